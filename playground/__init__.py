@@ -1,0 +1,2 @@
+"""TensorRT Layer Playground: each TensorRT layer declared once, built for real, checked against NumPy."""
+from .errors import PlaygroundError, ValidationError  # noqa: F401

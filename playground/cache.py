@@ -1,0 +1,203 @@
+"""Content-addressed engine cache: engine bytes and their build report, on disk and in memory.
+
+Files are written atomically (temporary file + rename) and checked on read (magic, length and
+SHA-256), so a truncated or corrupted file is rebuilt, never trusted. One build per key at a
+time, across threads (a lock per key) and processes (flock). The directory is capped in bytes,
+least recently used first out. A directory that cannot be written degrades to memory only.
+"""
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import struct
+import tempfile
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .engine import BuildReport, BuildSettings
+
+FORMAT = 1
+MAGIC = b"TRTPG-ENGINE\n"
+SUFFIX = ".engine"
+DEFAULT_DIR = Path(__file__).resolve().parent.parent / "engine_cache"
+DEFAULT_CAP_MB = 256
+MEMORY_ENTRIES = 128  # hot entries kept decoded in memory, so a revisit reads no file
+
+
+def canonical(value):
+    """A stable, JSON-able form of a parameter value; arrays by dtype, shape and content hash."""
+    if isinstance(value, np.ndarray):
+        a = np.ascontiguousarray(value)
+        return {"dtype": str(a.dtype), "shape": list(a.shape), "sha256": hashlib.sha256(a.tobytes()).hexdigest()}
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def cache_key(layer: str, params: dict, input_shape: tuple, backend, settings: BuildSettings,
+              dtype: str = "float32") -> str:
+    gpu = backend.gpu.compute_capability if backend.gpu else None
+    blob = json.dumps({"format": FORMAT, "layer": layer, "params": {k: canonical(v) for k, v in params.items()},
+                       "input": {"shape": list(input_shape), "dtype": dtype},
+                       "backend": [backend.name, backend.version], "compute_capability": gpu,
+                       "settings": vars(settings)}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:32]
+
+
+def encode(report: BuildReport) -> bytes:
+    payload = report.engine or b""
+    meta = json.dumps({**report.meta(), "sha256": hashlib.sha256(payload).hexdigest(), "length": len(payload)}).encode()
+    return MAGIC + struct.pack("<I", len(meta)) + meta + payload
+
+
+def decode(blob: bytes) -> BuildReport:
+    """The report in `blob`, or ValueError saying what is wrong with it."""
+    if not blob.startswith(MAGIC):
+        raise ValueError("not an engine cache file (bad header)")
+    start = len(MAGIC) + 4
+    if len(blob) < start:
+        raise ValueError("truncated header")
+    (n,) = struct.unpack("<I", blob[len(MAGIC):start])
+    try:
+        meta = json.loads(blob[start:start + n])
+    except ValueError:
+        raise ValueError("unreadable metadata") from None
+    payload = blob[start + n:]
+    if len(payload) != meta.get("length") or hashlib.sha256(payload).hexdigest() != meta.get("sha256"):
+        raise ValueError("engine bytes truncated or corrupted (length or SHA-256 mismatch)")
+    fields = {k: meta[k] for k in ("status", "build_ms", "output_shape", "layers", "log", "error")}
+    return BuildReport(**fields, engine=payload or None)
+
+
+class EngineCache:
+    def __init__(self, path: str | os.PathLike | None = None, cap_bytes: int | None = None):
+        path = path or os.environ.get("PLAYGROUND_ENGINE_CACHE") or DEFAULT_DIR
+        self.cap_bytes = cap_bytes if cap_bytes is not None else int(
+            float(os.environ.get("PLAYGROUND_ENGINE_CACHE_MB", DEFAULT_CAP_MB)) * 2**20)
+        self.warnings: list[str] = []
+        self.path: Path | None = Path(path)
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=self.path, prefix=".probe-"):
+                pass
+        except OSError as exc:
+            self.warnings.append(f"engine cache {path} is not usable ({exc.strerror or exc}); "
+                                 "engines are kept in memory only")
+            self.path = None
+        self._memory: OrderedDict[str, BuildReport] = OrderedDict()
+        self._guard = threading.Lock()
+        self._key_locks: dict[str, threading.Lock] = {}
+        self.builds = 0  # builds this cache ran (tests and benchmarks read it)
+
+    # -- lookup -------------------------------------------------------------------------------
+    def file(self, key: str) -> Path | None:
+        return self.path / f"{key}{SUFFIX}" if self.path else None
+
+    def get(self, key: str, notes: list[str] | None = None) -> BuildReport | None:
+        with self._guard:
+            if key in self._memory:
+                self._memory.move_to_end(key)
+                return self._memory[key]
+        f = self.file(key)
+        if f is None or not f.exists():
+            return None
+        try:
+            report = decode(f.read_bytes())
+            os.utime(f)  # mtime is the LRU clock
+        except (OSError, ValueError) as exc:
+            (notes if notes is not None else self.warnings).append(
+                f"engine cache file {f.name} was unreadable ({exc}); rebuilt it")
+            with contextlib.suppress(OSError):
+                f.unlink()
+            return None
+        self._remember(key, report)
+        return report
+
+    def put(self, key: str, report: BuildReport, notes: list[str] | None = None) -> None:
+        self._remember(key, report)
+        f = self.file(key)
+        if f is None or report.status != "built":
+            return  # failures are cheap to redo and stay in memory only
+        try:
+            with tempfile.NamedTemporaryFile(dir=self.path, prefix=".tmp-", delete=False) as tmp:
+                tmp.write(encode(report))
+            os.replace(tmp.name, f)
+        except OSError as exc:
+            with contextlib.suppress(OSError, UnboundLocalError):
+                os.unlink(tmp.name)
+            (notes if notes is not None else self.warnings).append(
+                f"could not write {f.name} to the engine cache ({exc.strerror or exc}); kept in memory")
+            return
+        self.evict()
+
+    def get_or_build(self, key: str, build: Callable[[], BuildReport]) -> tuple[BuildReport, str, list[str]]:
+        """(report, "cached" | "built", notes); concurrent callers of one key build it once."""
+        notes: list[str] = []
+        report = self.get(key, notes)
+        if report is not None:
+            return report, "cached", notes
+        with self._guard:
+            lock = self._key_locks.setdefault(key, threading.Lock())
+        with lock, self._file_lock(key):
+            report = self.get(key, notes)  # another thread or process may have built it meanwhile
+            if report is not None:
+                return report, "cached", notes
+            report = build()
+            self.builds += 1
+            self.put(key, report, notes)
+        return report, "built", notes
+
+    # -- housekeeping --------------------------------------------------------------------------
+    def _remember(self, key: str, report: BuildReport) -> None:
+        with self._guard:
+            self._memory[key] = report
+            self._memory.move_to_end(key)
+            while len(self._memory) > MEMORY_ENTRIES or (
+                    self.path is None and sum(r.bytes for r in self._memory.values()) > self.cap_bytes
+                    and len(self._memory) > 1):
+                self._memory.popitem(last=False)
+
+    @contextlib.contextmanager
+    def _file_lock(self, key: str):
+        if self.path is None:
+            yield
+            return
+        try:
+            handle = open(self.path / f".{key}.lock", "w")
+        except OSError:
+            yield
+            return
+        with handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+                with contextlib.suppress(OSError):
+                    os.unlink(handle.name)
+
+    def entries(self) -> list[Path]:
+        return sorted(self.path.glob(f"*{SUFFIX}"), key=lambda p: p.stat().st_mtime) if self.path else []
+
+    def disk_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.entries())
+
+    def evict(self) -> None:
+        """Delete least recently used files until the directory is under its cap."""
+        files = [(p, p.stat().st_size) for p in self.entries()]
+        total = sum(s for _, s in files)
+        for p, size in files[:-1]:  # never the newest: it was just asked for
+            if total <= self.cap_bytes:
+                break
+            with contextlib.suppress(OSError):
+                p.unlink()
+                total -= size
+                with self._guard:
+                    self._memory.pop(p.stem, None)

@@ -1,0 +1,134 @@
+"""One configuration in, one verdict out: resolve → reference → build (or cache) → run.
+
+`evaluate` is what the CLI and the pages call. It raises `ValidationError` for parameters
+that break a layer's rule; everything TensorRT or the GPU says is reported in the result.
+"""
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import engine as eng
+from .backend import Backend, detect
+from .cache import EngineCache, cache_key
+from .layers import get_layer
+
+TIMING_RUNS = 20
+
+
+@dataclass
+class Evaluation:
+    layer: str
+    params: dict
+    input: np.ndarray
+    reference: np.ndarray
+    output: np.ndarray  # what is shown: TensorRT's output where it ran, else the reference
+    output_source: str  # tensorrt | reference
+    backend: Backend
+    engine_status: str  # built | cached | not_built | failed
+    report: eng.BuildReport | None = None
+    cache_key: str | None = None
+    max_abs_diff: float | None = None
+    latency_ms: float | None = None
+    messages: list[str] = field(default_factory=list)
+    error: str | None = None
+
+    @property
+    def source_label(self) -> str:
+        if self.output_source == "tensorrt":
+            return f"TensorRT on {self.backend.device}"
+        return f"NumPy reference: {self.backend.why_not_run}"
+
+    def engine_summary(self) -> dict:
+        r = self.report
+        return {"status": self.engine_status, "build_ms": r.build_ms if r else None, "bytes": r.bytes if r else 0,
+                "output_shape": r.output_shape if r else None, "cache_key": self.cache_key,
+                "layers": r.layers if r else [], "log": r.log if r else []}
+
+
+_default_cache: EngineCache | None = None
+_cache_guard = threading.Lock()
+
+
+def default_cache() -> EngineCache:
+    global _default_cache
+    with _cache_guard:
+        if _default_cache is None:
+            _default_cache = EngineCache()
+        return _default_cache
+
+
+class _Engines:
+    """Deserialized engines by cache key, so a revisit on a GPU does not deserialize again."""
+
+    def __init__(self, size: int = 16):
+        self.size, self.items, self.lock = size, OrderedDict(), threading.Lock()
+
+    def get(self, trt, key: str, data: bytes):
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]
+        engine = eng.engine_from_bytes(trt, data)
+        with self.lock:
+            self.items[key] = engine
+            while len(self.items) > self.size:
+                self.items.popitem(last=False)
+        return engine
+
+
+_engines = _Engines()
+
+
+def evaluate(layer_name: str, raw_params: dict | None = None, x: np.ndarray | None = None, *,
+             backend: Backend | None = None, cache: EngineCache | None = None, run: bool = True) -> Evaluation:
+    layer = get_layer(layer_name)
+    raw_params = raw_params or {}
+    x = layer.example_input(layer.example_shape) if x is None else np.ascontiguousarray(x, dtype=np.float32)
+    params = layer.resolve(raw_params, x.shape)  # raises ValidationError before TensorRT is called
+    backend = backend or detect()
+    with np.errstate(all="ignore"):  # NaN/Inf in the input are data to show, not warnings
+        reference = layer.reference(x, params)
+    result = Evaluation(layer.name, params, x, reference, reference, "reference", backend, "not_built",
+                        messages=layer.notes_for(raw_params, params))
+    if not backend.can_build:
+        result.messages.append("No TensorRT installed: showing the NumPy reference; no engine was built.")
+        return result
+    cache = cache or default_cache()
+    settings = eng.BuildSettings.from_env()
+    result.cache_key = cache_key(layer.name, params, x.shape, backend, settings)
+    report, status, notes = cache.get_or_build(
+        result.cache_key, lambda: eng.build_engine(backend, layer, params, x.shape, settings))
+    result.report, result.engine_status = report, status if report.status == "built" else "failed"
+    result.messages += cache.warnings + notes
+    if report.status != "built":
+        result.error = report.error
+        return result
+    if report.output_shape and tuple(report.output_shape) != reference.shape:
+        result.messages.append(f"TensorRT inferred output shape {tuple(report.output_shape)} but the reference "
+                               f"computed {reference.shape}.")
+    if run and backend.can_run:
+        _run_on_gpu(result, report, x)
+    return result
+
+
+def _run_on_gpu(result: Evaluation, report: eng.BuildReport, x: np.ndarray) -> None:
+    from . import runner  # the GPU path only
+
+    trt = result.backend.trt
+    try:
+        engine = _engines.get(trt, result.cache_key, report.engine)
+        outputs, latency = runner.run_engine(engine, {eng.INPUT_NAME: x}, timing_runs=TIMING_RUNS)
+        report.layers = eng.layers_from_engine(trt, engine) or report.layers
+    except Exception as exc:  # a GPU failure leaves the reference on screen, and says why
+        result.messages.append(f"Running the engine failed ({exc}); showing the NumPy reference.")
+        return
+    out = outputs[eng.OUTPUT_NAME].astype(np.float32)
+    result.output, result.output_source, result.latency_ms = out, "tensorrt", latency
+    if out.shape == result.reference.shape:
+        diff = np.abs(out.astype(np.float64) - result.reference)
+        both_nan = np.isnan(out) & np.isnan(result.reference)
+        result.max_abs_diff = float(np.nanmax(np.where(both_nan, 0.0, diff))) if diff.size else 0.0

@@ -1,0 +1,172 @@
+"""Build one-layer TensorRT networks: network_from_layer → engine_bytes_from_network → BuildReport.
+
+The builder, its logger and its lock live for the process (a warm builder is what makes a
+rebuild fast); each build captures its own log. TensorRT objects are created and released
+inside the function that owns them.
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import re
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from .backend import Backend
+from .layer import Layer
+
+INPUT_NAME, OUTPUT_NAME = "inputT0", "outputT0"
+SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING", "INFO", "VERBOSE")
+SHOWN_SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING")
+
+
+@dataclass
+class BuildReport:
+    """What a build produced; everything but the engine bytes is JSON-friendly metadata."""
+    status: str  # built | failed
+    build_ms: float
+    output_shape: list[int] | None  # TensorRT's own shape inference
+    layers: list[dict] = field(default_factory=list)
+    log: list[list[str]] = field(default_factory=list)  # [severity, message], warnings and errors
+    error: str | None = None
+    engine: bytes | None = field(default=None, repr=False)
+
+    @property
+    def bytes(self) -> int:
+        return len(self.engine) if self.engine else 0
+
+    def meta(self) -> dict:
+        d = asdict(self)
+        d.pop("engine")
+        return d
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    """Builder settings that matter for interactive rebuilds (part of the cache key)."""
+    optimization_level: int = 0  # 0 builds fastest; TensorRT's own default is 3
+
+    @staticmethod
+    def from_env() -> "BuildSettings":
+        return BuildSettings(int(os.environ.get("PLAYGROUND_OPT_LEVEL", "0")))
+
+
+class _Builder:
+    """One builder per TensorRT module, with a logger that records per build."""
+
+    def __init__(self, trt):
+        class Log(trt.ILogger):
+            def __init__(self):
+                trt.ILogger.__init__(self)
+                self.records: list[tuple[str, str]] = []
+
+            def log(self, severity, msg):
+                self.records.append((severity.name, msg))
+
+        self.trt, self.logger, self.lock = trt, Log(), threading.Lock()
+        self.builder = trt.Builder(self.logger)
+
+    @functools.cached_property
+    def runtime(self):
+        return self.trt.Runtime(self.logger)
+
+
+@functools.lru_cache(maxsize=None)
+def _builder_for(trt) -> _Builder:
+    return _Builder(trt)
+
+
+def network_from_layer(trt, builder, layer: Layer, params: dict, input_shape: tuple):
+    """A network with one input, the layer's construction, and one marked output."""
+    network = builder.create_network(0)
+    x = network.add_input(INPUT_NAME, trt.DataType.FLOAT, tuple(input_shape))
+    y = layer.build(trt, network, x, params)
+    y.name = OUTPUT_NAME
+    network.mark_output(y)
+    return network
+
+
+def engine_bytes_from_network(trt, builder, network, settings: BuildSettings) -> bytes | None:
+    config = builder.create_builder_config()
+    config.builder_optimization_level = settings.optimization_level
+    # DETAILED makes the engine inspector (and the verbose build log) describe every layer.
+    config.profiling_verbosity = trt.ProfilingVerbosity.DETAILED
+    serialized = builder.build_serialized_network(network, config)
+    return None if serialized is None else bytes(memoryview(serialized))
+
+
+def build_engine(backend: Backend, layer: Layer, params: dict, input_shape: tuple,
+                 settings: BuildSettings | None = None) -> BuildReport:
+    """Build the engine for one configuration and report on it; never raises for TensorRT's refusals."""
+    trt, b = backend.trt, _builder_for(backend.trt)
+    settings = settings or BuildSettings.from_env()
+    with b.lock:
+        b.logger.records = []
+        start = time.perf_counter()
+        output_shape, engine, error = None, None, None
+        try:
+            network = network_from_layer(trt, b.builder, layer, params, input_shape)
+            output_shape = [int(d) for d in network.get_output(0).shape]
+            engine = engine_bytes_from_network(trt, b.builder, network, settings)
+        except Exception as exc:  # TensorRT's Python API raises for networks it rejects
+            error = str(exc) or type(exc).__name__
+        build_ms = (time.perf_counter() - start) * 1e3
+        records = b.logger.records
+    errors = [m for s, m in records if s in ("ERROR", "INTERNAL_ERROR")]
+    if engine is None:
+        error = "TensorRT rejected the network: " + ("; ".join(errors) or error or "the build returned no engine")
+    return BuildReport(
+        status="built" if engine else "failed", build_ms=round(build_ms, 3), output_shape=output_shape,
+        layers=layers_from_log(records), log=[[s, m] for s, m in records if s in SHOWN_SEVERITIES],
+        error=error, engine=engine)
+
+
+# -- the engine's layers ----------------------------------------------------------------------
+_TENSOR = re.compile(r"\{ Name: (?P<name>[^,]*), Dimensions: \[(?P<dims>[^\]]*)\].*?Datatype: (?P<dtype>\w+), "
+                     r"Format: (?P<format>[^}]*?) \}")
+_SECTION = re.compile(r"(Inputs|Constants|Outputs): \[(.*?)\](?=, (?:Constants|Outputs|TacticName|Metadata)|$)")
+
+
+def layers_from_log(records) -> list[dict]:
+    """The built engine's layers from the builder's verbose 'Layers:' message (no GPU needed)."""
+    text = next((m for _, m in records if m.startswith("Layers:")), "")
+    layers = []
+    for line in text.splitlines():
+        if not line.startswith("Name:"):
+            continue
+        fields = dict(re.findall(r"(Name|LayerType|TacticName): ([^,]*)", line.split("Inputs:")[0] + line[line.find("TacticName"):]))
+        sections = {k: [_tensor(m) for m in _TENSOR.finditer(v)] for k, v in _SECTION.findall(line)}
+        layers.append({"name": fields.get("Name", "?"), "type": fields.get("LayerType", "?"),
+                       "inputs": sections.get("Inputs", []), "outputs": sections.get("Outputs", []),
+                       "tactic": fields.get("TacticName", "")})
+    return layers
+
+
+def _tensor(m) -> dict:
+    dims = [int(d) for d in m["dims"].split(",") if d.strip().lstrip("-").isdigit()]
+    return {"name": m["name"], "shape": dims, "format": f"{m['dtype']} {m['format']}"}
+
+
+def engine_from_bytes(trt, data: bytes):
+    """Deserialize an engine (needs a GPU this TensorRT supports); the caller owns the result."""
+    engine = _builder_for(trt).runtime.deserialize_cuda_engine(data)
+    if engine is None:
+        raise RuntimeError("TensorRT could not deserialize the engine")
+    return engine
+
+
+def layers_from_engine(trt, engine) -> list[dict]:
+    """The engine's layers from the engine inspector (DETAILED profiling verbosity)."""
+    inspector = engine.create_engine_inspector()
+    info = json.loads(inspector.get_engine_information(trt.LayerInformationFormat.JSON))
+    layers = []
+    for item in info.get("Layers", []):
+        if isinstance(item, str):  # verbosity too low: names only
+            layers.append({"name": item, "type": "?", "inputs": [], "outputs": [], "tactic": ""})
+            continue
+        io = lambda key: [{"name": t.get("Name", "?"), "shape": t.get("Dimensions", []),  # noqa: E731
+                           "format": t.get("Format/Datatype", "")} for t in item.get(key, [])]
+        layers.append({"name": item.get("Name", "?"), "type": item.get("LayerType", "?"),
+                       "inputs": io("Inputs"), "outputs": io("Outputs"), "tactic": item.get("TacticName", "")})
+    return layers

@@ -1,0 +1,73 @@
+"""The `Layer` declaration: parameters, validation, TensorRT construction and reference, once."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import ValidationError
+from .params import Param
+
+
+@dataclass(frozen=True)
+class Layer:
+    name: str  # CLI and URL name
+    title: str
+    summary: str  # one line: what the layer computes
+    params: tuple[Param, ...]
+    example_shape: tuple[int, ...]  # the spec example's input shape
+    example_input: Callable[[tuple], np.ndarray]  # the spec's input pattern, for any shape
+    reference: Callable[[np.ndarray, dict], np.ndarray]  # pure NumPy, params resolved
+    # build(trt, network, x, p) -> output ITensor. Self-contained (only trt, np, p): the
+    # code export copies its source into a standalone script.
+    build: Callable[..., Any]
+    check: Callable[[Callable, dict, tuple], dict] | None = None  # cross-parameter rules
+    notes: Callable[[dict], list[str]] | None = None  # remarks on a valid configuration
+    formula: Callable[[dict], str] | None = None
+    ranks: tuple[int, ...] = (4,)
+
+    def param(self, name: str) -> Param:
+        for p in self.params:
+            if p.name == name:
+                return p
+        raise KeyError(f"{self.name} has no parameter {name!r}; it has {', '.join(self.param_names)}")
+
+    @property
+    def param_names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.params)
+
+    def fail(self, param: str, rule: str, value: Any = None) -> ValidationError:
+        return ValidationError(self.name, param, rule, value)
+
+    def defaults(self, shape: tuple | None = None) -> dict:
+        return self.resolve({}, shape or self.example_shape)
+
+    def resolve(self, raw: dict, shape: tuple) -> dict:
+        """Canonical parameters for `raw` (unset ones take their defaults) and an input shape."""
+        unknown = sorted(set(raw) - set(self.param_names))
+        if unknown:
+            raise self.fail(unknown[0], "is not a parameter of this layer; it has " + ", ".join(self.param_names))
+        shape = tuple(int(d) for d in shape)
+        if len(shape) not in self.ranks:
+            raise self.fail("input", f"must have rank {' or '.join(map(str, self.ranks))}", shape)
+        if min(shape) < 1:
+            raise self.fail("input", "every dimension must be at least 1", shape)
+        params: dict = {}
+        for p in self.params:
+            value = raw[p.name] if p.name in raw else p.default_for(params, shape)
+            params[p.name] = p.coerce(value, self.name, params, shape)
+        return self.check(self.fail, params, shape) if self.check else params
+
+    def notes_for(self, raw: dict, params: dict) -> list[str]:
+        """Alias spellings used, and the layer's own remarks on this configuration."""
+        out = []
+        for p in self.params:
+            given = str(raw.get(p.name, "")).strip().upper()
+            for alias, member in p.aliases.items():
+                if given == alias.upper():
+                    out.append(f"{self.name}.{p.name}: {alias} is the legacy name of {member}, which it equals here.")
+        return out + (self.notes(params) if self.notes else [])
+
+    def unused(self, params: dict) -> list[str]:
+        return [p.name for p in self.params if not p.is_used(params)]

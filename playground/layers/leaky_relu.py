@@ -1,0 +1,63 @@
+"""Leaky ReLU three ways: the activation type, a PReLU with one slope, and the spec's
+Scale(x·alpha) + Scale(ReLU(x)·(1−alpha)) summed by an ElementWise layer."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import reference as ref
+from ..inputs import centered_ramp
+from ..layer import Layer
+from ..params import Param
+
+CONSTRUCTIONS = ("activation", "parametric_relu", "scale_relu_sum")
+
+
+def reference(x, p):
+    # Each construction's own float32 arithmetic, so rounding differences between them are real.
+    alpha = np.float32(p["alpha"])
+    if p["construction"] == "scale_relu_sum":
+        return (x * alpha + ref.activation(x, "RELU") * (np.float32(1) - alpha)).astype(np.float32)
+    if p["construction"] == "parametric_relu":
+        return ref.prelu(x, alpha)
+    return ref.activation(x, "LEAKY_RELU", float(alpha))
+
+
+def build(trt, network, x, p):
+    alpha = p["alpha"]
+    if p["construction"] == "activation":
+        layer = network.add_activation(x, trt.ActivationType.LEAKY_RELU)
+        layer.alpha = alpha
+        return layer.get_output(0)
+    if p["construction"] == "parametric_relu":
+        ones = (1,) * len(x.shape)
+        slope = network.add_constant(ones, np.full(ones, alpha, dtype=np.float32))
+        return network.add_parametric_relu(x, slope.get_output(0)).get_output(0)
+    # The spec's construction. The weights are numpy arrays kept alive by this frame until the
+    # build; the C++ original's pitfall was weights on a stack that died before the build.
+    empty = trt.Weights()
+    scaled = network.add_scale(x, trt.ScaleMode.UNIFORM, empty, np.array([alpha], np.float32), empty)
+    relu = network.add_activation(x, trt.ActivationType.RELU)
+    scaled_relu = network.add_scale(relu.get_output(0), trt.ScaleMode.UNIFORM, empty,
+                                    np.array([1.0 - alpha], np.float32), empty)
+    total = network.add_elementwise(scaled.get_output(0), scaled_relu.get_output(0), trt.ElementWiseOperation.SUM)
+    return total.get_output(0)
+
+
+LAYER = Layer(
+    name="leaky_relu",
+    title="Leaky ReLU",
+    summary="y = x if x ≥ 0 else alpha·x, built three ways that must agree.",
+    params=(
+        Param("alpha", "float", 0.1, "Slope of the negative part.", low=-2.0, high=2.0, step=0.01),
+        Param("construction", "enum", "scale_relu_sum",
+              "activation: ActivationType.LEAKY_RELU; parametric_relu: add_parametric_relu with one slope; "
+              "scale_relu_sum: Scale(x·alpha) + Scale(ReLU(x)·(1−alpha)), ElementWise SUM.",
+              choices=CONSTRUCTIONS),
+    ),
+    example_shape=(1, 1, 3, 3),
+    example_input=centered_ramp,
+    reference=reference,
+    build=build,
+    formula=lambda p: f"y = x if x ≥ 0 else {p['alpha']:g}·x",
+    ranks=(4, 5),
+)

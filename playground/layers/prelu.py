@@ -1,0 +1,76 @@
+"""IParametricReLULayer: `add_parametric_relu(x, slopes)` with the slopes from `add_constant`."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import reference as ref
+from ..inputs import centered_ramp
+from ..layer import Layer
+from ..params import Param
+
+GRANULARITY = ("tensor", "channel", "element")
+
+
+def slope_shape(granularity: str, shape: tuple) -> tuple:
+    """Shape of the slope constant: broadcast over the whole tensor, per channel, or per element."""
+    rank = len(shape)
+    if granularity == "tensor":
+        return (1,) * rank
+    if granularity == "channel":
+        return (1, shape[1]) + (1,) * (rank - 2)
+    return (1,) + tuple(shape[1:])
+
+
+def _cycled(values):
+    return lambda p, s: np.resize(np.array(values, np.float32), slope_shape(p["granularity"], s))
+
+
+PRESETS = {
+    "spec": _cycled([0.5, 1.0, 2.0]),  # the spec's per-channel slopes, repeated
+    "leaky": _cycled([0.1]),
+    "relu": _cycled([0.0]),
+    "identity": _cycled([1.0]),
+    "ramp": lambda p, s: np.linspace(0.0, 2.0, int(np.prod(slope_shape(p["granularity"], s))),
+                                     dtype=np.float32).reshape(slope_shape(p["granularity"], s)),
+}
+
+
+def check(fail, p, shape):
+    slopes, want = p["slopes"], slope_shape(p["granularity"], shape)
+    if slopes.size == 1:
+        slopes = np.full(want, slopes.ravel()[0], np.float32)
+    elif slopes.size == int(np.prod(want)):
+        slopes = slopes.reshape(want)
+    elif slopes.ndim == len(shape) and all(a in (1, b) for a, b in zip(slopes.shape, shape)):
+        pass  # any other shape broadcastable to the input is what TensorRT accepts too
+    else:
+        raise fail("slopes", f"with granularity {p['granularity']} needs 1 or {int(np.prod(want))} values "
+                             f"(shape {want}), or an array broadcastable to the input {shape}", slopes)
+    return {**p, "slopes": np.ascontiguousarray(slopes)}
+
+
+def build(trt, network, x, p):
+    slopes = network.add_constant(p["slopes"].shape, p["slopes"])
+    return network.add_parametric_relu(x, slopes.get_output(0)).get_output(0)
+
+
+LAYER = Layer(
+    name="prelu",
+    title="Parametric ReLU",
+    summary="y = x if x ≥ 0 else slope·x, the slopes broadcast to the input: one, per channel or per element.",
+    params=(
+        Param("granularity", "enum", "channel", "Slopes for the whole tensor, one per channel, or one per element.",
+              choices=GRANULARITY),
+        Param("slopes", "array", "spec", "Slope of the negative part; a constant tensor broadcast to the input.",
+              low=-10.0, high=10.0, step=0.05, presets=PRESETS),
+    ),
+    example_shape=(1, 3, 3, 3),
+    example_input=centered_ramp,
+    reference=lambda x, p: ref.prelu(x, p["slopes"]),
+    build=build,
+    check=check,
+    formula=lambda p: "y = x if x ≥ 0 else slope·x",
+    notes=lambda p: ["Many TensorRT fusions that include ReLU have no Parametric ReLU version, "
+                     "so PReLU may run slower than ReLU or LEAKY_RELU."],
+    ranks=(4, 5),
+)

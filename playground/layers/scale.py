@@ -1,0 +1,80 @@
+"""IScaleLayer: y = (x·scale + shift)^power, through `add_scale_nd` with `channel_axis`."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import reference as ref
+from ..inputs import arange_pattern
+from ..layer import Layer
+from ..params import Param
+
+MODES = ("UNIFORM", "CHANNEL", "ELEMENTWISE")
+COEFFICIENTS = ("scale", "shift", "power")
+
+
+def coefficient_count(mode: str, shape: tuple, axis: int) -> int:
+    """How many values each coefficient needs: one, one per channel, or one per element from the axis on."""
+    if mode == "UNIFORM":
+        return 1
+    return shape[axis] if mode == "CHANNEL" else int(np.prod(shape[axis:]))
+
+
+def check(fail, p, shape):
+    if p["channel_axis"] >= len(shape):
+        raise fail("channel_axis", f"must be less than the input rank {len(shape)}", p["channel_axis"])
+    want = coefficient_count(p["mode"], shape, p["channel_axis"])
+    out = dict(p)
+    for name in COEFFICIENTS:
+        values = p[name].ravel()
+        if values.size == 1:
+            values = np.full(want, values[0], np.float32)
+        if values.size != want:
+            raise fail(name, f"in {p['mode']} mode needs 1 or {want} values "
+                             f"(input {shape}, channel_axis {p['channel_axis']})", p[name])
+        out[name] = np.ascontiguousarray(values)
+    return out
+
+
+def notes(p):
+    fractional = not np.all(np.equal(np.mod(p["power"], 1), 0))
+    return ["A negative base with a fractional power has no real result: those cells are NaN, "
+            "in TensorRT and in the reference alike."] if fractional else []
+
+
+def build(trt, network, x, p):
+    layer = network.add_scale_nd(x, getattr(trt.ScaleMode, p["mode"]), p["shift"], p["scale"], p["power"],
+                                 p["channel_axis"])
+    return layer.get_output(0)
+
+
+def _coefficient(name, default, help):
+    return Param(name, "array", default, help, low=-1000.0, high=1000.0, step=0.1)
+
+
+def formula(p):
+    show = lambda a: f"{a[0]:g}" if np.all(a == a[0]) else "[" + ", ".join(f"{v:g}" for v in a[:4]) + (", …]" if a.size > 4 else "]")  # noqa: E731
+    return f"y = (x·{show(p['scale'])} + ({show(p['shift'])}))^{show(p['power'])}"
+
+
+LAYER = Layer(
+    name="scale",
+    title="Scale",
+    summary="y = (x·scale + shift)^power with one set of coefficients, one per channel, or one per element.",
+    params=(
+        Param("mode", "enum", "UNIFORM", "UNIFORM: one set for all elements; CHANNEL: one per channel; "
+              "ELEMENTWISE: one per element.", choices=MODES),
+        Param("channel_axis", "int", 1, "The axis CHANNEL and ELEMENTWISE count from (add_scale_nd): 0 is N, 1 is C.",
+              low=0, high=4, step=1, used_when=lambda p: p["mode"] != "UNIFORM"),
+        _coefficient("scale", [0.5], "Multiplier."),
+        _coefficient("shift", [-7.0], "Added after the multiplication."),
+        _coefficient("power", [1.0], "Exponent applied last."),
+    ),
+    example_shape=(1, 3, 3, 3),
+    example_input=arange_pattern,
+    reference=lambda x, p: ref.scale(x, p["mode"], p["shift"], p["scale"], p["power"], p["channel_axis"]),
+    build=build,
+    check=check,
+    notes=notes,
+    formula=formula,
+    ranks=(4, 5),
+)

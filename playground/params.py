@@ -1,0 +1,182 @@
+"""Parameter declarations: one `Param` per TensorRT layer attribute.
+
+A `Param` knows its TensorRT name, kind, bounds, default and help line, and turns
+any accepted spelling (a Python value, CLI/URL text, a preset name) into one
+canonical value or raises a `ValidationError` naming itself and the rule.
+Everything else (widgets, cache key, CLI, code export) reads these declarations.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import ValidationError
+
+KINDS = ("float", "int", "bool", "enum", "ints", "array")
+_TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
+# Arrays typed by hand (CLI, URL, table editor) stay small; files may be larger.
+MAX_ARRAY_ELEMENTS = 1 << 20
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str  # as TensorRT spells the attribute
+    kind: str
+    default: Any  # a value, or a function (params so far, input shape) -> value
+    help: str
+    low: float | None = None
+    high: float | None = None
+    step: float | None = None
+    choices: tuple[str, ...] = ()
+    aliases: dict[str, str] = field(default_factory=dict)  # accepted enum spellings -> member
+    presets: dict[str, Callable[[dict, tuple], np.ndarray]] = field(default_factory=dict)
+    optional: bool = False  # None means "not set" (e.g. pre_padding falls back to padding_nd)
+    used_when: Callable[[dict], bool] | None = None  # False: the current configuration ignores it
+    per_axis: bool = False  # ints: one value per spatial axis; a single value is broadcast
+    # A rule on this value given the parameters before it: returns what is wrong, or None.
+    rule: Callable[[Any, dict, tuple], str | None] | None = None
+
+    def __post_init__(self):
+        assert self.kind in KINDS, self.kind
+
+    def default_for(self, params: dict, shape: tuple) -> Any:
+        return self.default(params, shape) if callable(self.default) else self.default
+
+    def is_used(self, params: dict) -> bool:
+        return self.used_when is None or bool(self.used_when(params))
+
+    # -- canonical values ---------------------------------------------------------------
+    def coerce(self, value: Any, layer: str, params: dict, shape: tuple) -> Any:
+        """Return the canonical value, or raise ValidationError(layer, self.name, rule)."""
+        canonical = self._canonical(value, layer, params, shape)
+        problem = self.rule(canonical, params, shape) if self.rule and canonical is not None else None
+        if problem:
+            raise ValidationError(layer, self.name, problem, value)
+        return canonical
+
+    def _canonical(self, value: Any, layer: str, params: dict, shape: tuple) -> Any:
+        fail = lambda rule: ValidationError(layer, self.name, rule, value)  # noqa: E731
+        if self.optional and (value is None or (isinstance(value, str) and value.strip().lower() in ("", "none"))):
+            return None
+        if self.kind == "float":
+            v = _number(value, float, fail, "must be a number")
+            if not math.isfinite(v):
+                raise fail("must be finite")
+            return self._in_range(v, fail)
+        if self.kind == "int":
+            return self._in_range(_number(value, _strict_int, fail, "must be a whole number"), fail)
+        if self.kind == "bool":
+            if isinstance(value, (bool, np.bool_)):
+                return bool(value)
+            text = str(value).strip().lower()
+            if text in _TRUE | _FALSE:
+                return text in _TRUE
+            raise fail("must be true or false")
+        if self.kind == "enum":
+            name = str(getattr(value, "name", value)).strip().upper()
+            name = {k.upper(): v for k, v in self.aliases.items()}.get(name, name)
+            members = {c.upper(): c for c in self.choices}
+            if name not in members:
+                raise fail("must be one of " + ", ".join(self.choices + tuple(self.aliases)))
+            return members[name]
+        if self.kind == "ints":
+            items = _split(value)
+            try:
+                ints = tuple(_strict_int(v) for v in items)
+            except (TypeError, ValueError):
+                raise fail("must be whole numbers separated by commas") from None
+            if self.per_axis:
+                rank = len(shape) - 2
+                if len(ints) == 1:
+                    ints = ints * rank
+                if len(ints) != rank:
+                    raise fail(f"needs one value per spatial axis ({rank} for an input of rank {len(shape)}) or a single value")
+            for v in ints:
+                self._in_range(v, fail)
+            return ints
+        # array: a preset name, numbers, or an ndarray
+        if isinstance(value, str) and value.strip() in self.presets:
+            value = self.presets[value.strip()](params, shape)
+        elif isinstance(value, str):
+            items = _split(value)
+            try:
+                value = [float(v) for v in items]
+            except ValueError:
+                names = ", ".join(self.presets) or "none"
+                raise fail(f"must be numbers separated by commas, a .npy array, or a preset ({names})") from None
+        try:
+            arr = np.array(value, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise fail("must be an array of numbers") from None
+        if arr.size == 0:
+            raise fail("must not be empty")
+        if arr.size > MAX_ARRAY_ELEMENTS:
+            raise fail(f"may hold at most {MAX_ARRAY_ELEMENTS} values")
+        if not np.isfinite(arr).all():
+            raise fail("must hold finite numbers only (no NaN or Inf)")
+        if (self.low is not None and arr.min() < self.low) or (self.high is not None and arr.max() > self.high):
+            raise fail(f"values must be between {_fmt(self.low)} and {_fmt(self.high)}")
+        return np.ascontiguousarray(arr)
+
+    def _in_range(self, v, fail):
+        if (self.low is not None and v < self.low) or (self.high is not None and v > self.high):
+            raise fail(f"must be between {_fmt(self.low)} and {_fmt(self.high)}")
+        return v
+
+    # -- text form (CLI --set, URL, code export) -----------------------------------------
+    def to_text(self, value: Any) -> str:
+        if value is None:
+            return "none"
+        if self.kind == "bool":
+            return "true" if value else "false"
+        if self.kind == "ints":
+            return ",".join(str(v) for v in value)
+        if self.kind == "array":
+            return ",".join(_fmt(float(v)) for v in np.asarray(value).ravel())
+        return _fmt(value) if self.kind == "float" else str(value)
+
+
+def jsonable(value: Any) -> Any:
+    """A JSON-friendly form of a canonical value (arrays as nested lists)."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, tuple):
+        return list(value)
+    return value
+
+
+def _split(value: Any) -> list:
+    if isinstance(value, str):
+        return [v for v in value.replace(" ", "").strip("()[]").split(",") if v != ""]
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return list(np.asarray(value).ravel())
+    return [value]
+
+
+def _strict_int(v: Any) -> int:
+    if isinstance(v, (bool, np.bool_)):
+        raise TypeError("bool is not an int")
+    f = float(v)
+    if not f.is_integer():
+        raise ValueError(f"{v!r} is not whole")
+    return int(f)
+
+
+def _number(value, cast, fail, rule):
+    try:
+        if isinstance(value, (bool, np.bool_)):
+            raise TypeError
+        return cast(value.item() if isinstance(value, np.generic) else value)
+    except (TypeError, ValueError, OverflowError):
+        raise fail(rule) from None
+
+
+def _fmt(v) -> str:
+    if v is None:
+        return "∞"
+    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    return repr(v) if isinstance(v, float) else str(v)

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Create .venv (once) and install the requirements into it. Sourced by start.sh and test.sh.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+# shellcheck disable=SC1091
+. .venv/bin/activate
+stamp=.venv/.requirements.sha
+want=$(sha256sum requirements.txt | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  python -m pip install -q --upgrade pip
+  python -m pip install -q -r requirements.txt
+  echo "$want" > "$stamp"
+fi

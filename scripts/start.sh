@@ -1,0 +1,6 @@
+#!/usr/bin/env bash
+# Set up and start the app on http://localhost:8501 (see .streamlit/config.toml).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/setup.sh
+exec streamlit run app.py "$@"
