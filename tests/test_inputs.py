@@ -2,6 +2,7 @@ import csv
 import io
 import pickle
 import struct
+import warnings
 import zlib
 
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 from PIL import Image
 
 from playground import inputs
+from playground.errors import PlaygroundError
 from playground.inputs import (
     KINDS,
     LIMITS,
@@ -221,7 +223,7 @@ def test_limits_edges_are_inclusive():
 
 def test_input_error_is_a_value_error_and_pickles():
     e = InputError("input.H", "must be between 1 and 512 (got 0)")
-    assert isinstance(e, ValueError)
+    assert isinstance(e, ValueError) and isinstance(e, PlaygroundError)
     back = pickle.loads(pickle.dumps(e))
     assert str(back) == str(e) == "input.H: must be between 1 and 512 (got 0)"
     assert (back.param, back.rule) == (e.param, e.rule)
@@ -478,7 +480,7 @@ def parse_csv(text):
 @pytest.mark.parametrize("shape", [(2, 3, 4, 5), (1, 2, 3, 4, 5)])
 def test_csv_round_trips_values(shape):
     t = make_input("random", shape, seed=3)
-    t.flat[0] = 0.1  # a value whose float64 repr is long
+    t.flat[:4] = [0.1, 1 / 3, 1e-30, 3.4e38]  # values that need all 9 digits or an exponent
     header, rows = parse_csv(to_csv(t))
     lead = ["n", "c", "h"] if len(shape) == 4 else ["n", "c", "d", "h"]
     assert header == lead + [f"w{k}" for k in range(shape[-1])]
@@ -488,24 +490,29 @@ def test_csv_round_trips_values(shape):
         index = tuple(int(v) for v in row[: len(lead)])
         back[index] = np.array([float(v) for v in row[len(lead):]], dtype=np.float32)
     np.testing.assert_array_equal(back, t)
-    assert rows[0][len(lead)] == "0.1"  # shortest float32 form, not 0.10000000149011612
 
 
 def test_csv_row_order_and_index_columns():
     t = arange_pattern((1, 2, 2, 3))
     assert to_csv(t) == (
         "n,c,h,w0,w1,w2\n"
-        "0,0,0,1.0,2.0,3.0\n"
-        "0,0,1,4.0,5.0,6.0\n"
-        "0,1,0,7.0,8.0,9.0\n"
-        "0,1,1,10.0,11.0,12.0\n"
+        "0,0,0,1,2,3\n"
+        "0,0,1,4,5,6\n"
+        "0,1,0,7,8,9\n"
+        "0,1,1,10,11,12\n"
     )
 
 
 def test_csv_other_ranks_and_dtypes():
     assert to_csv(np.array([[1, 2], [3, 4]])) == "i0,w0,w1\n0,1,2\n1,3,4\n"
     assert to_csv(np.array([True, False])) == "w0,w1\n1,0\n"
-    assert to_csv(np.array([np.nan, np.inf], dtype=np.float32)) == "w0,w1\nnan,inf\n"
+    assert to_csv(np.array([np.nan, -np.inf], dtype=np.float32)) == "w0,w1\nnan,-inf\n"
+    assert to_csv(np.array([0.1, 1 / 3])) == "w0,w1\n0.1,0.3333333333333333\n"  # float64: shortest repr
+    assert to_csv(np.zeros((2, 0))) == "i0\n0\n1\n"
+    for dtype in (np.float16, np.float32, np.float64):
+        x = np.random.default_rng(0).standard_normal(50).astype(dtype)
+        _, (row,) = parse_csv(to_csv(x))
+        np.testing.assert_array_equal(np.array([float(v) for v in row], dtype=dtype), x)
     with pytest.raises(InputError, match=r"^tensor: must have at least 1 dimension"):
         to_csv(np.float32(1))
     with pytest.raises(InputError, match=r"^tensor: must be numeric"):
@@ -517,3 +524,11 @@ def test_npy_bytes_round_trip():
     back = np.load(io.BytesIO(to_npy_bytes(t)), allow_pickle=False)
     assert back.dtype == np.float32
     np.testing.assert_array_equal(back, t)
+
+
+def test_pil_bomb_warning_as_error_is_still_an_input_error():
+    # 100 MP is past PIL's warning threshold but below its hard error.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", Image.DecompressionBombWarning)
+        with pytest.raises(InputError, match=r"^upload: must be at most 40,000,000 pixels"):
+            image_to_tensor(png_declaring(10000, 10000), (1, 3, 8, 8))

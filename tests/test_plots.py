@@ -1,0 +1,213 @@
+import time
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from playground.plots import (
+    MAX_DRAW_CELLS, TEXT_CELL_LIMIT, ColorRange, color_range, comparison_bar_figure, fmt_compact,
+    slices, tensor_figure, transfer_curve_figure,
+)
+from playground.style import DEFAULT, PRESENTER, theme
+
+
+def heatmaps(fig):
+    return [d for d in fig.data if d.type == "heatmap" and not d.name.startswith("non-finite")]
+
+
+def overlays(fig):
+    return [d for d in fig.data if d.type == "heatmap" and d.name.startswith("non-finite")]
+
+
+def cell_scatters(fig):
+    return [d for d in fig.data if d.type in ("scatter", "scattergl") and d.customdata is not None]
+
+
+def ramp(shape, lo=-1.0, hi=1.0):
+    return np.linspace(lo, hi, int(np.prod(shape)), dtype=np.float32).reshape(shape)
+
+
+@pytest.mark.parametrize("shape, first, last", [
+    ((2, 3, 5, 6), "n=0, c=0", "n=1, c=2"),
+    ((1, 2, 3, 4, 4), "n=0, c=0, d=0", "n=0, c=1, d=2"),
+])
+def test_one_heatmap_per_slice(shape, first, last):
+    t = ramp(shape)
+    fig, stats = tensor_figure(t, title="t")
+    n = int(np.prod(shape[:-2]))
+    assert len(slices(t)) == len(heatmaps(fig)) == n
+    titles = [a.text for a in fig.layout.annotations]
+    assert (titles[0], titles[n - 1]) == (first, last)
+    assert stats["shape"] == shape
+    assert np.array_equal(heatmaps(fig)[-1].z, slices(t)[-1][1])
+
+
+def test_slices_labels_and_rank_check():
+    t = ramp((2, 3, 4, 5))
+    assert [k for k, _ in slices(t)][:4] == [(0, 0), (0, 1), (0, 2), (1, 0)]
+    assert slices(ramp((4, 5)))[0][0] == ()
+    with pytest.raises(ValueError):
+        slices(np.zeros(3))
+
+
+def test_matrix_orientation_square_cells_no_grid():
+    fig, _ = tensor_figure(ramp((1, 1, 6, 6)), title="t")
+    ya, xa = fig.layout.yaxis, fig.layout.xaxis
+    assert ya.autorange == "reversed" and ya.scaleanchor == "x"
+    assert xa.showgrid is False and ya.showgrid is False
+    assert fig.layout.height > 0 and fig.layout.width > 0
+
+
+@pytest.mark.parametrize("shape, expect", [((1, 2, 8, 8), True), ((20, 20), True), ((21, 20), False),
+                                           ((1, 1, 64, 64), False)])
+def test_text_in_cells_only_when_small(shape, expect):
+    fig, stats = tensor_figure(ramp(shape), title="t")
+    assert stats["text_in_cells"] is expect
+    for h in heatmaps(fig):
+        assert (h.texttemplate is not None and h.text is not None) is expect
+    if expect:
+        assert int(np.prod(shape[-2:])) <= TEXT_CELL_LIMIT
+
+
+def test_cell_text_format():
+    t = np.array([[12345.678, -0.5, 0.123456, 2.0], [np.nan, np.inf, -np.inf, 0.0]])
+    fig, _ = tensor_figure(t, title="t")
+    assert list(heatmaps(fig)[0].text[0]) == ["12345.68", "-0.5", "0.1235", "2"]
+    assert list(overlays(fig)[0].text[1][:3]) == ["NaN", "+Inf", "-Inf"]
+    assert [fmt_compact(v) for v in (1.23e7, -4.2e-5, -0.0)] == ["1.23e7", "-4.2e-5", "0"]
+
+
+def test_nonfinite_counted_and_drawn():
+    t = ramp((1, 2, 6, 6))
+    t[0, 0, 0, :2] = np.nan
+    t[0, 1, 3, 3:] = np.inf
+    t[0, 1, 5, 5] = -np.inf
+    fig, stats = tensor_figure(t, title="t")
+    assert (stats["nan"], stats["posinf"], stats["neginf"]) == (2, 3, 1)
+    ov = overlays(fig)
+    assert len(ov) == 2  # one per slice that has non-finite values
+    codes = np.concatenate([np.asarray(o.z, float).ravel() for o in ov])
+    assert [(codes == c).sum() for c in (3, 2, 1)] == [2, 3, 1]  # 3 NaN, 2 +Inf, 1 -Inf
+    colours = {c for _, c in ov[0].colorscale}
+    assert {DEFAULT.nan_color, DEFAULT.posinf_color, DEFAULT.neginf_color} <= colours
+    # base heatmap carries no Inf (plotly.js would give it an end colour) and the legend explains colours
+    assert np.isnan(np.asarray(heatmaps(fig)[1].z, float)[3, 3:]).all()
+    assert {d.name for d in fig.data if d.type == "scatter"} == {"NaN: 2", "+Inf: 3", "-Inf: 1"}
+
+
+def test_color_range_diverging_and_sequential():
+    (r,) = color_range([np.array([-1.0, 3.0, np.nan, np.inf])])
+    assert r == ColorRange(-3.0, 3.0, True)
+    (r,) = color_range([np.array([0.5, 2.0, -np.inf])])
+    assert r == ColorRange(0.5, 2.0, False)
+    assert color_range([np.full(3, np.nan)])[0] == ColorRange(0.0, 1.0, False)
+    r = color_range([np.full(3, 4.0)])[0]
+    assert r.zmin < 4.0 < r.zmax and not r.diverging
+    assert color_range([np.zeros(3)])[0] == ColorRange(-1.0, 1.0, True)
+
+    fig, _ = tensor_figure(ramp((1, 1, 4, 4), -1, 2), title="t")
+    h = heatmaps(fig)[0]
+    assert h.zmin == -h.zmax == -2 and h.colorscale == go.Heatmap(colorscale=DEFAULT.diverging).colorscale
+    fig, _ = tensor_figure(ramp((1, 1, 4, 4), 0, 2), title="t")
+    h = heatmaps(fig)[0]
+    assert (h.zmin, h.zmax) == (0, 2) and h.colorscale == go.Heatmap(colorscale=DEFAULT.sequential).colorscale
+
+
+def test_shared_vs_per_slice_scale():
+    t = np.stack([ramp((4, 4), 0, 1), ramp((4, 4), 0, 10)])[None]
+    fig, _ = tensor_figure(t, title="t", shared_scale=True)
+    assert [(h.zmin, h.zmax) for h in heatmaps(fig)] == [(0, 10), (0, 10)]
+    assert [h.showscale for h in heatmaps(fig)] == [True, False]
+    fig, _ = tensor_figure(t, title="t", shared_scale=False)
+    assert [(h.zmin, h.zmax) for h in heatmaps(fig)] == [(0, 1), (0, 10)]
+    assert all(h.showscale for h in heatmaps(fig))
+    assert heatmaps(fig)[0].colorbar.x < 1 < heatmaps(fig)[1].colorbar.x  # each beside its own slice
+
+
+def test_decimation_keeps_real_indices_and_nan():
+    t = ramp((1, 1, 1024, 1024))
+    t[0, 0, 5, 7] = np.nan  # not on the stride grid: must still show
+    fig, stats = tensor_figure(t, title="t")
+    (h,) = heatmaps(fig)
+    z = np.asarray(h.z)
+    assert stats["decimated"] > 1 and z.size <= MAX_DRAW_CELLS
+    assert h.x[1] - h.x[0] == stats["decimated"] and stats["nan"] == 1
+    assert (np.asarray(overlays(fig)[0].z, float) == 3).sum() == 1
+    assert tensor_figure(ramp((1, 1, 64, 64)), title="t")[1]["decimated"] == 1
+
+
+def test_highlight_window_with_padding_and_selected():
+    window = [(h, w) for h in range(-1, 2) for w in range(-1, 2)]  # 3x3 at (0, 0), padding 1
+    fig, _ = tensor_figure(ramp((1, 2, 5, 5)), title="t", highlight={1: window}, selected=(0, 2, 3))
+    win = [s for s in fig.layout.shapes if s.line.color == DEFAULT.window_color]
+    assert len(win) == 9 and {s.xref for s in win} == {"x2"}
+    outside = [s for s in win if s.x1 <= -0.5 or s.y1 <= -0.5]
+    assert len(outside) == 5 and all(s.line.dash == "dash" for s in outside)
+    assert all(s.line.dash == "solid" for s in win if s not in outside)
+    (sel,) = [s for s in fig.layout.shapes if s.line.color == DEFAULT.selected_color]
+    assert (sel.xref, sel.x0, sel.y0) == ("x", 2.5, 1.5)
+
+
+def test_clickable_scatter_carries_indices():
+    t = ramp((1, 2, 3, 4))
+    assert not cell_scatters(tensor_figure(t, title="t")[0])
+    fig, _ = tensor_figure(t, title="t", clickable=True)
+    sc = cell_scatters(fig)
+    assert len(sc) == 2
+    cd = np.asarray(sc[1].customdata)
+    assert cd.shape == (12, 4) and tuple(cd[-1]) == (0, 1, 2, 3)
+    assert np.array_equal(cd[:, 3], sc[1].x) and np.array_equal(cd[:, 2], sc[1].y)
+    assert 0 < sc[0].marker.opacity < 0.05
+    assert "n=0, c=1" in sc[1].hovertemplate and sc[1].text[-1] == f"{t[0, 1, 2, 3]:.7g}"
+
+
+def test_hover_shows_full_index():
+    fig, _ = tensor_figure(ramp((1, 2, 3, 3, 3)), title="t")
+    tpl = heatmaps(fig)[4].hovertemplate
+    assert "n=0, c=1, d=1" in tpl and "h=%{y}" in tpl and "w=%{x}" in tpl and "%{z" in tpl
+
+
+def test_build_time_128(capsys):
+    t0 = time.perf_counter()
+    tensor_figure(ramp((1, 3, 128, 128)), title="t", clickable=True)
+    with capsys.disabled():
+        print(f"\n1x3x128x128 clickable figure built in {time.perf_counter() - t0:.3f} s")
+
+
+def test_deterministic():
+    t = ramp((1, 3, 9, 9))
+    a = tensor_figure(t, title="t", clickable=True, highlight={0: [(0, 0)]})[0].to_json()
+    assert a == tensor_figure(t, title="t", clickable=True, highlight={0: [(0, 0)]})[0].to_json()
+
+
+def test_presenter_theme_larger():
+    assert theme(True) is PRESENTER and theme(False) is DEFAULT
+    for k in ("font_size", "title_size", "cell_text_size", "cell_px", "outline_width"):
+        assert getattr(PRESENTER, k) > getattr(DEFAULT, k), k
+    t = ramp((1, 1, 4, 4))
+    assert tensor_figure(t, title="t", theme=PRESENTER)[0].layout.font.size == PRESENTER.font_size
+
+
+def test_transfer_curve():
+    xs = np.linspace(-3, 3, 61)
+    fig = transfer_curve_figure(xs, np.maximum(xs, 0), marks_x=[-1, 0.5, np.inf], marks_y=[0, 0.5, np.inf],
+                                title="ReLU")
+    line, marks = fig.data
+    assert line.mode == "lines" and marks.mode == "markers" and np.isnan(marks.x[2])
+    assert fig.layout.xaxis.zeroline and fig.layout.yaxis.zeroline and fig.layout.xaxis.rangemode == "tozero"
+    assert len(transfer_curve_figure(xs, xs, title="id").data) == 1
+
+
+def test_comparison_bars():
+    fig = comparison_bar_figure(["LeakyReLU", "max(x, a*x)", "PReLU"], [0.0123, 0.02, float("nan")],
+                                title="latency", unit="ms")
+    (bar,) = fig.data
+    assert list(bar.text) == ["0.0123 ms", "0.02 ms", "n/a"]
+    assert fig.layout.yaxis.autorange == "reversed" and fig.layout.xaxis.title.text == "ms"
+
+
+def test_png_export_when_kaleido_available(tmp_path):
+    pytest.importorskip("kaleido")
+    fig, _ = tensor_figure(ramp((1, 2, 6, 6)), title="t")
+    png = fig.to_image(format="png")
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
