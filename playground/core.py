@@ -101,7 +101,7 @@ def evaluate(layer_name: str, raw_params: dict | None = None, x: np.ndarray | No
     settings = eng.BuildSettings.from_env()
     result.cache_key = cache_key(layer.name, params, x.shape, backend, settings)
     report, status, notes = cache.get_or_build(
-        result.cache_key, lambda: eng.build_engine(backend, layer, params, x.shape, settings))
+        result.cache_key, lambda: eng.build_engine(backend, layer, params, x.shape, settings, cache.path))
     result.report, result.engine_status = report, status if report.status == "built" else "failed"
     result.messages += cache.warnings + notes
     if report.status != "built":
@@ -111,17 +111,21 @@ def evaluate(layer_name: str, raw_params: dict | None = None, x: np.ndarray | No
         result.messages.append(f"TensorRT inferred output shape {tuple(report.output_shape)} but the reference "
                                f"computed {reference.shape}.")
     if run and backend.can_run:
-        _run_on_gpu(result, report, x)
+        _run_on_gpu(result, report, x, cache.path)
     return result
 
 
-def _run_on_gpu(result: Evaluation, report: eng.BuildReport, x: np.ndarray) -> None:
+def _run_on_gpu(result: Evaluation, report: eng.BuildReport, x: np.ndarray, cache_dir) -> None:
     from . import runner  # the GPU path only
 
     trt = result.backend.trt
     try:
         engine = _engines.get(trt, result.cache_key, report.engine)
-        outputs, latency = runner.run_engine(engine, {eng.INPUT_NAME: x}, timing_runs=TIMING_RUNS)
+        runtime_cache = cache_dir / "runtime.cache" if cache_dir and result.backend.name == "tensorrt_rtx" else None
+        config, save_runtime_cache = eng.runtime_config_for(trt, engine, runtime_cache)
+        outputs, latency = runner.run_engine(engine, {eng.INPUT_NAME: x}, timing_runs=TIMING_RUNS,
+                                             runtime_config=config)
+        save_runtime_cache()
         report.layers = eng.layers_from_engine(trt, engine) or report.layers
     except Exception as exc:  # a GPU failure leaves the reference on screen, and says why
         result.messages.append(f"Running the engine failed ({exc}); showing the NumPy reference.")

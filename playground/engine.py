@@ -10,9 +10,11 @@ import functools
 import json
 import os
 import re
+import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from .backend import Backend
 from .layer import Layer
 
@@ -87,17 +89,57 @@ def network_from_layer(trt, builder, layer: Layer, params: dict, input_shape: tu
     return network
 
 
-def engine_bytes_from_network(trt, builder, network, settings: BuildSettings) -> bytes | None:
+def engine_bytes_from_network(trt, builder, network, settings: BuildSettings,
+                              timing_cache_path: Path | None = None) -> bytes | None:
     config = builder.create_builder_config()
     config.builder_optimization_level = settings.optimization_level
     # DETAILED makes the engine inspector (and the verbose build log) describe every layer.
     config.profiling_verbosity = trt.ProfilingVerbosity.DETAILED
+    timing = _load_timing_cache(config, timing_cache_path)
     serialized = builder.build_serialized_network(network, config)
+    if timing is not None and serialized is not None:
+        _atomic_write(timing_cache_path, bytes(memoryview(timing.serialize())))
     return None if serialized is None else bytes(memoryview(serialized))
 
 
+def _load_timing_cache(config, path: Path | None):
+    """Full TensorRT only: TensorRT-RTX's timing cache queries a GPU and breaks CPU-only builds."""
+    if path is None:
+        return None
+    try:
+        data = path.read_bytes() if path.exists() else b""
+    except OSError:
+        data = b""
+    cache = config.create_timing_cache(data)
+    if cache is None:  # unreadable (e.g. another TensorRT version's): start afresh
+        cache = config.create_timing_cache(b"")
+    config.set_timing_cache(cache, ignore_mismatch=True)
+    return cache
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    try:
+        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".tmp-", delete=False) as tmp:
+            tmp.write(data)
+        os.replace(tmp.name, path)
+    except OSError:
+        pass  # a cache that cannot be saved only costs time
+
+
+def runtime_config_for(trt, engine, path: Path | None):
+    """TensorRT-RTX where it runs: a runtime config whose runtime cache (JIT kernels) persists in `path`."""
+    if path is None or not hasattr(engine, "create_runtime_config"):
+        return None, lambda: None
+    config = engine.create_runtime_config()
+    cache = config.create_runtime_cache()
+    if path.exists():
+        cache.deserialize(path.read_bytes())
+    config.set_runtime_cache(cache)
+    return config, lambda: _atomic_write(path, bytes(memoryview(cache.serialize())))
+
+
 def build_engine(backend: Backend, layer: Layer, params: dict, input_shape: tuple,
-                 settings: BuildSettings | None = None) -> BuildReport:
+                 settings: BuildSettings | None = None, cache_dir: Path | None = None) -> BuildReport:
     """Build the engine for one configuration and report on it; never raises for TensorRT's refusals."""
     trt, b = backend.trt, _builder_for(backend.trt)
     settings = settings or BuildSettings.from_env()
@@ -108,7 +150,8 @@ def build_engine(backend: Backend, layer: Layer, params: dict, input_shape: tupl
         try:
             network = network_from_layer(trt, b.builder, layer, params, input_shape)
             output_shape = [int(d) for d in network.get_output(0).shape]
-            engine = engine_bytes_from_network(trt, b.builder, network, settings)
+            timing_path = cache_dir / "timing.cache" if cache_dir and backend.name == "tensorrt" else None
+            engine = engine_bytes_from_network(trt, b.builder, network, settings, timing_path)
         except Exception as exc:  # TensorRT's Python API raises for networks it rejects
             error = str(exc) or type(exc).__name__
         build_ms = (time.perf_counter() - start) * 1e3

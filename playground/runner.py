@@ -311,16 +311,19 @@ def run_engine(
     inputs: Mapping[str, np.ndarray],
     *,
     timing_runs: int = 0,
+    runtime_config: Any = None,
 ) -> tuple[dict[str, np.ndarray], float | None]:
     """Run a deserialized ICudaEngine once on ``inputs``; optionally time it.
 
     Returns ``(outputs, median_ms)``; ``median_ms`` is None unless
     ``timing_runs > 0``, in which case it is the median of that many further
     executions, each bracketed by CUDA events (copies not included).
+    ``runtime_config`` (TensorRT-RTX) carries its runtime cache into the context.
     """
     if timing_runs < 0:
         raise ValueError(f"timing_runs must be >= 0, got {timing_runs}")
-    context = engine.create_execution_context()
+    context = engine.create_execution_context(runtime_config) if runtime_config is not None \
+        else engine.create_execution_context()
     if context is None:
         raise RuntimeError("engine.create_execution_context() failed")
     try:

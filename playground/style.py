@@ -24,8 +24,8 @@ class Theme:
     font_color: str = "#1f2328"
 
     # Colour scales. Diverging for signed data (symmetric range), sequential for one-signed data.
-    diverging: object = _RDBU
-    sequential: object = "Viridis"
+    diverging: str | tuple = _RDBU
+    sequential: str | tuple = "Viridis"
     # Non-finite values: hues absent from both scales, so they cannot pass for a value.
     nan_color: str = "#9e9e9e"     # neutral grey = "no value"
     posinf_color: str = "#ff00ff"  # magenta
@@ -40,8 +40,8 @@ class Theme:
     margin: dict = field(default_factory=lambda: dict(l=48, r=24, t=64, b=40))
     figure_width: int = 960
     min_figure_width: int = 360    # keeps a long title from being clipped on tiny tensors
-    cell_px: int = 48              # largest cell (tiny tensors); big ones shrink to fit
-    text_cell_px: int = 42         # smallest cell that still holds a number like "-0.1235"
+    cell_px: int = 44              # largest cell (tiny tensors); big ones shrink to fit
+    text_cell_px: int = 40         # smallest cell that holds "-0.1235" at cell_text_size
     max_panel_px: int = 440        # longest side of one slice without text
     gap_px: int = 28               # between slices
     colorbar_px: int = 12          # colourbar thickness
@@ -52,6 +52,8 @@ class Theme:
     curve_color: str = "#1f77b4"
     mark_color: str = "#d62728"
     mark_size: int = 9
+    mark_outline: str = "#ffffff"  # separates overlapping points
+    legend_bg: str = "rgba(255,255,255,0.6)"
     line_width: float = 2.5
     axis_color: str = "#444444"    # the zero axes of the transfer curve
     grid_color: str = "rgba(128,128,128,0.18)"
@@ -68,7 +70,7 @@ PRESENTER = Theme(
     window_color="#000000", selected_color="#ff6600", outline_width=3.5,
     margin=dict(l=64, r=32, t=84, b=56),
     figure_width=1280, min_figure_width=480,
-    cell_px=72, text_cell_px=64, max_panel_px=600, gap_px=40,
+    cell_px=72, text_cell_px=60, max_panel_px=600, gap_px=40,
     colorbar_px=18, colorbar_room_px=90,
     curve_height=520, mark_size=14, line_width=4.0, axis_color="#000000",
     grid_color="rgba(0,0,0,0.25)", bar_row_px=64,

@@ -113,6 +113,15 @@ def test_color_range_diverging_and_sequential():
     assert (h.zmin, h.zmax) == (0, 2) and h.colorscale == go.Heatmap(colorscale=DEFAULT.sequential).colorscale
 
 
+@pytest.mark.parametrize("t", [np.full((1, 1, 3, 3), np.nan), np.full((2, 2), -np.inf), np.ones((2, 3), np.int32),
+                               np.zeros((1, 2, 2), np.float16)])
+def test_degenerate_inputs(t):
+    fig, stats = tensor_figure(t, title="t")  # RuntimeWarnings are errors under pytest.ini
+    finite = np.isfinite(t.astype(float))
+    assert stats["nan"] + stats["posinf"] + stats["neginf"] == (~finite).sum()
+    assert (stats["zmin"] is None) == (not finite.any())
+
+
 def test_shared_vs_per_slice_scale():
     t = np.stack([ramp((4, 4), 0, 1), ramp((4, 4), 0, 10)])[None]
     fig, _ = tensor_figure(t, title="t", shared_scale=True)

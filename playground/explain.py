@@ -1,0 +1,379 @@
+"""Explanations next to the heatmaps: the arithmetic behind one layer's output, as data and text.
+
+Pure functions (NumPy and the playground core, no Streamlit): the output-shape arithmetic of a
+convolution per axis, the products that sum to one output cell, why a Scale output holds NaN,
+an activation's transfer curve, and the three Leaky ReLU constructions side by side.
+Parameters are the canonical ones (`Layer.resolve`, `Evaluation.params`).
+"""
+from __future__ import annotations
+
+import itertools
+import math
+from typing import Callable
+
+import numpy as np
+
+from . import reference as ref
+from .layers import activation as activation_layer
+from .layers import convolution as conv
+from .layers import leaky_relu as leaky
+from .layers import scale as scale_layer
+
+AXIS_NAMES = {2: ("H", "W"), 3: ("D", "H", "W")}
+DIM_NAMES = {4: ("N", "C", "H", "W"), 5: ("N", "C", "D", "H", "W")}
+SAME_MODES = ("SAME_UPPER", "SAME_LOWER")
+
+PADDING_PRECEDENCE = (
+    "padding_mode SAME_UPPER / SAME_LOWER takes precedence over everything: TensorRT pads so that "
+    "output = ceil(input / stride) and ignores padding_nd, pre_padding and post_padding "
+    "(SAME_UPPER puts the odd extra zero after, SAME_LOWER before). "
+    "Under EXPLICIT_ROUND_DOWN / EXPLICIT_ROUND_UP, pre_padding and post_padding, where set, replace "
+    "padding_nd on their own side (before / after); padding_nd pads whichever side is left unset. "
+    "The EXPLICIT_* modes only choose whether the window count rounds down (floor) or up (ceil); "
+    "rounding up reads extra zeros after the input."
+)
+
+PRELU_FUSION_NOTE = (
+    "Many TensorRT layer fusions that include ReLU have no Parametric ReLU version, "
+    "so PReLU may run slower than ReLU or LEAKY_RELU."
+)
+
+
+def num(v) -> str:
+    """A number as the explanations print it: float32 precision, integers without '.0'."""
+    v = float(v)
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    if v.is_integer() and abs(v) < 1e15:
+        return str(int(v))
+    return f"{v:.7g}"
+
+
+# ------------------------------------------------------------------------------------ activation
+def activation_curve(type: str, alpha: float = 0.0, beta: float = 0.0, x_range=(-6.0, 6.0), n: int = 601):
+    """(xs, ys): the activation's transfer curve sampled at n points over x_range (float32, via the reference)."""
+    lo, hi = (float(v) for v in x_range)
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi) or n < 2:
+        raise ValueError(f"activation_curve: need a finite x_range with low < high and n >= 2, got {x_range}, n={n}")
+    xs = np.linspace(lo, hi, int(n)).astype(np.float32)
+    return xs, ref.activation(xs, type, alpha, beta)
+
+
+def activation_formula(p: dict) -> str:
+    """The type's formula with the current alpha and beta written in, e.g. 'y = max(-2, min(2, x))'."""
+    return activation_layer.formula(p)
+
+
+def curve_range(x: np.ndarray, base=(-6.0, 6.0), margin: float = 0.1) -> tuple[float, float]:
+    """base widened to hold every finite value of x, plus a margin, so the tensor's marks lie on the curve."""
+    f = np.asarray(x, dtype=np.float64)
+    f = f[np.isfinite(f)]
+    lo, hi = float(base[0]), float(base[1])
+    if f.size:
+        lo, hi = min(lo, float(f.min())), max(hi, float(f.max()))
+    pad = (hi - lo) * margin / 2
+    return lo - pad, hi + pad
+
+
+# ------------------------------------------------------------------------------- convolution shape
+def conv_output_shape(params: dict, input_shape: tuple) -> tuple:
+    """(N, K, *spatial): the convolution's output shape from conv_shape_rows."""
+    rows = conv_shape_rows(params, input_shape)
+    return (int(input_shape[0]), int(params["num_output_maps"])) + tuple(r["output"] for r in rows)
+
+
+def conv_shape_rows(params: dict, input_shape: tuple) -> list[dict]:
+    """One row per spatial axis (D, H, W): the numbers that decide the output size, the formula with
+    them written in, and the output size. The arithmetic is TensorRT's (nvinfer1::PaddingMode)."""
+    shape = tuple(int(d) for d in input_shape)
+    rank = len(shape) - 2
+    if rank not in AXIS_NAMES:
+        raise ValueError(f"conv_shape_rows: input shape {shape} must have rank 4 or 5")
+    mode = params["padding_mode"]
+    eff_pre, eff_post = conv.effective_padding(params)
+    set_pre, set_post = params["pre_padding"], params["post_padding"]
+    rows = []
+    for axis, name in enumerate(AXIS_NAMES[rank]):
+        i, k = shape[2 + axis], params["kernel_size_nd"][axis]
+        d, s = params["dilation_nd"][axis], params["stride_nd"][axis]
+        b, a = eff_pre[axis], eff_post[axis]
+        dk = 1 + d * (k - 1)
+        if mode in SAME_MODES:
+            o = -(-i // s)
+            total = max(0, (o - 1) * s + dk - i)
+            pre = total // 2 if mode == "SAME_UPPER" else total - total // 2
+            post = total - pre
+            formula = (f"ceil({i} / {s}) = {o}; padding total = max(0, ({o} − 1)·{s} + {dk} − {i}) = {total} "
+                       f"→ pre {pre}, post {post}")
+        else:
+            span = i + b + a - dk
+            rounded = span // s if mode == "EXPLICIT_ROUND_DOWN" else -(-span // s)
+            o = rounded + 1
+            fn = "floor" if mode == "EXPLICIT_ROUND_DOWN" else "ceil"
+            formula = f"{fn}(({i} + {b} + {a} − {dk}) / {s}) + 1 = {o}"
+            pre, post = b, a
+            extra = max(0, (o - 1) * s + dk - (i + b + a))
+            if extra:
+                post += extra
+                formula += f"; the last window reads {extra} more zero{'s' if extra > 1 else ''} after: post {post}"
+        rows.append({
+            "axis": name, "input": i, "kernel": k, "dilation": d, "dilated_kernel": dk,
+            "padding_nd": params["padding_nd"][axis],
+            "pre_padding_set": None if set_pre is None else set_pre[axis],
+            "post_padding_set": None if set_post is None else set_post[axis],
+            "pre": pre, "post": post, "stride": s, "formula": formula, "output": o,
+        })
+    return rows
+
+
+def padding_in_force(params: dict) -> str:
+    """Which padding setting decides the padding now, in one sentence or two."""
+    mode = params["padding_mode"]
+    nd, pre, post = params["padding_nd"], params["pre_padding"], params["post_padding"]
+    tup = lambda t: "(" + ", ".join(map(str, t)) + ")"  # noqa: E731
+    if mode in SAME_MODES:
+        ignored = [f"padding_nd {tup(nd)}"] + [f"{n} {tup(v)}" for n, v in (("pre_padding", pre), ("post_padding", post))
+                                                if v is not None]
+        return (f"In force now: padding_mode {mode}; TensorRT computes the padding itself, so "
+                f"{', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} ignored.")
+    sides = []
+    for side, value in (("before", pre), ("after", post)):
+        owner = f"{'pre' if side == 'before' else 'post'}_padding {tup(value)}" if value is not None else f"padding_nd {tup(nd)}"
+        sides.append(f"{side}: {owner}")
+    overridden = " (padding_nd is overridden on both sides)" if pre is not None and post is not None else ""
+    rounding = "rounds down" if mode == "EXPLICIT_ROUND_DOWN" else "rounds up"
+    return f"In force now: padding_mode {mode} ({rounding}); {'; '.join(sides)}{overridden}."
+
+
+# ------------------------------------------------------------------------------ convolution cell
+def conv_cell_products(x: np.ndarray, params: dict, out_index, reference_output: np.ndarray | None = None) -> dict:
+    """The taps that make one output cell (n, k, [d,] h, w): each input value × kernel weight, their sum,
+    the bias, and the value, which equals the reference convolution at that cell.
+
+    Input values and weights are the int8-quantized ones when params['int8'] is on.
+    Returns window (slice index → input (h, w) cells, padding cells outside the grid; for tensor_figure's
+    `highlight`), taps (list of dicts), products_sum, bias, value, reference (the reference output at
+    that cell; pass reference_output to save recomputing the convolution) and text."""
+    x = np.asarray(x, dtype=np.float32)
+    rank = x.ndim - 2
+    if rank not in AXIS_NAMES:
+        raise ValueError(f"conv_cell_products: input shape {x.shape} must have rank 4 or 5")
+    pre, _post, out = conv.geometry(params, x.shape)
+    kernel, K, G = params["kernel"], params["num_output_maps"], params["num_groups"]
+    out_shape = (x.shape[0], K) + tuple(out)
+    idx = tuple(int(v) for v in out_index)
+    if len(idx) != len(out_shape) or any(not 0 <= v < n for v, n in zip(idx, out_shape)):
+        raise ValueError(f"conv_cell_products: output index {tuple(out_index)} is outside the output shape {out_shape}")
+    n, k, pos = idx[0], idx[1], idx[2:]
+
+    xv, wv = x, kernel
+    if params["int8"]:
+        s = params["quantize_scale"]
+        xv = ref.dequantize(ref.quantize_int8(x, s), s)
+        wv = ref.dequantize(ref.quantize_int8(kernel, s), s)
+    c_per_group, k_per_group = x.shape[1] // G, K // G
+    group = k // k_per_group
+    channels = list(range(group * c_per_group, (group + 1) * c_per_group))
+    size, ksize = x.shape[2:], tuple(params["kernel_size_nd"])
+    coords = ref.receptive_field(pos, size, ksize, params["stride_nd"], params["dilation_nd"], pre)
+    kpositions = list(itertools.product(*map(range, ksize)))
+
+    taps, total = [], 0.0
+    window: dict[int, list] = {}
+    lead_shape = x.shape[:-2]
+    for ci, c in enumerate(channels):
+        for kpos, where in zip(kpositions, coords):
+            inside = all(0 <= v < m for v, m in zip(where, size))
+            xval = float(xv[(n, c) + where]) if inside else 0.0
+            wval = float(wv[(k, ci) + kpos])
+            product = xval * wval
+            total += product
+            tap = {"channel": c, "input": where, "kernel": kpos, "padding": not inside,
+                   "x": xval, "w": wval, "product": product}
+            if params["int8"]:
+                tap["x_int8"] = int(ref.quantize_int8(x[(n, c) + where], params["quantize_scale"])) if inside else 0
+                tap["w_int8"] = int(ref.quantize_int8(kernel[(k, ci) + kpos], params["quantize_scale"]))
+            taps.append(tap)
+            # Heatmap slices are (n, c[, d]); a tap on depth padding has no slice to draw in.
+            if rank == 3 and not 0 <= where[0] < size[0]:
+                continue
+            lead = (n, c) + tuple(where[:-2])
+            cells = window.setdefault(int(np.ravel_multi_index(lead, lead_shape)), [])
+            if tuple(where[-2:]) not in cells:
+                cells.append(tuple(where[-2:]))
+    bias = float(params["bias"][k])
+    value = float(np.float32(total + bias))
+    if reference_output is None or tuple(np.shape(reference_output)) != out_shape:
+        reference_output = conv.reference(x, params)
+    reference = float(reference_output[idx])
+    padding_taps = sum(t["padding"] for t in taps)
+    where = f"input channel{'s' if len(channels) > 1 else ''} {channels[0]}" + (
+        f"–{channels[-1]}" if len(channels) > 1 else "")
+    zeros = f", {padding_taps} of them on padding zeros" if padding_taps else ""
+    text = (f"Σ = {num(value)}: the {len(taps)} products x·w ({where}{zeros}) sum to {num(total)}, "
+            f"plus bias {num(bias)}")
+    return {
+        "out_index": idx, "out_shape": out_shape, "group": group, "channels": channels,
+        "int8": bool(params["int8"]), "taps": taps, "window": window, "products_sum": total,
+        "bias": bias, "value": value, "reference": reference, "text": text,
+    }
+
+
+def conv_products_table(cell: dict, rank: int | None = None) -> list[dict]:
+    """conv_cell_products' taps as table rows (one per tap), for display."""
+    rows = []
+    for t in cell["taps"]:
+        names = AXIS_NAMES[len(t["input"])]
+        row = {"c": t["channel"]}
+        row.update({name.lower(): v for name, v in zip(names, t["input"])})
+        row["kernel"] = "(" + ", ".join(map(str, t["kernel"])) + ")"
+        row["padding"] = t["padding"]
+        if cell["int8"]:
+            row["x int8"], row["w int8"] = t["x_int8"], t["w_int8"]
+        row.update({"x": t["x"], "w": t["w"], "x·w": t["product"]})
+        rows.append(row)
+    return rows
+
+
+def output_slice_index(out_index, out_shape) -> int:
+    """Position of the (n, k[, d]) slice holding out_index in plots.slices order."""
+    return int(np.ravel_multi_index(tuple(out_index[:-2]), tuple(out_shape[:-2])))
+
+
+# ----------------------------------------------------------------------------------------- scale
+def _coefficients(params: dict, shape: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """scale, shift, power broadcast to the input shape (float64), as ref.scale applies them."""
+    mode, axis = params["mode"], params["channel_axis"]
+    cshape = {"UNIFORM": (1,) * len(shape), "CHANNEL": (shape[axis],) + (1,) * (len(shape) - axis - 1),
+              "ELEMENTWISE": tuple(shape[axis:])}[mode]
+    return tuple(np.broadcast_to(np.asarray(params[name], np.float32).astype(np.float64).reshape(cshape), shape)
+                 for name in ("scale", "shift", "power"))
+
+
+def scale_nan_explanation(x: np.ndarray, params: dict) -> str | None:
+    """None when y = (x·scale + shift)^power has no NaN; else how many cells are NaN and why, with an example."""
+    x = np.asarray(x, dtype=np.float32)
+    y = ref.scale(x, params["mode"], params["shift"], params["scale"], params["power"], params["channel_axis"])
+    nan = np.isnan(y)
+    count = int(nan.sum())
+    if not count:
+        return None
+    s, t, p = _coefficients(params, x.shape)
+    with np.errstate(all="ignore"):
+        base = x.astype(np.float64) * s + t
+    fractional = np.mod(p, 1) != 0
+    negative_fractional = nan & (base < 0) & fractional
+    from_input = nan & np.isnan(x)
+    parts = []
+    if negative_fractional.any():
+        parts.append(f"{int(negative_fractional.sum())} where the base x·scale + shift is negative and the power is "
+                     f"fractional: a negative number to a fractional power has no real result")
+    if from_input.any():
+        parts.append(f"{int(from_input.sum())} where the input itself is NaN")
+    other = nan & ~negative_fractional & ~from_input
+    if other.any():
+        parts.append(f"{int(other.sum())} from Inf arithmetic (e.g. Inf·0 or Inf − Inf in x·scale + shift)")
+    pick = negative_fractional if negative_fractional.any() else nan
+    where = tuple(int(v) for v in np.argwhere(pick)[0])
+    example = (f"Example: cell {where}: x = {num(x[where])}, base = {num(x[where])}·{num(s[where])} + "
+               f"({num(t[where])}) = {num(base[where])}, and ({num(base[where])})^{num(p[where])} = NaN.")
+    return (f"{count} of {y.size} output cells are NaN, in TensorRT and in the reference alike: "
+            + "; ".join(parts) + ". " + example)
+
+
+def scale_coefficient_rows(params: dict, input_shape: tuple, limit: int = 12) -> tuple[list[dict], str]:
+    """Which scale/shift/power applies where: rows (at most `limit`) and a sentence on mode + channel_axis."""
+    shape = tuple(int(d) for d in input_shape)
+    mode, axis = params["mode"], params["channel_axis"]
+    names = DIM_NAMES.get(len(shape), tuple(f"axis{i}" for i in range(len(shape))))
+    values = lambda i: {c: float(params[c][i]) for c in ("scale", "shift", "power")}  # noqa: E731
+    if mode == "UNIFORM":
+        return [{"applies to": "every element", **values(0)}], "UNIFORM: one scale, shift and power for the whole tensor."
+    if mode == "CHANNEL":
+        count = shape[axis]
+        rows = [{"applies to": f"{names[axis]} = {i}", **values(i)} for i in range(min(count, limit))]
+        what = (f"CHANNEL with channel_axis {axis} ({names[axis]}): one set per index of axis {axis}, "
+                f"{count} in all, shared by every other position.")
+    else:
+        sub = shape[axis:]
+        count = int(np.prod(sub))
+        label = ", ".join(names[axis:])
+        rows = [{"applies to": f"({label}) = {tuple(int(v) for v in np.unravel_index(i, sub))}", **values(i)}
+                for i in range(min(count, limit))]
+        what = (f"ELEMENTWISE with channel_axis {axis}: one set per element of axes {axis}… ({label}, shape {sub}), "
+                f"{count} in all, repeated over the axes before it.")
+    if count > limit:
+        what += f" First {limit} shown."
+    return rows, what
+
+
+def scale_formula(params: dict) -> str:
+    return scale_layer.formula(params)
+
+
+# ----------------------------------------------------------------------------------------- prelu
+def prelu_broadcast(params: dict, input_shape: tuple) -> str:
+    """'slopes (1, 3, 1, 1) broadcast over input (1, 3, 3, 3): one slope per channel C'."""
+    shape = tuple(int(d) for d in input_shape)
+    sshape = tuple(int(d) for d in np.shape(params["slopes"]))
+    names = DIM_NAMES.get(len(shape), ())
+    per = [n for n, a, b in zip(names, sshape, shape) if a == b and b > 1]
+    if not per:
+        what = "one slope for every element"
+    else:
+        what = f"one slope per {' × '.join(per)} position, repeated along {', '.join(n for n in names if n not in per)}"
+    return f"slopes {sshape} broadcast over input {shape}: {what} ({int(np.prod(sshape))} slope values)."
+
+
+def prelu_fusion_note() -> str:
+    return PRELU_FUSION_NOTE
+
+
+# ------------------------------------------------------------------------------------ leaky relu
+def _max_abs_diff(a: np.ndarray, b: np.ndarray) -> float:
+    """max |a − b| where NaN equals NaN; a NaN against a number, or a shape mismatch, is +inf."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    if a.shape != b.shape:
+        return math.inf
+    if not a.size:
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        d = np.abs(a - b)
+    both_nan = np.isnan(a) & np.isnan(b)
+    same_inf = np.isinf(a) & (a == b)
+    d = np.where(both_nan | same_inf, 0.0, d)
+    d = np.where(np.isnan(d), math.inf, d)
+    return float(d.max())
+
+
+def leaky_comparison(x: np.ndarray, alpha: float, evaluate_fn: Callable | None = None) -> dict:
+    """Evaluate the three Leaky ReLU constructions on x with the same alpha.
+
+    evaluate_fn(layer, raw_params, x) -> Evaluation (core.evaluate when None). Returns
+    constructions, outputs, sources ('tensorrt' | 'reference'), max_diff (3×3 matrix of pairwise
+    max |difference|), layers (the engine's layer dicts per construction), latency_ms (None without
+    a GPU) and errors (None where the engine built)."""
+    if evaluate_fn is None:
+        from .core import evaluate as evaluate_fn
+    names = leaky.CONSTRUCTIONS
+    evals = {c: evaluate_fn("leaky_relu", {"alpha": alpha, "construction": c}, x) for c in names}
+    outputs = {c: e.output for c, e in evals.items()}
+    diff = np.array([[_max_abs_diff(outputs[a], outputs[b]) for b in names] for a in names])
+    return {
+        "constructions": names,
+        "outputs": outputs,
+        "sources": {c: e.output_source for c, e in evals.items()},
+        "max_diff": diff,
+        "layers": {c: list(e.report.layers) if e.report else [] for c, e in evals.items()},
+        "latency_ms": {c: e.latency_ms for c, e in evals.items()},
+        "errors": {c: e.error for c, e in evals.items()},
+    }
+
+
+CONSTRUCTION_LABELS = {
+    "activation": "ActivationType.LEAKY_RELU",
+    "parametric_relu": "add_parametric_relu (one slope)",
+    "scale_relu_sum": "Scale + ReLU + Scale + SUM",
+}

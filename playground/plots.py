@@ -1,0 +1,329 @@
+"""Figure builders (TREx-style): pure functions that take arrays and return go.Figure objects.
+
+No I/O and no Streamlit here; every visual constant comes from style.Theme. Output depends only on
+the arguments (no randomness, explicit width/height/template), so screenshots are reproducible.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Mapping, Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from .style import DEFAULT, Theme
+
+TEXT_CELL_LIMIT = 400        # numbers in cells cost ~1 s to draw at 128x128, so only small slices get them
+MAX_DRAW_CELLS = 256 * 256   # per slice; larger slices are strided (factor reported in the stats)
+MAX_COLS = 4                 # slices per grid row
+MAX_ASPECT = 8               # a 1x256 strip gets tall cells rather than a 3-px ribbon
+GL_POINTS = 2000             # beyond this many markers SVG gets sluggish in the browser; use WebGL
+_DIM_NAMES = {2: "hw", 3: "chw", 4: "nchw", 5: "ncdhw"}
+_NONFINITE = ((3, "NaN", "nan_color"), (2, "+Inf", "posinf_color"), (1, "-Inf", "neginf_color"))
+
+
+# ----------------------------------------------------------------------------- data helpers
+def slices(t: np.ndarray) -> list[tuple[tuple[int, ...], np.ndarray]]:
+    """2-D (h, w) slices of a rank-2..5 tensor, labelled by the leading index ((), (c,), (n, c), (n, c, d))."""
+    t = np.asarray(t)
+    if t.ndim not in _DIM_NAMES:
+        raise ValueError(f"expected a rank-2..5 tensor, got shape {t.shape}")
+    return [(idx, t[idx]) for idx in np.ndindex(*t.shape[:-2])]
+
+
+@dataclass(frozen=True)
+class ColorRange:
+    zmin: float
+    zmax: float
+    diverging: bool
+
+
+def _extent(a: np.ndarray) -> tuple[float, float] | None:
+    f = a[np.isfinite(a)]
+    return (float(f.min()), float(f.max())) if f.size else None
+
+
+def _range(ext: tuple[float, float] | None) -> ColorRange:
+    if ext is None:                      # all NaN/Inf: any range will do, nothing finite is drawn
+        return ColorRange(0.0, 1.0, False)
+    lo, hi = ext
+    if lo < 0 < hi or lo == hi == 0:     # signed (or all zero): symmetric, so white means exactly 0
+        a = max(-lo, hi) or 1.0
+        return ColorRange(-a, a, True)
+    if lo == hi:                         # constant: centre it so it draws mid-scale, not at an end
+        pad = abs(lo)
+        return ColorRange(lo - pad, hi + pad, False)
+    return ColorRange(lo, hi, False)
+
+
+def color_range(arrays: Sequence[np.ndarray], shared: bool = True) -> list[ColorRange]:
+    """One ColorRange per array over its finite values; all equal (union of the data) when shared."""
+    exts = [_extent(np.asarray(a, dtype=np.float64)) for a in arrays]
+    if not shared:
+        return [_range(e) for e in exts]
+    found = [e for e in exts if e is not None]
+    union = (min(e[0] for e in found), max(e[1] for e in found)) if found else None
+    return [_range(union)] * len(exts)
+
+
+def fmt_compact(v: float) -> str:
+    """Short cell label: '0.1235', '-0.5', '12345.68', '1.23e6', 'NaN', '+Inf'."""
+    if math.isnan(v):
+        return "NaN"
+    if math.isinf(v):
+        return "+Inf" if v > 0 else "-Inf"
+    a = abs(v)
+    if a == 0:
+        return "0"
+    if a >= 1e6 or a < 1e-3:
+        mant, exp = f"{v:.2e}".split("e")
+        return f"{mant.rstrip('0').rstrip('.')}e{int(exp)}"
+    s = f"{v:.{max(2, 3 - math.floor(math.log10(a)))}f}"   # ~4 significant digits, at least 2 decimals
+    return s.rstrip("0").rstrip(".")
+
+
+def _fmt_full(v: float) -> str:
+    """Hover value: float32 precision, same spelling of NaN/Inf as the cells."""
+    return fmt_compact(v) if not math.isfinite(v) else f"{v:.7g}"
+
+
+_compact_arr = np.frompyfunc(fmt_compact, 1, 1)
+_full_arr = np.frompyfunc(_fmt_full, 1, 1)
+
+
+def decimation_factor(h: int, w: int) -> int:
+    """Smallest stride f with ceil(h/f) * ceil(w/f) <= MAX_DRAW_CELLS."""
+    f = max(1, math.ceil(math.sqrt(h * w / MAX_DRAW_CELLS)))
+    while -(-h // f) * -(-w // f) > MAX_DRAW_CELLS:
+        f += 1
+    return f
+
+
+def _nonfinite_codes(a: np.ndarray, f: int) -> np.ndarray:
+    """Per drawn cell: 3 NaN, 2 +Inf, 1 -Inf, 0 finite. Takes the max over each f x f block, so a
+    single NaN never disappears from view when the slice is strided."""
+    code = np.select([np.isnan(a), a == np.inf, a == -np.inf], [3, 2, 1], 0).astype(np.int8)
+    if f > 1:
+        h, w = code.shape
+        code = np.pad(code, ((0, -h % f), (0, -w % f)))
+        code = code.reshape(code.shape[0] // f, f, code.shape[1] // f, f).max(axis=(1, 3))
+    return code
+
+
+def _scatter(n_points: int, **kw) -> go.Scatter | go.Scattergl:
+    return (go.Scattergl if n_points > GL_POINTS else go.Scatter)(**kw)
+
+
+def _layout(th: Theme, title: str, width: float, height: float, margin: Mapping[str, float], **kw) -> dict:
+    """Layout shared by every figure: fixed size and template, transparent, theme fonts."""
+    return dict(
+        title=dict(text=title, x=0, xref="paper", xanchor="left", font=dict(size=th.title_size)),
+        width=round(width), height=round(height), margin={k: round(v) for k, v in margin.items()},
+        template="plotly_white",  # fixed, so pio.templates.default elsewhere cannot change screenshots
+        paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)", hovermode="closest",
+        font=dict(family=th.font_family, size=th.font_size, color=th.font_color),
+        hoverlabel=dict(font=dict(family=th.font_family, size=th.font_size)), **kw)
+
+
+# ----------------------------------------------------------------------------- tensor heatmaps
+@dataclass(frozen=True)
+class _Grid:
+    cols: int
+    rows: int
+    cell: float      # px per drawn cell
+    panel_w: float
+    panel_h: float
+    square: bool     # False for long strips, which get stretched cells instead of a ribbon
+    text: bool       # numbers written in the cells
+
+
+def _grid(n: int, per_row: int, h: int, w: int, th: Theme, own_cbar: bool) -> _Grid:
+    """Columns and cell size so the grid fits th.figure_width. Numbers go in the cells only for small
+    slices that fit at a legible cell size, dropping columns (not legibility) when needed."""
+    cbar = th.colorbar_room_px if own_cbar else 0
+    room = th.figure_width - th.margin["l"] - th.margin["r"] - (0 if own_cbar else th.colorbar_room_px)
+    fit = lambda c: (room - (c - 1) * th.gap_px - c * cbar) / (c * w)  # noqa: E731  px per cell at c columns
+    text = h * w <= TEXT_CELL_LIMIT and max(h, w) * th.text_cell_px <= room - cbar
+    cols = min(MAX_COLS, per_row, n)
+    while text and cols > 1 and fit(cols) < th.text_cell_px:
+        cols -= 1
+    cell = min(th.cell_px, fit(cols), th.max_panel_px / max(h, w))
+    if text:
+        cell = max(cell, th.text_cell_px)
+    pw, ph = cell * w, cell * h
+    square = max(pw, ph) <= MAX_ASPECT * min(pw, ph)
+    if not square:
+        pw, ph = max(pw, ph / MAX_ASPECT), max(ph, pw / MAX_ASPECT)
+    return _Grid(cols, math.ceil(n / cols), cell, pw, ph, square, text)
+
+
+def _rect(ref: str, h: float, w: float, color: str, width: float, dash: str = "solid") -> dict:
+    return dict(type="rect", xref=f"x{ref}", yref=f"y{ref}", x0=w - 0.5, x1=w + 0.5, y0=h - 0.5,
+                y1=h + 0.5, line=dict(color=color, width=width, dash=dash), layer="above")
+
+
+def tensor_figure(
+    t: np.ndarray, *, title: str, shared_scale: bool = True, theme: Theme = DEFAULT,
+    highlight: Mapping[int, Sequence[tuple[int, int]]] | None = None,
+    selected: tuple[int, int, int] | None = None, clickable: bool = False,
+) -> tuple[go.Figure, dict]:
+    """Grid of heatmaps, one per 2-D slice (index i = position in slices(t)), plus the stats the UI prints.
+
+    highlight: slice index -> (h, w) cells to outline (cells outside the tensor = padding, dashed).
+    selected: (slice index, h, w) to outline. clickable: invisible scatter with customdata = full
+    index over every drawn cell, since st.plotly_chart reports selections on scatter points only.
+    Stats: shape, nan, posinf, neginf (whole tensor), decimated (stride, 1 = none), text_in_cells,
+    zmin/zmax (finite data extremes, None if none)."""
+    th = theme
+    a = np.asarray(t, dtype=np.float64)
+    sl = slices(a)
+    H, W = a.shape[-2:]
+    f = decimation_factor(H, W)
+    ys, xs = np.arange(0, H, f), np.arange(0, W, f)   # drawn cells keep their real indices
+    own_cbar = not shared_scale and len(sl) > 1
+    g = _grid(len(sl), a.shape[-3] if a.ndim > 2 else 1, len(ys), len(xs), th, own_cbar)
+    ranges = color_range([s for _, s in sl], shared=shared_scale)
+    labels = [", ".join(f"{k}={i}" for k, i in zip(_DIM_NAMES[a.ndim], idx)) for idx, _ in sl]
+
+    # Pixel geometry -> make_subplots fractions, so each panel is exactly panel_w x panel_h.
+    sub_px = th.subtitle_size * 1.6 if a.ndim > 2 else 0
+    hgap = th.gap_px + (th.colorbar_room_px if own_cbar else 0)
+    vgap = th.gap_px + sub_px
+    plot_w = g.cols * g.panel_w + (g.cols - 1) * hgap
+    plot_h = g.rows * g.panel_h + (g.rows - 1) * vgap
+    fig = make_subplots(
+        rows=g.rows, cols=g.cols, subplot_titles=labels if a.ndim > 2 else None,
+        horizontal_spacing=hgap / plot_w if g.cols > 1 else 0,
+        vertical_spacing=vgap / plot_h if g.rows > 1 else 0)
+    fig.update_annotations(font_size=th.subtitle_size)  # only the subplot titles exist at this point
+
+    counts = np.bincount(_nonfinite_codes(a, 1).ravel(), minlength=4)
+    cell_text = dict(texttemplate="%{text}", textfont=dict(size=th.cell_text_size)) if g.text else {}
+    traces, shapes, axes = [], [], {}
+    for i, ((idx, s), r, label) in enumerate(zip(sl, ranges, labels)):
+        ref = "" if i == 0 else str(i + 1)
+        on = dict(xaxis=f"x{ref}", yaxis=f"y{ref}")
+        tip = f"{label + ', ' if label else ''}h=%{{y}}, w=%{{x}}<br>value = %{{VALUE}}<extra></extra>"
+
+        def hover(value: str) -> dict:
+            # With clickable on, the scatter on top answers hovers; the heatmaps under it stay silent.
+            return dict(hoverinfo="skip") if clickable else dict(hovertemplate=tip.replace("VALUE", value))
+
+        drawn = s[::f, ::f]
+        ok = np.isfinite(drawn)
+        xd, yd = fig.layout[f"xaxis{ref}"].domain, fig.layout[f"yaxis{ref}"].domain
+        cbar = (dict(x=xd[1] + 6 / plot_w, y=sum(yd) / 2, len=yd[1] - yd[0]) if own_cbar
+                else dict(x=1 + 10 / plot_w, y=0.5, len=1.0))
+        traces.append(go.Heatmap(
+            z=np.where(ok, drawn, np.nan),  # Inf would reach plotly.js raw and take an end colour
+            x=xs, y=ys, zmin=r.zmin, zmax=r.zmax, name=label or "values",
+            colorscale=th.diverging if r.diverging else th.sequential, showscale=own_cbar or i == 0,
+            colorbar=dict(**cbar, xanchor="left", yanchor="middle", lenmode="fraction", outlinewidth=0,
+                          thickness=th.colorbar_px, tickfont=dict(size=th.font_size - 1)),
+            text=np.where(ok, _compact_arr(drawn), "").astype(str) if g.text else None,
+            hoverongaps=False, **hover("z:.7g"), **cell_text, **on))
+        code = _nonfinite_codes(s, f)
+        if code.any():  # a heatmap leaves NaN transparent: paint non-finite cells on top, own colours
+            tags = np.array(["", "-Inf", "+Inf", "NaN"], dtype=object)[code] + (f" in {f}×{f} block" if f > 1 else "")
+            traces.append(go.Heatmap(
+                z=np.where(code > 0, code, np.nan), x=xs, y=ys, zmin=1, zmax=3, showscale=False,
+                colorscale=[[0, th.neginf_color], [0.5, th.posinf_color], [1, th.nan_color]],
+                name=f"non-finite {label}".strip(), text=np.where(code > 0, tags, "").astype(str),
+                hoverongaps=False, **hover("text"), **cell_text, **on))
+        if clickable:
+            hh, ww = (m.ravel().astype(np.int32) for m in np.meshgrid(ys, xs, indexing="ij"))  # int32: smaller JSON
+            traces.append(_scatter(
+                hh.size, x=ww, y=hh, mode="markers", name=label or "cells", showlegend=False,
+                customdata=np.column_stack([np.tile(np.array(idx, dtype=np.int32), (hh.size, 1)), hh, ww]),
+                text=_full_arr(drawn.ravel()).astype(str), hovertemplate=tip.replace("VALUE", "text"),
+                # opacity 0 would make the points unhittable; 0.01 is invisible but still selectable
+                marker=dict(symbol="square", size=max(g.cell, 4), opacity=0.01, color=th.font_color),
+                selected=dict(marker=dict(opacity=0.01)), unselected=dict(marker=dict(opacity=0.01)), **on))
+        for ch, cw in (highlight or {}).get(i, ()):
+            inside = 0 <= ch < H and 0 <= cw < W
+            shapes.append(_rect(ref, ch, cw, th.window_color, th.outline_width, "solid" if inside else "dash"))
+        if selected is not None and selected[0] == i:
+            shapes.append(_rect(ref, selected[1], selected[2], th.selected_color, th.outline_width * 1.5))
+        # Matrix orientation (row 0 on top), square cells; the domain shrinks rather than the range
+        # growing, so a stretched container never shows empty axis around the tensor.
+        axes[f"xaxis{ref}"] = dict(constrain="domain", constraintoward="right" if own_cbar else "center")
+        axes[f"yaxis{ref}"] = dict(autorange="reversed", constrain="domain", constraintoward="top",
+                                   **(dict(scaleanchor=f"x{ref}", scaleratio=1) if g.square else {}))
+    for i in range(len(sl), g.rows * g.cols):  # empty cells of the last row
+        axes[f"xaxis{i + 1}"] = axes[f"yaxis{i + 1}"] = dict(visible=False)
+
+    # Legend entries explaining the non-finite colours, with counts, for the kinds present.
+    legend = [go.Scatter(x=[None], y=[None], mode="markers", name=f"{tag}: {counts[c]}",
+                         marker=dict(symbol="square", size=th.font_size, color=getattr(th, attr)))
+              for c, tag, attr in _NONFINITE if counts[c]]
+    fig.add_traces(traces + legend)  # one call: add_trace(row=, col=) per slice is slow
+
+    tick = dict(showgrid=False, zeroline=False, ticks="", tickfont=dict(size=th.font_size - 1),
+                **(dict(dtick=1) if max(H, W) <= 16 else {}))  # every index on small tensors
+    fig.update_xaxes(**tick)
+    fig.update_yaxes(**tick)
+    margin = dict(th.margin)
+    margin["t"] += sub_px
+    margin["b"] += th.font_size * 2.2 if legend else 0
+    margin["r"] += th.colorbar_room_px  # the (shared or last column's) colourbar sits in the right margin
+    # Widen a tiny figure on the right only, so the panels keep exactly their computed size.
+    margin["r"] += max(0, th.min_figure_width - plot_w - margin["l"] - margin["r"])
+    fig.update_layout(
+        **_layout(th, title, plot_w + margin["l"] + margin["r"], plot_h + margin["t"] + margin["b"], margin,
+                  shapes=shapes, showlegend=bool(legend),
+                  legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left")),
+        **axes)
+    ext = _extent(a)
+    stats = {"shape": tuple(a.shape), "nan": int(counts[3]), "posinf": int(counts[2]), "neginf": int(counts[1]),
+             "decimated": f, "text_in_cells": g.text,
+             "zmin": ext[0] if ext else None, "zmax": ext[1] if ext else None}
+    return fig, stats
+
+
+# ----------------------------------------------------------------------------- line and bar charts
+def _finite_or_nan(v) -> np.ndarray:
+    v = np.asarray(v, dtype=np.float64).ravel()
+    return np.where(np.isfinite(v), v, np.nan)  # plotly skips NaN; Inf would reach plotly.js raw
+
+
+def transfer_curve_figure(xs, ys, *, marks_x=None, marks_y=None, title: str, theme: Theme = DEFAULT) -> go.Figure:
+    """y = f(x) as a line, the tensor's input values as points on it, both axes drawn through 0."""
+    th = theme
+    hover = "x = %{x:.6g}<br>f(x) = %{y:.6g}<extra></extra>"
+    data = [go.Scatter(x=_finite_or_nan(xs), y=_finite_or_nan(ys), mode="lines", name="f(x)",
+                       line=dict(color=th.curve_color, width=th.line_width), hovertemplate=hover)]
+    if marks_x is not None:
+        mx, my = _finite_or_nan(marks_x), _finite_or_nan(marks_y)
+        data.append(_scatter(mx.size, x=mx, y=my, mode="markers", name="tensor values", hovertemplate=hover,
+                             marker=dict(color=th.mark_color, size=th.mark_size, line=dict(width=1, color=th.mark_outline))))
+    # rangemode="tozero" keeps 0 in view so the zero lines act as the x and y axes.
+    axis = dict(zeroline=True, zerolinecolor=th.axis_color, zerolinewidth=1.5, showline=False, rangemode="tozero",
+                gridcolor=th.grid_color, ticks="", tickfont=dict(size=th.font_size - 1))
+    fig = go.Figure(data)
+    fig.update_layout(**_layout(th, title, th.curve_height * 1.6, th.curve_height, th.margin,
+                                showlegend=marks_x is not None,
+                                legend=dict(x=0.01, y=0.99, xanchor="left", yanchor="top",
+                                            bgcolor=th.legend_bg)),
+                      xaxis=dict(axis, title="x"), yaxis=dict(axis, title="f(x)"))
+    return fig
+
+
+def comparison_bar_figure(labels: Sequence[str], values: Sequence[float], *, title: str, unit: str,
+                          theme: Theme = DEFAULT) -> go.Figure:
+    """Horizontal bars (long construction names stay readable), first label on top, value printed
+    at the bar end; a missing/NaN value shows 'n/a' instead of a misleading zero-length bar."""
+    th = theme
+    v = _finite_or_nan(values)
+    text = [f"{fmt_compact(x)} {unit}" if np.isfinite(x) else "n/a" for x in v]
+    top = float(np.nanmax(v)) if np.isfinite(v).any() else 0.0
+    fig = go.Figure(go.Bar(
+        y=list(labels), x=np.nan_to_num(v), orientation="h", text=text, textposition="outside",
+        cliponaxis=False, marker_color=th.bar_color, hovertemplate=f"%{{y}}: %{{x:.6g}} {unit}<extra></extra>"))
+    margin = dict(th.margin, r=th.margin["r"] + 8 * th.font_size)  # room for the outside labels
+    fig.update_layout(**_layout(th, title, th.figure_width * 0.7,
+                                len(v) * th.bar_row_px + margin["t"] + margin["b"], margin, bargap=0.3),
+                      xaxis=dict(title=unit, range=[0, (top or 1.0) * 1.05], gridcolor=th.grid_color, zeroline=False),
+                      yaxis=dict(autorange="reversed", automargin=True, ticks=""))
+    return fig
