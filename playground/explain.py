@@ -315,16 +315,21 @@ def scale_formula(params: dict) -> str:
 
 # ----------------------------------------------------------------------------------------- prelu
 def prelu_broadcast(params: dict, input_shape: tuple) -> str:
-    """'slopes (1, 3, 1, 1) broadcast over input (1, 3, 3, 3): one slope per channel C'."""
+    """'slopes (1, 3, 1, 1) broadcast over input (1, 3, 3, 3): one slope per channel, repeated along N, H, W'."""
     shape = tuple(int(d) for d in input_shape)
     sshape = tuple(int(d) for d in np.shape(params["slopes"]))
-    names = DIM_NAMES.get(len(shape), ())
+    names = DIM_NAMES.get(len(shape), tuple(f"axis{i}" for i in range(len(shape))))
     per = [n for n, a, b in zip(names, sshape, shape) if a == b and b > 1]
+    rest = [n for n in names if n not in per]
+    count = int(np.prod(sshape))
     if not per:
         what = "one slope for every element"
+    elif per == ["C"]:
+        what = f"one slope per channel, repeated along {', '.join(rest)}"
     else:
-        what = f"one slope per {' × '.join(per)} position, repeated along {', '.join(n for n in names if n not in per)}"
-    return f"slopes {sshape} broadcast over input {shape}: {what} ({int(np.prod(sshape))} slope values)."
+        what = f"one slope per ({', '.join(per)}) position, repeated along {', '.join(rest)}"
+    return (f"slopes {sshape} broadcast over input {shape}: {what} "
+            f"({count} slope value{'s' if count != 1 else ''}).")
 
 
 def prelu_fusion_note() -> str:

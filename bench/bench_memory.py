@@ -1,0 +1,65 @@
+"""Process RSS over many rebuilds: no unbounded growth, and the engine cache stays under its cap.
+
+    python bench/bench_memory.py [--rebuilds 500] [--cap-mb 16]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from playground.cache import EngineCache  # noqa: E402
+from playground.core import evaluate  # noqa: E402
+
+
+def rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def configs(n: int):
+    """n distinct configurations spread over every layer (each a cache miss)."""
+    out = []
+    i = 0
+    while len(out) < n:
+        a = round(0.001 * (i + 1), 4)
+        out += [("activation", {"type": "LEAKY_RELU", "alpha": a}), ("scale", {"shift": a}),
+                ("prelu", {"slopes": a}), ("leaky_relu", {"alpha": a}),
+                ("convolution", {"bias": a, "stride_nd": f"{1 + i % 2},{1 + i % 3}"})]
+        i += 1
+    return out[:n]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rebuilds", type=int, default=500)
+    ap.add_argument("--cap-mb", type=float, default=16)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        cache = EngineCache(tmp, cap_bytes=int(args.cap_mb * 2**20))
+        start, samples = time.perf_counter(), []
+        for i, (layer, raw) in enumerate(configs(args.rebuilds), 1):
+            r = evaluate(layer, raw, cache=cache)
+            assert r.engine_status in ("built", "not_built"), (layer, raw, r.engine_status, r.error)
+            if i % 50 == 0 or i == 1:
+                samples.append((i, rss_mb(), cache.disk_bytes() / 2**20))
+        elapsed = time.perf_counter() - start
+    print(f"{args.rebuilds} rebuilds in {elapsed:.1f} s ({elapsed / args.rebuilds * 1e3:.1f} ms each); cache cap {args.cap_mb} MB")
+    print(f"{'rebuild':>8}{'RSS MB':>10}{'cache MB':>10}")
+    for i, rss, disk in samples:
+        print(f"{i:>8}{rss:>10.1f}{disk:>10.2f}")
+    first_half = [s[1] for s in samples if s[0] <= args.rebuilds // 2]
+    growth = samples[-1][1] - samples[len(samples) // 2][1]
+    print(f"RSS growth over the second half: {growth:+.1f} MB (from {first_half[-1]:.1f} MB at rebuild "
+          f"{args.rebuilds // 2}); max cache size {max(s[2] for s in samples):.2f} MB ≤ cap {args.cap_mb} MB: "
+          f"{max(s[2] for s in samples) <= args.cap_mb}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,117 @@
+"""`python -m playground snapshot --out DIR [--pages ...] [--presets ...]`: documentation screenshots.
+
+Starts the app, opens each page (or page with a spec preset) in headless system Chromium, waits
+until the app has finished running, and writes one PNG each plus an `index.md` gallery. The
+viewport, scale, fonts and motion are fixed, and figures that change from run to run (timings)
+sit in containers keyed `volatile-…` that are masked, so the same state gives the same picture.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import browser
+
+VOLATILE = '[class*="st-key-volatile"]'
+
+
+@dataclass(frozen=True)
+class Shot:
+    page: str  # "home" or a layer name
+    preset: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.page + (f"--{self.preset}" if self.preset else "")
+
+    def url(self, base: str, presenter: bool) -> str:
+        query = {k: v for k, v in (("preset", self.preset), ("presenter", "1" if presenter else None)) if v}
+        path = "" if self.page == "home" else self.page
+        return f"{base}/{path}" + (f"?{urllib.parse.urlencode(query)}" if query else "")
+
+
+def shots_from(pages: list[str], presets: list[str]) -> list[Shot]:
+    """Pages by name; presets as LAYER:PRESET (or LAYER:all for every preset of a layer)."""
+    from .layers import LAYERS
+
+    shots = []
+    for page in pages:
+        if page != "home" and page not in LAYERS:
+            raise ValueError(f"--pages: unknown page {page!r}; choose home or one of {', '.join(LAYERS)}")
+        shots.append(Shot(page))
+    for item in presets:
+        layer, sep, name = item.partition(":")
+        if not sep or layer not in LAYERS:
+            raise ValueError(f"--presets: {item!r} must be LAYER:PRESET with LAYER one of {', '.join(LAYERS)}")
+        from .presets import PRESETS
+        names = [p.name for p in PRESETS.get(layer, [])]
+        chosen = names if name == "all" else [name]
+        for n in chosen:
+            if n not in names:
+                raise ValueError(f"--presets: {layer} has no preset {n!r}; it has {', '.join(names)}")
+            shots.append(Shot(layer, n))
+    return shots
+
+
+def take(shots: list[Shot], out: Path, *, width: int = 1400, height: int = 1000, presenter: bool = False,
+         progress=print) -> list[Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    with browser.serve_app() as base, browser.chromium() as chrome:
+        context = chrome.new_context(viewport={"width": width, "height": height}, device_scale_factor=1,
+                                     reduced_motion="reduce", color_scheme="light")
+        page = context.new_page()
+        for i, shot in enumerate(shots, 1):
+            progress(f"[{i}/{len(shots)}] {shot.name}: opening {shot.url(base, presenter)}")
+            page.goto(shot.url(base, presenter))
+            browser.wait_until_idle(page)
+            exception = page.locator('[data-testid="stException"]')
+            if exception.count():
+                raise RuntimeError(f"{shot.name}: the page shows an exception: {exception.first.inner_text()[:500]}")
+            path = out / f"{shot.name}.png"
+            page.screenshot(path=str(path), full_page=True, animations="disabled", caret="hide",
+                            mask=[page.locator(VOLATILE)], mask_color="#EEF1F5")
+            written.append(path)
+        context.close()
+    (out / "index.md").write_text(gallery(shots, written))
+    progress(f"wrote {len(written)} PNG(s) and index.md to {out}")
+    return written
+
+
+def gallery(shots: list[Shot], paths: list[Path]) -> str:
+    lines = ["# TensorRT Layer Playground — screenshots", ""]
+    for shot, path in zip(shots, paths):
+        title = shot.page.replace("_", " ").title() + (f" — preset `{shot.preset}`" if shot.preset else "")
+        lines += [f"## {title}", "", f"![{shot.name}]({path.name})", ""]
+    return "\n".join(lines)
+
+
+def add_snapshot_command(subparsers) -> None:
+    p = subparsers.add_parser("snapshot", help="screenshots of pages/presets in headless Chromium, with index.md")
+    p.add_argument("--out", required=True, type=Path)
+    p.add_argument("--pages", nargs="*", default=None, help="home and/or layer names (default: all pages)")
+    p.add_argument("--presets", nargs="*", default=[], help="LAYER:PRESET or LAYER:all")
+    p.add_argument("--width", type=int, default=1400)
+    p.add_argument("--height", type=int, default=1000)
+    p.add_argument("--presenter", action="store_true", help="presenter mode (large fonts, high contrast)")
+    p.set_defaults(func=cmd_snapshot)
+
+
+def cmd_snapshot(args) -> int:
+    from .layers import LAYERS
+
+    pages = args.pages if args.pages is not None else (["home", *LAYERS] if not args.presets else [])
+    try:
+        shots = shots_from(pages, args.presets)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        take(shots, args.out, width=args.width, height=args.height, presenter=args.presenter)
+    except (RuntimeError, TimeoutError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0

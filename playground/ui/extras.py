@@ -1,0 +1,239 @@
+"""Per-layer explanations drawn under the main input/output heatmaps.
+
+`EXTRAS[layer_name](evaluation, view_options)` renders one layer's extra: a thin Streamlit layer
+over playground.explain, which does the arithmetic. view_options is any object with
+`shared_scale`, `presenter` and `theme` (ui.state.ViewOptions). Every widget key is
+"{layer}.extra.{name}".
+"""
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from .. import explain, plots, style
+
+MAX_CURVE_MARKS = 2000  # distinct (x, y) marks on the transfer curve; more are strided
+
+
+def _key(layer: str, name: str) -> str:
+    return f"{layer}.extra.{name}"
+
+
+def _theme(view: Any) -> style.Theme:
+    theme = getattr(view, "theme", None)
+    return theme if isinstance(theme, style.Theme) else style.theme(bool(getattr(view, "presenter", False)))
+
+
+def _shared(view: Any) -> bool:
+    return bool(getattr(view, "shared_scale", True))
+
+
+def _chart(fig, key: str, **kw):
+    # theme=None: the figure carries its own template and colours (style.Theme), Streamlit's would override them.
+    return st.plotly_chart(fig, theme=None, key=key, width="content", **kw)
+
+
+# ------------------------------------------------------------------------------------ activation
+def _curve_marks(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    pairs = np.column_stack([np.asarray(x, np.float64).ravel(), np.asarray(y, np.float64).ravel()])
+    pairs = pairs[np.isfinite(pairs).all(axis=1)]
+    pairs = np.unique(pairs, axis=0)
+    if len(pairs) > MAX_CURVE_MARKS:
+        pairs = pairs[:: -(-len(pairs) // MAX_CURVE_MARKS)]
+    return pairs[:, 0], pairs[:, 1]
+
+
+def activation_extra(evaluation, view) -> None:
+    p = evaluation.params
+    st.markdown(f"**{p['type']}** with the current parameters:")
+    st.code(explain.activation_formula(p), language=None)
+    xs, ys = explain.activation_curve(p["type"], p["alpha"], p["beta"], explain.curve_range(evaluation.input))
+    mx, my = _curve_marks(evaluation.input, evaluation.output)
+    fig = plots.transfer_curve_figure(xs, ys, marks_x=mx, marks_y=my, theme=_theme(view),
+                                      title=f"{p['type']}: transfer curve, the input's values marked")
+    _chart(fig, _key("activation", "curve"))
+    st.caption(f"Marks: {len(mx)} distinct (input, output) pairs of the tensor, output from "
+               f"{evaluation.output_source}.")
+
+
+# ------------------------------------------------------------------------------------ leaky relu
+def _layers_frame(layers: list[dict]) -> pd.DataFrame:
+    return pd.DataFrame([{"name": l.get("name", "?"), "type": l.get("type", "?"), "tactic": l.get("tactic", "")}
+                         for l in layers], columns=["name", "type", "tactic"])
+
+
+def leaky_relu_extra(evaluation, view) -> None:
+    import playground.core as core
+
+    alpha = evaluation.params["alpha"]
+    evaluate_fn = functools.partial(core.evaluate, backend=evaluation.backend)
+    cmp = explain.leaky_comparison(evaluation.input, alpha, evaluate_fn)
+    names = cmp["constructions"]
+    st.markdown(f"The three constructions of Leaky ReLU with alpha = {explain.num(alpha)}, on the same input:")
+    for name, col in zip(names, st.columns(len(names))):
+        with col:
+            current = " (shown above)" if name == evaluation.params["construction"] else ""
+            st.markdown(f"**{explain.CONSTRUCTION_LABELS[name]}**{current}")
+            if cmp["errors"][name]:
+                st.error(cmp["errors"][name])
+            layers = cmp["layers"][name]
+            st.caption(f"Engine layers: {len(layers)}" if layers else "No engine layers (no engine was built).")
+            if layers:
+                st.dataframe(_layers_frame(layers), hide_index=True, key=_key("leaky_relu", f"layers_{name}"))
+            fig, _ = plots.tensor_figure(cmp["outputs"][name], title=f"{name} output", theme=_theme(view),
+                                         shared_scale=_shared(view))
+            st.plotly_chart(fig, theme=None, key=_key("leaky_relu", f"out_{name}"), width="stretch")
+            st.caption(f"from {cmp['sources'][name]}")
+    diff = pd.DataFrame(cmp["max_diff"], index=list(names), columns=list(names))
+    st.markdown("**Pairwise max |difference|**")
+    st.dataframe(diff.map(lambda v: f"{v:.3g}"), key=_key("leaky_relu", "max_diff"))
+    worst = float(np.max(cmp["max_diff"]))
+    verdict = f"Largest difference {worst:.3g}: " + (
+        "the three agree to float32 rounding." if worst <= 1e-6 else "they disagree by more than float32 rounding.")
+    (st.success if worst <= 1e-6 else st.warning)(verdict)
+    latency = cmp["latency_ms"]
+    if any(v is not None for v in latency.values()):
+        fig = plots.comparison_bar_figure([explain.CONSTRUCTION_LABELS[n] for n in names],
+                                          [np.nan if latency[n] is None else latency[n] for n in names],
+                                          title="Latency (median of timed runs)", unit="ms", theme=_theme(view))
+        _chart(fig, _key("leaky_relu", "latency"))
+        st.info(explain.PRELU_FUSION_NOTE)
+    else:
+        st.caption("Latency needs a GPU that runs the engines; none here. " + explain.PRELU_FUSION_NOTE)
+
+
+# ----------------------------------------------------------------------------------------- prelu
+def prelu_extra(evaluation, view) -> None:
+    p = evaluation.params
+    st.markdown(explain.prelu_broadcast(p, evaluation.input.shape))
+    slopes = np.asarray(p["slopes"])
+    if slopes.size <= 64:
+        values = ", ".join(explain.num(v) for v in slopes.ravel())
+        st.code(f"slopes{tuple(slopes.shape)} = [{values}]", language=None)
+    st.caption(explain.PRELU_FUSION_NOTE)
+
+
+# ----------------------------------------------------------------------------------------- scale
+def scale_extra(evaluation, view) -> None:
+    p = evaluation.params
+    st.code(explain.scale_formula(p), language=None)
+    why = explain.scale_nan_explanation(evaluation.input, p)
+    if why:
+        st.warning(why)
+    rows, what = explain.scale_coefficient_rows(p, evaluation.input.shape)
+    st.markdown(what)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key=_key("scale", "coefficients"))
+
+
+# ----------------------------------------------------------------------------------- convolution
+CONV_PLOT_KEY = _key("convolution", "out_plot")
+
+
+def conv_index_names(rank: int) -> tuple[str, ...]:
+    return ("n", "k", "d", "h", "w") if rank == 5 else ("n", "k", "h", "w")
+
+
+def index_from_point(point: dict, customdata_by_curve: dict[int, np.ndarray], rank: int) -> tuple[int, ...] | None:
+    """The output index a plotly selection point stands for: its customdata (n, k, [d,] h, w), or, where the
+    frontend left that out, the clicked trace's customdata row at point_index. None for anything else."""
+    data = point.get("customdata")
+    if data is None:
+        rows = customdata_by_curve.get(point.get("curve_number"))
+        i = point.get("point_index", point.get("point_number"))
+        if rows is None or i is None or not 0 <= int(i) < len(rows):
+            return None
+        data = rows[int(i)]
+    try:
+        index = tuple(int(v) for v in data)
+    except (TypeError, ValueError):
+        return None
+    return index if len(index) == rank else None
+
+
+def _click_handler(customdata_by_curve: dict[int, np.ndarray], rank: int) -> Callable[[], None]:
+    """on_select callback: runs before the rerun, so it may set the index inputs' state."""
+    def on_select() -> None:
+        state = st.session_state.get(CONV_PLOT_KEY)
+        points = (state or {}).get("selection", {}).get("points", []) if state else []
+        for point in points[:1]:
+            index = index_from_point(point, customdata_by_curve, rank)
+            if index is not None:
+                for name, v in zip(conv_index_names(rank), index):
+                    st.session_state[_key("convolution", name)] = v
+    return on_select
+
+
+def _cell_picker(out_shape: tuple) -> tuple[int, ...]:
+    names = conv_index_names(len(out_shape))
+    labels = {"n": "n (batch)", "k": "k (output map)", "d": "d", "h": "h", "w": "w"}
+    index = []
+    for name, size, col in zip(names, out_shape, st.columns(len(names))):
+        key = _key("convolution", name)
+        value = st.session_state.get(key)
+        if isinstance(value, (int, float)) and not 0 <= value < size:  # the output shrank: keep the nearest cell
+            st.session_state[key] = int(min(max(value, 0), size - 1))
+        with col:
+            index.append(int(st.number_input(labels[name], min_value=0, max_value=size - 1, step=1, key=key)))
+    return tuple(index)
+
+
+def convolution_extra(evaluation, view) -> None:
+    p, x = evaluation.params, evaluation.input
+    theme, shared = _theme(view), _shared(view)
+
+    st.markdown("**Output size per axis**")
+    rows = explain.conv_shape_rows(p, x.shape)
+    table = pd.DataFrame(rows).rename(columns={"dilated_kernel": "1+d(k−1)", "pre_padding_set": "pre_padding",
+                                               "post_padding_set": "post_padding", "pre": "pre (resolved)",
+                                               "post": "post (resolved)"})
+    for col in ("pre_padding", "post_padding"):
+        table[col] = [("unset" if v is None else str(v)) for v in table[col]]
+    st.dataframe(table, hide_index=True, key=_key("convolution", "shape_table"))
+    out_shape = explain.conv_output_shape(p, x.shape)
+    st.markdown(f"Output shape: `{out_shape}` (N = {out_shape[0]}, K = num_output_maps = {out_shape[1]}).")
+    st.markdown(explain.PADDING_PRECEDENCE)
+    st.markdown(explain.padding_in_force(p))
+
+    st.markdown("**One output cell**: pick its index, or click a cell of the output.")
+    index = _cell_picker(out_shape)
+    cell = explain.conv_cell_products(x, p, index, reference_output=evaluation.reference)
+
+    selected = (explain.output_slice_index(index, out_shape), index[-2], index[-1])
+    out_fig, _ = plots.tensor_figure(evaluation.output, title="Output (click a cell)", shared_scale=shared,
+                                     theme=theme, selected=selected, clickable=True)
+    customdata = {i: np.asarray(t.customdata) for i, t in enumerate(out_fig.data) if t.customdata is not None}
+    in_fig, _ = plots.tensor_figure(x, title=f"Input: the window of output {index}", shared_scale=shared,
+                                    theme=theme, highlight=cell["window"])
+    left, right = st.columns(2)
+    with left:
+        _chart(out_fig, CONV_PLOT_KEY, on_select=_click_handler(customdata, len(out_shape)),
+               selection_mode="points")
+    with right:
+        _chart(in_fig, _key("convolution", "in_plot"))
+
+    shown = float(evaluation.output[index]) if evaluation.output.shape == out_shape else None
+    st.markdown(f"**{cell['text']}**")
+    if shown is not None:
+        st.markdown(f"output{index} = {explain.num(shown)} ({evaluation.output_source}); "
+                    f"reference = {explain.num(cell['reference'])}")
+    if p["int8"]:
+        st.caption(f"INT8: input values and weights are quantized with scale {explain.num(p['quantize_scale'])} "
+                   "(round to nearest even, clamp to [-128, 127]) and dequantized before the products.")
+    if p["num_groups"] > 1:
+        st.caption(f"num_groups = {p['num_groups']}: output map {index[1]} is in group {cell['group']}, which reads "
+                   f"input channels {cell['channels'][0]}–{cell['channels'][-1]} only.")
+    st.dataframe(pd.DataFrame(explain.conv_products_table(cell)), hide_index=True,
+                 key=_key("convolution", "products"))
+
+
+EXTRAS: dict[str, Callable[[Any, Any], None]] = {
+    "activation": activation_extra,
+    "leaky_relu": leaky_relu_extra,
+    "prelu": prelu_extra,
+    "scale": scale_extra,
+    "convolution": convolution_extra,
+}
