@@ -116,7 +116,9 @@ def main(argv: list[str] | None = None) -> int:
     layers = sub.add_parser("layers", help="list layers and their parameters")
     layers.add_argument("layer", nargs="?", choices=list(LAYERS))
     layers.set_defaults(func=cmd_layers)
+    from .export import add_export_command
     from .snapshot import add_snapshot_command
+    add_export_command(sub)
     add_snapshot_command(sub)
     args = parser.parse_args(argv)
     return args.func(args)

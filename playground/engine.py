@@ -21,6 +21,9 @@ from .layer import Layer
 INPUT_NAME, OUTPUT_NAME = "inputT0", "outputT0"
 SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING", "INFO", "VERBOSE")
 SHOWN_SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING")
+# TF32 (TensorRT's default: on) would make float32 convolutions miss the spec's tables on Ampere
+# and later GPUs; the code export builds the same way.
+TF32 = False
 
 
 @dataclass
@@ -95,6 +98,8 @@ def engine_bytes_from_network(trt, builder, network, settings: BuildSettings,
     config.builder_optimization_level = settings.optimization_level
     # DETAILED makes the engine inspector (and the verbose build log) describe every layer.
     config.profiling_verbosity = trt.ProfilingVerbosity.DETAILED
+    if not TF32 and hasattr(trt.BuilderFlag, "TF32"):
+        config.clear_flag(trt.BuilderFlag.TF32)
     timing = _load_timing_cache(config, timing_cache_path)
     serialized = builder.build_serialized_network(network, config)
     if timing is not None and serialized is not None:

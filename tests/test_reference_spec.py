@@ -1,17 +1,12 @@
 """playground.reference against the expected outputs printed in /work/shared/seeds (000-004).
 
-Each spec table is transcribed as printed (the OCR of 004 scatters a row's numbers over
-several lines; they are put back in column order here). The tables hold TensorRT's
-float32 results, so they are compared with rtol=1e-6: e.g. the spec prints 97831.27 where
-float32 rounding of the exact 97831.2654 gives 97831.266, and 46513.277 for 46513.2798.
-
-Values that look truncated are not: '45678.9', '4507.8' and '56089.' in the bottom rows of
-the padding tables, and '45678.9 64597.8 56489.7 45678.9' in the ROUND_UP table, come from
-windows whose last kernel row (weights 1e-2, 1e-3, 1e-4) lies on zero padding, so the
-decimals stop after one digit; '23.056' (top-right corner of padding (1,1)) is
-0*1e4 + ... + 2*10 + 3*1 + 5*1e-2 + 6*1e-3 exactly; '23056.09' is 23056.089 in float32.
-Every table below agrees with the arithmetic; only the shapes printed in the stride section,
-'(1,2,7)' and '(1,4,4)', drop two dimensions: they are (1,1,2,7) and (1,1,4,4).
+The spec tables live once, in playground.presets (typed as printed, with the notes on what the
+print gets wrong); this file takes them from there and checks the pure-NumPy reference against
+them with inputs and kernels built here by hand, independently of the layer declarations. The
+tables hold TensorRT's float32 results, so they are compared with rtol=1e-6 (see presets.py for
+why values such as 97831.27 or '45678.9' are what float32 gives). Every table agrees with the
+arithmetic; the shapes printed in the stride section, '(1,2,7)' and '(1,4,4)', drop two
+dimensions: they are (1,1,2,7) and (1,1,4,4).
 """
 
 import itertools
@@ -22,11 +17,7 @@ import numpy as np
 import pytest
 
 from playground import reference as ref
-
-
-def table(text, shape):
-    """A spec table typed as whitespace-separated numbers."""
-    return np.array(text.split(), dtype=np.float32).reshape(shape)
+from playground.presets import find
 
 
 def close(actual, expected):
@@ -61,10 +52,7 @@ def no_warnings():
 def test_prelu_per_channel_slopes():
     x = np.tile(np.arange(-4, 5, dtype=np.float32).reshape(1, 3, 3), (3, 1, 1)).reshape(1, 3, 3, 3)
     slopes = np.array([0.5, 1, 2], dtype=np.float32).reshape(1, 3, 1, 1)
-    close(ref.prelu(x, slopes), table("""
-        -2.  -1.5 -1.  -0.5 0. 1. 2. 3. 4.
-        -4.  -3.  -2.  -1.  0. 1. 2. 3. 4.
-        -8.  -6.  -4.  -2.  0. 1. 2. 3. 4.""", (1, 3, 3, 3)))  # spec types '-1.5.'
+    close(ref.prelu(x, slopes), find("prelu", "spec_per_channel").expected)  # spec types '-1.5.'
 
 
 # --- 001 leaky ReLU from Scale + ReLU + Scale + ElementWise SUM ------------------------
@@ -79,13 +67,13 @@ def test_leaky_relu_three_ways_agree():
 
 # --- 002 Activation ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("type_, alpha, beta, expected", [
-    ("RELU", 0, 0, "0 0 0 0 0 1 2 3 4"),
-    ("CLIP", -2, 2, "-2 -2 -2 -1 0 1 2 2 2"),
+@pytest.mark.parametrize("type_, alpha, beta, preset", [
+    ("RELU", 0, 0, "relu"),
+    ("CLIP", -2, 2, "clip"),
 ])
-def test_activation_spec_example(type_, alpha, beta, expected):
+def test_activation_spec_example(type_, alpha, beta, preset):
     x = np.arange(-4, 5, dtype=np.float32).reshape(1, 1, 3, 3)
-    close(ref.activation(x, type_, alpha, beta), table(expected, (1, 1, 3, 3)))
+    close(ref.activation(x, type_, alpha, beta), find("activation", preset).expected)
 
 
 def test_gelu_erf_close_to_gelu_tanh():
@@ -112,10 +100,7 @@ def test_activation_unknown_type():
 # --- 003 Scale -----------------------------------------------------------------------------
 
 SCALE_X = np.arange(1, 28, dtype=np.float32).reshape(1, 3, 3, 3)
-HALF_MINUS_7 = table("""
-    -6.5 -6.  -5.5 -5.  -4.5 -4.  -3.5 -3.  -2.5
-    -2.  -1.5 -1.  -0.5  0.   0.5  1.   1.5  2.
-     2.5  3.   3.5  4.   4.5  5.   5.5  6.   6.5""", (1, 3, 3, 3))
+HALF_MINUS_7 = find("scale", "uniform").expected
 
 
 def test_scale_uniform():
@@ -124,17 +109,17 @@ def test_scale_uniform():
 
 def test_scale_channel():
     out = ref.scale(SCALE_X, "CHANNEL", [-2.5, -7.0, -11.5], np.full(3, 0.5), np.ones(3))
-    close(out, np.tile(table("-2. -1.5 -1. -0.5 0. 0.5 1. 1.5 2.", (1, 1, 3, 3)), (1, 3, 1, 1)))
+    close(out, find("scale", "channel").expected)
 
 
 def test_scale_elementwise_same_as_uniform():
     close(ref.scale(SCALE_X, "ELEMENTWISE", np.full(27, -7.0), np.full(27, 0.5), np.ones(27)), HALF_MINUS_7)
 
 
-@pytest.mark.parametrize("channel_axis, per_nc", [(0, "2 2 3 3"), (1, "2 3 2 3")])
-def test_scale_nd_channel_axis(channel_axis, per_nc):
+@pytest.mark.parametrize("channel_axis", [0, 1])
+def test_scale_nd_channel_axis(channel_axis):
     out = ref.scale(np.zeros((2, 2, 3, 4), np.float32), "CHANNEL", [2.0, 3.0], [1.0, 1.0], [1.0, 1.0], channel_axis)
-    close(out, np.broadcast_to(table(per_nc, (2, 2, 1, 1)), (2, 2, 3, 4)))
+    close(out, find("scale", f"channel_axis_{channel_axis}").expected)
 
 
 def test_scale_fractional_power_of_negative_is_nan_silently():
@@ -149,108 +134,56 @@ def test_scale_wrong_count_names_mode_coefficient_and_counts():
 
 # --- 004 Convolution ---------------------------------------------------------------------
 
-# Shared by the default, num_groups and 3-D examples.
-DEFAULT = """
-    12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679
-    45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914
-    78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34
-    12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679"""
-STRIDE_2_2 = """
-    12345.679 31264.598 23156.49 12345.679
-    78912.34  97831.27  89723.16 78912.34"""
-
-CONV_TABLES = {
-    "stride_nd_2_2": (dict(stride=(2, 2)), (1, 1, 2, 4), STRIDE_2_2),
-    "stride_nd_2_1": (dict(stride=(2, 1)), (1, 1, 2, 7), None),
-    "stride_nd_1_2": (dict(stride=(1, 2)), (1, 1, 4, 4), """
-        12345.679 31264.598 23156.49  12345.679
-        45678.914 64597.832 56489.723 45678.914
-        78912.34  97831.27  89723.16  78912.34
-        12345.679 31264.598 23156.49  12345.679"""),
-    "padding_nd_1_1": (dict(pre_padding=(1, 1), post_padding=(1, 1)), (1, 1, 6, 9), """
-        1.2045    12.3456   23.1564   31.2645   12.3456   23.1564   31.2645   12.3456   23.056
-        1204.5078 12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679 23056.09
-        4507.801  45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914 56089.023
-        7801.2046 78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34  89023.055
-        1204.5078 12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679 23056.09
-        4507.8    45678.9   56489.7   64597.8   45678.9   56489.7   64597.8   45678.9   56089."""),
-    "padding_nd_1_0": (dict(pre_padding=(1, 0), post_padding=(1, 0)), (1, 1, 6, 7), """
-        12.3456   23.1564   31.2645   12.3456   23.1564   31.2645   12.3456
-        12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679
-        45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914
-        78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34
-        12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679
-        45678.9   56489.7   64597.8   45678.9   56489.7   64597.8   45678.9"""),
-    "padding_nd_0_1": (dict(pre_padding=(0, 1), post_padding=(0, 1)), (1, 1, 4, 9), """
-        1204.5078 12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679 23056.09
-        4507.801  45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914 56089.023
-        7801.2046 78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34  89023.055
-        1204.5078 12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679 23056.09"""),
-    "pre_padding_1_1": (dict(pre_padding=(1, 1)), (1, 1, 5, 8), """
-        1.2045    12.3456   23.1564   31.2645   12.3456   23.1564   31.2645   12.3456
-        1204.5078 12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679
-        4507.801  45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914
-        7801.2046 78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34
-        1204.5078 12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679"""),
-    "pre_padding_1_0": (dict(pre_padding=(1, 0)), (1, 1, 5, 7), """
-        12.3456   23.1564   31.2645   12.3456   23.1564   31.2645   12.3456
-        12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679
-        45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914
-        78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34
-        12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679"""),
-    "pre_padding_0_1": (dict(pre_padding=(0, 1)), (1, 1, 4, 8), """
-        1204.5078 12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679
-        4507.801  45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914
-        7801.2046 78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34
-        1204.5078 12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679"""),
-    "post_padding_1_1": (dict(post_padding=(1, 1)), (1, 1, 5, 8), """
-        12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679 23056.09
-        45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914 56089.023
-        78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34  89023.055
-        12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679 23056.09
-        45678.9   56489.7   64597.8   45678.9   56489.7   64597.8   45678.9   56089."""),
-    "post_padding_1_0": (dict(post_padding=(1, 0)), (1, 1, 5, 7), """
-        12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679
-        45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914
-        78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34
-        12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679
-        45678.9   56489.7   64597.8   45678.9   56489.7   64597.8   45678.9"""),
-    "post_padding_0_1": (dict(post_padding=(0, 1)), (1, 1, 4, 8), """
-        12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679 23056.09
-        45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914 56089.023
-        78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34  89023.055
-        12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679 23056.09"""),
+# The reference's arguments for each single-channel convolution example; the tables and shapes are the
+# presets' (playground.presets). padding_nd (p, q) sets both sides: pre = post = (p, q).
+CONV_KWARGS = {
+    "stride_nd_2_2": dict(stride=(2, 2)),
+    "stride_nd_2_1": dict(stride=(2, 1)),
+    "stride_nd_1_2": dict(stride=(1, 2)),
+    "padding_nd_1_1": dict(pre_padding=(1, 1), post_padding=(1, 1)),
+    "padding_nd_1_0": dict(pre_padding=(1, 0), post_padding=(1, 0)),
+    "padding_nd_0_1": dict(pre_padding=(0, 1), post_padding=(0, 1)),
+    "pre_padding_1_1": dict(pre_padding=(1, 1)),
+    "pre_padding_1_0": dict(pre_padding=(1, 0)),
+    "pre_padding_0_1": dict(pre_padding=(0, 1)),
+    "post_padding_1_1": dict(post_padding=(1, 1)),
+    "post_padding_1_0": dict(post_padding=(1, 0)),
+    "post_padding_0_1": dict(post_padding=(0, 1)),
     # padding_mode examples use stride (2, 2); the spec prints tables only for the explicit modes.
-    "padding_mode_same_upper": (dict(stride=(2, 2), padding_mode="SAME_UPPER"), (1, 1, 3, 5), None),
-    "padding_mode_same_lower": (dict(stride=(2, 2), padding_mode="SAME_LOWER"), (1, 1, 3, 5), None),
-    # The spec's CAFFE_ROUND_UP table (TensorRT 8's alias of EXPLICIT_ROUND_UP); its run-together
-    # numbers are split here. The third row's window reads rows 4, 5 and the zero row 6.
-    "padding_mode_explicit_round_up": (dict(stride=(2, 2), padding_mode="EXPLICIT_ROUND_UP"), (1, 1, 3, 4), """
-        12345.679 31264.598 23156.49 12345.679
-        78912.34  97831.27  89723.16 78912.34
-        45678.9   64597.8   56489.7  45678.9"""),
-    "padding_mode_explicit_round_down": (dict(stride=(2, 2), padding_mode="EXPLICIT_ROUND_DOWN"), (1, 1, 2, 4),
-                                         STRIDE_2_2),
-    "dilation_nd_2_2": (dict(dilation=(2, 2)), (1, 1, 2, 5), """
-        13279.847 21387.955 32198.766 13279.847 21387.955
-        46513.277 54621.387 65432.2   46513.277 54621.387"""),
-    "dilation_nd_2_1": (dict(dilation=(2, 1)), (1, 1, 2, 7), None),
-    "dilation_nd_1_2": (dict(dilation=(1, 2)), (1, 1, 4, 5), None),
+    "padding_mode_same_upper": dict(stride=(2, 2), padding_mode="SAME_UPPER"),
+    "padding_mode_same_lower": dict(stride=(2, 2), padding_mode="SAME_LOWER"),
+    # The spec prints this table under CAFFE_ROUND_UP (TensorRT 8's alias of EXPLICIT_ROUND_UP).
+    "padding_mode_explicit_round_up": dict(stride=(2, 2), padding_mode="EXPLICIT_ROUND_UP"),
+    "padding_mode_explicit_round_down": dict(stride=(2, 2), padding_mode="EXPLICIT_ROUND_DOWN"),
+    "padding_mode_caffe_round_up": dict(stride=(2, 2), padding_mode="EXPLICIT_ROUND_UP"),
+    "padding_mode_caffe_round_down": dict(stride=(2, 2), padding_mode="EXPLICIT_ROUND_DOWN"),
+    "dilation_nd_2_2": dict(dilation=(2, 2)),
+    "dilation_nd_2_1": dict(dilation=(2, 1)),
+    "dilation_nd_1_2": dict(dilation=(1, 2)),
 }
+# Convolution examples with a test of their own below.
+CONV_OWN_TESTS = {"default", "kernel_attributes", "num_groups_2", "conv_3d", "int8"}
 
 
-@pytest.mark.parametrize("name", CONV_TABLES)
+def test_every_convolution_example_is_checked_here():
+    from playground.presets import PRESETS
+
+    assert {p.name for p in PRESETS["convolution"]} == set(CONV_KWARGS) | CONV_OWN_TESTS
+
+
+@pytest.mark.parametrize("name", CONV_KWARGS)
 def test_conv_spec_table(name):
-    kwargs, shape, expected = CONV_TABLES[name]
-    out = spec_conv(**kwargs)
-    assert out.shape == shape
-    if expected is not None:
-        close(out, table(expected, shape))
+    preset = find("convolution", name)
+    out = spec_conv(**CONV_KWARGS[name])
+    assert out.shape == preset.expected_shape
+    if preset.expected is not None:
+        close(out, preset.expected)
 
 
 def test_conv_default():
     out = spec_conv()
-    close(out, table(DEFAULT, (1, 1, 4, 7)))
+    close(out, find("convolution", "default").expected)
+    close(out, find("convolution", "kernel_attributes").expected)  # "the same as the initial example"
     # The spec's hand-adjusted 'ideal' values, beyond float32's reach.
     np.testing.assert_allclose(out[0, 0, 0, :2], [12345.6789, 23156.4897], rtol=1e-7)
 
@@ -258,13 +191,15 @@ def test_conv_default():
 def test_conv_num_groups():
     kernel = np.concatenate([spec_kernel(), -spec_kernel()])  # (2, 1, 3, 3)
     out = ref.convolution(spec_input(2), kernel, np.zeros(2, np.float32), num_groups=2)
-    close(out, np.concatenate([table(DEFAULT, (1, 1, 4, 7)), -table(DEFAULT, (1, 1, 4, 7))], axis=1))
+    default = find("convolution", "default").expected
+    close(out, find("convolution", "num_groups_2").expected)
+    close(out, np.concatenate([default, -default], axis=1))
 
 
 def test_conv_3d_two_channels_as_depth_cancel():
     kernel = np.concatenate([spec_kernel(), -spec_kernel()], axis=1).reshape(1, 1, 2, 3, 3)
     out = ref.convolution(spec_input(2).reshape(1, 1, 2, 6, 9), kernel, np.zeros(1, np.float32))
-    assert out.shape == (1, 1, 1, 4, 7)
+    assert out.shape == (1, 1, 1, 4, 7) == find("convolution", "conv_3d").expected_shape
     # +/- terms up to 9e4 cancel in another summation order, leaving ~1e-11 of float64 rounding.
     np.testing.assert_allclose(out, 0, atol=1e-6)
 
@@ -275,11 +210,7 @@ def test_conv_int8_quantize_dequantize():
     np.testing.assert_array_equal(q_kernel.ravel(), [127, 127, 100, 10, 1, 0, 0, 0, 0])
     x = ref.dequantize(ref.quantize_int8(spec_input(), 1.0), 1.0)
     out = ref.convolution(x, ref.dequantize(q_kernel, 1.0))
-    np.testing.assert_array_equal(out, table("""
-        726  791  772  726  791  772  726
-        1821 1886 1867 1821 1886 1867 1821
-        2817 2882 2863 2817 2882 2863 2817
-        726  791  772  726  791  772  726""", (1, 1, 4, 7)))
+    np.testing.assert_array_equal(out, find("convolution", "int8").expected)
 
 
 # --- convolution properties --------------------------------------------------------------

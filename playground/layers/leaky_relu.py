@@ -32,8 +32,8 @@ def build(trt, network, x, p):
         ones = (1,) * len(x.shape)
         slope = network.add_constant(ones, np.full(ones, alpha, dtype=np.float32))
         return network.add_parametric_relu(x, slope.get_output(0)).get_output(0)
-    # The spec's construction. The weights are numpy arrays kept alive by this frame until the
-    # build; the C++ original's pitfall was weights on a stack that died before the build.
+    # The spec's construction. TensorRT's Python API keeps these weight arrays alive until the
+    # build; the C++ original's pitfall was weights on a stack that died before it.
     empty = trt.Weights()
     scaled = network.add_scale(x, trt.ScaleMode.UNIFORM, empty, np.array([alpha], np.float32), empty)
     relu = network.add_activation(x, trt.ActivationType.RELU)

@@ -1,0 +1,457 @@
+"""Export one configuration as a standalone Python script (no playground import).
+
+`export_script(layer, raw_params, x)` resolves the parameters exactly as the playground does
+and writes a script that defines the same input and parameters, copies the layer's own network
+construction (`inspect.getsource(layer.build)`), builds with today's API
+(`create_network(0)`, `build_serialized_network`), prints TensorRT's inferred output shape as
+`output shape: (…)`, and runs the engine with cuda-python (`cuda.bindings.runtime`,
+`set_tensor_address`, `execute_async_v3`) where a GPU that this TensorRT supports is present.
+
+`add_export_command(subparsers)` registers `python -m playground export LAYER …`.
+"""
+from __future__ import annotations
+
+import base64
+import builtins
+import dis
+import inspect
+import sys
+import textwrap
+import zlib
+
+import numpy as np
+
+from .engine import INPUT_NAME, OUTPUT_NAME, TF32, BuildSettings
+from .layer import Layer
+from .layers import LAYERS, get_layer
+
+INLINE_LIMIT = 4096  # arrays with more values are embedded as base64 of their zlib-compressed bytes
+CLI_ARRAY_LIMIT = 64  # longer arrays are shown as @NAME.npy in the playground command of the header
+LINE = 100
+# The only module-level names a build function may use; trt, network, x and p are its arguments.
+BUILD_GLOBALS = frozenset({"np"})
+
+
+class NotSelfContained(RuntimeError):
+    """A layer's build function uses module-level names a standalone script would not have."""
+
+
+def build_source(layer: Layer) -> str:
+    """The source of `layer.build`, checked to use nothing beyond trt, np, network, x and p."""
+    fn = layer.build
+    names = _global_names(fn.__code__) - BUILD_GLOBALS - set(dir(builtins))
+    if names or fn.__code__.co_freevars:
+        raise NotSelfContained(
+            f"{layer.name}: build uses {', '.join(sorted(names | set(fn.__code__.co_freevars)))} from its module; "
+            f"an exported script has only trt, np and the arguments (network, x, p)")
+    source = textwrap.dedent(inspect.getsource(fn))
+    if not source.startswith("def "):
+        raise NotSelfContained(f"{layer.name}: build must be a plain def (no decorators, no lambda)")
+    return source
+
+
+def _global_names(code) -> set[str]:
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME", "STORE_GLOBAL")}
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names |= _global_names(const)
+    return names
+
+
+# -- literals ----------------------------------------------------------------------------------
+def _float(v) -> str:
+    """A literal that reads back as exactly this float32 value."""
+    v = np.float32(v)
+    if np.isnan(v):
+        return "np.nan"
+    if np.isinf(v):
+        return "np.inf" if v > 0 else "-np.inf"
+    short = str(v)  # NumPy's shortest repr that identifies the float32
+    if np.float32(float(short)).tobytes() == v.tobytes():
+        return short
+    return repr(float(v))  # the float32's exact value as a float64 repr: always reads back
+
+
+def _wrap(items: list[str], row: int, indent: str) -> list[str]:
+    """Lines of comma-separated items: one input row per line where it fits, else filled to LINE."""
+    if 1 < row and len(", ".join(items[:row])) + len(indent) + 4 <= LINE:
+        return [", ".join(items[i:i + row]) + "," for i in range(0, len(items), row)]
+    lines, current = [], ""
+    for item in items:
+        if current and len(indent) + 4 + len(current) + len(item) + 2 > LINE:
+            lines.append(current.rstrip())
+            current = ""
+        current += item + ", "
+    return lines + ([current.rstrip()] if current else [])
+
+
+def array_literal(a: np.ndarray, indent: str = "") -> str:
+    """`np.array([...], dtype=np.float32).reshape(shape)`, or `unpack("base64…", shape)` past INLINE_LIMIT."""
+    a = np.array(a, dtype=np.float32, order="C")  # not ascontiguousarray: it makes 0-d arrays 1-d
+    shape = tuple(int(d) for d in a.shape)
+    if a.size > INLINE_LIMIT:
+        text = base64.b64encode(zlib.compress(a.astype("<f4").tobytes(), 9)).decode("ascii")
+        width = LINE - len(indent) - 6
+        chunks = "\n".join(f'{indent}    "{text[i:i + width]}"' for i in range(0, len(text), width))
+        return f"unpack(\n{chunks},\n{indent}    {shape!r},\n{indent})"
+    items = [_float(v) for v in a.ravel()]
+    lines = _wrap(items, shape[-1] if shape else 0, indent)
+    body = ("[" + lines[0].rstrip(",") + "]" if len(lines) == 1
+            else "[\n" + "".join(f"{indent}    {line}\n" for line in lines) + f"{indent}]")
+    reshape = "" if len(shape) == 1 else f".reshape({shape!r})" if not shape else f".reshape{shape!r}"
+    return f"np.array({body}, dtype=np.float32){reshape}"
+
+
+def value_literal(value, indent: str = "") -> str:
+    if isinstance(value, np.ndarray):
+        return array_literal(value, indent)
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, tuple):
+        return repr(tuple(v.item() if isinstance(v, np.generic) else v for v in value))
+    if isinstance(value, float):
+        return repr(value) if np.isfinite(value) else f"float({str(value)!r})"
+    return repr(value)  # bool, int, str, None
+
+
+# -- the script ----------------------------------------------------------------------------------
+_UNPACK = '''
+
+def unpack(text, shape):
+    """float32 values embedded as base64 of their zlib-compressed little-endian bytes."""
+    return np.frombuffer(zlib.decompress(base64.b64decode(text)), dtype="<f4").astype(np.float32).reshape(shape)
+'''
+
+_RUNNER = '''
+
+
+class CannotRun(Exception):
+    """The engine was built, but this machine cannot run it (no cuda-python, no GPU, a GPU this TensorRT
+    does not support)."""
+
+
+RTX_HINT = ("TensorRT for RTX runs engines only on RTX-class GPUs: by default compute capability 8.6, 8.9 and "
+            "12.x (RTX 30, 40 and 50 series), Turing (7.5) with a device-specific build; data-center GPUs such as "
+            "the A100 or H100 need the full TensorRT (pip install tensorrt).")
+
+
+def cuda_check(cudart, result, what):
+    """Unpack cuda-python's (error, *values); raise RuntimeError naming the call and the error."""
+    error, *values = result if isinstance(result, tuple) else (result,)
+    if int(error) != 0:
+        name = cudart.cudaGetErrorName(error)[1]
+        raise RuntimeError(f"{what} failed: {name.decode() if isinstance(name, bytes) else name}")
+    return values[0] if len(values) == 1 else (tuple(values) or None)
+
+
+def run_on_gpu(logger, engine_bytes):
+    """Deserialize and run the engine once on `data`; the output array, or CannotRun saying why not."""
+    try:
+        from cuda.bindings import runtime as cudart  # cuda-python 12.6+ / 13
+    except ImportError as exc:
+        raise CannotRun(f"cuda-python is not installed ({exc})") from None
+    try:
+        if cuda_check(cudart, cudart.cudaGetDeviceCount(), "cudaGetDeviceCount") < 1:
+            raise CannotRun("no CUDA GPU on this machine")
+        props = cuda_check(cudart, cudart.cudaGetDeviceProperties(
+            cuda_check(cudart, cudart.cudaGetDevice(), "cudaGetDevice")), "cudaGetDeviceProperties")
+    except RuntimeError as exc:
+        raise CannotRun(f"no usable CUDA GPU ({exc})") from None
+    name = props.name.split(b"\\0", 1)[0].decode(errors="replace") if isinstance(props.name, bytes) else str(props.name)
+    gpu = f"{name.strip()} (compute capability {props.major}.{props.minor})"
+    hint = " " + RTX_HINT if trt.__name__ == "tensorrt_rtx" else ""
+    try:
+        engine = trt.Runtime(logger).deserialize_cuda_engine(engine_bytes)
+        context = engine.create_execution_context() if engine is not None else None
+    except Exception as exc:  # TensorRT raises or returns None on a GPU it does not support
+        engine = context = None
+        hint = f" ({exc}){hint}"
+    if context is None:
+        raise CannotRun(f"{trt.__name__} {trt.__version__} could not load the engine on {gpu}.{hint}")
+    try:
+        return execute(cudart, engine, context)
+    except Exception as exc:
+        raise RuntimeError(f"on {gpu}: {exc}.{hint}") from None
+    finally:
+        del context, engine
+
+
+def execute(cudart, engine, context):
+    """Copy `data` in, execute_async_v3 on a stream of our own, copy the output back; free everything."""
+    if engine.get_tensor_dtype(OUTPUT_NAME) != trt.DataType.FLOAT:
+        raise RuntimeError(f"the output is {engine.get_tensor_dtype(OUTPUT_NAME)}, not FLOAT")
+    output = np.empty(tuple(context.get_tensor_shape(OUTPUT_NAME)), dtype=np.float32)
+    host = {INPUT_NAME: np.ascontiguousarray(data, dtype=np.float32), OUTPUT_NAME: output}
+    to_device = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice
+    to_host = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost
+    device, stream = {}, None
+    try:
+        stream = cuda_check(cudart, cudart.cudaStreamCreate(), "cudaStreamCreate")
+        for tensor, array in host.items():
+            device[tensor] = cuda_check(cudart, cudart.cudaMalloc(max(array.nbytes, 1)), "cudaMalloc")
+            if not context.set_tensor_address(tensor, int(device[tensor])):
+                raise RuntimeError(f"set_tensor_address({tensor!r}) failed")
+        source = host[INPUT_NAME]
+        cuda_check(cudart, cudart.cudaMemcpyAsync(device[INPUT_NAME], source.ctypes.data, source.nbytes, to_device,
+                                                  stream), "cudaMemcpyAsync (to the GPU)")
+        if not context.execute_async_v3(int(stream)):
+            raise RuntimeError("execute_async_v3 failed")
+        cuda_check(cudart, cudart.cudaMemcpyAsync(output.ctypes.data, device[OUTPUT_NAME], output.nbytes, to_host,
+                                                  stream), "cudaMemcpyAsync (to the host)")
+        cuda_check(cudart, cudart.cudaStreamSynchronize(stream), "cudaStreamSynchronize")
+    finally:
+        if stream is not None:
+            cudart.cudaStreamSynchronize(stream)  # nothing queued may still use the buffers we free
+        for pointer in device.values():
+            cudart.cudaFree(pointer)
+        if stream is not None:
+            cudart.cudaStreamDestroy(stream)
+    return output
+
+
+def main(argv):
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--output", metavar="OUT.npy", help="also save the output computed on the GPU here")
+    output_path = parser.parse_args(argv).output
+    np.set_printoptions(precision=8, linewidth=200, suppress=True)
+    logger = trt.Logger(trt.Logger.WARNING)
+    builder = trt.Builder(logger)
+    network = builder.create_network(0)  # TensorRT 10+: explicit batch is the only mode, no flags
+    x = network.add_input(INPUT_NAME, trt.DataType.FLOAT, data.shape)
+    try:
+        y = BUILD(trt, network, x, p)
+    except Exception as exc:  # the Python API raises for a construction it refuses
+        print(f"error: TensorRT refused the network: {exc}", file=sys.stderr)
+        return 1
+    y.name = OUTPUT_NAME
+    network.mark_output(y)
+    output_shape = tuple(y.shape)
+    print("output shape:", output_shape)  # TensorRT's own shape inference, before the build
+    config = builder.create_builder_config()
+    config.builder_optimization_level = OPTIMIZATION_LEVEL
+    if not TF32:
+        config.clear_flag(trt.BuilderFlag.TF32)
+    serialized = builder.build_serialized_network(network, config)
+    if serialized is None:
+        print("error: TensorRT could not build the engine (its log above says why)", file=sys.stderr)
+        return 1
+    engine_bytes = bytes(memoryview(serialized))
+    print(f"engine: built by {trt.__name__} {trt.__version__}, {len(engine_bytes)} bytes")
+    print("inputH0 :", data.shape)
+    print(data)
+    try:
+        output = run_on_gpu(logger, engine_bytes)
+    except CannotRun as why:
+        print(f"outputH0: {output_shape}, not computed: the engine was built but cannot run here: {why}")
+        print("This script computes no NumPy reference; the playground shows one: " + PLAYGROUND_COMMAND)
+        return 0
+    except RuntimeError as exc:
+        print(f"error: running the engine failed {exc}", file=sys.stderr)
+        return 1
+    print("outputH0:", output.shape)
+    print(output)
+    if output_path:
+        np.save(output_path, output)
+        print(f"output saved to {output_path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
+'''
+
+
+def _param_text(param, value) -> str:
+    if isinstance(value, np.ndarray):
+        if value.size <= 12:
+            return f"[{', '.join(_float(v) for v in value.ravel())}] (shape {tuple(value.shape)})"
+        return f"array of shape {tuple(value.shape)}, {value.size} values (below)"
+    return param.to_text(value)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and np.array_equal(a, b)
+    return a == b
+
+
+def _same_params(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+
+
+def essential_params(layer: Layer, params: dict, shape: tuple) -> dict:
+    """The fewest of `params` that resolve to all of them (the rest are what defaults give anyway)."""
+    kept = dict(params)
+    for name in layer.param_names:
+        trial = {k: v for k, v in kept.items() if k != name}
+        try:
+            if _same_params(layer.resolve(trial, shape), params):
+                kept = trial
+        except Exception:  # without it the configuration is invalid: it stays
+            pass
+    return kept
+
+
+def playground_command(layer: Layer, params: dict, x: np.ndarray) -> str:
+    """The `python -m playground run` line for this configuration (parameters that differ from the defaults)."""
+    parts = ["python -m playground run", layer.name]
+    for name, value in essential_params(layer, params, x.shape).items():
+        if isinstance(value, np.ndarray) and value.size > CLI_ARRAY_LIMIT:
+            parts.append(f"--set {name}=@{name}.npy")
+        else:
+            parts.append(f"--set {name}={layer.param(name).to_text(value)}")
+    example = layer.example_input(layer.example_shape)
+    if x.shape != example.shape or not np.array_equal(x, example, equal_nan=True):
+        parts.append("--input input.npy")
+    return " ".join(parts)
+
+
+def _describe_input(layer: Layer, x: np.ndarray) -> str:
+    if np.array_equal(x, layer.example_input(x.shape), equal_nan=True):
+        return "the layer's spec pattern" + ("" if x.shape == layer.example_shape else " at this shape")
+    return "given values"
+
+
+def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray | None = None) -> str:
+    """A self-contained Python script that builds (and where it can, runs) exactly this configuration.
+
+    Raises ValidationError for parameters the playground would refuse, and NotSelfContained if the
+    layer's build function needs more than trt, np and its arguments.
+    """
+    layer = get_layer(layer_name)
+    raw_params = raw_params or {}
+    x = layer.example_input(layer.example_shape) if x is None else np.ascontiguousarray(x, dtype=np.float32)
+    params = layer.resolve(raw_params, x.shape)
+    source = build_source(layer)
+    unused = set(layer.unused(params))
+    settings = BuildSettings.from_env()
+    command = playground_command(layer, params, x)
+
+    width = max(len(p.name) for p in layer.params)
+    header = [
+        "#!/usr/bin/env python3",
+        f"# TensorRT Layer Playground export: {layer.title} (`{layer.name}`)",
+        f"# {layer.summary}",
+    ]
+    if layer.formula:
+        header.append(f"# {layer.formula(params)}")
+    header += [
+        "#",
+        "# Builds a one-layer TensorRT network with exactly this configuration, prints TensorRT's output",
+        "# shape ('output shape: (...)'), and where a GPU that this TensorRT supports is present, runs the",
+        "# engine and prints input and output the spec's way (inputH0 / outputH0).",
+        "#",
+        f"# Input '{INPUT_NAME}': float32 {tuple(x.shape)}, {_describe_input(layer, x)}",
+        "# Parameters:",
+    ]
+    for param in layer.params:
+        flag = "   (not used by this configuration)" if param.name in unused else ""
+        header.append(f"#   {param.name:<{width}} = {_param_text(param, params[param.name])}{flag}")
+    header += [
+        "#",
+        "# Run:    python THIS_SCRIPT.py [--output OUT.npy]   (--output saves the GPU output as .npy)",
+        "# Needs:  numpy; tensorrt (10 or later) or tensorrt_rtx. Running the engine also needs cuda-python",
+        "#         (cuda.bindings, 12.6 or later) and a GPU that TensorRT supports; without one the script",
+        "#         builds the engine, prints the output shape and says why it cannot run it.",
+        "# Exit:   0 built (and run where possible); 1 TensorRT refused the network or the run failed.",
+        "# The same configuration in the playground:",
+        f"#   {command}",
+    ]
+    embedded = x.size > INLINE_LIMIT or any(isinstance(v, np.ndarray) and v.size > INLINE_LIMIT
+                                           for v in params.values())
+    imports = ["import argparse"] + (["import base64"] if embedded else []) + ["import sys"] + (
+        ["import zlib"] if embedded else [])
+    body = [
+        f'"""Build, and where a GPU allows run, one {layer.title} layer exactly as configured in the\n'
+        'TensorRT Layer Playground."""',
+        "",
+        *imports,
+        "",
+        "import numpy as np",
+        "",
+        "try:",
+        "    import tensorrt as trt",
+        "except ImportError:  # TensorRT for RTX: the same API under another name",
+        "    import tensorrt_rtx as trt",
+        "",
+        f"INPUT_NAME, OUTPUT_NAME = {INPUT_NAME!r}, {OUTPUT_NAME!r}",
+        f"OPTIMIZATION_LEVEL = {settings.optimization_level}  # the playground's builder setting "
+        "(TensorRT's own default is 3)",
+        f"TF32 = {TF32}  # as the playground builds; False: exact float32 convolutions on Ampere and later GPUs",
+        f"PLAYGROUND_COMMAND = {command!r}",
+    ]
+    if embedded:
+        body.append(_UNPACK.rstrip("\n"))
+    body += ["", "", f"data = {array_literal(x)}", "", "p = {"]
+    for param in layer.params:
+        comment = "  # not used by this configuration" if param.name in unused else ""
+        body.append(f"    {param.name!r}: {value_literal(params[param.name], '    ')},{comment}")
+    body += [
+        "}",
+        "",
+        "",
+        f"# The network construction, copied from the playground's declaration of `{layer.name}`",
+        f"# ({inspect.getsourcefile(layer.build).rsplit('/', 2)[-2]}/"
+        f"{inspect.getsourcefile(layer.build).rsplit('/', 1)[-1]}).",
+        source.rstrip("\n"),
+        "",
+        "",
+        f"BUILD = {layer.build.__name__}",
+    ]
+    script = "\n".join(header + body) + _RUNNER
+    compile(script, f"<export of {layer.name}>", "exec")  # a broken script is our bug: fail here, not later
+    return script
+
+
+# -- the CLI subcommand ------------------------------------------------------------------------------
+def add_export_command(subparsers):
+    """Register `export LAYER [--preset NAME] [--set NAME=VALUE]... [--input X.npy] [--out script.py]`."""
+    cmd = subparsers.add_parser(
+        "export", help="write a standalone Python script that builds (and where possible runs) one configuration",
+        description="Write a standalone Python script (no playground import) for one layer configuration.")
+    cmd.add_argument("layer", choices=list(LAYERS))
+    cmd.add_argument("--preset", help="start from one of the spec's examples (see playground.presets); "
+                                      "--set and --input override it")
+    cmd.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                     help="a parameter: number, comma list, enum member, true/false, preset, or @FILE.npy")
+    cmd.add_argument("--input", help="input tensor (.npy); default: the preset's or the layer's spec example")
+    cmd.add_argument("--out", help="write the script here (default: standard output)")
+    cmd.set_defaults(func=cmd_export)
+    return cmd
+
+
+def cmd_export(args) -> int:
+    from .cli import load_input, parse_sets  # here, not at import: cli may import this module
+    from .errors import PlaygroundError, ValidationError
+
+    try:
+        raw, x = {}, None
+        if args.preset:
+            from . import presets
+
+            try:
+                preset = presets.find(args.layer, args.preset)
+            except KeyError as exc:
+                raise ValidationError(args.layer, "--preset", exc.args[0]) from None
+            raw, x = dict(preset.params), presets.input_for(preset)
+        raw.update(parse_sets(args.layer, args.set))
+        if args.input:
+            x = load_input(args.input)
+        script = export_script(args.layer, raw, x)
+    except ValidationError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except (PlaygroundError, NotSelfContained) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    if not args.out:
+        sys.stdout.write(script)
+        return 0
+    try:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(script)
+    except OSError as exc:
+        print(f"error: could not write {args.out} ({exc})", file=sys.stderr)
+        return 1
+    print(f"wrote {args.out}: run it with `python {args.out}`")
+    return 0
