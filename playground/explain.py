@@ -221,8 +221,9 @@ def conv_cell_products(x: np.ndarray, params: dict, out_index, reference_output:
     }
 
 
-def conv_products_table(cell: dict, rank: int | None = None) -> list[dict]:
-    """conv_cell_products' taps as table rows (one per tap), for display."""
+def conv_products_table(cell: dict) -> list[dict]:
+    """conv_cell_products' taps as table rows (one per tap), for display: the input channel and coordinates
+    (c, [d,] h, w; outside the input = padding), the kernel position, x, the weight and their product."""
     rows = []
     for t in cell["taps"]:
         names = AXIS_NAMES[len(t["input"])]
@@ -231,8 +232,8 @@ def conv_products_table(cell: dict, rank: int | None = None) -> list[dict]:
         row["kernel"] = "(" + ", ".join(map(str, t["kernel"])) + ")"
         row["padding"] = t["padding"]
         if cell["int8"]:
-            row["x int8"], row["w int8"] = t["x_int8"], t["w_int8"]
-        row.update({"x": t["x"], "w": t["w"], "x·w": t["product"]})
+            row["x int8"], row["weight int8"] = t["x_int8"], t["w_int8"]
+        row.update({"x": t["x"], "weight": t["w"], "x·weight": t["product"]})
         rows.append(row)
     return rows
 

@@ -248,8 +248,14 @@ def tensor_figure(
             shapes.append(_rect(ref, selected[1], selected[2], th.selected_color, th.outline_width * 1.5))
         # Matrix orientation (row 0 on top), square cells; the domain shrinks rather than the range
         # growing, so a stretched container never shows empty axis around the tensor.
-        axes[f"xaxis{ref}"] = dict(constrain="domain", constraintoward="right" if own_cbar else "center")
-        axes[f"yaxis{ref}"] = dict(autorange="reversed", constrain="domain", constraintoward="top",
+        # Explicit ranges: exactly the cells, widened only for highlighted padding cells (an autorange
+        # would also grow around the clickable markers and shrink the cells under their numbers).
+        cells = list((highlight or {}).get(i, ())) + [(0, 0), (H - 1, W - 1)]
+        rows, cols = [c[0] for c in cells], [c[1] for c in cells]
+        axes[f"xaxis{ref}"] = dict(constrain="domain", constraintoward="right" if own_cbar else "center",
+                                   range=[min(cols) - 0.5, max(cols) + 0.5], autorange=False)
+        axes[f"yaxis{ref}"] = dict(range=[max(rows) + 0.5, min(rows) - 0.5], autorange=False, constrain="domain",
+                                   constraintoward="top",
                                    **(dict(scaleanchor=f"x{ref}", scaleratio=1) if g.square else {}))
     for i in range(len(sl), g.rows * g.cols):  # empty cells of the last row
         axes[f"xaxis{i + 1}"] = axes[f"yaxis{i + 1}"] = dict(visible=False)

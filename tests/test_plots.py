@@ -50,10 +50,18 @@ def test_slices_labels_and_rank_check():
         slices(np.zeros(3))
 
 
+def test_clickable_markers_do_not_widen_the_axes_but_padding_highlights_do():
+    fig, _ = tensor_figure(ramp((1, 1, 4, 5)), title="t", clickable=True)
+    assert tuple(fig.layout.xaxis.range) == (-0.5, 4.5) and tuple(fig.layout.yaxis.range) == (3.5, -0.5)
+    fig, _ = tensor_figure(ramp((1, 1, 4, 5)), title="t", highlight={0: [(-1, -1), (0, 0)]})
+    assert tuple(fig.layout.xaxis.range) == (-1.5, 4.5) and tuple(fig.layout.yaxis.range) == (3.5, -1.5)
+
+
 def test_matrix_orientation_square_cells_no_grid():
     fig, _ = tensor_figure(ramp((1, 1, 6, 6)), title="t")
     ya, xa = fig.layout.yaxis, fig.layout.xaxis
-    assert ya.autorange == "reversed" and ya.scaleanchor == "x"
+    # Row 0 on top: the y range runs from the last row down to the first, exactly around the cells.
+    assert tuple(ya.range) == (5.5, -0.5) and tuple(xa.range) == (-0.5, 5.5) and ya.scaleanchor == "x"
     assert xa.showgrid is False and ya.showgrid is False
     assert fig.layout.height > 0 and fig.layout.width > 0
 
@@ -215,8 +223,3 @@ def test_comparison_bars():
     assert fig.layout.yaxis.autorange == "reversed" and fig.layout.xaxis.title.text == "ms"
 
 
-def test_png_export_when_kaleido_available(tmp_path):
-    pytest.importorskip("kaleido")
-    fig, _ = tensor_figure(ramp((1, 2, 6, 6)), title="t")
-    png = fig.to_image(format="png")
-    assert png[:8] == b"\x89PNG\r\n\x1a\n"

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from .. import explain, plots, style
+from .. import core, explain, plots, style
 
 MAX_CURVE_MARKS = 2000  # distinct (x, y) marks on the transfer curve; more are strided
 
@@ -66,11 +66,18 @@ def _layers_frame(layers: list[dict]) -> pd.DataFrame:
                          for l in layers], columns=["name", "type", "tactic"])
 
 
-def leaky_relu_extra(evaluation, view) -> None:
-    import playground.core as core
+def _engine_cache():
+    """The page's process-wide engine cache (ui.state), so the three builds share its memory; else core's."""
+    try:
+        from .state import engine_cache
+    except ImportError:
+        return None
+    return engine_cache()
 
+
+def leaky_relu_extra(evaluation, view) -> None:
     alpha = evaluation.params["alpha"]
-    evaluate_fn = functools.partial(core.evaluate, backend=evaluation.backend)
+    evaluate_fn = functools.partial(core.evaluate, backend=evaluation.backend, cache=_engine_cache())
     cmp = explain.leaky_comparison(evaluation.input, alpha, evaluate_fn)
     names = cmp["constructions"]
     st.markdown(f"The three constructions of Leaky ReLU with alpha = {explain.num(alpha)}, on the same input:")
@@ -138,8 +145,9 @@ def conv_index_names(rank: int) -> tuple[str, ...]:
 
 
 def index_from_point(point: dict, customdata_by_curve: dict[int, np.ndarray], rank: int) -> tuple[int, ...] | None:
-    """The output index a plotly selection point stands for: its customdata (n, k, [d,] h, w), or, where the
-    frontend left that out, the clicked trace's customdata row at point_index. None for anything else."""
+    """The output index a plotly selection point stands for: its customdata (n, k, [d,] h, w) (a list, or the
+    {"0": n, "1": k, ...} dict that st.plotly_chart actually reports), or, where the frontend left customdata
+    out, the clicked trace's customdata row at point_index. None for anything else."""
     data = point.get("customdata")
     if data is None:
         rows = customdata_by_curve.get(point.get("curve_number"))
@@ -147,6 +155,11 @@ def index_from_point(point: dict, customdata_by_curve: dict[int, np.ndarray], ra
         if rows is None or i is None or not 0 <= int(i) < len(rows):
             return None
         data = rows[int(i)]
+    if isinstance(data, dict):  # the frontend sends an array's customdata as {"0": n, "1": k, ...}
+        try:
+            data = [data[i] for i in sorted(data, key=int)]
+        except (TypeError, ValueError):
+            return None
     try:
         index = tuple(int(v) for v in data)
     except (TypeError, ValueError):
@@ -157,8 +170,8 @@ def index_from_point(point: dict, customdata_by_curve: dict[int, np.ndarray], ra
 def _click_handler(customdata_by_curve: dict[int, np.ndarray], rank: int) -> Callable[[], None]:
     """on_select callback: runs before the rerun, so it may set the index inputs' state."""
     def on_select() -> None:
-        state = st.session_state.get(CONV_PLOT_KEY)
-        points = (state or {}).get("selection", {}).get("points", []) if state else []
+        state = st.session_state.get(CONV_PLOT_KEY) or {}
+        points = (state.get("selection") or {}).get("points") or []
         for point in points[:1]:
             index = index_from_point(point, customdata_by_curve, rank)
             if index is not None:
@@ -208,12 +221,9 @@ def convolution_extra(evaluation, view) -> None:
     customdata = {i: np.asarray(t.customdata) for i, t in enumerate(out_fig.data) if t.customdata is not None}
     in_fig, _ = plots.tensor_figure(x, title=f"Input: the window of output {index}", shared_scale=shared,
                                     theme=theme, highlight=cell["window"])
-    left, right = st.columns(2)
-    with left:
-        _chart(out_fig, CONV_PLOT_KEY, on_select=_click_handler(customdata, len(out_shape)),
-               selection_mode="points")
-    with right:
-        _chart(in_fig, _key("convolution", "in_plot"))
+    # One above the other: each figure is laid out at its own pixel size, which a column would squeeze.
+    _chart(out_fig, CONV_PLOT_KEY, on_select=_click_handler(customdata, len(out_shape)), selection_mode="points")
+    _chart(in_fig, _key("convolution", "in_plot"))
 
     shown = float(evaluation.output[index]) if evaluation.output.shape == out_shape else None
     st.markdown(f"**{cell['text']}**")

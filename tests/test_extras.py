@@ -1,0 +1,245 @@
+"""playground.ui.extras through Streamlit's AppTest, each with a real Evaluation from core.evaluate."""
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from playground import core, explain
+from playground.ui import extras
+
+TIMEOUT = 30
+
+
+def _script(layer):
+    """The app: one layer's extra, its raw parameters from session state (so a test can change them)."""
+    from types import SimpleNamespace
+
+    import streamlit as st
+
+    from playground import core, style
+    from playground.ui.extras import EXTRAS
+
+    evaluation = core.evaluate(layer, st.session_state.get("raw", {}))
+    EXTRAS[layer](evaluation, SimpleNamespace(shared_scale=True, presenter=False, theme=style.DEFAULT))
+
+
+def run(layer, raw=None):
+    at = AppTest.from_function(_script, args=(layer,), default_timeout=TIMEOUT)
+    if raw:
+        at.session_state["raw"] = raw
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def sigma(at):
+    found = [m.value for m in at.markdown if "Σ =" in m.value]
+    assert len(found) == 1, found
+    return found[0]
+
+
+def keys(at, kind):
+    return [w.key for w in getattr(at, kind)]
+
+
+def test_every_layer_has_an_extra_and_keys_follow_the_scheme():
+    assert set(extras.EXTRAS) >= {"activation", "leaky_relu", "prelu", "scale", "convolution"}
+    at = run("convolution")
+    assert keys(at, "number_input") == [f"convolution.extra.{n}" for n in "nkhw"]
+
+
+def test_activation_shows_the_formula():
+    at = run("activation", {"type": "CLIP"})
+    assert [c.value for c in at.code] == ["y = max((-2), min(2, x))"]
+    at = run("activation", {"type": "LEAKY_RELU", "alpha": 0.25})
+    assert at.code[0].value == "y = x if x ≥ 0 else 0.25·x"
+
+
+def test_leaky_relu_compares_three_constructions():
+    at = run("leaky_relu", {"alpha": 0.2})
+    text = " ".join(m.value for m in at.markdown)
+    for label in explain.CONSTRUCTION_LABELS.values():
+        assert label in text
+    assert at.success and "agree" in at.success[0].value
+    diff = at.dataframe[-1].value  # the pairwise max-difference table
+    assert list(diff.columns) == ["activation", "parametric_relu", "scale_relu_sum"]
+    if core.detect().can_build:
+        assert len(at.dataframe) == 4  # each construction's engine layers, then the differences
+        assert list(at.dataframe[0].value.columns) == ["name", "type", "tactic"]
+
+
+def test_leaky_relu_latency_bars_and_fusion_note_where_a_gpu_timed_them(monkeypatch):
+    real = core.evaluate
+    fake_ms = {"activation": 0.011, "parametric_relu": 0.019, "scale_relu_sum": 0.012}
+
+    def timed(layer, raw=None, x=None, **kw):  # as on a GPU that runs the engines
+        result = real(layer, raw, x, **kw)
+        result.latency_ms = fake_ms[result.params["construction"]]
+        return result
+
+    monkeypatch.setattr(core, "evaluate", timed)
+    at = run("leaky_relu")
+    assert at.info and at.info[0].value == explain.PRELU_FUSION_NOTE
+    assert len(at.get("plotly_chart")) == 4  # three outputs and the latency bars
+    at = AppTest.from_function(_script, args=("leaky_relu",), default_timeout=TIMEOUT)
+    monkeypatch.setattr(core, "evaluate", real)
+    at.run()
+    assert not at.info and any(explain.PRELU_FUSION_NOTE in c.value for c in at.caption)
+    assert len(at.get("plotly_chart")) == 3
+
+
+def test_prelu_shows_the_broadcast():
+    at = run("prelu")
+    assert "slopes (1, 3, 1, 1) broadcast over input (1, 3, 3, 3)" in at.markdown[0].value
+    assert at.code[0].value == "slopes(1, 3, 1, 1) = [0.5, 1, 2]"
+
+
+def test_scale_formula_nan_note_and_coefficient_table():
+    at = run("scale")
+    assert at.code[0].value == "y = (x·0.5 + (-7))^1" and not at.warning
+    at = run("scale", {"power": 0.5, "mode": "CHANNEL"})
+    assert at.warning and at.warning[0].value.startswith("13 of 27 output cells are NaN")
+    assert list(at.dataframe[0].value["applies to"]) == ["C = 0", "C = 1", "C = 2"]
+
+
+def test_convolution_shape_table_and_default_cell():
+    at = run("convolution")
+    table = at.dataframe[0].value
+    assert list(table["axis"]) == ["H", "W"] and list(table["output"]) == [4, 7]
+    assert table["formula"][0] == "floor((6 + 0 + 0 − 3) / 1) + 1 = 4"
+    assert any("In force now" in m.value for m in at.markdown)
+    assert sigma(at).startswith("**Σ = 12345.68:")
+    products = at.dataframe[-1].value
+    assert list(products["w"]) == [0, 1, 2] * 3 and list(products["weight"])[:2] == [10000, 1000]
+    assert len(products) == 9 and products["x·weight"].sum() == pytest.approx(12345.6789, rel=1e-6)
+
+
+def test_convolution_cell_index_inputs_change_the_sum():
+    at = run("convolution")
+    at.number_input(key="convolution.extra.w").set_value(1).run()
+    assert not at.exception
+    assert sigma(at).startswith("**Σ = 23156.49:")  # the spec table: window 2 3 1 / 5 6 4 / 8 9 7
+    at.number_input(key="convolution.extra.h").set_value(1).run()
+    x = core.evaluate("convolution").reference
+    assert sigma(at).startswith(f"**Σ = {explain.num(x[0, 0, 1, 1])}:")
+
+
+def test_convolution_int8_groups_3d_and_a_shrinking_output():
+    at = run("convolution", {"int8": True})
+    assert sigma(at).startswith("**Σ = 726:")
+    assert {"x int8", "weight int8"} <= set(at.dataframe[-1].value.columns)
+
+    at = run("convolution", {"num_output_maps": 2, "num_groups": 1, "stride_nd": 1})
+    at.number_input(key="convolution.extra.w").set_value(6).run()
+    at.session_state["raw"] = {"num_output_maps": 2, "stride_nd": 2}  # W out: 7 → 4
+    at.run()
+    assert not at.exception and at.number_input(key="convolution.extra.w").value == 3
+
+    x = np.random.default_rng(0).uniform(-1, 1, (1, 2, 3, 4, 5)).astype(np.float32)
+    p = {"num_output_maps": 2, "num_groups": 2, "kernel": "random", "padding_nd": 1}
+    at = AppTest.from_function(_script_3d, args=(x, p), default_timeout=TIMEOUT).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert keys(at, "number_input") == [f"convolution.extra.{n}" for n in "nkdhw"]
+    at.number_input(key="convolution.extra.k").set_value(1).run()
+    expected = core.evaluate("convolution", p, x).reference[0, 1, 0, 0, 0]
+    assert sigma(at).startswith(f"**Σ = {explain.num(expected)}:") and "input channel 1" in sigma(at)
+    assert list(at.dataframe[0].value["axis"]) == ["D", "H", "W"]
+
+
+def _script_3d(x, p):
+    from types import SimpleNamespace
+
+    from playground import core
+    from playground.ui.extras import EXTRAS
+
+    EXTRAS["convolution"](core.evaluate("convolution", p, x), SimpleNamespace(shared_scale=False, presenter=True))
+
+
+def test_a_click_on_the_output_picks_the_cell():
+    # What st.plotly_chart reports for a click on the invisible scatter over the heatmap cells.
+    assert extras.index_from_point({"curve_number": 1, "point_index": 3, "customdata": [0, 1, 2, 3]}, {}, 4) == (0, 1, 2, 3)
+    # what the frontend really sends (seen in Chromium): the customdata row as a dict keyed "0", "1", ...
+    point = {"curve_number": 3, "point_index": 0, "customdata": {"0": 0, "1": 1, "3": 5, "2": 2, "4": 7}}
+    assert extras.index_from_point(point, {}, 5) == (0, 1, 2, 5, 7)
+    rows = {1: np.array([[0, 0, 0, 0], [0, 0, 0, 1]])}
+    assert extras.index_from_point({"curve_number": 1, "point_index": 1}, rows, 4) == (0, 0, 0, 1)
+    assert extras.index_from_point({"curve_number": 0, "point_index": 1}, rows, 4) is None  # the heatmap itself
+    assert extras.index_from_point({"customdata": [0, 0, 1]}, rows, 4) is None
+
+
+def test_the_clickable_output_figure_carries_full_indices():
+    from playground import plots
+
+    y = core.evaluate("convolution", {"num_output_maps": 2}).output
+    fig, _ = plots.tensor_figure(y, title="t", clickable=True)
+    data = np.concatenate([np.asarray(t.customdata) for t in fig.data if t.customdata is not None])
+    assert data.shape == (y.size, 4)
+    assert {tuple(r) for r in data.tolist()} == set(np.ndindex(y.shape))
+
+
+# ------------------------------------------------------------------------------ a real browser
+BROWSER_APP = """
+import sys
+sys.path.insert(0, {root!r})
+from types import SimpleNamespace
+from playground import core, style
+from playground.ui.extras import EXTRAS
+EXTRAS["convolution"](core.evaluate("convolution", {{"num_output_maps": 2}}),
+                      SimpleNamespace(shared_scale=True, presenter=False, theme=style.DEFAULT))
+"""
+
+CELL_CENTRE_JS = """([i, h, w]) => {
+    const gd = document.querySelectorAll('.js-plotly-plot')[0];
+    const xa = gd._fullLayout['xaxis' + (i ? i + 1 : '')], ya = gd._fullLayout['yaxis' + (i ? i + 1 : '')];
+    const r = gd.getBoundingClientRect();
+    return [r.left + xa._offset + xa.d2p(w), r.top + ya._offset + ya.d2p(h)];
+}"""
+
+
+@pytest.mark.browser
+def test_clicking_an_output_cell_in_chromium(tmp_path):
+    """Streamlit + Chromium: a click on an output cell sets the index inputs and the Σ of that cell."""
+    import pathlib
+    import shutil
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    playwright = pytest.importorskip("playwright.sync_api")
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        pytest.skip("no system Chromium")
+    root = str(pathlib.Path(__file__).resolve().parent.parent)
+    app = tmp_path / "app.py"
+    app.write_text(BROWSER_APP.format(root=root))
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
+                               "--server.port", str(port), "--browser.gatherUsageStats", "false"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    y = core.evaluate("convolution", {"num_output_maps": 2}).reference
+    try:
+        with playwright.sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+            page = browser.new_page(viewport={"width": 1400, "height": 2000})
+            for _ in range(60):  # the server needs a moment to listen
+                try:
+                    page.goto(f"http://127.0.0.1:{port}")
+                    break
+                except playwright.Error:
+                    time.sleep(0.5)
+            sigma = page.locator("text=/Σ = /").first
+            sigma.wait_for(timeout=30000)
+            page.wait_for_selector(".js-plotly-plot")
+            for k, h, w in ((1, 2, 5), (0, 3, 1)):
+                x, yy = page.evaluate(CELL_CENTRE_JS, [k, h, w])
+                page.mouse.click(x, yy)
+                expected = f"Σ = {explain.num(y[0, k, h, w])}:"
+                page.wait_for_function("t => document.body.innerText.includes(t)", arg=expected, timeout=15000)
+                values = [page.get_by_label(name, exact=True).input_value() for name in ("k (output map)", "h", "w")]
+                assert values == [str(k), str(h), str(w)]
+            browser.close()
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
