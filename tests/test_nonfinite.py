@@ -1,0 +1,29 @@
+"""NaN and ±Inf: data in an input is shown, never an error; in a parameter it is refused by name."""
+import numpy as np
+import pytest
+
+from playground.cache import EngineCache
+from playground.core import evaluate
+from playground.errors import ValidationError
+from playground.layers import LAYERS, get_layer
+
+
+@pytest.mark.parametrize("name", LAYERS)
+def test_nonfinite_input_flows_through_every_layer(name, tmp_path):
+    layer = get_layer(name)
+    x = layer.example_input(layer.example_shape).copy()
+    x.flat[0], x.flat[1], x.flat[2] = np.nan, np.inf, -np.inf
+    r = evaluate(name, {}, x, cache=EngineCache(tmp_path))  # pytest.ini turns RuntimeWarnings into errors
+    assert r.error is None and r.output.shape == r.reference.shape
+    assert np.isnan(r.output).any()  # the NaN cell reaches the output (through the kernel for convolution)
+
+
+@pytest.mark.parametrize("name", LAYERS)
+@pytest.mark.parametrize("bad", ["nan", "inf", "-inf"])
+def test_nonfinite_parameters_are_refused_by_name(name, bad):
+    layer = get_layer(name)
+    numeric = [p for p in layer.params if p.kind in ("float", "array")]
+    for p in numeric:
+        with pytest.raises(ValidationError) as info:
+            layer.resolve({p.name: bad}, layer.example_shape)
+        assert info.value.param == p.name and "finite" in info.value.rule
