@@ -87,15 +87,15 @@ def chromium(playwright=None):
         yield browser
 
 
-def wait_until_idle(page, timeout_ms: float = 60_000, settle_ms: int = 300) -> None:
-    """Wait until the app has finished running: the app view is there and no run is in progress."""
-    page.wait_for_selector('[data-testid="stApp"]', timeout=timeout_ms)
+def wait_until_idle(page, timeout_ms: float = 60_000, settle_ms: int = 400) -> None:
+    """Wait until the app has finished its run: content is drawn, and for `settle_ms` on end there is
+    no run in progress (Streamlit's status widget), no placeholder skeleton and no stale element."""
+    page.wait_for_selector('[data-testid="stMain"] [data-testid="stElementContainer"]', timeout=timeout_ms)
     deadline = time.monotonic() + timeout_ms / 1e3
     quiet_since = None
     while time.monotonic() < deadline:
-        running = page.locator(RUNNING).count() > 0 and page.locator(RUNNING).first.is_visible()
-        stale = page.locator('[data-stale="true"]').count() > 0
-        if running or stale:
+        busy = page.evaluate(_BUSY_JS)
+        if busy:
             quiet_since = None
         elif quiet_since is None:
             quiet_since = time.monotonic()
@@ -103,3 +103,11 @@ def wait_until_idle(page, timeout_ms: float = 60_000, settle_ms: int = 300) -> N
             return
         page.wait_for_timeout(50)
     raise TimeoutError("the app was still running after {:.0f} s".format(timeout_ms / 1e3))
+
+
+_BUSY_JS = f"""() => {{
+  const running = document.querySelector('{RUNNING}');
+  return Boolean((running && running.offsetParent !== null)
+    || document.querySelector('[data-testid="stSkeleton"]')
+    || document.querySelector('[data-stale="true"]'));
+}}"""
