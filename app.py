@@ -1,6 +1,16 @@
-"""Streamlit entry point: `streamlit run app.py`."""
+"""Streamlit entry point: `streamlit run app.py`. Home, then one page per declared layer.
+
+The page files live in app_pages/, not pages/: with a pages/ folder beside the main script,
+Streamlit runs its legacy folder navigation (no wide layout, an "app" page) for the first
+script run of a fresh server, until st.navigation has been called once.
+"""
 import streamlit as st
 
-st.set_page_config(page_title="TensorRT Layer Playground", page_icon="🧪", layout="wide")
-st.title("TensorRT Layer Playground")
-st.write("The pages arrive with the UI; the core is usable now: `python -m playground run convolution`.")
+from playground.layers import LAYERS
+from playground.ui.page import HOME_ICON, ICONS, SIDEBAR_PX, page_path
+
+st.set_page_config(page_title="TensorRT Layer Playground", page_icon="🧪", layout="wide",
+                   initial_sidebar_state=SIDEBAR_PX)
+pages = [st.Page(page_path("home"), title="Home", icon=HOME_ICON, default=True)]
+pages += [st.Page(page_path(name), title=layer.title, icon=ICONS[name], url_path=name) for name, layer in LAYERS.items()]
+st.navigation(pages, position="top").run()

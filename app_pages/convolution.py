@@ -1,0 +1,3 @@
+from playground.ui.page import layer_page
+
+layer_page("convolution")

@@ -1,0 +1,3 @@
+from playground.ui.page import home_page
+
+home_page()

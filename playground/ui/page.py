@@ -1,0 +1,254 @@
+"""The home page and the layer pages: every file in app_pages/ calls one function here."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+import numpy as np
+import streamlit as st
+
+from .. import plots, style
+from ..core import Evaluation, evaluate
+from ..errors import ValidationError
+from ..inputs import InputError
+from ..layers import LAYERS, get_layer
+from . import state, widgets
+from .state import ViewOptions
+
+PAGES_DIR = "app_pages"  # not pages/: see app.py
+HOME_ICON = ":material/home:"
+ICONS = {"activation": ":material/show_chart:", "prelu": ":material/trending_up:",
+         "leaky_relu": ":material/call_split:", "scale": ":material/tune:", "convolution": ":material/grid_on:"}
+PRESENTER_FONT_PX = 20  # Streamlit's default is 16
+SIDEBAR_PX = 360  # room for a 3 × 3 kernel table
+PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d"],
+               "toImageButtonOptions": {"format": "png", "scale": 2}}  # crisp documentation screenshots
+STATUS_TEXT = {"built": "built now", "cached": "from cache", "failed": "failed", "not_built": "not built"}
+
+
+def page_path(layer: str) -> str:
+    return f"{PAGES_DIR}/{layer}.py"
+
+
+# -- layer pages ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Problem:
+    message: str
+    param: str | None  # the parameter or input control it names, if any
+    slot: Any = None  # the placeholder under that control
+
+
+def guarded(draw: Callable[[], None]) -> None:
+    """Run a page; a bug shows as one error line, never as a traceback in front of a room."""
+    try:
+        draw()
+    except Exception as exc:  # Streamlit's rerun/stop signals are BaseExceptions and pass through
+        st.error(f"Unexpected error ({type(exc).__name__}): {exc}", icon=":material/error:")
+
+
+def layer_page(name: str) -> None:
+    guarded(lambda: _layer_page(name))
+
+
+def _layer_page(name: str) -> None:
+    layer = get_layer(name)
+    with st.sidebar:
+        params_tab, input_tab, view_tab = st.tabs(["Parameters", "Input", "View"])
+    with input_tab:  # drawn first: the parameters' defaults and presets depend on the input shape
+        inp = widgets.input_controls(layer)
+    with params_tab:
+        form = widgets.param_controls(layer, inp.shape)
+    with view_tab:
+        view = widgets.view_controls(layer)
+
+    if view.presenter:  # the page's own text grows with the figures (rem-based: everything scales)
+        st.html(f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }}</style>")
+    current, problem = _evaluate(layer.name, form, inp)
+    if problem and problem.slot is not None:
+        problem.slot.error(problem.message, icon=":material/error:")
+    if current is not None:
+        state.remember(name, current)
+    shown = current or state.last_good(name)
+
+    st.title(layer.title, anchor=False)
+    st.markdown(layer.summary)
+    if shown is not None and layer.formula:
+        with st.container(border=True):
+            st.markdown(f"#### {layer.formula(shown.params)}")
+    if problem:
+        where = f" — fix **{problem.param}** in the sidebar." if problem.slot is not None else ""
+        if problem.slot is not None and problem.param not in form.slots:
+            where = f" — fix **{problem.param}** in the sidebar's Input tab."
+        st.error(problem.message + where, icon=":material/error:")
+    if shown is None:
+        st.info("No valid configuration yet: fix the parameter above to see the output.")
+        return
+    if problem:
+        st.warning("Stale — showing the last valid configuration.", icon=":material/history:")
+    if shown.error:
+        st.error(f"TensorRT could not build this configuration; the output is the NumPy reference. "
+                 f"TensorRT said: {shown.error}", icon=":material/build:")
+    _tensors(shown, view)
+    for note in shown.messages:
+        st.info(note, icon=":material/info:")
+    _extras(layer.name, shown, view)
+    _engine_panel(shown)
+
+
+def _evaluate(layer: str, form: widgets.ParamForm, inp: widgets.InputForm) -> tuple[Evaluation | None, Problem | None]:
+    try:
+        if inp.error is not None:
+            raise inp.error
+        return evaluate(layer, form.raw, inp.x, backend=state.backend(), cache=state.engine_cache()), None
+    except ValidationError as exc:
+        slot = form.slots.get(exc.param) or inp.slot_for(exc.param)
+        return None, Problem(str(exc), exc.param, slot)
+    except InputError as exc:
+        return None, Problem(str(exc), exc.param, inp.slot_for(exc.param))
+    except Exception as exc:  # anything else is a bug, but the page must still answer, not crash
+        return None, Problem(f"Unexpected error ({type(exc).__name__}): {exc}", None)
+
+
+@st.cache_data(max_entries=48, show_spinner=False)
+def _figure(t: np.ndarray, title: str, shared_scale: bool, presenter: bool, zrange: tuple | None):
+    """tensor_figure, recoloured to zrange (zmin, zmax, diverging) when input and output share a scale."""
+    theme = style.theme(presenter)
+    fig, stats = plots.tensor_figure(t, title=title, shared_scale=shared_scale, theme=theme)
+    if zrange is not None:
+        zmin, zmax, diverging = zrange
+        for trace in fig.data:  # the value heatmaps; the non-finite overlays keep their own colours
+            if trace.type == "heatmap" and not str(trace.name or "").startswith("non-finite"):
+                trace.update(zmin=zmin, zmax=zmax, colorscale=theme.diverging if diverging else theme.sequential)
+    return fig, stats
+
+
+def stats_text(t: np.ndarray, stats: dict) -> str:
+    """The numbers a heatmap shows, as text: shape, range, mean, non-finite counts, decimation."""
+    f = np.asarray(t, np.float64)
+    finite = f[np.isfinite(f)]
+    parts = [f"shape {stats['shape']}"]
+    if finite.size:
+        c = plots.fmt_compact
+        parts += [f"min {c(finite.min())}", f"max {c(finite.max())}", f"mean {c(finite.mean())}"]
+    bad = [(stats["nan"], "NaN"), (stats["posinf"], "+Inf"), (stats["neginf"], "−Inf")]
+    parts.append(" · ".join(f"{n} {tag}" for n, tag in bad if n) or "no NaN or Inf")
+    if stats["decimated"] > 1:
+        d = stats["decimated"]
+        parts.append(f"drawn every {d}th cell ({d}×{d} blocks; NaN/Inf in a block still shown)")
+    return " · ".join(parts)
+
+
+def _tensors(ev: Evaluation, view: ViewOptions) -> None:
+    st.markdown(f"#### Input {ev.input.shape} → Output {ev.output.shape}")
+    tensorrt = ev.output_source == "tensorrt"
+    st.badge(ev.source_label, icon=":material/bolt:" if tensorrt else ":material/calculate:",
+             color="green" if tensorrt else "orange")
+    zrange = None
+    if view.shared_scale:
+        r = plots.color_range([ev.input, ev.output], shared=True)[0]
+        zrange = (r.zmin, r.zmax, r.diverging)
+    out_title = "Output (TensorRT)" if tensorrt else "Output (NumPy reference)"
+    figs = [(_figure(ev.input, "Input", view.shared_scale, view.presenter, zrange), ev.input, "input"),
+            (_figure(ev.output, out_title, view.shared_scale, view.presenter, zrange), ev.output, "output")]
+    # Side by side where the browser has room, one under the other where it has not.
+    with st.container(horizontal=True, wrap=True, gap="large"):
+        for (fig, stats), t, which in figs:
+            with st.container(width=fig.layout.width):
+                st.plotly_chart(fig, theme=None, width="content", config=PLOT_CONFIG,
+                                key=f"{ev.layer}.figure.{which}")
+                st.caption(stats_text(t, stats))
+
+
+def _extras(layer: str, ev: Evaluation, view: ViewOptions) -> None:
+    """The layer's own section (ui.extras, written separately): absent until it exists."""
+    try:
+        from . import extras
+    except ModuleNotFoundError as exc:
+        if exc.name != f"{__package__}.extras":
+            st.warning(f"The {layer} explanations could not load: {exc}")
+        return
+    except Exception as exc:  # a broken extras module must not take the page down
+        st.warning(f"The {layer} explanations could not load: {type(exc).__name__}: {exc}")
+        return
+    draw: Callable | None = getattr(extras, "EXTRAS", {}).get(layer)
+    if draw is None:
+        return
+    try:
+        draw(ev, view)
+    except Exception as exc:
+        st.warning(f"The {layer} explanation failed: {type(exc).__name__}: {exc}")
+
+
+def _engine_panel(ev: Evaluation) -> None:
+    b, s = ev.backend, ev.engine_summary()
+    with st.expander("Engine", expanded=True, icon=":material/memory:"):
+        st.markdown(f"**{b.name} {b.version or ''}** · device: **{b.device}** · "
+                    f"can build: **{'yes' if b.can_build else 'no'}** · can run: **{'yes' if b.can_run else 'no'}**")
+        st.markdown(f"Output shown: **{ev.source_label}**")
+        diff = "not run" if ev.max_abs_diff is None else plots.fmt_compact(ev.max_abs_diff)
+        shape = str(tuple(s["output_shape"])) if s["output_shape"] else "—"
+        size = f"{s['bytes']:,} bytes" if s["bytes"] else "—"
+        st.markdown("| engine | engine size | TensorRT's output shape | max \\|TensorRT − reference\\| |\n"
+                    "|---|---|---|---|\n"
+                    f"| {STATUS_TEXT.get(s['status'], s['status'])} | {size} | {shape} | {diff} |")
+        with st.container(key=f"volatile-{ev.layer}-timing"):  # masked in documentation snapshots
+            build = "—" if s["build_ms"] is None else f"{s['build_ms']:.1f} ms"
+            latency = "not measured (no GPU run)" if ev.latency_ms is None else f"{ev.latency_ms:.4f} ms"
+            st.markdown(f"Build time **{build}**{' (when first built)' if s['status'] == 'cached' else ''} · "
+                        f"latency **{latency}**")
+        layers, log = s["layers"], s["log"]
+        st.markdown(f"**Engine layers** ({len(layers)})")
+        if layers:
+            fmt = lambda ts: "; ".join(f"{t['shape']} {t['format']}" for t in ts)  # noqa: E731
+            st.dataframe([{"name": l["name"], "type": l["type"], "inputs": fmt(l["inputs"]),
+                           "outputs": fmt(l["outputs"]), "tactic": l["tactic"]} for l in layers],
+                         hide_index=True, width="stretch")
+        else:
+            st.caption("No engine, so no layers to list.")
+        st.markdown(f"**TensorRT log** ({len(log)} warnings and errors)")
+        if log:
+            st.code("\n".join(f"[{sev}] {msg}" for sev, msg in log), language=None, wrap_lines=True)
+        else:
+            st.caption("TensorRT reported no warnings or errors.")
+        if s["cache_key"]:
+            st.caption(f"Engine cache key {s['cache_key']}")
+
+
+# -- home -------------------------------------------------------------------------------------
+def home_page() -> None:
+    guarded(_home_page)
+
+
+def _home_page() -> None:
+    st.title("TensorRT Layer Playground", anchor=False)
+    st.markdown(
+        "Pick a layer, move a parameter, and a real TensorRT engine is built for exactly that "
+        "configuration. The input and output tensors are drawn as heatmaps, next to the engine TensorRT "
+        "built: its layers, formats, tactics, build time and log. Invalid combinations are caught with the "
+        "rule they break; the last valid result stays on screen.")
+    b = state.backend()
+    with st.container(border=True):
+        st.subheader("On this machine", anchor=False)
+        cols = st.columns(5)
+        cols[0].metric("Backend", b.name)
+        cols[1].metric("Version", b.version or "—")
+        cols[2].metric("Builds engines", "yes" if b.can_build else "no")
+        cols[3].metric("Runs engines", "yes" if b.can_run else "no")
+        cols[4].metric("Device", b.device)
+        if b.can_run:
+            st.success(f"Outputs come from TensorRT on {b.device}, checked against the NumPy reference.",
+                       icon=":material/bolt:")
+        elif b.can_build:
+            st.info(f"TensorRT builds every engine here, so shapes, engine layers, formats and build errors "
+                    f"are TensorRT's own; the output shown is the NumPy reference ({b.why_not_run}).",
+                    icon=":material/calculate:")
+        else:
+            st.warning(f"No engine is built here: {b.why_not_run}.", icon=":material/warning:")
+    st.subheader("Layers", anchor=False)
+    cols = st.columns(3)
+    for i, (name, layer) in enumerate(LAYERS.items()):
+        with cols[i % 3].container(border=True, height="stretch"):
+            st.page_link(page_path(name), label=layer.title, icon=ICONS[name])
+            st.markdown(layer.summary)
+            st.caption("Parameters: " + ", ".join(layer.param_names))
+    st.caption("Also on the command line: `python -m playground run convolution --set stride_nd=2,2 --json`")

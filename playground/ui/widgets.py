@@ -1,0 +1,417 @@
+"""Widgets generated from Param declarations, the input controls and the view toggles.
+
+`param_widget` makes the widget(s) for any Param and returns the raw value `evaluate` takes;
+`write_value` puts a canonical value into those widgets' state (dependent defaults now,
+presets and URLs later). Nothing here knows a layer by name. Keys: see state.py.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from ..errors import ValidationError
+from ..inputs import KINDS, LIMITS, InputError, make_input
+from ..layer import Layer
+from ..layers import get_layer
+from ..params import Param
+from .state import VIEW_PRESENTER, VIEW_SHARED_SCALE, ViewOptions, axes, input_key, key
+
+SLIDER_MAX_STEPS = 2000  # a sidebar slider cannot place more positions than this; beyond, a number input
+PER_VALUE_MAX = 8  # arrays of up to this many values along one axis get one input per value
+TABLE_MAX = 4096  # larger arrays are set by preset or as text
+SEGMENTED_MAX_CHARS = 30  # enum choices that fit one sidebar row as buttons; longer ones get a selectbox
+CUSTOM = "custom"  # the preset selectbox's entry for hand-edited values
+PERSIST = "session"  # a value survives page switches and being hidden
+KIND_LABELS = {"spec": "spec example", "ramp": "ramp (low → high)", "random": "random (uniform, seeded)",
+               "checkerboard": "checkerboard", "constant": "constant", "image": "image upload (PNG/JPEG)"}
+# Which error slot an InputError's param lands in.
+INPUT_SLOTS = {"input.kind": "kind", "upload": "image", "input.low": "values", "input.high": "values",
+               "input.seed": "values", "input.value": "values"}
+D_DEFAULT = 2  # the convolution spec's 3-D example has depth 2
+
+
+# -- values as text ---------------------------------------------------------------------------
+def number_text(v) -> str:
+    """Shortest float32 spelling: 0.1, 12345.679, 2 (not 0.10000000149, 2.0)."""
+    s = str(np.float32(v))
+    return s[:-2] if s.endswith(".0") else s
+
+
+def value_text(p: Param, value: Any) -> str:
+    """An array or ints value as the text its widget holds: a preset name, or numbers."""
+    if isinstance(value, str):
+        return value
+    if p.kind == "ints":
+        return ", ".join(str(int(v)) for v in value)
+    return ", ".join(number_text(v) for v in np.asarray(value, np.float32).ravel())
+
+
+# -- writing state (callbacks only: Streamlit refuses writes to a widget drawn this run) --------
+def write_value(layer: str, p: Param, value: Any, rank: int) -> None:
+    """Set the widget state of `layer.p` to a canonical value."""
+    k, ss = key(layer, p.name), st.session_state
+    if p.kind == "ints" and p.per_axis:
+        if p.optional:
+            ss[key(k, "set")] = value is not None
+        for ax, v in zip(axes(rank), value or ()):
+            ss[key(k, ax)] = int(v)
+    elif p.kind in ("array", "ints"):
+        ss[k] = value_text(p, value)
+    elif p.kind == "float":
+        ss[k] = float(value)
+    elif p.kind == "int":
+        ss[k] = int(value)
+    else:
+        ss[k] = value
+
+
+def write_config(layer: Layer, params: dict, input: dict | None = None) -> None:
+    """Set a layer page's controls to one configuration (a spec preset, a shared link). params: raw
+    values as the CLI takes them, unset ones back to their defaults; input: make_input's keywords
+    (kind, shape, low, high, seed, value). Raises ValidationError for an invalid configuration.
+    Call it from a widget callback, or before the page draws its widgets."""
+    ss, k = st.session_state, lambda name: input_key(layer.name, name)  # noqa: E731
+    input = input or {}
+    shape = tuple(input.get("shape") or layer.example_shape)
+    canon = layer.resolve(params, shape)
+    ss[k("kind")] = input.get("kind", "spec")
+    ss[k("3d")] = len(shape) == 5
+    for d, v in zip("NCDHW" if len(shape) == 5 else "NCHW", shape):
+        ss[k(d)] = int(v)
+    for name in ("low", "high", "value"):
+        if name in input:
+            ss[k(name)] = float(input[name])
+    if "seed" in input:
+        ss[k("seed")] = int(input["seed"])
+    for p in layer.params:
+        given = params.get(p.name, p.default_for(canon, shape))
+        preset = p.kind == "array" and isinstance(given, str) and given.strip() in p.presets
+        write_value(layer.name, p, given.strip() if preset else canon[p.name], len(shape))
+
+
+def _later_defaults(layer: Layer, p: Param, params: dict, shape: tuple) -> dict:
+    params, out = dict(params), {}
+    for q in layer.params[layer.params.index(p) + 1:]:
+        try:
+            params[q.name] = out[q.name] = q.default_for(params, shape)
+        except Exception:  # a default that needs a parameter not known yet: no dependency to follow
+            params[q.name] = out[q.name] = None
+    return out
+
+
+def _same(a, b) -> bool:
+    return type(a) is type(b) and bool(np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b)
+
+
+def dependents(layer: Layer, p: Param, canon: dict, shape: tuple) -> tuple[str, ...]:
+    """Later parameters whose default changes with p (activation alpha and beta with type)."""
+    if p.kind not in ("enum", "bool"):
+        return ()
+    options = p.choices if p.kind == "enum" else (False, True)
+    defaults = [_later_defaults(layer, p, {**canon, p.name: o}, shape) for o in options]
+    return tuple(n for n in defaults[0] if any(not _same(d[n], defaults[0][n]) for d in defaults[1:]))
+
+
+def _reset_dependents(layer: Layer, p: Param, canon: dict, shape: tuple, names: tuple[str, ...]) -> None:
+    defaults = _later_defaults(layer, p, {**canon, p.name: st.session_state[key(layer.name, p.name)]}, shape)
+    for n in names:
+        write_value(layer.name, layer.param(n), defaults[n], len(shape))
+
+
+# -- one widget per kind ----------------------------------------------------------------------
+def _number(label: str, k: str, lo, hi, step, value, integer: bool, slider: bool = True, **kw):
+    """A slider where the range has few enough steps to hit by dragging, else a number input."""
+    cast = int if integer else float
+    step = cast(step or 1) if integer else float(step or 0.1)
+    lo, hi = (None if v is None else cast(v) for v in (lo, hi))
+    value = None if value is None else cast(value)
+    if slider and lo is not None and hi is not None and (hi - lo) / step <= SLIDER_MAX_STEPS:
+        return st.slider(label, lo, hi, value, step, key=k, **kw)
+    return st.number_input(label, lo, hi, value, step, key=k, format=None if integer else "%g", **kw)
+
+
+def _sync(k: str, value) -> None:
+    """Derived widgets follow their parameter: rewrite their state before they are drawn."""
+    if st.session_state.get(k) != value:
+        st.session_state[k] = value
+
+
+def _label(text: str) -> None:
+    st.markdown(f":small[**{text}**]")
+
+
+def _per_axis(p: Param, k: str, default, rank: int, disabled: bool, persist):
+    """One number input per spatial axis; an optional param gets an override checkbox (off = None)."""
+    on = True
+    if p.optional:
+        on = st.checkbox(f"{p.name} (override)", value=False, key=key(k, "set"), disabled=disabled, **persist)
+    else:
+        _label(p.name)
+    names = axes(rank)
+    default = default if default is not None else (int(p.low or 0),) * len(names)
+    values = []
+    for col, ax, v in zip(st.columns(len(names)), names, default):
+        with col:
+            values.append(_number(ax, key(k, ax), p.low, p.high, p.step or 1, v, True, slider=False,
+                                  disabled=disabled or not on, **persist))
+    return tuple(values) if on else None
+
+
+def _display_array(layer: Layer, p: Param, raw: dict, canon: dict, text: str, shape: tuple):
+    """The array as TensorRT will get it (presets expanded, broadcast by the layer's check),
+    or as the value alone coerces when other parameters are broken, or None."""
+    try:
+        return layer.resolve({**raw, p.name: text}, shape)[p.name]
+    except Exception:
+        try:
+            return p.coerce(text, layer.name, canon, shape)
+        except Exception:
+            return None
+
+
+def _grid(arr: np.ndarray, shape: tuple) -> tuple[np.ndarray, list[str], list[str]]:
+    """A 2-D view for the table: rows over the leading axes, columns over the last one. A 1-D
+    array that matches the input's trailing axes (per element) takes their shape."""
+    if arr.ndim == 1:
+        for k in range(len(shape)):
+            if int(np.prod(shape[k:])) == arr.size and len(shape) - k >= 2:
+                arr = arr.reshape(shape[k:])
+                break
+    arr = arr.reshape(-1, 1) if arr.ndim == 1 else arr
+    lead = arr.shape[:-1]
+    keep = [i for i, d in enumerate(lead) if d > 1] or [len(lead) - 1]
+    rows = [",".join(str(idx[i]) for i in keep) for idx in np.ndindex(*lead)]
+    return arr.reshape(-1, arr.shape[-1]), rows, [str(j) for j in range(arr.shape[-1])]
+
+
+def _value_edited(k: str, i: int, base: np.ndarray) -> None:
+    v = st.session_state.get(key(k, i))
+    if v is not None:
+        a = base.ravel().copy()
+        a[i] = v
+        st.session_state[k] = ", ".join(number_text(x) for x in a)
+
+
+def _table_edited(k: str, base: np.ndarray) -> None:
+    edits = st.session_state.get(key(k, "table")) or {}
+    a = base.copy()
+    for row, cells in edits.get("edited_rows", {}).items():
+        for col, v in cells.items():
+            a[int(row), int(col)] = 0.0 if v is None else v
+    st.session_state[k] = ", ".join(number_text(x) for x in a.ravel())
+
+
+def _preset_chosen(k: str, current: np.ndarray | None) -> None:
+    choice = st.session_state[key(k, "preset")]
+    if choice != CUSTOM:
+        st.session_state[k] = choice
+    elif current is not None:  # "custom": the values as numbers, ready to edit
+        st.session_state[k] = ", ".join(number_text(x) for x in current.ravel())
+
+
+def _array(layer: Layer, p: Param, k: str, default, raw: dict, canon: dict, shape: tuple, disabled: bool, persist):
+    """A row with the preset selectbox (or the label) and an "as text" popover, then one input per
+    value (few, along one axis) or a table. The text in the popover (a preset name or numbers) is
+    the one widget holding the value; the others are rewritten from it on every run."""
+    default_text = value_text(p, default)
+    text = st.session_state.get(k, default_text)
+    arr = _display_array(layer, p, raw, canon, text, shape)
+    per_value = arr is not None and arr.size <= PER_VALUE_MAX and sum(d > 1 for d in arr.shape) <= 1
+
+    def edit_value(i: int, v: float, label: str) -> None:
+        _sync(key(k, i), v)
+        _number(label, key(k, i), p.low, p.high, p.step, v, False, disabled=disabled,
+                on_change=_value_edited, args=(k, i, arr))
+
+    with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
+        if p.presets:
+            pk = key(k, "preset")
+            _sync(pk, text.strip() if text.strip() in p.presets else CUSTOM)
+            st.selectbox(p.name, [*p.presets, CUSTOM], key=pk, disabled=disabled, on_change=_preset_chosen,
+                         args=(k, arr))
+        elif per_value and arr.size == 1:  # a single value is its own label
+            edit_value(0, float(arr.ravel()[0]), p.name)
+        else:
+            _label(p.name)
+        with st.popover("", icon=":material/edit_note:", help="Edit as text", disabled=disabled):
+            value = st.text_input(f"{p.name}: a preset name, or numbers separated by commas", value=default_text,
+                                  key=k, disabled=disabled, **persist)
+    if per_value and (p.presets or arr.size > 1):
+        for i, v in enumerate(arr.ravel()):
+            edit_value(i, float(v), f"{p.name}[{i}]")
+    elif arr is not None and not per_value and arr.size <= TABLE_MAX:
+        view, rows, cols = _grid(arr, shape)
+        # float32 -> the float64 it spells (0.01, not 0.009999999776482582), for the browser's display
+        shown = np.vectorize(lambda v: float(number_text(v)))(view)
+        st.data_editor(pd.DataFrame(shown, index=rows, columns=cols), key=key(k, "table"), disabled=disabled,
+                       on_change=_table_edited, args=(k, view))
+    elif arr is not None and not per_value:
+        st.caption(f"{arr.size:,} values: too many to edit one by one; choose a preset or paste numbers as text.")
+    return value
+
+
+def _unused_note(layer: Layer, p: Param, canon: dict) -> str:
+    """Which earlier enum/bool setting makes p unused: '(unused by RELU)', '(unused while int8 is off)'."""
+    for q in layer.params[: layer.params.index(p)]:
+        options = q.choices if q.kind == "enum" else (False, True) if q.kind == "bool" else ()
+        try:
+            controls = any(p.is_used({**canon, q.name: o}) for o in options)
+        except Exception:  # used_when may read parameters that are not valid right now
+            controls = False
+        if controls:
+            v = canon.get(q.name)
+            return f"(unused by {v})" if q.kind == "enum" else f"(unused while {q.name} is {'on' if v else 'off'})"
+    return "(unused by this configuration)"
+
+
+def param_widget(layer: Layer, p: Param, raw: dict, canon: dict, shape: tuple) -> Any:
+    """Draw the widget for p under the current parameters and return its raw value.
+
+    raw: the earlier parameters' raw values (used ones); canon: their canonical values.
+    An unused parameter is drawn disabled with a note saying what makes it unused."""
+    k = key(layer.name, p.name)
+    used = p.is_used(canon)
+    default = p.default_for(canon, shape)
+    persist = dict(persist_state=PERSIST)
+    names = dependents(layer, p, canon, shape)
+    reset = dict(on_change=_reset_dependents, args=(layer, p, dict(canon), shape, names)) if names else {}
+    common = dict(disabled=not used, **persist, **reset)
+    if p.kind in ("float", "int"):
+        value = _number(p.name, k, p.low, p.high, p.step, default, p.kind == "int", **common)
+    elif p.kind == "bool":
+        value = st.toggle(p.name, value=bool(default), key=k, **common)
+    elif p.kind == "enum":
+        if len(p.choices) <= 4 and sum(map(len, p.choices)) <= SEGMENTED_MAX_CHARS:
+            value = st.segmented_control(p.name, p.choices, default=default, required=True, key=k, **common)
+        else:
+            value = st.selectbox(p.name, p.choices, index=p.choices.index(default), key=k, **common)
+    elif p.kind == "ints" and p.per_axis:
+        value = _per_axis(p, k, default, len(shape), not used, persist)
+    elif p.kind == "ints":
+        value = st.text_input(p.name, value=value_text(p, default), key=k, **common)
+    else:
+        value = _array(layer, p, k, default, raw, canon, shape, not used, persist)
+    st.caption(p.help + ("" if used else " " + _unused_note(layer, p, canon)))
+    return value
+
+
+@dataclass
+class ParamForm:
+    raw: dict = field(default_factory=dict)  # the used parameters' widget values: what evaluate gets
+    canon: dict = field(default_factory=dict)  # every parameter's canonical value, where it has one
+    slots: dict = field(default_factory=dict)  # parameter name -> placeholder under its widget, for its error
+
+
+def param_controls(layer: Layer, shape: tuple) -> ParamForm:
+    form = ParamForm()
+    for p in layer.params:
+        value = param_widget(layer, p, form.raw, form.canon, shape)
+        form.slots[p.name] = st.empty()
+        if p.is_used(form.canon):
+            form.raw[p.name] = value
+        form.canon[p.name] = _canonical(layer, p, value, form.canon, shape)
+    return form
+
+
+def _canonical(layer: Layer, p: Param, value, canon: dict, shape: tuple):
+    for v in (value, p.default_for(canon, shape)):  # a broken value: later defaults follow the default
+        try:
+            return p.coerce(v, layer.name, canon, shape)
+        except ValidationError:
+            continue
+    return None
+
+
+# -- input ------------------------------------------------------------------------------------
+@dataclass
+class InputForm:
+    x: np.ndarray | None
+    error: InputError | None
+    shape: tuple
+    slots: dict  # "kind" | "shape" | "values" | "image" -> placeholder for an error there
+
+    def slot_for(self, param: str):
+        """The placeholder for an error about `param` (an InputError's or ValidationError's)."""
+        return self.slots[INPUT_SLOTS.get(param, "shape")] if param in INPUT_SLOTS or param.startswith("input") else None
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def _image_tensor(data: bytes, shape: tuple) -> np.ndarray:
+    return make_input("image", shape, image=data)  # decoding and resizing is the slow part
+
+
+def input_controls(layer: Layer) -> InputForm:
+    k = lambda name: input_key(layer.name, name)  # noqa: E731
+    persist = dict(persist_state=PERSIST)
+    slots = {}
+    kind = st.selectbox("pattern", KINDS, key=k("kind"), format_func=KIND_LABELS.get, **persist)
+    slots["kind"] = st.empty()
+    rank = len(layer.example_shape)
+    if 5 in layer.ranks and 4 in layer.ranks:
+        rank = 5 if st.toggle("3-D input (N, C, D, H, W)", value=rank == 5, key=k("3d"), **persist) else 4
+    default = dict(zip("NCHW", layer.example_shape)) if len(layer.example_shape) == 4 else \
+        dict(zip("NCDHW", layer.example_shape))
+    default.setdefault("D", D_DEFAULT)
+    dims = "NCDHW" if rank == 5 else "NCHW"
+    values = {}
+    for row in (dims[:-2], dims[-2:]):  # batch and channels (and depth), then the plane
+        for col, d in zip(st.columns(len(row)), row):
+            lo, hi = LIMITS[d]
+            with col:
+                values[d] = int(st.number_input(d, lo, hi, int(default[d]), 1, key=k(d), **persist))
+    shape = tuple(values[d] for d in dims)
+    slots["shape"] = st.empty()
+    opts: dict = {}
+    if kind in ("ramp", "random", "checkerboard"):
+        lo_col, hi_col = st.columns(2)
+        with lo_col:
+            opts["low"] = st.number_input("low", value=-4.0, step=0.5, key=k("low"), format="%g", **persist)
+        with hi_col:
+            opts["high"] = st.number_input("high", value=4.0, step=0.5, key=k("high"), format="%g", **persist)
+    if kind == "random":
+        opts["seed"] = int(st.number_input("seed", 0, 2**31 - 1, 0, 1, key=k("seed"), **persist))
+    if kind == "constant":
+        opts["value"] = st.number_input("value", value=1.0, step=0.5, key=k("value"), format="%g", **persist)
+    slots["values"] = st.empty()
+    upload = None
+    if kind == "image":
+        upload = st.file_uploader("image (resized to H × W; C = 1 grey, 3 RGB)", type=["png", "jpg", "jpeg"],
+                                  key=k("image"))
+    slots["image"] = st.empty()
+    try:
+        if kind == "image" and upload is not None:
+            x = _image_tensor(upload.getvalue(), shape)
+        else:
+            x = make_input(kind, shape, spec_fn=layer.example_input, **opts)
+        return InputForm(x, None, shape, slots)
+    except InputError as exc:
+        return InputForm(None, exc, shape, slots)
+
+
+@functools.lru_cache(maxsize=None)
+def shared_scale_default(layer_name: str) -> bool:
+    """One colour scale for input and output where the spec example's output stays within 10× of the
+    input's magnitude (elementwise layers); else (convolution: 9 in, 97831 out) one per heatmap, or
+    the input would be drawn in a single colour."""
+    layer = get_layer(layer_name)
+    x = layer.example_input(layer.example_shape)
+    with np.errstate(all="ignore"):
+        y = layer.reference(x, layer.defaults())
+    size = lambda a: float(np.abs(a[np.isfinite(a)]).max(initial=0.0))  # noqa: E731
+    lo, hi = sorted((size(x), size(y)))
+    return hi <= 10 * max(lo, 1e-12)
+
+
+def view_controls(layer: Layer) -> ViewOptions:
+    persist = dict(persist_state=PERSIST)
+    shared = st.toggle("One colour scale for input and output", value=shared_scale_default(layer.name),
+                       key=key(layer.name, VIEW_SHARED_SCALE), help="Off: every heatmap gets its own colour scale.",
+                       **persist)
+    presenter = st.toggle("Presenter mode", value=False, key=VIEW_PRESENTER,
+                          help="Large type, bigger cells and strong colours for a projector.", **persist)
+    return ViewOptions.of(shared, presenter)

@@ -1,0 +1,311 @@
+"""The Streamlit app through AppTest: every page renders, every kind of widget changes what is
+shown, invalid combinations are reported without a traceback and the last result stays, stale.
+
+The numbers checked are the ones the page prints as text: the shape line, the heatmaps' stats
+captions ("shape … · min … · max …") and the engine panel.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from playground.layers import LAYERS
+from playground.ui.page import page_path
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMEOUT = 30  # the first TensorRT build in a process takes about a second; a loaded CI box more
+
+
+def open_page(layer: str) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()  # app.py registers the pages with st.navigation
+    at.switch_page(page_path(layer)).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def rerun(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def text(at: AppTest) -> str:
+    parts = [e.value for kind in ("markdown", "caption", "error", "warning", "info") for e in getattr(at, kind)]
+    return "\n".join(str(p) for p in parts)
+
+
+def stats(at: AppTest) -> tuple[str, str]:
+    """The input's and the output's stats captions."""
+    found = [c.value for c in at.caption if c.value.startswith("shape (")]
+    assert len(found) == 2, found
+    return found[0], found[1]
+
+
+@pytest.mark.parametrize("layer", list(LAYERS))
+def test_layer_page_renders_defaults_with_engine_panel(layer):
+    at = open_page(layer)
+    assert not at.error, [e.value for e in at.error]
+    shown = text(at)
+    x = tuple(LAYERS[layer].example_shape)
+    assert f"Input {x} → Output" in shown
+    assert "tensorrt_rtx" in shown or "tensorrt" in shown or "numpy" in shown  # the backend line
+    assert "Output shown: **" in shown and "device: **" in shown
+    assert "| engine | engine size |" in shown
+    assert "Build time **" in shown
+
+
+def test_home_page_describes_backend_and_lists_layers():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT).run()
+    assert not at.exception
+    metrics = {m.label: m.value for m in at.metric}
+    assert {"Backend", "Version", "Builds engines", "Runs engines", "Device"} <= set(metrics)
+    for layer in LAYERS.values():
+        assert layer.summary in text(at)
+
+
+def test_every_layer_has_a_page_file():
+    root = Path(APP).parent
+    for name in LAYERS:
+        assert (root / page_path(name)).read_text().strip().endswith(f'layer_page("{name}")')
+
+
+def test_selectbox_activation_type_clip_changes_output():
+    at = open_page("activation")
+    assert "min 0 · max 4" in stats(at)[1]  # RELU of -4..4
+    at.selectbox(key="activation.type").select("CLIP")
+    rerun(at)
+    assert "min -2 · max 2" in stats(at)[1]
+    assert "y = max((-2), min(2, x))" in text(at)
+
+
+def test_dependent_defaults_reset_when_type_changes():
+    at = open_page("activation")
+    assert at.number_input(key="activation.alpha").disabled  # unused by RELU, shown, not hidden
+    assert "(unused by RELU)" in text(at)
+    at.selectbox(key="activation.type").select("HARD_SIGMOID")
+    rerun(at)
+    assert at.number_input(key="activation.alpha").value == pytest.approx(0.2)
+    assert at.number_input(key="activation.beta").value == pytest.approx(0.5)
+    assert not at.number_input(key="activation.alpha").disabled
+
+
+def test_activation_alpha_changes_leaky_relu_output():
+    at = open_page("activation")
+    at.selectbox(key="activation.type").select("LEAKY_RELU")
+    rerun(at)
+    assert "min -0.04 " in stats(at)[1]
+    at.number_input(key="activation.alpha").set_value(0.5)
+    rerun(at)
+    assert "min -2 " in stats(at)[1]
+
+
+def test_slider_leaky_relu_alpha_and_construction():
+    at = open_page("leaky_relu")
+    assert "min -0.4 " in stats(at)[1]
+    at.slider(key="leaky_relu.alpha").set_value(0.25)
+    rerun(at)
+    assert "min -1 " in stats(at)[1]
+    at.selectbox(key="leaky_relu.construction").select("parametric_relu")
+    rerun(at)
+    assert "min -1 " in stats(at)[1] and not at.error
+
+
+def test_per_axis_stride_changes_output_shape():
+    at = open_page("convolution")
+    assert "Output (1, 1, 4, 7)" in text(at)
+    at.number_input(key="convolution.stride_nd.h").set_value(2)
+    at.number_input(key="convolution.stride_nd.w").set_value(2)
+    rerun(at)
+    assert "Input (1, 1, 6, 9) → Output (1, 1, 2, 4)" in text(at)
+    assert "| (1, 1, 2, 4) |" in text(at)  # TensorRT's own shape inference agrees
+
+
+def test_optional_per_axis_override():
+    at = open_page("convolution")
+    assert at.number_input(key="convolution.pre_padding.h").disabled
+    at.checkbox(key="convolution.pre_padding.set").check()
+    rerun(at)
+    at.number_input(key="convolution.pre_padding.h").set_value(1)
+    at.number_input(key="convolution.pre_padding.w").set_value(1)
+    rerun(at)
+    assert "Output (1, 1, 5, 8)" in text(at)  # the spec's pre_padding (1, 1) example
+
+
+def test_toggle_int8_changes_values():
+    at = open_page("convolution")
+    assert "min 12345.68" in stats(at)[1]
+    assert "(unused while int8 is off)" in text(at)
+    at.toggle(key="convolution.int8").set_value(True)
+    rerun(at)
+    assert "min 726 " in stats(at)[1]  # the spec's INT8 table: the kernel quantizes to 127 127 100 …
+
+
+def test_array_preset_changes_prelu_output():
+    at = open_page("prelu")
+    assert "min -8 " in stats(at)[1]  # spec slopes 0.5, 1, 2
+    assert [at.slider(key=f"prelu.slopes.{i}").value for i in range(3)] == [0.5, 1.0, 2.0]
+    at.selectbox(key="prelu.slopes.preset").select("leaky")
+    rerun(at)
+    assert "min -0.4 " in stats(at)[1]
+    assert at.text_input(key="prelu.slopes").value == "leaky"
+
+
+def test_array_per_value_edit_becomes_custom_numbers():
+    at = open_page("prelu")
+    at.slider(key="prelu.slopes.2").set_value(1.0)
+    rerun(at)
+    assert at.text_input(key="prelu.slopes").value == "0.5, 1, 1"
+    assert at.selectbox(key="prelu.slopes.preset").value == "custom"
+    assert "min -4 " in stats(at)[1]
+
+
+def test_segmented_granularity_and_scale_channel_inputs():
+    at = open_page("prelu")
+    at.segmented_control(key="prelu.granularity").set_value("element")
+    rerun(at)
+    assert at.text_input(key="prelu.slopes").value == "spec"  # the preset follows the new slope shape
+    assert "mean 0.05556 " in stats(at)[1]  # 0.5, 1, 2 cycled over elements, not channels (mean -0.1852)
+    at = open_page("scale")
+    at.segmented_control(key="scale.mode").set_value("CHANNEL")
+    rerun(at)
+    assert at.number_input(key="scale.shift.2").value == -7.0  # the single shift, broadcast per channel
+    at.number_input(key="scale.shift.2").set_value(0.0)
+    rerun(at)
+    assert at.text_input(key="scale.shift").value == "-7, -7, 0"
+    assert "max 13.5 " in stats(at)[1]  # channel 2: 27·0.5 + 0
+
+
+def test_array_as_text_with_wrong_count_names_the_param():
+    at = open_page("scale")
+    at.text_input(key="scale.shift").input("1, 2")
+    rerun(at)
+    assert any("scale.shift:" in e.value for e in at.error)
+
+
+def test_input_shape_and_kind_change_the_output():
+    at = open_page("convolution")
+    at.number_input(key="convolution.input.H").set_value(8)
+    at.number_input(key="convolution.input.W").set_value(10)
+    rerun(at)
+    assert "Input (1, 1, 8, 10) → Output (1, 1, 6, 8)" in text(at)
+    at.selectbox(key="convolution.input.kind").select("constant")
+    rerun(at)
+    assert at.number_input(key="convolution.input.value").value == 1.0
+    assert "min 11111.11 · max 11111.11" in stats(at)[1]  # the sum of the powers-of-ten kernel
+
+
+def test_3d_toggle_runs_the_spec_3d_example():
+    at = open_page("convolution")
+    at.toggle(key="convolution.input.3d").set_value(True)
+    rerun(at)
+    # Depth 2 and a kernel whose depth slices are w and −w: the spec's cancelling 3-D example.
+    assert "Input (1, 1, 2, 6, 9) → Output (1, 1, 1, 4, 7)" in text(at)
+    assert at.number_input(key="convolution.kernel_size_nd.d").value == 2
+
+
+def test_impossible_groups_shows_error_and_keeps_last_result_stale():
+    at = open_page("convolution")
+    at.slider(key="convolution.num_groups").set_value(2)
+    rerun(at)
+    errors = [e.value for e in at.error]
+    assert any("convolution.num_groups: must divide the input channels C=1" in e for e in errors), errors
+    assert any("num_groups" in e.value for e in at.sidebar.error)  # also right under its widget
+    assert any("Stale" in w.value for w in at.warning)
+    assert "Input (1, 1, 6, 9) → Output (1, 1, 4, 7)" in text(at)  # the last good result is still there
+
+
+def test_kernel_larger_than_input_shows_error_naming_kernel_size():
+    at = open_page("convolution")
+    at.number_input(key="convolution.kernel_size_nd.h").set_value(7)
+    rerun(at)
+    assert any("convolution.kernel_size_nd:" in e.value for e in at.error)
+    assert any("Stale" in w.value for w in at.warning)
+    assert "Output (1, 1, 4, 7)" in text(at)
+    at.number_input(key="convolution.kernel_size_nd.h").set_value(3)  # fixing it clears the error
+    rerun(at)
+    assert not at.error and not at.warning
+
+
+def test_image_upload_becomes_the_input():
+    at = open_page("activation")
+    at.selectbox(key="activation.input.kind").select("image")
+    rerun(at)
+    assert any("upload" in e.value for e in at.error)  # nothing uploaded yet: said, not raised
+    assert "Output (1, 1, 3, 3)" in text(at)
+    at.file_uploader(key="activation.input.image").upload("white.png", png(255), "image/png")
+    rerun(at)
+    assert not at.error
+    assert "min 1 · max 1" in stats(at)[0]  # white, as luminance in [0, 1]
+    at.file_uploader(key="activation.input.image").set_value(("broken.png", b"not a png", "image/png"))
+    rerun(at)
+    assert any("upload: not a PNG or JPEG" in e.value for e in at.error)
+
+
+def png(grey: int) -> bytes:
+    import io
+
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.new("L", (4, 4), grey).save(buf, format="PNG")
+    return buf.getvalue()
+
+
+def test_shared_scale_default_and_view_toggles():
+    at = open_page("convolution")
+    assert at.toggle(key="convolution.view.shared_scale").value is False  # 9 in, 97831 out: own scales
+    at.toggle(key="view.presenter").set_value(True)
+    rerun(at)
+    assert "Output (1, 1, 4, 7)" in text(at)
+    assert open_page("activation").toggle(key="activation.view.shared_scale").value is True
+
+
+def test_engine_failure_shows_tensorrt_message(monkeypatch):
+    from playground.ui import page
+
+    real = page.evaluate
+
+    def failing(*args, **kwargs):
+        ev = real(*args, **kwargs)
+        ev.engine_status, ev.error = "failed", "TensorRT rejected the network: no tactic found"
+        return ev
+
+    monkeypatch.setattr(page, "evaluate", failing)
+    at = open_page("leaky_relu")
+    assert any("TensorRT said: TensorRT rejected the network: no tactic found" in e.value for e in at.error)
+    assert "| failed |" in text(at)
+    assert "Output (1, 1, 3, 3)" in text(at)  # the reference is still drawn
+
+
+def test_unexpected_exception_is_an_error_line_not_a_traceback(monkeypatch):
+    from playground.ui import page
+
+    monkeypatch.setattr(page, "evaluate", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("disk on fire")))
+    at = open_page("scale")
+    assert any("Unexpected error (RuntimeError): disk on fire" in e.value for e in at.error)
+
+
+def _configured_page():
+    import streamlit as st
+
+    from playground.layers import get_layer
+    from playground.ui.page import layer_page
+    from playground.ui.widgets import write_config
+
+    if "configured" not in st.session_state:  # once, before the widgets exist, as a preset or URL would
+        write_config(get_layer("convolution"), {"stride_nd": "2,2", "kernel": "box_mean"},
+                     {"kind": "constant", "shape": (1, 1, 6, 9), "value": 2.0})
+        st.session_state.configured = True
+    layer_page("convolution")
+
+
+def test_write_config_sets_every_control():
+    at = AppTest.from_function(_configured_page, default_timeout=TIMEOUT).run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert "Input (1, 1, 6, 9) → Output (1, 1, 2, 4)" in text(at)
+    assert "min 2 · max 2" in stats(at)[1]  # the mean of a constant 2
+    assert at.selectbox(key="convolution.kernel.preset").value == "box_mean"
+    assert at.selectbox(key="convolution.input.kind").value == "constant"
