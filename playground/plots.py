@@ -6,7 +6,7 @@ the arguments (no randomness, explicit width/height/template), so screenshots ar
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -139,9 +139,11 @@ class _Grid:
     text: bool       # numbers written in the cells
 
 
-def _grid(n: int, per_row: int, h: int, w: int, th: Theme, own_cbar: bool) -> _Grid:
+def _grid(n: int, per_row: int, h: int, w: int, th: Theme, own_cbar: bool, label_chars: int = 0) -> _Grid:
     """Columns and cell size so the grid fits th.figure_width. Numbers go in the cells only for small
-    slices that fit at a legible cell size, dropping columns (not legibility) when needed."""
+    slices that fit at a legible cell size, dropping columns (not legibility) when needed; a cell is
+    at least as wide as its longest label."""
+    th = replace(th, text_cell_px=max(th.text_cell_px, math.ceil(label_chars * th.cell_text_size * 0.62 + 8)))
     cbar = th.colorbar_room_px if own_cbar else 0
     room = th.figure_width - th.margin["l"] - th.margin["r"] - (0 if own_cbar else th.colorbar_room_px)
     fit = lambda c: (room - (c - 1) * th.gap_px - c * cbar) / (c * w)  # noqa: E731  px per cell at c columns
@@ -183,7 +185,9 @@ def tensor_figure(
     f = decimation_factor(H, W)
     ys, xs = np.arange(0, H, f), np.arange(0, W, f)   # drawn cells keep their real indices
     own_cbar = not shared_scale and len(sl) > 1
-    g = _grid(len(sl), a.shape[-3] if a.ndim > 2 else 1, len(ys), len(xs), th, own_cbar)
+    small = a.size <= TEXT_CELL_LIMIT * len(sl)
+    longest = max((len(fmt_compact(float(v))) for v in a.ravel()), default=0) if small else 0
+    g = _grid(len(sl), a.shape[-3] if a.ndim > 2 else 1, len(ys), len(xs), th, own_cbar, longest)
     ranges = color_range([s for _, s in sl], shared=shared_scale)
     labels = [", ".join(f"{k}={i}" for k, i in zip(_DIM_NAMES[a.ndim], idx)) for idx, _ in sl]
 

@@ -57,6 +57,16 @@ def test_clickable_markers_do_not_widen_the_axes_but_padding_highlights_do():
     assert tuple(fig.layout.xaxis.range) == (-1.5, 4.5) and tuple(fig.layout.yaxis.range) == (3.5, -1.5)
 
 
+def test_cells_grow_to_their_longest_label():
+    short, _ = tensor_figure(np.arange(16.0).reshape(1, 1, 4, 4), title="t")
+    long, stats = tensor_figure(np.full((1, 1, 4, 4), 12345.679), title="t")
+    assert stats["text_in_cells"] and long.layout.width >= short.layout.width
+    assert np.diff(long.layout.xaxis.domain)[0] * long.layout.width >= 4 * len("12345.68") * 11 * 0.6
+    # A 20×20 slice of small integers keeps its numbers; of long decimals it drops them.
+    assert tensor_figure(np.arange(400.0).reshape(20, 20) % 10, title="t")[1]["text_in_cells"]
+    assert not tensor_figure(np.linspace(-1, 1, 400).reshape(20, 20), title="t")[1]["text_in_cells"]
+
+
 def test_matrix_orientation_square_cells_no_grid():
     fig, _ = tensor_figure(ramp((1, 1, 6, 6)), title="t")
     ya, xa = fig.layout.yaxis, fig.layout.xaxis
@@ -66,8 +76,7 @@ def test_matrix_orientation_square_cells_no_grid():
     assert fig.layout.height > 0 and fig.layout.width > 0
 
 
-@pytest.mark.parametrize("shape, expect", [((1, 2, 8, 8), True), ((20, 20), True), ((21, 20), False),
-                                           ((1, 1, 64, 64), False)])
+@pytest.mark.parametrize("shape, expect", [((1, 2, 8, 8), True), ((21, 20), False), ((1, 1, 64, 64), False)])
 def test_text_in_cells_only_when_small(shape, expect):
     fig, stats = tensor_figure(ramp(shape), title="t")
     assert stats["text_in_cells"] is expect
