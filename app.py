@@ -3,14 +3,18 @@
 The page files live in app_pages/, not pages/: with a pages/ folder beside the main script,
 Streamlit runs its legacy folder navigation (no wide layout, an "app" page) for the first
 script run of a fresh server, until st.navigation has been called once.
+
+Presenter mode (the "view.presenter" toggle, in the URL as ?view.presenter=true) starts with the
+sidebar collapsed: read here, before navigation, from the toggle's state or the link.
 """
 import streamlit as st
 
 from playground.layers import LAYERS
 from playground.ui.page import HOME_ICON, ICONS, SIDEBAR_PX, page_path
+from playground.ui.state import presenter_on
 
 st.set_page_config(page_title="TensorRT Layer Playground", page_icon="🧪", layout="wide",
-                   initial_sidebar_state=SIDEBAR_PX)
+                   initial_sidebar_state="collapsed" if presenter_on() else SIDEBAR_PX)
 pages = [st.Page(page_path("home"), title="Home", icon=HOME_ICON, default=True)]
 pages += [st.Page(page_path(name), title=layer.title, icon=ICONS[name], url_path=name) for name, layer in LAYERS.items()]
 st.navigation(pages, position="top").run()

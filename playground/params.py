@@ -105,8 +105,8 @@ class Param:
             try:
                 value = [float(v) for v in items]
             except ValueError:
-                names = ", ".join(self.presets) or "none"
-                raise fail(f"must be numbers separated by commas, a .npy array, or a preset ({names})") from None
+                presets = f", or a preset ({', '.join(self.presets)})" if self.presets else ""
+                raise fail(f"must be numbers separated by commas or a .npy array{presets}") from None
         try:
             arr = np.array(value, dtype=np.float32)
         except (TypeError, ValueError):

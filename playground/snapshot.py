@@ -16,6 +16,9 @@ from pathlib import Path
 from . import browser
 
 VOLATILE = '[class*="st-key-volatile"]'
+# Query parameters the app reads (playground/ui/links.py, ui/state.py VIEW_PRESENTER); spelled out here so
+# that this module does not import Streamlit.
+PRESET_PARAM, PRESENTER_PARAM = "preset", "view.presenter"
 
 
 @dataclass(frozen=True)
@@ -28,7 +31,9 @@ class Shot:
         return self.page + (f"--{self.preset}" if self.preset else "")
 
     def url(self, base: str, presenter: bool) -> str:
-        query = {k: v for k, v in (("preset", self.preset), ("presenter", "1" if presenter else None)) if v}
+        """The page's link: `preset=NAME` applies a spec example (ui.links); presenter mode is the
+        "view.presenter" toggle's own URL binding, which Streamlit spells `view.presenter=true`."""
+        query = {k: v for k, v in ((PRESET_PARAM, self.preset), (PRESENTER_PARAM, "true" if presenter else None)) if v}
         path = "" if self.page == "home" else self.page
         return f"{base}/{path}" + (f"?{urllib.parse.urlencode(query)}" if query else "")
 

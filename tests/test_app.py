@@ -309,3 +309,15 @@ def test_write_config_sets_every_control():
     assert "min 2 · max 2" in stats(at)[1]  # the mean of a constant 2
     assert at.selectbox(key="convolution.kernel.preset").value == "box_mean"
     assert at.selectbox(key="convolution.input.kind").value == "constant"
+
+
+def test_input_pattern_names_are_plain_for_links():
+    """The pattern selectbox shows the kinds' own names (a bound selectbox's URL value is what it shows),
+    with a caption describing the chosen one."""
+    from playground.inputs import KINDS
+
+    at = open_page("scale")
+    assert at.selectbox(key="scale.input.kind").options == list(KINDS)
+    at.selectbox(key="scale.input.kind").select("random")
+    rerun(at)
+    assert any(c.value == "uniform between low and high, seeded" for c in at.caption)

@@ -32,9 +32,15 @@ def _shared(view: Any) -> bool:
     return bool(getattr(view, "shared_scale", True))
 
 
+def _config(key: str) -> dict:
+    from .page import plot_config  # the page's toolbar settings: PNG export named after the figure
+
+    return plot_config(key.replace(".", "_"))
+
+
 def _chart(fig, key: str, **kw):
     # theme=None: the figure carries its own template and colours (style.Theme), Streamlit's would override them.
-    return st.plotly_chart(fig, theme=None, key=key, width="content", **kw)
+    return st.plotly_chart(fig, theme=None, key=key, width="content", config=_config(key), **kw)
 
 
 # ------------------------------------------------------------------------------------ activation
@@ -78,7 +84,8 @@ def _engine_cache():
 def leaky_relu_extra(evaluation, view) -> None:
     alpha = evaluation.params["alpha"]
     evaluate_fn = functools.partial(core.evaluate, backend=evaluation.backend, cache=_engine_cache())
-    cmp = explain.leaky_comparison(evaluation.input, alpha, evaluate_fn)
+    with st.spinner("Building the three constructions' TensorRT engines …", show_time=True):
+        cmp = explain.leaky_comparison(evaluation.input, alpha, evaluate_fn)
     names = cmp["constructions"]
     st.markdown(f"The three constructions of Leaky ReLU with alpha = {explain.num(alpha)}, on the same input:")
     for name, col in zip(names, st.columns(len(names))):
@@ -93,7 +100,8 @@ def leaky_relu_extra(evaluation, view) -> None:
                 st.dataframe(_layers_frame(layers), hide_index=True, key=_key("leaky_relu", f"layers_{name}"))
             fig, _ = plots.tensor_figure(cmp["outputs"][name], title=f"{name} output", theme=_theme(view),
                                          shared_scale=_shared(view))
-            st.plotly_chart(fig, theme=None, key=_key("leaky_relu", f"out_{name}"), width="stretch")
+            st.plotly_chart(fig, theme=None, key=_key("leaky_relu", f"out_{name}"), width="stretch",
+                            config=_config(_key("leaky_relu", f"out_{name}")))
             st.caption(f"from {cmp['sources'][name]}")
     diff = pd.DataFrame(cmp["max_diff"], index=list(names), columns=list(names))
     st.markdown("**Pairwise max |difference|**")

@@ -7,13 +7,13 @@ from typing import Any, Callable
 import numpy as np
 import streamlit as st
 
-from .. import plots, style
+from .. import plots, presets, style
 from ..core import Evaluation, evaluate
 from ..errors import ValidationError
 from ..inputs import InputError
 from ..layers import LAYERS, get_layer
-from . import state, widgets
-from .state import ViewOptions
+from . import links, state, widgets, workshop
+from .state import ViewOptions, control_key
 
 PAGES_DIR = "app_pages"  # not pages/: see app.py
 HOME_ICON = ":material/home:"
@@ -23,6 +23,17 @@ PRESENTER_FONT_PX = 20  # Streamlit's default is 16
 SIDEBAR_PX = 360  # room for a 3 × 3 kernel table
 PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d"],
                "toImageButtonOptions": {"format": "png", "scale": 2}}  # crisp documentation screenshots
+# Presenter mode: larger type everywhere (rem-based), black text, stronger borders on alerts and boxes.
+PRESENTER_CSS = (f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }} "
+                 '[data-testid="stMain"] { color: #000; } '
+                 '[data-testid="stMain"] [data-testid="stCaptionContainer"] { color: #222; } '
+                 '[data-testid="stMain"] [data-testid="stVerticalBlockBorderWrapper"] { border-color: #555; } '
+                 '[data-testid="stMainBlockContainer"] { max-width: 100%; padding-top: 3rem; }</style>')
+
+
+def plot_config(filename: str) -> dict:
+    """st.plotly_chart config: the toolbar's camera saves a PNG named after the figure."""
+    return {**PLOT_CONFIG, "toImageButtonOptions": {**PLOT_CONFIG["toImageButtonOptions"], "filename": filename}}
 STATUS_TEXT = {"built": "built now", "cached": "from cache", "failed": "failed", "not_built": "not built"}
 
 
@@ -52,28 +63,47 @@ def layer_page(name: str) -> None:
 
 def _layer_page(name: str) -> None:
     layer = get_layer(name)
+    links.preset_from_url(layer)  # ?preset=NAME: writes the controls before they are drawn
+    links.check_url(layer)  # drops the URL values the layer refuses (and runs the page again)
+    hide = links.hidden(layer)
     with st.sidebar:
-        params_tab, input_tab, view_tab = st.tabs(["Parameters", "Input", "View"])
-    with input_tab:  # drawn first: the parameters' defaults and presets depend on the input shape
+        link_slot = st.container(key=control_key(name, "link"))
+        titles = ["Parameters", "Input", "View"]  # the first tab not hidden opens
+        shown_first = next((t for t in titles if t.lower() not in hide), titles[0])
+        params_tab, input_tab, view_tab = st.tabs(titles, default=shown_first)
+    with input_tab, st.container(key=control_key(name, "input")):  # first: defaults and presets need the shape
         inp = widgets.input_controls(layer)
-    with params_tab:
+    with params_tab, st.container(key=control_key(name, "parameters")):
         form = widgets.param_controls(layer, inp.shape)
-    with view_tab:
+    with view_tab, st.container(key=control_key(name, "view")):
         view = widgets.view_controls(layer)
+        if hide:
+            st.caption("Hidden by the link (`hide`): " + ", ".join(hide))
 
+    css = links.hide_css(layer, hide)
     if view.presenter:  # the page's own text grows with the figures (rem-based: everything scales)
-        st.html(f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }}</style>")
-    current, problem = _evaluate(layer.name, form, inp)
+        css += PRESENTER_CSS
+    if css:
+        st.html(css)
+    with st.spinner(f"Building the TensorRT engine for this {layer.title} configuration …", show_time=True):
+        current, problem = _evaluate(layer.name, form, inp)
     if problem and problem.slot is not None:
         problem.slot.error(problem.message, icon=":material/error:")
     if current is not None:
         state.remember(name, current)
     shown = current or state.last_good(name)
+    preset = workshop.current_preset(layer, current)
+    cmp = presets.compare(preset, current.output) if preset is not None else None
 
     st.title(layer.title, anchor=False)
+    link_problems = links.take_problems(layer)
+    if link_problems:  # one box, one line per parameter
+        st.warning("\n".join(f"- {m}" for m in link_problems) if len(link_problems) > 1 else link_problems[0],
+                   icon=":material/link_off:")
     st.markdown(layer.summary)
+    workshop.preset_picker(layer, preset, cmp)
     if shown is not None and layer.formula:
-        with st.container(border=True):
+        with st.container(border=True, key=control_key(name, "formula")):
             st.markdown(f"#### {layer.formula(shown.params)}")
     if problem:
         where = f" — fix **{problem.param}** in the sidebar." if problem.slot is not None else ""
@@ -82,17 +112,35 @@ def _layer_page(name: str) -> None:
         st.error(problem.message + where, icon=":material/error:")
     if shown is None:
         st.info("No valid configuration yet: fix the parameter above to see the output.")
+        _link(link_slot)
+        links.page_drawn(layer)
         return
     if problem:
         st.warning("Stale — showing the last valid configuration.", icon=":material/history:")
     if shown.error:
         st.error(f"TensorRT could not build this configuration; the output is the NumPy reference. "
                  f"TensorRT said: {shown.error}", icon=":material/build:")
-    _tensors(shown, view)
+    spec = preset.expected if preset is not None else None
+    _tensors(shown, view, spec)
+    if preset is not None and cmp is not None:
+        workshop.spec_panel(layer, preset, cmp, shown)
+    workshop.downloads(layer, shown)
     for note in shown.messages:
         st.info(note, icon=":material/info:")
-    _extras(layer.name, shown, view)
-    _engine_panel(shown)
+    with st.container(key=control_key(name, "explanation")):
+        _extras(layer.name, shown, view)
+    with st.container(key=control_key(name, "engine")):
+        _engine_panel(shown)
+    _link(link_slot)
+    links.page_drawn(layer)
+
+
+def _link(slot) -> None:
+    """The "Copy link" box at the top of the sidebar, written last: by then every widget has put its value
+    in the URL."""
+    with slot:
+        st.markdown(":small[**Copy link** to this configuration: the box's copy icon, on hover]")
+        st.code(links.share_link(), language=None, wrap_lines=False)
 
 
 def _evaluate(layer: str, form: widgets.ParamForm, inp: widgets.InputForm) -> tuple[Evaluation | None, Problem | None]:
@@ -138,7 +186,8 @@ def stats_text(t: np.ndarray, stats: dict) -> str:
     return " · ".join(parts)
 
 
-def _tensors(ev: Evaluation, view: ViewOptions) -> None:
+def _tensors(ev: Evaluation, view: ViewOptions, spec: np.ndarray | None = None) -> None:
+    """Input and output heatmaps side by side, and the spec's documented output where one is on screen."""
     st.markdown(f"#### Input {ev.input.shape} → Output {ev.output.shape}")
     tensorrt = ev.output_source == "tensorrt"
     st.badge(ev.source_label, icon=":material/bolt:" if tensorrt else ":material/calculate:",
@@ -150,13 +199,16 @@ def _tensors(ev: Evaluation, view: ViewOptions) -> None:
     out_title = "Output (TensorRT)" if tensorrt else "Output (NumPy reference)"
     figs = [(_figure(ev.input, "Input", view.shared_scale, view.presenter, zrange), ev.input, "input"),
             (_figure(ev.output, out_title, view.shared_scale, view.presenter, zrange), ev.output, "output")]
+    if spec is not None:
+        figs.append((_figure(spec, "Spec's output (as documented)", view.shared_scale, view.presenter, zrange),
+                     spec, "spec"))
     # Side by side where the browser has room, one under the other where it has not.
     with st.container(horizontal=True, wrap=True, gap="large"):
         for (fig, stats), t, which in figs:
             with st.container(width=fig.layout.width):
-                st.plotly_chart(fig, theme=None, width="content", config=PLOT_CONFIG,
+                st.plotly_chart(fig, theme=None, width="content", config=plot_config(f"{ev.layer}_{which}"),
                                 key=f"{ev.layer}.figure.{which}")
-                st.caption(stats_text(t, stats))
+                st.caption(("the spec's table · " if which == "spec" else "") + stats_text(t, stats))
 
 
 def _extras(layer: str, ev: Evaluation, view: ViewOptions) -> None:
@@ -220,6 +272,8 @@ def home_page() -> None:
 
 
 def _home_page() -> None:
+    if state.presenter_on():
+        st.html(PRESENTER_CSS)
     st.title("TensorRT Layer Playground", anchor=False)
     st.markdown(
         "Pick a layer, move a parameter, and a real TensorRT engine is built for exactly that "

@@ -14,12 +14,28 @@ every control):
     "{layer}.view.shared_scale"  one colour scale for input and output (its default differs by layer)
     "view.presenter"             presenter mode, shared by every page
 
-Only the first, "{layer}.{param}.{axis}", ".set" and "{layer}.input.*" (except image) hold
-state of their own; the derived ones are rewritten from it on every run.
+    "{layer}.preset"             the "Spec example" selectbox; derived: the spec preset the current
+                                 configuration equals, if any (choosing one writes every control)
+    "{layer}.download.{what}"    download buttons (script, input.npy, input.csv, output.npy, output.csv)
+
+Only the first, "{layer}.{param}.{axis}", ".set", "{layer}.input.*" (except image) and the two
+view toggles hold state of their own; the derived ones are rewritten from it on every run.
+
+Those state-holding widgets, and only they, are bound to the page URL (widgets.STATE,
+bind="query-params"): the query parameter is the widget key, e.g.
+`/convolution?convolution.stride_nd.h=2&view.presenter=true`; a value equal to its default is
+left out. Two more query parameters are not widgets (ui.links): `preset=NAME` applies a spec
+example once, `hide=a,b` hides controls by name.
+
+Containers keyed "ctl.{layer}.{name}" wrap what `hide` can hide (Streamlit gives a keyed
+element the CSS class `st-key-` + the key with every character outside [A-Za-z0-9_-] as "-").
+Keys starting with "_" are plain session state, not widgets.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+import re
 
 import streamlit as st
 
@@ -39,6 +55,16 @@ def key(layer: str, *parts) -> str:
 
 def input_key(layer: str, name: str) -> str:
     return key(layer, INPUT, name)
+
+
+def control_key(layer: str, name: str) -> str:
+    """The key of the container around a control that `?hide=name` can hide."""
+    return f"ctl.{layer}.{name}"
+
+
+def css_class(k: str) -> str:
+    """The CSS class Streamlit (1.67) gives the element or container keyed k."""
+    return "st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", k.strip())
 
 
 def axes(rank: int) -> tuple[str, ...]:
@@ -67,6 +93,17 @@ def backend() -> Backend:
 def engine_cache() -> EngineCache:
     # One per process: its in-memory entries are what make a revisited configuration instant.
     return EngineCache()
+
+
+def presenter_on() -> bool:
+    """Presenter mode before the toggle is drawn (app.py, the home page): the toggle's value in this
+    session, else what the link says (?view.presenter=true)."""
+    value = st.session_state.get(VIEW_PRESENTER)
+    if value is None:
+        value = st.query_params.get(VIEW_PRESENTER, "").strip().lower() == "true"
+        if value:  # carried to the toggle of the layer page opened next (home links carry no query)
+            st.session_state[VIEW_PRESENTER] = True
+    return bool(value)
 
 
 def last_good(layer: str):

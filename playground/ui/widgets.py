@@ -19,7 +19,7 @@ from ..inputs import KINDS, LIMITS, InputError, make_input
 from ..layer import Layer
 from ..layers import get_layer
 from ..params import Param
-from .state import VIEW_PRESENTER, VIEW_SHARED_SCALE, ViewOptions, axes, input_key, key
+from .state import VIEW_PRESENTER, VIEW_SHARED_SCALE, ViewOptions, axes, control_key, input_key, key
 
 SLIDER_MAX_STEPS = 2000  # a sidebar slider cannot place more positions than this; beyond, a number input
 PER_VALUE_MAX = 8  # arrays of up to this many values along one axis get one input per value
@@ -27,8 +27,15 @@ TABLE_MAX = 4096  # larger arrays are set by preset or as text
 SEGMENTED_MAX_CHARS = 30  # enum choices that fit one sidebar row as buttons; longer ones get a selectbox
 CUSTOM = "custom"  # the preset selectbox's entry for hand-edited values
 PERSIST = "session"  # a value survives page switches and being hidden
-KIND_LABELS = {"spec": "spec example", "ramp": "ramp (low → high)", "random": "random (uniform, seeded)",
-               "checkerboard": "checkerboard", "constant": "constant", "image": "image upload (PNG/JPEG)"}
+BIND = "query-params"  # the value is in the page URL under the widget key: links reproduce the state
+# Every widget that holds state of its own (state.py) gets these, and only those: derived widgets are not
+# bound (their URL value would fight the one they are derived from).
+STATE = dict(persist_state=PERSIST, bind=BIND)
+# The pattern selectbox shows the plain names (the URL holds what a selectbox shows); these describe them.
+KIND_LABELS = {"spec": "the spec example's pattern, for any shape", "ramp": "evenly spaced from low to high",
+               "random": "uniform between low and high, seeded", "checkerboard": "high and low alternating",
+               "constant": "every value the same", "image": "an uploaded PNG/JPEG, resized to H × W "
+                                                        "(C = 1 grey, 3 RGB); not carried by links"}
 # Which error slot an InputError's param lands in.
 INPUT_SLOTS = {"input.kind": "kind", "upload": "image", "input.low": "values", "input.high": "values",
                "input.seed": "values", "input.value": "values"}
@@ -277,7 +284,7 @@ def param_widget(layer: Layer, p: Param, raw: dict, canon: dict, shape: tuple) -
     k = key(layer.name, p.name)
     used = p.is_used(canon)
     default = p.default_for(canon, shape)
-    persist = dict(persist_state=PERSIST)
+    persist = STATE
     names = dependents(layer, p, canon, shape)
     reset = dict(on_change=_reset_dependents, args=(layer, p, dict(canon), shape, names)) if names else {}
     common = dict(disabled=not used, **persist, **reset)
@@ -310,7 +317,8 @@ class ParamForm:
 def param_controls(layer: Layer, shape: tuple) -> ParamForm:
     form = ParamForm()
     for p in layer.params:
-        value = param_widget(layer, p, form.raw, form.canon, shape)
+        with st.container(key=control_key(layer.name, p.name)):  # ?hide=NAME hides it (ui.links)
+            value = param_widget(layer, p, form.raw, form.canon, shape)
         form.slots[p.name] = st.empty()
         if p.is_used(form.canon):
             form.raw[p.name] = value
@@ -347,9 +355,10 @@ def _image_tensor(data: bytes, shape: tuple) -> np.ndarray:
 
 def input_controls(layer: Layer) -> InputForm:
     k = lambda name: input_key(layer.name, name)  # noqa: E731
-    persist = dict(persist_state=PERSIST)
+    persist = STATE
     slots = {}
-    kind = st.selectbox("pattern", KINDS, key=k("kind"), format_func=KIND_LABELS.get, **persist)
+    kind = st.selectbox("pattern", KINDS, key=k("kind"), **persist)
+    st.caption(KIND_LABELS.get(kind, ""))
     slots["kind"] = st.empty()
     rank = len(layer.example_shape)
     if 5 in layer.ranks and 4 in layer.ranks:
@@ -408,7 +417,7 @@ def shared_scale_default(layer_name: str) -> bool:
 
 
 def view_controls(layer: Layer) -> ViewOptions:
-    persist = dict(persist_state=PERSIST)
+    persist = STATE
     shared = st.toggle("One colour scale for input and output", value=shared_scale_default(layer.name),
                        key=key(layer.name, VIEW_SHARED_SCALE), help="Off: every heatmap gets its own colour scale.",
                        **persist)

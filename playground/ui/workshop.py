@@ -1,0 +1,145 @@
+"""Workshop aids on a layer page: the spec examples (pick one; see the spec's documented output beside
+the computed one, and whether they agree) and downloads (tensors as .npy and .csv, the current
+configuration as a standalone TensorRT script)."""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+import streamlit as st
+
+from .. import presets
+from ..core import Evaluation
+from ..export import build_source, export_script
+from ..inputs import to_csv, to_npy_bytes
+from ..layer import Layer
+from ..layers import get_layer
+from . import links
+from .state import control_key, key
+
+NONE = ""  # the picker's entry for a configuration that is no spec example
+DIRECT_MAX = 1 << 16  # tensors up to this many values are converted every run; larger ones on click
+
+
+# -- which spec example is on screen ---------------------------------------------------------------
+@functools.lru_cache(maxsize=None)
+def _preset_config(layer_name: str, name: str) -> tuple[dict, np.ndarray]:
+    preset = presets.find(layer_name, name)
+    return get_layer(layer_name).resolve(preset.params, preset.input_shape), presets.input_for(preset)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape \
+            and bool(np.array_equal(a, b, equal_nan=True))
+    return type(a) is type(b) and a == b
+
+
+def matching(layer: Layer, ev: Evaluation | None) -> list[presets.Preset]:
+    """The spec examples whose configuration (canonical parameters and input values) ev is."""
+    if ev is None:
+        return []
+    found = []
+    for preset in presets.PRESETS.get(layer.name, []):
+        try:
+            canon, x = _preset_config(layer.name, preset.name)
+        except Exception:  # a preset the layer no longer accepts is simply never on screen
+            continue
+        if x.shape == ev.input.shape and np.array_equal(x, ev.input, equal_nan=True) \
+                and canon.keys() == ev.params.keys() and all(_same(canon[k], ev.params[k]) for k in canon):
+            found.append(preset)
+    return found
+
+
+def current_preset(layer: Layer, ev: Evaluation | None) -> presets.Preset | None:
+    """The spec example on screen: the one last chosen if the configuration still is it, else the first
+    that the configuration equals (several examples can share one, e.g. an alias spelling)."""
+    found = matching(layer, ev)
+    chosen = st.session_state.get(links.CHOSEN + layer.name)
+    return next((p for p in found if p.name == chosen), found[0] if found else None)
+
+
+def _chosen(layer: Layer) -> None:
+    name = st.session_state.get(key(layer.name, "preset"))
+    if not name:
+        return
+    links.apply_preset(layer, presets.find(layer.name, name))
+    if links.PRESET_PARAM in st.query_params:  # the widgets' own URL values say it all now
+        del st.query_params[links.PRESET_PARAM]
+
+
+def preset_picker(layer: Layer, preset: presets.Preset | None, cmp: presets.Comparison | None) -> None:
+    """The "Spec example" selectbox (derived: it shows the example the configuration is) and its verdict."""
+    examples = presets.PRESETS.get(layer.name, [])
+    if not examples:
+        return
+    k = key(layer.name, "preset")
+    value = preset.name if preset else NONE
+    if st.session_state.get(k) != value:
+        st.session_state[k] = value
+    titles = {p.name: p.title for p in examples}
+    with st.container(key=control_key(layer.name, "preset"), horizontal=True, vertical_alignment="bottom",
+                      gap="small"):
+        st.selectbox("Spec example", [NONE, *titles], key=k, on_change=_chosen, args=(layer,), width=460,
+                     format_func=lambda n: titles.get(n, "— your own configuration —"),
+                     help="Every example of the spec documents. Choosing one sets every parameter and the "
+                          "input; the spec's documented output is then drawn beside the computed one.")
+        if preset is not None and cmp is not None:
+            st.badge("matches the spec" if cmp.matches else "differs from the spec",
+                     icon=":material/check_circle:" if cmp.matches else ":material/cancel:",
+                     color="green" if cmp.matches else "red")
+    chosen = st.session_state.get(links.CHOSEN + layer.name)
+    if preset is None and chosen in titles:
+        st.caption(f"Modified from the spec example “{titles[chosen]}”: the comparison with the spec is hidden. "
+                   "Choose it again to go back to it.")
+
+
+def _sentence(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
+def spec_panel(layer: Layer, preset: presets.Preset, cmp: presets.Comparison, ev: Evaluation) -> None:
+    """Verdict, tolerance, source and note of the spec example on screen."""
+    with st.container(key=control_key(layer.name, "spec"), border=True):
+        st.markdown(f"**Spec example: {preset.title}**")
+        if cmp.matches:
+            st.success(f"✓ {_sentence(cmp.message)}.", icon=":material/check_circle:")
+        else:
+            st.error(f"✗ {_sentence(cmp.message)}.", icon=":material/cancel:")
+        compared = "TensorRT's output" if ev.output_source == "tensorrt" else "the NumPy reference (no GPU run here)"
+        why = f" ({preset.tolerance.why})" if preset.tolerance.why else ""
+        st.caption(f"Compared: {compared} · tolerance {cmp.tolerance}{why} · source: {preset.source}")
+        if preset.note:  # part of the panel, not an alert of its own: it is about the spec, not the page
+            st.markdown(f":material/edit_note: **About the spec's table:** {preset.note}")
+
+
+# -- downloads ---------------------------------------------------------------------------------------
+def _data(fn, t: np.ndarray):
+    """Small tensors are converted now (the data travels with the page); big ones when clicked."""
+    return fn(t) if t.size <= DIRECT_MAX else functools.partial(fn, t)
+
+
+def downloads(layer: Layer, ev: Evaluation) -> None:
+    """The configuration on screen as a Python script, its input and output as .npy and .csv."""
+    try:
+        build_source(layer)  # refuses a build that is not self-contained; the script itself is made lazily
+        script = _data(functools.partial(export_script, layer.name, ev.params), ev.input)
+        failure = None
+    except Exception as exc:  # a layer whose build cannot be exported: said, not raised
+        script, failure = None, f"{type(exc).__name__}: {exc}"
+    with st.container(key=control_key(layer.name, "downloads"), horizontal=True, gap="small", wrap=True):
+        if script is not None:
+            st.download_button("Download Python script", script, file_name=f"trt_{layer.name}.py",
+                               mime="text/x-python", icon=":material/code:", on_click="ignore",
+                               key=key(layer.name, "download", "script"),
+                               help="A standalone script that builds exactly this configuration with TensorRT "
+                                    "and, where a GPU runs it, executes it and checks the NumPy reference.")
+        for which, t in (("input", ev.input), ("output", ev.output)):
+            st.download_button(f"{which} .npy", _data(to_npy_bytes, t), file_name=f"{layer.name}_{which}.npy",
+                               mime="application/octet-stream", icon=":material/download:", on_click="ignore",
+                               key=key(layer.name, "download", which, "npy"))
+            st.download_button(f"{which} .csv", _data(to_csv, t), file_name=f"{layer.name}_{which}.csv",
+                               mime="text/csv", icon=":material/table:", on_click="ignore",
+                               key=key(layer.name, "download", which, "csv"))
+    if failure:
+        st.caption(f"No script export for this configuration: {failure}")

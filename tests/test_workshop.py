@@ -1,0 +1,268 @@
+"""Workshop features of the layer pages, through AppTest: spec presets (chosen on the page or by
+?preset=NAME) set every control and show the spec's verdict; links carry the state and tampered
+links are reported by parameter name and replaced by the defaults; the code export and tensor
+downloads; presenter mode and ?hide=.
+
+Query parameters are set before the layer page first runs in the session, as opening a link does.
+"""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from playground import presets, style
+from playground.core import evaluate
+from playground.layers import LAYERS, get_layer
+from playground.snapshot import Shot
+from playground.ui import links
+from playground.ui.page import page_path
+
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMEOUT = 30
+
+
+def open_page(layer: str, **query) -> AppTest:
+    """A fresh session opening /layer?query (the home page runs first: app.py registers the pages)."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page(page_path(layer))
+    at.query_params.update(query)
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def rerun(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def stats(at: AppTest) -> tuple[str, str]:
+    found = [c.value for c in at.caption if c.value.startswith("shape (")]
+    assert len(found) == 2, found
+    return found[0], found[1]
+
+
+def warnings(at: AppTest) -> str:
+    return "\n".join(w.value for w in at.warning)
+
+
+def link(at: AppTest) -> str:
+    return at.sidebar.code[0].value
+
+
+def html(at: AppTest) -> str:
+    return "\n".join(e.proto.body for e in at.get("html"))
+
+
+_DEFAULTS: dict[str, tuple[str, str]] = {}
+
+
+def default_stats(layer: str) -> tuple[str, str]:
+    if layer not in _DEFAULTS:
+        _DEFAULTS[layer] = stats(open_page(layer))
+    return _DEFAULTS[layer]
+
+
+# -- spec presets -------------------------------------------------------------------------------
+@pytest.mark.parametrize("layer, name, controls", [
+    ("convolution", "stride_nd_2_2", {"convolution.stride_nd.h": 2, "convolution.stride_nd.w": 2}),
+    ("scale", "channel_axis_0", {"scale.channel_axis": 0, "scale.input.N": 2, "scale.input.kind": "constant",
+                                 "scale.shift": "2, 3"}),
+    ("prelu", "spec_per_channel", {"prelu.granularity": "channel", "prelu.slopes": "0.5, 1, 2"}),
+    ("convolution", "int8", {"convolution.int8": True, "convolution.quantize_scale": 1.0}),
+])
+def test_choosing_a_preset_sets_every_control_and_matches_the_spec(layer, name, controls):
+    at = open_page(layer)
+    if layer == "prelu":  # the default prelu page already is that example: leave it first
+        at.selectbox(key="prelu.slopes.preset").select("leaky")
+        rerun(at)
+        assert at.selectbox(key="prelu.preset").value == "" and not at.success
+    at.selectbox(key=f"{layer}.preset").select(name)
+    rerun(at)
+    assert at.selectbox(key=f"{layer}.preset").value == name
+    for k, want in controls.items():
+        assert at.session_state[k] == want, (k, at.session_state[k])
+    preset = presets.find(layer, name)
+    assert f"Output {preset.expected_shape}" in "\n".join(m.value for m in at.markdown)
+    verdicts = [s.value for s in at.success]
+    assert any(v.startswith("✓ Matches the spec's table") for v in verdicts), verdicts
+    assert preset.tolerance.text in verdicts[0] and "max |diff|" in verdicts[0]
+    assert any(f"source: {preset.source}" in c.value for c in at.caption)
+    assert any("the spec's table · shape" in c.value for c in at.caption)  # its heatmap, beside the output
+    if preset.note:
+        assert any(preset.note in m.value for m in at.markdown)
+
+
+def test_preset_in_the_url_is_applied_then_written_as_values():
+    at = open_page("convolution", preset="stride_nd_2_2")
+    assert at.selectbox(key="convolution.preset").value == "stride_nd_2_2"
+    assert "Output (1, 1, 2, 4)" in "\n".join(m.value for m in at.markdown)
+    assert any("Matches the spec" in s.value for s in at.success)
+    assert "preset=stride_nd_2_2" in link(at)  # the link reproduces the page as it is
+    rerun(at)  # the next run puts the values themselves in the URL, and drops preset
+    assert at.query_params == {"convolution.stride_nd.h": "2", "convolution.stride_nd.w": "2"}
+    assert link(at).endswith("?convolution.stride_nd.h=2&convolution.stride_nd.w=2")
+
+
+def test_changing_a_control_after_a_preset_hides_the_comparison():
+    at = open_page("convolution", preset="padding_nd_1_1")
+    assert any("Matches the spec" in s.value for s in at.success)
+    at.number_input(key="convolution.padding_nd.w").set_value(2)
+    rerun(at)
+    assert at.selectbox(key="convolution.preset").value == ""
+    assert not at.success
+    assert any("Modified from the spec example “padding_nd = (1, 1)”" in c.value for c in at.caption)
+
+
+def test_unknown_preset_in_the_url_is_reported_and_ignored():
+    at = open_page("convolution", preset="no_such_example")
+    assert "URL parameter preset: convolution has no spec example `no_such_example`" in warnings(at)
+    assert stats(at) == default_stats("convolution")
+    assert "preset" not in at.query_params
+
+
+# -- links: tampered and stale URLs ---------------------------------------------------------------
+@pytest.mark.parametrize("layer, query, name, rule", [
+    ("convolution", {"convolution.num_groups": "2"}, "convolution.num_groups", "must divide the input channels C=1"),
+    ("prelu", {"prelu.slopes": "1,2"}, "prelu.slopes", "with granularity channel needs 1 or 3 values"),
+    ("convolution", {"convolution.kernel": "zzz"}, "convolution.kernel", "must be numbers separated by commas"),
+    ("convolution", {"convolution.input.H": "100000"}, "convolution.input.H", "must be between 1 and 512"),
+    ("activation", {"activation.type": "LEAKY_RELU", "activation.alpha": "1e999"}, "activation.alpha",
+     "must be a finite float32 number"),
+    ("activation", {"activation.type": "<script>alert(1)</script>"}, "activation.type", "must be one of RELU"),
+    ("scale", {"view.presenter": "yes"}, "view.presenter", "must be true or false"),
+    ("convolution", {"convolution.stride_nd.h": "1.5"}, "convolution.stride_nd.h", "must be a whole number"),
+    ("convolution", {"convolution.input.kind": "image"}, "convolution.input.kind",
+     "an uploaded image cannot travel in a link"),
+])
+def test_tampered_url_value_is_named_and_replaced_by_the_default(layer, query, name, rule):
+    at = open_page(layer, **query, unknown_key="ignored")
+    shown = warnings(at)
+    assert f"URL parameter {name}: {rule}" in shown and "replaced by the default" in shown, shown
+    assert not at.error, [e.value for e in at.error]
+    assert name not in at.query_params and at.query_params.get("unknown_key") == "ignored"
+    if name == "activation.alpha":  # the valid LEAKY_RELU stays; alpha falls back to its default 0.01
+        assert "min -0.04 " in stats(at)[1]
+    else:
+        assert stats(at) == default_stats(layer)
+    assert "<script" not in html(at)  # user text never reaches raw HTML
+
+
+def test_several_bad_values_one_box_and_valid_ones_kept():
+    at = open_page("convolution", **{"convolution.stride_nd.h": "2", "convolution.num_groups": "2",
+                                     "convolution.bias": "<b>1</b>"})
+    box = [w.value for w in at.warning if "URL parameter" in w.value]
+    assert len(box) == 1 and "convolution.num_groups" in box[0] and "convolution.bias" in box[0]
+    assert "Output (1, 1, 2, 7)" in "\n".join(m.value for m in at.markdown)  # the good value was kept
+    assert at.query_params == {"convolution.stride_nd.h": "2"}
+
+
+def test_shared_link_state_round_trips_in_a_new_session():
+    at = open_page("convolution", **{"convolution.input.kind": "random", "convolution.input.seed": "7",
+                                     "convolution.dilation_nd.w": "2", "convolution.padding_mode": "SAME_UPPER"})
+    assert not at.warning
+    assert at.session_state["convolution.input.seed"] == 7
+    assert at.session_state["convolution.padding_mode"] == "SAME_UPPER"
+    first = stats(at)
+    again = open_page("convolution", **at.query_params)
+    assert stats(again) == first
+
+
+def test_every_state_holding_widget_is_checked():
+    """The sidebar's widgets are either URL-bound fields that links.check_url validates, or derived ones."""
+    for layer in ("convolution", "scale"):
+        at = open_page(layer)
+        fields = links.fields(get_layer(layer))
+        for w in at.sidebar.get("number_input") + at.sidebar.get("slider") + at.sidebar.get("text_input") + \
+                at.sidebar.get("selectbox") + at.sidebar.get("toggle") + at.sidebar.get("checkbox"):
+            k = w.key
+            derived = k.endswith(".preset") or k.rsplit(".", 1)[-1].isdigit()
+            assert k in fields or derived, f"{k} is neither checked nor derived"
+
+
+# -- downloads ------------------------------------------------------------------------------------
+@pytest.fixture
+def media(monkeypatch):
+    """What the page's download buttons hold: AppTest keeps their files in a MemoryMediaFileStorage."""
+    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+    from streamlit.testing.v1 import app_test
+
+    stores = []
+
+    class Recording(MemoryMediaFileStorage):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            stores.append(self)
+
+    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Recording)
+
+    def read(button) -> bytes:
+        assert button.proto.url, f"{button.proto.label}: no data (deferred?)"
+        return stores[-1].get_file(button.proto.url.rsplit("/", 1)[1]).content
+
+    return read
+
+
+def buttons(at: AppTest) -> dict:
+    return {b.proto.label: b for b in at.get("download_button")}
+
+
+def test_script_and_tensor_downloads(media):
+    at = open_page("convolution", preset="stride_nd_2_2")
+    found = buttons(at)
+    script = found["Download Python script"]
+    assert script.proto.url.endswith(".py")
+    text = media(script).decode()
+    assert "execute_async_v3" in text and "stride_nd" in text
+    compile(text, "trt_convolution.py", "exec")
+    want = evaluate("convolution", {"stride_nd": "2,2"}).output
+    out = np.load(io.BytesIO(media(found["output .npy"])), allow_pickle=False)
+    assert out.shape == (1, 1, 2, 4) and np.array_equal(out, want)
+    x = np.load(io.BytesIO(media(found["input .npy"])), allow_pickle=False)
+    assert x.shape == (1, 1, 6, 9)
+    csv = media(found["output .csv"]).decode().splitlines()
+    assert csv[0] == "n,c,h,w0,w1,w2,w3" and len(csv) == 3
+
+
+# -- presenter mode and hide ----------------------------------------------------------------------
+def figure_font(at: AppTest) -> int:
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    return spec["layout"]["font"]["size"]
+
+
+def test_presenter_link_switches_theme():
+    at = open_page("activation", **{"view.presenter": "true"})
+    assert at.toggle(key="view.presenter").value is True
+    assert figure_font(at) == style.PRESENTER.font_size
+    assert "html { font-size: 20px; }" in html(at)
+    plain = open_page("activation")
+    assert figure_font(plain) == style.DEFAULT.font_size and "font-size: 20px" not in html(plain)
+
+
+def test_hide_lists_controls_by_name_unknown_ignored():
+    at = open_page("convolution", hide="kernel,bias,input,no_such_control")
+    css = html(at)
+    assert ".st-key-ctl-convolution-kernel" in css and ".st-key-ctl-convolution-bias" in css
+    assert '[data-testid="stTab"][data-key="1"]' in css  # the Input tab's button
+    assert "display: none" in css and "no_such_control" not in css
+    assert ".st-key-ctl-convolution-stride_nd" not in css
+    assert stats(at) == default_stats("convolution")  # hidden, still in force
+    assert not at.warning
+
+
+def test_snapshot_urls_use_the_toggles_own_query_parameter():
+    assert Shot("convolution", "int8").url("http://x", True) == "http://x/convolution?preset=int8&view.presenter=true"
+    assert Shot("home").url("http://x", False) == "http://x/"
+
+
+def test_every_preset_name_is_a_valid_url_preset():
+    for layer in LAYERS:
+        for p in presets.PRESETS.get(layer, []):
+            assert p.name == p.name.strip() and "&" not in p.name and "=" not in p.name
