@@ -2,11 +2,17 @@
 
 Never downloads a browser: it launches the distribution's Chromium (`apt-get install chromium`),
 headless, with background networking off.
+
+Waiting: pages from `new_context` carry a run tracker (RUN_TRACKER_JS) that reads the app's own
+websocket messages, so `wait_until_idle` / `rerun` know when a script run was requested, started
+and finished, not only what the DOM shows. Locating: `key_selector(widget_key)` is the CSS class
+Streamlit puts on a widget's element container; OUTPUT_PLOT_JS finds the output heatmap.
 """
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -87,27 +93,139 @@ def chromium(playwright=None):
         yield browser
 
 
-def wait_until_idle(page, timeout_ms: float = 60_000, settle_ms: int = 400) -> None:
+def key_selector(key: str) -> str:
+    """CSS selector of the element container Streamlit draws for a widget/container `key`:
+    Streamlit (1.67) adds the class `st-key-<key>` with every character outside [A-Za-z0-9_-]
+    replaced by "-" (so "convolution.stride_nd.h" -> ".st-key-convolution-stride_nd-h")."""
+    return ".st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", key.strip())
+
+
+# The output heatmap's Plotly element (its `data` is what is drawn): the chart keyed
+# "<layer>.figure.output", else the chart whose title starts with "Output".
+OUTPUT_PLOT_JS = """() => {
+  const main = document.querySelector('[data-testid="stMain"]') || document;
+  const keyed = main.querySelector('[class*="-figure-output"] .js-plotly-plot');
+  if (keyed) return keyed;
+  const title = p => { const t = p.layout && p.layout.title; return String((t && t.text) || t || ''); };
+  return Array.from(main.querySelectorAll('.js-plotly-plot')).find(p => title(p).startsWith('Output')) || null;
+}"""
+
+
+def new_context(browser, **kwargs):
+    """`browser.new_context(**kwargs)` with the run tracker installed in every page it opens, so that
+    wait_until_idle knows exactly when a script run was requested, started and finished."""
+    context = browser.new_context(**kwargs)
+    context.add_init_script(RUN_TRACKER_JS)
+    return context
+
+
+def mark(page) -> int | None:
+    """How many runs this page has asked the server for so far (None without the run tracker);
+    pass it to wait_until_idle(after=...) to wait for the run the next action asks for, however
+    short, and not be fooled by a run the server started for another reason."""
+    return page.evaluate("() => window.__playgroundRuns ? window.__playgroundRuns.requested : null")
+
+
+@contextlib.contextmanager
+def rerun(page, timeout_ms: float = 60_000):
+    """`with rerun(page): page.keyboard.press("End")`: on exit, wait until the run the action
+    triggered has finished and been drawn (needs the run tracker: pages from new_context)."""
+    before = mark(page)
+    yield
+    wait_until_idle(page, timeout_ms, after=before)
+
+
+def wait_until_idle(page, timeout_ms: float = 60_000, settle_ms: int | None = None, after: int | None = None) -> None:
     """Wait until the app has finished its run: content is drawn, and for `settle_ms` on end there is
-    no run in progress (Streamlit's status widget), no placeholder skeleton and no stale element."""
+    no run in progress, no placeholder skeleton and no stale element.
+
+    "Run in progress" is read from the app's own messages where the page has the run tracker
+    (new_context): a rerun the browser requested and the server has not started yet, or a run
+    started and not finished; else from Streamlit's status widget, which only shows after 0.5 s
+    of running — hence the longer default settle time without the tracker (400 ms, else 100 ms).
+    after: a mark() taken before an action; also wait until the action has asked for a run and
+    that run has finished (needs the tracker)."""
     page.wait_for_selector('[data-testid="stMain"] [data-testid="stElementContainer"]', timeout=timeout_ms)
+    tracked = page.evaluate("() => Boolean(window.__playgroundRuns && !window.__playgroundRuns.unreadable)")
+    if settle_ms is None:
+        settle_ms = 100 if tracked else 400
     deadline = time.monotonic() + timeout_ms / 1e3
     quiet_since = None
     while time.monotonic() < deadline:
-        busy = page.evaluate(_BUSY_JS)
+        busy = page.evaluate(BUSY_JS, after)
         if busy:
             quiet_since = None
         elif quiet_since is None:
             quiet_since = time.monotonic()
         elif (time.monotonic() - quiet_since) * 1e3 >= settle_ms:
             return
-        page.wait_for_timeout(50)
-    raise TimeoutError("the app was still running after {:.0f} s".format(timeout_ms / 1e3))
+        page.wait_for_timeout(25 if tracked else 50)
+    state = page.evaluate("() => window.__playgroundRuns ? JSON.stringify(window.__playgroundRuns) : 'no run tracker'")
+    raise TimeoutError("the app was still running after {:.0f} s ({})".format(timeout_ms / 1e3, state))
 
 
-_BUSY_JS = f"""() => {{
-  const running = document.querySelector('{RUNNING}');
+# Wraps window.WebSocket before Streamlit opens its connection and reads the top-level field
+# numbers of the protobuf messages: BackMsg.rerun_script (11) out, ForwardMsg.new_session (4,
+# a run started) and ForwardMsg.script_finished (6) in. No dependency on Streamlit's frontend code.
+RUN_TRACKER_JS = r"""
+(() => {
+  if (window.__playgroundRuns) return;
+  const R = window.__playgroundRuns = {requested: 0, started: 0, finished: 0,
+                                       lastRequest: -1, lastStart: -1, lastFinish: -1};
+  const fields = (data) => {
+    let b;
+    if (data instanceof ArrayBuffer) b = new Uint8Array(data);
+    else if (ArrayBuffer.isView(data)) b = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    else return [];
+    const out = [];
+    let i = 0;
+    const varint = () => { let v = 0, m = 1, c; do { c = b[i++]; v += (c & 0x7f) * m; m *= 128; } while (c & 0x80 && i < b.length); return v; };
+    while (i < b.length) {
+      const tag = varint(), wt = tag % 8;
+      out.push(Math.floor(tag / 8));
+      if (wt === 0) varint(); else if (wt === 1) i += 8; else if (wt === 5) i += 4;
+      else if (wt === 2) { const n = varint(); i += n; } else break;  // not i += varint(): i is read first
+    }
+    return out;
+  };
+  const Native = window.WebSocket;
+  class Tracked extends Native {
+    constructor(...args) {
+      super(...args);
+      this.addEventListener('message', (ev) => {
+        if (!(ev.data instanceof ArrayBuffer || ArrayBuffer.isView(ev.data))) R.unreadable = true;  // a Blob
+        const f = fields(ev.data);
+        if (f.includes(4)) { R.started++; R.lastStart = performance.now(); }
+        if (f.includes(6)) { R.finished++; R.lastFinish = performance.now(); }
+      });
+    }
+    send(data) {
+      if (fields(data).includes(11)) { R.requested++; R.lastRequest = performance.now(); }
+      return super.send(data);
+    }
+  }
+  window.WebSocket = Tracked;
+  // True while the app is busy: a requested run not started, a run not finished, or (after: a
+  // mark, the count of requests before an action) no run requested since the mark; or Streamlit
+  // still drawing (status widget, skeletons, stale elements). For in-page polling:
+  // page.wait_for_function("() => !window.__playgroundBusy(null)").
+  window.__playgroundBusy = (after) => {
+    if (R.unreadable) return DOM_BUSY();  // messages not in a form read here: the DOM alone
+    if (R.lastRequest > R.lastStart || R.started > R.finished
+        || (after !== null && after !== undefined && R.requested <= after)) return true;
+    return DOM_BUSY();
+  };
+  const DOM_BUSY = __DOM_BUSY__;
+})();
+"""
+
+_DOM_BUSY_JS = """() => {
+  const running = document.querySelector('%s');
   return Boolean((running && running.offsetParent !== null)
     || document.querySelector('[data-testid="stSkeleton"]')
     || document.querySelector('[data-stale="true"]'));
-}}"""
+}""" % RUNNING
+RUN_TRACKER_JS = RUN_TRACKER_JS.replace("__DOM_BUSY__", _DOM_BUSY_JS)
+# True while the app is busy; argument: a mark() to wait past, or null. Without the run tracker:
+# the DOM alone (status widget, skeletons, stale elements).
+BUSY_JS = f"(after) => window.__playgroundBusy ? window.__playgroundBusy(after) : ({_DOM_BUSY_JS})()"

@@ -1,0 +1,315 @@
+"""The app in the system Chromium: pages load, widgets moved with the keyboard or typed into change
+what is drawn, impossible combinations are reported and recovered from, a shared link reproduces
+the state, and the snapshot command writes real PNGs.
+
+One app server (with its own empty engine cache), one browser and one browser context for the
+module; every page is its own Streamlit session. A layer page is reused by the next test that
+needs it only when its text shows it back in its default state, else it is opened afresh (Pages).
+Nothing sleeps for a fixed time: every step waits on the app's own run state
+(playground.browser.wait_until_idle / rerun, which read the app's websocket messages).
+
+Widgets are found by Streamlit's `st-key-<widget key>` class (playground.browser.key_selector; keys:
+playground/ui/state.py), numbers by the text the page prints ("Output (1, 1, 2, 4)", the heatmap
+stats captions "shape … · min … · max …").
+"""
+from __future__ import annotations
+
+import os
+import re
+import struct
+import subprocess
+import sys
+import urllib.parse
+from pathlib import Path
+
+import pytest
+
+from playground import browser as B
+from playground.backend import detect
+from playground.layers import LAYERS
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = ["home", *LAYERS]
+EXCEPTION = '[data-testid="stException"]'
+ALERT = '[data-testid="stAlert"]'
+OUTPUT_SHAPE = re.compile(r"Output \((\d+(?:, \d+)*)\)")
+VIEWPORT = {"width": 1400, "height": 1000}
+
+# Records, from the first paint on, whether an exception box was ever in the page ("at any time").
+EXCEPTION_WATCH_JS = """(() => {
+  window.__exceptionBoxes = [];
+  const seen = () => document.querySelectorAll('%s').forEach(e => window.__exceptionBoxes.push(e.innerText.slice(0, 500)));
+  new MutationObserver(seen).observe(document, {subtree: true, childList: true});
+})();""" % EXCEPTION
+# The output heatmap's data, as drawn (Plotly sets `data` on the .js-plotly-plot element).
+OUTPUT_FIGURE_JS = """() => {
+  const el = (%s)();
+  return el && el.data ? JSON.stringify(el.data.map(t => [t.type, t.z])) : null;
+}""" % B.OUTPUT_PLOT_JS
+
+
+# -- fixtures ---------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def engine_cache_dir(tmp_path_factory):
+    return tmp_path_factory.mktemp("engine_cache")
+
+
+@pytest.fixture(scope="module")
+def app(engine_cache_dir):
+    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(engine_cache_dir)}) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def chrome():
+    if B.chromium_path() is None:
+        pytest.fail("no system Chromium (chromium / chromium-browser on PATH): the browser tests need it; "
+                    "scripts/test.sh installs it with apt-get install chromium", pytrace=False)
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        pytest.fail("Playwright (Python) is not installed: pip install -r requirements.txt", pytrace=False)
+    with B.chromium() as browser:
+        yield browser
+
+
+class Pages:
+    """Pages of one browser context (its HTTP cache keeps the app's scripts between pages). A layer
+    page, once loaded, is kept for the next test that asks for it in its default state (reloaded
+    if a test left it otherwise: the check is the page's own text); fresh() pages are not kept.
+    Every page records whether an exception box ever showed and any uncaught JavaScript error."""
+
+    def __init__(self, context, app: str):
+        self.context, self.app = context, app
+        self.kept: dict[str, tuple] = {}  # name -> (page, its text in the default state)
+        self.errors: dict = {}  # page -> uncaught JavaScript errors
+
+    def fresh(self):
+        page = self.context.new_page()
+        page.set_default_timeout(30_000)
+        self.errors[page] = []
+        page.on("pageerror", lambda exc: self.errors[page].append(str(exc)))
+        return page
+
+    def layer(self, name: str):
+        """The page `name` in its default state."""
+        if name in self.kept:
+            page, default = self.kept[name]
+            if not page.is_closed() and default_state(page) == default:
+                return page
+            page.close()
+        page = open_page(self.fresh(), self.app, name)
+        self.kept[name] = (page, default_state(page))
+        return page
+
+    def problems(self) -> list[str]:
+        """Exception boxes and JavaScript errors since the last call."""
+        out = []
+        for page, errors in self.errors.items():
+            if not page.is_closed():
+                out += [f"exception box at {page.url}: {b}" for b in page.evaluate(
+                    "() => (window.__exceptionBoxes || []).splice(0)")]
+            out += [f"JavaScript error at {page.url}: {e}" for e in errors]
+            errors.clear()
+        return out
+
+
+@pytest.fixture(scope="module")
+def pool(chrome, app):
+    context = B.new_context(chrome, viewport=VIEWPORT, reduced_motion="reduce")
+    context.add_init_script(EXCEPTION_WATCH_JS)
+    yield Pages(context, app)
+    context.close()
+
+
+@pytest.fixture
+def pages(pool):
+    """The module's pages; after the test: no exception box ever shown, no JavaScript error, and the
+    test's fresh pages closed."""
+    before = set(pool.errors)
+    yield pool
+    problems = pool.problems()
+    for page in set(pool.errors) - before:
+        if all(page is not kept for kept, _ in pool.kept.values()):
+            page.close()
+            del pool.errors[page]
+    assert not problems, "\n".join(problems)
+
+
+# -- helpers ----------------------------------------------------------------------------------
+def open_page(page, app: str, name: str):
+    page.goto(f"{app}/{'' if name == 'home' else name}")
+    B.wait_until_idle(page)
+    assert page.locator(EXCEPTION).count() == 0, page.locator(EXCEPTION).first.inner_text()
+    return page
+
+
+def main_text(page) -> str:
+    return page.locator('[data-testid="stMain"]').inner_text()
+
+
+def output_shape(page) -> str | None:
+    m = OUTPUT_SHAPE.search(main_text(page))
+    return m.group(0) if m else None
+
+
+def stats_captions(page) -> list[str]:
+    """The heatmaps' stats captions, input first: "shape (1, 1, 3, 3) · min -4 · max 4 · …"."""
+    return page.evaluate("""() => Array.from(document.querySelectorAll('[data-testid="stMain"] [data-testid="stCaptionContainer"]'))
+        .map(e => e.innerText.trim()).filter(t => t.startsWith('shape ('))""")
+
+
+def output_stats(page) -> str:
+    captions = stats_captions(page)
+    assert len(captions) >= 2, f"expected the input's and the output's stats captions, found {captions}"
+    return captions[1]
+
+
+def default_state(page) -> tuple:
+    return output_shape(page), tuple(stats_captions(page)), tuple(alerts(page))
+
+
+def widget(page, key: str):
+    loc = page.locator(B.key_selector(key))
+    assert loc.count() == 1, f"no single element with the class of widget key {key!r} ({B.key_selector(key)})"
+    return loc
+
+
+def type_number(page, key: str, value) -> None:
+    """Type into a number input and commit it (Enter), then wait for the run it triggers."""
+    box = widget(page, key).locator("input")
+    with B.rerun(page):
+        box.fill(str(value))
+        box.press("Enter")
+
+
+def slider_keys(page, key: str, *keys: str) -> None:
+    """Focus the slider's thumb and press keys, waiting for the run each one triggers."""
+    thumb = widget(page, key).get_by_role("slider")
+    thumb.focus()
+    for k in keys:
+        with B.rerun(page):
+            page.keyboard.press(k)
+
+
+def alerts(page) -> list[str]:
+    return [t.strip() for t in page.locator(f'[data-testid="stMain"] {ALERT}, [data-testid="stSidebar"] {ALERT}').all_inner_texts()]
+
+
+# -- tests ------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", PAGES)
+def test_page_loads_without_exception_and_names_backend(pages, name):
+    page = pages.layer(name)
+    text = main_text(page)
+    backend = detect()
+    assert backend.name in text, f"the backend {backend.name!r} is not named on {name}"
+    if name == "home":
+        assert "Backend" in text and "Builds engines" in text
+    else:
+        assert LAYERS[name].title in text
+        x = tuple(LAYERS[name].example_shape)
+        assert f"Input {x} → Output (" in text
+        assert len(stats_captions(page)) >= 2
+        assert page.evaluate(OUTPUT_FIGURE_JS), "no output heatmap drawn"
+
+
+def test_slider_keyboard_changes_value_caption_and_heatmap(pages):
+    page = pages.layer("leaky_relu")  # alpha: slider -2..2 step 0.01, default 0.1; input -4..4
+    thumb_value = widget(page, "leaky_relu.alpha").locator('[data-testid="stSliderThumbValue"]')
+    assert thumb_value.inner_text().strip() == "0.10"
+    stats0, fig0 = output_stats(page), page.evaluate(OUTPUT_FIGURE_JS)
+    assert "min -0.4 " in stats0 + " ", stats0
+
+    slider_keys(page, "leaky_relu.alpha", "ArrowRight")
+    assert thumb_value.inner_text().strip() == "0.11"
+    stats1, fig1 = output_stats(page), page.evaluate(OUTPUT_FIGURE_JS)
+    assert "min -0.44 " in stats1 + " ", stats1
+    assert fig1 != fig0, "the output heatmap's data did not change"
+
+    slider_keys(page, "leaky_relu.alpha", "End")
+    assert thumb_value.inner_text().strip() == "2.00"
+    assert "min -8 " in output_stats(page) + " ", output_stats(page)
+    assert page.evaluate(OUTPUT_FIGURE_JS) not in (fig0, fig1)
+
+
+def test_per_axis_stride_typed_changes_output_shape(pages):
+    page = pages.layer("convolution")
+    assert output_shape(page) == "Output (1, 1, 4, 7)"
+    type_number(page, "convolution.stride_nd.h", 2)
+    assert output_shape(page) == "Output (1, 1, 2, 7)"
+    assert output_stats(page).startswith("shape (1, 1, 2, 7)")
+    type_number(page, "convolution.stride_nd.h", 1)  # back to the default, for the next test
+    assert output_shape(page) == "Output (1, 1, 4, 7)"
+
+
+def test_impossible_combination_is_named_and_page_recovers(pages):
+    page = pages.layer("convolution")  # C = 1
+    before_stats = output_stats(page)
+    slider_keys(page, "convolution.num_groups", "ArrowRight")  # num_groups 2 on C = 1
+    shown = alerts(page)
+    assert any("num_groups" in a for a in shown), f"no error naming num_groups: {shown}"
+    assert page.locator(EXCEPTION).count() == 0
+    assert output_shape(page) == "Output (1, 1, 4, 7)"  # the last valid result stays on screen
+
+    slider_keys(page, "convolution.num_groups", "ArrowLeft")  # undone
+    assert widget(page, "convolution.num_groups").get_by_role("slider").get_attribute("aria-valuetext") == "1"
+    shown = alerts(page)
+    assert not any("num_groups" in a for a in shown), f"the error stayed after the fix: {shown}"
+    assert not any("Stale" in a for a in shown), shown
+    assert output_shape(page) == "Output (1, 1, 4, 7)"
+    assert output_stats(page) == before_stats
+    # and it still answers
+    type_number(page, "convolution.stride_nd.h", 2)
+    assert output_shape(page) == "Output (1, 1, 2, 7)"
+    type_number(page, "convolution.stride_nd.h", 1)
+
+
+def test_shared_link_reproduces_state(pages):
+    """Contract (URL-bound state, Streamlit bind="query-params"): the query parameter is the widget
+    key, e.g. ?convolution.stride_nd.h=2, and opening that URL in a new session shows the same."""
+    page = pages.layer("convolution")
+    type_number(page, "convolution.stride_nd.h", 2)
+    assert output_shape(page) == "Output (1, 1, 2, 7)"
+    try:
+        page.wait_for_function("() => location.search.length > 1", timeout=5_000)
+    except Exception:
+        pass
+    query = urllib.parse.urlsplit(page.url).query
+    assert query, (f"changing convolution stride h left the URL without a query string ({page.url}): "
+                   "URL-bound widget state (bind='query-params') has not landed")
+    other = pages.fresh()
+    other.goto(page.url)
+    B.wait_until_idle(other)
+    assert other.locator(EXCEPTION).count() == 0
+    assert output_shape(other) == "Output (1, 1, 2, 7)", f"{page.url} did not reproduce the stride"
+    assert output_stats(other) == output_stats(page)
+    assert widget(other, "convolution.stride_nd.h").locator("input").input_value() == "2"
+    params = urllib.parse.parse_qs(query)
+    assert params.get("convolution.stride_nd.h") == ["2"], f"query parameters not named by widget key: {params}"
+
+
+def png_size(path: Path) -> tuple[int, int]:
+    data = path.read_bytes()[:24]
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"
+    length, chunk = struct.unpack(">I4s", data[8:16])
+    assert chunk == b"IHDR" and length == 13, f"{path}: no IHDR chunk first"
+    return struct.unpack(">II", data[16:24])
+
+
+def test_snapshot_command_writes_pngs_and_index(tmp_path, engine_cache_dir):
+    out, width, height = tmp_path / "shots", 1024, 700
+    env = {**os.environ, "PLAYGROUND_ENGINE_CACHE": str(engine_cache_dir)}
+    r = subprocess.run([sys.executable, "-m", "playground", "snapshot", "--out", str(out), "--pages", "home",
+                        "convolution", "--width", str(width), "--height", str(height)],
+                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    index = (out / "index.md").read_text()
+    for name in ("home", "convolution"):
+        png = out / f"{name}.png"
+        w, h = png_size(png)
+        assert w == width, f"{png}: {w} px wide, asked for {width}"
+        assert h >= height, f"{png}: {h} px high, less than the {height} px viewport"
+        assert png.stat().st_size > 10_000, f"{png} is suspiciously small ({png.stat().st_size} bytes)"
+        assert f"({png.name})" in index, f"index.md does not link {png.name}"
