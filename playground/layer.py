@@ -1,7 +1,7 @@
 """The `Layer` declaration: parameters, validation, TensorRT construction and reference, once."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import numpy as np

@@ -7,7 +7,6 @@ sit in containers keyed `volatile-…` that are masked, so the same state gives 
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import urllib.parse
 from dataclasses import dataclass

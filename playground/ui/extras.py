@@ -15,8 +15,10 @@ import pandas as pd
 import streamlit as st
 
 from .. import core, explain, plots, style
+from . import state
 
 MAX_CURVE_MARKS = 2000  # distinct (x, y) marks on the transfer curve; more are strided
+LARGE_SLICE_CELLS = 64 * 64  # beyond this the receptive-field figures are drawn only on request
 
 
 def _key(layer: str, name: str) -> str:
@@ -26,6 +28,10 @@ def _key(layer: str, name: str) -> str:
 def _theme(view: Any) -> style.Theme:
     theme = getattr(view, "theme", None)
     return theme if isinstance(theme, style.Theme) else style.theme(bool(getattr(view, "presenter", False)))
+
+
+def _presenter(view: Any) -> bool:
+    return bool(getattr(view, "presenter", False))
 
 
 def _shared(view: Any) -> bool:
@@ -98,8 +104,7 @@ def leaky_relu_extra(evaluation, view) -> None:
             st.caption(f"Engine layers: {len(layers)}" if layers else "No engine layers (no engine was built).")
             if layers:
                 st.dataframe(_layers_frame(layers), hide_index=True, key=_key("leaky_relu", f"layers_{name}"))
-            fig, _ = plots.tensor_figure(cmp["outputs"][name], title=f"{name} output", theme=_theme(view),
-                                         shared_scale=_shared(view))
+            fig, _ = state.tensor_figure(cmp["outputs"][name], f"{name} output", _shared(view), _presenter(view))
             st.plotly_chart(fig, theme=None, key=_key("leaky_relu", f"out_{name}"), width="stretch",
                             config=_config(_key("leaky_relu", f"out_{name}")))
             st.caption(f"from {cmp['sources'][name]}")
@@ -204,7 +209,7 @@ def _cell_picker(out_shape: tuple) -> tuple[int, ...]:
 
 def convolution_extra(evaluation, view) -> None:
     p, x = evaluation.params, evaluation.input
-    theme, shared = _theme(view), _shared(view)
+    shared = _shared(view)
 
     st.markdown("**Output size per axis**")
     rows = explain.conv_shape_rows(p, x.shape)
@@ -224,14 +229,19 @@ def convolution_extra(evaluation, view) -> None:
     cell = explain.conv_cell_products(x, p, index, reference_output=evaluation.reference)
 
     selected = (explain.output_slice_index(index, out_shape), index[-2], index[-1])
-    out_fig, _ = plots.tensor_figure(evaluation.output, title="Output (click a cell)", shared_scale=shared,
-                                     theme=theme, selected=selected, clickable=True)
-    customdata = {i: np.asarray(t.customdata) for i, t in enumerate(out_fig.data) if t.customdata is not None}
-    in_fig, _ = plots.tensor_figure(x, title=f"Input: the window of output {index}", shared_scale=shared,
-                                    theme=theme, highlight=cell["window"])
-    # One above the other: each figure is laid out at its own pixel size, which a column would squeeze.
-    _chart(out_fig, CONV_PLOT_KEY, on_select=_click_handler(customdata, len(out_shape)), selection_mode="points")
-    _chart(in_fig, _key("convolution", "in_plot"))
+    # Large tensors: these two figures cost megabytes per change, so they are drawn on request.
+    large = max(x.shape[-2] * x.shape[-1], out_shape[-2] * out_shape[-1]) > LARGE_SLICE_CELLS
+    if not large or st.toggle("Draw the output and the input window (large tensors: slower per change)",
+                              value=False, key=_key("convolution", "draw_window")):
+        presenter = _presenter(view)
+        out_fig, _ = state.tensor_figure(evaluation.output, "Output (click a cell)", shared, presenter,
+                                         selected=selected, clickable=not large)
+        customdata = {i: np.asarray(t.customdata) for i, t in enumerate(out_fig.data) if t.customdata is not None}
+        in_fig, _ = state.tensor_figure(x, f"Input: the window of output {index}", shared, presenter,
+                                        highlight=cell["window"])
+        # One above the other: each figure is laid out at its own pixel size, which a column would squeeze.
+        _chart(out_fig, CONV_PLOT_KEY, on_select=_click_handler(customdata, len(out_shape)), selection_mode="points")
+        _chart(in_fig, _key("convolution", "in_plot"))
 
     shown = float(evaluation.output[index]) if evaluation.output.shape == out_shape else None
     st.markdown(f"**{cell['text']}**")

@@ -7,7 +7,7 @@ from typing import Any, Callable
 import numpy as np
 import streamlit as st
 
-from .. import plots, presets, style
+from .. import plots, presets
 from ..core import Evaluation, evaluate
 from ..errors import ValidationError
 from ..inputs import InputError
@@ -157,19 +157,6 @@ def _evaluate(layer: str, form: widgets.ParamForm, inp: widgets.InputForm) -> tu
         return None, Problem(f"Unexpected error ({type(exc).__name__}): {exc}", None)
 
 
-@st.cache_data(max_entries=48, show_spinner=False)
-def _figure(t: np.ndarray, title: str, shared_scale: bool, presenter: bool, zrange: tuple | None):
-    """tensor_figure, recoloured to zrange (zmin, zmax, diverging) when input and output share a scale."""
-    theme = style.theme(presenter)
-    fig, stats = plots.tensor_figure(t, title=title, shared_scale=shared_scale, theme=theme)
-    if zrange is not None:
-        zmin, zmax, diverging = zrange
-        for trace in fig.data:  # the value heatmaps; the non-finite overlays keep their own colours
-            if trace.type == "heatmap" and not str(trace.name or "").startswith("non-finite"):
-                trace.update(zmin=zmin, zmax=zmax, colorscale=theme.diverging if diverging else theme.sequential)
-    return fig, stats
-
-
 def stats_text(t: np.ndarray, stats: dict) -> str:
     """The numbers a heatmap shows, as text: shape, range, mean, non-finite counts, decimation."""
     f = np.asarray(t, np.float64)
@@ -197,10 +184,10 @@ def _tensors(ev: Evaluation, view: ViewOptions, spec: np.ndarray | None = None) 
         r = plots.color_range([ev.input, ev.output], shared=True)[0]
         zrange = (r.zmin, r.zmax, r.diverging)
     out_title = "Output (TensorRT)" if tensorrt else "Output (NumPy reference)"
-    figs = [(_figure(ev.input, "Input", view.shared_scale, view.presenter, zrange), ev.input, "input"),
-            (_figure(ev.output, out_title, view.shared_scale, view.presenter, zrange), ev.output, "output")]
+    figs = [(state.tensor_figure(ev.input, "Input", view.shared_scale, view.presenter, zrange), ev.input, "input"),
+            (state.tensor_figure(ev.output, out_title, view.shared_scale, view.presenter, zrange), ev.output, "output")]
     if spec is not None:
-        figs.append((_figure(spec, "Spec's output (as documented)", view.shared_scale, view.presenter, zrange),
+        figs.append((state.tensor_figure(spec, "Spec's output (as documented)", view.shared_scale, view.presenter, zrange),
                      spec, "spec"))
     # Side by side where the browser has room, one under the other where it has not.
     with st.container(horizontal=True, wrap=True, gap="large"):

@@ -41,6 +41,7 @@ import streamlit as st
 
 from ..backend import Backend, detect
 from ..cache import EngineCache
+from .. import plots
 from ..style import DEFAULT, Theme, theme as theme_for
 
 AXES = ("d", "h", "w")
@@ -82,6 +83,23 @@ class ViewOptions:
     @staticmethod
     def of(shared_scale: bool, presenter: bool) -> "ViewOptions":
         return ViewOptions(bool(shared_scale), bool(presenter), theme_for(bool(presenter)))
+
+
+@st.cache_resource(max_entries=96, show_spinner=False)
+def tensor_figure(t, title: str, shared_scale: bool = True, presenter: bool = False, zrange: tuple | None = None,
+                  highlight: dict | None = None, selected: tuple | None = None, clickable: bool = False):
+    """plots.tensor_figure, cached across reruns and sessions; figures are never changed after this.
+    cache_resource, not cache_data: a revisit must not pay for unpickling a copy of every figure.
+    zrange (zmin, zmax, diverging) recolours the value heatmaps when input and output share a scale."""
+    th = theme_for(presenter)
+    fig, stats = plots.tensor_figure(t, title=title, shared_scale=shared_scale, theme=th, highlight=highlight,
+                                     selected=selected, clickable=clickable)
+    if zrange is not None:
+        zmin, zmax, diverging = zrange
+        for trace in fig.data:  # the value heatmaps; the non-finite overlays keep their own colours
+            if trace.type == "heatmap" and not str(trace.name or "").startswith("non-finite"):
+                trace.update(zmin=zmin, zmax=zmax, colorscale=th.diverging if diverging else th.sequential)
+    return fig, stats
 
 
 @st.cache_resource(show_spinner=False)
