@@ -195,8 +195,9 @@ RUN_TRACKER_JS = r"""
       this.addEventListener('message', (ev) => {
         if (!(ev.data instanceof ArrayBuffer || ArrayBuffer.isView(ev.data))) R.unreadable = true;  // a Blob
         const f = fields(ev.data);
-        if (f.includes(4)) { R.started++; R.lastStart = performance.now(); }
-        if (f.includes(6)) { R.finished++; R.lastFinish = performance.now(); }
+        // A run that starts while another is unfinished has interrupted it: count that one as over.
+        if (f.includes(4)) { R.finished = Math.max(R.finished, R.started); R.started++; R.lastStart = performance.now(); }
+        if (f.includes(6)) { R.finished = Math.min(R.finished + 1, R.started); R.lastFinish = performance.now(); }
       });
     }
     send(data) {

@@ -313,3 +313,33 @@ def test_snapshot_command_writes_pngs_and_index(tmp_path, engine_cache_dir):
         assert h >= height, f"{png}: {h} px high, less than the {height} px viewport"
         assert png.stat().st_size > 10_000, f"{png} is suspiciously small ({png.stat().st_size} bytes)"
         assert f"({png.name})" in index, f"index.md does not link {png.name}"
+
+
+def test_uploads_broken_or_real_images(pages, tmp_path):
+    """An upload that is no image is named and refused; a real PNG becomes the input; the page serves on."""
+    import io
+
+    from PIL import Image
+
+    page = pages.fresh()
+    open_page(page, pages.app, "activation")
+    page.get_by_role("tab", name="Input").click()
+    kind = widget(page, "activation.input.kind")
+    with B.rerun(page):
+        kind.click()
+        page.get_by_role("option", name="image", exact=True).click()
+    uploader = page.locator('[data-testid="stSidebar"] input[type="file"]')
+    (tmp_path / "notes.png").write_bytes(b"this is text, not a PNG")
+    with B.rerun(page):
+        uploader.set_input_files(str(tmp_path / "notes.png"))
+    assert any(a.startswith("upload:") or "upload:" in a for a in alerts(page)), alerts(page)
+    assert page.locator(EXCEPTION).count() == 0
+
+    png = io.BytesIO()
+    Image.new("RGB", (40, 20), (255, 0, 0)).save(png, format="PNG")
+    (tmp_path / "red.png").write_bytes(png.getvalue())
+    with B.rerun(page):
+        uploader.set_input_files(str(tmp_path / "red.png"))
+    assert not any("upload:" in a for a in alerts(page)), alerts(page)
+    assert output_shape(page) == "Output (1, 1, 3, 3)"  # resized to the chosen H × W
+    assert stats_captions(page)[0].startswith("shape (1, 1, 3, 3) · min 0.29")  # red's luminance, 76/255
