@@ -18,10 +18,13 @@ APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 30  # the first TensorRT build in a process takes about a second; a loaded CI box more
 
 
-def open_page(layer: str) -> AppTest:
+def open_page(layer: str, **query) -> AppTest:
+    """A fresh session opening /layer?query (the home page runs first: app.py registers the pages)."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()  # app.py registers the pages with st.navigation
-    at.switch_page(page_path(layer)).run()
+    at.run()
+    at.switch_page(page_path(layer))
+    at.query_params.update(query)  # set before the page first runs, as opening a link does
+    at.run()
     assert not at.exception, at.exception
     return at
 

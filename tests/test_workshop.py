@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import io
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,34 +19,7 @@ from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
 from playground.snapshot import Shot
 from playground.ui import links
-from playground.ui.page import page_path
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-TIMEOUT = 30
-
-
-def open_page(layer: str, **query) -> AppTest:
-    """A fresh session opening /layer?query (the home page runs first: app.py registers the pages)."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    at.switch_page(page_path(layer))
-    at.query_params.update(query)
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def rerun(at: AppTest) -> AppTest:
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def stats(at: AppTest) -> tuple[str, str]:
-    found = [c.value for c in at.caption if c.value.startswith("shape (")]
-    assert len(found) == 2, found
-    return found[0], found[1]
-
+from test_app import open_page, rerun, stats  # the same AppTest helpers
 
 def warnings(at: AppTest) -> str:
     return "\n".join(w.value for w in at.warning)
