@@ -179,6 +179,13 @@ class _Check:
     def get(self, k: str, default: Any) -> Any:
         return self.url[k] if k in self.url else st.session_state.get(k, default)
 
+    def drop_param(self, param: str, rule: str) -> bool:
+        """Drop the URL values that set `param`; False when none did (the value came from the session)."""
+        blamed = self.keys_of(param)
+        for k in blamed:
+            self.drop(k, rule)
+        return bool(blamed)
+
     def keys_of(self, param: str) -> list[str]:
         return [k for k in self.url if self.fields[k].param == param]
 
@@ -209,10 +216,7 @@ class _Check:
             try:
                 canon[p.name] = p.coerce(value, layer.name, canon, shape)
             except ValidationError as exc:
-                blamed = self.keys_of(p.name)
-                if blamed:
-                    for b in blamed:
-                        self.drop(b, exc.rule)
+                if self.drop_param(p.name, exc.rule):
                     return True
                 try:  # a value held by the session, not the URL: the page reports it as usual
                     canon[p.name] = p.coerce(_safe_default(p, canon, shape), layer.name, canon, shape)
@@ -223,10 +227,7 @@ class _Check:
         try:
             layer.resolve(raw, shape)
         except ValidationError as exc:
-            blamed = self.keys_of(exc.param)
-            if blamed:
-                for b in blamed:
-                    self.drop(b, exc.rule)
+            if self.drop_param(exc.param, exc.rule):
                 return True
             if self.url:  # a URL value made another setting invalid: drop the last one given
                 last = list(self.url)[-1]
