@@ -21,7 +21,7 @@ from typing import Callable
 
 import numpy as np
 
-from .engine import BuildReport, BuildSettings
+from .engine import BuildReport, BuildSettings, atomic_write
 
 FORMAT = 1
 MAGIC = b"TRTPG-ENGINE\n"
@@ -126,12 +126,8 @@ class EngineCache:
         if f is None or report.status != "built":
             return  # failures are cheap to redo and stay in memory only
         try:
-            with tempfile.NamedTemporaryFile(dir=self.path, prefix=".tmp-", delete=False) as tmp:
-                tmp.write(encode(report))
-            os.replace(tmp.name, f)
+            atomic_write(f, encode(report))
         except OSError as exc:
-            with contextlib.suppress(OSError, UnboundLocalError):
-                os.unlink(tmp.name)
             (notes if notes is not None else self.warnings).append(
                 f"could not write {f.name} to the engine cache ({exc.strerror or exc}); kept in memory")
             return

@@ -15,6 +15,7 @@ from . import engine as eng
 from .backend import Backend, detect
 from .cache import EngineCache, cache_key
 from .layers import get_layer
+from .reference import max_abs_diff
 
 TIMING_RUNS = 20
 
@@ -133,6 +134,4 @@ def _run_on_gpu(result: Evaluation, report: eng.BuildReport, x: np.ndarray, cach
     out = outputs[eng.OUTPUT_NAME].astype(np.float32)
     result.output, result.output_source, result.latency_ms = out, "tensorrt", latency
     if out.shape == result.reference.shape:
-        diff = np.abs(out.astype(np.float64) - result.reference)
-        both_nan = np.isnan(out) & np.isnan(result.reference)
-        result.max_abs_diff = float(np.nanmax(np.where(both_nan, 0.0, diff))) if diff.size else 0.0
+        result.max_abs_diff = max_abs_diff(out, result.reference)

@@ -6,6 +6,7 @@ inside the function that owns them.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -103,7 +104,7 @@ def engine_bytes_from_network(trt, builder, network, settings: BuildSettings,
     timing = _load_timing_cache(config, timing_cache_path)
     serialized = builder.build_serialized_network(network, config)
     if timing is not None and serialized is not None:
-        _atomic_write(timing_cache_path, bytes(memoryview(timing.serialize())))
+        _save_quietly(timing_cache_path, bytes(memoryview(timing.serialize())))
     return None if serialized is None else bytes(memoryview(serialized))
 
 
@@ -122,13 +123,24 @@ def _load_timing_cache(config, path: Path | None):
     return cache
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
+def atomic_write(path: Path, data: bytes) -> None:
+    """Write via a temporary file and a rename, so readers never see half a file; OSError on failure,
+    with no temporary file left behind."""
+    tmp = None
     try:
         with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".tmp-", delete=False) as tmp:
             tmp.write(data)
         os.replace(tmp.name, path)
     except OSError:
-        pass  # a cache that cannot be saved only costs time
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp.name)
+        raise
+
+
+def _save_quietly(path: Path, data: bytes) -> None:
+    with contextlib.suppress(OSError):  # a timing or runtime cache that cannot be saved only costs time
+        atomic_write(path, data)
 
 
 def runtime_config_for(trt, engine, path: Path | None):
@@ -140,7 +152,7 @@ def runtime_config_for(trt, engine, path: Path | None):
     if path.exists():
         cache.deserialize(path.read_bytes())
     config.set_runtime_cache(cache)
-    return config, lambda: _atomic_write(path, bytes(memoryview(cache.serialize())))
+    return config, lambda: _save_quietly(path, bytes(memoryview(cache.serialize())))
 
 
 def build_engine(backend: Backend, layer: Layer, params: dict, input_shape: tuple,

@@ -246,11 +246,9 @@ def output_slice_index(out_index, out_shape) -> int:
 # ----------------------------------------------------------------------------------------- scale
 def _coefficients(params: dict, shape: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """scale, shift, power broadcast to the input shape (float64), as ref.scale applies them."""
-    mode, axis = params["mode"], params["channel_axis"]
-    cshape = {"UNIFORM": (1,) * len(shape), "CHANNEL": (shape[axis],) + (1,) * (len(shape) - axis - 1),
-              "ELEMENTWISE": tuple(shape[axis:])}[mode]
-    return tuple(np.broadcast_to(np.asarray(params[name], np.float32).astype(np.float64).reshape(cshape), shape)
-                 for name in ("scale", "shift", "power"))
+    coefficients = ref.scale_coefficients(shape, params["mode"], params["shift"], params["scale"], params["power"],
+                                          params["channel_axis"])
+    return tuple(np.broadcast_to(c, shape) for c in coefficients)
 
 
 def scale_nan_explanation(x: np.ndarray, params: dict) -> str | None:
@@ -338,22 +336,6 @@ def prelu_fusion_note() -> str:
 
 
 # ------------------------------------------------------------------------------------ leaky relu
-def _max_abs_diff(a: np.ndarray, b: np.ndarray) -> float:
-    """max |a − b| where NaN equals NaN; a NaN against a number, or a shape mismatch, is +inf."""
-    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-    if a.shape != b.shape:
-        return math.inf
-    if not a.size:
-        return 0.0
-    with np.errstate(invalid="ignore"):
-        d = np.abs(a - b)
-    both_nan = np.isnan(a) & np.isnan(b)
-    same_inf = np.isinf(a) & (a == b)
-    d = np.where(both_nan | same_inf, 0.0, d)
-    d = np.where(np.isnan(d), math.inf, d)
-    return float(d.max())
-
-
 def leaky_comparison(x: np.ndarray, alpha: float, evaluate_fn: Callable | None = None) -> dict:
     """Evaluate the three Leaky ReLU constructions on x with the same alpha.
 
@@ -366,7 +348,7 @@ def leaky_comparison(x: np.ndarray, alpha: float, evaluate_fn: Callable | None =
     names = leaky.CONSTRUCTIONS
     evals = {c: evaluate_fn("leaky_relu", {"alpha": alpha, "construction": c}, x) for c in names}
     outputs = {c: e.output for c, e in evals.items()}
-    diff = np.array([[_max_abs_diff(outputs[a], outputs[b]) for b in names] for a in names])
+    diff = np.array([[ref.max_abs_diff(outputs[a], outputs[b]) for b in names] for a in names])
     return {
         "constructions": names,
         "outputs": outputs,

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import reference as ref
 from .inputs import make_input
 from .layers import LAYERS, get_layer
 
@@ -423,10 +424,8 @@ def compare(preset: Preset, output) -> Comparison:
         return Comparison(True, None, True, tol.text,
                           f"shape {preset.expected_shape} as the spec prints; the spec prints no table for this "
                           f"example, so only the shape was compared")
-    got, want = out.astype(np.float64), preset.expected.astype(np.float64)
-    both_nan = np.isnan(got) & np.isnan(want)
-    diff = np.where(both_nan, 0.0, np.abs(got - want))
-    diff = np.where(np.isnan(diff), np.inf, diff)  # a NaN on one side only is a mismatch
+    want = preset.expected.astype(np.float64)
+    diff = ref.abs_diff(out, want)  # a NaN on one side only is a mismatch
     max_diff = float(diff.max()) if diff.size else 0.0
     bad = diff > tol.atol + tol.rtol * np.abs(want)
     what = "the spec's table" if preset.printed else "the values the spec's text implies"

@@ -80,35 +80,59 @@ def prelu(x, slopes):
     return np.where(x >= 0, x, slopes * x).astype(np.float32)
 
 
-def scale(x, mode, shift, scale, power, channel_axis=1):
-    """IScaleLayer: y = (x * scale + shift) ** power.
+def scale_coefficients(x_shape, mode, shift, scale, power, channel_axis=1):
+    """(scale, shift, power) as float64 arrays shaped to broadcast against x_shape.
 
     UNIFORM: one coefficient; CHANNEL: one per index of x.shape[channel_axis];
     ELEMENTWISE: one per element of x.shape[channel_axis:]. None means the
     TensorRT empty-Weights default (shift 0, scale 1, power 1).
     """
     mode = _enum_name(mode, SCALE_MODES, "scale mode")
-    x = np.asarray(x, dtype=np.float32)
-    if not -x.ndim <= channel_axis < x.ndim:
-        raise ValueError(f"scale: channel_axis {channel_axis} out of range for x shape {x.shape}")
-    axis = channel_axis % x.ndim
-    shape = {"UNIFORM": (), "CHANNEL": (x.shape[axis],) + (1,) * (x.ndim - axis - 1),
-             "ELEMENTWISE": x.shape[axis:]}[mode]
+    ndim = len(x_shape)
+    if not -ndim <= channel_axis < ndim:
+        raise ValueError(f"scale: channel_axis {channel_axis} out of range for x shape {tuple(x_shape)}")
+    axis = channel_axis % ndim
+    shape = {"UNIFORM": (), "CHANNEL": (x_shape[axis],) + (1,) * (ndim - axis - 1),
+             "ELEMENTWISE": tuple(x_shape[axis:])}[mode]
 
     def coeff(name, value, default):
         if value is None:
-            return default
+            return np.float64(default)
         # TensorRT stores coefficients as float32 Weights, so round them the same way.
         value = np.atleast_1d(np.asarray(value, dtype=np.float32)).astype(np.float64)
         if value.size != math.prod(shape):
             raise ValueError(f"scale: mode {mode} needs {math.prod(shape)} {name} coefficient(s) for x shape "
-                             f"{x.shape} and channel_axis {channel_axis}, got {value.size}")
+                             f"{tuple(x_shape)} and channel_axis {channel_axis}, got {value.size}")
         return value.reshape(shape)
 
-    s, t, p = coeff("scale", scale, 1.0), coeff("shift", shift, 0.0), coeff("power", power, 1.0)
+    return coeff("scale", scale, 1.0), coeff("shift", shift, 0.0), coeff("power", power, 1.0)
+
+
+def scale(x, mode, shift, scale, power, channel_axis=1):
+    """IScaleLayer: y = (x * scale + shift) ** power (coefficients as in scale_coefficients)."""
+    x = np.asarray(x, dtype=np.float32)
+    s, t, p = scale_coefficients(x.shape, mode, shift, scale, power, channel_axis)
     # A negative base with a fractional power is NaN on the GPU too: a result, not a warning.
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         return np.asarray((x.astype(np.float64) * s + t) ** p, dtype=np.float32)
+
+
+def abs_diff(a, b):
+    """|a − b| elementwise (float64), where NaN against NaN and an infinity against the same one
+    count as equal, and a NaN against anything else as +inf."""
+    a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+    with np.errstate(invalid="ignore"):
+        d = np.abs(a - b)
+    d = np.where((np.isnan(a) & np.isnan(b)) | (np.isinf(a) & (a == b)), 0.0, d)
+    return np.where(np.isnan(d), np.inf, d)
+
+
+def max_abs_diff(a, b) -> float:
+    """max of abs_diff; +inf when the shapes differ, 0 for empty arrays."""
+    if np.shape(a) != np.shape(b):
+        return math.inf
+    d = abs_diff(a, b)
+    return float(d.max()) if d.size else 0.0
 
 
 def _ints(name, value, n):
