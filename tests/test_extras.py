@@ -79,12 +79,15 @@ def test_leaky_relu_latency_bars_and_fusion_note_where_a_gpu_timed_them(monkeypa
     monkeypatch.setattr(core, "evaluate", timed)
     at = run("leaky_relu")
     assert at.info and at.info[0].value == explain.PRELU_FUSION_NOTE
-    assert len(at.get("plotly_chart")) == 4  # three outputs and the latency bars
+    assert [c.key for c in at.get("plotly_chart")] == ["leaky_relu.extra.latency"]
+    at.toggle(key="leaky_relu.extra.draw_outputs").set_value(True).run()  # the three outputs, on request
+    assert [c.key for c in at.get("plotly_chart")] == [f"leaky_relu.extra.out_{c}" for c in explain.CONSTRUCTION_LABELS] + [
+        "leaky_relu.extra.latency"]
     at = AppTest.from_function(_script, args=("leaky_relu",), default_timeout=TIMEOUT)
     monkeypatch.setattr(core, "evaluate", real)
     at.run()
     assert not at.info and any(explain.PRELU_FUSION_NOTE in c.value for c in at.caption)
-    assert len(at.get("plotly_chart")) == 3
+    assert not at.get("plotly_chart")
 
 
 def test_prelu_shows_the_broadcast():

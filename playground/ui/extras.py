@@ -8,6 +8,7 @@ over playground.explain, which does the arithmetic. view_options is any object w
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -18,7 +19,15 @@ from .. import core, explain, plots, style
 from . import state
 
 MAX_CURVE_MARKS = 2000  # distinct (x, y) marks on the transfer curve; more are strided
-LARGE_SLICE_CELLS = 64 * 64  # beyond this the receptive-field figures are drawn only on request
+LARGE_SLICE_CELLS = 64 * 64  # beyond this the output heatmap is not clickable (its click targets cost megabytes)
+
+
+@dataclass(frozen=True)
+class Marks:
+    """What a layer's section outlines on the page's own input and output heatmaps."""
+    input: dict = field(default_factory=dict)  # ui.state.tensor_figure keyword arguments
+    output: dict = field(default_factory=dict)
+    on_select: Callable[[Any], Callable[[], None]] | None = None  # drawn output figure -> its click handler
 
 
 def _key(layer: str, name: str) -> str:
@@ -94,6 +103,8 @@ def leaky_relu_extra(evaluation, view) -> None:
         cmp = explain.leaky_comparison(evaluation.input, alpha, evaluate_fn)
     names = cmp["constructions"]
     st.markdown(f"The three constructions of Leaky ReLU with alpha = {explain.num(alpha)}, on the same input:")
+    # Three more heatmaps per change, of outputs the difference table below already compares: on request.
+    draw = st.toggle("Draw each construction's output", value=False, key=_key("leaky_relu", "draw_outputs"))
     for name, col in zip(names, st.columns(len(names))):
         with col:
             current = " (shown above)" if name == evaluation.params["construction"] else ""
@@ -104,10 +115,11 @@ def leaky_relu_extra(evaluation, view) -> None:
             st.caption(f"Engine layers: {len(layers)}" if layers else "No engine layers (no engine was built).")
             if layers:
                 st.dataframe(_layers_frame(layers), hide_index=True, key=_key("leaky_relu", f"layers_{name}"))
-            fig, _ = state.tensor_figure(cmp["outputs"][name], f"{name} output", _shared(view), _presenter(view))
-            st.plotly_chart(fig, theme=None, key=_key("leaky_relu", f"out_{name}"), width="stretch",
-                            config=_config(_key("leaky_relu", f"out_{name}")))
-            st.caption(f"from {cmp['sources'][name]}")
+            if draw:
+                fig, _ = state.tensor_figure(cmp["outputs"][name], f"{name} output", _shared(view), _presenter(view))
+                st.plotly_chart(fig, theme=None, key=_key("leaky_relu", f"out_{name}"), width="stretch",
+                                config=_config(_key("leaky_relu", f"out_{name}")))
+            st.caption(f"output from {cmp['sources'][name]}")
     diff = pd.DataFrame(cmp["max_diff"], index=list(names), columns=list(names))
     st.markdown("**Pairwise max |difference|**")
     st.dataframe(diff.map(lambda v: f"{v:.3g}"), key=_key("leaky_relu", "max_diff"))
@@ -150,7 +162,7 @@ def scale_extra(evaluation, view) -> None:
 
 
 # ----------------------------------------------------------------------------------- convolution
-CONV_PLOT_KEY = _key("convolution", "out_plot")
+CONV_PLOT_KEY = state.figure_key("convolution", "output")  # the page's output heatmap: clicks pick a cell
 
 
 def conv_index_names(rank: int) -> tuple[str, ...]:
@@ -180,36 +192,66 @@ def index_from_point(point: dict, customdata_by_curve: dict[int, np.ndarray], ra
     return index if len(index) == rank else None
 
 
-def _click_handler(customdata_by_curve: dict[int, np.ndarray], rank: int) -> Callable[[], None]:
-    """on_select callback: runs before the rerun, so it may set the index inputs' state."""
-    def on_select() -> None:
-        state = st.session_state.get(CONV_PLOT_KEY) or {}
-        points = (state.get("selection") or {}).get("points") or []
-        for point in points[:1]:
-            index = index_from_point(point, customdata_by_curve, rank)
-            if index is not None:
-                for name, v in zip(conv_index_names(rank), index):
-                    st.session_state[_key("convolution", name)] = v
-    return on_select
+def _click_handler(rank: int) -> Callable[[Any], Callable[[], None]]:
+    """For the drawn output figure, its on_select callback: runs before the rerun, so it may set the
+    index inputs' state."""
+    def for_figure(fig) -> Callable[[], None]:
+        customdata = {i: np.asarray(t.customdata) for i, t in enumerate(fig.data) if t.customdata is not None}
+
+        def on_select() -> None:
+            chart = st.session_state.get(CONV_PLOT_KEY) or {}
+            for point in ((chart.get("selection") or {}).get("points") or [])[:1]:
+                index = index_from_point(point, customdata, rank)
+                if index is not None:
+                    for name, v in zip(conv_index_names(rank), index):
+                        st.session_state[_key("convolution", name)] = v
+        return on_select
+    return for_figure
+
+
+def _cell_index(out_shape: tuple) -> tuple[int, ...]:
+    """The picked output cell, from the index inputs' state (drawn later, under the heatmaps); an index
+    the output no longer has moves to the nearest cell it has."""
+    index = []
+    for name, size in zip(conv_index_names(len(out_shape)), out_shape):
+        key = _key("convolution", name)
+        value = st.session_state.get(key, 0)
+        value = int(min(max(value, 0), size - 1)) if isinstance(value, (int, float)) else 0
+        st.session_state[key] = value
+        index.append(value)
+    return tuple(index)
+
+
+def _conv_cell(evaluation) -> tuple[tuple, tuple[int, ...], dict]:
+    out_shape = explain.conv_output_shape(evaluation.params, evaluation.input.shape)
+    index = _cell_index(out_shape)
+    return out_shape, index, explain.conv_cell_products(evaluation.input, evaluation.params, index,
+                                                        reference_output=evaluation.reference)
+
+
+def convolution_marks(evaluation) -> Marks:
+    """The picked output cell outlined on the output heatmap (a click there picks another), its window
+    outlined on the input heatmap: no second pair of figures to draw on every change."""
+    out_shape, index, cell = _conv_cell(evaluation)
+    large = max(evaluation.input.shape[-2] * evaluation.input.shape[-1], out_shape[-2] * out_shape[-1]) > LARGE_SLICE_CELLS
+    selected = (explain.output_slice_index(index, out_shape), index[-2], index[-1])
+    return Marks(input=dict(highlight=cell["window"]),
+                 output=dict(selected=selected, clickable=not large),
+                 on_select=None if large else _click_handler(len(out_shape)))
 
 
 def _cell_picker(out_shape: tuple) -> tuple[int, ...]:
     names = conv_index_names(len(out_shape))
     labels = {"n": "n (batch)", "k": "k (output map)", "d": "d", "h": "h", "w": "w"}
-    index = []
+    index = _cell_index(out_shape)
     for name, size, col in zip(names, out_shape, st.columns(len(names))):
-        key = _key("convolution", name)
-        value = st.session_state.get(key)
-        if isinstance(value, (int, float)) and not 0 <= value < size:  # the output shrank: keep the nearest cell
-            st.session_state[key] = int(min(max(value, 0), size - 1))
         with col:
-            index.append(int(st.number_input(labels[name], min_value=0, max_value=size - 1, step=1, key=key)))
-    return tuple(index)
+            st.number_input(labels[name], min_value=0, max_value=size - 1, step=1, key=_key("convolution", name))
+    return index
 
 
 def convolution_extra(evaluation, view) -> None:
     p, x = evaluation.params, evaluation.input
-    shared = _shared(view)
 
     st.markdown("**Output size per axis**")
     rows = explain.conv_shape_rows(p, x.shape)
@@ -219,30 +261,16 @@ def convolution_extra(evaluation, view) -> None:
     for col in ("pre_padding", "post_padding"):
         table[col] = [("unset" if v is None else str(v)) for v in table[col]]
     st.dataframe(table, hide_index=True, key=_key("convolution", "shape_table"))
-    out_shape = explain.conv_output_shape(p, x.shape)
+    out_shape, index, cell = _conv_cell(evaluation)
     st.markdown(f"Output shape: `{out_shape}` (N = {out_shape[0]}, K = num_output_maps = {out_shape[1]}).")
     st.markdown(explain.PADDING_PRECEDENCE)
     st.markdown(explain.padding_in_force(p))
 
-    st.markdown("**One output cell**: pick its index, or click a cell of the output.")
-    index = _cell_picker(out_shape)
-    cell = explain.conv_cell_products(x, p, index, reference_output=evaluation.reference)
-
-    selected = (explain.output_slice_index(index, out_shape), index[-2], index[-1])
-    # Large tensors: these two figures cost megabytes per change, so they are drawn on request.
     large = max(x.shape[-2] * x.shape[-1], out_shape[-2] * out_shape[-1]) > LARGE_SLICE_CELLS
-    if not large or st.toggle("Draw the output and the input window (large tensors: slower per change)",
-                              value=False, key=_key("convolution", "draw_window")):
-        presenter = _presenter(view)
-        out_fig, _ = state.tensor_figure(evaluation.output, "Output (click a cell)", shared, presenter,
-                                         selected=selected, clickable=not large)
-        customdata = {i: np.asarray(t.customdata) for i, t in enumerate(out_fig.data) if t.customdata is not None}
-        in_fig, _ = state.tensor_figure(x, f"Input: the window of output {index}", shared, presenter,
-                                        highlight=cell["window"])
-        # One above the other: each figure is laid out at its own pixel size, which a column would squeeze.
-        _chart(out_fig, CONV_PLOT_KEY, on_select=_click_handler(customdata, len(out_shape)), selection_mode="points")
-        _chart(in_fig, _key("convolution", "in_plot"))
-
+    how = "pick its index" if large else "pick its index, or click a cell of the output heatmap"
+    st.markdown(f"**One output cell**: {how}. It is outlined on the output, and the input cells it reads "
+                "on the input (dashed: padding).")
+    _cell_picker(out_shape)
     shown = float(evaluation.output[index]) if evaluation.output.shape == out_shape else None
     st.markdown(f"**{cell['text']}**")
     if shown is not None:
@@ -257,6 +285,8 @@ def convolution_extra(evaluation, view) -> None:
     st.dataframe(pd.DataFrame(explain.conv_products_table(cell)), hide_index=True,
                  key=_key("convolution", "products"))
 
+
+MARKS: dict[str, Callable[[Any], Marks]] = {"convolution": convolution_marks}
 
 EXTRAS: dict[str, Callable[[Any, Any], None]] = {
     "activation": activation_extra,

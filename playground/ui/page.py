@@ -12,7 +12,7 @@ from ..core import Evaluation, evaluate
 from ..errors import ValidationError
 from ..inputs import InputError
 from ..layers import LAYERS, get_layer
-from . import links, state, widgets, workshop
+from . import extras, links, state, widgets, workshop
 from .state import ViewOptions, control_key
 
 PAGES_DIR = "app_pages"  # not pages/: see app.py
@@ -174,7 +174,8 @@ def stats_text(t: np.ndarray, stats: dict) -> str:
 
 
 def _tensors(ev: Evaluation, view: ViewOptions, spec: np.ndarray | None = None) -> None:
-    """Input and output heatmaps side by side, and the spec's documented output where one is on screen."""
+    """Input and output heatmaps side by side, with what the layer's section outlines on them, and the
+    spec's documented output where one is on screen."""
     st.markdown(f"#### Input {ev.input.shape} → Output {ev.output.shape}")
     tensorrt = ev.output_source == "tensorrt"
     st.badge(ev.source_label, icon=":material/bolt:" if tensorrt else ":material/calculate:",
@@ -183,33 +184,36 @@ def _tensors(ev: Evaluation, view: ViewOptions, spec: np.ndarray | None = None) 
     if view.shared_scale:
         r = plots.color_range([ev.input, ev.output], shared=True)[0]
         zrange = (r.zmin, r.zmax, r.diverging)
+    marks = _marks(ev)
     out_title = "Output (TensorRT)" if tensorrt else "Output (NumPy reference)"
-    figs = [(state.tensor_figure(ev.input, "Input", view.shared_scale, view.presenter, zrange), ev.input, "input"),
-            (state.tensor_figure(ev.output, out_title, view.shared_scale, view.presenter, zrange), ev.output, "output")]
+    figs = [(ev.input, "Input", "input", marks.input), (ev.output, out_title, "output", marks.output)]
     if spec is not None:
-        figs.append((state.tensor_figure(spec, "Spec's output (as documented)", view.shared_scale, view.presenter, zrange),
-                     spec, "spec"))
+        figs.append((spec, "Spec's output (as documented)", "spec", {}))
     # Side by side where the browser has room, one under the other where it has not.
     with st.container(horizontal=True, wrap=True, gap="large"):
-        for (fig, stats), t, which in figs:
+        for t, title, which, outlines in figs:
+            fig, stats = state.tensor_figure(t, title, view.shared_scale, view.presenter, zrange, **outlines)
+            click = {}
+            if which == "output" and marks.on_select is not None:
+                click = dict(on_select=marks.on_select(fig), selection_mode="points")
             with st.container(width=fig.layout.width):
                 st.plotly_chart(fig, theme=None, width="content", config=plot_config(f"{ev.layer}_{which}"),
-                                key=f"{ev.layer}.figure.{which}")
+                                key=state.figure_key(ev.layer, which), **click)
                 st.caption(("the spec's table · " if which == "spec" else "") + stats_text(t, stats))
 
 
-def _extras(layer: str, ev: Evaluation, view: ViewOptions) -> None:
-    """The layer's own section (ui.extras, written separately): absent until it exists."""
+def _marks(ev: Evaluation) -> extras.Marks:
+    """The layer section's outlines for the heatmaps; none if it fails (its own section says why)."""
+    draw = extras.MARKS.get(ev.layer)
     try:
-        from . import extras
-    except ModuleNotFoundError as exc:
-        if exc.name != f"{__package__}.extras":
-            st.warning(f"The {layer} explanations could not load: {exc}")
-        return
-    except Exception as exc:  # a broken extras module must not take the page down
-        st.warning(f"The {layer} explanations could not load: {type(exc).__name__}: {exc}")
-        return
-    draw: Callable | None = getattr(extras, "EXTRAS", {}).get(layer)
+        return draw(ev) if draw else extras.Marks()
+    except Exception:
+        return extras.Marks()
+
+
+def _extras(layer: str, ev: Evaluation, view: ViewOptions) -> None:
+    """The layer's own section (ui.extras); a failure there is one warning, not a broken page."""
+    draw: Callable | None = extras.EXTRAS.get(layer)
     if draw is None:
         return
     try:

@@ -17,6 +17,8 @@ every control):
     "{layer}.preset"             the "Spec example" selectbox; derived: the spec preset the current
                                  configuration equals, if any (choosing one writes every control)
     "{layer}.download.{what}"    download buttons (script, input.npy, input.csv, output.npy, output.csv)
+    "{layer}.figure.{which}"     the input, output and spec heatmaps (the convolution's output one is
+                                 clickable: a click picks the cell its section explains)
 
 Only the first, "{layer}.{param}.{axis}", ".set", "{layer}.input.*" (except image) and the two
 view toggles hold state of their own; the derived ones are rewritten from it on every run.
@@ -52,6 +54,11 @@ _LAST = "_last_good."  # + layer: the last Evaluation that validated (not a widg
 
 def key(layer: str, *parts) -> str:
     return ".".join([layer, *map(str, parts)])
+
+
+def figure_key(layer: str, which: str) -> str:
+    """The page's heatmaps: which = input, output or spec."""
+    return key(layer, "figure", which)
 
 
 def input_key(layer: str, name: str) -> str:
