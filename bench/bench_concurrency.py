@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import os
 import sys
 import tempfile
@@ -52,6 +53,9 @@ PROBLEMS_JS = """() => ({
   exceptions: document.querySelectorAll('[data-testid="stException"]').length,
   errors: Array.from(document.querySelectorAll('[data-testid="stAlertContentError"]')).map(e => e.innerText.slice(0, 200)),
 })"""
+
+
+FIRST_PASS = 10  # 5 up, 5 down: after these a session only revisits configurations (cache hits)
 
 
 @dataclass
@@ -239,6 +243,31 @@ async def drive_ws(s: Session, client: WsClient, start: float, duration: float, 
             s.error(p.split(":")[0], p)
 
 
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+@contextlib.asynccontextmanager
+async def server_memory(pid: int):
+    """The server's RSS while the sessions run: at the start, its maximum (sampled each second) and at the end."""
+    seen = {"start": rss_mb(pid), "max": rss_mb(pid)}
+
+    async def sample():
+        while True:
+            await asyncio.sleep(1)
+            seen["max"] = max(seen["max"], rss_mb(pid))
+
+    task = asyncio.create_task(sample())
+    try:
+        yield seen
+    finally:
+        task.cancel()
+        seen["end"] = rss_mb(pid)
+
+
 async def run_ws(args) -> tuple[list[Session], float]:
     with tempfile.TemporaryDirectory() as cache_dir, B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": cache_dir}) as base:
         t = time.perf_counter()
@@ -247,9 +276,11 @@ async def run_ws(args) -> tuple[list[Session], float]:
         print(f"{args.sessions} websocket sessions open and run in {time.perf_counter() - t:.1f} s; "
               f"driving for {args.duration:.0f} s")
         start = time.perf_counter() + 0.5
-        await asyncio.gather(*(drive_ws(s, c, start, args.duration, args.period, args.period * s.index / args.sessions,
-                                        args.timeout) for s, c in opened))
+        async with server_memory(base.pid) as rss:
+            await asyncio.gather(*(drive_ws(s, c, start, args.duration, args.period,
+                                            args.period * s.index / args.sessions, args.timeout) for s, c in opened))
         wall = time.perf_counter() - start
+        print_rss(rss)
         for _, c in opened:
             await c.ws.close()
     return [s for s, _ in opened], wall
@@ -272,15 +303,22 @@ async def run(args) -> tuple[list[Session], float]:
             setup = time.perf_counter() - t
             print(f"{args.sessions} sessions open and drawn in {setup:.1f} s; driving for {args.duration:.0f} s")
             start = time.perf_counter() + 0.5
-            await asyncio.gather(*(drive(s, page, keys, start, args.duration, args.period,
-                                         args.period * s.index / args.sessions, args.timeout * 1e3)
-                                   for s, _, page, keys in opened))
+            async with server_memory(base.pid) as rss:
+                await asyncio.gather(*(drive(s, page, keys, start, args.duration, args.period,
+                                             args.period * s.index / args.sessions, args.timeout * 1e3)
+                                       for s, _, page, keys in opened))
             wall = time.perf_counter() - start
+            print_rss(rss)
             for s, context, _, _ in opened:
                 s.over = True
                 await context.close()
             await browser.close()
     return [s for s, *_ in opened], wall
+
+
+def print_rss(rss: dict) -> None:
+    print(f"server RSS: {rss['start']:.0f} MB when driving began, max {rss['max']:.0f} MB, "
+          f"{rss['end']:.0f} MB at the end")
 
 
 def main() -> None:
@@ -308,6 +346,9 @@ def main() -> None:
     print(f"throughput: {len(all_lat) / wall:.1f} changes {done} per second, all sessions together")
     print(f"latency {what} (ms): p50 {pct(all_lat, 50):.0f}, p95 {pct(all_lat, 95):.0f}, "
           f"max {max(all_lat, default=float('nan')):.0f}")
+    steady = [v for s in sessions for v in s.latency[FIRST_PASS:]]
+    print(f"latency after each session's first {FIRST_PASS} changes (the engine cache warm, ms): "
+          f"p50 {pct(steady, 50):.0f}, p95 {pct(steady, 95):.0f}")
     print(f"errors: {sum(errors.values())} " + (f"({', '.join(f'{k}: {v}' for k, v in errors.items())})" if errors else
                                                    "(no exception box, error message, timeout, page error or websocket close)"))
     print(f"\n{'page':<14}{'sessions':>9}{'changes':>9}{'p50 ms':>9}{'p95 ms':>9}{'errors':>8}")

@@ -43,16 +43,22 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class AppURL(str):
+    """The served app's base URL; `pid` is the server's process (benchmarks read its memory)."""
+    pid: int
+
+
 @contextlib.contextmanager
 def serve_app(port: int | None = None, env: dict | None = None, timeout: float = 60.0):
-    """Start `streamlit run app.py` on a free loopback port; yield its base URL; stop it."""
+    """Start `streamlit run app.py` on a free loopback port; yield its base URL (an AppURL); stop it."""
     port = port or free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
            "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
+    url = AppURL(f"http://127.0.0.1:{port}")
+    url.pid = proc.pid
     try:
         deadline = time.monotonic() + timeout
         while True:

@@ -6,6 +6,7 @@ captions ("shape … · min … · max …") and the engine panel.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -324,3 +325,27 @@ def test_input_pattern_names_are_plain_for_links():
     at.selectbox(key="scale.input.kind").select("random")
     rerun(at)
     assert any(c.value == "uniform between low and high, seeded" for c in at.caption)
+
+
+def outlines(at: AppTest) -> tuple[dict, list]:
+    """The cells outlined on the convolution page's heatmaps: input (h, w) -> line dash, and the output's (h, w)."""
+    charts = {c.key: json.loads(c.proto.spec)["layout"].get("shapes", []) for c in at.get("plotly_chart")}
+    cell = lambda s: (round(s["y0"] + 0.5), round(s["x0"] + 0.5))  # noqa: E731
+    return ({cell(s): s["line"]["dash"] for s in charts["convolution.figure.input"]},
+            [cell(s) for s in charts["convolution.figure.output"]])
+
+
+def test_convolution_outlines_the_picked_cell_and_its_window_on_the_heatmaps():
+    at = open_page("convolution")
+    window, picked = outlines(at)
+    assert picked == [(0, 0)] and window == {(h, w): "solid" for h in range(3) for w in range(3)}
+    at.number_input(key="convolution.extra.w").set_value(2).run()
+    window, picked = outlines(at)
+    assert picked == [(0, 2)] and set(window) == {(h, w) for h in range(3) for w in range(2, 5)}
+    at.number_input(key="convolution.padding_nd.h").set_value(1)
+    at.number_input(key="convolution.padding_nd.w").set_value(1)
+    rerun(at)
+    window, picked = outlines(at)
+    assert picked == [(0, 2)]  # (0, 2) reads rows -1..1: the padding row is dashed
+    assert window == {(h, w): "dash" if h < 0 else "solid" for h in range(-1, 2) for w in range(1, 4)}
+    assert sum("Σ =" in m.value for m in at.markdown) == 1

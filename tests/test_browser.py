@@ -290,6 +290,42 @@ def test_shared_link_reproduces_state(pages):
     assert params.get("convolution.stride_nd.h") == ["2"], f"query parameters not named by widget key: {params}"
 
 
+# Page coordinates of output cell (slice i, h, w)'s centre on a Plotly heatmap element.
+CELL_CENTRE_JS = """([gd, i, h, w]) => {
+    const xa = gd._fullLayout['xaxis' + (i ? i + 1 : '')], ya = gd._fullLayout['yaxis' + (i ? i + 1 : '')];
+    const r = gd.getBoundingClientRect();
+    return [r.left + xa._offset + xa.d2p(w), r.top + ya._offset + ya.d2p(h)];
+}"""
+# The cells outlined on the input heatmap: [h, w] of each shape.
+INPUT_WINDOW_JS = """() => {
+    const gd = document.querySelector('[class*="-figure-input"] .js-plotly-plot');
+    return (gd.layout.shapes || []).map(s => [Math.round(s.y0 + 0.5), Math.round(s.x0 + 0.5)]);
+}"""
+
+
+def test_clicking_an_output_cell_picks_it_and_outlines_its_window(pages):
+    """A click on a cell of the output heatmap sets the cell index inputs, the Σ of that cell, and
+    the outlined window on the input heatmap."""
+    from playground import core, explain
+
+    page = pages.fresh()
+    page.goto(f"{pages.app}/convolution?convolution.num_output_maps=2")
+    B.wait_until_idle(page)
+    y = core.evaluate("convolution", {"num_output_maps": 2}).reference
+    output = page.evaluate_handle(B.OUTPUT_PLOT_JS)
+    for k, h, w in ((1, 2, 5), (0, 3, 1)):
+        page.locator('[class*="-figure-output"]').scroll_into_view_if_needed()
+        x, yy = page.evaluate(CELL_CENTRE_JS, [output, k, h, w])
+        with B.rerun(page):
+            page.mouse.click(x, yy)
+        assert f"Σ = {explain.num(y[0, k, h, w])}:" in main_text(page)
+        values = [widget(page, f"convolution.extra.{n}").locator("input").input_value() for n in "khw"]
+        assert values == [str(k), str(h), str(w)]
+        window = {tuple(c) for c in page.evaluate(INPUT_WINDOW_JS)}
+        assert window == {(h + i, w + j) for i in range(3) for j in range(3)}
+        output = page.evaluate_handle(B.OUTPUT_PLOT_JS)  # the chart is drawn anew after each change
+
+
 def png_size(path: Path) -> tuple[int, int]:
     data = path.read_bytes()[:24]
     assert data[:8] == b"\x89PNG\r\n\x1a\n", f"{path} is not a PNG"

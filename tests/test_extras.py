@@ -61,7 +61,7 @@ def test_leaky_relu_compares_three_constructions():
         assert label in text
     assert at.success and "agree" in at.success[0].value
     diff = at.dataframe[-1].value  # the pairwise max-difference table
-    assert list(diff.columns) == ["activation", "parametric_relu", "scale_relu_sum"]
+    assert list(diff.columns) == ["construction", "activation", "parametric_relu", "scale_relu_sum"]
     if core.detect().can_build:
         assert len(at.dataframe) == 4  # each construction's engine layers, then the differences
         assert list(at.dataframe[0].value.columns) == ["name", "type", "tactic"]
@@ -177,72 +177,3 @@ def test_the_clickable_output_figure_carries_full_indices():
     data = np.concatenate([np.asarray(t.customdata) for t in fig.data if t.customdata is not None])
     assert data.shape == (y.size, 4)
     assert {tuple(r) for r in data.tolist()} == set(np.ndindex(y.shape))
-
-
-# ------------------------------------------------------------------------------ a real browser
-BROWSER_APP = """
-import sys
-sys.path.insert(0, {root!r})
-from types import SimpleNamespace
-from playground import core, style
-from playground.ui.extras import EXTRAS
-EXTRAS["convolution"](core.evaluate("convolution", {{"num_output_maps": 2}}),
-                      SimpleNamespace(shared_scale=True, presenter=False, theme=style.DEFAULT))
-"""
-
-CELL_CENTRE_JS = """([i, h, w]) => {
-    const gd = document.querySelectorAll('.js-plotly-plot')[0];
-    const xa = gd._fullLayout['xaxis' + (i ? i + 1 : '')], ya = gd._fullLayout['yaxis' + (i ? i + 1 : '')];
-    const r = gd.getBoundingClientRect();
-    return [r.left + xa._offset + xa.d2p(w), r.top + ya._offset + ya.d2p(h)];
-}"""
-
-
-@pytest.mark.browser
-def test_clicking_an_output_cell_in_chromium(tmp_path):
-    """Streamlit + Chromium: a click on an output cell sets the index inputs and the Σ of that cell."""
-    import pathlib
-    import shutil
-    import socket
-    import subprocess
-    import sys
-    import time
-
-    playwright = pytest.importorskip("playwright.sync_api")
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    if not chromium:
-        pytest.skip("no system Chromium")
-    root = str(pathlib.Path(__file__).resolve().parent.parent)
-    app = tmp_path / "app.py"
-    app.write_text(BROWSER_APP.format(root=root))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "streamlit", "run", str(app), "--server.headless", "true",
-                               "--server.port", str(port), "--browser.gatherUsageStats", "false"],
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    y = core.evaluate("convolution", {"num_output_maps": 2}).reference
-    try:
-        with playwright.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-            page = browser.new_page(viewport={"width": 1400, "height": 2000})
-            for _ in range(60):  # the server needs a moment to listen
-                try:
-                    page.goto(f"http://127.0.0.1:{port}")
-                    break
-                except playwright.Error:
-                    time.sleep(0.5)
-            sigma = page.locator("text=/Σ = /").first
-            sigma.wait_for(timeout=30000)
-            page.wait_for_selector(".js-plotly-plot")
-            for k, h, w in ((1, 2, 5), (0, 3, 1)):
-                x, yy = page.evaluate(CELL_CENTRE_JS, [k, h, w])
-                page.mouse.click(x, yy)
-                expected = f"Σ = {explain.num(y[0, k, h, w])}:"
-                page.wait_for_function("t => document.body.innerText.includes(t)", arg=expected, timeout=15000)
-                values = [page.get_by_label(name, exact=True).input_value() for name in ("k (output map)", "h", "w")]
-                assert values == [str(k), str(h), str(w)]
-            browser.close()
-    finally:
-        server.terminate()
-        server.wait(timeout=10)

@@ -162,22 +162,25 @@ def test_every_state_holding_widget_is_checked():
 # -- downloads ------------------------------------------------------------------------------------
 @pytest.fixture
 def media(monkeypatch):
-    """What the page's download buttons hold: AppTest keeps their files in a MemoryMediaFileStorage."""
-    from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
+    """What the page's download buttons give when clicked: every file is made on click (a deferred
+    download), so run the button's callable as the server would and read the file it stored."""
+    from streamlit.runtime.media_file_manager import MediaFileManager
     from streamlit.testing.v1 import app_test
 
-    stores = []
+    managers = []
 
-    class Recording(MemoryMediaFileStorage):
+    class Recording(MediaFileManager):
         def __init__(self, *args, **kwargs):
             super().__init__(*args, **kwargs)
-            stores.append(self)
+            managers.append(self)
 
-    monkeypatch.setattr(app_test, "MemoryMediaFileStorage", Recording)
+    monkeypatch.setattr(app_test, "MediaFileManager", Recording)
 
     def read(button) -> bytes:
-        assert button.proto.url, f"{button.proto.label}: no data (deferred?)"
-        return stores[-1].get_file(button.proto.url.rsplit("/", 1)[1]).content
+        file_id = button.proto.deferred_file_id
+        assert file_id and not button.proto.url, f"{button.proto.label}: made on every run, not on click"
+        url = managers[-1].execute_deferred(file_id)
+        return managers[-1]._storage.get_file(url.rsplit("/", 1)[1].split(".")[0]).content
 
     return read
 
@@ -189,9 +192,7 @@ def buttons(at: AppTest) -> dict:
 def test_script_and_tensor_downloads(media):
     at = open_page("convolution", preset="stride_nd_2_2")
     found = buttons(at)
-    script = found["Download Python script"]
-    assert script.proto.url.endswith(".py")
-    text = media(script).decode()
+    text = media(found["Download Python script"]).decode()
     assert "execute_async_v3" in text and "stride_nd" in text
     compile(text, "trt_convolution.py", "exec")
     want = evaluate("convolution", {"stride_nd": "2,2"}).output

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from .. import core, explain, plots, style
@@ -82,9 +81,8 @@ def activation_extra(evaluation, view) -> None:
 
 
 # ------------------------------------------------------------------------------------ leaky relu
-def _layers_frame(layers: list[dict]) -> pd.DataFrame:
-    return pd.DataFrame([{"name": l.get("name", "?"), "type": l.get("type", "?"), "tactic": l.get("tactic", "")}
-                         for l in layers], columns=["name", "type", "tactic"])
+def _layers_rows(layers: list[dict]) -> list[dict]:
+    return [{"name": l.get("name", "?"), "type": l.get("type", "?"), "tactic": l.get("tactic", "")} for l in layers]
 
 
 def _engine_cache():
@@ -114,15 +112,15 @@ def leaky_relu_extra(evaluation, view) -> None:
             layers = cmp["layers"][name]
             st.caption(f"Engine layers: {len(layers)}" if layers else "No engine layers (no engine was built).")
             if layers:
-                st.dataframe(_layers_frame(layers), hide_index=True, key=_key("leaky_relu", f"layers_{name}"))
+                state.table(_layers_rows(layers), _key("leaky_relu", f"layers_{name}"))
             if draw:
                 fig, _ = state.tensor_figure(cmp["outputs"][name], f"{name} output", _shared(view), _presenter(view))
                 st.plotly_chart(fig, theme=None, key=_key("leaky_relu", f"out_{name}"), width="stretch",
                                 config=_config(_key("leaky_relu", f"out_{name}")))
             st.caption(f"output from {cmp['sources'][name]}")
-    diff = pd.DataFrame(cmp["max_diff"], index=list(names), columns=list(names))
     st.markdown("**Pairwise max |difference|**")
-    st.dataframe(diff.map(lambda v: f"{v:.3g}"), key=_key("leaky_relu", "max_diff"))
+    state.table([{"construction": a, **{b: f"{v:.3g}" for b, v in zip(names, row)}} for a, row in zip(names, cmp["max_diff"])],
+                _key("leaky_relu", "max_diff"))
     worst = float(np.max(cmp["max_diff"]))
     verdict = f"Largest difference {worst:.3g}: " + (
         "the three agree to float32 rounding." if worst <= 1e-6 else "they disagree by more than float32 rounding.")
@@ -158,7 +156,7 @@ def scale_extra(evaluation, view) -> None:
         st.warning(why)
     rows, what = explain.scale_coefficient_rows(p, evaluation.input.shape)
     st.markdown(what)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key=_key("scale", "coefficients"))
+    state.table(rows, _key("scale", "coefficients"))
 
 
 # ----------------------------------------------------------------------------------- convolution
@@ -255,12 +253,11 @@ def convolution_extra(evaluation, view) -> None:
 
     st.markdown("**Output size per axis**")
     rows = explain.conv_shape_rows(p, x.shape)
-    table = pd.DataFrame(rows).rename(columns={"dilated_kernel": "1+d(k−1)", "pre_padding_set": "pre_padding",
-                                               "post_padding_set": "post_padding", "pre": "pre (resolved)",
-                                               "post": "post (resolved)"})
-    for col in ("pre_padding", "post_padding"):
-        table[col] = [("unset" if v is None else str(v)) for v in table[col]]
-    st.dataframe(table, hide_index=True, key=_key("convolution", "shape_table"))
+    names = {"dilated_kernel": "1+d(k−1)", "pre_padding_set": "pre_padding", "post_padding_set": "post_padding",
+             "pre": "pre (resolved)", "post": "post (resolved)"}
+    unset = ("pre_padding_set", "post_padding_set")  # None or a number: one type per column
+    state.table([{names.get(k, k): ("unset" if v is None else str(v)) if k in unset else v for k, v in row.items()}
+                 for row in rows], _key("convolution", "shape_table"))
     out_shape, index, cell = _conv_cell(evaluation)
     st.markdown(f"Output shape: `{out_shape}` (N = {out_shape[0]}, K = num_output_maps = {out_shape[1]}).")
     st.markdown(explain.PADDING_PRECEDENCE)
@@ -282,8 +279,7 @@ def convolution_extra(evaluation, view) -> None:
     if p["num_groups"] > 1:
         st.caption(f"num_groups = {p['num_groups']}: output map {index[1]} is in group {cell['group']}, which reads "
                    f"input channels {cell['channels'][0]}–{cell['channels'][-1]} only.")
-    st.dataframe(pd.DataFrame(explain.conv_products_table(cell)), hide_index=True,
-                 key=_key("convolution", "products"))
+    state.table(explain.conv_products_table(cell), _key("convolution", "products"))
 
 
 MARKS: dict[str, Callable[[Any], Marks]] = {"convolution": convolution_marks}

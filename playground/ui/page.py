@@ -243,9 +243,8 @@ def _engine_panel(ev: Evaluation) -> None:
         st.markdown(f"**Engine layers** ({len(layers)})")
         if layers:
             fmt = lambda ts: "; ".join(f"{t['shape']} {t['format']}" for t in ts)  # noqa: E731
-            st.dataframe([{"name": l["name"], "type": l["type"], "inputs": fmt(l["inputs"]),
-                           "outputs": fmt(l["outputs"]), "tactic": l["tactic"]} for l in layers],
-                         hide_index=True, width="stretch")
+            state.table([{"name": l["name"], "type": l["type"], "inputs": fmt(l["inputs"]), "outputs": fmt(l["outputs"]),
+                         "tactic": l["tactic"]} for l in layers], state.key(ev.layer, "engine_layers"), width="stretch")
         else:
             st.caption("No engine, so no layers to list.")
         st.markdown(f"**TensorRT log** ({len(log)} warnings and errors)")

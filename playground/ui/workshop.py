@@ -18,7 +18,6 @@ from . import links
 from .state import control_key, key
 
 NONE = ""  # the picker's entry for a configuration that is no spec example
-DIRECT_MAX = 1 << 16  # tensors up to this many values are converted every run; larger ones on click
 
 
 # -- which spec example is on screen ---------------------------------------------------------------
@@ -114,31 +113,33 @@ def spec_panel(layer: Layer, preset: presets.Preset, cmp: presets.Comparison, ev
 
 
 # -- downloads ---------------------------------------------------------------------------------------
-def _data(fn, t: np.ndarray):
-    """Small tensors are converted now (the data travels with the page); big ones when clicked."""
-    return fn(t) if t.size <= DIRECT_MAX else functools.partial(fn, t)
+@functools.lru_cache(maxsize=None)
+def _export_refused(layer_name: str) -> str | None:
+    """Why the layer's build cannot be exported as a script, or None; its source does not change while the
+    app runs."""
+    try:
+        build_source(get_layer(layer_name))
+    except Exception as exc:  # a layer whose build cannot be exported: said, not raised
+        return f"{type(exc).__name__}: {exc}"
+    return None
 
 
 def downloads(layer: Layer, ev: Evaluation) -> None:
-    """The configuration on screen as a Python script, its input and output as .npy and .csv."""
-    try:
-        build_source(layer)  # refuses a build that is not self-contained; the script itself is made lazily
-        script = _data(functools.partial(export_script, layer.name, ev.params), ev.input)
-        failure = None
-    except Exception as exc:  # a layer whose build cannot be exported: said, not raised
-        script, failure = None, f"{type(exc).__name__}: {exc}"
+    """The configuration on screen as a Python script, its input and output as .npy and .csv. Every file is
+    made when its button is clicked, not on every change."""
+    failure = _export_refused(layer.name)
     with st.container(key=control_key(layer.name, "downloads"), horizontal=True, gap="small", wrap=True):
-        if script is not None:
-            st.download_button("Download Python script", script, file_name=f"trt_{layer.name}.py",
-                               mime="text/x-python", icon=":material/code:", on_click="ignore",
-                               key=key(layer.name, "download", "script"),
+        if failure is None:
+            st.download_button("Download Python script", functools.partial(export_script, layer.name, ev.params, ev.input),
+                               file_name=f"trt_{layer.name}.py", mime="text/x-python", icon=":material/code:",
+                               on_click="ignore", key=key(layer.name, "download", "script"),
                                help="A standalone script that builds exactly this configuration with TensorRT "
                                     "and, where a GPU runs it, executes it and checks the NumPy reference.")
         for which, t in (("input", ev.input), ("output", ev.output)):
-            st.download_button(f"{which} .npy", _data(to_npy_bytes, t), file_name=f"{layer.name}_{which}.npy",
+            st.download_button(f"{which} .npy", functools.partial(to_npy_bytes, t), file_name=f"{layer.name}_{which}.npy",
                                mime="application/octet-stream", icon=":material/download:", on_click="ignore",
                                key=key(layer.name, "download", which, "npy"))
-            st.download_button(f"{which} .csv", _data(to_csv, t), file_name=f"{layer.name}_{which}.csv",
+            st.download_button(f"{which} .csv", functools.partial(to_csv, t), file_name=f"{layer.name}_{which}.csv",
                                mime="text/csv", icon=":material/table:", on_click="ignore",
                                key=key(layer.name, "download", which, "csv"))
     if failure:
