@@ -5,6 +5,8 @@ that break a layer's rule; everything TensorRT or the GPU says is reported in th
 """
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -13,7 +15,7 @@ import numpy as np
 
 from . import engine as eng
 from .backend import Backend, detect
-from .cache import EngineCache, cache_key
+from .cache import EngineCache, cache_key, canonical
 from .layers import get_layer
 from .reference import max_abs_diff
 
@@ -84,6 +86,41 @@ class _Engines:
 _engines = _Engines()
 
 
+class _References:
+    """Reference outputs by (layer, parameters, input values), so a revisited configuration does not recompute
+    a large convolution on every change. The arrays are shared, so they are made read-only."""
+
+    def __init__(self, max_bytes: int = 256 << 20):
+        self.max_bytes, self.items, self.lock = max_bytes, OrderedDict(), threading.Lock()
+
+    @staticmethod
+    def key(layer: str, params: dict, x: np.ndarray) -> str:
+        h = hashlib.blake2b(json.dumps({"layer": layer, "params": {k: canonical(v) for k, v in params.items()},
+                                        "shape": list(x.shape)}, sort_keys=True).encode(), digest_size=20)
+        h.update(memoryview(x).cast("B"))  # x is C-contiguous float32 (evaluate makes it so)
+        return h.hexdigest()
+
+    def get(self, layer, params: dict, x: np.ndarray) -> np.ndarray:
+        key = self.key(layer.name, params, x)
+        with self.lock:
+            if key in self.items:
+                self.items.move_to_end(key)
+                return self.items[key]
+        with np.errstate(all="ignore"):  # NaN/Inf in the input are data to show, not warnings
+            out = layer.reference(x, params)
+        if np.shares_memory(out, x):  # never make the caller's input read-only
+            out = out.copy()
+        out.setflags(write=False)
+        with self.lock:
+            self.items[key] = out
+            while len(self.items) > 1 and sum(a.nbytes for a in self.items.values()) > self.max_bytes:
+                self.items.popitem(last=False)
+        return out
+
+
+_references = _References()
+
+
 def evaluate(layer_name: str, raw_params: dict | None = None, x: np.ndarray | None = None, *,
              backend: Backend | None = None, cache: EngineCache | None = None, run: bool = True) -> Evaluation:
     layer = get_layer(layer_name)
@@ -91,8 +128,7 @@ def evaluate(layer_name: str, raw_params: dict | None = None, x: np.ndarray | No
     x = layer.example_input(layer.example_shape) if x is None else np.ascontiguousarray(x, dtype=np.float32)
     params = layer.resolve(raw_params, x.shape)  # raises ValidationError before TensorRT is called
     backend = backend or detect()
-    with np.errstate(all="ignore"):  # NaN/Inf in the input are data to show, not warnings
-        reference = layer.reference(x, params)
+    reference = _references.get(layer, params, x)
     result = Evaluation(layer.name, params, x, reference, reference, "reference", backend, "not_built",
                         messages=layer.notes_for(raw_params, params))
     if not backend.can_build:

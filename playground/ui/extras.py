@@ -18,7 +18,10 @@ from .. import core, explain, plots, style
 from . import state
 
 MAX_CURVE_MARKS = 2000  # distinct (x, y) marks on the transfer curve; more are strided
-LARGE_SLICE_CELLS = 64 * 64  # beyond this the output heatmap is not clickable (its click targets cost megabytes)
+# Beyond this many cells per slice the output heatmap is not clickable (its click targets cost megabytes)
+# and the outlines are drawn on request (each change would redraw the large input heatmap too).
+LARGE_SLICE_CELLS = 64 * 64
+OUTLINE_KEY = "convolution.extra.outline"
 
 
 @dataclass(frozen=True)
@@ -231,11 +234,17 @@ def convolution_marks(evaluation) -> Marks:
     """The picked output cell outlined on the output heatmap (a click there picks another), its window
     outlined on the input heatmap: no second pair of figures to draw on every change."""
     out_shape, index, cell = _conv_cell(evaluation)
-    large = max(evaluation.input.shape[-2] * evaluation.input.shape[-1], out_shape[-2] * out_shape[-1]) > LARGE_SLICE_CELLS
+    large = _large(evaluation.input.shape, out_shape)
+    if large and not st.session_state.get(OUTLINE_KEY, False):
+        return Marks()
     selected = (explain.output_slice_index(index, out_shape), index[-2], index[-1])
     return Marks(input=dict(highlight=cell["window"]),
                  output=dict(selected=selected, clickable=not large),
                  on_select=None if large else _click_handler(len(out_shape)))
+
+
+def _large(in_shape: tuple, out_shape: tuple) -> bool:
+    return max(in_shape[-2] * in_shape[-1], out_shape[-2] * out_shape[-1]) > LARGE_SLICE_CELLS
 
 
 def _cell_picker(out_shape: tuple) -> tuple[int, ...]:
@@ -263,10 +272,13 @@ def convolution_extra(evaluation, view) -> None:
     st.markdown(explain.PADDING_PRECEDENCE)
     st.markdown(explain.padding_in_force(p))
 
-    large = max(x.shape[-2] * x.shape[-1], out_shape[-2] * out_shape[-1]) > LARGE_SLICE_CELLS
-    how = "pick its index" if large else "pick its index, or click a cell of the output heatmap"
-    st.markdown(f"**One output cell**: {how}. It is outlined on the output, and the input cells it reads "
-                "on the input (dashed: padding).")
+    if _large(x.shape, out_shape):
+        st.markdown("**One output cell**: pick its index.")
+        st.toggle("Outline it and the input cells it reads on the heatmaps (large tensors: slower per change)",
+                  value=False, key=OUTLINE_KEY)
+    else:
+        st.markdown("**One output cell**: pick its index, or click a cell of the output heatmap. It is outlined "
+                    "on the output, and the input cells it reads on the input (dashed: padding).")
     _cell_picker(out_shape)
     shown = float(evaluation.output[index]) if evaluation.output.shape == out_shape else None
     st.markdown(f"**{cell['text']}**")
