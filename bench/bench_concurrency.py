@@ -250,10 +250,16 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def cpu_s(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
 @contextlib.asynccontextmanager
-async def server_memory(pid: int):
-    """The server's RSS while the sessions run: at the start, its maximum (sampled each second) and at the end."""
-    seen = {"start": rss_mb(pid), "max": rss_mb(pid)}
+async def server_usage(pid: int):
+    """The server's RSS while the sessions run (at the start, its maximum sampled each second, at the end)
+    and the CPU time it used."""
+    seen = {"start": rss_mb(pid), "max": rss_mb(pid), "cpu0": cpu_s(pid)}
 
     async def sample():
         while True:
@@ -265,7 +271,7 @@ async def server_memory(pid: int):
         yield seen
     finally:
         task.cancel()
-        seen["end"] = rss_mb(pid)
+        seen["end"], seen["cpu"] = rss_mb(pid), cpu_s(pid) - seen["cpu0"]
 
 
 async def run_ws(args) -> tuple[list[Session], float]:
@@ -276,11 +282,11 @@ async def run_ws(args) -> tuple[list[Session], float]:
         print(f"{args.sessions} websocket sessions open and run in {time.perf_counter() - t:.1f} s; "
               f"driving for {args.duration:.0f} s")
         start = time.perf_counter() + 0.5
-        async with server_memory(base.pid) as rss:
+        async with server_usage(base.pid) as use:
             await asyncio.gather(*(drive_ws(s, c, start, args.duration, args.period,
                                             args.period * s.index / args.sessions, args.timeout) for s, c in opened))
         wall = time.perf_counter() - start
-        print_rss(rss)
+        print_usage(use, [s for s, _ in opened])
         for _, c in opened:
             await c.ws.close()
     return [s for s, _ in opened], wall
@@ -303,12 +309,12 @@ async def run(args) -> tuple[list[Session], float]:
             setup = time.perf_counter() - t
             print(f"{args.sessions} sessions open and drawn in {setup:.1f} s; driving for {args.duration:.0f} s")
             start = time.perf_counter() + 0.5
-            async with server_memory(base.pid) as rss:
+            async with server_usage(base.pid) as use:
                 await asyncio.gather(*(drive(s, page, keys, start, args.duration, args.period,
                                              args.period * s.index / args.sessions, args.timeout * 1e3)
                                        for s, _, page, keys in opened))
             wall = time.perf_counter() - start
-            print_rss(rss)
+            print_usage(use, [s for s, *_ in opened])
             for s, context, _, _ in opened:
                 s.over = True
                 await context.close()
@@ -316,9 +322,10 @@ async def run(args) -> tuple[list[Session], float]:
     return [s for s, *_ in opened], wall
 
 
-def print_rss(rss: dict) -> None:
-    print(f"server RSS: {rss['start']:.0f} MB when driving began, max {rss['max']:.0f} MB, "
-          f"{rss['end']:.0f} MB at the end")
+def print_usage(use: dict, sessions: list[Session]) -> None:
+    changes = sum(len(s.latency) for s in sessions)
+    print(f"server RSS: {use['start']:.0f} MB when driving began, max {use['max']:.0f} MB, {use['end']:.0f} MB at the "
+          f"end; server CPU {use['cpu']:.1f} s for {changes} changes = {1e3 * use['cpu'] / max(changes, 1):.0f} ms each")
 
 
 def main() -> None:

@@ -349,3 +349,16 @@ def test_convolution_outlines_the_picked_cell_and_its_window_on_the_heatmaps():
     assert picked == [(0, 2)]  # (0, 2) reads rows -1..1: the padding row is dashed
     assert window == {(h, w): "dash" if h < 0 else "solid" for h in range(-1, 2) for w in range(1, 4)}
     assert sum("Σ =" in m.value for m in at.markdown) == 1
+
+
+def test_cached_figures_make_their_dict_once_and_serialise_unchanged():
+    import numpy as np
+    import plotly.io as pio
+
+    from playground import plots
+    from playground.ui.state import FrozenFigure
+
+    fig, _ = plots.tensor_figure(np.arange(54, dtype=np.float32).reshape(1, 1, 6, 9), title="t", clickable=True)
+    frozen = FrozenFigure(fig)
+    assert frozen.to_dict() is frozen.to_dict()  # st.plotly_chart's per-run deep copy, made once
+    assert json.loads(pio.to_json(frozen)) == json.loads(pio.to_json(fig))

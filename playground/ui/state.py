@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import re
 
 import pandas as pd
+import plotly.graph_objects as go
 import streamlit as st
 
 from ..backend import Backend, detect
@@ -93,6 +94,16 @@ class ViewOptions:
         return ViewOptions(bool(shared_scale), bool(presenter), theme_for(bool(presenter)))
 
 
+class FrozenFigure(go.Figure):
+    """A figure that is never changed once built, so its dict is made once: st.plotly_chart asks for a
+    deep copy (to_dict) on every run, the largest part of drawing an unchanged chart again."""
+
+    def to_dict(self):
+        if getattr(self, "_frozen_dict", None) is None:
+            self._frozen_dict = super().to_dict()
+        return self._frozen_dict
+
+
 @st.cache_resource(max_entries=96, show_spinner=False)
 def tensor_figure(t, title: str, shared_scale: bool = True, presenter: bool = False, zrange: tuple | None = None,
                   highlight: dict | None = None, selected: tuple | None = None, clickable: bool = False):
@@ -107,7 +118,7 @@ def tensor_figure(t, title: str, shared_scale: bool = True, presenter: bool = Fa
         for trace in fig.data:  # the value heatmaps; the non-finite overlays keep their own colours
             if trace.type == "heatmap" and not str(trace.name or "").startswith("non-finite"):
                 trace.update(zmin=zmin, zmax=zmax, colorscale=th.diverging if diverging else th.sequential)
-    return fig, stats
+    return FrozenFigure(fig), stats
 
 
 def table(rows: list[dict], key: str, **kwargs):
