@@ -5,12 +5,14 @@ the arguments (no randomness, explicit width/height/template), so screenshots ar
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+import plotly.io as pio
 from plotly.subplots import make_subplots
 
 from .style import DEFAULT, Theme
@@ -116,12 +118,27 @@ def _scatter(n_points: int, **kw) -> go.Scatter | go.Scattergl:
     return (go.Scattergl if n_points > GL_POINTS else go.Scatter)(**kw)
 
 
+TEMPLATE = "playground"
+
+
+@functools.lru_cache(maxsize=1)
+def _template() -> str:
+    """plotly_white restricted to what these figures draw (cartesian axes; heatmap, scatter and bar traces),
+    registered by name: the same look, and new figures build in about half the time (plotly validates a
+    template on every figure, and plotly_white covers every trace type)."""
+    full = pio.templates["plotly_white"].to_plotly_json()
+    pio.templates[TEMPLATE] = go.layout.Template({
+        "layout": {k: v for k, v in full["layout"].items() if k not in ("polar", "ternary", "scene", "geo")},
+        "data": {k: v for k, v in full["data"].items() if k in ("heatmap", "scatter", "scattergl", "bar")}})
+    return TEMPLATE
+
+
 def _layout(th: Theme, title: str, width: float, height: float, margin: Mapping[str, float], **kw) -> dict:
     """Layout shared by every figure: fixed size and template, transparent, theme fonts."""
     return dict(
         title=dict(text=title, x=0, xref="paper", xanchor="left", font=dict(size=th.title_size)),
         width=round(width), height=round(height), margin={k: round(v) for k, v in margin.items()},
-        template="plotly_white",  # fixed, so pio.templates.default elsewhere cannot change screenshots
+        template=_template(),  # fixed, so pio.templates.default elsewhere cannot change screenshots
         paper_bgcolor="rgba(0,0,0,0)", plot_bgcolor="rgba(0,0,0,0)", hovermode="closest",
         font=dict(family=th.font_family, size=th.font_size, color=th.font_color),
         hoverlabel=dict(font=dict(family=th.font_family, size=th.font_size)), **kw)

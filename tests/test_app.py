@@ -356,9 +356,9 @@ def test_cached_figures_make_their_dict_once_and_serialise_unchanged():
     import plotly.io as pio
 
     from playground import plots
-    from playground.ui.state import FrozenFigure
+    from playground.ui.state import frozen
 
-    fig, _ = plots.tensor_figure(np.arange(54, dtype=np.float32).reshape(1, 1, 6, 9), title="t", clickable=True)
-    frozen = FrozenFigure(fig)
-    assert frozen.to_dict() is frozen.to_dict()  # st.plotly_chart's per-run deep copy, made once
-    assert json.loads(pio.to_json(frozen)) == json.loads(pio.to_json(fig))
+    x = np.arange(54, dtype=np.float32).reshape(1, 1, 6, 9)
+    fig = frozen(plots.tensor_figure(x, title="t", clickable=True)[0])
+    assert fig.to_dict() is fig.to_dict()  # st.plotly_chart's per-run deep copy, made once
+    assert json.loads(pio.to_json(fig)) == json.loads(pio.to_json(plots.tensor_figure(x, title="t", clickable=True)[0]))

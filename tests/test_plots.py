@@ -232,3 +232,17 @@ def test_comparison_bars():
     assert fig.layout.yaxis.autorange == "reversed" and fig.layout.xaxis.title.text == "ms"
 
 
+
+
+def test_figures_keep_plotly_whites_look_for_what_they_draw():
+    import json
+
+    import plotly.io as pio
+
+    white = pio.templates["plotly_white"].to_plotly_json()
+    fig, _ = tensor_figure(np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3), title="t", clickable=True)
+    used = json.loads(pio.to_json(fig))["layout"]["template"]
+    for part in ("xaxis", "yaxis", "colorway", "font", "hoverlabel", "coloraxis", "paper_bgcolor"):
+        assert used["layout"][part] == json.loads(json.dumps(white["layout"][part])), part
+    for trace in {t.type for t in fig.data} | {"bar"}:
+        assert used["data"][trace] == json.loads(json.dumps(white["data"][trace])), trace

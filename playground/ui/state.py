@@ -94,14 +94,12 @@ class ViewOptions:
         return ViewOptions(bool(shared_scale), bool(presenter), theme_for(bool(presenter)))
 
 
-class FrozenFigure(go.Figure):
-    """A figure that is never changed once built, so its dict is made once: st.plotly_chart asks for a
-    deep copy (to_dict) on every run, the largest part of drawing an unchanged chart again."""
-
-    def to_dict(self):
-        if getattr(self, "_frozen_dict", None) is None:
-            self._frozen_dict = super().to_dict()
-        return self._frozen_dict
+def frozen(fig: go.Figure) -> go.Figure:
+    """`fig`, never changed again, with its dict made once: st.plotly_chart asks for a deep copy (to_dict)
+    on every run, the largest part of drawing an unchanged chart again."""
+    as_dict = fig.to_dict()
+    fig.to_dict = lambda: as_dict  # an instance attribute: plotly allows it for names the figure has
+    return fig
 
 
 @st.cache_resource(max_entries=96, show_spinner=False)
@@ -118,7 +116,7 @@ def tensor_figure(t, title: str, shared_scale: bool = True, presenter: bool = Fa
         for trace in fig.data:  # the value heatmaps; the non-finite overlays keep their own colours
             if trace.type == "heatmap" and not str(trace.name or "").startswith("non-finite"):
                 trace.update(zmin=zmin, zmax=zmax, colorscale=th.diverging if diverging else th.sequential)
-    return FrozenFigure(fig), stats
+    return frozen(fig), stats
 
 
 def table(rows: list[dict], key: str, **kwargs):
