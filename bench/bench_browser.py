@@ -24,7 +24,6 @@ import argparse
 import datetime
 import os
 import platform
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -297,8 +296,8 @@ def main() -> None:
     step = max(1, len(small_cfg) // max(1, args.spec_runs))
     spec = spec_runs(small_cfg[::step][: args.spec_runs])
 
-    print(f"\nbrowser: press -> output drawn and app idle (ms); →start: press to the server starting the run, "
-          f"run: the script run, →drawn: run finished to drawn")
+    print("\nbrowser: press -> output drawn and app idle (ms); →start: press to the server starting the run, "
+          "run: the script run, →drawn: run finished to drawn")
     print(HEADER)
     for s in results:
         print(s.row())

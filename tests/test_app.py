@@ -362,3 +362,13 @@ def test_cached_figures_make_their_dict_once_and_serialise_unchanged():
     fig = frozen(plots.tensor_figure(x, title="t", clickable=True)[0])
     assert fig.to_dict() is fig.to_dict()  # st.plotly_chart's per-run deep copy, made once
     assert json.loads(pio.to_json(fig)) == json.loads(pio.to_json(plots.tensor_figure(x, title="t", clickable=True)[0]))
+
+
+def test_large_convolution_outlines_only_on_request():
+    at = open_page("convolution", **{"convolution.input.H": "80", "convolution.input.W": "80"})  # 6400 cells a slice
+    window, picked = outlines(at)
+    assert not window and not picked  # each change would otherwise redraw the large input heatmap
+    at.toggle(key="convolution.extra.outline").set_value(True).run()
+    window, picked = outlines(at)
+    assert picked == [(0, 0)] and set(window) == {(h, w) for h in range(3) for w in range(3)}
+    assert not at.exception

@@ -247,14 +247,12 @@ def _large(in_shape: tuple, out_shape: tuple) -> bool:
     return max(in_shape[-2] * in_shape[-1], out_shape[-2] * out_shape[-1]) > LARGE_SLICE_CELLS
 
 
-def _cell_picker(out_shape: tuple) -> tuple[int, ...]:
-    names = conv_index_names(len(out_shape))
+def _cell_picker(out_shape: tuple) -> None:
+    """The index inputs (their state already kept within out_shape by _cell_index)."""
     labels = {"n": "n (batch)", "k": "k (output map)", "d": "d", "h": "h", "w": "w"}
-    index = _cell_index(out_shape)
-    for name, size, col in zip(names, out_shape, st.columns(len(names))):
+    for name, size, col in zip(conv_index_names(len(out_shape)), out_shape, st.columns(len(out_shape))):
         with col:
             st.number_input(labels[name], min_value=0, max_value=size - 1, step=1, key=_key("convolution", name))
-    return index
 
 
 def convolution_extra(evaluation, view) -> None:
