@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_core import SPEC_SCRIPT  # noqa: E402
+from bench_core import spec_build_ms  # noqa: E402
 
 from playground import browser as B  # noqa: E402
 from playground.backend import detect  # noqa: E402
@@ -225,12 +225,8 @@ def bare_builds(layer_name: str, raws: list[dict], shape: tuple) -> list[float]:
 
 def spec_runs(configs: list[tuple[int, int]]) -> list[float]:
     """bench_core.SPEC_SCRIPT (fresh process: import TensorRT, build the convolution on 1×1×6×9)."""
-    module, out = detect().name, []
-    for p, q in configs:
-        start = time.perf_counter()
-        subprocess.run([sys.executable, "-c", SPEC_SCRIPT.format(module=module, s=1, t=1, p=p, q=q)], check=True)
-        out.append((time.perf_counter() - start) * 1e3)
-    return out
+    module = detect().name
+    return [spec_build_ms(module, 1, 1, p, q) for p, q in configs]
 
 
 # -- main -------------------------------------------------------------------------------------

@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_browser import BEFORE_JS, DRAWN_JS, machine, pct, print_machine  # noqa: E402
+from bench_memory import rss_mb  # noqa: E402
 
 from playground import browser as B  # noqa: E402
 
@@ -185,11 +186,15 @@ class WsClient:
                         problems.append(f"run ended with status {f.script_finished}")
                     return problems, captions[1] if len(captions) > 1 else None
 
+    def _widget(self, key: str):
+        """(widget id, kind, proto) of the widget whose user key is `key`."""
+        wid = next(i for i in self.widgets if i.endswith("-" + key))
+        return (wid, *self.widgets[wid])
+
     def state(self, key: str, value):
         from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-        wid = next(i for i in self.widgets if i.endswith("-" + key))
-        kind, w = self.widgets[wid]
+        wid, kind, w = self._widget(key)
         ws = WidgetState(id=wid)
         if kind == "slider":
             ws.double_array_value.data.append(float(value))
@@ -200,9 +205,8 @@ class WsClient:
         return ws
 
     def initial(self, key: str) -> float:
-        wid = next(i for i in self.widgets if i.endswith("-" + key))
-        kind, w = self.widgets[wid]
-        if w.HasField("value") if kind == "number_input" else False:
+        _, kind, w = self._widget(key)
+        if kind == "number_input" and w.HasField("value"):
             return w.value
         return w.default[0] if kind == "slider" else w.default
 
@@ -241,13 +245,6 @@ async def drive_ws(s: Session, client: WsClient, start: float, duration: float, 
             return
         for p in problems:
             s.error(p.split(":")[0], p)
-
-
-def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def cpu_s(pid: int) -> float:

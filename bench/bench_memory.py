@@ -16,8 +16,8 @@ from playground.cache import EngineCache  # noqa: E402
 from playground.core import evaluate  # noqa: E402
 
 
-def rss_mb() -> float:
-    for line in Path("/proc/self/status").read_text().splitlines():
+def rss_mb(pid: int | str = "self") -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
@@ -54,11 +54,10 @@ def main() -> None:
     print(f"{'rebuild':>8}{'RSS MB':>10}{'cache MB':>10}")
     for i, rss, disk in samples:
         print(f"{i:>8}{rss:>10.1f}{disk:>10.2f}")
-    first_half = [s[1] for s in samples if s[0] <= args.rebuilds // 2]
-    growth = samples[-1][1] - samples[len(samples) // 2][1]
-    print(f"RSS growth over the second half: {growth:+.1f} MB (from {first_half[-1]:.1f} MB at rebuild "
-          f"{args.rebuilds // 2}); max cache size {max(s[2] for s in samples):.2f} MB ≤ cap {args.cap_mb} MB: "
-          f"{max(s[2] for s in samples) <= args.cap_mb}")
+    mid_i, mid_rss, _ = samples[len(samples) // 2]
+    biggest = max(s[2] for s in samples)
+    print(f"RSS growth over the second half: {samples[-1][1] - mid_rss:+.1f} MB (from {mid_rss:.1f} MB at rebuild "
+          f"{mid_i}); max cache size {biggest:.2f} MB ≤ cap {args.cap_mb} MB: {biggest <= args.cap_mb}")
 
 
 if __name__ == "__main__":

@@ -64,34 +64,48 @@ def default_cache() -> EngineCache:
         return _default_cache
 
 
-class _Engines:
-    """Deserialized engines by cache key, so a revisit on a GPU does not deserialize again."""
+class _Memo:
+    """A thread-safe least-recently-used map whose values are made on a miss; `weight` measures a value
+    against `limit` (one each by default)."""
 
-    def __init__(self, size: int = 16):
-        self.size, self.items, self.lock = size, OrderedDict(), threading.Lock()
+    def __init__(self, limit: int, weight=lambda value: 1):
+        self.limit, self.weight, self.total = limit, weight, 0
+        self.items, self.lock = OrderedDict(), threading.Lock()
 
-    def get(self, trt, key: str, data: bytes):
+    def get_or_make(self, key, make):
         with self.lock:
             if key in self.items:
                 self.items.move_to_end(key)
                 return self.items[key]
-        engine = eng.engine_from_bytes(trt, data)
+        value = make()
         with self.lock:
-            self.items[key] = engine
-            while len(self.items) > self.size:
-                self.items.popitem(last=False)
-        return engine
+            if key not in self.items:
+                self.items[key] = value
+                self.total += self.weight(value)
+            while len(self.items) > 1 and self.total > self.limit:  # the newest is always kept
+                self.total -= self.weight(self.items.popitem(last=False)[1])
+        return value
+
+
+class _Engines(_Memo):
+    """Deserialized engines by cache key, so a revisit on a GPU does not deserialize again."""
+
+    def __init__(self, size: int = 16):
+        super().__init__(size)
+
+    def get(self, trt, key: str, data: bytes):
+        return self.get_or_make(key, lambda: eng.engine_from_bytes(trt, data))
 
 
 _engines = _Engines()
 
 
-class _References:
+class _References(_Memo):
     """Reference outputs by (layer, parameters, input values), so a revisited configuration does not recompute
     a large convolution on every change. The arrays are shared, so they are made read-only."""
 
     def __init__(self, max_bytes: int = 256 << 20):
-        self.max_bytes, self.items, self.lock = max_bytes, OrderedDict(), threading.Lock()
+        super().__init__(max_bytes, weight=lambda a: a.nbytes)
 
     @staticmethod
     def key(layer: str, params: dict, x: np.ndarray) -> str:
@@ -101,21 +115,14 @@ class _References:
         return h.hexdigest()
 
     def get(self, layer, params: dict, x: np.ndarray) -> np.ndarray:
-        key = self.key(layer.name, params, x)
-        with self.lock:
-            if key in self.items:
-                self.items.move_to_end(key)
-                return self.items[key]
-        with np.errstate(all="ignore"):  # NaN/Inf in the input are data to show, not warnings
-            out = layer.reference(x, params)
-        if np.shares_memory(out, x):  # never make the caller's input read-only
-            out = out.copy()
-        out.setflags(write=False)
-        with self.lock:
-            self.items[key] = out
-            while len(self.items) > 1 and sum(a.nbytes for a in self.items.values()) > self.max_bytes:
-                self.items.popitem(last=False)
-        return out
+        def compute() -> np.ndarray:
+            with np.errstate(all="ignore"):  # NaN/Inf in the input are data to show, not warnings
+                out = layer.reference(x, params)
+            if np.shares_memory(out, x):  # never make the caller's input read-only
+                out = out.copy()
+            out.setflags(write=False)
+            return out
+        return self.get_or_make(self.key(layer.name, params, x), compute)
 
 
 _references = _References()

@@ -14,13 +14,13 @@ from typing import Callable
 import numpy as np
 
 from . import reference as ref
+from .inputs import DIM_NAMES
 from .layers import activation as activation_layer
 from .layers import convolution as conv
 from .layers import leaky_relu as leaky
 from .layers import scale as scale_layer
 
 AXIS_NAMES = {2: ("H", "W"), 3: ("D", "H", "W")}
-DIM_NAMES = {4: ("N", "C", "H", "W"), 5: ("N", "C", "D", "H", "W")}
 SAME_MODES = ("SAME_UPPER", "SAME_LOWER")
 
 PADDING_PRECEDENCE = (
@@ -79,14 +79,15 @@ def curve_range(x: np.ndarray, base=(-6.0, 6.0), margin: float = 0.1) -> tuple[f
 
 # ------------------------------------------------------------------------------- convolution shape
 def conv_output_shape(params: dict, input_shape: tuple) -> tuple:
-    """(N, K, *spatial): the convolution's output shape from conv_shape_rows."""
-    rows = conv_shape_rows(params, input_shape)
-    return (int(input_shape[0]), int(params["num_output_maps"])) + tuple(r["output"] for r in rows)
+    """(N, K, *spatial): the convolution's output shape."""
+    shape = tuple(int(d) for d in input_shape)
+    return (shape[0], int(params["num_output_maps"])) + tuple(int(o) for o in conv.geometry(params, shape)[2])
 
 
 def conv_shape_rows(params: dict, input_shape: tuple) -> list[dict]:
     """One row per spatial axis (D, H, W): the numbers that decide the output size, the formula with
-    them written in, and the output size. The arithmetic is TensorRT's (nvinfer1::PaddingMode)."""
+    them written in, and the output size. The arithmetic is the layer's own (conv.geometry, TensorRT's
+    nvinfer1::PaddingMode); this writes it out."""
     shape = tuple(int(d) for d in input_shape)
     rank = len(shape) - 2
     if rank not in AXIS_NAMES:
@@ -94,29 +95,22 @@ def conv_shape_rows(params: dict, input_shape: tuple) -> list[dict]:
     mode = params["padding_mode"]
     eff_pre, eff_post = conv.effective_padding(params)
     set_pre, set_post = params["pre_padding"], params["post_padding"]
+    res_pre, res_post, out = conv.geometry(params, shape)
     rows = []
     for axis, name in enumerate(AXIS_NAMES[rank]):
         i, k = shape[2 + axis], params["kernel_size_nd"][axis]
         d, s = params["dilation_nd"][axis], params["stride_nd"][axis]
         b, a = eff_pre[axis], eff_post[axis]
+        pre, post, o = int(res_pre[axis]), int(res_post[axis]), int(out[axis])
         dk = 1 + d * (k - 1)
         if mode in SAME_MODES:
-            o = -(-i // s)
-            total = max(0, (o - 1) * s + dk - i)
-            pre = total // 2 if mode == "SAME_UPPER" else total - total // 2
-            post = total - pre
-            formula = (f"ceil({i} / {s}) = {o}; padding total = max(0, ({o} − 1)·{s} + {dk} − {i}) = {total} "
+            formula = (f"ceil({i} / {s}) = {o}; padding total = max(0, ({o} − 1)·{s} + {dk} − {i}) = {pre + post} "
                        f"→ pre {pre}, post {post}")
         else:
-            span = i + b + a - dk
-            rounded = span // s if mode == "EXPLICIT_ROUND_DOWN" else -(-span // s)
-            o = rounded + 1
             fn = "floor" if mode == "EXPLICIT_ROUND_DOWN" else "ceil"
             formula = f"{fn}(({i} + {b} + {a} − {dk}) / {s}) + 1 = {o}"
-            pre, post = b, a
-            extra = max(0, (o - 1) * s + dk - (i + b + a))
+            extra = post - a  # zeros the rounded-up last window reads
             if extra:
-                post += extra
                 formula += f"; the last window reads {extra} more zero{'s' if extra > 1 else ''} after: post {post}"
         rows.append({
             "axis": name, "input": i, "kernel": k, "dilation": d, "dilated_kernel": dk,
@@ -169,10 +163,10 @@ def conv_cell_products(x: np.ndarray, params: dict, out_index, reference_output:
     n, k, pos = idx[0], idx[1], idx[2:]
 
     xv, wv = x, kernel
-    if params["int8"]:
+    if params["int8"]:  # quantized once; the taps read the int8 values and their dequantized floats
         s = params["quantize_scale"]
-        xv = ref.dequantize(ref.quantize_int8(x, s), s)
-        wv = ref.dequantize(ref.quantize_int8(kernel, s), s)
+        qx, qw = ref.quantize_int8(x, s), ref.quantize_int8(kernel, s)
+        xv, wv = ref.dequantize(qx, s), ref.dequantize(qw, s)
     c_per_group, k_per_group = x.shape[1] // G, K // G
     group = k // k_per_group
     channels = list(range(group * c_per_group, (group + 1) * c_per_group))
@@ -193,16 +187,15 @@ def conv_cell_products(x: np.ndarray, params: dict, out_index, reference_output:
             tap = {"channel": c, "input": where, "kernel": kpos, "padding": not inside,
                    "x": xval, "w": wval, "product": product}
             if params["int8"]:
-                tap["x_int8"] = int(ref.quantize_int8(x[(n, c) + where], params["quantize_scale"])) if inside else 0
-                tap["w_int8"] = int(ref.quantize_int8(kernel[(k, ci) + kpos], params["quantize_scale"]))
+                tap["x_int8"] = int(qx[(n, c) + where]) if inside else 0
+                tap["w_int8"] = int(qw[(k, ci) + kpos])
             taps.append(tap)
             # Heatmap slices are (n, c[, d]); a tap on depth padding has no slice to draw in.
             if rank == 3 and not 0 <= where[0] < size[0]:
                 continue
             lead = (n, c) + tuple(where[:-2])
-            cells = window.setdefault(int(np.ravel_multi_index(lead, lead_shape)), [])
-            if tuple(where[-2:]) not in cells:
-                cells.append(tuple(where[-2:]))
+            # distinct kernel positions land on distinct cells of their slice: no duplicates to skip
+            window.setdefault(int(np.ravel_multi_index(lead, lead_shape)), []).append(tuple(where[-2:]))
     bias = float(params["bias"][k])
     value = float(np.float32(total + bias))
     if reference_output is None or tuple(np.shape(reference_output)) != out_shape:
@@ -251,10 +244,13 @@ def _coefficients(params: dict, shape: tuple) -> tuple[np.ndarray, np.ndarray, n
     return tuple(np.broadcast_to(c, shape) for c in coefficients)
 
 
-def scale_nan_explanation(x: np.ndarray, params: dict) -> str | None:
-    """None when y = (x·scale + shift)^power has no NaN; else how many cells are NaN and why, with an example."""
+def scale_nan_explanation(x: np.ndarray, params: dict, reference_output: np.ndarray | None = None) -> str | None:
+    """None when y = (x·scale + shift)^power has no NaN; else how many cells are NaN and why, with an example.
+    reference_output: y where the caller has it (saves recomputing the layer)."""
     x = np.asarray(x, dtype=np.float32)
-    y = ref.scale(x, params["mode"], params["shift"], params["scale"], params["power"], params["channel_axis"])
+    y = reference_output
+    if y is None or np.shape(y) != x.shape:
+        y = ref.scale(x, params["mode"], params["shift"], params["scale"], params["power"], params["channel_axis"])
     nan = np.isnan(y)
     count = int(nan.sum())
     if not count:
@@ -291,13 +287,13 @@ def scale_coefficient_rows(params: dict, input_shape: tuple, limit: int = 12) ->
     if mode == "UNIFORM":
         return [{"applies to": "every element", **values(0)}], "UNIFORM: one scale, shift and power for the whole tensor."
     if mode == "CHANNEL":
-        count = shape[axis]
+        count = scale_layer.coefficient_count(mode, shape, axis)
         rows = [{"applies to": f"{names[axis]} = {i}", **values(i)} for i in range(min(count, limit))]
         what = (f"CHANNEL with channel_axis {axis} ({names[axis]}): one set per index of axis {axis}, "
                 f"{count} in all, shared by every other position.")
     else:
         sub = shape[axis:]
-        count = int(np.prod(sub))
+        count = scale_layer.coefficient_count(mode, shape, axis)
         label = ", ".join(names[axis:])
         rows = [{"applies to": f"({label}) = {tuple(int(v) for v in np.unravel_index(i, sub))}", **values(i)}
                 for i in range(min(count, limit))]
@@ -329,10 +325,6 @@ def prelu_broadcast(params: dict, input_shape: tuple) -> str:
         what = f"one slope per ({', '.join(per)}) position, repeated along {', '.join(rest)}"
     return (f"slopes {sshape} broadcast over input {shape}: {what} "
             f"({count} slope value{'s' if count != 1 else ''}).")
-
-
-def prelu_fusion_note() -> str:
-    return PRELU_FUSION_NOTE
 
 
 # ------------------------------------------------------------------------------------ leaky relu

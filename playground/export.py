@@ -23,6 +23,7 @@ import numpy as np
 
 from .engine import INPUT_NAME, OUTPUT_NAME, TF32, BuildSettings
 from .layer import Layer
+from .params import same_params
 from .layers import LAYERS, get_layer
 
 INLINE_LIMIT = 4096  # arrays with more values are embedded as base64 of their zlib-compressed bytes
@@ -269,23 +270,13 @@ def _param_text(param, value) -> str:
     return param.to_text(value)
 
 
-def _same(a, b) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape and np.array_equal(a, b)
-    return a == b
-
-
-def _same_params(a: dict, b: dict) -> bool:
-    return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-
-
 def essential_params(layer: Layer, params: dict, shape: tuple) -> dict:
     """The fewest of `params` that resolve to all of them (the rest are what defaults give anyway)."""
     kept = dict(params)
     for name in layer.param_names:
         trial = {k: v for k, v in kept.items() if k != name}
         try:
-            if _same_params(layer.resolve(trial, shape), params):
+            if same_params(layer.resolve(trial, shape), params):
                 kept = trial
         except Exception:  # without it the configuration is invalid: it stays
             pass

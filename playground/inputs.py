@@ -64,7 +64,7 @@ LIMITS: dict = {
 
 KINDS = ("spec", "ramp", "random", "checkerboard", "constant", "image")
 
-_DIM_NAMES = {4: ("N", "C", "H", "W"), 5: ("N", "C", "D", "H", "W")}
+DIM_NAMES = {4: ("N", "C", "H", "W"), 5: ("N", "C", "D", "H", "W")}
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 _JPEG_MAGIC = b"\xff\xd8\xff"
 # MPO is how PIL labels multi-picture JPEGs (many phone cameras); frame 0 is a plain JPEG.
@@ -97,7 +97,7 @@ def validate_shape(shape) -> tuple[int, ...]:
         shape = tuple(shape)
     except TypeError:
         raise bad from None
-    names = _DIM_NAMES.get(len(shape))
+    names = DIM_NAMES.get(len(shape))
     if names is None:
         raise InputError(
             "input.shape", f"must have rank 4 (NCHW) or 5 (NCDHW) (got rank {len(shape)})"
@@ -328,7 +328,7 @@ def parse_shape(text: str) -> tuple[int, ...]:
 
 
 def _index_columns(rank: int) -> list[str]:
-    names = _DIM_NAMES.get(rank)
+    names = DIM_NAMES.get(rank)
     if names is not None:
         return [n.lower() for n in names[:-1]]
     return [f"i{k}" for k in range(rank - 1)]

@@ -180,3 +180,15 @@ def _fmt(v) -> str:
     if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
         return str(int(v))
     return repr(v) if isinstance(v, float) else str(v)
+
+
+def same_value(a, b) -> bool:
+    """Two resolved parameter values are the same: arrays by shape and values (NaN equals NaN), anything
+    else by type and value."""
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and bool(np.array_equal(a, b, equal_nan=True))
+    return type(a) is type(b) and a == b
+
+
+def same_params(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(same_value(a[k], b[k]) for k in a)

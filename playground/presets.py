@@ -49,9 +49,6 @@ class Tolerance:
             return "exact"
         return f"rtol={self.rtol:g}, atol={self.atol:g}"
 
-    def __str__(self) -> str:
-        return self.text
-
 
 FLOAT32_TABLE = Tolerance(1e-6, 0.0, "the spec prints TensorRT's float32 results to about 8 significant digits")
 EXACT_SMALL = Tolerance(1e-6, 1e-6, "small values exact in float32; 1e-6 leaves room for a GPU's pow/multiply-add")
@@ -299,10 +296,6 @@ def _conv(name, title, params, expected, shape, section, note=None, *, input=_SP
         note = _SHAPE_ONLY.format(shape=shape) + (" " + note if note else "")
     return Preset(name, "convolution", title, params, input, expected, shape, tolerance, f"{CONV_DOC} § {section}",
                   note, printed if expected is not None else False)
-
-
-def _pair(values) -> str:
-    return f"({values[0]}, {values[1]})"
 
 
 _STRIDE_SHAPE_NOTE = ("The spec prints this shape as '{printed}', dropping two dimensions: by its own arithmetic "

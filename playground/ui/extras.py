@@ -22,6 +22,7 @@ MAX_CURVE_MARKS = 2000  # distinct (x, y) marks on the transfer curve; more are 
 # and the outlines are drawn on request (each change would redraw the large input heatmap too).
 LARGE_SLICE_CELLS = 64 * 64
 OUTLINE_KEY = "convolution.extra.outline"
+_LAST_CELL = "_convolution.cell"  # plain session state: (evaluation, index, cell products) of this run
 
 
 @dataclass(frozen=True)
@@ -49,18 +50,8 @@ def _shared(view: Any) -> bool:
     return bool(getattr(view, "shared_scale", True))
 
 
-def _config(key: str) -> dict:
-    from .page import plot_config  # the page's toolbar settings: PNG export named after the figure
-
-    return plot_config(key.replace(".", "_"))
-
-
-def _chart(fig, key: str, **kw):
-    # theme=None: the figure carries its own template and colours (style.Theme), Streamlit's would override them.
-    return st.plotly_chart(fig, theme=None, key=key, width="content", config=_config(key), **kw)
-
-
 # ------------------------------------------------------------------------------------ activation
+@st.cache_data(max_entries=8, show_spinner=False)  # np.unique over every element: seconds on large inputs
 def _curve_marks(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     pairs = np.column_stack([np.asarray(x, np.float64).ravel(), np.asarray(y, np.float64).ravel()])
     pairs = pairs[np.isfinite(pairs).all(axis=1)]
@@ -78,7 +69,7 @@ def activation_extra(evaluation, view) -> None:
     mx, my = _curve_marks(evaluation.input, evaluation.output)
     fig = plots.transfer_curve_figure(xs, ys, marks_x=mx, marks_y=my, theme=_theme(view),
                                       title=f"{p['type']}: transfer curve, the input's values marked")
-    _chart(fig, _key("activation", "curve"))
+    state.chart(fig, _key("activation", "curve"))
     st.caption(f"Marks: {len(mx)} distinct (input, output) pairs of the tensor, output from "
                f"{evaluation.output_source}.")
 
@@ -88,18 +79,9 @@ def _layers_rows(layers: list[dict]) -> list[dict]:
     return [{"name": l.get("name", "?"), "type": l.get("type", "?"), "tactic": l.get("tactic", "")} for l in layers]
 
 
-def _engine_cache():
-    """The page's process-wide engine cache (ui.state), so the three builds share its memory; else core's."""
-    try:
-        from .state import engine_cache
-    except ImportError:
-        return None
-    return engine_cache()
-
-
 def leaky_relu_extra(evaluation, view) -> None:
     alpha = evaluation.params["alpha"]
-    evaluate_fn = functools.partial(core.evaluate, backend=evaluation.backend, cache=_engine_cache())
+    evaluate_fn = functools.partial(core.evaluate, backend=evaluation.backend, cache=state.engine_cache())
     with st.spinner("Building the three constructions' TensorRT engines …", show_time=True):
         cmp = explain.leaky_comparison(evaluation.input, alpha, evaluate_fn)
     names = cmp["constructions"]
@@ -118,8 +100,7 @@ def leaky_relu_extra(evaluation, view) -> None:
                 state.table(_layers_rows(layers), _key("leaky_relu", f"layers_{name}"))
             if draw:
                 fig, _ = state.tensor_figure(cmp["outputs"][name], f"{name} output", _shared(view), _presenter(view))
-                st.plotly_chart(fig, theme=None, key=_key("leaky_relu", f"out_{name}"), width="stretch",
-                                config=_config(_key("leaky_relu", f"out_{name}")))
+                state.chart(fig, _key("leaky_relu", f"out_{name}"), width="stretch")
             st.caption(f"output from {cmp['sources'][name]}")
     st.markdown("**Pairwise max |difference|**")
     state.table([{"construction": a, **{b: f"{v:.3g}" for b, v in zip(names, row)}} for a, row in zip(names, cmp["max_diff"])],
@@ -133,7 +114,7 @@ def leaky_relu_extra(evaluation, view) -> None:
         fig = plots.comparison_bar_figure([explain.CONSTRUCTION_LABELS[n] for n in names],
                                           [np.nan if latency[n] is None else latency[n] for n in names],
                                           title="Latency (median of timed runs)", unit="ms", theme=_theme(view))
-        _chart(fig, _key("leaky_relu", "latency"))
+        state.chart(fig, _key("leaky_relu", "latency"))
         st.info(explain.PRELU_FUSION_NOTE)
     else:
         st.caption("Latency needs a GPU that runs the engines; none here. " + explain.PRELU_FUSION_NOTE)
@@ -154,7 +135,7 @@ def prelu_extra(evaluation, view) -> None:
 def scale_extra(evaluation, view) -> None:
     p = evaluation.params
     st.code(explain.scale_formula(p), language=None)
-    why = explain.scale_nan_explanation(evaluation.input, p)
+    why = explain.scale_nan_explanation(evaluation.input, p, reference_output=evaluation.reference)
     if why:
         st.warning(why)
     rows, what = explain.scale_coefficient_rows(p, evaluation.input.shape)
@@ -224,19 +205,25 @@ def _cell_index(out_shape: tuple) -> tuple[int, ...]:
 
 
 def _conv_cell(evaluation) -> tuple[tuple, tuple[int, ...], dict]:
+    """Output shape, picked index and that cell's products; the heatmaps' outlines and the section below
+    them both need it in one run, so the last one is kept."""
     out_shape = explain.conv_output_shape(evaluation.params, evaluation.input.shape)
     index = _cell_index(out_shape)
-    return out_shape, index, explain.conv_cell_products(evaluation.input, evaluation.params, index,
-                                                        reference_output=evaluation.reference)
+    last = st.session_state.get(_LAST_CELL)
+    if last is not None and last[0] is evaluation and last[1] == index:
+        return out_shape, index, last[2]
+    cell = explain.conv_cell_products(evaluation.input, evaluation.params, index, reference_output=evaluation.reference)
+    st.session_state[_LAST_CELL] = (evaluation, index, cell)
+    return out_shape, index, cell
 
 
 def convolution_marks(evaluation) -> Marks:
     """The picked output cell outlined on the output heatmap (a click there picks another), its window
     outlined on the input heatmap: no second pair of figures to draw on every change."""
-    out_shape, index, cell = _conv_cell(evaluation)
-    large = _large(evaluation.input.shape, out_shape)
+    large = _large(evaluation.input.shape, explain.conv_output_shape(evaluation.params, evaluation.input.shape))
     if large and not st.session_state.get(OUTLINE_KEY, False):
         return Marks()
+    out_shape, index, cell = _conv_cell(evaluation)
     selected = (explain.output_slice_index(index, out_shape), index[-2], index[-1])
     return Marks(input=dict(highlight=cell["window"]),
                  output=dict(selected=selected, clickable=not large),

@@ -29,7 +29,8 @@ from .. import presets
 from ..errors import ValidationError
 from ..inputs import KINDS, LIMITS
 from ..layer import Layer
-from .state import AXES, VIEW_PRESENTER, VIEW_SHARED_SCALE, axes, control_key, css_class, input_key, key
+from ..browser import key_selector
+from .state import AXES, VIEW_PRESENTER, VIEW_SHARED_SCALE, axes, control_key, input_key, key
 
 PRESET_PARAM, HIDE_PARAM = "preset", "hide"
 _PROBLEMS = "_url_problems."  # + layer: messages to show on the next drawn run
@@ -348,7 +349,7 @@ def hidden(layer: Layer) -> list[str]:
 def hide_css(layer: Layer, names: list[str]) -> str:
     """CSS that hides the named controls (names from hidden(): known names only, so nothing else reaches
     the style sheet)."""
-    rules = [f".{css_class(control_key(layer.name, n))}" for n in names if n != "sidebar"]
+    rules = [key_selector(control_key(layer.name, n)) for n in names if n != "sidebar"]
     tab = '[data-testid="stSidebar"] [data-testid="stTab"][data-key="{}"]'  # the tab's button, by position
     rules += [tab.format(TABS.index(n)) for n in names if n in TABS]
     if "sidebar" in names:

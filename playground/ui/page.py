@@ -21,8 +21,6 @@ ICONS = {"activation": ":material/show_chart:", "prelu": ":material/trending_up:
          "leaky_relu": ":material/call_split:", "scale": ":material/tune:", "convolution": ":material/grid_on:"}
 PRESENTER_FONT_PX = 20  # Streamlit's default is 16
 SIDEBAR_PX = 360  # room for a 3 × 3 kernel table
-PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d"],
-               "toImageButtonOptions": {"format": "png", "scale": 2}}  # crisp documentation screenshots
 # Presenter mode: larger type everywhere (rem-based), black text, stronger borders on alerts and boxes.
 PRESENTER_CSS = (f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }} "
                  '[data-testid="stMain"] { color: #000; } '
@@ -31,9 +29,6 @@ PRESENTER_CSS = (f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }} "
                  '[data-testid="stMainBlockContainer"] { max-width: 100%; padding-top: 3rem; }</style>')
 
 
-def plot_config(filename: str) -> dict:
-    """st.plotly_chart config: the toolbar's camera saves a PNG named after the figure."""
-    return {**PLOT_CONFIG, "toImageButtonOptions": {**PLOT_CONFIG["toImageButtonOptions"], "filename": filename}}
 STATUS_TEXT = {"built": "built now", "cached": "from cache", "failed": "failed", "not_built": "not built"}
 
 
@@ -197,8 +192,7 @@ def _tensors(ev: Evaluation, view: ViewOptions, spec: np.ndarray | None = None) 
             if which == "output" and marks.on_select is not None:
                 click = dict(on_select=marks.on_select(fig), selection_mode="points")
             with st.container(width=fig.layout.width):
-                st.plotly_chart(fig, theme=None, width="content", config=plot_config(f"{ev.layer}_{which}"),
-                                key=state.figure_key(ev.layer, which), **click)
+                state.chart(fig, state.figure_key(ev.layer, which), filename=f"{ev.layer}_{which}", **click)
                 st.caption(("the spec's table · " if which == "spec" else "") + stats_text(t, stats))
 
 

@@ -30,14 +30,13 @@ left out. Two more query parameters are not widgets (ui.links): `preset=NAME` ap
 example once, `hide=a,b` hides controls by name.
 
 Containers keyed "ctl.{layer}.{name}" wrap what `hide` can hide (Streamlit gives a keyed
-element the CSS class `st-key-` + the key with every character outside [A-Za-z0-9_-] as "-").
+element the CSS class `st-key-` + the key with every character outside [A-Za-z0-9_-] as "-":
+playground.browser.key_selector).
 Keys starting with "_" are plain session state, not widgets.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import re
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -70,11 +69,6 @@ def input_key(layer: str, name: str) -> str:
 def control_key(layer: str, name: str) -> str:
     """The key of the container around a control that `?hide=name` can hide."""
     return f"ctl.{layer}.{name}"
-
-
-def css_class(k: str) -> str:
-    """The CSS class Streamlit (1.67) gives the element or container keyed k."""
-    return "st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", k.strip())
 
 
 def axes(rank: int) -> tuple[str, ...]:
@@ -117,6 +111,18 @@ def tensor_figure(t, title: str, shared_scale: bool = True, presenter: bool = Fa
             if trace.type == "heatmap" and not str(trace.name or "").startswith("non-finite"):
                 trace.update(zmin=zmin, zmax=zmax, colorscale=th.diverging if diverging else th.sequential)
     return frozen(fig), stats
+
+
+PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d"],
+               "toImageButtonOptions": {"format": "png", "scale": 2}}  # crisp documentation screenshots
+
+
+def chart(fig, key: str, filename: str | None = None, width: str = "content", **kwargs):
+    """st.plotly_chart as every chart here is drawn: the figure's own template and colours (theme=None; Streamlit's
+    would override them), and a toolbar camera that saves a PNG named `filename` (default: from the key)."""
+    options = {**PLOT_CONFIG["toImageButtonOptions"], "filename": filename or key.replace(".", "_")}
+    return st.plotly_chart(fig, theme=None, key=key, width=width, config={**PLOT_CONFIG, "toImageButtonOptions": options},
+                           **kwargs)
 
 
 def table(rows: list[dict], key: str, **kwargs):

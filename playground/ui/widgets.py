@@ -18,7 +18,7 @@ from ..errors import ValidationError
 from ..inputs import KINDS, LIMITS, InputError, make_input
 from ..layer import Layer
 from ..layers import get_layer
-from ..params import Param
+from ..params import Param, same_value
 from .state import VIEW_PRESENTER, VIEW_SHARED_SCALE, ViewOptions, axes, control_key, input_key, key
 
 SLIDER_MAX_STEPS = 2000  # a sidebar slider cannot place more positions than this; beyond, a number input
@@ -111,17 +111,13 @@ def _later_defaults(layer: Layer, p: Param, params: dict, shape: tuple) -> dict:
     return out
 
 
-def _same(a, b) -> bool:
-    return type(a) is type(b) and bool(np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b)
-
-
 def dependents(layer: Layer, p: Param, canon: dict, shape: tuple) -> tuple[str, ...]:
     """Later parameters whose default changes with p (activation alpha and beta with type)."""
     if p.kind not in ("enum", "bool"):
         return ()
     options = p.choices if p.kind == "enum" else (False, True)
     defaults = [_later_defaults(layer, p, {**canon, p.name: o}, shape) for o in options]
-    return tuple(n for n in defaults[0] if any(not _same(d[n], defaults[0][n]) for d in defaults[1:]))
+    return tuple(n for n in defaults[0] if any(not same_value(d[n], defaults[0][n]) for d in defaults[1:]))
 
 
 def _reset_dependents(layer: Layer, p: Param, canon: dict, shape: tuple, names: tuple[str, ...]) -> None:
@@ -152,11 +148,11 @@ def _label(text: str) -> None:
     st.markdown(f":small[**{text}**]")
 
 
-def _per_axis(p: Param, k: str, default, rank: int, disabled: bool, persist):
+def _per_axis(p: Param, k: str, default, rank: int, disabled: bool):
     """One number input per spatial axis; an optional param gets an override checkbox (off = None)."""
     on = True
     if p.optional:
-        on = st.checkbox(f"{p.name} (override)", value=False, key=key(k, "set"), disabled=disabled, **persist)
+        on = st.checkbox(f"{p.name} (override)", value=False, key=key(k, "set"), disabled=disabled, **STATE)
     else:
         _label(p.name)
     names = axes(rank)
@@ -165,7 +161,7 @@ def _per_axis(p: Param, k: str, default, rank: int, disabled: bool, persist):
     for col, ax, v in zip(st.columns(len(names)), names, default):
         with col:
             values.append(_number(ax, key(k, ax), p.low, p.high, p.step or 1, v, True, slider=False,
-                                  disabled=disabled or not on, **persist))
+                                  disabled=disabled or not on, **STATE))
     return tuple(values) if on else None
 
 
@@ -221,7 +217,7 @@ def _preset_chosen(k: str, current: np.ndarray | None) -> None:
         st.session_state[k] = ", ".join(number_text(x) for x in current.ravel())
 
 
-def _array(layer: Layer, p: Param, k: str, default, raw: dict, canon: dict, shape: tuple, disabled: bool, persist):
+def _array(layer: Layer, p: Param, k: str, default, raw: dict, canon: dict, shape: tuple, disabled: bool):
     """A row with the preset selectbox (or the label) and an "as text" popover, then one input per
     value (few, along one axis) or a table. The text in the popover (a preset name or numbers) is
     the one widget holding the value; the others are rewritten from it on every run."""
@@ -247,7 +243,7 @@ def _array(layer: Layer, p: Param, k: str, default, raw: dict, canon: dict, shap
             _label(p.name)
         with st.popover("", icon=":material/edit_note:", help="Edit as text", disabled=disabled):
             value = st.text_input(f"{p.name}: a preset name, or numbers separated by commas", value=default_text,
-                                  key=k, disabled=disabled, **persist)
+                                  key=k, disabled=disabled, **STATE)
     if per_value and (p.presets or arr.size > 1):
         for i, v in enumerate(arr.ravel()):
             edit_value(i, float(v), f"{p.name}[{i}]")
@@ -284,10 +280,9 @@ def param_widget(layer: Layer, p: Param, raw: dict, canon: dict, shape: tuple) -
     k = key(layer.name, p.name)
     used = p.is_used(canon)
     default = p.default_for(canon, shape)
-    persist = STATE
     names = dependents(layer, p, canon, shape)
     reset = dict(on_change=_reset_dependents, args=(layer, p, dict(canon), shape, names)) if names else {}
-    common = dict(disabled=not used, **persist, **reset)
+    common = dict(disabled=not used, **STATE, **reset)
     if p.kind in ("float", "int"):
         value = _number(p.name, k, p.low, p.high, p.step, default, p.kind == "int", **common)
     elif p.kind == "bool":
@@ -298,11 +293,11 @@ def param_widget(layer: Layer, p: Param, raw: dict, canon: dict, shape: tuple) -
         else:
             value = st.selectbox(p.name, p.choices, index=p.choices.index(default), key=k, **common)
     elif p.kind == "ints" and p.per_axis:
-        value = _per_axis(p, k, default, len(shape), not used, persist)
+        value = _per_axis(p, k, default, len(shape), not used)
     elif p.kind == "ints":
         value = st.text_input(p.name, value=value_text(p, default), key=k, **common)
     else:
-        value = _array(layer, p, k, default, raw, canon, shape, not used, persist)
+        value = _array(layer, p, k, default, raw, canon, shape, not used)
     st.caption(p.help + ("" if used else " " + _unused_note(layer, p, canon)))
     return value
 
@@ -355,14 +350,13 @@ def _image_tensor(data: bytes, shape: tuple) -> np.ndarray:
 
 def input_controls(layer: Layer) -> InputForm:
     k = lambda name: input_key(layer.name, name)  # noqa: E731
-    persist = STATE
     slots = {}
-    kind = st.selectbox("pattern", KINDS, key=k("kind"), **persist)
+    kind = st.selectbox("pattern", KINDS, key=k("kind"), **STATE)
     st.caption(KIND_LABELS.get(kind, ""))
     slots["kind"] = st.empty()
     rank = len(layer.example_shape)
     if 5 in layer.ranks and 4 in layer.ranks:
-        rank = 5 if st.toggle("3-D input (N, C, D, H, W)", value=rank == 5, key=k("3d"), **persist) else 4
+        rank = 5 if st.toggle("3-D input (N, C, D, H, W)", value=rank == 5, key=k("3d"), **STATE) else 4
     default = dict(zip("NCHW", layer.example_shape)) if len(layer.example_shape) == 4 else \
         dict(zip("NCDHW", layer.example_shape))
     default.setdefault("D", D_DEFAULT)
@@ -372,20 +366,20 @@ def input_controls(layer: Layer) -> InputForm:
         for col, d in zip(st.columns(len(row)), row):
             lo, hi = LIMITS[d]
             with col:
-                values[d] = int(st.number_input(d, lo, hi, int(default[d]), 1, key=k(d), **persist))
+                values[d] = int(st.number_input(d, lo, hi, int(default[d]), 1, key=k(d), **STATE))
     shape = tuple(values[d] for d in dims)
     slots["shape"] = st.empty()
     opts: dict = {}
     if kind in ("ramp", "random", "checkerboard"):
         lo_col, hi_col = st.columns(2)
         with lo_col:
-            opts["low"] = st.number_input("low", value=-4.0, step=0.5, key=k("low"), format="%g", **persist)
+            opts["low"] = st.number_input("low", value=-4.0, step=0.5, key=k("low"), format="%g", **STATE)
         with hi_col:
-            opts["high"] = st.number_input("high", value=4.0, step=0.5, key=k("high"), format="%g", **persist)
+            opts["high"] = st.number_input("high", value=4.0, step=0.5, key=k("high"), format="%g", **STATE)
     if kind == "random":
-        opts["seed"] = int(st.number_input("seed", 0, 2**31 - 1, 0, 1, key=k("seed"), **persist))
+        opts["seed"] = int(st.number_input("seed", 0, 2**31 - 1, 0, 1, key=k("seed"), **STATE))
     if kind == "constant":
-        opts["value"] = st.number_input("value", value=1.0, step=0.5, key=k("value"), format="%g", **persist)
+        opts["value"] = st.number_input("value", value=1.0, step=0.5, key=k("value"), format="%g", **STATE)
     slots["values"] = st.empty()
     upload = None
     if kind == "image":
@@ -417,10 +411,9 @@ def shared_scale_default(layer_name: str) -> bool:
 
 
 def view_controls(layer: Layer) -> ViewOptions:
-    persist = STATE
     shared = st.toggle("One colour scale for input and output", value=shared_scale_default(layer.name),
                        key=key(layer.name, VIEW_SHARED_SCALE), help="Off: every heatmap gets its own colour scale.",
-                       **persist)
+                       **STATE)
     presenter = st.toggle("Presenter mode", value=False, key=VIEW_PRESENTER,
-                          help="Large type, bigger cells and strong colours for a projector.", **persist)
+                          help="Large type, bigger cells and strong colours for a projector.", **STATE)
     return ViewOptions.of(shared, presenter)

@@ -14,6 +14,7 @@ from ..export import build_source, export_script
 from ..inputs import to_csv, to_npy_bytes
 from ..layer import Layer
 from ..layers import get_layer
+from ..params import same_params
 from . import links
 from .state import control_key, key
 
@@ -27,13 +28,6 @@ def _preset_config(layer_name: str, name: str) -> tuple[dict, np.ndarray]:
     return get_layer(layer_name).resolve(preset.params, preset.input_shape), presets.input_for(preset)
 
 
-def _same(a, b) -> bool:
-    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
-        return isinstance(a, np.ndarray) and isinstance(b, np.ndarray) and a.shape == b.shape \
-            and bool(np.array_equal(a, b, equal_nan=True))
-    return type(a) is type(b) and a == b
-
-
 def matching(layer: Layer, ev: Evaluation | None) -> list[presets.Preset]:
     """The spec examples whose configuration (canonical parameters and input values) ev is."""
     if ev is None:
@@ -45,7 +39,7 @@ def matching(layer: Layer, ev: Evaluation | None) -> list[presets.Preset]:
         except Exception:  # a preset the layer no longer accepts is simply never on screen
             continue
         if x.shape == ev.input.shape and np.array_equal(x, ev.input, equal_nan=True) \
-                and canon.keys() == ev.params.keys() and all(_same(canon[k], ev.params[k]) for k in canon):
+                and same_params(canon, ev.params):
             found.append(preset)
     return found
 
