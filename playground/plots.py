@@ -13,7 +13,6 @@ from typing import Mapping, Sequence
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
-from plotly.subplots import make_subplots
 
 from .style import DEFAULT, Theme
 
@@ -114,8 +113,32 @@ def _nonfinite_codes(a: np.ndarray, f: int) -> np.ndarray:
     return code
 
 
-def _scatter(n_points: int, **kw) -> go.Scatter | go.Scattergl:
-    return (go.Scattergl if n_points > GL_POINTS else go.Scatter)(**kw)
+def _scatter_type(n_points: int) -> str:
+    return "scattergl" if n_points > GL_POINTS else "scatter"
+
+
+def _figure(data: list[dict], layout: dict) -> go.Figure:
+    """The figure from plain trace and layout dicts, validated once: building it with make_subplots, trace
+    objects and update_layout took about 4 times as long (plotly re-parses every property path)."""
+    return go.Figure(dict(data=data, layout=layout))
+
+
+def _subplots(rows: int, cols: int, hspace: float, vspace: float, titles: Sequence[str] | None,
+              title_size: float) -> tuple[dict, list[dict]]:
+    """make_subplots' grid as plain layout dicts: axes x/y, x2/y2, ... row by row from the top left, each
+    anchored to its partner, and the subplot titles as annotations above each panel."""
+    w, h = (1 - hspace * (cols - 1)) / cols, (1 - vspace * (rows - 1)) / rows
+    axes, notes = {}, []
+    for i in range(rows * cols):
+        r, c = divmod(i, cols)
+        ref = "" if i == 0 else str(i + 1)
+        x0, y1 = c * (w + hspace), 1 - r * (h + vspace)
+        axes[f"xaxis{ref}"] = dict(anchor=f"y{ref}", domain=[x0, min(1.0, x0 + w)])  # min/max: rounding
+        axes[f"yaxis{ref}"] = dict(anchor=f"x{ref}", domain=[max(0.0, y1 - h), y1])
+        if titles is not None and i < len(titles):
+            notes.append(dict(font=dict(size=title_size), showarrow=False, text=titles[i], x=x0 + w / 2,
+                              xanchor="center", xref="paper", y=y1, yanchor="bottom", yref="paper"))
+    return axes, notes
 
 
 TEMPLATE = "playground"
@@ -186,13 +209,14 @@ def _rect(ref: str, h: float, w: float, color: str, width: float, dash: str = "s
 def tensor_figure(
     t: np.ndarray, *, title: str, shared_scale: bool = True, theme: Theme = DEFAULT,
     highlight: Mapping[int, Sequence[tuple[int, int]]] | None = None,
-    selected: tuple[int, int, int] | None = None, clickable: bool = False,
+    selected: tuple[int, int, int] | None = None, clickable: bool = False, zrange: ColorRange | None = None,
 ) -> tuple[go.Figure, dict]:
     """Grid of heatmaps, one per 2-D slice (index i = position in slices(t)), plus the stats the UI prints.
 
     highlight: slice index -> (h, w) cells to outline (cells outside the tensor = padding, dashed).
     selected: (slice index, h, w) to outline. clickable: invisible scatter with customdata = full
     index over every drawn cell, since st.plotly_chart reports selections on scatter points only.
+    zrange: the colour range of every slice (one scale shared with other tensors), else from the data.
     Stats: shape, nan, posinf, neginf (whole tensor), decimated (stride, 1 = none), text_in_cells,
     zmin/zmax (finite data extremes, None if none)."""
     th = theme
@@ -205,24 +229,21 @@ def tensor_figure(
     small = a.size <= TEXT_CELL_LIMIT * len(sl)
     longest = max((len(fmt_compact(float(v))) for v in a.ravel()), default=0) if small else 0
     g = _grid(len(sl), a.shape[-3] if a.ndim > 2 else 1, len(ys), len(xs), th, own_cbar, longest)
-    ranges = color_range([s for _, s in sl], shared=shared_scale)
+    ranges = [zrange] * len(sl) if zrange is not None else color_range([s for _, s in sl], shared=shared_scale)
     labels = [", ".join(f"{k}={i}" for k, i in zip(_DIM_NAMES[a.ndim], idx)) for idx, _ in sl]
 
-    # Pixel geometry -> make_subplots fractions, so each panel is exactly panel_w x panel_h.
+    # Pixel geometry -> subplot domain fractions, so each panel is exactly panel_w x panel_h.
     sub_px = th.subtitle_size * 1.6 if a.ndim > 2 else 0
     hgap = th.gap_px + (th.colorbar_room_px if own_cbar else 0)
     vgap = th.gap_px + sub_px
     plot_w = g.cols * g.panel_w + (g.cols - 1) * hgap
     plot_h = g.rows * g.panel_h + (g.rows - 1) * vgap
-    fig = make_subplots(
-        rows=g.rows, cols=g.cols, subplot_titles=labels if a.ndim > 2 else None,
-        horizontal_spacing=hgap / plot_w if g.cols > 1 else 0,
-        vertical_spacing=vgap / plot_h if g.rows > 1 else 0)
-    fig.update_annotations(font_size=th.subtitle_size)  # only the subplot titles exist at this point
+    axes, titles = _subplots(g.rows, g.cols, hgap / plot_w if g.cols > 1 else 0, vgap / plot_h if g.rows > 1 else 0,
+                             labels if a.ndim > 2 else None, th.subtitle_size)
 
     counts = np.bincount(_nonfinite_codes(a, 1).ravel(), minlength=4)
     cell_text = dict(texttemplate="%{text}", textfont=dict(size=th.cell_text_size)) if g.text else {}
-    traces, shapes, axes = [], [], {}
+    traces, shapes = [], []
     for i, ((idx, s), r, label) in enumerate(zip(sl, ranges, labels)):
         ref = "" if i == 0 else str(i + 1)
         on = dict(xaxis=f"x{ref}", yaxis=f"y{ref}")
@@ -234,29 +255,29 @@ def tensor_figure(
 
         drawn = s[::f, ::f]
         ok = np.isfinite(drawn)
-        xd, yd = fig.layout[f"xaxis{ref}"].domain, fig.layout[f"yaxis{ref}"].domain
+        xd, yd = axes[f"xaxis{ref}"]["domain"], axes[f"yaxis{ref}"]["domain"]
         cbar = (dict(x=xd[1] + 6 / plot_w, y=sum(yd) / 2, len=yd[1] - yd[0]) if own_cbar
                 else dict(x=1 + 10 / plot_w, y=0.5, len=1.0))
-        traces.append(go.Heatmap(
-            z=np.where(ok, drawn, np.nan),  # Inf would reach plotly.js raw and take an end colour
+        traces.append(dict(
+            type="heatmap", z=np.where(ok, drawn, np.nan),  # Inf would reach plotly.js raw and take an end colour
             x=xs, y=ys, zmin=r.zmin, zmax=r.zmax, name=label or "values",
             colorscale=th.diverging if r.diverging else th.sequential, showscale=own_cbar or i == 0,
             colorbar=dict(**cbar, xanchor="left", yanchor="middle", lenmode="fraction", outlinewidth=0,
                           thickness=th.colorbar_px, tickfont=dict(size=th.font_size - 1)),
-            text=np.where(ok, _compact_arr(drawn), "").astype(str) if g.text else None,
+            **(dict(text=np.where(ok, _compact_arr(drawn), "").astype(str)) if g.text else {}),
             hoverongaps=False, **hover("z:.7g"), **cell_text, **on))
         code = _nonfinite_codes(s, f)
         if code.any():  # a heatmap leaves NaN transparent: paint non-finite cells on top, own colours
             tags = np.array(["", "-Inf", "+Inf", "NaN"], dtype=object)[code] + (f" in {f}×{f} block" if f > 1 else "")
-            traces.append(go.Heatmap(
-                z=np.where(code > 0, code, np.nan), x=xs, y=ys, zmin=1, zmax=3, showscale=False,
+            traces.append(dict(
+                type="heatmap", z=np.where(code > 0, code, np.nan), x=xs, y=ys, zmin=1, zmax=3, showscale=False,
                 colorscale=[[0, th.neginf_color], [0.5, th.posinf_color], [1, th.nan_color]],
                 name=f"non-finite {label}".strip(), text=np.where(code > 0, tags, "").astype(str),
                 hoverongaps=False, **hover("text"), **cell_text, **on))
         if clickable:
             hh, ww = (m.ravel().astype(np.int32) for m in np.meshgrid(ys, xs, indexing="ij"))  # int32: smaller JSON
-            traces.append(_scatter(
-                hh.size, x=ww, y=hh, mode="markers", name=label or "cells", showlegend=False,
+            traces.append(dict(
+                type=_scatter_type(hh.size), x=ww, y=hh, mode="markers", name=label or "cells", showlegend=False,
                 customdata=np.column_stack([np.tile(np.array(idx, dtype=np.int32), (hh.size, 1)), hh, ww]),
                 text=_full_arr(drawn.ravel()).astype(str), hovertemplate=tip.replace("VALUE", "text"),
                 # opacity 0 would make the points unhittable; 0.01 is invisible but still selectable
@@ -273,35 +294,33 @@ def tensor_figure(
         # would also grow around the clickable markers and shrink the cells under their numbers).
         cells = list((highlight or {}).get(i, ())) + [(0, 0), (H - 1, W - 1)]
         rows, cols = [c[0] for c in cells], [c[1] for c in cells]
-        axes[f"xaxis{ref}"] = dict(constrain="domain", constraintoward="right" if own_cbar else "center",
+        axes[f"xaxis{ref}"].update(constrain="domain", constraintoward="right" if own_cbar else "center",
                                    range=[min(cols) - 0.5, max(cols) + 0.5], autorange=False)
-        axes[f"yaxis{ref}"] = dict(range=[max(rows) + 0.5, min(rows) - 0.5], autorange=False, constrain="domain",
+        axes[f"yaxis{ref}"].update(range=[max(rows) + 0.5, min(rows) - 0.5], autorange=False, constrain="domain",
                                    constraintoward="top",
                                    **(dict(scaleanchor=f"x{ref}", scaleratio=1) if g.square else {}))
-    for i in range(len(sl), g.rows * g.cols):  # empty cells of the last row
-        axes[f"xaxis{i + 1}"] = axes[f"yaxis{i + 1}"] = dict(visible=False)
-
-    # Legend entries explaining the non-finite colours, with counts, for the kinds present.
-    legend = [go.Scatter(x=[None], y=[None], mode="markers", name=f"{tag}: {counts[c]}",
-                         marker=dict(symbol="square", size=th.font_size, color=getattr(th, attr)))
-              for c, tag, attr in _NONFINITE if counts[c]]
-    fig.add_traces(traces + legend)  # one call: add_trace(row=, col=) per slice is slow
-
     tick = dict(showgrid=False, zeroline=False, ticks="", tickfont=dict(size=th.font_size - 1),
                 **(dict(dtick=1) if max(H, W) <= 16 else {}))  # every index on small tensors
-    fig.update_xaxes(**tick)
-    fig.update_yaxes(**tick)
+    for i in range(len(sl), g.rows * g.cols):  # empty cells of the last row
+        axes[f"xaxis{i + 1}"]["visible"] = axes[f"yaxis{i + 1}"]["visible"] = False
+    for axis in axes.values():
+        axis.update(tick)
+
+    # Legend entries explaining the non-finite colours, with counts, for the kinds present.
+    legend = [dict(type="scatter", x=[None], y=[None], mode="markers", name=f"{tag}: {counts[c]}",
+                   marker=dict(symbol="square", size=th.font_size, color=getattr(th, attr)))
+              for c, tag, attr in _NONFINITE if counts[c]]
     margin = dict(th.margin)
     margin["t"] += sub_px
     margin["b"] += th.font_size * 2.2 if legend else 0
     margin["r"] += th.colorbar_room_px  # the (shared or last column's) colourbar sits in the right margin
     # Widen a tiny figure on the right only, so the panels keep exactly their computed size.
     margin["r"] += max(0, th.min_figure_width - plot_w - margin["l"] - margin["r"])
-    fig.update_layout(
-        **_layout(th, title, plot_w + margin["l"] + margin["r"], plot_h + margin["t"] + margin["b"], margin,
-                  shapes=shapes, showlegend=bool(legend),
-                  legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left")),
-        **axes)
+    layout = _layout(th, title, plot_w + margin["l"] + margin["r"], plot_h + margin["t"] + margin["b"], margin,
+                     shapes=shapes, showlegend=bool(legend),
+                     legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left"),
+                     **axes, **(dict(annotations=titles) if titles else {}))
+    fig = _figure(traces + legend, layout)
     ext = _extent(a)
     stats = {"shape": tuple(a.shape), "nan": int(counts[3]), "posinf": int(counts[2]), "neginf": int(counts[1]),
              "decimated": f, "text_in_cells": g.text,
@@ -319,22 +338,20 @@ def transfer_curve_figure(xs, ys, *, marks_x=None, marks_y=None, title: str, the
     """y = f(x) as a line, the tensor's input values as points on it, both axes drawn through 0."""
     th = theme
     hover = "x = %{x:.6g}<br>f(x) = %{y:.6g}<extra></extra>"
-    data = [go.Scatter(x=_finite_or_nan(xs), y=_finite_or_nan(ys), mode="lines", name="f(x)",
-                       line=dict(color=th.curve_color, width=th.line_width), hovertemplate=hover)]
+    data = [dict(type="scatter", x=_finite_or_nan(xs), y=_finite_or_nan(ys), mode="lines", name="f(x)",
+                 line=dict(color=th.curve_color, width=th.line_width), hovertemplate=hover)]
     if marks_x is not None:
         mx, my = _finite_or_nan(marks_x), _finite_or_nan(marks_y)
-        data.append(_scatter(mx.size, x=mx, y=my, mode="markers", name="tensor values", hovertemplate=hover,
-                             marker=dict(color=th.mark_color, size=th.mark_size, line=dict(width=1, color=th.mark_outline))))
+        data.append(dict(type=_scatter_type(mx.size), x=mx, y=my, mode="markers", name="tensor values",
+                         hovertemplate=hover, marker=dict(color=th.mark_color, size=th.mark_size,
+                                                          line=dict(width=1, color=th.mark_outline))))
     # rangemode="tozero" keeps 0 in view so the zero lines act as the x and y axes.
     axis = dict(zeroline=True, zerolinecolor=th.axis_color, zerolinewidth=1.5, showline=False, rangemode="tozero",
                 gridcolor=th.grid_color, ticks="", tickfont=dict(size=th.font_size - 1))
-    fig = go.Figure(data)
-    fig.update_layout(**_layout(th, title, th.curve_height * 1.6, th.curve_height, th.margin,
-                                showlegend=marks_x is not None,
-                                legend=dict(x=0.01, y=0.99, xanchor="left", yanchor="top",
-                                            bgcolor=th.legend_bg)),
-                      xaxis=dict(axis, title="x"), yaxis=dict(axis, title="f(x)"))
-    return fig
+    return _figure(data, _layout(th, title, th.curve_height * 1.6, th.curve_height, th.margin,
+                                 showlegend=marks_x is not None,
+                                 legend=dict(x=0.01, y=0.99, xanchor="left", yanchor="top", bgcolor=th.legend_bg),
+                                 xaxis=dict(axis, title=dict(text="x")), yaxis=dict(axis, title=dict(text="f(x)"))))
 
 
 def comparison_bar_figure(labels: Sequence[str], values: Sequence[float], *, title: str, unit: str,
@@ -345,12 +362,11 @@ def comparison_bar_figure(labels: Sequence[str], values: Sequence[float], *, tit
     v = _finite_or_nan(values)
     text = [f"{fmt_compact(x)} {unit}" if np.isfinite(x) else "n/a" for x in v]
     top = float(np.nanmax(v)) if np.isfinite(v).any() else 0.0
-    fig = go.Figure(go.Bar(
-        y=list(labels), x=np.nan_to_num(v), orientation="h", text=text, textposition="outside",
-        cliponaxis=False, marker_color=th.bar_color, hovertemplate=f"%{{y}}: %{{x:.6g}} {unit}<extra></extra>"))
+    bar = dict(type="bar", y=list(labels), x=np.nan_to_num(v), orientation="h", text=text, textposition="outside",
+               cliponaxis=False, marker=dict(color=th.bar_color),
+               hovertemplate=f"%{{y}}: %{{x:.6g}} {unit}<extra></extra>")
     margin = dict(th.margin, r=th.margin["r"] + 8 * th.font_size)  # room for the outside labels
-    fig.update_layout(**_layout(th, title, th.figure_width * 0.7,
-                                len(v) * th.bar_row_px + margin["t"] + margin["b"], margin, bargap=0.3),
-                      xaxis=dict(title=unit, range=[0, (top or 1.0) * 1.05], gridcolor=th.grid_color, zeroline=False),
-                      yaxis=dict(autorange="reversed", automargin=True, ticks=""))
-    return fig
+    return _figure([bar], _layout(
+        th, title, th.figure_width * 0.7, len(v) * th.bar_row_px + margin["t"] + margin["b"], margin, bargap=0.3,
+        xaxis=dict(title=dict(text=unit), range=[0, (top or 1.0) * 1.05], gridcolor=th.grid_color, zeroline=False),
+        yaxis=dict(autorange="reversed", automargin=True, ticks="")))

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from playground import browser as B
+from playground import browser as B, presets
 from playground.backend import detect
 from playground.layers import LAYERS
 
@@ -288,6 +288,53 @@ def test_shared_link_reproduces_state(pages):
     assert widget(other, "convolution.stride_nd.h").locator("input").input_value() == "2"
     params = urllib.parse.parse_qs(query)
     assert params.get("convolution.stride_nd.h") == ["2"], f"query parameters not named by widget key: {params}"
+
+
+def test_spec_example_with_another_input_redraws_the_input_controls(pages):
+    """A parameter change reruns only the parameters and results; a spec example that also sets the input
+    (num_groups needs C = 2) runs the whole page, so the Input tab shows the example's shape."""
+    page = pages.fresh()
+    page.goto(f"{pages.app}/convolution")
+    B.wait_until_idle(page)
+    example = presets.find("convolution", "num_groups_2")
+    assert example.input["shape"] == (1, 2, 6, 9)
+    box = widget(page, "convolution.preset").get_by_role("combobox")
+    box.click()
+    box.fill("num_groups")  # the list draws only the options in view
+    with B.rerun(page):
+        page.get_by_role("option", name=example.title).click()
+    B.wait_until_idle(page)
+    assert f"Input (1, 2, 6, 9) → Output {example.expected.shape}" in main_text(page)
+    assert not any("num_groups" in a for a in alerts(page)), alerts(page)
+    page.get_by_role("tab", name="Input").click()
+    assert widget(page, "convolution.input.C").locator("input").input_value() == "2"
+    page.wait_for_function("() => new URLSearchParams(location.search).get('convolution.input.C') === '2'",
+                           timeout=5_000)
+
+
+def test_preset_link_then_a_parameter_change_gives_a_link_without_the_preset(pages):
+    """?preset=NAME is applied once; the first change after it writes the example's values into the URL and
+    drops `preset`, so the link then reproduces the changed page, not the example."""
+    from playground import core
+
+    example = presets.find("convolution", "num_groups_2")
+    strided = core.evaluate("convolution", {**example.params, "stride_nd": "2,1"}, presets.input_for(example),
+                            run=False).output.shape
+    page = pages.fresh()
+    page.goto(f"{pages.app}/convolution?preset=num_groups_2")
+    B.wait_until_idle(page)
+    assert "Input (1, 2, 6, 9)" in main_text(page)
+    type_number(page, "convolution.stride_nd.h", 2)
+    B.wait_until_idle(page)
+    assert output_shape(page) == f"Output {strided}"
+    page.wait_for_function("() => !new URLSearchParams(location.search).has('preset')", timeout=5_000)
+    params = urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).query)
+    assert params.get("convolution.input.C") == ["2"] and params.get("convolution.stride_nd.h") == ["2"], params
+    other = pages.fresh()
+    other.goto(page.url)
+    B.wait_until_idle(other)
+    assert output_shape(other) == f"Output {strided}" and "Input (1, 2, 6, 9)" in main_text(other)
+    assert output_stats(other) == output_stats(page)
 
 
 # Page coordinates of output cell (slice i, h, w)'s centre on a Plotly heatmap element.

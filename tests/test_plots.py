@@ -234,6 +234,29 @@ def test_comparison_bars():
 
 
 
+@pytest.mark.parametrize("rows, cols, hspace, vspace, titles", [
+    (1, 1, 0, 0, None), (1, 3, 0.05, 0, list("abc")), (2, 4, 0.02, 0.1, list("abcdef")), (3, 2, 0.3, 0.07, list("abcdef")),
+])
+def test_subplot_grid_is_make_subplots_grid(rows, cols, hspace, vspace, titles):
+    """The grid tensor_figure lays out itself (for speed) is the one plotly's make_subplots makes."""
+    from plotly.subplots import make_subplots
+
+    from playground.plots import _subplots
+
+    ref = make_subplots(rows=rows, cols=cols, horizontal_spacing=hspace, vertical_spacing=vspace, subplot_titles=titles)
+    ref.update_annotations(font_size=13)
+    axes, notes = _subplots(rows, cols, hspace, vspace, titles, 13)
+    assert set(axes) == {k for k in ref.layout.to_plotly_json() if k[1:5] == "axis"}
+    for name, axis in axes.items():
+        assert axis["anchor"] == ref.layout[name].anchor
+        assert axis["domain"] == pytest.approx(list(ref.layout[name].domain), abs=1e-12), name
+    assert len(notes) == len(ref.layout.annotations)
+    for mine, theirs in zip(notes, ref.layout.annotations):
+        theirs = theirs.to_plotly_json()
+        assert {k: v for k, v in mine.items() if k not in "xy"} == {k: v for k, v in theirs.items() if k not in "xy"}
+        assert (mine["x"], mine["y"]) == pytest.approx((theirs["x"], theirs["y"]), abs=1e-12)
+
+
 def test_figures_keep_plotly_whites_look_for_what_they_draw():
     import json
 

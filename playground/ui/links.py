@@ -303,6 +303,12 @@ def preset_from_url(layer: Layer) -> None:
     apply_preset(layer, preset)
 
 
+def preset_pending(layer: Layer) -> bool:
+    """A ?preset= link's page has been drawn and the next full run is to write its values into the URL."""
+    seen = st.session_state.get(_FROM_URL + layer.name)
+    return bool(seen and seen["drawn"] and PRESET_PARAM in st.query_params)
+
+
 def page_drawn(layer: Layer) -> None:
     """End of a completed page run: the widgets a URL preset set are now drawn."""
     seen = st.session_state.get(_FROM_URL + layer.name)

@@ -11,6 +11,7 @@ from .. import plots, presets
 from ..core import Evaluation, evaluate
 from ..errors import ValidationError
 from ..inputs import InputError
+from ..layer import Layer
 from ..layers import LAYERS, get_layer
 from . import extras, links, state, widgets, workshop
 from .state import ViewOptions, control_key
@@ -58,6 +59,7 @@ def layer_page(name: str) -> None:
 
 def _layer_page(name: str) -> None:
     layer = get_layer(name)
+    workshop.chosen_now(layer)  # a full run draws the input controls a spec example set anyway
     links.preset_from_url(layer)  # ?preset=NAME: writes the controls before they are drawn
     links.check_url(layer)  # drops the URL values the layer refuses (and runs the page again)
     hide = links.hidden(layer)
@@ -68,8 +70,7 @@ def _layer_page(name: str) -> None:
         params_tab, input_tab, view_tab = st.tabs(titles, default=shown_first)
     with input_tab, st.container(key=control_key(name, "input")):  # first: defaults and presets need the shape
         inp = widgets.input_controls(layer)
-    with params_tab, st.container(key=control_key(name, "parameters")):
-        form = widgets.param_controls(layer, inp.shape)
+    params_box = params_tab.container(key=control_key(name, "parameters"))
     with view_tab, st.container(key=control_key(name, "view")):
         view = widgets.view_controls(layer)
         if hide:
@@ -80,6 +81,28 @@ def _layer_page(name: str) -> None:
         css += PRESENTER_CSS
     if css:
         st.html(css)
+    st.title(layer.title, anchor=False)
+    link_problems = links.take_problems(layer)
+    if link_problems:  # one box, one line per parameter
+        st.warning("\n".join(f"- {m}" for m in link_problems) if len(link_problems) > 1 else link_problems[0],
+                   icon=":material/link_off:")
+    st.markdown(layer.summary)
+    _results(layer, inp, view, params_box, link_slot)
+
+
+@st.fragment
+def _results(layer: Layer, inp: widgets.InputForm, view: ViewOptions, params_box, link_slot) -> None:
+    """The parameters (drawn into the sidebar's Parameters tab) and all they change. A parameter change reruns
+    only this: the input and view controls, the title and the summary are neither rebuilt nor redrawn."""
+    guarded(lambda: _results_body(layer, inp, view, params_box, link_slot))
+
+
+def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, params_box, link_slot) -> None:
+    name = layer.name
+    if workshop.chosen_now(layer) or links.preset_pending(layer):
+        st.rerun()  # the input controls or the URL, outside this fragment, must be written again
+    with params_box:
+        form = widgets.param_controls(layer, inp.shape)
     with st.spinner(f"Building the TensorRT engine for this {layer.title} configuration …", show_time=True):
         current, problem = _evaluate(layer.name, form, inp)
     if problem and problem.slot is not None:
@@ -90,12 +113,6 @@ def _layer_page(name: str) -> None:
     preset = workshop.current_preset(layer, current)
     cmp = presets.compare(preset, current.output) if preset is not None else None
 
-    st.title(layer.title, anchor=False)
-    link_problems = links.take_problems(layer)
-    if link_problems:  # one box, one line per parameter
-        st.warning("\n".join(f"- {m}" for m in link_problems) if len(link_problems) > 1 else link_problems[0],
-                   icon=":material/link_off:")
-    st.markdown(layer.summary)
     workshop.preset_picker(layer, preset, cmp)
     if shown is not None and layer.formula:
         with st.container(border=True, key=control_key(name, "formula")):
@@ -175,10 +192,7 @@ def _tensors(ev: Evaluation, view: ViewOptions, spec: np.ndarray | None = None) 
     tensorrt = ev.output_source == "tensorrt"
     st.badge(ev.source_label, icon=":material/bolt:" if tensorrt else ":material/calculate:",
              color="green" if tensorrt else "orange")
-    zrange = None
-    if view.shared_scale:
-        r = plots.color_range([ev.input, ev.output], shared=True)[0]
-        zrange = (r.zmin, r.zmax, r.diverging)
+    zrange = plots.color_range([ev.input, ev.output], shared=True)[0] if view.shared_scale else None
     marks = _marks(ev)
     out_title = "Output (TensorRT)" if tensorrt else "Output (NumPy reference)"
     figs = [(ev.input, "Input", "input", marks.input), (ev.output, out_title, "output", marks.output)]

@@ -97,19 +97,13 @@ def frozen(fig: go.Figure) -> go.Figure:
 
 
 @st.cache_resource(max_entries=96, show_spinner=False)
-def tensor_figure(t, title: str, shared_scale: bool = True, presenter: bool = False, zrange: tuple | None = None,
-                  highlight: dict | None = None, selected: tuple | None = None, clickable: bool = False):
+def tensor_figure(t, title: str, shared_scale: bool = True, presenter: bool = False,
+                  zrange: plots.ColorRange | None = None, highlight: dict | None = None, selected: tuple | None = None,
+                  clickable: bool = False):
     """plots.tensor_figure, cached across reruns and sessions; figures are never changed after this.
-    cache_resource, not cache_data: a revisit must not pay for unpickling a copy of every figure.
-    zrange (zmin, zmax, diverging) recolours the value heatmaps when input and output share a scale."""
-    th = theme_for(presenter)
-    fig, stats = plots.tensor_figure(t, title=title, shared_scale=shared_scale, theme=th, highlight=highlight,
-                                     selected=selected, clickable=clickable)
-    if zrange is not None:
-        zmin, zmax, diverging = zrange
-        for trace in fig.data:  # the value heatmaps; the non-finite overlays keep their own colours
-            if trace.type == "heatmap" and not str(trace.name or "").startswith("non-finite"):
-                trace.update(zmin=zmin, zmax=zmax, colorscale=th.diverging if diverging else th.sequential)
+    cache_resource, not cache_data: a revisit must not pay for unpickling a copy of every figure."""
+    fig, stats = plots.tensor_figure(t, title=title, shared_scale=shared_scale, theme=theme_for(presenter),
+                                     highlight=highlight, selected=selected, clickable=clickable, zrange=zrange)
     return frozen(fig), stats
 
 

@@ -52,10 +52,19 @@ def current_preset(layer: Layer, ev: Evaluation | None) -> presets.Preset | None
     return next((p for p in found if p.name == chosen), found[0] if found else None)
 
 
+_CHOSEN_NOW = "_preset_chosen_now."  # + layer: set by the picker's callback, taken by the next run
+
+
+def chosen_now(layer: Layer) -> bool:
+    """Whether a spec example was picked since the last run (once): it may have set the input controls."""
+    return bool(st.session_state.pop(_CHOSEN_NOW + layer.name, False))
+
+
 def _chosen(layer: Layer) -> None:
     name = st.session_state.get(key(layer.name, "preset"))
     if not name:
         return
+    st.session_state[_CHOSEN_NOW + layer.name] = True
     links.apply_preset(layer, presets.find(layer.name, name))
     if links.PRESET_PARAM in st.query_params:  # the widgets' own URL values say it all now
         del st.query_params[links.PRESET_PARAM]
