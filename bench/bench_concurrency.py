@@ -14,7 +14,8 @@ Latency: press -> drawn. Errors: exception boxes, error alerts (none is expected
 changes), timeouts (not drawn within --timeout), uncaught page errors and websocket closes.
 
 --clients websocket replaces the browsers by websocket clients that speak Streamlit's protocol
-(BackMsg rerun_script with the widget's new value; latency: sent -> ForwardMsg script_finished),
+(BackMsg rerun_script with the widget's new value and, as the browser does, the id of the fragment
+that drew the widget, so only that fragment reruns; latency: sent -> ForwardMsg script_finished),
 so the server is measured without 20 renderers competing with it for the CPU; errors there:
 exception elements, error alerts, runs not finished successfully, timeouts, closed connections.
 
@@ -145,7 +146,7 @@ class WsClient:
 
     def __init__(self, base: str, page_name: str):
         self.url = base.replace("http://", "ws://") + "/_stcore/stream"
-        self.page_name, self.page_hash, self.widgets = page_name, "", {}
+        self.page_name, self.page_hash, self.widgets = page_name, "", {}  # widgets: id -> (kind, proto, fragment)
 
     async def connect(self):
         from websockets.asyncio.client import connect
@@ -162,6 +163,7 @@ class WsClient:
         cs = msg.rerun_script
         cs.page_name, cs.page_script_hash, cs.query_string = self.page_name, self.page_hash, ""
         cs.widget_states.widgets.extend(states)
+        cs.fragment_id = next((self.widgets[w.id][2] for w in states if w.id in self.widgets), "")
         await self.ws.send(msg.SerializeToString())
         problems, captions = [], []
         async with asyncio.timeout(timeout):
@@ -174,7 +176,7 @@ class WsClient:
                     el = f.delta.new_element
                     t = el.WhichOneof("type")
                     if t in ("number_input", "slider"):
-                        self.widgets[getattr(el, t).id] = (t, getattr(el, t))
+                        self.widgets[getattr(el, t).id] = (t, getattr(el, t), f.delta.fragment_id)
                     elif t == "exception":
                         problems.append("exception box: " + el.exception.message[:200])
                     elif t == "markdown" and el.markdown.body.startswith("shape ("):
@@ -182,14 +184,15 @@ class WsClient:
                     elif t == "alert" and el.alert.format == 1:  # Alert.ERROR
                         problems.append("error message: " + el.alert.body[:200])
                 elif kind == "script_finished":
-                    if f.script_finished != 0:  # FINISHED_SUCCESSFULLY
+                    if f.script_finished not in (ForwardMsg.FINISHED_SUCCESSFULLY,
+                                                 ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY):
                         problems.append(f"run ended with status {f.script_finished}")
                     return problems, captions[1] if len(captions) > 1 else None
 
     def _widget(self, key: str):
         """(widget id, kind, proto) of the widget whose user key is `key`."""
         wid = next(i for i in self.widgets if i.endswith("-" + key))
-        return (wid, *self.widgets[wid])
+        return (wid, *self.widgets[wid][:2])
 
     def state(self, key: str, value):
         from streamlit.proto.WidgetStates_pb2 import WidgetState
