@@ -372,3 +372,12 @@ def test_large_convolution_outlines_only_on_request():
     window, picked = outlines(at)
     assert picked == [(0, 0)] and set(window) == {(h, w) for h in range(3) for w in range(3)}
     assert not at.exception
+
+
+def test_the_first_page_moves_startup_objects_out_of_the_collectors_sight():
+    """app.py calls state.freeze_startup_objects after the page: Python's full collections then skip the
+    long-lived objects of TensorRT, NumPy and Plotly (runner.postScriptGC is off for the same cost)."""
+    import gc
+
+    open_page("activation")
+    assert gc.get_freeze_count() > 10_000, gc.get_freeze_count()
