@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 import numpy as np
@@ -331,14 +332,18 @@ def prelu_broadcast(params: dict, input_shape: tuple) -> str:
 def leaky_comparison(x: np.ndarray, alpha: float, evaluate_fn: Callable | None = None) -> dict:
     """Evaluate the three Leaky ReLU constructions on x with the same alpha.
 
-    evaluate_fn(layer, raw_params, x) -> Evaluation (core.evaluate when None). Returns
+    evaluate_fn(layer, raw_params, x, run=True) -> Evaluation (core.evaluate when None). Returns
     constructions, outputs, sources ('tensorrt' | 'reference'), max_diff (3×3 matrix of pairwise
     max |difference|), layers (the engine's layer dicts per construction), latency_ms (None without
     a GPU) and errors (None where the engine built)."""
     if evaluate_fn is None:
         from .core import evaluate as evaluate_fn
     names = leaky.CONSTRUCTIONS
-    evals = {c: evaluate_fn("leaky_relu", {"alpha": alpha, "construction": c}, x) for c in names}
+    configs = {c: {"alpha": alpha, "construction": c} for c in names}
+    # Built side by side (engine's builder pool), then run one at a time so the latencies compare.
+    with ThreadPoolExecutor(len(names)) as pool:
+        list(pool.map(lambda c: evaluate_fn("leaky_relu", configs[c], x, run=False), names))
+    evals = {c: evaluate_fn("leaky_relu", configs[c], x) for c in names}
     outputs = {c: e.output for c, e in evals.items()}
     diff = np.array([[ref.max_abs_diff(outputs[a], outputs[b]) for b in names] for a in names])
     return {

@@ -148,3 +148,63 @@ def test_tensorrt_refusal_is_reported_with_its_message(tmp_path, monkeypatch):
     r = evaluate("convolution", {}, cache=EngineCache(tmp_path))
     assert r.engine_status == "failed" and r.error.startswith("TensorRT rejected the network")
     assert convolution.LAYER is layer
+
+
+@needs_trt
+def test_builds_of_different_configurations_run_side_by_side_each_with_its_own_log(monkeypatch):
+    """The builder pool: concurrent builds each get a builder of their own (no more than the pool's size)
+    and report their own layers and log, as the same builds in turn do."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
+
+    from playground import engine
+
+    backend, layer, shape = detect(), get_layer("leaky_relu"), (1, 1, 3, 3)
+    monkeypatch.setattr(engine, "_builders_for", lambda trt, pool=engine._BuilderPool(backend.trt, 2): pool)
+    made, busy, most = [], [0], [0]
+    guard, real = threading.Lock(), engine._Builder
+
+    class Counted(real):
+        def __init__(self, trt):
+            super().__init__(trt)
+            made.append(self)
+
+    def counting_network(trt, builder, *args):
+        with guard:
+            busy[0] += 1
+            most[0] = max(most[0], busy[0])
+        try:
+            return real_network(trt, builder, *args)
+        finally:
+            with guard:
+                busy[0] -= 1
+
+    real_network = engine.network_from_layer
+    monkeypatch.setattr(engine, "_Builder", Counted)
+    monkeypatch.setattr(engine, "network_from_layer", counting_network)
+    configs = [layer.resolve({"alpha": 0.1 + i / 100, "construction": c}, shape)
+               for i, c in enumerate(["activation", "parametric_relu", "scale_relu_sum"] * 2)]
+    with ThreadPoolExecutor(6) as pool:
+        side_by_side = list(pool.map(lambda p: engine.build_engine(backend, layer, p, shape), configs))
+    in_turn = [engine.build_engine(backend, layer, p, shape) for p in configs]
+    assert len(made) == 2 and most[0] <= 2
+    for a, b in zip(side_by_side, in_turn):
+        assert a.status == b.status == "built"
+        assert [(l["type"], l["inputs"], l["outputs"]) for l in a.layers] == \
+               [(l["type"], l["inputs"], l["outputs"]) for l in b.layers]
+
+
+def test_a_builder_that_cannot_be_made_frees_its_place_in_the_pool(monkeypatch):
+    from playground import engine
+
+    class Broken:
+        def __init__(self, trt):
+            raise RuntimeError("no builder")
+
+    monkeypatch.setattr(engine, "_Builder", Broken)
+    pool = engine._BuilderPool(None, 1)
+    for _ in range(2):  # the second would wait forever if the first had kept the only place
+        with pytest.raises(RuntimeError, match="no builder"):
+            with pool.builder():
+                pass
+    assert pool.made == 0 and pool.free == []
