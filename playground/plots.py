@@ -218,7 +218,7 @@ def tensor_figure(
     index over every drawn cell, since st.plotly_chart reports selections on scatter points only.
     zrange: the colour range of every slice (one scale shared with other tensors), else from the data.
     Stats: shape, nan, posinf, neginf (whole tensor), decimated (stride, 1 = none), text_in_cells,
-    zmin/zmax (finite data extremes, None if none)."""
+    zmin/zmax/mean (of the finite values, None if none)."""
     th = theme
     a = np.asarray(t, dtype=np.float64)
     sl = slices(a)
@@ -321,10 +321,11 @@ def tensor_figure(
                      legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left"),
                      **axes, **(dict(annotations=titles) if titles else {}))
     fig = _figure(traces + legend, layout)
-    ext = _extent(a)
+    finite = a[np.isfinite(a)]
     stats = {"shape": tuple(a.shape), "nan": int(counts[3]), "posinf": int(counts[2]), "neginf": int(counts[1]),
              "decimated": f, "text_in_cells": g.text,
-             "zmin": ext[0] if ext else None, "zmax": ext[1] if ext else None}
+             **({"zmin": float(finite.min()), "zmax": float(finite.max()), "mean": float(finite.mean())} if finite.size
+                else {"zmin": None, "zmax": None, "mean": None})}
     return fig, stats
 
 

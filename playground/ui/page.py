@@ -169,14 +169,13 @@ def _evaluate(layer: str, form: widgets.ParamForm, inp: widgets.InputForm) -> tu
         return None, Problem(f"Unexpected error ({type(exc).__name__}): {exc}", None)
 
 
-def stats_text(t: np.ndarray, stats: dict) -> str:
-    """The numbers a heatmap shows, as text: shape, range, mean, non-finite counts, decimation."""
-    f = np.asarray(t, np.float64)
-    finite = f[np.isfinite(f)]
+def stats_text(stats: dict) -> str:
+    """The numbers a heatmap shows, as text (from its cached figure's stats, so a revisit computes nothing):
+    shape, range, mean, non-finite counts, decimation."""
     parts = [f"shape {stats['shape']}"]
-    if finite.size:
+    if stats["zmin"] is not None:
         c = plots.fmt_compact
-        parts += [f"min {c(finite.min())}", f"max {c(finite.max())}", f"mean {c(finite.mean())}"]
+        parts += [f"min {c(stats['zmin'])}", f"max {c(stats['zmax'])}", f"mean {c(stats['mean'])}"]
     bad = [(stats["nan"], "NaN"), (stats["posinf"], "+Inf"), (stats["neginf"], "−Inf")]
     parts.append(" · ".join(f"{n} {tag}" for n, tag in bad if n) or "no NaN or Inf")
     if stats["decimated"] > 1:
@@ -207,7 +206,7 @@ def _tensors(ev: Evaluation, view: ViewOptions, spec: np.ndarray | None = None) 
                 click = dict(on_select=marks.on_select(fig), selection_mode="points")
             with st.container(width=fig.layout.width):
                 state.chart(fig, state.figure_key(ev.layer, which), filename=f"{ev.layer}_{which}", **click)
-                st.caption(("the spec's table · " if which == "spec" else "") + stats_text(t, stats))
+                st.caption(("the spec's table · " if which == "spec" else "") + stats_text(stats))
 
 
 def _marks(ev: Evaluation) -> extras.Marks:
