@@ -10,12 +10,12 @@ sidebar collapsed: read here, before navigation, from the toggle's state or the 
 import streamlit as st
 
 from playground.layers import LAYERS
-from playground.ui.page import HOME_ICON, ICONS, SIDEBAR_PX, page_path
+from playground.ui.page import HOME_ICON, SIDEBAR_PX, page_path
 from playground.ui.state import freeze_startup_objects, presenter_on
 
 st.set_page_config(page_title="TensorRT Layer Playground", page_icon="🧪", layout="wide",
                    initial_sidebar_state="collapsed" if presenter_on() else SIDEBAR_PX)
 pages = [st.Page(page_path("home"), title="Home", icon=HOME_ICON, default=True)]
-pages += [st.Page(page_path(name), title=layer.title, icon=ICONS[name], url_path=name) for name, layer in LAYERS.items()]
+pages += [st.Page(page_path(name), title=layer.title, icon=layer.icon, url_path=name) for name, layer in LAYERS.items()]
 st.navigation(pages, position="top").run()
 freeze_startup_objects()  # after the page: by then TensorRT and every figure module are loaded

@@ -65,6 +65,15 @@ LIMITS: dict = {
 KINDS = ("spec", "ramp", "random", "checkerboard", "constant", "image")
 
 DIM_NAMES = {4: ("N", "C", "H", "W"), 5: ("N", "C", "D", "H", "W")}
+SEED_MAX = 2**31 - 1  # what the seed control and a link may hold
+D_DEFAULT = 2  # the convolution spec's 3-D example has depth 2
+
+
+def default_dims(example_shape: tuple) -> dict[str, int]:
+    """N, C, (D,) H, W of a layer's example input; D as well where the example is 2-D (the 3-D option)."""
+    dims = dict(zip(DIM_NAMES[len(example_shape)], (int(v) for v in example_shape)))
+    dims.setdefault("D", D_DEFAULT)
+    return dims
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 _JPEG_MAGIC = b"\xff\xd8\xff"
 # MPO is how PIL labels multi-picture JPEGs (many phone cameras); frame 0 is a plain JPEG.

@@ -26,6 +26,7 @@ class Layer:
     notes: Callable[[dict], list[str]] | None = None  # remarks on a valid configuration
     formula: Callable[[dict], str] | None = None
     ranks: tuple[int, ...] = (4,)
+    icon: str = ":material/layers:"  # the page's icon in the navigation and on the home page
 
     def param(self, name: str) -> Param:
         for p in self.params:

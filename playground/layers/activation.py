@@ -53,6 +53,7 @@ def build(trt, network, x, p):
 LAYER = Layer(
     name="activation",
     title="Activation",
+    icon=":material/show_chart:",
     summary="y = f(x) elementwise, for every trt.ActivationType; alpha and beta parametrise some types.",
     params=(
         Param("type", "enum", "RELU", "Activation function (trt.ActivationType).", choices=tuple(DEFAULTS)),

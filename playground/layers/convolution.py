@@ -167,6 +167,7 @@ def _per_axis(name, default, help, low, high, optional=False):
 LAYER = Layer(
     name="convolution",
     title="Convolution",
+    icon=":material/grid_on:",
     summary="2-D or 3-D convolution (cross-correlation) with groups, strides, padding modes and dilation.",
     params=(
         Param("num_output_maps", "int", 1, "Output channels K.", low=1, high=64, step=1),

@@ -46,6 +46,7 @@ def build(trt, network, x, p):
 LAYER = Layer(
     name="leaky_relu",
     title="Leaky ReLU",
+    icon=":material/call_split:",
     summary="y = x if x ≥ 0 else alpha·x, built three ways that must agree.",
     params=(
         Param("alpha", "float", 0.1, "Slope of the negative part.", low=-2.0, high=2.0, step=0.01),

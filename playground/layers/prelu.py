@@ -57,6 +57,7 @@ def build(trt, network, x, p):
 LAYER = Layer(
     name="prelu",
     title="Parametric ReLU",
+    icon=":material/trending_up:",
     summary="y = x if x ≥ 0 else slope·x, the slopes broadcast to the input: one, per channel or per element.",
     params=(
         Param("granularity", "enum", "channel", "Slopes for the whole tensor, one per channel, or one per element.",

@@ -59,6 +59,7 @@ def formula(p):
 LAYER = Layer(
     name="scale",
     title="Scale",
+    icon=":material/tune:",
     summary="y = (x·scale + shift)^power with one set of coefficients, one per channel, or one per element.",
     params=(
         Param("mode", "enum", "UNIFORM", "UNIFORM: one set for all elements; CHANNEL: one per channel; "

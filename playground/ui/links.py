@@ -27,7 +27,7 @@ import streamlit as st
 
 from .. import presets
 from ..errors import ValidationError
-from ..inputs import KINDS, LIMITS
+from ..inputs import KINDS, LIMITS, SEED_MAX, default_dims
 from ..layer import Layer
 from ..browser import key_selector
 from .state import AXES, VIEW_PRESENTER, VIEW_SHARED_SCALE, axes, control_key, input_key, key
@@ -38,7 +38,6 @@ _CHECKED = "_url_checked."  # + layer: the URL was checked when the page first r
 _FROM_URL = "_url_preset."  # + layer: {"name": the ?preset= applied, "drawn": its widgets were drawn}
 CHOSEN = "_preset_chosen."  # + layer: the spec preset last chosen (URL or selectbox)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
-SEED_MAX = 2**31 - 1
 # Things `hide` can name besides the layer's parameters: container name -> what it is.
 PAGE_PARTS = {"input": "the Input tab", "parameters": "the Parameters tab", "view": "the View tab",
               "sidebar": "the whole sidebar", "link": "the link box", "preset": "the Spec example picker",
@@ -192,10 +191,7 @@ class _Check:
 
     def shape(self) -> tuple:
         layer, k = self.layer, lambda name: input_key(self.layer.name, name)  # noqa: E731
-        example = layer.example_shape
-        default = dict(zip("NCHW", example)) if len(example) == 4 else dict(zip("NCDHW", example))
-        default.setdefault("D", 2)
-        rank = len(example)
+        default, rank = default_dims(layer.example_shape), len(layer.example_shape)
         if k("3d") in self.fields:
             rank = 5 if self.get(k("3d"), rank == 5) else 4
         return tuple(int(self.get(k(d), default[d])) for d in ("NCDHW" if rank == 5 else "NCHW"))

@@ -18,8 +18,6 @@ from .state import ViewOptions, control_key
 
 PAGES_DIR = "app_pages"  # not pages/: see app.py
 HOME_ICON = ":material/home:"
-ICONS = {"activation": ":material/show_chart:", "prelu": ":material/trending_up:",
-         "leaky_relu": ":material/call_split:", "scale": ":material/tune:", "convolution": ":material/grid_on:"}
 PRESENTER_FONT_PX = 20  # Streamlit's default is 16
 SIDEBAR_PX = 360  # room for a 3 × 3 kernel table
 # Presenter mode: larger type everywhere (rem-based), black text, stronger borders on alerts and boxes.
@@ -299,7 +297,7 @@ def _home_page() -> None:
     cols = st.columns(3)
     for i, (name, layer) in enumerate(LAYERS.items()):
         with cols[i % 3].container(border=True, height="stretch"):
-            st.page_link(page_path(name), label=layer.title, icon=ICONS[name])
+            st.page_link(page_path(name), label=layer.title, icon=layer.icon)
             st.markdown(layer.summary)
             st.caption("Parameters: " + ", ".join(layer.param_names))
     st.caption("Also on the command line: `python -m playground run convolution --set stride_nd=2,2 --json`")

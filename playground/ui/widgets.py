@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from ..errors import ValidationError
-from ..inputs import KINDS, LIMITS, InputError, make_input
+from ..inputs import KINDS, LIMITS, SEED_MAX, InputError, default_dims, make_input
 from ..layer import Layer
 from ..layers import get_layer
 from ..params import Param, same_value
@@ -39,7 +39,6 @@ KIND_LABELS = {"spec": "the spec example's pattern, for any shape", "ramp": "eve
 # Which error slot an InputError's param lands in.
 INPUT_SLOTS = {"input.kind": "kind", "upload": "image", "input.low": "values", "input.high": "values",
                "input.seed": "values", "input.value": "values"}
-D_DEFAULT = 2  # the convolution spec's 3-D example has depth 2
 
 
 # -- values as text ---------------------------------------------------------------------------
@@ -357,9 +356,7 @@ def input_controls(layer: Layer) -> InputForm:
     rank = len(layer.example_shape)
     if 5 in layer.ranks and 4 in layer.ranks:
         rank = 5 if st.toggle("3-D input (N, C, D, H, W)", value=rank == 5, key=k("3d"), **STATE) else 4
-    default = dict(zip("NCHW", layer.example_shape)) if len(layer.example_shape) == 4 else \
-        dict(zip("NCDHW", layer.example_shape))
-    default.setdefault("D", D_DEFAULT)
+    default = default_dims(layer.example_shape)
     dims = "NCDHW" if rank == 5 else "NCHW"
     values = {}
     for row in (dims[:-2], dims[-2:]):  # batch and channels (and depth), then the plane
@@ -377,7 +374,7 @@ def input_controls(layer: Layer) -> InputForm:
         with hi_col:
             opts["high"] = st.number_input("high", value=4.0, step=0.5, key=k("high"), format="%g", **STATE)
     if kind == "random":
-        opts["seed"] = int(st.number_input("seed", 0, 2**31 - 1, 0, 1, key=k("seed"), **STATE))
+        opts["seed"] = int(st.number_input("seed", 0, SEED_MAX, 0, 1, key=k("seed"), **STATE))
     if kind == "constant":
         opts["value"] = st.number_input("value", value=1.0, step=0.5, key=k("value"), format="%g", **STATE)
     slots["values"] = st.empty()
