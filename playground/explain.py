@@ -7,6 +7,7 @@ Parameters are the canonical ones (`Layer.resolve`, `Evaluation.params`).
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from concurrent.futures import ThreadPoolExecutor
@@ -329,6 +330,12 @@ def prelu_broadcast(params: dict, input_shape: tuple) -> str:
 
 
 # ------------------------------------------------------------------------------------ leaky relu
+@functools.lru_cache(maxsize=1)
+def _leaky_builds() -> ThreadPoolExecutor:
+    """Kept for the process: in the busy server, starting three threads took ~10 ms of a slider change."""
+    return ThreadPoolExecutor(len(leaky.CONSTRUCTIONS), thread_name_prefix="leaky-build")
+
+
 def leaky_comparison(x: np.ndarray, alpha: float, evaluate_fn: Callable | None = None) -> dict:
     """Evaluate the three Leaky ReLU constructions on x with the same alpha.
 
@@ -341,8 +348,7 @@ def leaky_comparison(x: np.ndarray, alpha: float, evaluate_fn: Callable | None =
     names = leaky.CONSTRUCTIONS
     configs = {c: {"alpha": alpha, "construction": c} for c in names}
     # Built side by side (engine's builder pool), then run one at a time so the latencies compare.
-    with ThreadPoolExecutor(len(names)) as pool:
-        list(pool.map(lambda c: evaluate_fn("leaky_relu", configs[c], x, run=False), names))
+    list(_leaky_builds().map(lambda c: evaluate_fn("leaky_relu", configs[c], x, run=False), names))
     evals = {c: evaluate_fn("leaky_relu", configs[c], x) for c in names}
     outputs = {c: e.output for c, e in evals.items()}
     diff = np.array([[ref.max_abs_diff(outputs[a], outputs[b]) for b in names] for a in names])
