@@ -31,6 +31,8 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
@@ -44,11 +46,7 @@ TIMEOUT_MS = 60_000
 VIEWPORT = {"width": 1400, "height": 1000}
 
 # The output heatmap's stats caption ("shape (…) · min … · max …"): the second such caption.
-OUTPUT_CAPTION_JS = """() => {
-  const caps = Array.from(document.querySelectorAll('[data-testid="stMain"] [data-testid="stCaptionContainer"]'))
-    .map(e => e.innerText.trim()).filter(t => t.startsWith('shape ('));
-  return caps.length > 1 ? caps[1] : null;
-}"""
+OUTPUT_CAPTION_JS = "() => { const caps = (%s)(); return caps.length > 1 ? caps[1] : null; }" % B.STATS_CAPTIONS_JS
 # Before a key press: remember the drawn output (caption text, Plotly's data object) and the run mark.
 BEFORE_JS = """() => {
   const plot = (%s)();
@@ -113,13 +111,8 @@ def print_machine(m: dict) -> None:
 
 # -- statistics -------------------------------------------------------------------------------
 def pct(values, q: float) -> float:
-    """q-th percentile, linear interpolation (numpy's default)."""
-    v = sorted(values)
-    if not v:
-        return float("nan")
-    k = (len(v) - 1) * q / 100
-    lo, hi = int(k), min(int(k) + 1, len(v) - 1)
-    return v[lo] + (v[hi] - v[lo]) * (k - lo)
+    """q-th percentile (numpy's linear interpolation); NaN for no values."""
+    return float(np.percentile(values, q)) if len(values) else float("nan")
 
 
 @dataclass
@@ -189,13 +182,6 @@ def padding_walk(n: int, layer: str = "convolution") -> tuple[list, list[tuple[i
             steps.append((f"{layer}.padding_nd.w", "ArrowUp" if up else "ArrowDown", None))
         configs.append((h, w))
     return steps, configs
-
-
-def type_into(page, key: str, value) -> None:
-    box = page.locator(B.key_selector(key)).locator("input")
-    with B.rerun(page, TIMEOUT_MS):
-        box.fill(str(value))
-        box.press("Enter")
 
 
 def open_page(context, base: str, path: str):
@@ -269,7 +255,7 @@ def main() -> None:
             page = open_page(context, base, "convolution")
             page.get_by_role("tab", name="Input").click()
             for dim, value in (("C", 3), ("H", 512), ("W", 512)):
-                type_into(page, f"convolution.input.{dim}", value)
+                B.type_number(page, f"convolution.input.{dim}", value, TIMEOUT_MS)
             page.get_by_role("tab", name="Parameters").click()
             assert "Input (1, 3, 512, 512)" in page.locator('[data-testid="stMain"]').inner_text()
             miss, hit = Series("large 1×3×512×512 conv: cache miss"), Series("large 1×3×512×512 conv: cache hit")

@@ -117,6 +117,20 @@ OUTPUT_PLOT_JS = """() => {
 }"""
 
 
+# The heatmaps' stats captions ("shape (1, 1, 6, 9) · min … · max …"), input first, then the output's.
+STATS_CAPTIONS_JS = """() => Array.from(document.querySelectorAll(
+    '[data-testid="stMain"] [data-testid="stCaptionContainer"]')).map(e => e.innerText.trim())
+    .filter(t => t.startsWith('shape ('))"""
+
+
+def type_number(page, key: str, value, timeout_ms: float = 60_000) -> None:
+    """Type into the number input with widget key `key`, commit it (Enter), and wait for the run it asks for."""
+    box = page.locator(key_selector(key)).locator("input")
+    with rerun(page, timeout_ms):
+        box.fill(str(value))
+        box.press("Enter")
+
+
 def new_context(browser, **kwargs):
     """`browser.new_context(**kwargs)` with the run tracker installed in every page it opens, so that
     wait_until_idle knows exactly when a script run was requested, started and finished."""

@@ -59,14 +59,16 @@ class BuildSettings:
         return BuildSettings(int(os.environ.get("PLAYGROUND_OPT_LEVEL", "0")))
 
 
-def _logger(trt):
+def _logger(trt, keep: bool = True):
+    """A logger that records what it is told (a build's log), or, with keep=False, nothing."""
     class Log(trt.ILogger):
         def __init__(self):
             trt.ILogger.__init__(self)
             self.records: list[tuple[str, str]] = []
 
         def log(self, severity, msg):
-            self.records.append((severity.name, msg))
+            if keep:
+                self.records.append((severity.name, msg))
 
     return Log()
 
@@ -119,7 +121,8 @@ def _builders_for(trt) -> _BuilderPool:
 
 @functools.lru_cache(maxsize=None)
 def _runtime_for(trt):
-    return trt.Runtime(_logger(trt))
+    # Its log is read by no one and it lives for the process: recording it would only grow.
+    return trt.Runtime(_logger(trt, keep=False))
 
 
 def network_from_layer(trt, builder, layer: Layer, params: dict, input_shape: tuple):

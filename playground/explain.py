@@ -288,14 +288,13 @@ def scale_coefficient_rows(params: dict, input_shape: tuple, limit: int = 12) ->
     values = lambda i: {c: float(params[c][i]) for c in ("scale", "shift", "power")}  # noqa: E731
     if mode == "UNIFORM":
         return [{"applies to": "every element", **values(0)}], "UNIFORM: one scale, shift and power for the whole tensor."
+    count = scale_layer.coefficient_count(mode, shape, axis)
     if mode == "CHANNEL":
-        count = scale_layer.coefficient_count(mode, shape, axis)
         rows = [{"applies to": f"{names[axis]} = {i}", **values(i)} for i in range(min(count, limit))]
         what = (f"CHANNEL with channel_axis {axis} ({names[axis]}): one set per index of axis {axis}, "
                 f"{count} in all, shared by every other position.")
     else:
         sub = shape[axis:]
-        count = scale_layer.coefficient_count(mode, shape, axis)
         label = ", ".join(names[axis:])
         rows = [{"applies to": f"({label}) = {tuple(int(v) for v in np.unravel_index(i, sub))}", **values(i)}
                 for i in range(min(count, limit))]
@@ -336,10 +335,11 @@ def _leaky_builds() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(len(leaky.CONSTRUCTIONS), thread_name_prefix="leaky-build")
 
 
-def leaky_comparison(x: np.ndarray, alpha: float, evaluate_fn: Callable | None = None) -> dict:
+def leaky_comparison(x: np.ndarray, alpha: float, evaluate_fn: Callable | None = None, own=None) -> dict:
     """Evaluate the three Leaky ReLU constructions on x with the same alpha.
 
-    evaluate_fn(layer, raw_params, x, run=True) -> Evaluation (core.evaluate when None). Returns
+    evaluate_fn(layer, raw_params, x, run=True) -> Evaluation (core.evaluate when None); own: the caller's
+    Evaluation of one construction on this x and alpha, used as it is. Returns
     constructions, outputs, sources ('tensorrt' | 'reference'), max_diff (3×3 matrix of pairwise
     max |difference|), layers (the engine's layer dicts per construction), latency_ms (None without
     a GPU) and errors (None where the engine built)."""
@@ -347,9 +347,15 @@ def leaky_comparison(x: np.ndarray, alpha: float, evaluate_fn: Callable | None =
         from .core import evaluate as evaluate_fn
     names = leaky.CONSTRUCTIONS
     configs = {c: {"alpha": alpha, "construction": c} for c in names}
-    # Built side by side (engine's builder pool), then run one at a time so the latencies compare.
-    list(_leaky_builds().map(lambda c: evaluate_fn("leaky_relu", configs[c], x, run=False), names))
-    evals = {c: evaluate_fn("leaky_relu", configs[c], x) for c in names}
+    todo = [c for c in names if own is None or c != own.params["construction"]]
+    # Built side by side (engine's builder pool); where a GPU runs them, run one at a time so the latencies compare.
+    evals = dict(zip(todo, _leaky_builds().map(lambda c: evaluate_fn("leaky_relu", configs[c], x, run=False), todo)))
+    for c, e in evals.items():
+        if e.backend.can_run and e.engine_status in ("built", "cached"):
+            evals[c] = evaluate_fn("leaky_relu", configs[c], x)
+    if own is not None:
+        evals[own.params["construction"]] = own
+    evals = {c: evals[c] for c in names}
     outputs = {c: e.output for c, e in evals.items()}
     diff = np.array([[ref.max_abs_diff(outputs[a], outputs[b]) for b in names] for a in names])
     return {

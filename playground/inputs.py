@@ -74,6 +74,8 @@ def default_dims(example_shape: tuple) -> dict[str, int]:
     dims = dict(zip(DIM_NAMES[len(example_shape)], (int(v) for v in example_shape)))
     dims.setdefault("D", D_DEFAULT)
     return dims
+
+
 _PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 _JPEG_MAGIC = b"\xff\xd8\xff"
 # MPO is how PIL labels multi-picture JPEGs (many phone cameras); frame 0 is a plain JPEG.

@@ -80,20 +80,23 @@ def prelu(x, slopes):
     return np.where(x >= 0, x, slopes * x).astype(np.float32)
 
 
-def scale_coefficients(x_shape, mode, shift, scale, power, channel_axis=1):
-    """(scale, shift, power) as float64 arrays shaped to broadcast against x_shape.
-
-    UNIFORM: one coefficient; CHANNEL: one per index of x.shape[channel_axis];
-    ELEMENTWISE: one per element of x.shape[channel_axis:]. None means the
-    TensorRT empty-Weights default (shift 0, scale 1, power 1).
-    """
+def scale_coefficient_shape(x_shape, mode, channel_axis=1) -> tuple:
+    """The shape of each coefficient, to broadcast against x_shape. UNIFORM: one coefficient; CHANNEL: one
+    per index of x.shape[channel_axis]; ELEMENTWISE: one per element of x.shape[channel_axis:]."""
     mode = _enum_name(mode, SCALE_MODES, "scale mode")
     ndim = len(x_shape)
     if not -ndim <= channel_axis < ndim:
         raise ValueError(f"scale: channel_axis {channel_axis} out of range for x shape {tuple(x_shape)}")
     axis = channel_axis % ndim
-    shape = {"UNIFORM": (), "CHANNEL": (x_shape[axis],) + (1,) * (ndim - axis - 1),
-             "ELEMENTWISE": tuple(x_shape[axis:])}[mode]
+    return {"UNIFORM": (), "CHANNEL": (x_shape[axis],) + (1,) * (ndim - axis - 1),
+            "ELEMENTWISE": tuple(x_shape[axis:])}[mode]
+
+
+def scale_coefficients(x_shape, mode, shift, scale, power, channel_axis=1):
+    """(scale, shift, power) as float64 arrays of scale_coefficient_shape. None means the TensorRT
+    empty-Weights default (shift 0, scale 1, power 1)."""
+    mode = _enum_name(mode, SCALE_MODES, "scale mode")
+    shape = scale_coefficient_shape(x_shape, mode, channel_axis)
 
     def coeff(name, value, default):
         if value is None:

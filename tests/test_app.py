@@ -379,5 +379,9 @@ def test_the_first_page_moves_startup_objects_out_of_the_collectors_sight():
     long-lived objects of TensorRT, NumPy and Plotly (runner.postScriptGC is off for the same cost)."""
     import gc
 
+    from playground.ui import state
+
+    state.freeze_startup_objects.clear()  # once per process: an earlier test's page may have frozen already
+    gc.unfreeze()
     open_page("activation")
     assert gc.get_freeze_count() > 10_000, gc.get_freeze_count()

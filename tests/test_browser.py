@@ -157,8 +157,7 @@ def output_shape(page) -> str | None:
 
 def stats_captions(page) -> list[str]:
     """The heatmaps' stats captions, input first: "shape (1, 1, 3, 3) · min -4 · max 4 · …"."""
-    return page.evaluate("""() => Array.from(document.querySelectorAll('[data-testid="stMain"] [data-testid="stCaptionContainer"]'))
-        .map(e => e.innerText.trim()).filter(t => t.startsWith('shape ('))""")
+    return page.evaluate(B.STATS_CAPTIONS_JS)
 
 
 def output_stats(page) -> str:
@@ -175,14 +174,6 @@ def widget(page, key: str):
     loc = page.locator(B.key_selector(key))
     assert loc.count() == 1, f"no single element with the class of widget key {key!r} ({B.key_selector(key)})"
     return loc
-
-
-def type_number(page, key: str, value) -> None:
-    """Type into a number input and commit it (Enter), then wait for the run it triggers."""
-    box = widget(page, key).locator("input")
-    with B.rerun(page):
-        box.fill(str(value))
-        box.press("Enter")
 
 
 def slider_keys(page, key: str, *keys: str) -> None:
@@ -237,10 +228,10 @@ def test_slider_keyboard_changes_value_caption_and_heatmap(pages):
 def test_per_axis_stride_typed_changes_output_shape(pages):
     page = pages.layer("convolution")
     assert output_shape(page) == "Output (1, 1, 4, 7)"
-    type_number(page, "convolution.stride_nd.h", 2)
+    B.type_number(page, "convolution.stride_nd.h", 2)
     assert output_shape(page) == "Output (1, 1, 2, 7)"
     assert output_stats(page).startswith("shape (1, 1, 2, 7)")
-    type_number(page, "convolution.stride_nd.h", 1)  # back to the default, for the next test
+    B.type_number(page, "convolution.stride_nd.h", 1)  # back to the default, for the next test
     assert output_shape(page) == "Output (1, 1, 4, 7)"
 
 
@@ -261,16 +252,16 @@ def test_impossible_combination_is_named_and_page_recovers(pages):
     assert output_shape(page) == "Output (1, 1, 4, 7)"
     assert output_stats(page) == before_stats
     # and it still answers
-    type_number(page, "convolution.stride_nd.h", 2)
+    B.type_number(page, "convolution.stride_nd.h", 2)
     assert output_shape(page) == "Output (1, 1, 2, 7)"
-    type_number(page, "convolution.stride_nd.h", 1)
+    B.type_number(page, "convolution.stride_nd.h", 1)
 
 
 def test_shared_link_reproduces_state(pages):
     """Contract (URL-bound state, Streamlit bind="query-params"): the query parameter is the widget
     key, e.g. ?convolution.stride_nd.h=2, and opening that URL in a new session shows the same."""
     page = pages.layer("convolution")
-    type_number(page, "convolution.stride_nd.h", 2)
+    B.type_number(page, "convolution.stride_nd.h", 2)
     assert output_shape(page) == "Output (1, 1, 2, 7)"
     try:
         page.wait_for_function("() => location.search.length > 1", timeout=5_000)
@@ -324,7 +315,7 @@ def test_preset_link_then_a_parameter_change_gives_a_link_without_the_preset(pag
     page.goto(f"{pages.app}/convolution?preset=num_groups_2")
     B.wait_until_idle(page)
     assert "Input (1, 2, 6, 9)" in main_text(page)
-    type_number(page, "convolution.stride_nd.h", 2)
+    B.type_number(page, "convolution.stride_nd.h", 2)
     B.wait_until_idle(page)
     assert output_shape(page) == f"Output {strided}"
     page.wait_for_function("() => !new URLSearchParams(location.search).has('preset')", timeout=5_000)

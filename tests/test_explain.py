@@ -232,6 +232,23 @@ def test_leaky_comparison_with_the_real_core():
             assert result["latency_ms"][name] is None
 
 
+def test_leaky_comparison_uses_the_callers_own_evaluation():
+    x = np.linspace(-4, 4, 9, dtype=np.float32).reshape(1, 1, 3, 3)
+    own = core.evaluate("leaky_relu", {"alpha": 0.2, "construction": "parametric_relu"}, x)
+    asked = []
+
+    def evaluate_fn(layer, raw, x, **kw):
+        asked.append(raw["construction"])
+        return core.evaluate(layer, raw, x, **kw)
+
+    result = explain.leaky_comparison(x, 0.2, evaluate_fn, own=own)
+    assert result["outputs"]["parametric_relu"] is own.output and "parametric_relu" not in asked
+    alone = explain.leaky_comparison(x, 0.2, core.evaluate)
+    for c in result["constructions"]:
+        np.testing.assert_array_equal(result["outputs"][c], alone["outputs"][c])
+        assert result["sources"][c] == alone["sources"][c] and result["layers"][c] == alone["layers"][c]
+
+
 def test_max_abs_diff_handles_non_finite():
     a = np.array([1.0, np.nan, np.inf, -np.inf], np.float32)
     assert ref.max_abs_diff(a, a.copy()) == 0

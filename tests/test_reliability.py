@@ -6,7 +6,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from playground.backend import detect
-from playground.ui.page import page_path
+from test_app import open_page, text as page_text
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -31,11 +31,7 @@ def _convolution_page(env_cache: Path, monkeypatch) -> AppTest:
     monkeypatch.setenv("PLAYGROUND_ENGINE_CACHE", str(env_cache))
     from playground.ui import state
     state.engine_cache.clear()  # one per process: make it pick up this directory
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
-    at.switch_page(page_path("convolution")).run()
-    assert not at.exception, at.exception
-    return at
+    return open_page("convolution")
 
 
 @pytest.mark.skipif(not detect().can_build, reason="no TensorRT module installed")
@@ -48,7 +44,7 @@ def test_damaged_engine_files_are_rebuilt_and_the_page_keeps_serving(tmp_path, m
         blob = f.read_bytes()
         f.write_bytes(blob[: len(blob) // 3] if damage == "truncated" else b"\x00garbage" * 100)
     at = _convolution_page(tmp_path, monkeypatch)  # a new process would find only the damaged files
-    text = "\n".join(str(e.value) for kind in ("markdown", "info", "warning", "caption") for e in getattr(at, kind))
+    text = page_text(at)
     assert "Output (1, 1, 4, 7)" in text and not at.error
     assert "unreadable" in text and "rebuilt" in text  # said, not hidden
     assert all(f.stat().st_size > 1000 for f in tmp_path.glob("*.engine"))  # whole again
@@ -58,5 +54,5 @@ def test_unusable_cache_directory_degrades_with_a_warning(tmp_path, monkeypatch)
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("x")
     at = _convolution_page(blocker / "cache", monkeypatch)
-    text = "\n".join(str(e.value) for kind in ("markdown", "info", "warning", "caption") for e in getattr(at, kind))
+    text = page_text(at)
     assert "Output (1, 1, 4, 7)" in text and "memory only" in text and not at.error

@@ -1,6 +1,8 @@
 """IScaleLayer: y = (x·scale + shift)^power, through `add_scale_nd` with `channel_axis`."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import reference as ref
@@ -14,9 +16,7 @@ COEFFICIENTS = ("scale", "shift", "power")
 
 def coefficient_count(mode: str, shape: tuple, axis: int) -> int:
     """How many values each coefficient needs: one, one per channel, or one per element from the axis on."""
-    if mode == "UNIFORM":
-        return 1
-    return shape[axis] if mode == "CHANNEL" else int(np.prod(shape[axis:]))
+    return math.prod(ref.scale_coefficient_shape(shape, mode, axis))
 
 
 def check(fail, p, shape):

@@ -83,7 +83,7 @@ def leaky_relu_extra(evaluation, view) -> None:
     alpha = evaluation.params["alpha"]
     evaluate_fn = functools.partial(core.evaluate, backend=evaluation.backend, cache=state.engine_cache())
     with st.spinner("Building the three constructions' TensorRT engines …", show_time=True):
-        cmp = explain.leaky_comparison(evaluation.input, alpha, evaluate_fn)
+        cmp = explain.leaky_comparison(evaluation.input, alpha, evaluate_fn, own=evaluation)
     names = cmp["constructions"]
     st.markdown(f"The three constructions of Leaky ReLU with alpha = {explain.num(alpha)}, on the same input:")
     # Three more heatmaps per change, of outputs the difference table below already compares: on request.

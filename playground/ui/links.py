@@ -27,7 +27,7 @@ import streamlit as st
 
 from .. import presets
 from ..errors import ValidationError
-from ..inputs import KINDS, LIMITS, SEED_MAX, default_dims
+from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, default_dims
 from ..layer import Layer
 from ..browser import key_selector
 from .state import AXES, VIEW_PRESENTER, VIEW_SHARED_SCALE, axes, control_key, input_key, key
@@ -62,7 +62,7 @@ def fields(layer: Layer) -> dict[str, Field]:
     out = {k("kind"): Field("choice", choices=KINDS)}
     if 4 in layer.ranks and 5 in layer.ranks:
         out[k("3d")] = Field("bool")
-    for d in ("N", "C", "D", "H", "W") if 5 in layer.ranks else ("N", "C", "H", "W"):
+    for d in DIM_NAMES[max(layer.ranks)]:
         out[k(d)] = Field("int", *LIMITS[d])
     for name in ("low", "high", "value"):
         out[k(name)] = Field("float")
@@ -194,7 +194,7 @@ class _Check:
         default, rank = default_dims(layer.example_shape), len(layer.example_shape)
         if k("3d") in self.fields:
             rank = 5 if self.get(k("3d"), rank == 5) else 4
-        return tuple(int(self.get(k(d), default[d])) for d in ("NCDHW" if rank == 5 else "NCHW"))
+        return tuple(int(self.get(k(d), default[d])) for d in DIM_NAMES[rank])
 
     def run(self) -> None:
         k = lambda name: input_key(self.layer.name, name)  # noqa: E731

@@ -63,7 +63,7 @@ def _layer_page(name: str) -> None:
     hide = links.hidden(layer)
     with st.sidebar:
         link_slot = st.container(key=control_key(name, "link"))
-        titles = ["Parameters", "Input", "View"]  # the first tab not hidden opens
+        titles = [t.capitalize() for t in links.TABS]  # the order `hide` counts on; the first not hidden opens
         shown_first = next((t for t in titles if t.lower() not in hide), titles[0])
         params_tab, input_tab, view_tab = st.tabs(titles, default=shown_first)
     with input_tab, st.container(key=control_key(name, "input")):  # first: defaults and presets need the shape

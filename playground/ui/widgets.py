@@ -15,7 +15,7 @@ import pandas as pd
 import streamlit as st
 
 from ..errors import ValidationError
-from ..inputs import KINDS, LIMITS, SEED_MAX, InputError, default_dims, make_input
+from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, InputError, default_dims, make_input
 from ..layer import Layer
 from ..layers import get_layer
 from ..params import Param, same_value
@@ -87,7 +87,7 @@ def write_config(layer: Layer, params: dict, input: dict | None = None) -> None:
     canon = layer.resolve(params, shape)
     ss[k("kind")] = input.get("kind", "spec")
     ss[k("3d")] = len(shape) == 5
-    for d, v in zip("NCDHW" if len(shape) == 5 else "NCHW", shape):
+    for d, v in zip(DIM_NAMES[len(shape)], shape):
         ss[k(d)] = int(v)
     for name in ("low", "high", "value"):
         if name in input:
@@ -357,7 +357,7 @@ def input_controls(layer: Layer) -> InputForm:
     if 5 in layer.ranks and 4 in layer.ranks:
         rank = 5 if st.toggle("3-D input (N, C, D, H, W)", value=rank == 5, key=k("3d"), **STATE) else 4
     default = default_dims(layer.example_shape)
-    dims = "NCDHW" if rank == 5 else "NCHW"
+    dims = DIM_NAMES[rank]
     values = {}
     for row in (dims[:-2], dims[-2:]):  # batch and channels (and depth), then the plane
         for col, d in zip(st.columns(len(row)), row):
