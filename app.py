@@ -3,18 +3,17 @@
 The page files live in app_pages/, not pages/: with a pages/ folder beside the main script,
 Streamlit runs its legacy folder navigation (no wide layout, an "app" page) for the first
 script run of a fresh server, until st.navigation has been called once.
-
-Presenter mode (the "view.presenter" toggle, in the URL as ?view.presenter=true) starts with the
-sidebar collapsed: read here, before navigation, from the toggle's state or the link.
 """
 import streamlit as st
 
 from playground.layers import LAYERS
-from playground.ui.page import HOME_ICON, SIDEBAR_PX, page_path
-from playground.ui.state import freeze_startup_objects, presenter_on
+from playground.ui.page import HOME_ICON, page_path
+from playground.ui.state import freeze_startup_objects
 
+# The layer pages put their parameters beside the figures; the sidebar (input and view) starts closed so the
+# stage has the whole width of a projector.
 st.set_page_config(page_title="TensorRT Layer Playground", page_icon="🧪", layout="wide",
-                   initial_sidebar_state="collapsed" if presenter_on() else SIDEBAR_PX)
+                   initial_sidebar_state="collapsed")
 pages = [st.Page(page_path("home"), title="Home", icon=HOME_ICON, default=True)]
 pages += [st.Page(page_path(name), title=layer.title, icon=layer.icon, url_path=name) for name, layer in LAYERS.items()]
 st.navigation(pages, position="top").run()

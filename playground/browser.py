@@ -165,7 +165,9 @@ def wait_until_idle(page, timeout_ms: float = 60_000, settle_ms: int | None = No
     of running — hence the longer default settle time without the tracker (400 ms, else 100 ms).
     after: a mark() taken before an action; also wait until the action has asked for a run and
     that run has finished (needs the tracker)."""
-    page.wait_for_selector('[data-testid="stMain"] [data-testid="stElementContainer"]', timeout=timeout_ms)
+    # (not the viewport probe, which takes no room and so is never "visible")
+    page.wait_for_selector('[data-testid="stMain"] [data-testid="stElementContainer"]:not(.st-key-viewport)',
+                           timeout=timeout_ms)
     tracked = page.evaluate("() => Boolean(window.__playgroundRuns && !window.__playgroundRuns.unreadable)")
     if settle_ms is None:
         settle_ms = 100 if tracked else 400

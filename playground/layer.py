@@ -27,6 +27,8 @@ class Layer:
     formula: Callable[[dict], str] | None = None
     ranks: tuple[int, ...] = (4,)
     icon: str = ":material/layers:"  # the page's icon in the navigation and on the home page
+    # Tensors drawn on the stage between input and output (the convolution's kernel): params -> [(title, tensor)].
+    stage_tensors: Callable[[dict], list[tuple[str, np.ndarray]]] | None = None
 
     def param(self, name: str) -> Param:
         for p in self.params:

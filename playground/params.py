@@ -38,6 +38,12 @@ class Param:
     per_axis: bool = False  # ints: one value per spatial axis; a single value is broadcast
     # A rule on this value given the parameters before it: returns what is wrong, or None.
     rule: Callable[[Any, dict, tuple], str | None] | None = None
+    # The slider's useful range (float, and an array's single value) where the declared range is too wide to
+    # drag across; an exact-entry box beside the slider takes values off it. None: the declared range.
+    slide: tuple[float, float] | None = None
+    # The values a widget offers given every parameter's current value: int -> the valid values; per-axis ints
+    # -> the largest valid value per axis. None: every value within low..high.
+    offers: Callable[[dict, tuple], Any] | None = None
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind

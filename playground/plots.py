@@ -179,21 +179,32 @@ class _Grid:
     text: bool       # numbers written in the cells
 
 
-def _grid(n: int, per_row: int, h: int, w: int, th: Theme, own_cbar: bool, label_chars: int = 0) -> _Grid:
-    """Columns and cell size so the grid fits th.figure_width. Numbers go in the cells only for small
-    slices that fit at a legible cell size, dropping columns (not legibility) when needed; a cell is
-    at least as wide as its longest label."""
+def _grid(n: int, per_row: int, h: int, w: int, th: Theme, own_cbar: bool, label_chars: int = 0,
+          max_h: float | None = None) -> _Grid:
+    """Columns and cell size so the grid fits th.figure_width (and max_h, the figure's height, where given).
+    Numbers go in the cells only for small slices that fit at a legible cell size; without max_h, columns (not
+    legibility) are dropped when needed, with it the cells are as large as the box allows and carry numbers only
+    if those fit. A cell is at least as wide as its longest label where numbers are drawn."""
     th = replace(th, text_cell_px=max(th.text_cell_px, math.ceil(label_chars * th.cell_text_size * 0.62 + 8)))
     cbar = th.colorbar_room_px if own_cbar else 0
     room = th.figure_width - th.margin["l"] - th.margin["r"] - (0 if own_cbar else th.colorbar_room_px)
     fit = lambda c: (room - (c - 1) * th.gap_px - c * cbar) / (c * w)  # noqa: E731  px per cell at c columns
-    text = h * w <= TEXT_CELL_LIMIT and max(h, w) * th.text_cell_px <= room - cbar
-    cols = min(MAX_COLS, per_row, n)
-    while text and cols > 1 and fit(cols) < th.text_cell_px:
-        cols -= 1
-    cell = min(th.cell_px, fit(cols), th.max_panel_px / max(h, w))
-    if text:
-        cell = max(cell, th.text_cell_px)
+    small = h * w <= TEXT_CELL_LIMIT
+    if max_h is not None:
+        sub = th.subtitle_size * 1.6 if n > 1 or per_row > 1 else 0
+        fit_h = lambda r: (max_h - th.margin["t"] - th.margin["b"] - sub - (r - 1) * (th.gap_px + sub)) / (r * h)  # noqa: E731
+        size = lambda c: min(fit(c), fit_h(math.ceil(n / c)), 2 * th.cell_px)  # noqa: E731
+        cols = max(range(1, n + 1), key=lambda c: (size(c), -c))
+        cell = max(size(cols), 1.0)
+        text = small and cell >= th.text_cell_px
+    else:
+        text = small and max(h, w) * th.text_cell_px <= room - cbar
+        cols = min(MAX_COLS, per_row, n)
+        while text and cols > 1 and fit(cols) < th.text_cell_px:
+            cols -= 1
+        cell = min(th.cell_px, fit(cols), th.max_panel_px / max(h, w))
+        if text:
+            cell = max(cell, th.text_cell_px)
     pw, ph = cell * w, cell * h
     square = max(pw, ph) <= MAX_ASPECT * min(pw, ph)
     if not square:
@@ -210,6 +221,7 @@ def tensor_figure(
     t: np.ndarray, *, title: str, shared_scale: bool = True, theme: Theme = DEFAULT,
     highlight: Mapping[int, Sequence[tuple[int, int]]] | None = None,
     selected: tuple[int, int, int] | None = None, clickable: bool = False, zrange: ColorRange | None = None,
+    box: tuple[int, int] | None = None,
 ) -> tuple[go.Figure, dict]:
     """Grid of heatmaps, one per 2-D slice (index i = position in slices(t)), plus the stats the UI prints.
 
@@ -217,9 +229,11 @@ def tensor_figure(
     selected: (slice index, h, w) to outline. clickable: invisible scatter with customdata = full
     index over every drawn cell, since st.plotly_chart reports selections on scatter points only.
     zrange: the colour range of every slice (one scale shared with other tensors), else from the data.
+    box: (width, height) in px the whole figure must fit (the stage), else laid out for th.figure_width.
     Stats: shape, nan, posinf, neginf (whole tensor), decimated (stride, 1 = none), text_in_cells,
     zmin/zmax/mean (of the finite values, None if none)."""
-    th = theme
+    th = theme if box is None else replace(theme, figure_width=box[0], min_figure_width=min(theme.min_figure_width, box[0]),
+                                           margin=theme.stage_margin, colorbar_room_px=theme.stage_colorbar_room_px)
     a = np.asarray(t, dtype=np.float64)
     sl = slices(a)
     H, W = a.shape[-2:]
@@ -228,7 +242,8 @@ def tensor_figure(
     own_cbar = not shared_scale and len(sl) > 1
     small = a.size <= TEXT_CELL_LIMIT * len(sl)
     longest = max((len(fmt_compact(float(v))) for v in a.ravel()), default=0) if small else 0
-    g = _grid(len(sl), a.shape[-3] if a.ndim > 2 else 1, len(ys), len(xs), th, own_cbar, longest)
+    g = _grid(len(sl), a.shape[-3] if a.ndim > 2 else 1, len(ys), len(xs), th, own_cbar, longest,
+              None if box is None else box[1])
     ranges = [zrange] * len(sl) if zrange is not None else color_range([s for _, s in sl], shared=shared_scale)
     labels = [", ".join(f"{k}={i}" for k, i in zip(_DIM_NAMES[a.ndim], idx)) for idx, _ in sl]
 

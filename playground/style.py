@@ -46,6 +46,9 @@ class Theme:
     gap_px: int = 28               # between slices
     colorbar_px: int = 12          # colourbar thickness
     colorbar_room_px: int = 64     # thickness + tick labels
+    # On the stage, where figures fit a box beside each other: tighter margins and colour bar room.
+    stage_margin: dict = field(default_factory=lambda: dict(l=30, r=6, t=40, b=26))
+    stage_colorbar_room_px: int = 52
 
     # Line charts and bars
     curve_height: int = 380
@@ -72,9 +75,15 @@ PRESENTER = Theme(
     figure_width=1280, min_figure_width=480,
     cell_px=72, text_cell_px=60, max_panel_px=600, gap_px=40,
     colorbar_px=18, colorbar_room_px=90,
+    stage_margin=dict(l=40, r=8, t=52, b=34), stage_colorbar_room_px=72,
     curve_height=520, mark_size=14, line_width=4.0, axis_color="#000000",
     grid_color="rgba(0,0,0,0.25)", bar_row_px=64,
 )
+
+
+def stage_overhead_px(th: Theme) -> int:
+    """Width a stage figure takes besides its cells: left and right margins and the colour bar."""
+    return th.stage_margin["l"] + th.stage_margin["r"] + th.stage_colorbar_room_px
 
 
 def theme(presenter: bool) -> Theme:

@@ -42,10 +42,11 @@ def text(at: AppTest) -> str:
 
 
 def stats(at: AppTest) -> tuple[str, str]:
-    """The input's and the output's stats captions."""
+    """The input's and the output's stats captions (the stage draws the input first, the output last; a layer's own
+    stage tensors, the convolution's kernel, between them)."""
     found = [c.value for c in at.caption if c.value.startswith("shape (")]
-    assert len(found) == 2, found
-    return found[0], found[1]
+    assert len(found) >= 2, found
+    return found[0], found[-1]
 
 
 @pytest.mark.parametrize("layer", list(LAYERS))
@@ -79,7 +80,7 @@ def test_every_layer_has_a_page_file():
 def test_selectbox_activation_type_clip_changes_output():
     at = open_page("activation")
     assert "min 0 · max 4" in stats(at)[1]  # RELU of -4..4
-    at.selectbox(key="activation.type").select("CLIP")
+    at.select_slider(key="activation.type").set_value("CLIP")
     rerun(at)
     assert "min -2 · max 2" in stats(at)[1]
     assert "y = max((-2), min(2, x))" in text(at)
@@ -89,7 +90,7 @@ def test_dependent_defaults_reset_when_type_changes():
     at = open_page("activation")
     assert at.number_input(key="activation.alpha").disabled  # unused by RELU, shown, not hidden
     assert "(unused by RELU)" in text(at)
-    at.selectbox(key="activation.type").select("HARD_SIGMOID")
+    at.select_slider(key="activation.type").set_value("HARD_SIGMOID")
     rerun(at)
     assert at.number_input(key="activation.alpha").value == pytest.approx(0.2)
     assert at.number_input(key="activation.beta").value == pytest.approx(0.5)
@@ -98,7 +99,7 @@ def test_dependent_defaults_reset_when_type_changes():
 
 def test_activation_alpha_changes_leaky_relu_output():
     at = open_page("activation")
-    at.selectbox(key="activation.type").select("LEAKY_RELU")
+    at.select_slider(key="activation.type").set_value("LEAKY_RELU")
     rerun(at)
     assert "min -0.04 " in stats(at)[1]
     at.number_input(key="activation.alpha").set_value(0.5)
@@ -112,7 +113,7 @@ def test_slider_leaky_relu_alpha_and_construction():
     at.slider(key="leaky_relu.alpha").set_value(0.25)
     rerun(at)
     assert "min -1 " in stats(at)[1]
-    at.selectbox(key="leaky_relu.construction").select("parametric_relu")
+    at.select_slider(key="leaky_relu.construction").set_value("parametric_relu")
     rerun(at)
     assert "min -1 " in stats(at)[1] and not at.error
 
@@ -120,8 +121,8 @@ def test_slider_leaky_relu_alpha_and_construction():
 def test_per_axis_stride_changes_output_shape():
     at = open_page("convolution")
     assert "Output (1, 1, 4, 7)" in text(at)
-    at.number_input(key="convolution.stride_nd.h").set_value(2)
-    at.number_input(key="convolution.stride_nd.w").set_value(2)
+    at.slider(key="convolution.stride_nd.h").set_value(2)
+    at.slider(key="convolution.stride_nd.w").set_value(2)
     rerun(at)
     assert "Input (1, 1, 6, 9) → Output (1, 1, 2, 4)" in text(at)
     assert "| (1, 1, 2, 4) |" in text(at)  # TensorRT's own shape inference agrees
@@ -129,11 +130,11 @@ def test_per_axis_stride_changes_output_shape():
 
 def test_optional_per_axis_override():
     at = open_page("convolution")
-    assert at.number_input(key="convolution.pre_padding.h").disabled
+    assert at.slider(key="convolution.pre_padding.h").disabled
     at.checkbox(key="convolution.pre_padding.set").check()
     rerun(at)
-    at.number_input(key="convolution.pre_padding.h").set_value(1)
-    at.number_input(key="convolution.pre_padding.w").set_value(1)
+    at.slider(key="convolution.pre_padding.h").set_value(1)
+    at.slider(key="convolution.pre_padding.w").set_value(1)
     rerun(at)
     assert "Output (1, 1, 5, 8)" in text(at)  # the spec's pre_padding (1, 1) example
 
@@ -168,12 +169,12 @@ def test_array_per_value_edit_becomes_custom_numbers():
 
 def test_segmented_granularity_and_scale_channel_inputs():
     at = open_page("prelu")
-    at.segmented_control(key="prelu.granularity").set_value("element")
+    at.select_slider(key="prelu.granularity").set_value("element")
     rerun(at)
     assert at.text_input(key="prelu.slopes").value == "spec"  # the preset follows the new slope shape
     assert "mean 0.05556 " in stats(at)[1]  # 0.5, 1, 2 cycled over elements, not channels (mean -0.1852)
     at = open_page("scale")
-    at.segmented_control(key="scale.mode").set_value("CHANNEL")
+    at.select_slider(key="scale.mode").set_value("CHANNEL")
     rerun(at)
     assert at.number_input(key="scale.shift.2").value == -7.0  # the single shift, broadcast per channel
     at.number_input(key="scale.shift.2").set_value(0.0)
@@ -207,28 +208,42 @@ def test_3d_toggle_runs_the_spec_3d_example():
     rerun(at)
     # Depth 2 and a kernel whose depth slices are w and −w: the spec's cancelling 3-D example.
     assert "Input (1, 1, 2, 6, 9) → Output (1, 1, 1, 4, 7)" in text(at)
-    assert at.number_input(key="convolution.kernel_size_nd.d").value == 2
+    assert at.slider(key="convolution.kernel_size_nd.d").value == 2
 
 
-def test_impossible_groups_shows_error_and_keeps_last_result_stale():
+def test_groups_slider_offers_divisors_and_a_stale_value_is_named():
     at = open_page("convolution")
-    at.slider(key="convolution.num_groups").set_value(2)
+    assert at.select_slider(key="convolution.num_groups").options == ["1"]  # C = 1: one group only
+    at.number_input(key="convolution.input.C").set_value(4)
+    at.slider(key="convolution.num_output_maps").set_value(6)
     rerun(at)
+    assert at.select_slider(key="convolution.num_groups").options == ["1", "2"]  # divisors of C=4 and K=6
+    at.select_slider(key="convolution.num_groups").set_value(2)
+    rerun(at)
+    assert not at.error
+    at.number_input(key="convolution.input.C").set_value(3)  # 2 no longer divides C: kept, and named
+    rerun(at)
+    assert at.select_slider(key="convolution.num_groups").value == 2
     errors = [e.value for e in at.error]
-    assert any("convolution.num_groups: must divide the input channels C=1" in e for e in errors), errors
-    assert any("num_groups" in e.value for e in at.sidebar.error)  # also right under its widget
-    assert any("Stale" in w.value for w in at.warning)
-    assert "Input (1, 1, 6, 9) → Output (1, 1, 4, 7)" in text(at)  # the last good result is still there
+    assert any("convolution.num_groups: must divide the input channels C=3" in e for e in errors), errors
+    assert any("Showing the last valid configuration" in e for e in errors)
+    assert "Input (1, 4, 6, 9) → Output (1, 6, 4, 7)" in text(at)  # the last good result is still there
 
 
-def test_kernel_larger_than_input_shows_error_naming_kernel_size():
+def test_kernel_slider_stays_within_the_padded_input_and_dilation_past_it_is_named():
     at = open_page("convolution")
-    at.number_input(key="convolution.kernel_size_nd.h").set_value(7)
+    assert at.slider(key="convolution.kernel_size_nd.h").max == 6  # H = 6, no padding
+    at.slider(key="convolution.padding_nd.h").set_value(1)
     rerun(at)
-    assert any("convolution.kernel_size_nd:" in e.value for e in at.error)
-    assert any("Stale" in w.value for w in at.warning)
-    assert "Output (1, 1, 4, 7)" in text(at)
-    at.number_input(key="convolution.kernel_size_nd.h").set_value(3)  # fixing it clears the error
+    assert at.slider(key="convolution.kernel_size_nd.h").max == 8
+    at.slider(key="convolution.padding_nd.h").set_value(0)
+    at.slider(key="convolution.dilation_nd.h").set_value(4)  # 1 + 4·(3 − 1) = 9 > 6: the kernel is kept, the rule named
+    rerun(at)
+    assert at.slider(key="convolution.kernel_size_nd.h").value == 3
+    assert any("convolution.dilation_nd:" in e.value and "Showing the last valid configuration" in e.value
+               for e in at.error), [e.value for e in at.error]
+    assert "Output (1, 1, 6, 7)" in text(at)  # the last valid one: padding 1
+    at.slider(key="convolution.dilation_nd.h").set_value(1)  # fixing it clears the error
     rerun(at)
     assert not at.error and not at.warning
 
@@ -342,8 +357,8 @@ def test_convolution_outlines_the_picked_cell_and_its_window_on_the_heatmaps():
     at.number_input(key="convolution.extra.w").set_value(2).run()
     window, picked = outlines(at)
     assert picked == [(0, 2)] and set(window) == {(h, w) for h in range(3) for w in range(2, 5)}
-    at.number_input(key="convolution.padding_nd.h").set_value(1)
-    at.number_input(key="convolution.padding_nd.w").set_value(1)
+    at.slider(key="convolution.padding_nd.h").set_value(1)
+    at.slider(key="convolution.padding_nd.w").set_value(1)
     rerun(at)
     window, picked = outlines(at)
     assert picked == [(0, 2)]  # (0, 2) reads rows -1..1: the padding row is dashed

@@ -163,7 +163,7 @@ def stats_captions(page) -> list[str]:
 def output_stats(page) -> str:
     captions = stats_captions(page)
     assert len(captions) >= 2, f"expected the input's and the output's stats captions, found {captions}"
-    return captions[1]
+    return captions[-1]  # the stage draws input, (kernel,) output
 
 
 def default_state(page) -> tuple:
@@ -183,6 +183,15 @@ def slider_keys(page, key: str, *keys: str) -> None:
     for k in keys:
         with B.rerun(page):
             page.keyboard.press(k)
+
+
+def open_tab(page, name: str) -> None:
+    """Click a tab by name; the sidebar's (Input, View) after opening the sidebar, which starts closed."""
+    expand = page.locator('[data-testid="stExpandSidebarButton"]')
+    if name in ("Input", "View") and expand.count() and expand.first.is_visible():
+        expand.first.click()
+        page.locator('[data-testid="stSidebar"]').get_by_role("tab", name=name).wait_for(state="visible")
+    page.get_by_role("tab", name=name, exact=True).first.click()
 
 
 def alerts(page) -> list[str]:
@@ -225,43 +234,43 @@ def test_slider_keyboard_changes_value_caption_and_heatmap(pages):
     assert page.evaluate(OUTPUT_FIGURE_JS) not in (fig0, fig1)
 
 
-def test_per_axis_stride_typed_changes_output_shape(pages):
+def test_per_axis_stride_slider_changes_output_shape(pages):
     page = pages.layer("convolution")
     assert output_shape(page) == "Output (1, 1, 4, 7)"
-    B.type_number(page, "convolution.stride_nd.h", 2)
+    slider_keys(page, "convolution.stride_nd.h", "ArrowRight")
     assert output_shape(page) == "Output (1, 1, 2, 7)"
     assert output_stats(page).startswith("shape (1, 1, 2, 7)")
-    B.type_number(page, "convolution.stride_nd.h", 1)  # back to the default, for the next test
+    slider_keys(page, "convolution.stride_nd.h", "ArrowLeft")  # back to the default, for the next test
     assert output_shape(page) == "Output (1, 1, 4, 7)"
 
 
 def test_impossible_combination_is_named_and_page_recovers(pages):
-    page = pages.layer("convolution")  # C = 1
+    page = pages.layer("convolution")  # H = 6, kernel 3
     before_stats = output_stats(page)
-    slider_keys(page, "convolution.num_groups", "ArrowRight")  # num_groups 2 on C = 1
+    slider_keys(page, "convolution.dilation_nd.h", "End")  # 1 + 16·2 = 33 cells on a 6-cell axis
     shown = alerts(page)
-    assert any("num_groups" in a for a in shown), f"no error naming num_groups: {shown}"
+    assert any("dilation_nd" in a and "last valid configuration" in a for a in shown), f"no error naming dilation_nd: {shown}"
     assert page.locator(EXCEPTION).count() == 0
     assert output_shape(page) == "Output (1, 1, 4, 7)"  # the last valid result stays on screen
 
-    slider_keys(page, "convolution.num_groups", "ArrowLeft")  # undone
-    assert widget(page, "convolution.num_groups").get_by_role("slider").get_attribute("aria-valuetext") == "1"
+    slider_keys(page, "convolution.dilation_nd.h", "Home")  # undone
+    assert widget(page, "convolution.dilation_nd.h").get_by_role("slider").get_attribute("aria-valuetext") == "1"
     shown = alerts(page)
-    assert not any("num_groups" in a for a in shown), f"the error stayed after the fix: {shown}"
-    assert not any("Stale" in a for a in shown), shown
+    assert not any("dilation_nd" in a for a in shown), f"the error stayed after the fix: {shown}"
     assert output_shape(page) == "Output (1, 1, 4, 7)"
     assert output_stats(page) == before_stats
     # and it still answers
-    B.type_number(page, "convolution.stride_nd.h", 2)
+    slider_keys(page, "convolution.stride_nd.h", "ArrowRight")
     assert output_shape(page) == "Output (1, 1, 2, 7)"
-    B.type_number(page, "convolution.stride_nd.h", 1)
+    slider_keys(page, "convolution.stride_nd.h", "ArrowLeft")
 
 
 def test_shared_link_reproduces_state(pages):
     """Contract (URL-bound state, Streamlit bind="query-params"): the query parameter is the widget
     key, e.g. ?convolution.stride_nd.h=2, and opening that URL in a new session shows the same."""
-    page = pages.layer("convolution")
-    B.type_number(page, "convolution.stride_nd.h", 2)
+    page = pages.fresh()
+    open_page(page, pages.app, "convolution")
+    slider_keys(page, "convolution.stride_nd.h", "ArrowRight")
     assert output_shape(page) == "Output (1, 1, 2, 7)"
     try:
         page.wait_for_function("() => location.search.length > 1", timeout=5_000)
@@ -276,7 +285,7 @@ def test_shared_link_reproduces_state(pages):
     assert other.locator(EXCEPTION).count() == 0
     assert output_shape(other) == "Output (1, 1, 2, 7)", f"{page.url} did not reproduce the stride"
     assert output_stats(other) == output_stats(page)
-    assert widget(other, "convolution.stride_nd.h").locator("input").input_value() == "2"
+    assert widget(other, "convolution.stride_nd.h").get_by_role("slider").get_attribute("aria-valuetext") == "2"
     params = urllib.parse.parse_qs(query)
     assert params.get("convolution.stride_nd.h") == ["2"], f"query parameters not named by widget key: {params}"
 
@@ -297,7 +306,7 @@ def test_spec_example_with_another_input_redraws_the_input_controls(pages):
     B.wait_until_idle(page)
     assert f"Input (1, 2, 6, 9) → Output {example.expected.shape}" in main_text(page)
     assert not any("num_groups" in a for a in alerts(page)), alerts(page)
-    page.get_by_role("tab", name="Input").click()
+    open_tab(page, "Input")
     assert widget(page, "convolution.input.C").locator("input").input_value() == "2"
     page.wait_for_function("() => new URLSearchParams(location.search).get('convolution.input.C') === '2'",
                            timeout=5_000)
@@ -315,7 +324,7 @@ def test_preset_link_then_a_parameter_change_gives_a_link_without_the_preset(pag
     page.goto(f"{pages.app}/convolution?preset=num_groups_2")
     B.wait_until_idle(page)
     assert "Input (1, 2, 6, 9)" in main_text(page)
-    B.type_number(page, "convolution.stride_nd.h", 2)
+    slider_keys(page, "convolution.stride_nd.h", "ArrowRight")
     B.wait_until_idle(page)
     assert output_shape(page) == f"Output {strided}"
     page.wait_for_function("() => !new URLSearchParams(location.search).has('preset')", timeout=5_000)
@@ -356,7 +365,8 @@ def test_clicking_an_output_cell_picks_it_and_outlines_its_window(pages):
         x, yy = page.evaluate(CELL_CENTRE_JS, [output, k, h, w])
         with B.rerun(page):
             page.mouse.click(x, yy)
-        assert f"Σ = {explain.num(y[0, k, h, w])}:" in main_text(page)
+        line = widget(page, "convolution.extra.cell").inner_text()  # beside the heatmaps: products and Σ
+        assert f"output(0, {k}, {h}, {w}) = " in line and line.endswith(f"= {explain.num(y[0, k, h, w])}"), line
         values = [widget(page, f"convolution.extra.{n}").locator("input").input_value() for n in "khw"]
         assert values == [str(k), str(h), str(w)]
         window = {tuple(c) for c in page.evaluate(INPUT_WINDOW_JS)}
@@ -397,7 +407,7 @@ def test_uploads_broken_or_real_images(pages, tmp_path):
 
     page = pages.fresh()
     open_page(page, pages.app, "activation")
-    page.get_by_role("tab", name="Input").click()
+    open_tab(page, "Input")
     kind = widget(page, "activation.input.kind")
     with B.rerun(page):
         kind.click()
@@ -417,3 +427,124 @@ def test_uploads_broken_or_real_images(pages, tmp_path):
     assert not any("upload:" in a for a in alerts(page)), alerts(page)
     assert output_shape(page) == "Output (1, 1, 3, 3)"  # resized to the chosen H × W
     assert stats_captions(page)[0].startswith("shape (1, 1, 3, 3) · min 0.29")  # red's luminance, 76/255
+
+
+# -- the stage: one screen per layer ----------------------------------------------------------------
+SCREENS = ((1280, 720), (1920, 1080))
+
+
+def _stage_parts(layer: str) -> dict[str, str]:
+    """What must be on screen together: the controls, the figures, the shape line and the source badge."""
+    parts = {"controls": B.key_selector(f"ctl.{layer}.parameters"),
+             "input": B.key_selector(f"{layer}.figure.input"), "output": B.key_selector(f"{layer}.figure.output"),
+             "shape line and badge": B.key_selector(f"{layer}.headline")}
+    if LAYERS[layer].stage_tensors:
+        parts["kernel"] = B.key_selector(f"{layer}.figure.kernel")
+    return parts
+
+
+def _off_screen(page, size: tuple[int, int], layer: str, demonstrated: str | None = None) -> list[str]:
+    w, h = size
+    out = []
+    for name, selector in _stage_parts(layer).items():
+        box = page.locator(selector).first.bounding_box()
+        if box is None or box["x"] < 0 or box["y"] < 0 or box["x"] + box["width"] > w + 1 \
+                or box["y"] + box["height"] > h + 1:
+            out.append(f"{name}: {box}")
+    if demonstrated:  # the parameter a spec example demonstrates: within the controls panel's visible box
+        panel = page.locator(B.key_selector(f"ctl.{layer}.parameters")).bounding_box()
+        box = page.locator(B.key_selector(f"ctl.{layer}.{demonstrated}")).bounding_box()
+        if box is None or box["y"] < panel["y"] - 1 or box["y"] + min(box["height"], 80) > panel["y"] + panel["height"] + 1:
+            out.append(f"{demonstrated} (demonstrated) {box} outside the panel {panel}")
+    return out
+
+
+@pytest.mark.parametrize("size", SCREENS, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_every_layer_page_and_spec_example_fits_one_screen(chrome, app, size):
+    """Without scrolling: the controls, input, (kernel,) output, the shape line and the source badge, on every
+    layer page, normal and presenter, default and every spec example (each example's demonstrated parameter
+    scrolled into the controls panel)."""
+    from playground.ui import workshop
+
+    context = B.new_context(chrome, viewport={"width": size[0], "height": size[1]}, reduced_motion="reduce")
+    page = context.new_page()
+    problems = []
+    try:
+        for layer in LAYERS:
+            urls = [(f"{layer}", None), (f"{layer}?view.presenter=true", None)]
+            urls += [(f"{layer}?preset={p.name}", workshop.demonstrated(LAYERS[layer], p))
+                     for p in presets.PRESETS.get(layer, [])]
+            for url, demonstrated in urls:
+                page.goto(f"{app}/{url}")
+                B.wait_until_idle(page)
+                page.wait_for_timeout(350)  # the panel's scroll to the demonstrated parameter
+                problems += [f"{url}: {p}" for p in _off_screen(page, size, layer, demonstrated)]
+    finally:
+        context.close()
+    assert not problems, f"{len(problems)} parts off the {size[0]}×{size[1]} screen:\n" + "\n".join(problems)
+
+
+def _slider_keys_of(layer) -> list[str]:
+    """The widget keys that must be sliders: every number (per spatial axis for per-axis ones; a single-valued
+    array's one value)."""
+    from playground.ui.widgets import SLIDE, SLIDER_MAX_STEPS
+
+    keys = []
+    for p in layer.params:
+        k = f"{layer.name}.{p.name}"
+        if p.kind == "int":
+            keys.append(k)
+        elif p.kind == "float":
+            keys.append(k if (p.high - p.low) / p.step <= SLIDER_MAX_STEPS else f"{k}.{SLIDE}")
+        elif p.kind == "ints" and p.per_axis:
+            keys += [f"{k}.h", f"{k}.w"]
+        elif p.kind == "array" and p.name in ("bias", "scale", "shift", "power"):  # one value by default
+            keys.append(f"{k}.0.{SLIDE}")
+    return keys
+
+
+def test_every_numeric_parameter_is_a_slider(pages):
+    missing = []
+    for name, layer in LAYERS.items():
+        page = pages.layer(name)
+        for key in _slider_keys_of(layer):
+            if page.locator(B.key_selector(key)).get_by_role("slider").count() != 1:
+                missing.append(key)
+    assert not missing, f"no slider for {missing}"
+
+
+def test_float_slider_and_exact_box_agree(pages):
+    page = pages.fresh()
+    open_page(page, pages.app, "activation?activation.type=LEAKY_RELU")
+    box = widget(page, "activation.alpha").locator("input")
+    assert box.input_value() == "0.01"
+    slider_keys(page, "activation.alpha.slide", *["ArrowRight"] * 5)  # five steps of 0.01: a visible sweep
+    assert box.input_value() == "0.06"
+    assert "min -0.24 " in output_stats(page) + " ", output_stats(page)
+    B.type_number(page, "activation.alpha", 12.5)  # off the slider's range: the box takes it
+    assert "min -50 " in output_stats(page) + " ", output_stats(page)
+    assert float(widget(page, "activation.alpha.slide").get_by_role("slider").get_attribute("aria-valuetext")) == 5
+
+
+def test_enum_is_stepped_with_the_keyboard(pages):
+    page = pages.fresh()
+    open_page(page, pages.app, "convolution")
+    slider_keys(page, "convolution.padding_mode", "ArrowRight", "ArrowRight")  # EXPLICIT_ROUND_DOWN → … → SAME_UPPER
+    assert "Output (1, 1, 6, 9)" in main_text(page)
+
+
+def test_step_walks_the_window_and_a_link_restores_the_picked_cell(pages):
+    page = pages.fresh()
+    open_page(page, pages.app, "convolution?convolution.stride_nd.w=2")
+    assert "output(0, 0, 0, 0) = " in widget(page, "convolution.extra.cell").inner_text()
+    with B.rerun(page):
+        widget(page, "convolution.extra.next").get_by_role("button").click()
+    assert "output(0, 0, 0, 1) = " in widget(page, "convolution.extra.cell").inner_text()
+    window = {tuple(c) for c in page.evaluate(INPUT_WINDOW_JS)}
+    assert window == {(i, 2 + j) for i in range(3) for j in range(3)}  # moved on by the stride, 2
+    page.wait_for_function("() => new URLSearchParams(location.search).get('convolution.extra.w') === '1'",
+                           timeout=5_000)
+    other = pages.fresh()
+    open_page(other, pages.app, "convolution?convolution.stride_nd.w=2&convolution.extra.h=1&convolution.extra.w=2")
+    assert "output(0, 0, 1, 2) = " in widget(other, "convolution.extra.cell").inner_text()
+    assert {tuple(c) for c in other.evaluate(INPUT_WINDOW_JS)} == {(1 + i, 4 + j) for i in range(3) for j in range(3)}

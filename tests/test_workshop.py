@@ -86,7 +86,7 @@ def test_preset_in_the_url_is_applied_then_written_as_values():
 def test_changing_a_control_after_a_preset_hides_the_comparison():
     at = open_page("convolution", preset="padding_nd_1_1")
     assert any("Matches the spec" in s.value for s in at.success)
-    at.number_input(key="convolution.padding_nd.w").set_value(2)
+    at.slider(key="convolution.padding_nd.w").set_value(2)
     rerun(at)
     assert at.selectbox(key="convolution.preset").value == ""
     assert not at.success
@@ -223,7 +223,7 @@ def test_hide_lists_controls_by_name_unknown_ignored():
     at = open_page("convolution", hide="kernel,bias,input,no_such_control")
     css = html(at)
     assert ".st-key-ctl-convolution-kernel" in css and ".st-key-ctl-convolution-bias" in css
-    assert '[data-testid="stTab"][data-key="1"]' in css  # the Input tab's button
+    assert '[data-testid="stTab"][data-key="0"]' in css  # the Input tab's button
     assert "display: none" in css and "no_such_control" not in css
     assert ".st-key-ctl-convolution-stride_nd" not in css
     assert stats(at) == default_stats("convolution")  # hidden, still in force

@@ -58,9 +58,9 @@ LAYER = Layer(
     params=(
         Param("type", "enum", "RELU", "Activation function (trt.ActivationType).", choices=tuple(DEFAULTS)),
         Param("alpha", "float", lambda p, s: DEFAULTS[p["type"]][0], "First parameter; its meaning depends on the type.",
-              low=-100.0, high=100.0, step=0.01, used_when=uses("alpha")),
+              low=-100.0, high=100.0, step=0.01, slide=(-5.0, 5.0), used_when=uses("alpha")),
         Param("beta", "float", lambda p, s: DEFAULTS[p["type"]][1], "Second parameter; its meaning depends on the type.",
-              low=-100.0, high=100.0, step=0.01, used_when=uses("beta")),
+              low=-100.0, high=100.0, step=0.01, slide=(-5.0, 5.0), used_when=uses("beta")),
     ),
     example_shape=(1, 1, 3, 3),
     example_input=centered_ramp,

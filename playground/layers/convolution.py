@@ -76,6 +76,26 @@ def geometry(p: dict, shape: tuple):
                             p["padding_mode"])
 
 
+def groups_offered(p, shape):
+    """The group counts that divide both C and num_output_maps: the only ones the groups slider offers."""
+    return [g for g in range(1, 65) if shape[1] % g == 0 and p["num_output_maps"] % g == 0]
+
+
+def kernel_size_offered(p, shape):
+    """Per spatial axis, the largest kernel whose dilated window fits the padded input (explicit padding
+    modes); SAME_* pad to fit any kernel."""
+    top = 15
+    if not str(p.get("padding_mode", "")).startswith("EXPLICIT"):
+        return (top,) * (len(shape) - 2)
+    try:
+        pre, post = effective_padding(p)
+        dilation = p["dilation_nd"]
+        return tuple(max(1, min(top, (size + a + b - 1) // d + 1))
+                     for size, a, b, d in zip(shape[2:], pre, post, dilation))
+    except (KeyError, TypeError):  # a parameter not valid right now: offer the declared range
+        return (top,) * (len(shape) - 2)
+
+
 def groups_rule(groups, p, shape):
     if shape[1] % groups:
         return f"must divide the input channels C={shape[1]}"
@@ -172,12 +192,14 @@ LAYER = Layer(
     params=(
         Param("num_output_maps", "int", 1, "Output channels K.", low=1, high=64, step=1),
         Param("kernel_size_nd", "ints", lambda p, s: tuple(min(3, d) for d in s[2:]),
-              "Kernel window per spatial axis (two values for 2-D, three for 3-D).", low=1, high=15, step=1, per_axis=True),
+              "Kernel window per spatial axis (two values for 2-D, three for 3-D).", low=1, high=15, step=1, per_axis=True,
+              offers=kernel_size_offered),
         Param("num_groups", "int", 1, "Groups: input channels and output maps split into this many independent convolutions.",
-              low=1, high=64, step=1, rule=groups_rule),
+              low=1, high=64, step=1, rule=groups_rule, offers=groups_offered),
         Param("kernel", "array", "powers_of_ten", "Weights, shape (K, C/num_groups, *kernel_size_nd), or a preset.",
               presets=KERNEL_PRESETS),
-        Param("bias", "array", [0.0], "One value per output map (or one for all).", low=-1e6, high=1e6, step=0.5),
+        Param("bias", "array", [0.0], "One value per output map (or one for all).", low=-1e6, high=1e6, step=0.5,
+              slide=(-100.0, 100.0)),
         _per_axis("stride_nd", 1, "Step of the window per spatial axis.", 1, 16),
         _per_axis("padding_nd", 0, "Zeros added before and after each spatial axis.", 0, 16),
         _per_axis("pre_padding", 0, "Zeros before each spatial axis; replaces padding_nd's leading side when set.",
@@ -190,7 +212,7 @@ LAYER = Layer(
         _per_axis("dilation_nd", 1, "Spacing between kernel taps per spatial axis.", 1, 16),
         Param("int8", "bool", False, "Quantize input and weights to INT8 (explicit Q/DQ; weights through set_input)."),
         Param("quantize_scale", "float", 1.0, "Scale of the INT8 quantize/dequantize pairs.", low=0.0001, high=1000.0,
-              step=0.01, used_when=lambda p: p["int8"]),
+              step=0.01, slide=(0.01, 4.0), used_when=lambda p: p["int8"]),
     ),
     example_shape=(1, 1, 6, 9),
     example_input=tile_pattern,
@@ -199,4 +221,5 @@ LAYER = Layer(
     check=check,
     notes=notes,
     ranks=(4, 5),
+    stage_tensors=lambda p: [("Kernel", p["kernel"])],
 )

@@ -197,7 +197,10 @@ def _cell_index(out_shape: tuple) -> tuple[int, ...]:
     index = []
     for name, size in zip(conv_index_names(len(out_shape)), out_shape):
         key = _key("convolution", name)
-        value = st.session_state.get(key, 0)
+        value = st.session_state.get(key)
+        if value is None:  # not drawn yet in this session: a shared link's cell (the inputs are bound to the URL)
+            text = st.query_params.get(key, "0")
+            value = int(text) if text.strip().isdigit() else 0
         value = int(min(max(value, 0), size - 1)) if isinstance(value, (int, float)) else 0
         st.session_state[key] = value
         index.append(value)
@@ -239,7 +242,9 @@ def _cell_picker(out_shape: tuple) -> None:
     labels = {"n": "n (batch)", "k": "k (output map)", "d": "d", "h": "h", "w": "w"}
     for name, size, col in zip(conv_index_names(len(out_shape)), out_shape, st.columns(len(out_shape))):
         with col:
-            st.number_input(labels[name], min_value=0, max_value=size - 1, step=1, key=_key("convolution", name))
+            # Bound to the URL: the share link holds the picked cell (read before drawing by _cell_index).
+            st.number_input(labels[name], min_value=0, max_value=size - 1, step=1, key=_key("convolution", name),
+                            bind="query-params")
 
 
 def convolution_extra(evaluation, view) -> None:
@@ -279,7 +284,62 @@ def convolution_extra(evaluation, view) -> None:
     state.table(explain.conv_products_table(cell), _key("convolution", "products"))
 
 
+def _step(out_shape: tuple, delta: int) -> None:
+    """Move the picked output cell delta cells on in reading order (w, then h, then d, k, n), wrapping around:
+    the window walks the input by the stride, as in the convolution arithmetic animations."""
+    index = _cell_index(out_shape)
+    flat = (int(np.ravel_multi_index(index, out_shape)) + delta) % int(np.prod(out_shape))
+    for name, v in zip(conv_index_names(len(out_shape)), np.unravel_index(flat, out_shape)):
+        st.session_state[_key("convolution", name)] = int(v)
+
+
+PLAY_KEY = _key("convolution", "play")
+PLAY_SECONDS = 1.0  # one output cell a second: the eye follows the window
+
+
+def _products_text(cell: dict, limit: int = 12) -> str:
+    """Σ written out where it is short (the spec's 3 × 3 windows), else the summary sentence."""
+    taps = cell["taps"]
+    if len(taps) > limit:
+        return cell["text"]
+    terms = " + ".join(f"{explain.num(t['x'])}·{explain.num(t['w'])}" for t in taps)
+    bias = f" + {explain.num(cell['bias'])}" if cell["bias"] else ""
+    return f"{terms}{bias} = **{explain.num(cell['value'])}**"
+
+
+def convolution_stage_line(evaluation, view) -> None:
+    """Under the stage's heatmaps: the picked cell's products and Σ, and the controls that walk the window across
+    the output (previous, next, play)."""
+    out_shape, index, cell = _conv_cell(evaluation)
+    with st.container(horizontal=True, vertical_alignment="center", gap="small", key=_key("convolution", "cell")):
+        st.button("", icon=":material/skip_previous:", key=_key("convolution", "prev"), on_click=_step,
+                  args=(out_shape, -1), help="Previous output cell")
+        st.button("", icon=":material/skip_next:", key=_key("convolution", "next"), on_click=_step,
+                  args=(out_shape, 1), help="Next output cell: the window moves on by the stride")
+        playing = st.toggle("play", key=PLAY_KEY, help=f"Walk the window over every output cell, one every "
+                                                       f"{PLAY_SECONDS:g} s")
+        st.markdown(f"output{index} = {_products_text(cell)}", width="stretch")
+    if playing:
+        _player(out_shape)
+
+
+@st.fragment(run_every=PLAY_SECONDS)
+def _player(out_shape: tuple) -> None:
+    """While play is on: one step per tick, then the page draws the new cell (a full run: the outlines are on the
+    stage's own figures)."""
+    if st.session_state.get(_PLAYED) is None:  # the first tick draws nothing new: the page just drew it
+        st.session_state[_PLAYED] = True
+        return
+    if not st.session_state.get(PLAY_KEY):
+        return
+    _step(out_shape, 1)
+    st.rerun()
+
+
+_PLAYED = "_convolution.played"
+
 MARKS: dict[str, Callable[[Any], Marks]] = {"convolution": convolution_marks}
+STAGE_LINES: dict[str, Callable[[Any, Any], None]] = {"convolution": convolution_stage_line}
 
 EXTRAS: dict[str, Callable[[Any, Any], None]] = {
     "activation": activation_extra,

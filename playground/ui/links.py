@@ -39,11 +39,12 @@ _FROM_URL = "_url_preset."  # + layer: {"name": the ?preset= applied, "drawn": i
 CHOSEN = "_preset_chosen."  # + layer: the spec preset last chosen (URL or selectbox)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 # Things `hide` can name besides the layer's parameters: container name -> what it is.
-PAGE_PARTS = {"input": "the Input tab", "parameters": "the Parameters tab", "view": "the View tab",
+PAGE_PARTS = {"input": "the Input tab", "parameters": "the parameters beside the figures", "view": "the View tab",
               "sidebar": "the whole sidebar", "link": "the link box", "preset": "the Spec example picker",
+              "title": "the title and summary",
               "formula": "the formula box", "spec": "the spec comparison", "downloads": "the download buttons",
               "explanation": "the layer's explanation", "engine": "the engine panel"}
-TABS = ("parameters", "input", "view")  # the sidebar's tabs, in order
+TABS = ("input", "view")  # the sidebar's tabs, in order
 
 
 # -- the URL-bound fields of a page -------------------------------------------------------------
@@ -272,21 +273,21 @@ def apply_preset(layer: Layer, preset: presets.Preset) -> None:
     st.session_state[CHOSEN + layer.name] = preset.name
 
 
-def preset_from_url(layer: Layer) -> None:
+def preset_from_url(layer: Layer) -> presets.Preset | None:
     """Apply ?preset=NAME once. Values written before a widget's first drawing do not reach the URL, so
     `preset` stays in it (the link still reproduces the page) until the next run, which writes every
-    control again (now they do) and removes it."""
+    control again (now they do) and removes it. Returns the preset applied by this call, if any."""
     name = st.query_params.get(PRESET_PARAM)
     seen = st.session_state.get(_FROM_URL + layer.name)
     if name is None:
         st.session_state.pop(_FROM_URL + layer.name, None)
-        return
+        return None
     if seen and seen["name"] == name:
         if seen["drawn"]:
             resync(layer)
             _drop_param(PRESET_PARAM)
             st.session_state.pop(_FROM_URL + layer.name, None)
-        return
+        return None
     st.session_state[_FROM_URL + layer.name] = {"name": name, "drawn": False}
     try:
         preset = presets.find(layer.name, name)
@@ -295,8 +296,9 @@ def preset_from_url(layer: Layer) -> None:
         st.session_state.setdefault(_PROBLEMS + layer.name, []).append(
             f"URL parameter preset: {layer.name} has no spec example `{_shown(name)}` (it has: {names}) — ignored.")
         _drop_param(PRESET_PARAM)
-        return
+        return None
     apply_preset(layer, preset)
+    return preset
 
 
 def preset_pending(layer: Layer) -> bool:
@@ -341,11 +343,26 @@ def hide_names(layer: Layer) -> tuple[str, ...]:
     return (*layer.param_names, *PAGE_PARTS)
 
 
+_HIDE = "_hide"  # plain session state: the names `hide` listed, kept across page changes
+
+
 def hidden(layer: Layer) -> list[str]:
-    """The known names the URL's `hide` lists (comma-separated, repeated or not); unknown ones are ignored."""
+    """The known names the URL's `hide` lists (comma-separated, repeated or not); unknown ones are ignored. The
+    list holds for the session: a page opened from the navigation (whose URL has no `hide`) gets it back in its
+    URL, so its share link hides the same."""
+    given = [n.strip().lower() for v in st.query_params.get_all(HIDE_PARAM) for n in v.split(",") if n.strip()]
+    if given:
+        st.session_state[_HIDE] = list(dict.fromkeys(given))
+    elif st.session_state.get(_HIDE):
+        st.query_params[HIDE_PARAM] = ",".join(st.session_state[_HIDE])
     known = hide_names(layer)
-    names = [n.strip().lower() for v in st.query_params.get_all(HIDE_PARAM) for n in v.split(",")]
-    return [n for n in dict.fromkeys(names) if n in known]
+    return [n for n in st.session_state.get(_HIDE, []) if n in known]
+
+
+def show_all() -> None:
+    """Forget `hide` (the View tab's button)."""
+    st.session_state.pop(_HIDE, None)
+    _drop_param(HIDE_PARAM)
 
 
 def hide_css(layer: Layer, names: list[str]) -> str:

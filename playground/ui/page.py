@@ -13,19 +13,28 @@ from ..errors import ValidationError
 from ..inputs import InputError
 from ..layer import Layer
 from ..layers import LAYERS, get_layer
-from . import extras, links, state, widgets, workshop
+from ..style import stage_overhead_px
+from . import extras, links, stage, state, widgets, workshop
 from .state import ViewOptions, control_key
 
 PAGES_DIR = "app_pages"  # not pages/: see app.py
 HOME_ICON = ":material/home:"
 PRESENTER_FONT_PX = 20  # Streamlit's default is 16
-SIDEBAR_PX = 360  # room for a 3 × 3 kernel table
+SIDEBAR_PX = 360  # room for the input controls
+# The stage: the main area starts under the page navigation and uses the whole width; the controls panel is
+# compact (no min/max ticks under sliders, tighter rows); the viewport probe takes no room.
+STAGE_CSS = (f'<style>[data-testid="stMainBlockContainer"] {{ max-width: 100%; padding: {stage.HEADER_PX + 12}px '
+             f'{stage.PADDING_X_PX}px 3rem; }} '
+             '.st-key-viewport-probe { display: none; } '
+             '[class*="-parameters"] [data-testid="stSliderTickBarMin"], '
+             '[class*="-parameters"] [data-testid="stSliderTickBarMax"] { display: none; } '
+             '[class*="-parameters"] [data-testid="stVerticalBlock"] { gap: 0.35rem; } '
+             '[data-testid="stMain"] h3 { padding: 0; }</style>')
 # Presenter mode: larger type everywhere (rem-based), black text, stronger borders on alerts and boxes.
 PRESENTER_CSS = (f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }} "
                  '[data-testid="stMain"] { color: #000; } '
                  '[data-testid="stMain"] [data-testid="stCaptionContainer"] { color: #222; } '
-                 '[data-testid="stMain"] [data-testid="stVerticalBlockBorderWrapper"] { border-color: #555; } '
-                 '[data-testid="stMainBlockContainer"] { max-width: 100%; padding-top: 3rem; }</style>')
+                 '[data-testid="stMain"] [data-testid="stVerticalBlockBorderWrapper"] { border-color: #555; }</style>')
 
 
 STATUS_TEXT = {"built": "built now", "cached": "from cache", "failed": "failed", "not_built": "not built"}
@@ -41,6 +50,7 @@ class Problem:
     message: str
     param: str | None  # the parameter or input control it names, if any
     slot: Any = None  # the placeholder under that control
+    slot_owner: tuple = ()  # the parameters drawn beside the figures (else the control is an input one)
 
 
 def guarded(draw: Callable[[], None]) -> None:
@@ -58,48 +68,55 @@ def layer_page(name: str) -> None:
 def _layer_page(name: str) -> None:
     layer = get_layer(name)
     workshop.chosen_now(layer)  # a full run draws the input controls a spec example set anyway
-    links.preset_from_url(layer)  # ?preset=NAME: writes the controls before they are drawn
+    from_url = links.preset_from_url(layer)  # ?preset=NAME: writes the controls before they are drawn
+    if from_url is not None:
+        _focus_demonstrated(layer, from_url)
     links.check_url(layer)  # drops the URL values the layer refuses (and runs the page again)
     hide = links.hidden(layer)
     with st.sidebar:
         link_slot = st.container(key=control_key(name, "link"))
         titles = [t.capitalize() for t in links.TABS]  # the order `hide` counts on; the first not hidden opens
         shown_first = next((t for t in titles if t.lower() not in hide), titles[0])
-        params_tab, input_tab, view_tab = st.tabs(titles, default=shown_first)
+        input_tab, view_tab = st.tabs(titles, default=shown_first)
     with input_tab, st.container(key=control_key(name, "input")):  # first: defaults and presets need the shape
         inp = widgets.input_controls(layer)
-    params_box = params_tab.container(key=control_key(name, "parameters"))
     with view_tab, st.container(key=control_key(name, "view")):
         view = widgets.view_controls(layer)
         if hide:
             st.caption("Hidden by the link (`hide`): " + ", ".join(hide))
-
-    css = links.hide_css(layer, hide)
-    if view.presenter:  # the page's own text grows with the figures (rem-based: everything scales)
-        css += PRESENTER_CSS
-    if css:
-        st.html(css)
-    st.title(layer.title, anchor=False)
+            st.button("Show everything", key=state.key(name, "show_all"), on_click=links.show_all,
+                      icon=":material/visibility:")
+    size = stage.viewport()
+    st.html(STAGE_CSS + links.hide_css(layer, hide) + (PRESENTER_CSS if view.presenter else ""))
+    if not view.presenter:  # a room needs the stage, not the title block
+        with st.container(key=control_key(name, "title"), horizontal=True, vertical_alignment="center", gap="medium"):
+            st.markdown(f"### {layer.title}")
+            st.caption(layer.summary + " Input pattern and size, view options: the sidebar (›).")
     link_problems = links.take_problems(layer)
     if link_problems:  # one box, one line per parameter
         st.warning("\n".join(f"- {m}" for m in link_problems) if len(link_problems) > 1 else link_problems[0],
                    icon=":material/link_off:")
-    st.markdown(layer.summary)
-    _results(layer, inp, view, params_box, link_slot)
+    _results(layer, inp, view, link_slot, size)
 
 
 @st.fragment
-def _results(layer: Layer, inp: widgets.InputForm, view: ViewOptions, params_box, link_slot) -> None:
-    """The parameters (drawn into the sidebar's Parameters tab) and all they change. A parameter change reruns
-    only this: the input and view controls, the title and the summary are neither rebuilt nor redrawn."""
-    guarded(lambda: _results_body(layer, inp, view, params_box, link_slot))
+def _results(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_slot, size: tuple[int, int]) -> None:
+    """The stage (parameters beside the figures) and all below it. A parameter change reruns only this: the input
+    and view controls and the title are neither rebuilt nor redrawn."""
+    guarded(lambda: _results_body(layer, inp, view, link_slot, size))
 
 
-def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, params_box, link_slot) -> None:
+def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_slot, size: tuple[int, int]) -> None:
     name = layer.name
     if workshop.chosen_now(layer) or links.preset_pending(layer):
+        chosen = st.session_state.get(links.CHOSEN + name)
+        if chosen:
+            _focus_demonstrated(layer, presets.find(name, chosen))
         st.rerun()  # the input controls or the URL, outside this fragment, must be written again
-    with params_box:
+    box = stage.layout(*size, view.presenter, cell_row=name in extras.STAGE_LINES)
+    controls, figures = st.columns([box.controls_w, box.figures_w], gap="medium")
+    with controls, st.container(key=control_key(name, "parameters"), height=box.controls_h, border=False):
+        picker = st.container()  # the spec example sets every control below it; drawn once its match is known
         form = widgets.param_controls(layer, inp.shape)
     with st.spinner(f"Building the TensorRT engine for this {layer.title} configuration …", show_time=True):
         current, problem = _evaluate(layer.name, form, inp)
@@ -110,39 +127,75 @@ def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, param
     shown = current or state.last_good(name)
     preset = workshop.current_preset(layer, current)
     cmp = presets.compare(preset, current.output) if preset is not None else None
-
-    workshop.preset_picker(layer, preset, cmp)
-    if shown is not None and layer.formula:
-        with st.container(border=True, key=control_key(name, "formula")):
-            st.markdown(f"#### {layer.formula(shown.params)}")
-    if problem:
-        where = f" — fix **{problem.param}** in the sidebar." if problem.slot is not None else ""
-        if problem.slot is not None and problem.param not in form.slots:
-            where = f" — fix **{problem.param}** in the sidebar's Input tab."
-        st.error(problem.message + where, icon=":material/error:")
+    with picker:
+        workshop.preset_picker(layer, preset, cmp)
+    with figures, st.container(key=control_key(name, "stage")):
+        _stage(layer, shown, problem, preset, cmp, view, box)
     if shown is None:
-        st.info("No valid configuration yet: fix the parameter above to see the output.")
         _link(link_slot)
         links.page_drawn(layer)
         return
+    below = st.tabs(["Explanation", "Spec example", "Engine", "Downloads"], key=state.key(name, "tabs"))
+    with below[0], st.container(key=control_key(name, "explanation")):
+        for note in shown.messages:
+            st.info(note, icon=":material/info:")
+        _extras(layer.name, shown, view)
+    with below[1]:
+        if preset is not None and cmp is not None:
+            workshop.spec_panel(layer, preset, cmp, shown)
+            fig, stats = state.tensor_figure(preset.expected, "Spec's output (as documented)", view.shared_scale,
+                                             view.presenter)
+            state.chart(fig, state.figure_key(name, "spec"), filename=f"{name}_spec")
+            st.caption("the spec's table · " + stats_text(stats))
+        else:
+            st.caption("This configuration is none of the spec's examples: pick one in the “Spec example” box "
+                       "above the figures to compare with the output the spec documents.")
+    with below[2], st.container(key=control_key(name, "engine")):
+        _engine_panel(shown)
+    with below[3]:
+        workshop.downloads(layer, shown)
+    _link(link_slot)
+    links.page_drawn(layer)
+
+
+def _focus_demonstrated(layer: Layer, preset: presets.Preset) -> None:
+    """A spec example was applied: the controls panel scrolls to the parameter it demonstrates."""
+    stage.focus(control_key(layer.name, workshop.demonstrated(layer, preset)))
+
+
+def _stage(layer: Layer, shown: Evaluation | None, problem: Problem | None, preset, cmp, view: ViewOptions,
+           box: stage.Layout) -> None:
+    """The figure column: what is shown (shapes, formula, source, spec example), the heatmaps side by side, and
+    the layer's own line under them (the convolution's picked cell)."""
+    with st.container(horizontal=True, vertical_alignment="center", gap="small", key=state.key(layer.name, "headline")):
+        if shown is not None:
+            formula = f" · `{layer.formula(shown.params)}`" if layer.formula else ""
+            st.markdown(f"**Input {shown.input.shape} → Output {shown.output.shape}**{formula}",
+                        width="content")
+            st.badge(source_badge(shown), icon=":material/bolt:" if shown.output_source == "tensorrt"
+                     else ":material/calculate:", color="green" if shown.output_source == "tensorrt" else "orange")
+        if preset is not None and cmp is not None:
+            workshop.verdict_badge(cmp)
     if problem:
-        st.warning("Stale — showing the last valid configuration.", icon=":material/history:")
+        where = "" if problem.slot is None else (
+            f" — fix **{problem.param}** beside the figures." if problem.param in problem.slot_owner
+            else f" — fix **{problem.param}** in the sidebar's Input tab.")
+        stale = " Showing the last valid configuration." if shown is not None else ""
+        st.error(problem.message + where + stale, icon=":material/error:")
+    if shown is None:
+        st.info("No valid configuration yet: fix the parameter named above to see the output.")
+        return
     if shown.error:
         st.error(f"TensorRT could not build this configuration; the output is the NumPy reference. "
                  f"TensorRT said: {shown.error}", icon=":material/build:")
-    spec = preset.expected if preset is not None else None
-    _tensors(shown, view, spec)
-    if preset is not None and cmp is not None:
-        workshop.spec_panel(layer, preset, cmp, shown)
-    workshop.downloads(layer, shown)
-    for note in shown.messages:
-        st.info(note, icon=":material/info:")
-    with st.container(key=control_key(name, "explanation")):
-        _extras(layer.name, shown, view)
-    with st.container(key=control_key(name, "engine")):
-        _engine_panel(shown)
-    _link(link_slot)
-    links.page_drawn(layer)
+    height = box.figure_h - (56 if problem or shown.error else 0)
+    _tensors(layer, shown, view, box.figures_w, height)
+    line = extras.STAGE_LINES.get(layer.name)
+    if line is not None:
+        try:
+            line(shown, view)
+        except Exception as exc:  # its own explanation below says more
+            st.caption(f"(the picked cell could not be explained: {type(exc).__name__})")
 
 
 def _link(slot) -> None:
@@ -160,11 +213,19 @@ def _evaluate(layer: str, form: widgets.ParamForm, inp: widgets.InputForm) -> tu
         return evaluate(layer, form.raw, inp.x, backend=state.backend(), cache=state.engine_cache()), None
     except ValidationError as exc:
         slot = form.slots.get(exc.param) or inp.slot_for(exc.param)
-        return None, Problem(str(exc), exc.param, slot)
+        return None, Problem(str(exc), exc.param, slot, tuple(form.slots))
     except InputError as exc:
         return None, Problem(str(exc), exc.param, inp.slot_for(exc.param))
     except Exception as exc:  # anything else is a bug, but the page must still answer, not crash
         return None, Problem(f"Unexpected error ({type(exc).__name__}): {exc}", None)
+
+
+def source_badge(ev: Evaluation) -> str:
+    """Where the output shown comes from, short enough for the stage (the engine tab says why)."""
+    if ev.output_source == "tensorrt":
+        return ev.source_label
+    built = ev.engine_status in ("built", "cached")
+    return f"NumPy reference · {ev.backend.name} engine " + ("built, not run here" if built else "not built")
 
 
 def stats_text(stats: dict) -> str:
@@ -182,29 +243,31 @@ def stats_text(stats: dict) -> str:
     return " · ".join(parts)
 
 
-def _tensors(ev: Evaluation, view: ViewOptions, spec: np.ndarray | None = None) -> None:
-    """Input and output heatmaps side by side, with what the layer's section outlines on them, and the
-    spec's documented output where one is on screen."""
-    st.markdown(f"#### Input {ev.input.shape} → Output {ev.output.shape}")
+def _tensors(layer: Layer, ev: Evaluation, view: ViewOptions, width: int, height: int) -> None:
+    """Input, the layer's own stage tensors (the kernel) and output side by side, sized to fit the stage, with
+    what the layer's section outlines on them."""
     tensorrt = ev.output_source == "tensorrt"
-    st.badge(ev.source_label, icon=":material/bolt:" if tensorrt else ":material/calculate:",
-             color="green" if tensorrt else "orange")
     zrange = plots.color_range([ev.input, ev.output], shared=True)[0] if view.shared_scale else None
     marks = _marks(ev)
-    out_title = "Output (TensorRT)" if tensorrt else "Output (NumPy reference)"
-    figs = [(ev.input, "Input", "input", marks.input), (ev.output, out_title, "output", marks.output)]
-    if spec is not None:
-        figs.append((spec, "Spec's output (as documented)", "spec", {}))
-    # Side by side where the browser has room, one under the other where it has not.
-    with st.container(horizontal=True, wrap=True, gap="large"):
-        for t, title, which, outlines in figs:
-            fig, stats = state.tensor_figure(t, title, view.shared_scale, view.presenter, zrange, **outlines)
-            click = {}
-            if which == "output" and marks.on_select is not None:
-                click = dict(on_select=marks.on_select(fig), selection_mode="points")
-            with st.container(width=fig.layout.width):
-                state.chart(fig, state.figure_key(ev.layer, which), filename=f"{ev.layer}_{which}", **click)
-                st.caption(("the spec's table · " if which == "spec" else "") + stats_text(stats))
+    out_title = "Output (TensorRT)" if tensorrt else "Output (reference)"
+    figs = [(ev.input, "Input", "input", marks.input, zrange)]
+    figs += [(t, title, title.lower(), {}, None) for title, t in (layer.stage_tensors(ev.params) if layer.stage_tensors else [])]
+    figs.append((ev.output, out_title, "output", marks.output, zrange))
+    th = view.theme
+    rows = stage.figure_rows([f[0] for f in figs], width, height, overhead=stage_overhead_px(th),
+                             v_overhead=th.stage_margin["t"] + th.stage_margin["b"] + round(th.subtitle_size * 1.6))
+    for row in rows:
+        with st.container(horizontal=True, wrap=False, gap="small"):
+            for i, fig_box in row:
+                t, title, which, outlines, shared = figs[i]
+                fig, stats = state.tensor_figure(t, title, view.shared_scale, view.presenter, shared, box=fig_box,
+                                                 **outlines)
+                click = {}
+                if which == "output" and marks.on_select is not None:
+                    click = dict(on_select=marks.on_select(fig), selection_mode="points")
+                with st.container(width=fig.layout.width, gap=None):
+                    state.chart(fig, state.figure_key(ev.layer, which), filename=f"{ev.layer}_{which}", **click)
+                    st.caption(stats_text(stats))
 
 
 def _marks(ev: Evaluation) -> extras.Marks:

@@ -24,7 +24,7 @@ from .state import VIEW_PRESENTER, VIEW_SHARED_SCALE, ViewOptions, axes, control
 SLIDER_MAX_STEPS = 2000  # a sidebar slider cannot place more positions than this; beyond, a number input
 PER_VALUE_MAX = 8  # arrays of up to this many values along one axis get one input per value
 TABLE_MAX = 4096  # larger arrays are set by preset or as text
-SEGMENTED_MAX_CHARS = 30  # enum choices that fit one sidebar row as buttons; longer ones get a selectbox
+SLIDE = "slide"  # "{layer}.{param}.slide": the slider beside an exact-entry box (derived from the box)
 CUSTOM = "custom"  # the preset selectbox's entry for hand-edited values
 PERSIST = "session"  # a value survives page switches and being hidden
 BIND = "query-params"  # the value is in the page URL under the widget key: links reproduce the state
@@ -126,15 +126,56 @@ def _reset_dependents(layer: Layer, p: Param, canon: dict, shape: tuple, names: 
 
 
 # -- one widget per kind ----------------------------------------------------------------------
-def _number(label: str, k: str, lo, hi, step, value, integer: bool, slider: bool = True, **kw):
-    """A slider where the range has few enough steps to hit by dragging, else a number input."""
+def _slider_step(step, integer: bool):
+    return int(step or 1) if integer else float(step or 0.1)
+
+
+def _slid(k: str, box_changed=None, args=()) -> None:
+    """A slider of a slider + box pair moved: its value becomes the box's (which holds the state)."""
+    st.session_state[k] = st.session_state[key(k, SLIDE)]
+    if box_changed is not None:
+        box_changed(*args)
+
+
+def _number(label: str, k: str, lo, hi, step, value, integer: bool, slide=None, **kw):
+    """A slider over the declared range where it has few enough steps to drag across; else a slider over the
+    useful range `slide` with an exact-entry box beside it, which holds the value (values off the slider's range
+    are typed there; the slider then rests at its nearest end)."""
     cast = int if integer else float
-    step = cast(step or 1) if integer else float(step or 0.1)
+    step = _slider_step(step, integer)
     lo, hi = (None if v is None else cast(v) for v in (lo, hi))
     value = None if value is None else cast(value)
-    if slider and lo is not None and hi is not None and (hi - lo) / step <= SLIDER_MAX_STEPS:
+    if lo is not None and hi is not None and (hi - lo) / step <= SLIDER_MAX_STEPS:
         return st.slider(label, lo, hi, value, step, key=k, **kw)
-    return st.number_input(label, lo, hi, value, step, key=k, format=None if integer else "%g", **kw)
+    s_lo, s_hi = (cast(v) for v in (slide or (lo if lo is not None else -10, hi if hi is not None else 10)))
+    current = st.session_state.get(k, value)
+    current = value if current is None else current
+    st.session_state[key(k, SLIDE)] = min(max(cast(current), s_lo), s_hi)  # derived: the box's value, clamped
+    on_change, args = kw.pop("on_change", None), kw.pop("args", ())
+    box_kw = {n: v for n, v in kw.items() if n not in ("bind", "persist_state")}
+    slide_col, box_col = st.columns([3, 2], vertical_alignment="bottom", gap="small")
+    with slide_col:
+        st.slider(label, s_lo, s_hi, step=step, key=key(k, SLIDE), on_change=_slid, args=(k, on_change, args),
+                  help=f"Drag over {s_lo:g} … {s_hi:g}; type any value from {lo:g} to {hi:g} in the box.",
+                  **{n: v for n, v in box_kw.items() if n != "help"})
+    with box_col:
+        return st.number_input(f"{label} (exact)", lo, hi, value, step, key=k, format=None if integer else "%g",
+                               label_visibility="collapsed", on_change=on_change, args=args, **kw)
+
+
+def _int_slider(label: str, k: str, lo: int, hi: int, value: int, offered=None, **kw):
+    """An int slider over lo..hi, or over the values the layer offers (a select slider; the arrow keys step it).
+    The value already held stays offered even where it is no longer valid, so that moving another parameter never
+    changes this one behind the user's back: the page names the rule it breaks instead."""
+    current = st.session_state.get(k, value)
+    current = int(current) if isinstance(current, (int, float)) else value
+    if offered is not None and not isinstance(offered, int):
+        options = sorted(set(offered) | {current})
+        return st.select_slider(label, options, value=value if value in options else options[0], key=k, **kw)
+    hi = max(hi if offered is None else min(hi, int(offered)), min(current, int(hi)))
+    if hi <= lo:  # one value only: a slider needs two ends
+        return st.select_slider(label, [lo], value=lo, key=k, **kw)
+    return st.slider(label, lo, hi, min(max(value, lo), hi), 1, key=k, **kw)
 
 
 def _sync(k: str, value) -> None:
@@ -147,20 +188,22 @@ def _label(text: str) -> None:
     st.markdown(f":small[**{text}**]")
 
 
-def _per_axis(p: Param, k: str, default, rank: int, disabled: bool):
-    """One number input per spatial axis; an optional param gets an override checkbox (off = None)."""
+def _per_axis(p: Param, k: str, default, rank: int, disabled: bool, tops=None):
+    """One slider per spatial axis (up to the largest valid value, where the layer offers one); an optional
+    param gets an override checkbox (off = None)."""
     on = True
     if p.optional:
-        on = st.checkbox(f"{p.name} (override)", value=False, key=key(k, "set"), disabled=disabled, **STATE)
-    else:
-        _label(p.name)
+        on = st.checkbox(f"{p.name} (override)", value=False, key=key(k, "set"), disabled=disabled, help=p.help,
+                         **STATE)
     names = axes(rank)
     default = default if default is not None else (int(p.low or 0),) * len(names)
+    tops = tops or (None,) * len(names)
     values = []
-    for col, ax, v in zip(st.columns(len(names)), names, default):
+    for col, ax, v, top in zip(st.columns(len(names), gap="small"), names, default, tops):
         with col:
-            values.append(_number(ax, key(k, ax), p.low, p.high, p.step or 1, v, True, slider=False,
-                                  disabled=disabled or not on, **STATE))
+            label = ax if p.optional else f"{p.name}.{ax}"
+            values.append(_int_slider(label, key(k, ax), int(p.low or 0), int(p.high), int(v), top,
+                                      disabled=disabled or not on, help=None if p.optional else p.help, **STATE))
     return tuple(values) if on else None
 
 
@@ -227,8 +270,8 @@ def _array(layer: Layer, p: Param, k: str, default, raw: dict, canon: dict, shap
 
     def edit_value(i: int, v: float, label: str) -> None:
         _sync(key(k, i), v)
-        _number(label, key(k, i), p.low, p.high, p.step, v, False, disabled=disabled,
-                on_change=_value_edited, args=(k, i, arr))
+        _number(label, key(k, i), p.low, p.high, p.step, v, False, slide=p.slide, disabled=disabled,
+                on_change=_value_edited, args=(k, i, arr), help=p.help)
 
     with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
         if p.presets:
@@ -271,34 +314,47 @@ def _unused_note(layer: Layer, p: Param, canon: dict) -> str:
     return "(unused by this configuration)"
 
 
-def param_widget(layer: Layer, p: Param, raw: dict, canon: dict, shape: tuple) -> Any:
+def param_widget(layer: Layer, p: Param, raw: dict, canon: dict, shape: tuple, current: dict | None = None) -> Any:
     """Draw the widget for p under the current parameters and return its raw value.
 
-    raw: the earlier parameters' raw values (used ones); canon: their canonical values.
-    An unused parameter is drawn disabled with a note saying what makes it unused."""
+    raw: the earlier parameters' raw values (used ones); canon: their canonical values; current: every
+    parameter's value as its widget holds it now (what a layer's `offers` reads about later parameters).
+    An unused parameter is drawn disabled with a note saying what makes it unused. The help line is the
+    widget's tooltip, so the controls stay compact beside the figures."""
     k = key(layer.name, p.name)
     used = p.is_used(canon)
     default = p.default_for(canon, shape)
     names = dependents(layer, p, canon, shape)
     reset = dict(on_change=_reset_dependents, args=(layer, p, dict(canon), shape, names)) if names else {}
-    common = dict(disabled=not used, **STATE, **reset)
-    if p.kind in ("float", "int"):
-        value = _number(p.name, k, p.low, p.high, p.step, default, p.kind == "int", **common)
+    common = dict(disabled=not used, help=p.help, **STATE, **reset)
+    offered = _offers(p, {**(current or {}), **canon}, shape)
+    if p.kind == "int":
+        value = _int_slider(p.name, k, int(p.low), int(p.high), int(default), offered, **common)
+    elif p.kind == "float":
+        value = _number(p.name, k, p.low, p.high, p.step, default, False, slide=p.slide, **common)
     elif p.kind == "bool":
         value = st.toggle(p.name, value=bool(default), key=k, **common)
-    elif p.kind == "enum":
-        if len(p.choices) <= 4 and sum(map(len, p.choices)) <= SEGMENTED_MAX_CHARS:
-            value = st.segmented_control(p.name, p.choices, default=default, required=True, key=k, **common)
-        else:
-            value = st.selectbox(p.name, p.choices, index=p.choices.index(default), key=k, **common)
+    elif p.kind == "enum":  # a select slider: the arrow keys step through the members
+        value = st.select_slider(p.name, p.choices, value=default, key=k, **common)
     elif p.kind == "ints" and p.per_axis:
-        value = _per_axis(p, k, default, len(shape), not used)
+        value = _per_axis(p, k, default, len(shape), not used, offered)
     elif p.kind == "ints":
         value = st.text_input(p.name, value=value_text(p, default), key=k, **common)
     else:
         value = _array(layer, p, k, default, raw, canon, shape, not used)
-    st.caption(p.help + ("" if used else " " + _unused_note(layer, p, canon)))
+    if not used:
+        st.caption(_unused_note(layer, p, canon))
     return value
+
+
+def _offers(p: Param, params: dict, shape: tuple):
+    """What the layer offers for p right now, or None (every declared value)."""
+    if p.offers is None:
+        return None
+    try:
+        return p.offers(params, shape)
+    except Exception:  # a parameter it reads is broken right now: the declared range
+        return None
 
 
 @dataclass
@@ -310,14 +366,26 @@ class ParamForm:
 
 def param_controls(layer: Layer, shape: tuple) -> ParamForm:
     form = ParamForm()
+    current = _current(layer, shape)
     for p in layer.params:
         with st.container(key=control_key(layer.name, p.name)):  # ?hide=NAME hides it (ui.links)
-            value = param_widget(layer, p, form.raw, form.canon, shape)
+            value = param_widget(layer, p, form.raw, form.canon, shape, current)
         form.slots[p.name] = st.empty()
         if p.is_used(form.canon):
             form.raw[p.name] = value
         form.canon[p.name] = _canonical(layer, p, value, form.canon, shape)
     return form
+
+
+def _current(layer: Layer, shape: tuple) -> dict:
+    """Every parameter's canonical value as the widgets hold it before this run draws them (defaults where a
+    value is broken): what `offers` needs to know of parameters drawn after the one it bounds."""
+    from .links import widget_value
+
+    canon: dict = {}
+    for p in layer.params:
+        canon[p.name] = _canonical(layer, p, widget_value(layer, p, canon, shape, st.session_state.get), canon, shape)
+    return canon
 
 
 def _canonical(layer: Layer, p: Param, value, canon: dict, shape: tuple):

@@ -80,20 +80,28 @@ def preset_picker(layer: Layer, preset: presets.Preset | None, cmp: presets.Comp
     if st.session_state.get(k) != value:
         st.session_state[k] = value
     titles = {p.name: p.title for p in examples}
-    with st.container(key=control_key(layer.name, "preset"), horizontal=True, vertical_alignment="bottom",
-                      gap="small"):
-        st.selectbox("Spec example", [NONE, *titles], key=k, on_change=_chosen, args=(layer,), width=460,
-                     format_func=lambda n: titles.get(n, "— your own configuration —"),
+    with st.container(key=control_key(layer.name, "preset")):
+        st.selectbox("Spec example", [NONE, *titles], key=k, on_change=_chosen, args=(layer,), width="stretch",
+                     format_func=lambda n: titles.get(n, "Spec example: — your own configuration —"),
+                     label_visibility="collapsed",
                      help="Every example of the spec documents. Choosing one sets every parameter and the "
-                          "input; the spec's documented output is then drawn beside the computed one.")
-        if preset is not None and cmp is not None:
-            st.badge("matches the spec" if cmp.matches else "differs from the spec",
-                     icon=":material/check_circle:" if cmp.matches else ":material/cancel:",
-                     color="green" if cmp.matches else "red")
+                          "input; the spec's documented output is then compared with the computed one (the "
+                          "verdict is beside the figures, the spec's table in the Spec example tab).")
     chosen = st.session_state.get(links.CHOSEN + layer.name)
     if preset is None and chosen in titles:
         st.caption(f"Modified from the spec example “{titles[chosen]}”: the comparison with the spec is hidden. "
                    "Choose it again to go back to it.")
+
+
+def demonstrated(layer: Layer, preset: presets.Preset) -> str:
+    """The first parameter (in the layer's order) a spec example sets: what the controls panel shows first."""
+    return next((n for n in layer.param_names if n in preset.params), layer.param_names[0])
+
+
+def verdict_badge(cmp: presets.Comparison) -> None:
+    st.badge("matches the spec" if cmp.matches else "differs from the spec",
+             icon=":material/check_circle:" if cmp.matches else ":material/cancel:",
+             color="green" if cmp.matches else "red")
 
 
 def _sentence(text: str) -> str:
