@@ -49,10 +49,11 @@ class AppURL(str):
 
 
 @contextlib.contextmanager
-def serve_app(port: int | None = None, env: dict | None = None, timeout: float = 60.0):
-    """Start `streamlit run app.py` on a free loopback port; yield its base URL (an AppURL); stop it."""
+def serve_app(port: int | None = None, env: dict | None = None, timeout: float = 60.0, app: Path | None = None):
+    """Start `streamlit run app.py` (or another script) on a free loopback port; yield its base URL (an AppURL);
+    stop it."""
     port = port or free_port()
-    cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app or ROOT / "app.py"), "--server.headless", "true",
            "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,

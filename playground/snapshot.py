@@ -1,9 +1,12 @@
 """`python -m playground snapshot --out DIR [--pages ...] [--presets ...]`: documentation screenshots.
 
 Starts the app, opens each page (or page with a spec preset) in headless system Chromium, waits
-until the app has finished running, and writes one PNG each plus an `index.md` gallery. The
-viewport, scale, fonts and motion are fixed, and figures that change from run to run (timings)
-sit in containers keyed `volatile-…` that are masked, so the same state gives the same picture.
+until the app has finished running, and writes one PNG each plus an `index.md` gallery. A layer page's
+picture is its stage, cropped: the controls and the figures they define, down to where their content ends
+(`--full-page` takes the whole page instead). `--query` adds URL parameters to every page (`hide=…`, a picked
+cell `convolution.extra.h=…`). The viewport, scale, fonts and motion are fixed, and figures that change from
+run to run (timings) sit in containers keyed `volatile-…` that are masked, as is the address in the link box,
+so the same state gives the same picture.
 """
 from __future__ import annotations
 
@@ -15,6 +18,22 @@ from pathlib import Path
 from . import browser
 
 VOLATILE = '[class*="st-key-volatile"]'
+LINK_BOX = '[class*="st-key-ctl-"][class*="-link"]'  # the share link: this server's throwaway address
+# The stage's box: the controls panel and the figure column, the panel cut where its controls end.
+STAGE_BOX_JS = """(layer) => {
+  const sel = (k) => document.querySelector('.st-key-' + k.replace(/[^a-zA-Z0-9_-]/g, '-'));
+  const panel = sel(`ctl.${layer}.parameters`), figures = sel(`ctl.${layer}.stage`);
+  if (!panel || !figures) return null;
+  const p = panel.getBoundingClientRect(), f = figures.getBoundingClientRect();
+  let content = p.top;
+  for (const e of panel.querySelectorAll('[data-testid="stElementContainer"]')) {
+    const r = e.getBoundingClientRect();
+    if (r.height > 0 && r.top < p.bottom) content = Math.max(content, Math.min(r.bottom, p.bottom));
+  }
+  const pad = 8, left = Math.max(0, Math.min(p.left, f.left) - pad), top = Math.max(0, Math.min(p.top, f.top) - pad);
+  const right = Math.max(p.right, f.right) + pad, bottom = Math.max(f.bottom, content) + pad;
+  return {x: left, y: top + window.scrollY, width: right - left, height: bottom - top};
+}"""
 # Query parameters the app reads (playground/ui/links.py, ui/state.py VIEW_PRESENTER); spelled out here so
 # that this module does not import Streamlit.
 PRESET_PARAM, PRESENTER_PARAM = "preset", "view.presenter"
@@ -29,12 +48,14 @@ class Shot:
     def name(self) -> str:
         return self.page + (f"--{self.preset}" if self.preset else "")
 
-    def url(self, base: str, presenter: bool) -> str:
+    def url(self, base: str, presenter: bool, extra: str = "") -> str:
         """The page's link: `preset=NAME` applies a spec example (ui.links); presenter mode is the
-        "view.presenter" toggle's own URL binding, which Streamlit spells `view.presenter=true`."""
+        "view.presenter" toggle's own URL binding, which Streamlit spells `view.presenter=true`; `extra` is
+        more query text (hide=…, a picked cell)."""
         query = {k: v for k, v in ((PRESET_PARAM, self.preset), (PRESENTER_PARAM, "true" if presenter else None)) if v}
         path = "" if self.page == "home" else self.page
-        return f"{base}/{path}" + (f"?{urllib.parse.urlencode(query)}" if query else "")
+        text = "&".join(t for t in (urllib.parse.urlencode(query), extra.lstrip("?&")) if t)
+        return f"{base}/{path}" + (f"?{text}" if text else "")
 
 
 def shots_from(pages: list[str], presets: list[str]) -> list[Shot]:
@@ -60,8 +81,8 @@ def shots_from(pages: list[str], presets: list[str]) -> list[Shot]:
     return shots
 
 
-def take(shots: list[Shot], out: Path, *, width: int = 1400, height: int = 1000, presenter: bool = False,
-         progress=print) -> list[Path]:
+def take(shots: list[Shot], out: Path, *, width: int = 1920, height: int = 1080, presenter: bool = False,
+         full_page: bool = False, query: str = "", progress=print) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     with browser.serve_app() as base, browser.chromium() as chrome:
@@ -69,15 +90,16 @@ def take(shots: list[Shot], out: Path, *, width: int = 1400, height: int = 1000,
                                      reduced_motion="reduce", color_scheme="light")
         page = context.new_page()
         for i, shot in enumerate(shots, 1):
-            progress(f"[{i}/{len(shots)}] {shot.name}: opening {shot.url(base, presenter)}")
-            page.goto(shot.url(base, presenter))
+            progress(f"[{i}/{len(shots)}] {shot.name}: opening {shot.url(base, presenter, query)}")
+            page.goto(shot.url(base, presenter, query))
             browser.wait_until_idle(page)
             exception = page.locator('[data-testid="stException"]')
             if exception.count():
                 raise RuntimeError(f"{shot.name}: the page shows an exception: {exception.first.inner_text()[:500]}")
             path = out / f"{shot.name}.png"
-            page.screenshot(path=str(path), full_page=True, animations="disabled", caret="hide",
-                            mask=[page.locator(VOLATILE)], mask_color="#EEF1F5")
+            clip = None if full_page or shot.page == "home" else page.evaluate(STAGE_BOX_JS, shot.page)
+            page.screenshot(path=str(path), full_page=clip is None, clip=clip, animations="disabled", caret="hide",
+                            mask=[page.locator(VOLATILE), page.locator(LINK_BOX)], mask_color="#EEF1F5")
             written.append(path)
         context.close()
     (out / "index.md").write_text(gallery(shots, written))
@@ -98,9 +120,11 @@ def add_snapshot_command(subparsers) -> None:
     p.add_argument("--out", required=True, type=Path)
     p.add_argument("--pages", nargs="*", default=None, help="home and/or layer names (default: all pages)")
     p.add_argument("--presets", nargs="*", default=[], help="LAYER:PRESET or LAYER:all")
-    p.add_argument("--width", type=int, default=1400)
-    p.add_argument("--height", type=int, default=1000)
+    p.add_argument("--width", type=int, default=1920)
+    p.add_argument("--height", type=int, default=1080)
     p.add_argument("--presenter", action="store_true", help="presenter mode (large fonts, high contrast)")
+    p.add_argument("--full-page", action="store_true", help="the whole page, not the stage cropped")
+    p.add_argument("--query", default="", help="more URL parameters for every page, e.g. 'hide=kernel,bias'")
     p.set_defaults(func=cmd_snapshot)
 
 
@@ -114,7 +138,8 @@ def cmd_snapshot(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     try:
-        take(shots, args.out, width=args.width, height=args.height, presenter=args.presenter)
+        take(shots, args.out, width=args.width, height=args.height, presenter=args.presenter,
+             full_page=args.full_page, query=args.query)
     except (RuntimeError, TimeoutError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

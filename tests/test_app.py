@@ -400,3 +400,13 @@ def test_the_first_page_moves_startup_objects_out_of_the_collectors_sight():
     gc.unfreeze()
     open_page("activation")
     assert gc.get_freeze_count() > 10_000, gc.get_freeze_count()
+
+
+def test_kernel_along_one_axis_gets_a_slider_per_value():
+    """A 3 × 1 kernel is three values along one axis: one slider and exact box each (weights have no bounds)."""
+    at = open_page("convolution", **{"convolution.kernel_size_nd.w": "1"})
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    assert [at.number_input(key=f"convolution.kernel.{i}").value for i in range(3)] == pytest.approx([10.0, 1.0, 0.1])
+    at.slider(key="convolution.kernel.1.slide").set_value(2.0)
+    rerun(at)
+    assert at.text_input(key="convolution.kernel").value == "10, 2, 0.1"

@@ -382,13 +382,17 @@ def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
-def test_snapshot_command_writes_pngs_and_index(tmp_path, engine_cache_dir):
-    out, width, height = tmp_path / "shots", 1024, 700
-    env = {**os.environ, "PLAYGROUND_ENGINE_CACHE": str(engine_cache_dir)}
-    r = subprocess.run([sys.executable, "-m", "playground", "snapshot", "--out", str(out), "--pages", "home",
-                        "convolution", "--width", str(width), "--height", str(height)],
+def _snapshot(out: Path, cache: Path, *args: str) -> None:
+    env = {**os.environ, "PLAYGROUND_ENGINE_CACHE": str(cache)}
+    r = subprocess.run([sys.executable, "-m", "playground", "snapshot", "--out", str(out), *args],
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+
+
+def test_snapshot_command_writes_pngs_and_index(tmp_path, engine_cache_dir):
+    out, width, height = tmp_path / "shots", 1024, 700
+    _snapshot(out, engine_cache_dir, "--pages", "home", "convolution", "--width", str(width), "--height", str(height),
+              "--full-page")
     index = (out / "index.md").read_text()
     for name in ("home", "convolution"):
         png = out / f"{name}.png"
@@ -397,6 +401,25 @@ def test_snapshot_command_writes_pngs_and_index(tmp_path, engine_cache_dir):
         assert h >= height, f"{png}: {h} px high, less than the {height} px viewport"
         assert png.stat().st_size > 10_000, f"{png} is suspiciously small ({png.stat().st_size} bytes)"
         assert f"({png.name})" in index, f"index.md does not link {png.name}"
+
+
+def test_snapshot_frames_the_stage_with_the_output_and_the_link_options(tmp_path, engine_cache_dir):
+    """By default a layer page's picture is its stage: narrower than the window where the controls end early,
+    never taller than the window, and it holds the output heatmap (the output's colours are in it)."""
+    from PIL import Image
+
+    out = tmp_path / "stage"
+    _snapshot(out, engine_cache_dir, "--pages", "activation", "--presets", "convolution:stride_nd_2_2",
+              "--query", "hide=title")
+    for name in ("activation", "convolution--stride_nd_2_2"):
+        w, h = png_size(out / f"{name}.png")
+        assert w <= 1920 and 300 < h <= 1080, (name, w, h)
+    # the activation's output (RELU of the spec's ramp) has its zeros drawn white in the diverging scale, and
+    # its picture ends under the figures: far less than a screen high
+    img = Image.open(out / "activation.png").convert("RGB")
+    assert img.height < 800, img.size
+    whites = sum(1 for px in img.getdata() if px == (247, 247, 247))
+    assert whites > 500, "the output heatmap's zero cells are not in the picture"
 
 
 def test_uploads_broken_or_real_images(pages, tmp_path):

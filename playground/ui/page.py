@@ -12,6 +12,7 @@ from ..core import Evaluation, evaluate
 from ..errors import ValidationError
 from ..inputs import InputError
 from ..layer import Layer
+from ..prefetch import neighbours
 from ..layers import LAYERS, get_layer
 from ..style import stage_overhead_px
 from . import extras, links, stage, state, widgets, workshop
@@ -206,11 +207,22 @@ def _link(slot) -> None:
         st.code(links.share_link(), language=None, wrap_lines=False)
 
 
+_LAST_RAW = "_last_raw."  # + layer: the parameters of the last evaluation, to tell which one moved
+
+
 def _evaluate(layer: str, form: widgets.ParamForm, inp: widgets.InputForm) -> tuple[Evaluation | None, Problem | None]:
     try:
         if inp.error is not None:
             raise inp.error
-        return evaluate(layer, form.raw, inp.x, backend=state.backend(), cache=state.engine_cache()), None
+        engines, prefetcher = state.engine_cache(), state.prefetcher()
+        with prefetcher.foreground():
+            ev = evaluate(layer, form.raw, inp.x, backend=state.backend(), cache=engines)
+        before = st.session_state.get(_LAST_RAW + layer)
+        st.session_state[_LAST_RAW + layer] = dict(form.raw)
+        if before is not None:  # build the moved slider's next values either way while the user looks
+            prefetcher.offer(layer, neighbours(get_layer(layer), before, form.raw, inp.shape), inp.x,
+                             backend=state.backend(), cache=engines)
+        return ev, None
     except ValidationError as exc:
         slot = form.slots.get(exc.param) or inp.slot_for(exc.param)
         return None, Problem(str(exc), exc.param, slot, tuple(form.slots))

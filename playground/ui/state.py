@@ -37,6 +37,7 @@ Keys starting with "_" are plain session state, not widgets.
 from __future__ import annotations
 
 import gc
+import os
 from dataclasses import dataclass
 
 import pandas as pd
@@ -152,6 +153,15 @@ def backend() -> Backend:
 def engine_cache() -> EngineCache:
     # One per process: its in-memory entries are what make a revisited configuration instant.
     return EngineCache()
+
+
+@st.cache_resource(show_spinner=False)
+def prefetcher():
+    """One per process: it builds into the shared engine cache, for every session."""
+    from ..core import evaluate
+    from ..prefetch import Prefetcher
+
+    return Prefetcher(evaluate, enabled=os.environ.get("PLAYGROUND_PREFETCH", "1").strip() != "0")
 
 
 def presenter_on() -> bool:

@@ -156,11 +156,17 @@ def _number(label: str, k: str, lo, hi, step, value, integer: bool, slide=None, 
     slide_col, box_col = st.columns([3, 2], vertical_alignment="bottom", gap="small")
     with slide_col:
         st.slider(label, s_lo, s_hi, step=step, key=key(k, SLIDE), on_change=_slid, args=(k, on_change, args),
-                  help=f"Drag over {s_lo:g} … {s_hi:g}; type any value from {lo:g} to {hi:g} in the box.",
+                  help=f"Drag over {s_lo:g} … {s_hi:g}; type any value{_range_text(lo, hi)} in the box.",
                   **{n: v for n, v in box_kw.items() if n != "help"})
     with box_col:
         return st.number_input(f"{label} (exact)", lo, hi, value, step, key=k, format=None if integer else "%g",
                                label_visibility="collapsed", on_change=on_change, args=args, **kw)
+
+
+def _range_text(lo, hi) -> str:
+    if lo is None and hi is None:
+        return ""
+    return f" from {'−∞' if lo is None else f'{lo:g}'} to {'∞' if hi is None else f'{hi:g}'}"
 
 
 def _int_slider(label: str, k: str, lo: int, hi: int, value: int, offered=None, **kw):

@@ -1,0 +1,118 @@
+"""Speculative builds: while the user looks, build the neighbouring values of the parameter moved last (one step
+each way), so that sweeping a slider with the arrow keys is answered from the engine cache.
+
+One background thread builds one configuration at a time. It starts a build only while no foreground evaluation
+(one a user waits for) is in progress, and runs at the lowest CPU priority (its own nice value, on Linux), so a
+foreground build that starts meanwhile gets the CPU first. Newer requests replace older ones: only the latest
+slider position matters.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+from collections import deque
+from typing import Any
+
+import numpy as np
+
+from .layer import Layer
+from .params import Param, same_value
+
+MAX_PENDING = 8
+
+
+def neighbours(layer: Layer, before: dict, after: dict, shape: tuple) -> list[dict]:
+    """Raw parameter sets one step either side of the one parameter that changed from `before` to `after`
+    (ints and floats by their step, per-axis ints on the axis that moved, enums to the adjacent members);
+    none where nothing or several things changed, or an array did."""
+    changed = [n for n in after if n in before and not same_value(before[n], after[n])]
+    if len(changed) != 1:
+        return []
+    p = layer.param(changed[0])
+    return [{**after, p.name: v} for v in _steps(p, before[p.name], after[p.name])]
+
+
+def _steps(p: Param, old: Any, new: Any) -> list:
+    def within(v):
+        return (p.low is None or v >= p.low) and (p.high is None or v <= p.high)
+
+    if p.kind in ("int", "float") and isinstance(new, (int, float)) and not isinstance(new, bool):
+        step = p.step or 1
+        return [v for v in (new + step, new - step) if within(v)]
+    if p.kind == "enum" and new in p.choices:
+        i = p.choices.index(new)
+        return [p.choices[j] for j in (i + 1, i - 1) if 0 <= j < len(p.choices)]
+    if p.kind == "ints" and p.per_axis and isinstance(new, tuple) and isinstance(old, tuple) and len(old) == len(new):
+        moved = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
+        if len(moved) != 1:
+            return []
+        i = moved[0]
+        return [new[:i] + (v,) + new[i + 1:] for v in (new[i] + 1, new[i] - 1) if within(v)]
+    return []
+
+
+class Prefetcher:
+    """The background builder (see the module's doc). `foreground()` wraps every evaluation a user waits for."""
+
+    def __init__(self, evaluate, enabled: bool = True):
+        self._evaluate = evaluate  # core.evaluate-like: (layer, raw, x, backend=, cache=, run=False)
+        self.enabled = enabled  # PLAYGROUND_PREFETCH=0 turns it off (benchmarks compare both)
+        self._pending: deque = deque(maxlen=MAX_PENDING)
+        self._active = 0
+        self._cond = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self.built = 0  # speculative evaluations done (tests and benchmarks read these)
+        self.failed = 0
+
+    @contextlib.contextmanager
+    def foreground(self):
+        with self._cond:
+            self._active += 1
+        try:
+            yield
+        finally:
+            with self._cond:
+                self._active -= 1
+                self._cond.notify_all()
+
+    def offer(self, layer: str, raws: list[dict], x: np.ndarray, **kwargs) -> None:
+        """Queue these configurations (the newest first), dropping what was queued for an older position."""
+        if not raws or not self.enabled:
+            return
+        with self._cond:
+            self._pending.clear()
+            for raw in raws:
+                self._pending.append((layer, raw, x, kwargs))
+            self._start()
+            self._cond.notify_all()
+
+    def idle(self, timeout: float = 10.0) -> bool:
+        """Wait until nothing is queued or building (tests, benchmarks)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: not self._pending and not self._busy, timeout)
+
+    _busy = False
+
+    def _start(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._work, name="playground-prefetch", daemon=True)
+            self._thread.start()
+
+    def _work(self) -> None:
+        with contextlib.suppress(Exception):  # lowest priority for this thread alone (Linux: per-thread nice)
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        while True:
+            with self._cond:
+                self._cond.wait_for(lambda: self._pending and self._active == 0)
+                layer, raw, x, kwargs = self._pending.popleft()
+                self._busy = True
+            try:
+                self._evaluate(layer, raw, x, run=False, **kwargs)
+                self.built += 1
+            except Exception:  # an invalid neighbour (or any failure) is simply not prefetched
+                self.failed += 1
+            finally:
+                with self._cond:
+                    self._busy = False
+                    self._cond.notify_all()

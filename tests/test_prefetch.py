@@ -1,0 +1,58 @@
+"""Speculative builds of the moved slider's neighbours: which configurations, and that they fill the cache."""
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+
+from playground import core
+from playground.cache import EngineCache
+from playground.layers import get_layer
+from playground.prefetch import Prefetcher, neighbours
+
+
+def test_neighbours_of_the_one_parameter_that_moved():
+    conv = get_layer("convolution")
+    shape = (1, 1, 6, 9)
+    got = neighbours(conv, {"stride_nd": (1, 1), "num_output_maps": 1}, {"stride_nd": (2, 1), "num_output_maps": 1}, shape)
+    assert [g["stride_nd"] for g in got] == [(3, 1), (1, 1)]
+    got = neighbours(conv, {"padding_mode": "EXPLICIT_ROUND_DOWN"}, {"padding_mode": "EXPLICIT_ROUND_UP"}, shape)
+    assert [g["padding_mode"] for g in got] == ["SAME_UPPER", "EXPLICIT_ROUND_DOWN"]
+    got = neighbours(conv, {"num_output_maps": 64}, {"num_output_maps": 63}, shape)
+    assert [g["num_output_maps"] for g in got] == [64, 62]
+    got = neighbours(conv, {"num_output_maps": 1}, {"num_output_maps": 64}, shape)
+    assert [g["num_output_maps"] for g in got] == [63]  # 65 is past the declared maximum
+    assert neighbours(conv, {"num_output_maps": 1, "stride_nd": (1, 1)},
+                      {"num_output_maps": 2, "stride_nd": (2, 1)}, shape) == []  # two moved: nothing to guess
+    leaky = get_layer("leaky_relu")
+    got = neighbours(leaky, {"alpha": 0.1}, {"alpha": 0.11}, (1, 1, 3, 3))
+    assert np.allclose([g["alpha"] for g in got], [0.12, 0.10])
+
+
+def test_prefetched_neighbours_are_cache_hits(tmp_path):
+    cache = EngineCache(tmp_path)
+    pre = Prefetcher(core.evaluate)
+    x = get_layer("convolution").example_input((1, 1, 6, 9))
+    pre.offer("convolution", [{"stride_nd": (2, 1)}, {"stride_nd": (1, 2)}], x, cache=cache)
+    assert pre.idle(60)
+    assert pre.built == 2
+    for raw in ({"stride_nd": (2, 1)}, {"stride_nd": (1, 2)}):
+        ev = core.evaluate("convolution", raw, x, cache=cache)
+        assert ev.engine_status in ("cached", "not_built"), ev.engine_status  # not_built: no TensorRT here
+
+
+def test_no_speculative_build_starts_while_a_foreground_evaluation_runs(tmp_path):
+    started = threading.Event()
+    pre = Prefetcher(lambda *a, **k: started.set())
+    x = np.zeros((1, 1, 3, 3), np.float32)
+    with pre.foreground():
+        pre.offer("activation", [{"type": "TANH"}], x)
+        assert not started.wait(0.5), "a speculative build started during a foreground evaluation"
+    assert started.wait(5), "the speculative build did not start once the foreground was done"
+
+
+def test_an_invalid_neighbour_is_skipped(tmp_path):
+    pre = Prefetcher(core.evaluate)
+    x = get_layer("convolution").example_input((1, 1, 6, 9))
+    pre.offer("convolution", [{"num_groups": 2}], x, cache=EngineCache(tmp_path))  # 2 does not divide C = 1
+    assert pre.idle(30) and pre.failed == 1 and pre.built == 0
