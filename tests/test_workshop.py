@@ -18,6 +18,7 @@ from playground import presets, style
 from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
 from playground.snapshot import Shot
+from playground.ui.page import page_path
 from playground.ui import links
 from test_app import open_page, rerun, stats  # the same AppTest helpers
 
@@ -239,3 +240,15 @@ def test_every_preset_name_is_a_valid_url_preset():
     for layer in LAYERS:
         for p in presets.PRESETS.get(layer, []):
             assert p.name == p.name.strip() and "&" not in p.name and "=" not in p.name
+
+
+def test_hide_holds_across_page_changes_until_shown_again():
+    at = open_page("convolution", hide="input,kernel")
+    at.switch_page(page_path("scale"))
+    rerun(at)
+    css = html(at)
+    assert ".st-key-ctl-scale-input" in css  # kept for the next page, with the names it knows
+    assert at.query_params.get("hide") in ("input,kernel", ["input,kernel"])  # and back in its link
+    at.button(key="scale.show_all").click()
+    rerun(at)
+    assert ".st-key-ctl-scale-input" not in html(at) and "hide" not in at.query_params

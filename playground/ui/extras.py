@@ -8,6 +8,7 @@ over playground.explain, which does the arithmetic. view_options is any object w
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -311,6 +312,7 @@ def convolution_stage_line(evaluation, view) -> None:
     """Under the stage's heatmaps: the picked cell's products and Σ, and the controls that walk the window across
     the output (previous, next, play)."""
     out_shape, index, cell = _conv_cell(evaluation)
+    st.session_state[_DRAWN] = index
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key=_key("convolution", "cell")):
         st.button("", icon=":material/skip_previous:", key=_key("convolution", "prev"), on_click=_step,
                   args=(out_shape, -1), help="Previous output cell")
@@ -326,17 +328,21 @@ def convolution_stage_line(evaluation, view) -> None:
 @st.fragment(run_every=PLAY_SECONDS)
 def _player(out_shape: tuple) -> None:
     """While play is on: one step per tick, then the page draws the new cell (a full run: the outlines are on the
-    stage's own figures)."""
-    if st.session_state.get(_PLAYED) is None:  # the first tick draws nothing new: the page just drew it
-        st.session_state[_PLAYED] = True
+    stage's own figures). A tick that comes before the last step was drawn waits, so no cell is skipped; the
+    page's own run, which also runs this body, never steps (less than a tick since the last step)."""
+    if not st.session_state.get(PLAY_KEY) or st.session_state.get(_DRAWN) != _cell_index(out_shape):
         return
-    if not st.session_state.get(PLAY_KEY):
+    if time.monotonic() - st.session_state.get(_STEPPED_AT, 0.0) < 0.8 * PLAY_SECONDS:
         return
+    st.session_state[_STEPPED_AT] = time.monotonic()
     _step(out_shape, 1)
     st.rerun()
 
 
-_PLAYED = "_convolution.played"
+_STEPPED_AT = "_convolution.stepped_at"
+
+
+_DRAWN = "_convolution.drawn_cell"  # plain session state: the cell the stage last drew
 
 MARKS: dict[str, Callable[[Any], Marks]] = {"convolution": convolution_marks}
 STAGE_LINES: dict[str, Callable[[Any, Any], None]] = {"convolution": convolution_stage_line}

@@ -24,9 +24,11 @@ PADDING_X_PX = 24  # the main area's left and right padding (page CSS)
 CONTROLS_PX = (300, 330)  # controls panel width: normal, presenter
 MIN_FIGURES_PX = 480
 
-# Reports the main area's width and the window's height when they differ from what the server knows (data):
-# on mount, on window resize and when the sidebar opens or closes (a ResizeObserver on the main area). Where
-# data names a control to focus (a spec example's parameter), scrolls the controls panel to it.
+# Reports the main area's width and the window's height when they differ from what the server knows (data) and
+# from what it last sent: on mount, on window resize and when the sidebar opens or closes (a ResizeObserver on
+# the main area). It also keeps them in a cookie, so a new session in the same browser starts with the right
+# size (no second run). Where data names a control to focus (a spec example's parameter), it scrolls the
+# controls panel to it.
 _VIEWPORT_JS = """
 export default function(component) {
   const { setStateValue, data } = component;
@@ -35,10 +37,11 @@ export default function(component) {
     const el = document.querySelector(data.focus);
     if (el) el.scrollIntoView({block: "nearest", inline: "nearest"});
   }, 300);
-  let timer = null;
+  let timer = null, sent = data ? [data.w, data.h] : [0, 0];
   const report = () => {
     const w = Math.round((main || document.documentElement).clientWidth), h = window.innerHeight;
-    if (!data || Math.abs(data.w - w) > 8 || Math.abs(data.h - h) > 8) setStateValue("size", {w, h});
+    document.cookie = `__COOKIE__=${w}x${h}; path=/; max-age=31536000; SameSite=Lax`;
+    if (Math.abs(sent[0] - w) > 8 || Math.abs(sent[1] - h) > 8) { sent = [w, h]; setStateValue("size", {w, h}); }
   };
   const later = () => { clearTimeout(timer); timer = setTimeout(report, 200); };
   report();
@@ -48,6 +51,8 @@ export default function(component) {
   return () => { clearTimeout(timer); window.removeEventListener("resize", later); if (observer) observer.disconnect(); };
 }
 """
+COOKIE = "playground_viewport"
+_VIEWPORT_JS = _VIEWPORT_JS.replace("__COOKIE__", COOKIE)
 _component = None
 
 
@@ -60,16 +65,29 @@ def _viewport_component():
 
 def viewport() -> tuple[int, int]:
     """(main area width, window height) in CSS px, as the browser last reported them."""
-    known = st.session_state.get(_VIEWPORT, DEFAULT_VIEWPORT)
+    known = st.session_state.get(_VIEWPORT) or _from_cookie() or DEFAULT_VIEWPORT
     focus = st.session_state.pop(_FOCUS, None)
     with st.container(key="viewport-probe", height=1):  # nothing to see: CSS keeps it out of the layout
         result = _viewport_component()(key="viewport", data={"w": known[0], "h": known[1], "focus": focus},
                                        on_size_change=lambda: None)
     size = getattr(result, "size", None)
     if isinstance(size, dict) and all(isinstance(size.get(k), (int, float)) for k in ("w", "h")):
-        known = (int(min(max(size["w"], 320), 8192)), int(min(max(size["h"], 240), 8192)))
-        st.session_state[_VIEWPORT] = known
+        known = _clamped(size["w"], size["h"])
+    st.session_state[_VIEWPORT] = known
     return known
+
+
+def _clamped(w: float, h: float) -> tuple[int, int]:
+    return int(min(max(w, 320), 8192)), int(min(max(h, 240), 8192))
+
+
+def _from_cookie() -> tuple[int, int] | None:
+    """The size this browser reported in an earlier session (a cookie the probe writes), if it reads as one."""
+    try:
+        w, h = str(st.context.cookies.get(COOKIE, "")).split("x")
+        return _clamped(int(w), int(h))
+    except (ValueError, TypeError, AttributeError):
+        return None
 
 
 _FOCUS = "_viewport.focus"  # plain session state: a control the next page run scrolls into view
