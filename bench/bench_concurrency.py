@@ -2,7 +2,7 @@
 
 Every session is a real page in one headless system Chromium (one browser context each, so one
 Streamlit session each), driven concurrently with Playwright's async API. Sessions are spread
-over three pages: convolution (padding_nd w, arrow keys in the per-axis input), scale (shift,
+over three pages: convolution (padding_nd w, arrow keys on its slider), scale (shift,
 arrow keys in its number input) and leaky_relu (alpha, arrow keys on the slider thumb); each
 steps its parameter 5 up, 5 down, over and over, so the first pass builds engines and the later
 ones (and the other sessions on the same page) hit the engine cache.
@@ -46,7 +46,7 @@ from playground import browser as B  # noqa: E402
 
 VIEWPORT = {"width": 1280, "height": 900}
 # page, widget key, role of the focused element (None: the widget's <input>), key up, key down, step
-WORKLOADS = [("convolution", "convolution.padding_nd.w", None, "ArrowUp", "ArrowDown", 1),
+WORKLOADS = [("convolution", "convolution.padding_nd.w", "slider", "ArrowRight", "ArrowLeft", 1),
              ("scale", "scale.shift.0", None, "ArrowUp", "ArrowDown", 0.1),
              ("leaky_relu", "leaky_relu.alpha", "slider", "ArrowRight", "ArrowLeft", 0.01)]
 LOADED_JS = """() => window.__playgroundRuns && window.__playgroundRuns.finished > 0
@@ -187,7 +187,7 @@ class WsClient:
                     if f.script_finished not in (ForwardMsg.FINISHED_SUCCESSFULLY,
                                                  ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY):
                         problems.append(f"run ended with status {f.script_finished}")
-                    return problems, captions[1] if len(captions) > 1 else None
+                    return problems, captions[-1] if len(captions) > 1 else None  # the output: last
 
     def _widget(self, key: str):
         """(widget id, kind, proto) of the widget whose user key is `key`."""

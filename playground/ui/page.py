@@ -21,7 +21,6 @@ from .state import ViewOptions, control_key
 PAGES_DIR = "app_pages"  # not pages/: see app.py
 HOME_ICON = ":material/home:"
 PRESENTER_FONT_PX = 20  # Streamlit's default is 16
-SIDEBAR_PX = 360  # room for the input controls
 # The stage: the main area starts under the page navigation and uses the whole width; the controls panel is
 # compact (no min/max ticks under sliders, tighter rows); the viewport probe takes no room.
 STAGE_CSS = (f'<style>[data-testid="stMainBlockContainer"] {{ max-width: 100%; padding: {stage.HEADER_PX + 12}px '
@@ -51,7 +50,7 @@ class Problem:
     message: str
     param: str | None  # the parameter or input control it names, if any
     slot: Any = None  # the placeholder under that control
-    slot_owner: tuple = ()  # the parameters drawn beside the figures (else the control is an input one)
+    stage_params: tuple = ()  # the parameters drawn beside the figures (else the control is an input one)
 
 
 def guarded(draw: Callable[[], None]) -> None:
@@ -170,16 +169,17 @@ def _stage(layer: Layer, shown: Evaluation | None, problem: Problem | None, pres
     the layer's own line under them (the convolution's picked cell)."""
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key=state.key(layer.name, "headline")):
         if shown is not None:
-            formula = f" · `{layer.formula(shown.params)}`" if layer.formula else ""
-            st.markdown(f"**Input {shown.input.shape} → Output {shown.output.shape}**{formula}",
-                        width="content")
+            st.markdown(f"**Input {shown.input.shape} → Output {shown.output.shape}**", width="content")
+            if layer.formula:
+                with st.container(key=control_key(layer.name, "formula"), width="content"):
+                    st.markdown(f"`{layer.formula(shown.params)}`", width="content")
             st.badge(source_badge(shown), icon=":material/bolt:" if shown.output_source == "tensorrt"
                      else ":material/calculate:", color="green" if shown.output_source == "tensorrt" else "orange")
         if preset is not None and cmp is not None:
             workshop.verdict_badge(cmp)
     if problem:
         where = "" if problem.slot is None else (
-            f" — fix **{problem.param}** beside the figures." if problem.param in problem.slot_owner
+            f" — fix **{problem.param}** beside the figures." if problem.param in problem.stage_params
             else f" — fix **{problem.param}** in the sidebar's Input tab.")
         stale = " Showing the last valid configuration." if shown is not None else ""
         st.error(problem.message + where + stale, icon=":material/error:")

@@ -2,8 +2,8 @@
 
 The browser reports its viewport (a tiny component, `viewport()`), and `layout()` turns it into pixel boxes:
 the controls panel on the left (it scrolls within the screen when a layer has more controls than fit), the
-figures on the right, each heatmap sized by `figure_boxes` so that input, (kernel,) and output fit side by side
-under the viewport's height. Until the browser has reported (the first run of a session, tests without a
+figures on the right, each heatmap sized by `figure_rows` so that input, (kernel,) and output fit side by side
+(or the output under the others) within the viewport's height. Until the browser has reported (the first run of a session, tests without a
 browser) the smallest projector, 1280 × 720, is assumed: everything fits, only smaller.
 """
 from __future__ import annotations
