@@ -233,6 +233,44 @@ def conv_products_table(cell: dict) -> list[dict]:
     return rows
 
 
+HOVER_MAX_CELLS = 1024  # output cells whose windows go to the browser for hover outlines (spec-sized outputs)
+
+
+def conv_windows(params: dict, input_shape: tuple) -> dict[str, list[list[int]]] | None:
+    """Every output cell's input window, for outlining it on hover: "n,k[,d],h,w" -> [[input slice, h, w], ...]
+    (slices in plots.slices order; cells outside the input are padding). None for outputs too large to send.
+    Geometry only, so it is remembered by the parameters that decide it (not the weights)."""
+    geometry = ("num_output_maps", "num_groups", "kernel_size_nd", "stride_nd", "dilation_nd", "padding_nd",
+                "pre_padding", "post_padding", "padding_mode")
+    return _conv_windows(tuple((n, params[n]) for n in geometry), tuple(int(d) for d in input_shape))
+
+
+@functools.lru_cache(maxsize=64)
+def _conv_windows(geometry: tuple, shape: tuple) -> dict[str, list[list[int]]] | None:
+    params = dict(geometry)
+    out_shape = conv_output_shape(params, shape)
+    if int(np.prod(out_shape)) > HOVER_MAX_CELLS:
+        return None
+    pre = conv.geometry(params, shape)[0]
+    groups, maps = params["num_groups"], params["num_output_maps"]
+    c_per_group, size = shape[1] // groups, shape[2:]
+    lead_shape = shape[:-2]
+    windows = {}
+    for index in np.ndindex(*out_shape):
+        n, k, pos = index[0], index[1], index[2:]
+        group = k // (maps // groups)
+        coords = ref.receptive_field(pos, size, params["kernel_size_nd"], params["stride_nd"], params["dilation_nd"], pre)
+        cells = []
+        for c in range(group * c_per_group, (group + 1) * c_per_group):
+            for where in coords:
+                if len(where) == 3 and not 0 <= where[0] < size[0]:
+                    continue  # depth padding: no slice to draw it in
+                slice_index = int(np.ravel_multi_index((n, c) + tuple(where[:-2]), lead_shape))
+                cells.append([slice_index, int(where[-2]), int(where[-1])])
+        windows[",".join(map(str, index))] = cells
+    return windows
+
+
 def output_slice_index(out_index, out_shape) -> int:
     """Position of the (n, k[, d]) slice holding out_index in plots.slices order."""
     return int(np.ravel_multi_index(tuple(out_index[:-2]), tuple(out_shape[:-2])))

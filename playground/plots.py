@@ -221,7 +221,7 @@ def tensor_figure(
     t: np.ndarray, *, title: str, shared_scale: bool = True, theme: Theme = DEFAULT,
     highlight: Mapping[int, Sequence[tuple[int, int]]] | None = None,
     selected: tuple[int, int, int] | None = None, clickable: bool = False, zrange: ColorRange | None = None,
-    box: tuple[int, int] | None = None,
+    box: tuple[int, int] | None = None, meta: Mapping | None = None,
 ) -> tuple[go.Figure, dict]:
     """Grid of heatmaps, one per 2-D slice (index i = position in slices(t)), plus the stats the UI prints.
 
@@ -230,6 +230,7 @@ def tensor_figure(
     index over every drawn cell, since st.plotly_chart reports selections on scatter points only.
     zrange: the colour range of every slice (one scale shared with other tensors), else from the data.
     box: (width, height) in px the whole figure must fit (the stage), else laid out for th.figure_width.
+    meta: data for the page's own script (layout.meta; the convolution's windows for hover outlines).
     Stats: shape, nan, posinf, neginf (whole tensor), decimated (stride, 1 = none), text_in_cells,
     zmin/zmax/mean (of the finite values, None if none)."""
     th = theme if box is None else replace(theme, figure_width=box[0], min_figure_width=min(theme.min_figure_width, box[0]),
@@ -334,7 +335,7 @@ def tensor_figure(
     layout = _layout(th, title, plot_w + margin["l"] + margin["r"], plot_h + margin["t"] + margin["b"], margin,
                      shapes=shapes, showlegend=bool(legend),
                      legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left"),
-                     **axes, **(dict(annotations=titles) if titles else {}))
+                     **axes, **(dict(annotations=titles) if titles else {}), **(dict(meta=dict(meta)) if meta else {}))
     fig = _figure(traces + legend, layout)
     finite = a[np.isfinite(a)]
     stats = {"shape": tuple(a.shape), "nan": int(counts[3]), "posinf": int(counts[2]), "neginf": int(counts[1]),

@@ -573,3 +573,30 @@ def test_step_walks_the_window_and_a_link_restores_the_picked_cell(pages):
     open_page(other, pages.app, "convolution?convolution.stride_nd.w=2&convolution.extra.h=1&convolution.extra.w=2")
     assert "output(0, 0, 1, 2) = " in widget(other, "convolution.extra.cell").inner_text()
     assert {tuple(c) for c in other.evaluate(INPUT_WINDOW_JS)} == {(1 + i, 4 + j) for i in range(3) for j in range(3)}
+
+
+HOVER_BOXES_JS = """() => {
+    const gd = document.querySelector('[class*="-figure-input"] .js-plotly-plot');
+    const full = gd._fullLayout, xa = full.xaxis, ya = full.yaxis;
+    return Array.from(gd.querySelectorAll('.playground-hover div')).map(b => {
+        const x = parseFloat(b.style.left) + parseFloat(b.style.width) / 2, y = parseFloat(b.style.top) + parseFloat(b.style.height) / 2;
+        return [Math.round(ya.p2d(y - ya._offset)), Math.round(xa.p2d(x - xa._offset))];
+    });
+}"""
+
+
+def test_hovering_an_output_cell_outlines_its_window_on_the_input(pages):
+    page = pages.fresh()
+    open_page(page, pages.app, "convolution?convolution.padding_nd.h=1")
+    page.wait_for_function(f"() => Boolean(({B.OUTPUT_PLOT_JS})().__playgroundHover)", timeout=10_000)  # wired
+    B.wait_until_idle(page)
+    for h, w in ((0, 0), (3, 5)):
+        output = page.evaluate_handle(B.OUTPUT_PLOT_JS)
+        x, y = page.evaluate(CELL_CENTRE_JS, [output, 0, h, w])
+        page.mouse.move(x - 2, y - 2)
+        page.mouse.move(x, y, steps=3)  # Plotly answers a move within the plot
+        page.wait_for_function("() => document.querySelectorAll('.playground-hover div').length === 9", timeout=5_000)
+        boxes = {tuple(b) for b in page.evaluate(HOVER_BOXES_JS)}
+        assert boxes == {(h - 1 + i, w + j) for i in range(3) for j in range(3)}, boxes  # padding 1 above
+    page.mouse.move(5, 5)  # leaving the output clears the outline
+    page.wait_for_function("() => document.querySelectorAll('.playground-hover div').length === 0", timeout=5_000)

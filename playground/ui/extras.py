@@ -229,8 +229,11 @@ def convolution_marks(evaluation) -> Marks:
         return Marks()
     out_shape, index, cell = _conv_cell(evaluation)
     selected = (explain.output_slice_index(index, out_shape), index[-2], index[-1])
+    windows = None if large else explain.conv_windows(evaluation.params, evaluation.input.shape)
     return Marks(input=dict(highlight=cell["window"]),
-                 output=dict(selected=selected, clickable=not large),
+                 output=dict(selected=selected, clickable=not large,
+                             meta={"windows": windows, "color": style.theme(False).window_color,
+                                   "hw": list(evaluation.input.shape[-2:])} if windows else None),
                  on_select=None if large else _click_handler(len(out_shape)))
 
 

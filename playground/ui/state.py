@@ -101,12 +101,12 @@ def frozen(fig: go.Figure) -> go.Figure:
 @st.cache_resource(max_entries=96, show_spinner=False)
 def tensor_figure(t, title: str, shared_scale: bool = True, presenter: bool = False,
                   zrange: plots.ColorRange | None = None, highlight: dict | None = None, selected: tuple | None = None,
-                  clickable: bool = False, box: tuple | None = None):
+                  clickable: bool = False, box: tuple | None = None, meta: dict | None = None):
     """plots.tensor_figure, cached across reruns and sessions; figures are never changed after this.
     cache_resource, not cache_data: a revisit must not pay for unpickling a copy of every figure."""
     fig, stats = plots.tensor_figure(t, title=title, shared_scale=shared_scale, theme=theme_for(presenter),
                                      highlight=highlight, selected=selected, clickable=clickable, zrange=zrange,
-                                     box=box)
+                                     box=box, meta=meta)
     return frozen(fig), stats
 
 
