@@ -502,8 +502,12 @@ def test_every_layer_page_and_spec_example_fits_one_screen(chrome, app, size):
             for url, demonstrated in urls:
                 page.goto(f"{app}/{url}")
                 B.wait_until_idle(page)
-                page.wait_for_timeout(350)  # the panel's scroll to the demonstrated parameter
-                problems += [f"{url}: {p}" for p in _off_screen(page, size, layer, demonstrated)]
+                for _ in range(12):  # the panel scrolls to the demonstrated parameter once drawn
+                    found = _off_screen(page, size, layer, demonstrated)
+                    if not found:
+                        break
+                    page.wait_for_timeout(250)
+                problems += [f"{url}: {p}" for p in found]
     finally:
         context.close()
     assert not problems, f"{len(problems)} parts off the {size[0]}×{size[1]} screen:\n" + "\n".join(problems)

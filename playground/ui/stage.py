@@ -33,10 +33,10 @@ _VIEWPORT_JS = """
 export default function(component) {
   const { setStateValue, data } = component;
   const main = document.querySelector('[data-testid="stMain"]');
-  if (data && data.focus) setTimeout(() => {
+  if (data && data.focus) for (const ms of [300, 900, 1800]) setTimeout(() => {  // again, after late redraws
     const el = document.querySelector(data.focus);
     if (el) el.scrollIntoView({block: "nearest", inline: "nearest"});
-  }, 300);
+  }, ms);
   let timer = null, sent = data ? [data.w, data.h] : [0, 0];
   const report = () => {
     const w = Math.round((main || document.documentElement).clientWidth), h = window.innerHeight;
