@@ -233,7 +233,7 @@ def conv_products_table(cell: dict) -> list[dict]:
     return rows
 
 
-HOVER_MAX_CELLS = 1024  # output cells whose windows go to the browser for hover outlines (spec-sized outputs)
+HOVER_MAX_CELLS = 256  # output cells whose windows go to the browser for hover outlines (spec-sized outputs)
 
 
 def conv_windows(params: dict, input_shape: tuple) -> dict[str, list[list[int]]] | None:

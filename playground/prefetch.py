@@ -1,16 +1,17 @@
 """Speculative builds: while the user looks, build the neighbouring values of the parameter moved last (one step
 each way), so that sweeping a slider with the arrow keys is answered from the engine cache.
 
-One background thread builds one configuration at a time. It starts a build only while no foreground evaluation
-(one a user waits for) is in progress, and runs at the lowest CPU priority (its own nice value, on Linux), so a
-foreground build that starts meanwhile gets the CPU first. Newer requests replace older ones: only the latest
-slider position matters.
+One background thread builds one configuration at a time. It starts a build only once no foreground evaluation
+(one a user waits for) has run for QUIET_S, so a busy server (a room of sessions) prefetches nothing, and it runs
+at the lowest CPU priority (its own nice value, on Linux), so a foreground build that starts meanwhile gets the
+CPU first. Newer requests replace older ones: only the latest slider position matters.
 """
 from __future__ import annotations
 
 import contextlib
 import os
 import threading
+import time
 from collections import deque
 from typing import Any
 
@@ -20,6 +21,7 @@ from .layer import Layer
 from .params import Param, same_value
 
 MAX_PENDING = 8
+QUIET_S = 0.25  # no foreground evaluation for this long before a speculative build starts
 
 
 def neighbours(layer: Layer, before: dict, after: dict, shape: tuple) -> list[dict]:
@@ -60,6 +62,7 @@ class Prefetcher:
         self.enabled = enabled  # PLAYGROUND_PREFETCH=0 turns it off (benchmarks compare both)
         self._pending: deque = deque(maxlen=MAX_PENDING)
         self._active = 0
+        self._last_foreground = 0.0  # time.monotonic() when the last foreground evaluation ended
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self.built = 0  # speculative evaluations done (tests and benchmarks read these)
@@ -74,6 +77,7 @@ class Prefetcher:
         finally:
             with self._cond:
                 self._active -= 1
+                self._last_foreground = time.monotonic()
                 self._cond.notify_all()
 
     def offer(self, layer: str, raws: list[dict], x: np.ndarray, **kwargs) -> None:
@@ -104,7 +108,12 @@ class Prefetcher:
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         while True:
             with self._cond:
-                self._cond.wait_for(lambda: self._pending and self._active == 0)
+                while True:
+                    self._cond.wait_for(lambda: self._pending and self._active == 0)
+                    quiet = time.monotonic() - self._last_foreground
+                    if quiet >= QUIET_S:
+                        break
+                    self._cond.wait(QUIET_S - quiet)  # a foreground evaluation may come (or end) meanwhile
                 layer, raw, x, kwargs = self._pending.popleft()
                 self._busy = True
             try:

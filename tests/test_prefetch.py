@@ -51,6 +51,25 @@ def test_no_speculative_build_starts_while_a_foreground_evaluation_runs(tmp_path
     assert started.wait(5), "the speculative build did not start once the foreground was done"
 
 
+def test_a_busy_server_prefetches_nothing():
+    """Foreground evaluations closer together than QUIET_S (a room of sessions) leave no gap to build in."""
+    import time
+
+    from playground.prefetch import QUIET_S
+
+    started = threading.Event()
+    pre = Prefetcher(lambda *a, **k: started.set())
+    x = np.zeros((1, 1, 3, 3), np.float32)
+    pre.offer("activation", [{"type": "TANH"}], x)
+    deadline = time.monotonic() + 4 * QUIET_S
+    while time.monotonic() < deadline:
+        with pre.foreground():
+            time.sleep(0.01)
+        time.sleep(QUIET_S / 5)
+        assert not started.is_set(), "a speculative build started between close foreground evaluations"
+    assert started.wait(5)
+
+
 def test_an_invalid_neighbour_is_skipped(tmp_path):
     pre = Prefetcher(core.evaluate)
     x = get_layer("convolution").example_input((1, 1, 6, 9))

@@ -372,7 +372,7 @@ class ParamForm:
 
 def param_controls(layer: Layer, shape: tuple) -> ParamForm:
     form = ParamForm()
-    current = _current(layer, shape)
+    current = _current(layer, shape) if any(p.offers for p in layer.params) else {}
     for p in layer.params:
         with st.container(key=control_key(layer.name, p.name)):  # ?hide=NAME hides it (ui.links)
             value = param_widget(layer, p, form.raw, form.canon, shape, current)
