@@ -192,12 +192,9 @@ def conv_cell_products(x: np.ndarray, params: dict, out_index, reference_output:
                 tap["x_int8"] = int(qx[(n, c) + where]) if inside else 0
                 tap["w_int8"] = int(qw[(k, ci) + kpos])
             taps.append(tap)
-            # Heatmap slices are (n, c[, d]); a tap on depth padding has no slice to draw in.
-            if rank == 3 and not 0 <= where[0] < size[0]:
-                continue
-            lead = (n, c) + tuple(where[:-2])
-            # distinct kernel positions land on distinct cells of their slice: no duplicates to skip
-            window.setdefault(int(np.ravel_multi_index(lead, lead_shape)), []).append(tuple(where[-2:]))
+            drawn = _window_cell(n, c, where, size, lead_shape)
+            if drawn is not None:  # distinct kernel positions land on distinct cells of their slice
+                window.setdefault(drawn[0], []).append(drawn[1:])
     bias = float(params["bias"][k])
     value = float(np.float32(total + bias))
     if reference_output is None or tuple(np.shape(reference_output)) != out_shape:
@@ -214,6 +211,14 @@ def conv_cell_products(x: np.ndarray, params: dict, out_index, reference_output:
         "int8": bool(params["int8"]), "taps": taps, "window": window, "products_sum": total,
         "bias": bias, "value": value, "reference": reference, "text": text,
     }
+
+
+def _window_cell(n: int, c: int, where: tuple, size: tuple, lead_shape: tuple) -> tuple[int, int, int] | None:
+    """Where input coordinate `where` of batch n, channel c is drawn: (heatmap slice, h, w), slices being
+    (n, c[, d]) in plots.slices order; None for a tap on depth padding, which has no slice to draw in."""
+    if len(where) == 3 and not 0 <= where[0] < size[0]:
+        return None
+    return int(np.ravel_multi_index((n, c) + tuple(where[:-2]), lead_shape)), int(where[-2]), int(where[-1])
 
 
 def conv_products_table(cell: dict) -> list[dict]:
@@ -260,14 +265,9 @@ def _conv_windows(geometry: tuple, shape: tuple) -> dict[str, list[list[int]]] |
         n, k, pos = index[0], index[1], index[2:]
         group = k // (maps // groups)
         coords = ref.receptive_field(pos, size, params["kernel_size_nd"], params["stride_nd"], params["dilation_nd"], pre)
-        cells = []
-        for c in range(group * c_per_group, (group + 1) * c_per_group):
-            for where in coords:
-                if len(where) == 3 and not 0 <= where[0] < size[0]:
-                    continue  # depth padding: no slice to draw it in
-                slice_index = int(np.ravel_multi_index((n, c) + tuple(where[:-2]), lead_shape))
-                cells.append([slice_index, int(where[-2]), int(where[-1])])
-        windows[",".join(map(str, index))] = cells
+        channels = range(group * c_per_group, (group + 1) * c_per_group)
+        drawn = (_window_cell(n, c, where, size, lead_shape) for c in channels for where in coords)
+        windows[",".join(map(str, index))] = [list(d) for d in drawn if d is not None]
     return windows
 
 

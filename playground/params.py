@@ -42,7 +42,7 @@ class Param:
     # drag across; an exact-entry box beside the slider takes values off it. None: the declared range.
     slide: tuple[float, float] | None = None
     # The values a widget offers given every parameter's current value: int -> the valid values; per-axis ints
-    # -> the largest valid value per axis. None: every value within low..high.
+    # -> the largest valid value per axis (capped at high). None, or an error: every value within low..high.
     offers: Callable[[dict, tuple], Any] | None = None
 
     def __post_init__(self):

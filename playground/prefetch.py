@@ -20,11 +20,10 @@ import numpy as np
 from .layer import Layer
 from .params import Param, same_value
 
-MAX_PENDING = 8
 QUIET_S = 0.25  # no foreground evaluation for this long before a speculative build starts
 
 
-def neighbours(layer: Layer, before: dict, after: dict, shape: tuple) -> list[dict]:
+def neighbours(layer: Layer, before: dict, after: dict) -> list[dict]:
     """Raw parameter sets one step either side of the one parameter that changed from `before` to `after`
     (ints and floats by their step, per-axis ints on the axis that moved, enums to the adjacent members);
     none where nothing or several things changed, or an array did."""
@@ -60,8 +59,9 @@ class Prefetcher:
     def __init__(self, evaluate, enabled: bool = True):
         self._evaluate = evaluate  # core.evaluate-like: (layer, raw, x, backend=, cache=, run=False)
         self.enabled = enabled  # PLAYGROUND_PREFETCH=0 turns it off (benchmarks compare both)
-        self._pending: deque = deque(maxlen=MAX_PENDING)
+        self._pending: deque = deque()  # the latest position's neighbours: two at most
         self._active = 0
+        self._busy = False  # a speculative build is running
         self._last_foreground = 0.0  # time.monotonic() when the last foreground evaluation ended
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -95,8 +95,6 @@ class Prefetcher:
         """Wait until nothing is queued or building (tests, benchmarks)."""
         with self._cond:
             return self._cond.wait_for(lambda: not self._pending and not self._busy, timeout)
-
-    _busy = False
 
     def _start(self) -> None:
         if self._thread is None or not self._thread.is_alive():

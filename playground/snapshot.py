@@ -20,9 +20,8 @@ from . import browser
 VOLATILE = '[class*="st-key-volatile"]'
 LINK_BOX = '[class*="st-key-ctl-"][class*="-link"]'  # the share link: this server's throwaway address
 # The stage's box: the controls panel and the figure column, the panel cut where its controls end.
-STAGE_BOX_JS = """(layer) => {
-  const sel = (k) => document.querySelector('.st-key-' + k.replace(/[^a-zA-Z0-9_-]/g, '-'));
-  const panel = sel(`ctl.${layer}.parameters`), figures = sel(`ctl.${layer}.stage`);
+STAGE_BOX_JS = """([panelSelector, figuresSelector]) => {
+  const panel = document.querySelector(panelSelector), figures = document.querySelector(figuresSelector);
   if (!panel || !figures) return null;
   const p = panel.getBoundingClientRect(), f = figures.getBoundingClientRect();
   let content = p.top;
@@ -97,7 +96,8 @@ def take(shots: list[Shot], out: Path, *, width: int = 1920, height: int = 1080,
             if exception.count():
                 raise RuntimeError(f"{shot.name}: the page shows an exception: {exception.first.inner_text()[:500]}")
             path = out / f"{shot.name}.png"
-            clip = None if full_page or shot.page == "home" else page.evaluate(STAGE_BOX_JS, shot.page)
+            clip = None if full_page or shot.page == "home" else page.evaluate(STAGE_BOX_JS, [
+                browser.key_selector(f"ctl.{shot.page}.{part}") for part in ("parameters", "stage")])
             page.screenshot(path=str(path), full_page=clip is None, clip=clip, animations="disabled", caret="hide",
                             mask=[page.locator(VOLATILE), page.locator(LINK_BOX)], mask_color="#EEF1F5")
             written.append(path)

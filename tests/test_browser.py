@@ -527,7 +527,7 @@ def _slider_keys_of(layer) -> list[str]:
             keys.append(k if (p.high - p.low) / p.step <= SLIDER_MAX_STEPS else f"{k}.{SLIDE}")
         elif p.kind == "ints" and p.per_axis:
             keys += [f"{k}.h", f"{k}.w"]
-        elif p.kind == "array" and p.name in ("bias", "scale", "shift", "power"):  # one value by default
+        elif p.kind == "array" and p.slide:  # one value by default: its slider and exact box
             keys.append(f"{k}.0.{SLIDE}")
     return keys
 

@@ -13,19 +13,18 @@ from playground.prefetch import Prefetcher, neighbours
 
 def test_neighbours_of_the_one_parameter_that_moved():
     conv = get_layer("convolution")
-    shape = (1, 1, 6, 9)
-    got = neighbours(conv, {"stride_nd": (1, 1), "num_output_maps": 1}, {"stride_nd": (2, 1), "num_output_maps": 1}, shape)
+    got = neighbours(conv, {"stride_nd": (1, 1), "num_output_maps": 1}, {"stride_nd": (2, 1), "num_output_maps": 1})
     assert [g["stride_nd"] for g in got] == [(3, 1), (1, 1)]
-    got = neighbours(conv, {"padding_mode": "EXPLICIT_ROUND_DOWN"}, {"padding_mode": "EXPLICIT_ROUND_UP"}, shape)
+    got = neighbours(conv, {"padding_mode": "EXPLICIT_ROUND_DOWN"}, {"padding_mode": "EXPLICIT_ROUND_UP"})
     assert [g["padding_mode"] for g in got] == ["SAME_UPPER", "EXPLICIT_ROUND_DOWN"]
-    got = neighbours(conv, {"num_output_maps": 64}, {"num_output_maps": 63}, shape)
+    got = neighbours(conv, {"num_output_maps": 64}, {"num_output_maps": 63})
     assert [g["num_output_maps"] for g in got] == [64, 62]
-    got = neighbours(conv, {"num_output_maps": 1}, {"num_output_maps": 64}, shape)
+    got = neighbours(conv, {"num_output_maps": 1}, {"num_output_maps": 64})
     assert [g["num_output_maps"] for g in got] == [63]  # 65 is past the declared maximum
     assert neighbours(conv, {"num_output_maps": 1, "stride_nd": (1, 1)},
-                      {"num_output_maps": 2, "stride_nd": (2, 1)}, shape) == []  # two moved: nothing to guess
+                      {"num_output_maps": 2, "stride_nd": (2, 1)}) == []  # two moved: nothing to guess
     leaky = get_layer("leaky_relu")
-    got = neighbours(leaky, {"alpha": 0.1}, {"alpha": 0.11}, (1, 1, 3, 3))
+    got = neighbours(leaky, {"alpha": 0.1}, {"alpha": 0.11})
     assert np.allclose([g["alpha"] for g in got], [0.12, 0.10])
 
 

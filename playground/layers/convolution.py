@@ -78,22 +78,17 @@ def geometry(p: dict, shape: tuple):
 
 def groups_offered(p, shape):
     """The group counts that divide both C and num_output_maps: the only ones the groups slider offers."""
-    return [g for g in range(1, 65) if shape[1] % g == 0 and p["num_output_maps"] % g == 0]
+    return [g for g in range(1, min(shape[1], p["num_output_maps"]) + 1)
+            if shape[1] % g == 0 and p["num_output_maps"] % g == 0]
 
 
 def kernel_size_offered(p, shape):
     """Per spatial axis, the largest kernel whose dilated window fits the padded input (explicit padding
-    modes); SAME_* pad to fit any kernel."""
-    top = 15
+    modes; the slider also stops at the declared maximum); None where SAME_* pad to fit any kernel."""
     if not str(p.get("padding_mode", "")).startswith("EXPLICIT"):
-        return (top,) * (len(shape) - 2)
-    try:
-        pre, post = effective_padding(p)
-        dilation = p["dilation_nd"]
-        return tuple(max(1, min(top, (size + a + b - 1) // d + 1))
-                     for size, a, b, d in zip(shape[2:], pre, post, dilation))
-    except (KeyError, TypeError):  # a parameter not valid right now: offer the declared range
-        return (top,) * (len(shape) - 2)
+        return None
+    pre, post = effective_padding(p)
+    return tuple(max(1, (size + a + b - 1) // d + 1) for size, a, b, d in zip(shape[2:], pre, post, p["dilation_nd"]))
 
 
 def groups_rule(groups, p, shape):

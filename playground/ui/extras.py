@@ -299,6 +299,8 @@ def _step(out_shape: tuple, delta: int) -> None:
 
 PLAY_KEY = _key("convolution", "play")
 PLAY_SECONDS = 1.0  # one output cell a second: the eye follows the window
+_DRAWN = "_convolution.drawn_cell"  # plain session state: the cell the stage last drew
+_STEPPED_AT = "_convolution.stepped_at"  # plain session state: when play last stepped (time.monotonic)
 
 
 def _products_text(cell: dict, limit: int = 12) -> str:
@@ -341,11 +343,6 @@ def _player(out_shape: tuple) -> None:
     _step(out_shape, 1)
     st.rerun()
 
-
-_STEPPED_AT = "_convolution.stepped_at"
-
-
-_DRAWN = "_convolution.drawn_cell"  # plain session state: the cell the stage last drew
 
 MARKS: dict[str, Callable[[Any], Marks]] = {"convolution": convolution_marks}
 STAGE_LINES: dict[str, Callable[[Any, Any], None]] = {"convolution": convolution_stage_line}

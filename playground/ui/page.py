@@ -50,7 +50,6 @@ class Problem:
     message: str
     param: str | None  # the parameter or input control it names, if any
     slot: Any = None  # the placeholder under that control
-    stage_params: tuple = ()  # the parameters drawn beside the figures (else the control is an input one)
 
 
 def guarded(draw: Callable[[], None]) -> None:
@@ -173,13 +172,14 @@ def _stage(layer: Layer, shown: Evaluation | None, problem: Problem | None, pres
             if layer.formula:
                 with st.container(key=control_key(layer.name, "formula"), width="content"):
                     st.markdown(f"`{layer.formula(shown.params)}`", width="content")
-            st.badge(source_badge(shown), icon=":material/bolt:" if shown.output_source == "tensorrt"
-                     else ":material/calculate:", color="green" if shown.output_source == "tensorrt" else "orange")
+            tensorrt = shown.output_source == "tensorrt"
+            st.badge(source_badge(shown), icon=":material/bolt:" if tensorrt else ":material/calculate:",
+                     color="green" if tensorrt else "orange")
         if preset is not None and cmp is not None:
             workshop.verdict_badge(cmp)
     if problem:
         where = "" if problem.slot is None else (
-            f" — fix **{problem.param}** beside the figures." if problem.param in problem.stage_params
+            f" — fix **{problem.param}** beside the figures." if problem.param in layer.param_names
             else f" — fix **{problem.param}** in the sidebar's Input tab.")
         stale = " Showing the last valid configuration." if shown is not None else ""
         st.error(problem.message + where + stale, icon=":material/error:")
@@ -214,18 +214,18 @@ def _evaluate(layer: str, form: widgets.ParamForm, inp: widgets.InputForm) -> tu
     try:
         if inp.error is not None:
             raise inp.error
-        engines, prefetcher = state.engine_cache(), state.prefetcher()
+        backend, engines, prefetcher = state.backend(), state.engine_cache(), state.prefetcher()
         with prefetcher.foreground():
-            ev = evaluate(layer, form.raw, inp.x, backend=state.backend(), cache=engines)
+            ev = evaluate(layer, form.raw, inp.x, backend=backend, cache=engines)
         before = st.session_state.get(_LAST_RAW + layer)
         st.session_state[_LAST_RAW + layer] = dict(form.raw)
         if before is not None:  # build the moved slider's next values either way while the user looks
-            prefetcher.offer(layer, neighbours(get_layer(layer), before, form.raw, inp.shape), inp.x,
-                             backend=state.backend(), cache=engines)
+            prefetcher.offer(layer, neighbours(get_layer(layer), before, form.raw), inp.x, backend=backend,
+                             cache=engines)
         return ev, None
     except ValidationError as exc:
         slot = form.slots.get(exc.param) or inp.slot_for(exc.param)
-        return None, Problem(str(exc), exc.param, slot, tuple(form.slots))
+        return None, Problem(str(exc), exc.param, slot)
     except InputError as exc:
         return None, Problem(str(exc), exc.param, inp.slot_for(exc.param))
     except Exception as exc:  # anything else is a bug, but the page must still answer, not crash

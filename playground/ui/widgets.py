@@ -126,10 +126,6 @@ def _reset_dependents(layer: Layer, p: Param, canon: dict, shape: tuple, names: 
 
 
 # -- one widget per kind ----------------------------------------------------------------------
-def _slider_step(step, integer: bool):
-    return int(step or 1) if integer else float(step or 0.1)
-
-
 def _slid(k: str, box_changed=None, args=()) -> None:
     """A slider of a slider + box pair moved: its value becomes the box's (which holds the state)."""
     st.session_state[k] = st.session_state[key(k, SLIDE)]
@@ -142,7 +138,7 @@ def _number(label: str, k: str, lo, hi, step, value, integer: bool, slide=None, 
     useful range `slide` with an exact-entry box beside it, which holds the value (values off the slider's range
     are typed there; the slider then rests at its nearest end)."""
     cast = int if integer else float
-    step = _slider_step(step, integer)
+    step = int(step or 1) if integer else float(step or 0.1)
     lo, hi = (None if v is None else cast(v) for v in (lo, hi))
     value = None if value is None else cast(value)
     if lo is not None and hi is not None and (hi - lo) / step <= SLIDER_MAX_STEPS:
@@ -152,12 +148,11 @@ def _number(label: str, k: str, lo, hi, step, value, integer: bool, slide=None, 
     current = value if current is None else current
     st.session_state[key(k, SLIDE)] = min(max(cast(current), s_lo), s_hi)  # derived: the box's value, clamped
     on_change, args = kw.pop("on_change", None), kw.pop("args", ())
-    box_kw = {n: v for n, v in kw.items() if n not in ("bind", "persist_state")}
+    derived = {n: v for n, v in kw.items() if n not in ("bind", "persist_state", "help")}  # the box holds state
     slide_col, box_col = st.columns([3, 2], vertical_alignment="bottom", gap="small")
     with slide_col:
         st.slider(label, s_lo, s_hi, step=step, key=key(k, SLIDE), on_change=_slid, args=(k, on_change, args),
-                  help=f"Drag over {s_lo:g} … {s_hi:g}; type any value{_range_text(lo, hi)} in the box.",
-                  **{n: v for n, v in box_kw.items() if n != "help"})
+                  help=f"Drag over {s_lo:g} … {s_hi:g}; type any value{_range_text(lo, hi)} in the box.", **derived)
     with box_col:
         return st.number_input(f"{label} (exact)", lo, hi, value, step, key=k, format=None if integer else "%g",
                                label_visibility="collapsed", on_change=on_change, args=args, **kw)
@@ -178,7 +173,8 @@ def _int_slider(label: str, k: str, lo: int, hi: int, value: int, offered=None, 
     if offered is not None and not isinstance(offered, int):
         options = sorted(set(offered) | {current})
         return st.select_slider(label, options, value=value if value in options else options[0], key=k, **kw)
-    hi = max(hi if offered is None else min(hi, int(offered)), min(current, int(hi)))
+    top = hi if offered is None else min(hi, int(offered))
+    hi = max(top, min(current, hi))  # the held value stays reachable
     if hi <= lo:  # one value only: a slider needs two ends
         return st.select_slider(label, [lo], value=lo, key=k, **kw)
     return st.slider(label, lo, hi, min(max(value, lo), hi), 1, key=k, **kw)
