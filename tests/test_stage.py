@@ -61,3 +61,22 @@ def test_box_fitting_writes_numbers_only_where_they_fit():
 
 def test_presenter_theme_has_its_own_stage_margins():
     assert stage_overhead_px(PRESENTER) > stage_overhead_px(DEFAULT)
+
+
+def test_per_figure_overhead_gives_multi_slice_figures_their_colour_bars_room():
+    """Two kernel slices with a colour bar each need more width than one: with that room counted, the kernel's
+    cells come out as large as the input's instead of being crushed."""
+    x, k, y = np.zeros((1, 2, 6, 9)), np.zeros((2, 1, 3, 3)), np.zeros((1, 2, 4, 7))
+    th = PRESENTER
+    extra = th.gap_px + th.stage_colorbar_room_px
+    base = stage_overhead_px(th)
+    rows = stage.figure_rows([x, k, y], 850, 520, overhead=[base + extra, base + extra, base + extra])
+    for (i, box), t in zip([p for row in rows for p in row], (x, k, y)):
+        fig, _ = plots.tensor_figure(t, title="t", theme=th, box=box, shared_scale=False)
+        assert fig.layout.width <= box[0] + 1
+    cells = {}
+    for row in rows:
+        for i, box in row:
+            fig, _ = plots.tensor_figure((x, k, y)[i], title="t", theme=th, box=box, shared_scale=False)
+            cells[i] = _cell(fig) / (x, k, y)[i].shape[-1]  # a slice's width over its cells
+    assert cells[1] >= 0.8 * cells[0], cells  # not crushed next to the input

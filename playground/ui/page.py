@@ -266,7 +266,12 @@ def _tensors(layer: Layer, ev: Evaluation, view: ViewOptions, width: int, height
     figs += [(t, title, title.lower(), {}, None) for title, t in (layer.stage_tensors(ev.params) if layer.stage_tensors else [])]
     figs.append((ev.output, out_title, "output", marks.output, zrange))
     th = view.theme
-    rows = stage.figure_rows([f[0] for f in figs], width, height, overhead=stage_overhead_px(th),
+
+    def overhead(t: np.ndarray) -> int:  # gaps between slices side by side, and their own colour bars (plots)
+        bars = 0 if view.shared_scale else th.stage_colorbar_room_px
+        return stage_overhead_px(th) + (stage.slices_across(t) - 1) * (th.gap_px + bars)
+
+    rows = stage.figure_rows([f[0] for f in figs], width, height, overhead=[overhead(f[0]) for f in figs],
                              v_overhead=th.stage_margin["t"] + th.stage_margin["b"] + round(th.subtitle_size * 1.6))
     for row in rows:
         with st.container(horizontal=True, wrap=False, gap="small"):

@@ -168,6 +168,11 @@ def layout(main_w: int, window_h: int, presenter: bool, cell_row: bool) -> Layou
     return Layout(int(controls_w), int(controls_h), int(figures_w), figure_h)
 
 
+def slices_across(t: np.ndarray) -> int:
+    """Slices a heatmap lays out side by side (at most 4 a row, as plots.tensor_figure does)."""
+    return min(int(np.prod(t.shape[:-2])) if t.ndim > 2 else 1, 4)
+
+
 def _extent(t: np.ndarray) -> tuple[int, int]:
     """Cells a heatmap lays out across and down: W × slices per row (at most 4), H × rows of slices."""
     slices = int(np.prod(t.shape[:-2])) if t.ndim > 2 else 1
@@ -175,33 +180,36 @@ def _extent(t: np.ndarray) -> tuple[int, int]:
     return t.shape[-1] * across, t.shape[-2] * -(-slices // across)
 
 
-def _row_cell(extents: list[tuple[int, int]], width: float, height: float, gap: int, overhead: int,
+def _row_cell(extents: list[tuple[int, int]], overheads: list[int], width: float, height: float, gap: int,
               v_overhead: int) -> float:
     across = sum(e[0] for e in extents)
-    room_w = width - gap * (len(extents) - 1) - overhead * len(extents)
+    room_w = width - gap * (len(extents) - 1) - sum(overheads)
     return min(room_w / max(across, 1), (height - v_overhead) / max(max(e[1] for e in extents), 1))
 
 
-def figure_rows(tensors: list[np.ndarray], width: int, height: int, gap: int = 16, overhead: int = 92,
+def figure_rows(tensors: list[np.ndarray], width: int, height: int, gap: int = 16, overhead: int | list[int] = 92,
                 v_overhead: int = 110, caption: int = 48) -> list[list[tuple[int, tuple[int, int]]]]:
     """Arrange heatmaps in one row, or (where that gives larger cells) the last one, the output, in a second row
-    under the others. Within a row each figure gets its fixed overhead (axes, colour bar) and a share of the rest
-    in proportion to the cells it lays out across, so cells come out about the same size in every figure.
+    under the others. Within a row each figure gets its fixed overhead (axes, colour bars, gaps between its
+    slices: one number for all, or one per figure) and a share of the rest in proportion to the cells it lays
+    out across, so cells come out about the same size in every figure.
     Returns rows of (tensor index, (box width, box height))."""
     ext = [_extent(t) for t in tensors]
+    over = list(overhead) if isinstance(overhead, (list, tuple)) else [overhead] * len(tensors)
     arrangements = [[list(range(len(tensors)))]]
     if len(tensors) > 1:
         arrangements.append([list(range(len(tensors) - 1)), [len(tensors) - 1]])
 
     def cell(rows):
         h = (height - caption * (len(rows) - 1)) / len(rows)
-        return min(_row_cell([ext[i] for i in row], width, h, gap, overhead, v_overhead) for row in rows)
+        return min(_row_cell([ext[i] for i in row], [over[i] for i in row], width, h, gap, v_overhead)
+                   for row in rows)
 
     best = max(arrangements, key=cell)
     row_h = int((height - caption * (len(best) - 1)) / len(best))
     out = []
     for row in best:
-        room = max(width - gap * (len(row) - 1) - overhead * len(row), 60 * len(row))
+        room = max(width - gap * (len(row) - 1) - sum(over[i] for i in row), 60 * len(row))
         total = float(sum(ext[i][0] for i in row)) or 1.0
-        out.append([(i, (int(overhead + room * ext[i][0] / total), row_h)) for i in row])
+        out.append([(i, (int(over[i] + room * ext[i][0] / total), row_h)) for i in row])
     return out
