@@ -23,7 +23,7 @@ import numpy as np
 
 from .engine import BuildReport, BuildSettings, atomic_write
 
-FORMAT = 1
+FORMAT = 2  # part of every key: 2 since networks are created STRONGLY_TYPED (older engines are not reused)
 MAGIC = b"TRTPG-ENGINE\n"
 SUFFIX = ".engine"
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "engine_cache"

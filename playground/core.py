@@ -139,7 +139,8 @@ def evaluate(layer_name: str, raw_params: dict | None = None, x: np.ndarray | No
     result = Evaluation(layer.name, params, x, reference, reference, "reference", backend, "not_built",
                         messages=layer.notes_for(raw_params, params))
     if not backend.can_build:
-        result.messages.append("No TensorRT installed: showing the NumPy reference; no engine was built.")
+        result.messages += [f"Not used: {why}." for why in backend.passed_over]
+        result.messages.append(f"No engine was built ({backend.why_not_run}).")
         return result
     cache = cache or default_cache()
     settings = eng.BuildSettings.from_env()

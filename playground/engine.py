@@ -1,8 +1,8 @@
 """Build one-layer TensorRT networks: network_from_layer → engine_bytes_from_network → BuildReport.
 
-Builders and their loggers live for the process (a warm builder is what makes a rebuild fast), in
-a small pool: a builder serves one build at a time and captures that build's log, and builds of
-different configurations run side by side (TensorRT releases the GIL while it builds). TensorRT
+Builders live for the process (a warm builder is what makes a rebuild fast), in a small pool: a
+builder serves one build at a time, and builds of different configurations run side by side (TensorRT
+releases the GIL while it builds). One logger per module files each message under its build's thread. TensorRT
 objects are created and released inside the function that owns them.
 """
 from __future__ import annotations
@@ -59,26 +59,37 @@ class BuildSettings:
         return BuildSettings(int(os.environ.get("PLAYGROUND_OPT_LEVEL", "0")))
 
 
-def _logger(trt, keep: bool = True):
-    """A logger that records what it is told (a build's log), or, with keep=False, nothing."""
+@functools.lru_cache(maxsize=None)
+def logger_for(trt):
+    """The one logger of a TensorRT module for this process. Full TensorRT keeps a single logger while any
+    builder or runtime lives and ignores the one given to the next, so a logger per builder would mix
+    builds' logs; this one files each message under the thread whose build (see `capture`) it belongs to."""
     class Log(trt.ILogger):
         def __init__(self):
             trt.ILogger.__init__(self)
-            self.records: list[tuple[str, str]] = []
+            self.local = threading.local()
 
         def log(self, severity, msg):
-            if keep:
-                self.records.append((severity.name, msg))
+            records = getattr(self.local, "records", None)
+            if records is not None:  # messages outside a build (runtime, detection) are read by no one
+                records.append((severity.name, msg))
 
     return Log()
 
 
-class _Builder:
-    """A builder with a logger that records the one build it is doing."""
+@contextlib.contextmanager
+def capture(trt, records: list):
+    """Collect into `records` what TensorRT logs on this thread while the block runs."""
+    local = logger_for(trt).local
+    local.records = records
+    try:
+        yield records
+    finally:
+        local.records = None
 
-    def __init__(self, trt):
-        self.logger = _logger(trt)
-        self.builder = trt.Builder(self.logger)
+
+def _new_builder(trt):
+    return trt.Builder(logger_for(trt))
 
 
 class _BuilderPool:
@@ -97,7 +108,7 @@ class _BuilderPool:
             self.made += b is None
         if b is None:
             try:
-                b = _Builder(self.trt)
+                b = _new_builder(self.trt)
             except BaseException:
                 with self.cond:
                     self.made -= 1
@@ -121,13 +132,19 @@ def _builders_for(trt) -> _BuilderPool:
 
 @functools.lru_cache(maxsize=None)
 def _runtime_for(trt):
-    # Its log is read by no one and it lives for the process: recording it would only grow.
-    return trt.Runtime(_logger(trt, keep=False))
+    return trt.Runtime(logger_for(trt))
+
+
+def network_flags(trt) -> int:
+    """STRONGLY_TYPED where the flag exists: TensorRT 10.x networks are weakly typed without it (TensorRT could
+    pick another precision than the network's types say); 11.x and TensorRT for RTX accept it and ignore it."""
+    flag = getattr(trt.NetworkDefinitionCreationFlag, "STRONGLY_TYPED", None)
+    return 0 if flag is None else 1 << int(flag)
 
 
 def network_from_layer(trt, builder, layer: Layer, params: dict, input_shape: tuple):
     """A network with one input, the layer's construction, and one marked output."""
-    network = builder.create_network(0)
+    network = builder.create_network(network_flags(trt))
     x = network.add_input(INPUT_NAME, trt.DataType.FLOAT, tuple(input_shape))
     y = layer.build(trt, network, x, params)
     y.name = OUTPUT_NAME
@@ -186,8 +203,9 @@ def _save_quietly(path: Path, data: bytes) -> None:
 
 
 def runtime_config_for(trt, engine, path: Path | None):
-    """TensorRT-RTX where it runs: a runtime config whose runtime cache (JIT kernels) persists in `path`."""
-    if path is None or not hasattr(engine, "create_runtime_config"):
+    """TensorRT-RTX where it runs: a runtime config whose runtime cache (JIT kernels) persists in `path`.
+    Full TensorRT 11 has runtime configs too, but no runtime cache: the guard is on what is called."""
+    if path is None or not hasattr(getattr(trt, "IRuntimeConfig", None), "create_runtime_cache"):
         return None, lambda: None
     config = engine.create_runtime_config()
     cache = config.create_runtime_cache()
@@ -202,22 +220,23 @@ def build_engine(backend: Backend, layer: Layer, params: dict, input_shape: tupl
     """Build the engine for one configuration and report on it; never raises for TensorRT's refusals."""
     trt = backend.trt
     settings = settings or BuildSettings.from_env()
-    with _builders_for(trt).builder() as b:
-        b.logger.records = []
-        start = time.perf_counter()
-        output_shape, engine, error = None, None, None
-        try:
-            network = network_from_layer(trt, b.builder, layer, params, input_shape)
-            output_shape = [int(d) for d in network.get_output(0).shape]
-            timing_path = cache_dir / "timing.cache" if cache_dir and backend.name == "tensorrt" else None
-            engine = engine_bytes_from_network(trt, b.builder, network, settings, timing_path)
-        except Exception as exc:  # TensorRT's Python API raises for networks it rejects
-            error = str(exc) or type(exc).__name__
-        build_ms = (time.perf_counter() - start) * 1e3
-        records = b.logger.records
-    errors = [m for s, m in records if s in ("ERROR", "INTERNAL_ERROR")]
-    if engine is None:
-        error = "TensorRT rejected the network: " + ("; ".join(errors) or error or "the build returned no engine")
+    start = time.perf_counter()
+    output_shape, engine, error, refused, records = None, None, None, None, []
+    try:
+        with _builders_for(trt).builder() as builder, capture(trt, records):
+            try:
+                network = network_from_layer(trt, builder, layer, params, input_shape)
+                output_shape = [int(d) for d in network.get_output(0).shape]
+                timing_path = cache_dir / "timing.cache" if cache_dir and backend.name == "tensorrt" else None
+                engine = engine_bytes_from_network(trt, builder, network, settings, timing_path)
+            except Exception as exc:  # TensorRT's Python API raises for networks it rejects
+                refused = str(exc) or type(exc).__name__
+    except Exception as exc:  # no builder: full TensorRT on a machine whose GPU it cannot use
+        error = f"{backend.name} {backend.version} could not make a builder here: {exc}"
+    build_ms = (time.perf_counter() - start) * 1e3
+    if engine is None and error is None:
+        errors = [m for s, m in records if s in ("ERROR", "INTERNAL_ERROR")]
+        error = "TensorRT rejected the network: " + ("; ".join(errors) or refused or "the build returned no engine")
     return BuildReport(
         status="built" if engine else "failed", build_ms=round(build_ms, 3), output_shape=output_shape,
         layers=layers_from_log(records), log=[[s, m] for s, m in records if s in SHOWN_SEVERITIES],
@@ -225,29 +244,65 @@ def build_engine(backend: Backend, layer: Layer, params: dict, input_shape: tupl
 
 
 # -- the engine's layers ----------------------------------------------------------------------
-_TENSOR = re.compile(r"\{ Name: (?P<name>[^,]*), Dimensions: \[(?P<dims>[^\]]*)\].*?Datatype: (?P<dtype>\w+), "
-                     r"Format: (?P<format>[^}]*?) \}")
-_SECTION = re.compile(r"(Inputs|Constants|Outputs): \[(.*?)\](?=, (?:Constants|Outputs|TacticName|Metadata)|$)")
+# Where the engine cannot be deserialized (no GPU this TensorRT runs on), its layers come from the verbose
+# build log, which TensorRT for RTX and full TensorRT word differently:
+#   RTX:     "Layers:\nName: …, LayerType: …, Inputs: [ { Name: …, Dimensions: […], …, Datatype: Float, Format: … }], …"
+#   8.x/10.x "Engine Layer Information:\nLayer(CaskConvolution): NAME, Tactic: 0x…, IN[Float(1,1,6,9)] -> OUT[Float(…)]"
+#   later:   the same with tensors written "IN (Float[1,1,6,9])".
+_RTX_TENSOR = re.compile(r"\{ Name: (?P<name>[^,]*), Dimensions: \[(?P<dims>[^\]]*)\].*?Datatype: (?P<dtype>\w+), "
+                         r"Format: (?P<format>[^}]*?) \}")
+_RTX_SECTION = re.compile(r"(Inputs|Constants|Outputs): \[(.*?)\](?=, (?:Constants|Outputs|TacticName|Metadata)|$)")
+_TRT_LAYER = re.compile(r"^Layer\((?P<type>[^)]*)\): (?P<rest>.*)$")
+_TRT_TENSOR = re.compile(r"(?:^|, )(?P<name>.+?)(?:\[(?P<dtype>\w+)\((?P<dims>[^)]*)\)\]"
+                         r"| \((?P<dtype2>\w+)\[(?P<dims2>[^\]]*)\]\))(?=, |$)")
 
 
 def layers_from_log(records) -> list[dict]:
-    """The built engine's layers from the builder's verbose 'Layers:' message (no GPU needed)."""
-    text = next((m for _, m in records if m.startswith("Layers:")), "")
+    """The built engine's layers from the builder's verbose layer dump, in either wording (no GPU needed)."""
+    for _, message in records:
+        if message.startswith("Layers:"):
+            return _layers_from_rtx_dump(message)
+        if message.startswith("Engine Layer Information:"):
+            return _layers_from_trt_dump(message)
+    return []
+
+
+def _layers_from_rtx_dump(text: str) -> list[dict]:
     layers = []
     for line in text.splitlines():
         if not line.startswith("Name:"):
             continue
         fields = dict(re.findall(r"(Name|LayerType|TacticName): ([^,]*)", line.split("Inputs:")[0] + line[line.find("TacticName"):]))
-        sections = {k: [_tensor(m) for m in _TENSOR.finditer(v)] for k, v in _SECTION.findall(line)}
+        sections = {k: [_layer_tensor(m["name"], m["dims"], m["dtype"], m["format"]) for m in _RTX_TENSOR.finditer(v)]
+                    for k, v in _RTX_SECTION.findall(line)}
         layers.append({"name": fields.get("Name", "?"), "type": fields.get("LayerType", "?"),
                        "inputs": sections.get("Inputs", []), "outputs": sections.get("Outputs", []),
                        "tactic": fields.get("TacticName", "")})
     return layers
 
 
-def _tensor(m) -> dict:
-    dims = [int(d) for d in m["dims"].split(",") if d.strip().lstrip("-").isdigit()]
-    return {"name": m["name"], "shape": dims, "format": f"{m['dtype']} {m['format']}"}
+def _layers_from_trt_dump(text: str) -> list[dict]:
+    layers = []
+    for line in text.splitlines():
+        m = _TRT_LAYER.match(line.strip())
+        if not m or " -> " not in m["rest"]:
+            continue
+        head, outputs = m["rest"].rsplit(" -> ", 1)
+        if ", Tactic: " in head:
+            name, tail = head.split(", Tactic: ", 1)
+            tactic, _, inputs = tail.partition(", ")
+        else:
+            (name, _, inputs), tactic = head.partition(", "), ""
+        tensors = lambda part: [_layer_tensor(t["name"], t["dims"] or t["dims2"] or "", t["dtype"] or t["dtype2"])  # noqa: E731
+                                for t in _TRT_TENSOR.finditer(part)]
+        layers.append({"name": name, "type": m["type"], "inputs": tensors(inputs), "outputs": tensors(outputs),
+                       "tactic": tactic})
+    return layers
+
+
+def _layer_tensor(name: str, dims: str, dtype: str, fmt: str = "") -> dict:
+    shape = [int(d) for d in dims.split(",") if d.strip().lstrip("-").isdigit()]
+    return {"name": name.strip(), "shape": shape, "format": f"{dtype} {fmt}".strip()}
 
 
 def engine_from_bytes(trt, data: bytes):
@@ -261,14 +316,24 @@ def engine_from_bytes(trt, data: bytes):
 def layers_from_engine(trt, engine) -> list[dict]:
     """The engine's layers from the engine inspector (DETAILED profiling verbosity)."""
     inspector = engine.create_engine_inspector()
-    info = json.loads(inspector.get_engine_information(trt.LayerInformationFormat.JSON))
+    return layers_from_inspector_json(inspector.get_engine_information(trt.LayerInformationFormat.JSON))
+
+
+def layers_from_inspector_json(text: str) -> list[dict]:
+    """The inspector's JSON in every known spelling: TensorRT 10.x writes a tensor's "Format/Datatype" as one
+    field; TensorRT 11 and TensorRT for RTX write "Datatype" and "Format" apart. Below DETAILED verbosity a
+    layer is its name alone."""
+    def tensor(t: dict) -> dict:
+        fmt = t.get("Format/Datatype") or " ".join(str(t[k]) for k in ("Datatype", "Format") if t.get(k))
+        return {"name": t.get("Name", "?"), "shape": list(t.get("Dimensions", [])), "format": fmt}
+
     layers = []
-    for item in info.get("Layers", []):
-        if isinstance(item, str):  # verbosity too low: names only
+    for item in json.loads(text).get("Layers", []):
+        if isinstance(item, str):
             layers.append({"name": item, "type": "?", "inputs": [], "outputs": [], "tactic": ""})
             continue
-        io = lambda key: [{"name": t.get("Name", "?"), "shape": t.get("Dimensions", []),  # noqa: E731
-                           "format": t.get("Format/Datatype", "")} for t in item.get(key, [])]
         layers.append({"name": item.get("Name", "?"), "type": item.get("LayerType", "?"),
-                       "inputs": io("Inputs"), "outputs": io("Outputs"), "tactic": item.get("TacticName", "")})
+                       "inputs": [tensor(t) for t in item.get("Inputs", [])],
+                       "outputs": [tensor(t) for t in item.get("Outputs", [])],
+                       "tactic": str(item.get("TacticName") or item.get("TacticValue") or "")})
     return layers

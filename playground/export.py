@@ -3,7 +3,7 @@
 `export_script(layer, raw_params, x)` resolves the parameters exactly as the playground does
 and writes a script that defines the same input and parameters, copies the layer's own network
 construction (`inspect.getsource(layer.build)`), builds with today's API
-(`create_network(0)`, `build_serialized_network`), prints TensorRT's inferred output shape as
+(a strongly typed `create_network`, `build_serialized_network`), prints TensorRT's inferred output shape as
 `output shape: (…)`, and runs the engine with cuda-python (`cuda.bindings.runtime`,
 `set_tensor_address`, `execute_async_v3`) where a GPU that this TensorRT supports is present.
 
@@ -21,6 +21,7 @@ import zlib
 
 import numpy as np
 
+from .backend import RTX_HINT
 from .engine import INPUT_NAME, OUTPUT_NAME, TF32, BuildSettings
 from .layer import Layer
 from .params import same_params
@@ -126,14 +127,48 @@ def unpack(text, shape):
 _RUNNER = '''
 
 
+class CannotBuild(Exception):
+    """No TensorRT here can make a builder: none installed, or full TensorRT on a machine without a GPU it can use."""
+
+
+def tensorrt_that_builds():
+    """(module, logger, builder) of the first of tensorrt, tensorrt_rtx that imports and makes a builder. Full
+    TensorRT imports on a machine without a usable GPU but makes no builder there; TensorRT for RTX builds on
+    the CPU alone."""
+    why_not = []
+    for name in ("tensorrt", "tensorrt_rtx"):
+        try:
+            trt = importlib.import_module(name)
+        except ImportError as exc:
+            missing = isinstance(exc, ModuleNotFoundError) and exc.name == name
+            why_not.append(f"{name} is not installed" if missing else f"{name} is installed but does not import ({exc})")
+            continue
+        logger = trt.Logger(trt.Logger.WARNING)
+        try:
+            builder = trt.Builder(logger)
+        except Exception as exc:  # "factory function returned nullptr": no GPU this TensorRT can use
+            builder, reason = None, f" ({exc})"
+        else:
+            reason = ""
+        if builder is not None:
+            for note in why_not:
+                if not note.endswith("is not installed"):  # a missing module is no news; a broken one is
+                    print(f"note: {note}; building with {name} {trt.__version__}", file=sys.stderr)
+            return trt, logger, builder
+        why_not.append(f"{name} {trt.__version__} cannot make a builder here{reason}")
+    raise CannotBuild("; ".join(why_not))
+
+
+def network_flags():
+    """STRONGLY_TYPED where the flag exists: the network computes in exactly the types it declares (TensorRT 10.x
+    networks are weakly typed without it; 11.x and TensorRT for RTX accept the flag and ignore it)."""
+    flag = getattr(trt.NetworkDefinitionCreationFlag, "STRONGLY_TYPED", None)
+    return 0 if flag is None else 1 << int(flag)
+
+
 class CannotRun(Exception):
     """The engine was built, but this machine cannot run it (no cuda-python, no GPU, a GPU this TensorRT
     does not support)."""
-
-
-RTX_HINT = ("TensorRT for RTX runs engines only on RTX-class GPUs: by default compute capability 8.6, 8.9 and "
-            "12.x (RTX 30, 40 and 50 series), Turing (7.5) with a device-specific build; data-center GPUs such as "
-            "the A100 or H100 need the full TensorRT (pip install tensorrt).")
 
 
 def cuda_check(cudart, result, what):
@@ -215,9 +250,14 @@ def main(argv):
     parser.add_argument("--output", metavar="OUT.npy", help="also save the output computed on the GPU here")
     output_path = parser.parse_args(argv).output
     np.set_printoptions(precision=8, linewidth=200, suppress=True)
-    logger = trt.Logger(trt.Logger.WARNING)
-    builder = trt.Builder(logger)
-    network = builder.create_network(0)  # TensorRT 10+: explicit batch is the only mode, no flags
+    global trt
+    try:
+        trt, logger, builder = tensorrt_that_builds()
+    except CannotBuild as why:
+        print(f"error: no engine can be built here: {why}", file=sys.stderr)
+        print("The playground shows the NumPy reference of this configuration: " + PLAYGROUND_COMMAND, file=sys.stderr)
+        return 3
+    network = builder.create_network(network_flags())
     x = network.add_input(INPUT_NAME, trt.DataType.FLOAT, data.shape)
     try:
         y = BUILD(trt, network, x, p)
@@ -344,13 +384,14 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
         "# Needs:  numpy; tensorrt (10 or later) or tensorrt_rtx. Running the engine also needs cuda-python",
         "#         (cuda.bindings, 12.6 or later) and a GPU that TensorRT supports; without one the script",
         "#         builds the engine, prints the output shape and says why it cannot run it.",
-        "# Exit:   0 built (and run where possible); 1 TensorRT refused the network or the run failed.",
+        "# Exit:   0 built (and run where possible); 1 TensorRT refused the network or the run failed;",
+        "#         3 no TensorRT here can build (none installed, or full TensorRT without a GPU it can use).",
         "# The same configuration in the playground:",
         f"#   {command}",
     ]
     embedded = x.size > INLINE_LIMIT or any(isinstance(v, np.ndarray) and v.size > INLINE_LIMIT
                                            for v in params.values())
-    imports = ["import argparse"] + (["import base64"] if embedded else []) + ["import sys"] + (
+    imports = ["import argparse"] + (["import base64"] if embedded else []) + ["import importlib", "import sys"] + (
         ["import zlib"] if embedded else [])
     body = [
         f'"""Build, and where a GPU allows run, one {layer.title} layer exactly as configured in the\n'
@@ -360,11 +401,8 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
         "",
         "import numpy as np",
         "",
-        "try:",
-        "    import tensorrt as trt",
-        "except ImportError:  # TensorRT for RTX: the same API under another name",
-        "    import tensorrt_rtx as trt",
-        "",
+        "trt = None  # tensorrt, or tensorrt_rtx (the same API under another name): main() picks the one that builds",
+        f"RTX_HINT = {RTX_HINT!r}",
         f"INPUT_NAME, OUTPUT_NAME = {INPUT_NAME!r}, {OUTPUT_NAME!r}",
         f"OPTIMIZATION_LEVEL = {settings.optimization_level}  # the playground's builder setting "
         "(TensorRT's own default is 3)",

@@ -19,13 +19,14 @@ def runnable(monkeypatch):
     calls = {}
 
     def fake_run(eng, inputs, *, timing_runs, runtime_config=None):
-        calls["timing_runs"] = timing_runs
+        calls["timing_runs"], calls["runtime_config"] = timing_runs, runtime_config
         x = inputs[engine.INPUT_NAME]
         return {engine.OUTPUT_NAME: calls["output"](x)}, 0.042
 
     monkeypatch.setattr(core._engines, "get", lambda trt, key, data: object())
     monkeypatch.setattr(engine, "layers_from_engine", lambda trt, e: [{"name": "inspected", "type": "kgen"}])
     monkeypatch.setattr(runner, "run_engine", fake_run)
+    monkeypatch.setattr(engine, "runtime_config_for", lambda trt, e, path: ("runtime config", lambda: None))
     return backend, calls
 
 
@@ -36,7 +37,7 @@ def test_tensorrt_output_is_shown_and_compared(runnable, tmp_path):
     assert r.output_source == "tensorrt" and r.source_label == "TensorRT on Test GPU (compute capability 8.6)"
     assert r.max_abs_diff == pytest.approx(1e-3, rel=1e-3) and r.latency_ms == 0.042
     assert r.report.layers == [{"name": "inspected", "type": "kgen"}]
-    assert calls["timing_runs"] == core.TIMING_RUNS
+    assert calls["timing_runs"] == core.TIMING_RUNS and calls["runtime_config"] == "runtime config"
 
 
 def test_nan_in_both_counts_as_agreement(runnable, tmp_path):
@@ -56,9 +57,15 @@ def test_a_gpu_failure_falls_back_to_the_reference_and_says_why(runnable, tmp_pa
 
 
 def test_rtx_runs_only_on_its_compute_capabilities():
-    from playground.backend import can_run_on
+    """TensorRT for RTX 1.7's own list: "Supported compute capabilities: 8.0 8.6 8.9 12.0 12.1 >12.0"."""
+    from playground import export
+    from playground.backend import RTX_HINT, RTX_SUPPORTED, can_run_on
     gpu = lambda cc: runner.GpuInfo("g", cc, 0)  # noqa: E731
-    assert can_run_on("tensorrt_rtx", gpu((8, 9)))[0] and can_run_on("tensorrt_rtx", gpu((12, 0)))[0]
-    ok, why = can_run_on("tensorrt_rtx", gpu((9, 0)))
-    assert not ok and "compute capability 9.0" in why
+    for cc in [(8, 0), (8, 6), (8, 9), (12, 0), (12, 1), (13, 0)]:
+        assert can_run_on("tensorrt_rtx", gpu(cc)) == (True, ""), cc
+    for cc in [(7, 5), (8, 7), (9, 0), (10, 0), (11, 0)]:
+        ok, why = can_run_on("tensorrt_rtx", gpu(cc))
+        assert not ok and f"compute capability {cc[0]}.{cc[1]}" in why and RTX_SUPPORTED in why, cc
     assert can_run_on("tensorrt", gpu((9, 0)))[0] and not can_run_on("tensorrt", None)[0]
+    # The exported script states the same list, from the same place.
+    assert f"RTX_HINT = {RTX_HINT!r}" in export.export_script("activation", {}) and RTX_SUPPORTED in RTX_HINT

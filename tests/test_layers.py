@@ -162,12 +162,11 @@ def test_builds_of_different_configurations_run_side_by_side_each_with_its_own_l
     backend, layer, shape = detect(), get_layer("leaky_relu"), (1, 1, 3, 3)
     monkeypatch.setattr(engine, "_builders_for", lambda trt, pool=engine._BuilderPool(backend.trt, 2): pool)
     made, busy, most = [], [0], [0]
-    guard, real = threading.Lock(), engine._Builder
+    guard, real = threading.Lock(), engine._new_builder
 
-    class Counted(real):
-        def __init__(self, trt):
-            super().__init__(trt)
-            made.append(self)
+    def counted(trt):
+        made.append(real(trt))
+        return made[-1]
 
     calls, overlap = [0], threading.Barrier(2, timeout=30)
 
@@ -186,7 +185,7 @@ def test_builds_of_different_configurations_run_side_by_side_each_with_its_own_l
                 busy[0] -= 1
 
     real_network = engine.network_from_layer
-    monkeypatch.setattr(engine, "_Builder", Counted)
+    monkeypatch.setattr(engine, "_new_builder", counted)
     monkeypatch.setattr(engine, "network_from_layer", counting_network)
     configs = [layer.resolve({"alpha": 0.1 + i / 100, "construction": c}, shape)
                for i, c in enumerate(["activation", "parametric_relu", "scale_relu_sum"] * 2)]
@@ -203,14 +202,24 @@ def test_builds_of_different_configurations_run_side_by_side_each_with_its_own_l
 def test_a_builder_that_cannot_be_made_frees_its_place_in_the_pool(monkeypatch):
     from playground import engine
 
-    class Broken:
-        def __init__(self, trt):
-            raise RuntimeError("no builder")
+    def broken(trt):  # full TensorRT on a machine without a GPU it can use
+        raise TypeError("pybind11::init(): factory function returned nullptr")
 
-    monkeypatch.setattr(engine, "_Builder", Broken)
+    monkeypatch.setattr(engine, "_new_builder", broken)
     pool = engine._BuilderPool(None, 1)
     for _ in range(2):  # the second would wait forever if the first had kept the only place
-        with pytest.raises(RuntimeError, match="no builder"):
+        with pytest.raises(TypeError, match="nullptr"):
             with pool.builder():
                 pass
     assert pool.made == 0 and pool.free == []
+
+
+def test_a_builder_that_cannot_be_made_is_a_failed_build_that_says_why(monkeypatch):
+    from playground import engine
+
+    backend, layer = detect(), get_layer("activation")
+    monkeypatch.setattr(engine, "_builders_for", lambda trt, pool=engine._BuilderPool(backend.trt, 1): pool)
+    monkeypatch.setattr(engine, "_new_builder", lambda trt: (_ for _ in ()).throw(TypeError("returned nullptr")))
+    report = engine.build_engine(backend, layer, layer.resolve({}, layer.example_shape), layer.example_shape)
+    assert report.status == "failed" and report.engine is None
+    assert report.error == f"{backend.name} {backend.version} could not make a builder here: returned nullptr"

@@ -149,7 +149,8 @@ def notes(p):
 def build(trt, network, x, p):
     maps, size = p["num_output_maps"], p["kernel_size_nd"]
     if p["int8"]:
-        # Explicit quantization (TensorRT 10+/11 networks are strongly typed; no INT8 builder flag):
+        # Explicit quantization (the network is created STRONGLY_TYPED, so TensorRT computes in exactly these types;
+        # there is no INT8 builder flag):
         # quantize and dequantize the input and the weights, then feed the weights through set_input.
         scale = network.add_constant((), np.array(p["quantize_scale"], np.float32)).get_output(0)
         weights = network.add_constant(p["kernel"].shape, p["kernel"]).get_output(0)

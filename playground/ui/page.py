@@ -313,6 +313,7 @@ def _engine_panel(ev: Evaluation) -> None:
         st.markdown(f"**{b.name} {b.version or ''}** · device: **{b.device}** · "
                     f"can build: **{'yes' if b.can_build else 'no'}** · can run: **{'yes' if b.can_run else 'no'}**")
         st.markdown(f"Output shown: **{ev.source_label}**")
+        _passed_over(b)
         diff = "not run" if ev.max_abs_diff is None else plots.fmt_compact(ev.max_abs_diff)
         shape = str(tuple(s["output_shape"])) if s["output_shape"] else "—"
         size = f"{s['bytes']:,} bytes" if s["bytes"] else "—"
@@ -339,6 +340,12 @@ def _engine_panel(ev: Evaluation) -> None:
             st.caption("TensorRT reported no warnings or errors.")
         if s["cache_key"]:
             st.caption(f"Engine cache key {s['cache_key']}")
+
+
+def _passed_over(b) -> None:
+    """Why a TensorRT that is installed is not the one in use (full TensorRT with no GPU it can use)."""
+    for why in b.passed_over:
+        st.text(f"Not used: {why}.")  # TensorRT's words, shown as they are (no markdown)
 
 
 # -- home -------------------------------------------------------------------------------------
@@ -373,6 +380,7 @@ def _home_page() -> None:
                     icon=":material/calculate:")
         else:
             st.warning(f"No engine is built here: {b.why_not_run}.", icon=":material/warning:")
+        _passed_over(b)
     st.subheader("Layers", anchor=False)
     cols = st.columns(3)
     for i, (name, layer) in enumerate(LAYERS.items()):
