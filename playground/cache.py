@@ -12,6 +12,7 @@ import fcntl
 import hashlib
 import json
 import os
+import stat
 import struct
 import tempfile
 import threading
@@ -21,6 +22,7 @@ from typing import Callable
 
 import numpy as np
 
+from .budget import env_number
 from .engine import BuildReport, BuildSettings, atomic_write
 
 FORMAT = 2  # part of every key: 2 since networks are created STRONGLY_TYPED (older engines are not reused)
@@ -28,6 +30,7 @@ MAGIC = b"TRTPG-ENGINE\n"
 SUFFIX = ".engine"
 DEFAULT_DIR = Path(__file__).resolve().parent.parent / "engine_cache"
 DEFAULT_CAP_MB = 256
+MAX_FILE_BYTES = 256 << 20  # no engine of one layer comes near; a larger file is not ours
 MEMORY_ENTRIES = 128  # hot entries kept decoded in memory, so a revisit reads no file
 
 
@@ -57,6 +60,31 @@ def encode(report: BuildReport) -> bytes:
     return MAGIC + struct.pack("<I", len(meta)) + meta + payload
 
 
+def _tensor_ok(t) -> bool:
+    return (isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("format"), str)
+            and isinstance(t.get("shape"), list) and all(type(d) is int for d in t["shape"]))
+
+
+def _layer_ok(layer) -> bool:
+    return (isinstance(layer, dict) and all(isinstance(layer.get(k), str) for k in ("name", "type", "tactic"))
+            and all(isinstance(layer.get(k), list) and all(map(_tensor_ok, layer[k])) for k in ("inputs", "outputs")))
+
+
+# The metadata a cache file must hold, each field with the test its value must pass: a file is trusted
+# whole or not at all (a field missing or of another type means a rebuild, never an error on the page).
+_META = {
+    "status": lambda v: v == "built",
+    "build_ms": lambda v: type(v) in (int, float) and v >= 0,
+    "output_shape": lambda v: v is None or (isinstance(v, list) and all(type(d) is int for d in v)),
+    "layers": lambda v: isinstance(v, list) and all(map(_layer_ok, v)),
+    "log": lambda v: isinstance(v, list) and all(isinstance(r, list) and len(r) == 2
+                                                 and all(isinstance(x, str) for x in r) for r in v),
+    "error": lambda v: v is None or isinstance(v, str),
+    "length": lambda v: type(v) is int and v >= 0,
+    "sha256": lambda v: isinstance(v, str),
+}
+
+
 def decode(blob: bytes) -> BuildReport:
     """The report in `blob`, or ValueError saying what is wrong with it."""
     if not blob.startswith(MAGIC):
@@ -65,22 +93,43 @@ def decode(blob: bytes) -> BuildReport:
     if len(blob) < start:
         raise ValueError("truncated header")
     (n,) = struct.unpack("<I", blob[len(MAGIC):start])
+    if start + n > len(blob):
+        raise ValueError("truncated metadata")
     try:
         meta = json.loads(blob[start:start + n])
     except ValueError:
         raise ValueError("unreadable metadata") from None
+    if not isinstance(meta, dict):
+        raise ValueError("metadata is not a record")
+    bad = [k for k, ok in _META.items() if k not in meta or not ok(meta[k])]
+    if bad:
+        raise ValueError(f"metadata field {bad[0]} is missing or malformed")
     payload = blob[start + n:]
-    if len(payload) != meta.get("length") or hashlib.sha256(payload).hexdigest() != meta.get("sha256"):
+    if len(payload) != meta["length"] or hashlib.sha256(payload).hexdigest() != meta["sha256"]:
         raise ValueError("engine bytes truncated or corrupted (length or SHA-256 mismatch)")
     fields = {k: meta[k] for k in ("status", "build_ms", "output_shape", "layers", "log", "error")}
     return BuildReport(**fields, engine=payload or None)
+
+
+def read_regular_file(path: Path, limit: int) -> bytes:
+    """The bytes of `path` if it is a regular file of at most `limit` bytes; OSError or ValueError otherwise.
+    Never follows a link (to /dev/zero, say) and never blocks on a fifo."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as f:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ValueError("not a regular file")
+        data = f.read(limit + 1)  # bounded even if the file grows meanwhile
+        if max(info.st_size, len(data)) > limit:
+            raise ValueError(f"more than the {limit:,} bytes an engine file may take")
+        return data
 
 
 class EngineCache:
     def __init__(self, path: str | os.PathLike | None = None, cap_bytes: int | None = None):
         path = path or os.environ.get("PLAYGROUND_ENGINE_CACHE") or DEFAULT_DIR
         self.cap_bytes = cap_bytes if cap_bytes is not None else int(
-            float(os.environ.get("PLAYGROUND_ENGINE_CACHE_MB", DEFAULT_CAP_MB)) * 2**20)
+            env_number("PLAYGROUND_ENGINE_CACHE_MB", DEFAULT_CAP_MB, 1, 2**20, float) * 2**20)
         self.warnings: list[str] = []
         self.path: Path | None = Path(path)
         try:
@@ -106,14 +155,15 @@ class EngineCache:
                 self._memory.move_to_end(key)
                 return self._memory[key]
         f = self.file(key)
-        if f is None or not f.exists():
+        if f is None or not os.path.lexists(f):
             return None
         try:
-            report = decode(f.read_bytes())
+            report = decode(read_regular_file(f, MAX_FILE_BYTES))
             os.utime(f)  # mtime is the LRU clock
         except (OSError, ValueError) as exc:
+            why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             (notes if notes is not None else self.warnings).append(
-                f"engine cache file {f.name} was unreadable ({exc}); rebuilt it")
+                f"engine cache file {f.name} was unreadable ({why}); rebuilt it")
             with contextlib.suppress(OSError):
                 f.unlink()
             return None

@@ -7,40 +7,94 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import stat
 import sys
 
 import numpy as np
 
+from . import budget
 from .errors import PlaygroundError, ValidationError
 from .layers import LAYERS, get_layer
 from .params import jsonable
 
 
 def parse_sets(layer_name: str, items: list[str]) -> dict:
-    """`NAME=VALUE` pairs; `@FILE.npy` values are loaded as arrays (never pickles)."""
+    """`NAME=VALUE` pairs; `@FILE.npy` values are read as arrays (`read_npy`)."""
     raw = {}
     for item in items:
         name, sep, value = item.partition("=")
         if not sep or not name.strip():
             raise ValidationError(layer_name, item, "--set takes NAME=VALUE")
         name = name.strip()
-        if value.startswith("@"):
-            try:
-                value = np.load(value[1:], allow_pickle=False)
-            except (OSError, ValueError) as exc:
-                raise ValidationError(layer_name, name, f"could not read the array file {value[1:]} ({exc})") from None
-        raw[name] = value
+        raw[name] = read_npy(value[1:], layer_name, name) if value.startswith("@") else value
     return raw
 
 
-def load_input(path: str) -> np.ndarray:
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def read_npy(path: str, layer: str, param: str) -> np.ndarray:
+    """The float32 array in the .npy file `path`, or ValidationError naming `param` and the rule. Checked
+    before anything is read: a regular file (not a fifo, not a device), no larger than an array the work
+    budget allows, whose header declares real numbers and a shape within the budget; never a pickle."""
+    fail = lambda rule: ValidationError(layer, param, f"{path}: {rule}")  # noqa: E731
+    cap = budget.max_elements()
     try:
-        x = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise ValidationError("input", "--input", f"could not read {path} as a .npy array ({exc})") from None
-    if not np.issubdtype(x.dtype, np.number):
-        raise ValidationError("input", "--input", f"must hold numbers, not {x.dtype}")
+        info = os.stat(path)
+    except OSError as exc:
+        raise fail(exc.strerror or str(exc)) from None
+    if not stat.S_ISREG(info.st_mode):
+        raise fail("is not a regular file")
+    if info.st_size > cap * 16 + 65536:  # complex128 values are the widest; the header is at most 64 KiB
+        raise fail(f"is {info.st_size:,} bytes, more than any array within the budget of {cap:,} values")
+    try:
+        with open(path, "rb") as f:
+            version = np.lib.format.read_magic(f)
+            read_header = {(1, 0): np.lib.format.read_array_header_1_0,
+                           (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+            if read_header is None:
+                raise fail(f"is a .npy file of version {version[0]}.{version[1]}; 1.0 and 2.0 are read")
+            shape, _, dtype = read_header(f)
+            if dtype.hasobject or dtype.kind not in "biuf":
+                raise fail(f"must hold real numbers, not {dtype}")
+            over = budget.over_elements(tuple(shape), "array", "its size")
+            if over:
+                raise fail(over)
+            if info.st_size - f.tell() < math.prod(shape) * dtype.itemsize:
+                raise fail("is shorter than its header says")
+            f.seek(0)
+            x = np.load(f, allow_pickle=False)
+    except ValidationError:
+        raise
+    except OSError as exc:
+        raise fail(exc.strerror or str(exc)) from None
+    except ValueError as exc:
+        raise fail(f"is not a readable .npy array ({exc})") from None
+    finite = x[np.isfinite(x)] if x.dtype.kind == "f" else x
+    if finite.size and float(np.abs(finite).max()) > _FLOAT32_MAX:
+        raise fail(f"holds values beyond float32's range (±{_FLOAT32_MAX:.4g}), which TensorRT computes in")
     return x.astype(np.float32)
+
+
+def load_input(path: str) -> np.ndarray:
+    return read_npy(path, "input", "--input")
+
+
+def output_path(path: str, option: str, suffix: str) -> str:
+    """`path` if a file can be written there, checked before any work; ValidationError naming `option`."""
+    fail = lambda rule: ValidationError("output", option, f"{path}: {rule}")  # noqa: E731
+    if not path.endswith(suffix):
+        raise fail(f"must name a {suffix} file")
+    if os.path.isdir(path):
+        raise fail("is a directory")
+    parent = os.path.dirname(path) or "."
+    if not os.path.isdir(parent):
+        raise fail(f"its directory {parent} does not exist")
+    if not os.access(parent, os.W_OK):
+        raise fail(f"its directory {parent} is not writable")
+    return path
 
 
 def result_json(r) -> dict:
@@ -63,6 +117,8 @@ def cmd_run(args) -> int:
     from .core import evaluate  # TensorRT is imported only by commands that build
 
     try:
+        if args.output:
+            output_path(args.output, "--output", ".npy")
         raw = parse_sets(args.layer, args.set)
         x = load_input(args.input) if args.input else None
         result = evaluate(args.layer, raw, x)
@@ -73,7 +129,12 @@ def cmd_run(args) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     if args.output:
-        np.save(args.output, result.output.astype(np.float32))
+        try:
+            with open(args.output, "wb") as f:  # exactly this name (np.save of a name would add .npy)
+                np.save(f, result.output.astype(np.float32), allow_pickle=False)
+        except OSError as exc:
+            print(f"error: could not write {args.output} ({exc.strerror or exc})", file=sys.stderr)
+            return 1
     if args.json:
         print(json.dumps(result_json(result), allow_nan=False, default=str))
     else:

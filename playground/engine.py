@@ -18,6 +18,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from .backend import Backend
+from .budget import env_number
 from .layer import Layer
 
 INPUT_NAME, OUTPUT_NAME = "inputT0", "outputT0"
@@ -56,7 +57,7 @@ class BuildSettings:
 
     @staticmethod
     def from_env() -> "BuildSettings":
-        return BuildSettings(int(os.environ.get("PLAYGROUND_OPT_LEVEL", "0")))
+        return BuildSettings(env_number("PLAYGROUND_OPT_LEVEL", 0, 0, 5))
 
 
 @functools.lru_cache(maxsize=None)

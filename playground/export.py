@@ -450,10 +450,12 @@ def add_export_command(subparsers):
 
 
 def cmd_export(args) -> int:
-    from .cli import load_input, parse_sets  # here, not at import: cli may import this module
+    from .cli import load_input, output_path, parse_sets  # here, not at import: cli may import this module
     from .errors import PlaygroundError, ValidationError
 
     try:
+        if args.out:
+            output_path(args.out, "--out", ".py")
         raw, x = {}, None
         if args.preset:
             from . import presets

@@ -17,6 +17,7 @@ from collections.abc import Callable
 import numpy as np
 from PIL import Image, ImageOps
 
+from . import budget
 from .errors import PlaygroundError
 
 __all__ = [
@@ -120,6 +121,9 @@ def validate_shape(shape) -> tuple[int, ...]:
         if not lo <= n <= hi:
             raise InputError(f"input.{name}", f"must be between {lo} and {hi} (got {n})")
         dims.append(n)
+    over = budget.over_elements(tuple(dims), "input", "N, C, " + ("D, " if len(dims) == 5 else "") + "H or W")
+    if over:
+        raise InputError("input.shape", over)
     return tuple(dims)
 
 

@@ -6,6 +6,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import budget
 from .errors import ValidationError
 from .params import Param
 
@@ -29,6 +30,9 @@ class Layer:
     icon: str = ":material/layers:"  # the page's icon in the navigation and on the home page
     # Tensors drawn on the stage between input and output (the convolution's kernel): params -> [(title, tensor)].
     stage_tensors: Callable[[dict], list[tuple[str, np.ndarray]]] | None = None
+    # (params, input shape) -> (output shape, multiply-adds, how they were counted, what to lower), for the
+    # work budget (playground.budget); None: the output has the input's shape and costs one per value.
+    cost: Callable[[dict, tuple], tuple[tuple, int, str, str]] | None = None
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -56,11 +60,21 @@ class Layer:
             raise self.fail("input", f"must have rank {' or '.join(map(str, self.ranks))}", shape)
         if min(shape) < 1:
             raise self.fail("input", "every dimension must be at least 1", shape)
+        sizes = "N, C, " + ("D, " if len(shape) == 5 else "") + "H or W"
+        over = budget.over_elements(shape, "input", sizes)
+        if over:  # before any parameter allocates (a kernel, a slope per element)
+            raise self.fail("input", over)
         params: dict = {}
         for p in self.params:
             value = raw[p.name] if p.name in raw else p.default_for(params, shape)
             params[p.name] = p.coerce(value, self.name, params, shape)
-        return self.check(self.fail, params, shape) if self.check else params
+        params = self.check(self.fail, params, shape) if self.check else params
+        output, macs, counted, lower = (self.cost(params, shape) if self.cost else
+                                        (shape, int(np.prod(shape)), "one per value", "the input size: " + sizes))
+        over = budget.over_elements(output, "output", lower) or budget.over_work(macs, counted, lower)
+        if over:  # before the reference computes or TensorRT builds
+            raise self.fail("output", over)
+        return params
 
     def notes_for(self, raw: dict, params: dict) -> list[str]:
         """Alias spellings used, and the layer's own remarks on this configuration."""

@@ -73,7 +73,10 @@ class Param:
                 raise fail("must be finite")
             return self._in_range(v, fail)
         if self.kind == "int":
-            return self._in_range(_number(value, _strict_int, fail, "must be a whole number"), fail)
+            v = self._in_range(_number(value, _strict_int, fail, "must be a whole number"), fail)
+            if isinstance(v, float):  # ±inf from a number too large to be held: out of any range
+                raise fail("must be a finite whole number")
+            return v
         if self.kind == "bool":
             if isinstance(value, (bool, np.bool_)):
                 return bool(value)
@@ -102,6 +105,8 @@ class Param:
                     raise fail(f"needs one value per spatial axis ({rank} for an input of rank {len(shape)}) or a single value")
             for v in ints:
                 self._in_range(v, fail)
+            if any(isinstance(v, float) for v in ints):  # ±inf: see _strict_int
+                raise fail("must be finite whole numbers")
             return ints
         # array: a preset name, numbers, or an ndarray
         if isinstance(value, str) and value.strip() in self.presets:
@@ -166,6 +171,8 @@ def _strict_int(v: Any) -> int:
     if isinstance(v, (bool, np.bool_)):
         raise TypeError("bool is not an int")
     f = float(v)
+    if math.isinf(f) and not (isinstance(v, str) and v.strip().lower().lstrip("+-") in ("inf", "infinity")):
+        return f  # a whole number too large for a float (1e400): the caller's range check names the rule
     if not f.is_integer():
         raise ValueError(f"{v!r} is not whole")
     return int(f)

@@ -10,6 +10,8 @@ import math
 
 import numpy as np
 
+from .budget import REFERENCE_CHUNK_BYTES
+
 ACTIVATION_TYPES = (
     "RELU", "SIGMOID", "TANH", "LEAKY_RELU", "ELU", "SELU", "SOFTSIGN", "SOFTPLUS",
     "CLIP", "HARD_SIGMOID", "SCALED_TANH", "THRESHOLDED_RELU", "GELU_ERF", "GELU_TANH",
@@ -218,7 +220,13 @@ def convolution(x, kernel, bias=None, stride=None, pre_padding=None, post_paddin
     windows = windows.reshape(x.shape[0], g, x.shape[1] // g, *windows.shape[2:])
     w = kernel.astype(np.float64).reshape(g, kernel.shape[0] // g, *kernel.shape[1:])
     o_, k_ = "xyz"[:n], "uvw"[:n]
-    y = np.einsum(f"ngc{o_}{k_},gkc{k_}->ngk{o_}", windows, w, optimize=True)
+    # einsum copies the windows it multiplies: a slice of output rows at a time bounds that copy.
+    row_bytes = 8 * x.shape[0] * x.shape[1] * int(np.prod(out[1:])) * int(np.prod(kernel.shape[2:]))
+    rows = max(1, REFERENCE_CHUNK_BYTES // max(row_bytes, 1))
+    y = np.empty((x.shape[0], g, kernel.shape[0] // g, *out))
+    for r in range(0, out[0], rows):
+        y[:, :, :, r:r + rows] = np.einsum(f"ngc{o_}{k_},gkc{k_}->ngk{o_}", windows[:, :, :, r:r + rows], w,
+                                           optimize=True)
     y = y.reshape(x.shape[0], kernel.shape[0], *out)
     if bias is not None:
         y += bias.reshape((-1,) + (1,) * n)

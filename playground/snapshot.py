@@ -132,6 +132,9 @@ def cmd_snapshot(args) -> int:
     from .layers import LAYERS
 
     pages = args.pages if args.pages is not None else (["home", *LAYERS] if not args.presets else [])
+    if args.out.exists() and not args.out.is_dir():
+        print(f"error: --out {args.out}: is a file; it must name a directory (made if missing)", file=sys.stderr)
+        return 2
     try:
         shots = shots_from(pages, args.presets)
     except ValueError as exc:

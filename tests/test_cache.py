@@ -11,7 +11,7 @@ from playground.engine import BuildReport
 
 
 def report(n: int = 1000, status: str = "built") -> BuildReport:
-    return BuildReport(status=status, build_ms=1.0, output_shape=[1, 1, 4, 7], layers=[{"name": "x"}],
+    return BuildReport(status=status, build_ms=1.0, output_shape=[1, 1, 4, 7], layers=[{"name": "x", "type": "kgen", "inputs": [], "outputs": [], "tactic": ""}],
                        log=[], engine=os.urandom(n) if status == "built" else None)
 
 

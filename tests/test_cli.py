@@ -59,8 +59,8 @@ def test_output_file_is_the_shown_tensor(tmp_path, capsys):
     (["scale", "--set", "mode=CHANNEL", "--set", "shift=1,2"], "scale.shift:"),
     (["activation", "--set", "alpha"], "--set takes NAME=VALUE"),
     (["activation", "--set", "nonsense=1"], "activation.nonsense: is not a parameter"),
-    (["convolution", "--set", "kernel=@/no/such/file.npy"], "convolution.kernel: could not read"),
-    (["activation", "--input", "/no/such.npy"], "--input: could not read"),
+    (["convolution", "--set", "kernel=@/no/such/file.npy"], "convolution.kernel: /no/such/file.npy: No such file or directory"),
+    (["activation", "--input", "/no/such.npy"], "--input: /no/such.npy: No such file or directory"),
 ])
 def test_invalid_parameters_exit_2_and_name_the_parameter(args, needle, capsys):
     assert main(["run", *args]) == 2

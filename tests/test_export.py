@@ -402,7 +402,7 @@ def test_cli_export_to_stdout_with_input_and_preset(tmp_path, capsys):
     (["export", "convolution", "--set", "num_groups=2"], "convolution.num_groups"),
     (["export", "convolution", "--set", "stride_nd"], "--set takes NAME=VALUE"),
     (["export", "scale", "--preset", "nope"], "scale has no preset 'nope'"),
-    (["export", "scale", "--input", "/nonexistent.npy"], "could not read /nonexistent.npy"),
+    (["export", "scale", "--input", "/nonexistent.npy"], "/nonexistent.npy: No such file or directory"),
 ])
 def test_cli_export_invalid_exits_2_and_names_the_rule(argv, message, capsys):
     args = parser().parse_args(argv)

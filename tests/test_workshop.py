@@ -96,7 +96,7 @@ def test_changing_a_control_after_a_preset_hides_the_comparison():
 
 def test_unknown_preset_in_the_url_is_reported_and_ignored():
     at = open_page("convolution", preset="no_such_example")
-    assert "URL parameter preset: convolution has no spec example `no_such_example`" in warnings(at)
+    assert "URL parameter preset: convolution has no spec example \"no_such_example\"" in warnings(at)
     assert stats(at) == default_stats("convolution")
     assert "preset" not in at.query_params
 

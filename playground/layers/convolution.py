@@ -16,13 +16,19 @@ def kernel_shape(p: dict, shape: tuple) -> tuple:
     return (p["num_output_maps"], shape[1] // p["num_groups"]) + tuple(p["kernel_size_nd"])
 
 
+POWERS_MAX = 19  # 10^±19: every product with an input up to 10^19 and every sum of them stays in float32
+
+
 def powers_of_ten(p, shape):
     """The spec's kernel: 10^4 … 10^-4 over a 3×3 window, so each output digit names the input cell it
     came from; successive (output map, input channel, depth) slices alternate in sign, which is the
-    spec's groups ([w, −w]) and 3-D examples."""
+    spec's groups ([w, −w]) and 3-D examples. Windows of more than 39 cells (7×6 and up) run the
+    exponents 19 … −19 again, so the kernel is finite for every size."""
     ks = kernel_shape(p, shape)
     window = int(np.prod(ks[-2:]))
-    digits = np.power(10.0, np.arange(window // 2, window // 2 - window, -1)).astype(np.float32).reshape(ks[-2:])
+    exponents = np.arange(window // 2, window // 2 - window, -1)
+    exponents = (exponents + POWERS_MAX) % (2 * POWERS_MAX + 1) - POWERS_MAX
+    digits = np.power(10.0, exponents).astype(np.float32).reshape(ks[-2:])
     slices = int(np.prod(ks[:-2]))
     signs = np.where(np.arange(slices) % 2 == 0, 1.0, -1.0).astype(np.float32)
     return (signs[:, None, None] * digits).reshape(ks)
@@ -122,6 +128,17 @@ def check(fail, p, shape):
     return {**p, "kernel": np.ascontiguousarray(kernel.reshape(want)), "bias": np.ascontiguousarray(bias)}
 
 
+def cost(p, shape):
+    """(output shape, multiply-adds, how they were counted, what to lower) for the work budget."""
+    pre, post = effective_padding(p)
+    out = ref.conv_padding(shape[2:], p["kernel_size_nd"], p["stride_nd"], p["dilation_nd"], pre, post,
+                           p["padding_mode"])[2]
+    per_output = shape[1] // p["num_groups"] * int(np.prod(p["kernel_size_nd"]))
+    output = (shape[0], p["num_output_maps"]) + tuple(out)
+    return (output, int(np.prod(output)) * per_output, f"{int(np.prod(output)):,} outputs × {per_output} products each",
+            "num_output_maps, kernel_size_nd, the input size, or raise stride_nd or num_groups")
+
+
 def reference(x, p):
     kernel = p["kernel"]
     if p["int8"]:
@@ -215,6 +232,7 @@ LAYER = Layer(
     reference=reference,
     build=build,
     check=check,
+    cost=cost,
     notes=notes,
     ranks=(4, 5),
     stage_tensors=lambda p: [("Kernel", p["kernel"])],

@@ -94,7 +94,7 @@ def leaky_relu_extra(evaluation, view) -> None:
             current = " (shown above)" if name == evaluation.params["construction"] else ""
             st.markdown(f"**{explain.CONSTRUCTION_LABELS[name]}**{current}")
             if cmp["errors"][name]:
-                st.error(cmp["errors"][name])
+                st.error(state.inert(cmp["errors"][name]))
             layers = cmp["layers"][name]
             st.caption(f"Engine layers: {len(layers)}" if layers else "No engine layers (no engine was built).")
             if layers:
@@ -138,7 +138,7 @@ def scale_extra(evaluation, view) -> None:
     st.code(explain.scale_formula(p), language=None)
     why = explain.scale_nan_explanation(evaluation.input, p, reference_output=evaluation.reference)
     if why:
-        st.warning(why)
+        st.warning(state.inert(why))
     rows, what = explain.scale_coefficient_rows(p, evaluation.input.shape)
     st.markdown(what)
     state.table(rows, _key("scale", "coefficients"))

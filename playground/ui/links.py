@@ -108,8 +108,13 @@ def parse(f: Field, text: str) -> Any:
     if f.kind == "int":
         try:
             v: float = int(t)
-        except ValueError:
-            raise ValueError("must be a whole number") from None
+        except ValueError:  # 1e3 and 1e400 are whole numbers too: the range check below names the rule
+            try:
+                v = float(t)
+            except ValueError:
+                raise ValueError("must be a whole number") from None
+            if not (v.is_integer() or (math.isinf(v) and "inf" not in t.lower())):
+                raise ValueError("must be a whole number") from None
     else:
         try:
             v = float(t)
@@ -119,6 +124,10 @@ def parse(f: Field, text: str) -> Any:
             raise ValueError("must be a finite float32 number")
     if (f.low is not None and v < f.low) or (f.high is not None and v > f.high):
         raise ValueError(f"must be between {_num(f.low)} and {_num(f.high)}")
+    if f.kind == "int":
+        if math.isinf(v):
+            raise ValueError("must be a finite whole number")
+        return int(v)
     return v
 
 
@@ -130,7 +139,7 @@ def _shown(text: str, limit: int = 40) -> str:
 
 
 def message(name: str, rule: str, value: str | None = None) -> str:
-    got = f" (got `{_shown(value)}`)" if value not in (None, "") else ""
+    got = f' (got "{_shown(value)}")' if value not in (None, "") else ""
     return f"URL parameter {name}: {rule}{got} — replaced by the default."
 
 
@@ -294,7 +303,7 @@ def preset_from_url(layer: Layer) -> presets.Preset | None:
     except KeyError:
         names = ", ".join(p.name for p in presets.PRESETS.get(layer.name, [])) or "none"
         st.session_state.setdefault(_PROBLEMS + layer.name, []).append(
-            f"URL parameter preset: {layer.name} has no spec example `{_shown(name)}` (it has: {names}) — ignored.")
+            f"URL parameter preset: {layer.name} has no spec example \"{_shown(name)}\" (it has: {names}) — ignored.")
         _drop_param(PRESET_PARAM)
         return None
     apply_preset(layer, preset)

@@ -9,7 +9,7 @@ import streamlit as st
 
 from .. import plots, presets
 from ..core import Evaluation, evaluate
-from ..errors import ValidationError
+from ..errors import PlaygroundError, ValidationError
 from ..inputs import InputError
 from ..layer import Layer
 from ..prefetch import neighbours
@@ -56,8 +56,10 @@ def guarded(draw: Callable[[], None]) -> None:
     """Run a page; a bug shows as one error line, never as a traceback in front of a room."""
     try:
         draw()
+    except PlaygroundError as exc:  # a setting or input whose message names the rule
+        st.error(state.inert(exc), icon=":material/error:")
     except Exception as exc:  # Streamlit's rerun/stop signals are BaseExceptions and pass through
-        st.error(f"Unexpected error ({type(exc).__name__}): {exc}", icon=":material/error:")
+        st.error(state.inert(f"Unexpected error ({type(exc).__name__}): {exc}"), icon=":material/error:")
 
 
 def layer_page(name: str) -> None:
@@ -93,7 +95,8 @@ def _layer_page(name: str) -> None:
             st.caption(layer.summary + " Input pattern and size, view options: the sidebar (›).")
     link_problems = links.take_problems(layer)
     if link_problems:  # one box, one line per parameter
-        st.warning("\n".join(f"- {m}" for m in link_problems) if len(link_problems) > 1 else link_problems[0],
+        st.warning("\n".join(f"- {state.inert(m)}" for m in link_problems) if len(link_problems) > 1
+                   else state.inert(link_problems[0]),
                    icon=":material/link_off:")
     _results(layer, inp, view, link_slot, size)
 
@@ -137,7 +140,7 @@ def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_
     below = st.tabs(["Explanation", "Spec example", "Engine", "Downloads"], key=state.key(name, "tabs"))
     with below[0], st.container(key=control_key(name, "explanation")):
         for note in shown.messages:
-            st.info(note, icon=":material/info:")
+            st.info(state.inert(note), icon=":material/info:")
         _extras(layer.name, shown, view)
     with below[1]:
         if preset is not None and cmp is not None:
@@ -182,13 +185,13 @@ def _stage(layer: Layer, shown: Evaluation | None, problem: Problem | None, pres
             f" — fix **{problem.param}** beside the figures." if problem.param in layer.param_names
             else f" — fix **{problem.param}** in the sidebar's Input tab.")
         stale = " Showing the last valid configuration." if shown is not None else ""
-        st.error(problem.message + where + stale, icon=":material/error:")
+        st.error(state.inert(problem.message) + where + stale, icon=":material/error:")
     if shown is None:
         st.info("No valid configuration yet: fix the parameter named above to see the output.")
         return
     if shown.error:
         st.error(f"TensorRT could not build this configuration; the output is the NumPy reference. "
-                 f"TensorRT said: {shown.error}", icon=":material/build:")
+                 f"TensorRT said: {state.inert(shown.error)}", icon=":material/build:")
     height = box.figure_h - (56 if problem or shown.error else 0)
     _tensors(layer, shown, view, box.figures_w, height)
     line = extras.STAGE_LINES.get(layer.name)
@@ -304,7 +307,7 @@ def _extras(layer: str, ev: Evaluation, view: ViewOptions) -> None:
     try:
         draw(ev, view)
     except Exception as exc:
-        st.warning(f"The {layer} explanation failed: {type(exc).__name__}: {exc}")
+        st.warning(state.inert(f"The {layer} explanation failed: {type(exc).__name__}: {exc}"))
 
 
 def _engine_panel(ev: Evaluation) -> None:

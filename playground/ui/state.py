@@ -36,10 +36,16 @@ Keys starting with "_" are plain session state, not widgets.
 """
 from __future__ import annotations
 
+import functools
 import gc
+import hashlib
 import os
+import re
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -53,6 +59,19 @@ AXES = ("d", "h", "w")
 INPUT = "input"
 VIEW_SHARED_SCALE, VIEW_PRESENTER = "view.shared_scale", "view.presenter"
 _LAST = "_last_good."  # + layer: the last Evaluation that validated (not a widget key)
+
+
+# What markdown, HTML or Streamlit would act on in a message: code, emphasis, links and images, HTML,
+# math, headings, tables and e-mail autolinks (@) always; underscores that could open or close emphasis (not inside a name like
+# dilation_nd); a colon that could open a directive (:red[…], :material/…:) or a URL scheme (http:); the
+# dot of a www. autolink. Ordinary prose keeps its characters, so messages stay readable as stored.
+_ACTIVE = re.compile(r"[\\`*~|$<>\[\]#@]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=[A-Za-z/])|(?<=www)\.")
+
+
+def inert(text) -> str:
+    """Text for Streamlit's markdown that shows as typed: for anything a user supplied (a value quoted in an
+    error, a link's text) and for messages that may quote one."""
+    return _ACTIVE.sub(lambda m: "\\" + m.group(0), str(text)).replace("\n", "  \n")
 
 
 def key(layer: str, *parts) -> str:
@@ -98,12 +117,48 @@ def frozen(fig: go.Figure) -> go.Figure:
     return fig
 
 
-@st.cache_resource(max_entries=96, show_spinner=False)
+def shared(maxsize: int | None = None):
+    """A cache of the process, for what every session shares (the engine cache, the backend, the figures).
+
+    Not st.cache_resource: any client can ask Streamlit to clear those ("Clear cache", which a client sends
+    even with the menu hidden), and one participant would drop what the whole room uses. Arguments are
+    keyed by value, arrays by dtype, shape and bytes; the least recently used of `maxsize` entries goes."""
+    def decorate(fn):
+        items, lock = OrderedDict(), threading.Lock()
+
+        def part(v):
+            if isinstance(v, np.ndarray):
+                return (v.dtype.str, v.shape, hashlib.blake2b(np.ascontiguousarray(v).tobytes(), digest_size=16).digest())
+            return repr(v)
+
+        @functools.wraps(fn)
+        def cached(*args, **kwargs):
+            key = (tuple(map(part, args)), tuple((k, part(v)) for k, v in sorted(kwargs.items())))
+            with lock:
+                if key in items:
+                    items.move_to_end(key)
+                    return items[key]
+            value = fn(*args, **kwargs)
+            with lock:
+                items[key] = value
+                while maxsize is not None and len(items) > maxsize:
+                    items.popitem(last=False)
+            return value
+
+        def clear():  # for tests that point the process at another engine directory
+            with lock:
+                items.clear()
+        cached.clear = clear
+        return cached
+    return decorate
+
+
+@shared(maxsize=96)
 def tensor_figure(t, title: str, shared_scale: bool = True, presenter: bool = False,
                   zrange: plots.ColorRange | None = None, highlight: dict | None = None, selected: tuple | None = None,
                   clickable: bool = False, box: tuple | None = None, meta: dict | None = None):
-    """plots.tensor_figure, cached across reruns and sessions; figures are never changed after this.
-    cache_resource, not cache_data: a revisit must not pay for unpickling a copy of every figure."""
+    """plots.tensor_figure, cached across reruns and sessions; figures are never changed after this (and
+    not copied: a revisit must not pay for unpickling a copy of every figure)."""
     fig, stats = plots.tensor_figure(t, title=title, shared_scale=shared_scale, theme=theme_for(presenter),
                                      highlight=highlight, selected=selected, clickable=clickable, zrange=zrange,
                                      box=box, meta=meta)
@@ -134,7 +189,7 @@ def table(rows: list[dict], key: str, **kwargs):
     return st.dataframe(data, key=key, hide_index=True, **kwargs)
 
 
-@st.cache_resource(show_spinner=False)
+@shared()
 def freeze_startup_objects() -> int:
     """Once per server, after its first page: move every object alive (TensorRT, NumPy, pandas, Plotly and
     their modules) out of the garbage collector's sight (gc.freeze). Python's own full collections then
@@ -144,18 +199,18 @@ def freeze_startup_objects() -> int:
     return gc.get_freeze_count()
 
 
-@st.cache_resource(show_spinner=False)
+@shared()
 def backend() -> Backend:
     return detect()
 
 
-@st.cache_resource(show_spinner=False)
+@shared()
 def engine_cache() -> EngineCache:
     # One per process: its in-memory entries are what make a revisited configuration instant.
     return EngineCache()
 
 
-@st.cache_resource(show_spinner=False)
+@shared()
 def prefetcher():
     """One per process: it builds into the shared engine cache, for every session."""
     from ..core import evaluate
