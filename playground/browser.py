@@ -166,9 +166,9 @@ def wait_until_idle(page, timeout_ms: float = 60_000, settle_ms: int | None = No
     of running — hence the longer default settle time without the tracker (400 ms, else 100 ms).
     after: a mark() taken before an action; also wait until the action has asked for a run and
     that run has finished (needs the tracker)."""
-    # (not the viewport probe, which takes no room and so is never "visible")
-    page.wait_for_selector('[data-testid="stMain"] [data-testid="stElementContainer"]:not(.st-key-viewport)',
-                           timeout=timeout_ms)
+    # Any element drawn and visible: not just the first, which may be one that takes no room (the viewport
+    # probe, a style block) and so never becomes "visible".
+    page.wait_for_selector('[data-testid="stMain"] [data-testid="stElementContainer"]:visible', timeout=timeout_ms)
     tracked = page.evaluate("() => Boolean(window.__playgroundRuns && !window.__playgroundRuns.unreadable)")
     if settle_ms is None:
         settle_ms = 100 if tracked else 400

@@ -604,3 +604,41 @@ def test_hovering_an_output_cell_outlines_its_window_on_the_input(pages):
         assert boxes == {(h - 1 + i, w + j) for i in range(3) for j in range(3)}, boxes  # padding 1 above
     page.mouse.move(5, 5)  # leaving the output clears the outline
     page.wait_for_function("() => document.querySelectorAll('.playground-hover div').length === 0", timeout=5_000)
+
+
+HOSTILE = "[click](http://evil.example) <img src=x onerror=alert(1)> :red[boom] **bold** `code` www.evil.example"
+# What the hostile text would have made had it been rendered as markdown or HTML.
+INJECTED_JS = """() => [
+    ...document.querySelectorAll('a[href*="evil.example"], img[src="x"], [onerror]'),
+    ...[...document.querySelectorAll('strong, b, code')].filter(e => /^(bold|code)$/.test(e.textContent.trim())),
+    ...[...document.querySelectorAll('span')].filter(e => e.textContent === 'boom' && getComputedStyle(e).color !== getComputedStyle(e.parentElement).color),
+].map(e => e.outerHTML.slice(0, 120))"""
+
+
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_hostile_text_in_every_text_control_stays_text(pages, name):
+    """Text that would be a link, an image, a coloured span, bold and code as markdown or HTML, given as every
+    parameter of a link (a tampered URL), then typed into every text box of the page (parameters beside the
+    figures, the sidebar's Input tab, the pickers' search boxes): it shows as typed."""
+    page = pages.fresh()
+    query = urllib.parse.urlencode({f"{name}.{p.name}": HOSTILE for p in LAYERS[name].params})
+    page.goto(f"{pages.app}/{name}?{query}")
+    B.wait_until_idle(page)
+    warned = " ".join(alerts(page))
+    assert "evil.example" in warned, f"{name}: the link's values were not reported: {warned[:300]}"
+    assert page.evaluate(INJECTED_JS) == [], f"{name}: a link's value"
+    open_tab(page, "Input")
+    boxes = page.locator('[data-testid="stMain"] input[type="text"], [data-testid="stMain"] textarea, '
+                         '[data-testid="stSidebar"] input[type="text"], [data-testid="stSidebar"] textarea')
+    tried = 0
+    for i in range(boxes.count()):
+        box = boxes.nth(i)
+        if not box.is_visible() or not box.is_editable():
+            continue
+        box.fill(HOSTILE)
+        box.press("Enter" if box.evaluate("e => e.tagName") == "INPUT" else "Control+Enter")
+        B.wait_until_idle(page)
+        tried += 1
+        assert page.evaluate(INJECTED_JS) == [], f"text box {i} of {name}"
+        assert page.locator(EXCEPTION).count() == 0
+    assert tried >= 2, f"{name}: only {tried} text boxes found"

@@ -263,14 +263,26 @@ def check_url(layer: Layer) -> None:
             pass
     if check.dropped:
         st.session_state.setdefault(_PROBLEMS + layer.name, []).extend(check.dropped.values())
+        st.session_state.pop(_PROBLEMS + layer.name + ".controls", None)  # shown afresh
     if removed:
         st.rerun()
     st.session_state[_CHECKED + layer.name] = True
 
 
 def take_problems(layer: Layer) -> list[str]:
-    """The link problems found for this page, once."""
-    return st.session_state.pop(_PROBLEMS + layer.name, [])
+    """The link problems found for this page, shown until one of its controls changes: runs that change
+    nothing (the window-size probe's first report, say) keep them on screen."""
+    key = _PROBLEMS + layer.name
+    problems = st.session_state.get(key)
+    if not problems:
+        return []
+    controls = {k: repr(v) for k, v in st.session_state.items() if isinstance(k, str) and k.startswith(layer.name + ".")}
+    seen = st.session_state.setdefault(key + ".controls", {})
+    if any(k in controls and controls[k] != v for k, v in seen.items()):  # a control drawn before has changed
+        del st.session_state[key], st.session_state[key + ".controls"]
+        return []
+    seen.update(controls)  # controls drawn since the problems were found count from now on
+    return problems
 
 
 # -- ?preset=NAME -----------------------------------------------------------------------------------
@@ -304,6 +316,7 @@ def preset_from_url(layer: Layer) -> presets.Preset | None:
         names = ", ".join(p.name for p in presets.PRESETS.get(layer.name, [])) or "none"
         st.session_state.setdefault(_PROBLEMS + layer.name, []).append(
             f"URL parameter preset: {layer.name} has no spec example \"{_shown(name)}\" (it has: {names}) — ignored.")
+        st.session_state.pop(_PROBLEMS + layer.name + ".controls", None)
         _drop_param(PRESET_PARAM)
         return None
     apply_preset(layer, preset)

@@ -123,7 +123,7 @@ def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_
     with st.spinner(f"Building the TensorRT engine for this {layer.title} configuration …", show_time=True):
         current, problem = _evaluate(layer.name, form, inp)
     if problem and problem.slot is not None:
-        problem.slot.error(problem.message, icon=":material/error:")
+        problem.slot.error(state.inert(problem.message), icon=":material/error:")
     if current is not None:
         state.remember(name, current)
     shown = current or state.last_good(name)
@@ -181,7 +181,7 @@ def _stage(layer: Layer, shown: Evaluation | None, problem: Problem | None, pres
         if preset is not None and cmp is not None:
             workshop.verdict_badge(cmp)
     if problem:
-        where = "" if problem.slot is None else (
+        where = "" if problem.slot is None or problem.param == "output" else (  # the budget says what to lower
             f" — fix **{problem.param}** beside the figures." if problem.param in layer.param_names
             else f" — fix **{problem.param}** in the sidebar's Input tab.")
         stale = " Showing the last valid configuration." if shown is not None else ""

@@ -62,16 +62,22 @@ _LAST = "_last_good."  # + layer: the last Evaluation that validated (not a widg
 
 
 # What markdown, HTML or Streamlit would act on in a message: code, emphasis, links and images, HTML,
-# math, headings, tables and e-mail autolinks (@) always; underscores that could open or close emphasis (not inside a name like
+# math, headings and tables always; underscores that could open or close emphasis (not inside a name like
 # dilation_nd); a colon that could open a directive (:red[…], :material/…:) or a URL scheme (http:); the
 # dot of a www. autolink. Ordinary prose keeps its characters, so messages stay readable as stored.
-_ACTIVE = re.compile(r"[\\`*~|$<>\[\]#@]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=[A-Za-z/])|(?<=www)\.")
+_ACTIVE = re.compile(r"[\\`*~|$<>\[\]#]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|:(?=[A-Za-z/])|(?<=www)\.")
+
+
+# Streamlit's markdown turns bare URLs, www. names and e-mail addresses into links after escapes are
+# resolved, so those are broken with an invisible word joiner instead.
+_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?<=www)(?=\\\.)|(?<=@)")
 
 
 def inert(text) -> str:
     """Text for Streamlit's markdown that shows as typed: for anything a user supplied (a value quoted in an
     error, a link's text) and for messages that may quote one."""
-    return _ACTIVE.sub(lambda m: "\\" + m.group(0), str(text)).replace("\n", "  \n")
+    escaped = _ACTIVE.sub(lambda m: "\\" + m.group(0), str(text))
+    return _AUTOLINK.sub("\u2060", escaped).replace("\n", "  \n")
 
 
 def key(layer: str, *parts) -> str:
