@@ -144,9 +144,10 @@ async def drive(s: Session, page, keys, start: float, duration: float, period: f
 class WsClient:
     """One Streamlit session over the websocket, without a browser."""
 
-    def __init__(self, base: str, page_name: str):
+    def __init__(self, base: str, page_name: str, query: str = ""):
         self.url = base.replace("http://", "ws://") + "/_stcore/stream"
         self.page_name, self.page_hash, self.widgets = page_name, "", {}  # widgets: id -> (kind, proto, fragment)
+        self.query = query  # the page's link (?…): its controls are set from it
 
     async def connect(self):
         from websockets.asyncio.client import connect
@@ -161,7 +162,7 @@ class WsClient:
 
         msg = BackMsg()
         cs = msg.rerun_script
-        cs.page_name, cs.page_script_hash, cs.query_string = self.page_name, self.page_hash, ""
+        cs.page_name, cs.page_script_hash, cs.query_string = self.page_name, self.page_hash, self.query
         cs.widget_states.widgets.extend(states)
         cs.fragment_id = next((self.widgets[w.id][2] for w in states if w.id in self.widgets), "")
         await self.ws.send(msg.SerializeToString())

@@ -18,6 +18,9 @@ from .style import DEFAULT, Theme
 
 TEXT_CELL_LIMIT = 400        # numbers in cells cost ~1 s to draw at 128x128, so only small slices get them
 MAX_DRAW_CELLS = 256 * 256   # per slice; larger slices are strided (factor reported in the stats)
+# All slices of a figure together: no screen shows more, and 32 slices of 256×256 were a 27 MB figure sent
+# on every change of a layer at the work budget's largest input.
+MAX_FIGURE_CELLS = 512 * 512
 MAX_COLS = 4                 # slices per grid row
 MAX_ASPECT = 8               # a 1x256 strip gets tall cells rather than a 3-px ribbon
 GL_POINTS = 2000             # beyond this many markers SVG gets sluggish in the browser; use WebGL
@@ -94,10 +97,11 @@ _compact_arr = np.frompyfunc(fmt_compact, 1, 1)
 _full_arr = np.frompyfunc(_fmt_full, 1, 1)
 
 
-def decimation_factor(h: int, w: int) -> int:
-    """Smallest stride f with ceil(h/f) * ceil(w/f) <= MAX_DRAW_CELLS."""
-    f = max(1, math.ceil(math.sqrt(h * w / MAX_DRAW_CELLS)))
-    while -(-h // f) * -(-w // f) > MAX_DRAW_CELLS:
+def decimation_factor(h: int, w: int, slices: int = 1) -> int:
+    """Smallest stride f with ceil(h/f) * ceil(w/f) <= the cells one of `slices` slices may draw."""
+    limit = min(MAX_DRAW_CELLS, max(1, MAX_FIGURE_CELLS // max(slices, 1)))
+    f = max(1, math.ceil(math.sqrt(h * w / limit)))
+    while -(-h // f) * -(-w // f) > limit:
         f += 1
     return f
 
@@ -238,7 +242,7 @@ def tensor_figure(
     a = np.asarray(t, dtype=np.float64)
     sl = slices(a)
     H, W = a.shape[-2:]
-    f = decimation_factor(H, W)
+    f = decimation_factor(H, W, len(sl))
     ys, xs = np.arange(0, H, f), np.arange(0, W, f)   # drawn cells keep their real indices
     own_cbar = not shared_scale and len(sl) > 1
     small = a.size <= TEXT_CELL_LIMIT * len(sl)

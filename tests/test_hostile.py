@@ -294,3 +294,26 @@ def test_the_largest_configuration_within_the_budget_stays_within_memory(tmp_pat
     assert done.returncode == 0, done.stderr
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     assert peak_mb < 1024 or before / 1024 >= 1024, f"peak RSS {peak_mb:.0f} MB"
+
+
+# -- what one change at the budget's largest input sends and computes ---------------------------------
+def test_a_figure_draws_a_bounded_number_of_cells_however_many_slices():
+    from playground import plots
+
+    x = np.random.default_rng(0).standard_normal((4, 8, 512, 512)).astype(np.float32)
+    fig, stats = plots.tensor_figure(x, title="input")
+    drawn = sum(np.asarray(t.z).size for t in fig.data if getattr(t, "z", None) is not None)
+    assert len([t for t in fig.data if getattr(t, "z", None) is not None]) == 32  # every slice is drawn
+    assert drawn <= plots.MAX_FIGURE_CELLS and stats["decimated"] > 2
+    one, _ = plots.tensor_figure(x[:1, :1], title="one slice")  # a single slice keeps its finer stride
+    assert np.asarray(one.data[0].z).size <= plots.MAX_DRAW_CELLS and _["decimated"] == 2
+
+
+def test_the_activation_curve_marks_look_at_a_bounded_sample():
+    from playground.ui import extras
+
+    x = np.linspace(-4, 4, 4 * 8 * 512 * 512, dtype=np.float32).reshape(4, 8, 512, 512)
+    start = time.perf_counter()
+    mx, my, step = extras._curve_marks(x, np.maximum(x, 0))
+    assert time.perf_counter() - start < 2 and step == 128 and 0 < len(mx) <= extras.MAX_CURVE_MARKS
+    np.testing.assert_array_equal(my, np.maximum(mx, 0))

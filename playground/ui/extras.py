@@ -52,14 +52,18 @@ def _shared(view: Any) -> bool:
 
 
 # ------------------------------------------------------------------------------------ activation
-@st.cache_data(max_entries=8, show_spinner=False)  # np.unique over every element: seconds on large inputs
-def _curve_marks(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    pairs = np.column_stack([np.asarray(x, np.float64).ravel(), np.asarray(y, np.float64).ravel()])
+MARKS_SAMPLE = 1 << 16  # values looked at for the marks: np.unique over 8 million pairs took 10 s
+
+
+def _curve_marks(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Distinct (input, output) pairs to mark on the curve, from every `step`-th value of a large tensor."""
+    step = max(1, -(-x.size // MARKS_SAMPLE))
+    pairs = np.column_stack([np.asarray(x, np.float64).ravel()[::step], np.asarray(y, np.float64).ravel()[::step]])
     pairs = pairs[np.isfinite(pairs).all(axis=1)]
     pairs = np.unique(pairs, axis=0)
     if len(pairs) > MAX_CURVE_MARKS:
         pairs = pairs[:: -(-len(pairs) // MAX_CURVE_MARKS)]
-    return pairs[:, 0], pairs[:, 1]
+    return pairs[:, 0], pairs[:, 1], step
 
 
 def activation_extra(evaluation, view) -> None:
@@ -67,12 +71,12 @@ def activation_extra(evaluation, view) -> None:
     st.markdown(f"**{p['type']}** with the current parameters:")
     st.code(explain.activation_formula(p), language=None)
     xs, ys = explain.activation_curve(p["type"], p["alpha"], p["beta"], explain.curve_range(evaluation.input))
-    mx, my = _curve_marks(evaluation.input, evaluation.output)
+    mx, my, step = _curve_marks(evaluation.input, evaluation.output)
     fig = plots.transfer_curve_figure(xs, ys, marks_x=mx, marks_y=my, theme=_theme(view),
                                       title=f"{p['type']}: transfer curve, the input's values marked")
     state.chart(fig, _key("activation", "curve"))
-    st.caption(f"Marks: {len(mx)} distinct (input, output) pairs of the tensor, output from "
-               f"{evaluation.output_source}.")
+    of = "the tensor" if step == 1 else f"every {step}th value of the tensor"
+    st.caption(f"Marks: {len(mx)} distinct (input, output) pairs of {of}, output from {evaluation.output_source}.")
 
 
 # ------------------------------------------------------------------------------------ leaky relu
