@@ -107,6 +107,7 @@ def result_json(r) -> dict:
         "backend": r.backend.describe(),
         "engine": r.engine_summary(),
         "max_abs_diff": r.max_abs_diff,
+        "precision": r.error_summary(),  # below FP32: the error of the output shown against the layer in FP32
         "latency_ms": r.latency_ms,
         "messages": r.messages,
         "error": r.error,

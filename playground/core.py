@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import engine as eng
+from . import precision as P
 from .backend import Backend, detect
 from .cache import EngineCache, cache_key, canonical
 from .layers import get_layer
@@ -38,12 +39,22 @@ class Evaluation:
     latency_ms: float | None = None
     messages: list[str] = field(default_factory=list)
     error: str | None = None
+    truth: np.ndarray | None = None  # below FP32: the layer in FP32, what the precision's error is measured from
+    precision_error: dict | None = None  # precision.errors of the output shown against the truth
+
+    def error_summary(self) -> dict | None:
+        """The precision's error figures (JSON-friendly; the error tensor itself left out)."""
+        if self.precision_error is None:
+            return None
+        return {k: v for k, v in self.precision_error.items() if k != "error"} | {"source": self.output_source}
 
     @property
     def source_label(self) -> str:
         if self.output_source == "tensorrt":
             return f"TensorRT on {self.backend.device}"
-        return f"NumPy reference: {self.backend.why_not_run}"
+        precision = self.params.get("precision", "FP32")
+        what = "NumPy reference" if precision == "FP32" else f"NumPy emulation of {precision}"
+        return f"{what}: {self.backend.why_not_run}"
 
     def engine_summary(self) -> dict:
         r = self.report
@@ -115,9 +126,10 @@ class _References(_Memo):
         return h.hexdigest()
 
     def get(self, layer, params: dict, x: np.ndarray) -> np.ndarray:
+        """The layer's output on `x` in params["precision"] (emulated below FP32)."""
         def compute() -> np.ndarray:
             with np.errstate(all="ignore"):  # NaN/Inf in the input are data to show, not warnings
-                out = layer.reference(x, params)
+                out = P.emulate(layer, x, params)
             if np.shares_memory(out, x):  # never make the caller's input read-only
                 out = out.copy()
             out.setflags(write=False)
@@ -133,15 +145,17 @@ def evaluate(layer_name: str, raw_params: dict | None = None, x: np.ndarray | No
     layer = get_layer(layer_name)
     raw_params = raw_params or {}
     x = layer.example_input(layer.example_shape) if x is None else np.ascontiguousarray(x, dtype=np.float32)
-    params = layer.resolve(raw_params, x.shape)  # raises ValidationError before TensorRT is called
+    params = P.with_data_scale(layer.resolve(raw_params, x.shape), x)  # ValidationError before TensorRT is called
     backend = backend or detect()
     reference = _references.get(layer, params, x)
     result = Evaluation(layer.name, params, x, reference, reference, "reference", backend, "not_built",
                         messages=layer.notes_for(raw_params, params))
+    if params["precision"] != "FP32":
+        result.truth = _references.get(layer, {**params, "precision": "FP32"}, x)
     if not backend.can_build:
         result.messages += [f"Not used: {why}." for why in backend.passed_over]
         result.messages.append(f"No engine was built ({backend.why_not_run}).")
-        return result
+        return _measured(result)
     cache = cache or default_cache()
     settings = eng.BuildSettings.from_env()
     result.cache_key = cache_key(layer.name, params, x.shape, backend, settings)
@@ -151,12 +165,23 @@ def evaluate(layer_name: str, raw_params: dict | None = None, x: np.ndarray | No
     result.messages += cache.warnings + notes
     if report.status != "built":
         result.error = report.error
-        return result
+        if params["precision"] != "FP32":
+            result.error += (f" ({layer.name} in {params['precision']}: the output shown is the NumPy emulation of "
+                             f"{params['precision']})")
+        return _measured(result)
     if report.output_shape and tuple(report.output_shape) != reference.shape:
         result.messages.append(f"TensorRT inferred output shape {tuple(report.output_shape)} but the reference "
                                f"computed {reference.shape}.")
     if run and backend.can_run:
         _run_on_gpu(result, report, x, cache.path)
+    return _measured(result)
+
+
+def _measured(result: Evaluation) -> Evaluation:
+    """The precision's error on the output shown (TensorRT's, or the emulation) against the layer in FP32."""
+    if result.truth is not None and result.truth.shape == result.output.shape:
+        result.precision_error = P.errors(result.output, result.truth, result.params["precision"],
+                                          result.params["quantize_scale"])
     return result
 
 

@@ -18,6 +18,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from .backend import Backend
+from . import precision as P
 from .budget import env_number
 from .layer import Layer
 
@@ -144,13 +145,17 @@ def network_flags(trt) -> int:
 
 
 def network_from_layer(trt, builder, layer: Layer, params: dict, input_shape: tuple):
-    """A network with one input, the layer's construction, and one marked output."""
+    """(network, arrays it reads at build time): one float32 input, the layer's construction in its precision
+    (casts around it for FP16/BF16, a Q/DQ pair on its input for INT8/FP8), one marked float32 output."""
     network = builder.create_network(network_flags(trt))
     x = network.add_input(INPUT_NAME, trt.DataType.FLOAT, tuple(input_shape))
-    y = layer.build(trt, network, x, params)
+    p = params["precision"]
+    typed = P.TypedNetwork(trt, network, p) if p in P.FLOAT_TYPES else None
+    y = layer.build(trt, typed or network, P.precision_input(trt, network, x, p, params["quantize_scale"]), params)
+    y = P.precision_output(trt, network, y, p)
     y.name = OUTPUT_NAME
     network.mark_output(y)
-    return network
+    return network, typed.kept if typed else []
 
 
 def engine_bytes_from_network(trt, builder, network, settings: BuildSettings,
@@ -226,7 +231,7 @@ def build_engine(backend: Backend, layer: Layer, params: dict, input_shape: tupl
     try:
         with _builders_for(trt).builder() as builder, capture(trt, records):
             try:
-                network = network_from_layer(trt, builder, layer, params, input_shape)
+                network, _arrays = network_from_layer(trt, builder, layer, params, input_shape)  # alive: built below
                 output_shape = [int(d) for d in network.get_output(0).shape]
                 timing_path = cache_dir / "timing.cache" if cache_dir and backend.name == "tensorrt" else None
                 engine = engine_bytes_from_network(trt, builder, network, settings, timing_path)

@@ -15,6 +15,7 @@ from typing import Callable
 
 import numpy as np
 
+from . import precision
 from . import reference as ref
 from .inputs import DIM_NAMES
 from .layers import activation as activation_layer
@@ -148,7 +149,8 @@ def conv_cell_products(x: np.ndarray, params: dict, out_index, reference_output:
     """The taps that make one output cell (n, k, [d,] h, w): each input value × kernel weight, their sum,
     the bias, and the value, which equals the reference convolution at that cell.
 
-    Input values and weights are the int8-quantized ones when params['int8'] is on.
+    Input values and weights are the ones the layer computes with in params['precision']: quantized (INT8/FP8,
+    with their codes) or rounded (FP16/BF16).
     Returns window (slice index → input (h, w) cells, padding cells outside the grid; for tensor_figure's
     `highlight`), taps (list of dicts), products_sum, bias, value, reference (the reference output at
     that cell; pass reference_output to save recomputing the convolution) and text."""
@@ -165,10 +167,13 @@ def conv_cell_products(x: np.ndarray, params: dict, out_index, reference_output:
     n, k, pos = idx[0], idx[1], idx[2:]
 
     xv, wv = x, kernel
-    if params["int8"]:  # quantized once; the taps read the int8 values and their dequantized floats
-        s = params["quantize_scale"]
-        qx, qw = ref.quantize_int8(x, s), ref.quantize_int8(kernel, s)
-        xv, wv = ref.dequantize(qx, s), ref.dequantize(qw, s)
+    prec, s = params["precision"], params["quantize_scale"]
+    quantized = prec in precision.QUANTIZED
+    if quantized:  # quantized once; the taps read the codes and their dequantized floats
+        qx, qw = precision.quantize(x, s, prec), precision.quantize(kernel, s, prec)
+        xv, wv = qx * np.float32(s), qw * np.float32(s)
+    else:
+        xv, wv = precision.round_to(x, prec), precision.round_to(kernel, prec)
     c_per_group, k_per_group = x.shape[1] // G, K // G
     group = k // k_per_group
     channels = list(range(group * c_per_group, (group + 1) * c_per_group))
@@ -188,17 +193,17 @@ def conv_cell_products(x: np.ndarray, params: dict, out_index, reference_output:
             total += product
             tap = {"channel": c, "input": where, "kernel": kpos, "padding": not inside,
                    "x": xval, "w": wval, "product": product}
-            if params["int8"]:
-                tap["x_int8"] = int(qx[(n, c) + where]) if inside else 0
-                tap["w_int8"] = int(qw[(k, ci) + kpos])
+            if quantized:
+                tap["x_q"] = _code(qx[(n, c) + where]) if inside else 0
+                tap["w_q"] = _code(qw[(k, ci) + kpos])
             taps.append(tap)
             drawn = _window_cell(n, c, where, size, lead_shape)
             if drawn is not None:  # distinct kernel positions land on distinct cells of their slice
                 window.setdefault(drawn[0], []).append(drawn[1:])
     bias = float(params["bias"][k])
-    value = float(np.float32(total + bias))
+    value = float(precision.round_to(np.float32(total + bias), prec))
     if reference_output is None or tuple(np.shape(reference_output)) != out_shape:
-        reference_output = conv.reference(x, params)
+        reference_output = precision.emulate(conv.LAYER, x, params)
     reference = float(reference_output[idx])
     padding_taps = sum(t["padding"] for t in taps)
     where = f"input channel{'s' if len(channels) > 1 else ''} {channels[0]}" + (
@@ -208,9 +213,14 @@ def conv_cell_products(x: np.ndarray, params: dict, out_index, reference_output:
             f"plus bias {num(bias)}")
     return {
         "out_index": idx, "out_shape": out_shape, "group": group, "channels": channels,
-        "int8": bool(params["int8"]), "taps": taps, "window": window, "products_sum": total,
+        "quantized": prec if quantized else None, "taps": taps, "window": window, "products_sum": total,
         "bias": bias, "value": value, "reference": reference, "text": text,
     }
+
+
+def _code(v) -> int | float:
+    """A quantized code as it reads: an int8 integer, or an FP8 value."""
+    return int(v) if float(v).is_integer() else float(v)
 
 
 def _window_cell(n: int, c: int, where: tuple, size: tuple, lead_shape: tuple) -> tuple[int, int, int] | None:
@@ -231,8 +241,9 @@ def conv_products_table(cell: dict) -> list[dict]:
         row.update({name.lower(): v for name, v in zip(names, t["input"])})
         row["kernel"] = "(" + ", ".join(map(str, t["kernel"])) + ")"
         row["padding"] = t["padding"]
-        if cell["int8"]:
-            row["x int8"], row["weight int8"] = t["x_int8"], t["w_int8"]
+        if cell["quantized"]:
+            q = cell["quantized"].lower()
+            row[f"x {q}"], row[f"weight {q}"] = t["x_q"], t["w_q"]
         row.update({"x": t["x"], "weight": t["w"], "x·weight": t["product"]})
         rows.append(row)
     return rows

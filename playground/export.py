@@ -21,6 +21,7 @@ import zlib
 
 import numpy as np
 
+from . import precision
 from .backend import RTX_HINT
 from .engine import INPUT_NAME, OUTPUT_NAME, TF32, BuildSettings
 from .layer import Layer
@@ -32,6 +33,8 @@ CLI_ARRAY_LIMIT = 64  # longer arrays are shown as @NAME.npy in the playground c
 LINE = 100
 # The only module-level names a build function may use; trt, network, x and p are its arguments.
 BUILD_GLOBALS = frozenset({"np"})
+# Copied into every script beside the layer's construction: the casts and Q/DQ pairs of its precision.
+PRECISION_CODE = (precision.precision_input, precision.precision_output, precision.TypedNetwork)
 
 
 class NotSelfContained(RuntimeError):
@@ -259,10 +262,13 @@ def main(argv):
         return 3
     network = builder.create_network(network_flags())
     x = network.add_input(INPUT_NAME, trt.DataType.FLOAT, data.shape)
+    precision = p["precision"]
+    typed = TypedNetwork(trt, network, precision) if precision in ("FP16", "BF16") else None
     try:
-        y = BUILD(trt, network, x, p)
+        y = BUILD(trt, typed or network, precision_input(trt, network, x, precision, p["quantize_scale"]), p)
+        y = precision_output(trt, network, y, precision)
     except Exception as exc:  # the Python API raises for a construction it refuses
-        print(f"error: TensorRT refused the network: {exc}", file=sys.stderr)
+        print(f"error: TensorRT refused the network in {precision}: {exc}", file=sys.stderr)
         return 1
     y.name = OUTPUT_NAME
     network.mark_output(y)
@@ -352,7 +358,7 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
     layer = get_layer(layer_name)
     raw_params = raw_params or {}
     x = layer.example_input(layer.example_shape) if x is None else np.ascontiguousarray(x, dtype=np.float32)
-    params = layer.resolve(raw_params, x.shape)
+    params = precision.with_data_scale(layer.resolve(raw_params, x.shape), x)
     source = build_source(layer)
     unused = set(layer.unused(params))
     settings = BuildSettings.from_env()
@@ -381,7 +387,7 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
     header += [
         "#",
         "# Run:    python THIS_SCRIPT.py [--output OUT.npy]   (--output saves the GPU output as .npy)",
-        "# Needs:  numpy; tensorrt (10 or later) or tensorrt_rtx. Running the engine also needs cuda-python",
+        "# Needs:  numpy; tensorrt (10 or later) or tensorrt_rtx; ml_dtypes for BF16. Running the engine also needs cuda-python",
         "#         (cuda.bindings, 12.6 or later) and a GPU that TensorRT supports; without one the script",
         "#         builds the engine, prints the output shape and says why it cannot run it.",
         "# Exit:   0 built (and run where possible); 1 TensorRT refused the network or the run failed;",
@@ -426,6 +432,10 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
         "",
         "",
         f"BUILD = {layer.build.__name__}",
+        "",
+        "",
+        "# The layer's precision, as the playground builds it (playground/precision.py).",
+        *[textwrap.dedent(inspect.getsource(f)).rstrip("\n") + "\n\n" for f in PRECISION_CODE],
     ]
     script = "\n".join(header + body) + _RUNNER
     compile(script, f"<export of {layer.name}>", "exec")  # a broken script is our bug: fail here, not later

@@ -1,7 +1,7 @@
 """The `Layer` declaration: parameters, validation, TensorRT construction and reference, once."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
@@ -9,6 +9,16 @@ import numpy as np
 from . import budget
 from .errors import ValidationError
 from .params import Param
+from .precision import PRECISIONS, QUANTIZED
+
+PRECISION_PARAMS = (
+    Param("precision", "enum", "FP32", "The type TensorRT computes the layer in: FP16 and BF16 by casts around "
+          "it (its weights in that type), INT8 and FP8 (E4M3) by a quantize/dequantize pair on the input (and on a "
+          "convolution's weights).", choices=PRECISIONS),
+    Param("quantize_scale", "float", 1.0, "Scale of the INT8/FP8 quantize/dequantize pairs; 0: from the input "
+          "(amax/127 for INT8, amax/448 for FP8).", low=0.0, high=1000.0, step=0.01, slide=(0.0, 4.0),
+          used_when=lambda p: p["precision"] in QUANTIZED),
+)
 
 
 @dataclass(frozen=True)
@@ -33,6 +43,12 @@ class Layer:
     # (params, input shape) -> (output shape, multiply-adds, how they were counted, what to lower), for the
     # work budget (playground.budget); None: the output has the input's shape and costs one per value.
     cost: Callable[[dict, tuple], tuple[tuple, int, str, str]] | None = None
+    # Old parameter spellings still accepted (CLI, links): name -> value -> the parameters it stands for.
+    legacy: dict[str, Callable[[Any], dict]] = field(default_factory=dict)
+
+    def __post_init__(self):  # every layer has the precision parameters, after its own
+        own = {p.name for p in self.params}
+        object.__setattr__(self, "params", tuple(self.params) + tuple(p for p in PRECISION_PARAMS if p.name not in own))
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -52,6 +68,7 @@ class Layer:
 
     def resolve(self, raw: dict, shape: tuple) -> dict:
         """Canonical parameters for `raw` (unset ones take their defaults) and an input shape."""
+        raw = self.modern(raw)
         unknown = sorted(set(raw) - set(self.param_names))
         if unknown:
             raise self.fail(unknown[0], "is not a parameter of this layer; it has " + ", ".join(self.param_names))
@@ -76,9 +93,22 @@ class Layer:
             raise self.fail("output", over)
         return params
 
+    def modern(self, raw: dict) -> dict:
+        """`raw` with old parameter spellings replaced by what they stand for (an explicit new one wins)."""
+        out = {k: v for k, v in raw.items() if k not in self.legacy}
+        for name, translate in self.legacy.items():
+            if name in raw:
+                try:
+                    new = translate(raw[name])
+                except ValueError as exc:
+                    raise self.fail(name, str(exc), raw[name]) from None
+                out.update({k: v for k, v in new.items() if k not in raw})
+        return out
+
     def notes_for(self, raw: dict, params: dict) -> list[str]:
         """Alias spellings used, and the layer's own remarks on this configuration."""
-        out = []
+        out = [f"{self.name}.{name}: the old spelling of " + ", ".join(f"{k}={v}" for k, v in
+               self.legacy[name](raw[name]).items()) + "." for name in self.legacy if name in raw]
         for p in self.params:
             given = str(raw.get(p.name, "")).strip().upper()
             for alias, member in p.aliases.items():

@@ -368,7 +368,7 @@ CONVOLUTION = [
           "The spec prints no table: the two depth slices are the num_groups example's two channels summed, "
           "'all elements are 0'. The powers_of_ten preset alternates the sign per depth slice, the spec's "
           "concatenate([w, -w]).", input=_spec((1, 1, 2, 6, 9)), tolerance=CANCELLING, printed=False),
-    _conv("int8", "INT8 quantize/dequantize, scale 1, weights through set_input", {"int8": "true", "quantize_scale": 1},
+    _conv("int8", "INT8 quantize/dequantize, scale 1, weights through set_input", {"precision": "INT8", "quantize_scale": 1},
           INT8_TABLE, (1, 1, 4, 7), "set_input 用法",
           "Scale 1 leaves the input at 1…9 and rounds the kernel to 127 127 100 10 1 0 0 0 0 (clamped to int8): "
           "726 = 1·127 + 2·127 + 3·100 + 4·10 + 5·1. The spec's BuilderFlag.INT8 is not needed in TensorRT 10 "

@@ -139,11 +139,11 @@ def test_optional_per_axis_override():
     assert "Output (1, 1, 5, 8)" in text(at)  # the spec's pre_padding (1, 1) example
 
 
-def test_toggle_int8_changes_values():
+def test_precision_int8_changes_values():
     at = open_page("convolution")
     assert "min 12345.68" in stats(at)[1]
-    assert "(unused while int8 is off)" in text(at)
-    at.toggle(key="convolution.int8").set_value(True)
+    assert "(unused by FP32)" in text(at)  # quantize_scale
+    at.select_slider(key="convolution.precision").set_value("INT8")
     rerun(at)
     assert "min 726 " in stats(at)[1]  # the spec's INT8 table: the kernel quantizes to 127 127 100 …
 

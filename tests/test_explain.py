@@ -155,7 +155,7 @@ def test_cell_products_int8_spec_example():
     cell = _check_cells(x, p, [(0, 0, 0, 0), (0, 0, 1, 1), (0, 0, 3, 6)])
     first = explain.conv_cell_products(x, p, (0, 0, 0, 0))
     assert first["value"] == 726 and first["text"].startswith("Σ = 726")
-    assert [t["w_int8"] for t in first["taps"]] == [127, 127, 100, 10, 1, 0, 0, 0, 0]  # 1e4, 1e3 clamp to 127
+    assert [t["w_q"] for t in first["taps"]] == [127, 127, 100, 10, 1, 0, 0, 0, 0]  # 1e4, 1e3 clamp to 127
     p = conv_params(x.shape, int8=True, quantize_scale=0.5)
     _check_cells(x, p, [(0, 0, 0, 0), (0, 0, 2, 5)])
 

@@ -50,7 +50,7 @@ IDS = [c[0] for c in CONFIGS]
 # What today's API replaced: implicit-batch bindings, execute_async_v2, the old cuda import.
 LEGACY = re.compile(r"execute_async_v2|from cuda import cudart|get_binding_|num_bindings|binding_is_input|"
                     r"bindings\s*=|\[int\(\w+\), int\(\w+\)\]|EXPLICIT_BATCH|max_batch_size|build_engine\(")
-IMPORTS = {"argparse", "importlib", "sys", "base64", "zlib", "numpy", "cuda.bindings"}  # TensorRT comes by importlib
+IMPORTS = {"argparse", "importlib", "sys", "base64", "zlib", "numpy", "cuda.bindings", "ml_dtypes"}  # TensorRT comes by importlib; ml_dtypes for BF16 only
 
 
 @pytest.fixture(scope="module")

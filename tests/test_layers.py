@@ -51,7 +51,8 @@ def test_defaults_resolve_and_every_param_is_declared(name):
     ("convolution", {"bias": "1,2"}, (1, 1, 6, 9), "bias"),
     ("convolution", {"padding_mode": "VALID"}, (1, 1, 6, 9), "padding_mode"),
     ("convolution", {"int8": "maybe"}, (1, 1, 6, 9), "int8"),
-    ("convolution", {"int8": True, "quantize_scale": 0}, (1, 1, 6, 9), "quantize_scale"),
+    ("convolution", {"int8": True, "quantize_scale": -1}, (1, 1, 6, 9), "quantize_scale"),
+    ("activation", {"precision": "FP64"}, (1, 1, 3, 3), "precision"),
 ])
 def test_validation_names_the_parameter(layer, raw, shape, param):
     with pytest.raises(ValidationError) as info:
@@ -73,8 +74,8 @@ def test_activation_defaults_follow_the_type():
     assert layer.resolve({"type": "HARD_SIGMOID"}, (1, 1, 3, 3))["alpha"] == pytest.approx(0.2)
     selu = layer.resolve({"type": "SELU"}, (1, 1, 3, 3))
     assert (selu["alpha"], selu["beta"]) == (pytest.approx(1.6732632), pytest.approx(1.050701))
-    assert layer.unused(layer.resolve({"type": "RELU"}, (1, 1, 3, 3))) == ["alpha", "beta"]
-    assert layer.unused(layer.resolve({"type": "CLIP"}, (1, 1, 3, 3))) == []
+    assert layer.unused(layer.resolve({"type": "RELU"}, (1, 1, 3, 3))) == ["alpha", "beta", "quantize_scale"]
+    assert layer.unused(layer.resolve({"type": "CLIP"}, (1, 1, 3, 3))) == ["quantize_scale"]
 
 
 def test_prelu_slope_granularities_broadcast():

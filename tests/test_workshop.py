@@ -49,7 +49,7 @@ def default_stats(layer: str) -> tuple[str, str]:
     ("scale", "channel_axis_0", {"scale.channel_axis": 0, "scale.input.N": 2, "scale.input.kind": "constant",
                                  "scale.shift": "2, 3"}),
     ("prelu", "spec_per_channel", {"prelu.granularity": "channel", "prelu.slopes": "0.5, 1, 2"}),
-    ("convolution", "int8", {"convolution.int8": True, "convolution.quantize_scale": 1.0}),
+    ("convolution", "int8", {"convolution.precision": "INT8", "convolution.quantize_scale": 1.0}),
 ])
 def test_choosing_a_preset_sets_every_control_and_matches_the_spec(layer, name, controls):
     at = open_page(layer)

@@ -8,6 +8,7 @@ from .. import reference as ref
 from ..inputs import tile_pattern
 from ..layer import Layer
 from ..params import Param
+from ..precision import QUANTIZED, fake_quantize
 
 PADDING_ALIASES = {"CAFFE_ROUND_DOWN": "EXPLICIT_ROUND_DOWN", "CAFFE_ROUND_UP": "EXPLICIT_ROUND_UP"}
 
@@ -140,11 +141,11 @@ def cost(p, shape):
 
 
 def reference(x, p):
+    """The convolution of `x` as the layer receives it (the precision's input Q/DQ is applied before); under
+    INT8/FP8 the weights go through their own Q/DQ pair, with the same scale."""
     kernel = p["kernel"]
-    if p["int8"]:
-        s = p["quantize_scale"]
-        x = ref.dequantize(ref.quantize_int8(x, s), s)
-        kernel = ref.dequantize(ref.quantize_int8(kernel, s), s)
+    if p["precision"] in QUANTIZED:
+        kernel = fake_quantize(kernel, p["quantize_scale"], p["precision"])
     pre, post = effective_padding(p)
     return ref.convolution(x, kernel, p["bias"], p["stride_nd"], pre, post, p["dilation_nd"], p["num_groups"],
                            p["padding_mode"])
@@ -157,27 +158,23 @@ def notes(p):
         out.append(f"padding_mode {p['padding_mode']} takes precedence: padding_nd, pre_padding and post_padding are ignored.")
     if any(p["padding_nd"]) and (p["pre_padding"] is not None or p["post_padding"] is not None):
         out.append("pre_padding/post_padding take precedence over padding_nd on their side.")
-    if p["int8"]:
-        out.append("INT8 here is explicit quantization: Q/DQ on the input and on the weights (fed through set_input); "
-                   f"values are rounded to int8 with scale {p['quantize_scale']:g} and clamped to [-128, 127].")
+    if p["precision"] in QUANTIZED:
+        kind = "int8, clamped to [-128, 127]" if p["precision"] == "INT8" else "FP8 E4M3, clamped to ±448"
+        out.append(f"{p['precision']} here is explicit quantization: Q/DQ on the input and on the weights (fed through "
+                   f"set_input); values are rounded to {kind}, with scale {p['quantize_scale']:g}.")
     return out
 
 
 def build(trt, network, x, p):
     maps, size = p["num_output_maps"], p["kernel_size_nd"]
-    if p["int8"]:
-        # Explicit quantization (the network is created STRONGLY_TYPED, so TensorRT computes in exactly these types;
-        # there is no INT8 builder flag):
-        # quantize and dequantize the input and the weights, then feed the weights through set_input.
+    if p["precision"] in ("INT8", "FP8"):
+        # Explicit quantization (the network is STRONGLY_TYPED; there is no INT8 builder flag): the input arrives
+        # through its quantize/dequantize pair, and the weights get their own, fed through set_input.
         scale = network.add_constant((), np.array(p["quantize_scale"], np.float32)).get_output(0)
         weights = network.add_constant(p["kernel"].shape, p["kernel"]).get_output(0)
-
-        def qdq(t):
-            q = network.add_quantize(t, scale, trt.DataType.INT8)
-            return network.add_dequantize(q.get_output(0), scale, trt.DataType.FLOAT).get_output(0)
-
-        conv = network.add_convolution_nd(qdq(x), maps, size, trt.Weights(), p["bias"])
-        conv.set_input(1, qdq(weights))
+        q = network.add_quantize(weights, scale, trt.DataType.INT8 if p["precision"] == "INT8" else trt.DataType.FP8)
+        conv = network.add_convolution_nd(x, maps, size, trt.Weights(), p["bias"])
+        conv.set_input(1, network.add_dequantize(q.get_output(0), scale, trt.DataType.FLOAT).get_output(0))
     else:
         conv = network.add_convolution_nd(x, maps, size, p["kernel"], p["bias"])
     conv.num_groups = p["num_groups"]
@@ -190,6 +187,14 @@ def build(trt, network, x, p):
         conv.post_padding = p["post_padding"]
     conv.padding_mode = getattr(trt.PaddingMode, p["padding_mode"])
     return conv.get_output(0)
+
+
+def _int8_spelling(value) -> dict:
+    """`int8=true|false`, the convolution's switch before every layer had a precision."""
+    text = str(value).strip().lower()
+    if text not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+        raise ValueError("must be true or false (the old spelling of precision=INT8)")
+    return {"precision": "INT8" if text in ("true", "1", "yes", "on") else "FP32"}
 
 
 def _per_axis(name, default, help, low, high, optional=False):
@@ -223,9 +228,6 @@ LAYER = Layer(
               "How the output size and padding are computed; SAME_* take precedence over all explicit padding.",
               choices=ref.PADDING_MODES, aliases=PADDING_ALIASES),
         _per_axis("dilation_nd", 1, "Spacing between kernel taps per spatial axis.", 1, 16),
-        Param("int8", "bool", False, "Quantize input and weights to INT8 (explicit Q/DQ; weights through set_input)."),
-        Param("quantize_scale", "float", 1.0, "Scale of the INT8 quantize/dequantize pairs.", low=0.0001, high=1000.0,
-              step=0.01, slide=(0.01, 4.0), used_when=lambda p: p["int8"]),
     ),
     example_shape=(1, 1, 6, 9),
     example_input=tile_pattern,
@@ -236,4 +238,5 @@ LAYER = Layer(
     notes=notes,
     ranks=(4, 5),
     stage_tensors=lambda p: [("Kernel", p["kernel"])],
+    legacy={"int8": _int8_spelling},
 )

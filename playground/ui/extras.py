@@ -283,9 +283,11 @@ def convolution_extra(evaluation, view) -> None:
     if shown is not None:
         st.markdown(f"output{index} = {explain.num(shown)} ({evaluation.output_source}); "
                     f"reference = {explain.num(cell['reference'])}")
-    if p["int8"]:
-        st.caption(f"INT8: input values and weights are quantized with scale {explain.num(p['quantize_scale'])} "
-                   "(round to nearest even, clamp to [-128, 127]) and dequantized before the products.")
+    if cell["quantized"]:
+        clamp = "clamp to [-128, 127]" if cell["quantized"] == "INT8" else "clamp to ±448, nearest E4M3 value"
+        st.caption(f"{cell['quantized']}: input values and weights are quantized with scale "
+                   f"{explain.num(p['quantize_scale'])} (round to nearest even, {clamp}) and dequantized before the "
+                   "products.")
     if p["num_groups"] > 1:
         st.caption(f"num_groups = {p['num_groups']}: output map {index[1]} is in group {cell['group']}, which reads "
                    f"input channels {cell['channels'][0]}–{cell['channels'][-1]} only.")

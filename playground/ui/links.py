@@ -250,6 +250,8 @@ def check_url(layer: Layer) -> None:
     and run again (a widget takes its URL value when first drawn, whatever the session state says)."""
     if st.session_state.get(_CHECKED + layer.name):
         return
+    if _modernise(layer):
+        st.rerun()  # the widgets take the new spelling's values when first drawn
     page_fields = fields(layer)
     given = {k: st.query_params[k] for k in st.query_params if k in page_fields}
     check = _Check(layer, given)
@@ -267,6 +269,28 @@ def check_url(layer: Layer) -> None:
     if removed:
         st.rerun()
     st.session_state[_CHECKED + layer.name] = True
+
+
+def _modernise(layer: Layer) -> bool:
+    """Old links keep working: a parameter's old spelling (convolution.int8=true) becomes what it stands for
+    (convolution.precision=INT8) in the address, unless the link also gives the new one. True if it did."""
+    changed = False
+    for name, translate in layer.legacy.items():
+        old = key(layer.name, name)
+        if old not in st.query_params:
+            continue
+        try:
+            new = translate(st.query_params[old])
+        except ValueError as exc:
+            st.session_state.setdefault(_PROBLEMS + layer.name, []).append(
+                f"URL parameter {old}: {exc} (got \"{_shown(st.query_params[old])}\") — ignored.")
+            new = {}
+        for param, value in new.items():
+            if key(layer.name, param) not in st.query_params:
+                st.query_params[key(layer.name, param)] = layer.param(param).to_text(value)
+        del st.query_params[old]
+        changed = True
+    return changed
 
 
 def take_problems(layer: Layer) -> list[str]:

@@ -193,6 +193,10 @@ def _stage(layer: Layer, shown: Evaluation | None, problem: Problem | None, pres
         st.error(f"TensorRT could not build this configuration; the output is the NumPy reference. "
                  f"TensorRT said: {state.inert(shown.error)}", icon=":material/build:")
     height = box.figure_h - (56 if problem or shown.error else 0)
+    if shown.precision_error is not None:
+        with st.container(key=control_key(layer.name, "precision_error")):
+            st.markdown(precision_text(shown.precision_error))
+        height -= 32
     _tensors(layer, shown, view, box.figures_w, height)
     line = extras.STAGE_LINES.get(layer.name)
     if line is not None:
@@ -240,7 +244,16 @@ def source_badge(ev: Evaluation) -> str:
     if ev.output_source == "tensorrt":
         return ev.source_label
     built = ev.engine_status in ("built", "cached")
-    return f"NumPy reference · {ev.backend.name} engine " + ("built, not run here" if built else "not built")
+    precision = ev.params.get("precision", "FP32")
+    what = "NumPy reference" if precision == "FP32" else f"NumPy emulation of {precision}"
+    return f"{what} · {ev.backend.name} engine " + ("built, not run here" if built else "not built")
+
+
+def precision_text(e: dict) -> str:
+    """The precision's error as the stage states it (the numbers a test reads)."""
+    c = plots.fmt_compact
+    return (f"**{e['precision']}** against FP32: max |error| **{c(e['max_abs_error'])}** · max relative error "
+            f"**{c(e['max_rel_error'])}** · **{c(e['error_units'])}** {e['unit']}")
 
 
 def stats_text(stats: dict) -> str:
@@ -268,6 +281,11 @@ def _tensors(layer: Layer, ev: Evaluation, view: ViewOptions, width: int, height
     figs = [(ev.input, "Input", "input", marks.input, zrange)]
     figs += [(t, title, title.lower(), {}, None) for title, t in (layer.stage_tensors(ev.params) if layer.stage_tensors else [])]
     figs.append((ev.output, out_title, "output", marks.output, zrange))
+    if ev.precision_error is not None:  # the error map: log₁₀ |error|, exact cells at the floor
+        err = ev.precision_error["error"].astype(np.float64)
+        floor = np.log10(err[(err > 0) & np.isfinite(err)].min()) - 1 if ((err > 0) & np.isfinite(err)).any() else -8
+        figs.append((np.where(err > 0, np.log10(np.maximum(err, 1e-300)), floor).astype(np.float32),
+                     f"log₁₀ |error| vs FP32 (exact: {floor:.0f})", "error", {}, None))
     th = view.theme
 
     def overhead(t: np.ndarray) -> int:  # gaps between slices side by side, and their own colour bars (plots)
@@ -287,7 +305,7 @@ def _tensors(layer: Layer, ev: Evaluation, view: ViewOptions, width: int, height
                     click = dict(on_select=marks.on_select(fig), selection_mode="points")
                 with st.container(width=fig.layout.width, gap=None):
                     state.chart(fig, state.figure_key(ev.layer, which), filename=f"{ev.layer}_{which}", **click)
-                    st.caption(stats_text(stats))
+                    st.caption(("log₁₀ |error| · " if which == "error" else "") + stats_text(stats))
 
 
 def _marks(ev: Evaluation) -> extras.Marks:

@@ -1,0 +1,155 @@
+"""The type a layer computes in: FP32, FP16, BF16 (casts around the layer, its weights in that type) or INT8,
+FP8 E4M3 (quantize/dequantize pairs), built by TensorRT and emulated in NumPy.
+
+Emulation: a value in FP16 or BF16 is the float32 value rounded to that type (round half to even; beyond its
+range: ±inf, as a cast gives); INT8 and FP8 are quantized as TensorRT documents, q = saturate(round(x / scale))
+with ties to even, then dequantized as q · scale. bfloat16 and float8 come from `ml_dtypes`.
+
+The network side (`precision_input`, `precision_output`, `TypedNetwork`) is self-contained (trt, np and the
+arguments only), so the exported script carries the same code.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import reference as ref
+
+PRECISIONS = ("FP32", "FP16", "BF16", "INT8", "FP8")
+FLOAT_TYPES = ("FP16", "BF16")
+QUANTIZED = ("INT8", "FP8")
+# One unit of relative error of each type (2^-mantissa bits); INT8's unit is one quantization step (the scale).
+EPSILON = {"FP32": 2.0**-23, "FP16": 2.0**-10, "BF16": 2.0**-7, "FP8": 2.0**-3}
+QUANT_MAX = {"INT8": 127.0, "FP8": 448.0}  # |q| of the largest quantized value: amax / this is "from the data"
+
+
+def numpy_type(precision: str):
+    import ml_dtypes  # only where a low precision is asked for
+
+    return {"FP16": np.float16, "BF16": ml_dtypes.bfloat16, "FP8": ml_dtypes.float8_e4m3fn}[precision]
+
+
+def round_to(a, precision: str) -> np.ndarray:
+    """float32 values rounded to FP16 or BF16 and back (other precisions: unchanged)."""
+    a = np.asarray(a, dtype=np.float32)
+    if precision not in FLOAT_TYPES:
+        return a
+    with np.errstate(over="ignore"):
+        return a.astype(numpy_type(precision)).astype(np.float32)
+
+
+def quantize(a, scale: float, precision: str) -> np.ndarray:
+    """IQuantizeLayer: saturate(round(a / scale)) to INT8 (reference.quantize_int8: ties to even, clamped to
+    [-128, 127]) or to FP8 E4M3 (clamped to ±448, then the nearest E4M3 value); float32 values of the codes."""
+    if precision == "INT8":
+        return ref.quantize_int8(a, scale).astype(np.float32)
+    if precision == "FP8":
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            v = np.asarray(a, dtype=np.float32) / np.float32(scale)  # float32 division, as the device does
+            return np.clip(v, -448, 448).astype(numpy_type("FP8")).astype(np.float32)
+    raise ValueError(f"quantize: precision must be INT8 or FP8 (got {precision!r}, scale {scale!r})")
+
+
+def fake_quantize(a, scale: float, precision: str) -> np.ndarray:
+    """Dequantize(quantize(a)): the float32 values a Q/DQ pair lets through."""
+    return quantize(a, scale, precision) * np.float32(scale)
+
+
+def scale_from_data(a, precision: str) -> float:
+    """"From the data": amax / 127 (INT8) or amax / 448 (FP8), amax over the finite values (1 if none or 0)."""
+    a = np.asarray(a, dtype=np.float32)
+    finite = np.abs(a[np.isfinite(a)])
+    amax = float(finite.max()) if finite.size else 0.0
+    return float(np.float32(amax / QUANT_MAX[precision])) if amax > 0 else 1.0
+
+
+def with_data_scale(params: dict, x) -> dict:
+    """quantize_scale 0 under INT8/FP8 means "from the data": amax/127 or amax/448 of this input."""
+    if params["precision"] in QUANTIZED and params["quantize_scale"] == 0:
+        return {**params, "quantize_scale": scale_from_data(x, params["precision"])}
+    return params
+
+
+def emulate(layer, x, params: dict) -> np.ndarray:
+    """What the engine of `layer` computes from `x` in params["precision"]: FP16/BF16 round the input, every
+    float parameter (weights and attributes) and the output to that type, with the arithmetic between in float64
+    and float32 (the layer's reference); INT8/FP8 pass the input through the Q/DQ pair (the layer's reference
+    quantizes its own weights, as its construction does)."""
+    precision = params.get("precision", "FP32")
+    if precision in QUANTIZED:
+        return layer.reference(fake_quantize(x, params["quantize_scale"], precision), params)
+    if precision in FLOAT_TYPES:
+        rounded = {k: _rounded(v, precision) for k, v in params.items()}
+        return round_to(layer.reference(round_to(x, precision), rounded), precision)
+    return layer.reference(x, params)
+
+
+def _rounded(value, precision: str):
+    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        return round_to(value, precision)
+    if isinstance(value, float):
+        return float(round_to(value, precision))
+    return value
+
+
+def errors(y, truth, precision: str, scale: float) -> dict:
+    """Max |y − truth|, max relative error (where truth ≠ 0), and the error in units of the precision: ε for the
+    float types (relative), quantization steps (the scale) for INT8. NaN/Inf in both at the same place agree."""
+    y, t = np.asarray(y, np.float64), np.asarray(truth, np.float64)
+    same = (y == t) | (np.isnan(y) & np.isnan(t))
+    diff = np.where(same, 0.0, np.abs(y - t))
+    diff = np.where(np.isnan(diff), np.inf, diff)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rel = np.where(t != 0, diff / np.abs(t), np.where(diff == 0, 0.0, np.inf))
+    max_abs = float(diff.max()) if diff.size else 0.0
+    max_rel = float(rel[np.isfinite(rel)].max()) if np.isfinite(rel).any() else 0.0
+    if precision == "INT8":
+        units, unit = max_abs / scale, f"quantization steps (scale {scale:g})"
+    else:
+        units, unit = max_rel / EPSILON[precision], f"ε = 2^{int(np.log2(EPSILON[precision]))}"
+    return {"precision": precision, "max_abs_error": max_abs, "max_rel_error": max_rel, "error_units": units,
+            "unit": unit, "error": diff.astype(np.float32)}
+
+
+# -- the network side (copied into exported scripts: only trt, np and the arguments) --------------------------
+def precision_input(trt, network, x, precision, scale):
+    """The tensor the layer reads: `x` cast to FP16/BF16, or through an INT8/FP8 quantize/dequantize pair."""
+    if precision in ("FP16", "BF16"):
+        return network.add_cast(x, trt.DataType.HALF if precision == "FP16" else trt.DataType.BF16).get_output(0)
+    if precision in ("INT8", "FP8"):
+        s = network.add_constant((), np.array(scale, np.float32)).get_output(0)
+        q = network.add_quantize(x, s, trt.DataType.INT8 if precision == "INT8" else trt.DataType.FP8)
+        return network.add_dequantize(q.get_output(0), s, trt.DataType.FLOAT).get_output(0)
+    return x
+
+
+def precision_output(trt, network, y, precision):
+    """The layer's output as FLOAT again (the engine's output stays float32 for every precision)."""
+    return network.add_cast(y, trt.DataType.FLOAT).get_output(0) if precision in ("FP16", "BF16") else y
+
+
+class TypedNetwork:
+    """The network as a layer's construction sees it under FP16/BF16: every float array or empty Weights it
+    passes becomes Weights of that type (a strongly typed network needs a layer's weights in its input's type).
+    The arrays are kept here until the build, since TensorRT reads them only then."""
+
+    def __init__(self, trt, network, precision):
+        self._trt, self._network, self._precision, self.kept = trt, network, precision, []
+
+    def _weights(self, value):
+        trt = self._trt
+        kind = trt.DataType.HALF if self._precision == "FP16" else trt.DataType.BF16
+        if isinstance(value, trt.Weights) and value.size == 0:
+            return trt.Weights(kind)
+        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+            import ml_dtypes  # bfloat16 for NumPy; FP16 needs only NumPy
+
+            typed = np.ascontiguousarray(value, dtype=np.float16 if self._precision == "FP16" else ml_dtypes.bfloat16)
+            self.kept.append(typed)
+            return trt.Weights(kind, typed.ctypes.data, typed.size)
+        return value
+
+    def __getattr__(self, name):
+        attr = getattr(self._network, name)
+        if not callable(attr):
+            return attr
+        return lambda *args, **kwargs: attr(*map(self._weights, args), **{k: self._weights(v) for k, v in kwargs.items()})

@@ -1,0 +1,176 @@
+"""Precision: the emulation against hand-computed values, every layer × precision through the real builder,
+the error figures, the CLI, the link and the exported script."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from playground import precision as P
+from playground.backend import detect
+from playground.core import evaluate
+from playground.layers import LAYERS, get_layer
+from playground.params import same_params
+
+ROOT = Path(__file__).resolve().parents[1]
+needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT that can build here")
+
+
+# -- emulation, by hand ---------------------------------------------------------------------------
+def test_fp16_rounds_half_to_even_keeps_subnormals_and_overflows_to_inf():
+    x = np.array([1 + 2**-11, 1 + 3 * 2**-11, 2**-24, 2**-25, 3 * 2**-26, 65504, 65520, -70000, np.nan], np.float32)
+    got = P.round_to(x, "FP16")
+    assert got[0] == 1.0 and got[1] == 1 + 2**-9  # ties: to the even neighbour (1, then 1 + 2^-9)
+    assert got[2] == 2**-24 and got[3] == 0 and got[4] == 2**-24  # smallest subnormal; a tie to 0 (even); above it
+    assert got[5] == 65504 and np.isposinf(got[6]) and np.isneginf(got[7]) and np.isnan(got[8])
+
+
+def test_bf16_keeps_float32s_range_with_8_bits():
+    x = np.array([1 + 2**-8, 1 + 3 * 2**-8, 3.0e38, 1e-40, -2.5], np.float32)
+    got = P.round_to(x, "BF16")
+    assert got[0] == 1.0 and got[1] == 1 + 2**-6  # ties to even
+    assert np.isfinite(got[2]) and abs(got[2] - 3.0e38) / 3.0e38 < 2**-8
+    assert got[3] != 0 and got[4] == -2.5
+
+
+def test_int8_quantizes_with_ties_to_even_and_saturates():
+    x = np.array([0.5, 1.5, 2.5, -0.5, 126.6, 300, -300, 3.3], np.float32)
+    assert P.quantize(x, 1.0, "INT8").tolist() == [0, 2, 2, -0, 127, 127, -128, 3]
+    assert P.fake_quantize(np.float32([0.26, 1.0]), 0.5, "INT8").tolist() == [0.5, 1.0]
+
+
+def test_fp8_e4m3_saturates_at_448_and_rounds_to_three_mantissa_bits():
+    x = np.array([448, 500, -1e6, 1.0625, 1.1875, 0.001953125, np.nan], np.float32)
+    q = P.quantize(x, 1.0, "FP8")
+    assert q[0] == 448 and q[1] == 448 and q[2] == -448  # saturated, never NaN
+    assert q[3] == 1.0 and q[4] == 1.25  # 1 + 1/16 ties to 1 (even), 1 + 3/16 to 1.25
+    assert q[5] == 2.0**-9 and np.isnan(q[6])  # the smallest subnormal; NaN stays NaN
+    assert P.scale_from_data(np.float32([-896, 3]), "FP8") == 2.0 and P.scale_from_data(np.zeros(3), "INT8") == 1.0
+
+
+def test_error_figures():
+    e = P.errors(np.float32([1.0, 2.001, np.nan]), np.float64([1.0, 2.0, np.nan]), "FP16", 1.0)
+    assert e["max_abs_error"] == pytest.approx(0.001, rel=1e-3) and e["max_rel_error"] == pytest.approx(0.0005, rel=1e-3)
+    assert e["error_units"] == pytest.approx(0.0005 * 1024, rel=1e-3) and e["error"].tolist()[2] == 0
+    q = P.errors(np.float32([1.5]), np.float64([1.0]), "INT8", 0.25)
+    assert q["error_units"] == 2.0 and "quantization steps" in q["unit"]
+
+
+# -- every layer × every precision, built by the real builder -------------------------------------------------
+# The type each precision's engine computes the layer in, as TensorRT for RTX's build log names it.
+ENGINE_TYPE = {"FP16": "Half", "BF16": "BFloat16", "INT8": "Int8", "FP8": "FP8"}
+# What TensorRT for RTX refuses, recorded: (layer, enum parameter = choice, precision) -> its message. Empty today:
+# every layer builds in every precision with every choice of its enum parameters. A change fails this test.
+REFUSED: dict = {}
+
+
+@needs_trt
+def test_every_layer_builds_in_every_precision_and_computes_in_it():
+    from playground import engine
+
+    backend, refused = detect(), {}
+    for name, layer in LAYERS.items():
+        enums = [p for p in layer.params if p.kind == "enum" and p.name != "precision"]
+        configs = [({}, "")] + [({p.name: c}, f"{p.name}={c}") for p in enums for c in p.choices]
+        for raw, label in configs:
+            for prec in ENGINE_TYPE:
+                try:
+                    params = layer.resolve({**raw, "precision": prec}, layer.example_shape)
+                except ValueError:
+                    continue  # a choice that needs other parameters to be valid
+                report = engine.build_engine(backend, layer, params, layer.example_shape)
+                if report.status != "built":
+                    refused[(name, label, prec)] = report.error
+                    continue
+                if label == "" and name == "convolution":  # its engine layer's own tensors are in that type (the
+                    # elementwise layers fuse with their casts into one kernel whose tensors are the float32 I/O)
+                    formats = {t["format"].split()[0] for l in report.layers for t in l["inputs"] + l["outputs"]}
+                    assert ENGINE_TYPE[prec] in formats, (name, prec, formats)
+    assert refused == REFUSED
+
+
+def test_fp16_emulation_of_the_spec_convolution_shows_what_fp16_loses():
+    """The spec's powers-of-ten kernel in FP16: 10^-4 … 10^-1 round, and outputs above 65504 overflow to +Inf."""
+    r = evaluate("convolution", {"precision": "FP16"}, run=False)
+    fp32 = evaluate("convolution", {}, run=False)
+    assert r.truth is not None and np.array_equal(r.truth, fp32.output)
+    assert np.isposinf(r.reference).sum() == 7 and np.isfinite(fp32.output).all()  # 7 sums exceed 65504
+    e = r.precision_error
+    assert np.isposinf(e["max_abs_error"]) and e["max_rel_error"] < 2**-10  # the finite ones: within one FP16 ε
+    assert r.source_label.startswith("NumPy emulation of FP16") or r.output_source == "tensorrt"
+
+
+@pytest.mark.parametrize("prec, most", [("BF16", 2.0**-8), ("FP8", 2.0**-4)])
+def test_activation_error_stays_within_half_an_epsilon_of_the_precision(prec, most):
+    r = evaluate("activation", {"type": "SELU", "precision": prec, "quantize_scale": 0}, run=False)
+    e = r.precision_error
+    assert 0 < e["max_rel_error"] and e["error_units"] > 0
+    if prec == "BF16":  # input, alpha, beta and output each rounded once: a few half-ε
+        assert e["max_rel_error"] < 4 * most
+    else:
+        assert r.params["quantize_scale"] == pytest.approx(P.scale_from_data(r.input, "FP8"))  # "from the data"
+
+
+def test_int8_scale_too_small_saturates_and_the_error_says_so():
+    r = evaluate("activation", {"type": "RELU", "precision": "INT8", "quantize_scale": 0.01}, run=False)
+    assert r.reference.max() == pytest.approx(1.27)  # 127 steps of 0.01: everything above is clamped
+    assert r.precision_error["max_abs_error"] == pytest.approx(r.truth.max() - 1.27, rel=1e-5)
+
+
+# -- the CLI, the old spelling, the exported script -------------------------------------------------------------
+def run_cli(*args) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "playground", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=120)
+
+
+def test_cli_json_carries_the_precision_and_its_error_figures():
+    done = run_cli("run", "activation", "--set", "type=GELU_TANH", "--set", "precision=BF16", "--json")
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["params"]["precision"] == "BF16"
+    e = out["precision"]
+    assert e["precision"] == "BF16" and e["unit"] == "ε = 2^-7" and e["source"] == out["output_source"]
+    assert 0 < e["max_abs_error"] and e["error_units"] == pytest.approx(e["max_rel_error"] / 2**-7)
+    fp32 = json.loads(run_cli("run", "activation", "--json").stdout)
+    assert fp32["precision"] is None
+
+
+def test_the_old_int8_spelling_is_precision_int8():
+    old = evaluate("convolution", {"int8": "true", "quantize_scale": 1}, run=False)
+    new = evaluate("convolution", {"precision": "INT8", "quantize_scale": 1}, run=False)
+    assert same_params(old.params, new.params)
+    assert np.array_equal(old.output, new.output) and old.output.min() == 726  # the spec's INT8 table
+    assert any("the old spelling of precision=INT8" in m for m in old.messages)
+
+
+def test_an_old_int8_link_opens_as_precision_int8():
+    from streamlit.testing.v1 import AppTest
+
+    from playground.ui.page import page_path
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page(page_path("convolution"))
+    at.query_params.update({"convolution.int8": "true", "convolution.quantize_scale": "1"})
+    at.run()
+    at.run()
+    assert not at.exception
+    assert at.select_slider(key="convolution.precision").value == "INT8"
+    assert any("min 726 " in c.value for c in at.caption)  # the spec's INT8 table on the stage
+    assert any("**INT8** against FP32" in m.value for m in at.markdown)
+
+
+@needs_trt
+@pytest.mark.parametrize("prec", ["FP16", "BF16", "INT8", "FP8"])
+def test_exported_script_builds_the_same_precision(prec, tmp_path):
+    script = tmp_path / "conv.py"
+    done = run_cli("export", "convolution", "--set", f"precision={prec}", "--out", str(script))
+    assert done.returncode == 0, done.stderr
+    text = script.read_text()
+    assert f"'precision': '{prec}'" in text and "def precision_input(trt, network, x, precision, scale):" in text
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 0 and "engine: built by" in done.stdout, done.stderr
