@@ -277,7 +277,8 @@ def _tensors(layer: Layer, ev: Evaluation, view: ViewOptions, width: int, height
     tensorrt = ev.output_source == "tensorrt"
     zrange = plots.color_range([ev.input, ev.output], shared=True)[0] if view.shared_scale else None
     marks = _marks(ev)
-    out_title = "Output (TensorRT)" if tensorrt else "Output (reference)"
+    precision = ev.params.get("precision", "FP32")
+    out_title = "Output (TensorRT)" if tensorrt else "Output (reference)" if precision == "FP32" else f"Output ({precision}, emulated)"
     figs = [(ev.input, "Input", "input", marks.input, zrange)]
     figs += [(t, title, title.lower(), {}, None) for title, t in (layer.stage_tensors(ev.params) if layer.stage_tensors else [])]
     figs.append((ev.output, out_title, "output", marks.output, zrange))
@@ -285,7 +286,7 @@ def _tensors(layer: Layer, ev: Evaluation, view: ViewOptions, width: int, height
         err = ev.precision_error["error"].astype(np.float64)
         floor = np.log10(err[(err > 0) & np.isfinite(err)].min()) - 1 if ((err > 0) & np.isfinite(err)).any() else -8
         figs.append((np.where(err > 0, np.log10(np.maximum(err, 1e-300)), floor).astype(np.float32),
-                     f"log₁₀ |error| vs FP32 (exact: {floor:.0f})", "error", {}, None))
+                     "log₁₀ |error|", "error", {}, None))
     th = view.theme
 
     def overhead(t: np.ndarray) -> int:  # gaps between slices side by side, and their own colour bars (plots)
