@@ -46,7 +46,8 @@ class Evaluation:
         """The precision's error figures (JSON-friendly; the error tensor itself left out)."""
         if self.precision_error is None:
             return None
-        return {k: v for k, v in self.precision_error.items() if k != "error"} | {"source": self.output_source}
+        return ({k: v for k, v in self.precision_error.items() if not isinstance(v, np.ndarray)}
+                | {"source": self.output_source})
 
     @property
     def source_label(self) -> str:

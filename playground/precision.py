@@ -106,8 +106,12 @@ def errors(y, truth, precision: str, scale: float) -> dict:
         units, unit = max_abs / scale, f"quantization steps (scale {scale:g})"
     else:
         units, unit = max_rel / EPSILON[precision], f"ε = 2^{int(np.log2(EPSILON[precision]))}"
+    exact = diff == 0  # drawn at one decade below the smallest error (log₁₀ 0 has no place on a colour scale)
+    floor = np.log10(diff[~exact & np.isfinite(diff)].min()) - 1 if (~exact & np.isfinite(diff)).any() else -8.0
+    with np.errstate(divide="ignore"):
+        log_error = np.where(exact, floor, np.log10(diff)).astype(np.float32)
     return {"precision": precision, "max_abs_error": max_abs, "max_rel_error": max_rel, "error_units": units,
-            "unit": unit, "error": diff.astype(np.float32)}
+            "unit": unit, "error": diff.astype(np.float32), "log_error": log_error}
 
 
 # -- the network side (copied into exported scripts: only trt, np and the arguments) --------------------------

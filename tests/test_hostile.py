@@ -179,14 +179,14 @@ def test_settings_from_the_environment_get_a_clear_message(variable, value):
 
 def test_a_bad_setting_on_a_page_is_one_message_naming_it(monkeypatch):
     monkeypatch.setenv("PLAYGROUND_OPT_LEVEL", "abc")
-    at = AppTest.from_function(_activation_page, default_timeout=60).run()
+    at = AppTest.from_function(_layer_page, args=("activation",), default_timeout=60).run()
     assert not at.exception
     assert [e.value for e in at.error if "PLAYGROUND\\_OPT\\_LEVEL" in e.value or "PLAYGROUND_OPT_LEVEL" in e.value]
 
 
-def _activation_page():
+def _layer_page(name):
     from playground.ui.page import layer_page
-    layer_page("activation")
+    layer_page(name)
 
 
 # -- text shown inert -----------------------------------------------------------------------------
@@ -210,17 +210,12 @@ def test_inert_text_escapes_every_active_construct():
 
 
 def test_a_hostile_value_comes_back_escaped_in_the_error(tmp_path):
-    at = AppTest.from_function(_prelu_page, default_timeout=60).run()
+    at = AppTest.from_function(_layer_page, args=("prelu",), default_timeout=60).run()
     at.text_input(key="prelu.slopes").set_value(HOSTILE).run()
     assert not at.exception
     shown = [e.value for e in at.error]
     assert shown and any("prelu.slopes" in v for v in shown), shown
     assert all(live(v) == [] for v in shown), shown
-
-
-def _prelu_page():
-    from playground.ui.page import layer_page
-    layer_page("prelu")
 
 
 # -- shared state ---------------------------------------------------------------------------------

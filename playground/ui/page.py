@@ -282,11 +282,8 @@ def _tensors(layer: Layer, ev: Evaluation, view: ViewOptions, width: int, height
     figs = [(ev.input, "Input", "input", marks.input, zrange)]
     figs += [(t, title, title.lower(), {}, None) for title, t in (layer.stage_tensors(ev.params) if layer.stage_tensors else [])]
     figs.append((ev.output, out_title, "output", marks.output, zrange))
-    if ev.precision_error is not None:  # the error map: log₁₀ |error|, exact cells at the floor
-        err = ev.precision_error["error"].astype(np.float64)
-        floor = np.log10(err[(err > 0) & np.isfinite(err)].min()) - 1 if ((err > 0) & np.isfinite(err)).any() else -8
-        figs.append((np.where(err > 0, np.log10(np.maximum(err, 1e-300)), floor).astype(np.float32),
-                     "log₁₀ |error|", "error", {}, None))
+    if ev.precision_error is not None:  # the error map
+        figs.append((ev.precision_error["log_error"], "log₁₀ |error|", "error", {}, None))
     th = view.theme
 
     def overhead(t: np.ndarray) -> int:  # gaps between slices side by side, and their own colour bars (plots)
