@@ -97,7 +97,19 @@ def output_path(path: str, option: str, suffix: str) -> str:
     return path
 
 
+def _number(v):
+    """A float JSON can hold: ±inf and NaN (an FP16 overflow, shapes that differ) as the strings "inf", "nan"."""
+    return str(v) if isinstance(v, float) and not math.isfinite(v) else v
+
+
+def _compare_json(c: dict | None) -> dict | None:
+    if c is None:
+        return None
+    return {k: ({n: _number(x) for n, x in v.items()} if isinstance(v, dict) else _number(v)) for k, v in c.items()}
+
+
 def result_json(r) -> dict:
+    errors = r.error_summary()
     return {
         "layer": r.layer,
         "params": {k: jsonable(v) for k, v in r.params.items()},
@@ -106,8 +118,9 @@ def result_json(r) -> dict:
         "output_source": r.output_source,
         "backend": r.backend.describe(),
         "engine": r.engine_summary(),
-        "max_abs_diff": r.max_abs_diff,
-        "precision": r.error_summary(),  # below FP32: the error of the output shown against the layer in FP32
+        "max_abs_diff": _number(r.max_abs_diff),
+        "compare": _compare_json(r.compare_summary()),  # --compare: the other precision and the difference
+        "precision": errors and {k: _number(v) for k, v in errors.items()},  # below FP32: the error of the output shown against the layer in float64
         "latency_ms": r.latency_ms,
         "messages": r.messages,
         "error": r.error,
@@ -122,7 +135,10 @@ def cmd_run(args) -> int:
             output_path(args.output, "--output", ".npy")
         raw = parse_sets(args.layer, args.set)
         x = load_input(args.input) if args.input else None
-        result = evaluate(args.layer, raw, x)
+        if args.compare is not None and args.compare not in get_layer(args.layer).param("precision").choices:
+            raise ValidationError(args.layer, "--compare", "must be one of " +
+                                  ", ".join(get_layer(args.layer).param("precision").choices), args.compare)
+        result = evaluate(args.layer, raw, x, compare=args.compare)
     except ValidationError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -142,6 +158,12 @@ def cmd_run(args) -> int:
         np.set_printoptions(precision=8, linewidth=200, suppress=True)
         print("inputH0 :", result.input.shape, result.input, sep="\n")
         print(f"outputH0: {result.output.shape}  [{result.source_label}]", result.output, sep="\n")
+        if result.compared is not None:
+            other, d = result.compared, result.difference
+            print(f"compared: {other.params['precision']} {other.output.shape}  [{other.source_label}]", other.output,
+                  sep="\n")
+            if d is not None:
+                print(f"max |{d['precision']}| {d['max_abs_error']:.6g}, max relative {d['max_rel_error']:.6g}")
         s = result.engine_summary()
         print(f"engine: {s['status']}, {s['bytes']} bytes, build {s['build_ms']} ms, "
               f"TensorRT output shape {s['output_shape']}, {len(s['layers'])} layer(s)")
@@ -174,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     run.add_argument("--input", help="input tensor (.npy); default: the layer's spec example")
     run.add_argument("--output", help="write the shown output tensor here (.npy, float32)")
     run.add_argument("--json", action="store_true", help="print one JSON object")
+    run.add_argument("--compare", metavar="PRECISION", help="also compute the configuration in this precision "
+                     "and report the difference between the two outputs")
     run.set_defaults(func=cmd_run)
     layers = sub.add_parser("layers", help="list layers and their parameters")
     layers.add_argument("layer", nargs="?", choices=list(LAYERS))

@@ -39,8 +39,18 @@ class Evaluation:
     latency_ms: float | None = None
     messages: list[str] = field(default_factory=list)
     error: str | None = None
-    truth: np.ndarray | None = None  # below FP32: the layer in FP32, what the precision's error is measured from
+    truth: np.ndarray | None = None  # below FP32: the layer in float64, what the precision's error is measured from
     precision_error: dict | None = None  # precision.errors of the output shown against the truth
+    compared: "Evaluation | None" = None  # compare mode: the same configuration in another precision
+    difference: dict | None = None  # precision.errors of this output against the compared one's
+
+    def compare_summary(self) -> dict | None:
+        """Compare mode's figures (JSON-friendly): the other precision, its own error, and the difference."""
+        if self.compared is None or self.difference is None:
+            return None
+        return {"precision": self.compared.params["precision"], "error": self.compared.error_summary(),
+                "max_abs_difference": self.difference["max_abs_error"],
+                "max_rel_difference": self.difference["max_rel_error"]}
 
     def error_summary(self) -> dict | None:
         """The precision's error figures (JSON-friendly; the error tensor itself left out)."""
@@ -127,7 +137,7 @@ class _References(_Memo):
         return h.hexdigest()
 
     def get(self, layer, params: dict, x: np.ndarray) -> np.ndarray:
-        """The layer's output on `x` in params["precision"] (emulated below FP32)."""
+        """The layer's output on `x` in params["precision"] (emulated below FP32; float64 for precision.TRUTH)."""
         def compute() -> np.ndarray:
             with np.errstate(all="ignore"):  # NaN/Inf in the input are data to show, not warnings
                 out = P.emulate(layer, x, params)
@@ -142,7 +152,23 @@ _references = _References()
 
 
 def evaluate(layer_name: str, raw_params: dict | None = None, x: np.ndarray | None = None, *,
-             backend: Backend | None = None, cache: EngineCache | None = None, run: bool = True) -> Evaluation:
+             backend: Backend | None = None, cache: EngineCache | None = None, run: bool = True,
+             compare: str | None = None) -> Evaluation:
+    """The configuration's verdict; `compare` names a second precision to evaluate the same configuration in
+    (compare mode: `compared` and the `difference` between the two outputs)."""
+    result = _evaluate(layer_name, raw_params, x, backend=backend, cache=cache, run=run)
+    if compare is not None and compare != result.params["precision"]:
+        other = _evaluate(layer_name, {**(raw_params or {}), "precision": compare}, result.input,
+                          backend=result.backend, cache=cache, run=run)
+        result.compared = other
+        if other.output.shape == result.output.shape:
+            label = f"{result.params['precision']} − {compare}"
+            result.difference = P.errors(result.output, other.output, label, result.params["quantize_scale"])
+    return result
+
+
+def _evaluate(layer_name: str, raw_params: dict | None, x: np.ndarray | None, *, backend: Backend | None,
+              cache: EngineCache | None, run: bool) -> Evaluation:
     layer = get_layer(layer_name)
     raw_params = raw_params or {}
     x = layer.example_input(layer.example_shape) if x is None else np.ascontiguousarray(x, dtype=np.float32)
@@ -152,7 +178,7 @@ def evaluate(layer_name: str, raw_params: dict | None = None, x: np.ndarray | No
     result = Evaluation(layer.name, params, x, reference, reference, "reference", backend, "not_built",
                         messages=layer.notes_for(raw_params, params))
     if params["precision"] != "FP32":
-        result.truth = _references.get(layer, {**params, "precision": "FP32"}, x)
+        result.truth = _references.get(layer, {**params, "precision": P.TRUTH}, x)
     if not backend.can_build:
         result.messages += [f"Not used: {why}." for why in backend.passed_over]
         result.messages.append(f"No engine was built ({backend.why_not_run}).")
@@ -179,7 +205,7 @@ def evaluate(layer_name: str, raw_params: dict | None = None, x: np.ndarray | No
 
 
 def _measured(result: Evaluation) -> Evaluation:
-    """The precision's error on the output shown (TensorRT's, or the emulation) against the layer in FP32."""
+    """The precision's error on the output shown (TensorRT's, or the emulation) against the layer in float64."""
     if result.truth is not None and result.truth.shape == result.output.shape:
         result.precision_error = P.errors(result.output, result.truth, result.params["precision"],
                                           result.params["quantize_scale"])

@@ -25,9 +25,6 @@ from .layer import Layer
 INPUT_NAME, OUTPUT_NAME = "inputT0", "outputT0"
 SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING", "INFO", "VERBOSE")
 SHOWN_SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING")
-# TF32 (TensorRT's default: on) would make float32 convolutions miss the spec's tables on Ampere
-# and later GPUs; the code export builds the same way.
-TF32 = False
 
 
 @dataclass
@@ -158,13 +155,16 @@ def network_from_layer(trt, builder, layer: Layer, params: dict, input_shape: tu
     return network, typed.kept if typed else []
 
 
-def engine_bytes_from_network(trt, builder, network, settings: BuildSettings,
-                              timing_cache_path: Path | None = None) -> bytes | None:
+def engine_bytes_from_network(trt, builder, network, settings: BuildSettings, timing_cache_path: Path | None = None,
+                              tf32: bool = False) -> bytes | None:
     config = builder.create_builder_config()
     config.builder_optimization_level = settings.optimization_level
     # DETAILED makes the engine inspector (and the verbose build log) describe every layer.
     config.profiling_verbosity = trt.ProfilingVerbosity.DETAILED
-    if not TF32 and hasattr(trt.BuilderFlag, "TF32"):
+    # TF32 is TensorRT's default; FP32 means exact float32 multiplies (the spec's tables on Ampere and later).
+    if tf32:
+        config.set_flag(trt.BuilderFlag.TF32)
+    elif hasattr(trt.BuilderFlag, "TF32"):
         config.clear_flag(trt.BuilderFlag.TF32)
     timing = _load_timing_cache(config, timing_cache_path)
     serialized = builder.build_serialized_network(network, config)
@@ -234,7 +234,8 @@ def build_engine(backend: Backend, layer: Layer, params: dict, input_shape: tupl
                 network, _arrays = network_from_layer(trt, builder, layer, params, input_shape)  # alive: built below
                 output_shape = [int(d) for d in network.get_output(0).shape]
                 timing_path = cache_dir / "timing.cache" if cache_dir and backend.name == "tensorrt" else None
-                engine = engine_bytes_from_network(trt, builder, network, settings, timing_path)
+                engine = engine_bytes_from_network(trt, builder, network, settings, timing_path,
+                                                   tf32=params["precision"] == "TF32")
             except Exception as exc:  # TensorRT's Python API raises for networks it rejects
                 refused = str(exc) or type(exc).__name__
     except Exception as exc:  # no builder: full TensorRT on a machine whose GPU it cannot use

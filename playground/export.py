@@ -23,7 +23,7 @@ import numpy as np
 
 from . import precision
 from .backend import RTX_HINT
-from .engine import INPUT_NAME, OUTPUT_NAME, TF32, BuildSettings
+from .engine import INPUT_NAME, OUTPUT_NAME, BuildSettings
 from .layer import Layer
 from .params import same_params
 from .layers import LAYERS, get_layer
@@ -276,7 +276,10 @@ def main(argv):
     print("output shape:", output_shape)  # TensorRT's own shape inference, before the build
     config = builder.create_builder_config()
     config.builder_optimization_level = OPTIMIZATION_LEVEL
-    if not TF32:
+    # TF32 is TensorRT's default; FP32 means exact float32 multiplies (the spec's tables on Ampere and later).
+    if precision == "TF32":
+        config.set_flag(trt.BuilderFlag.TF32)
+    else:
         config.clear_flag(trt.BuilderFlag.TF32)
     serialized = builder.build_serialized_network(network, config)
     if serialized is None:
@@ -412,7 +415,6 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
         f"INPUT_NAME, OUTPUT_NAME = {INPUT_NAME!r}, {OUTPUT_NAME!r}",
         f"OPTIMIZATION_LEVEL = {settings.optimization_level}  # the playground's builder setting "
         "(TensorRT's own default is 3)",
-        f"TF32 = {TF32}  # as the playground builds; False: exact float32 convolutions on Ampere and later GPUs",
         f"PLAYGROUND_COMMAND = {command!r}",
     ]
     if embedded:

@@ -1,7 +1,7 @@
 """The `Layer` declaration: parameters, validation, TensorRT construction and reference, once."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -12,8 +12,9 @@ from .params import Param
 from .precision import PRECISIONS, QUANTIZED
 
 PRECISION_PARAMS = (
-    Param("precision", "enum", "FP32", "The type TensorRT computes the layer in: FP16 and BF16 by casts around "
-          "it (its weights in that type), INT8 and FP8 (E4M3) by a quantize/dequantize pair on the input (and on a "
+    Param("precision", "enum", "FP32", "The type TensorRT computes the layer in: FP32 (TF32 off); TF32 (a "
+          "convolution's multiplies on tensor cores, the builder's TF32 flag); FP16 and BF16 by casts around it (its "
+          "weights in that type); INT8 and FP8 (E4M3) by a quantize/dequantize pair on the input (and on a "
           "convolution's weights).", choices=PRECISIONS),
     Param("quantize_scale", "float", 1.0, "Scale of the INT8/FP8 quantize/dequantize pairs; 0: from the input "
           "(amax/127 for INT8, amax/448 for FP8).", low=0.0, high=1000.0, step=0.01, slide=(0.0, 4.0),
@@ -45,10 +46,15 @@ class Layer:
     cost: Callable[[dict, tuple], tuple[tuple, int, str, str]] | None = None
     # Old parameter spellings still accepted (CLI, links): name -> value -> the parameters it stands for.
     legacy: dict[str, Callable[[Any], dict]] = field(default_factory=dict)
+    # The weights TF32 rounds (its tensor-core multiplies read them and the input); none: TF32 is no choice here.
+    tf32: tuple[str, ...] = ()
 
     def __post_init__(self):  # every layer has the precision parameters, after its own
         own = {p.name for p in self.params}
-        object.__setattr__(self, "params", tuple(self.params) + tuple(p for p in PRECISION_PARAMS if p.name not in own))
+        choices = tuple(c for c in PRECISIONS if c != "TF32" or self.tf32)
+        common = tuple(replace(p, choices=choices) if p.name == "precision" else p
+                       for p in PRECISION_PARAMS if p.name not in own)
+        object.__setattr__(self, "params", tuple(self.params) + common)
 
     def param(self, name: str) -> Param:
         for p in self.params:

@@ -72,6 +72,13 @@ def color_range(arrays: Sequence[np.ndarray], shared: bool = True) -> list[Color
     return [_range(union)] * len(exts)
 
 
+def magnitude_range(a: np.ndarray) -> ColorRange:
+    """A sequential range for a map of magnitudes whose values may cross 0 without being signed (log₁₀ |error|)."""
+    ext = _extent(np.asarray(a, dtype=np.float64))
+    lo, hi = ext if ext is not None else (0.0, 1.0)
+    return ColorRange(lo, hi if hi > lo else lo + 1.0, False)
+
+
 def fmt_compact(v: float) -> str:
     """Short cell label: '0.1235', '-0.5', '12345.68', '1.23e6', 'NaN', '+Inf'."""
     if math.isnan(v):

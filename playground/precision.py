@@ -1,9 +1,12 @@
-"""The type a layer computes in: FP32, FP16, BF16 (casts around the layer, its weights in that type) or INT8,
-FP8 E4M3 (quantize/dequantize pairs), built by TensorRT and emulated in NumPy.
+"""The type a layer computes in: FP32, TF32 (a convolution's multiplies on tensor cores), FP16, BF16 (casts
+around the layer, its weights in that type) or INT8, FP8 E4M3 (quantize/dequantize pairs), built by TensorRT and
+emulated in NumPy; measured against the layer computed in float64 (`TRUTH`).
 
 Emulation: a value in FP16 or BF16 is the float32 value rounded to that type (round half to even; beyond its
-range: ±inf, as a cast gives); INT8 and FP8 are quantized as TensorRT documents, q = saturate(round(x / scale))
-with ties to even, then dequantized as q · scale. bfloat16 and float8 come from `ml_dtypes`.
+range: ±inf, as a cast gives); TF32 rounds the multiplied operands (the input and the weights the layer names in
+`Layer.tf32`) to 10 mantissa bits, ties away from zero as the tensor cores' conversion does, and keeps sums and
+the output in FP32; INT8 and FP8 are quantized as TensorRT documents, q = saturate(round(x / scale)) with ties to
+even, then dequantized as q · scale. bfloat16 and float8 come from `ml_dtypes`.
 
 The network side (`precision_input`, `precision_output`, `TypedNetwork`) is self-contained (trt, np and the
 arguments only), so the exported script carries the same code.
@@ -14,11 +17,12 @@ import numpy as np
 
 from . import reference as ref
 
-PRECISIONS = ("FP32", "FP16", "BF16", "INT8", "FP8")
+PRECISIONS = ("FP32", "TF32", "FP16", "BF16", "INT8", "FP8")
 FLOAT_TYPES = ("FP16", "BF16")
 QUANTIZED = ("INT8", "FP8")
+TRUTH = "FP64"  # not a choice: the layer's arithmetic in float64 from the same float32 input and weights
 # One unit of relative error of each type (2^-mantissa bits); INT8's unit is one quantization step (the scale).
-EPSILON = {"FP32": 2.0**-23, "FP16": 2.0**-10, "BF16": 2.0**-7, "FP8": 2.0**-3}
+EPSILON = {"FP32": 2.0**-23, "TF32": 2.0**-10, "FP16": 2.0**-10, "BF16": 2.0**-7, "FP8": 2.0**-3}
 QUANT_MAX = {"INT8": 127.0, "FP8": 448.0}  # |q| of the largest quantized value: amax / this is "from the data"
 
 
@@ -29,12 +33,21 @@ def numpy_type(precision: str):
 
 
 def round_to(a, precision: str) -> np.ndarray:
-    """float32 values rounded to FP16 or BF16 and back (other precisions: unchanged)."""
+    """float32 values rounded to TF32, FP16 or BF16 and back (other precisions: unchanged)."""
     a = np.asarray(a, dtype=np.float32)
+    if precision == "TF32":
+        return _tf32(a)
     if precision not in FLOAT_TYPES:
         return a
     with np.errstate(over="ignore"):
         return a.astype(numpy_type(precision)).astype(np.float32)
+
+
+def _tf32(a: np.ndarray) -> np.ndarray:
+    """Round to 10 mantissa bits, ties away from zero (cvt.rna.tf32.f32); NaN and ±inf unchanged."""
+    bits = a.view(np.uint32)
+    rounded = ((bits + np.uint32(0x1000)) & np.uint32(0xFFFFE000)).view(np.float32)
+    return np.where(np.isfinite(a), rounded, a)
 
 
 def quantize(a, scale: float, precision: str) -> np.ndarray:
@@ -72,14 +85,21 @@ def with_data_scale(params: dict, x) -> dict:
 def emulate(layer, x, params: dict) -> np.ndarray:
     """What the engine of `layer` computes from `x` in params["precision"]: FP16/BF16 round the input, every
     float parameter (weights and attributes) and the output to that type, with the arithmetic between in float64
-    and float32 (the layer's reference); INT8/FP8 pass the input through the Q/DQ pair (the layer's reference
-    quantizes its own weights, as its construction does)."""
+    and float32 (the layer's reference); TF32 rounds the input and the weights in `layer.tf32`; INT8/FP8 pass
+    the input through the Q/DQ pair (the layer's reference quantizes its own weights, as its construction does).
+    TRUTH: the layer in float64, unrounded (float64 out)."""
     precision = params.get("precision", "FP32")
+    if precision == TRUTH:
+        with ref.exact():
+            return layer.reference(x, {**params, "precision": "FP32"})
     if precision in QUANTIZED:
         return layer.reference(fake_quantize(x, params["quantize_scale"], precision), params)
     if precision in FLOAT_TYPES:
         rounded = {k: _rounded(v, precision) for k, v in params.items()}
         return round_to(layer.reference(round_to(x, precision), rounded), precision)
+    if precision == "TF32":  # the multiplies' operands only: sums, bias and output stay FP32
+        rounded = {k: _rounded(v, precision) if k in layer.tf32 else v for k, v in params.items()}
+        return layer.reference(round_to(x, precision), rounded)
     return layer.reference(x, params)
 
 
@@ -93,17 +113,21 @@ def _rounded(value, precision: str):
 
 def errors(y, truth, precision: str, scale: float) -> dict:
     """Max |y − truth|, max relative error (where truth ≠ 0), and the error in units of the precision: ε for the
-    float types (relative), quantization steps (the scale) for INT8. NaN/Inf in both at the same place agree."""
+    float types (relative), quantization steps (the scale) for INT8; none for a precision with no unit (a
+    comparison of two outputs). NaN/Inf in both at the same place agree."""
     y, t = np.asarray(y, np.float64), np.asarray(truth, np.float64)
     same = (y == t) | (np.isnan(y) & np.isnan(t))
-    diff = np.where(same, 0.0, np.abs(y - t))
+    with np.errstate(invalid="ignore"):  # inf − inf where both agree: replaced by 0 here
+        diff = np.where(same, 0.0, np.abs(y - t))
     diff = np.where(np.isnan(diff), np.inf, diff)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.where(t != 0, diff / np.abs(t), np.where(diff == 0, 0.0, np.inf))
+    with np.errstate(divide="ignore", invalid="ignore"):  # where the truth is 0 only the absolute error speaks
+        rel = np.where(t != 0, diff / np.abs(t), np.nan)
     max_abs = float(diff.max()) if diff.size else 0.0
-    max_rel = float(rel[np.isfinite(rel)].max()) if np.isfinite(rel).any() else 0.0
+    max_rel = float(np.nanmax(rel)) if (~np.isnan(rel)).any() else 0.0  # an overflow to inf counts: inf
     if precision == "INT8":
         units, unit = max_abs / scale, f"quantization steps (scale {scale:g})"
+    elif precision not in EPSILON:  # two outputs compared with each other: no unit of their own
+        units, unit = None, ""
     else:
         units, unit = max_rel / EPSILON[precision], f"ε = 2^{int(np.log2(EPSILON[precision]))}"
     exact = diff == 0  # drawn at one decade below the smallest error (log₁₀ 0 has no place on a colour scale)

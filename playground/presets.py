@@ -70,6 +70,13 @@ class Preset:
     source: str  # seed file § section
     note: str | None = None  # where the spec's print is wrong, abbreviated, or not a table
     printed: bool = True  # expected is a table the spec prints (False: it follows from the spec's words)
+    # A precision lesson (LESSONS): the error figures against FP64 it states (precision.errors' names), to
+    # ERRORS_RTOL; None for the spec's examples.
+    errors: dict | None = None
+
+    @property
+    def is_lesson(self) -> bool:
+        return self.errors is not None
 
     def __post_init__(self):
         if self.expected is not None:
@@ -375,6 +382,63 @@ CONVOLUTION = [
           "(explicit Q/DQ).", tolerance=EXACT),
 ]
 
+# --- precision lessons: what FP16, BF16, TF32, INT8 and FP8 do (not in the spec) ----------------------------
+LESSON_SOURCE = "precision lesson (the playground's own; figures against the layer in FP64)"
+ERRORS_RTOL = 1e-3  # the lesson states its figures to 4 significant digits
+_RAMP_KNEE = {"kind": "ramp", "shape": (1, 1, 8, 8), "low": -3.0, "high": 1.0}
+_RAMP_4 = {"kind": "ramp", "shape": (1, 1, 8, 8), "low": -4.0, "high": 4.0}
+
+
+def _lesson(layer, name, title, params, input, errors, note) -> Preset:
+    shape = (1, 1, 4, 7) if layer == "convolution" else tuple(input["shape"])  # the spec input's 3×3 windows
+    return Preset(name, layer, "Precision: " + title, params, input, None, shape,
+                  Tolerance(ERRORS_RTOL, 0.0, "the lesson's error figures, to 4 significant digits"), LESSON_SOURCE,
+                  note, printed=False, errors=errors)
+
+
+INF = float("inf")
+LESSONS: dict[str, list[Preset]] = {
+    "convolution": [
+        _lesson("convolution", "fp16_overflow", "FP16 overflows above 65504", {"precision": "FP16"}, _SPEC_2D,
+                {"max_abs_error": INF, "max_rel_error": INF},
+                "The spec's convolution in FP16. The third output row sums to 78912 … 97831, beyond FP16's largest "
+                "value 65504: its 7 cells are +Inf. The others lose their decimals: FP16 steps by 8 between 8192 "
+                "and 16384, so 12345.6789 becomes 12344, and the kernel's 10⁻⁴ is stored as 1.0014·10⁻⁴."),
+        _lesson("convolution", "bf16_digits", "BF16 keeps the range, not the digits", {"precision": "BF16"},
+                _SPEC_2D, {"max_abs_error": 169.7, "max_rel_error": 0.003004, "error_units": 0.3846},
+                "The same convolution in BF16: float32's range (nothing overflows) with 8 significant bits. "
+                "97831.27 lies where BF16 steps by 512, so the error reaches 170 although it is under half an ε "
+                "(2⁻⁷) of the value: the digits the spec's powers-of-ten kernel spells are gone."),
+        _lesson("convolution", "tf32_operands", "TF32 rounds the multiplies' operands", {"precision": "TF32"},
+                _SPEC_2D, {"max_abs_error": 0.002144, "max_rel_error": 4.693e-8, "error_units": 4.806e-5},
+                "TF32 (the builder's TF32 flag) rounds the input and the kernel to 10 mantissa bits and sums in "
+                "FP32: 1 … 9 and 10⁴ … 1 are exact in it, 0.1, 0.01, 0.001 and 10⁻⁴ are not, so only the last "
+                "digits move (a few thousandths). This is why the playground turns TF32 off for FP32."),
+    ],
+    "activation": [
+        _lesson("activation", "selu_bf16_knee", "SELU near its knee in BF16", {"type": "SELU", "precision": "BF16"},
+                _RAMP_KNEE, {"max_abs_error": 0.0118, "max_rel_error": 0.009075, "error_units": 1.162},
+                "SELU on −3 … 1 in BF16: the input, alpha (1.6733) and beta (1.0507) are each rounded to 8 bits, "
+                "and the output once more, so the error exceeds one ε (2⁻⁷) where the negative branch bends."),
+        _lesson("activation", "gelu_bf16_knee", "GELU near its minimum in BF16",
+                {"type": "GELU_ERF", "precision": "BF16"}, _RAMP_KNEE,
+                {"max_abs_error": 0.002859, "max_rel_error": 0.01822, "error_units": 2.332},
+                "GELU on −3 … 1 in BF16: around its minimum (x ≈ −0.75) and its zero the output is small while "
+                "the input's rounding is not, so the relative error reaches 2.3 ε."),
+        _lesson("activation", "int8_saturation", "INT8 with a scale too small saturates",
+                {"type": "RELU", "precision": "INT8", "quantize_scale": 0.01}, _RAMP_4,
+                {"max_abs_error": 2.73, "max_rel_error": 0.6825, "error_units": 273.0},
+                "Scale 0.01 gives INT8 the range ±1.27: every input above 1.27 is clamped to 127 steps, so 4 "
+                "comes out as 1.27 (error 2.73 = 273 steps). Scale 0 (from the data: amax/127) fixes it."),
+        _lesson("activation", "fp8_from_data", "FP8 E4M3 with the scale from the data",
+                {"type": "RELU", "precision": "FP8", "quantize_scale": 0}, _RAMP_4,
+                {"max_abs_error": 0.127, "max_rel_error": 0.05263, "error_units": 0.4211},
+                "FP8 E4M3 has 3 mantissa bits: with scale amax/448 every value keeps its range, and is rounded to "
+                "within half an ε (2⁻³) of itself."),
+    ],
+}
+
+
 PRESETS: dict[str, list[Preset]] = {
     "activation": ACTIVATION,
     "prelu": PRELU,
@@ -389,13 +453,22 @@ def all_presets() -> list[Preset]:
     return [p for presets in PRESETS.values() for p in presets]
 
 
+def examples(layer: str) -> list[Preset]:
+    """What a layer page offers: the spec's examples, then the precision lessons."""
+    return PRESETS.get(layer, []) + LESSONS.get(layer, [])
+
+
+def all_lessons() -> list[Preset]:
+    return [p for lessons in LESSONS.values() for p in lessons]
+
+
 def find(layer: str, name: str) -> Preset:
-    for p in PRESETS.get(layer, ()):
+    for p in examples(layer):
         if p.name == name:
             return p
     if layer not in PRESETS:
         raise KeyError(f"no presets for layer {layer!r}; layers with presets: {', '.join(PRESETS)}")
-    raise KeyError(f"{layer} has no preset {name!r}; it has {', '.join(p.name for p in PRESETS[layer])}")
+    raise KeyError(f"{layer} has no preset {name!r}; it has {', '.join(p.name for p in examples(layer))}")
 
 
 def input_for(preset: Preset) -> np.ndarray:
@@ -405,14 +478,17 @@ def input_for(preset: Preset) -> np.ndarray:
     return make_input(kind, shape, spec_fn=get_layer(preset.layer).example_input, **options)
 
 
-def compare(preset: Preset, output) -> Comparison:
-    """Does `output` (TensorRT's or the reference's) show what the spec prints for this preset?"""
+def compare(preset: Preset, output, errors: dict | None = None) -> Comparison:
+    """Does `output` (TensorRT's or the reference's) show what the spec prints for this preset? For a lesson:
+    are `errors` (precision.errors of that output) the figures it states?"""
     out = np.asarray(output)
     tol = preset.tolerance
     shape_ok = tuple(out.shape) == tuple(preset.expected_shape)
     if not shape_ok:
         return Comparison(False, None, False, tol.text,
                           f"output shape {tuple(out.shape)} differs from the spec's {preset.expected_shape}")
+    if preset.is_lesson:
+        return _compare_errors(preset, errors or {})
     if preset.expected is None:
         return Comparison(True, None, True, tol.text,
                           f"shape {preset.expected_shape} as the spec prints; the spec prints no table for this "
@@ -430,3 +506,16 @@ def compare(preset: Preset, output) -> Comparison:
                       f"differs from {what} at {int(bad.sum())} of {bad.size} cells beyond {tol.text}; "
                       f"worst at {where}: got {out[where]!r}, expected {preset.expected[where]!r} "
                       f"(max |diff| {max_diff:.3g})")
+
+
+def _compare_errors(preset: Preset, errors: dict) -> Comparison:
+    off = []
+    for name, want in preset.errors.items():
+        got = errors.get(name)
+        if got is None or not (got == want or abs(got - want) <= ERRORS_RTOL * abs(want)):
+            off.append(f"{name} {got!r} (the lesson states {want:g})")
+    if off:
+        return Comparison(False, None, True, preset.tolerance.text, "error figures differ from the lesson's: "
+                          + "; ".join(off))
+    stated = ", ".join(f"{k} {v:g}" for k, v in preset.errors.items())
+    return Comparison(True, None, True, preset.tolerance.text, f"error figures as the lesson states ({stated})")

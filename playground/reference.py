@@ -3,8 +3,13 @@
 One small function per operation, in the style of the ONNX reference evaluator:
 no I/O, no TensorRT import, float32 in and out (float64 inside where rounding
 matters), ValueError naming every argument when shapes or values do not fit.
+
+Inside `exact()` the functions return their float64 arithmetic unrounded: the truth a precision's error
+is measured from (the inputs and weights stay the float32 values the layer is given).
 """
 
+import contextlib
+import contextvars
 import itertools
 import math
 
@@ -20,6 +25,22 @@ PADDING_MODES = ("EXPLICIT_ROUND_DOWN", "EXPLICIT_ROUND_UP", "SAME_UPPER", "SAME
 SCALE_MODES = ("UNIFORM", "CHANNEL", "ELEMENTWISE")
 
 _erf = np.frompyfunc(math.erf, 1, 1)  # no scipy; math.erf is accurate to about 1 ulp
+_RESULT_TYPE = contextvars.ContextVar("result_type", default=np.float32)
+
+
+@contextlib.contextmanager
+def exact():
+    """Within: every function here returns float64, its arithmetic without the final rounding to float32."""
+    token = _RESULT_TYPE.set(np.float64)
+    try:
+        yield
+    finally:
+        _RESULT_TYPE.reset(token)
+
+
+def result_type():
+    """float32, or float64 within `exact()`: the type results (and a layer's own arithmetic) are made in."""
+    return _RESULT_TYPE.get()
 
 
 def _enum_name(value, allowed, what):
@@ -66,7 +87,7 @@ def activation(x, type, alpha=0.0, beta=0.0):
             y = 0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)).astype(np.float64))
         else:  # GELU_TANH
             y = 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x**3)))
-        return np.asarray(y, dtype=np.float32)
+        return np.asarray(y, dtype=result_type())
 
 
 def prelu(x, slopes):
@@ -79,7 +100,8 @@ def prelu(x, slopes):
         fits = False
     if not fits:
         raise ValueError(f"prelu: slopes shape {slopes.shape} does not broadcast to x shape {x.shape}")
-    return np.where(x >= 0, x, slopes * x).astype(np.float32)
+    t = result_type()
+    return np.where(x >= 0, x, slopes.astype(t) * x).astype(t)
 
 
 def scale_coefficient_shape(x_shape, mode, channel_axis=1) -> tuple:
@@ -119,7 +141,7 @@ def scale(x, mode, shift, scale, power, channel_axis=1):
     s, t, p = scale_coefficients(x.shape, mode, shift, scale, power, channel_axis)
     # A negative base with a fractional power is NaN on the GPU too: a result, not a warning.
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
-        return np.asarray((x.astype(np.float64) * s + t) ** p, dtype=np.float32)
+        return np.asarray((x.astype(np.float64) * s + t) ** p, dtype=result_type())
 
 
 def abs_diff(a, b):
@@ -230,7 +252,7 @@ def convolution(x, kernel, bias=None, stride=None, pre_padding=None, post_paddin
     y = y.reshape(x.shape[0], kernel.shape[0], *out)
     if bias is not None:
         y += bias.reshape((-1,) + (1,) * n)
-    return y.astype(np.float32)
+    return y.astype(result_type())
 
 
 def quantize_int8(x, scale):

@@ -70,8 +70,8 @@ def shots_from(pages: list[str], presets: list[str]) -> list[Shot]:
         layer, sep, name = item.partition(":")
         if not sep or layer not in LAYERS:
             raise ValueError(f"--presets: {item!r} must be LAYER:PRESET with LAYER one of {', '.join(LAYERS)}")
-        from .presets import PRESETS
-        names = [p.name for p in PRESETS.get(layer, [])]
+        from .presets import examples
+        names = [p.name for p in examples(layer)]
         chosen = names if name == "all" else [name]
         for n in chosen:
             if n not in names:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from playground import precision as P
+from playground import presets
 from playground.backend import detect
 from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
@@ -35,6 +36,42 @@ def test_bf16_keeps_float32s_range_with_8_bits():
     assert got[0] == 1.0 and got[1] == 1 + 2**-6  # ties to even
     assert np.isfinite(got[2]) and abs(got[2] - 3.0e38) / 3.0e38 < 2**-8
     assert got[3] != 0 and got[4] == -2.5
+
+
+def test_tf32_rounds_to_ten_mantissa_bits_ties_away_from_zero():
+    x = np.array([1 + 2**-11, -(1 + 2**-11), 1 + 2**-12, 1 + 3 * 2**-11, 3.0e38, np.inf, np.nan, 2**-136, 2**-140],
+                 np.float32)
+    got = P.round_to(x, "TF32")
+    assert got[0] == 1 + 2**-10 and got[1] == -(1 + 2**-10)  # a tie goes away from zero (not to even)
+    assert got[2] == 1.0 and got[3] == 1 + 2**-9
+    assert np.isfinite(got[4]) and np.isposinf(got[5]) and np.isnan(got[6])
+    assert got[7] == 2**-136 and got[8] == 0  # TF32's smallest subnormal is 2^-136
+
+
+def test_tf32_is_a_choice_where_the_layer_has_tensor_core_weights_only():
+    assert "TF32" in get_layer("convolution").param("precision").choices
+    for name, layer in LAYERS.items():
+        assert ("TF32" in layer.param("precision").choices) == bool(layer.tf32), name
+    with pytest.raises(ValueError, match="precision: must be one of FP32, FP16"):
+        get_layer("activation").resolve({"precision": "TF32"}, (1, 1, 3, 3))
+
+
+def test_tf32_rounds_the_input_and_the_kernel_but_not_the_bias_or_the_sums():
+    x = np.full((1, 1, 1, 1), 1 + 2**-11, np.float32)  # rounds up to 1 + 2^-10
+    r = evaluate("convolution", {"kernel_size_nd": "1,1", "kernel": "1.0009765625", "bias": "0.00048828125",
+                                 "precision": "TF32"}, x, run=False)
+    want = np.float32((1 + 2**-10) * (1 + 2**-10) + 2**-11)  # the bias 2^-11 is kept although TF32 would drop it
+    assert r.output.item() == want and r.truth.item() == (1 + 2**-11) * (1 + 2**-10) + 2**-11
+
+
+def test_the_truth_is_the_layer_in_float64():
+    """The spec's convolution: 12345.6789 exactly in float64, 12345.679 once rounded to float32."""
+    r = evaluate("convolution", {"precision": "BF16"}, run=False)
+    fp32 = evaluate("convolution", {}, run=False)
+    assert r.truth.dtype == np.float64 and np.array_equal(r.truth.astype(np.float32), fp32.output)
+    assert r.truth[0, 0, 0, 0] == pytest.approx(12345.6789, abs=1e-6) and not np.array_equal(r.truth, fp32.output)
+    slopes = evaluate("prelu", {"precision": "FP16"}, run=False)
+    assert slopes.truth.dtype == np.float64
 
 
 def test_int8_quantizes_with_ties_to_even_and_saturates():
@@ -62,7 +99,7 @@ def test_error_figures():
 
 # -- every layer × every precision, built by the real builder -------------------------------------------------
 # The type each precision's engine computes the layer in, as TensorRT for RTX's build log names it.
-ENGINE_TYPE = {"FP16": "Half", "BF16": "BFloat16", "INT8": "Int8", "FP8": "FP8"}
+ENGINE_TYPE = {"TF32": "Float", "FP16": "Half", "BF16": "BFloat16", "INT8": "Int8", "FP8": "FP8"}
 # What TensorRT for RTX refuses, recorded: (layer, enum parameter = choice, precision) -> its message. Empty today:
 # every layer builds in every precision with every choice of its enum parameters. A change fails this test.
 REFUSED: dict = {}
@@ -77,7 +114,7 @@ def test_every_layer_builds_in_every_precision_and_computes_in_it():
         enums = [p for p in layer.params if p.kind == "enum" and p.name != "precision"]
         configs = [({}, "")] + [({p.name: c}, f"{p.name}={c}") for p in enums for c in p.choices]
         for raw, label in configs:
-            for prec in ENGINE_TYPE:
+            for prec in layer.param("precision").choices[1:]:  # every one but FP32
                 try:
                     params = layer.resolve({**raw, "precision": prec}, layer.example_shape)
                 except ValueError:
@@ -97,10 +134,11 @@ def test_fp16_emulation_of_the_spec_convolution_shows_what_fp16_loses():
     """The spec's powers-of-ten kernel in FP16: 10^-4 … 10^-1 round, and outputs above 65504 overflow to +Inf."""
     r = evaluate("convolution", {"precision": "FP16"}, run=False)
     fp32 = evaluate("convolution", {}, run=False)
-    assert r.truth is not None and np.array_equal(r.truth, fp32.output)
     assert np.isposinf(r.reference).sum() == 7 and np.isfinite(fp32.output).all()  # 7 sums exceed 65504
     e = r.precision_error
-    assert np.isposinf(e["max_abs_error"]) and e["max_rel_error"] < 2**-10  # the finite ones: within one FP16 ε
+    assert np.isposinf(e["max_abs_error"]) and np.isposinf(e["max_rel_error"])  # an overflow is an infinite error
+    finite = np.isfinite(r.reference)
+    assert (e["error"][finite] / r.truth[finite]).max() < 2**-10  # the others: within one FP16 ε
     assert r.source_label.startswith("NumPy emulation of FP16") or r.output_source == "tensorrt"
 
 
@@ -161,7 +199,7 @@ def test_an_old_int8_link_opens_as_precision_int8():
     assert not at.exception
     assert at.select_slider(key="convolution.precision").value == "INT8"
     assert any("min 726 " in c.value for c in at.caption)  # the spec's INT8 table on the stage
-    assert any("**INT8** against FP32" in m.value for m in at.markdown)
+    assert any("**INT8** against FP64" in m.value for m in at.markdown)
 
 
 @needs_trt
@@ -174,3 +212,96 @@ def test_exported_script_builds_the_same_precision(prec, tmp_path):
     assert f"'precision': '{prec}'" in text and "def precision_input(trt, network, x, precision, scale):" in text
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert done.returncode == 0 and "engine: built by" in done.stdout, done.stderr
+
+
+# -- compare mode ---------------------------------------------------------------------------------------------------
+def test_compare_mode_evaluates_the_second_precision_and_their_difference():
+    r = evaluate("activation", {"type": "GELU_TANH", "precision": "BF16"}, compare="FP32", run=False)
+    other = r.compared
+    assert other.params["precision"] == "FP32" and np.array_equal(other.input, r.input)
+    want = np.abs(r.output.astype(np.float64) - other.output)
+    assert r.difference["max_abs_error"] == want.max() > 0
+    assert r.compare_summary()["max_abs_difference"] == want.max()
+    same = evaluate("activation", {"precision": "BF16"}, compare="BF16", run=False)
+    assert same.compared is None and same.compare_summary() is None  # nothing to compare with itself
+
+
+def test_cli_compare_reports_the_difference_and_names_a_bad_choice():
+    done = run_cli("run", "convolution", "--set", "precision=FP16", "--compare", "FP32", "--json")
+    assert done.returncode == 0, done.stderr
+    c = json.loads(done.stdout)["compare"]
+    assert c["precision"] == "FP32" and c["max_abs_difference"] == "inf"  # FP16's overflow, as text in JSON
+    bad = run_cli("run", "activation", "--compare", "TF32")
+    assert bad.returncode == 2 and "--compare: must be one of FP32, FP16, BF16, INT8, FP8" in bad.stderr
+
+
+# -- the lessons ----------------------------------------------------------------------------------------------------
+LESSONS = presets.all_lessons()
+
+
+@pytest.mark.parametrize("lesson", LESSONS, ids=[f"{p.layer}-{p.name}" for p in LESSONS])
+def test_every_lesson_states_the_error_figures_the_playground_measures(lesson):
+    r = evaluate(lesson.layer, lesson.params, presets.input_for(lesson), run=False)
+    cmp = presets.compare(lesson, r.output, r.precision_error)
+    assert cmp.matches, cmp.message
+    assert lesson.title.startswith("Precision: ") and lesson.params["precision"] in lesson.title
+
+
+def test_lessons_by_hand():
+    def errors(name):
+        lesson = presets.find(*name.split("."))
+        r = evaluate(lesson.layer, lesson.params, presets.input_for(lesson), run=False)
+        return r, r.precision_error
+
+    r, e = errors("activation.int8_saturation")
+    assert e["max_abs_error"] == pytest.approx(4 - 127 * 0.01, rel=1e-6)  # the ramp's 4 clamped to 127 steps
+    r, e = errors("convolution.fp16_overflow")
+    assert np.isposinf(r.output).sum() == (r.truth > 65504).sum() == 7  # FP16's largest value is 65504
+    r, e = errors("activation.fp8_from_data")
+    assert r.params["quantize_scale"] == pytest.approx(4 / 448) and e["max_rel_error"] <= 2**-4  # half of ε = 2^-3
+    r, e = errors("convolution.tf32_operands")
+    assert 0 < e["error_units"] < 1 and np.isfinite(r.output).all()
+
+
+def test_a_lesson_whose_figures_differ_is_reported():
+    lesson = presets.find("activation", "int8_saturation")
+    r = evaluate(lesson.layer, {**lesson.params, "quantize_scale": 0.02}, presets.input_for(lesson), run=False)
+    cmp = presets.compare(lesson, r.output, r.precision_error)
+    assert not cmp.matches and "max_abs_error" in cmp.message and "2.73" in cmp.message
+
+
+def test_a_lesson_opens_from_its_link_with_its_verdict_and_note():
+    from streamlit.testing.v1 import AppTest
+
+    from playground.ui.page import page_path
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page(page_path("activation"))
+    at.query_params["preset"] = "int8_saturation"
+    for _ in range(3):
+        at.run()
+    assert not at.exception
+    assert at.select_slider(key="activation.precision").value == "INT8"
+    assert at.selectbox(key="activation.preset").value == "int8_saturation"
+    text = " ".join(m.value for m in at.markdown)
+    assert "**INT8** against FP64: max |error| **2.73**" in text and "Lesson: Precision: INT8" in text
+    assert "What to look at" in text
+
+
+def test_compare_mode_on_the_stage():
+    from streamlit.testing.v1 import AppTest
+
+    from playground.ui.page import page_path
+
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    at.run()
+    at.switch_page(page_path("convolution"))
+    at.query_params.update({"convolution.precision": "BF16", "convolution.compare": "FP32"})
+    at.run()
+    at.run()
+    assert not at.exception
+    assert at.select_slider(key="convolution.compare").value == "FP32"
+    assert any("**BF16 − FP32**: max |difference| **" in m.value for m in at.markdown)
+    captions = [c.value for c in at.caption]
+    assert any(c.startswith("log₁₀ |BF16 − FP32| · ") for c in captions)

@@ -239,4 +239,5 @@ LAYER = Layer(
     ranks=(4, 5),
     stage_tensors=lambda p: [("Kernel", p["kernel"])],
     legacy={"int8": _int8_spelling},
+    tf32=("kernel",),
 )

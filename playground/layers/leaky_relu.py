@@ -13,10 +13,12 @@ CONSTRUCTIONS = ("activation", "parametric_relu", "scale_relu_sum")
 
 
 def reference(x, p):
-    # Each construction's own float32 arithmetic, so rounding differences between them are real.
+    # Each construction's own float32 arithmetic, so rounding differences between them are real (float64 for the
+    # truth, reference.exact).
+    t = ref.result_type()
     alpha = np.float32(p["alpha"])
     if p["construction"] == "scale_relu_sum":
-        return (x * alpha + ref.activation(x, "RELU") * (np.float32(1) - alpha)).astype(np.float32)
+        return (x.astype(t) * t(alpha) + ref.activation(x, "RELU").astype(t) * (t(1) - t(alpha))).astype(t)
     if p["construction"] == "parametric_relu":
         return ref.prelu(x, alpha)
     return ref.activation(x, "LEAKY_RELU", float(alpha))

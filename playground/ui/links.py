@@ -30,7 +30,7 @@ from ..errors import ValidationError
 from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, default_dims
 from ..layer import Layer
 from ..browser import key_selector
-from .state import AXES, VIEW_PRESENTER, VIEW_SHARED_SCALE, axes, control_key, input_key, key
+from .state import AXES, COMPARE, VIEW_PRESENTER, VIEW_SHARED_SCALE, axes, control_key, input_key, key
 
 PRESET_PARAM, HIDE_PARAM = "preset", "hide"
 _PROBLEMS = "_url_problems."  # + layer: messages to show on the next drawn run
@@ -41,7 +41,7 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 # Things `hide` can name besides the layer's parameters: container name -> what it is.
 PAGE_PARTS = {"input": "the Input tab", "parameters": "the parameters beside the figures", "view": "the View tab",
               "sidebar": "the whole sidebar", "link": "the link box", "preset": "the Spec example picker",
-              "title": "the title and summary",
+              "title": "the title and summary", "compare": "the compare-with control",
               "formula": "the formula box", "spec": "the spec comparison", "downloads": "the download buttons",
               "explanation": "the layer's explanation", "engine": "the engine panel"}
 TABS = ("input", "view")  # the sidebar's tabs, in order
@@ -83,6 +83,7 @@ def fields(layer: Layer) -> dict[str, Field]:
             out[pk] = Field("choice", choices=p.choices, param=p.name)
         else:  # arrays and plain int lists: text (a preset name or numbers)
             out[pk] = Field("text", param=p.name)
+    out[key(layer.name, COMPARE)] = Field("choice", choices=("off", *layer.param("precision").choices))
     out[key(layer.name, VIEW_SHARED_SCALE)] = Field("bool")
     out[VIEW_PRESENTER] = Field("bool")
     return out
@@ -337,7 +338,7 @@ def preset_from_url(layer: Layer) -> presets.Preset | None:
     try:
         preset = presets.find(layer.name, name)
     except KeyError:
-        names = ", ".join(p.name for p in presets.PRESETS.get(layer.name, [])) or "none"
+        names = ", ".join(p.name for p in presets.examples(layer.name)) or "none"
         st.session_state.setdefault(_PROBLEMS + layer.name, []).append(
             f"URL parameter preset: {layer.name} has no spec example \"{_shown(name)}\" (it has: {names}) — ignored.")
         st.session_state.pop(_PROBLEMS + layer.name + ".controls", None)

@@ -11,7 +11,7 @@ from .. import plots, presets
 from ..core import Evaluation, evaluate
 from ..errors import PlaygroundError, ValidationError
 from ..inputs import InputError
-from ..layer import Layer
+from ..layer import PRECISION_PARAMS, Layer
 from ..prefetch import neighbours
 from ..layers import LAYERS, get_layer
 from ..style import stage_overhead_px
@@ -21,13 +21,15 @@ from .state import ViewOptions, control_key
 PAGES_DIR = "app_pages"  # not pages/: see app.py
 HOME_ICON = ":material/home:"
 PRESENTER_FONT_PX = 20  # Streamlit's default is 16
-# The stage: the main area starts under the page navigation and uses the whole width; the controls panel is
-# compact (no min/max ticks under sliders, tighter rows); the viewport probe takes no room.
+# The stage: the main area starts under the page navigation and uses the whole width; the controls panel and
+# the precision row are compact (no min/max ticks under sliders, tighter rows; the row's disabled scale says
+# nothing more under it); the viewport probe takes no room.
 STAGE_CSS = (f'<style>[data-testid="stMainBlockContainer"] {{ max-width: 100%; padding: {stage.HEADER_PX + 12}px '
              f'{stage.PADDING_X_PX}px 3rem; }} '
              '.st-key-viewport-probe { display: none; } '
-             '[class*="-parameters"] [data-testid="stSliderTickBarMin"], '
-             '[class*="-parameters"] [data-testid="stSliderTickBarMax"] { display: none; } '
+             ':is([class*="-parameters"], [class*="-precision_row"]) :is([data-testid="stSliderTickBarMin"], '
+             '[data-testid="stSliderTickBarMax"]) { display: none; } '
+             '[class*="-precision_row"] [data-testid="stCaptionContainer"] { display: none; } '
              '[class*="-parameters"] [data-testid="stVerticalBlock"] { gap: 0.35rem; } '
              '[data-testid="stMain"] h3 { padding: 0; }</style>')
 # Presenter mode: larger type everywhere (rem-based), black text, stronger borders on alerts and boxes.
@@ -37,6 +39,7 @@ PRESENTER_CSS = (f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }} "
                  '[data-testid="stMain"] [data-testid="stVerticalBlockBorderWrapper"] { border-color: #555; }</style>')
 
 
+PRECISION_NAMES = tuple(p.name for p in PRECISION_PARAMS)  # drawn in the row over the figures
 STATUS_TEXT = {"built": "built now", "cached": "from cache", "failed": "failed", "not_built": "not built"}
 
 
@@ -117,18 +120,23 @@ def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_
         st.rerun()  # the input controls or the URL, outside this fragment, must be written again
     box = stage.layout(*size, view.presenter, cell_row=name in extras.STAGE_LINES)
     controls, figures = st.columns([box.controls_w, box.figures_w], gap="medium")
+    # The precision row heads the figures: a presenter switches FP32 → FP16 where the room looks.
+    precision_row = figures.container(key=control_key(name, "precision_row"), horizontal=True, gap="medium",
+                                      vertical_alignment="top")
     with controls, st.container(key=control_key(name, "parameters"), height=box.controls_h, border=False):
         picker = st.container()  # the spec example sets every control below it; drawn once its match is known
-        form = widgets.param_controls(layer, inp.shape)
+        form = widgets.param_controls(layer, inp.shape, places=dict.fromkeys(PRECISION_NAMES, precision_row))
+    with precision_row, st.container(key=control_key(name, "compare")):
+        compare = widgets.compare_control(layer)
     with st.spinner(f"Building the TensorRT engine for this {layer.title} configuration …", show_time=True):
-        current, problem = _evaluate(layer.name, form, inp)
+        current, problem = _evaluate(layer.name, form, inp, compare)
     if problem and problem.slot is not None:
         problem.slot.error(state.inert(problem.message), icon=":material/error:")
     if current is not None:
         state.remember(name, current)
     shown = current or state.last_good(name)
     preset = workshop.current_preset(layer, current)
-    cmp = presets.compare(preset, current.output) if preset is not None else None
+    cmp = presets.compare(preset, current.output, current.precision_error) if preset is not None else None
     with picker:
         workshop.preset_picker(layer, preset, cmp)
     with figures, st.container(key=control_key(name, "stage")):
@@ -145,11 +153,12 @@ def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_
     with below[1]:
         if preset is not None and cmp is not None:
             workshop.spec_panel(layer, preset, cmp, shown)
+        if preset is not None and preset.expected is not None:
             fig, stats = state.tensor_figure(preset.expected, "Spec's output (as documented)", view.shared_scale,
                                              view.presenter)
             state.chart(fig, state.figure_key(name, "spec"), filename=f"{name}_spec")
             st.caption("the spec's table · " + stats_text(stats))
-        else:
+        elif preset is None:
             st.caption("This configuration is none of the spec's examples: pick one in the “Spec example” box "
                        "above the figures to compare with the output the spec documents.")
     with below[2], st.container(key=control_key(name, "engine")):
@@ -179,7 +188,7 @@ def _stage(layer: Layer, shown: Evaluation | None, problem: Problem | None, pres
             st.badge(source_badge(shown), icon=":material/bolt:" if tensorrt else ":material/calculate:",
                      color="green" if tensorrt else "orange")
         if preset is not None and cmp is not None:
-            workshop.verdict_badge(cmp)
+            workshop.verdict_badge(preset, cmp)
     if problem:
         where = "" if problem.slot is None or problem.param == "output" else (  # the budget says what to lower
             f" — fix **{problem.param}** beside the figures." if problem.param in layer.param_names
@@ -193,9 +202,11 @@ def _stage(layer: Layer, shown: Evaluation | None, problem: Problem | None, pres
         st.error(f"TensorRT could not build this configuration; the output is the NumPy reference. "
                  f"TensorRT said: {state.inert(shown.error)}", icon=":material/build:")
     height = box.figure_h - (56 if problem or shown.error else 0)
-    if shown.precision_error is not None:
+    line = compare_text(shown) if shown.compared is not None else (
+        precision_text(shown.precision_error) if shown.precision_error is not None else None)
+    if line:
         with st.container(key=control_key(layer.name, "precision_error")):
-            st.markdown(precision_text(shown.precision_error))
+            st.markdown(line)
         height -= 32
     _tensors(layer, shown, view, box.figures_w, height)
     line = extras.STAGE_LINES.get(layer.name)
@@ -217,13 +228,17 @@ def _link(slot) -> None:
 _LAST_RAW = "_last_raw."  # + layer: the parameters of the last evaluation, to tell which one moved
 
 
-def _evaluate(layer: str, form: widgets.ParamForm, inp: widgets.InputForm) -> tuple[Evaluation | None, Problem | None]:
+def _evaluate(layer: str, form: widgets.ParamForm, inp: widgets.InputForm,
+              compare: str | None = None) -> tuple[Evaluation | None, Problem | None]:
     try:
         if inp.error is not None:
             raise inp.error
         backend, engines, prefetcher = state.backend(), state.engine_cache(), state.prefetcher()
         with prefetcher.foreground():
-            ev = evaluate(layer, form.raw, inp.x, backend=backend, cache=engines)
+            raw = dict(form.raw)
+            if compare is not None and form.canon.get("quantize_scale") is not None:  # the scale the control shows,
+                raw.setdefault("quantize_scale", form.canon["quantize_scale"])  # unused by the first precision
+            ev = evaluate(layer, raw, inp.x, backend=backend, cache=engines, compare=compare)
         before = st.session_state.get(_LAST_RAW + layer)
         st.session_state[_LAST_RAW + layer] = dict(form.raw)
         if before is not None:  # build the moved slider's next values either way while the user looks
@@ -252,8 +267,19 @@ def source_badge(ev: Evaluation) -> str:
 def precision_text(e: dict) -> str:
     """The precision's error as the stage states it (the numbers a test reads)."""
     c = plots.fmt_compact
-    return (f"**{e['precision']}** against FP32: max |error| **{c(e['max_abs_error'])}** · max relative error "
+    return (f"**{e['precision']}** against FP64: max |error| **{c(e['max_abs_error'])}** · max relative error "
             f"**{c(e['max_rel_error'])}** · **{c(e['error_units'])}** {e['unit']}")
+
+
+def compare_text(ev: Evaluation) -> str:
+    """Compare mode's line: the difference between the two outputs, then each one's error against FP64."""
+    c, d = plots.fmt_compact, ev.difference
+    parts = [f"**{d['precision']}**: max |difference| **{c(d['max_abs_error'])}** · max relative "
+             f"**{c(d['max_rel_error'])}**" if d else "the two outputs differ in shape"]
+    for e in (ev.precision_error, ev.compared.precision_error):
+        if e is not None:
+            parts.append(f"{e['precision']} **{c(e['error_units'])}** {e['unit'].split(' (')[0]} from FP64")
+    return " · ".join(parts)
 
 
 def stats_text(stats: dict) -> str:
@@ -274,16 +300,20 @@ def stats_text(stats: dict) -> str:
 def _tensors(layer: Layer, ev: Evaluation, view: ViewOptions, width: int, height: int) -> None:
     """Input, the layer's own stage tensors (the kernel) and output side by side, sized to fit the stage, with
     what the layer's section outlines on them."""
-    tensorrt = ev.output_source == "tensorrt"
-    zrange = plots.color_range([ev.input, ev.output], shared=True)[0] if view.shared_scale else None
+    other = ev.compared if ev.compared is not None and ev.compared.output.shape == ev.output.shape else None
+    outputs = [ev.output] + ([other.output] if other is not None else [])
+    zrange = plots.color_range([ev.input, *outputs], shared=True)[0] if view.shared_scale else None
     marks = _marks(ev)
-    precision = ev.params.get("precision", "FP32")
-    out_title = "Output (TensorRT)" if tensorrt else "Output (reference)" if precision == "FP32" else f"Output ({precision}, emulated)"
     figs = [(ev.input, "Input", "input", marks.input, zrange)]
     figs += [(t, title, title.lower(), {}, None) for title, t in (layer.stage_tensors(ev.params) if layer.stage_tensors else [])]
-    figs.append((ev.output, out_title, "output", marks.output, zrange))
-    if ev.precision_error is not None:  # the error map
-        figs.append((ev.precision_error["log_error"], "log₁₀ |error|", "error", {}, None))
+    figs.append((ev.output, output_title(ev, named=other is not None), "output", marks.output, zrange))
+    if other is not None:  # compare mode: the second output and the difference map
+        figs.append((other.output, output_title(other, named=True), "compared", {}, zrange))
+        d = ev.difference["log_error"]
+        figs.append((d, f"log₁₀ |{ev.difference['precision']}|", "difference", {}, plots.magnitude_range(d)))
+    elif ev.precision_error is not None:  # the error map
+        e = ev.precision_error["log_error"]
+        figs.append((e, "log₁₀ |error|", "error", {}, plots.magnitude_range(e)))
     th = view.theme
 
     def overhead(t: np.ndarray) -> int:  # gaps between slices side by side, and their own colour bars (plots)
@@ -303,7 +333,15 @@ def _tensors(layer: Layer, ev: Evaluation, view: ViewOptions, width: int, height
                     click = dict(on_select=marks.on_select(fig), selection_mode="points")
                 with st.container(width=fig.layout.width, gap=None):
                     state.chart(fig, state.figure_key(ev.layer, which), filename=f"{ev.layer}_{which}", **click)
-                    st.caption(("log₁₀ |error| · " if which == "error" else "") + stats_text(stats))
+                    st.caption((f"{title} · " if which in ("error", "difference") else "") + stats_text(stats))
+
+
+def output_title(ev: Evaluation, named: bool = False) -> str:
+    """"Output (TensorRT)", "Output (reference)", "Output (FP16, emulated)": the precision named below FP32, or
+    always (`named`, compare mode)."""
+    precision = ev.params.get("precision", "FP32")
+    how = "TensorRT" if ev.output_source == "tensorrt" else "reference" if precision == "FP32" else "emulated"
+    return f"Output ({precision}, {how})" if named or precision != "FP32" else f"Output ({how})"
 
 
 def _marks(ev: Evaluation) -> extras.Marks:

@@ -17,9 +17,10 @@ DEFAULT_VIEWPORT = (1280, 720)
 _VIEWPORT = "_viewport"  # plain session state: the last (main width, window height) the browser reported
 HEADER_PX = 60  # Streamlit's top bar with the page navigation
 # Vertical space the stage's own text takes, in CSS px at a 16 px root: the header row (title, spec example),
-# the shape line over the figures, the stats caption under them and the picked-cell line. Presenter mode's root
+# the precision row and the shape line over the figures, the stats caption under them and the picked-cell line. Presenter mode's root
 # is 20 px, so these grow by 1.25 there (and the title row is dropped).
 TITLE_ROW_PX, SHAPE_ROW_PX, CAPTION_PX, CELL_ROW_PX, GAPS_PX = 44, 40, 44, 44, 48
+PRECISION_ROW_PX = 76  # the precision, its scale and compare mode, over the figures
 PADDING_X_PX = 24  # the main area's left and right padding (page CSS)
 CONTROLS_PX = (300, 330)  # controls panel width: normal, presenter
 MIN_FIGURES_PX = 480
@@ -163,7 +164,7 @@ def layout(main_w: int, window_h: int, presenter: bool, cell_row: bool) -> Layou
     figures_w = max(inner_w - controls_w - 24, MIN_FIGURES_PX)
     top = HEADER_PX + 12 + title * grow
     controls_h = max(window_h - top - 40, 240)  # 40: the block gap above it, and a margin at the bottom
-    text = (SHAPE_ROW_PX + CAPTION_PX + (CELL_ROW_PX if cell_row else 0)) * grow + GAPS_PX
+    text = (PRECISION_ROW_PX + SHAPE_ROW_PX + CAPTION_PX + (CELL_ROW_PX if cell_row else 0)) * grow + GAPS_PX
     figure_h = max(int(window_h - top - text), 160)
     return Layout(int(controls_w), int(controls_h), int(figures_w), figure_h)
 
@@ -189,16 +190,15 @@ def _row_cell(extents: list[tuple[int, int]], overheads: list[int], width: float
 
 def figure_rows(tensors: list[np.ndarray], width: int, height: int, gap: int = 16, overhead: int | list[int] = 92,
                 v_overhead: int = 110, caption: int = 48) -> list[list[tuple[int, tuple[int, int]]]]:
-    """Arrange heatmaps in one row, or (where that gives larger cells) the last one, the output, in a second row
-    under the others. Within a row each figure gets its fixed overhead (axes, colour bars, gaps between its
+    """Arrange heatmaps in one row, or (where that gives larger cells) in two: the first ones over the rest (the
+    output, or compare mode's outputs and their difference, under the input). Within a row each figure gets its fixed overhead (axes, colour bars, gaps between its
     slices: one number for all, or one per figure) and a share of the rest in proportion to the cells it lays
     out across, so cells come out about the same size in every figure.
     Returns rows of (tensor index, (box width, box height))."""
     ext = [_extent(t) for t in tensors]
     over = list(overhead) if isinstance(overhead, (list, tuple)) else [overhead] * len(tensors)
-    arrangements = [[list(range(len(tensors)))]]
-    if len(tensors) > 1:
-        arrangements.append([list(range(len(tensors) - 1)), [len(tensors) - 1]])
+    n = len(tensors)
+    arrangements = [[list(range(n))]] + [[list(range(k)), list(range(k, n))] for k in range(n - 1, 0, -1)]
 
     def cell(rows):
         h = (height - caption * (len(rows) - 1)) / len(rows)

@@ -58,6 +58,7 @@ from ..style import DEFAULT, Theme, theme as theme_for
 AXES = ("d", "h", "w")
 INPUT = "input"
 VIEW_SHARED_SCALE, VIEW_PRESENTER = "view.shared_scale", "view.presenter"
+COMPARE = "compare"  # "{layer}.compare": compare mode's second precision
 _LAST = "_last_good."  # + layer: the last Evaluation that validated (not a widget key)
 
 

@@ -6,6 +6,7 @@ presets and URLs later). Nothing here knows a layer by name. Keys: see state.py.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +20,7 @@ from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, InputError, default_dim
 from ..layer import Layer
 from ..layers import get_layer
 from ..params import Param, same_value
-from .state import VIEW_PRESENTER, VIEW_SHARED_SCALE, ViewOptions, axes, control_key, input_key, key
+from .state import COMPARE, VIEW_PRESENTER, VIEW_SHARED_SCALE, ViewOptions, axes, control_key, input_key, key
 
 SLIDER_MAX_STEPS = 2000  # a sidebar slider cannot place more positions than this; beyond, a number input
 PER_VALUE_MAX = 8  # arrays of up to this many values along one axis get one input per value
@@ -366,17 +367,34 @@ class ParamForm:
     slots: dict = field(default_factory=dict)  # parameter name -> placeholder under its widget, for its error
 
 
-def param_controls(layer: Layer, shape: tuple) -> ParamForm:
+def param_controls(layer: Layer, shape: tuple, places: dict | None = None) -> ParamForm:
+    """Every parameter's widget, in the layer's order, in the current container or in `places[name]`."""
     form = ParamForm()
     current = _current(layer, shape) if any(p.offers for p in layer.params) else {}
     for p in layer.params:
-        with st.container(key=control_key(layer.name, p.name)):  # ?hide=NAME hides it (ui.links)
+        place = (places or {}).get(p.name) or contextlib.nullcontext()
+        with place, st.container(key=control_key(layer.name, p.name)):  # ?hide=NAME hides it (ui.links)
             value = param_widget(layer, p, form.raw, form.canon, shape, current)
         form.slots[p.name] = st.empty()
         if p.is_used(form.canon):
             form.raw[p.name] = value
         form.canon[p.name] = _canonical(layer, p, value, form.canon, shape)
     return form
+
+
+COMPARE_OFF = "off"
+
+
+def compare_control(layer: Layer) -> str | None:
+    """Compare mode: a second precision the same configuration is shown in, beside the first; None when off."""
+    choice = st.select_slider("compare with", compare_choices(layer), value=COMPARE_OFF, key=key(layer.name, COMPARE),
+                              help="Show the output in a second precision beside the first, and the difference "
+                                   "between the two (log₁₀ |difference|).", **STATE)
+    return None if choice == COMPARE_OFF else choice
+
+
+def compare_choices(layer: Layer) -> tuple[str, ...]:
+    return (COMPARE_OFF, *layer.param("precision").choices)
 
 
 def _current(layer: Layer, shape: tuple) -> dict:

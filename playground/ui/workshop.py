@@ -33,7 +33,7 @@ def matching(layer: Layer, ev: Evaluation | None) -> list[presets.Preset]:
     if ev is None:
         return []
     found = []
-    for preset in presets.PRESETS.get(layer.name, []):
+    for preset in presets.examples(layer.name):
         try:
             canon, x = _preset_config(layer.name, preset.name)
         except Exception:  # a preset the layer no longer accepts is simply never on screen
@@ -72,7 +72,7 @@ def _chosen(layer: Layer) -> None:
 
 def preset_picker(layer: Layer, preset: presets.Preset | None, cmp: presets.Comparison | None) -> None:
     """The "Spec example" selectbox (derived: it shows the example the configuration is) and its verdict."""
-    examples = presets.PRESETS.get(layer.name, [])
+    examples = presets.examples(layer.name)
     if not examples:
         return
     k = key(layer.name, "preset")
@@ -84,9 +84,10 @@ def preset_picker(layer: Layer, preset: presets.Preset | None, cmp: presets.Comp
         st.selectbox("Spec example", [NONE, *titles], key=k, on_change=_chosen, args=(layer,), width="stretch",
                      format_func=lambda n: titles.get(n, "Spec example: — your own configuration —"),
                      label_visibility="collapsed",
-                     help="Every example of the spec documents. Choosing one sets every parameter and the "
-                          "input; the spec's documented output is then compared with the computed one (the "
-                          "verdict is beside the figures, the spec's table in the Spec example tab).")
+                     help="Every example of the spec documents, then the precision lessons. Choosing one sets "
+                          "every parameter and the input; the spec's documented output (a lesson: the error "
+                          "figures it states) is then compared with the computed one (the verdict is beside the "
+                          "figures, the spec's table in the Spec example tab).")
     chosen = st.session_state.get(links.CHOSEN + layer.name)
     if preset is None and chosen in titles:
         st.caption(f"Modified from the spec example “{titles[chosen]}”: the comparison with the spec is hidden. "
@@ -98,8 +99,9 @@ def demonstrated(layer: Layer, preset: presets.Preset) -> str:
     return next((n for n in layer.param_names if n in preset.params), layer.param_names[0])
 
 
-def verdict_badge(cmp: presets.Comparison) -> None:
-    st.badge("matches the spec" if cmp.matches else "differs from the spec",
+def verdict_badge(preset: presets.Preset, cmp: presets.Comparison) -> None:
+    what = "the lesson" if preset.is_lesson else "the spec"
+    st.badge(f"matches {what}" if cmp.matches else f"differs from {what}",
              icon=":material/check_circle:" if cmp.matches else ":material/cancel:",
              color="green" if cmp.matches else "red")
 
@@ -111,7 +113,7 @@ def _sentence(text: str) -> str:
 def spec_panel(layer: Layer, preset: presets.Preset, cmp: presets.Comparison, ev: Evaluation) -> None:
     """Verdict, tolerance, source and note of the spec example on screen."""
     with st.container(key=control_key(layer.name, "spec"), border=True):
-        st.markdown(f"**Spec example: {preset.title}**")
+        st.markdown(f"**{'Lesson' if preset.is_lesson else 'Spec example'}: {preset.title}**")
         if cmp.matches:
             st.success(f"✓ {_sentence(cmp.message)}.", icon=":material/check_circle:")
         else:
@@ -120,7 +122,8 @@ def spec_panel(layer: Layer, preset: presets.Preset, cmp: presets.Comparison, ev
         why = f" ({preset.tolerance.why})" if preset.tolerance.why else ""
         st.caption(f"Compared: {compared} · tolerance {cmp.tolerance}{why} · source: {preset.source}")
         if preset.note:  # part of the panel, not an alert of its own: it is about the spec, not the page
-            st.markdown(f":material/edit_note: **About the spec's table:** {preset.note}")
+            about = "What to look at" if preset.is_lesson else "About the spec's table"
+            st.markdown(f":material/edit_note: **{about}:** {preset.note}")
 
 
 # -- downloads ---------------------------------------------------------------------------------------
