@@ -10,6 +10,8 @@ output's stats caption changed, Plotly holds new data for the output heatmap, an
   slider  leaky_relu alpha (a real slider thumb, ArrowRight / ArrowLeft) on the spec's 1×1×3×3
           input; the page builds the three constructions, so a miss is three builds
   large   convolution on a 1×3×512×512 input (C, H, W typed into the Input tab), padding_nd w
+  precision  convolution's precision stepped with the arrow keys (FP32 → TF32 → FP16 → BF16 → INT8 → FP8: a
+          miss each, back: hits), at a few paddings (the padding steps themselves are not counted)
 
   sweep   convolution padding_nd, 20 arrow-key steps with a pause between them (a presenter's sweep), on a
           server with speculative builds (prefetch) on and on one with them off: the hit rate, and the
@@ -21,7 +23,7 @@ slider the sum of the three constructions) and the spec's way (a fresh Python pr
 and building: bench_core.SPEC_SCRIPT, the convolution on 1×1×6×9, for the same padding values). First page
 load: a new session on a server that has served the page before.
 
-    python bench/bench_browser.py [--changes 33] [--large-changes 10] [--spec-runs 8]
+    python bench/bench_browser.py [--changes 33] [--large-changes 10] [--precision-rounds 4] [--spec-runs 8]
 """
 from __future__ import annotations
 
@@ -189,6 +191,18 @@ def padding_walk(n: int, layer: str = "convolution") -> tuple[list, list[tuple[i
     return steps, configs
 
 
+def precision_walk(page, rounds: int, miss: Series, hit: Series) -> None:
+    """Per round: one padding step (not counted: a configuration no other series built, with a 3 × 1 kernel),
+    then the precision slider across its choices (each a miss) and back (hits)."""
+    from playground.layers import get_layer
+
+    n = len(get_layer("convolution").param("precision").choices) - 1
+    for r in range(rounds):
+        walk(page, [("convolution.padding_nd.w", "ArrowRight", "slider")], Series("padding step"))
+        walk(page, [("convolution.precision", "ArrowRight", "slider")] * n, miss)
+        walk(page, [("convolution.precision", "ArrowLeft", "slider")] * n, hit)
+
+
 def sweep(context, base: str, n: int, pause_s: float) -> Series:
     """n steps over the padding sliders with a pause between them (a presenter sweeping a parameter), with a
     2 × 2 kernel so that none of these configurations was built by the other series."""
@@ -248,6 +262,7 @@ def main() -> None:
     ap.add_argument("--large-changes", type=int, default=10)
     ap.add_argument("--spec-runs", type=int, default=8, help="fresh-process spec builds for the baseline")
     ap.add_argument("--skip-large", action="store_true")
+    ap.add_argument("--precision-rounds", type=int, default=4, help="rounds of the precision series")
     ap.add_argument("--sweep", type=int, default=20, help="steps of the prefetch sweep")
     ap.add_argument("--pause", type=float, default=0.6, help="seconds between the sweep's steps")
     args = ap.parse_args()
@@ -277,6 +292,12 @@ def main() -> None:
         miss, hit = Series("slider leaky_relu alpha: miss (3 builds)"), Series("slider leaky_relu alpha: hit")
         walk(page, slider_steps, miss)
         walk(page, reverse(slider_steps), hit)
+        results += [miss, hit]
+        page.close()
+
+        page = open_page(context, base, "convolution?convolution.kernel_size_nd.h=3&convolution.kernel_size_nd.w=1")
+        miss, hit = Series("precision change: cache miss"), Series("precision change: cache hit")
+        precision_walk(page, args.precision_rounds, miss, hit)
         results += [miss, hit]
         page.close()
 
@@ -345,6 +366,8 @@ def main() -> None:
     checks = [
         ("small conv cache hit p50 ≤ 150 ms", p50("small conv padding: cache hit"), 150),
         ("slider cache hit p50 ≤ 150 ms", p50("slider leaky_relu alpha: hit"), 150),
+        ("precision change cache hit p50 ≤ 150 ms", p50("precision change: cache hit"), 150),
+        ("precision change cache miss p50 ≤ bare app p50 + 120 ms", p50("precision change: cache miss"), bare50 + 120),
         ("small conv cache miss p50 ≤ bare app p50 + 120 ms", p50("small conv padding: cache miss"), bare50 + 120),
         ("first page load, warm server, p50 ≤ 2500 ms", pct(warm_loads, 50), 2500),
         ("small conv cache miss p50 ≤ bare build p50 + 150 ms", p50("small conv padding: cache miss"),

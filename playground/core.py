@@ -56,7 +56,7 @@ class Evaluation:
         """The precision's error figures (JSON-friendly; the error tensor itself left out)."""
         if self.precision_error is None:
             return None
-        return ({k: v for k, v in self.precision_error.items() if not isinstance(v, np.ndarray)}
+        return ({k: v for k, v in self.precision_error.items() if k not in ("error", "log_error", "exact_at")}
                 | {"source": self.output_source})
 
     @property

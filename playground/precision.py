@@ -135,7 +135,8 @@ def errors(y, truth, precision: str, scale: float) -> dict:
     with np.errstate(divide="ignore"):
         log_error = np.where(exact, floor, np.log10(diff)).astype(np.float32)
     return {"precision": precision, "max_abs_error": max_abs, "max_rel_error": max_rel, "error_units": units,
-            "unit": unit, "error": diff.astype(np.float32), "log_error": log_error}
+            "unit": unit, "exact_cells": int(exact.sum()), "error": diff.astype(np.float32), "log_error": log_error,
+            "exact_at": float(floor)}
 
 
 # -- the network side (copied into exported scripts: only trt, np and the arguments) --------------------------

@@ -203,13 +203,14 @@ def test_an_old_int8_link_opens_as_precision_int8():
 
 
 @needs_trt
-@pytest.mark.parametrize("prec", ["FP16", "BF16", "INT8", "FP8"])
+@pytest.mark.parametrize("prec", ["TF32", "FP16", "BF16", "INT8", "FP8"])
 def test_exported_script_builds_the_same_precision(prec, tmp_path):
     script = tmp_path / "conv.py"
     done = run_cli("export", "convolution", "--set", f"precision={prec}", "--out", str(script))
     assert done.returncode == 0, done.stderr
     text = script.read_text()
     assert f"'precision': '{prec}'" in text and "def precision_input(trt, network, x, precision, scale):" in text
+    assert 'if precision == "TF32":\n        config.set_flag(trt.BuilderFlag.TF32)' in text
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert done.returncode == 0 and "engine: built by" in done.stdout, done.stderr
 

@@ -29,7 +29,8 @@ STAGE_CSS = (f'<style>[data-testid="stMainBlockContainer"] {{ max-width: 100%; p
              '.st-key-viewport-probe { display: none; } '
              ':is([class*="-parameters"], [class*="-precision_row"]) :is([data-testid="stSliderTickBarMin"], '
              '[data-testid="stSliderTickBarMax"]) { display: none; } '
-             '[class*="-precision_row"] [data-testid="stCaptionContainer"] { display: none; } '
+             '[class*="-precision_row"] [data-testid="stElementContainer"]:has([data-testid="stCaptionContainer"]) '
+             '{ display: none; } '
              '[class*="-parameters"] [data-testid="stVerticalBlock"] { gap: 0.35rem; } '
              '[data-testid="stMain"] h3 { padding: 0; }</style>')
 # Presenter mode: larger type everywhere (rem-based), black text, stronger borders on alerts and boxes.
@@ -314,6 +315,7 @@ def _tensors(layer: Layer, ev: Evaluation, view: ViewOptions, width: int, height
     elif ev.precision_error is not None:  # the error map
         e = ev.precision_error["log_error"]
         figs.append((e, "log₁₀ |error|", "error", {}, plots.magnitude_range(e)))
+    maps = {"error": ev.precision_error, "difference": ev.difference}
     th = view.theme
 
     def overhead(t: np.ndarray) -> int:  # gaps between slices side by side, and their own colour bars (plots)
@@ -333,7 +335,15 @@ def _tensors(layer: Layer, ev: Evaluation, view: ViewOptions, width: int, height
                     click = dict(on_select=marks.on_select(fig), selection_mode="points")
                 with st.container(width=fig.layout.width, gap=None):
                     state.chart(fig, state.figure_key(ev.layer, which), filename=f"{ev.layer}_{which}", **click)
-                    st.caption((f"{title} · " if which in ("error", "difference") else "") + stats_text(stats))
+                    st.caption(_map_caption(title, maps[which]) + stats_text(stats) if which in maps
+                               else stats_text(stats))
+
+
+def _map_caption(title: str, e: dict) -> str:
+    """An error or difference map's caption head: what it draws, and where its exact cells are drawn."""
+    exact = e["exact_cells"]
+    where = f"{exact} exact cells (|error| 0) drawn at {plots.fmt_compact(e['exact_at'])} · " if exact else ""
+    return f"{title} · {where}"
 
 
 def output_title(ev: Evaluation, named: bool = False) -> str:

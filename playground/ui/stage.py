@@ -20,7 +20,7 @@ HEADER_PX = 60  # Streamlit's top bar with the page navigation
 # the precision row and the shape line over the figures, the stats caption under them and the picked-cell line. Presenter mode's root
 # is 20 px, so these grow by 1.25 there (and the title row is dropped).
 TITLE_ROW_PX, SHAPE_ROW_PX, CAPTION_PX, CELL_ROW_PX, GAPS_PX = 44, 40, 44, 44, 48
-PRECISION_ROW_PX = 76  # the precision, its scale and compare mode, over the figures
+PRECISION_ROW_PX = 84  # the precision, its scale and compare mode, over the figures (and the gap under them)
 PADDING_X_PX = 24  # the main area's left and right padding (page CSS)
 CONTROLS_PX = (300, 330)  # controls panel width: normal, presenter
 MIN_FIGURES_PX = 480
