@@ -192,8 +192,9 @@ def padding_walk(n: int, layer: str = "convolution") -> tuple[list, list[tuple[i
 
 
 def precision_walk(page, rounds: int, miss: Series, hit: Series) -> None:
-    """Per round: one padding step (not counted: a configuration no other series built, with a 3 × 1 kernel),
-    then the precision slider across its choices (each a miss) and back (hits)."""
+    """Per round: one padding step (not counted: a configuration no other series built, with a random 3 × 1
+    kernel, whose output every precision changes), then the precision slider across its choices (each a miss)
+    and back (hits)."""
     from playground.layers import get_layer
 
     n = len(get_layer("convolution").param("precision").choices) - 1
@@ -295,7 +296,8 @@ def main() -> None:
         results += [miss, hit]
         page.close()
 
-        page = open_page(context, base, "convolution?convolution.kernel_size_nd.h=3&convolution.kernel_size_nd.w=1")
+        page = open_page(context, base, "convolution?convolution.kernel_size_nd.h=3&convolution.kernel_size_nd.w=1"
+                                        "&convolution.kernel=random")
         miss, hit = Series("precision change: cache miss"), Series("precision change: cache hit")
         precision_walk(page, args.precision_rounds, miss, hit)
         results += [miss, hit]

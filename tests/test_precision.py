@@ -185,18 +185,24 @@ def test_the_old_int8_spelling_is_precision_int8():
     assert any("the old spelling of precision=INT8" in m for m in old.messages)
 
 
-def test_an_old_int8_link_opens_as_precision_int8():
+def opened(layer: str, query: dict):
+    """The app on `layer`'s page opened with the link parameters `query` (runs until the link has been applied)."""
     from streamlit.testing.v1 import AppTest
 
     from playground.ui.page import page_path
 
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
-    at.switch_page(page_path("convolution"))
-    at.query_params.update({"convolution.int8": "true", "convolution.quantize_scale": "1"})
-    at.run()
-    at.run()
+    at.switch_page(page_path(layer))
+    at.query_params.update(query)
+    for _ in range(3):
+        at.run()
     assert not at.exception
+    return at
+
+
+def test_an_old_int8_link_opens_as_precision_int8():
+    at = opened("convolution", {"convolution.int8": "true", "convolution.quantize_scale": "1"})
     assert at.select_slider(key="convolution.precision").value == "INT8"
     assert any("min 726 " in c.value for c in at.caption)  # the spec's INT8 table on the stage
     assert any("**INT8** against FP64" in m.value for m in at.markdown)
@@ -272,17 +278,7 @@ def test_a_lesson_whose_figures_differ_is_reported():
 
 
 def test_a_lesson_opens_from_its_link_with_its_verdict_and_note():
-    from streamlit.testing.v1 import AppTest
-
-    from playground.ui.page import page_path
-
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
-    at.switch_page(page_path("activation"))
-    at.query_params["preset"] = "int8_saturation"
-    for _ in range(3):
-        at.run()
-    assert not at.exception
+    at = opened("activation", {"preset": "int8_saturation"})
     assert at.select_slider(key="activation.precision").value == "INT8"
     assert at.selectbox(key="activation.preset").value == "int8_saturation"
     text = " ".join(m.value for m in at.markdown)
@@ -291,17 +287,7 @@ def test_a_lesson_opens_from_its_link_with_its_verdict_and_note():
 
 
 def test_compare_mode_on_the_stage():
-    from streamlit.testing.v1 import AppTest
-
-    from playground.ui.page import page_path
-
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
-    at.switch_page(page_path("convolution"))
-    at.query_params.update({"convolution.precision": "BF16", "convolution.compare": "FP32"})
-    at.run()
-    at.run()
-    assert not at.exception
+    at = opened("convolution", {"convolution.precision": "BF16", "convolution.compare": "FP32"})
     assert at.select_slider(key="convolution.compare").value == "FP32"
     assert any("**BF16 − FP32**: max |difference| **" in m.value for m in at.markdown)
     captions = [c.value for c in at.caption]
