@@ -2,7 +2,7 @@
 
 Per parameter change: time.perf_counter() from the key press until the output is drawn — the
 output's stats caption changed, Plotly holds new data for the output heatmap, and the app is idle
-(its run finished and nothing is stale or a skeleton; playground.browser's run tracker). Series:
+(its run finished and nothing is stale or a skeleton; playground.chromium.browser's run tracker). Series:
 
   small   convolution on the spec's 1×1×6×9 input, padding_nd w/h stepped with the arrow keys on
           the per-axis sliders (every step changes the output shape); cache miss = a configuration
@@ -18,7 +18,7 @@ output's stats caption changed, Plotly holds new data for the output heatmap, an
           latency of every change side by side (speculative builds must not delay the foreground)
 
 Baselines measured in this run: a bare Streamlit app (bench/bare_app.py: one slider, two heatmaps), the
-bare build (playground.engine.build_engine in this process, warm builder, same configurations; for the
+bare build (playground.trt.engine.build_engine in this process, warm builder, same configurations; for the
 slider the sum of the three constructions) and the spec's way (a fresh Python process importing TensorRT
 and building: bench_core.SPEC_SCRIPT, the convolution on 1×1×6×9, for the same padding values). First page
 load: a new session on a server that has served the page before.
@@ -46,8 +46,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from bench_core import spec_build_ms  # noqa: E402
 
-from playground import browser as B  # noqa: E402
-from playground.backend import detect  # noqa: E402
+from playground.chromium import browser as B  # noqa: E402
+from playground.trt.backend import detect  # noqa: E402
 
 TIMEOUT_MS = 60_000
 VIEWPORT = {"width": 1400, "height": 1000}
@@ -60,11 +60,12 @@ BEFORE_JS = """() => {
   window.__benchBefore = {caption: (%s)(), data: plot ? plot.data : null};
   return window.__playgroundRuns.requested;
 }""" % (B.OUTPUT_PLOT_JS, OUTPUT_CAPTION_JS)
-# The change is drawn: the run asked for after the mark finished, nothing busy, new caption, new plot data.
-DRAWN_JS = """(after) => {
+# The change is drawn: the run asked for after the mark finished, nothing busy, new plot data and (unless the
+# change may keep the stats the caption rounds to, as a precision change does) a new caption.
+DRAWN_JS = """([after, captionChanges]) => {
   if (window.__playgroundBusy(after)) return false;
   const plot = (%s)(), caption = (%s)(), b = window.__benchBefore;
-  return Boolean(plot && plot.data && caption && caption !== b.caption && plot.data !== b.data);
+  return Boolean(plot && plot.data && caption && (caption !== b.caption || !captionChanges) && plot.data !== b.data);
 }""" % (B.OUTPUT_PLOT_JS, OUTPUT_CAPTION_JS)
 # Where the time went, from the tracker: press -> run started -> run finished -> drawn (ms, in page).
 SEGMENTS_JS = """(t0) => { const R = window.__playgroundRuns;
@@ -142,13 +143,13 @@ HEADER = (f"{'series':<42}{'n':>4}{'p50':>9}{'p95':>9}{'max':>9}{'→start':>9}{
 
 
 # -- browser steps ----------------------------------------------------------------------------
-def timed_press(page, key: str, series: Series) -> None:
+def timed_press(page, key: str, series: Series, caption_changes: bool = True) -> None:
     """Press `key` in the focused widget; record press -> the new output drawn and the app idle."""
     after = page.evaluate(BEFORE_JS)
     t0_page = page.evaluate("() => performance.now()")
     start = time.perf_counter()
     page.keyboard.press(key)
-    page.wait_for_function(DRAWN_JS, arg=after, polling="raf", timeout=TIMEOUT_MS)
+    page.wait_for_function(DRAWN_JS, arg=[after, caption_changes], polling="raf", timeout=TIMEOUT_MS)
     series.latency.append((time.perf_counter() - start) * 1e3)
     series.segments.append(page.evaluate(SEGMENTS_JS, t0_page))
     series.status.append(page.evaluate(ENGINE_STATUS_JS))
@@ -161,14 +162,14 @@ def focus(page, key: str, role: str | None = None):
     return target
 
 
-def walk(page, steps: list[tuple[str, str, str | None]], series: Series) -> None:
+def walk(page, steps: list[tuple[str, str, str | None]], series: Series, caption_changes: bool = True) -> None:
     """steps: (widget key, key to press, role or None for the input). Focus moves only when the widget changes."""
     current = None
     for widget_key, press, role in steps:
         if widget_key != current:
             focus(page, widget_key, role)
             current = widget_key
-        timed_press(page, press, series)
+        timed_press(page, press, series, caption_changes)
 
 
 def reverse(steps):
@@ -200,8 +201,8 @@ def precision_walk(page, rounds: int, miss: Series, hit: Series) -> None:
     n = len(get_layer("convolution").param("precision").choices) - 1
     for r in range(rounds):
         walk(page, [("convolution.padding_nd.w", "ArrowRight", "slider")], Series("padding step"))
-        walk(page, [("convolution.precision", "ArrowRight", "slider")] * n, miss)
-        walk(page, [("convolution.precision", "ArrowLeft", "slider")] * n, hit)
+        walk(page, [("convolution.precision", "ArrowRight", "slider")] * n, miss, caption_changes=False)
+        walk(page, [("convolution.precision", "ArrowLeft", "slider")] * n, hit, caption_changes=False)
 
 
 def sweep(context, base: str, n: int, pause_s: float) -> Series:
@@ -236,7 +237,7 @@ def open_page(context, base: str, path: str):
 # -- baselines --------------------------------------------------------------------------------
 def bare_builds(layer_name: str, raws: list[dict], shape: tuple) -> list[float]:
     """build_engine in this process (warm builder) for each configuration: ms."""
-    from playground.engine import build_engine
+    from playground.trt.engine import build_engine
     from playground.layers import get_layer
 
     backend, layer = detect(), get_layer(layer_name)

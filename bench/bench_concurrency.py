@@ -8,7 +8,7 @@ steps its parameter 5 up, 5 down, over and over, so the first pass builds engine
 ones (and the other sessions on the same page) hit the engine cache.
 
 A session acts as a person would: every second (its own phase) it presses a key, then waits until
-the change is drawn — new output caption, new Plotly data, the app idle (playground.browser's run
+the change is drawn — new output caption, new Plotly data, the app idle (playground.chromium.browser's run
 tracker) — before the next press; a change that takes longer than the period delays the next one.
 Latency: press -> drawn. Errors: exception boxes, error alerts (none is expected for these
 changes), timeouts (not drawn within --timeout), uncaught page errors and websocket closes.
@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_browser import BEFORE_JS, DRAWN_JS, machine, pct, print_machine  # noqa: E402
 from bench_memory import rss_mb  # noqa: E402
 
-from playground import browser as B  # noqa: E402
+from playground.chromium import browser as B  # noqa: E402
 
 VIEWPORT = {"width": 1280, "height": 900}
 # page, widget key, role of the focused element (None: the widget's <input>), key up, key down, step

@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from playground.backend import detect  # noqa: E402
-from playground.cache import EngineCache  # noqa: E402
+from playground.trt.backend import detect  # noqa: E402
+from playground.trt.cache import EngineCache  # noqa: E402
 from playground.core import evaluate  # noqa: E402
 
 SPEC_SCRIPT = """

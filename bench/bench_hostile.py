@@ -26,7 +26,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_browser import machine, pct, print_machine  # noqa: E402
 from bench_concurrency import Session, WsClient, drive_ws, open_ws_session, server_usage  # noqa: E402
 
-from playground import browser as B, budget  # noqa: E402
+from playground import budget  # noqa: E402
+from playground.chromium import browser as B  # noqa: E402
 from playground.layers import LAYERS  # noqa: E402
 
 LARGEST_INPUT = {"N": 4, "C": 8, "H": 512, "W": 512}  # = PLAYGROUND_MAX_ELEMENTS

@@ -1,16 +1,23 @@
-"""Command line: `python -m playground run LAYER [--set NAME=VALUE]... [--input IN.npy] [--output OUT.npy] [--json]`.
+"""Command line: every subcommand of `python -m playground`.
 
-Exit status: 0 success, 2 invalid parameters or input (the message names the parameter and
-the rule), 1 any other failure (TensorRT's refusal included).
+    run LAYER [--set NAME=VALUE]... [--input IN.npy] [--output OUT.npy] [--json] [--compare PRECISION]
+    layers [LAYER]
+    export LAYER [--preset NAME] [--set NAME=VALUE]... [--input IN.npy] [--out SCRIPT.py]
+    snapshot --out DIR [--pages ...] [--presets ...] [--width W] [--height H] [--presenter] [--full-page]
+
+Exit status (one path for all, `main`): 0 success, 2 invalid parameters, input or options (the message names
+the parameter or option and the rule), 1 any other failure (TensorRT's refusal included).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import stat
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -18,6 +25,14 @@ from . import budget
 from .errors import PlaygroundError, ValidationError
 from .layers import LAYERS, get_layer
 from .params import jsonable
+
+
+class UsageError(PlaygroundError):
+    """An option that breaks its rule (exit 2); the message names the option."""
+
+
+class Failure(PlaygroundError):
+    """A command that could not do its work for a reason that is not the user's input (exit 1)."""
 
 
 def parse_sets(layer_name: str, items: list[str]) -> dict:
@@ -97,6 +112,16 @@ def output_path(path: str, option: str, suffix: str) -> str:
     return path
 
 
+@contextlib.contextmanager
+def written(path: str, mode: str):
+    """The file `path` opened for writing; a failure to write is a Failure that names the file."""
+    try:
+        with open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+            yield f
+    except OSError as exc:
+        raise Failure(f"could not write {path} ({exc.strerror or exc})") from None
+
+
 def _number(v):
     """A float JSON can hold: ±inf and NaN (an FP16 overflow, shapes that differ) as the strings "inf", "nan"."""
     return str(v) if isinstance(v, float) and not math.isfinite(v) else v
@@ -130,28 +155,17 @@ def result_json(r) -> dict:
 def cmd_run(args) -> int:
     from .core import evaluate  # TensorRT is imported only by commands that build
 
-    try:
-        if args.output:
-            output_path(args.output, "--output", ".npy")
-        raw = parse_sets(args.layer, args.set)
-        x = load_input(args.input) if args.input else None
-        if args.compare is not None and args.compare not in get_layer(args.layer).param("precision").choices:
-            raise ValidationError(args.layer, "--compare", "must be one of " +
-                                  ", ".join(get_layer(args.layer).param("precision").choices), args.compare)
-        result = evaluate(args.layer, raw, x, compare=args.compare)
-    except ValidationError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except PlaygroundError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
     if args.output:
-        try:
-            with open(args.output, "wb") as f:  # exactly this name (np.save of a name would add .npy)
-                np.save(f, result.output.astype(np.float32), allow_pickle=False)
-        except OSError as exc:
-            print(f"error: could not write {args.output} ({exc.strerror or exc})", file=sys.stderr)
-            return 1
+        output_path(args.output, "--output", ".npy")
+    raw = parse_sets(args.layer, args.set)
+    x = load_input(args.input) if args.input else None
+    choices = get_layer(args.layer).param("precision").choices
+    if args.compare is not None and args.compare not in choices:
+        raise ValidationError(args.layer, "--compare", "must be one of " + ", ".join(choices), args.compare)
+    result = evaluate(args.layer, raw, x, compare=args.compare)
+    if args.output:
+        with written(args.output, "wb") as f:  # exactly this name (np.save of a name would add .npy)
+            np.save(f, result.output.astype(np.float32), allow_pickle=False)
     if args.json:
         print(json.dumps(result_json(result), allow_nan=False, default=str))
     else:
@@ -170,8 +184,7 @@ def cmd_run(args) -> int:
         for m in result.messages:
             print("note:", m)
     if result.error:
-        print(f"error: {result.error}", file=sys.stderr)
-        return 1
+        raise Failure(result.error)
     return 0
 
 
@@ -186,25 +199,101 @@ def cmd_layers(args) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
+def cmd_export(args) -> int:
+    from . import presets
+    from .export import export_script
+
+    if args.out:
+        output_path(args.out, "--out", ".py")
+    raw, x = {}, None
+    if args.preset:
+        try:
+            preset = presets.find(args.layer, args.preset)
+        except KeyError as exc:
+            raise ValidationError(args.layer, "--preset", exc.args[0]) from None
+        raw, x = dict(preset.params), presets.input_for(preset)
+    raw.update(parse_sets(args.layer, args.set))
+    if args.input:
+        x = load_input(args.input)
+    script = export_script(args.layer, raw, x)
+    if not args.out:
+        sys.stdout.write(script)
+        return 0
+    with written(args.out, "w") as f:
+        f.write(script)
+    print(f"wrote {args.out}: run it with `python {args.out}`")
+    return 0
+
+
+def cmd_snapshot(args) -> int:
+    from .chromium.snapshot import shots_from, take  # Playwright, only for this command
+
+    pages = args.pages if args.pages is not None else (["home", *LAYERS] if not args.presets else [])
+    if args.out.exists() and not args.out.is_dir():
+        raise UsageError(f"--out {args.out}: is a file; it must name a directory (made if missing)")
+    try:
+        shots = shots_from(pages, args.presets)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    try:
+        take(shots, args.out, width=args.width, height=args.height, presenter=args.presenter,
+             full_page=args.full_page, query=args.query)
+    except (RuntimeError, TimeoutError) as exc:  # the app or the browser failed
+        raise Failure(str(exc)) from None
+    return 0
+
+
+def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m playground", description="TensorRT Layer Playground")
     sub = parser.add_subparsers(dest="command", required=True)
+    sets = dict(action="append", default=[], metavar="NAME=VALUE",
+                help="a parameter: number, comma list, enum member, true/false, preset, or @FILE.npy")
+
     run = sub.add_parser("run", help="build (and where possible run) one layer configuration")
     run.add_argument("layer", choices=list(LAYERS))
-    run.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                     help="a parameter: number, comma list, enum member, true/false, preset, or @FILE.npy")
+    run.add_argument("--set", **sets)
     run.add_argument("--input", help="input tensor (.npy); default: the layer's spec example")
     run.add_argument("--output", help="write the shown output tensor here (.npy, float32)")
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.add_argument("--compare", metavar="PRECISION", help="also compute the configuration in this precision "
                      "and report the difference between the two outputs")
     run.set_defaults(func=cmd_run)
+
     layers = sub.add_parser("layers", help="list layers and their parameters")
     layers.add_argument("layer", nargs="?", choices=list(LAYERS))
     layers.set_defaults(func=cmd_layers)
-    from .export import add_export_command
-    from .snapshot import add_snapshot_command
-    add_export_command(sub)
-    add_snapshot_command(sub)
-    args = parser.parse_args(argv)
-    return args.func(args)
+
+    export = sub.add_parser(
+        "export", help="write a standalone Python script that builds (and where possible runs) one configuration",
+        description="Write a standalone Python script (no playground import) for one layer configuration.")
+    export.add_argument("layer", choices=list(LAYERS))
+    export.add_argument("--preset", help="start from one of the spec's examples or lessons (playground.presets); "
+                                         "--set and --input override it")
+    export.add_argument("--set", **sets)
+    export.add_argument("--input", help="input tensor (.npy); default: the preset's or the layer's spec example")
+    export.add_argument("--out", help="write the script here (default: standard output)")
+    export.set_defaults(func=cmd_export)
+
+    snapshot = sub.add_parser("snapshot", help="screenshots of pages/presets in headless Chromium, with index.md")
+    snapshot.add_argument("--out", required=True, type=Path)
+    snapshot.add_argument("--pages", nargs="*", default=None, help="home and/or layer names (default: all pages)")
+    snapshot.add_argument("--presets", nargs="*", default=[], help="LAYER:PRESET or LAYER:all")
+    snapshot.add_argument("--width", type=int, default=1920)
+    snapshot.add_argument("--height", type=int, default=1080)
+    snapshot.add_argument("--presenter", action="store_true", help="presenter mode (large fonts, high contrast)")
+    snapshot.add_argument("--full-page", action="store_true", help="the whole page, not the stage cropped")
+    snapshot.add_argument("--query", default="", help="more URL parameters for every page, e.g. 'hide=kernel,bias'")
+    snapshot.set_defaults(func=cmd_snapshot)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ValidationError, UsageError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except PlaygroundError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1

@@ -13,10 +13,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import engine as eng
+from .trt import engine as eng
 from . import precision as P
-from .backend import Backend, detect
-from .cache import EngineCache, cache_key, canonical
+from .trt.backend import Backend, detect
+from .trt.cache import EngineCache, cache_key, canonical
 from .layers import get_layer
 from .reference import max_abs_diff
 
@@ -213,7 +213,7 @@ def _measured(result: Evaluation) -> Evaluation:
 
 
 def _run_on_gpu(result: Evaluation, report: eng.BuildReport, x: np.ndarray, cache_dir) -> None:
-    from . import runner  # the GPU path only
+    from .trt import runner  # the GPU path only
 
     trt = result.backend.trt
     try:

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import precision
 from . import reference as ref
+from .numbers import precise
 from .inputs import DIM_NAMES
 from .layers import activation as activation_layer
 from .layers import convolution as conv
@@ -40,18 +41,6 @@ PRELU_FUSION_NOTE = (
     "Many TensorRT layer fusions that include ReLU have no Parametric ReLU version, "
     "so PReLU may run slower than ReLU or LEAKY_RELU."
 )
-
-
-def num(v) -> str:
-    """A number as the explanations print it: float32 precision, integers without '.0'."""
-    v = float(v)
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "+Inf" if v > 0 else "-Inf"
-    if v.is_integer() and abs(v) < 1e15:
-        return str(int(v))
-    return f"{v:.7g}"
 
 
 # ------------------------------------------------------------------------------------ activation
@@ -209,8 +198,8 @@ def conv_cell_products(x: np.ndarray, params: dict, out_index, reference_output:
     where = f"input channel{'s' if len(channels) > 1 else ''} {channels[0]}" + (
         f"–{channels[-1]}" if len(channels) > 1 else "")
     zeros = f", {padding_taps} of them on padding zeros" if padding_taps else ""
-    text = (f"Σ = {num(value)}: the {len(taps)} products x·w ({where}{zeros}) sum to {num(total)}, "
-            f"plus bias {num(bias)}")
+    text = (f"Σ = {precise(value)}: the {len(taps)} products x·w ({where}{zeros}) sum to {precise(total)}, "
+            f"plus bias {precise(bias)}")
     return {
         "out_index": idx, "out_shape": out_shape, "group": group, "channels": channels,
         "quantized": prec if quantized else None, "taps": taps, "window": window, "products_sum": total,
@@ -323,8 +312,8 @@ def scale_nan_explanation(x: np.ndarray, params: dict, reference_output: np.ndar
         parts.append(f"{int(other.sum())} from Inf arithmetic (e.g. Inf·0 or Inf − Inf in x·scale + shift)")
     pick = negative_fractional if negative_fractional.any() else nan
     where = tuple(int(v) for v in np.argwhere(pick)[0])
-    example = (f"Example: cell {where}: x = {num(x[where])}, base = {num(x[where])}·{num(s[where])} + "
-               f"({num(t[where])}) = {num(base[where])}, and ({num(base[where])})^{num(p[where])} = NaN.")
+    example = (f"Example: cell {where}: x = {precise(x[where])}, base = {precise(x[where])}·{precise(s[where])} + "
+               f"({precise(t[where])}) = {precise(base[where])}, and ({precise(base[where])})^{precise(p[where])} = NaN.")
     return (f"{count} of {y.size} output cells are NaN, in TensorRT and in the reference alike: "
             + "; ".join(parts) + ". " + example)
 

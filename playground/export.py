@@ -7,7 +7,7 @@ construction (`inspect.getsource(layer.build)`), builds with today's API
 `output shape: (…)`, and runs the engine with cuda-python (`cuda.bindings.runtime`,
 `set_tensor_address`, `execute_async_v3`) where a GPU that this TensorRT supports is present.
 
-`add_export_command(subparsers)` registers `python -m playground export LAYER …`.
+`python -m playground export LAYER …` (playground.cli) writes one.
 """
 from __future__ import annotations
 
@@ -15,18 +15,18 @@ import base64
 import builtins
 import dis
 import inspect
-import sys
 import textwrap
 import zlib
 
 import numpy as np
 
 from . import precision
-from .backend import RTX_HINT
-from .engine import INPUT_NAME, OUTPUT_NAME, BuildSettings
+from .trt.backend import RTX_HINT
+from .errors import PlaygroundError
+from .trt.engine import INPUT_NAME, OUTPUT_NAME, BuildSettings
 from .layer import Layer
 from .params import same_params
-from .layers import LAYERS, get_layer
+from .layers import get_layer
 
 INLINE_LIMIT = 4096  # arrays with more values are embedded as base64 of their zlib-compressed bytes
 CLI_ARRAY_LIMIT = 64  # longer arrays are shown as @NAME.npy in the playground command of the header
@@ -37,7 +37,7 @@ BUILD_GLOBALS = frozenset({"np"})
 PRECISION_CODE = (precision.precision_input, precision.precision_output, precision.TypedNetwork)
 
 
-class NotSelfContained(RuntimeError):
+class NotSelfContained(PlaygroundError):
     """A layer's build function uses module-level names a standalone script would not have."""
 
 
@@ -442,59 +442,3 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
     script = "\n".join(header + body) + _RUNNER
     compile(script, f"<export of {layer.name}>", "exec")  # a broken script is our bug: fail here, not later
     return script
-
-
-# -- the CLI subcommand ------------------------------------------------------------------------------
-def add_export_command(subparsers):
-    """Register `export LAYER [--preset NAME] [--set NAME=VALUE]... [--input X.npy] [--out script.py]`."""
-    cmd = subparsers.add_parser(
-        "export", help="write a standalone Python script that builds (and where possible runs) one configuration",
-        description="Write a standalone Python script (no playground import) for one layer configuration.")
-    cmd.add_argument("layer", choices=list(LAYERS))
-    cmd.add_argument("--preset", help="start from one of the spec's examples (see playground.presets); "
-                                      "--set and --input override it")
-    cmd.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                     help="a parameter: number, comma list, enum member, true/false, preset, or @FILE.npy")
-    cmd.add_argument("--input", help="input tensor (.npy); default: the preset's or the layer's spec example")
-    cmd.add_argument("--out", help="write the script here (default: standard output)")
-    cmd.set_defaults(func=cmd_export)
-    return cmd
-
-
-def cmd_export(args) -> int:
-    from .cli import load_input, output_path, parse_sets  # here, not at import: cli may import this module
-    from .errors import PlaygroundError, ValidationError
-
-    try:
-        if args.out:
-            output_path(args.out, "--out", ".py")
-        raw, x = {}, None
-        if args.preset:
-            from . import presets
-
-            try:
-                preset = presets.find(args.layer, args.preset)
-            except KeyError as exc:
-                raise ValidationError(args.layer, "--preset", exc.args[0]) from None
-            raw, x = dict(preset.params), presets.input_for(preset)
-        raw.update(parse_sets(args.layer, args.set))
-        if args.input:
-            x = load_input(args.input)
-        script = export_script(args.layer, raw, x)
-    except ValidationError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    except (PlaygroundError, NotSelfContained) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    if not args.out:
-        sys.stdout.write(script)
-        return 0
-    try:
-        with open(args.out, "w", encoding="utf-8") as f:
-            f.write(script)
-    except OSError as exc:
-        print(f"error: could not write {args.out} ({exc})", file=sys.stderr)
-        return 1
-    print(f"wrote {args.out}: run it with `python {args.out}`")
-    return 0

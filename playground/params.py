@@ -14,6 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .errors import ValidationError
+from .numbers import exact
 
 KINDS = ("float", "int", "bool", "enum", "ints", "array")
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
@@ -129,12 +130,12 @@ class Param:
         if not np.isfinite(arr).all():
             raise fail("must hold finite numbers only (no NaN or Inf)")
         if (self.low is not None and arr.min() < self.low) or (self.high is not None and arr.max() > self.high):
-            raise fail(f"values must be between {_fmt(self.low)} and {_fmt(self.high)}")
+            raise fail(f"values must be between {exact(self.low)} and {exact(self.high)}")
         return np.ascontiguousarray(arr)
 
     def _in_range(self, v, fail):
         if (self.low is not None and v < self.low) or (self.high is not None and v > self.high):
-            raise fail(f"must be between {_fmt(self.low)} and {_fmt(self.high)}")
+            raise fail(f"must be between {exact(self.low)} and {exact(self.high)}")
         return v
 
     # -- text form (CLI --set, URL, code export) -----------------------------------------
@@ -146,8 +147,8 @@ class Param:
         if self.kind == "ints":
             return ",".join(str(v) for v in value)
         if self.kind == "array":
-            return ",".join(_fmt(float(v)) for v in np.asarray(value).ravel())
-        return _fmt(value) if self.kind == "float" else str(value)
+            return ",".join(exact(float(v)) for v in np.asarray(value).ravel())
+        return exact(value) if self.kind == "float" else str(value)
 
 
 def jsonable(value: Any) -> Any:
@@ -185,14 +186,6 @@ def _number(value, cast, fail, rule):
         return cast(value.item() if isinstance(value, np.generic) else value)
     except (TypeError, ValueError, OverflowError):
         raise fail(rule) from None
-
-
-def _fmt(v) -> str:
-    if v is None:
-        return "∞"
-    if isinstance(v, float) and v.is_integer() and abs(v) < 1e15:
-        return str(int(v))
-    return repr(v) if isinstance(v, float) else str(v)
 
 
 def same_value(a, b) -> bool:

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from .style import DEFAULT, Theme
+from .numbers import compact, precise
 
 TEXT_CELL_LIMIT = 400        # numbers in cells cost ~1 s to draw at 128x128, so only small slices get them
 MAX_DRAW_CELLS = 256 * 256   # per slice; larger slices are strided (factor reported in the stats)
@@ -79,29 +80,8 @@ def magnitude_range(a: np.ndarray) -> ColorRange:
     return ColorRange(lo, hi if hi > lo else lo + 1.0, False)
 
 
-def fmt_compact(v: float) -> str:
-    """Short cell label: '0.1235', '-0.5', '12345.68', '1.23e6', 'NaN', '+Inf'."""
-    if math.isnan(v):
-        return "NaN"
-    if math.isinf(v):
-        return "+Inf" if v > 0 else "-Inf"
-    a = abs(v)
-    if a == 0:
-        return "0"
-    if a >= 1e6 or a < 1e-3:
-        mant, exp = f"{v:.2e}".split("e")
-        return f"{mant.rstrip('0').rstrip('.')}e{int(exp)}"
-    s = f"{v:.{max(2, 3 - math.floor(math.log10(a)))}f}"   # ~4 significant digits, at least 2 decimals
-    return s.rstrip("0").rstrip(".")
-
-
-def _fmt_full(v: float) -> str:
-    """Hover value: float32 precision, same spelling of NaN/Inf as the cells."""
-    return fmt_compact(v) if not math.isfinite(v) else f"{v:.7g}"
-
-
-_compact_arr = np.frompyfunc(fmt_compact, 1, 1)
-_full_arr = np.frompyfunc(_fmt_full, 1, 1)
+_compact_arr = np.frompyfunc(compact, 1, 1)
+_full_arr = np.frompyfunc(precise, 1, 1)
 
 
 def decimation_factor(h: int, w: int, slices: int = 1) -> int:
@@ -253,7 +233,7 @@ def tensor_figure(
     ys, xs = np.arange(0, H, f), np.arange(0, W, f)   # drawn cells keep their real indices
     own_cbar = not shared_scale and len(sl) > 1
     small = a.size <= TEXT_CELL_LIMIT * len(sl)
-    longest = max((len(fmt_compact(float(v))) for v in a.ravel()), default=0) if small else 0
+    longest = max((len(compact(float(v))) for v in a.ravel()), default=0) if small else 0
     g = _grid(len(sl), a.shape[-3] if a.ndim > 2 else 1, len(ys), len(xs), th, own_cbar, longest,
               None if box is None else box[1])
     ranges = [zrange] * len(sl) if zrange is not None else color_range([s for _, s in sl], shared=shared_scale)
@@ -388,7 +368,7 @@ def comparison_bar_figure(labels: Sequence[str], values: Sequence[float], *, tit
     at the bar end; a missing/NaN value shows 'n/a' instead of a misleading zero-length bar."""
     th = theme
     v = _finite_or_nan(values)
-    text = [f"{fmt_compact(x)} {unit}" if np.isfinite(x) else "n/a" for x in v]
+    text = [f"{compact(x)} {unit}" if np.isfinite(x) else "n/a" for x in v]
     top = float(np.nanmax(v)) if np.isfinite(v).any() else 0.0
     bar = dict(type="bar", y=list(labels), x=np.nan_to_num(v), orientation="h", text=text, textposition="outside",
                cliponaxis=False, marker=dict(color=th.bar_color),

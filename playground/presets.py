@@ -29,6 +29,7 @@ import numpy as np
 from . import reference as ref
 from .inputs import make_input
 from .layers import LAYERS, get_layer
+from .numbers import exact
 
 PRELU_DOC = "000_5872977bfab888fc.txt"
 LEAKY_DOC = "001_59716ba8d3a90fcb.txt"
@@ -100,16 +101,12 @@ class Comparison:
     message: str
 
 
-def _num(v) -> str:
-    return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
-
-
 def _text(value) -> str:
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (list, tuple)):
-        return ",".join(_num(v) for v in value)
-    return _num(value) if isinstance(value, (int, float)) else str(value)
+        return ",".join(exact(v) for v in value)
+    return exact(value) if isinstance(value, (int, float)) else str(value)
 
 
 def table(text: str, shape: tuple) -> np.ndarray:

@@ -1,7 +1,7 @@
 # Shared pytest setup for the playground test suite.
 #
 # `gpu` marker: tests that need a CUDA device. They are skipped automatically
-# where playground.runner.gpu_info() finds none (this dev box, CI), and run on
+# where playground.trt.runner.gpu_info() finds none (this dev box, CI), and run on
 # a borrowed GPU machine with `pytest -m gpu`.
 #
 # Keep imports here light (no tensorrt/streamlit/plotly): this file loads for
@@ -18,7 +18,7 @@ def pytest_collection_modifyitems(config, items):
     gpu_items = [item for item in items if item.get_closest_marker("gpu")]
     if not gpu_items:
         return  # don't even probe CUDA when no GPU test was collected
-    from playground.runner import gpu_info
+    from playground.trt.runner import gpu_info
 
     if gpu_info() is None:
         skip = pytest.mark.skip(reason="no CUDA GPU")

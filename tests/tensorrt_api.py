@@ -98,8 +98,9 @@ def record() -> list:
     import tensorrt_rtx
 
     sys.path.insert(0, str(ROOT))
-    from playground import engine, export, presets
-    from playground.backend import detect
+    from playground import export, presets
+    from playground.trt import engine
+    from playground.trt.backend import detect
     from playground.layers import LAYERS
 
     uses: set = set()

@@ -6,9 +6,9 @@ One app server (with its own empty engine cache), one browser and one browser co
 module; every page is its own Streamlit session. A layer page is reused by the next test that
 needs it only when its text shows it back in its default state, else it is opened afresh (Pages).
 Nothing sleeps for a fixed time: every step waits on the app's own run state
-(playground.browser.wait_until_idle / rerun, which read the app's websocket messages).
+(playground.chromium.browser.wait_until_idle / rerun, which read the app's websocket messages).
 
-Widgets are found by Streamlit's `st-key-<widget key>` class (playground.browser.key_selector; keys:
+Widgets are found by Streamlit's `st-key-<widget key>` class (playground.chromium.browser.key_selector; keys:
 playground/ui/state.py), numbers by the text the page prints ("Output (1, 1, 2, 4)", the heatmap
 stats captions "shape … · min … · max …").
 """
@@ -24,8 +24,9 @@ from pathlib import Path
 
 import pytest
 
-from playground import browser as B, presets
-from playground.backend import detect
+from playground import numbers, presets
+from playground.chromium import browser as B
+from playground.trt.backend import detect
 from playground.layers import LAYERS
 
 pytestmark = pytest.mark.browser
@@ -353,7 +354,7 @@ INPUT_WINDOW_JS = """() => {
 def test_clicking_an_output_cell_picks_it_and_outlines_its_window(pages):
     """A click on a cell of the output heatmap sets the cell index inputs, the Σ of that cell, and
     the outlined window on the input heatmap."""
-    from playground import core, explain
+    from playground import core
 
     page = pages.fresh()
     page.goto(f"{pages.app}/convolution?convolution.num_output_maps=2")
@@ -366,7 +367,7 @@ def test_clicking_an_output_cell_picks_it_and_outlines_its_window(pages):
         with B.rerun(page):
             page.mouse.click(x, yy)
         line = widget(page, "convolution.extra.cell").inner_text()  # beside the heatmaps: products and Σ
-        assert f"output(0, {k}, {h}, {w}) = " in line and line.endswith(f"= {explain.num(y[0, k, h, w])}"), line
+        assert f"output(0, {k}, {h}, {w}) = " in line and line.endswith(f"= {numbers.precise(y[0, k, h, w])}"), line
         values = [widget(page, f"convolution.extra.{n}").locator("input").input_value() for n in "khw"]
         assert values == [str(k), str(h), str(w)]
         window = {tuple(c) for c in page.evaluate(INPUT_WINDOW_JS)}

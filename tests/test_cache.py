@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from playground.cache import EngineCache, decode, encode
+from playground.trt.cache import EngineCache, decode, encode
 from playground.core import evaluate
-from playground.engine import BuildReport
+from playground.trt.engine import BuildReport
 
 
 def report(n: int = 1000, status: str = "built") -> BuildReport:
@@ -116,7 +116,7 @@ def test_unwritable_directory_degrades_to_memory_with_a_warning(tmp_path):
 
 def test_read_only_directory_degrades_to_memory(tmp_path, monkeypatch):
     # As root, chmod does not stop writes; refuse them the way a read-only mount does.
-    import playground.cache as cache_module
+    import playground.trt.cache as cache_module
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
@@ -141,7 +141,7 @@ def test_failed_builds_are_not_written_to_disk(tmp_path):
 
 
 def test_core_revisit_is_a_cache_hit(tmp_path):
-    from playground.backend import detect
+    from playground.trt.backend import detect
     if not detect().can_build:
         pytest.skip("no TensorRT module installed")
     cache = EngineCache(tmp_path)

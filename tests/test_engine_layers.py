@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.engine import layers_from_inspector_json, layers_from_log
+from playground.trt.engine import layers_from_inspector_json, layers_from_log
 
 SAMPLES = Path(__file__).parent / "fixtures" / "engine_layers"
 CONV_IO = ([1, 1, 6, 9], [1, 1, 4, 7])

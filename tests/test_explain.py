@@ -4,7 +4,7 @@ import itertools
 import numpy as np
 import pytest
 
-from playground import core, explain
+from playground import core, explain, numbers
 from playground import reference as ref
 from playground.errors import ValidationError
 from playground.inputs import tile_pattern
@@ -94,7 +94,7 @@ def _check_cells(x, p, cells):
         assert cell["reference"] == float(y[idx])
         assert cell["value"] == pytest.approx(cell["products_sum"] + cell["bias"], rel=1e-6)
         assert sum(t["product"] for t in cell["taps"]) == pytest.approx(cell["products_sum"])
-        assert cell["text"].startswith(f"Σ = {explain.num(cell['value'])}")
+        assert cell["text"].startswith(f"Σ = {numbers.precise(cell['value'])}")
     return cell
 
 

@@ -8,7 +8,6 @@ fake engine; the `gpu` test runs it for real where TensorRT can run engines.
 """
 from __future__ import annotations
 
-import argparse
 import ast
 import ctypes
 import dataclasses
@@ -23,9 +22,9 @@ import pytest
 
 from playground import export as E
 from playground import presets as P
-from playground.backend import detect
-from playground.cache import EngineCache
-from playground.cli import parse_sets
+from playground.trt.backend import detect
+from playground.trt.cache import EngineCache
+from playground.cli import main, parse_sets
 from playground.core import evaluate
 from playground.errors import ValidationError
 from playground.layers import LAYERS, get_layer
@@ -369,17 +368,9 @@ def test_no_gpu_and_unsupported_gpu_say_why(gpu_script, capsys):
 
 # --- the CLI subcommand --------------------------------------------------------------------------------
 
-def parser():
-    p = argparse.ArgumentParser(prog="python -m playground")
-    sub = p.add_subparsers(dest="command", required=True)
-    E.add_export_command(sub)
-    return p
-
-
 def test_cli_export_writes_the_script(tmp_path, capsys):
     out = tmp_path / "conv.py"
-    args = parser().parse_args(["export", "convolution", "--set", "stride_nd=2,2", "--out", str(out)])
-    assert args.func(args) == 0
+    assert main(["export", "convolution", "--set", "stride_nd=2,2", "--out", str(out)]) == 0
     assert f"wrote {out}" in capsys.readouterr().out
     assert out.read_text() == E.export_script("convolution", {"stride_nd": "2,2"})
 
@@ -387,13 +378,11 @@ def test_cli_export_writes_the_script(tmp_path, capsys):
 def test_cli_export_to_stdout_with_input_and_preset(tmp_path, capsys):
     x = np.arange(24, dtype=np.float32).reshape(1, 2, 3, 4) - 12
     np.save(tmp_path / "x.npy", x)
-    args = parser().parse_args(["export", "prelu", "--set", "slopes=0.25", "--input", str(tmp_path / "x.npy")])
-    assert args.func(args) == 0
+    assert main(["export", "prelu", "--set", "slopes=0.25", "--input", str(tmp_path / "x.npy")]) == 0
     ns = load(capsys.readouterr().out)
     assert np.array_equal(ns["data"], x) and np.array_equal(ns["p"]["slopes"], np.full((1, 2, 1, 1), 0.25, np.float32))
 
-    args = parser().parse_args(["export", "convolution", "--preset", "num_groups_2", "--set", "stride_nd=2,2"])
-    assert args.func(args) == 0
+    assert main(["export", "convolution", "--preset", "num_groups_2", "--set", "stride_nd=2,2"]) == 0
     ns = load(capsys.readouterr().out)
     assert ns["data"].shape == (1, 2, 6, 9) and ns["p"]["num_groups"] == 2 and ns["p"]["stride_nd"] == (2, 2)
 
@@ -405,14 +394,13 @@ def test_cli_export_to_stdout_with_input_and_preset(tmp_path, capsys):
     (["export", "scale", "--input", "/nonexistent.npy"], "/nonexistent.npy: No such file or directory"),
 ])
 def test_cli_export_invalid_exits_2_and_names_the_rule(argv, message, capsys):
-    args = parser().parse_args(argv)
-    assert args.func(args) == 2
+    assert main(argv) == 2
     assert message in capsys.readouterr().err
 
 
 def test_cli_export_registers_choices():
     with pytest.raises(SystemExit):
-        parser().parse_args(["export", "pooling"])
+        main(["export", "pooling"])
 
 
 # --- on a GPU that TensorRT runs on ---------------------------------------------------------------------

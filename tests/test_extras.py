@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from playground import core, explain
+from playground import core, explain, numbers
 from playground.ui import extras
 
 TIMEOUT = 30
@@ -123,7 +123,7 @@ def test_convolution_cell_index_inputs_change_the_sum():
     assert sigma(at).startswith("**Σ = 23156.49:")  # the spec table: window 2 3 1 / 5 6 4 / 8 9 7
     at.number_input(key="convolution.extra.h").set_value(1).run()
     x = core.evaluate("convolution").reference
-    assert sigma(at).startswith(f"**Σ = {explain.num(x[0, 0, 1, 1])}:")
+    assert sigma(at).startswith(f"**Σ = {numbers.precise(x[0, 0, 1, 1])}:")
 
 
 def test_convolution_int8_groups_3d_and_a_shrinking_output():
@@ -144,7 +144,7 @@ def test_convolution_int8_groups_3d_and_a_shrinking_output():
     assert keys(at, "number_input") == [f"convolution.extra.{n}" for n in "nkdhw"]
     at.number_input(key="convolution.extra.k").set_value(1).run()
     expected = core.evaluate("convolution", p, x).reference[0, 1, 0, 0, 0]
-    assert sigma(at).startswith(f"**Σ = {explain.num(expected)}:") and "input channel 1" in sigma(at)
+    assert sigma(at).startswith(f"**Σ = {numbers.precise(expected)}:") and "input channel 1" in sigma(at)
     assert list(at.dataframe[0].value["axis"]) == ["D", "H", "W"]
 
 

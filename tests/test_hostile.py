@@ -23,7 +23,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from playground import budget, core, reference
-from playground.cache import MAGIC, EngineCache, encode
+from playground.trt.cache import MAGIC, EngineCache, encode
 from playground.errors import ValidationError
 from playground.inputs import InputError, validate_shape
 from playground.layers import LAYERS, get_layer

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from playground.backend import detect
+from playground.trt.backend import detect
 from playground.core import evaluate
 from playground.errors import ValidationError
 from playground.layers import LAYERS, get_layer
@@ -124,7 +124,7 @@ SPREAD = [
 @pytest.mark.parametrize("layer, raw, shape", SPREAD, ids=lambda v: str(v) if not isinstance(v, dict) else
                          ",".join(f"{k}={v[k]}" for k in v) or "defaults")
 def test_tensorrt_builds_and_agrees_on_the_output_shape(layer, raw, shape, tmp_path):
-    from playground.cache import EngineCache
+    from playground.trt.cache import EngineCache
 
     x = None if shape is None else np.random.default_rng(0).uniform(-4, 4, shape).astype(np.float32)
     r = evaluate(layer, raw, x, cache=EngineCache(tmp_path))
@@ -138,7 +138,7 @@ def test_tensorrt_builds_and_agrees_on_the_output_shape(layer, raw, shape, tmp_p
 @needs_trt
 def test_tensorrt_refusal_is_reported_with_its_message(tmp_path, monkeypatch):
     # A network TensorRT rejects although our validation passed: report TensorRT's own words.
-    from playground.cache import EngineCache
+    from playground.trt.cache import EngineCache
     from playground.layers import convolution
 
     def bad_build(trt, network, x, p):
@@ -158,7 +158,7 @@ def test_builds_of_different_configurations_run_side_by_side_each_with_its_own_l
     import threading
     from concurrent.futures import ThreadPoolExecutor
 
-    from playground import engine
+    from playground.trt import engine
 
     backend, layer, shape = detect(), get_layer("leaky_relu"), (1, 1, 3, 3)
     monkeypatch.setattr(engine, "_builders_for", lambda trt, pool=engine._BuilderPool(backend.trt, 2): pool)
@@ -201,7 +201,7 @@ def test_builds_of_different_configurations_run_side_by_side_each_with_its_own_l
 
 
 def test_a_builder_that_cannot_be_made_frees_its_place_in_the_pool(monkeypatch):
-    from playground import engine
+    from playground.trt import engine
 
     def broken(trt):  # full TensorRT on a machine without a GPU it can use
         raise TypeError("pybind11::init(): factory function returned nullptr")
@@ -216,7 +216,7 @@ def test_a_builder_that_cannot_be_made_frees_its_place_in_the_pool(monkeypatch):
 
 
 def test_a_builder_that_cannot_be_made_is_a_failed_build_that_says_why(monkeypatch):
-    from playground import engine
+    from playground.trt import engine
 
     backend, layer = detect(), get_layer("activation")
     monkeypatch.setattr(engine, "_builders_for", lambda trt, pool=engine._BuilderPool(backend.trt, 1): pool)

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from playground.cache import EngineCache
+from playground.trt.cache import EngineCache
 from playground.core import evaluate
 from playground.errors import ValidationError
 from playground.layers import LAYERS, get_layer

@@ -5,9 +5,10 @@ import plotly.graph_objects as go
 import pytest
 
 from playground.plots import (
-    MAX_DRAW_CELLS, TEXT_CELL_LIMIT, ColorRange, color_range, comparison_bar_figure, fmt_compact,
+    MAX_DRAW_CELLS, TEXT_CELL_LIMIT, ColorRange, color_range, comparison_bar_figure,
     slices, tensor_figure, transfer_curve_figure,
 )
+from playground.numbers import compact
 from playground.style import DEFAULT, PRESENTER, theme
 
 
@@ -91,7 +92,7 @@ def test_cell_text_format():
     fig, _ = tensor_figure(t, title="t")
     assert list(heatmaps(fig)[0].text[0]) == ["12345.68", "-0.5", "0.1235", "2"]
     assert list(overlays(fig)[0].text[1][:3]) == ["NaN", "+Inf", "-Inf"]
-    assert [fmt_compact(v) for v in (1.23e7, -4.2e-5, -0.0)] == ["1.23e7", "-4.2e-5", "0"]
+    assert [compact(v) for v in (1.23e7, -4.2e-5, -0.0)] == ["1.23e7", "-4.2e-5", "0"]
 
 
 def test_nonfinite_counted_and_drawn():

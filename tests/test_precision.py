@@ -12,7 +12,7 @@ import pytest
 
 from playground import precision as P
 from playground import presets
-from playground.backend import detect
+from playground.trt.backend import detect
 from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
 from playground.params import same_params
@@ -107,7 +107,7 @@ REFUSED: dict = {}
 
 @needs_trt
 def test_every_layer_builds_in_every_precision_and_computes_in_it():
-    from playground import engine
+    from playground.trt import engine
 
     backend, refused = detect(), {}
     for name, layer in LAYERS.items():

@@ -6,7 +6,7 @@ import threading
 import numpy as np
 
 from playground import core
-from playground.cache import EngineCache
+from playground.trt.cache import EngineCache
 from playground.layers import get_layer
 from playground.prefetch import Prefetcher, neighbours
 

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from playground import presets as P
-from playground.backend import detect
-from playground.cache import EngineCache
+from playground.trt.backend import detect
+from playground.trt.cache import EngineCache
 from playground.cli import parse_sets
 from playground.core import evaluate
 from playground.layers import LAYERS, get_layer

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from playground.backend import detect
+from playground.trt.backend import detect
 from test_app import open_page, text as page_text
 
 ROOT = Path(__file__).resolve().parent.parent

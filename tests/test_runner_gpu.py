@@ -1,4 +1,4 @@
-"""Tests for playground.runner, the cuda-python GPU path.
+"""Tests for playground.trt.runner, the cuda-python GPU path.
 
 Unmarked tests run everywhere (CI has no GPU). Tests marked `gpu` are skipped
 without a CUDA device (see conftest.py) and exercise buffers, streams, events
@@ -17,8 +17,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from playground import runner
-from playground.runner import (
+from playground.trt import runner
+from playground.trt.runner import (
     CudaError,
     DeviceBuffer,
     Event,
@@ -137,7 +137,7 @@ def test_import_does_not_load_cuda_bindings():
     out = _run_python(
         """
         import sys
-        import playground.runner
+        import playground.trt.runner
         print(sorted(m for m in sys.modules if m == "cuda" or m.startswith("cuda.")))
         """
     )
@@ -148,7 +148,7 @@ def test_gpu_info_is_none_without_devices():
     # Hiding every device gives "no GPU" on any machine, GPU or not.
     out = _run_python(
         """
-        from playground.runner import gpu_info
+        from playground.trt.runner import gpu_info
         print(gpu_info())
         """,
         CUDA_VISIBLE_DEVICES="",
@@ -161,7 +161,7 @@ def test_gpu_info_is_none_without_cuda_bindings():
         """
         import sys
         sys.modules["cuda"] = None  # makes `import cuda...` raise ImportError
-        from playground.runner import gpu_info
+        from playground.trt.runner import gpu_info
         print(gpu_info())
         """
     )

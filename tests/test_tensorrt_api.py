@@ -214,7 +214,7 @@ def test_exported_script_falls_back_or_says_why_it_cannot_build(full_tensorrt, t
 @pytest.mark.parametrize("version, flags", [("10.0", 1 << 1), ("10.16", 1 << 1), ("11.4", 1 << 0)])
 def test_networks_are_created_strongly_typed(version, flags, full_tensorrt):
     """10.x numbers STRONGLY_TYPED 1 (after EXPLICIT_BATCH), 11.x numbers it 0: the flag is read by name."""
-    code = ("import tensorrt as trt\nfrom playground.engine import network_flags\n"
+    code = ("import tensorrt as trt\nfrom playground.trt.engine import network_flags\n"
             "print(network_flags(trt), int(trt.NetworkDefinitionCreationFlag.STRONGLY_TYPED))")
     done = run([sys.executable, "-c", code], full_tensorrt(version))
     assert done.returncode == 0, done.stderr

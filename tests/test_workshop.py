@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from playground import presets, style
 from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
-from playground.snapshot import Shot
+from playground.chromium.snapshot import Shot
 from playground.ui.page import page_path
 from playground.ui import links
 from test_app import open_page, rerun, stats  # the same AppTest helpers

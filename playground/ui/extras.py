@@ -17,6 +17,8 @@ import streamlit as st
 
 from .. import core, explain, plots, style
 from . import state
+from .keys import figure_key
+from ..numbers import precise
 
 MAX_CURVE_MARKS = 2000  # distinct (x, y) marks on the transfer curve; more are strided
 # Beyond this many cells per slice the output heatmap is not clickable (its click targets cost megabytes)
@@ -90,7 +92,7 @@ def leaky_relu_extra(evaluation, view) -> None:
     with st.spinner("Building the three constructions' TensorRT engines …", show_time=True):
         cmp = explain.leaky_comparison(evaluation.input, alpha, evaluate_fn, own=evaluation)
     names = cmp["constructions"]
-    st.markdown(f"The three constructions of Leaky ReLU with alpha = {explain.num(alpha)}, on the same input:")
+    st.markdown(f"The three constructions of Leaky ReLU with alpha = {precise(alpha)}, on the same input:")
     # Three more heatmaps per change, of outputs the difference table below already compares: on request.
     draw = st.toggle("Draw each construction's output", value=False, key=_key("leaky_relu", "draw_outputs"))
     for name, col in zip(names, st.columns(len(names))):
@@ -131,7 +133,7 @@ def prelu_extra(evaluation, view) -> None:
     st.markdown(explain.prelu_broadcast(p, evaluation.input.shape))
     slopes = np.asarray(p["slopes"])
     if slopes.size <= 64:
-        values = ", ".join(explain.num(v) for v in slopes.ravel())
+        values = ", ".join(precise(v) for v in slopes.ravel())
         st.code(f"slopes{tuple(slopes.shape)} = [{values}]", language=None)
     st.caption(explain.PRELU_FUSION_NOTE)
 
@@ -149,7 +151,7 @@ def scale_extra(evaluation, view) -> None:
 
 
 # ----------------------------------------------------------------------------------- convolution
-CONV_PLOT_KEY = state.figure_key("convolution", "output")  # the page's output heatmap: clicks pick a cell
+CONV_PLOT_KEY = figure_key("convolution", "output")  # the page's output heatmap: clicks pick a cell
 
 
 def conv_index_names(rank: int) -> tuple[str, ...]:
@@ -281,12 +283,12 @@ def convolution_extra(evaluation, view) -> None:
     shown = float(evaluation.output[index]) if evaluation.output.shape == out_shape else None
     st.markdown(f"**{cell['text']}**")
     if shown is not None:
-        st.markdown(f"output{index} = {explain.num(shown)} ({evaluation.output_source}); "
-                    f"reference = {explain.num(cell['reference'])}")
+        st.markdown(f"output{index} = {precise(shown)} ({evaluation.output_source}); "
+                    f"reference = {precise(cell['reference'])}")
     if cell["quantized"]:
         clamp = "clamp to [-128, 127]" if cell["quantized"] == "INT8" else "clamp to ±448, nearest E4M3 value"
         st.caption(f"{cell['quantized']}: input values and weights are quantized with scale "
-                   f"{explain.num(p['quantize_scale'])} (round to nearest even, {clamp}) and dequantized before the "
+                   f"{precise(p['quantize_scale'])} (round to nearest even, {clamp}) and dequantized before the "
                    "products.")
     if p["num_groups"] > 1:
         st.caption(f"num_groups = {p['num_groups']}: output map {index[1]} is in group {cell['group']}, which reads "
@@ -314,9 +316,9 @@ def _products_text(cell: dict, limit: int = 12) -> str:
     taps = cell["taps"]
     if len(taps) > limit:
         return cell["text"]
-    terms = " + ".join(f"{explain.num(t['x'])}·{explain.num(t['w'])}" for t in taps)
-    bias = f" + {explain.num(cell['bias'])}" if cell["bias"] else ""
-    return f"{terms}{bias} = **{explain.num(cell['value'])}**"
+    terms = " + ".join(f"{precise(t['x'])}·{precise(t['w'])}" for t in taps)
+    bias = f" + {precise(cell['bias'])}" if cell["bias"] else ""
+    return f"{terms}{bias} = **{precise(cell['value'])}**"
 
 
 def convolution_stage_line(evaluation, view) -> None:

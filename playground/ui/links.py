@@ -29,8 +29,8 @@ from .. import presets
 from ..errors import ValidationError
 from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, default_dims
 from ..layer import Layer
-from ..browser import key_selector
-from .state import AXES, COMPARE, VIEW_PRESENTER, VIEW_SHARED_SCALE, axes, control_key, input_key, key
+from ..numbers import exact
+from .keys import AXES, COMPARE, VIEW_PRESENTER, VIEW_SHARED_SCALE, axes, control_key, input_key, key, key_selector
 
 PRESET_PARAM, HIDE_PARAM = "preset", "hide"
 _PROBLEMS = "_url_problems."  # + layer: messages to show on the next drawn run
@@ -89,10 +89,6 @@ def fields(layer: Layer) -> dict[str, Field]:
     return out
 
 
-def _num(v) -> str:
-    return str(int(v)) if float(v).is_integer() else repr(float(v))
-
-
 def parse(f: Field, text: str) -> Any:
     """The value a widget would hold for this URL text, or ValueError(the rule it breaks)."""
     t = text.strip()
@@ -124,7 +120,7 @@ def parse(f: Field, text: str) -> Any:
         if not math.isfinite(v) or abs(v) > _FLOAT32_MAX:
             raise ValueError("must be a finite float32 number")
     if (f.low is not None and v < f.low) or (f.high is not None and v > f.high):
-        raise ValueError(f"must be between {_num(f.low)} and {_num(f.high)}")
+        raise ValueError(f"must be between {exact(f.low)} and {exact(f.high)}")
     if f.kind == "int":
         if math.isinf(v):
             raise ValueError("must be a finite whole number")

@@ -7,7 +7,7 @@ from typing import Any, Callable
 import numpy as np
 import streamlit as st
 
-from .. import plots, presets
+from .. import numbers, plots, presets
 from ..core import Evaluation, evaluate
 from ..errors import PlaygroundError, ValidationError
 from ..inputs import InputError
@@ -16,7 +16,8 @@ from ..prefetch import neighbours
 from ..layers import LAYERS, get_layer
 from ..style import stage_overhead_px
 from . import extras, links, stage, state, widgets, workshop
-from .state import ViewOptions, control_key
+from .keys import control_key, figure_key, key
+from .state import ViewOptions
 
 PAGES_DIR = "app_pages"  # not pages/: see app.py
 HOME_ICON = ":material/home:"
@@ -89,7 +90,7 @@ def _layer_page(name: str) -> None:
         view = widgets.view_controls(layer)
         if hide:
             st.caption("Hidden by the link (`hide`): " + ", ".join(hide))
-            st.button("Show everything", key=state.key(name, "show_all"), on_click=links.show_all,
+            st.button("Show everything", key=key(name, "show_all"), on_click=links.show_all,
                       icon=":material/visibility:")
     size = stage.viewport()
     st.html(STAGE_CSS + links.hide_css(layer, hide) + (PRESENTER_CSS if view.presenter else ""))
@@ -146,7 +147,7 @@ def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_
         _link(link_slot)
         links.page_drawn(layer)
         return
-    below = st.tabs(["Explanation", "Spec example", "Engine", "Downloads"], key=state.key(name, "tabs"))
+    below = st.tabs(["Explanation", "Spec example", "Engine", "Downloads"], key=key(name, "tabs"))
     with below[0], st.container(key=control_key(name, "explanation")):
         for note in shown.messages:
             st.info(state.inert(note), icon=":material/info:")
@@ -157,7 +158,7 @@ def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_
         if preset is not None and preset.expected is not None:
             fig, stats = state.tensor_figure(preset.expected, "Spec's output (as documented)", view.shared_scale,
                                              view.presenter)
-            state.chart(fig, state.figure_key(name, "spec"), filename=f"{name}_spec")
+            state.chart(fig, figure_key(name, "spec"), filename=f"{name}_spec")
             st.caption("the spec's table · " + stats_text(stats))
         elif preset is None:
             st.caption("This configuration is none of the spec's examples: pick one in the “Spec example” box "
@@ -179,7 +180,7 @@ def _stage(layer: Layer, shown: Evaluation | None, problem: Problem | None, pres
            box: stage.Layout) -> None:
     """The figure column: what is shown (shapes, formula, source, spec example), the heatmaps side by side, and
     the layer's own line under them (the convolution's picked cell)."""
-    with st.container(horizontal=True, vertical_alignment="center", gap="small", key=state.key(layer.name, "headline")):
+    with st.container(horizontal=True, vertical_alignment="center", gap="small", key=key(layer.name, "headline")):
         if shown is not None:
             st.markdown(f"**Input {shown.input.shape} → Output {shown.output.shape}**", width="content")
             if layer.formula:
@@ -267,14 +268,14 @@ def source_badge(ev: Evaluation) -> str:
 
 def precision_text(e: dict) -> str:
     """The precision's error as the stage states it (the numbers a test reads)."""
-    c = plots.fmt_compact
+    c = numbers.compact
     return (f"**{e['precision']}** against FP64: max |error| **{c(e['max_abs_error'])}** · max relative error "
             f"**{c(e['max_rel_error'])}** · **{c(e['error_units'])}** {e['unit']}")
 
 
 def compare_text(ev: Evaluation) -> str:
     """Compare mode's line: the difference between the two outputs, then each one's error against FP64."""
-    c, d = plots.fmt_compact, ev.difference
+    c, d = numbers.compact, ev.difference
     parts = [f"**{d['precision']}**: max |difference| **{c(d['max_abs_error'])}** · max relative "
              f"**{c(d['max_rel_error'])}**" if d else "the two outputs differ in shape"]
     for e in (ev.precision_error, ev.compared.precision_error):
@@ -288,7 +289,7 @@ def stats_text(stats: dict) -> str:
     shape, range, mean, non-finite counts, decimation."""
     parts = [f"shape {stats['shape']}"]
     if stats["zmin"] is not None:
-        c = plots.fmt_compact
+        c = numbers.compact
         parts += [f"min {c(stats['zmin'])}", f"max {c(stats['zmax'])}", f"mean {c(stats['mean'])}"]
     bad = [(stats["nan"], "NaN"), (stats["posinf"], "+Inf"), (stats["neginf"], "−Inf")]
     parts.append(" · ".join(f"{n} {tag}" for n, tag in bad if n) or "no NaN or Inf")
@@ -334,7 +335,7 @@ def _tensors(layer: Layer, ev: Evaluation, view: ViewOptions, width: int, height
                 if which == "output" and marks.on_select is not None:
                     click = dict(on_select=marks.on_select(fig), selection_mode="points")
                 with st.container(width=fig.layout.width, gap=None):
-                    state.chart(fig, state.figure_key(ev.layer, which), filename=f"{ev.layer}_{which}", **click)
+                    state.chart(fig, figure_key(ev.layer, which), filename=f"{ev.layer}_{which}", **click)
                     st.caption(_map_caption(title, maps[which]) + stats_text(stats) if which in maps
                                else stats_text(stats))
 
@@ -342,7 +343,7 @@ def _tensors(layer: Layer, ev: Evaluation, view: ViewOptions, width: int, height
 def _map_caption(title: str, e: dict) -> str:
     """An error or difference map's caption head: what it draws, and where its exact cells are drawn."""
     exact = e["exact_cells"]
-    where = f"{exact} exact cells (|error| 0) drawn at {plots.fmt_compact(e['exact_at'])} · " if exact else ""
+    where = f"{exact} exact cells (|error| 0) drawn at {numbers.compact(e['exact_at'])} · " if exact else ""
     return f"{title} · {where}"
 
 
@@ -381,7 +382,7 @@ def _engine_panel(ev: Evaluation) -> None:
                     f"can build: **{'yes' if b.can_build else 'no'}** · can run: **{'yes' if b.can_run else 'no'}**")
         st.markdown(f"Output shown: **{ev.source_label}**")
         _passed_over(b)
-        diff = "not run" if ev.max_abs_diff is None else plots.fmt_compact(ev.max_abs_diff)
+        diff = "not run" if ev.max_abs_diff is None else numbers.compact(ev.max_abs_diff)
         shape = str(tuple(s["output_shape"])) if s["output_shape"] else "—"
         size = f"{s['bytes']:,} bytes" if s["bytes"] else "—"
         st.markdown("| engine | engine size | TensorRT's output shape | max \\|TensorRT − reference\\| |\n"
@@ -397,7 +398,7 @@ def _engine_panel(ev: Evaluation) -> None:
         if layers:
             fmt = lambda ts: "; ".join(f"{t['shape']} {t['format']}" for t in ts)  # noqa: E731
             state.table([{"name": l["name"], "type": l["type"], "inputs": fmt(l["inputs"]), "outputs": fmt(l["outputs"]),
-                         "tactic": l["tactic"]} for l in layers], state.key(ev.layer, "engine_layers"), width="stretch")
+                         "tactic": l["tactic"]} for l in layers], key(ev.layer, "engine_layers"), width="stretch")
         else:
             st.caption("No engine, so no layers to list.")
         st.markdown(f"**TensorRT log** ({len(log)} warnings and errors)")

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
+from .keys import key_selector
+
 DEFAULT_VIEWPORT = (1280, 720)
 _VIEWPORT = "_viewport"  # plain session state: the last (main width, window height) the browser reported
 HEADER_PX = 60  # Streamlit's top bar with the page navigation
@@ -142,8 +144,6 @@ _FOCUS = "_viewport.focus"  # plain session state: a control the next page run s
 def focus(container_key: str) -> None:
     """Scroll the control in the keyed container into view on the next full page run (a spec example was just
     applied, which always runs the whole page)."""
-    from ..browser import key_selector
-
     st.session_state[_FOCUS] = key_selector(container_key)
 
 

@@ -31,7 +31,7 @@ example once, `hide=a,b` hides controls by name.
 
 Containers keyed "ctl.{layer}.{name}" wrap what `hide` can hide (Streamlit gives a keyed
 element the CSS class `st-key-` + the key with every character outside [A-Za-z0-9_-] as "-":
-playground.browser.key_selector).
+key_selector).
 Keys starting with "_" are plain session state, not widgets.
 """
 from __future__ import annotations
@@ -50,15 +50,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from ..backend import Backend, detect
-from ..cache import EngineCache
+from ..trt.backend import Backend, detect
+from ..trt.cache import EngineCache
 from .. import plots
 from ..style import DEFAULT, Theme, theme as theme_for
+from .keys import VIEW_PRESENTER
 
-AXES = ("d", "h", "w")
-INPUT = "input"
-VIEW_SHARED_SCALE, VIEW_PRESENTER = "view.shared_scale", "view.presenter"
-COMPARE = "compare"  # "{layer}.compare": compare mode's second precision
 _LAST = "_last_good."  # + layer: the last Evaluation that validated (not a widget key)
 
 
@@ -79,29 +76,6 @@ def inert(text) -> str:
     error, a link's text) and for messages that may quote one."""
     escaped = _ACTIVE.sub(lambda m: "\\" + m.group(0), str(text))
     return _AUTOLINK.sub("\u2060", escaped).replace("\n", "  \n")
-
-
-def key(layer: str, *parts) -> str:
-    return ".".join([layer, *map(str, parts)])
-
-
-def figure_key(layer: str, which: str) -> str:
-    """The page's heatmaps: which = input, output or spec."""
-    return key(layer, "figure", which)
-
-
-def input_key(layer: str, name: str) -> str:
-    return key(layer, INPUT, name)
-
-
-def control_key(layer: str, name: str) -> str:
-    """The key of the container around a control that `?hide=name` can hide."""
-    return f"ctl.{layer}.{name}"
-
-
-def axes(rank: int) -> tuple[str, ...]:
-    """Spatial axis names of an input of this rank: h, w or d, h, w."""
-    return AXES[-(rank - 2):]
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,10 @@ from ..errors import ValidationError
 from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, InputError, default_dims, make_input
 from ..layer import Layer
 from ..layers import get_layer
+from ..numbers import float32
 from ..params import Param, same_value
-from .state import COMPARE, VIEW_PRESENTER, VIEW_SHARED_SCALE, ViewOptions, axes, control_key, input_key, key
+from .keys import COMPARE, VIEW_PRESENTER, VIEW_SHARED_SCALE, axes, control_key, input_key, key
+from .state import ViewOptions
 
 SLIDER_MAX_STEPS = 2000  # a sidebar slider cannot place more positions than this; beyond, a number input
 PER_VALUE_MAX = 8  # arrays of up to this many values along one axis get one input per value
@@ -43,19 +45,13 @@ INPUT_SLOTS = {"input.kind": "kind", "upload": "image", "input.low": "values", "
 
 
 # -- values as text ---------------------------------------------------------------------------
-def number_text(v) -> str:
-    """Shortest float32 spelling: 0.1, 12345.679, 2 (not 0.10000000149, 2.0)."""
-    s = str(np.float32(v))
-    return s[:-2] if s.endswith(".0") else s
-
-
 def value_text(p: Param, value: Any) -> str:
     """An array or ints value as the text its widget holds: a preset name, or numbers."""
     if isinstance(value, str):
         return value
     if p.kind == "ints":
         return ", ".join(str(int(v)) for v in value)
-    return ", ".join(number_text(v) for v in np.asarray(value, np.float32).ravel())
+    return ", ".join(float32(v) for v in np.asarray(value, np.float32).ravel())
 
 
 # -- writing state (callbacks only: Streamlit refuses writes to a widget drawn this run) --------
@@ -242,7 +238,7 @@ def _value_edited(k: str, i: int, base: np.ndarray) -> None:
     if v is not None:
         a = base.ravel().copy()
         a[i] = v
-        st.session_state[k] = ", ".join(number_text(x) for x in a)
+        st.session_state[k] = ", ".join(float32(x) for x in a)
 
 
 def _table_edited(k: str, base: np.ndarray) -> None:
@@ -251,7 +247,7 @@ def _table_edited(k: str, base: np.ndarray) -> None:
     for row, cells in edits.get("edited_rows", {}).items():
         for col, v in cells.items():
             a[int(row), int(col)] = 0.0 if v is None else v
-    st.session_state[k] = ", ".join(number_text(x) for x in a.ravel())
+    st.session_state[k] = ", ".join(float32(x) for x in a.ravel())
 
 
 def _preset_chosen(k: str, current: np.ndarray | None) -> None:
@@ -259,7 +255,7 @@ def _preset_chosen(k: str, current: np.ndarray | None) -> None:
     if choice != CUSTOM:
         st.session_state[k] = choice
     elif current is not None:  # "custom": the values as numbers, ready to edit
-        st.session_state[k] = ", ".join(number_text(x) for x in current.ravel())
+        st.session_state[k] = ", ".join(float32(x) for x in current.ravel())
 
 
 def _array(layer: Layer, p: Param, k: str, default, raw: dict, canon: dict, shape: tuple, disabled: bool):
@@ -295,7 +291,7 @@ def _array(layer: Layer, p: Param, k: str, default, raw: dict, canon: dict, shap
     elif arr is not None and not per_value and arr.size <= TABLE_MAX:
         view, rows, cols = _grid(arr, shape)
         # float32 -> the float64 it spells (0.01, not 0.009999999776482582), for the browser's display
-        shown = np.vectorize(lambda v: float(number_text(v)))(view)
+        shown = np.vectorize(lambda v: float(float32(v)))(view)
         st.data_editor(pd.DataFrame(shown, index=rows, columns=cols), key=key(k, "table"), disabled=disabled,
                        on_change=_table_edited, args=(k, view))
     elif arr is not None and not per_value:

@@ -16,7 +16,7 @@ from ..layer import Layer
 from ..layers import get_layer
 from ..params import same_params
 from . import links
-from .state import control_key, key
+from .keys import control_key, key
 
 NONE = ""  # the picker's entry for a configuration that is no spec example
 

@@ -22,13 +22,13 @@ from typing import Callable
 
 import numpy as np
 
-from .budget import env_number
+from ..budget import env_number
 from .engine import BuildReport, BuildSettings, atomic_write
 
 FORMAT = 2  # part of every key: 2 since networks are created STRONGLY_TYPED (older engines are not reused)
 MAGIC = b"TRTPG-ENGINE\n"
 SUFFIX = ".engine"
-DEFAULT_DIR = Path(__file__).resolve().parent.parent / "engine_cache"
+DEFAULT_DIR = Path(__file__).resolve().parents[2] / "engine_cache"
 DEFAULT_CAP_MB = 256
 MAX_FILE_BYTES = 256 << 20  # no engine of one layer comes near; a larger file is not ours
 MEMORY_ENTRIES = 128  # hot entries kept decoded in memory, so a revisit reads no file

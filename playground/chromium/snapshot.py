@@ -10,7 +10,6 @@ so the same state gives the same picture.
 """
 from __future__ import annotations
 
-import sys
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -59,7 +58,7 @@ class Shot:
 
 def shots_from(pages: list[str], presets: list[str]) -> list[Shot]:
     """Pages by name; presets as LAYER:PRESET (or LAYER:all for every preset of a layer)."""
-    from .layers import LAYERS
+    from ..layers import LAYERS
 
     shots = []
     for page in pages:
@@ -70,7 +69,7 @@ def shots_from(pages: list[str], presets: list[str]) -> list[Shot]:
         layer, sep, name = item.partition(":")
         if not sep or layer not in LAYERS:
             raise ValueError(f"--presets: {item!r} must be LAYER:PRESET with LAYER one of {', '.join(LAYERS)}")
-        from .presets import examples
+        from ..presets import examples
         names = [p.name for p in examples(layer)]
         chosen = names if name == "all" else [name]
         for n in chosen:
@@ -113,37 +112,3 @@ def gallery(shots: list[Shot], paths: list[Path]) -> str:
         title = shot.page.replace("_", " ").title() + (f" — preset `{shot.preset}`" if shot.preset else "")
         lines += [f"## {title}", "", f"![{shot.name}]({path.name})", ""]
     return "\n".join(lines)
-
-
-def add_snapshot_command(subparsers) -> None:
-    p = subparsers.add_parser("snapshot", help="screenshots of pages/presets in headless Chromium, with index.md")
-    p.add_argument("--out", required=True, type=Path)
-    p.add_argument("--pages", nargs="*", default=None, help="home and/or layer names (default: all pages)")
-    p.add_argument("--presets", nargs="*", default=[], help="LAYER:PRESET or LAYER:all")
-    p.add_argument("--width", type=int, default=1920)
-    p.add_argument("--height", type=int, default=1080)
-    p.add_argument("--presenter", action="store_true", help="presenter mode (large fonts, high contrast)")
-    p.add_argument("--full-page", action="store_true", help="the whole page, not the stage cropped")
-    p.add_argument("--query", default="", help="more URL parameters for every page, e.g. 'hide=kernel,bias'")
-    p.set_defaults(func=cmd_snapshot)
-
-
-def cmd_snapshot(args) -> int:
-    from .layers import LAYERS
-
-    pages = args.pages if args.pages is not None else (["home", *LAYERS] if not args.presets else [])
-    if args.out.exists() and not args.out.is_dir():
-        print(f"error: --out {args.out}: is a file; it must name a directory (made if missing)", file=sys.stderr)
-        return 2
-    try:
-        shots = shots_from(pages, args.presets)
-    except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 2
-    try:
-        take(shots, args.out, width=args.width, height=args.height, presenter=args.presenter,
-             full_page=args.full_page, query=args.query)
-    except (RuntimeError, TimeoutError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
-    return 0

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import shutil
 import signal
 import socket
@@ -22,7 +21,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from ..ui.keys import key_selector  # noqa: F401  (the helpers here and their users find widgets by it)
+
+ROOT = Path(__file__).resolve().parents[2]
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
                  "--hide-scrollbars", "--font-render-hinting=none"]
@@ -98,13 +99,6 @@ def chromium(playwright=None):
         browser = pw.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
         stack.callback(browser.close)
         yield browser
-
-
-def key_selector(key: str) -> str:
-    """CSS selector of the element container Streamlit draws for a widget/container `key`:
-    Streamlit (1.67) adds the class `st-key-<key>` with every character outside [A-Za-z0-9_-]
-    replaced by "-" (so "convolution.stride_nd.h" -> ".st-key-convolution-stride_nd-h")."""
-    return ".st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", key.strip())
 
 
 # The output heatmap's Plotly element (its `data` is what is drawn): the chart keyed

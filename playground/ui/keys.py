@@ -1,0 +1,41 @@
+"""The page's keys, without Streamlit: widget keys (each one is its URL query parameter), the containers
+`hide` can hide, the figures, and the CSS selector Streamlit gives a keyed element (for the page's own
+scripts and the browser tests). The naming is described in state.py."""
+from __future__ import annotations
+
+import re
+
+AXES = ("d", "h", "w")
+INPUT = "input"
+VIEW_SHARED_SCALE, VIEW_PRESENTER = "view.shared_scale", "view.presenter"
+COMPARE = "compare"  # "{layer}.compare": compare mode's second precision
+
+
+def key(layer: str, *parts) -> str:
+    return ".".join([layer, *map(str, parts)])
+
+
+def figure_key(layer: str, which: str) -> str:
+    """The page's heatmaps: which = input, output or spec."""
+    return key(layer, "figure", which)
+
+
+def input_key(layer: str, name: str) -> str:
+    return key(layer, INPUT, name)
+
+
+def key_selector(key: str) -> str:
+    """CSS selector of the element container Streamlit draws for a widget/container `key`:
+    Streamlit (1.67) adds the class `st-key-<key>` with every character outside [A-Za-z0-9_-]
+    replaced by "-" (so "convolution.stride_nd.h" -> ".st-key-convolution-stride_nd-h")."""
+    return ".st-key-" + re.sub(r"[^a-zA-Z0-9_-]", "-", key.strip())
+
+
+def control_key(layer: str, name: str) -> str:
+    """The key of the container around a control that `?hide=name` can hide."""
+    return f"ctl.{layer}.{name}"
+
+
+def axes(rank: int) -> tuple[str, ...]:
+    """Spatial axis names of an input of this rank: h, w or d, h, w."""
+    return AXES[-(rank - 2):]
