@@ -419,3 +419,28 @@ def test_script_output_on_gpu_equals_reference(config, tmp_path, cache):
     out = np.load(tmp_path / "out.npy")
     assert f"outputH0: {r.reference.shape}" in done.stdout
     np.testing.assert_allclose(out, r.reference, rtol=1e-5, atol=1e-5)
+
+
+# --- the scripts' runner, a module of its own ----------------------------------------------------------
+
+def test_every_script_ends_with_the_runner_module_verbatim():
+    from playground import script_runner
+
+    tail = E.runner_source()
+    assert tail.lstrip().startswith("class CannotBuild") and "def main(argv):" in tail
+    assert E.export_script("scale").endswith(tail)
+    assert script_runner.CannotRun.__doc__ and callable(script_runner.main)  # it imports on its own
+
+
+def test_runner_cuda_check_names_the_call_and_the_error():
+    from playground import script_runner as R
+
+    class FakeRuntime:
+        @staticmethod
+        def cudaGetErrorName(error):
+            return 0, b"cudaErrorMemoryAllocation"
+
+    assert R.cuda_check(FakeRuntime, (0, 7), "cudaMalloc") == 7
+    assert R.cuda_check(FakeRuntime, (0, 1, 2), "two") == (1, 2) and R.cuda_check(FakeRuntime, 0, "none") is None
+    with pytest.raises(RuntimeError, match="cudaMalloc failed: cudaErrorMemoryAllocation"):
+        R.cuda_check(FakeRuntime, (2, None), "cudaMalloc")
