@@ -48,6 +48,8 @@ class Layer:
     legacy: dict[str, Callable[[Any], dict]] = field(default_factory=dict)
     # The weights TF32 rounds (its tensor-core multiplies read them and the input); none: TF32 is no choice here.
     tf32: tuple[str, ...] = ()
+    # The spec's examples and the precision lessons (playground.examples.Preset), in the order a page lists them.
+    examples: tuple = ()
 
     def __post_init__(self):  # every layer has the precision parameters, after its own
         own = {p.name for p in self.params}

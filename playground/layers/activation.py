@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from .. import reference as ref
 from ..inputs import centered_ramp
+from ..examples import EXACT_SMALL, Preset, lesson, spec_input, table
 from ..layer import Layer
 from ..params import Param
 
@@ -50,6 +51,46 @@ def build(trt, network, x, p):
     return layer.get_output(0)
 
 
+# -- examples: the spec's (002_9dc6f1f368def977.txt) and the precision lessons --------------------
+ACTIVATION_DOC = "002_9dc6f1f368def977.txt"
+
+ACTIVATION = [
+    Preset("relu", "activation", "ReLU", {"type": "RELU"}, spec_input((1, 1, 3, 3)),
+           table("0 0 0 0 0 1 2 3 4", (1, 1, 3, 3)), (1, 1, 3, 3), EXACT_SMALL,
+           f"{ACTIVATION_DOC} § 2 TensorRT Activate 算子实现",
+           note="The spec prints only the shapes (1, 1, 3, 3); the values are max(x, 0) of its input "
+                "arange(-4, 5).", printed=False),
+    Preset("clip", "activation", "CLIP, alpha = -2, beta = 2", {"type": "CLIP", "alpha": -2, "beta": 2},
+           spec_input((1, 1, 3, 3)), table("-2 -2 -2 -1 0 1 2 2 2", (1, 1, 3, 3)), (1, 1, 3, 3), EXACT_SMALL,
+           f"{ACTIVATION_DOC} § 2 TensorRT Activate 算子实现",
+           note="The spec shows the construction (type changed to CLIP, alpha -2, beta 2) but no output; "
+                "the values are max(-2, min(2, x)) of arange(-4, 5).", printed=False),
+]
+RAMP_KNEE = {"kind": "ramp", "shape": (1, 1, 8, 8), "low": -3.0, "high": 1.0}  # the lessons' inputs
+RAMP_4 = {"kind": "ramp", "shape": (1, 1, 8, 8), "low": -4.0, "high": 4.0}
+ACTIVATION += [
+    lesson("activation", "selu_bf16_knee", "SELU near its knee in BF16", {"type": "SELU", "precision": "BF16"},
+           RAMP_KNEE, {"max_abs_error": 0.0118, "max_rel_error": 0.009075, "error_units": 1.162},
+           "SELU on −3 … 1 in BF16: the input, alpha (1.6733) and beta (1.0507) are each rounded to 8 bits, "
+           "and the output once more, so the error exceeds one ε (2⁻⁷) where the negative branch bends."),
+    lesson("activation", "gelu_bf16_knee", "GELU near its minimum in BF16",
+           {"type": "GELU_ERF", "precision": "BF16"}, RAMP_KNEE,
+           {"max_abs_error": 0.002859, "max_rel_error": 0.01822, "error_units": 2.332},
+           "GELU on −3 … 1 in BF16: around its minimum (x ≈ −0.75) and its zero the output is small while "
+           "the input's rounding is not, so the relative error reaches 2.3 ε."),
+    lesson("activation", "int8_saturation", "INT8 with a scale too small saturates",
+           {"type": "RELU", "precision": "INT8", "quantize_scale": 0.01}, RAMP_4,
+           {"max_abs_error": 2.73, "max_rel_error": 0.6825, "error_units": 273.0},
+           "Scale 0.01 gives INT8 the range ±1.27: every input above 1.27 is clamped to 127 steps, so 4 "
+           "comes out as 1.27 (error 2.73 = 273 steps). Scale 0 (from the data: amax/127) fixes it."),
+    lesson("activation", "fp8_from_data", "FP8 E4M3 with the scale from the data",
+           {"type": "RELU", "precision": "FP8", "quantize_scale": 0}, RAMP_4,
+           {"max_abs_error": 0.127, "max_rel_error": 0.05263, "error_units": 0.4211},
+           "FP8 E4M3 has 3 mantissa bits: with scale amax/448 every value keeps its range, and is rounded to "
+           "within half an ε (2⁻³) of itself."),
+]
+
+
 LAYER = Layer(
     name="activation",
     title="Activation",
@@ -68,4 +109,5 @@ LAYER = Layer(
     build=build,
     formula=formula,
     ranks=(4, 5),
+    examples=tuple(ACTIVATION),
 )

@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import reference as ref
 from ..inputs import tile_pattern
+from ..examples import CANCELLING, EXACT, FLOAT32_TABLE, INF, Preset, frozen, lesson, spec_input, table
 from ..layer import Layer
 from ..params import Param
 from ..precision import QUANTIZED, fake_quantize
@@ -202,6 +203,201 @@ def _per_axis(name, default, help, low, high, optional=False):
                  low=low, high=high, step=1, per_axis=True, optional=optional)
 
 
+# -- examples: the spec's (004_3ac7b230bbcaefc8.txt) and the precision lessons --------------------
+CONV_DOC = "004_3ac7b230bbcaefc8.txt"
+
+# Shared by the default, kernel-attribute, num_groups and (summed) 3-D examples.
+DEFAULT_TEXT = """
+    12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679
+    45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914
+    78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34
+    12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679"""
+CONV_DEFAULT = table(DEFAULT_TEXT, (1, 1, 4, 7))
+STRIDE_2_2 = table("""
+    12345.679 31264.598 23156.49 12345.679
+    78912.34  97831.27  89723.16 78912.34""", (1, 1, 2, 4))
+# The spec's CAFFE_ROUND_UP table (its numbers run together in the print: split here). The third
+# row's window reads input rows 4, 5 and the zero row that ROUND_UP adds.
+ROUND_UP = table("""
+    12345.679 31264.598 23156.49 12345.679
+    78912.34  97831.27  89723.16 78912.34
+    45678.9   64597.8   56489.7  45678.9""", (1, 1, 3, 4))
+PAD_1_1 = table("""
+    1.2045    12.3456   23.1564   31.2645   12.3456   23.1564   31.2645   12.3456   23.056
+    1204.5078 12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679 23056.09
+    4507.801  45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914 56089.023
+    7801.2046 78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34  89023.055
+    1204.5078 12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679 23056.09
+    4507.8    45678.9   56489.7   64597.8   45678.9   56489.7   64597.8   45678.9   56089.""", (1, 1, 6, 9))
+PAD_1_0 = table("""
+    12.3456   23.1564   31.2645   12.3456   23.1564   31.2645   12.3456
+    12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679
+    45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914
+    78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34
+    12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679
+    45678.9   56489.7   64597.8   45678.9   56489.7   64597.8   45678.9""", (1, 1, 6, 7))
+PAD_0_1 = table("""
+    1204.5078 12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679 23056.09
+    4507.801  45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914 56089.023
+    7801.2046 78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34  89023.055
+    1204.5078 12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679 23056.09""", (1, 1, 4, 9))
+PRE_1_1 = table("""
+    1.2045    12.3456   23.1564   31.2645   12.3456   23.1564   31.2645   12.3456
+    1204.5078 12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679
+    4507.801  45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914
+    7801.2046 78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34
+    1204.5078 12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679""", (1, 1, 5, 8))
+PRE_1_0 = table("""
+    12.3456   23.1564   31.2645   12.3456   23.1564   31.2645   12.3456
+    12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679
+    45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914
+    78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34
+    12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679""", (1, 1, 5, 7))
+PRE_0_1 = table("""
+    1204.5078 12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679
+    4507.801  45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914
+    7801.2046 78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34
+    1204.5078 12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679""", (1, 1, 4, 8))
+POST_1_1 = table("""
+    12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679 23056.09
+    45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914 56089.023
+    78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34  89023.055
+    12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679 23056.09
+    45678.9   56489.7   64597.8   45678.9   56489.7   64597.8   45678.9   56089.""", (1, 1, 5, 8))
+POST_1_0 = table("""
+    12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679
+    45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914
+    78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34
+    12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679
+    45678.9   56489.7   64597.8   45678.9   56489.7   64597.8   45678.9""", (1, 1, 5, 7))
+POST_0_1 = table("""
+    12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679 23056.09
+    45678.914 56489.723 64597.832 45678.914 56489.723 64597.832 45678.914 56089.023
+    78912.34  89723.16  97831.27  78912.34  89723.16  97831.27  78912.34  89023.055
+    12345.679 23156.49  31264.598 12345.679 23156.49  31264.598 12345.679 23056.09""", (1, 1, 4, 8))
+DILATION_2_2 = table("""
+    13279.847 21387.955 32198.766 13279.847 21387.955
+    46513.277 54621.387 65432.2   46513.277 54621.387""", (1, 1, 2, 5))
+GROUPS_TABLE = frozen(np.concatenate([CONV_DEFAULT, -CONV_DEFAULT], axis=1))  # printed in full, both signs
+INT8_TABLE = table("""
+    726  791  772  726  791  772  726
+    1821 1886 1867 1821 1886 1867 1821
+    2817 2882 2863 2817 2882 2863 2817
+    726  791  772  726  791  772  726""", (1, 1, 4, 7))
+
+_SPEC_2D = spec_input((1, 1, 6, 9))
+_SHAPE_ONLY = "The spec prints only the output shape {shape} for this example, no table."
+
+
+def _conv(name, title, params, expected, shape, section, note=None, *, input=_SPEC_2D, tolerance=FLOAT32_TABLE,
+          printed=True):
+    if expected is None:
+        note = _SHAPE_ONLY.format(shape=shape) + (" " + note if note else "")
+    return Preset(name, "convolution", title, params, input, expected, shape, tolerance, f"{CONV_DOC} § {section}",
+                  note, printed if expected is not None else False)
+
+
+_STRIDE_SHAPE_NOTE = ("The spec prints this shape as '{printed}', dropping two dimensions: by its own arithmetic "
+                      "it is {shape}.")
+_ALIAS_NOTE = ("CAFFE_{kind} is TensorRT 8's name; TensorRT 10 has only EXPLICIT_{kind}, which the playground "
+               "takes it as (the same output).")
+CONVOLUTION = [
+    _conv("default", "initial example (no attributes changed)", {}, CONV_DEFAULT, (1, 1, 4, 7), "初始示例代码",
+          "The initial example's table is hand-adjusted to the ideal 12345.6789, 23156.4897, … (beyond float32, "
+          "the spec says so); the values here are the raw float32 ones the spec prints for the same windows in "
+          "the num_groups example. The reference reaches the ideal values within rtol 1e-7."),
+    _conv("kernel_attributes", "num_output_maps, kernel_size_nd, kernel, bias set as attributes",
+          {"num_output_maps": 1, "kernel_size_nd": "3,3",
+           "kernel": [1e4, 1e3, 100, 10, 1, 0.1, 0.01, 0.001, 0.0001], "bias": "0"},
+          CONV_DEFAULT, (1, 1, 4, 7), "num_output_maps & kernel_size_nd (kernel_size) & kernel & bias",
+          "The spec prints no table: 'the result is the same as the initial example's'.", printed=False),
+    _conv("stride_nd_2_2", "stride_nd = (2, 2)", {"stride_nd": "2,2"}, STRIDE_2_2, (1, 1, 2, 4), "stride_nd (stride)"),
+    _conv("stride_nd_2_1", "stride_nd = (2, 1)", {"stride_nd": "2,1"}, None, (1, 1, 2, 7), "stride_nd (stride)",
+          _STRIDE_SHAPE_NOTE.format(printed="(1,2,7)", shape=(1, 1, 2, 7))),
+    _conv("stride_nd_1_2", "stride_nd = (1, 2)", {"stride_nd": "1,2"}, table("""
+        12345.679 31264.598 23156.49  12345.679
+        45678.914 64597.832 56489.723 45678.914
+        78912.34  97831.27  89723.16  78912.34
+        12345.679 31264.598 23156.49  12345.679""", (1, 1, 4, 4)), (1, 1, 4, 4), "stride_nd (stride)",
+          _STRIDE_SHAPE_NOTE.format(printed="(1,4,4)", shape=(1, 1, 4, 4)) + " Its table, printed without the two "
+          "outer brackets, is right."),
+    _conv("padding_nd_1_1", "padding_nd = (1, 1)", {"padding_nd": "1,1"}, PAD_1_1, (1, 1, 6, 9), "padding_nd (padding)",
+          "The OCR of the print reads '56089 023' in row 3; it is 56089.023."),
+    _conv("padding_nd_1_0", "padding_nd = (1, 0)", {"padding_nd": "1,0"}, PAD_1_0, (1, 1, 6, 7),
+          "padding_nd (padding)"),
+    _conv("padding_nd_0_1", "padding_nd = (0, 1)", {"padding_nd": "0,1"}, PAD_0_1, (1, 1, 4, 9),
+          "padding_nd (padding)"),
+    _conv("pre_padding_1_1", "pre_padding = (1, 1)", {"pre_padding": "1,1"}, PRE_1_1, (1, 1, 5, 8), "pre_padding"),
+    _conv("pre_padding_1_0", "pre_padding = (1, 0)", {"pre_padding": "1,0"}, PRE_1_0, (1, 1, 5, 7), "pre_padding"),
+    _conv("pre_padding_0_1", "pre_padding = (0, 1)", {"pre_padding": "0,1"}, PRE_0_1, (1, 1, 4, 8), "pre_padding"),
+    _conv("post_padding_1_1", "post_padding = (1, 1)", {"post_padding": "1,1"}, POST_1_1, (1, 1, 5, 8), "post_padding"),
+    _conv("post_padding_1_0", "post_padding = (1, 0)", {"post_padding": "1,0"}, POST_1_0, (1, 1, 5, 7), "post_padding"),
+    _conv("post_padding_0_1", "post_padding = (0, 1)", {"post_padding": "0,1"}, POST_0_1, (1, 1, 4, 8), "post_padding"),
+    _conv("padding_mode_same_upper", "padding_mode = SAME_UPPER, stride (2, 2)",
+          {"stride_nd": "2,2", "padding_mode": "SAME_UPPER"}, None, (1, 1, 3, 5), "padding_mode"),
+    _conv("padding_mode_same_lower", "padding_mode = SAME_LOWER, stride (2, 2)",
+          {"stride_nd": "2,2", "padding_mode": "SAME_LOWER"}, None, (1, 1, 3, 5), "padding_mode"),
+    _conv("padding_mode_explicit_round_up", "padding_mode = EXPLICIT_ROUND_UP, stride (2, 2)",
+          {"stride_nd": "2,2", "padding_mode": "EXPLICIT_ROUND_UP"}, ROUND_UP, (1, 1, 3, 4), "padding_mode",
+          "The spec prints only the shape here; the table is the one it prints for CAFFE_ROUND_UP, the same mode "
+          "under TensorRT 8's name.", printed=False),
+    _conv("padding_mode_explicit_round_down", "padding_mode = EXPLICIT_ROUND_DOWN, stride (2, 2)",
+          {"stride_nd": "2,2", "padding_mode": "EXPLICIT_ROUND_DOWN"}, STRIDE_2_2, (1, 1, 2, 4), "padding_mode"),
+    _conv("padding_mode_caffe_round_up", "padding_mode = CAFFE_ROUND_UP, stride (2, 2)",
+          {"stride_nd": "2,2", "padding_mode": "CAFFE_ROUND_UP"}, ROUND_UP, (1, 1, 3, 4), "padding_mode",
+          _ALIAS_NOTE.format(kind="ROUND_UP") + " The print runs the numbers of each row together "
+          "('12345.67931264.59823156.4912345.679'); they are split here."),
+    _conv("padding_mode_caffe_round_down", "padding_mode = CAFFE_ROUND_DOWN, stride (2, 2)",
+          {"stride_nd": "2,2", "padding_mode": "CAFFE_ROUND_DOWN"}, STRIDE_2_2, (1, 1, 2, 4), "padding_mode",
+          _ALIAS_NOTE.format(kind="ROUND_DOWN")),
+    _conv("dilation_nd_2_2", "dilation_nd = (2, 2)", {"dilation_nd": "2,2"}, DILATION_2_2, (1, 1, 2, 5),
+          "dilation_nd (dilation)"),
+    _conv("dilation_nd_2_1", "dilation_nd = (2, 1)", {"dilation_nd": "2,1"}, None, (1, 1, 2, 7),
+          "dilation_nd (dilation)"),
+    _conv("dilation_nd_1_2", "dilation_nd = (1, 2)", {"dilation_nd": "1,2"}, None, (1, 1, 4, 5),
+          "dilation_nd (dilation)"),
+    _conv("num_groups_2", "num_groups = 2 (C = 2, kernel [w, −w])",
+          {"num_output_maps": 2, "num_groups": 2, "kernel": "powers_of_ten"}, GROUPS_TABLE, (1, 2, 4, 7), "num_groups",
+          "The powers_of_ten preset alternates the sign per output map, which is the spec's concatenate([w, -w]). "
+          "The spec adds: in INT8 mode each group's channel counts must be multiples of 4.",
+          input=spec_input((1, 2, 6, 9))),
+    _conv("conv_3d", "3-D: depth 2, kernel (2, 3, 3) = [w, −w]",
+          {"kernel_size_nd": "2,3,3", "kernel": "powers_of_ten"},
+          frozen(np.zeros((1, 1, 1, 4, 7))), (1, 1, 1, 4, 7), "三维卷积的示例",
+          "The spec prints no table: the two depth slices are the num_groups example's two channels summed, "
+          "'all elements are 0'. The powers_of_ten preset alternates the sign per depth slice, the spec's "
+          "concatenate([w, -w]).", input=spec_input((1, 1, 2, 6, 9)), tolerance=CANCELLING, printed=False),
+    _conv("int8", "INT8 quantize/dequantize, scale 1, weights through set_input", {"precision": "INT8", "quantize_scale": 1},
+          INT8_TABLE, (1, 1, 4, 7), "set_input 用法",
+          "Scale 1 leaves the input at 1…9 and rounds the kernel to 127 127 100 10 1 0 0 0 0 (clamped to int8): "
+          "726 = 1·127 + 2·127 + 3·100 + 4·10 + 5·1. The spec's BuilderFlag.INT8 is not needed in TensorRT 10 "
+          "(explicit Q/DQ).", tolerance=EXACT),
+]
+
+
+def _lesson(name, title, precision, errors, note):
+    """A precision lesson on the spec's convolution (its input, its 3 × 3 powers-of-ten kernel)."""
+    return lesson("convolution", name, title, {"precision": precision}, _SPEC_2D, errors, note, shape=(1, 1, 4, 7))
+
+
+CONVOLUTION += [
+    _lesson("fp16_overflow", "FP16 overflows above 65504", "FP16", {"max_abs_error": INF, "max_rel_error": INF},
+            "The spec's convolution in FP16. The third output row sums to 78912 … 97831, beyond FP16's largest "
+            "value 65504: its 7 cells are +Inf. The others lose their decimals: FP16 steps by 8 between 8192 and "
+            "16384, so 12345.6789 becomes 12344, and the kernel's 10⁻⁴ is stored as 1.0014·10⁻⁴."),
+    _lesson("bf16_digits", "BF16 keeps the range, not the digits", "BF16",
+            {"max_abs_error": 169.7, "max_rel_error": 0.003004, "error_units": 0.3846},
+            "The same convolution in BF16: float32's range (nothing overflows) with 8 significant bits. 97831.27 "
+            "lies where BF16 steps by 512, so the error reaches 170 although it is under half an ε (2⁻⁷) of the "
+            "value: the digits the spec's powers-of-ten kernel spells are gone."),
+    _lesson("tf32_operands", "TF32 rounds the multiplies' operands", "TF32",
+            {"max_abs_error": 0.002144, "max_rel_error": 4.693e-8, "error_units": 4.806e-5},
+            "TF32 (the builder's TF32 flag) rounds the input and the kernel to 10 mantissa bits and sums in FP32: "
+            "1 … 9 and 10⁴ … 1 are exact in it, 0.1, 0.01, 0.001 and 10⁻⁴ are not, so only the last digits move "
+            "(a few thousandths). This is why the playground turns TF32 off for FP32."),
+]
+
+
 LAYER = Layer(
     name="convolution",
     title="Convolution",
@@ -240,4 +436,5 @@ LAYER = Layer(
     stage_tensors=lambda p: [("Kernel", p["kernel"])],
     legacy={"int8": _int8_spelling},
     tf32=("kernel",),
+    examples=tuple(CONVOLUTION),
 )

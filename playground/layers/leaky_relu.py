@@ -6,6 +6,7 @@ import numpy as np
 
 from .. import reference as ref
 from ..inputs import centered_ramp
+from ..examples import EXACT_SMALL, Preset, spec_input, table
 from ..layer import Layer
 from ..params import Param
 
@@ -45,6 +46,25 @@ def build(trt, network, x, p):
     return total.get_output(0)
 
 
+# -- examples: the spec's (001_59716ba8d3a90fcb.txt) --------------------
+LEAKY_DOC = "001_59716ba8d3a90fcb.txt"
+
+LEAKY_TABLE = table("-0.4 -0.3 -0.2 -0.1 0. 1. 2. 3. 4.", (1, 1, 3, 3))
+_LEAKY_TITLES = {
+    "scale_relu_sum": "Scale(x·0.1) + Scale(ReLU(x)·0.9), ElementWise SUM",
+    "activation": "ActivationType.LEAKY_RELU, alpha 0.1",
+    "parametric_relu": "add_parametric_relu, one slope 0.1",
+}
+LEAKY_RELU = [
+    Preset(c, "leaky_relu", _LEAKY_TITLES[c], {"alpha": 0.1, "construction": c}, spec_input((1, 1, 3, 3)),
+           LEAKY_TABLE, (1, 1, 3, 3), EXACT_SMALL, f"{LEAKY_DOC} § 实现方式",
+           note="The spec (C++, no run) prints no input or output; the input is the activation spec's "
+                "arange(-4, 5) and the values are leaky ReLU's definition, x if x ≥ 0 else 0.1·x. "
+                "All three constructions must give them.", printed=False)
+    for c in ("scale_relu_sum", "activation", "parametric_relu")
+]
+
+
 LAYER = Layer(
     name="leaky_relu",
     title="Leaky ReLU",
@@ -63,4 +83,5 @@ LAYER = Layer(
     build=build,
     formula=lambda p: f"y = x if x ≥ 0 else {p['alpha']:g}·x",
     ranks=(4, 5),
+    examples=tuple(LEAKY_RELU),
 )

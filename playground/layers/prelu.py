@@ -5,6 +5,7 @@ import numpy as np
 
 from .. import reference as ref
 from ..inputs import centered_ramp
+from ..examples import EXACT_SMALL, Preset, spec_input, table
 from ..layer import Layer
 from ..params import Param
 
@@ -54,6 +55,23 @@ def build(trt, network, x, p):
     return network.add_parametric_relu(x, slopes.get_output(0)).get_output(0)
 
 
+# -- examples: the spec's (000_5872977bfab888fc.txt) --------------------
+PRELU_DOC = "000_5872977bfab888fc.txt"
+
+PRELU_TABLE = table("""
+    -2.  -1.5 -1.  -0.5 0. 1. 2. 3. 4.
+    -4.  -3.  -2.  -1.  0. 1. 2. 3. 4.
+    -8.  -6.  -4.  -2.  0. 1. 2. 3. 4.""", (1, 3, 3, 3))
+
+PRELU = [
+    Preset("spec_per_channel", "prelu", "slopes (0.5, 1, 2) per channel",
+           {"granularity": "channel", "slopes": "0.5,1,2"}, spec_input((1, 3, 3, 3)), PRELU_TABLE, (1, 3, 3, 3),
+           EXACT_SMALL, f"{PRELU_DOC} § 初始示例代码",
+           note="The spec's table types the second cell of channel 0 as '-1.5.'; by its own arithmetic "
+                "(-3 × 0.5) it is -1.5."),
+]
+
+
 LAYER = Layer(
     name="prelu",
     title="Parametric ReLU",
@@ -74,4 +92,5 @@ LAYER = Layer(
     notes=lambda p: ["Many TensorRT fusions that include ReLU have no Parametric ReLU version, "
                      "so PReLU may run slower than ReLU or LEAKY_RELU."],
     ranks=(4, 5),
+    examples=tuple(PRELU),
 )

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import reference as ref
 from ..inputs import arange_pattern
+from ..examples import EXACT_SMALL, Preset, frozen, spec_input, table
 from ..layer import Layer
 from ..params import Param
 
@@ -56,6 +57,49 @@ def formula(p):
     return f"y = (x·{show(p['scale'])} + ({show(p['shift'])}))^{show(p['power'])}"
 
 
+# -- examples: the spec's (003_8e3a283905c31e21.txt) --------------------
+SCALE_DOC = "003_8e3a283905c31e21.txt"
+
+HALF_MINUS_7 = table("""
+    -6.5 -6.  -5.5 -5.  -4.5 -4.  -3.5 -3.  -2.5
+    -2.  -1.5 -1.  -0.5  0.   0.5  1.   1.5  2.
+     2.5  3.   3.5  4.   4.5  5.   5.5  6.   6.5""", (1, 3, 3, 3))
+SCALE_CHANNEL_TABLE = table("""
+    -2. -1.5 -1. -0.5 0. 0.5 1. 1.5 2.
+    -2. -1.5 -1. -0.5 0. 0.5 1. 1.5 2.
+    -2. -1.5 -1. -0.5 0. 0.5 1. 1.5 2.""", (1, 3, 3, 3))
+
+
+def _per_nc(values: str) -> np.ndarray:
+    """The add_scale_nd tables: a (2, 2) grid of constants, each filling a 3×4 plane."""
+    return frozen(np.broadcast_to(table(values, (2, 2, 1, 1)), (2, 2, 3, 4)))
+
+
+_ZEROS_2234 = {"kind": "constant", "shape": (2, 2, 3, 4), "value": 0.0}
+SCALE = [
+    Preset("uniform", "scale", "UNIFORM: scale 0.5, shift -7, power 1",
+           {"mode": "UNIFORM", "scale": "0.5", "shift": "-7", "power": "1"}, spec_input((1, 3, 3, 3)),
+           HALF_MINUS_7, (1, 3, 3, 3), EXACT_SMALL, f"{SCALE_DOC} § 初始示例代码",
+           note="The section 'mode & scale & shift & power' sets the same values as attributes and prints its "
+                "output shape as '(3,3,3)', dropping N: it is (1, 3, 3, 3), as in the initial example."),
+    Preset("channel", "scale", "CHANNEL: shift (-2.5, -7, -11.5)",
+           {"mode": "CHANNEL", "scale": "0.5,0.5,0.5", "shift": "-2.5,-7,-11.5", "power": "1,1,1"},
+           spec_input((1, 3, 3, 3)), SCALE_CHANNEL_TABLE, (1, 3, 3, 3), EXACT_SMALL,
+           f"{SCALE_DOC} § CHANNEL 和 ELEMENTWISE 级的 scale"),
+    Preset("elementwise", "scale", "ELEMENTWISE: scale 0.5, shift -7 per element",
+           {"mode": "ELEMENTWISE", "scale": "0.5", "shift": "-7", "power": "1"}, spec_input((1, 3, 3, 3)),
+           HALF_MINUS_7, (1, 3, 3, 3), EXACT_SMALL, f"{SCALE_DOC} § CHANNEL 和 ELEMENTWISE 级的 scale",
+           note="The spec passes np.full((3, 3, 3), …) arrays; one value is broadcast to all 27 the same way. "
+                "It prints no table but says the result equals the initial example's.", printed=False),
+    Preset("channel_axis_0", "scale", "add_scale_nd CHANNEL, channel_axis = 0 (N)",
+           {"mode": "CHANNEL", "channel_axis": 0, "scale": "1,1", "shift": "2,3", "power": "1,1"}, _ZEROS_2234,
+           _per_nc("2 2 3 3"), (2, 2, 3, 4), EXACT_SMALL, f"{SCALE_DOC} § 使用 add_scale_nd 和 channel_axis"),
+    Preset("channel_axis_1", "scale", "add_scale_nd CHANNEL, channel_axis = 1 (C)",
+           {"mode": "CHANNEL", "channel_axis": 1, "scale": "1,1", "shift": "2,3", "power": "1,1"}, _ZEROS_2234,
+           _per_nc("2 3 2 3"), (2, 2, 3, 4), EXACT_SMALL, f"{SCALE_DOC} § 使用 add_scale_nd 和 channel_axis"),
+]
+
+
 LAYER = Layer(
     name="scale",
     title="Scale",
@@ -78,4 +122,5 @@ LAYER = Layer(
     notes=notes,
     formula=formula,
     ranks=(4, 5),
+    examples=tuple(SCALE),
 )
