@@ -6,6 +6,8 @@ No TensorRT and no Streamlit here.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from . import reference as ref
@@ -80,7 +82,8 @@ def _compare_errors(preset: Preset, errors: dict) -> Comparison:
     off = []
     for name, want in preset.errors.items():
         got = errors.get(name)
-        if got is None or not (got == want or abs(got - want) <= ERRORS_RTOL * abs(want)):
+        close = got == want or (math.isfinite(want) and abs(got - want) <= ERRORS_RTOL * abs(want))
+        if got is None or not close:
             off.append(f"{name} {got!r} (the lesson states {want:g})")
     if off:
         return Comparison(False, None, True, preset.tolerance.text, "error figures differ from the lesson's: "

@@ -268,6 +268,10 @@ def test_lessons_by_hand():
     assert r.params["quantize_scale"] == pytest.approx(4 / 448) and e["max_rel_error"] <= 2**-4  # half of ε = 2^-3
     r, e = errors("convolution.tf32_operands")
     assert 0 < e["error_units"] < 1 and np.isfinite(r.output).all()
+    r, e = errors("scale.fp16_cube_overflow")
+    assert np.isposinf(r.output).sum() == (r.truth >= 65520).sum() == 13  # x³ rounds to +Inf from 65520 up
+    r, e = errors("leaky_relu.bf16_alpha")
+    assert float(P.round_to(0.1, "BF16")) == 0.10009765625 and e["error_units"] < 1
 
 
 def test_a_lesson_whose_figures_differ_is_reported():
@@ -275,6 +279,9 @@ def test_a_lesson_whose_figures_differ_is_reported():
     r = evaluate(lesson.layer, {**lesson.params, "quantize_scale": 0.02}, presets.input_for(lesson), run=False)
     cmp = presets.compare(lesson, r.output, r.precision_error)
     assert not cmp.matches and "max_abs_error" in cmp.message and "2.73" in cmp.message
+    overflow = presets.find("scale", "fp16_cube_overflow")  # an infinite figure is matched only by inf
+    r = evaluate("scale", {**overflow.params, "power": "2"}, presets.input_for(overflow), run=False)
+    assert not presets.compare(overflow, r.output, r.precision_error).matches
 
 
 def test_a_lesson_opens_from_its_link_with_its_verdict_and_note():

@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import reference as ref
 from ..inputs import centered_ramp
-from ..examples import EXACT_SMALL, Preset, spec_input, table
+from ..examples import EXACT_SMALL, Preset, lesson, spec_input, table
 from ..layer import Layer
 from ..params import Param
 
@@ -46,7 +46,7 @@ def build(trt, network, x, p):
     return total.get_output(0)
 
 
-# -- examples: the spec's (001_59716ba8d3a90fcb.txt) --------------------
+# -- examples: the spec's (001_59716ba8d3a90fcb.txt) and a precision lesson --------------------
 LEAKY_DOC = "001_59716ba8d3a90fcb.txt"
 
 LEAKY_TABLE = table("-0.4 -0.3 -0.2 -0.1 0. 1. 2. 3. 4.", (1, 1, 3, 3))
@@ -63,6 +63,12 @@ LEAKY_RELU = [
                 "All three constructions must give them.", printed=False)
     for c in ("scale_relu_sum", "activation", "parametric_relu")
 ]
+LEAKY_RELU.append(lesson(
+    "leaky_relu", "bf16_alpha", "BF16's 0.1 is 0.10009765625", {"alpha": 0.1, "precision": "BF16"},
+    {"kind": "ramp", "shape": (1, 1, 8, 8), "low": -4.0, "high": 4.0},
+    {"max_abs_error": 0.007689, "max_rel_error": 0.007446, "error_units": 0.9531},
+    "alpha = 0.1 has no exact BF16 value: the layer multiplies by 0.10009765625, and the ramp's values are "
+    "rounded to 8 bits too, so the negative side is off by up to one ε (2⁻⁷) of its value."))
 
 
 LAYER = Layer(

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import reference as ref
 from ..inputs import arange_pattern
-from ..examples import EXACT_SMALL, Preset, frozen, spec_input, table
+from ..examples import EXACT_SMALL, INF, Preset, frozen, lesson, spec_input, table
 from ..layer import Layer
 from ..params import Param
 
@@ -57,7 +57,7 @@ def formula(p):
     return f"y = (x·{show(p['scale'])} + ({show(p['shift'])}))^{show(p['power'])}"
 
 
-# -- examples: the spec's (003_8e3a283905c31e21.txt) --------------------
+# -- examples: the spec's (003_8e3a283905c31e21.txt) and a precision lesson --------------------
 SCALE_DOC = "003_8e3a283905c31e21.txt"
 
 HALF_MINUS_7 = table("""
@@ -98,6 +98,12 @@ SCALE = [
            {"mode": "CHANNEL", "channel_axis": 1, "scale": "1,1", "shift": "2,3", "power": "1,1"}, _ZEROS_2234,
            _per_nc("2 3 2 3"), (2, 2, 3, 4), EXACT_SMALL, f"{SCALE_DOC} § 使用 add_scale_nd 和 channel_axis"),
 ]
+SCALE.append(lesson(
+    "scale", "fp16_cube_overflow", "FP16: x³ overflows above x ≈ 40.3",
+    {"mode": "UNIFORM", "scale": "1", "shift": "0", "power": "3", "precision": "FP16"},
+    {"kind": "ramp", "shape": (1, 1, 8, 8), "low": 0.0, "high": 50.0}, {"max_abs_error": INF, "max_rel_error": INF},
+    "power = 3 on 0 … 50 in FP16: 40.3³ is FP16's largest value, 65504, so the last 13 cells (x ≥ 40.5) are "
+    "+Inf; BF16 keeps them finite (float32's range) but 8 bits leave an error of about one ε."))
 
 
 LAYER = Layer(
