@@ -122,19 +122,15 @@ def written(path: str, mode: str):
         raise Failure(f"could not write {path} ({exc.strerror or exc})") from None
 
 
-def _number(v):
-    """A float JSON can hold: ±inf and NaN (an FP16 overflow, shapes that differ) as the strings "inf", "nan"."""
+def _finite(v):
+    """`v` as JSON can hold it: ±inf and NaN (an FP16 overflow, shapes that differ) as the strings "inf", "nan",
+    in nested dicts too."""
+    if isinstance(v, dict):
+        return {k: _finite(x) for k, x in v.items()}
     return str(v) if isinstance(v, float) and not math.isfinite(v) else v
 
 
-def _compare_json(c: dict | None) -> dict | None:
-    if c is None:
-        return None
-    return {k: ({n: _number(x) for n, x in v.items()} if isinstance(v, dict) else _number(v)) for k, v in c.items()}
-
-
 def result_json(r) -> dict:
-    errors = r.error_summary()
     return {
         "layer": r.layer,
         "params": {k: jsonable(v) for k, v in r.params.items()},
@@ -143,9 +139,9 @@ def result_json(r) -> dict:
         "output_source": r.output_source,
         "backend": r.backend.describe(),
         "engine": r.engine_summary(),
-        "max_abs_diff": _number(r.max_abs_diff),
-        "compare": _compare_json(r.compare_summary()),  # --compare: the other precision and the difference
-        "precision": errors and {k: _number(v) for k, v in errors.items()},  # below FP32: the error of the output shown against the layer in float64
+        "max_abs_diff": _finite(r.max_abs_diff),
+        "compare": _finite(r.compare_summary()),  # --compare: the other precision and the difference
+        "precision": _finite(r.error_summary()),  # below FP32: the error of the output shown against float64
         "latency_ms": r.latency_ms,
         "messages": r.messages,
         "error": r.error,

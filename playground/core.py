@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .trt import engine as eng
 from . import precision as P
-from .trt.backend import Backend, detect
-from .trt.cache import EngineCache, cache_key, canonical
 from .layers import get_layer
 from .reference import max_abs_diff
+from .trt import engine as eng
+from .trt.backend import Backend, detect
+from .trt.cache import EngineCache, cache_key, canonical
 
 TIMING_RUNS = 20
 
@@ -43,6 +43,7 @@ class Evaluation:
     precision_error: dict | None = None  # precision.errors of the output shown against the truth
     compared: "Evaluation | None" = None  # compare mode: the same configuration in another precision
     difference: dict | None = None  # precision.errors of this output against the compared one's
+    output_key: str | None = None  # the reference memo's key of the output shown while it is the emulation
 
     def compare_summary(self) -> dict | None:
         """Compare mode's figures (JSON-friendly): the other precision, its own error, and the difference."""
@@ -136,8 +137,9 @@ class _References(_Memo):
         h.update(memoryview(x).cast("B"))  # x is C-contiguous float32 (evaluate makes it so)
         return h.hexdigest()
 
-    def get(self, layer, params: dict, x: np.ndarray) -> np.ndarray:
-        """The layer's output on `x` in params["precision"] (emulated below FP32; float64 for precision.TRUTH)."""
+    def get(self, layer, params: dict, x: np.ndarray, key: str | None = None) -> np.ndarray:
+        """The layer's output on `x` in params["precision"] (emulated below FP32; float64 for precision.TRUTH);
+        `key`: this configuration's `key`, where the caller has it."""
         def compute() -> np.ndarray:
             with np.errstate(all="ignore"):  # NaN/Inf in the input are data to show, not warnings
                 out = P.emulate(layer, x, params)
@@ -145,10 +147,30 @@ class _References(_Memo):
                 out = out.copy()
             out.setflags(write=False)
             return out
-        return self.get_or_make(self.key(layer.name, params, x), compute)
+        return self.get_or_make(key or self.key(layer.name, params, x), compute)
 
 
 _references = _References()
+
+
+class _Measures(_Memo):
+    """precision.errors of one emulated output against another (its truth, or compare mode's other output), by
+    their reference keys: a revisited configuration shows its error map without a pass over both tensors
+    (0.75 s at the element budget). Where TensorRT's output is measured there is no key, and no memo."""
+
+    def __init__(self, max_bytes: int = 128 << 20):
+        super().__init__(max_bytes, weight=lambda e: e["error"].nbytes + e["log_error"].nbytes)
+
+    def get(self, keys: tuple, y: np.ndarray, truth: np.ndarray, precision: str, scale: float) -> dict:
+        def compute() -> dict:
+            e = P.errors(y, truth, precision, scale)
+            e["error"].setflags(write=False)  # shared between sessions
+            e["log_error"].setflags(write=False)
+            return e
+        return compute() if None in keys else self.get_or_make((*keys, precision, scale), compute)
+
+
+_measures = _Measures()
 
 
 def evaluate(layer_name: str, raw_params: dict | None = None, x: np.ndarray | None = None, *,
@@ -163,7 +185,8 @@ def evaluate(layer_name: str, raw_params: dict | None = None, x: np.ndarray | No
         result.compared = other
         if other.output.shape == result.output.shape:
             label = f"{result.params['precision']} − {compare}"
-            result.difference = P.errors(result.output, other.output, label, result.params["quantize_scale"])
+            result.difference = _measures.get((result.output_key, other.output_key), result.output, other.output,
+                                              label, result.params["quantize_scale"])
     return result
 
 
@@ -174,15 +197,19 @@ def _evaluate(layer_name: str, raw_params: dict | None, x: np.ndarray | None, *,
     x = layer.example_input(layer.example_shape) if x is None else np.ascontiguousarray(x, dtype=np.float32)
     params = P.with_data_scale(layer.resolve(raw_params, x.shape), x)  # ValidationError before TensorRT is called
     backend = backend or detect()
-    reference = _references.get(layer, params, x)
+    key = _References.key(layer.name, params, x)
+    reference = _references.get(layer, params, x, key)
     result = Evaluation(layer.name, params, x, reference, reference, "reference", backend, "not_built",
-                        messages=layer.notes_for(raw_params, params))
+                        messages=layer.notes_for(raw_params, params), output_key=key)
+    truth_key = None
     if params["precision"] != "FP32":
-        result.truth = _references.get(layer, {**params, "precision": P.TRUTH}, x)
+        truth_params = {**params, "precision": P.TRUTH}
+        truth_key = _References.key(layer.name, truth_params, x)
+        result.truth = _references.get(layer, truth_params, x, truth_key)
     if not backend.can_build:
         result.messages += [f"Not used: {why}." for why in backend.passed_over]
         result.messages.append(f"No engine was built ({backend.why_not_run}).")
-        return _measured(result)
+        return _measured(result, truth_key)
     cache = cache or default_cache()
     settings = eng.BuildSettings.from_env()
     result.cache_key = cache_key(layer.name, params, x.shape, backend, settings)
@@ -195,20 +222,20 @@ def _evaluate(layer_name: str, raw_params: dict | None, x: np.ndarray | None, *,
         if params["precision"] != "FP32":
             result.error += (f" ({layer.name} in {params['precision']}: the output shown is the NumPy emulation of "
                              f"{params['precision']})")
-        return _measured(result)
+        return _measured(result, truth_key)
     if report.output_shape and tuple(report.output_shape) != reference.shape:
         result.messages.append(f"TensorRT inferred output shape {tuple(report.output_shape)} but the reference "
                                f"computed {reference.shape}.")
     if run and backend.can_run:
         _run_on_gpu(result, report, x, cache.path)
-    return _measured(result)
+    return _measured(result, truth_key)
 
 
-def _measured(result: Evaluation) -> Evaluation:
+def _measured(result: Evaluation, truth_key: str | None) -> Evaluation:
     """The precision's error on the output shown (TensorRT's, or the emulation) against the layer in float64."""
     if result.truth is not None and result.truth.shape == result.output.shape:
-        result.precision_error = P.errors(result.output, result.truth, result.params["precision"],
-                                          result.params["quantize_scale"])
+        result.precision_error = _measures.get((result.output_key, truth_key), result.output, result.truth,
+                                               result.params["precision"], result.params["quantize_scale"])
     return result
 
 
@@ -229,5 +256,6 @@ def _run_on_gpu(result: Evaluation, report: eng.BuildReport, x: np.ndarray, cach
         return
     out = outputs[eng.OUTPUT_NAME].astype(np.float32)
     result.output, result.output_source, result.latency_ms = out, "tensorrt", latency
+    result.output_key = None  # TensorRT's output is measured afresh
     if out.shape == result.reference.shape:
         result.max_abs_diff = max_abs_diff(out, result.reference)

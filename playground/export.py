@@ -22,12 +22,12 @@ from pathlib import Path
 import numpy as np
 
 from . import precision, script_runner
-from .trt.backend import RTX_HINT
 from .errors import PlaygroundError
-from .trt.engine import INPUT_NAME, OUTPUT_NAME, BuildSettings
 from .layer import Layer
-from .params import same_params
 from .layers import get_layer
+from .params import same_params
+from .trt.backend import RTX_HINT
+from .trt.engine import INPUT_NAME, OUTPUT_NAME, BuildSettings
 
 RUNNER_MARKER = "# -- MARKER: the exported script's text starts here --"
 INLINE_LIMIT = 4096  # arrays with more values are embedded as base64 of their zlib-compressed bytes

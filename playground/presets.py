@@ -25,7 +25,7 @@ def all_presets() -> list[Preset]:
 
 def examples(layer: str) -> list[Preset]:
     """What a layer page offers: the spec's examples, then the precision lessons."""
-    return PRESETS.get(layer, []) + LESSONS.get(layer, [])
+    return list(LAYERS[layer].examples) if layer in LAYERS else []
 
 
 def all_lessons() -> list[Preset]:

@@ -17,10 +17,11 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from .backend import Backend
+
 from .. import precision as P
 from ..budget import env_number
 from ..layer import Layer
+from .backend import Backend
 
 INPUT_NAME, OUTPUT_NAME = "inputT0", "outputT0"
 SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING", "INFO", "VERBOSE")

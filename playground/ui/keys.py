@@ -9,6 +9,7 @@ AXES = ("d", "h", "w")
 INPUT = "input"
 VIEW_SHARED_SCALE, VIEW_PRESENTER = "view.shared_scale", "view.presenter"
 COMPARE = "compare"  # "{layer}.compare": compare mode's second precision
+COMPARE_OFF = "off"  # its first choice: no second precision
 
 
 def key(layer: str, *parts) -> str:

@@ -30,7 +30,7 @@ from ..errors import ValidationError
 from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, default_dims
 from ..layer import Layer
 from ..numbers import exact
-from .keys import AXES, COMPARE, VIEW_PRESENTER, VIEW_SHARED_SCALE, axes, control_key, input_key, key, key_selector
+from .keys import AXES, COMPARE, COMPARE_OFF, VIEW_PRESENTER, VIEW_SHARED_SCALE, axes, control_key, input_key, key, key_selector
 
 PRESET_PARAM, HIDE_PARAM = "preset", "hide"
 _PROBLEMS = "_url_problems."  # + layer: messages to show on the next drawn run
@@ -83,7 +83,7 @@ def fields(layer: Layer) -> dict[str, Field]:
             out[pk] = Field("choice", choices=p.choices, param=p.name)
         else:  # arrays and plain int lists: text (a preset name or numbers)
             out[pk] = Field("text", param=p.name)
-    out[key(layer.name, COMPARE)] = Field("choice", choices=("off", *layer.param("precision").choices))
+    out[key(layer.name, COMPARE)] = Field("choice", choices=(COMPARE_OFF, *layer.param("precision").choices))
     out[key(layer.name, VIEW_SHARED_SCALE)] = Field("bool")
     out[VIEW_PRESENTER] = Field("bool")
     return out

@@ -21,7 +21,7 @@ from ..layer import Layer
 from ..layers import get_layer
 from ..numbers import float32
 from ..params import Param, same_value
-from .keys import COMPARE, VIEW_PRESENTER, VIEW_SHARED_SCALE, axes, control_key, input_key, key
+from .keys import COMPARE, COMPARE_OFF, VIEW_PRESENTER, VIEW_SHARED_SCALE, axes, control_key, input_key, key
 from .state import ViewOptions
 
 SLIDER_MAX_STEPS = 2000  # a sidebar slider cannot place more positions than this; beyond, a number input
@@ -378,19 +378,13 @@ def param_controls(layer: Layer, shape: tuple, places: dict | None = None) -> Pa
     return form
 
 
-COMPARE_OFF = "off"
-
-
 def compare_control(layer: Layer) -> str | None:
     """Compare mode: a second precision the same configuration is shown in, beside the first; None when off."""
-    choice = st.select_slider("compare with", compare_choices(layer), value=COMPARE_OFF, key=key(layer.name, COMPARE),
+    choice = st.select_slider("compare with", (COMPARE_OFF, *layer.param("precision").choices), value=COMPARE_OFF,
+                              key=key(layer.name, COMPARE),
                               help="Show the output in a second precision beside the first, and the difference "
                                    "between the two (log₁₀ |difference|).", **STATE)
     return None if choice == COMPARE_OFF else choice
-
-
-def compare_choices(layer: Layer) -> tuple[str, ...]:
-    return (COMPARE_OFF, *layer.param("precision").choices)
 
 
 def _current(layer: Layer, shape: tuple) -> dict:
