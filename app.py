@@ -1,13 +1,12 @@
 """Streamlit entry point: `streamlit run app.py`. Home, then one page per declared layer.
 
-The page files live in app_pages/, not pages/: with a pages/ folder beside the main script,
+The home page's file lives in app_pages/, not pages/: with a pages/ folder beside the main script,
 Streamlit runs its legacy folder navigation (no wide layout, an "app" page) for the first
 script run of a fresh server, until st.navigation has been called once.
 """
 import streamlit as st
 
-from playground.layers import LAYERS
-from playground.ui.page import HOME_ICON, page_path
+from playground.ui.page import HOME_ICON, layer_pages, page_path
 from playground.ui.state import freeze_startup_objects
 
 # The layer pages put their parameters beside the figures; the sidebar (input and view) starts closed so the
@@ -15,6 +14,6 @@ from playground.ui.state import freeze_startup_objects
 st.set_page_config(page_title="TensorRT Layer Playground", page_icon="🧪", layout="wide",
                    initial_sidebar_state="collapsed")
 pages = [st.Page(page_path("home"), title="Home", icon=HOME_ICON, default=True)]
-pages += [st.Page(page_path(name), title=layer.title, icon=layer.icon, url_path=name) for name, layer in LAYERS.items()]
+pages += list(layer_pages().values())
 st.navigation(pages, position="top").run()
 freeze_startup_objects()  # after the page: by then TensorRT and every figure module are loaded

@@ -70,6 +70,27 @@ class Preset:
     def is_lesson(self) -> bool:
         return self.errors is not None
 
+    @property
+    def hand_derived(self) -> bool:
+        """A layer the spec does not cover: its table is worked out by hand from TensorRT's documented rules."""
+        return self.source.startswith(HAND_DERIVED)
+
+    @property
+    def kind(self) -> str:
+        """What the page calls it: "Spec example", "Example" (hand-derived) or "Lesson"."""
+        return "Lesson" if self.is_lesson else "Example" if self.hand_derived else "Spec example"
+
+    @property
+    def documented(self) -> str:
+        """Whose output it states: "the spec", "the hand derivation" or "the lesson"."""
+        return "the lesson" if self.is_lesson else "the hand derivation" if self.hand_derived else "the spec"
+
+    @property
+    def table_name(self) -> str:
+        if self.hand_derived:
+            return "the hand-derived table"
+        return "the spec's table" if self.printed else "the values the spec's text implies"
+
     def __post_init__(self):
         if self.expected is not None:
             assert self.expected.shape == self.expected_shape, (self.name, self.expected.shape, self.expected_shape)
@@ -117,6 +138,17 @@ def spec_input(shape) -> dict:
     return {"kind": "spec", "shape": tuple(shape)}
 
 
+HAND_DERIVED = "hand-derived"  # the source of an example of a layer beyond the spec's five: "hand-derived: how"
+
+
+def derived(layer, name, title, params, input, expected, how, note=None, tolerance=None) -> Preset:
+    """An example of a layer the spec does not cover: `expected` is worked out by hand (`how` says from what)."""
+    expected = frozen(expected)
+    return Preset(name, layer, title, params, input, expected, expected.shape, tolerance or EXACT_HAND,
+                  f"{HAND_DERIVED}: {how}", note)
+
+
+EXACT_HAND = Tolerance(1e-6, 1e-6, "small sums and quotients, exact or within float32 rounding")
 LESSON_SOURCE = "precision lesson (the playground's own; figures against the layer in FP64)"
 ERRORS_RTOL = 1e-3  # the lesson states its figures to 4 significant digits
 

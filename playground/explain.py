@@ -15,7 +15,7 @@ from typing import Callable
 
 import numpy as np
 
-from . import precision
+from . import precision, window
 from . import reference as ref
 from .numbers import precise
 from .inputs import DIM_NAMES
@@ -85,7 +85,7 @@ def conv_shape_rows(params: dict, input_shape: tuple) -> list[dict]:
     if rank not in AXIS_NAMES:
         raise ValueError(f"conv_shape_rows: input shape {shape} must have rank 4 or 5")
     mode = params["padding_mode"]
-    eff_pre, eff_post = conv.effective_padding(params)
+    eff_pre, eff_post = window.effective_padding(params)
     set_pre, set_post = params["pre_padding"], params["post_padding"]
     res_pre, res_post, out = conv.geometry(params, shape)
     rows = []
@@ -171,8 +171,6 @@ def conv_cell_products(x: np.ndarray, params: dict, out_index, reference_output:
     kpositions = list(itertools.product(*map(range, ksize)))
 
     taps, total = [], 0.0
-    window: dict[int, list] = {}
-    lead_shape = x.shape[:-2]
     for ci, c in enumerate(channels):
         for kpos, where in zip(kpositions, coords):
             inside = all(0 <= v < m for v, m in zip(where, size))
@@ -186,9 +184,6 @@ def conv_cell_products(x: np.ndarray, params: dict, out_index, reference_output:
                 tap["x_q"] = _code(qx[(n, c) + where]) if inside else 0
                 tap["w_q"] = _code(qw[(k, ci) + kpos])
             taps.append(tap)
-            drawn = _window_cell(n, c, where, size, lead_shape)
-            if drawn is not None:  # distinct kernel positions land on distinct cells of their slice
-                window.setdefault(drawn[0], []).append(drawn[1:])
     bias = float(params["bias"][k])
     value = float(precision.round_to(np.float32(total + bias), prec))
     if reference_output is None or tuple(np.shape(reference_output)) != out_shape:
@@ -202,7 +197,8 @@ def conv_cell_products(x: np.ndarray, params: dict, out_index, reference_output:
             f"plus bias {precise(bias)}")
     return {
         "out_index": idx, "out_shape": out_shape, "group": group, "channels": channels,
-        "quantized": prec if quantized else None, "taps": taps, "window": window, "products_sum": total,
+        "quantized": prec if quantized else None, "taps": taps,
+        "window": drawn_cells([(n, t["channel"]) + t["input"] for t in taps], x.shape), "products_sum": total,
         "bias": bias, "value": value, "reference": reference, "text": text,
     }
 
@@ -210,14 +206,6 @@ def conv_cell_products(x: np.ndarray, params: dict, out_index, reference_output:
 def _code(v) -> int | float:
     """A quantized code as it reads: an int8 integer, or an FP8 value."""
     return int(v) if float(v).is_integer() else float(v)
-
-
-def _window_cell(n: int, c: int, where: tuple, size: tuple, lead_shape: tuple) -> tuple[int, int, int] | None:
-    """Where input coordinate `where` of batch n, channel c is drawn: (heatmap slice, h, w), slices being
-    (n, c[, d]) in plots.slices order; None for a tap on depth padding, which has no slice to draw in."""
-    if len(where) == 3 and not 0 <= where[0] < size[0]:
-        return None
-    return int(np.ravel_multi_index((n, c) + tuple(where[:-2]), lead_shape)), int(where[-2]), int(where[-1])
 
 
 def conv_products_table(cell: dict) -> list[dict]:
@@ -238,42 +226,60 @@ def conv_products_table(cell: dict) -> list[dict]:
     return rows
 
 
+def conv_products_line(cell: dict, limit: int = 12) -> str:
+    """Σ written out where it is short (the spec's 3 × 3 windows), else the summary sentence."""
+    taps = cell["taps"]
+    if len(taps) > limit:
+        return cell["text"]
+    terms = " + ".join(f"{precise(t['x'])}·{precise(t['w'])}" for t in taps)
+    bias = f" + {precise(cell['bias'])}" if cell["bias"] else ""
+    return f"{terms}{bias} = **{precise(cell['value'])}**"
+
+
 HOVER_MAX_CELLS = 256  # output cells whose windows go to the browser for hover outlines (spec-sized outputs)
 
 
-def conv_windows(params: dict, input_shape: tuple) -> dict[str, list[list[int]]] | None:
-    """Every output cell's input window, for outlining it on hover: "n,k[,d],h,w" -> [[input slice, h, w], ...]
-    (slices in plots.slices order; cells outside the input are padding). None for outputs too large to send.
-    Geometry only, so it is remembered by the parameters that decide it (not the weights)."""
-    geometry = ("num_output_maps", "num_groups", "kernel_size_nd", "stride_nd", "dilation_nd", "padding_nd",
-                "pre_padding", "post_padding", "padding_mode")
-    return _conv_windows(tuple((n, params[n]) for n in geometry), tuple(int(d) for d in input_shape))
+def drawn_cells(reads, input_shape: tuple) -> dict[int, list[tuple[int, int]]]:
+    """Full input indices as the input heatmap draws them: slice index (plots.slices order) -> (h, w) cells,
+    each once; cells outside the input's h and w are padding (drawn dashed), an index outside its other axes
+    (depth padding, another batch) has no slice to be drawn in."""
+    shape = tuple(int(d) for d in input_shape)
+    lead = shape[:-2]
+    out: dict[int, list[tuple[int, int]]] = {}
+    for index in reads:
+        head = tuple(int(v) for v in index[:-2])
+        if any(not 0 <= v < n for v, n in zip(head, lead)):
+            continue
+        cells = out.setdefault(int(np.ravel_multi_index(head, lead)) if lead else 0, [])
+        cell = (int(index[-2]), int(index[-1]))
+        if cell not in cells:
+            cells.append(cell)
+    return out
+
+
+def hover_windows(layer, params: dict, input_shape: tuple, output_shape: tuple) -> dict[str, list[list[int]]] | None:
+    """Every output cell's input cells, for outlining them on hover: "n,c,[d,]h,w" -> [[input slice, h, w], ...].
+    None for outputs too large to send. Geometry only, so it is remembered by the parameters that are not
+    arrays (an array's shape follows from the others)."""
+    if layer.reads is None or int(np.prod(output_shape)) > HOVER_MAX_CELLS:
+        return None
+    geometry = tuple((k, v) for k, v in params.items() if not isinstance(v, np.ndarray))
+    return _hover_windows(layer.name, geometry, tuple(int(d) for d in input_shape), tuple(output_shape))
 
 
 @functools.lru_cache(maxsize=64)
-def _conv_windows(geometry: tuple, shape: tuple) -> dict[str, list[list[int]]] | None:
-    params = dict(geometry)
-    out_shape = conv_output_shape(params, shape)
-    if int(np.prod(out_shape)) > HOVER_MAX_CELLS:
-        return None
-    pre = conv.geometry(params, shape)[0]
-    groups, maps = params["num_groups"], params["num_output_maps"]
-    c_per_group, size = shape[1] // groups, shape[2:]
-    lead_shape = shape[:-2]
-    windows = {}
-    for index in np.ndindex(*out_shape):
-        n, k, pos = index[0], index[1], index[2:]
-        group = k // (maps // groups)
-        coords = ref.receptive_field(pos, size, params["kernel_size_nd"], params["stride_nd"], params["dilation_nd"], pre)
-        channels = range(group * c_per_group, (group + 1) * c_per_group)
-        drawn = (_window_cell(n, c, where, size, lead_shape) for c in channels for where in coords)
-        windows[",".join(map(str, index))] = [list(d) for d in drawn if d is not None]
-    return windows
+def _hover_windows(name: str, geometry: tuple, shape: tuple, out_shape: tuple) -> dict[str, list[list[int]]]:
+    from .layers import get_layer
+    reads, params = get_layer(name).reads, dict(geometry)
+    return {",".join(map(str, index)): [[s, h, w] for s, cells in drawn_cells(reads(params, shape, index), shape).items()
+                                        for h, w in cells]
+            for index in np.ndindex(*out_shape)}
 
 
 def output_slice_index(out_index, out_shape) -> int:
-    """Position of the (n, k[, d]) slice holding out_index in plots.slices order."""
-    return int(np.ravel_multi_index(tuple(out_index[:-2]), tuple(out_shape[:-2])))
+    """Position of the slice holding out_index in plots.slices order."""
+    lead = tuple(out_shape[:-2])
+    return int(np.ravel_multi_index(tuple(out_index[:-2]), lead)) if lead else 0
 
 
 # ----------------------------------------------------------------------------------------- scale

@@ -23,6 +23,15 @@ PRECISION_PARAMS = (
 
 
 @dataclass(frozen=True)
+class Cell:
+    """How one output cell gets its value: the stage's picked cell (click, hover, step, play) and the table
+    under it."""
+    line: str  # beside the heatmaps: the terms and the result, e.g. "max(1, 5, 2, 7) = **7**"
+    rows: tuple[dict, ...] = ()  # one row per term, for the table under the stage
+    notes: tuple[str, ...] = ()  # what else decides it (groups, quantization, a padding rule)
+
+
+@dataclass(frozen=True)
 class Layer:
     name: str  # CLI and URL name
     title: str
@@ -39,6 +48,7 @@ class Layer:
     formula: Callable[[dict], str] | None = None
     ranks: tuple[int, ...] = (4,)
     icon: str = ":material/layers:"  # the page's icon in the navigation and on the home page
+    order: int = 100  # its place in the navigation and on the home page (then by name)
     # Tensors drawn on the stage between input and output (the convolution's kernel): params -> [(title, tensor)].
     stage_tensors: Callable[[dict], list[tuple[str, np.ndarray]]] | None = None
     # (params, input shape) -> (output shape, multiply-adds, how they were counted, what to lower), for the
@@ -50,6 +60,16 @@ class Layer:
     tf32: tuple[str, ...] = ()
     # The spec's examples and the precision lessons (playground.examples.Preset), in the order a page lists them.
     examples: tuple = ()
+    # The input cells one output cell reads, geometry only: (params, input shape, output index) -> full input
+    # indices (outside the input: padding, drawn dashed). With it the page has a picked output cell: clicked,
+    # hovered (its cells outlined on the input), stepped and played, and kept in the share link.
+    reads: Callable[[dict, tuple, tuple], list[tuple]] | None = None
+    # That cell's arithmetic: (input, params, output index, reference output) -> Cell.
+    cell: Callable[..., Cell] | None = None
+    # The picked cell's index names per output rank (URL keys LAYER.extra.NAME); the default n, c, [d,] h, w.
+    cell_axes: Callable[[int], tuple[str, ...]] | None = None
+    # Explanations of a configuration, under the stage: (params, input shape) -> markdown paragraphs.
+    explain: Callable[[dict, tuple], list[str]] | None = None
 
     def __post_init__(self):  # every layer has the precision parameters, after its own
         own = {p.name for p in self.params}
@@ -123,6 +143,11 @@ class Layer:
                 if given == alias.upper():
                     out.append(f"{self.name}.{p.name}: {alias} is the legacy name of {member}, which it equals here.")
         return out + (self.notes(params) if self.notes else [])
+
+    def axes_of_cell(self, rank: int) -> tuple[str, ...]:
+        if self.cell_axes:
+            return self.cell_axes(rank)
+        return {5: ("n", "c", "d", "h", "w"), 4: ("n", "c", "h", "w"), 3: ("c", "h", "w"), 2: ("h", "w")}[rank]
 
     def unused(self, params: dict) -> list[str]:
         return [p.name for p in self.params if not p.is_used(params)]

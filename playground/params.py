@@ -17,6 +17,7 @@ from .errors import ValidationError
 from .numbers import exact
 
 KINDS = ("float", "int", "bool", "enum", "ints", "array")
+SPATIAL = ("d", "h", "w")  # the spatial axes of a rank-5 input; a rank-4 one has h, w
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 # Arrays typed by hand (CLI, URL, table editor) stay small; files may be larger.
 MAX_ARRAY_ELEMENTS = 1 << 20
@@ -37,6 +38,7 @@ class Param:
     optional: bool = False  # None means "not set" (e.g. pre_padding falls back to padding_nd)
     used_when: Callable[[dict], bool] | None = None  # False: the current configuration ignores it
     per_axis: bool = False  # ints: one value per spatial axis; a single value is broadcast
+    per_dim: bool = False  # ints: one value per dimension of the input (n, c, [d,] h, w); a single value is broadcast
     # A rule on this value given the parameters before it: returns what is wrong, or None.
     rule: Callable[[Any, dict, tuple], str | None] | None = None
     # The slider's useful range (float, and an array's single value) where the declared range is too wide to
@@ -48,6 +50,17 @@ class Param:
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind
+
+    @property
+    def along_axes(self) -> bool:
+        """ints with one value per axis: a slider each, a URL key each (LAYER.PARAM.AXIS)."""
+        return self.kind == "ints" and (self.per_axis or self.per_dim)
+
+    def axis_names(self, rank: int) -> tuple[str, ...]:
+        """The names of its values for an input of this rank: h, w or d, h, w (per_axis); n, c, [d,] h, w
+        (per_dim)."""
+        spatial = SPATIAL[5 - rank:]
+        return ("n", "c") + spatial if self.per_dim else spatial
 
     def default_for(self, params: dict, shape: tuple) -> Any:
         return self.default(params, shape) if callable(self.default) else self.default
@@ -98,12 +111,13 @@ class Param:
                 ints = tuple(_strict_int(v) for v in items)
             except (TypeError, ValueError):
                 raise fail("must be whole numbers separated by commas") from None
-            if self.per_axis:
-                rank = len(shape) - 2
+            if self.per_axis or self.per_dim:
+                rank = len(self.axis_names(len(shape)))
                 if len(ints) == 1:
                     ints = ints * rank
                 if len(ints) != rank:
-                    raise fail(f"needs one value per spatial axis ({rank} for an input of rank {len(shape)}) or a single value")
+                    what = "spatial axis" if self.per_axis else "dimension of the input"
+                    raise fail(f"needs one value per {what} ({rank} for an input of rank {len(shape)}) or a single value")
             for v in ints:
                 self._in_range(v, fail)
             if any(isinstance(v, float) for v in ints):  # ±inf: see _strict_int

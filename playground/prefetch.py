@@ -44,7 +44,7 @@ def _steps(p: Param, old: Any, new: Any) -> list:
     if p.kind == "enum" and new in p.choices:
         i = p.choices.index(new)
         return [p.choices[j] for j in (i + 1, i - 1) if 0 <= j < len(p.choices)]
-    if p.kind == "ints" and p.per_axis and isinstance(new, tuple) and isinstance(old, tuple) and len(old) == len(new):
+    if p.along_axes and isinstance(new, tuple) and isinstance(old, tuple) and len(old) == len(new):
         moved = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
         if len(moved) != 1:
             return []

@@ -56,7 +56,7 @@ def compare(preset: Preset, output, errors: dict | None = None) -> Comparison:
     shape_ok = tuple(out.shape) == tuple(preset.expected_shape)
     if not shape_ok:
         return Comparison(False, None, False, tol.text,
-                          f"output shape {tuple(out.shape)} differs from the spec's {preset.expected_shape}")
+                          f"output shape {tuple(out.shape)} differs from {preset.documented}'s {preset.expected_shape}")
     if preset.is_lesson:
         return _compare_errors(preset, errors or {})
     if preset.expected is None:
@@ -67,7 +67,7 @@ def compare(preset: Preset, output, errors: dict | None = None) -> Comparison:
     diff = ref.abs_diff(out, want)  # a NaN on one side only is a mismatch
     max_diff = float(diff.max()) if diff.size else 0.0
     bad = diff > tol.atol + tol.rtol * np.abs(want)
-    what = "the spec's table" if preset.printed else "the values the spec's text implies"
+    what = preset.table_name
     if not bad.any():
         within = "exactly" if tol.text == "exact" else f"within {tol.text}"
         return Comparison(True, max_diff, True, tol.text, f"matches {what} {within} (max |diff| {max_diff:.3g})")

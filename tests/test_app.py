@@ -13,7 +13,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from playground.layers import LAYERS
-from playground.ui.page import page_path
+
+from apptest import switch_to_layer
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 30  # the first TensorRT build in a process takes about a second; a loaded CI box more
@@ -23,7 +24,7 @@ def open_page(layer: str, **query) -> AppTest:
     """A fresh session opening /layer?query (the home page runs first: app.py registers the pages)."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
-    at.switch_page(page_path(layer))
+    switch_to_layer(at, layer)
     at.query_params.update(query)  # set before the page first runs, as opening a link does
     at.run()
     assert not at.exception, at.exception
@@ -71,10 +72,14 @@ def test_home_page_describes_backend_and_lists_layers():
         assert layer.summary in text(at)
 
 
-def test_every_layer_has_a_page_file():
-    root = Path(APP).parent
-    for name in LAYERS:
-        assert (root / page_path(name)).read_text().strip().endswith(f'layer_page("{name}")')
+def test_every_layer_has_a_page_made_from_the_registry():
+    """No file per layer: each declared layer's page exists at /NAME and draws that layer (its title block)."""
+    assert sorted(p.name for p in (Path(APP).parent / "app_pages").glob("*.py")) == ["home.py"]
+    for name, layer in LAYERS.items():
+        at = open_page(name)
+        assert f"### {layer.title}" in [m.value for m in at.markdown], name
+        assert not at.error, (name, [e.value for e in at.error])
+        assert any(m.value.startswith("**Input ") for m in at.markdown), name  # the stage drew its figures
 
 
 def test_selectbox_activation_type_clip_changes_output():

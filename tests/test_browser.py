@@ -526,8 +526,8 @@ def _slider_keys_of(layer) -> list[str]:
             keys.append(k)
         elif p.kind == "float":
             keys.append(k if (p.high - p.low) / p.step <= SLIDER_MAX_STEPS else f"{k}.{SLIDE}")
-        elif p.kind == "ints" and p.per_axis:
-            keys += [f"{k}.h", f"{k}.w"]
+        elif p.along_axes:
+            keys += [f"{k}.{ax}" for ax in p.axis_names(len(layer.example_shape))]
         elif p.kind == "array" and p.slide:  # one value by default: its slider and exact box
             keys.append(f"{k}.0.{SLIDE}")
     return keys

@@ -69,7 +69,7 @@ def test_invalid_parameters_exit_2_and_name_the_parameter(args, needle, capsys):
 
 def test_unknown_layer_is_a_usage_error():
     with pytest.raises(SystemExit) as info:
-        main(["run", "softmax"])
+        main(["run", "no_such_layer"])
     assert info.value.code == 2
 
 

@@ -220,7 +220,7 @@ def test_invalid_parameters_raise_before_export():
     with pytest.raises(ValidationError, match="convolution.num_groups"):
         E.export_script("convolution", {"num_groups": 2})  # C = 1
     with pytest.raises(KeyError, match="unknown layer"):
-        E.export_script("pooling", {})
+        E.export_script("no_such_layer", {})
 
 
 # --- the script's GPU path, against a fake cudart and a fake engine ---------------------------------------
@@ -400,7 +400,7 @@ def test_cli_export_invalid_exits_2_and_names_the_rule(argv, message, capsys):
 
 def test_cli_export_registers_choices():
     with pytest.raises(SystemExit):
-        main(["export", "pooling"])
+        main(["export", "no_such_layer"])
 
 
 # --- on a GPU that TensorRT runs on ---------------------------------------------------------------------

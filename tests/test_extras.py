@@ -4,6 +4,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from playground import core, explain, numbers
+from playground.layers import LAYERS
 from playground.ui import extras
 
 TIMEOUT = 30
@@ -16,10 +17,10 @@ def _script(layer):
     import streamlit as st
 
     from playground import core, style
-    from playground.ui.extras import EXTRAS
+    from playground.ui.extras import EXTRAS, layer_section
 
     evaluation = core.evaluate(layer, st.session_state.get("raw", {}))
-    EXTRAS[layer](evaluation, SimpleNamespace(shared_scale=True, presenter=False, theme=style.DEFAULT))
+    EXTRAS.get(layer, layer_section)(evaluation, SimpleNamespace(shared_scale=True, presenter=False, theme=style.DEFAULT))
 
 
 def run(layer, raw=None):
@@ -41,10 +42,15 @@ def keys(at, kind):
     return [w.key for w in getattr(at, kind)]
 
 
-def test_every_layer_has_an_extra_and_keys_follow_the_scheme():
-    assert set(extras.EXTRAS) >= {"activation", "leaky_relu", "prelu", "scale", "convolution"}
-    at = run("convolution")
-    assert keys(at, "number_input") == [f"convolution.extra.{n}" for n in "nkhw"]
+def test_every_layer_has_a_section_and_keys_follow_the_scheme():
+    """Each layer's section draws (its own, or the generic one from its declaration); a layer that reads input
+    cells has one index input per output axis, keyed LAYER.extra.AXIS (the share link's names)."""
+    assert keys(run("convolution"), "number_input") == [f"convolution.extra.{n}" for n in "nkhw"]
+    for name, layer in LAYERS.items():
+        at = run(name)
+        if layer.reads:
+            rank = core.evaluate(name, {}).reference.ndim
+            assert keys(at, "number_input") == [f"{name}.extra.{n}" for n in layer.axes_of_cell(rank)], name
 
 
 def test_activation_shows_the_formula():

@@ -16,6 +16,7 @@ from playground.trt.backend import detect
 from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
 from playground.params import same_params
+from apptest import switch_to_layer
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT that can build here")
@@ -189,11 +190,9 @@ def opened(layer: str, query: dict):
     """The app on `layer`'s page opened with the link parameters `query` (runs until the link has been applied)."""
     from streamlit.testing.v1 import AppTest
 
-    from playground.ui.page import page_path
-
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
     at.run()
-    at.switch_page(page_path(layer))
+    switch_to_layer(at, layer)
     at.query_params.update(query)
     for _ in range(3):
         at.run()

@@ -18,8 +18,8 @@ from playground import presets, style
 from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
 from playground.chromium.snapshot import Shot
-from playground.ui.page import page_path
 from playground.ui import links
+from apptest import switch_to_layer
 from test_app import open_page, rerun, stats  # the same AppTest helpers
 
 def warnings(at: AppTest) -> str:
@@ -244,7 +244,7 @@ def test_every_preset_name_is_a_valid_url_preset():
 
 def test_hide_holds_across_page_changes_until_shown_again():
     at = open_page("convolution", hide="input,kernel")
-    at.switch_page(page_path("scale"))
+    switch_to_layer(at, "scale")
     rerun(at)
     css = html(at)
     assert ".st-key-ctl-scale-input" in css  # kept for the next page, with the names it knows

@@ -1,10 +1,23 @@
-"""Every layer of the playground, each declared once in its own module."""
+"""Every layer of the playground, each declared once in its own module of this package.
+
+A module here that defines `LAYER` is a layer: it is found, not listed, so adding a layer is adding its file.
+"""
 from __future__ import annotations
 
-from ..layer import Layer
-from . import activation, convolution, leaky_relu, prelu, scale
+import importlib
+import pkgutil
 
-LAYERS: dict[str, Layer] = {m.LAYER.name: m.LAYER for m in (activation, prelu, leaky_relu, scale, convolution)}
+from ..layer import Layer
+
+
+def _discovered() -> dict[str, Layer]:
+    found = [importlib.import_module(f"{__name__}.{m.name}") for m in pkgutil.iter_modules(__path__)]
+    layers = sorted((m.LAYER for m in found if isinstance(getattr(m, "LAYER", None), Layer)),
+                    key=lambda layer: (layer.order, layer.name))
+    return {layer.name: layer for layer in layers}
+
+
+LAYERS: dict[str, Layer] = _discovered()
 
 
 def get_layer(name: str) -> Layer:

@@ -93,6 +93,7 @@ ACTIVATION += [
 
 LAYER = Layer(
     name="activation",
+    order=10,
     title="Activation",
     icon=":material/show_chart:",
     summary="y = f(x) elementwise, for every trt.ActivationType; alpha and beta parametrise some types.",

@@ -5,14 +5,12 @@ from __future__ import annotations
 import numpy as np
 
 from .. import reference as ref
+from .. import window
 from ..inputs import tile_pattern
 from ..examples import CANCELLING, EXACT, FLOAT32_TABLE, INF, Preset, frozen, lesson, spec_input, table
-from ..layer import Layer
+from ..layer import Cell, Layer
 from ..params import Param
 from ..precision import QUANTIZED, fake_quantize
-
-PADDING_ALIASES = {"CAFFE_ROUND_DOWN": "EXPLICIT_ROUND_DOWN", "CAFFE_ROUND_UP": "EXPLICIT_ROUND_UP"}
-
 
 def kernel_shape(p: dict, shape: tuple) -> tuple:
     return (p["num_output_maps"], shape[1] // p["num_groups"]) + tuple(p["kernel_size_nd"])
@@ -69,34 +67,15 @@ KERNEL_PRESETS = {
 }
 
 
-def effective_padding(p: dict) -> tuple[tuple, tuple]:
-    """pre/post padding before the padding mode applies: pre_padding/post_padding, where set,
-    replace padding_nd (TensorRT's setPaddingNd sets both; setPre/PostPadding override one side)."""
-    pre = p["pre_padding"] if p["pre_padding"] is not None else p["padding_nd"]
-    post = p["post_padding"] if p["post_padding"] is not None else p["padding_nd"]
-    return pre, post
-
-
 def geometry(p: dict, shape: tuple):
     """(resolved pre, resolved post, output spatial size) per axis, as TensorRT computes them."""
-    pre, post = effective_padding(p)
-    return ref.conv_padding(shape[2:], p["kernel_size_nd"], p["stride_nd"], p["dilation_nd"], pre, post,
-                            p["padding_mode"])
+    return window.geometry(p, shape, "kernel_size_nd")
 
 
 def groups_offered(p, shape):
     """The group counts that divide both C and num_output_maps: the only ones the groups slider offers."""
     return [g for g in range(1, min(shape[1], p["num_output_maps"]) + 1)
             if shape[1] % g == 0 and p["num_output_maps"] % g == 0]
-
-
-def kernel_size_offered(p, shape):
-    """Per spatial axis, the largest kernel whose dilated window fits the padded input (explicit padding
-    modes; the slider also stops at the declared maximum); None where SAME_* pad to fit any kernel."""
-    if not str(p.get("padding_mode", "")).startswith("EXPLICIT"):
-        return None
-    pre, post = effective_padding(p)
-    return tuple(max(1, (size + a + b - 1) // d + 1) for size, a, b, d in zip(shape[2:], pre, post, p["dilation_nd"]))
 
 
 def groups_rule(groups, p, shape):
@@ -120,21 +99,13 @@ def check(fail, p, shape):
         bias = np.full(maps, bias[0], np.float32)
     if bias.size != maps:
         raise fail("bias", f"needs 1 or num_output_maps={maps} values", p["bias"])
-    pre, post = effective_padding(p)
-    for axis, (size, k, d, a, b) in enumerate(zip(shape[2:], p["kernel_size_nd"], p["dilation_nd"], pre, post)):
-        reach = 1 + d * (k - 1)
-        if p["padding_mode"].startswith("EXPLICIT") and reach > size + a + b:
-            name = "dilation_nd" if d > 1 else "kernel_size_nd"
-            raise fail(name, f"the dilated kernel on spatial axis {axis} spans {reach} cells, more than the "
-                             f"padded input ({size} + {a} + {b} = {size + a + b})", p[name])
+    window.check_fits(fail, p, shape, "kernel_size_nd")
     return {**p, "kernel": np.ascontiguousarray(kernel.reshape(want)), "bias": np.ascontiguousarray(bias)}
 
 
 def cost(p, shape):
     """(output shape, multiply-adds, how they were counted, what to lower) for the work budget."""
-    pre, post = effective_padding(p)
-    out = ref.conv_padding(shape[2:], p["kernel_size_nd"], p["stride_nd"], p["dilation_nd"], pre, post,
-                           p["padding_mode"])[2]
+    out = geometry(p, shape)[2]
     per_output = shape[1] // p["num_groups"] * int(np.prod(p["kernel_size_nd"]))
     output = (shape[0], p["num_output_maps"]) + tuple(out)
     return (output, int(np.prod(output)) * per_output, f"{int(np.prod(output)):,} outputs × {per_output} products each",
@@ -147,14 +118,14 @@ def reference(x, p):
     kernel = p["kernel"]
     if p["precision"] in QUANTIZED:
         kernel = fake_quantize(kernel, p["quantize_scale"], p["precision"])
-    pre, post = effective_padding(p)
+    pre, post = window.effective_padding(p)
     return ref.convolution(x, kernel, p["bias"], p["stride_nd"], pre, post, p["dilation_nd"], p["num_groups"],
                            p["padding_mode"])
 
 
 def notes(p):
     out = []
-    pre, post = effective_padding(p)
+    pre, post = window.effective_padding(p)
     if p["padding_mode"].startswith("SAME") and any(pre + post):
         out.append(f"padding_mode {p['padding_mode']} takes precedence: padding_nd, pre_padding and post_padding are ignored.")
     if any(p["padding_nd"]) and (p["pre_padding"] is not None or p["post_padding"] is not None):
@@ -190,17 +161,35 @@ def build(trt, network, x, p):
     return conv.get_output(0)
 
 
+def reads(p, shape, index):
+    """The input cells output (n, k, [d,] h, w) reads: its group's channels under the window."""
+    n, k, position = index[0], index[1], index[2:]
+    per_group, g = shape[1] // p["num_groups"], k // (p["num_output_maps"] // p["num_groups"])
+    cells = window.cells_read(p, shape, "kernel_size_nd", position)
+    return [(n, c) + where for c in range(g * per_group, (g + 1) * per_group) for where in cells]
+
+
+def cell(x, p, index, reference_output=None):
+    """One output cell's products x·w and their sum."""
+    from .. import explain  # explain reads this module's geometry: imported when first used, not at load
+    c = explain.conv_cell_products(x, p, index, reference_output=reference_output)
+    notes = [f"**{c['text']}**"]
+    if c["quantized"]:
+        clamp = "clamp to [-128, 127]" if c["quantized"] == "INT8" else "clamp to ±448, nearest E4M3 value"
+        notes.append(f"{c['quantized']}: input values and weights are quantized with scale {p['quantize_scale']:g} "
+                     f"(round to nearest even, {clamp}) and dequantized before the products.")
+    if p["num_groups"] > 1:
+        notes.append(f"num_groups = {p['num_groups']}: output map {index[1]} is in group {c['group']}, which reads "
+                     f"input channels {c['channels'][0]}–{c['channels'][-1]} only.")
+    return Cell(explain.conv_products_line(c), tuple(explain.conv_products_table(c)), tuple(notes))
+
+
 def _int8_spelling(value) -> dict:
     """`int8=true|false`, the convolution's switch before every layer had a precision."""
     text = str(value).strip().lower()
     if text not in ("true", "false", "1", "0", "yes", "no", "on", "off"):
         raise ValueError("must be true or false (the old spelling of precision=INT8)")
     return {"precision": "INT8" if text in ("true", "1", "yes", "on") else "FP32"}
-
-
-def _per_axis(name, default, help, low, high, optional=False):
-    return Param(name, "ints", (lambda p, s: (default,) * (len(s) - 2)) if not optional else None, help,
-                 low=low, high=high, step=1, per_axis=True, optional=optional)
 
 
 # -- examples: the spec's (004_3ac7b230bbcaefc8.txt) and the precision lessons --------------------
@@ -400,6 +389,7 @@ CONVOLUTION += [
 
 LAYER = Layer(
     name="convolution",
+    order=50,
     title="Convolution",
     icon=":material/grid_on:",
     summary="2-D or 3-D convolution (cross-correlation) with groups, strides, padding modes and dilation.",
@@ -407,23 +397,15 @@ LAYER = Layer(
         Param("num_output_maps", "int", 1, "Output channels K.", low=1, high=64, step=1),
         Param("kernel_size_nd", "ints", lambda p, s: tuple(min(3, d) for d in s[2:]),
               "Kernel window per spatial axis (two values for 2-D, three for 3-D).", low=1, high=15, step=1, per_axis=True,
-              offers=kernel_size_offered),
+              offers=window.largest_window),
         Param("num_groups", "int", 1, "Groups: input channels and output maps split into this many independent convolutions.",
               low=1, high=64, step=1, rule=groups_rule, offers=groups_offered),
         Param("kernel", "array", "powers_of_ten", "Weights, shape (K, C/num_groups, *kernel_size_nd), or a preset.",
               presets=KERNEL_PRESETS),
         Param("bias", "array", [0.0], "One value per output map (or one for all).", low=-1e6, high=1e6, step=0.5,
               slide=(-100.0, 100.0)),
-        _per_axis("stride_nd", 1, "Step of the window per spatial axis.", 1, 16),
-        _per_axis("padding_nd", 0, "Zeros added before and after each spatial axis.", 0, 16),
-        _per_axis("pre_padding", 0, "Zeros before each spatial axis; replaces padding_nd's leading side when set.",
-                  0, 16, optional=True),
-        _per_axis("post_padding", 0, "Zeros after each spatial axis; replaces padding_nd's trailing side when set.",
-                  0, 16, optional=True),
-        Param("padding_mode", "enum", "EXPLICIT_ROUND_DOWN",
-              "How the output size and padding are computed; SAME_* take precedence over all explicit padding.",
-              choices=ref.PADDING_MODES, aliases=PADDING_ALIASES),
-        _per_axis("dilation_nd", 1, "Spacing between kernel taps per spatial axis.", 1, 16),
+        *window.padding_params(),
+        window.per_axis("dilation_nd", 1, "Spacing between kernel taps per spatial axis.", 1, 16),
     ),
     example_shape=(1, 1, 6, 9),
     example_input=tile_pattern,
@@ -437,4 +419,7 @@ LAYER = Layer(
     legacy={"int8": _int8_spelling},
     tf32=("kernel",),
     examples=tuple(CONVOLUTION),
+    reads=reads,
+    cell=cell,
+    cell_axes=lambda rank: ("n", "k", "d", "h", "w") if rank == 5 else ("n", "k", "h", "w"),
 )

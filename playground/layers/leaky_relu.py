@@ -73,6 +73,7 @@ LEAKY_RELU.append(lesson(
 
 LAYER = Layer(
     name="leaky_relu",
+    order=30,
     title="Leaky ReLU",
     icon=":material/call_split:",
     summary="y = x if x ≥ 0 else alpha·x, built three ways that must agree.",

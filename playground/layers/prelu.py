@@ -74,6 +74,7 @@ PRELU = [
 
 LAYER = Layer(
     name="prelu",
+    order=20,
     title="Parametric ReLU",
     icon=":material/trending_up:",
     summary="y = x if x ≥ 0 else slope·x, the slopes broadcast to the input: one, per channel or per element.",

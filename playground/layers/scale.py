@@ -108,6 +108,7 @@ SCALE.append(lesson(
 
 LAYER = Layer(
     name="scale",
+    order=40,
     title="Scale",
     icon=":material/tune:",
     summary="y = (x·scale + shift)^power with one set of coefficients, one per channel, or one per element.",

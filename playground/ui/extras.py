@@ -18,14 +18,13 @@ import streamlit as st
 from .. import core, explain, plots, style
 from . import state
 from .keys import figure_key
+from ..layers import get_layer
 from ..numbers import precise
 
 MAX_CURVE_MARKS = 2000  # distinct (x, y) marks on the transfer curve; more are strided
 # Beyond this many cells per slice the output heatmap is not clickable (its click targets cost megabytes)
 # and the outlines are drawn on request (each change would redraw the large input heatmap too).
 LARGE_SLICE_CELLS = 64 * 64
-OUTLINE_KEY = "convolution.extra.outline"
-_LAST_CELL = "_convolution.cell"  # plain session state: (evaluation, index, cell products) of this run
 
 
 @dataclass(frozen=True)
@@ -151,16 +150,26 @@ def scale_extra(evaluation, view) -> None:
 
 
 # ----------------------------------------------------------------------------------- convolution
-CONV_PLOT_KEY = figure_key("convolution", "output")  # the page's output heatmap: clicks pick a cell
+def convolution_extra(evaluation, view) -> None:
+    p, x = evaluation.params, evaluation.input
+    st.markdown("**Output size per axis**")
+    rows = explain.conv_shape_rows(p, x.shape)
+    names = {"dilated_kernel": "1+d(k−1)", "pre_padding_set": "pre_padding", "post_padding_set": "post_padding",
+             "pre": "pre (resolved)", "post": "post (resolved)"}
+    unset = ("pre_padding_set", "post_padding_set")  # None or a number: one type per column
+    state.table([{names.get(k, k): ("unset" if v is None else str(v)) if k in unset else v for k, v in row.items()}
+                 for row in rows], _key("convolution", "shape_table"))
+    out_shape = evaluation.reference.shape
+    st.markdown(f"Output shape: `{out_shape}` (N = {out_shape[0]}, K = num_output_maps = {out_shape[1]}).")
+    st.markdown(explain.PADDING_PRECEDENCE)
+    st.markdown(explain.padding_in_force(p))
+    cell_section(evaluation)
 
 
-def conv_index_names(rank: int) -> tuple[str, ...]:
-    return ("n", "k", "d", "h", "w") if rank == 5 else ("n", "k", "h", "w")
-
-
+# ------------------------------------------------- the picked output cell: any layer that declares `reads`
 def index_from_point(point: dict, customdata_by_curve: dict[int, np.ndarray], rank: int) -> tuple[int, ...] | None:
-    """The output index a plotly selection point stands for: its customdata (n, k, [d,] h, w) (a list, or the
-    {"0": n, "1": k, ...} dict that st.plotly_chart actually reports), or, where the frontend left customdata
+    """The output index a plotly selection point stands for: its customdata (n, c, [d,] h, w) (a list, or the
+    {"0": n, "1": c, ...} dict that st.plotly_chart actually reports), or, where the frontend left customdata
     out, the clicked trace's customdata row at point_index. None for anything else."""
     data = point.get("customdata")
     if data is None:
@@ -181,29 +190,33 @@ def index_from_point(point: dict, customdata_by_curve: dict[int, np.ndarray], ra
     return index if len(index) == rank else None
 
 
-def _click_handler(rank: int) -> Callable[[Any], Callable[[], None]]:
+def _axes(layer: str, rank: int) -> tuple[str, ...]:
+    return get_layer(layer).axes_of_cell(rank)
+
+
+def _click_handler(layer: str, rank: int) -> Callable[[Any], Callable[[], None]]:
     """For the drawn output figure, its on_select callback: runs before the rerun, so it may set the
     index inputs' state."""
     def for_figure(fig) -> Callable[[], None]:
         customdata = {i: np.asarray(t.customdata) for i, t in enumerate(fig.data) if t.customdata is not None}
 
         def on_select() -> None:
-            chart = st.session_state.get(CONV_PLOT_KEY) or {}
+            chart = st.session_state.get(figure_key(layer, "output")) or {}
             for point in ((chart.get("selection") or {}).get("points") or [])[:1]:
                 index = index_from_point(point, customdata, rank)
                 if index is not None:
-                    for name, v in zip(conv_index_names(rank), index):
-                        st.session_state[_key("convolution", name)] = v
+                    for name, v in zip(_axes(layer, rank), index):
+                        st.session_state[_key(layer, name)] = v
         return on_select
     return for_figure
 
 
-def _cell_index(out_shape: tuple) -> tuple[int, ...]:
+def _cell_index(layer: str, out_shape: tuple) -> tuple[int, ...]:
     """The picked output cell, from the index inputs' state (drawn later, under the heatmaps); an index
     the output no longer has moves to the nearest cell it has."""
     index = []
-    for name, size in zip(conv_index_names(len(out_shape)), out_shape):
-        key = _key("convolution", name)
+    for name, size in zip(_axes(layer, len(out_shape)), out_shape):
+        key = _key(layer, name)
         value = st.session_state.get(key)
         if value is None:  # not drawn yet in this session: a shared link's cell (the inputs are bound to the URL)
             text = st.query_params.get(key, "0")
@@ -214,146 +227,138 @@ def _cell_index(out_shape: tuple) -> tuple[int, ...]:
     return tuple(index)
 
 
-def _conv_cell(evaluation) -> tuple[tuple, tuple[int, ...], dict]:
-    """Output shape, picked index and that cell's products; the heatmaps' outlines and the section below
-    them both need it in one run, so the last one is kept."""
-    out_shape = explain.conv_output_shape(evaluation.params, evaluation.input.shape)
-    index = _cell_index(out_shape)
-    last = st.session_state.get(_LAST_CELL)
+def _picked(evaluation) -> tuple[tuple, tuple[int, ...], list[tuple], Any]:
+    """Output shape, picked index, the input cells it reads and its Cell (None where the layer explains no
+    arithmetic); the heatmaps' outlines and the sections below them all need it in one run, so the last one is
+    kept."""
+    layer = get_layer(evaluation.layer)
+    out_shape = tuple(evaluation.reference.shape)
+    index = _cell_index(layer.name, out_shape)
+    memo = "_" + _key(layer.name, "picked")  # plain session state: (evaluation, index, reads, cell) of this run
+    last = st.session_state.get(memo)
     if last is not None and last[0] is evaluation and last[1] == index:
-        return out_shape, index, last[2]
-    cell = explain.conv_cell_products(evaluation.input, evaluation.params, index, reference_output=evaluation.reference)
-    st.session_state[_LAST_CELL] = (evaluation, index, cell)
-    return out_shape, index, cell
+        return out_shape, index, last[2], last[3]
+    reads = layer.reads(evaluation.params, evaluation.input.shape, index)
+    cell = layer.cell(evaluation.input, evaluation.params, index, evaluation.reference) if layer.cell else None
+    st.session_state[memo] = (evaluation, index, reads, cell)
+    return out_shape, index, reads, cell
 
 
-def convolution_marks(evaluation) -> Marks:
-    """The picked output cell outlined on the output heatmap (a click there picks another), its window
-    outlined on the input heatmap: no second pair of figures to draw on every change."""
-    large = _large(evaluation.input.shape, explain.conv_output_shape(evaluation.params, evaluation.input.shape))
-    if large and not st.session_state.get(OUTLINE_KEY, False):
+def _outline_key(layer: str) -> str:
+    return _key(layer, "outline")
+
+
+def cell_marks(evaluation) -> Marks:
+    """The picked output cell outlined on the output heatmap (a click there picks another), the input cells it
+    reads outlined on the input heatmap: no second pair of figures to draw on every change."""
+    layer = get_layer(evaluation.layer)
+    in_shape, out_shape = evaluation.input.shape, tuple(evaluation.reference.shape)
+    large = _large(in_shape, out_shape)
+    if large and not st.session_state.get(_outline_key(layer.name), False):
         return Marks()
-    out_shape, index, cell = _conv_cell(evaluation)
+    out_shape, index, reads, _ = _picked(evaluation)
     selected = (explain.output_slice_index(index, out_shape), index[-2], index[-1])
-    windows = None if large else explain.conv_windows(evaluation.params, evaluation.input.shape)
-    return Marks(input=dict(highlight=cell["window"]),
+    windows = None if large else explain.hover_windows(layer, evaluation.params, in_shape, out_shape)
+    return Marks(input=dict(highlight=explain.drawn_cells(reads, in_shape)),
                  output=dict(selected=selected, clickable=not large,
                              meta={"windows": windows, "color": style.theme(False).window_color,
-                                   "hw": list(evaluation.input.shape[-2:])} if windows else None),
-                 on_select=None if large else _click_handler(len(out_shape)))
+                                   "hw": list(in_shape[-2:])} if windows else None),
+                 on_select=None if large else _click_handler(layer.name, len(out_shape)))
 
 
 def _large(in_shape: tuple, out_shape: tuple) -> bool:
     return max(in_shape[-2] * in_shape[-1], out_shape[-2] * out_shape[-1]) > LARGE_SLICE_CELLS
 
 
-def _cell_picker(out_shape: tuple) -> None:
+def _cell_picker(layer: str, out_shape: tuple) -> None:
     """The index inputs (their state already kept within out_shape by _cell_index)."""
-    labels = {"n": "n (batch)", "k": "k (output map)", "d": "d", "h": "h", "w": "w"}
-    for name, size, col in zip(conv_index_names(len(out_shape)), out_shape, st.columns(len(out_shape))):
+    labels = {"n": "n (batch)", "k": "k (output map)", "c": "c (channel)"}
+    names = _axes(layer, len(out_shape))
+    for name, size, col in zip(names, out_shape, st.columns(len(out_shape))):
         with col:
             # Bound to the URL: the share link holds the picked cell (read before drawing by _cell_index).
-            st.number_input(labels[name], min_value=0, max_value=size - 1, step=1, key=_key("convolution", name),
+            st.number_input(labels.get(name, name), min_value=0, max_value=size - 1, step=1, key=_key(layer, name),
                             bind="query-params")
 
 
-def convolution_extra(evaluation, view) -> None:
-    p, x = evaluation.params, evaluation.input
-
-    st.markdown("**Output size per axis**")
-    rows = explain.conv_shape_rows(p, x.shape)
-    names = {"dilated_kernel": "1+d(k−1)", "pre_padding_set": "pre_padding", "post_padding_set": "post_padding",
-             "pre": "pre (resolved)", "post": "post (resolved)"}
-    unset = ("pre_padding_set", "post_padding_set")  # None or a number: one type per column
-    state.table([{names.get(k, k): ("unset" if v is None else str(v)) if k in unset else v for k, v in row.items()}
-                 for row in rows], _key("convolution", "shape_table"))
-    out_shape, index, cell = _conv_cell(evaluation)
-    st.markdown(f"Output shape: `{out_shape}` (N = {out_shape[0]}, K = num_output_maps = {out_shape[1]}).")
-    st.markdown(explain.PADDING_PRECEDENCE)
-    st.markdown(explain.padding_in_force(p))
-
-    if _large(x.shape, out_shape):
+def cell_section(evaluation) -> None:
+    """Under the stage: pick an output cell, what it reads and how its value is made."""
+    layer = get_layer(evaluation.layer)
+    out_shape, index, reads, cell = _picked(evaluation)  # before the index inputs: it may move their values
+    if _large(evaluation.input.shape, out_shape):
         st.markdown("**One output cell**: pick its index.")
         st.toggle("Outline it and the input cells it reads on the heatmaps (large tensors: slower per change)",
-                  value=False, key=OUTLINE_KEY)
+                  value=False, key=_outline_key(layer.name))
     else:
         st.markdown("**One output cell**: pick its index, or click a cell of the output heatmap. It is outlined "
-                    "on the output, and the input cells it reads on the input (dashed: padding).")
-    _cell_picker(out_shape)
+                    "on the output, and the input cells it reads on the input (dashed: outside the input).")
+    _cell_picker(layer.name, out_shape)
     shown = float(evaluation.output[index]) if evaluation.output.shape == out_shape else None
-    st.markdown(f"**{cell['text']}**")
     if shown is not None:
         st.markdown(f"output{index} = {precise(shown)} ({evaluation.output_source}); "
-                    f"reference = {precise(cell['reference'])}")
-    if cell["quantized"]:
-        clamp = "clamp to [-128, 127]" if cell["quantized"] == "INT8" else "clamp to ±448, nearest E4M3 value"
-        st.caption(f"{cell['quantized']}: input values and weights are quantized with scale "
-                   f"{precise(p['quantize_scale'])} (round to nearest even, {clamp}) and dequantized before the "
-                   "products.")
-    if p["num_groups"] > 1:
-        st.caption(f"num_groups = {p['num_groups']}: output map {index[1]} is in group {cell['group']}, which reads "
-                   f"input channels {cell['channels'][0]}–{cell['channels'][-1]} only.")
-    state.table(explain.conv_products_table(cell), _key("convolution", "products"))
+                    f"reference = {precise(float(evaluation.reference[index]))}")
+    if cell is not None:
+        for note in cell.notes:
+            st.markdown(note)
+        if cell.rows:
+            state.table(list(cell.rows), _key(layer.name, "products"))
 
 
-def _step(out_shape: tuple, delta: int) -> None:
-    """Move the picked output cell delta cells on in reading order (w, then h, then d, k, n), wrapping around:
+def _step(layer: str, out_shape: tuple, delta: int) -> None:
+    """Move the picked output cell delta cells on in reading order (w, then h, then d, c, n), wrapping around:
     the window walks the input by the stride, as in the convolution arithmetic animations."""
-    index = _cell_index(out_shape)
+    index = _cell_index(layer, out_shape)
     flat = (int(np.ravel_multi_index(index, out_shape)) + delta) % int(np.prod(out_shape))
-    for name, v in zip(conv_index_names(len(out_shape)), np.unravel_index(flat, out_shape)):
-        st.session_state[_key("convolution", name)] = int(v)
+    for name, v in zip(_axes(layer, len(out_shape)), np.unravel_index(flat, out_shape)):
+        st.session_state[_key(layer, name)] = int(v)
 
 
-PLAY_KEY = _key("convolution", "play")
 PLAY_SECONDS = 1.0  # one output cell a second: the eye follows the window
-_DRAWN = "_convolution.drawn_cell"  # plain session state: the cell the stage last drew
-_STEPPED_AT = "_convolution.stepped_at"  # plain session state: when play last stepped (time.monotonic)
 
 
-def _products_text(cell: dict, limit: int = 12) -> str:
-    """Σ written out where it is short (the spec's 3 × 3 windows), else the summary sentence."""
-    taps = cell["taps"]
-    if len(taps) > limit:
-        return cell["text"]
-    terms = " + ".join(f"{precise(t['x'])}·{precise(t['w'])}" for t in taps)
-    bias = f" + {precise(cell['bias'])}" if cell["bias"] else ""
-    return f"{terms}{bias} = **{precise(cell['value'])}**"
-
-
-def convolution_stage_line(evaluation, view) -> None:
-    """Under the stage's heatmaps: the picked cell's products and Σ, and the controls that walk the window across
-    the output (previous, next, play)."""
-    out_shape, index, cell = _conv_cell(evaluation)
-    st.session_state[_DRAWN] = index
-    with st.container(horizontal=True, vertical_alignment="center", gap="small", key=_key("convolution", "cell")):
-        st.button("", icon=":material/skip_previous:", key=_key("convolution", "prev"), on_click=_step,
-                  args=(out_shape, -1), help="Previous output cell")
-        st.button("", icon=":material/skip_next:", key=_key("convolution", "next"), on_click=_step,
-                  args=(out_shape, 1), help="Next output cell: the window moves on by the stride")
-        playing = st.toggle("play", key=PLAY_KEY, help=f"Walk the window over every output cell, one every "
-                                                       f"{PLAY_SECONDS:g} s")
-        st.markdown(f"output{index} = {_products_text(cell)}", width="stretch")
+def cell_stage_line(evaluation, view) -> None:
+    """Under the stage's heatmaps: the picked cell's arithmetic, and the controls that walk it across the output
+    (previous, next, play)."""
+    layer = evaluation.layer
+    out_shape, index, _, cell = _picked(evaluation)
+    st.session_state["_" + _key(layer, "drawn")] = index
+    with st.container(horizontal=True, vertical_alignment="center", gap="small", key=_key(layer, "cell")):
+        st.button("", icon=":material/skip_previous:", key=_key(layer, "prev"), on_click=_step,
+                  args=(layer, out_shape, -1), help="Previous output cell")
+        st.button("", icon=":material/skip_next:", key=_key(layer, "next"), on_click=_step,
+                  args=(layer, out_shape, 1), help="Next output cell: the window moves on by the stride")
+        playing = st.toggle("play", key=_key(layer, "play"), help=f"Walk over every output cell, one every "
+                                                                  f"{PLAY_SECONDS:g} s")
+        line = cell.line if cell is not None else precise(float(evaluation.reference[index]))
+        st.markdown(f"output{index} = {line}", width="stretch")
     if playing:
-        _player(out_shape)
+        _player(layer, out_shape)
 
 
 @st.fragment(run_every=PLAY_SECONDS)
-def _player(out_shape: tuple) -> None:
+def _player(layer: str, out_shape: tuple) -> None:
     """While play is on: one step per tick, then the page draws the new cell (a full run: the outlines are on the
     stage's own figures). A tick that comes before the last step was drawn waits, so no cell is skipped; the
     page's own run, which also runs this body, never steps (less than a tick since the last step)."""
-    if not st.session_state.get(PLAY_KEY) or st.session_state.get(_DRAWN) != _cell_index(out_shape):
+    drawn, stepped_at = "_" + _key(layer, "drawn"), "_" + _key(layer, "stepped_at")
+    if not st.session_state.get(_key(layer, "play")) or st.session_state.get(drawn) != _cell_index(layer, out_shape):
         return
-    if time.monotonic() - st.session_state.get(_STEPPED_AT, 0.0) < 0.8 * PLAY_SECONDS:
+    if time.monotonic() - st.session_state.get(stepped_at, 0.0) < 0.8 * PLAY_SECONDS:
         return
-    st.session_state[_STEPPED_AT] = time.monotonic()
-    _step(out_shape, 1)
+    st.session_state[stepped_at] = time.monotonic()
+    _step(layer, out_shape, 1)
     st.rerun()
 
 
-MARKS: dict[str, Callable[[Any], Marks]] = {"convolution": convolution_marks}
-STAGE_LINES: dict[str, Callable[[Any, Any], None]] = {"convolution": convolution_stage_line}
+def layer_section(evaluation, view) -> None:
+    """A layer with no section of its own here: its explanations, then its picked cell."""
+    layer = get_layer(evaluation.layer)
+    if layer.explain:
+        for paragraph in layer.explain(evaluation.params, evaluation.input.shape):
+            st.markdown(paragraph)
+    if layer.reads:
+        cell_section(evaluation)
+
 
 EXTRAS: dict[str, Callable[[Any, Any], None]] = {
     "activation": activation_extra,

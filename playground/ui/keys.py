@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import re
 
-AXES = ("d", "h", "w")
 INPUT = "input"
 VIEW_SHARED_SCALE, VIEW_PRESENTER = "view.shared_scale", "view.presenter"
 COMPARE = "compare"  # "{layer}.compare": compare mode's second precision
@@ -36,7 +35,3 @@ def control_key(layer: str, name: str) -> str:
     """The key of the container around a control that `?hide=name` can hide."""
     return f"ctl.{layer}.{name}"
 
-
-def axes(rank: int) -> tuple[str, ...]:
-    """Spatial axis names of an input of this rank: h, w or d, h, w."""
-    return AXES[-(rank - 2):]

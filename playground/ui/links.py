@@ -30,7 +30,7 @@ from ..errors import ValidationError
 from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, default_dims
 from ..layer import Layer
 from ..numbers import exact
-from .keys import AXES, COMPARE, COMPARE_OFF, VIEW_PRESENTER, VIEW_SHARED_SCALE, axes, control_key, input_key, key, key_selector
+from .keys import COMPARE, COMPARE_OFF, VIEW_PRESENTER, VIEW_SHARED_SCALE, control_key, input_key, key, key_selector
 
 PRESET_PARAM, HIDE_PARAM = "preset", "hide"
 _PROBLEMS = "_url_problems."  # + layer: messages to show on the next drawn run
@@ -70,10 +70,10 @@ def fields(layer: Layer) -> dict[str, Field]:
     out[k("seed")] = Field("int", 0, SEED_MAX)
     for p in layer.params:
         pk = key(layer.name, p.name)
-        if p.kind == "ints" and p.per_axis:
+        if p.along_axes:
             if p.optional:
                 out[key(pk, "set")] = Field("bool", param=p.name)
-            for ax in AXES:
+            for ax in p.axis_names(5):
                 out[key(pk, ax)] = Field("int", p.low, p.high, param=p.name)
         elif p.kind in ("float", "int"):
             out[pk] = Field(p.kind, p.low, p.high, param=p.name)
@@ -153,9 +153,9 @@ def widget_value(layer: Layer, p, canon: dict, shape: tuple, get: Callable[[str,
 
     k = key(layer.name, p.name)
     default = _safe_default(p, canon, shape)
-    if p.kind == "ints" and p.per_axis:
+    if p.along_axes:
         on = bool(get(key(k, "set"), False)) if p.optional else True
-        names = axes(len(shape))
+        names = p.axis_names(len(shape))
         shown = default if default is not None else (int(p.low or 0),) * len(names)
         values = tuple(int(get(key(k, ax), v)) for ax, v in zip(names, shown))
         return values if on else None

@@ -1,6 +1,7 @@
-"""The home page and the layer pages: every file in app_pages/ calls one function here."""
+"""The home page and the layer pages: one page per declared layer, made from the registry (no file per layer)."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -19,7 +20,7 @@ from . import extras, links, stage, state, widgets, workshop
 from .keys import control_key, figure_key, key
 from .state import ViewOptions
 
-PAGES_DIR = "app_pages"  # not pages/: see app.py
+PAGES_DIR = "app_pages"  # the home page's file; not pages/: see app.py
 HOME_ICON = ":material/home:"
 PRESENTER_FONT_PX = 20  # Streamlit's default is 16
 # The stage: the main area starts under the page navigation and uses the whole width; the controls panel and
@@ -45,8 +46,14 @@ PRECISION_NAMES = tuple(p.name for p in PRECISION_PARAMS)  # drawn in the row ov
 STATUS_TEXT = {"built": "built now", "cached": "from cache", "failed": "failed", "not_built": "not built"}
 
 
-def page_path(layer: str) -> str:
-    return f"{PAGES_DIR}/{layer}.py"
+def page_path(name: str) -> str:
+    return f"{PAGES_DIR}/{name}.py"
+
+
+def layer_pages() -> dict[str, st.Page]:
+    """Every declared layer's page, at /NAME: a callable page drawn by `layer_page`."""
+    return {name: st.Page(functools.partial(layer_page, name), title=layer.title, icon=layer.icon, url_path=name)
+            for name, layer in LAYERS.items()}
 
 
 # -- layer pages ------------------------------------------------------------------------------
@@ -120,7 +127,7 @@ def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_
         if chosen:
             _focus_demonstrated(layer, presets.find(name, chosen))
         st.rerun()  # the input controls or the URL, outside this fragment, must be written again
-    box = stage.layout(*size, view.presenter, cell_row=name in extras.STAGE_LINES)
+    box = stage.layout(*size, view.presenter, cell_row=layer.reads is not None)
     controls, figures = st.columns([box.controls_w, box.figures_w], gap="medium")
     # The precision row heads the figures: a presenter switches FP32 → FP16 where the room looks.
     precision_row = figures.container(key=control_key(name, "precision_row"), horizontal=True, gap="medium",
@@ -211,10 +218,9 @@ def _stage(layer: Layer, shown: Evaluation | None, problem: Problem | None, pres
             st.markdown(line)
         height -= 32
     _tensors(layer, shown, view, box.figures_w, height)
-    line = extras.STAGE_LINES.get(layer.name)
-    if line is not None:
+    if layer.reads is not None:
         try:
-            line(shown, view)
+            extras.cell_stage_line(shown, view)
         except Exception as exc:  # its own explanation below says more
             st.caption(f"(the picked cell could not be explained: {type(exc).__name__})")
 
@@ -357,18 +363,15 @@ def output_title(ev: Evaluation, named: bool = False) -> str:
 
 def _marks(ev: Evaluation) -> extras.Marks:
     """The layer section's outlines for the heatmaps; none if it fails (its own section says why)."""
-    draw = extras.MARKS.get(ev.layer)
     try:
-        return draw(ev) if draw else extras.Marks()
+        return extras.cell_marks(ev) if get_layer(ev.layer).reads else extras.Marks()
     except Exception:
         return extras.Marks()
 
 
 def _extras(layer: str, ev: Evaluation, view: ViewOptions) -> None:
     """The layer's own section (ui.extras); a failure there is one warning, not a broken page."""
-    draw: Callable | None = extras.EXTRAS.get(layer)
-    if draw is None:
-        return
+    draw: Callable = extras.EXTRAS.get(layer, extras.layer_section)
     try:
         draw(ev, view)
     except Exception as exc:
@@ -450,10 +453,10 @@ def _home_page() -> None:
             st.warning(f"No engine is built here: {b.why_not_run}.", icon=":material/warning:")
         _passed_over(b)
     st.subheader("Layers", anchor=False)
-    cols = st.columns(3)
+    cols, pages = st.columns(3), layer_pages()
     for i, (name, layer) in enumerate(LAYERS.items()):
         with cols[i % 3].container(border=True, height="stretch"):
-            st.page_link(page_path(name), label=layer.title, icon=layer.icon)
+            st.page_link(pages[name], label=layer.title, icon=layer.icon)
             st.markdown(layer.summary)
             st.caption("Parameters: " + ", ".join(layer.param_names))
     st.caption("Also on the command line: `python -m playground run convolution --set stride_nd=2,2 --json`")

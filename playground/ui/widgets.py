@@ -21,7 +21,7 @@ from ..layer import Layer
 from ..layers import get_layer
 from ..numbers import float32
 from ..params import Param, same_value
-from .keys import COMPARE, COMPARE_OFF, VIEW_PRESENTER, VIEW_SHARED_SCALE, axes, control_key, input_key, key
+from .keys import COMPARE, COMPARE_OFF, VIEW_PRESENTER, VIEW_SHARED_SCALE, control_key, input_key, key
 from .state import ViewOptions
 
 SLIDER_MAX_STEPS = 2000  # a sidebar slider cannot place more positions than this; beyond, a number input
@@ -46,9 +46,11 @@ INPUT_SLOTS = {"input.kind": "kind", "upload": "image", "input.low": "values", "
 
 # -- values as text ---------------------------------------------------------------------------
 def value_text(p: Param, value: Any) -> str:
-    """An array or ints value as the text its widget holds: a preset name, or numbers."""
+    """An array or ints value as the text its widget holds: a preset name, or numbers (empty: unset)."""
     if isinstance(value, str):
         return value
+    if value is None:
+        return ""
     if p.kind == "ints":
         return ", ".join(str(int(v)) for v in value)
     return ", ".join(float32(v) for v in np.asarray(value, np.float32).ravel())
@@ -58,10 +60,10 @@ def value_text(p: Param, value: Any) -> str:
 def write_value(layer: str, p: Param, value: Any, rank: int) -> None:
     """Set the widget state of `layer.p` to a canonical value."""
     k, ss = key(layer, p.name), st.session_state
-    if p.kind == "ints" and p.per_axis:
+    if p.along_axes:
         if p.optional:
             ss[key(k, "set")] = value is not None
-        for ax, v in zip(axes(rank), value or ()):
+        for ax, v in zip(p.axis_names(rank), value or ()):
             ss[key(k, ax)] = int(v)
     elif p.kind in ("array", "ints"):
         ss[k] = value_text(p, value)
@@ -194,13 +196,15 @@ def _per_axis(p: Param, k: str, default, rank: int, disabled: bool, tops=None):
     if p.optional:
         on = st.checkbox(f"{p.name} (override)", value=False, key=key(k, "set"), disabled=disabled, help=p.help,
                          **STATE)
-    names = axes(rank)
+    names = p.axis_names(rank)
     default = default if default is not None else (int(p.low or 0),) * len(names)
     tops = tops or (None,) * len(names)
+    if p.per_dim and not p.optional:  # four or five columns: the name once above, the axes under it
+        _label(p.name)
     values = []
     for col, ax, v, top in zip(st.columns(len(names), gap="small"), names, default, tops):
         with col:
-            label = ax if p.optional else f"{p.name}.{ax}"
+            label = ax if p.optional or p.per_dim else f"{p.name}.{ax}"
             values.append(_int_slider(label, key(k, ax), int(p.low or 0), int(p.high), int(v), top,
                                       disabled=disabled or not on, help=None if p.optional else p.help, **STATE))
     return tuple(values) if on else None
@@ -335,7 +339,7 @@ def param_widget(layer: Layer, p: Param, raw: dict, canon: dict, shape: tuple, c
         value = st.toggle(p.name, value=bool(default), key=k, **common)
     elif p.kind == "enum":  # a select slider: the arrow keys step through the members
         value = st.select_slider(p.name, p.choices, value=default, key=k, **common)
-    elif p.kind == "ints" and p.per_axis:
+    elif p.along_axes:
         value = _per_axis(p, k, default, len(shape), not used, offered)
     elif p.kind == "ints":
         value = st.text_input(p.name, value=value_text(p, default), key=k, **common)

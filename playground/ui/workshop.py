@@ -100,7 +100,7 @@ def demonstrated(layer: Layer, preset: presets.Preset) -> str:
 
 
 def verdict_badge(preset: presets.Preset, cmp: presets.Comparison) -> None:
-    what = "the lesson" if preset.is_lesson else "the spec"
+    what = preset.documented
     st.badge(f"matches {what}" if cmp.matches else f"differs from {what}",
              icon=":material/check_circle:" if cmp.matches else ":material/cancel:",
              color="green" if cmp.matches else "red")
@@ -113,7 +113,7 @@ def _sentence(text: str) -> str:
 def spec_panel(layer: Layer, preset: presets.Preset, cmp: presets.Comparison, ev: Evaluation) -> None:
     """Verdict, tolerance, source and note of the spec example on screen."""
     with st.container(key=control_key(layer.name, "spec"), border=True):
-        st.markdown(f"**{'Lesson' if preset.is_lesson else 'Spec example'}: {preset.title}**")
+        st.markdown(f"**{preset.kind}: {preset.title}**")
         if cmp.matches:
             st.success(f"✓ {_sentence(cmp.message)}.", icon=":material/check_circle:")
         else:
@@ -122,7 +122,8 @@ def spec_panel(layer: Layer, preset: presets.Preset, cmp: presets.Comparison, ev
         why = f" ({preset.tolerance.why})" if preset.tolerance.why else ""
         st.caption(f"Compared: {compared} · tolerance {cmp.tolerance}{why} · source: {preset.source}")
         if preset.note:  # part of the panel, not an alert of its own: it is about the spec, not the page
-            about = "What to look at" if preset.is_lesson else "About the spec's table"
+            about = "What to look at" if preset.is_lesson else "About the table" if preset.hand_derived else \
+                "About the spec's table"
             st.markdown(f":material/edit_note: **{about}:** {preset.note}")
 
 

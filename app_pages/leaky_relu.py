@@ -1,3 +1,0 @@
-from playground.ui.page import layer_page
-
-layer_page("leaky_relu")

@@ -1,0 +1,186 @@
+"""IShuffleLayer: `add_shuffle(x)` with `.first_transpose`, `.reshape_dims` (0 and −1 placeholders,
+`.zero_is_placeholder`) and `.second_transpose`. On the input 1, 2, 3, … every value names the cell it came
+from, so the output's colours are the trail of the elements."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import reference as ref
+from ..examples import derived
+from ..inputs import arange_pattern
+from ..layer import Cell, Layer
+from ..numbers import precise
+from ..params import Param
+
+DRAWN_RANKS = (2, 5)  # the heatmaps draw ranks 2 … 5
+
+
+def _permutation(values, rank: int) -> str | None:
+    if sorted(values) != list(range(rank)):
+        return f"must be a permutation of 0 … {rank - 1} (each axis once)"
+    return None
+
+
+def reshaped(p: dict, shape: tuple) -> tuple | None:
+    """reshape_dims with its placeholders resolved against the transposed shape: 0 copies that axis (while
+    zero_is_placeholder), −1 takes what is left; None when there is no reshape."""
+    dims = p["reshape_dims"]
+    if dims is None:
+        return None
+    moved = tuple(shape[a] for a in p["first_transpose"])
+    out = [moved[i] if d == 0 and p["zero_is_placeholder"] else d for i, d in enumerate(dims)]
+    if -1 in out:
+        known = int(np.prod([d for d in out if d != -1]))
+        out[out.index(-1)] = int(np.prod(shape)) // known if known else 0
+    return tuple(out)
+
+
+def output_rank(p: dict, shape: tuple) -> int:
+    return len(p["reshape_dims"]) if p["reshape_dims"] is not None else len(shape)
+
+
+def reference(x, p):
+    y = np.transpose(np.asarray(x), p["first_transpose"])
+    dims = reshaped(p, x.shape)
+    if dims is not None:
+        y = y.reshape(dims)
+    return np.ascontiguousarray(np.transpose(y, p["second_transpose"]), dtype=ref.result_type())
+
+
+def reshape_rule(dims, p, shape):
+    if not DRAWN_RANKS[0] <= len(dims) <= DRAWN_RANKS[1]:
+        return f"needs 2 to 5 values (the output's rank; the playground draws ranks 2 … 5)"
+    if sum(d == -1 for d in dims) > 1:
+        return "may hold at most one −1 (the size inferred from the others)"
+    if any(d < -1 for d in dims):
+        return "values must be −1, 0 or positive"
+    moved = tuple(shape[a] for a in p["first_transpose"])
+    if p["zero_is_placeholder"] and any(d == 0 and i >= len(moved) for i, d in enumerate(dims)):
+        return f"a 0 copies the transposed input's axis at its place, and it has only {len(moved)} axes"
+    return None
+
+
+def check(fail, p, shape):
+    dims = reshaped(p, shape)
+    if dims is not None:
+        size, total = int(np.prod(dims)), int(np.prod(shape))
+        if 0 in dims:
+            why = " (zero_is_placeholder is false, so 0 is a size)" if not p["zero_is_placeholder"] else ""
+            raise fail("reshape_dims", f"resolves to {dims}, an empty tensor{why}", p["reshape_dims"])
+        if size != total:
+            raise fail("reshape_dims", f"resolves to {dims} = {size} values; the input holds {total}",
+                       p["reshape_dims"])
+    rank = output_rank(p, shape)
+    if p["second_transpose"] == tuple(range(len(p["second_transpose"]))):  # an identity follows the rank
+        p = {**p, "second_transpose": tuple(range(rank))}
+    problem = _permutation(p["second_transpose"], rank)
+    if problem:
+        raise fail("second_transpose", problem + f" of the reshaped tensor's {output_rank(p, shape)} axes",
+                   p["second_transpose"])
+    return p
+
+
+def cost(p, shape):
+    out = reshaped(p, shape) or tuple(shape[a] for a in p["first_transpose"])
+    return tuple(out[a] for a in p["second_transpose"]), int(np.prod(shape)), "one per value", "the input size"
+
+
+def origin(p: dict, shape: tuple, index) -> tuple:
+    """The input cell output `index` came from (the shuffle applied to the cells' own flat indices)."""
+    flat = reference(np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape), p)
+    return tuple(int(v) for v in np.unravel_index(int(round(float(flat[tuple(index)]))), shape))
+
+
+def reads(p, shape, index):
+    return [origin(p, shape, index)]
+
+
+def cell(x, p, index, reference_output=None):
+    at = origin(p, x.shape, index)
+    return Cell(f"input{at} = **{precise(float(x[at]))}**", (),
+                (f"output{tuple(index)} holds input{at}: a shuffle only moves values, it computes nothing.",))
+
+
+def explain(p, shape):
+    moved = tuple(shape[a] for a in p["first_transpose"])
+    steps = [f"first_transpose {p['first_transpose']}: {tuple(shape)} → {moved}"]
+    dims = reshaped(p, shape)
+    if dims is not None:
+        steps.append(f"reshape_dims {p['reshape_dims']} → {dims}" + (
+            " (0 copies the axis at its place, −1 takes what is left)" if 0 in p["reshape_dims"] or -1 in
+            p["reshape_dims"] else ""))
+    out = dims or moved
+    steps.append(f"second_transpose {p['second_transpose']}: {out} → {tuple(out[a] for a in p['second_transpose'])}")
+    return ["**The three steps**, in TensorRT's order:\n\n" + "\n".join(f"1. {s}" for s in steps),
+            "On the input 1, 2, 3, … each value is its cell's row-major position + 1: read the output's values to "
+            "see where each element came from."]
+
+
+def build(trt, network, x, p):
+    layer = network.add_shuffle(x)
+    layer.first_transpose = p["first_transpose"]
+    layer.zero_is_placeholder = p["zero_is_placeholder"]
+    if p["reshape_dims"] is not None:
+        layer.reshape_dims = p["reshape_dims"]
+    layer.second_transpose = p["second_transpose"]
+    return layer.get_output(0)
+
+
+# -- examples on 1 … 24 in shape (1, 2, 3, 4): worked out by hand ---------------------------------------------
+X = {"kind": "spec", "shape": (1, 2, 3, 4)}
+C0 = [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]
+C1 = [[v + 12 for v in row] for row in C0]
+
+
+def _example(name, title, params, expected, note):
+    return derived("shuffle", name, title, params, X, np.array(expected, np.float32),
+                   "IShuffleLayer's three steps on the input 1 … 24", note)
+
+
+EXAMPLES = (
+    _example("transpose_hw", "first_transpose (0, 1, 3, 2): H and W swapped", {"first_transpose": "0,1,3,2"},
+             [[np.transpose(C0).tolist(), np.transpose(C1).tolist()]], "Each channel's rows become its columns."),
+    _example("nchw_to_nhwc", "first_transpose (0, 2, 3, 1): NCHW → NHWC", {"first_transpose": "0,2,3,1"},
+             [[[[C0[h][w], C1[h][w]] for w in range(4)] for h in range(3)]],
+             "The two channels of each pixel end up side by side: (1, 13), (2, 14), …"),
+    _example("flatten", "reshape_dims (0, −1): flatten", {"reshape_dims": "0,-1"}, [list(range(1, 25))],
+             "0 copies N (1), −1 takes the 24 values left: a rank-2 output in the input's order."),
+    _example("merge_hw", "reshape_dims (0, 0, −1): H and W merged", {"reshape_dims": "0,0,-1"},
+             [[list(range(1, 13)), list(range(13, 25))]], "Each channel's 3 × 4 plane becomes one row of 12."),
+    _example("deinterleave", "reshape (0, −1, 2), second_transpose (0, 2, 1): de-interleave",
+             {"reshape_dims": "0,-1,2", "second_transpose": "0,2,1"},
+             [[list(range(1, 25, 2)), list(range(2, 25, 2))]],
+             "Pairs (1, 2), (3, 4), … become the rows of a 12 × 2 tensor; the second transpose puts the odd "
+             "values in the first row and the even ones in the second."),
+)
+
+LAYER = Layer(
+    name="shuffle",
+    order=100,
+    title="Shuffle",
+    icon=":material/shuffle:",
+    summary="Transpose, reshape (0 and −1 placeholders), transpose again: values move, none changes.",
+    params=(
+        Param("first_transpose", "ints", lambda p, s: tuple(range(len(s))), "Permutation applied first: output "
+              "axis i is input axis first_transpose[i].", low=0, high=4, step=1, per_dim=True,
+              rule=lambda v, p, s: _permutation(v, len(s)), offers=lambda p, s: (len(s) - 1,) * len(s)),
+        Param("zero_is_placeholder", "bool", True, "In reshape_dims, 0 copies the axis at its place (true) or is a "
+              "size of 0 (false)."),
+        Param("reshape_dims", "ints", None, "The shape after the first transpose, rank 2 … 5 (0: copy that axis, "
+              "−1: infer); none: no reshape.", low=-1, high=1 << 20, optional=True, rule=reshape_rule),
+        Param("second_transpose", "ints", lambda p, s: tuple(range(output_rank(p, s))), "Permutation applied "
+              "last, of the reshaped tensor's axes (left at an identity, it follows their number).", low=0, high=4,
+              step=1),
+    ),
+    example_shape=(1, 2, 3, 4),
+    example_input=arange_pattern,
+    reference=reference,
+    build=build,
+    check=check,
+    cost=cost,
+    ranks=(4, 5),
+    examples=EXAMPLES,
+    reads=reads,
+    cell=cell,
+    explain=explain,
+)

@@ -1,0 +1,198 @@
+"""ISliceLayer: `add_slice(x, start, shape, stride)` with `.mode` for the coordinates that fall outside the input
+(STRICT_BOUNDS, WRAP, CLAMP, FILL with a fill value, REFLECT); negative strides walk backwards."""
+from __future__ import annotations
+
+import numpy as np
+
+from .. import reference as ref
+from ..examples import derived
+from ..inputs import arange_pattern
+from ..layer import Cell, Layer
+from ..numbers import precise
+from ..params import Param
+
+MODES = ("STRICT_BOUNDS", "WRAP", "CLAMP", "FILL", "REFLECT")
+MODE_WORDS = {
+    "STRICT_BOUNDS": "every coordinate must lie inside the input",
+    "WRAP": "a coordinate outside wraps around (modulo the size)",
+    "CLAMP": "a coordinate outside takes the nearest edge cell",
+    "FILL": "a coordinate outside reads the fill value",
+    "REFLECT": "a coordinate outside is mirrored at the edge cell's centre (the edge is not repeated)",
+}
+
+
+def coordinates(p: dict, size: int, axis: int) -> np.ndarray:
+    """The input coordinates one axis reads, before the mode maps those outside: start + i·stride."""
+    return p["start"][axis] + np.arange(p["shape"][axis]) * p["stride"][axis]
+
+
+def source(mode: str, i, size: int):
+    """Where coordinate(s) i read from under `mode`; −1 where FILL reads the fill value."""
+    i = np.asarray(i)
+    if mode == "WRAP":
+        return np.mod(i, size)
+    if mode == "CLAMP":
+        return np.clip(i, 0, size - 1)
+    if mode == "REFLECT":
+        if size == 1:
+            return np.zeros_like(i)
+        period = 2 * (size - 1)
+        j = np.mod(i, period)
+        return np.where(j < size, j, period - j)
+    return np.where((i >= 0) & (i < size), i, -1)  # STRICT_BOUNDS (checked inside) and FILL
+
+
+def reference(x, p):
+    """Gather along every axis; under FILL a coordinate outside on any axis reads the fill value."""
+    x = np.asarray(x, np.float64)
+    y, outside = x, np.zeros(tuple(p["shape"]), bool)
+    for axis, size in enumerate(x.shape):
+        i = source(p["mode"], coordinates(p, size, axis), size)
+        y = np.take(y, np.maximum(i, 0), axis=axis)
+        marks = np.zeros(x.ndim, int)
+        marks[axis] = -1
+        outside |= (i < 0).reshape(np.where(marks, -1, 1))
+    return np.asarray(np.where(outside, p["fill"], y), dtype=ref.result_type())
+
+
+def check(fail, p, shape):
+    for axis, size in enumerate(shape):
+        if p["stride"][axis] == 0:
+            raise fail("stride", f"must not be 0 (axis {axis})", p["stride"])
+    if p["mode"] == "STRICT_BOUNDS":
+        for axis, size in enumerate(shape):
+            i = coordinates(p, size, axis)
+            if i.min() < 0 or i.max() >= size:
+                raise fail("start" if not 0 <= p["start"][axis] < size else "shape",
+                           f"under mode STRICT_BOUNDS, axis {axis} reads coordinates {int(i.min())} … {int(i.max())}, "
+                           f"outside 0 … {size - 1}: another mode (WRAP, CLAMP, FILL, REFLECT) reads beyond the "
+                           f"input", p["start"] if not 0 <= p["start"][axis] < size else p["shape"])
+    return p
+
+
+def cost(p, shape):
+    output = tuple(p["shape"])
+    return output, int(np.prod(output)), "one per output value", "shape"
+
+
+def shape_offered(p, shape):
+    """Per axis, the largest shape whose coordinates stay inside the input under STRICT_BOUNDS; other modes read
+    beyond it, so None (the declared range)."""
+    if p.get("mode") != "STRICT_BOUNDS":
+        return None
+    tops = []
+    for size, s, b in zip(shape, p["stride"], p["start"]):
+        room = (size - 1 - b) if s > 0 else b
+        tops.append(max(1, room // abs(s) + 1) if 0 <= b < size else 1)
+    return tuple(tops)
+
+
+def reads(p, shape, index):
+    """The coordinate output `index` reads (outside the input: drawn dashed) and, if the mode maps it, the cell
+    it reads from."""
+    at = tuple(int(coordinates(p, size, a)[i]) for a, (size, i) in enumerate(zip(shape, index)))
+    src = tuple(int(source(p["mode"], v, size)) for v, size in zip(at, shape))
+    return [at] if src == at or -1 in src else [at, src]
+
+
+def cell(x, p, index, reference_output=None):
+    cells = reads(p, x.shape, index)
+    at, src = cells[0], cells[-1]
+    inside = all(0 <= v < n for v, n in zip(at, x.shape))
+    shown = precise(float(reference_output[tuple(index)])) if reference_output is not None else "?"
+    if inside:
+        line = f"input{at} = **{shown}**"
+    elif src == at:  # FILL
+        line = f"input{at} is outside: the fill value **{shown}**"
+    else:
+        line = f"input{at} is outside; {p['mode']} reads input{src} = **{shown}**"
+    per_axis = " · ".join(f"axis {a}: {p['start'][a]} + {i}·{p['stride'][a]} = {v}" for a, (i, v) in
+                          enumerate(zip(index, at)))
+    return Cell(line, (), (f"Coordinates: {per_axis}.", f"{p['mode']}: {MODE_WORDS[p['mode']]}."))
+
+
+def explain(p, shape):
+    rows = []
+    for axis, size in enumerate(shape):
+        i = coordinates(p, size, axis)
+        src = source(p["mode"], i, size)
+        listed = ", ".join(str(int(v)) for v in i[:10]) + (" …" if i.size > 10 else "")
+        mapped = "" if np.array_equal(src, i) else " → " + ", ".join("fill" if v < 0 else str(int(v))
+                                                                     for v in src[:10]) + (" …" if i.size > 10 else "")
+        rows.append(f"axis {axis} (size {size}): {listed}{mapped}")
+    return [f"**{p['mode']}**: {MODE_WORDS[p['mode']]}.",
+            "Coordinates read per axis, start + i·stride (→ where the mode maps those outside):\n\n" +
+            "\n".join(f"- {r}" for r in rows)]
+
+
+def build(trt, network, x, p):
+    layer = network.add_slice(x, p["start"], p["shape"], p["stride"])
+    layer.mode = getattr(trt.SampleMode, p["mode"])
+    if p["mode"] == "FILL":  # input 4: the fill value, a scalar of the data's type
+        fill = network.add_constant((), np.array(p["fill"], np.float32)).get_output(0)
+        layer.set_input(4, network.add_cast(fill, x.dtype).get_output(0))
+    return layer.get_output(0)
+
+
+# -- examples on 1 … 20 in a 4 × 5 plane: worked out by hand -------------------------------------------------
+X = {"kind": "spec", "shape": (1, 1, 4, 5)}
+PLANE = np.arange(1, 21, dtype=np.float32).reshape(4, 5)
+AROUND = {"start": "0,0,-1,-1", "shape": "1,1,6,7", "stride": "1,1,1,1"}  # the input and one cell around it
+
+
+def _example(name, title, params, rows, cols, note, fill=None):
+    """The output as the rows and columns of the input it reads (None: the fill value), listed by hand."""
+    table = np.array([[fill if r is None or c is None else PLANE[r, c] for c in cols] for r in rows], np.float32)
+    return derived("slice", name, title, params, X, table[None, None], "ISliceLayer's rules on the input 1 … 20",
+                   note)
+
+
+EXAMPLES = (
+    _example("crop", "crop: start (0, 0, 1, 1), shape 2 × 3", {"start": "0,0,1,1", "shape": "1,1,2,3"},
+             [1, 2], [1, 2, 3], "Rows 1–2, columns 1–3 of the input."),
+    _example("stride_2", "every second row and column", {"shape": "1,1,2,3", "stride": "1,1,2,2"},
+             [0, 2], [0, 2, 4], "Rows 0, 2 and columns 0, 2, 4."),
+    _example("reverse_w", "stride −1 on W: each row reversed", {"start": "0,0,0,4", "stride": "1,1,1,-1"},
+             [0, 1, 2, 3], [4, 3, 2, 1, 0], "Start at the last column and step back: 4, 3, 2, 1, 0."),
+    _example("wrap", "WRAP, one cell around", {**AROUND, "mode": "WRAP"}, [3, 0, 1, 2, 3, 0],
+             [4, 0, 1, 2, 3, 4, 0], "Row −1 is row 3, row 4 is row 0 (modulo 4); column −1 is 4, column 5 is 0."),
+    _example("clamp", "CLAMP, one cell around", {**AROUND, "mode": "CLAMP"}, [0, 0, 1, 2, 3, 3],
+             [0, 0, 1, 2, 3, 4, 4], "Every coordinate outside takes the edge: the border repeats its neighbour."),
+    _example("reflect", "REFLECT, one cell around", {**AROUND, "mode": "REFLECT"}, [1, 0, 1, 2, 3, 2],
+             [1, 0, 1, 2, 3, 4, 3], "Mirrored at the edge cell: row −1 is row 1, row 4 is row 2 (the edge row is "
+             "not repeated)."),
+    _example("fill", "FILL with −1, one cell around", {**AROUND, "mode": "FILL", "fill": -1},
+             [None, 0, 1, 2, 3, None], [None, 0, 1, 2, 3, 4, None], "Every cell outside reads the fill value −1.",
+             fill=-1),
+)
+
+LAYER = Layer(
+    name="slice",
+    order=90,
+    title="Slice",
+    icon=":material/crop:",
+    summary="output[i] = input[start + i·stride] per axis; the mode decides what a coordinate outside reads.",
+    params=(
+        Param("start", "ints", lambda p, s: (0,) * len(s), "First coordinate read, per dimension (may be outside "
+              "the input, except under STRICT_BOUNDS).", low=-16, high=64, step=1, per_dim=True),
+        Param("stride", "ints", lambda p, s: (1,) * len(s), "Step per dimension; negative walks backwards.",
+              low=-8, high=8, step=1, per_dim=True),
+        Param("shape", "ints", lambda p, s: tuple(s), "Output size per dimension.", low=1, high=64, step=1,
+              per_dim=True, offers=shape_offered),
+        Param("mode", "enum", "STRICT_BOUNDS", "What a coordinate outside the input reads (trt.SampleMode).",
+              choices=MODES, aliases={"DEFAULT": "STRICT_BOUNDS"}),
+        Param("fill", "float", 0.0, "FILL: the value read outside the input (the layer's input 4).",
+              low=-1e6, high=1e6, step=0.5, slide=(-20.0, 20.0), used_when=lambda p: p["mode"] == "FILL"),
+    ),
+    example_shape=(1, 1, 4, 5),
+    example_input=arange_pattern,
+    reference=reference,
+    build=build,
+    check=check,
+    cost=cost,
+    ranks=(4, 5),
+    examples=EXAMPLES,
+    reads=reads,
+    cell=cell,
+    explain=explain,
+)

@@ -1,0 +1,93 @@
+"""Sliding windows: the geometry convolution, deconvolution and pooling share.
+
+Per spatial axis: a window of `k` cells, `dilation` apart, stepping by `stride` over the input padded with
+`pre` cells before and `post` after, under one of TensorRT's padding modes. The parameters are declared here
+once (their TensorRT names, ranges and help), and so is the arithmetic: the padding in force, the output size,
+the largest window that fits, and the input cells one output cell reads.
+"""
+from __future__ import annotations
+
+import itertools
+
+from . import reference as ref
+from .params import Param
+
+PADDING_MODES = ref.PADDING_MODES
+PADDING_ALIASES = {"CAFFE_ROUND_DOWN": "EXPLICIT_ROUND_DOWN", "CAFFE_ROUND_UP": "EXPLICIT_ROUND_UP"}
+MAX_PADDING = 16
+
+
+def per_axis(name: str, default: int, help: str, low: int, high: int, optional: bool = False, **more) -> Param:
+    """A per-spatial-axis ints parameter; its default repeated for every spatial axis of the input."""
+    return Param(name, "ints", (lambda p, s: (default,) * (len(s) - 2)) if not optional else None, help,
+                 low=low, high=high, step=1, per_axis=True, optional=optional, **more)
+
+
+def padding_params(high: int = MAX_PADDING) -> tuple[Param, ...]:
+    """stride_nd, padding_nd, pre_padding, post_padding and padding_mode, as every windowed layer has them."""
+    return (
+        per_axis("stride_nd", 1, "Step of the window per spatial axis.", 1, 16),
+        per_axis("padding_nd", 0, "Cells added before and after each spatial axis.", 0, high),
+        per_axis("pre_padding", 0, "Cells before each spatial axis; replaces padding_nd's leading side when set.",
+                 0, high, optional=True),
+        per_axis("post_padding", 0, "Cells after each spatial axis; replaces padding_nd's trailing side when set.",
+                 0, high, optional=True),
+        Param("padding_mode", "enum", "EXPLICIT_ROUND_DOWN",
+              "How the output size and padding are computed; SAME_* take precedence over all explicit padding.",
+              choices=PADDING_MODES, aliases=PADDING_ALIASES),
+    )
+
+
+def effective_padding(p: dict) -> tuple[tuple, tuple]:
+    """pre/post padding before the padding mode applies: pre_padding/post_padding, where set,
+    replace padding_nd (TensorRT's setPaddingNd sets both; setPre/PostPadding override one side)."""
+    pre = p["pre_padding"] if p["pre_padding"] is not None else p["padding_nd"]
+    post = p["post_padding"] if p["post_padding"] is not None else p["padding_nd"]
+    return pre, post
+
+
+def dilation(p: dict, window: str) -> tuple:
+    return p.get("dilation_nd") or (1,) * len(p[window])
+
+
+def geometry(p: dict, shape: tuple, window: str) -> tuple[tuple, tuple, tuple]:
+    """(resolved pre, resolved post, output spatial size) per axis, as TensorRT computes them, for the window
+    parameter `window` (kernel_size_nd, window_size_nd) over input `shape`."""
+    pre, post = effective_padding(p)
+    return ref.conv_padding(shape[2:], p[window], p["stride_nd"], dilation(p, window), pre, post, p["padding_mode"])
+
+
+def largest_window(p: dict, shape: tuple) -> tuple | None:
+    """Per spatial axis, the largest window whose dilated span fits the padded input under the explicit padding
+    modes (a slider's `offers`); None where SAME_* pad to fit any window."""
+    if not str(p.get("padding_mode", "")).startswith("EXPLICIT"):
+        return None
+    pre, post = effective_padding(p)
+    d = p.get("dilation_nd") or (1,) * (len(shape) - 2)
+    return tuple(max(1, (size + a + b - 1) // di + 1) for size, a, b, di in zip(shape[2:], pre, post, d))
+
+
+def check_fits(fail, p: dict, shape: tuple, window: str) -> None:
+    """Under the explicit padding modes the (dilated) window must fit the padded input on every axis."""
+    if not p["padding_mode"].startswith("EXPLICIT"):
+        return
+    pre, post = effective_padding(p)
+    for axis, (size, k, d, a, b) in enumerate(zip(shape[2:], p[window], dilation(p, window), pre, post)):
+        reach = 1 + d * (k - 1)
+        if reach > size + a + b:
+            name = "dilation_nd" if d > 1 else window
+            span = "dilated window" if d > 1 else "window"
+            raise fail(name, f"the {span} on spatial axis {axis} spans {reach} cells, more than the padded input "
+                             f"({size} + {a} + {b} = {size + a + b})", p[name])
+
+
+def cells_read(p: dict, shape: tuple, window: str, position: tuple) -> list[tuple]:
+    """The input coordinates (spatial) output `position` reads, one per window cell in row-major order; outside
+    [0, size) they are padding."""
+    pre = geometry(p, shape, window)[0]
+    return ref.receptive_field(position, shape[2:], p[window], p["stride_nd"], dilation(p, window), pre)
+
+
+def window_cells(p: dict, window: str) -> list[tuple]:
+    """Every position inside the window, row-major (the kernel's or the pooling window's own index)."""
+    return list(itertools.product(*map(range, p[window])))

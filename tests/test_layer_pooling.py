@@ -1,0 +1,147 @@
+"""Pooling: the reference against tables worked out by hand and against a plain loop, the rules, the picked
+cell, and TensorRT building a spread of configurations."""
+import itertools
+
+import numpy as np
+import pytest
+
+from playground.core import evaluate
+from playground.errors import ValidationError
+from playground.layers import get_layer
+from playground.trt.backend import detect
+
+LAYER = get_layer("pooling")
+X = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 4, 4)
+needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT that can build here")
+
+
+def pooled(raw, x=X):
+    return LAYER.reference(x, LAYER.resolve(raw, x.shape))
+
+
+def loop(x, p):
+    """Pooling the slow way: every output cell, every window cell, padding looked up by hand (2-D)."""
+    (kh, kw), (sh, sw) = p["window_size_nd"], p["stride_nd"]
+    (ph, pw), _ = p["padding_nd"], None
+    H, W = x.shape[2:]
+    oh, ow = (H + 2 * ph - kh) // sh + 1, (W + 2 * pw - kw) // sw + 1
+    y = np.zeros(x.shape[:2] + (oh, ow))
+    for n, c, i, j in itertools.product(range(x.shape[0]), range(x.shape[1]), range(oh), range(ow)):
+        cells = [(i * sh - ph + a, j * sw - pw + b) for a in range(kh) for b in range(kw)]
+        values = [float(x[n, c, h, w]) for h, w in cells if 0 <= h < H and 0 <= w < W]
+        average = sum(values) / (len(values) if p["average_count_excludes_padding"] else len(cells))
+        y[n, c, i, j] = {"MAX": max(values), "AVERAGE": average,
+                         "MAX_AVERAGE_BLEND": p["blend_factor"] * max(values) + (1 - p["blend_factor"]) * average
+                         }[p["type"]]
+    return y
+
+
+def test_hand_computed_tables():
+    assert pooled({"stride_nd": "2,2"}).ravel().tolist() == [6, 8, 14, 16]
+    # window 2, stride 1 (TensorRT's default stride): 3 × 3 maxima, each the window's bottom-right cell
+    assert pooled({}).ravel().tolist() == [6, 7, 8, 10, 11, 12, 14, 15, 16]
+    # padding 1, average of the input cells only: the corner window holds 1 alone
+    assert pooled({"type": "AVERAGE", "stride_nd": 2, "padding_nd": 1})[0, 0].tolist() == [
+        [1, 2.5, 4], [7, 8.5, 10], [13, 14.5, 16]]
+    # the same, padding counted: each divided by 4
+    assert pooled({"type": "AVERAGE", "stride_nd": 2, "padding_nd": 1,
+                   "average_count_excludes_padding": False})[0, 0].tolist() == [
+        [0.25, 1.25, 1], [3.5, 8.5, 5], [3.25, 7.25, 4]]
+    # blend 0.25: 0.25·6 + 0.75·3.5
+    assert pooled({"type": "MAX_AVERAGE_BLEND", "blend_factor": 0.25, "stride_nd": 2})[0, 0, 0, 0] == 4.125
+
+
+@pytest.mark.parametrize("raw", [
+    {"type": t, "window_size_nd": k, "stride_nd": s, "padding_nd": pad, "average_count_excludes_padding": ex,
+     "blend_factor": 0.3}
+    for t in ("MAX", "AVERAGE", "MAX_AVERAGE_BLEND") for k, s, pad in (("2,2", "2,2", "0,0"), ("3,2", "1,2", "1,1"),
+                                                                      ("3,3", "2,1", "2,0"))
+    for ex in (True, False)])
+def test_reference_is_the_plain_loop(raw):
+    x = np.random.default_rng(1).uniform(-5, 5, (2, 3, 7, 6)).astype(np.float32)
+    p = LAYER.resolve(raw, x.shape)
+    np.testing.assert_allclose(LAYER.reference(x, p), loop(x, p), rtol=1e-6, atol=1e-6)
+
+
+def test_3d_pools_across_depth():
+    x = np.arange(1, 33, dtype=np.float32).reshape(1, 1, 2, 4, 4)
+    y = pooled({"window_size_nd": "2,2,2", "stride_nd": 2}, x)
+    assert y.shape == (1, 1, 1, 2, 2) and y.ravel().tolist() == [22, 24, 30, 32]
+    assert pooled({"type": "AVERAGE", "window_size_nd": "2,1,1"}, x).ravel().tolist() == list(range(9, 25))
+
+
+def test_same_upper_pads_the_odd_cell_after():
+    p = LAYER.resolve({"window_size_nd": "2,2", "stride_nd": "1,1", "padding_mode": "SAME_UPPER"}, X.shape)
+    y = LAYER.reference(X, p)
+    assert y.shape == X.shape and y[0, 0, -1].tolist() == [14, 15, 16, 16]  # the last row reads one padding row
+
+
+@pytest.mark.parametrize("raw, param, words", [
+    ({"padding_nd": "2,2"}, "padding_nd", "must be smaller than window_size_nd"),
+    ({"pre_padding": "0,2"}, "pre_padding", "must be smaller than window_size_nd"),
+    ({"window_size_nd": "5,2"}, "window_size_nd", "spans 5 cells, more than the padded input"),
+    ({"window_size_nd": "1,1", "stride_nd": "3,3", "padding_mode": "EXPLICIT_ROUND_UP", "post_padding": "0,0"},
+     "stride_nd", None),
+    ({"type": "BLEND"}, "type", "must be one of MAX, AVERAGE, MAX_AVERAGE_BLEND"),
+    ({"blend_factor": 1.5}, "blend_factor", "must be between 0 and 1"),
+])
+def test_rules_name_the_parameter(raw, param, words):
+    if words is None:  # a legal configuration: every window starts inside the input
+        LAYER.resolve(raw, X.shape)
+        return
+    with pytest.raises(ValidationError) as err:
+        LAYER.resolve(raw, X.shape)
+    assert err.value.param == param and words in str(err.value)
+
+
+def test_a_round_up_window_past_the_input_is_refused():
+    with pytest.raises(ValidationError) as err:
+        # 5 cells, window 1, stride 3: rounding up makes 3 windows, the last at cell 6
+        LAYER.resolve({"window_size_nd": "1,1", "stride_nd": "3,3", "padding_mode": "EXPLICIT_ROUND_UP"},
+                      (1, 1, 5, 5))
+    assert err.value.param == "stride_nd" and "padding only" in str(err.value)
+
+
+def test_the_picked_cell_reads_its_window_and_says_how_it_is_made():
+    p = LAYER.resolve({"type": "AVERAGE", "stride_nd": 2, "padding_nd": 1}, X.shape)
+    y = LAYER.reference(X, p)
+    assert LAYER.reads(p, X.shape, (0, 0, 0, 0)) == [(0, 0, -1, -1), (0, 0, -1, 0), (0, 0, 0, -1), (0, 0, 0, 0)]
+    cell = LAYER.cell(X, p, (0, 0, 1, 1), y)
+    assert cell.line == "(6 + 7 + 10 + 11) / 4 = **8.5**"
+    corner = LAYER.cell(X, p, (0, 0, 0, 0), y)
+    assert corner.line == "(1) / 1 = **1**" and "3 of padding" in corner.notes[0]
+    counted = {**p, "average_count_excludes_padding": False}
+    assert LAYER.cell(X, counted, (0, 0, 0, 0), LAYER.reference(X, counted)).line == "(1) / 4 = **0.25**"
+    top = {**p, "type": "MAX"}
+    assert LAYER.cell(X, top, (0, 0, 2, 2), LAYER.reference(X, top)).line == "max(16) = **16**"
+
+
+SPREAD = [
+    {},
+    {"type": "AVERAGE", "stride_nd": "2,2", "padding_nd": "1,1"},
+    {"type": "AVERAGE", "padding_nd": "1,1", "average_count_excludes_padding": False},
+    {"type": "MAX_AVERAGE_BLEND", "blend_factor": 0.5, "window_size_nd": "3,2", "stride_nd": "1,2"},
+    {"window_size_nd": "3,3", "stride_nd": "2,2", "padding_mode": "EXPLICIT_ROUND_UP"},
+    {"stride_nd": "2,2", "padding_mode": "SAME_LOWER"},
+    {"pre_padding": "1,0", "post_padding": "0,1"},
+    {"precision": "FP16", "type": "AVERAGE"},
+]
+
+
+@needs_trt
+@pytest.mark.parametrize("raw", SPREAD, ids=lambda r: ",".join(f"{k}={v}" for k, v in r.items()) or "defaults")
+def test_tensorrt_builds_and_agrees_on_the_output_shape(raw, tmp_path):
+    from playground.trt.cache import EngineCache
+
+    r = evaluate("pooling", raw, cache=EngineCache(tmp_path))
+    assert r.error is None and r.engine_status == "built", r.error
+    assert tuple(r.report.output_shape) == r.reference.shape
+
+
+@needs_trt
+def test_tensorrt_builds_3d_pooling(tmp_path):
+    from playground.trt.cache import EngineCache
+
+    x = np.arange(1, 33, dtype=np.float32).reshape(1, 1, 2, 4, 4)
+    r = evaluate("pooling", {"window_size_nd": "2,2,2", "stride_nd": "2,2,2"}, x, cache=EngineCache(tmp_path))
+    assert r.error is None and tuple(r.report.output_shape) == (1, 1, 1, 2, 2)
