@@ -46,15 +46,17 @@ def effective_padding(p: dict) -> tuple[tuple, tuple]:
     return pre, post
 
 
-def dilation(p: dict, window: str) -> tuple:
-    return p.get("dilation_nd") or (1,) * len(p[window])
+def dilation(p: dict, rank: int) -> tuple:
+    """dilation_nd, or 1 per spatial axis for a layer without one (pooling)."""
+    return p.get("dilation_nd") or (1,) * rank
 
 
 def geometry(p: dict, shape: tuple, window: str) -> tuple[tuple, tuple, tuple]:
     """(resolved pre, resolved post, output spatial size) per axis, as TensorRT computes them, for the window
     parameter `window` (kernel_size_nd, window_size_nd) over input `shape`."""
     pre, post = effective_padding(p)
-    return ref.conv_padding(shape[2:], p[window], p["stride_nd"], dilation(p, window), pre, post, p["padding_mode"])
+    return ref.conv_padding(shape[2:], p[window], p["stride_nd"], dilation(p, len(p[window])), pre, post,
+                            p["padding_mode"])
 
 
 def largest_window(p: dict, shape: tuple) -> tuple | None:
@@ -63,8 +65,8 @@ def largest_window(p: dict, shape: tuple) -> tuple | None:
     if not str(p.get("padding_mode", "")).startswith("EXPLICIT"):
         return None
     pre, post = effective_padding(p)
-    d = p.get("dilation_nd") or (1,) * (len(shape) - 2)
-    return tuple(max(1, (size + a + b - 1) // di + 1) for size, a, b, di in zip(shape[2:], pre, post, d))
+    return tuple(max(1, (size + a + b - 1) // d + 1)
+                 for size, a, b, d in zip(shape[2:], pre, post, dilation(p, len(shape) - 2)))
 
 
 def check_fits(fail, p: dict, shape: tuple, window: str) -> None:
@@ -72,7 +74,7 @@ def check_fits(fail, p: dict, shape: tuple, window: str) -> None:
     if not p["padding_mode"].startswith("EXPLICIT"):
         return
     pre, post = effective_padding(p)
-    for axis, (size, k, d, a, b) in enumerate(zip(shape[2:], p[window], dilation(p, window), pre, post)):
+    for axis, (size, k, d, a, b) in enumerate(zip(shape[2:], p[window], dilation(p, len(p[window])), pre, post)):
         reach = 1 + d * (k - 1)
         if reach > size + a + b:
             name = "dilation_nd" if d > 1 else window
@@ -85,7 +87,7 @@ def cells_read(p: dict, shape: tuple, window: str, position: tuple) -> list[tupl
     """The input coordinates (spatial) output `position` reads, one per window cell in row-major order; outside
     [0, size) they are padding."""
     pre = geometry(p, shape, window)[0]
-    return ref.receptive_field(position, shape[2:], p[window], p["stride_nd"], dilation(p, window), pre)
+    return ref.receptive_field(position, shape[2:], p[window], p["stride_nd"], dilation(p, len(p[window])), pre)
 
 
 def window_cells(p: dict, window: str) -> list[tuple]:

@@ -49,7 +49,7 @@ def reference(x, p):
 
 def reshape_rule(dims, p, shape):
     if not DRAWN_RANKS[0] <= len(dims) <= DRAWN_RANKS[1]:
-        return f"needs 2 to 5 values (the output's rank; the playground draws ranks 2 … 5)"
+        return "needs {0} to {1} values (the output's rank; the playground draws ranks {0} … {1})".format(*DRAWN_RANKS)
     if sum(d == -1 for d in dims) > 1:
         return "may hold at most one −1 (the size inferred from the others)"
     if any(d < -1 for d in dims):
@@ -86,9 +86,17 @@ def cost(p, shape):
 
 
 def origin(p: dict, shape: tuple, index) -> tuple:
-    """The input cell output `index` came from (the shuffle applied to the cells' own flat indices)."""
-    flat = reference(np.arange(int(np.prod(shape)), dtype=np.float64).reshape(shape), p)
-    return tuple(int(v) for v in np.unravel_index(int(round(float(flat[tuple(index)]))), shape))
+    """The input cell output `index` came from: the three steps undone on the index alone."""
+    moved = tuple(shape[a] for a in p["first_transpose"])
+    reshaped_index = [0] * len(index)
+    for i, a in enumerate(p["second_transpose"]):  # output axis i is the reshaped tensor's axis a
+        reshaped_index[a] = int(index[i])
+    dims = reshaped(p, shape)
+    moved_index = np.unravel_index(np.ravel_multi_index(reshaped_index, dims), moved) if dims else reshaped_index
+    at = [0] * len(shape)
+    for i, a in enumerate(p["first_transpose"]):  # the transposed tensor's axis i is the input's axis a
+        at[a] = int(moved_index[i])
+    return tuple(at)
 
 
 def reads(p, shape, index):

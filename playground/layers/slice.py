@@ -21,7 +21,7 @@ MODE_WORDS = {
 }
 
 
-def coordinates(p: dict, size: int, axis: int) -> np.ndarray:
+def coordinates(p: dict, axis: int) -> np.ndarray:
     """The input coordinates one axis reads, before the mode maps those outside: start + i·stride."""
     return p["start"][axis] + np.arange(p["shape"][axis]) * p["stride"][axis]
 
@@ -47,26 +47,25 @@ def reference(x, p):
     x = np.asarray(x, np.float64)
     y, outside = x, np.zeros(tuple(p["shape"]), bool)
     for axis, size in enumerate(x.shape):
-        i = source(p["mode"], coordinates(p, size, axis), size)
+        i = source(p["mode"], coordinates(p, axis), size)
         y = np.take(y, np.maximum(i, 0), axis=axis)
-        marks = np.zeros(x.ndim, int)
-        marks[axis] = -1
-        outside |= (i < 0).reshape(np.where(marks, -1, 1))
+        along = [1] * x.ndim
+        along[axis] = -1
+        outside |= (i < 0).reshape(along)
     return np.asarray(np.where(outside, p["fill"], y), dtype=ref.result_type())
 
 
 def check(fail, p, shape):
-    for axis, size in enumerate(shape):
-        if p["stride"][axis] == 0:
-            raise fail("stride", f"must not be 0 (axis {axis})", p["stride"])
+    if 0 in p["stride"]:
+        raise fail("stride", f"must not be 0 (axis {p['stride'].index(0)})", p["stride"])
     if p["mode"] == "STRICT_BOUNDS":
         for axis, size in enumerate(shape):
-            i = coordinates(p, size, axis)
+            i = coordinates(p, axis)
             if i.min() < 0 or i.max() >= size:
-                raise fail("start" if not 0 <= p["start"][axis] < size else "shape",
-                           f"under mode STRICT_BOUNDS, axis {axis} reads coordinates {int(i.min())} … {int(i.max())}, "
-                           f"outside 0 … {size - 1}: another mode (WRAP, CLAMP, FILL, REFLECT) reads beyond the "
-                           f"input", p["start"] if not 0 <= p["start"][axis] < size else p["shape"])
+                name = "shape" if 0 <= p["start"][axis] < size else "start"  # a start inside: the shape runs out
+                raise fail(name, f"under mode STRICT_BOUNDS, axis {axis} reads coordinates {int(i.min())} … "
+                                 f"{int(i.max())}, outside 0 … {size - 1}: another mode (WRAP, CLAMP, FILL, REFLECT) "
+                                 f"reads beyond the input", p[name])
     return p
 
 
@@ -90,7 +89,7 @@ def shape_offered(p, shape):
 def reads(p, shape, index):
     """The coordinate output `index` reads (outside the input: drawn dashed) and, if the mode maps it, the cell
     it reads from."""
-    at = tuple(int(coordinates(p, size, a)[i]) for a, (size, i) in enumerate(zip(shape, index)))
+    at = tuple(int(coordinates(p, a)[i]) for a, i in enumerate(index))
     src = tuple(int(source(p["mode"], v, size)) for v, size in zip(at, shape))
     return [at] if src == at or -1 in src else [at, src]
 
@@ -114,7 +113,7 @@ def cell(x, p, index, reference_output=None):
 def explain(p, shape):
     rows = []
     for axis, size in enumerate(shape):
-        i = coordinates(p, size, axis)
+        i = coordinates(p, axis)
         src = source(p["mode"], i, size)
         listed = ", ".join(str(int(v)) for v in i[:10]) + (" …" if i.size > 10 else "")
         mapped = "" if np.array_equal(src, i) else " → " + ", ".join("fill" if v < 0 else str(int(v))

@@ -128,7 +128,20 @@ def _stream_handle(stream: Stream | None) -> int:
     return 0 if stream is None else stream.handle
 
 
-class Stream:
+class _Owned:
+    """A CUDA object this process created and frees: `close()` once, or leave a `with` block."""
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+class Stream(_Owned):
     """An owned CUDA stream. ``handle`` is the raw int TensorRT expects."""
 
     def __init__(self):
@@ -147,14 +160,8 @@ class Stream:
             stream, self._stream = self._stream, None
             _call("cudaStreamDestroy", stream)
 
-    def __enter__(self) -> Stream:
-        return self
 
-    def __exit__(self, *exc_info) -> None:
-        self.close()
-
-
-class Event:
+class Event(_Owned):
     """An owned CUDA event with timing enabled."""
 
     def __init__(self):
@@ -181,14 +188,8 @@ class Event:
             handle, self.handle = self.handle, None
             _call("cudaEventDestroy", handle)
 
-    def __enter__(self) -> Event:
-        return self
 
-    def __exit__(self, *exc_info) -> None:
-        self.close()
-
-
-class DeviceBuffer:
+class DeviceBuffer(_Owned):
     """An owned ``cudaMalloc`` allocation of ``nbytes`` bytes at ``ptr``."""
 
     def __init__(self, nbytes: int):
@@ -252,12 +253,6 @@ class DeviceBuffer:
         if self._ptr is not None:
             ptr, self._ptr = self._ptr, None
             _call("cudaFree", ptr)
-
-    def __enter__(self) -> DeviceBuffer:
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         where = "closed" if self._ptr is None else hex(self._ptr)
