@@ -262,12 +262,24 @@ def _preset_chosen(k: str, current: np.ndarray | None) -> None:
         st.session_state[k] = ", ".join(float32(x) for x in current.ravel())
 
 
+def _overridden(k: str, p: Param) -> None:
+    """An optional array's override box ticked (a first value: 1, or the lowest allowed) or cleared (unset)."""
+    on = st.session_state[key(k, "set")]
+    st.session_state[k] = float32(1.0 if p.low is None or p.low <= 1.0 else p.low) if on else ""
+
+
 def _array(layer: Layer, p: Param, k: str, default, raw: dict, canon: dict, shape: tuple, disabled: bool):
     """A row with the preset selectbox (or the label) and an "as text" popover, then one input per
     value (few, along one axis) or a table. The text in the popover (a preset name or numbers) is
-    the one widget holding the value; the others are rewritten from it on every run."""
+    the one widget holding the value; the others are rewritten from it on every run. An optional array
+    has an override box above (off: unset, the text empty)."""
     default_text = value_text(p, default)
-    text = st.session_state.get(k, default_text)
+    # the text box below takes its URL value when drawn: read it now, for the widgets drawn before it
+    text = st.session_state.get(k, st.query_params.get(k, default_text))
+    if p.optional:
+        _sync(key(k, "set"), bool(text.strip()))
+        st.checkbox(f"{p.name} (override)", key=key(k, "set"), disabled=disabled, help=p.help,
+                    on_change=_overridden, args=(k, p))
     arr = _display_array(layer, p, raw, canon, text, shape)
     per_value = arr is not None and arr.size <= PER_VALUE_MAX and sum(d > 1 for d in arr.shape) <= 1
 
@@ -284,7 +296,7 @@ def _array(layer: Layer, p: Param, k: str, default, raw: dict, canon: dict, shap
                          args=(k, arr))
         elif per_value and arr.size == 1:  # a single value is its own label
             edit_value(0, float(arr.ravel()[0]), p.name)
-        else:
+        elif not p.optional:  # an optional one is named by its override box
             _label(p.name)
         with st.popover("", icon=":material/edit_note:", help="Edit as text", disabled=disabled):
             value = st.text_input(f"{p.name}: a preset name, or numbers separated by commas", value=default_text,
