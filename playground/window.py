@@ -1,4 +1,5 @@
-"""Sliding windows: the geometry convolution, deconvolution and pooling share.
+"""Sliding windows: the geometry convolution, deconvolution and pooling share, and the channel groups of the
+first two.
 
 Per spatial axis: a window of `k` cells, `dilation` apart, stepping by `stride` over the input padded with
 `pre` cells before and `post` after, under one of TensorRT's padding modes. The parameters are declared here
@@ -93,3 +94,18 @@ def cells_read(p: dict, shape: tuple, window: str, position: tuple) -> list[tupl
 def window_cells(p: dict, window: str) -> list[tuple]:
     """Every position inside the window, row-major (the kernel's or the pooling window's own index)."""
     return list(itertools.product(*map(range, p[window])))
+
+
+def groups_offered(p, shape):
+    """The num_groups that divide both C and num_output_maps (convolution and deconvolution split both into
+    groups): the only ones the groups slider offers."""
+    return [g for g in range(1, min(shape[1], p["num_output_maps"]) + 1)
+            if shape[1] % g == 0 and p["num_output_maps"] % g == 0]
+
+
+def groups_rule(groups, p, shape):
+    if shape[1] % groups:
+        return f"must divide the input channels C={shape[1]}"
+    if p["num_output_maps"] % groups:
+        return f"must divide num_output_maps={p['num_output_maps']}"
+    return None

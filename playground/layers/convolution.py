@@ -72,20 +72,6 @@ def geometry(p: dict, shape: tuple):
     return window.geometry(p, shape, "kernel_size_nd")
 
 
-def groups_offered(p, shape):
-    """The group counts that divide both C and num_output_maps: the only ones the groups slider offers."""
-    return [g for g in range(1, min(shape[1], p["num_output_maps"]) + 1)
-            if shape[1] % g == 0 and p["num_output_maps"] % g == 0]
-
-
-def groups_rule(groups, p, shape):
-    if shape[1] % groups:
-        return f"must divide the input channels C={shape[1]}"
-    if p["num_output_maps"] % groups:
-        return f"must divide num_output_maps={p['num_output_maps']}"
-    return None
-
-
 def check(fail, p, shape):
     maps, want = p["num_output_maps"], kernel_shape(p, shape)
     kernel = p["kernel"]
@@ -399,7 +385,7 @@ LAYER = Layer(
               "Kernel window per spatial axis (two values for 2-D, three for 3-D).", low=1, high=15, step=1, per_axis=True,
               offers=window.largest_window),
         Param("num_groups", "int", 1, "Groups: input channels and output maps split into this many independent convolutions.",
-              low=1, high=64, step=1, rule=groups_rule, offers=groups_offered),
+              low=1, high=64, step=1, rule=window.groups_rule, offers=window.groups_offered),
         Param("kernel", "array", "powers_of_ten", "Weights, shape (K, C/num_groups, *kernel_size_nd), or a preset.",
               presets=KERNEL_PRESETS),
         Param("bias", "array", [0.0], "One value per output map (or one for all).", low=-1e6, high=1e6, step=0.5,
