@@ -528,9 +528,9 @@ def _slider_keys_of(layer) -> list[str]:
             keys.append(k if (p.high - p.low) / p.step <= SLIDER_MAX_STEPS else f"{k}.{SLIDE}")
         elif p.along_axes:
             keys += [f"{k}.{ax}" for ax in p.axis_names(len(layer.example_shape))]
-        elif p.kind == "array" and p.slide:  # one value by default: its slider and exact box
+        elif p.kind == "array" and p.slide and not p.optional:  # one value by default: its slider and exact box
             keys.append(f"{k}.0.{SLIDE}")
-    return keys
+    return keys  # an optional array has sliders once its override box is ticked: see the next test but one
 
 
 def test_every_numeric_parameter_is_a_slider(pages):
@@ -541,6 +541,22 @@ def test_every_numeric_parameter_is_a_slider(pages):
             if page.locator(B.key_selector(key)).get_by_role("slider").count() != 1:
                 missing.append(key)
     assert not missing, f"no slider for {missing}"
+
+
+def test_an_optional_array_is_set_by_its_override_box_and_then_slid(pages):
+    page = pages.fresh()
+    open_page(page, pages.app, "resize")
+    assert "Output (1, 1, 8, 8)" in main_text(page)  # shape, 2 × the input, while scales is unset
+    with B.rerun(page):
+        widget(page, "resize.scales.set").locator("label").click()
+    assert "Output (1, 1, 4, 4)" in main_text(page)  # ticked: scale 1 on both axes
+    assert widget(page, "resize.scales.1.slide").get_by_role("slider").count() == 1
+    B.type_number(page, "resize.scales.0", 1.5)
+    assert "Output (1, 1, 6, 4)" in main_text(page)
+    with B.rerun(page):
+        widget(page, "resize.scales.set").locator("label").click()
+    assert "Output (1, 1, 8, 8)" in main_text(page)
+    assert page.locator(B.key_selector("resize.scales.0.slide")).count() == 0
 
 
 def test_float_slider_and_exact_box_agree(pages):
