@@ -1,0 +1,333 @@
+"""IDeconvolutionLayer: `add_deconvolution_nd` (transposed convolution) with every attribute the convolution has,
+2-D and 3-D.
+
+Every input cell scatters its value times the kernel into the output, the kernel's taps `dilation` apart, at
+input index · stride; where the scattered windows overlap their contributions add. Padding crops the result.
+The kernel is TensorRT's CKRS order: (C, K / num_groups, *kernel_size_nd).
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import replace
+
+import numpy as np
+
+from .. import reference as ref
+from .. import window
+from ..examples import derived
+from ..inputs import arange_pattern
+from ..layer import Cell, Layer
+from ..numbers import precise
+from ..params import SPATIAL, Param
+
+KERNEL = "kernel_size_nd"
+
+
+def kernel_shape(p: dict, shape: tuple) -> tuple:
+    return (shape[1], p["num_output_maps"] // p["num_groups"]) + tuple(p[KERNEL])
+
+
+def _each(fn):
+    """A preset defined on one spatial window, the same for every (input channel, output map) pair."""
+    def preset(p, shape):
+        ks = kernel_shape(p, shape)
+        return np.broadcast_to(fn(ks[2:]).astype(np.float32), ks).copy()
+    return preset
+
+
+def _centre(ks):
+    w = np.zeros(ks)
+    w[tuple(k // 2 for k in ks)] = 1.0
+    return w
+
+
+def _bilinear(ks):
+    """The bilinear upsampling kernel (as FCN initialises it): with stride k/2 (k even) and padding k/4 the
+    output is the input resized ×(k/2) by linear interpolation, away from the border."""
+    w = np.ones(())
+    for k in ks:  # a triangle per axis, their outer product
+        factor = (k + 1) // 2
+        centre = factor - 1 if k % 2 else factor - 0.5
+        w = np.multiply.outer(w, 1 - np.abs(np.arange(k) - centre) / factor)
+    return w
+
+
+KERNEL_PRESETS = {
+    "ones": _each(np.ones),
+    "identity": _each(_centre),
+    "bilinear": _each(_bilinear),
+    "random": lambda p, s: np.random.default_rng(0).uniform(-1, 1, kernel_shape(p, s)).astype(np.float32),
+}
+
+
+def geometry(p: dict, shape: tuple) -> tuple[tuple, tuple, tuple]:
+    """(cells cropped before, after, output size) per spatial axis, by TensorRT's deconvolution formulas: the
+    full scatter spans (I − 1)·S + D·(K − 1) + 1; explicit padding crops pre/post of it, SAME_* crop
+    max(D·(K − 1) + 1 − S, 0) (the odd cell after for UPPER, before for LOWER), leaving min(I·S, span)."""
+    pre, post = window.effective_padding(p)
+    dilation = window.dilation(p, len(shape) - 2)
+    out_pre, out_post, out = [], [], []
+    for i, k, s, d, b, a in zip(shape[2:], p[KERNEL], p["stride_nd"], dilation, pre, post):
+        span = (i - 1) * s + d * (k - 1) + 1
+        if p["padding_mode"].startswith("SAME"):
+            total = max(span - s * (i - 1) - s, 0)
+            b = total // 2 if p["padding_mode"] == "SAME_UPPER" else total - total // 2
+            a = total - b
+        out_pre.append(b), out_post.append(a), out.append(span - b - a)
+    return tuple(out_pre), tuple(out_post), tuple(out)
+
+
+def reference(x, p):
+    """Per kernel tap: every input cell × that tap's weights (per group, Σ over its channels), added into the
+    full output at input · stride + tap · dilation; then the padding cropped and the bias added."""
+    x = np.asarray(x, np.float64)
+    n, c = x.shape[:2]
+    g, maps = p["num_groups"], p["num_output_maps"]
+    kernel = np.asarray(p["kernel"], np.float64).reshape((g, c // g) + kernel_shape(p, x.shape)[1:])
+    pre, _, out = geometry(p, x.shape)
+    dilation = window.dilation(p, x.ndim - 2)
+    span = [(i - 1) * s + d * (k - 1) + 1 for i, k, s, d in zip(x.shape[2:], p[KERNEL], p["stride_nd"], dilation)]
+    full = np.zeros((n, g, maps // g, *span))
+    grouped = x.reshape((n, g, c // g) + x.shape[2:])
+    for tap in window.window_cells(p, KERNEL):
+        scattered = np.einsum("ngc...,gck->ngk...", grouped, kernel[(..., *tap)])
+        at = tuple(slice(t * d, t * d + (i - 1) * s + 1, s)
+                   for t, d, i, s in zip(tap, dilation, x.shape[2:], p["stride_nd"]))
+        full[(slice(None), slice(None), slice(None), *at)] += scattered
+    crop = tuple(slice(b, b + o) for b, o in zip(pre, out))
+    y = full.reshape((n, maps, *span))[(slice(None), slice(None), *crop)]
+    y = y + np.asarray(p["bias"], np.float64).reshape((1, maps) + (1,) * len(out))
+    return np.asarray(y, dtype=ref.result_type())
+
+
+def check(fail, p, shape):
+    maps, want = p["num_output_maps"], kernel_shape(p, shape)
+    kernel = p["kernel"]
+    if kernel.size == 1:
+        kernel = np.full(want, kernel.ravel()[0], np.float32)
+    if kernel.size != int(np.prod(want)):
+        raise fail("kernel", f"needs C × num_output_maps/num_groups × kernel_size_nd = {' × '.join(map(str, want))} "
+                             f"= {int(np.prod(want))} values (TensorRT's CKRS order)", kernel)
+    bias = p["bias"].ravel()
+    if bias.size == 1:
+        bias = np.full(maps, bias[0], np.float32)
+    if bias.size != maps:
+        raise fail("bias", f"needs 1 or num_output_maps={maps} values", p["bias"])
+    p = {**p, "kernel": np.ascontiguousarray(kernel.reshape(want)), "bias": np.ascontiguousarray(bias)}
+    pre, post, out = geometry(p, shape)
+    for ax, o, b, a in zip(SPATIAL[5 - len(shape):], out, pre, post):
+        if o < 1:
+            name = next((n for n in ("pre_padding", "post_padding") if p[n] is not None), "padding_nd")
+            raise fail(name, f"on axis {ax} crops {b} + {a} cells of {o + b + a}: the output would be empty",
+                       p[name])
+    return p
+
+
+def cost(p, shape):
+    out = geometry(p, shape)[2]
+    output = (shape[0], p["num_output_maps"]) + tuple(out)
+    per_input = p["num_output_maps"] // p["num_groups"] * int(np.prod(p[KERNEL]))
+    inputs = int(np.prod(shape))
+    return (output, inputs * per_input, f"{inputs:,} input cells × {per_input} scattered products each",
+            "num_output_maps, kernel_size_nd, the input size, or raise num_groups")
+
+
+def _landing(p, shape, index):
+    """Output index (n, k, [d,] h, w): every (input channel, input position, kernel tap) that lands on it."""
+    n, k, position = index[0], index[1], index[2:]
+    per_group, maps = shape[1] // p["num_groups"], p["num_output_maps"] // p["num_groups"]
+    g = k // maps
+    pre = geometry(p, shape)[0]
+    dilation = window.dilation(p, len(shape) - 2)
+    found = []
+    for tap in window.window_cells(p, KERNEL):
+        where = []
+        for o, b, t, d, s, i in zip(position, pre, tap, dilation, p["stride_nd"], shape[2:]):
+            q, r = divmod(o + b - t * d, s)
+            if r or not 0 <= q < i:
+                break
+            where.append(q)
+        else:
+            found += [(c, tuple(where), tap) for c in range(g * per_group, (g + 1) * per_group)]
+    return n, k - g * maps, found
+
+
+def reads(p, shape, index):
+    """The input cells that scatter into output `index`: the transposed window."""
+    n, _, found = _landing(p, shape, index)
+    return sorted({(n, c) + where for c, where, _ in found})
+
+
+def cell(x, p, index, reference_output=None):
+    """The products that land on one output cell: input value × the weight of the tap that carries it there."""
+    n, local, found = _landing(p, x.shape, index)
+    terms = [(float(x[(n, c) + where]), float(p["kernel"][(c, local) + tap]), c, where, tap)
+             for c, where, tap in found]
+    bias = float(p["bias"][index[1]])
+    shown = precise(float(reference_output[tuple(index)])) if reference_output is not None else "?"
+    plus = f" + {precise(bias)}" if bias else ""
+    if not terms:
+        line = f"no input cell lands here{': bias ' + precise(bias) if bias else ''} = **{shown}**"
+    elif len(terms) <= 12:
+        line = " + ".join(f"{precise(v)}·{precise(w)}" for v, w, *_ in terms) + f"{plus} = **{shown}**"
+    else:
+        line = f"Σ of {len(terms)} products{plus} = **{shown}**"
+    rows = tuple({"c": c, "input": str(where), "tap": str(tap), "x": precise(v), "weight": precise(w),
+                  "x·weight": precise(v * w)} for v, w, c, where, tap in terms)
+    taps = int(np.prod(p[KERNEL]))
+    notes = [f"An input cell i reaches output o through tap t where o = i·stride + t·dilation − pre_padding: "
+             f"{len({t for *_, t in found})} of the kernel's {taps} taps land here."]
+    if p["num_groups"] > 1:
+        maps = p["num_output_maps"] // p["num_groups"]
+        per_group = x.shape[1] // p["num_groups"]
+        g = index[1] // maps
+        notes.append(f"num_groups = {p['num_groups']}: output map {index[1]} is in group {g}, which input channels "
+                     f"{g * per_group}–{(g + 1) * per_group - 1} scatter into.")
+    return Cell(line, rows, tuple(notes))
+
+
+def explain(p, shape):
+    pre, post, out = geometry(p, shape)
+    dilation = window.dilation(p, len(shape) - 2)
+    rows = [f"{ax}: ({i} − 1)·{s} + {d}·({k} − 1) + 1 − {b} − {a} = {o}"
+            for ax, i, k, s, d, b, a, o in zip(SPATIAL[5 - len(shape):], shape[2:], p[KERNEL], p["stride_nd"],
+                                               dilation, pre, post, out)]
+    text = ["**Output size per axis**, (I − 1)·stride + dilation·(kernel − 1) + 1 − cropped: " + "; ".join(rows) + ".",
+            "Each input cell scatters value × kernel into the output, starting at its index × stride; where the "
+            "windows overlap (stride below the dilated kernel) the products add, and where they leave gaps "
+            "(stride above it) only the bias remains. It is the convolution with the same attributes run "
+            "backwards: that convolution maps this output's size back to the input's."]
+    if p["padding_mode"].startswith("SAME"):
+        text.append(f"{p['padding_mode']} crops max(dilation·(kernel − 1) + 1 − stride, 0) cells per axis, the odd "
+                    f"one {'after' if p['padding_mode'] == 'SAME_UPPER' else 'before'}: the output is input × stride "
+                    f"where the kernel reaches that far. padding_nd, pre_padding and post_padding are ignored.")
+    return text
+
+
+def build(trt, network, x, p):
+    deconv = network.add_deconvolution_nd(x, p["num_output_maps"], p["kernel_size_nd"], p["kernel"], p["bias"])
+    deconv.num_groups = p["num_groups"]
+    deconv.stride_nd = p["stride_nd"]
+    deconv.dilation_nd = p["dilation_nd"]
+    deconv.padding_nd = p["padding_nd"]  # sets pre and post; the two below override one side each
+    if p["pre_padding"] is not None:
+        deconv.pre_padding = p["pre_padding"]
+    if p["post_padding"] is not None:
+        deconv.post_padding = p["post_padding"]
+    deconv.padding_mode = getattr(trt.PaddingMode, p["padding_mode"])
+    return deconv.get_output(0)
+
+
+# Padding crops a deconvolution's output: the shared declarations, with help that says so.
+_CROPS = {"padding_nd": "Cells cropped from the start and the end of the output per spatial axis.",
+          "pre_padding": "Cells cropped from the start of each spatial axis; replaces padding_nd's leading side "
+                         "when set.",
+          "post_padding": "Cells cropped from the end of each spatial axis; replaces padding_nd's trailing side "
+                          "when set."}
+PADDING = tuple(replace(q, help=_CROPS.get(q.name, q.help)) for q in window.padding_params())
+
+
+# -- examples on 1…9 in a 3 × 3 plane: worked out by hand ---------------------------------------------------
+HOW = "TensorRT's IDeconvolutionLayer rules on the input 1…9"
+X3 = {"kind": "spec", "shape": (1, 1, 3, 3)}
+OVERLAP = [[1, 1, 3, 2, 5, 3, 3], [1, 1, 3, 2, 5, 3, 3], [5, 5, 12, 7, 16, 9, 9], [4, 4, 9, 5, 11, 6, 6],
+           [11, 11, 24, 13, 28, 15, 15], [7, 7, 15, 8, 17, 9, 9], [7, 7, 15, 8, 17, 9, 9]]
+# bilinear ×2: out[h, w] = Σ (3i + j + 1)·a(h, i)·a(w, j) = 3·M(h)·S(w) + S(h)·M(w) + S(h)·S(w), where per axis
+# S = Σ_i a (the weights reaching an output cell) and M = Σ_i i·a, a = 0.25 0.75 0.75 0.25 placed every 2, crop 1.
+S = np.array([0.75, 1, 1, 1, 1, 0.75])
+M = np.array([0, 0.25, 0.75, 1.25, 1.75, 1.5])
+
+
+def _example(name, title, params, expected, note, input=X3):
+    """`expected` without its leading axes of one (the input's rank says how many)."""
+    expected = np.asarray(expected, np.float64)
+    return derived("deconvolution", name, title, params, input,
+                   expected.reshape((1,) * (len(input["shape"]) - expected.ndim) + expected.shape), HOW, note)
+
+
+EXAMPLES = (
+    _example("ones_3x3", "kernel 3 × 3 of ones, stride 1 (the defaults)", {},
+             [[1, 3, 6, 5, 3], [5, 12, 21, 16, 9], [12, 27, 45, 33, 18], [11, 24, 39, 28, 15], [7, 15, 24, 17, 9]],
+             "Output (3 − 1)·1 + 3 = 5 per axis. Each input cell adds itself to the 3 × 3 block below and right of "
+             "it, so every output cell sums the input cells within reach: the centre, 45, is all nine."),
+    _example("zero_insertion", "kernel 1 × 1, stride 2: zeros between the cells",
+             {"kernel_size_nd": "1,1", "stride_nd": "2,2"},
+             [[1, 0, 2, 0, 3], [0] * 5, [4, 0, 5, 0, 6], [0] * 5, [7, 0, 8, 0, 9]],
+             "Output (3 − 1)·2 + 1 = 5. Each cell lands at index × 2 and nothing reaches the cells between: the "
+             "zeros a transposed convolution inserts."),
+    _example("nearest_x2", "kernel 2 × 2 of ones, stride 2: each cell a 2 × 2 block",
+             {"kernel_size_nd": "2,2", "stride_nd": "2,2"}, np.kron(np.arange(1, 10).reshape(3, 3), np.ones((2, 2))),
+             "Output (3 − 1)·2 + 2 = 6. The windows tile the output exactly (stride = kernel): nearest-neighbour "
+             "upsampling."),
+    _example("overlap", "kernel 3 × 3 of ones, stride 2: windows overlap", {"stride_nd": "2,2"}, OVERLAP,
+             "Output (3 − 1)·2 + 3 = 7. Output rows and columns 2 and 4 are reached from two input rows or columns: "
+             "(2, 2) = 1 + 2 + 4 + 5 = 12, (4, 4) = 5 + 6 + 8 + 9 = 28; the checkerboard of transposed "
+             "convolutions."),
+    _example("padding_crops", "padding_nd = (1, 1) crops the output", {"padding_nd": "1,1"},
+             [[12, 21, 16], [27, 45, 33], [24, 39, 28]],
+             "The defaults' 5 × 5 output without its outer ring: (3 − 1)·1 + 3 − 1 − 1 = 3."),
+    _example("same_upper", "SAME_UPPER, stride 2: output = input × 2",
+             {"stride_nd": "2,2", "padding_mode": "SAME_UPPER"}, np.array(OVERLAP)[:6, :6],
+             "SAME_* crop max(3 − 2, 0) = 1 cell per axis, SAME_UPPER after: the overlap example without its last "
+             "row and column, 3 × 2 = 6."),
+    _example("dilation_2", "kernel 2 × 2 of ones, dilation 2",
+             {"kernel_size_nd": "2,2", "dilation_nd": "2,2"},
+             [[1, 2, 4, 2, 3], [4, 5, 10, 5, 6], [8, 10, 20, 10, 12], [4, 5, 10, 5, 6], [7, 8, 16, 8, 9]],
+             "The taps are 2 apart, so a cell reaches o and o + 2 per axis: output (3 − 1) + 2·1 + 1 = 5; the "
+             "centre is reached by the four corners, 1 + 3 + 7 + 9 = 20."),
+    _example("bilinear_x2", "bilinear kernel 4 × 4, stride 2, padding 1: ×2 upsampling",
+             {"kernel_size_nd": "4,4", "stride_nd": "2,2", "padding_nd": "1,1", "kernel": "bilinear"},
+             3 * np.outer(M, S) + np.outer(S, M) + np.outer(S, S),
+             "The weights 0.25 0.75 0.75 0.25 per axis, placed every 2 and cropped by 1: output (3 − 1)·2 + 4 − 2 "
+             "= 6. Inside it is the input resized by linear interpolation, HALF_PIXEL ((2, 2) = 4: 0.75 of the way "
+             "from 1 to 5, plus 0.75); the border cells get only 0.75 of the weight."),
+    _example("groups_2", "num_groups = 2: each channel its own map", {"num_output_maps": 2, "num_groups": 2,
+                                                                      "kernel_size_nd": "2,2", "stride_nd": "2,2"},
+             np.stack([np.kron(np.arange(1, 10).reshape(3, 3), np.ones((2, 2))),
+                       np.kron(np.arange(10, 19).reshape(3, 3), np.ones((2, 2)))]),
+             "Input 1…18 in two channels. With two groups channel 0 scatters into map 0 only and channel 1 into "
+             "map 1: each is upsampled on its own.", input={"kind": "spec", "shape": (1, 2, 3, 3)}),
+    _example("channels_add", "num_groups = 1: the channels add", {"kernel_size_nd": "2,2", "stride_nd": "2,2"},
+             np.kron(np.arange(1, 10).reshape(3, 3) + np.arange(10, 19).reshape(3, 3), np.ones((2, 2))),
+             "The same input with one map and one group: both channels scatter into it, 1 + 10 = 11 in the top "
+             "left block.", input={"kind": "spec", "shape": (1, 2, 3, 3)}),
+    _example("nearest_x2_3d", "3-D: kernel 2 × 2 × 2 of ones, stride 2",
+             {"kernel_size_nd": "2,2,2", "stride_nd": "2,2,2"},
+             np.kron(np.arange(1, 9).reshape(2, 2, 2), np.ones((2, 2, 2))),
+             "Input 1…8 in a 2 × 2 × 2 block: every cell becomes a 2 × 2 × 2 block of a 4 × 4 × 4 output.",
+             input={"kind": "spec", "shape": (1, 1, 2, 2, 2)}),
+)
+
+LAYER = Layer(
+    name="deconvolution",
+    order=70,
+    title="Deconvolution",
+    icon=":material/open_in_full:",
+    summary="Transposed convolution: every input cell scatters value × kernel into the output, 2-D or 3-D.",
+    params=(
+        Param("num_output_maps", "int", 1, "Output channels K.", low=1, high=64, step=1),
+        window.per_axis(KERNEL, 3, "Kernel window per spatial axis (two values for 2-D, three for 3-D).", 1, 15),
+        Param("num_groups", "int", 1, "Groups: input channels and output maps split into this many independent "
+              "deconvolutions.", low=1, high=64, step=1, rule=window.groups_rule, offers=window.groups_offered),
+        Param("kernel", "array", "ones", "Weights, shape (C, K/num_groups, *kernel_size_nd) (TensorRT's CKRS "
+              "order), or a preset.", presets=KERNEL_PRESETS),
+        Param("bias", "array", [0.0], "One value per output map (or one for all).", low=-1e6, high=1e6, step=0.5,
+              slide=(-100.0, 100.0)),
+        *PADDING,
+        window.per_axis("dilation_nd", 1, "Spacing between kernel taps per spatial axis.", 1, 16),
+    ),
+    example_shape=(1, 1, 3, 3),
+    example_input=arange_pattern,
+    reference=reference,
+    build=build,
+    check=check,
+    cost=cost,
+    ranks=(4, 5),
+    stage_tensors=lambda p: [("Kernel", p["kernel"])],
+    tf32=("kernel",),
+    examples=EXAMPLES,
+    reads=reads,
+    cell=cell,
+    explain=explain,
+    cell_axes=lambda rank: ("n", "k", "d", "h", "w") if rank == 5 else ("n", "k", "h", "w"),
+)
