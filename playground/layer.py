@@ -70,6 +70,9 @@ class Layer:
     cell_axes: Callable[[int], tuple[str, ...]] | None = None
     # Explanations of a configuration, under the stage: (params, input shape) -> markdown paragraphs.
     explain: Callable[[dict, tuple], list[str]] | None = None
+    # The layer's own section under the stage, after the explanations: (evaluation, playground.section.Context)
+    # -> playground.section blocks (tables, charts, notes, …), which the page draws.
+    section: Callable[..., list] | None = None
 
     def __post_init__(self):  # every layer has the precision parameters, after its own
         own = {p.name for p in self.params}

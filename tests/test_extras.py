@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from playground import core, explain, numbers
-from playground.layers import LAYERS
+from playground import core, numbers
+from playground.layers import LAYERS, leaky_relu, prelu
 from playground.ui import extras
 
 TIMEOUT = 30
@@ -17,10 +17,10 @@ def _script(layer):
     import streamlit as st
 
     from playground import core, style
-    from playground.ui.extras import EXTRAS, layer_section
+    from playground.ui.extras import layer_section
 
     evaluation = core.evaluate(layer, st.session_state.get("raw", {}))
-    EXTRAS.get(layer, layer_section)(evaluation, SimpleNamespace(shared_scale=True, presenter=False, theme=style.DEFAULT))
+    layer_section(evaluation, SimpleNamespace(shared_scale=True, presenter=False, theme=style.DEFAULT))
 
 
 def run(layer, raw=None):
@@ -63,7 +63,7 @@ def test_activation_shows_the_formula():
 def test_leaky_relu_compares_three_constructions():
     at = run("leaky_relu", {"alpha": 0.2})
     text = " ".join(m.value for m in at.markdown)
-    for label in explain.CONSTRUCTION_LABELS.values():
+    for label in leaky_relu.CONSTRUCTION_LABELS.values():
         assert label in text
     assert at.success and "agree" in at.success[0].value
     diff = at.dataframe[-1].value  # the pairwise max-difference table
@@ -84,15 +84,15 @@ def test_leaky_relu_latency_bars_and_fusion_note_where_a_gpu_timed_them(monkeypa
 
     monkeypatch.setattr(core, "evaluate", timed)
     at = run("leaky_relu")
-    assert at.info and at.info[0].value == explain.PRELU_FUSION_NOTE
+    assert at.info and at.info[0].value == prelu.FUSION_NOTE
     assert [c.key for c in at.get("plotly_chart")] == ["leaky_relu.extra.latency"]
     at.toggle(key="leaky_relu.extra.draw_outputs").set_value(True).run()  # the three outputs, on request
-    assert [c.key for c in at.get("plotly_chart")] == [f"leaky_relu.extra.out_{c}" for c in explain.CONSTRUCTION_LABELS] + [
+    assert [c.key for c in at.get("plotly_chart")] == [f"leaky_relu.extra.out_{c}" for c in leaky_relu.CONSTRUCTION_LABELS] + [
         "leaky_relu.extra.latency"]
     at = AppTest.from_function(_script, args=("leaky_relu",), default_timeout=TIMEOUT)
     monkeypatch.setattr(core, "evaluate", real)
     at.run()
-    assert not at.info and any(explain.PRELU_FUSION_NOTE in c.value for c in at.caption)
+    assert not at.info and any(prelu.FUSION_NOTE in c.value for c in at.caption)
     assert not at.get("plotly_chart")
 
 
@@ -158,9 +158,9 @@ def _script_3d(x, p):
     from types import SimpleNamespace
 
     from playground import core
-    from playground.ui.extras import EXTRAS
+    from playground.ui.extras import layer_section
 
-    EXTRAS["convolution"](core.evaluate("convolution", p, x), SimpleNamespace(shared_scale=False, presenter=True))
+    layer_section(core.evaluate("convolution", p, x), SimpleNamespace(shared_scale=False, presenter=True))
 
 
 def test_a_click_on_the_output_picks_the_cell():

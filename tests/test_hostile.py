@@ -305,10 +305,10 @@ def test_a_figure_draws_a_bounded_number_of_cells_however_many_slices():
 
 
 def test_the_activation_curve_marks_look_at_a_bounded_sample():
-    from playground.ui import extras
+    from playground.layers import activation
 
     x = np.linspace(-4, 4, 4 * 8 * 512 * 512, dtype=np.float32).reshape(4, 8, 512, 512)
     start = time.perf_counter()
-    mx, my, step = extras._curve_marks(x, np.maximum(x, 0))
-    assert time.perf_counter() - start < 2 and step == 128 and 0 < len(mx) <= extras.MAX_CURVE_MARKS
+    mx, my, step = activation.curve_marks(x, np.maximum(x, 0))
+    assert time.perf_counter() - start < 2 and step == 128 and 0 < len(mx) <= activation.MAX_CURVE_MARKS
     np.testing.assert_array_equal(my, np.maximum(mx, 0))

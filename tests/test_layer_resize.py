@@ -189,3 +189,14 @@ def test_tensorrt_builds_3d_trilinear(tmp_path):
     x = np.arange(1, 17, dtype=np.float32).reshape(1, 1, 2, 2, 4)
     r = evaluate("resize", {"shape": "4,3,5", "resize_mode": "LINEAR"}, x, cache=EngineCache(tmp_path))
     assert r.error is None and tuple(r.report.output_shape) == (1, 1, 4, 3, 5)
+
+
+def test_hover_outlines_follow_the_scales():
+    """Hover outlines are remembered by the geometry, which for Resize includes its few scales."""
+    from playground import explain
+
+    for scales, cells in (("1.5", [[0, 1, 1], [0, 1, 2]]), ("2", [[0, 1, 1]])):  # 1.33, 1.5; 1, 1
+        x_shape = (1, 1, 2, 3)
+        p = LAYER.resolve({"scales": scales, "resize_mode": "LINEAR"}, x_shape)
+        out = LAYER.reference(np.zeros(x_shape, np.float32), p).shape
+        assert explain.hover_windows(LAYER, p, x_shape, out)["0,0,2,2"] == cells

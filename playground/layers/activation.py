@@ -1,11 +1,16 @@
 """IActivationLayer: `add_activation(x, type)` with `.alpha` and `.beta`."""
 from __future__ import annotations
 
+import math
+
+import numpy as np
+
 from .. import reference as ref
 from ..inputs import centered_ramp
 from ..examples import EXACT_SMALL, Preset, lesson, spec_input, table
 from ..layer import Layer
 from ..params import Param
+from ..section import Chart, Code, Note, Text
 
 # (alpha, beta) as TensorRT's add_activation sets them for each type; CLIP's own default is
 # ±FLT_MAX (no clipping), so the playground starts it at the spec's example, (-2, 2).
@@ -91,6 +96,57 @@ ACTIVATION += [
 ]
 
 
+# -- the explanations under the stage ----------------------------------------------------------------------
+def activation_curve(type: str, alpha: float = 0.0, beta: float = 0.0, x_range=(-6.0, 6.0), n: int = 601):
+    """(xs, ys): the activation's transfer curve sampled at n points over x_range (float32, via the reference)."""
+    lo, hi = (float(v) for v in x_range)
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi) or n < 2:
+        raise ValueError(f"activation_curve: need a finite x_range with low < high and n >= 2, got {x_range}, n={n}")
+    xs = np.linspace(lo, hi, int(n)).astype(np.float32)
+    return xs, ref.activation(xs, type, alpha, beta)
+
+
+def curve_range(x: np.ndarray, base=(-6.0, 6.0), margin: float = 0.1) -> tuple[float, float]:
+    """base widened to hold every finite value of x, plus a margin, so the tensor's marks lie on the curve."""
+    f = np.asarray(x, dtype=np.float64)
+    f = f[np.isfinite(f)]
+    lo, hi = float(base[0]), float(base[1])
+    if f.size:
+        lo, hi = min(lo, float(f.min())), max(hi, float(f.max()))
+    pad = (hi - lo) * margin / 2
+    return lo - pad, hi + pad
+
+
+MARKS_SAMPLE = 1 << 16  # values looked at for the marks: np.unique over 8 million pairs took 10 s
+MAX_CURVE_MARKS = 2000  # distinct (x, y) marks on the transfer curve; more are strided
+
+
+def curve_marks(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Distinct (input, output) pairs to mark on the curve, from every `step`-th value of a large tensor."""
+    step = max(1, -(-x.size // MARKS_SAMPLE))
+    pairs = np.column_stack([np.asarray(x, np.float64).ravel()[::step], np.asarray(y, np.float64).ravel()[::step]])
+    pairs = pairs[np.isfinite(pairs).all(axis=1)]
+    pairs = np.unique(pairs, axis=0)
+    if len(pairs) > MAX_CURVE_MARKS:
+        pairs = pairs[:: -(-len(pairs) // MAX_CURVE_MARKS)]
+    return pairs[:, 0], pairs[:, 1], step
+
+
+def section(ev, ctx):
+    """The formula, and the transfer curve with the tensor's (input, output) pairs marked on it."""
+    from .. import plots
+
+    p = ev.params
+    xs, ys = activation_curve(p["type"], p["alpha"], p["beta"], curve_range(ev.input))
+    mx, my, step = curve_marks(ev.input, ev.output)
+    fig = plots.transfer_curve_figure(xs, ys, marks_x=mx, marks_y=my, theme=ctx.theme,
+                                      title=f"{p['type']}: transfer curve, the input's values marked")
+    of = "the tensor" if step == 1 else f"every {step}th value of the tensor"
+    return [Text(f"**{p['type']}** with the current parameters:"), Code(formula(p)),
+            Chart("curve", fig),
+            Note(f"Marks: {len(mx)} distinct (input, output) pairs of {of}, output from {ev.output_source}.")]
+
+
 LAYER = Layer(
     name="activation",
     order=10,
@@ -111,4 +167,5 @@ LAYER = Layer(
     formula=formula,
     ranks=(4, 5),
     examples=tuple(ACTIVATION),
+    section=section,
 )

@@ -2,15 +2,21 @@
 path (explicit quantize/dequantize, weights fed through `set_input`)."""
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
+from .. import precision, window
 from .. import reference as ref
-from .. import window
 from ..inputs import tile_pattern
+from ..explain import drawn_cells
 from ..examples import CANCELLING, EXACT, FLOAT32_TABLE, INF, Preset, frozen, lesson, spec_input, table
 from ..layer import Cell, Layer
+from ..numbers import precise
 from ..params import Param
 from ..precision import QUANTIZED, fake_quantize
+from ..section import Table, Text
+
 
 def kernel_shape(p: dict, shape: tuple) -> tuple:
     return (p["num_output_maps"], shape[1] // p["num_groups"]) + tuple(p["kernel_size_nd"])
@@ -157,8 +163,7 @@ def reads(p, shape, index):
 
 def cell(x, p, index, reference_output=None):
     """One output cell's products x·w and their sum."""
-    from .. import explain  # explain reads this module's geometry: imported when first used, not at load
-    c = explain.conv_cell_products(x, p, index, reference_output=reference_output)
+    c = conv_cell_products(x, p, index, reference_output=reference_output)
     notes = [f"**{c['text']}**"]
     if c["quantized"]:
         clamp = "clamp to [-128, 127]" if c["quantized"] == "INT8" else "clamp to ±448, nearest E4M3 value"
@@ -167,7 +172,7 @@ def cell(x, p, index, reference_output=None):
     if p["num_groups"] > 1:
         notes.append(f"num_groups = {p['num_groups']}: output map {index[1]} is in group {c['group']}, which reads "
                      f"input channels {c['channels'][0]}–{c['channels'][-1]} only.")
-    return Cell(explain.conv_products_line(c), tuple(explain.conv_products_table(c)), tuple(notes))
+    return Cell(conv_products_line(c), tuple(conv_products_table(c)), tuple(notes))
 
 
 def _int8_spelling(value) -> dict:
@@ -373,6 +378,201 @@ CONVOLUTION += [
 ]
 
 
+SHAPE_COLUMNS = {"dilated_kernel": "1+d(k−1)", "pre_padding_set": "pre_padding", "post_padding_set": "post_padding",
+                 "pre": "pre (resolved)", "post": "post (resolved)"}
+
+
+# -- the explanations under the stage ----------------------------------------------------------------------
+AXIS_NAMES = {2: ("H", "W"), 3: ("D", "H", "W")}
+
+SAME_MODES = ("SAME_UPPER", "SAME_LOWER")
+
+PADDING_PRECEDENCE = (
+    "padding_mode SAME_UPPER / SAME_LOWER takes precedence over everything: TensorRT pads so that "
+    "output = ceil(input / stride) and ignores padding_nd, pre_padding and post_padding "
+    "(SAME_UPPER puts the odd extra zero after, SAME_LOWER before). "
+    "Under EXPLICIT_ROUND_DOWN / EXPLICIT_ROUND_UP, pre_padding and post_padding, where set, replace "
+    "padding_nd on their own side (before / after); padding_nd pads whichever side is left unset. "
+    "The EXPLICIT_* modes only choose whether the window count rounds down (floor) or up (ceil); "
+    "rounding up reads extra zeros after the input."
+)
+
+def conv_output_shape(params: dict, input_shape: tuple) -> tuple:
+    """(N, K, *spatial): the convolution's output shape."""
+    shape = tuple(int(d) for d in input_shape)
+    return (shape[0], int(params["num_output_maps"])) + tuple(int(o) for o in geometry(params, shape)[2])
+
+
+def conv_shape_rows(params: dict, input_shape: tuple) -> list[dict]:
+    """One row per spatial axis (D, H, W): the numbers that decide the output size, the formula with
+    them written in, and the output size. The arithmetic is the layer's own (geometry, TensorRT's
+    nvinfer1::PaddingMode); this writes it out."""
+    shape = tuple(int(d) for d in input_shape)
+    rank = len(shape) - 2
+    if rank not in AXIS_NAMES:
+        raise ValueError(f"conv_shape_rows: input shape {shape} must have rank 4 or 5")
+    mode = params["padding_mode"]
+    eff_pre, eff_post = window.effective_padding(params)
+    set_pre, set_post = params["pre_padding"], params["post_padding"]
+    res_pre, res_post, out = geometry(params, shape)
+    rows = []
+    for axis, name in enumerate(AXIS_NAMES[rank]):
+        i, k = shape[2 + axis], params["kernel_size_nd"][axis]
+        d, s = params["dilation_nd"][axis], params["stride_nd"][axis]
+        b, a = eff_pre[axis], eff_post[axis]
+        pre, post, o = int(res_pre[axis]), int(res_post[axis]), int(out[axis])
+        dk = 1 + d * (k - 1)
+        if mode in SAME_MODES:
+            formula = (f"ceil({i} / {s}) = {o}; padding total = max(0, ({o} − 1)·{s} + {dk} − {i}) = {pre + post} "
+                       f"→ pre {pre}, post {post}")
+        else:
+            fn = "floor" if mode == "EXPLICIT_ROUND_DOWN" else "ceil"
+            formula = f"{fn}(({i} + {b} + {a} − {dk}) / {s}) + 1 = {o}"
+            extra = post - a  # zeros the rounded-up last window reads
+            if extra:
+                formula += f"; the last window reads {extra} more zero{'s' if extra > 1 else ''} after: post {post}"
+        rows.append({
+            "axis": name, "input": i, "kernel": k, "dilation": d, "dilated_kernel": dk,
+            "padding_nd": params["padding_nd"][axis],
+            "pre_padding_set": None if set_pre is None else set_pre[axis],
+            "post_padding_set": None if set_post is None else set_post[axis],
+            "pre": pre, "post": post, "stride": s, "formula": formula, "output": o,
+        })
+    return rows
+
+
+def padding_in_force(params: dict) -> str:
+    """Which padding setting decides the padding now, in one sentence or two."""
+    mode = params["padding_mode"]
+    nd, pre, post = params["padding_nd"], params["pre_padding"], params["post_padding"]
+    tup = lambda t: "(" + ", ".join(map(str, t)) + ")"  # noqa: E731
+    if mode in SAME_MODES:
+        ignored = [f"padding_nd {tup(nd)}"] + [f"{n} {tup(v)}" for n, v in (("pre_padding", pre), ("post_padding", post))
+                                                if v is not None]
+        return (f"In force now: padding_mode {mode}; TensorRT computes the padding itself, so "
+                f"{', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} ignored.")
+    sides = []
+    for side, value in (("before", pre), ("after", post)):
+        owner = f"{'pre' if side == 'before' else 'post'}_padding {tup(value)}" if value is not None else f"padding_nd {tup(nd)}"
+        sides.append(f"{side}: {owner}")
+    overridden = " (padding_nd is overridden on both sides)" if pre is not None and post is not None else ""
+    rounding = "rounds down" if mode == "EXPLICIT_ROUND_DOWN" else "rounds up"
+    return f"In force now: padding_mode {mode} ({rounding}); {'; '.join(sides)}{overridden}."
+
+
+def conv_cell_products(x: np.ndarray, params: dict, out_index, reference_output: np.ndarray | None = None) -> dict:
+    """The taps that make one output cell (n, k, [d,] h, w): each input value × kernel weight, their sum,
+    the bias, and the value, which equals the reference convolution at that cell.
+
+    Input values and weights are the ones the layer computes with in params['precision']: quantized (INT8/FP8,
+    with their codes) or rounded (FP16/BF16).
+    Returns window (slice index → input (h, w) cells, padding cells outside the grid; for tensor_figure's
+    `highlight`), taps (list of dicts), products_sum, bias, value, reference (the reference output at
+    that cell; pass reference_output to save recomputing the convolution) and text."""
+    x = np.asarray(x, dtype=np.float32)
+    rank = x.ndim - 2
+    if rank not in AXIS_NAMES:
+        raise ValueError(f"conv_cell_products: input shape {x.shape} must have rank 4 or 5")
+    pre, _post, out = geometry(params, x.shape)
+    kernel, K, G = params["kernel"], params["num_output_maps"], params["num_groups"]
+    out_shape = (x.shape[0], K) + tuple(out)
+    idx = tuple(int(v) for v in out_index)
+    if len(idx) != len(out_shape) or any(not 0 <= v < n for v, n in zip(idx, out_shape)):
+        raise ValueError(f"conv_cell_products: output index {tuple(out_index)} is outside the output shape {out_shape}")
+    n, k, pos = idx[0], idx[1], idx[2:]
+
+    xv, wv = x, kernel
+    prec, s = params["precision"], params["quantize_scale"]
+    quantized = prec in precision.QUANTIZED
+    if quantized:  # quantized once; the taps read the codes and their dequantized floats
+        qx, qw = precision.quantize(x, s, prec), precision.quantize(kernel, s, prec)
+        xv, wv = qx * np.float32(s), qw * np.float32(s)
+    else:
+        xv, wv = precision.round_to(x, prec), precision.round_to(kernel, prec)
+    c_per_group, k_per_group = x.shape[1] // G, K // G
+    group = k // k_per_group
+    channels = list(range(group * c_per_group, (group + 1) * c_per_group))
+    size, ksize = x.shape[2:], tuple(params["kernel_size_nd"])
+    coords = ref.receptive_field(pos, size, ksize, params["stride_nd"], params["dilation_nd"], pre)
+    kpositions = list(itertools.product(*map(range, ksize)))
+
+    taps, total = [], 0.0
+    for ci, c in enumerate(channels):
+        for kpos, where in zip(kpositions, coords):
+            inside = all(0 <= v < m for v, m in zip(where, size))
+            xval = float(xv[(n, c) + where]) if inside else 0.0
+            wval = float(wv[(k, ci) + kpos])
+            product = xval * wval
+            total += product
+            tap = {"channel": c, "input": where, "kernel": kpos, "padding": not inside,
+                   "x": xval, "w": wval, "product": product}
+            if quantized:
+                tap["x_q"] = _code(qx[(n, c) + where]) if inside else 0
+                tap["w_q"] = _code(qw[(k, ci) + kpos])
+            taps.append(tap)
+    bias = float(params["bias"][k])
+    value = float(precision.round_to(np.float32(total + bias), prec))
+    if reference_output is None or tuple(np.shape(reference_output)) != out_shape:
+        reference_output = precision.emulate(LAYER, x, params)
+    reference = float(reference_output[idx])
+    padding_taps = sum(t["padding"] for t in taps)
+    where = f"input channel{'s' if len(channels) > 1 else ''} {channels[0]}" + (
+        f"–{channels[-1]}" if len(channels) > 1 else "")
+    zeros = f", {padding_taps} of them on padding zeros" if padding_taps else ""
+    text = (f"Σ = {precise(value)}: the {len(taps)} products x·w ({where}{zeros}) sum to {precise(total)}, "
+            f"plus bias {precise(bias)}")
+    return {
+        "out_index": idx, "out_shape": out_shape, "group": group, "channels": channels,
+        "quantized": prec if quantized else None, "taps": taps,
+        "window": drawn_cells([(n, t["channel"]) + t["input"] for t in taps], x.shape), "products_sum": total,
+        "bias": bias, "value": value, "reference": reference, "text": text,
+    }
+
+
+def _code(v) -> int | float:
+    """A quantized code as it reads: an int8 integer, or an FP8 value."""
+    return int(v) if float(v).is_integer() else float(v)
+
+
+def conv_products_table(cell: dict) -> list[dict]:
+    """conv_cell_products' taps as table rows (one per tap), for display: the input channel and coordinates
+    (c, [d,] h, w; outside the input = padding), the kernel position, x, the weight and their product."""
+    rows = []
+    for t in cell["taps"]:
+        names = AXIS_NAMES[len(t["input"])]
+        row = {"c": t["channel"]}
+        row.update({name.lower(): v for name, v in zip(names, t["input"])})
+        row["kernel"] = "(" + ", ".join(map(str, t["kernel"])) + ")"
+        row["padding"] = t["padding"]
+        if cell["quantized"]:
+            q = cell["quantized"].lower()
+            row[f"x {q}"], row[f"weight {q}"] = t["x_q"], t["w_q"]
+        row.update({"x": t["x"], "weight": t["w"], "x·weight": t["product"]})
+        rows.append(row)
+    return rows
+
+
+def conv_products_line(cell: dict, limit: int = 12) -> str:
+    """Σ written out where it is short (the spec's 3 × 3 windows), else the summary sentence."""
+    taps = cell["taps"]
+    if len(taps) > limit:
+        return cell["text"]
+    terms = " + ".join(f"{precise(t['x'])}·{precise(t['w'])}" for t in taps)
+    bias = f" + {precise(cell['bias'])}" if cell["bias"] else ""
+    return f"{terms}{bias} = **{precise(cell['value'])}**"
+
+
+def section(ev, ctx):
+    """The output size per axis (the shape table), and which padding is in force."""
+    unset = ("pre_padding_set", "post_padding_set")  # None or a number: one type per column
+    rows = [{SHAPE_COLUMNS.get(k, k): ("unset" if v is None else str(v)) if k in unset else v for k, v in row.items()}
+            for row in conv_shape_rows(ev.params, ev.input.shape)]
+    out = ev.reference.shape
+    return [Text("**Output size per axis**"), Table("shape_table", rows),
+            Text(f"Output shape: `{out}` (N = {out[0]}, K = num_output_maps = {out[1]})."),
+            Text(PADDING_PRECEDENCE), Text(padding_in_force(ev.params))]
+
+
 LAYER = Layer(
     name="convolution",
     order=50,
@@ -408,4 +608,5 @@ LAYER = Layer(
     reads=reads,
     cell=cell,
     cell_axes=lambda rank: ("n", "k", "d", "h", "w") if rank == 5 else ("n", "k", "h", "w"),
+    section=section,
 )

@@ -7,7 +7,6 @@ The kernel is TensorRT's CKRS order: (C, K / num_groups, *kernel_size_nd).
 """
 from __future__ import annotations
 
-import itertools
 from dataclasses import replace
 
 import numpy as np

@@ -2,13 +2,20 @@
 Scale(x·alpha) + Scale(ReLU(x)·(1−alpha)) summed by an ElementWise layer."""
 from __future__ import annotations
 
+import functools
+from concurrent.futures import ThreadPoolExecutor
+from typing import Callable
+
 import numpy as np
 
 from .. import reference as ref
 from ..inputs import centered_ramp
 from ..examples import EXACT_SMALL, Preset, lesson, spec_input, table
 from ..layer import Layer
+from ..numbers import precise
 from ..params import Param
+from .prelu import FUSION_NOTE  # one of the constructions is a PReLU
+from ..section import Chart, Columns, Heatmap, Note, OnRequest, Table, Text
 
 CONSTRUCTIONS = ("activation", "parametric_relu", "scale_relu_sum")
 
@@ -71,6 +78,99 @@ LEAKY_RELU.append(lesson(
     "rounded to 8 bits too, so the negative side is off by up to one ε (2⁻⁷) of its value."))
 
 
+def _engine_layers(layers: list[dict]) -> list[dict]:
+    return [{"name": l.get("name", "?"), "type": l.get("type", "?"), "tactic": l.get("tactic", "")} for l in layers]
+
+
+# -- the explanations under the stage ----------------------------------------------------------------------
+@functools.lru_cache(maxsize=1)
+def _leaky_builds() -> ThreadPoolExecutor:
+    """Kept for the process: in the busy server, starting three threads took ~10 ms of a slider change."""
+    return ThreadPoolExecutor(len(CONSTRUCTIONS), thread_name_prefix="leaky-build")
+
+
+def leaky_comparison(x: np.ndarray, alpha: float, evaluate_fn: Callable | None = None, own=None) -> dict:
+    """Evaluate the three Leaky ReLU constructions on x with the same alpha.
+
+    evaluate_fn(layer, raw_params, x, run=True) -> Evaluation (core.evaluate when None); own: the caller's
+    Evaluation of one construction on this x and alpha, used as it is. Returns
+    constructions, outputs, sources ('tensorrt' | 'reference'), max_diff (3×3 matrix of pairwise
+    max |difference|), layers (the engine's layer dicts per construction), latency_ms (None without
+    a GPU) and errors (None where the engine built)."""
+    if evaluate_fn is None:
+        from ..core import evaluate as evaluate_fn
+    names = CONSTRUCTIONS
+    configs = {c: {"alpha": alpha, "construction": c} for c in names}
+    todo = [c for c in names if own is None or c != own.params["construction"]]
+    # Built side by side (engine's builder pool); where a GPU runs them, run one at a time so the latencies compare.
+    evals = dict(zip(todo, _leaky_builds().map(lambda c: evaluate_fn("leaky_relu", configs[c], x, run=False), todo)))
+    for c, e in evals.items():
+        if e.backend.can_run and e.engine_status in ("built", "cached"):
+            evals[c] = evaluate_fn("leaky_relu", configs[c], x)
+    if own is not None:
+        evals[own.params["construction"]] = own
+    evals = {c: evals[c] for c in names}
+    outputs = {c: e.output for c, e in evals.items()}
+    diff = np.array([[ref.max_abs_diff(outputs[a], outputs[b]) for b in names] for a in names])
+    return {
+        "constructions": names,
+        "outputs": outputs,
+        "sources": {c: e.output_source for c, e in evals.items()},
+        "max_diff": diff,
+        "layers": {c: list(e.report.layers) if e.report else [] for c, e in evals.items()},
+        "latency_ms": {c: e.latency_ms for c, e in evals.items()},
+        "errors": {c: e.error for c, e in evals.items()},
+    }
+
+
+CONSTRUCTION_LABELS = {
+    "activation": "ActivationType.LEAKY_RELU",
+    "parametric_relu": "add_parametric_relu (one slope)",
+    "scale_relu_sum": "Scale + ReLU + Scale + SUM",
+}
+
+
+def section(ev, ctx):
+    """The three constructions side by side on the same input: their engine layers, their outputs (on request),
+    how far apart they are and, where a GPU runs them, their latency."""
+    from .. import plots
+
+    alpha = ev.params["alpha"]
+    with ctx.busy("Building the three constructions' TensorRT engines …"):
+        cmp = leaky_comparison(ev.input, alpha, ctx.evaluate, own=ev)
+    names = cmp["constructions"]
+    columns = []
+    for name in names:
+        current = " (shown above)" if name == ev.params["construction"] else ""
+        layers = cmp["layers"][name]
+        column = [Text(f"**{CONSTRUCTION_LABELS[name]}**{current}")]
+        column += [Note(cmp["errors"][name], "error")] if cmp["errors"][name] else []
+        column.append(Note(f"Engine layers: {len(layers)}" if layers else "No engine layers (no engine was built)."))
+        column += [Table(f"layers_{name}", _engine_layers(layers))] if layers else []
+        columns.append(column + [Note(f"output from {cmp['sources'][name]}")])
+    worst = float(np.max(cmp["max_diff"]))
+    verdict = f"Largest difference {worst:.3g}: " + (
+        "the three agree to float32 rounding." if worst <= 1e-6 else "they disagree by more than float32 rounding.")
+    blocks = [
+        Text(f"The three constructions of Leaky ReLU with alpha = {precise(alpha)}, on the same input:"),
+        Columns(tuple(columns)),
+        # three more heatmaps per change, of outputs the difference table below already compares: on request
+        OnRequest("draw_outputs", "Draw each construction's output", lambda: [Columns(tuple(
+            [Heatmap(f"out_{n}", cmp["outputs"][n], f"{n} output")] for n in names))]),
+        Text("**Pairwise max |difference|**"),
+        Table("max_diff", [{"construction": a, **{b: f"{v:.3g}" for b, v in zip(names, row)}}
+                           for a, row in zip(names, cmp["max_diff"])]),
+        Note(verdict, "success" if worst <= 1e-6 else "warning"),
+    ]
+    latency = cmp["latency_ms"]
+    if not any(v is not None for v in latency.values()):
+        return blocks + [Note("Latency needs a GPU that runs the engines; none here. " + FUSION_NOTE)]
+    fig = plots.comparison_bar_figure([CONSTRUCTION_LABELS[n] for n in names],
+                                      [np.nan if latency[n] is None else latency[n] for n in names],
+                                      title="Latency (median of timed runs)", unit="ms", theme=ctx.theme)
+    return blocks + [Chart("latency", fig), Note(FUSION_NOTE, "info")]
+
+
 LAYER = Layer(
     name="leaky_relu",
     order=30,
@@ -91,4 +191,5 @@ LAYER = Layer(
     formula=lambda p: f"y = x if x ≥ 0 else {p['alpha']:g}·x",
     ranks=(4, 5),
     examples=tuple(LEAKY_RELU),
+    section=section,
 )

@@ -4,12 +4,16 @@ from __future__ import annotations
 import numpy as np
 
 from .. import reference as ref
-from ..inputs import centered_ramp
+from ..inputs import centered_ramp, DIM_NAMES
 from ..examples import EXACT_SMALL, Preset, spec_input, table
 from ..layer import Layer
+from ..numbers import precise
 from ..params import Param
+from ..section import Code, Note, Text
 
 GRANULARITY = ("tensor", "channel", "element")
+FUSION_NOTE = ("Many TensorRT layer fusions that include ReLU have no Parametric ReLU version, so PReLU may run "
+               "slower than ReLU or LEAKY_RELU.")
 
 
 def slope_shape(granularity: str, shape: tuple) -> tuple:
@@ -72,6 +76,35 @@ PRELU = [
 ]
 
 
+# -- the explanations under the stage ----------------------------------------------------------------------
+def prelu_broadcast(params: dict, input_shape: tuple) -> str:
+    """'slopes (1, 3, 1, 1) broadcast over input (1, 3, 3, 3): one slope per channel, repeated along N, H, W'."""
+    shape = tuple(int(d) for d in input_shape)
+    sshape = tuple(int(d) for d in np.shape(params["slopes"]))
+    names = DIM_NAMES.get(len(shape), tuple(f"axis{i}" for i in range(len(shape))))
+    per = [n for n, a, b in zip(names, sshape, shape) if a == b and b > 1]
+    rest = [n for n in names if n not in per]
+    count = int(np.prod(sshape))
+    if not per:
+        what = "one slope for every element"
+    elif per == ["C"]:
+        what = f"one slope per channel, repeated along {', '.join(rest)}"
+    else:
+        what = f"one slope per ({', '.join(per)}) position, repeated along {', '.join(rest)}"
+    return (f"slopes {sshape} broadcast over input {shape}: {what} "
+            f"({count} slope value{'s' if count != 1 else ''}).")
+
+
+def section(ev, ctx):
+    """How the slopes broadcast over the input, and their values where few."""
+    p = ev.params
+    blocks = [Text(prelu_broadcast(p, ev.input.shape))]
+    slopes = np.asarray(p["slopes"])
+    if slopes.size <= 64:
+        blocks.append(Code(f"slopes{tuple(slopes.shape)} = [{', '.join(precise(v) for v in slopes.ravel())}]"))
+    return blocks + [Note(FUSION_NOTE)]
+
+
 LAYER = Layer(
     name="prelu",
     order=20,
@@ -90,8 +123,8 @@ LAYER = Layer(
     build=build,
     check=check,
     formula=lambda p: "y = x if x ≥ 0 else slope·x",
-    notes=lambda p: ["Many TensorRT fusions that include ReLU have no Parametric ReLU version, "
-                     "so PReLU may run slower than ReLU or LEAKY_RELU."],
+    notes=lambda p: [FUSION_NOTE],
     ranks=(4, 5),
     examples=tuple(PRELU),
+    section=section,
 )

@@ -6,10 +6,12 @@ import math
 import numpy as np
 
 from .. import reference as ref
-from ..inputs import arange_pattern
+from ..inputs import arange_pattern, DIM_NAMES
 from ..examples import EXACT_SMALL, INF, Preset, frozen, lesson, spec_input, table
 from ..layer import Layer
 from ..params import Param
+from ..numbers import precise
+from ..section import Code, Note, Table, Text
 
 MODES = ("UNIFORM", "CHANNEL", "ELEMENTWISE")
 COEFFICIENTS = ("scale", "shift", "power")
@@ -106,6 +108,84 @@ SCALE.append(lesson(
     "+Inf; BF16 keeps them finite (float32's range) but 8 bits leave an error of about one ε."))
 
 
+# -- the explanations under the stage ----------------------------------------------------------------------
+def _coefficients(params: dict, shape: tuple) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """scale, shift, power broadcast to the input shape (float64), as ref.scale applies them."""
+    coefficients = ref.scale_coefficients(shape, params["mode"], params["shift"], params["scale"], params["power"],
+                                          params["channel_axis"])
+    return tuple(np.broadcast_to(c, shape) for c in coefficients)
+
+
+def scale_nan_explanation(x: np.ndarray, params: dict, reference_output: np.ndarray | None = None) -> str | None:
+    """None when y = (x·scale + shift)^power has no NaN; else how many cells are NaN and why, with an example.
+    reference_output: y where the caller has it (saves recomputing the layer)."""
+    x = np.asarray(x, dtype=np.float32)
+    y = reference_output
+    if y is None or np.shape(y) != x.shape:
+        y = ref.scale(x, params["mode"], params["shift"], params["scale"], params["power"], params["channel_axis"])
+    nan = np.isnan(y)
+    count = int(nan.sum())
+    if not count:
+        return None
+    s, t, p = _coefficients(params, x.shape)
+    with np.errstate(all="ignore"):
+        base = x.astype(np.float64) * s + t
+    fractional = np.mod(p, 1) != 0
+    negative_fractional = nan & (base < 0) & fractional
+    from_input = nan & np.isnan(x)
+    parts = []
+    if negative_fractional.any():
+        parts.append(f"{int(negative_fractional.sum())} where the base x·scale + shift is negative and the power is "
+                     f"fractional: a negative number to a fractional power has no real result")
+    if from_input.any():
+        parts.append(f"{int(from_input.sum())} where the input itself is NaN")
+    other = nan & ~negative_fractional & ~from_input
+    if other.any():
+        parts.append(f"{int(other.sum())} from Inf arithmetic (e.g. Inf·0 or Inf − Inf in x·scale + shift)")
+    pick = negative_fractional if negative_fractional.any() else nan
+    where = tuple(int(v) for v in np.argwhere(pick)[0])
+    example = (f"Example: cell {where}: x = {precise(x[where])}, base = {precise(x[where])}·{precise(s[where])} + "
+               f"({precise(t[where])}) = {precise(base[where])}, and ({precise(base[where])})^{precise(p[where])} = NaN.")
+    return (f"{count} of {y.size} output cells are NaN, in TensorRT and in the reference alike: "
+            + "; ".join(parts) + ". " + example)
+
+
+def scale_coefficient_rows(params: dict, input_shape: tuple, limit: int = 12) -> tuple[list[dict], str]:
+    """Which scale/shift/power applies where: rows (at most `limit`) and a sentence on mode + channel_axis."""
+    shape = tuple(int(d) for d in input_shape)
+    mode, axis = params["mode"], params["channel_axis"]
+    names = DIM_NAMES.get(len(shape), tuple(f"axis{i}" for i in range(len(shape))))
+    values = lambda i: {c: float(params[c][i]) for c in ("scale", "shift", "power")}  # noqa: E731
+    if mode == "UNIFORM":
+        return [{"applies to": "every element", **values(0)}], "UNIFORM: one scale, shift and power for the whole tensor."
+    count = coefficient_count(mode, shape, axis)
+    if mode == "CHANNEL":
+        rows = [{"applies to": f"{names[axis]} = {i}", **values(i)} for i in range(min(count, limit))]
+        what = (f"CHANNEL with channel_axis {axis} ({names[axis]}): one set per index of axis {axis}, "
+                f"{count} in all, shared by every other position.")
+    else:
+        sub = shape[axis:]
+        label = ", ".join(names[axis:])
+        rows = [{"applies to": f"({label}) = {tuple(int(v) for v in np.unravel_index(i, sub))}", **values(i)}
+                for i in range(min(count, limit))]
+        what = (f"ELEMENTWISE with channel_axis {axis}: one set per element of axes {axis}… ({label}, shape {sub}), "
+                f"{count} in all, repeated over the axes before it.")
+    if count > limit:
+        what += f" First {limit} shown."
+    return rows, what
+
+
+def section(ev, ctx):
+    """The formula, why an output is NaN (where one is), and the coefficients each channel or element gets."""
+    p = ev.params
+    blocks = [Code(formula(p))]
+    why = scale_nan_explanation(ev.input, p, reference_output=ev.reference)
+    if why:
+        blocks.append(Note(why, "warning"))
+    rows, what = scale_coefficient_rows(p, ev.input.shape)
+    return blocks + [Text(what), Table("coefficients", rows)]
+
+
 LAYER = Layer(
     name="scale",
     order=40,
@@ -130,4 +210,5 @@ LAYER = Layer(
     formula=formula,
     ranks=(4, 5),
     examples=tuple(SCALE),
+    section=section,
 )

@@ -1,9 +1,8 @@
-"""Per-layer explanations drawn under the main input/output heatmaps.
+"""What is drawn under the stage for any layer, from its declaration: its explanations and section blocks
+(`layer_section`), the picked output cell (outlines, the Σ line, step and play) and its table.
 
-`EXTRAS[layer_name](evaluation, view_options)` renders one layer's extra: a thin Streamlit layer
-over playground.explain, which does the arithmetic. view_options is any object with
-`shared_scale`, `presenter` and `theme` (ui.state.ViewOptions). Every widget key is
-"{layer}.extra.{name}".
+view_options is any object with `shared_scale`, `presenter` and `theme` (ui.state.ViewOptions). Every widget
+key is "{layer}.extra.{name}".
 """
 from __future__ import annotations
 
@@ -15,13 +14,12 @@ from typing import Any, Callable
 import numpy as np
 import streamlit as st
 
-from .. import core, explain, plots, style
+from .. import core, explain, section, style
 from . import state
 from .keys import figure_key
 from ..layers import get_layer
 from ..numbers import precise
 
-MAX_CURVE_MARKS = 2000  # distinct (x, y) marks on the transfer curve; more are strided
 # Beyond this many cells per slice the output heatmap is not clickable (its click targets cost megabytes)
 # and the outlines are drawn on request (each change would redraw the large input heatmap too).
 LARGE_SLICE_CELLS = 64 * 64
@@ -50,120 +48,6 @@ def _presenter(view: Any) -> bool:
 
 def _shared(view: Any) -> bool:
     return bool(getattr(view, "shared_scale", True))
-
-
-# ------------------------------------------------------------------------------------ activation
-MARKS_SAMPLE = 1 << 16  # values looked at for the marks: np.unique over 8 million pairs took 10 s
-
-
-def _curve_marks(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """Distinct (input, output) pairs to mark on the curve, from every `step`-th value of a large tensor."""
-    step = max(1, -(-x.size // MARKS_SAMPLE))
-    pairs = np.column_stack([np.asarray(x, np.float64).ravel()[::step], np.asarray(y, np.float64).ravel()[::step]])
-    pairs = pairs[np.isfinite(pairs).all(axis=1)]
-    pairs = np.unique(pairs, axis=0)
-    if len(pairs) > MAX_CURVE_MARKS:
-        pairs = pairs[:: -(-len(pairs) // MAX_CURVE_MARKS)]
-    return pairs[:, 0], pairs[:, 1], step
-
-
-def activation_extra(evaluation, view) -> None:
-    p = evaluation.params
-    st.markdown(f"**{p['type']}** with the current parameters:")
-    st.code(explain.activation_formula(p), language=None)
-    xs, ys = explain.activation_curve(p["type"], p["alpha"], p["beta"], explain.curve_range(evaluation.input))
-    mx, my, step = _curve_marks(evaluation.input, evaluation.output)
-    fig = plots.transfer_curve_figure(xs, ys, marks_x=mx, marks_y=my, theme=_theme(view),
-                                      title=f"{p['type']}: transfer curve, the input's values marked")
-    state.chart(fig, _key("activation", "curve"))
-    of = "the tensor" if step == 1 else f"every {step}th value of the tensor"
-    st.caption(f"Marks: {len(mx)} distinct (input, output) pairs of {of}, output from {evaluation.output_source}.")
-
-
-# ------------------------------------------------------------------------------------ leaky relu
-def _layers_rows(layers: list[dict]) -> list[dict]:
-    return [{"name": l.get("name", "?"), "type": l.get("type", "?"), "tactic": l.get("tactic", "")} for l in layers]
-
-
-def leaky_relu_extra(evaluation, view) -> None:
-    alpha = evaluation.params["alpha"]
-    evaluate_fn = functools.partial(core.evaluate, backend=evaluation.backend, cache=state.engine_cache())
-    with st.spinner("Building the three constructions' TensorRT engines …", show_time=True):
-        cmp = explain.leaky_comparison(evaluation.input, alpha, evaluate_fn, own=evaluation)
-    names = cmp["constructions"]
-    st.markdown(f"The three constructions of Leaky ReLU with alpha = {precise(alpha)}, on the same input:")
-    # Three more heatmaps per change, of outputs the difference table below already compares: on request.
-    draw = st.toggle("Draw each construction's output", value=False, key=_key("leaky_relu", "draw_outputs"))
-    for name, col in zip(names, st.columns(len(names))):
-        with col:
-            current = " (shown above)" if name == evaluation.params["construction"] else ""
-            st.markdown(f"**{explain.CONSTRUCTION_LABELS[name]}**{current}")
-            if cmp["errors"][name]:
-                st.error(state.inert(cmp["errors"][name]))
-            layers = cmp["layers"][name]
-            st.caption(f"Engine layers: {len(layers)}" if layers else "No engine layers (no engine was built).")
-            if layers:
-                state.table(_layers_rows(layers), _key("leaky_relu", f"layers_{name}"))
-            if draw:
-                fig, _ = state.tensor_figure(cmp["outputs"][name], f"{name} output", _shared(view), _presenter(view))
-                state.chart(fig, _key("leaky_relu", f"out_{name}"), width="stretch")
-            st.caption(f"output from {cmp['sources'][name]}")
-    st.markdown("**Pairwise max |difference|**")
-    state.table([{"construction": a, **{b: f"{v:.3g}" for b, v in zip(names, row)}} for a, row in zip(names, cmp["max_diff"])],
-                _key("leaky_relu", "max_diff"))
-    worst = float(np.max(cmp["max_diff"]))
-    verdict = f"Largest difference {worst:.3g}: " + (
-        "the three agree to float32 rounding." if worst <= 1e-6 else "they disagree by more than float32 rounding.")
-    (st.success if worst <= 1e-6 else st.warning)(verdict)
-    latency = cmp["latency_ms"]
-    if any(v is not None for v in latency.values()):
-        fig = plots.comparison_bar_figure([explain.CONSTRUCTION_LABELS[n] for n in names],
-                                          [np.nan if latency[n] is None else latency[n] for n in names],
-                                          title="Latency (median of timed runs)", unit="ms", theme=_theme(view))
-        state.chart(fig, _key("leaky_relu", "latency"))
-        st.info(explain.PRELU_FUSION_NOTE)
-    else:
-        st.caption("Latency needs a GPU that runs the engines; none here. " + explain.PRELU_FUSION_NOTE)
-
-
-# ----------------------------------------------------------------------------------------- prelu
-def prelu_extra(evaluation, view) -> None:
-    p = evaluation.params
-    st.markdown(explain.prelu_broadcast(p, evaluation.input.shape))
-    slopes = np.asarray(p["slopes"])
-    if slopes.size <= 64:
-        values = ", ".join(precise(v) for v in slopes.ravel())
-        st.code(f"slopes{tuple(slopes.shape)} = [{values}]", language=None)
-    st.caption(explain.PRELU_FUSION_NOTE)
-
-
-# ----------------------------------------------------------------------------------------- scale
-def scale_extra(evaluation, view) -> None:
-    p = evaluation.params
-    st.code(explain.scale_formula(p), language=None)
-    why = explain.scale_nan_explanation(evaluation.input, p, reference_output=evaluation.reference)
-    if why:
-        st.warning(state.inert(why))
-    rows, what = explain.scale_coefficient_rows(p, evaluation.input.shape)
-    st.markdown(what)
-    state.table(rows, _key("scale", "coefficients"))
-
-
-# ----------------------------------------------------------------------------------- convolution
-def convolution_extra(evaluation, view) -> None:
-    p, x = evaluation.params, evaluation.input
-    st.markdown("**Output size per axis**")
-    rows = explain.conv_shape_rows(p, x.shape)
-    names = {"dilated_kernel": "1+d(k−1)", "pre_padding_set": "pre_padding", "post_padding_set": "post_padding",
-             "pre": "pre (resolved)", "post": "post (resolved)"}
-    unset = ("pre_padding_set", "post_padding_set")  # None or a number: one type per column
-    state.table([{names.get(k, k): ("unset" if v is None else str(v)) if k in unset else v for k, v in row.items()}
-                 for row in rows], _key("convolution", "shape_table"))
-    out_shape = evaluation.reference.shape
-    st.markdown(f"Output shape: `{out_shape}` (N = {out_shape[0]}, K = num_output_maps = {out_shape[1]}).")
-    st.markdown(explain.PADDING_PRECEDENCE)
-    st.markdown(explain.padding_in_force(p))
-    cell_section(evaluation)
 
 
 # ------------------------------------------------- the picked output cell: any layer that declares `reads`
@@ -350,20 +234,43 @@ def _player(layer: str, out_shape: tuple) -> None:
     st.rerun()
 
 
+def draw_blocks(layer: str, blocks: list, view: Any) -> None:
+    """A layer's section (playground.section blocks) in the current container."""
+    for block in blocks:
+        if isinstance(block, section.Text):
+            st.markdown(block.markdown)
+        elif isinstance(block, section.Code):
+            st.code(block.text, language=None)
+        elif isinstance(block, section.Note):
+            text = state.inert(block.text) if block.tone in ("warning", "error") else block.text
+            getattr(st, block.tone)(text)
+        elif isinstance(block, section.Table):
+            state.table(block.rows, _key(layer, block.name))
+        elif isinstance(block, section.Chart):
+            state.chart(block.figure, _key(layer, block.name))
+        elif isinstance(block, section.Heatmap):
+            fig, _ = state.tensor_figure(block.tensor, block.title, _shared(view), _presenter(view))
+            state.chart(fig, _key(layer, block.name), width="stretch")
+        elif isinstance(block, section.Columns):
+            for column, col in zip(block.columns, st.columns(len(block.columns))):
+                with col:
+                    draw_blocks(layer, column, view)
+        elif isinstance(block, section.OnRequest):
+            if st.toggle(block.label, value=False, key=_key(layer, block.name)):
+                draw_blocks(layer, block.blocks(), view)
+        else:
+            raise TypeError(f"{layer}'s section holds {block!r}, which is no playground.section block")
+
+
 def layer_section(evaluation, view) -> None:
-    """A layer with no section of its own here: its explanations, then its picked cell."""
+    """Under the stage: the layer's explanations, its own section, then its picked cell."""
     layer = get_layer(evaluation.layer)
     if layer.explain:
         for paragraph in layer.explain(evaluation.params, evaluation.input.shape):
             st.markdown(paragraph)
+    if layer.section:
+        busy = lambda label: st.spinner(label, show_time=True)  # noqa: E731
+        evaluate = functools.partial(core.evaluate, backend=evaluation.backend, cache=state.engine_cache())
+        draw_blocks(layer.name, layer.section(evaluation, section.Context(_theme(view), evaluate, busy)), view)
     if layer.reads:
         cell_section(evaluation)
-
-
-EXTRAS: dict[str, Callable[[Any, Any], None]] = {
-    "activation": activation_extra,
-    "leaky_relu": leaky_relu_extra,
-    "prelu": prelu_extra,
-    "scale": scale_extra,
-    "convolution": convolution_extra,
-}

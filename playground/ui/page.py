@@ -370,10 +370,10 @@ def _marks(ev: Evaluation) -> extras.Marks:
 
 
 def _extras(layer: str, ev: Evaluation, view: ViewOptions) -> None:
-    """The layer's own section (ui.extras); a failure there is one warning, not a broken page."""
-    draw: Callable = extras.EXTRAS.get(layer, extras.layer_section)
+    """The layer's explanations, section and picked cell (ui.extras); a failure there is one warning, not a
+    broken page."""
     try:
-        draw(ev, view)
+        extras.layer_section(ev, view)
     except Exception as exc:
         st.warning(state.inert(f"The {layer} explanation failed: {type(exc).__name__}: {exc}"))
 
