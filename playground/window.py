@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import itertools
 
+import numpy as np
+
 from . import reference as ref
 from .params import Param
 
@@ -109,3 +111,19 @@ def groups_rule(groups, p, shape):
     if p["num_output_maps"] % groups:
         return f"must divide num_output_maps={p['num_output_maps']}"
     return None
+
+
+def kernel_preset(window_fn, kernel_shape):
+    """A kernel preset defined on one spatial window (`window_fn(spatial shape)`), repeated over the kernel's two
+    channel axes, whichever their order: the convolution's (K, C/G), the deconvolution's (C, K/G)."""
+    def preset(p, shape):
+        ks = kernel_shape(p, shape)
+        return np.broadcast_to(window_fn(ks[2:]).astype(np.float32), ks).copy()
+    return preset
+
+
+def centre(ks):
+    """1 at the window's centre (the lower middle of an even side), 0 elsewhere: the identity kernel."""
+    w = np.zeros(ks)
+    w[tuple(k // 2 for k in ks)] = 1.0
+    return w

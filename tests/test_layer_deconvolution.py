@@ -44,6 +44,9 @@ def test_hand_computed_tables():
     assert deconv({"kernel_size_nd": "1,1", "stride_nd": 2, "bias": 0.5})[0, 0, :2].tolist() == [
         [1.5, 0.5, 2.5, 0.5, 3.5], [0.5] * 5]
     # a weight per tap: the 2 × 2 kernel 1 2 / 3 4 at stride 2 writes x·(1 2 / 3 4) into each block
+    # the identity preset (the centre tap) at stride 2: each cell lands one cell in from its window's corner
+    y = deconv({"stride_nd": 2, "kernel": "identity"})
+    assert y[0, 0, 1::2, 1::2].tolist() == X[0, 0].tolist() and y.sum() == X.sum()
     y = deconv({"kernel_size_nd": "2,2", "stride_nd": 2, "kernel": "1,2,3,4"})
     assert y[0, 0, :2, :2].tolist() == [[1, 2], [3, 4]] and y[0, 0, 4:, 4:].tolist() == [[9, 18], [27, 36]]
 

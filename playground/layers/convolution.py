@@ -41,17 +41,7 @@ def powers_of_ten(p, shape):
 
 
 def _window(fn):
-    """A preset defined on one spatial window, repeated over output maps and input channels."""
-    def preset(p, shape):
-        ks = kernel_shape(p, shape)
-        return np.broadcast_to(fn(ks[2:]).astype(np.float32), ks).copy()
-    return preset
-
-
-def _centre(ks):
-    w = np.zeros(ks)
-    w[tuple(k // 2 for k in ks)] = 1.0
-    return w
+    return window.kernel_preset(fn, kernel_shape)
 
 
 def _sobel(ks):
@@ -59,15 +49,15 @@ def _sobel(ks):
     w = np.zeros(ks)
     if ks[-1] >= 3:
         w[..., 0], w[..., -1] = -1.0, 1.0
-    return w * (1.0 + _centre(ks).sum(axis=-1, keepdims=True))
+    return w * (1.0 + window.centre(ks).sum(axis=-1, keepdims=True))
 
 
 KERNEL_PRESETS = {
     "powers_of_ten": powers_of_ten,
     "ones": _window(np.ones),
     "box_mean": _window(lambda ks: np.full(ks, 1.0 / np.prod(ks))),
-    "identity": _window(_centre),
-    "laplacian": _window(lambda ks: np.ones(ks) - np.prod(ks) * _centre(ks)),
+    "identity": _window(window.centre),
+    "laplacian": _window(lambda ks: np.ones(ks) - np.prod(ks) * window.centre(ks)),
     "sobel_w": _window(_sobel),
     "random": lambda p, s: np.random.default_rng(0).uniform(-1, 1, kernel_shape(p, s)).astype(np.float32),
 }

@@ -26,20 +26,6 @@ def kernel_shape(p: dict, shape: tuple) -> tuple:
     return (shape[1], p["num_output_maps"] // p["num_groups"]) + tuple(p[KERNEL])
 
 
-def _each(fn):
-    """A preset defined on one spatial window, the same for every (input channel, output map) pair."""
-    def preset(p, shape):
-        ks = kernel_shape(p, shape)
-        return np.broadcast_to(fn(ks[2:]).astype(np.float32), ks).copy()
-    return preset
-
-
-def _centre(ks):
-    w = np.zeros(ks)
-    w[tuple(k // 2 for k in ks)] = 1.0
-    return w
-
-
 def _bilinear(ks):
     """The bilinear upsampling kernel (as FCN initialises it): with stride k/2 (k even) and padding k/4 the
     output is the input resized ×(k/2) by linear interpolation, away from the border."""
@@ -52,9 +38,9 @@ def _bilinear(ks):
 
 
 KERNEL_PRESETS = {
-    "ones": _each(np.ones),
-    "identity": _each(_centre),
-    "bilinear": _each(_bilinear),
+    "ones": window.kernel_preset(np.ones, kernel_shape),
+    "identity": window.kernel_preset(window.centre, kernel_shape),
+    "bilinear": window.kernel_preset(_bilinear, kernel_shape),
     "random": lambda p, s: np.random.default_rng(0).uniform(-1, 1, kernel_shape(p, s)).astype(np.float32),
 }
 
