@@ -30,13 +30,10 @@ from ..errors import ValidationError
 from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, default_dims
 from ..layer import Layer
 from ..numbers import exact
+from .state import PageState
 from .keys import COMPARE, COMPARE_OFF, VIEW_PRESENTER, VIEW_SHARED_SCALE, control_key, input_key, key, key_selector
 
 PRESET_PARAM, HIDE_PARAM = "preset", "hide"
-_PROBLEMS = "_url_problems."  # + layer: messages to show on the next drawn run
-_CHECKED = "_url_checked."  # + layer: the URL was checked when the page first ran in this session
-_FROM_URL = "_url_preset."  # + layer: {"name": the ?preset= applied, "drawn": its widgets were drawn}
-CHOSEN = "_preset_chosen."  # + layer: the spec preset last chosen (URL or selectbox)
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 # Things `hide` can name besides the layer's parameters: container name -> what it is.
 PAGE_PARTS = {"input": "the Input tab", "parameters": "the parameters beside the figures", "view": "the View tab",
@@ -58,7 +55,10 @@ class Field:
 
 
 def fields(layer: Layer) -> dict[str, Field]:
-    """Every URL-bound widget key of a layer page, in drawing order (input, parameters, view)."""
+    """Every URL-bound widget key of a layer page, in drawing order (input, parameters, view); a parameter's
+    come from its kind (widgets.KIND_TABLE)."""
+    from .widgets import kind_of
+
     k = lambda name: input_key(layer.name, name)  # noqa: E731
     out = {k("kind"): Field("choice", choices=KINDS)}
     if 4 in layer.ranks and 5 in layer.ranks:
@@ -69,20 +69,7 @@ def fields(layer: Layer) -> dict[str, Field]:
         out[k(name)] = Field("float")
     out[k("seed")] = Field("int", 0, SEED_MAX)
     for p in layer.params:
-        pk = key(layer.name, p.name)
-        if p.along_axes:
-            if p.optional:
-                out[key(pk, "set")] = Field("bool", param=p.name)
-            for ax in p.axis_names(5):
-                out[key(pk, ax)] = Field("int", p.low, p.high, param=p.name)
-        elif p.kind in ("float", "int"):
-            out[pk] = Field(p.kind, p.low, p.high, param=p.name)
-        elif p.kind == "bool":
-            out[pk] = Field("bool", param=p.name)
-        elif p.kind == "enum":
-            out[pk] = Field("choice", choices=p.choices, param=p.name)
-        else:  # arrays and plain int lists: text (a preset name or numbers)
-            out[pk] = Field("text", param=p.name)
+        out.update(kind_of(p).fields(p, key(layer.name, p.name)))
     out[key(layer.name, COMPARE)] = Field("choice", choices=(COMPARE_OFF, *layer.param("precision").choices))
     out[key(layer.name, VIEW_SHARED_SCALE)] = Field("bool")
     out[VIEW_PRESENTER] = Field("bool")
@@ -149,19 +136,9 @@ def _safe_default(p, canon: dict, shape: tuple):
 
 def widget_value(layer: Layer, p, canon: dict, shape: tuple, get: Callable[[str, Any], Any]) -> Any:
     """What param_widget would return for p, reading each widget's value through get(key, default)."""
-    from .widgets import value_text
+    from .widgets import kind_of
 
-    k = key(layer.name, p.name)
-    default = _safe_default(p, canon, shape)
-    if p.along_axes:
-        on = bool(get(key(k, "set"), False)) if p.optional else True
-        names = p.axis_names(len(shape))
-        shown = default if default is not None else (int(p.low or 0),) * len(names)
-        values = tuple(int(get(key(k, ax), v)) for ax, v in zip(names, shown))
-        return values if on else None
-    if p.kind in ("array", "ints"):
-        return get(k, value_text(p, default) if default is not None else "")
-    return get(k, default)
+    return kind_of(p).read(p, key(layer.name, p.name), _safe_default(p, canon, shape), shape, get)
 
 
 class _Check:
@@ -245,7 +222,8 @@ class _Check:
 def check_url(layer: Layer) -> None:
     """The first time a page runs in a session, drop the URL values its layer would refuse, say so,
     and run again (a widget takes its URL value when first drawn, whatever the session state says)."""
-    if st.session_state.get(_CHECKED + layer.name):
+    page = PageState(layer.name)
+    if page.get("url_checked"):
         return
     if _modernise(layer):
         st.rerun()  # the widgets take the new spelling's values when first drawn
@@ -261,11 +239,11 @@ def check_url(layer: Layer) -> None:
         except Exception:  # bound already (not a fresh page): the widget's own error shows instead
             pass
     if check.dropped:
-        st.session_state.setdefault(_PROBLEMS + layer.name, []).extend(check.dropped.values())
-        st.session_state.pop(_PROBLEMS + layer.name + ".controls", None)  # shown afresh
+        page.setdefault("url_problems", []).extend(check.dropped.values())
+        page.pop("url_problems_seen")  # shown afresh
     if removed:
         st.rerun()
-    st.session_state[_CHECKED + layer.name] = True
+    page.set("url_checked", True)
 
 
 def _modernise(layer: Layer) -> bool:
@@ -279,7 +257,7 @@ def _modernise(layer: Layer) -> bool:
         try:
             new = translate(st.query_params[old])
         except ValueError as exc:
-            st.session_state.setdefault(_PROBLEMS + layer.name, []).append(
+            PageState(layer.name).setdefault("url_problems", []).append(
                 f"URL parameter {old}: {exc} (got \"{_shown(st.query_params[old])}\") — ignored.")
             new = {}
         for param, value in new.items():
@@ -293,14 +271,14 @@ def _modernise(layer: Layer) -> bool:
 def take_problems(layer: Layer) -> list[str]:
     """The link problems found for this page, shown until one of its controls changes: runs that change
     nothing (the window-size probe's first report, say) keep them on screen."""
-    key = _PROBLEMS + layer.name
-    problems = st.session_state.get(key)
+    page = PageState(layer.name)
+    problems = page.get("url_problems")
     if not problems:
         return []
     controls = {k: repr(v) for k, v in st.session_state.items() if isinstance(k, str) and k.startswith(layer.name + ".")}
-    seen = st.session_state.setdefault(key + ".controls", {})
+    seen = page.setdefault("url_problems_seen", {})
     if any(k in controls and controls[k] != v for k, v in seen.items()):  # a control drawn before has changed
-        del st.session_state[key], st.session_state[key + ".controls"]
+        page.pop("url_problems"), page.pop("url_problems_seen")
         return []
     seen.update(controls)  # controls drawn since the problems were found count from now on
     return problems
@@ -312,7 +290,7 @@ def apply_preset(layer: Layer, preset: presets.Preset) -> None:
     from .widgets import write_config
 
     write_config(layer, preset.params, preset.input)
-    st.session_state[CHOSEN + layer.name] = preset.name
+    PageState(layer.name).set("preset_chosen", preset.name)
 
 
 def preset_from_url(layer: Layer) -> presets.Preset | None:
@@ -320,24 +298,25 @@ def preset_from_url(layer: Layer) -> presets.Preset | None:
     `preset` stays in it (the link still reproduces the page) until the next run, which writes every
     control again (now they do) and removes it. Returns the preset applied by this call, if any."""
     name = st.query_params.get(PRESET_PARAM)
-    seen = st.session_state.get(_FROM_URL + layer.name)
+    page = PageState(layer.name)
+    seen = page.get("url_preset")
     if name is None:
-        st.session_state.pop(_FROM_URL + layer.name, None)
+        page.pop("url_preset")
         return None
     if seen and seen["name"] == name:
         if seen["drawn"]:
             resync(layer)
             _drop_param(PRESET_PARAM)
-            st.session_state.pop(_FROM_URL + layer.name, None)
+            page.pop("url_preset")
         return None
-    st.session_state[_FROM_URL + layer.name] = {"name": name, "drawn": False}
+    page.set("url_preset", {"name": name, "drawn": False})
     try:
         preset = presets.find(layer.name, name)
     except KeyError:
         names = ", ".join(p.name for p in presets.examples(layer.name)) or "none"
-        st.session_state.setdefault(_PROBLEMS + layer.name, []).append(
+        page.setdefault("url_problems", []).append(
             f"URL parameter preset: {layer.name} has no spec example \"{_shown(name)}\" (it has: {names}) — ignored.")
-        st.session_state.pop(_PROBLEMS + layer.name + ".controls", None)
+        page.pop("url_problems_seen")
         _drop_param(PRESET_PARAM)
         return None
     apply_preset(layer, preset)
@@ -346,15 +325,16 @@ def preset_from_url(layer: Layer) -> presets.Preset | None:
 
 def preset_pending(layer: Layer) -> bool:
     """A ?preset= link's page has been drawn and the next full run is to write its values into the URL."""
-    seen = st.session_state.get(_FROM_URL + layer.name)
+    seen = PageState(layer.name).get("url_preset")
     return bool(seen and seen["drawn"] and PRESET_PARAM in st.query_params)
 
 
 def page_drawn(layer: Layer) -> None:
     """End of a completed page run: the widgets a URL preset set are now drawn."""
-    seen = st.session_state.get(_FROM_URL + layer.name)
+    page = PageState(layer.name)
+    seen = page.get("url_preset")
     if seen and not seen["drawn"]:
-        st.session_state[_FROM_URL + layer.name] = {**seen, "drawn": True}
+        page.set("url_preset", {**seen, "drawn": True})
 
 
 def resync(layer: Layer) -> None:

@@ -123,7 +123,7 @@ def _results(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_slot,
 def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_slot, size: tuple[int, int]) -> None:
     name = layer.name
     if workshop.chosen_now(layer) or links.preset_pending(layer):
-        chosen = st.session_state.get(links.CHOSEN + name)
+        chosen = state.PageState(name).get("preset_chosen")
         if chosen:
             _focus_demonstrated(layer, presets.find(name, chosen))
         st.rerun()  # the input controls or the URL, outside this fragment, must be written again
@@ -233,7 +233,6 @@ def _link(slot) -> None:
         st.code(links.share_link(), language=None, wrap_lines=False)
 
 
-_LAST_RAW = "_last_raw."  # + layer: the parameters of the last evaluation, to tell which one moved
 
 
 def _evaluate(layer: str, form: widgets.ParamForm, inp: widgets.InputForm,
@@ -247,8 +246,8 @@ def _evaluate(layer: str, form: widgets.ParamForm, inp: widgets.InputForm,
             if compare is not None and form.canon.get("quantize_scale") is not None:  # the scale the control shows,
                 raw.setdefault("quantize_scale", form.canon["quantize_scale"])  # unused by the first precision
             ev = evaluate(layer, raw, inp.x, backend=backend, cache=engines, compare=compare)
-        before = st.session_state.get(_LAST_RAW + layer)
-        st.session_state[_LAST_RAW + layer] = dict(form.raw)
+        before = state.PageState(layer).get("last_raw")
+        state.PageState(layer).set("last_raw", dict(form.raw))
         if before is not None:  # build the moved slider's next values either way while the user looks
             prefetcher.offer(layer, neighbours(get_layer(layer), before, form.raw), inp.x, backend=backend,
                              cache=engines)

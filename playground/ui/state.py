@@ -56,7 +56,42 @@ from .. import plots
 from ..style import DEFAULT, Theme, theme as theme_for
 from .keys import VIEW_PRESENTER
 
-_LAST = "_last_good."  # + layer: the last Evaluation that validated (not a widget key)
+
+
+class PageState:
+    """One layer page's private session state (not widgets, never in the URL), in one place: each slot is held
+    under the key "_SLOT.LAYER"."""
+    SLOTS = {
+        "last_good": "the last Evaluation that validated: what the page shows while a change is invalid",
+        "last_raw": "the parameters of the last evaluation, to tell which one moved (the prefetcher's hint)",
+        "url_checked": "the URL was checked when the page first ran in this session",
+        "url_problems": "link problems to show, until a control changes",
+        "url_problems_seen": "the controls' values when the problems were first shown",
+        "url_preset": "{name: the ?preset= applied, drawn: its widgets were drawn}",
+        "preset_chosen": "the example last chosen (link or picker)",
+        "preset_chosen_now": "set by the picker's callback, taken by the next run",
+    }
+
+    def __init__(self, layer: str):
+        self.layer = layer
+
+    def key(self, slot: str) -> str:
+        if slot not in self.SLOTS:
+            raise KeyError(f"{slot!r} is no page state slot; the slots are {', '.join(self.SLOTS)}")
+        return f"_{slot}.{self.layer}"
+
+    def get(self, slot: str, default=None):
+        return st.session_state.get(self.key(slot), default)
+
+    def set(self, slot: str, value) -> None:
+        st.session_state[self.key(slot)] = value
+
+    def pop(self, slot: str, default=None):
+        return st.session_state.pop(self.key(slot), default)
+
+    def setdefault(self, slot: str, value):
+        return st.session_state.setdefault(self.key(slot), value)
+
 
 
 # What markdown, HTML or Streamlit would act on in a message: code, emphasis, links and images, HTML,
@@ -212,8 +247,8 @@ def presenter_on() -> bool:
 
 
 def last_good(layer: str):
-    return st.session_state.get(_LAST + layer)
+    return PageState(layer).get("last_good")
 
 
 def remember(layer: str, evaluation) -> None:
-    st.session_state[_LAST + layer] = evaluation
+    PageState(layer).set("last_good", evaluation)

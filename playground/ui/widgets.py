@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import functools
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 import pandas as pd
@@ -21,6 +21,7 @@ from ..layer import Layer
 from ..layers import get_layer
 from ..numbers import float32
 from ..params import Param, same_value
+from .links import Field
 from .keys import COMPARE, COMPARE_OFF, VIEW_PRESENTER, VIEW_SHARED_SCALE, control_key, input_key, key
 from .state import ViewOptions
 
@@ -59,20 +60,7 @@ def value_text(p: Param, value: Any) -> str:
 # -- writing state (callbacks only: Streamlit refuses writes to a widget drawn this run) --------
 def write_value(layer: str, p: Param, value: Any, rank: int) -> None:
     """Set the widget state of `layer.p` to a canonical value."""
-    k, ss = key(layer, p.name), st.session_state
-    if p.along_axes:
-        if p.optional:
-            ss[key(k, "set")] = value is not None
-        for ax, v in zip(p.axis_names(rank), value or ()):
-            ss[key(k, ax)] = int(v)
-    elif p.kind in ("array", "ints"):
-        ss[k] = value_text(p, value)
-    elif p.kind == "float":
-        ss[k] = float(value)
-    elif p.kind == "int":
-        ss[k] = int(value)
-    else:
-        ss[k] = value
+    kind_of(p).write(st.session_state, key(layer, p.name), p, value, rank)
 
 
 def write_config(layer: Layer, params: dict, input: dict | None = None) -> None:
@@ -343,23 +331,92 @@ def param_widget(layer: Layer, p: Param, raw: dict, canon: dict, shape: tuple, c
     reset = dict(on_change=_reset_dependents, args=(layer, p, dict(canon), shape, names)) if names else {}
     common = dict(disabled=not used, help=p.help, **STATE, **reset)
     offered = _offers(p, {**(current or {}), **canon}, shape)
-    if p.kind == "int":
-        value = _int_slider(p.name, k, int(p.low), int(p.high), int(default), offered, **common)
-    elif p.kind == "float":
-        value = _number(p.name, k, p.low, p.high, p.step, default, False, slide=p.slide, **common)
-    elif p.kind == "bool":
-        value = st.toggle(p.name, value=bool(default), key=k, **common)
-    elif p.kind == "enum":  # a select slider: the arrow keys step through the members
-        value = st.select_slider(p.name, p.choices, value=default, key=k, **common)
-    elif p.along_axes:
-        value = _per_axis(p, k, default, len(shape), not used, offered)
-    elif p.kind == "ints":
-        value = st.text_input(p.name, value=value_text(p, default), key=k, **common)
-    else:
-        value = _array(layer, p, k, default, raw, canon, shape, not used)
+    value = kind_of(p).draw(layer, p, k, default, raw, canon, shape, offered, common)
     if not used:
         st.caption(_unused_note(layer, p, canon))
     return value
+
+
+# -- one entry per kind of Param: its widget, its state, its URL fields, its value read back from state ----------
+def _write_axes(ss, k, p, value, rank):
+    if p.optional:
+        ss[key(k, "set")] = value is not None
+    for ax, v in zip(p.axis_names(rank), value or ()):
+        ss[key(k, ax)] = int(v)
+
+
+def _read_axes(p, k, default, shape, get):
+    on = bool(get(key(k, "set"), False)) if p.optional else True
+    names = p.axis_names(len(shape))
+    shown = default if default is not None else (int(p.low or 0),) * len(names)
+    values = tuple(int(get(key(k, ax), v)) for ax, v in zip(names, shown))
+    return values if on else None
+
+
+def _axes_fields(p, k):
+    out = {key(k, "set"): Field("bool", param=p.name)} if p.optional else {}
+    return out | {key(k, ax): Field("int", p.low, p.high, param=p.name) for ax in p.axis_names(5)}
+
+
+def _write_text(ss, k, p, value, rank):
+    ss[k] = value_text(p, value)
+
+
+def _read_text(p, k, default, shape, get):
+    return get(k, value_text(p, default) if default is not None else "")
+
+
+def _read(p, k, default, shape, get):
+    return get(k, default)
+
+
+def _field(kind):
+    return lambda p, k: {k: Field(kind, p.low, p.high, choices=p.choices, param=p.name)}
+
+
+def _writes(cast):
+    def write(ss, k, p, value, rank):
+        ss[k] = cast(value)
+    return write
+
+
+@dataclass(frozen=True)
+class Kind:
+    """How one kind of Param lives on a page. draw(layer, p, key, default, raw, canon, shape, offered, common) ->
+    the raw value (common: disabled, help, state and reset keywords); write(session state, key, p, canonical value,
+    rank); fields(p, key) -> {URL key: links.Field}; read(p, key, default, shape, get) -> the raw value the widget
+    would return, through get(key, default) (the link check and `offers` read without drawing)."""
+    draw: Callable[..., Any]
+    write: Callable[..., None]
+    fields: Callable[[Param, str], dict]
+    read: Callable[..., Any] = _read
+
+
+KIND_TABLE = {
+    "int": Kind(lambda layer, p, k, d, raw, canon, shape, offered, common:
+                _int_slider(p.name, k, int(p.low), int(p.high), int(d), offered, **common), _writes(int), _field("int")),
+    "float": Kind(lambda layer, p, k, d, raw, canon, shape, offered, common:
+                  _number(p.name, k, p.low, p.high, p.step, d, False, slide=p.slide, **common), _writes(float),
+                  _field("float")),
+    "bool": Kind(lambda layer, p, k, d, raw, canon, shape, offered, common:
+                 st.toggle(p.name, value=bool(d), key=k, **common), _writes(bool), _field("bool")),
+    # a select slider: the arrow keys step through the members
+    "enum": Kind(lambda layer, p, k, d, raw, canon, shape, offered, common:
+                 st.select_slider(p.name, p.choices, value=d, key=k, **common), _writes(str), _field("choice")),
+    # ints per axis or per dimension: a slider each (and an override box where optional)
+    "axes": Kind(lambda layer, p, k, d, raw, canon, shape, offered, common:
+                 _per_axis(p, k, d, len(shape), common["disabled"], offered), _write_axes, _axes_fields, _read_axes),
+    "ints": Kind(lambda layer, p, k, d, raw, canon, shape, offered, common:
+                 st.text_input(p.name, value=value_text(p, d), key=k, **common), _write_text, _field("text"),
+                 _read_text),
+    # a preset name or numbers: one input per value, or a table
+    "array": Kind(lambda layer, p, k, d, raw, canon, shape, offered, common:
+                  _array(layer, p, k, d, raw, canon, shape, common["disabled"]), _write_text, _field("text"), _read_text),
+}
+
+
+def kind_of(p: Param) -> Kind:
+    return KIND_TABLE["axes" if p.along_axes else p.kind]
 
 
 def _offers(p: Param, params: dict, shape: tuple):

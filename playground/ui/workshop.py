@@ -17,6 +17,7 @@ from ..layers import get_layer
 from ..params import same_params
 from . import links
 from .keys import control_key, key
+from .state import PageState
 
 NONE = ""  # the picker's entry for a configuration that is no spec example
 
@@ -48,23 +49,22 @@ def current_preset(layer: Layer, ev: Evaluation | None) -> presets.Preset | None
     """The spec example on screen: the one last chosen if the configuration still is it, else the first
     that the configuration equals (several examples can share one, e.g. an alias spelling)."""
     found = matching(layer, ev)
-    chosen = st.session_state.get(links.CHOSEN + layer.name)
+    chosen = PageState(layer.name).get("preset_chosen")
     return next((p for p in found if p.name == chosen), found[0] if found else None)
 
 
-_CHOSEN_NOW = "_preset_chosen_now."  # + layer: set by the picker's callback, taken by the next run
 
 
 def chosen_now(layer: Layer) -> bool:
     """Whether a spec example was picked since the last run (once): it may have set the input controls."""
-    return bool(st.session_state.pop(_CHOSEN_NOW + layer.name, False))
+    return bool(PageState(layer.name).pop("preset_chosen_now", False))
 
 
 def _chosen(layer: Layer) -> None:
     name = st.session_state.get(key(layer.name, "preset"))
     if not name:
         return
-    st.session_state[_CHOSEN_NOW + layer.name] = True
+    PageState(layer.name).set("preset_chosen_now", True)
     links.apply_preset(layer, presets.find(layer.name, name))
     if links.PRESET_PARAM in st.query_params:  # the widgets' own URL values say it all now
         del st.query_params[links.PRESET_PARAM]
@@ -88,7 +88,7 @@ def preset_picker(layer: Layer, preset: presets.Preset | None, cmp: presets.Comp
                           "every parameter and the input; the spec's documented output (a lesson: the error "
                           "figures it states) is then compared with the computed one (the verdict is beside the "
                           "figures, the spec's table in the Spec example tab).")
-    chosen = st.session_state.get(links.CHOSEN + layer.name)
+    chosen = PageState(layer.name).get("preset_chosen")
     if preset is None and chosen in titles:
         st.caption(f"Modified from the spec example “{titles[chosen]}”: the comparison with the spec is hidden. "
                    "Choose it again to go back to it.")
