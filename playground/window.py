@@ -127,3 +127,20 @@ def centre(ks):
     w = np.zeros(ks)
     w[tuple(k // 2 for k in ks)] = 1.0
     return w
+
+
+def kernel_and_bias(fail, p: dict, want: tuple, layout: str, note: str = "") -> tuple[np.ndarray, np.ndarray]:
+    """The kernel in shape `want` and the bias, one per output map; a single value of either is repeated. A
+    wrong count names its parameter and the kernel's `layout` (its axes, spelled out)."""
+    maps, kernel = p["num_output_maps"], p["kernel"]
+    if kernel.size == 1:
+        kernel = np.full(want, kernel.ravel()[0], np.float32)
+    if kernel.size != int(np.prod(want)):
+        raise fail("kernel", f"needs {layout} = {' × '.join(map(str, want))} = {int(np.prod(want))} values{note}",
+                   kernel)
+    bias = p["bias"].ravel()
+    if bias.size == 1:
+        bias = np.full(maps, bias[0], np.float32)
+    if bias.size != maps:
+        raise fail("bias", f"needs 1 or num_output_maps={maps} values", p["bias"])
+    return np.ascontiguousarray(kernel.reshape(want)), np.ascontiguousarray(bias)

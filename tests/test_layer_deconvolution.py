@@ -120,6 +120,8 @@ def test_same_lower_crops_the_odd_cell_before():
     ({"num_output_maps": 2, "bias": "1,2,3"}, "bias", "needs 1 or num_output_maps=2 values"),
     ({"padding_nd": "3,0"}, "padding_nd", "on axis h crops 3 + 3 cells of 5: the output would be empty"),
     ({"post_padding": "0,5"}, "post_padding", "on axis w crops 0 + 5 cells of 5"),
+    ({"pre_padding": "0,0", "post_padding": "0,5"}, "post_padding", "on axis w crops 0 + 5 cells of 5"),
+    ({"pre_padding": "1,0", "padding_nd": "0,5"}, "padding_nd", "on axis w crops 0 + 5 cells of 5"),
     ({"num_output_maps": 3, "num_groups": 2}, "num_groups", "must divide the input channels C=1"),
 ])
 def test_rules_name_the_parameter(raw, param, words):

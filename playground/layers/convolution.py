@@ -69,20 +69,10 @@ def geometry(p: dict, shape: tuple):
 
 
 def check(fail, p, shape):
-    maps, want = p["num_output_maps"], kernel_shape(p, shape)
-    kernel = p["kernel"]
-    if kernel.size == 1:
-        kernel = np.full(want, kernel.ravel()[0], np.float32)
-    if kernel.size != int(np.prod(want)):
-        raise fail("kernel", f"needs num_output_maps × C/num_groups × kernel_size_nd = {' × '.join(map(str, want))} "
-                             f"= {int(np.prod(want))} values", kernel)
-    bias = p["bias"].ravel()
-    if bias.size == 1:
-        bias = np.full(maps, bias[0], np.float32)
-    if bias.size != maps:
-        raise fail("bias", f"needs 1 or num_output_maps={maps} values", p["bias"])
+    kernel, bias = window.kernel_and_bias(fail, p, kernel_shape(p, shape),
+                                          "num_output_maps × C/num_groups × kernel_size_nd")
     window.check_fits(fail, p, shape, "kernel_size_nd")
-    return {**p, "kernel": np.ascontiguousarray(kernel.reshape(want)), "bias": np.ascontiguousarray(bias)}
+    return {**p, "kernel": kernel, "bias": bias}
 
 
 def cost(p, shape):

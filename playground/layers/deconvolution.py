@@ -86,23 +86,13 @@ def reference(x, p):
 
 
 def check(fail, p, shape):
-    maps, want = p["num_output_maps"], kernel_shape(p, shape)
-    kernel = p["kernel"]
-    if kernel.size == 1:
-        kernel = np.full(want, kernel.ravel()[0], np.float32)
-    if kernel.size != int(np.prod(want)):
-        raise fail("kernel", f"needs C × num_output_maps/num_groups × kernel_size_nd = {' × '.join(map(str, want))} "
-                             f"= {int(np.prod(want))} values (TensorRT's CKRS order)", kernel)
-    bias = p["bias"].ravel()
-    if bias.size == 1:
-        bias = np.full(maps, bias[0], np.float32)
-    if bias.size != maps:
-        raise fail("bias", f"needs 1 or num_output_maps={maps} values", p["bias"])
-    p = {**p, "kernel": np.ascontiguousarray(kernel.reshape(want)), "bias": np.ascontiguousarray(bias)}
+    kernel, bias = window.kernel_and_bias(fail, p, kernel_shape(p, shape),
+                                          "C × num_output_maps/num_groups × kernel_size_nd", " (TensorRT's CKRS order)")
+    p = {**p, "kernel": kernel, "bias": bias}
     pre, post, out = geometry(p, shape)
-    for ax, o, b, a in zip(SPATIAL[5 - len(shape):], out, pre, post):
-        if o < 1:
-            name = next((n for n in ("pre_padding", "post_padding") if p[n] is not None), "padding_nd")
+    for i, (ax, o, b, a) in enumerate(zip(SPATIAL[5 - len(shape):], out, pre, post)):
+        if o < 1:  # named: the override that crops on this axis, else padding_nd
+            name = next((n for n in ("pre_padding", "post_padding") if p[n] is not None and p[n][i]), "padding_nd")
             raise fail(name, f"on axis {ax} crops {b} + {a} cells of {o + b + a}: the output would be empty",
                        p[name])
     return p
