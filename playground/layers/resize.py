@@ -34,10 +34,16 @@ def output_size(p: dict, shape: tuple) -> tuple:
     return tuple(math.floor(n * float(s)) for n, s in zip(shape[2:], p["scales"]))
 
 
+def _at_zero(p: dict, n_out: int) -> bool:
+    """An axis resized to one cell samples coordinate 0: UPPER's rule; ALIGN_CORNERS' formula would divide 0 by 0."""
+    return n_out == 1 and (p["selector_for_single_pixel"] == "UPPER"
+                           or p["coordinate_transformation"] == "ALIGN_CORNERS")
+
+
 def coordinate(p: dict, x: int, n_in: int, n_out: int) -> float:
     """Where output coordinate x samples the input, as TensorRT maps it (lengths, not the given scales)."""
-    if n_out == 1 and (p["selector_for_single_pixel"] == "UPPER" or p["coordinate_transformation"] == "ALIGN_CORNERS"):
-        return 0.0  # UPPER's rule; ALIGN_CORNERS' formula would divide 0 by 0 on an axis resized to one cell
+    if _at_zero(p, n_out):
+        return 0.0
     if p["coordinate_transformation"] == "ALIGN_CORNERS":
         return x * (n_in - 1) / (n_out - 1)
     if p["coordinate_transformation"] == "ASYMMETRIC":
@@ -149,7 +155,7 @@ def _axis_taps(p, shape, index):
 
 def _arithmetic(p, x, n_in, n_out) -> str:
     """The coordinate formula with this axis's numbers in it."""
-    if n_out == 1 and (p["selector_for_single_pixel"] == "UPPER" or p["coordinate_transformation"] == "ALIGN_CORNERS"):
+    if _at_zero(p, n_out):
         return "one output cell, coordinate 0"
     return {"ALIGN_CORNERS": f"{x} · ({n_in} − 1) / ({n_out} − 1)", "ASYMMETRIC": f"{x} · {n_in} / {n_out}",
             "HALF_PIXEL": f"({x} + 0.5) · {n_in} / {n_out} − 0.5"}[p["coordinate_transformation"]]
