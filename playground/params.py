@@ -18,6 +18,11 @@ from .numbers import exact
 
 KINDS = ("float", "int", "bool", "enum", "ints", "array")
 SPATIAL = ("d", "h", "w")  # the spatial axes of a rank-5 input; a rank-4 one has h, w
+
+
+def spatial_names(rank: int) -> tuple[str, ...]:
+    """The spatial axes' names of an input of this rank: h, w or d, h, w."""
+    return SPATIAL[5 - rank:]
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 # Arrays typed by hand (CLI, URL, table editor) stay small; files may be larger.
 MAX_ARRAY_ELEMENTS = 1 << 20
@@ -59,7 +64,7 @@ class Param:
     def axis_names(self, rank: int) -> tuple[str, ...]:
         """The names of its values for an input of this rank: h, w or d, h, w (per_axis); n, c, [d,] h, w
         (per_dim)."""
-        spatial = SPATIAL[5 - rank:]
+        spatial = spatial_names(rank)
         return ("n", "c") + spatial if self.per_dim else spatial
 
     def default_for(self, params: dict, shape: tuple) -> Any:

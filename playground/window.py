@@ -144,3 +144,22 @@ def kernel_and_bias(fail, p: dict, want: tuple, layout: str, note: str = "") -> 
     if bias.size != maps:
         raise fail("bias", f"needs 1 or num_output_maps={maps} values", p["bias"])
     return np.ascontiguousarray(kernel.reshape(want)), np.ascontiguousarray(bias)
+
+
+def padding_named(p: dict, pre_wrong: bool, post_wrong: bool) -> str:
+    """The padding parameter to name for a side found wrong: its override where set, else padding_nd."""
+    return next((n for n, wrong in (("pre_padding", pre_wrong), ("post_padding", post_wrong))
+                 if wrong and p[n] is not None), "padding_nd")
+
+
+# The weighted windows' own parameters, as the convolution and the deconvolution both declare them.
+OUTPUT_MAPS = Param("num_output_maps", "int", 1, "Output channels K.", low=1, high=64, step=1)
+BIAS = Param("bias", "array", [0.0], "One value per output map (or one for all).", low=-1e6, high=1e6, step=0.5,
+             slide=(-100.0, 100.0))
+DILATION = per_axis("dilation_nd", 1, "Spacing between kernel taps per spatial axis.", 1, 16)
+
+
+def groups_param(what: str) -> Param:
+    """num_groups, offering only the counts that divide C and num_output_maps; `what` names the layer's operation."""
+    return Param("num_groups", "int", 1, f"Groups: input channels and output maps split into this many independent "
+                 f"{what}.", low=1, high=64, step=1, rule=groups_rule, offers=groups_offered)

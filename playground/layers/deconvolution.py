@@ -17,7 +17,7 @@ from ..examples import derived
 from ..inputs import arange_pattern
 from ..layer import Cell, Layer
 from ..numbers import precise
-from ..params import SPATIAL, Param
+from ..params import Param, spatial_names
 
 KERNEL = "kernel_size_nd"
 
@@ -69,9 +69,9 @@ def reference(x, p):
     n, c = x.shape[:2]
     g, maps = p["num_groups"], p["num_output_maps"]
     kernel = np.asarray(p["kernel"], np.float64).reshape((g, c // g) + kernel_shape(p, x.shape)[1:])
-    pre, _, out = geometry(p, x.shape)
+    pre, post, out = geometry(p, x.shape)
     dilation = window.dilation(p, x.ndim - 2)
-    span = [(i - 1) * s + d * (k - 1) + 1 for i, k, s, d in zip(x.shape[2:], p[KERNEL], p["stride_nd"], dilation)]
+    span = [b + o + a for b, o, a in zip(pre, out, post)]  # the full scatter, before the crop
     full = np.zeros((n, g, maps // g, *span))
     grouped = x.reshape((n, g, c // g) + x.shape[2:])
     for tap in window.window_cells(p, KERNEL):
@@ -90,9 +90,9 @@ def check(fail, p, shape):
                                           "C × num_output_maps/num_groups × kernel_size_nd", " (TensorRT's CKRS order)")
     p = {**p, "kernel": kernel, "bias": bias}
     pre, post, out = geometry(p, shape)
-    for i, (ax, o, b, a) in enumerate(zip(SPATIAL[5 - len(shape):], out, pre, post)):
-        if o < 1:  # named: the override that crops on this axis, else padding_nd
-            name = next((n for n in ("pre_padding", "post_padding") if p[n] is not None and p[n][i]), "padding_nd")
+    for ax, o, b, a in zip(spatial_names(len(shape)), out, pre, post):
+        if o < 1:
+            name = window.padding_named(p, b > 0, a > 0)
             raise fail(name, f"on axis {ax} crops {b} + {a} cells of {o + b + a}: the output would be empty",
                        p[name])
     return p
@@ -165,7 +165,7 @@ def explain(p, shape):
     pre, post, out = geometry(p, shape)
     dilation = window.dilation(p, len(shape) - 2)
     rows = [f"{ax}: ({i} − 1)·{s} + {d}·({k} − 1) + 1 − {b} − {a} = {o}"
-            for ax, i, k, s, d, b, a, o in zip(SPATIAL[5 - len(shape):], shape[2:], p[KERNEL], p["stride_nd"],
+            for ax, i, k, s, d, b, a, o in zip(spatial_names(len(shape)), shape[2:], p[KERNEL], p["stride_nd"],
                                                dilation, pre, post, out)]
     text = ["**Output size per axis**, (I − 1)·stride + dilation·(kernel − 1) + 1 − cropped: " + "; ".join(rows) + ".",
             "Each input cell scatters value × kernel into the output, starting at its index × stride; where the "
@@ -280,16 +280,14 @@ LAYER = Layer(
     icon=":material/open_in_full:",
     summary="Transposed convolution: every input cell scatters value × kernel into the output, 2-D or 3-D.",
     params=(
-        Param("num_output_maps", "int", 1, "Output channels K.", low=1, high=64, step=1),
+        window.OUTPUT_MAPS,
         window.per_axis(KERNEL, 3, "Kernel window per spatial axis (two values for 2-D, three for 3-D).", 1, 15),
-        Param("num_groups", "int", 1, "Groups: input channels and output maps split into this many independent "
-              "deconvolutions.", low=1, high=64, step=1, rule=window.groups_rule, offers=window.groups_offered),
+        window.groups_param("deconvolutions"),
         Param("kernel", "array", "ones", "Weights, shape (C, K/num_groups, *kernel_size_nd) (TensorRT's CKRS "
               "order), or a preset.", presets=KERNEL_PRESETS),
-        Param("bias", "array", [0.0], "One value per output map (or one for all).", low=-1e6, high=1e6, step=0.5,
-              slide=(-100.0, 100.0)),
+        window.BIAS,
         *PADDING,
-        window.per_axis("dilation_nd", 1, "Spacing between kernel taps per spatial axis.", 1, 16),
+        window.DILATION,
     ),
     example_shape=(1, 1, 3, 3),
     example_input=arange_pattern,

@@ -70,8 +70,7 @@ def check(fail, p, shape):
         pre, post = window.effective_padding(p)
     for axis, (k, s, b, a, o, n) in enumerate(zip(p[WINDOW], p["stride_nd"], pre, post, out, shape[2:])):
         if b >= k or a >= k:
-            name = "pre_padding" if p["pre_padding"] is not None and b >= k else \
-                "post_padding" if p["post_padding"] is not None and a >= k else "padding_nd"
+            name = window.padding_named(p, b >= k, a >= k)
             raise fail(name, f"must be smaller than window_size_nd on spatial axis {axis} ({k}): a window of "
                              f"padding only has nothing to pool", p[name])
         if (o - 1) * s - b >= n:

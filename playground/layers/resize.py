@@ -15,7 +15,7 @@ from ..examples import derived
 from ..inputs import arange_pattern
 from ..layer import Cell, Layer
 from ..numbers import precise
-from ..params import SPATIAL, Param
+from ..params import Param, spatial_names
 
 MODES = ("NEAREST", "LINEAR", "CUBIC")
 TRANSFORMS = ("ALIGN_CORNERS", "ASYMMETRIC", "HALF_PIXEL")
@@ -121,7 +121,7 @@ def check(fail, p, shape):
             raise fail("scales", f"needs one value per spatial axis ({spatial}) or one for all", p["scales"])
         scales = np.ascontiguousarray(np.broadcast_to(scales, (spatial,)))  # one per axis, an array as given
         p = {**p, "scales": scales}
-        for ax, n, s, o in zip(SPATIAL[-spatial:], shape[2:], scales, output_size(p, shape)):
+        for ax, n, s, o in zip(spatial_names(len(shape)), shape[2:], scales, output_size(p, shape)):
             if o < 1:
                 raise fail("scales", f"on axis {ax} gives floor({n} × {precise(s)}) = 0 cells: the output would be "
                                      f"empty", p["scales"])
@@ -149,7 +149,7 @@ def formula(p):
 def _axis_taps(p, shape, index):
     """Per spatial axis: (name, input size, output size, coordinate, [(input index, weight)])."""
     out = output_size(p, shape)
-    names = SPATIAL[-(len(shape) - 2):]
+    names = spatial_names(len(shape))
     return [(ax, n, o, *taps(p, x, n, o)) for ax, n, o, x in zip(names, shape[2:], out, index[2:])]
 
 
@@ -195,7 +195,7 @@ def cell(x, p, index, reference_output=None):
 
 def explain(p, shape):
     out = output_size(p, shape)
-    names = SPATIAL[-(len(shape) - 2):]
+    names = spatial_names(len(shape))
     sizes = ", ".join(f"{ax} {n} → {o}" for ax, n, o in zip(names, shape[2:], out))
     text = [f"**Where each output cell samples** ({sizes}): x_original = {FORMULAS[p['coordinate_transformation']]} "
             f"per axis ({p['coordinate_transformation']})."]

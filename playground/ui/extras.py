@@ -118,13 +118,13 @@ def _picked(evaluation) -> tuple[tuple, tuple[int, ...], list[tuple], Any]:
     layer = get_layer(evaluation.layer)
     out_shape = tuple(evaluation.reference.shape)
     index = _cell_index(layer.name, out_shape)
-    memo = "_" + _key(layer.name, "picked")  # plain session state: (evaluation, index, reads, cell) of this run
-    last = st.session_state.get(memo)
+    page = state.PageState(layer.name)
+    last = page.get("picked")
     if last is not None and last[0] is evaluation and last[1] == index:
         return out_shape, index, last[2], last[3]
     reads = layer.reads(evaluation.params, evaluation.input.shape, index)
     cell = layer.cell(evaluation.input, evaluation.params, index, evaluation.reference) if layer.cell else None
-    st.session_state[memo] = (evaluation, index, reads, cell)
+    page.set("picked", (evaluation, index, reads, cell))
     return out_shape, index, reads, cell
 
 
@@ -205,7 +205,7 @@ def cell_stage_line(evaluation, view) -> None:
     (previous, next, play)."""
     layer = evaluation.layer
     out_shape, index, _, cell = _picked(evaluation)
-    st.session_state["_" + _key(layer, "drawn")] = index
+    state.PageState(layer).set("cell_drawn", index)
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key=_key(layer, "cell")):
         st.button("", icon=":material/skip_previous:", key=_key(layer, "prev"), on_click=_step,
                   args=(layer, out_shape, -1), help="Previous output cell")
@@ -224,12 +224,12 @@ def _player(layer: str, out_shape: tuple) -> None:
     """While play is on: one step per tick, then the page draws the new cell (a full run: the outlines are on the
     stage's own figures). A tick that comes before the last step was drawn waits, so no cell is skipped; the
     page's own run, which also runs this body, never steps (less than a tick since the last step)."""
-    drawn, stepped_at = "_" + _key(layer, "drawn"), "_" + _key(layer, "stepped_at")
-    if not st.session_state.get(_key(layer, "play")) or st.session_state.get(drawn) != _cell_index(layer, out_shape):
+    page = state.PageState(layer)
+    if not st.session_state.get(_key(layer, "play")) or page.get("cell_drawn") != _cell_index(layer, out_shape):
         return
-    if time.monotonic() - st.session_state.get(stepped_at, 0.0) < 0.8 * PLAY_SECONDS:
+    if time.monotonic() - page.get("cell_stepped_at", 0.0) < 0.8 * PLAY_SECONDS:
         return
-    st.session_state[stepped_at] = time.monotonic()
+    page.set("cell_stepped_at", time.monotonic())
     _step(layer, out_shape, 1)
     st.rerun()
 

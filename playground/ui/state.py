@@ -70,6 +70,9 @@ class PageState:
         "url_preset": "{name: the ?preset= applied, drawn: its widgets were drawn}",
         "preset_chosen": "the example last chosen (link or picker)",
         "preset_chosen_now": "set by the picker's callback, taken by the next run",
+        "picked": "(evaluation, index, input cells read, Cell) of the picked output cell, computed once per run",
+        "cell_drawn": "the picked cell the stage line last drew (play waits for it)",
+        "cell_stepped_at": "when play last stepped (time.monotonic)",
     }
 
     def __init__(self, layer: str):
