@@ -8,6 +8,7 @@ CPU first. Newer requests replace older ones: only the latest slider position ma
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import threading
@@ -65,6 +66,7 @@ class Prefetcher:
         self._last_foreground = 0.0  # time.monotonic() when the last foreground evaluation ended
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
+        self._closed = False
         self.built = 0  # speculative evaluations done (tests and benchmarks read these)
         self.failed = 0
 
@@ -96,10 +98,22 @@ class Prefetcher:
         with self._cond:
             return self._cond.wait_for(lambda: not self._pending and not self._busy, timeout)
 
+    def close(self, timeout: float = 120.0) -> None:
+        """Drop what is queued and wait for a running build to end. Registered to run at exit: a daemon thread
+        stopped inside TensorRT's builder (its logger calling back into a finalizing interpreter) aborts the
+        process."""
+        with self._cond:
+            self._closed = True
+            self._pending.clear()
+            self._cond.notify_all()
+        if self._thread is not None:
+            self._thread.join(timeout)
+
     def _start(self) -> None:
-        if self._thread is None or not self._thread.is_alive():
+        if not self._closed and (self._thread is None or not self._thread.is_alive()):
             self._thread = threading.Thread(target=self._work, name="playground-prefetch", daemon=True)
             self._thread.start()
+            atexit.register(self.close)
 
     def _work(self) -> None:
         with contextlib.suppress(Exception):  # lowest priority for this thread alone (Linux: per-thread nice)
@@ -107,7 +121,9 @@ class Prefetcher:
         while True:
             with self._cond:
                 while True:
-                    self._cond.wait_for(lambda: self._pending and self._active == 0)
+                    self._cond.wait_for(lambda: self._closed or (self._pending and self._active == 0))
+                    if self._closed:
+                        return
                     quiet = time.monotonic() - self._last_foreground
                     if quiet >= QUIET_S:
                         break

@@ -74,3 +74,27 @@ def test_an_invalid_neighbour_is_skipped(tmp_path):
     x = get_layer("convolution").example_input((1, 1, 6, 9))
     pre.offer("convolution", [{"num_groups": 2}], x, cache=EngineCache(tmp_path))  # 2 does not divide C = 1
     assert pre.idle(30) and pre.failed == 1 and pre.built == 0
+
+
+def test_close_waits_for_the_running_build_and_drops_the_rest():
+    """At exit the worker must not be inside a build: TensorRT's logger calling into a finalizing interpreter
+    from a daemon thread aborts the process."""
+    import time
+
+    from playground.prefetch import QUIET_S
+
+    started, done = threading.Event(), []
+
+    def slow(layer, raw, x, **kwargs):
+        started.set()
+        time.sleep(0.5)
+        done.append(raw)
+
+    pre = Prefetcher(slow)
+    x = np.zeros((1, 1, 3, 3), np.float32)
+    pre.offer("activation", [{"type": "TANH"}, {"type": "RELU"}], x)
+    assert started.wait(QUIET_S + 5)
+    pre.close()
+    assert done == [{"type": "TANH"}] and not pre._thread.is_alive()  # the second was dropped, the first finished
+    pre.offer("activation", [{"type": "ELU"}], x)  # closed: nothing more starts
+    assert not pre._thread.is_alive() and done == [{"type": "TANH"}]
