@@ -1,7 +1,7 @@
 """Slider-to-render latency in the real browser, next to a bare build and the spec's workflow.
 
 Per parameter change: time.perf_counter() from the key press until the output is drawn — the
-output's stats caption changed, Plotly holds new data for the output heatmap, and the app is idle
+output's stats caption changed, the output heatmap holds a new spec, and the app is idle
 (its run finished and nothing is stale or a skeleton; playground.chromium.browser's run tracker). Series:
 
   small   convolution on the spec's 1×1×6×9 input, padding_nd w/h stepped with the arrow keys on
@@ -54,31 +54,27 @@ VIEWPORT = {"width": 1400, "height": 1000}
 
 # The output heatmap's stats caption ("shape (…) · min … · max …"): the last such caption (input, kernel, output).
 OUTPUT_CAPTION_JS = "() => { const caps = (%s)(); return caps.length > 1 ? caps[caps.length - 1] : null; }" % B.STATS_CAPTIONS_JS
-# Before a key press: remember the drawn output (caption text, Plotly's data object) and the run mark.
+# Before a key press: remember the drawn output (caption text, the heatmap's spec object) and the run mark.
 BEFORE_JS = """() => {
   const plot = (%s)();
-  window.__benchBefore = {caption: (%s)(), data: plot ? plot.data : null};
+  window.__benchBefore = {caption: (%s)(), data: plot ? plot.spec : null};
   return window.__playgroundRuns.requested;
 }""" % (B.OUTPUT_PLOT_JS, OUTPUT_CAPTION_JS)
-# The change is drawn: the run asked for after the mark finished, nothing busy, new plot data and (unless the
+# The change is drawn: the run asked for after the mark finished, nothing busy, a new heatmap spec and (unless the
 # change may keep the stats the caption rounds to, as a precision change does) a new caption.
 DRAWN_JS = """([after, captionChanges]) => {
   if (window.__playgroundBusy(after)) return false;
   const plot = (%s)(), caption = (%s)(), b = window.__benchBefore;
-  return Boolean(plot && plot.data && caption && (caption !== b.caption || !captionChanges) && plot.data !== b.data);
+  return Boolean(plot && plot.spec && caption && (caption !== b.caption || !captionChanges) && plot.spec !== b.data);
 }""" % (B.OUTPUT_PLOT_JS, OUTPUT_CAPTION_JS)
 # Where the time went, from the tracker: press -> run started -> run finished -> drawn (ms, in page).
 SEGMENTS_JS = """(t0) => { const R = window.__playgroundRuns;
   return [R.lastStart - t0, R.lastFinish - R.lastStart, performance.now() - R.lastFinish]; }"""
-ENGINE_STATUS_JS = """() => {  // the engine tab's table: | engine | engine size | ... | -> its first cell
-  for (const t of document.querySelectorAll('[data-testid="stMain"] table')) {
-    const head = t.querySelector('th'), cell = t.querySelector('tbody td');
-    if (head && cell && head.textContent.trim() === 'engine') {
-      const v = cell.textContent.trim();
-      return v === 'built now' ? 'built' : v === 'from cache' ? 'cached' : v;
-    }
-  }
-  return '?';
+# The stage's source badge ("… engine built now, not run here" / "… from cache …"); the engine tab, drawn only
+# when open, is not needed.
+ENGINE_STATUS_JS = """() => {
+  const text = document.querySelector('[data-testid="stMain"]').innerText;
+  return /engine built now/.test(text) ? 'built' : /engine from cache/.test(text) ? 'cached' : '?';
 }"""
 
 

@@ -5,12 +5,14 @@ the arguments (no randomness, explicit width/height/template), so screenshots ar
 """
 from __future__ import annotations
 
+import base64
 import functools
 import math
 from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import numpy as np
+import plotly.colors as pcolors
 import plotly.graph_objects as go
 import plotly.io as pio
 
@@ -208,22 +210,31 @@ def _rect(ref: str, h: float, w: float, color: str, width: float, dash: str = "s
                 y1=h + 0.5, line=dict(color=color, width=width, dash=dash), layer="above")
 
 
-def tensor_figure(
-    t: np.ndarray, *, title: str, shared_scale: bool = True, theme: Theme = DEFAULT,
-    highlight: Mapping[int, Sequence[tuple[int, int]]] | None = None,
-    selected: tuple[int, int, int] | None = None, clickable: bool = False, zrange: ColorRange | None = None,
-    box: tuple[int, int] | None = None, meta: Mapping | None = None,
-) -> tuple[go.Figure, dict]:
-    """Grid of heatmaps, one per 2-D slice (index i = position in slices(t)), plus the stats the UI prints.
+@dataclass(frozen=True)
+class _TensorLayout:
+    """What a tensor's heatmap draws and where, in px: shared by the Plotly figure and the stage's canvas."""
+    th: Theme
+    a: np.ndarray               # the tensor as float64
+    sl: list                    # its 2-D slices (plots.slices)
+    f: int                      # decimation stride
+    ys: np.ndarray              # drawn rows and columns (real indices)
+    xs: np.ndarray
+    own_cbar: bool              # one colour bar per slice (scales not shared)
+    g: _Grid
+    ranges: list                # ColorRange per slice
+    labels: list                # "n=0, c=1" per slice
+    counts: np.ndarray          # cells per non-finite code (0 finite, 1 -Inf, 2 +Inf, 3 NaN)
+    sub_px: float               # room for the slice labels
+    hgap: float
+    vgap: float
+    plot_w: float               # the panels' grid
+    plot_h: float
+    margin: dict                # around the grid: title, slice labels, colour bar, legend
+    stats: dict
 
-    highlight: slice index -> (h, w) cells to outline (cells outside the tensor = padding, dashed).
-    selected: (slice index, h, w) to outline. clickable: invisible scatter with customdata = full
-    index over every drawn cell, since st.plotly_chart reports selections on scatter points only.
-    zrange: the colour range of every slice (one scale shared with other tensors), else from the data.
-    box: (width, height) in px the whole figure must fit (the stage), else laid out for th.figure_width.
-    meta: data for the page's own script (layout.meta; the convolution's windows for hover outlines).
-    Stats: shape, nan, posinf, neginf (whole tensor), decimated (stride, 1 = none), text_in_cells,
-    zmin/zmax/mean (of the finite values, None if none)."""
+
+def _tensor_layout(t: np.ndarray, shared_scale: bool, theme: Theme, zrange: ColorRange | None,
+                   box: tuple[int, int] | None) -> _TensorLayout:
     th = theme if box is None else replace(theme, figure_width=box[0], min_figure_width=min(theme.min_figure_width, box[0]),
                                            margin=theme.stage_margin, colorbar_room_px=theme.stage_colorbar_room_px)
     a = np.asarray(t, dtype=np.float64)
@@ -238,17 +249,52 @@ def tensor_figure(
               None if box is None else box[1])
     ranges = [zrange] * len(sl) if zrange is not None else color_range([s for _, s in sl], shared=shared_scale)
     labels = [", ".join(f"{k}={i}" for k, i in zip(_DIM_NAMES[a.ndim], idx)) for idx, _ in sl]
-
-    # Pixel geometry -> subplot domain fractions, so each panel is exactly panel_w x panel_h.
+    # Pixel geometry: each panel exactly panel_w x panel_h.
     sub_px = th.subtitle_size * 1.6 if a.ndim > 2 else 0
     hgap = th.gap_px + (th.colorbar_room_px if own_cbar else 0)
     vgap = th.gap_px + sub_px
     plot_w = g.cols * g.panel_w + (g.cols - 1) * hgap
     plot_h = g.rows * g.panel_h + (g.rows - 1) * vgap
+    counts = np.bincount(_nonfinite_codes(a, 1).ravel(), minlength=4)
+    margin = dict(th.margin)
+    margin["t"] += sub_px
+    margin["b"] += th.font_size * 2.2 if counts[1:].any() else 0  # the legend of non-finite colours
+    margin["r"] += th.colorbar_room_px  # the (shared or last column's) colourbar sits in the right margin
+    # Widen a tiny figure on the right only, so the panels keep exactly their computed size.
+    margin["r"] += max(0, th.min_figure_width - plot_w - margin["l"] - margin["r"])
+    finite = a[np.isfinite(a)]
+    stats = {"shape": tuple(a.shape), "nan": int(counts[3]), "posinf": int(counts[2]), "neginf": int(counts[1]),
+             "decimated": f, "text_in_cells": g.text,
+             **({"zmin": float(finite.min()), "zmax": float(finite.max()), "mean": float(finite.mean())} if finite.size
+                else {"zmin": None, "zmax": None, "mean": None})}
+    return _TensorLayout(th, a, sl, f, ys, xs, own_cbar, g, ranges, labels, counts, sub_px, hgap, vgap, plot_w,
+                         plot_h, margin, stats)
+
+
+def tensor_figure(
+    t: np.ndarray, *, title: str, shared_scale: bool = True, theme: Theme = DEFAULT,
+    highlight: Mapping[int, Sequence[tuple[int, int]]] | None = None,
+    selected: tuple[int, int, int] | None = None, zrange: ColorRange | None = None,
+    box: tuple[int, int] | None = None, meta: Mapping | None = None,
+) -> tuple[go.Figure, dict]:
+    """Grid of heatmaps, one per 2-D slice (index i = position in slices(t)), plus the stats the UI prints.
+
+    highlight: slice index -> (h, w) cells to outline (cells outside the tensor = padding, dashed).
+    selected: (slice index, h, w) to outline.
+    zrange: the colour range of every slice (one scale shared with other tensors), else from the data.
+    box: (width, height) in px the whole figure must fit (the stage), else laid out for th.figure_width.
+    meta: data for the page's own script (layout.meta).
+    Stats: shape, nan, posinf, neginf (whole tensor), decimated (stride, 1 = none), text_in_cells,
+    zmin/zmax/mean (of the finite values, None if none)."""
+    L = _tensor_layout(t, shared_scale, theme, zrange, box)
+    th, a, sl, f, ys, xs, own_cbar, g, ranges, labels = (L.th, L.a, L.sl, L.f, L.ys, L.xs, L.own_cbar, L.g, L.ranges,
+                                                         L.labels)
+    H, W = a.shape[-2:]
+    hgap, vgap, plot_w, plot_h = L.hgap, L.vgap, L.plot_w, L.plot_h
     axes, titles = _subplots(g.rows, g.cols, hgap / plot_w if g.cols > 1 else 0, vgap / plot_h if g.rows > 1 else 0,
                              labels if a.ndim > 2 else None, th.subtitle_size)
 
-    counts = np.bincount(_nonfinite_codes(a, 1).ravel(), minlength=4)
+    counts = L.counts
     cell_text = dict(texttemplate="%{text}", textfont=dict(size=th.cell_text_size)) if g.text else {}
     traces, shapes = [], []
     for i, ((idx, s), r, label) in enumerate(zip(sl, ranges, labels)):
@@ -257,8 +303,7 @@ def tensor_figure(
         tip = f"{label + ', ' if label else ''}h=%{{y}}, w=%{{x}}<br>value = %{{VALUE}}<extra></extra>"
 
         def hover(value: str) -> dict:
-            # With clickable on, the scatter on top answers hovers; the heatmaps under it stay silent.
-            return dict(hoverinfo="skip") if clickable else dict(hovertemplate=tip.replace("VALUE", value))
+            return dict(hovertemplate=tip.replace("VALUE", value))
 
         drawn = s[::f, ::f]
         ok = np.isfinite(drawn)
@@ -281,15 +326,6 @@ def tensor_figure(
                 colorscale=[[0, th.neginf_color], [0.5, th.posinf_color], [1, th.nan_color]],
                 name=f"non-finite {label}".strip(), text=np.where(code > 0, tags, "").astype(str),
                 hoverongaps=False, **hover("text"), **cell_text, **on))
-        if clickable:
-            hh, ww = (m.ravel().astype(np.int32) for m in np.meshgrid(ys, xs, indexing="ij"))  # int32: smaller JSON
-            traces.append(dict(
-                type=_scatter_type(hh.size), x=ww, y=hh, mode="markers", name=label or "cells", showlegend=False,
-                customdata=np.column_stack([np.tile(np.array(idx, dtype=np.int32), (hh.size, 1)), hh, ww]),
-                text=_full_arr(drawn.ravel()).astype(str), hovertemplate=tip.replace("VALUE", "text"),
-                # opacity 0 would make the points unhittable; 0.01 is invisible but still selectable
-                marker=dict(symbol="square", size=max(g.cell, 4), opacity=0.01, color=th.font_color),
-                selected=dict(marker=dict(opacity=0.01)), unselected=dict(marker=dict(opacity=0.01)), **on))
         for ch, cw in (highlight or {}).get(i, ()):
             inside = 0 <= ch < H and 0 <= cw < W
             shapes.append(_rect(ref, ch, cw, th.window_color, th.outline_width, "solid" if inside else "dash"))
@@ -317,23 +353,69 @@ def tensor_figure(
     legend = [dict(type="scatter", x=[None], y=[None], mode="markers", name=f"{tag}: {counts[c]}",
                    marker=dict(symbol="square", size=th.font_size, color=getattr(th, attr)))
               for c, tag, attr in _NONFINITE if counts[c]]
-    margin = dict(th.margin)
-    margin["t"] += sub_px
-    margin["b"] += th.font_size * 2.2 if legend else 0
-    margin["r"] += th.colorbar_room_px  # the (shared or last column's) colourbar sits in the right margin
-    # Widen a tiny figure on the right only, so the panels keep exactly their computed size.
-    margin["r"] += max(0, th.min_figure_width - plot_w - margin["l"] - margin["r"])
+    margin = L.margin
     layout = _layout(th, title, plot_w + margin["l"] + margin["r"], plot_h + margin["t"] + margin["b"], margin,
                      shapes=shapes, showlegend=bool(legend),
                      legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left"),
                      **axes, **(dict(annotations=titles) if titles else {}), **(dict(meta=dict(meta)) if meta else {}))
     fig = _figure(traces + legend, layout)
-    finite = a[np.isfinite(a)]
-    stats = {"shape": tuple(a.shape), "nan": int(counts[3]), "posinf": int(counts[2]), "neginf": int(counts[1]),
-             "decimated": f, "text_in_cells": g.text,
-             **({"zmin": float(finite.min()), "zmax": float(finite.max()), "mean": float(finite.mean())} if finite.size
-                else {"zmin": None, "zmax": None, "mean": None})}
+    stats = L.stats
     return fig, stats
+
+
+# ----------------------------------------------------------------------------- the stage's canvas heatmaps
+def _colorscale(scale) -> list[list]:
+    """A Plotly colour scale (a name or stops) as [[position, "rgb(r, g, b)"], ...], what the canvas interpolates."""
+    return [[float(p), str(c)] for p, c in (pcolors.get_colorscale(scale) if isinstance(scale, str) else scale)]
+
+
+def _wire_dtype(n: int) -> str:
+    """Exact values for hover up to 128 × 128 drawn cells; beyond, float32 halves what every change sends."""
+    return "f8" if n <= MAX_DRAW_CELLS // 4 else "f4"
+
+
+def _b64(a: np.ndarray) -> str:
+    """The values as little-endian floats in base64: about a third of their JSON text."""
+    return base64.b64encode(np.ascontiguousarray(a, dtype="<" + _wire_dtype(a.size))).decode()
+
+
+def tensor_heatmap(
+    t: np.ndarray, *, title: str, shared_scale: bool = True, theme: Theme = DEFAULT,
+    highlight: Mapping[int, Sequence[tuple[int, int]]] | None = None,
+    selected: tuple[int, int, int] | None = None, clickable: bool = False, zrange: ColorRange | None = None,
+    box: tuple[int, int] | None = None, meta: Mapping | None = None,
+) -> tuple[dict, dict]:
+    """The heatmap tensor_figure draws (same arguments, same geometry, colours and stats), as the spec the stage's
+    canvas component draws: pixel boxes, the drawn values (base64), colour scales, outlines. A canvas redraws in
+    a few milliseconds where Plotly takes a hundred, and is updated in place."""
+    L = _tensor_layout(t, shared_scale, theme, zrange, box)
+    th, a, g, m = L.th, L.a, L.g, L.margin
+    H, W = a.shape[-2:]
+    panels = []
+    for i, ((idx, s), r, label) in enumerate(zip(L.sl, L.ranges, L.labels)):
+        row, col = divmod(i, g.cols)
+        x, y = m["l"] + col * (g.panel_w + L.hgap), m["t"] + row * (g.panel_h + L.vgap)
+        drawn = s[::L.f, ::L.f]
+        cells = list((highlight or {}).get(i, ())) + [(0, 0), (H - 1, W - 1)]  # the range widens for padding cells
+        panels.append(dict(
+            x=x, y=y, w=g.panel_w, h=g.panel_h, label=label if a.ndim > 2 else "", index=[int(v) for v in idx],
+            rows=int(drawn.shape[0]), cols=int(drawn.shape[1]), values=_b64(drawn), dtype=_wire_dtype(drawn.size),
+            range=[min(c[0] for c in cells), max(c[0] for c in cells), min(c[1] for c in cells), max(c[1] for c in cells)],
+            zmin=r.zmin, zmax=r.zmax, scale=_colorscale(th.diverging if r.diverging else th.sequential),
+            text=[str(v) for v in _compact_arr(drawn).ravel()] if g.text else None,
+            bar=(L.own_cbar or i == 0),
+            outlines=[[int(h), int(w), 0 <= h < H and 0 <= w < W] for h, w in (highlight or {}).get(i, ())],
+            selected=[int(selected[1]), int(selected[2])] if selected is not None and selected[0] == i else None))
+    legend = [[f"{tag}: {L.counts[c]}", getattr(th, attr)] for c, tag, attr in _NONFINITE if L.counts[c]]
+    spec = dict(
+        title=title, width=round(L.plot_w + m["l"] + m["r"]), height=round(L.plot_h + m["t"] + m["b"]),
+        stride=L.f, square=g.square, shape=list(a.shape), dims=_DIM_NAMES[a.ndim], panels=panels, legend=legend,
+        own_bars=L.own_cbar, clickable=clickable, meta=dict(meta) if meta else None,
+        style=dict(font=th.font_family, size=th.font_size, title=th.title_size, subtitle=th.subtitle_size,
+                   cell=th.cell_text_size, color=th.font_color, bar=th.colorbar_px, nan=th.nan_color,
+                   posinf=th.posinf_color, neginf=th.neginf_color, window=th.window_color,
+                   selected=th.selected_color, outline=th.outline_width, gap=th.gap_px))
+    return spec, L.stats
 
 
 # ----------------------------------------------------------------------------- line and bar charts

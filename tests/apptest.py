@@ -11,3 +11,18 @@ def switch_to_layer(at, name: str):
     """Like `at.switch_page(...)` for the layer page at /NAME: the next `at.run()` draws it. Run `at` once before."""
     at._page_hash = calc_hash(name)
     return at
+
+
+def open_tab(at, layer: str, title: str):
+    """Select the tab `title` under the stage (Spec example, Engine, Downloads: only the open one is drawn) for the
+    next `at.run()`, as a click on it does."""
+    at.session_state[f"{layer}.tabs"] = title
+    return at
+
+
+def heatmaps(at) -> dict:
+    """The stage's heatmaps by key ("<layer>.figure.<which>"): the spec each canvas draws (plots.tensor_heatmap)."""
+    import json
+
+    data = [json.loads(c.proto.json) for c in at.get("bidi_component") if c.proto.component_name == "playground_heatmap"]
+    return {d["key"]: d["spec"] for d in data}

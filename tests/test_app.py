@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from playground.layers import LAYERS
 
-from apptest import switch_to_layer
+from apptest import heatmaps, open_tab, switch_to_layer
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 30  # the first TensorRT build in a process takes about a second; a loaded CI box more
@@ -56,6 +56,9 @@ def test_layer_page_renders_defaults_with_engine_panel(layer):
     assert not at.error, [e.value for e in at.error]
     shown = text(at)
     x = tuple(LAYERS[layer].example_shape)
+    assert f"Input {x} → Output" in shown
+    assert "| engine | engine size |" not in shown  # only the open tab under the stage is drawn: Explanation
+    shown = text(rerun(open_tab(at, layer, "Engine")))
     assert f"Input {x} → Output" in shown
     assert "tensorrt_rtx" in shown or "tensorrt" in shown or "numpy" in shown  # the backend line
     assert "Output shown: **" in shown and "device: **" in shown
@@ -124,7 +127,7 @@ def test_slider_leaky_relu_alpha_and_construction():
 
 
 def test_per_axis_stride_changes_output_shape():
-    at = open_page("convolution")
+    at = open_tab(open_page("convolution"), "convolution", "Engine")
     assert "Output (1, 1, 4, 7)" in text(at)
     at.slider(key="convolution.stride_nd.h").set_value(2)
     at.slider(key="convolution.stride_nd.w").set_value(2)
@@ -298,7 +301,7 @@ def test_engine_failure_shows_tensorrt_message(monkeypatch):
         return ev
 
     monkeypatch.setattr(page, "evaluate", failing)
-    at = open_page("leaky_relu")
+    at = rerun(open_tab(open_page("leaky_relu"), "leaky_relu", "Engine"))
     assert any("TensorRT said: TensorRT rejected the network: no tactic found" in e.value for e in at.error)
     assert "| failed |" in text(at)
     assert "Output (1, 1, 3, 3)" in text(at)  # the reference is still drawn
@@ -349,10 +352,10 @@ def test_input_pattern_names_are_plain_for_links():
 
 def outlines(at: AppTest) -> tuple[dict, list]:
     """The cells outlined on the convolution page's heatmaps: input (h, w) -> line dash, and the output's (h, w)."""
-    charts = {c.key: json.loads(c.proto.spec)["layout"].get("shapes", []) for c in at.get("plotly_chart")}
-    cell = lambda s: (round(s["y0"] + 0.5), round(s["x0"] + 0.5))  # noqa: E731
-    return ({cell(s): s["line"]["dash"] for s in charts["convolution.figure.input"]},
-            [cell(s) for s in charts["convolution.figure.output"]])
+    specs = heatmaps(at)
+    window = {(h, w): "solid" if inside else "dash" for p in specs["convolution.figure.input"]["panels"]
+              for h, w, inside in p["outlines"]}
+    return window, [tuple(p["selected"]) for p in specs["convolution.figure.output"]["panels"] if p["selected"]]
 
 
 def test_convolution_outlines_the_picked_cell_and_its_window_on_the_heatmaps():
@@ -379,9 +382,9 @@ def test_cached_figures_make_their_dict_once_and_serialise_unchanged():
     from playground.ui.state import frozen
 
     x = np.arange(54, dtype=np.float32).reshape(1, 1, 6, 9)
-    fig = frozen(plots.tensor_figure(x, title="t", clickable=True)[0])
+    fig = frozen(plots.tensor_figure(x, title="t")[0])
     assert fig.to_dict() is fig.to_dict()  # st.plotly_chart's per-run deep copy, made once
-    assert json.loads(pio.to_json(fig)) == json.loads(pio.to_json(plots.tensor_figure(x, title="t", clickable=True)[0]))
+    assert json.loads(pio.to_json(fig)) == json.loads(pio.to_json(plots.tensor_figure(x, title="t")[0]))
 
 
 def test_large_convolution_outlines_only_on_request():

@@ -44,10 +44,10 @@ EXCEPTION_WATCH_JS = """(() => {
   const seen = () => document.querySelectorAll('%s').forEach(e => window.__exceptionBoxes.push(e.innerText.slice(0, 500)));
   new MutationObserver(seen).observe(document, {subtree: true, childList: true});
 })();""" % EXCEPTION
-# The output heatmap's data, as drawn (Plotly sets `data` on the .js-plotly-plot element).
+# The output heatmap's values, as drawn (the canvas component keeps its spec on its element).
 OUTPUT_FIGURE_JS = """() => {
   const el = (%s)();
-  return el && el.data ? JSON.stringify(el.data.map(t => [t.type, t.z])) : null;
+  return el && el.spec ? JSON.stringify(el.spec.panels.map(p => p.values)) : null;
 }""" % B.OUTPUT_PLOT_JS
 
 
@@ -338,16 +338,12 @@ def test_preset_link_then_a_parameter_change_gives_a_link_without_the_preset(pag
     assert output_stats(other) == output_stats(page)
 
 
-# Page coordinates of output cell (slice i, h, w)'s centre on a Plotly heatmap element.
-CELL_CENTRE_JS = """([gd, i, h, w]) => {
-    const xa = gd._fullLayout['xaxis' + (i ? i + 1 : '')], ya = gd._fullLayout['yaxis' + (i ? i + 1 : '')];
-    const r = gd.getBoundingClientRect();
-    return [r.left + xa._offset + xa.d2p(w), r.top + ya._offset + ya.d2p(h)];
-}"""
-# The cells outlined on the input heatmap: [h, w] of each shape.
+# Page coordinates of output cell (slice i, h, w)'s centre on a heatmap element.
+CELL_CENTRE_JS = "([el, i, h, w]) => el.cellCentre(i, h, w)"
+# The cells outlined on the input heatmap (the picked cell's window): [h, w] of each.
 INPUT_WINDOW_JS = """() => {
-    const gd = document.querySelector('[class*="-figure-input"] .js-plotly-plot');
-    return (gd.layout.shapes || []).map(s => [Math.round(s.y0 + 0.5), Math.round(s.x0 + 0.5)]);
+    const el = document.querySelector('[class*="-figure-input"] .pg-heatmap');
+    return el.spec.panels.flatMap(p => p.outlines.map(([h, w]) => [h, w]));
 }"""
 
 
@@ -382,6 +378,28 @@ def png_size(path: Path) -> tuple[int, int]:
     assert chunk == b"IHDR" and length == 13, f"{path}: no IHDR chunk first"
     return struct.unpack(">II", data[16:24])
 
+
+
+def test_a_stage_heatmap_shows_a_cells_value_on_hover_and_downloads_as_a_png(pages, tmp_path):
+    """The canvas heatmaps keep what Plotly gave: the hovered cell's index and exact value, and a PNG (at twice
+    the screen's pixels, named after the page and figure)."""
+    from playground import core
+
+    page = open_page(pages.fresh(), pages.app, "convolution")
+    y = core.evaluate("convolution", {}).reference
+    output = page.evaluate_handle(B.OUTPUT_PLOT_JS)
+    x, yy = page.evaluate(CELL_CENTRE_JS, [output, 0, 2, 5])
+    page.mouse.move(x, yy, steps=3)
+    tip = page.locator('[class*="-figure-output"] .pg-tip')
+    tip.wait_for(state="visible", timeout=5_000)
+    assert tip.inner_text().splitlines() == ["n=0, c=0, h=2, w=5", f"value = {y[0, 0, 2, 5]:.7g}"]
+    with page.expect_download() as info:
+        page.locator('[class*="-figure-output"] .pg-png').click()
+    assert info.value.suggested_filename == "convolution_output.png"
+    path = tmp_path / "output.png"
+    info.value.save_as(path)
+    width, height = page.evaluate("(el) => [el.spec.width, el.spec.height]", output)
+    assert png_size(path) == (2 * width, 2 * height)
 
 def _snapshot(out: Path, cache: Path, *args: str) -> None:
     env = {**os.environ, "PLAYGROUND_ENGINE_CACHE": str(cache)}
@@ -596,31 +614,26 @@ def test_step_walks_the_window_and_a_link_restores_the_picked_cell(pages):
     assert {tuple(c) for c in other.evaluate(INPUT_WINDOW_JS)} == {(1 + i, 4 + j) for i in range(3) for j in range(3)}
 
 
-HOVER_BOXES_JS = """() => {
-    const gd = document.querySelector('[class*="-figure-input"] .js-plotly-plot');
-    const full = gd._fullLayout, xa = full.xaxis, ya = full.yaxis;
-    return Array.from(gd.querySelectorAll('.playground-hover div')).map(b => {
-        const x = parseFloat(b.style.left) + parseFloat(b.style.width) / 2, y = parseFloat(b.style.top) + parseFloat(b.style.height) / 2;
-        return [Math.round(ya.p2d(y - ya._offset)), Math.round(xa.p2d(x - xa._offset))];
-    });
-}"""
+# The cells the hovered output cell outlines on the input heatmap: [h, w] of each.
+HOVER_BOXES_JS = """() => document.querySelector('[class*="-figure-input"] .pg-heatmap').outlined || []"""
+HOVER_COUNT_JS = "(n) => (%s)().length === n" % HOVER_BOXES_JS
 
 
 def test_hovering_an_output_cell_outlines_its_window_on_the_input(pages):
     page = pages.fresh()
     open_page(page, pages.app, "convolution?convolution.padding_nd.h=1")
-    page.wait_for_function(f"() => Boolean(({B.OUTPUT_PLOT_JS})().__playgroundHover)", timeout=10_000)  # wired
+    page.wait_for_function(f"() => Boolean(({B.OUTPUT_PLOT_JS})())", timeout=10_000)  # drawn
     B.wait_until_idle(page)
     for h, w in ((0, 0), (3, 5)):
         output = page.evaluate_handle(B.OUTPUT_PLOT_JS)
         x, y = page.evaluate(CELL_CENTRE_JS, [output, 0, h, w])
         page.mouse.move(x - 2, y - 2)
-        page.mouse.move(x, y, steps=3)  # Plotly answers a move within the plot
-        page.wait_for_function("() => document.querySelectorAll('.playground-hover div').length === 9", timeout=5_000)
+        page.mouse.move(x, y, steps=3)
+        page.wait_for_function(HOVER_COUNT_JS, arg=9, timeout=5_000)
         boxes = {tuple(b) for b in page.evaluate(HOVER_BOXES_JS)}
         assert boxes == {(h - 1 + i, w + j) for i in range(3) for j in range(3)}, boxes  # padding 1 above
     page.mouse.move(5, 5)  # leaving the output clears the outline
-    page.wait_for_function("() => document.querySelectorAll('.playground-hover div').length === 0", timeout=5_000)
+    page.wait_for_function(HOVER_COUNT_JS, arg=0, timeout=5_000)
 
 
 HOSTILE = "[click](http://evil.example) <img src=x onerror=alert(1)> :red[boom] **bold** `code` www.evil.example"

@@ -5,7 +5,6 @@ from streamlit.testing.v1 import AppTest
 
 from playground import core, numbers
 from playground.layers import LAYERS, leaky_relu, prelu
-from playground.ui import extras
 
 TIMEOUT = 30
 
@@ -164,22 +163,21 @@ def _script_3d(x, p):
 
 
 def test_a_click_on_the_output_picks_the_cell():
-    # What st.plotly_chart reports for a click on the invisible scatter over the heatmap cells.
-    assert extras.index_from_point({"curve_number": 1, "point_index": 3, "customdata": [0, 1, 2, 3]}, {}, 4) == (0, 1, 2, 3)
-    # what the frontend really sends (seen in Chromium): the customdata row as a dict keyed "0", "1", ...
-    point = {"curve_number": 3, "point_index": 0, "customdata": {"0": 0, "1": 1, "3": 5, "2": 2, "4": 7}}
-    assert extras.index_from_point(point, {}, 5) == (0, 1, 2, 5, 7)
-    rows = {1: np.array([[0, 0, 0, 0], [0, 0, 0, 1]])}
-    assert extras.index_from_point({"curve_number": 1, "point_index": 1}, rows, 4) == (0, 0, 0, 1)
-    assert extras.index_from_point({"curve_number": 0, "point_index": 1}, rows, 4) is None  # the heatmap itself
-    assert extras.index_from_point({"customdata": [0, 0, 1]}, rows, 4) is None
+    # What the output heatmap's click hands over: the cell's full index, which becomes the index inputs' state.
+    at = AppTest.from_function(_pick_script, default_timeout=TIMEOUT).run()
+    assert not at.exception, at.exception
+    assert [at.session_state[f"convolution.extra.{n}"] for n in "nkhw"] == [0, 1, 2, 5]
+    assert "convolution.extra.d" not in at.session_state  # an index of another rank is ignored
 
 
-def test_the_clickable_output_figure_carries_full_indices():
-    from playground import plots
+def _pick_script():
+    import streamlit as st
 
-    y = core.evaluate("convolution", {"num_output_maps": 2}).output
-    fig, _ = plots.tensor_figure(y, title="t", clickable=True)
-    data = np.concatenate([np.asarray(t.customdata) for t in fig.data if t.customdata is not None])
-    assert data.shape == (y.size, 4)
-    assert {tuple(r) for r in data.tolist()} == set(np.ndindex(y.shape))
+    from playground import core
+    from playground.ui import extras
+
+    pick = extras.cell_marks(core.evaluate("convolution", {"num_output_maps": 2})).on_pick
+    pick((0, 1, 2, 5))
+    pick((0, 0, 0, 0, 0))
+    st.write("picked")
+

@@ -6,7 +6,7 @@ import pytest
 
 from playground.plots import (
     MAX_DRAW_CELLS, TEXT_CELL_LIMIT, ColorRange, color_range, comparison_bar_figure,
-    slices, tensor_figure, transfer_curve_figure,
+    slices, tensor_figure, tensor_heatmap, transfer_curve_figure,
 )
 from playground.numbers import compact
 from playground.style import DEFAULT, PRESENTER, theme
@@ -51,8 +51,8 @@ def test_slices_labels_and_rank_check():
         slices(np.zeros(3))
 
 
-def test_clickable_markers_do_not_widen_the_axes_but_padding_highlights_do():
-    fig, _ = tensor_figure(ramp((1, 1, 4, 5)), title="t", clickable=True)
+def test_the_axes_are_the_cells_but_padding_highlights_widen_them():
+    fig, _ = tensor_figure(ramp((1, 1, 4, 5)), title="t")
     assert tuple(fig.layout.xaxis.range) == (-0.5, 4.5) and tuple(fig.layout.yaxis.range) == (3.5, -0.5)
     fig, _ = tensor_figure(ramp((1, 1, 4, 5)), title="t", highlight={0: [(-1, -1), (0, 0)]})
     assert tuple(fig.layout.xaxis.range) == (-1.5, 4.5) and tuple(fig.layout.yaxis.range) == (3.5, -1.5)
@@ -175,17 +175,25 @@ def test_highlight_window_with_padding_and_selected():
     assert (sel.xref, sel.x0, sel.y0) == ("x", 2.5, 1.5)
 
 
-def test_clickable_scatter_carries_indices():
+def test_the_canvas_spec_carries_every_cell_its_index_and_the_figures_geometry():
+    import base64
+
     t = ramp((1, 2, 3, 4))
-    assert not cell_scatters(tensor_figure(t, title="t")[0])
-    fig, _ = tensor_figure(t, title="t", clickable=True)
-    sc = cell_scatters(fig)
-    assert len(sc) == 2
-    cd = np.asarray(sc[1].customdata)
-    assert cd.shape == (12, 4) and tuple(cd[-1]) == (0, 1, 2, 3)
-    assert np.array_equal(cd[:, 3], sc[1].x) and np.array_equal(cd[:, 2], sc[1].y)
-    assert 0 < sc[0].marker.opacity < 0.05
-    assert "n=0, c=1" in sc[1].hovertemplate and sc[1].text[-1] == f"{t[0, 1, 2, 3]:.7g}"
+    spec, stats = tensor_heatmap(t, title="t", clickable=True, highlight={1: [(-1, 0), (0, 0)]}, selected=(1, 2, 3),
+                                 box=(500, 300))
+    fig, fig_stats = tensor_figure(t, title="t", highlight={1: [(-1, 0), (0, 0)]}, selected=(1, 2, 3), box=(500, 300))
+    assert stats == fig_stats and (spec["width"], spec["height"]) == (fig.layout.width, fig.layout.height)
+    assert spec["clickable"] and [p["index"] for p in spec["panels"]] == [[0, 0], [0, 1]]
+    assert [p["label"] for p in spec["panels"]] == ["n=0, c=0", "n=0, c=1"]
+    for (idx, s), p in zip(slices(t), spec["panels"]):
+        values = np.frombuffer(base64.b64decode(p["values"]), dtype="<" + p["dtype"]).reshape(p["rows"], p["cols"])
+        assert np.array_equal(values, s)  # exact: what hover shows
+    second = spec["panels"][1]
+    assert second["outlines"] == [[-1, 0, False], [0, 0, True]] and second["selected"] == [2, 3]
+    assert second["range"] == [-1, 2, 0, 3] and spec["panels"][0]["range"] == [0, 2, 0, 3]  # padding widens
+    assert spec["panels"][0]["scale"][0][0] == 0.0 and spec["panels"][0]["scale"][-1][0] == 1.0
+    big, _ = tensor_heatmap(ramp((1, 1, 600, 600)), title="t")
+    assert big["stride"] == 3 and big["panels"][0]["dtype"] == "f4" and big["panels"][0]["rows"] == 200
 
 
 def test_hover_shows_full_index():
@@ -196,15 +204,15 @@ def test_hover_shows_full_index():
 
 def test_build_time_128(capsys):
     t0 = time.perf_counter()
-    tensor_figure(ramp((1, 3, 128, 128)), title="t", clickable=True)
+    tensor_figure(ramp((1, 3, 128, 128)), title="t")
     with capsys.disabled():
-        print(f"\n1x3x128x128 clickable figure built in {time.perf_counter() - t0:.3f} s")
+        print(f"\n1x3x128x128 figure built in {time.perf_counter() - t0:.3f} s")
 
 
 def test_deterministic():
     t = ramp((1, 3, 9, 9))
-    a = tensor_figure(t, title="t", clickable=True, highlight={0: [(0, 0)]})[0].to_json()
-    assert a == tensor_figure(t, title="t", clickable=True, highlight={0: [(0, 0)]})[0].to_json()
+    a = tensor_figure(t, title="t", highlight={0: [(0, 0)]})[0].to_json()
+    assert a == tensor_figure(t, title="t", highlight={0: [(0, 0)]})[0].to_json()
 
 
 def test_presenter_theme_larger():
@@ -264,7 +272,7 @@ def test_figures_keep_plotly_whites_look_for_what_they_draw():
     import plotly.io as pio
 
     white = pio.templates["plotly_white"].to_plotly_json()
-    fig, _ = tensor_figure(np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3), title="t", clickable=True)
+    fig, _ = tensor_figure(np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3), title="t")
     used = json.loads(pio.to_json(fig))["layout"]["template"]
     for part in ("xaxis", "yaxis", "colorway", "font", "hoverlabel", "coloraxis", "paper_bgcolor"):
         assert used["layout"][part] == json.loads(json.dumps(white["layout"][part])), part

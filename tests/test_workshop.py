@@ -19,7 +19,7 @@ from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
 from playground.chromium.snapshot import Shot
 from playground.ui import links
-from apptest import switch_to_layer
+from apptest import open_tab, switch_to_layer
 from test_app import open_page, rerun, stats  # the same AppTest helpers
 
 def warnings(at: AppTest) -> str:
@@ -192,7 +192,8 @@ def buttons(at: AppTest) -> dict:
 
 def test_script_and_tensor_downloads(media):
     at = open_page("convolution", preset="stride_nd_2_2")
-    found = buttons(at)
+    assert "Download Python script" not in buttons(at)  # the example's own tab opened; Downloads is drawn on request
+    found = buttons(rerun(open_tab(at, "convolution", "Downloads")))
     text = media(found["Download Python script"]).decode()
     assert "execute_async_v3" in text and "stride_nd" in text
     compile(text, "trt_convolution.py", "exec")

@@ -101,14 +101,13 @@ def chromium(playwright=None):
         yield browser
 
 
-# The output heatmap's Plotly element (its `data` is what is drawn): the chart keyed
-# "<layer>.figure.output", else the chart whose title starts with "Output".
+# The output heatmap's canvas component (its `spec` is what is drawn, a new object per redraw; `cellCentre(i, h, w)`
+# the page coordinates of a cell): the one keyed "<layer>.figure.output", else the one whose title starts "Output".
 OUTPUT_PLOT_JS = """() => {
   const main = document.querySelector('[data-testid="stMain"]') || document;
-  const keyed = main.querySelector('[class*="-figure-output"] .js-plotly-plot');
+  const keyed = main.querySelector('[class*="-figure-output"] .pg-heatmap');
   if (keyed) return keyed;
-  const title = p => { const t = p.layout && p.layout.title; return String((t && t.text) || t || ''); };
-  return Array.from(main.querySelectorAll('.js-plotly-plot')).find(p => title(p).startsWith('Output')) || null;
+  return Array.from(main.querySelectorAll('.pg-heatmap')).find(p => String(p.spec && p.spec.title).startsWith('Output')) || null;
 }"""
 
 

@@ -16,7 +16,6 @@ import streamlit as st
 
 from .. import core, explain, section, style
 from . import state
-from .keys import figure_key
 from ..layers import get_layer
 from ..numbers import precise
 
@@ -28,9 +27,9 @@ LARGE_SLICE_CELLS = 64 * 64
 @dataclass(frozen=True)
 class Marks:
     """What a layer's section outlines on the page's own input and output heatmaps."""
-    input: dict = field(default_factory=dict)  # ui.state.tensor_figure keyword arguments
+    input: dict = field(default_factory=dict)  # ui.state.tensor_heatmap keyword arguments
     output: dict = field(default_factory=dict)
-    on_select: Callable[[Any], Callable[[], None]] | None = None  # drawn output figure -> its click handler
+    on_pick: Callable[[tuple[int, ...]], None] | None = None  # a click on an output cell, with its full index
 
 
 def _key(layer: str, name: str) -> str:
@@ -51,48 +50,18 @@ def _shared(view: Any) -> bool:
 
 
 # ------------------------------------------------- the picked output cell: any layer that declares `reads`
-def index_from_point(point: dict, customdata_by_curve: dict[int, np.ndarray], rank: int) -> tuple[int, ...] | None:
-    """The output index a plotly selection point stands for: its customdata (n, c, [d,] h, w) (a list, or the
-    {"0": n, "1": c, ...} dict that st.plotly_chart actually reports), or, where the frontend left customdata
-    out, the clicked trace's customdata row at point_index. None for anything else."""
-    data = point.get("customdata")
-    if data is None:
-        rows = customdata_by_curve.get(point.get("curve_number"))
-        i = point.get("point_index", point.get("point_number"))
-        if rows is None or i is None or not 0 <= int(i) < len(rows):
-            return None
-        data = rows[int(i)]
-    if isinstance(data, dict):  # the frontend sends an array's customdata as {"0": n, "1": k, ...}
-        try:
-            data = [data[i] for i in sorted(data, key=int)]
-        except (TypeError, ValueError):
-            return None
-    try:
-        index = tuple(int(v) for v in data)
-    except (TypeError, ValueError):
-        return None
-    return index if len(index) == rank else None
-
-
 def _axes(layer: str, rank: int) -> tuple[str, ...]:
     return get_layer(layer).axes_of_cell(rank)
 
 
-def _click_handler(layer: str, rank: int) -> Callable[[Any], Callable[[], None]]:
-    """For the drawn output figure, its on_select callback: runs before the rerun, so it may set the
-    index inputs' state."""
-    def for_figure(fig) -> Callable[[], None]:
-        customdata = {i: np.asarray(t.customdata) for i, t in enumerate(fig.data) if t.customdata is not None}
-
-        def on_select() -> None:
-            chart = st.session_state.get(figure_key(layer, "output")) or {}
-            for point in ((chart.get("selection") or {}).get("points") or [])[:1]:
-                index = index_from_point(point, customdata, rank)
-                if index is not None:
-                    for name, v in zip(_axes(layer, rank), index):
-                        st.session_state[_key(layer, name)] = v
-        return on_select
-    return for_figure
+def _picker(layer: str, rank: int) -> Callable[[tuple[int, ...]], None]:
+    """The output heatmap's click: the cell's full index becomes the index inputs' state (it runs before the
+    rerun, as their own changes do). An index of another rank (a stale page) is ignored."""
+    def pick(index: tuple[int, ...]) -> None:
+        if len(index) == rank:
+            for name, v in zip(_axes(layer, rank), index):
+                st.session_state[_key(layer, name)] = int(v)
+    return pick
 
 
 def _cell_index(layer: str, out_shape: tuple) -> tuple[int, ...]:
@@ -147,7 +116,7 @@ def cell_marks(evaluation) -> Marks:
                  output=dict(selected=selected, clickable=not large,
                              meta={"windows": windows, "color": style.theme(False).window_color,
                                    "hw": list(in_shape[-2:])} if windows else None),
-                 on_select=None if large else _click_handler(layer.name, len(out_shape)))
+                 on_pick=None if large else _picker(layer.name, len(out_shape)))
 
 
 def _large(in_shape: tuple, out_shape: tuple) -> bool:

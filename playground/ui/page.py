@@ -16,7 +16,7 @@ from ..layer import PRECISION_PARAMS, Layer
 from ..prefetch import neighbours
 from ..layers import LAYERS, get_layer
 from ..style import stage_overhead_px
-from . import extras, links, stage, state, widgets, workshop
+from . import extras, heatmap, links, stage, state, widgets, workshop
 from .keys import control_key, figure_key, key
 from .state import ViewOptions
 
@@ -43,6 +43,7 @@ PRESENTER_CSS = (f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }} "
 
 
 PRECISION_NAMES = tuple(p.name for p in PRECISION_PARAMS)  # drawn in the row over the figures
+BELOW_STAGE = ("Explanation", workshop.SPEC_TAB, "Engine", "Downloads")  # the tabs under the stage, in order
 STATUS_TEXT = {"built": "built now", "cached": "from cache", "failed": "failed", "not_built": "not built"}
 
 
@@ -154,33 +155,47 @@ def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_
         _link(link_slot)
         links.page_drawn(layer)
         return
-    below = st.tabs(["Explanation", "Spec example", "Engine", "Downloads"], key=key(name, "tabs"))
-    with below[0], st.container(key=control_key(name, "explanation")):
+    # Lazy: of the other tabs only the open one runs, so a parameter change does not rebuild (nor the browser
+    # redraw) panels nobody is looking at. The explanation always runs: it holds the picked cell's index inputs,
+    # which keep the cell in the share link.
+    below = st.tabs(list(BELOW_STAGE), key=key(name, "tabs"), on_change="rerun")  # workshop.show_example_tab
+    opened = {title: tab for title, tab in zip(BELOW_STAGE, below)}
+    with opened["Explanation"], st.container(key=control_key(name, "explanation")):
         for note in shown.messages:
             st.info(state.inert(note), icon=":material/info:")
         _extras(layer.name, shown, view)
-    with below[1]:
-        if preset is not None and cmp is not None:
-            workshop.spec_panel(layer, preset, cmp, shown)
-        if preset is not None and preset.expected is not None:
-            fig, stats = state.tensor_figure(preset.expected, "Spec's output (as documented)", view.shared_scale,
-                                             view.presenter)
-            state.chart(fig, figure_key(name, "spec"), filename=f"{name}_spec")
-            st.caption("the spec's table · " + stats_text(stats))
-        elif preset is None:
-            st.caption("This configuration is none of the spec's examples: pick one in the “Spec example” box "
-                       "above the figures to compare with the output the spec documents.")
-    with below[2], st.container(key=control_key(name, "engine")):
-        _engine_panel(shown)
-    with below[3]:
-        workshop.downloads(layer, shown)
+    if opened[workshop.SPEC_TAB].open:
+        with opened[workshop.SPEC_TAB]:
+            _spec_tab(layer, preset, cmp, shown, view)
+    if opened["Engine"].open:
+        with opened["Engine"], st.container(key=control_key(name, "engine")):
+            _engine_panel(shown)
+    if opened["Downloads"].open:
+        with opened["Downloads"]:
+            workshop.downloads(layer, shown)
     _link(link_slot)
     links.page_drawn(layer)
 
 
+def _spec_tab(layer: Layer, preset, cmp, shown: Evaluation, view: ViewOptions) -> None:
+    name = layer.name
+    if preset is not None and cmp is not None:
+        workshop.spec_panel(layer, preset, cmp, shown)
+    if preset is not None and preset.expected is not None:
+        fig, stats = state.tensor_figure(preset.expected, "Spec's output (as documented)", view.shared_scale,
+                                         view.presenter)
+        state.chart(fig, figure_key(name, "spec"), filename=f"{name}_spec")
+        st.caption("the spec's table · " + stats_text(stats))
+    elif preset is None:
+        st.caption("This configuration is none of the spec's examples: pick one in the “Spec example” box "
+                   "above the figures to compare with the output the spec documents.")
+
+
 def _focus_demonstrated(layer: Layer, preset: presets.Preset) -> None:
-    """A spec example was applied: the controls panel scrolls to the parameter it demonstrates."""
+    """A spec example was applied: the controls panel scrolls to the parameter it demonstrates, and the tab under
+    the stage shows the example (its note, lesson and comparison with the spec's table)."""
     stage.focus(control_key(layer.name, workshop.demonstrated(layer, preset)))
+    workshop.show_example_tab(layer.name)
 
 
 def _stage(layer: Layer, shown: Evaluation | None, problem: Problem | None, preset, cmp, view: ViewOptions,
@@ -265,10 +280,10 @@ def source_badge(ev: Evaluation) -> str:
     """Where the output shown comes from, short enough for the stage (the engine tab says why)."""
     if ev.output_source == "tensorrt":
         return ev.source_label
-    built = ev.engine_status in ("built", "cached")
+    how = {"built": "built now", "cached": "from cache"}.get(ev.engine_status)  # the speculative builds' effect
     precision = ev.params.get("precision", "FP32")
     what = "NumPy reference" if precision == "FP32" else f"NumPy emulation of {precision}"
-    return f"{what} · {ev.backend.name} engine " + ("built, not run here" if built else "not built")
+    return f"{what} · {ev.backend.name} engine " + (f"{how}, not run here" if how else "not built")
 
 
 def precision_text(e: dict) -> str:
@@ -334,13 +349,13 @@ def _tensors(layer: Layer, ev: Evaluation, view: ViewOptions, width: int, height
         with st.container(horizontal=True, wrap=False, gap="small"):
             for i, fig_box in row:
                 t, title, which, outlines, shared = figs[i]
-                fig, stats = state.tensor_figure(t, title, view.shared_scale, view.presenter, shared, box=fig_box,
-                                                 **outlines)
-                click = {}
-                if which == "output" and marks.on_select is not None:
-                    click = dict(on_select=marks.on_select(fig), selection_mode="points")
-                with st.container(width=fig.layout.width, gap=None):
-                    state.chart(fig, figure_key(ev.layer, which), filename=f"{ev.layer}_{which}", **click)
+                spec, stats = state.tensor_heatmap(t, title, view.shared_scale, view.presenter, shared, box=fig_box,
+                                                   **outlines)
+                output = which == "output"
+                with st.container(width=spec["width"], gap=None):
+                    heatmap.heatmap(spec, figure_key(ev.layer, which), f"{ev.layer}_{which}",
+                                    link=figure_key(ev.layer, "input") if output else None,
+                                    on_pick=marks.on_pick if output else None)
                     st.caption(_map_caption(title, maps[which]) + stats_text(stats) if which in maps
                                else stats_text(stats))
 

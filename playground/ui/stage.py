@@ -48,55 +48,11 @@ export default function(component) {
   };
   const later = () => { clearTimeout(timer); timer = setTimeout(report, 200); };
   report();
-  const wiring = setInterval(wireHover, 400);
   window.addEventListener("resize", later);
   const observer = main && window.ResizeObserver ? new ResizeObserver(later) : null;
   if (observer) observer.observe(main);
-  return () => { clearTimeout(timer); clearInterval(wiring); window.removeEventListener("resize", later);
+  return () => { clearTimeout(timer); window.removeEventListener("resize", later);
                  if (observer) observer.disconnect(); };
-}
-
-// Hover outlines: an output heatmap whose layout.meta holds every cell's input window gets a hover listener that
-// outlines that window on the input heatmap (an overlay of boxes; dashed: padding), and clears it on leaving.
-function wireHover() {
-  document.querySelectorAll('[class*="-figure-output"] .js-plotly-plot').forEach((out) => {
-    const meta = out.layout && out.layout.meta;
-    if (out.__playgroundHover === meta || !meta || !meta.windows || !out.on) return;
-    out.__playgroundHover = meta;
-    const input = () => document.querySelector('[class*="-figure-input"] .js-plotly-plot');
-    out.on("plotly_hover", (ev) => {
-      const p = ev.points && ev.points[0];
-      const cells = p && p.customdata && meta.windows[Array.from(p.customdata).join(",")];
-      if (cells) outline(input(), cells, meta);
-    });
-    out.on("plotly_unhover", () => outline(input(), [], meta));
-  });
-}
-
-function outline(gd, cells, meta) {
-  if (!gd || !gd._fullLayout) return;
-  let layer = gd.querySelector(".playground-hover");
-  if (!layer) {
-    layer = document.createElement("div");
-    layer.className = "playground-hover";
-    layer.style.cssText = "position:absolute;left:0;top:0;pointer-events:none;z-index:5";
-    gd.style.position = "relative";
-    gd.appendChild(layer);
-  }
-  layer.replaceChildren();
-  const full = gd._fullLayout;
-  for (const [i, h, w] of cells) {
-    const xa = full["xaxis" + (i ? i + 1 : "")], ya = full["yaxis" + (i ? i + 1 : "")];
-    if (!xa || !ya) continue;
-    const x0 = xa._offset + xa.d2p(w - 0.5), x1 = xa._offset + xa.d2p(w + 0.5);
-    const y0 = ya._offset + ya.d2p(h - 0.5), y1 = ya._offset + ya.d2p(h + 0.5);
-    const box = document.createElement("div");
-    const inside = h >= 0 && w >= 0 && h < meta.hw[0] && w < meta.hw[1];
-    box.style.cssText = `position:absolute;left:${Math.min(x0, x1)}px;top:${Math.min(y0, y1)}px;` +
-      `width:${Math.abs(x1 - x0)}px;height:${Math.abs(y1 - y0)}px;box-sizing:border-box;` +
-      `border:3px ${inside ? "solid" : "dashed"} ${meta.color};`;
-    layer.appendChild(box);
-  }
 }
 """
 COOKIE = "playground_viewport"

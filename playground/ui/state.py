@@ -175,13 +175,22 @@ def shared(maxsize: int | None = None):
 @shared(maxsize=96)
 def tensor_figure(t, title: str, shared_scale: bool = True, presenter: bool = False,
                   zrange: plots.ColorRange | None = None, highlight: dict | None = None, selected: tuple | None = None,
-                  clickable: bool = False, box: tuple | None = None, meta: dict | None = None):
+                  box: tuple | None = None, meta: dict | None = None):
     """plots.tensor_figure, cached across reruns and sessions; figures are never changed after this (and
     not copied: a revisit must not pay for unpickling a copy of every figure)."""
     fig, stats = plots.tensor_figure(t, title=title, shared_scale=shared_scale, theme=theme_for(presenter),
-                                     highlight=highlight, selected=selected, clickable=clickable, zrange=zrange,
-                                     box=box, meta=meta)
+                                     highlight=highlight, selected=selected, zrange=zrange, box=box, meta=meta)
     return frozen(fig), stats
+
+
+@shared(maxsize=96)
+def tensor_heatmap(t, title: str, shared_scale: bool = True, presenter: bool = False,
+                   zrange: plots.ColorRange | None = None, highlight: dict | None = None, selected: tuple | None = None,
+                   clickable: bool = False, box: tuple | None = None, meta: dict | None = None):
+    """plots.tensor_heatmap (the stage's canvas), cached across reruns and sessions like tensor_figure."""
+    return plots.tensor_heatmap(t, title=title, shared_scale=shared_scale, theme=theme_for(presenter),
+                                highlight=highlight, selected=selected, clickable=clickable, zrange=zrange, box=box,
+                                meta=meta)
 
 
 PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d"],
