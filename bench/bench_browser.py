@@ -57,7 +57,7 @@ OUTPUT_CAPTION_JS = "() => { const caps = (%s)(); return caps.length > 1 ? caps[
 # Before a key press: remember the drawn output (caption text, the heatmap's spec object) and the run mark.
 BEFORE_JS = """() => {
   const plot = (%s)();
-  window.__benchBefore = {caption: (%s)(), data: plot ? plot.spec : null};
+  window.__benchBefore = {caption: (%s)(), data: plot ? plot.spec || plot.data : null};
   return window.__playgroundRuns.requested;
 }""" % (B.OUTPUT_PLOT_JS, OUTPUT_CAPTION_JS)
 # The change is drawn: the run asked for after the mark finished, nothing busy, a new heatmap spec and (unless the
@@ -65,7 +65,8 @@ BEFORE_JS = """() => {
 DRAWN_JS = """([after, captionChanges]) => {
   if (window.__playgroundBusy(after)) return false;
   const plot = (%s)(), caption = (%s)(), b = window.__benchBefore;
-  return Boolean(plot && plot.spec && caption && (caption !== b.caption || !captionChanges) && plot.spec !== b.data);
+  const drawn = plot && (plot.spec || plot.data);
+  return Boolean(drawn && caption && (caption !== b.caption || !captionChanges) && drawn !== b.data);
 }""" % (B.OUTPUT_PLOT_JS, OUTPUT_CAPTION_JS)
 # Where the time went, from the tracker: press -> run started -> run finished -> drawn (ms, in page).
 SEGMENTS_JS = """(t0) => { const R = window.__playgroundRuns;

@@ -101,13 +101,15 @@ def chromium(playwright=None):
         yield browser
 
 
-# The output heatmap's canvas component (its `spec` is what is drawn, a new object per redraw; `cellCentre(i, h, w)`
-# the page coordinates of a cell): the one keyed "<layer>.figure.output", else the one whose title starts "Output".
+# The output heatmap: the canvas component keyed "<layer>.figure.output" (its `spec` is what is drawn, a new object
+# per redraw; `cellCentre(i, h, w)` a cell's page coordinates), else the canvas whose title starts "Output", else a
+# Plotly chart keyed so (bench/bare_app.py; its `data` is what is drawn).
 OUTPUT_PLOT_JS = """() => {
   const main = document.querySelector('[data-testid="stMain"]') || document;
   const keyed = main.querySelector('[class*="-figure-output"] .pg-heatmap');
   if (keyed) return keyed;
-  return Array.from(main.querySelectorAll('.pg-heatmap')).find(p => String(p.spec && p.spec.title).startsWith('Output')) || null;
+  const titled = Array.from(main.querySelectorAll('.pg-heatmap')).find(p => String(p.spec && p.spec.title).startsWith('Output'));
+  return titled || main.querySelector('[class*="-figure-output"] .js-plotly-plot');
 }"""
 
 
