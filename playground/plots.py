@@ -205,11 +205,6 @@ def _grid(n: int, per_row: int, h: int, w: int, th: Theme, own_cbar: bool, label
     return _Grid(cols, math.ceil(n / cols), cell, pw, ph, square, text)
 
 
-def _rect(ref: str, h: float, w: float, color: str, width: float, dash: str = "solid") -> dict:
-    return dict(type="rect", xref=f"x{ref}", yref=f"y{ref}", x0=w - 0.5, x1=w + 0.5, y0=h - 0.5,
-                y1=h + 0.5, line=dict(color=color, width=width, dash=dash), layer="above")
-
-
 @dataclass(frozen=True)
 class _TensorLayout:
     """What a tensor's heatmap draws and where, in px: shared by the Plotly figure and the stage's canvas."""
@@ -272,18 +267,15 @@ def _tensor_layout(t: np.ndarray, shared_scale: bool, theme: Theme, zrange: Colo
 
 
 def tensor_figure(
-    t: np.ndarray, *, title: str, shared_scale: bool = True, theme: Theme = DEFAULT,
-    highlight: Mapping[int, Sequence[tuple[int, int]]] | None = None,
-    selected: tuple[int, int, int] | None = None, zrange: ColorRange | None = None,
-    box: tuple[int, int] | None = None, meta: Mapping | None = None,
+    t: np.ndarray, *, title: str, shared_scale: bool = True, theme: Theme = DEFAULT, zrange: ColorRange | None = None,
+    box: tuple[int, int] | None = None,
 ) -> tuple[go.Figure, dict]:
-    """Grid of heatmaps, one per 2-D slice (index i = position in slices(t)), plus the stats the UI prints.
+    """Grid of heatmaps, one per 2-D slice (index i = position in slices(t)), plus the stats the UI prints: the
+    Plotly figure of a tensor under the stage (its explanations, the spec's output). The stage's own heatmaps are
+    tensor_heatmap's, with the same geometry.
 
-    highlight: slice index -> (h, w) cells to outline (cells outside the tensor = padding, dashed).
-    selected: (slice index, h, w) to outline.
     zrange: the colour range of every slice (one scale shared with other tensors), else from the data.
-    box: (width, height) in px the whole figure must fit (the stage), else laid out for th.figure_width.
-    meta: data for the page's own script (layout.meta).
+    box: (width, height) in px the whole figure must fit, else laid out for th.figure_width.
     Stats: shape, nan, posinf, neginf (whole tensor), decimated (stride, 1 = none), text_in_cells,
     zmin/zmax/mean (of the finite values, None if none)."""
     L = _tensor_layout(t, shared_scale, theme, zrange, box)
@@ -296,7 +288,7 @@ def tensor_figure(
 
     counts = L.counts
     cell_text = dict(texttemplate="%{text}", textfont=dict(size=th.cell_text_size)) if g.text else {}
-    traces, shapes = [], []
+    traces = []
     for i, ((idx, s), r, label) in enumerate(zip(sl, ranges, labels)):
         ref = "" if i == 0 else str(i + 1)
         on = dict(xaxis=f"x{ref}", yaxis=f"y{ref}")
@@ -326,20 +318,12 @@ def tensor_figure(
                 colorscale=[[0, th.neginf_color], [0.5, th.posinf_color], [1, th.nan_color]],
                 name=f"non-finite {label}".strip(), text=np.where(code > 0, tags, "").astype(str),
                 hoverongaps=False, **hover("text"), **cell_text, **on))
-        for ch, cw in (highlight or {}).get(i, ()):
-            inside = 0 <= ch < H and 0 <= cw < W
-            shapes.append(_rect(ref, ch, cw, th.window_color, th.outline_width, "solid" if inside else "dash"))
-        if selected is not None and selected[0] == i:
-            shapes.append(_rect(ref, selected[1], selected[2], th.selected_color, th.outline_width * 1.5))
         # Matrix orientation (row 0 on top), square cells; the domain shrinks rather than the range
         # growing, so a stretched container never shows empty axis around the tensor.
-        # Explicit ranges: exactly the cells, widened only for highlighted padding cells (an autorange
-        # would also grow around the clickable markers and shrink the cells under their numbers).
-        cells = list((highlight or {}).get(i, ())) + [(0, 0), (H - 1, W - 1)]
-        rows, cols = [c[0] for c in cells], [c[1] for c in cells]
+        # Explicit ranges: exactly the cells.
         axes[f"xaxis{ref}"].update(constrain="domain", constraintoward="right" if own_cbar else "center",
-                                   range=[min(cols) - 0.5, max(cols) + 0.5], autorange=False)
-        axes[f"yaxis{ref}"].update(range=[max(rows) + 0.5, min(rows) - 0.5], autorange=False, constrain="domain",
+                                   range=[-0.5, W - 0.5], autorange=False)
+        axes[f"yaxis{ref}"].update(range=[H - 0.5, -0.5], autorange=False, constrain="domain",
                                    constraintoward="top",
                                    **(dict(scaleanchor=f"x{ref}", scaleratio=1) if g.square else {}))
     tick = dict(showgrid=False, zeroline=False, ticks="", tickfont=dict(size=th.font_size - 1),
@@ -355,9 +339,9 @@ def tensor_figure(
               for c, tag, attr in _NONFINITE if counts[c]]
     margin = L.margin
     layout = _layout(th, title, plot_w + margin["l"] + margin["r"], plot_h + margin["t"] + margin["b"], margin,
-                     shapes=shapes, showlegend=bool(legend),
+                     showlegend=bool(legend),
                      legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left"),
-                     **axes, **(dict(annotations=titles) if titles else {}), **(dict(meta=dict(meta)) if meta else {}))
+                     **axes, **(dict(annotations=titles) if titles else {}))
     fig = _figure(traces + legend, layout)
     stats = L.stats
     return fig, stats
@@ -385,9 +369,14 @@ def tensor_heatmap(
     selected: tuple[int, int, int] | None = None, clickable: bool = False, zrange: ColorRange | None = None,
     box: tuple[int, int] | None = None, meta: Mapping | None = None,
 ) -> tuple[dict, dict]:
-    """The heatmap tensor_figure draws (same arguments, same geometry, colours and stats), as the spec the stage's
-    canvas component draws: pixel boxes, the drawn values (base64), colour scales, outlines. A canvas redraws in
-    a few milliseconds where Plotly takes a hundred, and is updated in place."""
+    """The heatmap tensor_figure draws (same geometry, colours and stats), as the spec the stage's canvas component
+    (ui/heatmap.js) draws: pixel boxes, the drawn values (base64), colour scales, outlines. A canvas redraws in a
+    few milliseconds where Plotly takes a hundred, and is updated in place.
+
+    highlight: slice index -> (h, w) cells to outline (cells outside the tensor = padding, dashed; they widen the
+    panel's index range). selected: (slice index, h, w) to outline. clickable: a click reports the cell's index.
+    meta: what hovering a cell outlines on another heatmap ({"windows": {"n,c,h,w": [[slice, h, w], …]},
+    "color", "hw"})."""
     L = _tensor_layout(t, shared_scale, theme, zrange, box)
     th, a, g, m = L.th, L.a, L.g, L.margin
     H, W = a.shape[-2:]

@@ -51,11 +51,9 @@ def test_slices_labels_and_rank_check():
         slices(np.zeros(3))
 
 
-def test_the_axes_are_the_cells_but_padding_highlights_widen_them():
+def test_the_axes_are_the_cells():
     fig, _ = tensor_figure(ramp((1, 1, 4, 5)), title="t")
     assert tuple(fig.layout.xaxis.range) == (-0.5, 4.5) and tuple(fig.layout.yaxis.range) == (3.5, -0.5)
-    fig, _ = tensor_figure(ramp((1, 1, 4, 5)), title="t", highlight={0: [(-1, -1), (0, 0)]})
-    assert tuple(fig.layout.xaxis.range) == (-1.5, 4.5) and tuple(fig.layout.yaxis.range) == (3.5, -1.5)
 
 
 def test_cells_grow_to_their_longest_label():
@@ -165,14 +163,13 @@ def test_decimation_keeps_real_indices_and_nan():
 
 def test_highlight_window_with_padding_and_selected():
     window = [(h, w) for h in range(-1, 2) for w in range(-1, 2)]  # 3x3 at (0, 0), padding 1
-    fig, _ = tensor_figure(ramp((1, 2, 5, 5)), title="t", highlight={1: window}, selected=(0, 2, 3))
-    win = [s for s in fig.layout.shapes if s.line.color == DEFAULT.window_color]
-    assert len(win) == 9 and {s.xref for s in win} == {"x2"}
-    outside = [s for s in win if s.x1 <= -0.5 or s.y1 <= -0.5]
-    assert len(outside) == 5 and all(s.line.dash == "dash" for s in outside)
-    assert all(s.line.dash == "solid" for s in win if s not in outside)
-    (sel,) = [s for s in fig.layout.shapes if s.line.color == DEFAULT.selected_color]
-    assert (sel.xref, sel.x0, sel.y0) == ("x", 2.5, 1.5)
+    spec, _ = tensor_heatmap(ramp((1, 2, 5, 5)), title="t", highlight={1: window}, selected=(0, 2, 3))
+    first, second = spec["panels"]
+    assert not first["outlines"] and len(second["outlines"]) == 9
+    assert sorted((h, w) for h, w, inside in second["outlines"] if not inside) == [(-1, -1), (-1, 0), (-1, 1), (0, -1),
+                                                                                    (1, -1)]  # dashed: padding
+    assert first["selected"] == [2, 3] and second["selected"] is None
+    assert second["range"] == [-1, 4, -1, 4] and first["range"] == [0, 4, 0, 4]
 
 
 def test_the_canvas_spec_carries_every_cell_its_index_and_the_figures_geometry():
@@ -181,7 +178,7 @@ def test_the_canvas_spec_carries_every_cell_its_index_and_the_figures_geometry()
     t = ramp((1, 2, 3, 4))
     spec, stats = tensor_heatmap(t, title="t", clickable=True, highlight={1: [(-1, 0), (0, 0)]}, selected=(1, 2, 3),
                                  box=(500, 300))
-    fig, fig_stats = tensor_figure(t, title="t", highlight={1: [(-1, 0), (0, 0)]}, selected=(1, 2, 3), box=(500, 300))
+    fig, fig_stats = tensor_figure(t, title="t", box=(500, 300))
     assert stats == fig_stats and (spec["width"], spec["height"]) == (fig.layout.width, fig.layout.height)
     assert spec["clickable"] and [p["index"] for p in spec["panels"]] == [[0, 0], [0, 1]]
     assert [p["label"] for p in spec["panels"]] == ["n=0, c=0", "n=0, c=1"]
@@ -211,8 +208,8 @@ def test_build_time_128(capsys):
 
 def test_deterministic():
     t = ramp((1, 3, 9, 9))
-    a = tensor_figure(t, title="t", highlight={0: [(0, 0)]})[0].to_json()
-    assert a == tensor_figure(t, title="t", highlight={0: [(0, 0)]})[0].to_json()
+    a = tensor_figure(t, title="t")[0].to_json()
+    assert a == tensor_figure(t, title="t")[0].to_json()
 
 
 def test_presenter_theme_larger():

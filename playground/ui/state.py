@@ -173,13 +173,10 @@ def shared(maxsize: int | None = None):
 
 
 @shared(maxsize=96)
-def tensor_figure(t, title: str, shared_scale: bool = True, presenter: bool = False,
-                  zrange: plots.ColorRange | None = None, highlight: dict | None = None, selected: tuple | None = None,
-                  box: tuple | None = None, meta: dict | None = None):
+def tensor_figure(t, title: str, shared_scale: bool = True, presenter: bool = False):
     """plots.tensor_figure, cached across reruns and sessions; figures are never changed after this (and
     not copied: a revisit must not pay for unpickling a copy of every figure)."""
-    fig, stats = plots.tensor_figure(t, title=title, shared_scale=shared_scale, theme=theme_for(presenter),
-                                     highlight=highlight, selected=selected, zrange=zrange, box=box, meta=meta)
+    fig, stats = plots.tensor_figure(t, title=title, shared_scale=shared_scale, theme=theme_for(presenter))
     return frozen(fig), stats
 
 
