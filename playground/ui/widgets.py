@@ -190,8 +190,8 @@ def _per_axis(p: Param, k: str, default, rank: int, disabled: bool, tops=None):
     if p.per_dim and not p.optional:  # four or five columns: the name once above, the axes under it
         _label(p.name)
     values = []
-    for col, ax, v, top in zip(st.columns(len(names), gap="small"), names, default, tops):
-        with col:
+    with st.container(horizontal=True, gap="small"):  # one block, where columns are three (fewer messages a change)
+        for ax, v, top in zip(names, default, tops):
             label = ax if p.optional or p.per_dim else f"{p.name}.{ax}"
             values.append(_int_slider(label, key(k, ax), int(p.low or 0), int(p.high), int(v), top,
                                       disabled=disabled or not on, help=None if p.optional else p.help, **STATE))
@@ -433,7 +433,7 @@ def _offers(p: Param, params: dict, shape: tuple):
 class ParamForm:
     raw: dict = field(default_factory=dict)  # the used parameters' widget values: what evaluate gets
     canon: dict = field(default_factory=dict)  # every parameter's canonical value, where it has one
-    slots: dict = field(default_factory=dict)  # parameter name -> placeholder under its widget, for its error
+    slots: dict = field(default_factory=dict)  # parameter name -> its container, whose end takes its error
 
 
 def param_controls(layer: Layer, shape: tuple, places: dict | None = None) -> ParamForm:
@@ -442,9 +442,13 @@ def param_controls(layer: Layer, shape: tuple, places: dict | None = None) -> Pa
     current = _current(layer, shape) if any(p.offers for p in layer.params) else {}
     for p in layer.params:
         place = (places or {}).get(p.name) or contextlib.nullcontext()
-        with place, st.container(key=control_key(layer.name, p.name)):  # ?hide=NAME hides it (ui.links)
+        with place:
+            holder = st.container(key=control_key(layer.name, p.name))  # ?hide=NAME hides it (ui.links)
+        with holder:
             value = param_widget(layer, p, form.raw, form.canon, shape, current)
-        form.slots[p.name] = st.empty()
+        # An error is written at the container's end, under the widget, once the evaluation is known: no
+        # placeholder element per parameter sent on every change.
+        form.slots[p.name] = holder
         if p.is_used(form.canon):
             form.raw[p.name] = value
         form.canon[p.name] = _canonical(layer, p, value, form.canon, shape)
