@@ -219,7 +219,6 @@ class _TensorLayout:
     ranges: list                # ColorRange per slice
     labels: list                # "n=0, c=1" per slice
     counts: np.ndarray          # cells per non-finite code (0 finite, 1 -Inf, 2 +Inf, 3 NaN)
-    sub_px: float               # room for the slice labels
     hgap: float
     vgap: float
     plot_w: float               # the panels' grid
@@ -262,8 +261,8 @@ def _tensor_layout(t: np.ndarray, shared_scale: bool, theme: Theme, zrange: Colo
              "decimated": f, "text_in_cells": g.text,
              **({"zmin": float(finite.min()), "zmax": float(finite.max()), "mean": float(finite.mean())} if finite.size
                 else {"zmin": None, "zmax": None, "mean": None})}
-    return _TensorLayout(th, a, sl, f, ys, xs, own_cbar, g, ranges, labels, counts, sub_px, hgap, vgap, plot_w,
-                         plot_h, margin, stats)
+    return _TensorLayout(th, a, sl, f, ys, xs, own_cbar, g, ranges, labels, counts, hgap, vgap, plot_w, plot_h, margin,
+                         stats)
 
 
 def tensor_figure(
@@ -342,9 +341,7 @@ def tensor_figure(
                      showlegend=bool(legend),
                      legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left"),
                      **axes, **(dict(annotations=titles) if titles else {}))
-    fig = _figure(traces + legend, layout)
-    stats = L.stats
-    return fig, stats
+    return _figure(traces + legend, layout), L.stats
 
 
 # ----------------------------------------------------------------------------- the stage's canvas heatmaps
@@ -398,12 +395,12 @@ def tensor_heatmap(
     legend = [[f"{tag}: {L.counts[c]}", getattr(th, attr)] for c, tag, attr in _NONFINITE if L.counts[c]]
     spec = dict(
         title=title, width=round(L.plot_w + m["l"] + m["r"]), height=round(L.plot_h + m["t"] + m["b"]),
-        stride=L.f, square=g.square, shape=list(a.shape), dims=_DIM_NAMES[a.ndim], panels=panels, legend=legend,
+        stride=L.f, square=g.square, panels=panels, legend=legend,
         own_bars=L.own_cbar, clickable=clickable, meta=dict(meta) if meta else None,
         style=dict(font=th.font_family, size=th.font_size, title=th.title_size, subtitle=th.subtitle_size,
                    cell=th.cell_text_size, color=th.font_color, bar=th.colorbar_px, nan=th.nan_color,
                    posinf=th.posinf_color, neginf=th.neginf_color, window=th.window_color,
-                   selected=th.selected_color, outline=th.outline_width, gap=th.gap_px))
+                   selected=th.selected_color, outline=th.outline_width))
     return spec, L.stats
 
 

@@ -111,9 +111,10 @@ class Prefetcher:
 
     def _start(self) -> None:
         if not self._closed and (self._thread is None or not self._thread.is_alive()):
+            if self._thread is None:
+                atexit.register(self.close)  # once, with the first thread
             self._thread = threading.Thread(target=self._work, name="playground-prefetch", daemon=True)
             self._thread.start()
-            atexit.register(self.close)
 
     def _work(self) -> None:
         with contextlib.suppress(Exception):  # lowest priority for this thread alone (Linux: per-thread nice)

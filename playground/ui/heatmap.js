@@ -22,7 +22,7 @@ export default function (component) {
   root.spec = data.spec;  // what is drawn: a new object on every redraw (tests and benchmarks compare it)
   draw(root, data.spec);
   root.dataset.version = String(Number(root.dataset.version || 0) + 1);  // a redraw, for tests and benchmarks
-  const entry = { root, outline: (cells, color, hw) => outline(root, cells, color, hw) };
+  const entry = { outline: (cells, color, hw) => outline(root, cells, color, hw) };
   REGISTRY[data.key] = entry;
   return () => { if (REGISTRY[data.key] === entry) delete REGISTRY[data.key]; };
 }

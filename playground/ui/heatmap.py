@@ -39,7 +39,7 @@ def heatmap(spec: dict, key: str, filename: str, link: str | None = None,
     """Draw one heatmap. link: the key of the heatmap that hovering this one outlines windows on (the input);
     on_pick: called with the clicked cell's full index (n, c, …, h, w) before the rerun."""
     def picked() -> None:
-        value = _trigger(st.session_state.get(key), "pick")
+        value = (st.session_state.get(key) or {}).get("pick")  # the component's state, its triggers merged in
         if isinstance(value, list) and value and all(isinstance(v, int) and v >= 0 for v in value):
             on_pick(tuple(value))
 
@@ -47,8 +47,3 @@ def heatmap(spec: dict, key: str, filename: str, link: str | None = None,
     _heatmap_component()(key=key, data={"spec": spec, "key": key, "link": link, "filename": filename},
                          width=spec["width"], height=spec["height"], **extra)
 
-
-def _trigger(state, name: str):
-    """A trigger value as a callback finds it in the component's session state (an attribute or a key)."""
-    value = getattr(state, name, None)
-    return state.get(name) if value is None and isinstance(state, dict) else value

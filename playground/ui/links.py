@@ -30,7 +30,7 @@ from ..errors import ValidationError
 from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, default_dims
 from ..layer import Layer
 from ..numbers import exact
-from .state import PageState
+from .state import SPEC_TAB, PageState, open_tab
 from .keys import COMPARE, COMPARE_OFF, VIEW_PRESENTER, VIEW_SHARED_SCALE, control_key, input_key, key, key_selector
 
 PRESET_PARAM, HIDE_PARAM = "preset", "hide"
@@ -291,6 +291,7 @@ def apply_preset(layer: Layer, preset: presets.Preset) -> None:
 
     write_config(layer, preset.params, preset.input)
     PageState(layer.name).set("preset_chosen", preset.name)
+    open_tab(layer.name, SPEC_TAB)  # where its verdict and note are seen
 
 
 def preset_from_url(layer: Layer) -> presets.Preset | None:

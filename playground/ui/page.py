@@ -43,7 +43,6 @@ PRESENTER_CSS = (f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }} "
 
 
 PRECISION_NAMES = tuple(p.name for p in PRECISION_PARAMS)  # drawn in the row over the figures
-BELOW_STAGE = ("Explanation", workshop.SPEC_TAB, "Engine", "Downloads")  # the tabs under the stage, in order
 STATUS_TEXT = {"built": "built now", "cached": "from cache", "failed": "failed", "not_built": "not built"}
 
 
@@ -158,14 +157,14 @@ def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_
     # Lazy: of the other tabs only the open one runs, so a parameter change does not rebuild (nor the browser
     # redraw) panels nobody is looking at. The explanation always runs: it holds the picked cell's index inputs,
     # which keep the cell in the share link.
-    below = st.tabs(list(BELOW_STAGE), key=key(name, "tabs"), on_change="rerun")  # workshop.show_example_tab
-    opened = {title: tab for title, tab in zip(BELOW_STAGE, below)}
+    below = st.tabs(list(state.BELOW_STAGE), key=key(name, "tabs"), on_change="rerun")  # state.open_tab
+    opened = dict(zip(state.BELOW_STAGE, below))
     with opened["Explanation"], st.container(key=control_key(name, "explanation")):
         for note in shown.messages:
             st.info(state.inert(note), icon=":material/info:")
         _extras(layer.name, shown, view)
-    if opened[workshop.SPEC_TAB].open:
-        with opened[workshop.SPEC_TAB]:
+    if opened[state.SPEC_TAB].open:
+        with opened[state.SPEC_TAB]:
             _spec_tab(layer, preset, cmp, shown, view)
     if opened["Engine"].open:
         with opened["Engine"], st.container(key=control_key(name, "engine")):
@@ -192,10 +191,8 @@ def _spec_tab(layer: Layer, preset, cmp, shown: Evaluation, view: ViewOptions) -
 
 
 def _focus_demonstrated(layer: Layer, preset: presets.Preset) -> None:
-    """A spec example was applied: the controls panel scrolls to the parameter it demonstrates, and the tab under
-    the stage shows the example (its note, lesson and comparison with the spec's table)."""
+    """A spec example was applied: the controls panel scrolls to the parameter it demonstrates."""
     stage.focus(control_key(layer.name, workshop.demonstrated(layer, preset)))
-    workshop.show_example_tab(layer.name)
 
 
 def _stage(layer: Layer, shown: Evaluation | None, problem: Problem | None, preset, cmp, view: ViewOptions,

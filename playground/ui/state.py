@@ -54,7 +54,7 @@ from ..trt.backend import Backend, detect
 from ..trt.cache import EngineCache
 from .. import plots
 from ..style import DEFAULT, Theme, theme as theme_for
-from .keys import VIEW_PRESENTER
+from .keys import VIEW_PRESENTER, key
 
 
 
@@ -170,6 +170,15 @@ def shared(maxsize: int | None = None):
         cached.clear = clear
         return cached
     return decorate
+
+
+BELOW_STAGE = ("Explanation", "Spec example", "Engine", "Downloads")  # the tabs under the stage, in order
+SPEC_TAB = BELOW_STAGE[1]  # the spec example's: its note, lesson and verdict
+
+
+def open_tab(layer: str, title: str) -> None:
+    """Open a tab under the stage (of those only the open one is drawn) before the tabs are drawn."""
+    st.session_state[key(layer, "tabs")] = title
 
 
 @shared(maxsize=96)

@@ -60,20 +60,11 @@ def chosen_now(layer: Layer) -> bool:
     return bool(PageState(layer.name).pop("preset_chosen_now", False))
 
 
-SPEC_TAB = "Spec example"  # the tab under the stage that shows the example: its note, lesson and verdict
-
-
-def show_example_tab(layer: str) -> None:
-    """Open the spec example's tab under the stage (its only open tab is drawn), before the tabs are drawn."""
-    st.session_state[key(layer, "tabs")] = SPEC_TAB
-
-
 def _chosen(layer: Layer) -> None:
     name = st.session_state.get(key(layer.name, "preset"))
     if not name:
         return
     PageState(layer.name).set("preset_chosen_now", True)
-    show_example_tab(layer.name)
     links.apply_preset(layer, presets.find(layer.name, name))
     if links.PRESET_PARAM in st.query_params:  # the widgets' own URL values say it all now
         del st.query_params[links.PRESET_PARAM]
