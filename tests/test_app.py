@@ -329,6 +329,48 @@ def _configured_page():
     layer_page("convolution")
 
 
+def _plan_page(layer_name: str, shape: tuple) -> None:
+    import streamlit as st
+    from playground.layers import get_layer
+    from playground.ui import widgets
+
+    st.session_state["plan"] = widgets.controls_plan(get_layer(layer_name), shape)
+
+
+def plan(layer: str, shape: tuple, values: dict) -> dict:
+    """widgets.controls_plan with the widgets holding `values` (widget key -> value)."""
+    at = AppTest.from_function(_plan_page, args=(layer, shape), default_timeout=TIMEOUT)
+    for k, v in values.items():
+        at.session_state[k] = v
+    found = at.run().session_state["plan"]
+    assert list(found) == list(LAYERS[layer].param_names)
+    return found
+
+
+def redrawn(layer: str, shape: tuple, change: dict, before: dict | None = None) -> set[str]:
+    """The parameters whose controls a change (widget key -> value, from `before`) redraws beside the stage: those
+    whose controls_plan entry it changes."""
+    a, b = plan(layer, shape, before or {}), plan(layer, shape, {**(before or {}), **change})
+    return {name for name in a if a[name] != b[name]}
+
+
+def test_a_change_redraws_only_the_controls_it_changes():
+    conv = (1, 1, 6, 9)
+    assert redrawn("convolution", conv, {"convolution.stride_nd.w": 2}) == set()  # the stage alone
+    assert redrawn("convolution", conv, {"convolution.padding_nd.h": 1}) == {"kernel_size_nd"}  # its slider's top
+    # the kernel's values as shown follow its size
+    assert redrawn("convolution", conv, {"convolution.kernel_size_nd.w": 2}) >= {"kernel"}
+    # a rule broken: named under the parameter (and gone again when undone); dilation also bounds the kernel
+    broken = plan("convolution", conv, {"convolution.dilation_nd.h": 4})
+    assert "convolution.dilation_nd:" in broken["dilation_nd"][-1] and broken["stride_nd"][-1] is None
+    assert redrawn("convolution", conv, {"convolution.dilation_nd.h": 4}) == {"dilation_nd", "kernel_size_nd"}
+    assert redrawn("convolution", conv, {"convolution.dilation_nd.h": 1}, {"convolution.dilation_nd.h": 4}) == \
+        {"dilation_nd", "kernel_size_nd"}
+    # a choice that makes parameters unused (their note) or used
+    assert redrawn("activation", (1, 1, 3, 3), {"activation.type": "SELU"}) >= {"alpha", "beta"}
+    assert redrawn("leaky_relu", (1, 1, 3, 3), {"leaky_relu.alpha": 0.5}) == set()
+
+
 def test_write_config_sets_every_control():
     at = AppTest.from_function(_configured_page, default_timeout=TIMEOUT).run()
     assert not at.exception and not at.error, [e.value for e in at.error]

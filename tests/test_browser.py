@@ -245,6 +245,20 @@ def test_per_axis_stride_slider_changes_output_shape(pages):
     assert output_shape(page) == "Output (1, 1, 4, 7)"
 
 
+def test_a_change_redraws_the_controls_it_bounds(pages):
+    """A change reruns the stage and only the controls it changes: padding widens the kernel size slider's range
+    (the kernel fits within the padded input) while the stage shows the new output."""
+    page = pages.layer("convolution")  # H = 6, kernel 3
+    kernel = widget(page, "convolution.kernel_size_nd.h").get_by_role("slider")  # an <input type="range">
+    assert kernel.get_attribute("max") == "6"
+    slider_keys(page, "convolution.padding_nd.h", "ArrowRight")
+    assert kernel.get_attribute("max") == "8"
+    assert output_shape(page) == "Output (1, 1, 6, 7)"
+    slider_keys(page, "convolution.padding_nd.h", "ArrowLeft")  # back to the default, for the next test
+    assert kernel.get_attribute("max") == "6"
+    assert output_shape(page) == "Output (1, 1, 4, 7)"
+
+
 def test_impossible_combination_is_named_and_page_recovers(pages):
     page = pages.layer("convolution")  # H = 6, kernel 3
     before_stats = output_stats(page)

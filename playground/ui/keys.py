@@ -9,6 +9,9 @@ INPUT = "input"
 VIEW_SHARED_SCALE, VIEW_PRESENTER = "view.shared_scale", "view.presenter"
 COMPARE = "compare"  # "{layer}.compare": compare mode's second precision
 COMPARE_OFF = "off"  # its first choice: no second precision
+# A layer page's fragments: "stage" (the figures and all below them) and "controls.PARAM" (one parameter's control):
+# a control's change reruns the stage and the controls it changes (ui.widgets.Changed)
+CONTROLS_FRAGMENT, STAGE_FRAGMENT = "controls", "stage"
 
 
 def key(layer: str, *parts) -> str:

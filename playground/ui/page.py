@@ -17,7 +17,7 @@ from ..prefetch import neighbours
 from ..layers import LAYERS, get_layer
 from ..style import stage_overhead_px
 from . import extras, heatmap, links, stage, state, widgets, workshop
-from .keys import control_key, figure_key, key
+from .keys import STAGE_FRAGMENT, control_key, figure_key, key
 from .state import ViewOptions
 
 PAGES_DIR = "app_pages"  # the home page's file; not pages/: see app.py
@@ -110,33 +110,37 @@ def _layer_page(name: str) -> None:
         st.warning("\n".join(f"- {state.inert(m)}" for m in link_problems) if len(link_problems) > 1
                    else state.inert(link_problems[0]),
                    icon=":material/link_off:")
-    _results(layer, inp, view, link_slot, size)
-
-
-@st.fragment
-def _results(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_slot, size: tuple[int, int]) -> None:
-    """The stage (parameters beside the figures) and all below it. A parameter change reruns only this: the input
-    and view controls and the title are neither rebuilt nor redrawn."""
-    guarded(lambda: _results_body(layer, inp, view, link_slot, size))
-
-
-def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_slot, size: tuple[int, int]) -> None:
-    name = layer.name
-    if workshop.chosen_now(layer) or links.preset_pending(layer):
-        chosen = state.PageState(name).get("preset_chosen")
-        if chosen:
-            _focus_demonstrated(layer, presets.find(name, chosen))
-        st.rerun()  # the input controls or the URL, outside this fragment, must be written again
     box = stage.layout(*size, view.presenter, cell_row=layer.reads is not None)
     controls, figures = st.columns([box.controls_w, box.figures_w], gap="medium")
     # The precision row heads the figures: a presenter switches FP32 → FP16 where the room looks.
     precision_row = figures.container(key=control_key(name, "precision_row"), horizontal=True, gap="medium",
                                       vertical_alignment="top")
     with controls, st.container(key=control_key(name, "parameters"), height=box.controls_h, border=False):
-        picker = st.container()  # the spec example sets every control below it; drawn once its match is known
-        form = widgets.param_controls(layer, inp.shape, places=dict.fromkeys(PRECISION_NAMES, precision_row))
+        picker = st.container()  # the spec example sets every control below it; the stage draws its match
+        guarded(lambda: widgets.param_controls(layer, inp.shape, places=dict.fromkeys(PRECISION_NAMES, precision_row)))
     with precision_row, st.container(key=control_key(name, "compare")):
-        compare = widgets.compare_control(layer)
+        widgets.compare_control(layer, inp.shape)
+    with figures:
+        _results(layer, inp, view, link_slot, box, picker)
+
+
+# A control's change reruns the stage, and the controls it changes (widgets.Changed: each parameter's control is
+# a fragment); the input and view controls and the title are neither rebuilt nor redrawn.
+@st.fragment(key=STAGE_FRAGMENT)
+def _results(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_slot, box: stage.Layout, picker) -> None:
+    """The stage (the figures beside the controls panel, the spec example over it) and all below it."""
+    guarded(lambda: _results_body(layer, inp, view, link_slot, box, picker))
+
+
+def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_slot, box: stage.Layout,
+                  picker) -> None:
+    name = layer.name
+    if workshop.chosen_now(layer) or links.preset_pending(layer):
+        chosen = state.PageState(name).get("preset_chosen")
+        if chosen:
+            _focus_demonstrated(layer, presets.find(name, chosen))
+        st.rerun()  # the input controls or the URL, outside this fragment, must be written again
+    form, compare = widgets.param_form(layer, inp.shape), widgets.compare_choice(layer)
     with st.spinner(f"Building the TensorRT engine for this {layer.title} configuration …", show_time=True):
         current, problem = _evaluate(layer.name, form, inp, compare)
     if problem and problem.slot is not None:
@@ -148,7 +152,7 @@ def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_
     cmp = presets.compare(preset, current.output, current.precision_error) if preset is not None else None
     with picker:
         workshop.preset_picker(layer, preset, cmp)
-    with figures, st.container(key=control_key(name, "stage")):
+    with st.container(key=control_key(name, "stage")):
         _stage(layer, shown, problem, preset, cmp, view, box)
     if shown is None:
         _link(link_slot)
@@ -211,9 +215,9 @@ def _stage(layer: Layer, shown: Evaluation | None, problem: Problem | None, pres
         if preset is not None and cmp is not None:
             workshop.verdict_badge(preset, cmp)
     if problem:
-        where = "" if problem.slot is None or problem.param == "output" else (  # the budget says what to lower
-            f" — fix **{problem.param}** beside the figures." if problem.param in layer.param_names
-            else f" — fix **{problem.param}** in the sidebar's Input tab.")
+        where = (f" — fix **{problem.param}** beside the figures." if problem.param in layer.param_names
+                 else f" — fix **{problem.param}** in the sidebar's Input tab." if problem.slot is not None
+                 else "")  # the budget ("output") says what to lower
         stale = " Showing the last valid configuration." if shown is not None else ""
         st.error(state.inert(problem.message) + where + stale, icon=":material/error:")
     if shown is None:
@@ -264,9 +268,8 @@ def _evaluate(layer: str, form: widgets.ParamForm, inp: widgets.InputForm,
             prefetcher.offer(layer, neighbours(get_layer(layer), before, form.raw), inp.x, backend=backend,
                              cache=engines)
         return ev, None
-    except ValidationError as exc:
-        slot = form.slots.get(exc.param) or inp.slot_for(exc.param)
-        return None, Problem(str(exc), exc.param, slot)
+    except ValidationError as exc:  # a parameter's: the controls panel names it under its widget too
+        return None, Problem(str(exc), exc.param, inp.slot_for(exc.param))
     except InputError as exc:
         return None, Problem(str(exc), exc.param, inp.slot_for(exc.param))
     except Exception as exc:  # anything else is a bug, but the page must still answer, not crash

@@ -73,6 +73,8 @@ class PageState:
         "picked": "(evaluation, index, input cells read, Cell) of the picked output cell, computed once per run",
         "cell_drawn": "the picked cell the stage line last drew (play waits for it)",
         "cell_stepped_at": "when play last stepped (time.monotonic)",
+        "controls_plan": "what each parameter's control last drew (widgets.controls_plan): a change redraws "
+                         "those it changes",
     }
 
     def __init__(self, layer: str):

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 import numpy as np
@@ -22,8 +22,9 @@ from ..layers import get_layer
 from ..numbers import float32
 from ..params import Param, same_value
 from .links import Field
-from .keys import COMPARE, COMPARE_OFF, VIEW_PRESENTER, VIEW_SHARED_SCALE, control_key, input_key, key
-from .state import ViewOptions
+from .keys import (COMPARE, COMPARE_OFF, CONTROLS_FRAGMENT, STAGE_FRAGMENT, VIEW_PRESENTER, VIEW_SHARED_SCALE,
+                   control_key, input_key, key)
+from .state import PageState, ViewOptions, inert
 
 SLIDER_MAX_STEPS = 2000  # a sidebar slider cannot place more positions than this; beyond, a number input
 PER_VALUE_MAX = 8  # arrays of up to this many values along one axis get one input per value
@@ -135,6 +136,8 @@ def _number(label: str, k: str, lo, hi, step, value, integer: bool, slide=None, 
     current = value if current is None else current
     st.session_state[key(k, SLIDE)] = min(max(cast(current), s_lo), s_hi)  # derived: the box's value, clamped
     on_change, args = kw.pop("on_change", None), kw.pop("args", ())
+    if isinstance(on_change, Changed):  # the other half of the pair shows the new value: it is redrawn
+        on_change = on_change.redrawing()
     derived = {n: v for n, v in kw.items() if n not in ("bind", "persist_state", "help")}  # the box holds state
     slide_col, box_col = st.columns([3, 2], vertical_alignment="bottom", gap="small")
     with slide_col:
@@ -177,13 +180,13 @@ def _label(text: str) -> None:
     st.markdown(f":small[**{text}**]")
 
 
-def _per_axis(p: Param, k: str, default, rank: int, disabled: bool, tops=None):
+def _per_axis(p: Param, k: str, default, rank: int, disabled: bool, tops, on_change: Changed):
     """One slider per spatial axis (up to the largest valid value, where the layer offers one); an optional
     param gets an override checkbox (off = None)."""
     on = True
     if p.optional:
         on = st.checkbox(f"{p.name} (override)", value=False, key=key(k, "set"), disabled=disabled, help=p.help,
-                         **STATE)
+                         on_change=on_change.redrawing(), **STATE)
     names = p.axis_names(rank)
     default = default if default is not None else (int(p.low or 0),) * len(names)
     tops = tops or (None,) * len(names)
@@ -194,7 +197,8 @@ def _per_axis(p: Param, k: str, default, rank: int, disabled: bool, tops=None):
         for ax, v, top in zip(names, default, tops):
             label = ax if p.optional or p.per_dim else f"{p.name}.{ax}"
             values.append(_int_slider(label, key(k, ax), int(p.low or 0), int(p.high), int(v), top,
-                                      disabled=disabled or not on, help=None if p.optional else p.help, **STATE))
+                                      disabled=disabled or not on, help=None if p.optional else p.help,
+                                      on_change=on_change, **STATE))
     return tuple(values) if on else None
 
 
@@ -256,39 +260,41 @@ def _overridden(k: str, p: Param) -> None:
     st.session_state[k] = float32(1.0 if p.low is None or p.low <= 1.0 else p.low) if on else ""
 
 
-def _array(layer: Layer, p: Param, k: str, default, raw: dict, canon: dict, shape: tuple, disabled: bool):
+def _array(layer: Layer, p: Param, k: str, default, raw: dict, canon: dict, shape: tuple, disabled: bool,
+           changed: Changed):
     """A row with the preset selectbox (or the label) and an "as text" popover, then one input per
     value (few, along one axis) or a table. The text in the popover (a preset name or numbers) is
     the one widget holding the value; the others are rewritten from it on every run. An optional array
-    has an override box above (off: unset, the text empty)."""
+    has an override box above (off: unset, the text empty). Each widget's change rewrites the others: the
+    parameter's control is redrawn with the stage."""
+    redraw = lambda then=None, args=(): dict(on_change=replace(changed, then=then, args=args, redraw=True))  # noqa: E731
     default_text = value_text(p, default)
     # the text box below takes its URL value when drawn: read it now, for the widgets drawn before it
     text = st.session_state.get(k, st.query_params.get(k, default_text))
     if p.optional:
         _sync(key(k, "set"), bool(text.strip()))
         st.checkbox(f"{p.name} (override)", key=key(k, "set"), disabled=disabled, help=p.help,
-                    on_change=_overridden, args=(k, p))
+                    **redraw(_overridden, (k, p)))
     arr = _display_array(layer, p, raw, canon, text, shape)
     per_value = arr is not None and arr.size <= PER_VALUE_MAX and sum(d > 1 for d in arr.shape) <= 1
 
     def edit_value(i: int, v: float, label: str) -> None:
         _sync(key(k, i), v)
         _number(label, key(k, i), p.low, p.high, p.step, v, False, slide=p.slide, disabled=disabled,
-                on_change=_value_edited, args=(k, i, arr), help=p.help)
+                help=p.help, **redraw(_value_edited, (k, i, arr)))
 
     with st.container(horizontal=True, vertical_alignment="bottom", gap="small"):
         if p.presets:
             pk = key(k, "preset")
             _sync(pk, text.strip() if text.strip() in p.presets else CUSTOM)
-            st.selectbox(p.name, [*p.presets, CUSTOM], key=pk, disabled=disabled, on_change=_preset_chosen,
-                         args=(k, arr))
+            st.selectbox(p.name, [*p.presets, CUSTOM], key=pk, disabled=disabled, **redraw(_preset_chosen, (k, arr)))
         elif per_value and arr.size == 1:  # a single value is its own label
             edit_value(0, float(arr.ravel()[0]), p.name)
         elif not p.optional:  # an optional one is named by its override box
             _label(p.name)
         with st.popover("", icon=":material/edit_note:", help="Edit as text", disabled=disabled):
             value = st.text_input(f"{p.name}: a preset name, or numbers separated by commas", value=default_text,
-                                  key=k, disabled=disabled, **STATE)
+                                  key=k, disabled=disabled, **redraw(), **STATE)
     if per_value and (p.presets or arr.size > 1):
         for i, v in enumerate(arr.ravel()):
             edit_value(i, float(v), f"{p.name}[{i}]")
@@ -297,7 +303,7 @@ def _array(layer: Layer, p: Param, k: str, default, raw: dict, canon: dict, shap
         # float32 -> the float64 it spells (0.01, not 0.009999999776482582), for the browser's display
         shown = np.vectorize(lambda v: float(float32(v)))(view)
         st.data_editor(pd.DataFrame(shown, index=rows, columns=cols), key=key(k, "table"), disabled=disabled,
-                       on_change=_table_edited, args=(k, view))
+                       **redraw(_table_edited, (k, view)))
     elif arr is not None and not per_value:
         st.caption(f"{arr.size:,} values: too many to edit one by one; choose a preset or paste numbers as text.")
     return value
@@ -328,8 +334,10 @@ def param_widget(layer: Layer, p: Param, raw: dict, canon: dict, shape: tuple, c
     used = p.is_used(canon)
     default = p.default_for(canon, shape)
     names = dependents(layer, p, canon, shape)
-    reset = dict(on_change=_reset_dependents, args=(layer, p, dict(canon), shape, names)) if names else {}
-    common = dict(disabled=not used, help=p.help, **STATE, **reset)
+    # a choice that resets later parameters' defaults rewrites their widgets: they are redrawn with the stage
+    changed = Changed(layer.name, shape, p.name, *((_reset_dependents, (layer, p, dict(canon), shape, names), names)
+                                                   if names else ()))
+    common = dict(disabled=not used, help=p.help, on_change=changed, **STATE)
     offered = _offers(p, {**(current or {}), **canon}, shape)
     value = kind_of(p).draw(layer, p, k, default, raw, canon, shape, offered, common)
     if not used:
@@ -405,13 +413,15 @@ KIND_TABLE = {
                  st.select_slider(p.name, p.choices, value=d, key=k, **common), _writes(str), _field("choice")),
     # ints per axis or per dimension: a slider each (and an override box where optional)
     "axes": Kind(lambda layer, p, k, d, raw, canon, shape, offered, common:
-                 _per_axis(p, k, d, len(shape), common["disabled"], offered), _write_axes, _axes_fields, _read_axes),
+                 _per_axis(p, k, d, len(shape), common["disabled"], offered, common["on_change"]), _write_axes,
+                 _axes_fields, _read_axes),
     "ints": Kind(lambda layer, p, k, d, raw, canon, shape, offered, common:
                  st.text_input(p.name, value=value_text(p, d), key=k, **common), _write_text, _field("text"),
                  _read_text),
     # a preset name or numbers: one input per value, or a table
     "array": Kind(lambda layer, p, k, d, raw, canon, shape, offered, common:
-                  _array(layer, p, k, d, raw, canon, shape, common["disabled"]), _write_text, _field("text"), _read_text),
+                  _array(layer, p, k, d, raw, canon, shape, common["disabled"], common["on_change"]), _write_text,
+                  _field("text"), _read_text),
 }
 
 
@@ -433,34 +443,61 @@ def _offers(p: Param, params: dict, shape: tuple):
 class ParamForm:
     raw: dict = field(default_factory=dict)  # the used parameters' widget values: what evaluate gets
     canon: dict = field(default_factory=dict)  # every parameter's canonical value, where it has one
-    slots: dict = field(default_factory=dict)  # parameter name -> its container, whose end takes its error
 
 
-def param_controls(layer: Layer, shape: tuple, places: dict | None = None) -> ParamForm:
-    """Every parameter's widget, in the layer's order, in the current container or in `places[name]`."""
-    form = ParamForm()
-    current = _current(layer, shape) if any(p.offers for p in layer.params) else {}
+def param_controls(layer: Layer, shape: tuple, places: dict | None = None) -> None:
+    """Every parameter's widget, in the layer's order, in the current container or in `places[name]`; each in a
+    fragment of its own, so that a change redraws only the parameters whose controls it changes (`Changed`)."""
     for p in layer.params:
-        place = (places or {}).get(p.name) or contextlib.nullcontext()
-        with place:
-            holder = st.container(key=control_key(layer.name, p.name))  # ?hide=NAME hides it (ui.links)
-        with holder:
-            value = param_widget(layer, p, form.raw, form.canon, shape, current)
-        # An error is written at the container's end, under the widget, once the evaluation is known: no
-        # placeholder element per parameter sent on every change.
-        form.slots[p.name] = holder
+        with (places or {}).get(p.name) or contextlib.nullcontext():
+            st.fragment(_param_control, key=fragment_key(p.name))(layer.name, p.name, shape)
+    PageState(layer.name).set("controls_plan", controls_plan(layer, shape))
+
+
+def fragment_key(param: str) -> str:
+    return key(CONTROLS_FRAGMENT, param)
+
+
+def _param_control(layer_name: str, name: str, shape: tuple) -> None:
+    """One parameter's widget, under the earlier parameters as their widgets hold them, and the rule the
+    configuration breaks where it names this parameter."""
+    layer = get_layer(layer_name)
+    p = layer.param(name)
+    earlier = param_form(layer, shape, until=name)
+    current = _current(layer, shape) if p.offers else {}
+    with st.container(key=control_key(layer.name, name)):  # ?hide=NAME hides it (ui.links)
+        param_widget(layer, p, earlier.raw, earlier.canon, shape, current)
+        broken = _broken(layer, param_form(layer, shape).raw, shape)
+        if broken is not None and broken[0] == name:
+            st.error(inert(broken[1]), icon=":material/error:")
+
+
+def param_form(layer: Layer, shape: tuple, until: str | None = None) -> ParamForm:
+    """The parameters (those before `until`) as their widgets hold them: what the stage evaluates."""
+    from .links import widget_value
+
+    form = ParamForm()
+    for p in layer.params:
+        if p.name == until:
+            break
+        value = widget_value(layer, p, form.canon, shape, st.session_state.get)
         if p.is_used(form.canon):
             form.raw[p.name] = value
         form.canon[p.name] = _canonical(layer, p, value, form.canon, shape)
     return form
 
 
-def compare_control(layer: Layer) -> str | None:
-    """Compare mode: a second precision the same configuration is shown in, beside the first; None when off."""
-    choice = st.select_slider("compare with", (COMPARE_OFF, *layer.param("precision").choices), value=COMPARE_OFF,
-                              key=key(layer.name, COMPARE),
-                              help="Show the output in a second precision beside the first, and the difference "
-                                   "between the two (log₁₀ |difference|).", **STATE)
+def compare_control(layer: Layer, shape: tuple) -> None:
+    """Compare mode: a second precision the same configuration is shown in, beside the first."""
+    st.select_slider("compare with", (COMPARE_OFF, *layer.param("precision").choices), value=COMPARE_OFF,
+                     key=key(layer.name, COMPARE), on_change=Changed(layer.name, shape),
+                     help="Show the output in a second precision beside the first, and the difference "
+                          "between the two (log₁₀ |difference|).", **STATE)
+
+
+def compare_choice(layer: Layer) -> str | None:
+    """Compare mode's second precision, None when off."""
+    choice = st.session_state.get(key(layer.name, COMPARE), COMPARE_OFF)
     return None if choice == COMPARE_OFF else choice
 
 
@@ -482,6 +519,78 @@ def _canonical(layer: Layer, p: Param, value, canon: dict, shape: tuple):
         except ValidationError:
             continue
     return None
+
+
+# -- what a change reruns -----------------------------------------------------------------------
+def _broken(layer: Layer, raw: dict, shape: tuple) -> tuple[str, str] | None:
+    """The rule the configuration breaks, as (param, message), or None."""
+    try:
+        layer.resolve(raw, shape)
+    except ValidationError as exc:
+        return exc.param, str(exc)
+    return None
+
+
+def controls_plan(layer: Layer, shape: tuple) -> dict[str, tuple]:
+    """What each parameter's control draws besides its widget's own value: whether it is used (and the note saying
+    why not), what the layer offers for it (and the value held, which stays offered), what a choice resets, an
+    array's values as shown, and the rule broken where it names this parameter. A control whose entry a change
+    leaves equal is not redrawn."""
+    from .links import widget_value
+
+    get, current = st.session_state.get, _current(layer, shape)
+    raw, canon, plan = {}, {}, {}
+    for p in layer.params:
+        value = widget_value(layer, p, canon, shape, get)
+        used = p.is_used(canon)
+        entry = [used, None if used else _unused_note(layer, p, canon)]
+        if p.offers is not None:
+            entry += [_frozen(_offers(p, {**current, **canon}, shape)), _frozen(value)]
+        if p.kind in ("enum", "bool"):
+            entry.append(dependents(layer, p, canon, shape))
+        if kind_of(p) is KIND_TABLE["array"]:
+            arr = _display_array(layer, p, raw, canon, value, shape)
+            entry.append(None if arr is None else (arr.shape, arr.tobytes()))
+        plan[p.name] = entry
+        if used:
+            raw[p.name] = value
+        canon[p.name] = _canonical(layer, p, value, canon, shape)
+    broken = _broken(layer, raw, shape)
+    return {name: (*entry, broken[1] if broken and broken[0] == name else None) for name, entry in plan.items()}
+
+
+def _frozen(value):
+    return tuple(_frozen(v) for v in value) if isinstance(value, (list, tuple)) else value
+
+
+@dataclass(frozen=True)
+class Changed:
+    """A control's on_change: `then(*args)` (the control's own callback), then a rerun of the stage and of the
+    parameters' controls that now draw differently (`controls_plan`); the browser keeps the rest. `param`: the
+    control's parameter, redrawn too where `redraw` (the other half of a slider and box pair shows its value);
+    `also`: parameters whose widgets `then` rewrote."""
+    layer: str
+    shape: tuple
+    param: str | None = None
+    then: Callable[..., None] | None = None
+    args: tuple = ()
+    also: tuple = ()
+    redraw: bool = False
+
+    def redrawing(self) -> "Changed":
+        return replace(self, redraw=True)
+
+    def __call__(self) -> None:
+        if self.then is not None:
+            self.then(*self.args)
+        if st.context.url is None:  # a headless run (Streamlit's AppTest) keeps nothing: the whole page reruns
+            return
+        layer, page = get_layer(self.layer), PageState(self.layer)
+        plan, before = controls_plan(layer, self.shape), page.get("controls_plan") or {}
+        page.set("controls_plan", plan)
+        redraw = {*self.also, *([self.param] if self.redraw else [])}
+        st.rerun([*(fragment_key(n) for n in layer.param_names if n in redraw or plan[n] != before.get(n)),
+                  STAGE_FRAGMENT])
 
 
 # -- input ------------------------------------------------------------------------------------
