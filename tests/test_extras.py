@@ -32,7 +32,8 @@ def run(layer, raw=None):
 
 
 def sigma(at):
-    found = [m.value for m in at.markdown if "Σ =" in m.value]
+    """The picked cell's Σ note: a paragraph of the cell's text under the stage."""
+    found = [p for m in at.markdown for p in m.value.split("\n\n") if "Σ =" in p]
     assert len(found) == 1, found
     return found[0]
 

@@ -126,9 +126,8 @@ def _large(in_shape: tuple, out_shape: tuple) -> bool:
 def _cell_picker(layer: str, out_shape: tuple) -> None:
     """The index inputs (their state already kept within out_shape by _cell_index)."""
     labels = {"n": "n (batch)", "k": "k (output map)", "c": "c (channel)"}
-    names = _axes(layer, len(out_shape))
-    for name, size, col in zip(names, out_shape, st.columns(len(out_shape))):
-        with col:
+    with st.container(horizontal=True, gap="small"):  # one block, where columns are one per axis and theirs
+        for name, size in zip(_axes(layer, len(out_shape)), out_shape):
             # Bound to the URL: the share link holds the picked cell (read before drawing by _cell_index).
             st.number_input(labels.get(name, name), min_value=0, max_value=size - 1, step=1, key=_key(layer, name),
                             bind="query-params")
@@ -147,12 +146,12 @@ def cell_section(evaluation) -> None:
                     "on the output, and the input cells it reads on the input (dashed: outside the input).")
     _cell_picker(layer.name, out_shape)
     shown = float(evaluation.output[index]) if evaluation.output.shape == out_shape else None
-    if shown is not None:
-        st.markdown(f"output{index} = {precise(shown)} ({evaluation.output_source}); "
-                    f"reference = {precise(float(evaluation.reference[index]))}")
+    lines = [f"output{index} = {precise(shown)} ({evaluation.output_source}); "
+             f"reference = {precise(float(evaluation.reference[index]))}"] if shown is not None else []
+    lines += list(cell.notes) if cell is not None else []
+    if lines:  # one element: fewer for the browser to redraw on every change
+        st.markdown("\n\n".join(lines))
     if cell is not None:
-        for note in cell.notes:
-            st.markdown(note)
         if cell.rows:
             state.table(list(cell.rows), _key(layer.name, "products"))
 
@@ -204,10 +203,18 @@ def _player(layer: str, out_shape: tuple) -> None:
 
 
 def draw_blocks(layer: str, blocks: list, view: Any) -> None:
-    """A layer's section (playground.section blocks) in the current container."""
-    for block in blocks:
+    """A layer's section (playground.section blocks) in the current container; consecutive texts as one element
+    (fewer for the browser to redraw on every change)."""
+    texts: list[str] = []
+    for block in [*blocks, None]:
         if isinstance(block, section.Text):
-            st.markdown(block.markdown)
+            texts.append(block.markdown)
+            continue
+        if texts:
+            st.markdown("\n\n".join(texts))
+            texts = []
+        if block is None:
+            break
         elif isinstance(block, section.Code):
             st.code(block.text, language=None)
         elif isinstance(block, section.Note):
@@ -234,9 +241,9 @@ def draw_blocks(layer: str, blocks: list, view: Any) -> None:
 def layer_section(evaluation, view) -> None:
     """Under the stage: the layer's explanations, its own section, then its picked cell."""
     layer = get_layer(evaluation.layer)
-    if layer.explain:
-        for paragraph in layer.explain(evaluation.params, evaluation.input.shape):
-            st.markdown(paragraph)
+    paragraphs = layer.explain(evaluation.params, evaluation.input.shape) if layer.explain else []
+    if paragraphs:
+        st.markdown("\n\n".join(paragraphs))
     if layer.section:
         busy = lambda label: st.spinner(label, show_time=True)  # noqa: E731
         evaluate = functools.partial(core.evaluate, backend=evaluation.backend, cache=state.engine_cache())

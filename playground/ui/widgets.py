@@ -462,24 +462,23 @@ def _param_control(layer_name: str, name: str, shape: tuple) -> None:
     """One parameter's widget, under the earlier parameters as their widgets hold them, and the rule the
     configuration breaks where it names this parameter."""
     layer = get_layer(layer_name)
-    p = layer.param(name)
-    earlier = param_form(layer, shape, until=name)
+    p, form = layer.param(name), param_form(layer, shape)
+    earlier = layer.param_names[:layer.param_names.index(name)]
     current = _current(layer, shape) if p.offers else {}
     with st.container(key=control_key(layer.name, name)):  # ?hide=NAME hides it (ui.links)
-        param_widget(layer, p, earlier.raw, earlier.canon, shape, current)
-        broken = _broken(layer, param_form(layer, shape).raw, shape)
+        param_widget(layer, p, {n: v for n, v in form.raw.items() if n in earlier},
+                     {n: v for n, v in form.canon.items() if n in earlier}, shape, current)
+        broken = _broken(layer, form.raw, shape)
         if broken is not None and broken[0] == name:
             st.error(inert(broken[1]), icon=":material/error:")
 
 
-def param_form(layer: Layer, shape: tuple, until: str | None = None) -> ParamForm:
-    """The parameters (those before `until`) as their widgets hold them: what the stage evaluates."""
+def param_form(layer: Layer, shape: tuple) -> ParamForm:
+    """The parameters as their widgets hold them: what the stage evaluates."""
     from .links import widget_value
 
     form = ParamForm()
     for p in layer.params:
-        if p.name == until:
-            break
         value = widget_value(layer, p, form.canon, shape, st.session_state.get)
         if p.is_used(form.canon):
             form.raw[p.name] = value
@@ -524,8 +523,13 @@ def _canonical(layer: Layer, p: Param, value, canon: dict, shape: tuple):
 # -- what a change reruns -----------------------------------------------------------------------
 def _broken(layer: Layer, raw: dict, shape: tuple) -> tuple[str, str] | None:
     """The rule the configuration breaks, as (param, message), or None."""
+    return _broken_rule(layer.name, tuple(shape), tuple((n, _frozen(v)) for n, v in raw.items()))
+
+
+@functools.lru_cache(maxsize=64)  # every control of a page asks in each full run
+def _broken_rule(layer_name: str, shape: tuple, raw: tuple) -> tuple[str, str] | None:
     try:
-        layer.resolve(raw, shape)
+        get_layer(layer_name).resolve(dict(raw), shape)
     except ValidationError as exc:
         return exc.param, str(exc)
     return None
