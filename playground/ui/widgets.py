@@ -334,9 +334,9 @@ def param_widget(layer: Layer, p: Param, raw: dict, canon: dict, shape: tuple, c
     used = p.is_used(canon)
     default = p.default_for(canon, shape)
     names = dependents(layer, p, canon, shape)
-    # a choice that resets later parameters' defaults rewrites their widgets: they are redrawn with the stage
-    changed = Changed(layer.name, shape, p.name, *((_reset_dependents, (layer, p, dict(canon), shape, names), names)
-                                                   if names else ()))
+    changed = Changed(layer.name, shape, p.name)
+    if names:  # a choice that resets later parameters' defaults rewrites their widgets: they are redrawn too
+        changed = replace(changed, then=_reset_dependents, args=(layer, p, dict(canon), shape, names), also=names)
     common = dict(disabled=not used, help=p.help, on_change=changed, **STATE)
     offered = _offers(p, {**(current or {}), **canon}, shape)
     value = kind_of(p).draw(layer, p, k, default, raw, canon, shape, offered, common)
@@ -590,7 +590,10 @@ class Changed:
         if st.context.url is None:  # a headless run (Streamlit's AppTest) keeps nothing: the whole page reruns
             return
         layer, page = get_layer(self.layer), PageState(self.layer)
-        plan, before = controls_plan(layer, self.shape), page.get("controls_plan") or {}
+        try:
+            plan, before = controls_plan(layer, self.shape), page.get("controls_plan") or {}
+        except Exception:  # a bug: the whole page reruns (and its own guards say what broke), no traceback here
+            st.rerun()
         page.set("controls_plan", plan)
         redraw = {*self.also, *([self.param] if self.redraw else [])}
         st.rerun([*(fragment_key(n) for n in layer.param_names if n in redraw or plan[n] != before.get(n)),
