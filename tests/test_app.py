@@ -150,7 +150,7 @@ def test_optional_per_axis_override():
 def test_precision_int8_changes_values():
     at = open_page("convolution")
     assert "min 12345.68" in stats(at)[1]
-    assert "(unused by FP32)" in text(at)  # quantize_scale
+    assert "(only with precision INT8 or FP8)" in text(at)  # quantize_scale
     at.select_slider(key="convolution.precision").set_value("INT8")
     rerun(at)
     assert "min 726 " in stats(at)[1]  # the spec's INT8 table: the kernel quantizes to 127 127 100 …
@@ -369,6 +369,9 @@ def test_a_change_redraws_only_the_controls_it_changes():
     # a choice that makes parameters unused (their note) or used
     assert redrawn("activation", (1, 1, 3, 3), {"activation.type": "SELU"}) >= {"alpha", "beta"}
     assert redrawn("leaky_relu", (1, 1, 3, 3), {"leaky_relu.alpha": 0.5}) == set()
+    # a precision step: quantize_scale's note names the precisions that use it, so it stays
+    assert redrawn("convolution", conv, {"convolution.precision": "TF32"}) == set()
+    assert redrawn("convolution", conv, {"convolution.precision": "INT8"}) == {"quantize_scale"}  # now used
 
 
 def test_write_config_sets_every_control():

@@ -310,16 +310,20 @@ def _array(layer: Layer, p: Param, k: str, default, raw: dict, canon: dict, shap
 
 
 def _unused_note(layer: Layer, p: Param, canon: dict) -> str:
-    """Which earlier enum/bool setting makes p unused: '(unused by RELU)', '(unused while int8 is off)'."""
+    """Which earlier enum/bool setting makes p unused: '(only with precision INT8 or FP8)' where a few of its values
+    use p (the note then stays as another value is picked, so nothing is redrawn), else '(unused by RELU)',
+    '(unused while int8 is off)'."""
     for q in layer.params[: layer.params.index(p)]:
         options = q.choices if q.kind == "enum" else (False, True) if q.kind == "bool" else ()
         try:
-            controls = any(p.is_used({**canon, q.name: o}) for o in options)
+            users = [o for o in options if p.is_used({**canon, q.name: o})]
         except Exception:  # used_when may read parameters that are not valid right now
-            controls = False
-        if controls:
+            users = []
+        if users:
             v = canon.get(q.name)
-            return f"(unused by {v})" if q.kind == "enum" else f"(unused while {q.name} is {'on' if v else 'off'})"
+            if q.kind == "bool":
+                return f"(unused while {q.name} is {'on' if v else 'off'})"
+            return f"(only with {q.name} {' or '.join(map(str, users))})" if len(users) <= 3 else f"(unused by {v})"
     return "(unused by this configuration)"
 
 
