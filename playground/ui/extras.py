@@ -7,6 +7,7 @@ key is "{layer}.extra.{name}".
 from __future__ import annotations
 
 import functools
+import itertools
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -205,37 +206,36 @@ def _player(layer: str, out_shape: tuple) -> None:
 def draw_blocks(layer: str, blocks: list, view: Any) -> None:
     """A layer's section (playground.section blocks) in the current container; consecutive texts as one element
     (fewer for the browser to redraw on every change)."""
-    texts: list[str] = []
-    for block in [*blocks, None]:
-        if isinstance(block, section.Text):
-            texts.append(block.markdown)
+    for is_text, run in itertools.groupby(blocks, key=lambda b: isinstance(b, section.Text)):
+        if is_text:
+            st.markdown("\n\n".join(block.markdown for block in run))
             continue
-        if texts:
-            st.markdown("\n\n".join(texts))
-            texts = []
-        if block is None:
-            break
-        elif isinstance(block, section.Code):
-            st.code(block.text, language=None)
-        elif isinstance(block, section.Note):
-            text = state.inert(block.text) if block.tone in ("warning", "error") else block.text
-            getattr(st, block.tone)(text)
-        elif isinstance(block, section.Table):
-            state.table(block.rows, _key(layer, block.name))
-        elif isinstance(block, section.Chart):
-            state.chart(block.figure, _key(layer, block.name))
-        elif isinstance(block, section.Heatmap):
-            fig, _ = state.tensor_figure(block.tensor, block.title, _shared(view), _presenter(view))
-            state.chart(fig, _key(layer, block.name), width="stretch")
-        elif isinstance(block, section.Columns):
-            for column, col in zip(block.columns, st.columns(len(block.columns))):
-                with col:
-                    draw_blocks(layer, column, view)
-        elif isinstance(block, section.OnRequest):
-            if st.toggle(block.label, value=False, key=_key(layer, block.name)):
-                draw_blocks(layer, block.blocks(), view)
-        else:
-            raise TypeError(f"{layer}'s section holds {block!r}, which is no playground.section block")
+        for block in run:
+            _draw_block(layer, block, view)
+
+
+def _draw_block(layer: str, block, view: Any) -> None:
+    if isinstance(block, section.Code):
+        st.code(block.text, language=None)
+    elif isinstance(block, section.Note):
+        text = state.inert(block.text) if block.tone in ("warning", "error") else block.text
+        getattr(st, block.tone)(text)
+    elif isinstance(block, section.Table):
+        state.table(block.rows, _key(layer, block.name))
+    elif isinstance(block, section.Chart):
+        state.chart(block.figure, _key(layer, block.name))
+    elif isinstance(block, section.Heatmap):
+        fig, _ = state.tensor_figure(block.tensor, block.title, _shared(view), _presenter(view))
+        state.chart(fig, _key(layer, block.name), width="stretch")
+    elif isinstance(block, section.Columns):
+        for column, col in zip(block.columns, st.columns(len(block.columns))):
+            with col:
+                draw_blocks(layer, column, view)
+    elif isinstance(block, section.OnRequest):
+        if st.toggle(block.label, value=False, key=_key(layer, block.name)):
+            draw_blocks(layer, block.blocks(), view)
+    else:
+        raise TypeError(f"{layer}'s section holds {block!r}, which is no playground.section block")
 
 
 def layer_section(evaluation, view) -> None:

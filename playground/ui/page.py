@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import streamlit as st
 
 from .. import numbers, plots, presets
 from ..core import Evaluation, evaluate
-from ..errors import PlaygroundError, ValidationError
+from ..errors import ValidationError
 from ..inputs import InputError
 from ..layer import PRECISION_PARAMS, Layer
 from ..prefetch import neighbours
@@ -18,7 +18,7 @@ from ..layers import LAYERS, get_layer
 from ..style import stage_overhead_px
 from . import extras, heatmap, links, stage, state, widgets, workshop
 from .keys import STAGE_FRAGMENT, control_key, figure_key, key
-from .state import ViewOptions
+from .state import ViewOptions, guarded
 
 PAGES_DIR = "app_pages"  # the home page's file; not pages/: see app.py
 HOME_ICON = ":material/home:"
@@ -64,16 +64,6 @@ class Problem:
     slot: Any = None  # the placeholder under that control
 
 
-def guarded(draw: Callable[[], None]) -> None:
-    """Run a page; a bug shows as one error line, never as a traceback in front of a room."""
-    try:
-        draw()
-    except PlaygroundError as exc:  # a setting or input whose message names the rule
-        st.error(state.inert(exc), icon=":material/error:")
-    except Exception as exc:  # Streamlit's rerun/stop signals are BaseExceptions and pass through
-        st.error(state.inert(f"Unexpected error ({type(exc).__name__}): {exc}"), icon=":material/error:")
-
-
 def layer_page(name: str) -> None:
     guarded(lambda: _layer_page(name))
 
@@ -117,7 +107,7 @@ def _layer_page(name: str) -> None:
                                       vertical_alignment="top")
     with controls, st.container(key=control_key(name, "parameters"), height=box.controls_h, border=False):
         picker = st.container()  # the spec example sets every control below it; the stage draws its match
-        guarded(lambda: widgets.param_controls(layer, inp.shape, places=dict.fromkeys(PRECISION_NAMES, precision_row)))
+        widgets.param_controls(layer, inp.shape, places=dict.fromkeys(PRECISION_NAMES, precision_row))
     with precision_row, st.container(key=control_key(name, "compare")):
         widgets.compare_control(layer, inp.shape)
     with figures:

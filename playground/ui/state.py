@@ -50,6 +50,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from ..errors import PlaygroundError
 from ..trt.backend import Backend, detect
 from ..trt.cache import EngineCache
 from .. import plots
@@ -116,6 +117,16 @@ def inert(text) -> str:
     error, a link's text) and for messages that may quote one."""
     escaped = _ACTIVE.sub(lambda m: "\\" + m.group(0), str(text))
     return _AUTOLINK.sub("\u2060", escaped).replace("\n", "  \n")
+
+
+def guarded(draw) -> None:
+    """Run a page or a part of it; a bug shows as one error line, never as a traceback in front of a room."""
+    try:
+        draw()
+    except PlaygroundError as exc:  # a setting or input whose message names the rule
+        st.error(inert(exc), icon=":material/error:")
+    except Exception as exc:  # Streamlit's rerun/stop signals are BaseExceptions and pass through
+        st.error(inert(f"Unexpected error ({type(exc).__name__}): {exc}"), icon=":material/error:")
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,7 @@ from ..params import Param, same_value
 from .links import Field
 from .keys import (COMPARE, COMPARE_OFF, CONTROLS_FRAGMENT, STAGE_FRAGMENT, VIEW_PRESENTER, VIEW_SHARED_SCALE,
                    control_key, input_key, key)
-from .state import PageState, ViewOptions, inert
+from .state import PageState, ViewOptions, guarded, inert
 
 SLIDER_MAX_STEPS = 2000  # a sidebar slider cannot place more positions than this; beyond, a number input
 PER_VALUE_MAX = 8  # arrays of up to this many values along one axis get one input per value
@@ -464,29 +464,40 @@ def fragment_key(param: str) -> str:
 
 def _param_control(layer_name: str, name: str, shape: tuple) -> None:
     """One parameter's widget, under the earlier parameters as their widgets hold them, and the rule the
-    configuration breaks where it names this parameter."""
-    layer = get_layer(layer_name)
-    p, form = layer.param(name), param_form(layer, shape)
-    earlier = layer.param_names[:layer.param_names.index(name)]
-    current = _current(layer, shape) if p.offers else {}
+    configuration breaks where it names this parameter (a fragment: it reruns on its own)."""
+    guarded(lambda: _draw_param_control(get_layer(layer_name), name, shape))
+
+
+def _draw_param_control(layer: Layer, name: str, shape: tuple) -> None:
+    form = ParamForm()
+    for p, _ in _held(layer, shape, form):
+        if p.name == name:
+            raw, canon = dict(form.raw), dict(form.canon)  # the earlier parameters'
     with st.container(key=control_key(layer.name, name)):  # ?hide=NAME hides it (ui.links)
-        param_widget(layer, p, {n: v for n, v in form.raw.items() if n in earlier},
-                     {n: v for n, v in form.canon.items() if n in earlier}, shape, current)
+        param_widget(layer, layer.param(name), raw, canon, shape, form.canon)
         broken = _broken(layer, form.raw, shape)
         if broken is not None and broken[0] == name:
             st.error(inert(broken[1]), icon=":material/error:")
 
 
-def param_form(layer: Layer, shape: tuple) -> ParamForm:
-    """The parameters as their widgets hold them: what the stage evaluates."""
+def _held(layer: Layer, shape: tuple, form: ParamForm):
+    """Each parameter with its widget's value, as the widgets hold them, while `form` fills on: when a parameter
+    comes, `form` holds the ones before it; once all came, every one (defaults where a value is broken)."""
     from .links import widget_value
 
-    form = ParamForm()
     for p in layer.params:
         value = widget_value(layer, p, form.canon, shape, st.session_state.get)
+        yield p, value
         if p.is_used(form.canon):
             form.raw[p.name] = value
         form.canon[p.name] = _canonical(layer, p, value, form.canon, shape)
+
+
+def param_form(layer: Layer, shape: tuple) -> ParamForm:
+    """The parameters as their widgets hold them: what the stage evaluates."""
+    form = ParamForm()
+    for _ in _held(layer, shape, form):
+        pass
     return form
 
 
@@ -502,17 +513,6 @@ def compare_choice(layer: Layer) -> str | None:
     """Compare mode's second precision, None when off."""
     choice = st.session_state.get(key(layer.name, COMPARE), COMPARE_OFF)
     return None if choice == COMPARE_OFF else choice
-
-
-def _current(layer: Layer, shape: tuple) -> dict:
-    """Every parameter's canonical value as the widgets hold it before this run draws them (defaults where a
-    value is broken): what `offers` needs to know of parameters drawn after the one it bounds."""
-    from .links import widget_value
-
-    canon: dict = {}
-    for p in layer.params:
-        canon[p.name] = _canonical(layer, p, widget_value(layer, p, canon, shape, st.session_state.get), canon, shape)
-    return canon
 
 
 def _canonical(layer: Layer, p: Param, value, canon: dict, shape: tuple):
@@ -544,26 +544,20 @@ def controls_plan(layer: Layer, shape: tuple) -> dict[str, tuple]:
     why not), what the layer offers for it (and the value held, which stays offered), what a choice resets, an
     array's values as shown, and the rule broken where it names this parameter. A control whose entry a change
     leaves equal is not redrawn."""
-    from .links import widget_value
-
-    get, current = st.session_state.get, _current(layer, shape)
-    raw, canon, plan = {}, {}, {}
-    for p in layer.params:
-        value = widget_value(layer, p, canon, shape, get)
-        used = p.is_used(canon)
-        entry = [used, None if used else _unused_note(layer, p, canon)]
-        if p.offers is not None:
-            entry += [_frozen(_offers(p, {**current, **canon}, shape)), _frozen(value)]
+    form, plan, held = ParamForm(), {}, {}
+    for p, value in _held(layer, shape, form):
+        used = p.is_used(form.canon)
+        entry = [used, None if used else _unused_note(layer, p, form.canon)]
         if p.kind in ("enum", "bool"):
-            entry.append(dependents(layer, p, canon, shape))
+            entry.append(dependents(layer, p, form.canon, shape))
         if kind_of(p) is KIND_TABLE["array"]:
-            arr = _display_array(layer, p, raw, canon, value, shape)
+            arr = _display_array(layer, p, form.raw, form.canon, value, shape)
             entry.append(None if arr is None else (arr.shape, arr.tobytes()))
-        plan[p.name] = entry
-        if used:
-            raw[p.name] = value
-        canon[p.name] = _canonical(layer, p, value, canon, shape)
-    broken = _broken(layer, raw, shape)
+        plan[p.name], held[p.name] = entry, value
+    for p in layer.params:  # what a layer offers may read later parameters: every one is known now
+        if p.offers is not None:
+            plan[p.name] += [_frozen(_offers(p, form.canon, shape)), _frozen(held[p.name])]
+    broken = _broken(layer, form.raw, shape)
     return {name: (*entry, broken[1] if broken and broken[0] == name else None) for name, entry in plan.items()}
 
 
