@@ -4,8 +4,9 @@ the bare app (bench/bare_app.py), side by side in one run.
 A change is drawn in several React render passes (the run starting, its elements arriving, the run finishing),
 and each pass re-renders the elements of the fragment that runs. This traces Chromium's main thread (the
 Performance panel's timeline) over cached changes and prints, per change: the latency (as bench_browser.py
-measures it), the main thread's React work, how many passes of more than 3 ms it took and what one costs on average, and
-the elements on the page. The pages alternate (page, bare, page, bare) so that the machine's drift hits both.
+measures it), the main thread's React work, how many passes of more than 3 ms it took and what one costs on
+average, and the elements on the page. The pages alternate (page, bare, page, bare) so that the machine's
+drift hits both.
 
     python bench/bench_render.py [--changes 8] [--rounds 2]
 """
