@@ -61,7 +61,7 @@ def layer_pages() -> dict[str, st.Page]:
 class Problem:
     message: str
     param: str | None  # the parameter or input control it names, if any
-    slot: Any = None  # the placeholder under that control
+    slot: Any = None  # the placeholder under that input control (a parameter's control shows its own)
 
 
 def layer_page(name: str) -> None:
@@ -258,9 +258,7 @@ def _evaluate(layer: str, form: widgets.ParamForm, inp: widgets.InputForm,
             prefetcher.offer(layer, neighbours(get_layer(layer), before, form.raw), inp.x, backend=backend,
                              cache=engines)
         return ev, None
-    except ValidationError as exc:  # a parameter's: the controls panel names it under its widget too
-        return None, Problem(str(exc), exc.param, inp.slot_for(exc.param))
-    except InputError as exc:
+    except (ValidationError, InputError) as exc:  # a parameter's is also named under its control, by the control
         return None, Problem(str(exc), exc.param, inp.slot_for(exc.param))
     except Exception as exc:  # anything else is a bug, but the page must still answer, not crash
         return None, Problem(f"Unexpected error ({type(exc).__name__}): {exc}", None)
