@@ -28,6 +28,7 @@ import argparse
 import asyncio
 import collections
 import contextlib
+import json
 import os
 import sys
 import tempfile
@@ -180,8 +181,10 @@ class WsClient:
                         self.widgets[getattr(el, t).id] = (t, getattr(el, t), f.delta.fragment_id)
                     elif t == "exception":
                         problems.append("exception box: " + el.exception.message[:200])
-                    elif t == "markdown" and el.markdown.body.startswith("shape ("):
-                        captions.append(el.markdown.body)
+                    elif t == "bidi_component" and el.bidi_component.component_name == "playground_heatmap":
+                        caption = json.loads(el.bidi_component.json).get("caption", "")
+                        if caption.startswith("shape ("):  # the stats caption each heatmap writes under it
+                            captions.append(caption)
                     elif t == "alert" and el.alert.format == 1:  # Alert.ERROR
                         problems.append("error message: " + el.alert.body[:200])
                 elif kind == "script_finished":

@@ -8,12 +8,18 @@ measures it), the main thread's React work, how many passes of more than 3 ms it
 average, and the elements on the page. The pages alternate (page, bare, page, bare) so that the machine's
 drift hits both.
 
-    python bench/bench_render.py [--changes 8] [--rounds 2]
+With --against REV, the convolution page of another version of the code (a git worktree of REV, served from a
+temporary directory) takes its turn too, and the p50s of all rounds are compared at the end.
+
+    python bench/bench_render.py [--changes 8] [--rounds 2] [--against REV]
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import statistics
+import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -58,32 +64,58 @@ def row(name: str, series: BB.Series, tasks: list[float], elements: int) -> str:
             f"{per_pass:>10.1f}{elements:>10}")
 
 
+@contextlib.contextmanager
+def checkout(rev: str):
+    """A git worktree of `rev` in a temporary directory (its app.py runs its own code), removed after."""
+    where = Path(tempfile.mkdtemp()) / "tree"
+    subprocess.run(["git", "-C", str(BB.ROOT), "worktree", "add", "--detach", str(where), rev], check=True,
+                   capture_output=True)
+    try:
+        yield where
+    finally:
+        subprocess.run(["git", "-C", str(BB.ROOT), "worktree", "remove", "--force", str(where)], capture_output=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--changes", type=int, default=8, help="cached changes per round and page")
     ap.add_argument("--rounds", type=int, default=2, help="rounds of page, then bare app")
+    ap.add_argument("--against", metavar="REV", help="also the convolution page of this git revision")
     args = ap.parse_args()
     BB.print_machine(BB.machine())
     steps, _ = BB.padding_walk(args.changes)
     bare_steps = [("bare.scale", "ArrowRight", "slider"), ("bare.scale", "ArrowLeft", "slider")] * (args.changes // 2)
     print(f"\n{'cached change':<30}{'n':>4}{'p50 ms':>9}{'React ms':>10}{'passes':>9}{'ms/pass':>10}{'elements':>10}")
-    with tempfile.TemporaryDirectory() as cache_dir, \
-            B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": cache_dir}) as base, \
-            B.serve_app(app=BB.ROOT / "bench" / "bare_app.py") as bare_base, B.chromium() as chrome:
+    latencies: dict[str, list[float]] = {}
+    with contextlib.ExitStack() as stack, B.chromium() as chrome:
+        def app(path: Path | None = None) -> str:
+            cache_dir = stack.enter_context(tempfile.TemporaryDirectory())
+            return stack.enter_context(B.serve_app(app=path, env={"PLAYGROUND_ENGINE_CACHE": cache_dir}))
+
         context = B.new_context(chrome, viewport=BB.VIEWPORT, reduced_motion="reduce")
-        page, bare = BB.open_page(context, base, "convolution"), BB.open_page(context, bare_base, "")
-        BB.walk(page, steps, BB.Series("builds"))  # every configuration built once: what follows are cache hits
+        pages = {"convolution padding (hit)": BB.open_page(context, app(), "convolution")}
+        if args.against:
+            other = stack.enter_context(checkout(args.against))
+            pages[f"  the same at {args.against}"[:30]] = BB.open_page(context, app(other / "app.py"), "convolution")
+        bare = BB.open_page(context, stack.enter_context(B.serve_app(app=BB.ROOT / "bench" / "bare_app.py")), "")
+        for page in pages.values():
+            BB.walk(page, steps, BB.Series("builds"))  # every configuration built once: what follows are cache hits
         for _ in range(args.rounds):
-            page.bring_to_front()
-            for walk in (BB.reverse(steps), steps):
-                s = BB.Series("")
-                print(row("convolution padding (hit)", s, traced(chrome, page, walk, s), page.evaluate(ELEMENTS_JS)))
-            bare.bring_to_front()
-            s = BB.Series("")
-            print(row("bare app slider", s, traced(chrome, bare, bare_steps, s), bare.evaluate(ELEMENTS_JS)))
+            for name, page in [*pages.items(), ("bare app slider", bare)]:
+                page.bring_to_front()
+                for walk in ((BB.reverse(steps), steps) if page is not bare else (bare_steps,)):
+                    s = BB.Series("")
+                    print(row(name, s, traced(chrome, page, walk, s), page.evaluate(ELEMENTS_JS)))
+                    latencies.setdefault(name, []).extend(s.latency)
         context.close()
     print("\nReact ms: the browser's main thread in React per change; passes: React tasks over "
           f"{PASS_MS:g} ms per change; ms/pass: their mean; elements: Streamlit elements on the page.")
+    p50 = {name: statistics.median(v) for name, v in latencies.items()}
+    first = next(iter(p50))
+    print("\np50 over all rounds: " + " · ".join(f"{name.strip()} {v:.0f} ms" for name, v in p50.items()))
+    for name, v in p50.items():
+        if name != first:
+            print(f"ratio {first.strip()} / {name.strip()}: {p50[first] / v:.2f}")
 
 
 if __name__ == "__main__":

@@ -20,9 +20,17 @@ def open_tab(at, layer: str, title: str):
     return at
 
 
-def heatmaps(at) -> dict:
-    """The stage's heatmaps by key ("<layer>.figure.<which>"): the spec each canvas draws (plots.tensor_heatmap)."""
+def _heatmap_data(at) -> list[dict]:
     import json
 
-    data = [json.loads(c.proto.json) for c in at.get("bidi_component") if c.proto.component_name == "playground_heatmap"]
-    return {d["key"]: d["spec"] for d in data}
+    return [json.loads(c.proto.json) for c in at.get("bidi_component") if c.proto.component_name == "playground_heatmap"]
+
+
+def heatmaps(at) -> dict:
+    """The stage's heatmaps by key ("<layer>.figure.<which>"): the spec each canvas draws (plots.tensor_heatmap)."""
+    return {d["key"]: d["spec"] for d in _heatmap_data(at)}
+
+
+def figure_captions(at) -> list[str]:
+    """The captions the stage's heatmaps write under them, in the order they are drawn (input first)."""
+    return [d["caption"] for d in _heatmap_data(at)]

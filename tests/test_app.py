@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from playground.layers import LAYERS
 
-from apptest import heatmaps, open_tab, switch_to_layer
+from apptest import figure_captions, heatmaps, open_tab, switch_to_layer
 
 APP = str(Path(__file__).resolve().parent.parent / "app.py")
 TIMEOUT = 30  # the first TensorRT build in a process takes about a second; a loaded CI box more
@@ -45,7 +45,7 @@ def text(at: AppTest) -> str:
 def stats(at: AppTest) -> tuple[str, str]:
     """The input's and the output's stats captions (the stage draws the input first, the output last; a layer's own
     stage tensors, the convolution's kernel, between them)."""
-    found = [c.value for c in at.caption if c.value.startswith("shape (")]
+    found = [c for c in figure_captions(at) if c.startswith("shape (")]
     assert len(found) >= 2, found
     return found[0], found[-1]
 

@@ -492,12 +492,13 @@ SCREENS = ((1280, 720), (1920, 1080))
 
 
 def _stage_parts(layer: str) -> dict[str, str]:
-    """What must be on screen together: the controls, the figures, the shape line and the source badge."""
-    parts = {"controls": B.key_selector(f"ctl.{layer}.parameters"),
-             "input": B.key_selector(f"{layer}.figure.input"), "output": B.key_selector(f"{layer}.figure.output"),
-             "shape line and badge": B.key_selector(f"{layer}.headline")}
+    """What must be on screen together: the controls, the figures (their drawings: the stats caption under each may
+    run below), the shape line and the source badge."""
+    figure = lambda which: B.key_selector(f"{layer}.figure.{which}") + " .pg-heatmap"  # noqa: E731
+    parts = {"controls": B.key_selector(f"ctl.{layer}.parameters"), "input": figure("input"),
+             "output": figure("output"), "shape line and badge": B.key_selector(f"{layer}.headline")}
     if LAYERS[layer].stage_tensors:
-        parts["kernel"] = B.key_selector(f"{layer}.figure.kernel")
+        parts["kernel"] = figure("kernel")
     return parts
 
 

@@ -44,13 +44,17 @@ def keys(at, kind):
 
 def test_every_layer_has_a_section_and_keys_follow_the_scheme():
     """Each layer's section draws (its own, or the generic one from its declaration); a layer that reads input
-    cells has one index input per output axis, keyed LAYER.extra.AXIS (the share link's names)."""
-    assert keys(run("convolution"), "number_input") == [f"convolution.extra.{n}" for n in "nkhw"]
+    cells has one index input per output axis with more than one index, keyed LAYER.extra.AXIS (the share link's
+    names)."""
+    assert keys(run("convolution"), "number_input") == [f"convolution.extra.{n}" for n in "hw"]  # (1, 1, 4, 7)
+    assert keys(run("convolution", {"num_output_maps": 2}), "number_input") == [
+        f"convolution.extra.{n}" for n in "khw"]
     for name, layer in LAYERS.items():
         at = run(name)
         if layer.reads:
-            rank = core.evaluate(name, {}).reference.ndim
-            assert keys(at, "number_input") == [f"{name}.extra.{n}" for n in layer.axes_of_cell(rank)], name
+            out = core.evaluate(name, {}).reference.shape
+            axes = [n for n, size in zip(layer.axes_of_cell(len(out)), out) if size > 1]
+            assert keys(at, "number_input") == [f"{name}.extra.{n}" for n in axes], name
 
 
 def test_activation_shows_the_formula():
@@ -147,7 +151,7 @@ def test_convolution_int8_groups_3d_and_a_shrinking_output():
     p = {"num_output_maps": 2, "num_groups": 2, "kernel": "random", "padding_nd": 1}
     at = AppTest.from_function(_script_3d, args=(x, p), default_timeout=TIMEOUT).run()
     assert not at.exception, [e.value for e in at.exception]
-    assert keys(at, "number_input") == [f"convolution.extra.{n}" for n in "nkdhw"]
+    assert keys(at, "number_input") == [f"convolution.extra.{n}" for n in "kdhw"]  # batch 1: no n input
     at.number_input(key="convolution.extra.k").set_value(1).run()
     expected = core.evaluate("convolution", p, x).reference[0, 1, 0, 0, 0]
     assert sigma(at).startswith(f"**Σ = {numbers.precise(expected)}:") and "input channel 1" in sigma(at)

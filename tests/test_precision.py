@@ -16,7 +16,7 @@ from playground.trt.backend import detect
 from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
 from playground.params import same_params
-from apptest import switch_to_layer
+from apptest import figure_captions, switch_to_layer
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT that can build here")
@@ -207,7 +207,7 @@ def opened(layer: str, query: dict):
 def test_an_old_int8_link_opens_as_precision_int8():
     at = opened("convolution", {"convolution.int8": "true", "convolution.quantize_scale": "1"})
     assert at.select_slider(key="convolution.precision").value == "INT8"
-    assert any("min 726 " in c.value for c in at.caption)  # the spec's INT8 table on the stage
+    assert any("min 726 " in c for c in figure_captions(at))  # the spec's INT8 table on the stage
     assert any("**INT8** against FP64" in m.value for m in at.markdown)
 
 
@@ -300,5 +300,4 @@ def test_compare_mode_on_the_stage():
     at = opened("convolution", {"convolution.precision": "BF16", "convolution.compare": "FP32"})
     assert at.select_slider(key="convolution.compare").value == "FP32"
     assert any("**BF16 − FP32**: max |difference| **" in m.value for m in at.markdown)
-    captions = [c.value for c in at.caption]
-    assert any(c.startswith("log₁₀ |BF16 − FP32| · ") for c in captions)
+    assert any(c.startswith("log₁₀ |BF16 − FP32| · ") for c in figure_captions(at))

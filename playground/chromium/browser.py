@@ -113,9 +113,10 @@ OUTPUT_PLOT_JS = """() => {
 }"""
 
 
-# The heatmaps' stats captions ("shape (1, 1, 6, 9) · min … · max …"), input first, then the output's.
+# The heatmaps' stats captions ("shape (1, 1, 6, 9) · min … · max …"), input first, then the output's: the text each
+# heatmap writes under its canvas (or an st.caption: the bare app of the benchmarks).
 STATS_CAPTIONS_JS = """() => Array.from(document.querySelectorAll(
-    '[data-testid="stMain"] [data-testid="stCaptionContainer"]')).map(e => e.innerText.trim())
+    '[data-testid="stMain"] :is(.pg-caption, [data-testid="stCaptionContainer"])')).map(e => e.innerText.trim())
     .filter(t => t.startsWith('shape ('))"""
 
 

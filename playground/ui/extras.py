@@ -125,26 +125,34 @@ def _large(in_shape: tuple, out_shape: tuple) -> bool:
 
 
 def _cell_picker(layer: str, out_shape: tuple) -> None:
-    """The index inputs (their state already kept within out_shape by _cell_index)."""
+    """The index inputs (their state already kept within out_shape by _cell_index), for the axes with more than
+    one index: an input that can only hold 0 would still cost every change a redraw."""
     labels = {"n": "n (batch)", "k": "k (output map)", "c": "c (channel)"}
     with st.container(horizontal=True, gap="small"):  # one block, where columns are one per axis and theirs
         for name, size in zip(_axes(layer, len(out_shape)), out_shape):
+            if size == 1:
+                continue
             # Bound to the URL: the share link holds the picked cell (read before drawing by _cell_index).
             st.number_input(labels.get(name, name), min_value=0, max_value=size - 1, step=1, key=_key(layer, name),
                             bind="query-params")
 
 
+def _cell_heading(evaluation) -> section.Text:
+    """The picked cell's heading: a text block, drawn with the texts before it as one element."""
+    if _large(evaluation.input.shape, tuple(evaluation.reference.shape)):
+        return section.Text("**One output cell**: pick its index.")
+    return section.Text("**One output cell**: pick its index, or click a cell of the output heatmap. It is outlined "
+                        "on the output, and the input cells it reads on the input (dashed: outside the input).")
+
+
 def cell_section(evaluation) -> None:
-    """Under the stage: pick an output cell, what it reads and how its value is made."""
+    """Under the stage (after its heading, _cell_heading): pick an output cell, what it reads and how its value is
+    made."""
     layer = get_layer(evaluation.layer)
     out_shape, index, reads, cell = _picked(evaluation)  # before the index inputs: it may move their values
     if _large(evaluation.input.shape, out_shape):
-        st.markdown("**One output cell**: pick its index.")
         st.toggle("Outline it and the input cells it reads on the heatmaps (large tensors: slower per change)",
                   value=False, key=_outline_key(layer.name))
-    else:
-        st.markdown("**One output cell**: pick its index, or click a cell of the output heatmap. It is outlined "
-                    "on the output, and the input cells it reads on the input (dashed: outside the input).")
     _cell_picker(layer.name, out_shape)
     shown = float(evaluation.output[index]) if evaluation.output.shape == out_shape else None
     lines = [f"output{index} = {precise(shown)} ({evaluation.output_source}); "
@@ -239,14 +247,15 @@ def _draw_block(layer: str, block, view: Any) -> None:
 
 
 def layer_section(evaluation, view) -> None:
-    """Under the stage: the layer's explanations, its own section, then its picked cell."""
+    """Under the stage: the layer's explanations, its own section, then its picked cell (texts that follow each
+    other are one element: draw_blocks)."""
     layer = get_layer(evaluation.layer)
     paragraphs = layer.explain(evaluation.params, evaluation.input.shape) if layer.explain else []
-    if paragraphs:
-        st.markdown("\n\n".join(paragraphs))
+    blocks = [section.Text(p) for p in paragraphs]
     if layer.section:
         busy = lambda label: st.spinner(label, show_time=True)  # noqa: E731
         evaluate = functools.partial(core.evaluate, backend=evaluation.backend, cache=state.engine_cache())
-        draw_blocks(layer.name, layer.section(evaluation, section.Context(_theme(view), evaluate, busy)), view)
+        blocks += layer.section(evaluation, section.Context(_theme(view), evaluate, busy))
+    draw_blocks(layer.name, blocks + ([_cell_heading(evaluation)] if layer.reads else []), view)
     if layer.reads:
         cell_section(evaluation)

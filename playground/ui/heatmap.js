@@ -1,6 +1,7 @@
 // The stage's heatmaps on a canvas (spec: plots.tensor_heatmap). A change redraws the same canvas in place.
 // Hovering a cell shows its index and value; on an output whose spec carries the cells' input windows
 // (meta.windows) it outlines that window on the input heatmap (data.link); a click picks the cell (trigger "pick").
+// data.caption is written under the canvas as text (.pg-caption).
 const REGISTRY = (window.__playgroundHeatmaps = window.__playgroundHeatmaps || {});
 
 export default function (component) {
@@ -16,8 +17,14 @@ export default function (component) {
       return [r.left + x + g.cw / 2, r.top + y + g.ch / 2];
     };
     parentElement.appendChild(root);
+    const caption = document.createElement("div");
+    caption.className = "pg-caption";
+    parentElement.appendChild(caption);
     wire(root, setTriggerValue);
   }
+  const caption = parentElement.querySelector(".pg-caption");
+  caption.textContent = data.caption || "";
+  caption.style.width = data.spec.width + "px";
   root.__data = data;
   root.spec = data.spec;  // what is drawn: a new object on every redraw (tests and benchmarks compare it)
   draw(root, data.spec);

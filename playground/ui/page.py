@@ -39,6 +39,7 @@ STAGE_CSS = (f'<style>[data-testid="stMainBlockContainer"] {{ max-width: 100%; p
 PRESENTER_CSS = (f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }} "
                  '[data-testid="stMain"] { color: #000; } '
                  '[data-testid="stMain"] [data-testid="stCaptionContainer"] { color: #222; } '
+                 '[data-testid="stMain"] .pg-caption { color: #222; opacity: 1; } '
                  '[data-testid="stMain"] [data-testid="stVerticalBlockBorderWrapper"] { border-color: #555; }</style>')
 
 
@@ -77,7 +78,9 @@ def _layer_page(name: str) -> None:
     links.check_url(layer)  # drops the URL values the layer refuses (and runs the page again)
     hide = links.hidden(layer)
     with st.sidebar:
-        link_slot = st.container(key=control_key(name, "link"))
+        with st.container(key=control_key(name, "link")):  # the label once; the stage's run writes the link
+            st.markdown(":small[**Copy link** to this configuration: the box's copy icon, on hover]")
+            link_slot = st.empty()
         titles = [t.capitalize() for t in links.TABS]  # the order `hide` counts on; the first not hidden opens
         shown_first = next((t for t in titles if t.lower() not in hide), titles[0])
         input_tab, view_tab = st.tabs(titles, default=shown_first)
@@ -193,17 +196,21 @@ def _stage(layer: Layer, shown: Evaluation | None, problem: Problem | None, pres
            box: stage.Layout) -> None:
     """The figure column: what is shown (shapes, formula, source, spec example), the heatmaps side by side, and
     the layer's own line under them (the convolution's picked cell)."""
+    # The badges are one element (every element here costs each change's render passes: bench/bench_render.py).
     with st.container(horizontal=True, vertical_alignment="center", gap="small", key=key(layer.name, "headline")):
+        badges = []
         if shown is not None:
             st.markdown(f"**Input {shown.input.shape} → Output {shown.output.shape}**", width="content")
             if layer.formula:
                 with st.container(key=control_key(layer.name, "formula"), width="content"):
                     st.markdown(f"`{layer.formula(shown.params)}`", width="content")
             tensorrt = shown.output_source == "tensorrt"
-            st.badge(source_badge(shown), icon=":material/bolt:" if tensorrt else ":material/calculate:",
-                     color="green" if tensorrt else "orange")
+            badges.append(state.badge(source_badge(shown), "green" if tensorrt else "orange",
+                                      "bolt" if tensorrt else "calculate"))
         if preset is not None and cmp is not None:
-            workshop.verdict_badge(preset, cmp)
+            badges.append(workshop.verdict_badge(preset, cmp))
+        if badges:
+            st.markdown(" ".join(badges), width="content")
     if problem:
         where = (f" — fix **{problem.param}** beside the figures." if problem.param in layer.param_names
                  else f" — fix **{problem.param}** in the sidebar's Input tab." if problem.slot is not None
@@ -234,9 +241,7 @@ def _stage(layer: Layer, shown: Evaluation | None, problem: Problem | None, pres
 def _link(slot) -> None:
     """The "Copy link" box at the top of the sidebar, written last: by then every widget has put its value
     in the URL."""
-    with slot:
-        st.markdown(":small[**Copy link** to this configuration: the box's copy icon, on hover]")
-        st.code(links.share_link(), language=None, wrap_lines=False)
+    slot.code(links.share_link(), language=None, wrap_lines=False)
 
 
 
@@ -340,12 +345,10 @@ def _tensors(layer: Layer, ev: Evaluation, view: ViewOptions, width: int, height
                 spec, stats = state.tensor_heatmap(t, title, view.shared_scale, view.presenter, shared, box=fig_box,
                                                    **outlines)
                 output = which == "output"
-                with st.container(width=spec["width"], gap=None):
-                    heatmap.heatmap(spec, figure_key(ev.layer, which), f"{ev.layer}_{which}",
-                                    link=figure_key(ev.layer, "input") if output else None,
-                                    on_pick=marks.on_pick if output else None)
-                    st.caption(_map_caption(title, maps[which]) + stats_text(stats) if which in maps
-                               else stats_text(stats))
+                caption = _map_caption(title, maps[which]) + stats_text(stats) if which in maps else stats_text(stats)
+                heatmap.heatmap(spec, figure_key(ev.layer, which), f"{ev.layer}_{which}", caption=caption,
+                                link=figure_key(ev.layer, "input") if output else None,
+                                on_pick=marks.on_pick if output else None)
 
 
 def _map_caption(title: str, e: dict) -> str:

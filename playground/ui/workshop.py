@@ -17,7 +17,7 @@ from ..layers import get_layer
 from ..params import same_params
 from . import links
 from .keys import control_key, key
-from .state import PageState
+from .state import PageState, badge
 
 NONE = ""  # the picker's entry for a configuration that is no spec example
 
@@ -99,11 +99,12 @@ def demonstrated(layer: Layer, preset: presets.Preset) -> str:
     return next((n for n in layer.param_names if n in preset.params), layer.param_names[0])
 
 
-def verdict_badge(preset: presets.Preset, cmp: presets.Comparison) -> None:
+def verdict_badge(preset: presets.Preset, cmp: presets.Comparison) -> str:
+    """The spec example's verdict, as badge markdown (state.badge)."""
     what = preset.documented
-    st.badge(f"matches {what}" if cmp.matches else f"differs from {what}",
-             icon=":material/check_circle:" if cmp.matches else ":material/cancel:",
-             color="green" if cmp.matches else "red")
+    if cmp.matches:
+        return badge(f"matches {what}", "green", "check_circle")
+    return badge(f"differs from {what}", "red", "cancel")
 
 
 def _sentence(text: str) -> str:
