@@ -342,7 +342,9 @@ def test_preset_link_then_a_parameter_change_gives_a_link_without_the_preset(pag
     slider_keys(page, "convolution.stride_nd.h", "ArrowRight")
     B.wait_until_idle(page)
     assert output_shape(page) == f"Output {strided}"
-    page.wait_for_function("() => !new URLSearchParams(location.search).has('preset')", timeout=5_000)
+    # The URL is written in steps (the example's values, the slider's own): wait for the last, not just `preset` gone.
+    page.wait_for_function("() => { const q = new URLSearchParams(location.search); "
+                           "return !q.has('preset') && q.get('convolution.stride_nd.h') === '2'; }", timeout=5_000)
     params = urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).query)
     assert params.get("convolution.input.C") == ["2"] and params.get("convolution.stride_nd.h") == ["2"], params
     other = pages.fresh()
