@@ -67,13 +67,15 @@ def row(name: str, series: BB.Series, tasks: list[float], elements: int) -> str:
 @contextlib.contextmanager
 def checkout(rev: str):
     """A git worktree of `rev` in a temporary directory (its app.py runs its own code), removed after."""
-    where = Path(tempfile.mkdtemp()) / "tree"
-    subprocess.run(["git", "-C", str(BB.ROOT), "worktree", "add", "--detach", str(where), rev], check=True,
-                   capture_output=True)
-    try:
-        yield where
-    finally:
-        subprocess.run(["git", "-C", str(BB.ROOT), "worktree", "remove", "--force", str(where)], capture_output=True)
+    with tempfile.TemporaryDirectory() as parent:
+        where = Path(parent) / "tree"
+        subprocess.run(["git", "-C", str(BB.ROOT), "worktree", "add", "--detach", str(where), rev], check=True,
+                       capture_output=True)
+        try:
+            yield where
+        finally:
+            subprocess.run(["git", "-C", str(BB.ROOT), "worktree", "remove", "--force", str(where)],
+                           capture_output=True)
 
 
 def main() -> None:

@@ -16,15 +16,13 @@ export default function (component) {
       const spec = root.__data.spec, g = grid(spec.panels[i], spec), [x, y] = at(g, h, w), r = root.getBoundingClientRect();
       return [r.left + x + g.cw / 2, r.top + y + g.ch / 2];
     };
-    parentElement.appendChild(root);
-    const caption = document.createElement("div");
-    caption.className = "pg-caption";
-    parentElement.appendChild(caption);
+    root.caption = document.createElement("div");
+    root.caption.className = "pg-caption";
+    parentElement.append(root, root.caption);
     wire(root, setTriggerValue);
   }
-  const caption = parentElement.querySelector(".pg-caption");
-  caption.textContent = data.caption || "";
-  caption.style.width = data.spec.width + "px";
+  root.caption.textContent = data.caption || "";
+  root.caption.style.width = data.spec.width + "px";
   root.__data = data;
   root.spec = data.spec;  // what is drawn: a new object on every redraw (tests and benchmarks compare it)
   draw(root, data.spec);

@@ -345,7 +345,7 @@ def _tensors(layer: Layer, ev: Evaluation, view: ViewOptions, width: int, height
                 spec, stats = state.tensor_heatmap(t, title, view.shared_scale, view.presenter, shared, box=fig_box,
                                                    **outlines)
                 output = which == "output"
-                caption = _map_caption(title, maps[which]) + stats_text(stats) if which in maps else stats_text(stats)
+                caption = (_map_caption(title, maps[which]) if which in maps else "") + stats_text(stats)
                 heatmap.heatmap(spec, figure_key(ev.layer, which), f"{ev.layer}_{which}", caption=caption,
                                 link=figure_key(ev.layer, "input") if output else None,
                                 on_pick=marks.on_pick if output else None)
