@@ -20,8 +20,10 @@ output's stats caption changed, the output heatmap holds a new spec, and the app
 Baselines measured in this run: a bare Streamlit app (bench/bare_app.py: one slider, two heatmaps), the
 bare build (playground.trt.engine.build_engine in this process, warm builder, same configurations; for the
 slider the sum of the three constructions) and the spec's way (a fresh Python process importing TensorRT
-and building: bench_core.SPEC_SCRIPT, the convolution on 1×1×6×9, for the same padding values). First page
-load: a new session on a server that has served the page before.
+and building: bench_core.SPEC_SCRIPT, the convolution on 1×1×6×9, for the same padding values; started as a
+user starts the spec's script, and, for comparison, with the app's allocator settings). First page load: a
+new session on a server that has served the page before. The app's servers and this process run with the
+allocator settings scripts/start.sh starts the app with (playground.trt.launch).
 
     python bench/bench_browser.py [--changes 33] [--large-changes 10] [--precision-rounds 4] [--spec-runs 8]
 """
@@ -47,6 +49,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from bench_core import spec_build_ms  # noqa: E402
 
 from playground.chromium import browser as B  # noqa: E402
+from playground.trt import launch  # noqa: E402
 from playground.trt.backend import detect  # noqa: E402
 
 TIMEOUT_MS = 60_000
@@ -248,10 +251,11 @@ def bare_builds(layer_name: str, raws: list[dict], shape: tuple) -> list[float]:
     return out
 
 
-def spec_runs(configs: list[tuple[int, int]]) -> list[float]:
-    """bench_core.SPEC_SCRIPT (fresh process: import TensorRT, build the convolution on 1×1×6×9)."""
+def spec_runs(configs: list[tuple[int, int]], tuned: bool = False) -> list[float]:
+    """bench_core.SPEC_SCRIPT (fresh process: import TensorRT, build the convolution on 1×1×6×9), started as a user
+    starts it, or with the app's allocator settings (`tuned`)."""
     module = detect().name
-    return [spec_build_ms(module, 1, 1, p, q) for p, q in configs]
+    return [spec_build_ms(module, 1, 1, p, q, tuned) for p, q in configs]
 
 
 # -- main -------------------------------------------------------------------------------------
@@ -265,6 +269,7 @@ def main() -> None:
     ap.add_argument("--sweep", type=int, default=20, help="steps of the prefetch sweep")
     ap.add_argument("--pause", type=float, default=0.6, help="seconds between the sweep's steps")
     args = ap.parse_args()
+    launch.restart_tuned()  # the bare build is timed as the app builds
     if not detect().can_build:
         sys.exit("no TensorRT module installed: nothing to build")
     m = machine()
@@ -339,6 +344,7 @@ def main() -> None:
         "convolution", [{"padding_nd": f"{h},{w}"} for h, w in large_cfg], (1, 3, 512, 512))
     step = max(1, len(small_cfg) // max(1, args.spec_runs))
     spec = spec_runs(small_cfg[::step][: args.spec_runs])
+    spec_tuned = spec_runs(small_cfg[::step][: args.spec_runs], tuned=True)
 
     print("\nbrowser: press -> output drawn and app idle (ms); →start: press to the server starting the run, "
           "run: the script run, →drawn: run finished to drawn")
@@ -349,7 +355,8 @@ def main() -> None:
     for label, v in (("bare build_engine, small conv (same configs)", bare_small),
                      ("bare build_engine, 3 leaky constructions", bare_slider),
                      ("bare build_engine, large conv (same configs)", bare_large),
-                     ("spec: fresh process import + build (small)", spec)):
+                     ("spec: fresh process import + build (small)", spec),
+                     ("  the same, app's allocator settings", spec_tuned)):
         if v:
             print(f"{label:<44}{len(v):>4}{pct(v, 50):>10.0f}{pct(v, 95):>10.0f}")
     by = {s.name: s for s in results}

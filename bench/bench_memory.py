@@ -1,4 +1,5 @@
-"""Process RSS over many rebuilds: no unbounded growth, and the engine cache stays under its cap.
+"""Process RSS over many rebuilds: no unbounded growth, and the engine cache stays under its cap. This process
+runs with the allocator settings the app starts with (playground.trt.launch: it restarts itself with them).
 
     python bench/bench_memory.py [--rebuilds 500] [--cap-mb 16]
 """
@@ -12,6 +13,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from playground.trt import launch  # noqa: E402
 from playground.trt.cache import EngineCache  # noqa: E402
 from playground.core import evaluate  # noqa: E402
 
@@ -41,6 +43,7 @@ def main() -> None:
     ap.add_argument("--rebuilds", type=int, default=500)
     ap.add_argument("--cap-mb", type=float, default=16)
     args = ap.parse_args()
+    launch.restart_tuned()
     with tempfile.TemporaryDirectory() as tmp:
         cache = EngineCache(tmp, cap_bytes=int(args.cap_mb * 2**20))
         start, samples = time.perf_counter(), []

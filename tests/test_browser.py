@@ -26,6 +26,7 @@ import pytest
 
 from playground import numbers, presets
 from playground.chromium import browser as B
+from playground.trt import launch
 from playground.trt.backend import detect
 from playground.layers import LAYERS
 
@@ -61,6 +62,12 @@ def engine_cache_dir(tmp_path_factory):
 def app(engine_cache_dir):
     with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(engine_cache_dir)}) as url:
         yield url
+
+
+def test_the_app_server_starts_with_the_allocator_settings(app):
+    """As scripts/start.sh starts it (playground.trt.launch): the builds these tests wait for are the app's."""
+    environ = dict(e.split("=", 1) for e in Path(f"/proc/{app.pid}/environ").read_text().split("\0") if "=" in e)
+    assert set(launch.TUNABLES) <= set(environ.get(launch.VARIABLE, "").split(":"))
 
 
 @pytest.fixture(scope="module")

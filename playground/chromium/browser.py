@@ -21,6 +21,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+from ..trt.launch import tuned_env
 from ..ui.keys import key_selector  # noqa: F401  (the helpers here and their users find widgets by it)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,13 +52,13 @@ class AppURL(str):
 
 @contextlib.contextmanager
 def serve_app(port: int | None = None, env: dict | None = None, timeout: float = 60.0, app: Path | None = None):
-    """Start `streamlit run app.py` (or another script) on a free loopback port; yield its base URL (an AppURL);
-    stop it."""
+    """Start `streamlit run app.py` (or another script) on a free loopback port, as scripts/start.sh does (the
+    allocator set up for builds: trt.launch); yield its base URL (an AppURL); stop it."""
     port = port or free_port()
     cmd = [sys.executable, "-m", "streamlit", "run", str(app or ROOT / "app.py"), "--server.headless", "true",
            "--server.address", "127.0.0.1", "--server.port", str(port), "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env={**os.environ, **(env or {})}, stdout=subprocess.PIPE,
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=tuned_env({**os.environ, **(env or {})}), stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, start_new_session=True)
     url = AppURL(f"http://127.0.0.1:{port}")
     url.pid = proc.pid
