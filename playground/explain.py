@@ -7,6 +7,7 @@ Pure functions (NumPy, no Streamlit). A layer's own explanations live in its fil
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,18 +20,13 @@ def drawn_cells(reads, input_shape: tuple) -> dict[int, list[tuple[int, int]]]:
     """Full input indices as the input heatmap draws them: slice index (plots.slices order) -> (h, w) cells,
     each once; cells outside the input's h and w are padding (drawn dashed), an index outside its other axes
     (depth padding, another batch) has no slice to be drawn in."""
-    shape = tuple(int(d) for d in input_shape)
-    lead = shape[:-2]
-    out: dict[int, list[tuple[int, int]]] = {}
-    for index in reads:
-        head = tuple(int(v) for v in index[:-2])
-        if any(not 0 <= v < n for v, n in zip(head, lead)):
-            continue
-        cells = out.setdefault(int(np.ravel_multi_index(head, lead)) if lead else 0, [])
-        cell = (int(index[-2]), int(index[-1]))
-        if cell not in cells:
-            cells.append(cell)
-    return out
+    lead = tuple(int(d) for d in input_shape[:-2])
+    place = [math.prod(lead[i + 1:]) for i in range(len(lead))]  # a slice's index, as np.ravel_multi_index
+    out: dict[int, dict[tuple[int, int], None]] = {}  # a dict of cells: each once, in the order read
+    for *head, h, w in reads:
+        if all(0 <= v < n for v, n in zip(head, lead)):
+            out.setdefault(sum(int(v) * k for v, k in zip(head, place)), {})[int(h), int(w)] = None
+    return {s: list(cells) for s, cells in out.items()}
 
 
 @dataclass(frozen=True)

@@ -347,7 +347,12 @@ def tensor_figure(
 # ----------------------------------------------------------------------------- the stage's canvas heatmaps
 def _colorscale(scale) -> list[list]:
     """A Plotly colour scale (a name or stops) as [[position, "rgb(r, g, b)"], ...], what the canvas interpolates."""
-    return [[float(p), str(c)] for p, c in (pcolors.get_colorscale(scale) if isinstance(scale, str) else scale)]
+    return [[float(p), str(c)] for p, c in (_named_colorscale(scale) if isinstance(scale, str) else scale)]
+
+
+@functools.lru_cache(maxsize=32)  # Plotly looks a name up among all of its scales, every call
+def _named_colorscale(name: str) -> tuple:
+    return tuple(map(tuple, pcolors.get_colorscale(name)))
 
 
 def _wire_dtype(n: int) -> str:

@@ -164,7 +164,7 @@ def max_abs_diff(a, b) -> float:
 
 def _ints(name, value, n):
     """An int or a length-n int sequence, as a tuple; ValueError otherwise."""
-    values = (value,) * n if np.ndim(value) == 0 else tuple(value)
+    values = (value,) * n if isinstance(value, (int, np.integer)) or np.ndim(value) == 0 else tuple(value)
     if len(values) != n or any(int(v) != v for v in values):
         raise ValueError(f"{name} must be an int or {n} ints, got {value!r}")
     return tuple(int(v) for v in values)
@@ -275,15 +275,15 @@ def receptive_field(out_index, input_size, kernel_size, stride, dilation, pre_pa
     Coordinates outside [0, input_size) are padding.
     """
     n = 1 if np.ndim(input_size) == 0 else len(input_size)
-    args = (f"out_index {out_index}, input_size {input_size}, kernel_size {kernel_size}, "
-            f"stride {stride}, dilation {dilation}, pre_padding {pre_padding}")
+    args = lambda: (f"out_index {out_index}, input_size {input_size}, kernel_size {kernel_size}, "  # noqa: E731
+                    f"stride {stride}, dilation {dilation}, pre_padding {pre_padding}")  # an error's only
     try:
         o, _, K, S, D, B = (_ints(name, v, n) for name, v in zip(
             ("out_index", "input_size", "kernel_size", "stride", "dilation", "pre_padding"),
             (out_index, input_size, kernel_size, stride, dilation, pre_padding)))
     except ValueError as e:
-        raise ValueError(f"receptive_field: {e}; {args}") from None
+        raise ValueError(f"receptive_field: {e}; {args()}") from None
     if min(o + B) < 0 or min(K + S + D) < 1:
-        raise ValueError(f"receptive_field: negative index/padding or non-positive kernel/stride/dilation; {args}")
+        raise ValueError(f"receptive_field: negative index/padding or non-positive kernel/stride/dilation; {args()}")
     return [tuple(oi * s - b + ki * d for oi, s, b, ki, d in zip(o, S, B, kpos, D))
             for kpos in itertools.product(*map(range, K))]

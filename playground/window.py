@@ -8,6 +8,7 @@ the largest window that fits, and the input cells one output cell reads.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 
 import numpy as np
@@ -58,8 +59,13 @@ def geometry(p: dict, shape: tuple, window: str) -> tuple[tuple, tuple, tuple]:
     """(resolved pre, resolved post, output spatial size) per axis, as TensorRT computes them, for the window
     parameter `window` (kernel_size_nd, window_size_nd) over input `shape`."""
     pre, post = effective_padding(p)
-    return ref.conv_padding(shape[2:], p[window], p["stride_nd"], dilation(p, len(p[window])), pre, post,
-                            p["padding_mode"])
+    args = (shape[2:], p[window], p["stride_nd"], dilation(p, len(p[window])), pre, post)
+    return _geometry(*(v if isinstance(v, (int, np.integer)) else tuple(v) for v in args), p["padding_mode"])
+
+
+@functools.lru_cache(maxsize=256)  # asked once per output cell (explain.hover_windows: every cell's window)
+def _geometry(*args) -> tuple[tuple, tuple, tuple]:
+    return ref.conv_padding(*args)
 
 
 def largest_window(p: dict, shape: tuple) -> tuple | None:
