@@ -64,12 +64,6 @@ def app(engine_cache_dir):
         yield url
 
 
-def test_the_app_server_starts_with_the_allocator_settings(app):
-    """As scripts/start.sh starts it (playground.trt.launch): the builds these tests wait for are the app's."""
-    environ = dict(e.split("=", 1) for e in Path(f"/proc/{app.pid}/environ").read_text().split("\0") if "=" in e)
-    assert set(launch.TUNABLES) <= set(environ.get(launch.VARIABLE, "").split(":"))
-
-
 @pytest.fixture(scope="module")
 def chrome():
     if B.chromium_path() is None:
@@ -207,6 +201,12 @@ def alerts(page) -> list[str]:
 
 
 # -- tests ------------------------------------------------------------------------------------
+def test_the_app_server_starts_with_the_allocator_settings(app):
+    """As scripts/start.sh starts it (playground.trt.launch): the builds these tests wait for are the app's."""
+    environ = dict(e.split("=", 1) for e in Path(f"/proc/{app.pid}/environ").read_text().split("\0") if "=" in e)
+    assert set(launch.TUNABLES) <= set(environ.get(launch.VARIABLE, "").split(":"))
+
+
 @pytest.mark.parametrize("name", PAGES)
 def test_page_loads_without_exception_and_names_backend(pages, name):
     page = pages.layer(name)
