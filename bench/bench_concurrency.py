@@ -8,14 +8,15 @@ steps its parameter 5 up, 5 down, over and over, so the first pass builds engine
 ones (and the other sessions on the same page) hit the engine cache.
 
 A session acts as a person would: every second (its own phase) it presses a key, then waits until
-the change is drawn — new output caption, new Plotly data, the app idle (playground.chromium.browser's run
+the change is drawn — new output caption, a new output heatmap, the app idle (playground.chromium.browser's run
 tracker) — before the next press; a change that takes longer than the period delays the next one.
 Latency: press -> drawn. Errors: exception boxes, error alerts (none is expected for these
 changes), timeouts (not drawn within --timeout), uncaught page errors and websocket closes.
 
 --clients websocket replaces the browsers by websocket clients that speak Streamlit's protocol
-(BackMsg rerun_script with the widget's new value and, as the browser does, the id of the fragment
-that drew the widget, so only that fragment reruns; latency: sent -> ForwardMsg script_finished),
+(BackMsg rerun_script with the widget's new value, the page's URL and, as the browser does, the id of the
+fragment that drew the widget, so only that fragment runs, and then the stage its callback asks for;
+latency: sent -> the ForwardMsg script_finished of that last run),
 so the server is measured without 20 renderers competing with it for the CPU; errors there:
 exception elements, error alerts, runs not finished successfully, timeouts, closed connections.
 
@@ -51,7 +52,7 @@ WORKLOADS = [("convolution", "convolution.padding_nd.w", "slider", "ArrowRight",
              ("scale", "scale.shift.0", None, "ArrowUp", "ArrowDown", 0.1),
              ("leaky_relu", "leaky_relu.alpha", "slider", "ArrowRight", "ArrowLeft", 0.01)]
 LOADED_JS = """() => window.__playgroundRuns && window.__playgroundRuns.finished > 0
-  && !window.__playgroundBusy(null) && document.querySelector('[data-testid="stMain"] .js-plotly-plot') !== null"""
+  && !window.__playgroundBusy(null) && Boolean((%s)())""" % B.OUTPUT_PLOT_JS  # the output heatmap is drawn
 PROBLEMS_JS = """() => ({
   exceptions: document.querySelectorAll('[data-testid="stException"]').length,
   errors: Array.from(document.querySelectorAll('[data-testid="stAlertContentError"]')).map(e => e.innerText.slice(0, 200)),
@@ -126,7 +127,7 @@ async def drive(s: Session, page, keys, start: float, duration: float, period: f
             after = await page.evaluate(BEFORE_JS)
             t0 = time.perf_counter()
             await page.keyboard.press(key)
-            await page.wait_for_function(DRAWN_JS, arg=after, polling="raf", timeout=timeout_ms)
+            await page.wait_for_function(DRAWN_JS, arg=[after, True], polling="raf", timeout=timeout_ms)
             s.latency.append((time.perf_counter() - t0) * 1e3)
         except Exception as exc:  # Playwright's TimeoutError, or the page gone
             s.error("timeout" if "Timeout" in type(exc).__name__ else type(exc).__name__, str(exc).splitlines()[0])
@@ -147,6 +148,7 @@ class WsClient:
 
     def __init__(self, base: str, page_name: str, query: str = ""):
         self.url = base.replace("http://", "ws://") + "/_stcore/stream"
+        self.page_url = f"{base}/{page_name}"  # as a browser reports it (the app reruns controls by it: ui.widgets)
         self.page_name, self.page_hash, self.widgets = page_name, "", {}  # widgets: id -> (kind, proto, fragment)
         self.query = query  # the page's link (?…): its controls are set from it
 
@@ -164,6 +166,7 @@ class WsClient:
         msg = BackMsg()
         cs = msg.rerun_script
         cs.page_name, cs.page_script_hash, cs.query_string = self.page_name, self.page_hash, self.query
+        cs.context_info.url = self.page_url
         cs.widget_states.widgets.extend(states)
         cs.fragment_id = next((self.widgets[w.id][2] for w in states if w.id in self.widgets), "")
         await self.ws.send(msg.SerializeToString())
@@ -188,6 +191,8 @@ class WsClient:
                     elif t == "alert" and el.alert.format == 1:  # Alert.ERROR
                         problems.append("error message: " + el.alert.body[:200])
                 elif kind == "script_finished":
+                    if f.script_finished == ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                        continue  # a control's callback replaced this run by the stage's (ui.widgets.Changed)
                     if f.script_finished not in (ForwardMsg.FINISHED_SUCCESSFULLY,
                                                  ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY):
                         problems.append(f"run ended with status {f.script_finished}")
