@@ -45,6 +45,7 @@ from bench_browser import BEFORE_JS, DRAWN_JS, machine, pct, print_machine  # no
 from bench_memory import rss_mb  # noqa: E402
 
 from playground.chromium import browser as B  # noqa: E402
+from playground.ui import heatmap  # noqa: E402
 
 VIEWPORT = {"width": 1280, "height": 900}
 # page, widget key, role of the focused element (None: the widget's <input>), key up, key down, step
@@ -184,7 +185,7 @@ class WsClient:
                         self.widgets[getattr(el, t).id] = (t, getattr(el, t), f.delta.fragment_id)
                     elif t == "exception":
                         problems.append("exception box: " + el.exception.message[:200])
-                    elif t == "bidi_component" and el.bidi_component.component_name == "playground_heatmap":
+                    elif t == "bidi_component" and el.bidi_component.component_name == heatmap.NAME:
                         caption = json.loads(el.bidi_component.json).get("caption", "")
                         if caption.startswith("shape ("):  # the stats caption each heatmap writes under it
                             captions.append(caption)

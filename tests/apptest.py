@@ -23,7 +23,9 @@ def open_tab(at, layer: str, title: str):
 def _heatmap_data(at) -> list[dict]:
     import json
 
-    return [json.loads(c.proto.json) for c in at.get("bidi_component") if c.proto.component_name == "playground_heatmap"]
+    from playground.ui.heatmap import NAME
+
+    return [json.loads(c.proto.json) for c in at.get("bidi_component") if c.proto.component_name == NAME]
 
 
 def heatmaps(at) -> dict:

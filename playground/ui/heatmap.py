@@ -26,13 +26,14 @@ _CSS = """
 .pg-heatmap:hover .pg-png { opacity: 1; }
 .pg-caption { font-size: 0.875rem; line-height: 1.45; opacity: 0.65; padding-top: 0.25rem; overflow-wrap: anywhere; }
 """
+NAME = "playground_heatmap"  # the component's name, as its messages carry it (tests and benchmarks read them)
 _component = None
 
 
 def _heatmap_component():
     global _component
     if _component is None:  # registered once per process: a second registration would replace it
-        _component = st.components.v2.component("playground_heatmap", js=Path(__file__).with_name("heatmap.js").read_text(),
+        _component = st.components.v2.component(NAME, js=Path(__file__).with_name("heatmap.js").read_text(),
                                                  css=_CSS, isolate_styles=False)
     return _component
 
