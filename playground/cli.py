@@ -6,7 +6,8 @@
     snapshot --out DIR [--pages ...] [--presets ...] [--width W] [--height H] [--presenter] [--full-page]
 
 Exit status (one path for all, `main`): 0 success, 2 invalid parameters, input or options (the message names
-the parameter or option and the rule), 1 any other failure (TensorRT's refusal included).
+the parameter or option and the rule), 3 the backend's builder refused a configuration the layer's rules allow
+(`run`: the reference is still printed and written, the refusal said), 1 any other failure.
 """
 from __future__ import annotations
 
@@ -33,6 +34,11 @@ class UsageError(PlaygroundError):
 
 class Failure(PlaygroundError):
     """A command that could not do its work for a reason that is not the user's input (exit 1)."""
+
+
+class Refused(PlaygroundError):
+    """TensorRT's builder refused the configuration: an answer, not a failure (exit 3); the output is the
+    reference."""
 
 
 def parse_sets(layer_name: str, items: list[str]) -> dict:
@@ -179,6 +185,8 @@ def cmd_run(args) -> int:
               f"TensorRT output shape {s['output_shape']}, {len(s['layers'])} layer(s)")
         for m in result.messages:
             print("note:", m)
+    if result.engine_status == "refused":
+        raise Refused(result.error)
     if result.error:
         raise Failure(result.error)
     return 0
@@ -290,6 +298,9 @@ def main(argv: list[str] | None = None) -> int:
     except (ValidationError, UsageError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except Refused as exc:
+        print(f"refused: {exc}", file=sys.stderr)
+        return 3
     except PlaygroundError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

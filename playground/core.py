@@ -32,7 +32,7 @@ class Evaluation:
     output: np.ndarray  # what is shown: TensorRT's output where it ran, else the reference
     output_source: str  # tensorrt | reference
     backend: Backend
-    engine_status: str  # built | cached | not_built | failed
+    engine_status: str  # built | cached | not_built | refused (the builder's answer) | failed (no builder)
     report: eng.BuildReport | None = None
     cache_key: str | None = None
     max_abs_diff: float | None = None
@@ -70,7 +70,8 @@ class Evaluation:
 
     def engine_summary(self) -> dict:
         r = self.report
-        return {"status": self.engine_status, "build_ms": r.build_ms if r else None, "bytes": r.bytes if r else 0,
+        return {"status": self.engine_status, "refusal": self.error if self.engine_status == "refused" else None,
+                "build_ms": r.build_ms if r else None, "bytes": r.bytes if r else 0,
                 "output_shape": r.output_shape if r else None, "cache_key": self.cache_key,
                 "layers": r.layers if r else [], "log": r.log if r else []}
 
@@ -194,7 +195,7 @@ def _evaluate(layer_name: str, raw_params: dict | None, x: np.ndarray | None, *,
               cache: EngineCache | None, run: bool) -> Evaluation:
     layer = get_layer(layer_name)
     raw_params = raw_params or {}
-    x = layer.example_input(layer.example_shape) if x is None else np.ascontiguousarray(x, dtype=np.float32)
+    x = layer.example_input(layer.example_shape) if x is None else np.asarray(x, dtype=np.float32, order="C")  # 0-d stays 0-d
     params = P.with_data_scale(layer.resolve(raw_params, x.shape), x)  # ValidationError before TensorRT is called
     backend = backend or detect()
     key = _References.key(layer.name, params, x)
@@ -210,15 +211,18 @@ def _evaluate(layer_name: str, raw_params: dict | None, x: np.ndarray | None, *,
         result.messages += [f"Not used: {why}." for why in backend.passed_over]
         result.messages.append(f"No engine was built ({backend.why_not_run}).")
         return _measured(result, truth_key)
+    known = layer.limits(params, backend.name) if layer.limits else None
+    if known:  # said before the build; the build still runs, and its own words are the verdict
+        result.messages.append(f"Expected refusal: {known}.")
     cache = cache or default_cache()
     settings = eng.BuildSettings.from_env()
     result.cache_key = cache_key(layer.name, params, x.shape, backend, settings)
     report, status, notes = cache.get_or_build(
         result.cache_key, lambda: eng.build_engine(backend, layer, params, x.shape, settings, cache.path))
-    result.report, result.engine_status = report, status if report.status == "built" else "failed"
+    result.report, result.engine_status = report, status if report.status == "built" else report.status
     result.messages += cache.warnings + notes
     if report.status != "built":
-        result.error = report.error
+        result.error = report.error + (f" ({known})" if known and report.status == "refused" else "")
         if params["precision"] != "FP32":
             result.error += (f" ({layer.name} in {params['precision']}: the output shown is the NumPy emulation of "
                              f"{params['precision']})")

@@ -186,7 +186,7 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
     """
     layer = get_layer(layer_name)
     raw_params = raw_params or {}
-    x = layer.example_input(layer.example_shape) if x is None else np.ascontiguousarray(x, dtype=np.float32)
+    x = layer.example_input(layer.example_shape) if x is None else np.asarray(x, dtype=np.float32, order="C")
     params = precision.with_data_scale(layer.resolve(raw_params, x.shape), x)
     source = build_source(layer)
     unused = set(layer.unused(params))

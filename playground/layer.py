@@ -73,6 +73,13 @@ class Layer:
     # The layer's own section under the stage, after the explanations: (evaluation, playground.section.Context)
     # -> playground.section blocks (tables, charts, notes, …), which the page draws.
     section: Callable[..., list] | None = None
+    # The output cells this input leaves without a finite value by the layer's own rule: (input, params) -> bool
+    # mask over the output (pooling: a max over padding only, which TensorRT does not document; scale: a negative
+    # base to a fractional power). None: none; the layer's contract holds every other cell finite.
+    undefined: Callable[[np.ndarray, dict], np.ndarray] | None = None
+    # What a backend is known to refuse that the layer's own check allows (another backend builds it):
+    # (params, backend name) -> the reason, said before the build; None: nothing known.
+    limits: Callable[[dict, str], str | None] | None = None
 
     def __post_init__(self):  # every layer has the precision parameters, after its own
         own = {p.name for p in self.params}
@@ -105,17 +112,14 @@ class Layer:
             raise self.fail(unknown[0], "is not a parameter of this layer; it has " + ", ".join(self.param_names))
         shape = tuple(int(d) for d in shape)
         if len(shape) not in self.ranks:
-            raise self.fail("input", f"must have rank {' or '.join(map(str, self.ranks))}", shape)
+            raise self.fail("input", f"must have rank {' or '.join(map(str, self.ranks))}, not {len(shape)}", shape)
         if min(shape) < 1:
             raise self.fail("input", "every dimension must be at least 1", shape)
         sizes = "N, C, " + ("D, " if len(shape) == 5 else "") + "H or W"
         over = budget.over_elements(shape, "input", sizes)
         if over:  # before any parameter allocates (a kernel, a slope per element)
             raise self.fail("input", over)
-        params: dict = {}
-        for p in self.params:
-            value = raw[p.name] if p.name in raw else p.default_for(params, shape)
-            params[p.name] = p.coerce(value, self.name, params, shape)
+        params = self._coerced(raw, shape, Param.coerce)
         params = self.check(self.fail, params, shape) if self.check else params
         output, macs, counted, lower = (self.cost(params, shape) if self.cost else
                                         (shape, int(np.prod(shape)), "one per value", "the input size: " + sizes))
@@ -123,6 +127,18 @@ class Layer:
         if over:  # before the reference computes or TensorRT builds
             raise self.fail("output", over)
         return params
+
+    def _coerced(self, raw: dict, shape: tuple, coerce) -> dict:
+        params: dict = {}
+        for p in self.params:
+            value = raw[p.name] if p.name in raw else p.default_for(params, shape)
+            params[p.name] = coerce(p, value, self.name, params, shape)
+        return params
+
+    def unchecked(self, raw: dict, shape: tuple) -> dict:
+        """`raw` in canonical values with none of the layer's rules applied (each value's own kind only): what a
+        rule refused, to show TensorRT refuses it too (the layer contract's test)."""
+        return self._coerced(self.modern(raw), tuple(shape), Param.canonical)
 
     def modern(self, raw: dict) -> dict:
         """`raw` with old parameter spellings replaced by what they stand for (an explicit new one wins)."""

@@ -14,7 +14,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .errors import ValidationError
-from .numbers import exact
+from .numbers import exact, shortest
 
 KINDS = ("float", "int", "bool", "enum", "ints", "array")
 SPATIAL = ("d", "h", "w")  # the spatial axes of a rank-5 input; a rank-4 one has h, w
@@ -52,6 +52,10 @@ class Param:
     # The values a widget offers given every parameter's current value: int -> the valid values; per-axis ints
     # -> the largest valid value per axis (capped at high). None, or an error: every value within low..high.
     offers: Callable[[dict, tuple], Any] | None = None
+    # It reaches TensorRT as weights or a constant tensor (typed: FP16/BF16 round it), not as a layer attribute,
+    # which a strongly typed network keeps in float32 (resize scales, activation alpha). A function: it depends
+    # on the configuration (leaky ReLU's alpha is an attribute of the activation, a constant of the PReLU).
+    weight: bool | Callable[[dict], bool] = False
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind
@@ -70,19 +74,23 @@ class Param:
     def default_for(self, params: dict, shape: tuple) -> Any:
         return self.default(params, shape) if callable(self.default) else self.default
 
+    def is_weight(self, params: dict) -> bool:
+        return bool(self.weight(params)) if callable(self.weight) else self.weight
+
     def is_used(self, params: dict) -> bool:
         return self.used_when is None or bool(self.used_when(params))
 
     # -- canonical values ---------------------------------------------------------------
     def coerce(self, value: Any, layer: str, params: dict, shape: tuple) -> Any:
         """Return the canonical value, or raise ValidationError(layer, self.name, rule)."""
-        canonical = self._canonical(value, layer, params, shape)
+        canonical = self.canonical(value, layer, params, shape)
         problem = self.rule(canonical, params, shape) if self.rule and canonical is not None else None
         if problem:
             raise ValidationError(layer, self.name, problem, value)
         return canonical
 
-    def _canonical(self, value: Any, layer: str, params: dict, shape: tuple) -> Any:
+    def canonical(self, value: Any, layer: str, params: dict, shape: tuple) -> Any:
+        """The canonical value of any accepted spelling, its kind and range checked but not its `rule`."""
         fail = lambda rule: ValidationError(layer, self.name, rule, value)  # noqa: E731
         if self.optional and (value is None or (isinstance(value, str) and value.strip().lower() in ("", "none"))):
             return None
@@ -166,8 +174,8 @@ class Param:
         if self.kind == "ints":
             return ",".join(str(v) for v in value)
         if self.kind == "array":
-            return ",".join(exact(float(v)) for v in np.asarray(value).ravel())
-        return exact(value) if self.kind == "float" else str(value)
+            return ",".join(shortest(v) for v in np.asarray(value).ravel())
+        return shortest(value) if self.kind == "float" else str(value)
 
 
 def jsonable(value: Any) -> Any:

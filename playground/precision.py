@@ -5,8 +5,9 @@ emulated in NumPy; measured against the layer computed in float64 (`TRUTH`).
 Emulation: a value in FP16 or BF16 is the float32 value rounded to that type (round half to even; beyond its
 range: ±inf, as a cast gives); TF32 rounds the multiplied operands (the input and the weights the layer names in
 `Layer.tf32`) to 10 mantissa bits, ties away from zero as the tensor cores' conversion does, and keeps sums and
-the output in FP32; INT8 and FP8 are quantized as TensorRT documents, q = saturate(round(x / scale)) with ties to
-even, then dequantized as q · scale. bfloat16 and float8 come from `ml_dtypes`.
+the output in FP32; INT8 and FP8 are quantized as TensorRT's developer guide describes the kernels, by the
+reciprocal scale, q = saturate(round(x · (1 / scale))) with ties to even (see `reference.quantize_int8`), then
+dequantized as q · scale. bfloat16 and float8 come from `ml_dtypes`.
 
 The network side (`precision_input`, `precision_output`, `TypedNetwork`) is self-contained (trt, np and the
 arguments only), so the exported script carries the same code.
@@ -51,13 +52,13 @@ def _tf32(a: np.ndarray) -> np.ndarray:
 
 
 def quantize(a, scale: float, precision: str) -> np.ndarray:
-    """IQuantizeLayer: saturate(round(a / scale)) to INT8 (reference.quantize_int8: ties to even, clamped to
+    """IQuantizeLayer: saturate(round(a · (1 / scale))) to INT8 (reference.quantize_int8: ties to even, clamped to
     [-128, 127]) or to FP8 E4M3 (clamped to ±448, then the nearest E4M3 value); float32 values of the codes."""
     if precision == "INT8":
         return ref.quantize_int8(a, scale).astype(np.float32)
     if precision == "FP8":
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            v = np.asarray(a, dtype=np.float32) / np.float32(scale)  # float32 division, as the device does
+            v = np.asarray(a, dtype=np.float32) * ref.reciprocal(scale)  # see reference.quantize_int8
             return np.clip(v, -448, 448).astype(numpy_type("FP8")).astype(np.float32)
     raise ValueError(f"quantize: precision must be INT8 or FP8 (got {precision!r}, scale {scale!r})")
 
@@ -83,9 +84,10 @@ def with_data_scale(params: dict, x) -> dict:
 
 
 def emulate(layer, x, params: dict) -> np.ndarray:
-    """What the engine of `layer` computes from `x` in params["precision"]: FP16/BF16 round the input, every
-    float parameter (weights and attributes) and the output to that type, with the arithmetic between in float64
-    and float32 (the layer's reference); TF32 rounds the input and the weights in `layer.tf32`; INT8/FP8 pass
+    """What the engine of `layer` computes from `x` in params["precision"]: FP16/BF16 round the input, the
+    parameters that reach TensorRT as weights or constants (`Param.weight`; attributes such as resize scales stay
+    float32, as a strongly typed network keeps them) and the output to that type, with the arithmetic between in
+    float64 and float32 (the layer's reference); TF32 rounds the input and the weights in `layer.tf32`; INT8/FP8 pass
     the input through the Q/DQ pair (the layer's reference quantizes its own weights, as its construction does).
     TRUTH: the layer in float64, unrounded (float64 out)."""
     precision = params.get("precision", "FP32")
@@ -94,8 +96,9 @@ def emulate(layer, x, params: dict) -> np.ndarray:
             return layer.reference(x, {**params, "precision": "FP32"})
     if precision in QUANTIZED:
         return layer.reference(fake_quantize(x, params["quantize_scale"], precision), params)
-    if precision in FLOAT_TYPES:
-        rounded = {k: _rounded(v, precision) for k, v in params.items()}
+    if precision in FLOAT_TYPES:  # only weights and constants take the type; attributes stay float32
+        rounded = {p.name: _rounded(params[p.name], precision) if p.is_weight(params) else params[p.name]
+                   for p in layer.params}
         return round_to(layer.reference(round_to(x, precision), rounded), precision)
     if precision == "TF32":  # the multiplies' operands only: sums, bias and output stay FP32
         rounded = {k: _rounded(v, precision) if k in layer.tf32 else v for k, v in params.items()}
@@ -172,7 +175,8 @@ class TypedNetwork:
         if isinstance(value, np.ndarray) and value.dtype.kind == "f":
             import ml_dtypes  # bfloat16 for NumPy; FP16 needs only NumPy
 
-            typed = np.ascontiguousarray(value, dtype=np.float16 if self._precision == "FP16" else ml_dtypes.bfloat16)
+            with np.errstate(over="ignore"):  # beyond the type's range: ±inf, as the engine's cast gives
+                typed = np.ascontiguousarray(value, dtype=np.float16 if self._precision == "FP16" else ml_dtypes.bfloat16)
             self.kept.append(typed)
             return trt.Weights(kind, typed.ctypes.data, typed.size)
         return value

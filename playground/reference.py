@@ -255,13 +255,23 @@ def convolution(x, kernel, bias=None, stride=None, pre_padding=None, post_paddin
     return y.astype(result_type())
 
 
+def reciprocal(scale):
+    """float32(1 / scale): what a quantize multiplies by. TensorRT's developer guide ("Working with Quantized
+    Types") says quantization "uses the reciprocal scale, followed by rounding and clamping"; the API reference's
+    round(x / scale) is the same up to the last bit, and that bit decides a tie: scale 0.1, x = −3.2500002 gives
+    −32.5 by division (→ −32) and −32.500004 by the reciprocal (→ −33). PyTorch's fake_quantize, which TensorRT's
+    quantization toolkits train with, also multiplies by the float32 reciprocal (bench/gpu_crosscheck.py checks it
+    on the GPU)."""
+    return np.float32(1) / np.asarray(scale, dtype=np.float32)
+
+
 def quantize_int8(x, scale):
-    """IQuantizeLayer to int8: clip(round_half_to_even(x / scale), -128, 127); scale broadcasts to x."""
+    """IQuantizeLayer to int8: clip(round_half_to_even(x · (1 / scale)), -128, 127) in float32 (`reciprocal`);
+    scale broadcasts to x."""
     x, scale = np.asarray(x, dtype=np.float32), np.asarray(scale, dtype=np.float32)
     if not np.all(scale > 0):
         raise ValueError(f"quantize_int8: scale must be > 0, got {scale} for x shape {x.shape}")
-    # float32 division, as the device does, so ties round the same way
-    return np.clip(np.rint(x / scale), -128, 127).astype(np.int8)
+    return np.clip(np.rint(x * reciprocal(scale)), -128, 127).astype(np.int8)
 
 
 def dequantize(q, scale):

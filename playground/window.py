@@ -14,6 +14,7 @@ import itertools
 import numpy as np
 
 from . import reference as ref
+from .errors import EMPTY_OUTPUT, Stricter
 from .params import Param
 
 PADDING_MODES = ref.PADDING_MODES
@@ -88,8 +89,10 @@ def check_fits(fail, p: dict, shape: tuple, window: str) -> None:
         if reach > size + a + b:
             name = "dilation_nd" if d > 1 else window
             span = "dilated window" if d > 1 else "window"
-            raise fail(name, f"the {span} on spatial axis {axis} spans {reach} cells, more than the padded input "
-                             f"({size} + {a} + {b} = {size + a + b})", p[name])
+            raise fail(name, Stricter(f"the {span} on spatial axis {axis} spans {reach} cells, more than the padded "
+                                      f"input ({size} + {a} + {b} = {size + a + b})",
+                                      EMPTY_OUTPUT),
+                       p[name])
 
 
 def cells_read(p: dict, shape: tuple, window: str, position: tuple) -> list[tuple]:
@@ -161,7 +164,7 @@ def padding_named(p: dict, pre_wrong: bool, post_wrong: bool) -> str:
 # The weighted windows' own parameters, as the convolution and the deconvolution both declare them.
 OUTPUT_MAPS = Param("num_output_maps", "int", 1, "Output channels K.", low=1, high=64, step=1)
 BIAS = Param("bias", "array", [0.0], "One value per output map (or one for all).", low=-1e6, high=1e6, step=0.5,
-             slide=(-100.0, 100.0))
+             slide=(-100.0, 100.0), weight=True)
 DILATION = per_axis("dilation_nd", 1, "Spacing between kernel taps per spatial axis.", 1, 16)
 
 

@@ -89,3 +89,25 @@ def test_layers_command_lists_every_parameter(capsys):
     for layer in LAYERS.values():
         for p in layer.params:
             assert f"  {p.name} (" in text
+
+
+needs_rtx = pytest.mark.skipif(__import__("playground.trt.backend", fromlist=["detect"]).detect().name != "tensorrt_rtx",
+                               reason="the refusal is TensorRT for RTX's")
+
+
+@needs_rtx
+def test_a_builders_refusal_is_an_answer_with_an_exit_status_of_its_own(tmp_path, capsys):
+    # TensorRT for RTX builds no BF16 deconvolution (full TensorRT does): said before the build, refused by it
+    out = tmp_path / "y.npy"
+    code, d, err = run_json(capsys, "deconvolution", "--set", "precision=BF16", "--output", str(out))
+    assert code == 3 and err.startswith("refused: tensorrt_rtx")
+    assert d["engine"]["status"] == "refused" and "refused the network" in d["engine"]["refusal"]
+    assert "no BF16 deconvolution" in d["engine"]["refusal"]
+    assert any(m.startswith("Expected refusal: TensorRT for RTX builds no BF16") for m in d["messages"])
+    assert d["output_source"] == "reference" and np.load(out).shape == tuple(d["output_shape"])
+
+
+def test_a_0d_input_is_reported_as_0d(tmp_path, capsys):
+    np.save(tmp_path / "z.npy", np.float32(3))
+    assert main(["run", "scale", "--input", str(tmp_path / "z.npy")]) == 2
+    assert "scale.input: must have rank 4 or 5, not 0 (got ())" in capsys.readouterr().err

@@ -444,3 +444,17 @@ def test_runner_cuda_check_names_the_call_and_the_error():
     assert R.cuda_check(FakeRuntime, (0, 1, 2), "two") == (1, 2) and R.cuda_check(FakeRuntime, 0, "none") is None
     with pytest.raises(RuntimeError, match="cudaMalloc failed: cudaErrorMemoryAllocation"):
         R.cuda_check(FakeRuntime, (2, None), "cudaMalloc")
+
+
+def test_float32_values_are_written_as_the_shortest_text_that_reads_back():
+    from playground.export import playground_command
+
+    layer = get_layer("resize")
+    x = layer.example_input(layer.example_shape)
+    line = playground_command(layer, layer.resolve({"scales": "1.4"}, x.shape), x)
+    assert "--set scales=1.4" in line and "1.399999976158142" not in line
+    q = get_layer("activation").resolve({"precision": "INT8", "quantize_scale": float(np.float32(9 / 127))},
+                                        (1, 1, 3, 3))
+    text = get_layer("activation").param("quantize_scale").to_text(q["quantize_scale"])
+    assert text == "0.070866145" and np.float32(float(text)) == np.float32(q["quantize_scale"])
+    assert get_layer("activation").param("alpha").to_text(0.1) == "0.1"  # a float64 stays itself

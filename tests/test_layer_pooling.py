@@ -31,7 +31,7 @@ def loop(x, p):
         values = [float(x[n, c, h, w]) for h, w in cells if 0 <= h < H and 0 <= w < W]
         average = sum(values) / (len(values) if p["average_count_excludes_padding"] else len(cells))
         y[n, c, i, j] = {"MAX": max(values), "AVERAGE": average,
-                         "MAX_AVERAGE_BLEND": p["blend_factor"] * max(values) + (1 - p["blend_factor"]) * average
+                         "MAX_AVERAGE_BLEND": (1 - p["blend_factor"]) * max(values) + p["blend_factor"] * average
                          }[p["type"]]
     return y
 
@@ -47,8 +47,19 @@ def test_hand_computed_tables():
     assert pooled({"type": "AVERAGE", "stride_nd": 2, "padding_nd": 1,
                    "average_count_excludes_padding": False})[0, 0].tolist() == [
         [0.25, 1.25, 1], [3.5, 8.5, 5], [3.25, 7.25, 4]]
-    # blend 0.25: 0.25·6 + 0.75·3.5
-    assert pooled({"type": "MAX_AVERAGE_BLEND", "blend_factor": 0.25, "stride_nd": 2})[0, 0, 0, 0] == 4.125
+    # IPoolingLayer::setBlendFactor: (1 − blendFactor)·max + blendFactor·average, default 0 (the max)
+    blend = {"type": "MAX_AVERAGE_BLEND", "stride_nd": 2}
+    assert pooled({**blend, "blend_factor": 0.25})[0, 0, 0, 0] == 0.75 * 6 + 0.25 * 3.5
+    assert pooled(blend).ravel().tolist() == [6, 8, 14, 16]
+    assert pooled({**blend, "blend_factor": 1}).ravel().tolist() == [3.5, 5.5, 11.5, 13.5]
+
+
+def test_the_picked_cell_writes_the_blend_as_tensorrt_documents_it():
+    p = LAYER.resolve({"type": "MAX_AVERAGE_BLEND", "stride_nd": 2, "blend_factor": 0.25}, X.shape)
+    line = LAYER.cell(X, p, (0, 0, 0, 0), LAYER.reference(X, p)).line
+    assert line == "(1 − 0.25)·max 6 + 0.25·average 3.5 = **5.375**"
+    assert "(1 − blend_factor)·max + blend_factor·average" in LAYER.param("blend_factor").help
+    assert "0.75·max + 0.25·average" in " ".join(LAYER.explain(p, X.shape))
 
 
 @pytest.mark.parametrize("raw", [
@@ -77,16 +88,19 @@ def test_same_upper_pads_the_odd_cell_after():
 
 
 @pytest.mark.parametrize("raw, param, words", [
-    ({"padding_nd": "2,2"}, "padding_nd", "must be smaller than window_size_nd"),
-    ({"pre_padding": "0,2"}, "pre_padding", "must be smaller than window_size_nd"),
+    ({"type": "AVERAGE", "padding_nd": "2,2"}, "padding_nd", "smaller than window_size_nd (2) when the average "
+                                                            "excludes padding"),
+    ({"type": "MAX_AVERAGE_BLEND", "pre_padding": "0,2"}, "pre_padding", "smaller than window_size_nd"),
+    ({"padding_nd": "2,2"}, None, None),  # MAX: TensorRT builds it
+    ({"type": "AVERAGE", "padding_nd": "2,2", "average_count_excludes_padding": False}, None, None),
     ({"window_size_nd": "5,2"}, "window_size_nd", "spans 5 cells, more than the padded input"),
     ({"window_size_nd": "1,1", "stride_nd": "3,3", "padding_mode": "EXPLICIT_ROUND_UP", "post_padding": "0,0"},
-     "stride_nd", None),
+     None, None),
     ({"type": "BLEND"}, "type", "must be one of MAX, AVERAGE, MAX_AVERAGE_BLEND"),
     ({"blend_factor": 1.5}, "blend_factor", "must be between 0 and 1"),
 ])
 def test_rules_name_the_parameter(raw, param, words):
-    if words is None:  # a legal configuration: every window starts inside the input
+    if words is None:  # a legal configuration: TensorRT builds it
         LAYER.resolve(raw, X.shape)
         return
     with pytest.raises(ValidationError) as err:
@@ -94,12 +108,35 @@ def test_rules_name_the_parameter(raw, param, words):
     assert err.value.param == param and words in str(err.value)
 
 
-def test_a_round_up_window_past_the_input_is_refused():
+# The configuration: TensorRT-RTX builds it (output 1×1×3×3); only an average that excludes padding is
+# refused ("the padding size is larger than or equal to the filter size for exclusive-counting pooling").
+PADDING_ONLY = {"type": "AVERAGE", "window_size_nd": "3,2", "stride_nd": "2,2", "post_padding": "2,0",
+                "padding_mode": "EXPLICIT_ROUND_UP", "average_count_excludes_padding": False}
+X45 = np.arange(1, 21, dtype=np.float32).reshape(1, 1, 4, 5)
+
+
+def test_a_window_of_padding_only_averages_to_zero_when_padding_counts():
+    y = pooled(PADDING_ONLY, X45)
+    assert y.shape == (1, 1, 3, 3) and y[0, 0, 2].tolist() == [0, 0, 0]
+    p = LAYER.resolve(PADDING_ONLY, X45.shape)
+    assert not LAYER.undefined(X45, p).any()
+    cell = LAYER.cell(X45, p, (0, 0, 2, 0), y)
+    assert cell.line == "0 (padding only) / 4 = **0**" and "average is 0" in cell.notes[-1]
     with pytest.raises(ValidationError) as err:
-        # 5 cells, window 1, stride 3: rounding up makes 3 windows, the last at cell 6
-        LAYER.resolve({"window_size_nd": "1,1", "stride_nd": "3,3", "padding_mode": "EXPLICIT_ROUND_UP"},
-                      (1, 1, 5, 5))
-    assert err.value.param == "stride_nd" and "padding only" in str(err.value)
+        LAYER.resolve({**PADDING_ONLY, "average_count_excludes_padding": True}, X45.shape)
+    # the padding asked for (2) is fine; ROUND_UP's third row is not
+    assert err.value.param == "stride_nd" and "(0 before, 3 after, as EXPLICIT_ROUND_UP pads)" in str(err.value)
+
+
+def test_a_max_over_padding_only_is_undefined_and_says_so():
+    p = LAYER.resolve({**PADDING_ONLY, "type": "MAX"}, X45.shape)
+    y = LAYER.reference(X45, p)
+    undefined = LAYER.undefined(X45, p)
+    assert undefined[0, 0, 2].all() and not undefined[0, 0, :2].any()
+    assert np.isnan(y[undefined]).all() and np.isfinite(y[~undefined]).all()
+    assert y[0, 0, 0].tolist() == [12, 14, 15]
+    cell = LAYER.cell(X45, p, (0, 0, 2, 1), y)
+    assert "undefined" in cell.line and "documents no max" in cell.notes[-1]
 
 
 def test_the_picked_cell_reads_its_window_and_says_how_it_is_made():

@@ -200,3 +200,38 @@ def test_hover_outlines_follow_the_scales():
         p = LAYER.resolve({"scales": scales, "resize_mode": "LINEAR"}, x_shape)
         out = LAYER.reference(np.zeros(x_shape, np.float32), p).shape
         assert explain.hover_windows(LAYER, p, x_shape, out)["0,0,2,2"] == cells
+
+
+@pytest.mark.parametrize("n, scale, cells", [(10, 0.7, 7), (5, 1.4, 7), (10, 2.3, 23), (4, 1.999, 7)])
+def test_scales_size_the_output_in_float32_as_tensorrt_does(n, scale, cells):
+    # float32(10) · float32(0.7) = 7 exactly, where float64 gives 6.9999999 and floor 6
+    p = LAYER.resolve({"scales": scale}, (1, 1, n, n))
+    assert LAYER.reference(np.ones((1, 1, n, n), np.float32), p).shape == (1, 1, cells, cells)
+
+
+def test_bf16_leaves_the_scales_in_float32():
+    # scales is an attribute of the layer, not a weight: a strongly typed network keeps it float32 (BF16 would
+    # round 1.999 to 2 and give 8 × 8)
+    r = evaluate("resize", {"scales": 1.999, "precision": "BF16"}, run=False)
+    assert r.output.shape == (1, 1, 7, 7) == r.truth.shape
+    assert not LAYER.param("scales").is_weight(r.params) and not LAYER.param("cubic_coeff").is_weight(r.params)
+
+
+@needs_trt
+def test_tensorrt_agrees_on_every_size_scales_give():
+    """A seeded sample of (length, scale) pairs, with every pair whose float64 and float32 products floor apart."""
+    from playground.trt import engine as eng
+
+    backend = detect()
+    rng = np.random.default_rng(5)
+    pairs = [(int(n), round(float(s), 2)) for n, s in zip(rng.integers(1, 65, 12), rng.uniform(0.01, 4, 12))]
+    pairs += [(n, s / 100) for n in range(1, 65) for s in range(1, 401)
+              if math.floor(n * (s / 100)) != int(np.floor(np.float32(n) * np.float32(s / 100)))][:12]
+    for n, s in pairs:
+        try:
+            p = LAYER.resolve({"scales": f"{s},1"}, (1, 1, n, 1))
+        except ValidationError:  # floor(n · s) = 0: the playground shows no empty output
+            continue
+        report = eng.build_engine(backend, LAYER, p, (1, 1, n, 1))
+        expected = LAYER.reference(np.ones((1, 1, n, 1), np.float32), p).shape
+        assert tuple(report.output_shape) == expected, (n, s, report.output_shape, expected)

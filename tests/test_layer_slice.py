@@ -47,7 +47,6 @@ def test_reflect_folds_again_past_twice_the_size():
 @pytest.mark.parametrize("raw, param, words", [
     ({"start": "0,0,0,3"}, "shape", "axis 3 reads coordinates 3 … 7, outside 0 … 4"),
     ({"start": "0,0,-1,0", "shape": "1,1,2,2"}, "start", "under mode STRICT_BOUNDS"),
-    ({"stride": "1,1,0,1"}, "stride", "must not be 0"),
     ({"start": "0,0,0"}, "start", "needs one value per dimension of the input (4"),
     ({"mode": "MIRROR"}, "mode", "must be one of STRICT_BOUNDS, WRAP, CLAMP, FILL, REFLECT"),
 ])
@@ -55,6 +54,12 @@ def test_rules_name_the_parameter(raw, param, words):
     with pytest.raises(ValidationError) as err:
         LAYER.resolve(raw, X.shape)
     assert err.value.param == param and words in str(err.value)
+
+
+def test_stride_0_repeats_the_start_cell_as_tensorrt_builds_it():
+    y = sliced({"start": "0,0,1,2", "shape": "1,1,3,2", "stride": "1,1,0,1"})
+    assert y[0, 0].tolist() == [[8, 9]] * 3  # row 1 three times: 6 7 8 9 10, from column 2
+    assert LAYER.param("shape").offers(LAYER.resolve({"stride": "1,1,0,1"}, X.shape), X.shape)[2] == 64
 
 
 def test_default_is_the_legacy_spelling_of_strict_bounds():

@@ -147,7 +147,8 @@ def test_tensorrt_refusal_is_reported_with_its_message(tmp_path, monkeypatch):
     layer = get_layer("convolution")
     monkeypatch.setitem(LAYERS, "convolution", type(layer)(**{**vars(layer), "build": bad_build}))
     r = evaluate("convolution", {}, cache=EngineCache(tmp_path))
-    assert r.engine_status == "failed" and r.error.startswith("TensorRT rejected the network")
+    assert r.engine_status == "refused" and f"{r.backend.name} {r.backend.version} refused the network" in r.error
+    assert r.output_source == "reference" and r.engine_summary()["refusal"] == r.error
     assert convolution.LAYER is layer
 
 

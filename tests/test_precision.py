@@ -81,6 +81,17 @@ def test_int8_quantizes_with_ties_to_even_and_saturates():
     assert P.fake_quantize(np.float32([0.26, 1.0]), 0.5, "INT8").tolist() == [0.5, 1.0]
 
 
+def test_quantization_multiplies_by_the_reciprocal_scale_which_decides_a_tie():
+    # −3.2500002 / 0.1 is −32.5 in float32 (a tie: −32), −3.2500002 · float32(1 / 0.1) is −32.500004 (−33)
+    x = np.float32([-3.2500002, 3.2500002])
+    assert (x / np.float32(0.1)).tolist() == [-32.5, 32.5]
+    assert P.quantize(x, 0.1, "INT8").tolist() == [-33, 33]
+    assert P.quantize(x * 4, 0.1, "FP8").tolist() == [-128, 128]  # 130.00002 rounds to E4M3's 128 either way
+    lesson = presets.find("activation", "int8_tie")
+    r = evaluate(lesson.layer, lesson.params, presets.input_for(lesson), run=False)
+    assert r.output.ravel().tolist() == [np.float32(-33) * np.float32(0.1), 0, np.float32(33) * np.float32(0.1)]
+
+
 def test_fp8_e4m3_saturates_at_448_and_rounds_to_three_mantissa_bits():
     x = np.array([448, 500, -1e6, 1.0625, 1.1875, 0.001953125, np.nan], np.float32)
     q = P.quantize(x, 1.0, "FP8")
@@ -273,8 +284,11 @@ def test_lessons_by_hand():
     assert 0 < e["error_units"] < 1 and np.isfinite(r.output).all()
     r, e = errors("scale.fp16_cube_overflow")
     assert np.isposinf(r.output).sum() == (r.truth >= 65520).sum() == 13  # x³ rounds to +Inf from 65520 up
-    r, e = errors("leaky_relu.bf16_alpha")
-    assert float(P.round_to(0.1, "BF16")) == 0.10009765625 and e["error_units"] < 1
+    r, e = errors("leaky_relu.bf16_alpha")  # the scale construction's weights 0.1 and 0.9 in BF16: 1.17 ε
+    assert float(P.round_to(0.1, "BF16")) == 0.10009765625 and float(P.round_to(0.9, "BF16")) == 0.8984375
+    assert 1 < e["error_units"] < 1.5
+    attribute = evaluate("leaky_relu", {**r.params, "construction": "activation"}, r.input, run=False)
+    assert attribute.precision_error["error_units"] < 1  # the activation's alpha stays float32
 
 
 def test_a_lesson_whose_figures_differ_is_reported():

@@ -566,7 +566,7 @@ LAYER = Layer(
               offers=window.largest_window),
         window.groups_param("convolutions"),
         Param("kernel", "array", "powers_of_ten", "Weights, shape (K, C/num_groups, *kernel_size_nd), or a preset.",
-              presets=KERNEL_PRESETS),
+              presets=KERNEL_PRESETS, weight=True),
         window.BIAS,
         *window.padding_params(),
         window.DILATION,

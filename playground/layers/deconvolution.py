@@ -202,6 +202,19 @@ _CROPS = {"padding_nd": "Cells cropped from the start and the end of the output 
 PADDING = tuple(replace(q, help=_CROPS.get(q.name, q.help)) for q in window.padding_params())
 
 
+def limits(p, backend):
+    """TensorRT for RTX 1.7's builder refuses what full TensorRT builds: BF16 deconvolutions, and a stride above 1
+    with a dilation above 1 ("Strided & Dilated Deconv are currently not supported")."""
+    if backend != "tensorrt_rtx":
+        return None
+    if p["precision"] == "BF16":
+        return "TensorRT for RTX builds no BF16 deconvolution (full TensorRT does)"
+    if max(p["stride_nd"]) > 1 and max(window.dilation(p, len(p["stride_nd"]))) > 1:
+        return ("TensorRT for RTX builds no deconvolution with both a stride and a dilation above 1 (full TensorRT "
+                "does)")
+    return None
+
+
 # -- examples on 1…9 in a 3 × 3 plane: worked out by hand ---------------------------------------------------
 HOW = "TensorRT's IDeconvolutionLayer rules on the input 1…9"
 X3 = {"kind": "spec", "shape": (1, 1, 3, 3)}
@@ -284,7 +297,7 @@ LAYER = Layer(
         window.per_axis(KERNEL, 3, "Kernel window per spatial axis (two values for 2-D, three for 3-D).", 1, 15),
         window.groups_param("deconvolutions"),
         Param("kernel", "array", "ones", "Weights, shape (C, K/num_groups, *kernel_size_nd) (TensorRT's CKRS "
-              "order), or a preset.", presets=KERNEL_PRESETS),
+              "order), or a preset.", presets=KERNEL_PRESETS, weight=True),
         window.BIAS,
         *PADDING,
         window.DILATION,
@@ -303,4 +316,5 @@ LAYER = Layer(
     cell=cell,
     explain=explain,
     cell_axes=lambda rank: ("n", "k", "d", "h", "w") if rank == 5 else ("n", "k", "h", "w"),
+    limits=limits,
 )

@@ -41,10 +41,9 @@ def _windows(x: np.ndarray, p: dict):
         yield padded[(..., *at)], valid[at], counted[at]
 
 
-def reference(x, p):
-    """Max, average (of the input cells, or of the whole window with padding as zeros) or their blend
-    blend_factor·max + (1 − blend_factor)·average, over every window."""
-    t = ref.result_type()
+def _pooled(x: np.ndarray, p: dict):
+    """(max, average, inside) over every window; `inside` counts the window's input cells. A window of padding only
+    has max −inf; an average whose divisor is 0 (exclusive, or only ROUND_UP's uncounted cells) is NaN."""
     x = np.asarray(x, np.float64)
     top = total = inside = count = None
     for v, valid, counted in _windows(x, p):
@@ -53,29 +52,54 @@ def reference(x, p):
         total = v if total is None else total + v
         inside = valid.astype(np.float64) if inside is None else inside + valid
         count = counted.astype(np.float64) if count is None else count + counted
-    average = total / (inside if p["average_count_excludes_padding"] else count)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        average = total / (inside if p["average_count_excludes_padding"] else count)
+    return top, average, inside
+
+
+def reference(x, p):
+    """Max, average (of the input cells, or of the whole window with padding as zeros) or their blend
+    (1 − blend_factor)·max + blend_factor·average (IPoolingLayer::setBlendFactor), over every window. A window
+    that reads no input cell has no documented max: NaN there (`undefined`)."""
+    top, average, inside = _pooled(x, p)
     if p["type"] == "MAX":
         y = top
     elif p["type"] == "AVERAGE":
         y = average
     else:
-        y = p["blend_factor"] * top + (1.0 - p["blend_factor"]) * average
-    return np.asarray(y, dtype=t)
+        y = (1.0 - p["blend_factor"]) * top + p["blend_factor"] * average
+    if p["type"] != "AVERAGE":
+        y = np.where(inside > 0, y, np.nan)
+    return np.asarray(y, dtype=ref.result_type())
+
+
+def undefined(x, p):
+    """The output cells whose value TensorRT does not document: a max over padding only (MAX and the blend), an
+    average over no counted cell."""
+    top, average, inside = _pooled(np.zeros(x.shape, np.float32), p)
+    no_max = (inside == 0) if p["type"] != "AVERAGE" else np.zeros(inside.shape, bool)
+    no_average = np.isnan(average) if p["type"] != "MAX" else np.zeros(inside.shape, bool)
+    return np.broadcast_to(no_max | no_average, top.shape).copy()
 
 
 def check(fail, p, shape):
     window.check_fits(fail, p, shape, WINDOW)
-    pre, post, out = window.geometry(p, shape, WINDOW)
-    if p["padding_mode"].startswith("EXPLICIT"):  # the padding asked for (SAME_* pad less than a window)
-        pre, post = window.effective_padding(p)
-    for axis, (k, s, b, a, o, n) in enumerate(zip(p[WINDOW], p["stride_nd"], pre, post, out, shape[2:])):
-        if b >= k or a >= k:
-            name = window.padding_named(p, b >= k, a >= k)
-            raise fail(name, f"must be smaller than window_size_nd on spatial axis {axis} ({k}): a window of "
-                             f"padding only has nothing to pool", p[name])
-        if (o - 1) * s - b >= n:
-            raise fail("stride_nd", f"on spatial axis {axis} the last window (rounded up) starts past the input: "
-                                    f"it would pool padding only", p["stride_nd"])
+    if p["type"] in AVERAGING and p["average_count_excludes_padding"]:
+        # TensorRT's builder: "the padding size is larger than or equal to the filter size for exclusive-counting
+        # pooling" (the padding in force, ROUND_UP's extra cells included). MAX and an average that counts
+        # padding build: a window of padding only is then `undefined` or an average of zeros.
+        pre, post, _ = window.geometry(p, shape, WINDOW)
+        asked = window.effective_padding(p)
+        for axis, (k, b, a, b_asked, a_asked) in enumerate(zip(p[WINDOW], pre, post, *asked)):
+            if b < k and a < k:
+                continue
+            # the padding asked for, or else the cells EXPLICIT_ROUND_UP adds for a last window of a long stride
+            name = (window.padding_named(p, b_asked >= k, a_asked >= k) if max(b_asked, a_asked) >= k
+                    else "stride_nd")
+            raise fail(name, f"must leave the padding on spatial axis {axis} ({b} before, {a} after, as "
+                             f"{p['padding_mode']} pads) smaller than window_size_nd ({k}) when the average "
+                             f"excludes padding: a window of padding only would divide by 0. TensorRT refuses it; "
+                             f"MAX, or average_count_excludes_padding false, build", p[name])
     return p
 
 
@@ -99,9 +123,7 @@ def cell(x, p, index, reference_output=None):
     values = [float(x[c]) if ok else None for c, ok in zip(cells, inside)]
     real = [v for v in values if v is not None]
     rows = tuple({"input": str(c[2:]), "value": "padding" if v is None else precise(v)} for c, v in zip(cells, values))
-    top = max(real)
     divisor = len(real) if p["average_count_excludes_padding"] else int(_divisor(p, x.shape, index))
-    average = sum(real) / divisor
     out = float(reference_output[tuple(index)]) if reference_output is not None else None
     shown = precise(out) if out is not None else "?"
     listed = ", ".join(precise(v) for v in real) if len(real) <= 12 else f"{len(real)} values"
@@ -110,13 +132,24 @@ def cell(x, p, index, reference_output=None):
              (f" and {padding} of padding, which " + ("the average leaves out (average_count_excludes_padding)."
               if p["average_count_excludes_padding"] or p["type"] == "MAX" else "count as zeros in the average.")
               if padding else ".")]
+    if not real and p["type"] != "AVERAGE":
+        notes.append("This window reads padding only. TensorRT documents no max for it (padding is no value to "
+                     "take the max of), so the reference shows NaN here instead of inventing one; the engine's "
+                     "value, where one runs, is what this GPU's kernel happens to give.")
+        return Cell(f"max of no input cell = **undefined** (shown {shown})", rows, tuple(notes))
+    average = sum(real) / divisor if divisor else float("nan")
     if p["type"] == "MAX":
         line = f"max({listed}) = **{shown}**"
     elif p["type"] == "AVERAGE":
         line = f"({' + '.join(precise(v) for v in real) if len(real) <= 12 else 'Σ'}) / {divisor} = **{shown}**"
+        if not real:
+            line = f"0 (padding only) / {divisor} = **{shown}**"
+            notes.append("Padding only, counted as zeros: the average is 0, as TensorRT documents for an average "
+                         "that includes padding.")
     else:
         b = p["blend_factor"]
-        line = (f"{precise(b)}·max {precise(top)} + {precise(1 - b)}·average {precise(average)} = **{shown}**")
+        line = (f"(1 − {precise(b)})·max {precise(max(real))} + {precise(b)}·average {precise(average)} "
+                f"= **{shown}**")
     return Cell(line, rows, tuple(notes))
 
 
@@ -134,6 +167,10 @@ def explain(p, shape):
     for axis, (n, k, s, b, a, o) in enumerate(zip(shape[2:], p[WINDOW], p["stride_nd"], pre, post, out)):
         rows.append(f"axis {axis}: input {n}, window {k}, stride {s}, padding {b} + {a} → {o} outputs")
     text = ["**Output size per axis** (the convolution's arithmetic, dilation 1): " + "; ".join(rows) + "."]
+    if p["type"] == "MAX_AVERAGE_BLEND":
+        text.append(f"MAX_AVERAGE_BLEND: (1 − blend_factor)·max + blend_factor·average = "
+                    f"{precise(1 - p['blend_factor'])}·max + {precise(p['blend_factor'])}·average (blend_factor 0 is "
+                    f"the max, 1 the average)")
     if p["type"] in AVERAGING:
         text.append("The average divides by the input cells in the window" if p["average_count_excludes_padding"]
                     else "The average divides by the whole window, padding counted as zeros (the cells "
@@ -178,9 +215,15 @@ EXAMPLES = (
              [0.25, 1.25, 1, 3.5, 8.5, 5, 3.25, 7.25, 4],
              "The same windows, each divided by 4: the corner is 1 / 4 = 0.25, the centre (6 + 7 + 10 + 11) / 4 = "
              "8.5 as before.", shape=(1, 1, 3, 3)),
-    _example("blend_half", "MAX_AVERAGE_BLEND, blend_factor 0.5",
-             {"type": "MAX_AVERAGE_BLEND", "stride_nd": "2,2", "blend_factor": 0.5}, [4.75, 6.75, 12.75, 14.75],
-             "0.5·max + 0.5·average: 0.5·6 + 0.5·3.5 = 4.75."),
+    _example("blend_0", "MAX_AVERAGE_BLEND, blend_factor 0 (the default): the max",
+             {"type": "MAX_AVERAGE_BLEND", "stride_nd": "2,2", "blend_factor": 0}, [6, 8, 14, 16],
+             "(1 − 0)·max + 0·average: the blend's default is the max, 6 = max(1, 2, 5, 6)."),
+    _example("blend_quarter", "MAX_AVERAGE_BLEND, blend_factor 0.25",
+             {"type": "MAX_AVERAGE_BLEND", "stride_nd": "2,2", "blend_factor": 0.25}, [5.375, 7.375, 13.375, 15.375],
+             "(1 − 0.25)·max + 0.25·average: 0.75·6 + 0.25·3.5 = 5.375, nearer the max than the average."),
+    _example("blend_1", "MAX_AVERAGE_BLEND, blend_factor 1: the average",
+             {"type": "MAX_AVERAGE_BLEND", "stride_nd": "2,2", "blend_factor": 1}, [3.5, 5.5, 11.5, 13.5],
+             "(1 − 1)·max + 1·average: the average, 3.5 = (1 + 2 + 5 + 6) / 4."),
     _example("round_up_max", "MAX, window 3, stride 2, EXPLICIT_ROUND_UP",
              {"type": "MAX", "window_size_nd": "3,3", "stride_nd": "2,2", "padding_mode": "EXPLICIT_ROUND_UP"},
              [11, 12, 15, 16], "Rounding down gives one window ((4 − 3) / 2 + 1 = 1); rounding up gives 2 per axis, "
@@ -189,6 +232,15 @@ EXAMPLES = (
              {"type": "AVERAGE", "window_size_nd": "3,3", "stride_nd": "2,2", "padding_mode": "EXPLICIT_ROUND_UP"},
              [6, 7.5, 12, 13.5], "The windows past the input average their input cells only: (11 + 12 + 15 + 16) "
              "/ 4 = 13.5."),
+    _example("padding_only_average", "AVERAGE over a window of padding only, padding counted",
+             {"type": "AVERAGE", "window_size_nd": "3,2", "stride_nd": "2,2", "post_padding": "2,0",
+              "padding_mode": "EXPLICIT_ROUND_UP", "average_count_excludes_padding": False},
+             [6.5, 8.5, 10, 56 / 6, 64 / 6, 35 / 3, 0, 0, 0],
+             "Input 1 … 20 in 4 × 5. Rows: windows at 0, 2, 4 (ROUND_UP: (4 + 2 − 3) / 2 rounds up to 2, + 1); "
+             "the last reads rows 4–6, padding only, and its average of zeros is 0. The divisor counts the input and "
+             "the padding asked for, not ROUND_UP's extra row 6 and column 5: (11 + 12 + 16 + 17) / 6 = 9.33 in the "
+             "middle row; (5 + 10 + 15) / 3 = 10 in the last column.",
+             input={"kind": "spec", "shape": (1, 1, 4, 5)}, shape=(1, 1, 3, 3)),
     _example("max_3d", "3-D MAX, window 2 × 2 × 2, stride 2", {"type": "MAX", "window_size_nd": "2,2,2",
                                                                 "stride_nd": "2,2,2"},
              [22, 24, 30, 32], "Input 1…32 in two 4 × 4 planes; each window spans both, so the maxima are the "
@@ -206,7 +258,8 @@ LAYER = Layer(
         Param("type", "enum", "MAX", "Pooling type (trt.PoolingType).", choices=TYPES),
         window.per_axis(WINDOW, 2, "Window per spatial axis.", 1, 15, offers=window.largest_window),
         *window.padding_params(high=14),
-        Param("blend_factor", "float", 0.0, "MAX_AVERAGE_BLEND: blend_factor·max + (1 − blend_factor)·average.",
+        Param("blend_factor", "float", 0.0, "MAX_AVERAGE_BLEND: (1 − blend_factor)·max + blend_factor·average; 0 "
+              "is the max, 1 the average.",
               low=0.0, high=1.0, step=0.05, used_when=lambda p: p["type"] == "MAX_AVERAGE_BLEND"),
         Param("average_count_excludes_padding", "bool", True, "The average divides by the input cells in the "
               "window only (true) or by the whole window, padding counted as zeros (false).",
@@ -223,4 +276,5 @@ LAYER = Layer(
     reads=reads,
     cell=cell,
     explain=explain,
+    undefined=undefined,
 )

@@ -115,7 +115,7 @@ LAYER = Layer(
         Param("granularity", "enum", "channel", "Slopes for the whole tensor, one per channel, or one per element.",
               choices=GRANULARITY),
         Param("slopes", "array", "spec", "Slope of the negative part; a constant tensor broadcast to the input.",
-              low=-10.0, high=10.0, step=0.05, presets=PRESETS),
+              low=-10.0, high=10.0, step=0.05, presets=PRESETS, weight=True),
     ),
     example_shape=(1, 3, 3, 3),
     example_input=centered_ramp,

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from .. import reference as ref
+from ..errors import EMPTY_OUTPUT, Stricter
 from ..examples import derived
 from ..inputs import arange_pattern
 from ..layer import Cell, Layer
@@ -28,10 +29,11 @@ FORMULAS = {"ALIGN_CORNERS": "x · (in − 1) / (out − 1)", "ASYMMETRIC": "x �
 
 
 def output_size(p: dict, shape: tuple) -> tuple:
-    """The output's spatial size: `shape`, or floor(input × scale) per axis."""
+    """The output's spatial size: `shape`, or floor(input × scale) per axis, multiplied in float32 as TensorRT
+    does (10 × 0.7 is 7 in float32 but 6.9999999 in float64; TensorRT-RTX's builder gives 7)."""
     if p["scales"] is None:
         return tuple(p["shape"])
-    return tuple(math.floor(n * float(s)) for n, s in zip(shape[2:], p["scales"]))
+    return tuple(int(np.floor(np.float32(n) * np.float32(s))) for n, s in zip(shape[2:], p["scales"]))
 
 
 def _at_zero(p: dict, n_out: int) -> bool:
@@ -123,15 +125,17 @@ def check(fail, p, shape):
         p = {**p, "scales": scales}
         for ax, n, s, o in zip(spatial_names(len(shape)), shape[2:], scales, output_size(p, shape)):
             if o < 1:
-                raise fail("scales", f"on axis {ax} gives floor({n} × {precise(s)}) = 0 cells: the output would be "
-                                     f"empty", p["scales"])
+                raise fail("scales", Stricter(f"on axis {ax} gives floor({n} × {precise(s)}) = 0 cells: the output "
+                                              f"would be empty", EMPTY_OUTPUT), p["scales"])
             if o > MAX_SIZE:
-                raise fail("scales", f"on axis {ax} gives {o} cells, more than {MAX_SIZE}", p["scales"])
+                raise fail("scales", Stricter(f"on axis {ax} gives {o} cells, more than {MAX_SIZE}",
+                                              f"the playground's cap on an axis, as shape's range"), p["scales"])
     out = output_size(p, shape)
     if p["resize_mode"] == "CUBIC" and spatial == 3 and out[0] != shape[2]:
         name = "shape" if p["scales"] is None else "scales"
-        raise fail(name, f"CUBIC (bicubic) resizes H and W only: D must stay {shape[2]} (it would be {out[0]})",
-                   p[name])
+        raise fail(name, Stricter(f"CUBIC (bicubic) resizes H and W only: D must stay {shape[2]} (it would be "
+                                  f"{out[0]})", "TensorRT documents CUBIC for the two innermost axes; its builder "
+                                                "accepts a 3-D one, with no documented result"), p[name])
     return p
 
 
@@ -200,7 +204,8 @@ def explain(p, shape):
     text = [f"**Where each output cell samples** ({sizes}): x_original = {FORMULAS[p['coordinate_transformation']]} "
             f"per axis ({p['coordinate_transformation']})."]
     if p["scales"] is not None:
-        text.append("With scales the output size is floor(input × scale); the coordinates still follow the "
+        text.append("With scales the output size is floor(input × scale), the product taken in float32 (10 × 0.7 "
+                    "is 7 cells, not 6); the coordinates still follow the "
                     "lengths in / out, as TensorRT's formulas are written.")
     text.append({
         "NEAREST": f"NEAREST reads the one cell the coordinate rounds to ({p['nearest_rounding']}).",

@@ -51,7 +51,7 @@ def build(trt, network, x, p):
 
 
 def _coefficient(name, default, help):
-    return Param(name, "array", default, help, low=-1000.0, high=1000.0, step=0.1, slide=(-10.0, 10.0))
+    return Param(name, "array", default, help, low=-1000.0, high=1000.0, step=0.1, slide=(-10.0, 10.0), weight=True)
 
 
 def formula(p):

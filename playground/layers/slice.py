@@ -21,6 +21,9 @@ MODE_WORDS = {
 }
 
 
+SHAPE_HIGH = 64
+
+
 def coordinates(p: dict, axis: int) -> np.ndarray:
     """The input coordinates one axis reads, before the mode maps those outside: start + i·stride."""
     return p["start"][axis] + np.arange(p["shape"][axis]) * p["stride"][axis]
@@ -56,8 +59,6 @@ def reference(x, p):
 
 
 def check(fail, p, shape):
-    if 0 in p["stride"]:
-        raise fail("stride", f"must not be 0 (axis {p['stride'].index(0)})", p["stride"])
     if p["mode"] == "STRICT_BOUNDS":
         for axis, size in enumerate(shape):
             i = coordinates(p, axis)
@@ -82,7 +83,10 @@ def shape_offered(p, shape):
     tops = []
     for size, s, b in zip(shape, p["stride"], p["start"]):
         room = (size - 1 - b) if s > 0 else b
-        tops.append(max(1, room // abs(s) + 1) if 0 <= b < size else 1)
+        if not 0 <= b < size:
+            tops.append(1)
+        else:  # stride 0 reads the start cell again and again: any shape stays inside
+            tops.append(SHAPE_HIGH if s == 0 else max(1, room // abs(s) + 1))
     return tuple(tops)
 
 
@@ -174,14 +178,16 @@ LAYER = Layer(
     params=(
         Param("start", "ints", lambda p, s: (0,) * len(s), "First coordinate read, per dimension (may be outside "
               "the input, except under STRICT_BOUNDS).", low=-16, high=64, step=1, per_dim=True),
-        Param("stride", "ints", lambda p, s: (1,) * len(s), "Step per dimension; negative walks backwards.",
+        Param("stride", "ints", lambda p, s: (1,) * len(s), "Step per dimension; negative walks backwards, 0 "
+              "repeats the start cell (a broadcast).",
               low=-8, high=8, step=1, per_dim=True),
-        Param("shape", "ints", lambda p, s: tuple(s), "Output size per dimension.", low=1, high=64, step=1,
+        Param("shape", "ints", lambda p, s: tuple(s), "Output size per dimension.", low=1, high=SHAPE_HIGH, step=1,
               per_dim=True, offers=shape_offered),
         Param("mode", "enum", "STRICT_BOUNDS", "What a coordinate outside the input reads (trt.SampleMode).",
               choices=MODES, aliases={"DEFAULT": "STRICT_BOUNDS"}),
         Param("fill", "float", 0.0, "FILL: the value read outside the input (the layer's input 4).",
-              low=-1e6, high=1e6, step=0.5, slide=(-20.0, 20.0), used_when=lambda p: p["mode"] == "FILL"),
+              low=-1e6, high=1e6, step=0.5, slide=(-20.0, 20.0), used_when=lambda p: p["mode"] == "FILL",
+              weight=True),  # a constant, cast to the data's type
     ),
     example_shape=(1, 1, 4, 5),
     example_input=arange_pattern,

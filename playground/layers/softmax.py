@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import reference as ref
+from ..errors import Stricter
 from ..examples import derived
 from ..layer import Cell, Layer
 from ..numbers import precise
@@ -33,7 +34,9 @@ def reference(x, p):
 
 def axes_rule(axes, p, shape):
     if axes <= 0 or axes & (axes - 1):
-        return "must set exactly one bit (one axis): 1, 2, 4, 8 or 16"
+        return Stricter("must set exactly one bit (one axis): 1, 2, 4, 8 or 16",
+                        "TensorRT documents one axis (ISoftMaxLayer::setAxes); its builder accepts several, with no "
+                        "documented result")
     if axes >= 1 << len(shape):
         return f"names axis {axes.bit_length() - 1}, but the input has rank {len(shape)} (axes below {1 << len(shape)})"
     return None

@@ -31,7 +31,7 @@ SHOWN_SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING")
 @dataclass
 class BuildReport:
     """What a build produced; everything but the engine bytes is JSON-friendly metadata."""
-    status: str  # built | failed
+    status: str  # built | refused (the builder said no: an answer) | failed (no builder here)
     build_ms: float
     output_shape: list[int] | None  # TensorRT's own shape inference
     layers: list[dict] = field(default_factory=list)
@@ -244,11 +244,12 @@ def build_engine(backend: Backend, layer: Layer, params: dict, input_shape: tupl
     build_ms = (time.perf_counter() - start) * 1e3
     if engine is None and error is None:
         errors = [m for s, m in records if s in ("ERROR", "INTERNAL_ERROR")]
-        error = "TensorRT rejected the network: " + ("; ".join(errors) or refused or "the build returned no engine")
+        refused = (f"{backend.name} {backend.version} refused the network: " +
+                   ("; ".join(errors) or refused or "the build returned no engine"))
     return BuildReport(
-        status="built" if engine else "failed", build_ms=round(build_ms, 3), output_shape=output_shape,
+        status="built" if engine else "refused" if refused else "failed", build_ms=round(build_ms, 3), output_shape=output_shape,
         layers=layers_from_log(records), log=[[s, m] for s, m in records if s in SHOWN_SEVERITIES],
-        error=error, engine=engine)
+        error=error or refused, engine=engine)
 
 
 # -- the engine's layers ----------------------------------------------------------------------

@@ -44,7 +44,8 @@ PRESENTER_CSS = (f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }} "
 
 
 PRECISION_NAMES = tuple(p.name for p in PRECISION_PARAMS)  # drawn in the row over the figures
-STATUS_TEXT = {"built": "built now", "cached": "from cache", "failed": "failed", "not_built": "not built"}
+STATUS_TEXT = {"built": "built now", "cached": "from cache", "refused": "refused by the builder", "failed": "failed",
+               "not_built": "not built"}
 
 
 def page_path(name: str) -> str:
@@ -220,7 +221,9 @@ def _stage(layer: Layer, shown: Evaluation | None, problem: Problem | None, pres
     if shown is None:
         st.info("No valid configuration yet: fix the parameter named above to see the output.")
         return
-    if shown.error:
+    if shown.engine_status == "refused":  # an answer about this configuration, not a fault of the page
+        st.warning(f"{state.inert(shown.error)}. The output is the NumPy reference.", icon=":material/block:")
+    elif shown.error:
         st.error(f"TensorRT could not build this configuration; the output is the NumPy reference. "
                  f"TensorRT said: {state.inert(shown.error)}", icon=":material/build:")
     height = box.figure_h - (56 if problem or shown.error else 0)
