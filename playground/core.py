@@ -58,7 +58,14 @@ class Evaluation:
         if self.precision_error is None:
             return None
         return ({k: v for k, v in self.precision_error.items() if k not in ("error", "log_error", "exact_at")}
-                | {"source": self.output_source})
+                | {"source": self.output_source, "gpu_crosscheck": self.gpu_agreement})
+
+    @property
+    def gpu_agreement(self) -> str | None:
+        """Where the output is the emulation: how close it came to a GPU's arithmetic (bench/gpu_crosscheck.py)."""
+        if self.output_source == "tensorrt":
+            return None
+        return P.gpu_agreement(self.layer, self.params.get("precision", "FP32"))
 
     @property
     def source_label(self) -> str:

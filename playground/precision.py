@@ -14,6 +14,10 @@ arguments only), so the exported script carries the same code.
 """
 from __future__ import annotations
 
+import functools
+import json
+from pathlib import Path
+
 import numpy as np
 
 from . import reference as ref
@@ -112,6 +116,28 @@ def _rounded(value, precision: str):
     if isinstance(value, float):
         return float(round_to(value, precision))
     return value
+
+
+@functools.lru_cache(maxsize=1)
+def _crosscheck() -> dict:
+    """bench/gpu_crosscheck.py's figures (playground/gpu_crosscheck.json): the emulation against PyTorch/cuDNN on
+    a GPU, per layer and precision."""
+    try:
+        return json.loads((Path(__file__).parent / "gpu_crosscheck.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+
+
+def gpu_agreement(layer: str, precision: str) -> str | None:
+    """How close the emulation of `layer` in `precision` came to a GPU's arithmetic (cuDNN, not TensorRT), in
+    words; None where it was not measured."""
+    figures = _crosscheck().get("layers", {}).get(layer, {}).get(precision)
+    if not figures:
+        return None
+    device = _crosscheck()["device"].split(" (")[0]
+    return (f"emulation within 1 ε of cuDNN on an {device.removeprefix('NVIDIA ')} for "
+            f"{100 * figures['within_1']:.1f} % of cells (worst {figures['worst']:.3g} ε; PyTorch's arithmetic, not "
+            f"TensorRT's)")
 
 
 def errors(y, truth, precision: str, scale: float) -> dict:

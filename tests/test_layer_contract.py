@@ -133,3 +133,13 @@ def test_examples_exist_and_tell_each_float_parameter_from_its_mirror(name):
         verdicts = [_mirrored_changes(layer, e, param) for e in layer.examples if not e.is_lesson and param in e.params]
         assert any(verdicts), (f"{name}: every example of {param} gives the same output with the value mirrored "
                                f"across its range: they cannot tell the rule from its reverse")
+
+
+def test_a_non_finite_cell_needs_the_layers_rule():
+    """The contract's finiteness check can fail: scale's NaN (a negative base to a fractional power) is allowed
+    only by its `undefined` rule."""
+    layer = LAYERS["scale"]
+    x = np.float32([-2, -1, 0, 1]).reshape(1, 1, 2, 2)
+    p = layer.resolve({"mode": "UNIFORM", "scale": 1, "shift": 0, "power": 0.5}, x.shape)
+    y = layer.reference(x, p)
+    assert np.isnan(y).sum() == 2 and (np.isnan(y) == layer.undefined(x, p)).all()

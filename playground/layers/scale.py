@@ -116,6 +116,15 @@ def _coefficients(params: dict, shape: tuple) -> tuple[np.ndarray, np.ndarray, n
     return tuple(np.broadcast_to(c, shape) for c in coefficients)
 
 
+def undefined(x: np.ndarray, params: dict) -> np.ndarray:
+    """The cells whose base x·scale + shift is negative under a fractional power: no real result, NaN in TensorRT
+    and in the reference alike."""
+    s, t, p = _coefficients(params, x.shape)
+    with np.errstate(all="ignore"):
+        base = np.asarray(x, np.float64) * s + t
+    return (base < 0) & (np.mod(p, 1) != 0)
+
+
 def scale_nan_explanation(x: np.ndarray, params: dict, reference_output: np.ndarray | None = None) -> str | None:
     """None when y = (x·scale + shift)^power has no NaN; else how many cells are NaN and why, with an example.
     reference_output: y where the caller has it (saves recomputing the layer)."""
@@ -211,4 +220,5 @@ LAYER = Layer(
     ranks=(4, 5),
     examples=tuple(SCALE),
     section=section,
+    undefined=undefined,
 )

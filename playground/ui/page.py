@@ -228,7 +228,7 @@ def _stage(layer: Layer, shown: Evaluation | None, problem: Problem | None, pres
                  f"TensorRT said: {state.inert(shown.error)}", icon=":material/build:")
     height = box.figure_h - (56 if problem or shown.error else 0)
     line = compare_text(shown) if shown.compared is not None else (
-        precision_text(shown.precision_error) if shown.precision_error is not None else None)
+        precision_text(shown.precision_error, shown.gpu_agreement) if shown.precision_error is not None else None)
     if line:
         with st.container(key=control_key(layer.name, "precision_error")):
             st.markdown(line)
@@ -282,11 +282,12 @@ def source_badge(ev: Evaluation) -> str:
     return f"{what} · {ev.backend.name} engine " + (f"{how}, not run here" if how else "not built")
 
 
-def precision_text(e: dict) -> str:
-    """The precision's error as the stage states it (the numbers a test reads)."""
+def precision_text(e: dict, gpu: str | None = None) -> str:
+    """The precision's error as the stage states it (the numbers a test reads), and where the output is the
+    emulation, how close the emulation came to a GPU's arithmetic (`precision.gpu_agreement`)."""
     c = numbers.compact
     return (f"**{e['precision']}** against FP64: max |error| **{c(e['max_abs_error'])}** · max relative error "
-            f"**{c(e['max_rel_error'])}** · **{c(e['error_units'])}** {e['unit']}")
+            f"**{c(e['max_rel_error'])}** · **{c(e['error_units'])}** {e['unit']}" + (f" · {gpu}" if gpu else ""))
 
 
 def compare_text(ev: Evaluation) -> str:
