@@ -32,7 +32,7 @@ class Evaluation:
     output: np.ndarray  # what is shown: TensorRT's output where it ran, else the reference
     output_source: str  # tensorrt | reference
     backend: Backend
-    engine_status: str  # built | cached | not_built | refused (the builder's answer) | failed (no builder)
+    engine_status: str  # built | cached | not_built | pending (build=False) | refused (the builder's answer) | failed
     report: eng.BuildReport | None = None
     cache_key: str | None = None
     max_abs_diff: float | None = None
@@ -183,13 +183,14 @@ _measures = _Measures()
 
 def evaluate(layer_name: str, raw_params: dict | None = None, x: np.ndarray | None = None, *,
              backend: Backend | None = None, cache: EngineCache | None = None, run: bool = True,
-             compare: str | None = None) -> Evaluation:
+             compare: str | None = None, build: bool = True) -> Evaluation:
     """The configuration's verdict; `compare` names a second precision to evaluate the same configuration in
-    (compare mode: `compared` and the `difference` between the two outputs)."""
-    result = _evaluate(layer_name, raw_params, x, backend=backend, cache=cache, run=run)
+    (compare mode: `compared` and the `difference` between the two outputs). build=False: the reference only,
+    at once, its engine "pending" (a stage being scrubbed where no engine runs; the engine is built after)."""
+    result = _evaluate(layer_name, raw_params, x, backend=backend, cache=cache, run=run, build=build)
     if compare is not None and compare != result.params["precision"]:
         other = _evaluate(layer_name, {**(raw_params or {}), "precision": compare}, result.input,
-                          backend=result.backend, cache=cache, run=run)
+                          backend=result.backend, cache=cache, run=run, build=build)
         result.compared = other
         if other.output.shape == result.output.shape:
             label = f"{result.params['precision']} − {compare}"
@@ -199,7 +200,7 @@ def evaluate(layer_name: str, raw_params: dict | None = None, x: np.ndarray | No
 
 
 def _evaluate(layer_name: str, raw_params: dict | None, x: np.ndarray | None, *, backend: Backend | None,
-              cache: EngineCache | None, run: bool) -> Evaluation:
+              cache: EngineCache | None, run: bool, build: bool = True) -> Evaluation:
     layer = get_layer(layer_name)
     raw_params = raw_params or {}
     x = layer.example_input(layer.example_shape) if x is None else np.asarray(x, dtype=np.float32, order="C")  # 0-d stays 0-d
@@ -217,6 +218,9 @@ def _evaluate(layer_name: str, raw_params: dict | None, x: np.ndarray | None, *,
     if not backend.can_build:
         result.messages += [f"Not used: {why}." for why in backend.passed_over]
         result.messages.append(f"No engine was built ({backend.why_not_run}).")
+        return _measured(result, truth_key)
+    if not build:
+        result.engine_status = "pending"
         return _measured(result, truth_key)
     known = layer.limits(params, backend.name) if layer.limits else None
     if known:  # said before the build; the build still runs, and its own words are the verdict

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 INPUT = "input"
-VIEW_SHARED_SCALE, VIEW_PRESENTER = "view.shared_scale", "view.presenter"
+VIEW_SHARED_SCALE, VIEW_PRESENTER, VIEW_INSTRUMENT = "view.shared_scale", "view.presenter", "view.instrument"
 COMPARE = "compare"  # "{layer}.compare": compare mode's second precision
 COMPARE_OFF = "off"  # its first choice: no second precision
 # A layer page's fragments: "stage" (the figures and all below them) and "controls.PARAM" (one parameter's control):

@@ -31,7 +31,8 @@ from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, default_dims
 from ..layer import Layer
 from ..numbers import exact
 from .state import SPEC_TAB, PageState, open_tab
-from .keys import COMPARE, COMPARE_OFF, VIEW_PRESENTER, VIEW_SHARED_SCALE, control_key, input_key, key, key_selector
+from .keys import (COMPARE, COMPARE_OFF, VIEW_INSTRUMENT, VIEW_PRESENTER, VIEW_SHARED_SCALE, control_key, input_key,
+                   key, key_selector)
 
 PRESET_PARAM, HIDE_PARAM = "preset", "hide"
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -73,6 +74,7 @@ def fields(layer: Layer) -> dict[str, Field]:
     out[key(layer.name, COMPARE)] = Field("choice", choices=(COMPARE_OFF, *layer.param("precision").choices))
     out[key(layer.name, VIEW_SHARED_SCALE)] = Field("bool")
     out[VIEW_PRESENTER] = Field("bool")
+    out[VIEW_INSTRUMENT] = Field("bool")
     return out
 
 

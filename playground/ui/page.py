@@ -93,6 +93,9 @@ def _layer_page(name: str) -> None:
             st.caption("Hidden by the link (`hide`): " + ", ".join(hide))
             st.button("Show everything", key=key(name, "show_all"), on_click=links.show_all,
                       icon=":material/visibility:")
+    if view.instrument:
+        _instrument_page(layer, inp, view, hide)
+        return
     size = stage.viewport()
     st.html(STAGE_CSS + links.hide_css(layer, hide) + (PRESENTER_CSS if view.presenter else ""))
     if not view.presenter:  # a room needs the stage, not the title block
@@ -172,6 +175,35 @@ def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_
             workshop.downloads(layer, shown)
     _link(link_slot)
     links.page_drawn(layer)
+
+
+def _instrument_page(layer: Layer, inp: widgets.InputForm, view: ViewOptions, hide: list[str]) -> None:
+    """The layer page on the instrument stage (playground.stage): one component owns the controls, the figures
+    and the URL, and a change is answered by the server's route; this script runs when the page opens, when the
+    input or the view changes, and when the stage settles on a configuration (the engine card and the downloads
+    under it follow)."""
+    from ..stage import component
+
+    st.html(STAGE_CSS + links.hide_css(layer, hide) + (PRESENTER_CSS if view.presenter else ""))
+    if inp.x is None:
+        st.error(state.inert(str(inp.error)), icon=":material/error:")
+        return
+    backend, engines = state.backend(), state.engine_cache()
+
+    def run(raw: dict, compare: str | None) -> Evaluation:
+        return evaluate(layer.name, raw, inp.x, backend=backend, cache=engines, compare=compare)
+
+    def example(name: str) -> None:  # the input is the sidebar's; the parameters go to the URL the stage reads
+        preset = presets.find(layer.name, name)
+        widgets.write_config(layer, {}, preset.input)
+        component.set_query(layer, layer.resolve(preset.params, preset.input_shape), preset.input_shape)
+
+    ev = component.stage(layer, inp.x, run, presenter=view.presenter, hide=tuple(hide), on_example=example)
+    engine_tab, downloads_tab = st.tabs(["Engine", "Downloads"], key=key(layer.name, "instrument_tabs"))
+    with engine_tab, st.container(key=control_key(layer.name, "engine")):
+        _engine_panel(ev)
+    with downloads_tab:
+        workshop.downloads(layer, ev)
 
 
 def _spec_tab(layer: Layer, preset, cmp, shown: Evaluation, view: ViewOptions) -> None:

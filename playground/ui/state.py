@@ -135,10 +135,11 @@ class ViewOptions:
     shared_scale: bool = True  # one colour scale for input and output, else one per heatmap
     presenter: bool = False  # projector: large type, strong colours
     theme: Theme = DEFAULT  # style.theme(presenter)
+    instrument: bool = False  # the stage as one component answered by the server's route (playground.stage)
 
     @staticmethod
-    def of(shared_scale: bool, presenter: bool) -> "ViewOptions":
-        return ViewOptions(bool(shared_scale), bool(presenter), theme_for(bool(presenter)))
+    def of(shared_scale: bool, presenter: bool, instrument: bool = False) -> "ViewOptions":
+        return ViewOptions(bool(shared_scale), bool(presenter), theme_for(bool(presenter)), bool(instrument))
 
 
 def frozen(fig: go.Figure) -> go.Figure:

@@ -22,8 +22,8 @@ from ..layers import get_layer
 from ..numbers import float32
 from ..params import Param, same_value
 from .links import Field
-from .keys import (COMPARE, COMPARE_OFF, CONTROLS_FRAGMENT, STAGE_FRAGMENT, VIEW_PRESENTER, VIEW_SHARED_SCALE,
-                   control_key, input_key, key)
+from .keys import (COMPARE, COMPARE_OFF, CONTROLS_FRAGMENT, STAGE_FRAGMENT, VIEW_INSTRUMENT, VIEW_PRESENTER,
+                   VIEW_SHARED_SCALE, control_key, input_key, key)
 from .state import PageState, ViewOptions, guarded, inert
 
 SLIDER_MAX_STEPS = 2000  # a sidebar slider cannot place more positions than this; beyond, a number input
@@ -682,4 +682,7 @@ def view_controls(layer: Layer) -> ViewOptions:
                        **STATE)
     presenter = st.toggle("Presenter mode", value=False, key=VIEW_PRESENTER,
                           help="Large type, bigger cells and strong colours for a projector.", **STATE)
-    return ViewOptions.of(shared, presenter)
+    instrument = st.toggle("Instrument stage (beta)", value=False, key=VIEW_INSTRUMENT,
+                           help="The stage as one component: a change is answered by the server without a page run, "
+                                "and a dragged slider's output follows the hand.", **STATE)
+    return ViewOptions.of(shared, presenter, instrument)

@@ -1,0 +1,236 @@
+"""The instrument stage (`?view.instrument=true`) against the page's Streamlit stage, two Streamlit baselines and
+the spec's fresh process, side by side in one run, from key press to pixels in Chromium.
+
+Series (the convolution on the spec's 1×1×6×9 input unless named):
+  instrument new   padding_nd w/h stepped with the arrow keys, each a configuration not drawn before
+  instrument back  the same steps in reverse: a configuration drawn before (the browser's own cache)
+  instrument large the 1×3×512×512 convolution: new configurations, then back
+  streamlit new / back  the same steps on the page's Streamlit stage (a script run per change)
+  slider app       bench/slider_app.py: one slider and one line of text (press -> the text changed)
+  bare app         bench/bare_app.py: one slider, two Plotly heatmaps
+  drag             a 2-second mouse drag across a slider (the convolution's padding_nd h, 0 -> 16; the activation's
+                   alpha with LEAKY_RELU, −5 -> 5): how many positions the thumb passed, how many were drawn, and
+                   whether the released value's output is the one drawn last
+A change is drawn when the stage's data-drawn counter moved past the press and a frame has been painted after
+it (requestAnimationFrame). Baselines: the bare build (build_engine in this process, warm) and the spec's script
+in a fresh process (bench_core.SPEC_SCRIPT), for the same configurations. First load: a new session opening the
+instrument page on a warm server, until its first answer is drawn.
+
+    python bench/bench_stage.py [--changes 24] [--large-changes 8] [--spec-runs 6]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from bench_browser import (Series, bare_builds, machine, open_page, padding_walk, pct, print_machine,  # noqa: E402
+                           reverse, spec_runs, walk)
+
+from playground.chromium import browser as B  # noqa: E402
+from playground.trt import launch  # noqa: E402
+from playground.trt.backend import detect  # noqa: E402
+
+TIMEOUT_MS = 60_000
+VIEWPORT = {"width": 1280, "height": 720}
+STAGE = ".pg-stage"
+# The output drawn: the stage's counter past the press and a frame painted after it.
+DRAWN_AFTER_JS = """(before) => new Promise((done) => {
+  const check = () => { const s = document.querySelector('%s');
+    if (s && Number(s.dataset.drawn) > before) requestAnimationFrame(() => done(true));
+    else requestAnimationFrame(check); };
+  check(); })""" % STAGE
+# Nothing in flight any more: the engine's badge has caught up with the drawn output.
+SETTLED_JS = "() => !document.querySelector('%s').classList.contains('pg-busy')" % STAGE
+
+
+def open_stage(context, base, path):
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    sep = "&" if "?" in path else "?"
+    page.goto(f"{base}/{path}{sep}view.instrument=true")
+    page.wait_for_selector(f'{STAGE}[data-drawn] [data-figure="output"] canvas', timeout=TIMEOUT_MS)
+    B.wait_until_idle(page, TIMEOUT_MS)
+    return page
+
+
+def drawn(page) -> int:
+    return int(page.get_attribute(STAGE, "data-drawn"))
+
+
+def stage_walk(page, steps, series: Series, settled: Series | None = None) -> None:
+    """steps: (query key of a range input, key to press); press -> the answer drawn and a frame painted (and,
+    into `settled`, press -> nothing in flight: the engine built and its badge drawn)."""
+    current = None
+    for param, press, _ in steps:
+        if param != current:
+            page.focus(f'[data-param="{param}"]')
+            current = param
+        before = drawn(page)
+        start = time.perf_counter()
+        page.keyboard.press(press)
+        page.evaluate(DRAWN_AFTER_JS, before)
+        series.latency.append((time.perf_counter() - start) * 1e3)
+        page.wait_for_function(SETTLED_JS, polling="raf")
+        if settled is not None:
+            settled.latency.append((time.perf_counter() - start) * 1e3)
+
+
+def drag(page, param: str, seconds: float = 2.0) -> dict:
+    """Drag `param`'s thumb from its left end to its right end over `seconds` (60 mouse moves a second); count the
+    values the thumb passed and the answers drawn, and check the released value's answer is drawn last."""
+    page.evaluate("""(sel) => { const s = document.querySelector(sel); window.__drawnLog = [JSON.parse(s.dataset.query)];
+      new MutationObserver(() => window.__drawnLog.push(JSON.parse(s.dataset.query))).observe(s,
+        {attributes: true, attributeFilter: ['data-drawn']}); }""", STAGE)
+    slider = page.locator(f'[data-param="{param}"]')
+    box = slider.bounding_box()
+    y, moves = box["y"] + box["height"] / 2, int(seconds * 60)
+    passed = set()
+    page.mouse.move(box["x"] + 6, y)
+    page.mouse.down()
+    start = time.perf_counter()
+    for i in range(1, moves + 1):
+        page.mouse.move(box["x"] + 6 + (box["width"] - 12) * i / moves, y)
+        passed.add(slider.input_value())
+        time.sleep(max(0.0, start + i / 60 - time.perf_counter()))
+    page.mouse.up()
+    released = slider.input_value()
+    page.wait_for_function(f"() => !document.querySelector('{STAGE}').classList.contains('pg-busy')")
+    page.wait_for_timeout(300)
+    log = page.evaluate("() => window.__drawnLog")
+    values = [q.get(param) for q in log]
+    drawn_values = list(dict.fromkeys(values))
+    return {"passed": len(passed), "drawn": len(set(drawn_values) & passed), "answers": len(values) - 1,
+            "per_second": len(set(drawn_values) & passed) / seconds, "last_is_released": values[-1] == released}
+
+
+def slider_app_series(context, base, n: int) -> Series:
+    page = context.new_page()
+    page.goto(base)
+    page.wait_for_selector("text=value is 0")
+    B.wait_until_idle(page, TIMEOUT_MS)
+    page.locator(B.key_selector("slider.value")).get_by_role("slider").focus()
+    series = Series("slider app: one slider, one text")
+    for i in range(1, n + 1):
+        start = time.perf_counter()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(f"() => document.body.innerText.includes('value is {i}')", polling="raf")
+        series.latency.append((time.perf_counter() - start) * 1e3)
+    page.close()
+    return series
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--changes", type=int, default=24)
+    ap.add_argument("--large-changes", type=int, default=8)
+    ap.add_argument("--spec-runs", type=int, default=6)
+    args = ap.parse_args()
+    launch.restart_tuned()
+    if not detect().can_build:
+        sys.exit("no TensorRT module installed: nothing to build")
+    print_machine(machine())
+    steps, configs = padding_walk(args.changes)
+    large_steps, large_cfg = padding_walk(args.large_changes)
+    results, drags = [], {}
+    with tempfile.TemporaryDirectory() as cache_dir, \
+            B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": cache_dir}) as base, B.chromium() as chrome:
+        context = B.new_context(chrome, viewport=VIEWPORT, reduced_motion="reduce")
+        open_stage(context, base, "convolution").close()  # the server's first build and imports
+        loads = []
+        for _ in range(5):
+            start = time.perf_counter()
+            open_stage(context, base, "convolution").close()
+            loads.append((time.perf_counter() - start) * 1e3)
+        page = open_stage(context, base, "convolution")
+        new, back = Series("instrument: new configuration"), Series("instrument: revisited configuration")
+        built = Series("instrument: new, its engine built and shown")
+        stage_walk(page, steps, new, built)
+        stage_walk(page, reverse(steps), back)
+        results += [new, built, back]
+        page.close()
+        page = open_stage(context, base, "convolution?convolution.input.C=3&convolution.input.H=512"
+                                         "&convolution.input.W=512")
+        lnew, lback = Series("instrument large 1×3×512×512: new"), Series("instrument large 1×3×512×512: back")
+        stage_walk(page, large_steps, lnew)
+        stage_walk(page, reverse(large_steps), lback)
+        results += [lnew, lback]
+        page.close()
+        page = open_stage(context, base, "convolution")
+        drags["convolution padding_nd h (17 values)"] = drag(page, "convolution.padding_nd.h")
+        page.close()
+        page = open_stage(context, base, "activation?activation.type=LEAKY_RELU")
+        drags["activation alpha, LEAKY_RELU"] = drag(page, "activation.alpha")
+        page.close()
+        # the page's Streamlit stage, same server, a configuration family of its own (kernel 2 × 2)
+        page = open_page(context, base, "convolution?convolution.kernel_size_nd.h=2&convolution.kernel_size_nd.w=2")
+        snew, sback = Series("streamlit stage: new configuration"), Series("streamlit stage: revisited")
+        walk(page, steps, snew)
+        walk(page, reverse(steps), sback)
+        results += [snew, sback]
+        page.close()
+        context.close()
+    with B.serve_app(app=ROOT / "bench" / "slider_app.py") as base, B.chromium() as chrome:
+        context = B.new_context(chrome, viewport=VIEWPORT)
+        slider = slider_app_series(context, base, args.changes)
+        context.close()
+    with B.serve_app(app=ROOT / "bench" / "bare_app.py") as base, B.chromium() as chrome:
+        context = B.new_context(chrome, viewport=VIEWPORT, reduced_motion="reduce")
+        page = open_page(context, base, "")
+        bare = Series("bare app: slider → two heatmaps")
+        walk(page, [("bare.scale", "ArrowRight", "slider")] * args.changes, bare)
+        context.close()
+    results += [slider, bare]
+    bare_small = bare_builds("convolution", [{"padding_nd": f"{h},{w}"} for h, w in configs], (1, 1, 6, 9))
+    spec = spec_runs(configs[:: max(1, len(configs) // args.spec_runs)][: args.spec_runs])
+
+    print(f"\n{'series':<42}{'n':>4}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
+    for s in results:
+        print(f"{s.name:<42}{len(s.latency):>4}{pct(s.latency, 50):>9.0f}{pct(s.latency, 95):>9.0f}"
+              f"{max(s.latency):>9.0f}")
+    for label, v in (("bare build_engine, small conv", bare_small), ("spec: fresh process import + build", spec),
+                     ("first load of the instrument page, warm server", loads)):
+        print(f"{label:<42}{len(v):>4}{pct(v, 50):>9.0f}{pct(v, 95):>9.0f}{max(v):>9.0f}")
+    print("\ndrags (2 s each)")
+    for name, d in drags.items():
+        print(f"  {name:<38} passed {d['passed']:>3} values, drew {d['drawn']:>3} of them ({d['per_second']:.1f}/s), "
+              f"{d['answers']} answers, released value drawn last: {d['last_is_released']}")
+    p = {s.name: pct(s.latency, 50) for s in results}
+    slider50, build50, spec50 = p["slider app: one slider, one text"], pct(bare_small, 50), pct(spec, 50)
+    conv = drags["convolution padding_nd h (17 values)"]
+    alpha = drags["activation alpha, LEAKY_RELU"]
+    checks = [
+        ("revisited configuration p50 ≤ slider app p50", p["instrument: revisited configuration"], slider50),
+        ("new configuration p50 ≤ slider app + bare build + 30 ms", p["instrument: new configuration"],
+         slider50 + build50 + 30),
+        ("large conv new configuration p50 ≤ 400 ms", p["instrument large 1×3×512×512: new"], 400),
+        ("large conv revisit p50 ≤ 100 ms", p["instrument large 1×3×512×512: back"], 100),
+        ("first load of a layer page, warm server, p50 ≤ 1500 ms", pct(loads, 50), 1500),
+    ]
+    print("\ntargets")
+    for label, value, limit in checks:
+        print(f"  {label:<58}{value:>8.0f} ms vs {limit:>6.0f} ms  {'met' if value <= limit else 'NOT met'}")
+    ratio = spec50 / p["instrument: new configuration"]
+    print(f"  {'new configuration ≥ 2× faster than the spec (fresh process)':<58}{ratio:>8.1f}×   vs   2.0×  "
+          f"{'met' if ratio >= 2 else 'NOT met'}")
+    print(f"  {'drag padding: every value passed drawn, released last':<58}{conv['drawn']:>5}/{conv['passed']:<5}"
+          f"{'met' if conv['drawn'] == conv['passed'] and conv['last_is_released'] else 'NOT met'}")
+    print(f"  {'drag alpha: ≥ 40 positions drawn, released last':<58}{alpha['drawn']:>8}       "
+          f"{'met' if alpha['drawn'] >= 40 and alpha['last_is_released'] else 'NOT met'}")
+    print(f"\nside by side: instrument / streamlit stage p50, new {p['instrument: new configuration']:.0f} / "
+          f"{p['streamlit stage: new configuration']:.0f} ms, revisited {p['instrument: revisited configuration']:.0f}"
+          f" / {p['streamlit stage: revisited']:.0f} ms; slider app {slider50:.0f} ms, bare app "
+          f"{p['bare app: slider → two heatmaps']:.0f} ms, bare build {build50:.0f} ms, spec {spec50:.0f} ms")
+    print("load average at the end: %.2f %.2f %.2f" % os.getloadavg())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""The stage as one Streamlit component (components v2, stage.js and stage.css beside this file): a layer page
+draws it once; its changes go to the server's route (server.py), not through a script run."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import streamlit as st
+
+from ..errors import ValidationError
+from ..layer import Layer
+from . import protocol, server
+
+NAME = "playground_stage"
+_HERE = Path(__file__).parent
+_component = None
+
+
+def _stage_component():
+    global _component
+    if _component is None:  # registered once per process: a second registration would replace it
+        _component = st.components.v2.component(NAME, js=(_HERE / "stage.js").read_text(encoding="utf-8"),
+                                                 css=(_HERE / "stage.css").read_text(encoding="utf-8"),
+                                                 isolate_styles=False)
+    return _component
+
+
+def url_query(layer: Layer, shape: tuple) -> dict[str, str]:
+    """The page URL's texts for this layer's parameters (what a shared link set)."""
+    keys = set(protocol.query_keys(layer, shape))
+    return {k: str(st.query_params[k]) for k in st.query_params if k in keys}
+
+
+def stage(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = False, hide: tuple = (),
+          on_example: Callable[[str], None] | None = None) -> object:
+    """Draw the stage for `layer` on input `x`; returns the Evaluation of the configuration the URL holds (the
+    defaults where the link's is refused: the stage names the refusal). `evaluate(raw, compare)` evaluates a
+    configuration the page's way (its cache, backend, budgets); `on_example(name)`: an example or lesson was
+    picked on the stage (it sets the input, which the page's sidebar owns, and the URL, then the page runs)."""
+    token = server.SEATS.open(layer.name, x, st.session_state.get(_token_key(layer)))
+    st.session_state[_token_key(layer)] = token
+    query = url_query(layer, x.shape)
+    compare = st.query_params.get(compare_key(layer))
+    compare = compare if compare in layer.param("precision").choices else None
+    problem = None
+    try:
+        raw = protocol.raw_params(layer, x.shape, query)
+        ev = evaluate(raw, compare)
+    except (ValidationError, protocol.RequestError) as exc:
+        problem = (protocol.problem(exc, layer, x.shape) if isinstance(exc, ValidationError) else
+                   {"message": str(exc), "keys": []})
+        ev = evaluate({}, compare)
+    answer = protocol.answer(layer, ev)
+    epoch = st.session_state.get(_epoch_key(layer), 0)
+    identity = hashlib.blake2b(f"{token}|{epoch}|{x.shape}".encode() + x.tobytes(), digest_size=8).hexdigest()
+
+    def picked() -> None:
+        name = (st.session_state.get(f"{layer.name}.stage") or {}).get("example")
+        if name and on_example is not None:
+            on_example(name)
+            st.session_state[_epoch_key(layer)] = epoch + 1  # the stage takes the page's configuration again
+
+    _stage_component()(
+        key=f"{layer.name}.stage", data={
+            "epoch": identity, "token": token, "route": server.ROUTE, "describe": protocol.describe(layer, x.shape),
+            "query": answer["query"] if problem else {**answer["query"], **query}, "answer": answer,
+            "problem": problem, "presenter": presenter, "compare": compare, "runs": ev.backend.can_run,
+            "hide": list(hide)},
+        on_settled_change=lambda: None, on_example_change=picked, width="stretch", height="content")
+    return ev
+
+
+def compare_key(layer: Layer) -> str:
+    """Compare mode's second precision in the URL (the page's own spelling: LAYER.compare)."""
+    return f"{layer.name}.compare"
+
+
+def set_query(layer: Layer, params: dict, shape: tuple) -> None:
+    """Write a configuration into the URL as the stage writes it: the keys whose values differ from the
+    defaults' (an example picked on the stage)."""
+    defaults = protocol.query_of(layer, layer.defaults(shape), shape)
+    for k, v in protocol.query_of(layer, params, shape).items():
+        if k in st.query_params:
+            del st.query_params[k]
+        if defaults.get(k) != v:
+            st.query_params[k] = v
+
+
+def settled(layer: Layer) -> dict | None:
+    """The configuration the stage settled on last ({"query", "compare"}), for the sections under it."""
+    value = st.session_state.get(f"{layer.name}.stage") or {}
+    return value.get("settled") if isinstance(value, dict) else None
+
+
+def _token_key(layer: Layer) -> str:
+    return f"_stage_token.{layer.name}"
+
+
+def _epoch_key(layer: Layer) -> str:
+    return f"_stage_epoch.{layer.name}"

@@ -1,0 +1,379 @@
+"""What the stage component and the server say to each other, in plain data (no Streamlit, no TensorRT).
+
+The browser holds a configuration as the page's URL holds it, one text per query parameter (`LAYER.PARAM`, per
+axis `LAYER.PARAM.AXIS`, an optional per-axis value's switch `LAYER.PARAM.set`): `query_keys` names them,
+`raw_params` reads them back into a layer's raw parameters, `query_of` writes resolved parameters as they are
+spelled. `controls` describes every parameter's control from the layer's declaration (what to draw, its range,
+the values it offers now, whether it is used and why not); `answer` is the evaluation as the stage draws it: the
+tensors (float32, base64), the figures' titles, the shapes, the output's source, the precision's error, the
+picked cell's read map and arithmetic, the explanation under the stage. Python stays the only validator
+(`Layer.resolve`), builder and source of outputs; the browser only draws, hovers and walks what it is sent.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import math
+import threading
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+
+from .. import numbers
+from ..errors import ValidationError
+from ..layer import Layer
+from ..params import Param
+from ..trt.cache import canonical
+
+READ_MAP_CELLS = 1024  # output cells whose input windows are sent with an answer (hover, pick, step, play)
+CELL_LINES = 64  # output cells whose arithmetic line is sent (beyond: the picked cell's, asked for as it moves)
+MAX_QUERY_KEYS = 256  # a request naming more keys than any layer has is refused before it is read
+MAX_TEXT = 4096  # characters of one value (an array typed by hand, a preset's name)
+# Plain words first, the API name second ("Stride (stride_nd)"); a parameter missing here shows its API name.
+LABELS = {
+    "stride_nd": "Stride", "padding_nd": "Padding", "pre_padding": "Padding before", "post_padding": "Padding after",
+    "padding_mode": "Padding mode", "dilation_nd": "Dilation", "kernel_size_nd": "Kernel size",
+    "window_size_nd": "Window", "num_output_maps": "Output maps", "num_groups": "Groups", "kernel": "Kernel",
+    "bias": "Bias", "type": "Type", "alpha": "Alpha", "beta": "Beta", "precision": "Precision",
+    "quantize_scale": "Quantize scale", "blend_factor": "Blend factor",
+    "average_count_excludes_padding": "Average excludes padding", "resize_mode": "Mode", "scales": "Scales",
+    "shape": "Output size", "coordinate_transformation": "Coordinates", "nearest_rounding": "Nearest rounding",
+    "selector_for_single_pixel": "Single pixel", "cubic_coeff": "Cubic coefficient", "exclude_outside":
+    "Exclude outside", "start": "Start", "stride": "Stride", "mode": "Mode", "fill": "Fill value",
+    "first_transpose": "First transpose", "zero_is_placeholder": "0 copies the input's size",
+    "reshape_dims": "Reshape", "second_transpose": "Second transpose", "axes": "Axis", "granularity": "Granularity",
+    "slopes": "Slopes", "construction": "Construction", "scale": "Scale", "shift": "Shift", "power": "Power",
+    "channel_axis": "Channel axis",
+}
+# The parameters a lesson is about come first: a windowed layer's geometry before its overrides.
+FIRST = ("type", "resize_mode", "num_output_maps", "kernel_size_nd", "window_size_nd", "stride_nd", "padding_nd",
+         "dilation_nd", "padding_mode", "num_groups")
+LAST = ("pre_padding", "post_padding", "precision", "quantize_scale")
+
+
+class RequestError(ValueError):
+    """A request that is not one the stage sends (a 400 with this message, never a traceback)."""
+
+
+def label(p: Param) -> str:
+    return f"{LABELS[p.name]} ({p.name})" if p.name in LABELS else p.name
+
+
+def ordered(layer: Layer) -> list[Param]:
+    """The parameters in the order the stage lists them: the lesson's geometry first, the overrides last."""
+    rank = {n: i for i, n in enumerate(FIRST)}
+    late = {n: i for i, n in enumerate(LAST)}
+    return sorted(layer.params, key=lambda p: (p.name in late, late.get(p.name, 0), rank.get(p.name, len(FIRST))))
+
+
+# -- the URL's spelling ---------------------------------------------------------------------------------------
+def key(layer: Layer, p: Param, part: str | None = None) -> str:
+    return ".".join([layer.name, p.name] + ([part] if part else []))
+
+
+def query_keys(layer: Layer, shape: tuple) -> list[str]:
+    """Every query key a configuration of `layer` on an input of `shape` may set."""
+    out = []
+    for p in layer.params:
+        if p.along_axes:
+            out += [key(layer, p, "set")] if p.optional else []
+            out += [key(layer, p, ax) for ax in p.axis_names(len(shape))]
+        else:
+            out.append(key(layer, p))
+    return out
+
+
+def raw_params(layer: Layer, shape: tuple, query: dict[str, str]) -> dict:
+    """The raw parameters a configuration's query texts set (the used ones; the rest take their defaults). A key
+    this page does not have, or a text of the wrong form, is a RequestError; a value the layer refuses is left to
+    `Layer.resolve`, which names the parameter and the rule."""
+    if not isinstance(query, dict) or len(query) > MAX_QUERY_KEYS:
+        raise RequestError("params must be an object of at most 256 query keys")
+    known = set(query_keys(layer, shape))
+    for k, v in query.items():
+        if k not in known:
+            raise RequestError(f"{k!s:.80}: not a parameter of this {layer.name} page")
+        if not isinstance(v, str) or len(v) > MAX_TEXT:
+            raise RequestError(f"{k}: must be text of at most {MAX_TEXT} characters")
+    raw, canon = {}, {}
+    for p in layer.params:
+        value = _value_of(layer, p, shape, query, canon)
+        if value is _UNSET:
+            continue
+        try:  # only to know which later parameters this one leaves unused; resolve reports the error
+            canon[p.name] = p.coerce(value, layer.name, canon, shape)
+        except ValidationError:
+            raw[p.name] = value
+            continue
+        if p.is_used(canon):
+            raw[p.name] = value
+    return raw
+
+
+_UNSET = object()
+
+
+def _value_of(layer: Layer, p: Param, shape: tuple, query: dict[str, str], canon: dict):
+    if not p.along_axes:
+        return query.get(key(layer, p), _UNSET)
+    names = p.axis_names(len(shape))
+    given = [query.get(key(layer, p, ax)) for ax in names]
+    if p.optional:
+        switch = query.get(key(layer, p, "set"))
+        if switch is not None and switch.strip().lower() not in ("true", "false"):
+            raise RequestError(f"{key(layer, p, 'set')}: must be true or false")
+        if switch is None and all(v is None for v in given):
+            return _UNSET
+        if switch is not None and switch.strip().lower() == "false":
+            return None
+    elif all(v is None for v in given):
+        return _UNSET
+    try:  # an axis the query leaves out keeps its default
+        default = p.default_for(canon, shape)
+    except Exception:  # noqa: BLE001 - a default that needs a broken parameter: the low end
+        default = None
+    fill = [str(d) for d in default] if isinstance(default, tuple) else [str(int(p.low or 0))] * len(names)
+    return ",".join(v if v is not None else f for v, f in zip(given, fill))
+
+
+def query_of(layer: Layer, params: dict, shape: tuple) -> dict[str, str]:
+    """Resolved parameters as the URL spells them (every one, so the browser's copy is whole)."""
+    out = {}
+    for p in layer.params:
+        value = params[p.name]
+        if p.along_axes:
+            if p.optional:
+                out[key(layer, p, "set")] = "true" if value is not None else "false"
+            names = p.axis_names(len(shape))
+            shown = value if value is not None else (p.default_for(params, shape) if not p.optional else None)
+            for ax, v in zip(names, shown or ((int(p.low or 0),) * len(names))):
+                out[key(layer, p, ax)] = str(int(v))
+        else:
+            out[key(layer, p)] = p.to_text(value)
+    return out
+
+
+# -- the controls ---------------------------------------------------------------------------------------------
+def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
+    """One entry per parameter, in the stage's order: what its control draws now."""
+    out = []
+    for p in ordered(layer):
+        used = p.is_used(params)
+        c = {"name": p.name, "label": label(p), "help": p.help, "kind": p.kind, "used": used,
+             "why_unused": "" if used else _why_unused(layer, p, params), "weight": p.is_weight(params)}
+        if p.kind == "enum":
+            c["choices"] = list(p.choices)
+        elif p.kind in ("int", "float"):
+            low, high = p.slide or (p.low, p.high)
+            c.update(low=_num(low), high=_num(high), min=_num(p.low), max=_num(p.high),
+                     step=_num(p.step or (1 if p.kind == "int" else 0.01)))
+            offered = _offers(p, params, shape)
+            if isinstance(offered, list):
+                c["offered"] = [int(v) for v in offered]
+        elif p.along_axes:
+            names = p.axis_names(len(shape))
+            c.update(axes=list(names), low=_num(p.low), high=_num(p.high), optional=p.optional,
+                     keys={ax: key(layer, p, ax) for ax in names})
+            offered = _offers(p, params, shape)
+            if isinstance(offered, tuple) and len(offered) == len(names):
+                c["tops"] = [int(min(v, p.high if p.high is not None else v)) for v in offered]
+        elif p.kind == "array":
+            c["presets"] = list(p.presets)
+            c["size"] = int(np.asarray(params[p.name]).size) if params.get(p.name) is not None else 0
+        c["key"] = key(layer, p)
+        out.append(c)
+    return out
+
+
+def _num(v):
+    return None if v is None else (int(v) if float(v).is_integer() and abs(v) < 1e15 else float(v))
+
+
+def _offers(p: Param, params: dict, shape: tuple):
+    if p.offers is None:
+        return None
+    try:
+        return p.offers(params, shape)
+    except Exception:  # a parameter it reads is broken right now: the declared range
+        return None
+
+
+def _why_unused(layer: Layer, p: Param, params: dict) -> str:
+    """The values of the parameters before it that would use it ("only with precision INT8 or FP8")."""
+    for q in layer.params:
+        if q.kind != "enum" or q.name == p.name:
+            continue
+        using = [c for c in q.choices if p.is_used({**params, q.name: c})]
+        if using and len(using) < len(q.choices):
+            return f"only with {q.name} {' or '.join(using)}"
+    return "not used by this configuration"
+
+
+# -- the answer -----------------------------------------------------------------------------------------------
+def tensor(a: np.ndarray, held: frozenset = frozenset()) -> dict:
+    """A tensor as the browser reads it: shape, an id (a hash of its values) and little-endian float32 values in
+    base64, left out where the browser says it holds that id (the input, unchanged by a parameter, is sent once)."""
+    a = np.ascontiguousarray(np.asarray(a, dtype="<f4"))
+    data = a.tobytes()
+    tid = hashlib.blake2b(data, digest_size=12, person=str(a.shape).encode()[:16]).hexdigest()
+    return {"shape": list(a.shape), "id": tid} | ({} if tid in held else
+                                                  {"data": base64.b64encode(data).decode("ascii")})
+
+
+MAX_HELD = 64  # tensor ids a request may say the browser holds
+
+
+def problem(exc: ValidationError, layer: Layer, shape: tuple) -> dict:
+    """A refused configuration: the message, the parameter and the query keys that set it (the stage marks
+    them; its last good output stays drawn)."""
+    keys = [k for k in query_keys(layer, shape) if k == f"{layer.name}.{exc.param}" or
+            k.startswith(f"{layer.name}.{exc.param}.")]
+    return {"message": str(exc), "param": exc.param, "rule": exc.rule, "keys": keys}
+
+
+def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset = frozenset()) -> dict:
+    """The evaluation as the stage draws it (core.Evaluation in, JSON-friendly out); `held`: the tensor ids the
+    browser already holds (their values are not sent again)."""
+    shape = ev.input.shape
+    figures = [{"which": "input", "title": "Input", "tensor": tensor(ev.input, held)}]
+    for title, t in (layer.stage_tensors(ev.params) if layer.stage_tensors else []):
+        figures.append({"which": title.lower(), "title": title, "tensor": tensor(t, held)})
+    figures.append({"which": "output", "title": output_title(ev, named=ev.compared is not None),
+                    "tensor": tensor(ev.output, held)})
+    if ev.compared is not None and ev.compared.output.shape == ev.output.shape:
+        figures.append({"which": "compared", "title": output_title(ev.compared, named=True),
+                        "tensor": tensor(ev.compared.output, held)})
+        if ev.difference is not None:
+            figures.append({"which": "difference", "title": f"log₁₀ |{ev.difference['precision']}|",
+                            "tensor": tensor(ev.difference["log_error"], held), "magnitude": True})
+    elif ev.precision_error is not None:
+        figures.append({"which": "error", "title": "log₁₀ |error|",
+                        "tensor": tensor(ev.precision_error["log_error"], held), "magnitude": True})
+    out = {
+        "layer": layer.name, "title": layer.title, "query": query_of(layer, ev.params, shape),
+        "controls": controls(layer, ev.params, shape), "figures": figures,
+        "shapes": f"Input {tuple(shape)} → Output {tuple(ev.output.shape)}",
+        "formula": layer.formula(ev.params) if layer.formula else None,
+        "source": {"label": source_badge(ev), "tensorrt": ev.output_source == "tensorrt"},
+        "engine": {"status": ev.engine_status, "refusal": ev.error if ev.engine_status == "refused" else None,
+                   "error": ev.error if ev.engine_status == "failed" else None,
+                   "build_ms": ev.report.build_ms if ev.report else None},
+        "precision": precision_line(ev), "messages": list(ev.messages),
+        "explain": list(layer.explain(ev.params, shape)) if layer.explain else [],
+    }
+    if layer.reads is not None:
+        out["cells"] = read_map(layer, ev, pick)
+    out["example"] = example(layer, ev)
+    return out
+
+
+def example(layer: Layer, ev) -> dict | None:
+    """The spec example or lesson this configuration is (its input too), with the verdict against what it
+    documents; None where it is none of them."""
+    from .. import presets
+    from ..ui.workshop import matching  # the page's own rule for "this is that example"
+
+    found = matching(layer, ev)
+    if not found:
+        return None
+    p = found[0]
+    cmp = presets.compare(p, ev.output, ev.precision_error)
+    return {"name": p.name, "title": p.title, "kind": p.kind, "matches": cmp.matches, "message": cmp.message,
+            "note": p.note or ""}
+
+
+def examples(layer: Layer) -> list[dict]:
+    """The layer's examples and lessons, as the stage's picker lists them."""
+    from .. import presets
+
+    return [{"name": p.name, "title": p.title, "kind": p.kind} for p in presets.examples(layer.name)]
+
+
+def read_map(layer: Layer, ev, pick: tuple | None) -> dict:
+    """The output cells' input windows (hover, pick, step and play run on them in the browser) and their
+    arithmetic lines, for outputs up to READ_MAP_CELLS (CELL_LINES) cells; the picked cell's always."""
+    out_shape, shape = tuple(ev.reference.shape), ev.input.shape
+    count = math.prod(out_shape)
+    indices = [tuple(int(v) for v in i) for i in np.ndindex(*out_shape)] if count <= READ_MAP_CELLS else []
+    picked = tuple(pick) if pick is not None and len(pick) == len(out_shape) and all(
+        0 <= v < n for v, n in zip(pick, out_shape)) else tuple([0] * len(out_shape))
+    if picked not in indices:
+        indices.append(picked)
+    reads, lines = _reads(layer, ev.params, shape, tuple(indices)), {}
+    for i, index in enumerate(indices):
+        where = ",".join(map(str, index))
+        if layer.cell is not None and (i < CELL_LINES or index == picked):
+            try:
+                lines[where] = layer.cell(ev.input, ev.params, index, ev.reference).line
+            except Exception:  # noqa: BLE001 - an explanation that fails names the cell's value instead
+                lines[where] = numbers.precise(float(ev.reference[index]))
+    return {"axes": list(layer.axes_of_cell(len(out_shape))), "shape": list(out_shape), "picked": list(picked),
+            "reads": reads, "lines": lines, "complete": count <= READ_MAP_CELLS}
+
+
+_read_maps: OrderedDict = OrderedDict()  # a geometry's read map, kept: the values change far more often
+_read_maps_lock = threading.Lock()
+
+
+def _reads(layer: Layer, params: dict, shape: tuple, indices: tuple) -> dict:
+    key = hashlib.blake2b(json.dumps([layer.name, {k: canonical(v) for k, v in params.items()}, list(shape),
+                                      indices], sort_keys=True).encode(), digest_size=16).hexdigest()
+    with _read_maps_lock:
+        if key in _read_maps:
+            _read_maps.move_to_end(key)
+            return _read_maps[key]
+    made = {",".join(map(str, i)): [list(c) for c in layer.reads(params, shape, i)] for i in indices}
+    with _read_maps_lock:
+        _read_maps[key] = made
+        while len(_read_maps) > 64:
+            _read_maps.popitem(last=False)
+    return made
+
+
+def output_title(ev, named: bool = False) -> str:
+    """"Output (TensorRT)", "Output (reference)", "Output (FP16, emulated)": the precision named below FP32, or
+    always (`named`, compare mode)."""
+    precision = ev.params.get("precision", "FP32")
+    how = "TensorRT" if ev.output_source == "tensorrt" else "reference" if precision == "FP32" else "emulated"
+    return f"Output ({precision}, {how})" if named or precision != "FP32" else f"Output ({how})"
+
+
+def source_badge(ev) -> str:
+    """Where the output shown comes from, short enough for the stage (the engine card says why)."""
+    if ev.output_source == "tensorrt":
+        return ev.source_label
+    how = {"built": "built now", "cached": "from cache", "refused": "refused by its builder"}.get(ev.engine_status)
+    precision = ev.params.get("precision", "FP32")
+    what = "NumPy reference" if precision == "FP32" else f"NumPy emulation of {precision}"
+    backend = ev.backend.name if ev.backend.can_build else "no"
+    return f"{what} · {backend} engine " + (f"{how}, not run here" if how else "not built yet")
+
+
+def precision_line(ev) -> str | None:
+    """The precision's error against FP64 (and compare mode's difference), as the stage states it."""
+    c = numbers.compact
+    if ev.compared is not None and ev.difference is not None:
+        d = ev.difference
+        parts = [f"{d['precision']}: max |difference| {c(d['max_abs_error'])} · max relative "
+                 f"{c(d['max_rel_error'])}"]
+        for e in (ev.precision_error, ev.compared.precision_error):
+            if e is not None:
+                parts.append(f"{e['precision']} {c(e['error_units'])} {e['unit'].split(' (')[0]} from FP64")
+        return " · ".join(parts)
+    e = ev.precision_error
+    if e is None:
+        return None
+    gpu = ev.gpu_agreement
+    return (f"{e['precision']} against FP64: max |error| {c(e['max_abs_error'])} · max relative error "
+            f"{c(e['max_rel_error'])} · {c(e['error_units'])} {e['unit']}" + (f" · {gpu}" if gpu else ""))
+
+
+def describe(layer: Layer, shape: tuple) -> dict[str, Any]:
+    """What the page tells its stage before any evaluation: the layer, its query keys and the default controls."""
+    params = layer.defaults(shape)
+    return {"layer": layer.name, "title": layer.title, "summary": layer.summary,
+            "keys": query_keys(layer, shape), "controls": controls(layer, params, shape),
+            "defaults": query_of(layer, params, shape), "picks": layer.reads is not None,
+            "examples": examples(layer), "precisions": list(layer.param("precision").choices)}

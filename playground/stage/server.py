@@ -1,0 +1,194 @@
+"""The stage's door into the server: `POST /api/stage/evaluate`, a Starlette route mounted beside Streamlit's own
+(`st.App`, see serve.py). A parameter change is answered here, without a script run.
+
+A page's script opens a seat (`SEATS.open`): a per-session secret that names the layer and holds the input tensor
+the sidebar made; the stage sends it in the `X-Stage-Token` header. The route answers only:
+- a known, live seat's token, from the page's own origin (a browser's `Origin` must name the `Host` it asks);
+- a JSON body of at most MAX_BODY_BYTES, in the protocol's form (protocol.raw_params names what is wrong);
+- one evaluation at a time per seat (a second is 429: the stage coalesces, latest wins), and at most
+  MAX_WAITING evaluations waiting for a worker over all seats (503 beyond: the room is told to wait, the server
+  keeps answering); the layer's work and memory budgets apply as everywhere (`Layer.resolve`).
+A configuration the layer refuses is an answer (`problem`, status 200): the stage names the parameter and the
+rule and keeps its last good drawing. Anything else is a 4xx with a message; an unexpected failure is a 500 whose
+body says so in one line, never a traceback.
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import ValidationError
+from ..layers import get_layer
+from . import protocol
+
+ROUTE = "/api/stage/evaluate"
+TOKEN_HEADER = "x-stage-token"
+MAX_BODY_BYTES = 64 << 10
+MAX_SEATS = 4096  # open pages remembered; the least recently used is forgotten first
+SEAT_IDLE_S = 4 * 3600
+WORKERS = 4  # evaluations at once (builds release the GIL; the references are NumPy)
+MAX_WAITING = 64
+
+
+@dataclass
+class Seat:
+    layer: str
+    x: np.ndarray
+    used: float = field(default_factory=time.monotonic)
+    busy: bool = False
+    last_query: dict | None = None  # the configuration answered last: speculative builds step from it
+
+
+class Seats:
+    """The open pages' seats, by token (bounded, idle ones forgotten)."""
+
+    def __init__(self, limit: int = MAX_SEATS, idle_s: float = SEAT_IDLE_S):
+        self.limit, self.idle_s = limit, idle_s
+        self.items: OrderedDict[str, Seat] = OrderedDict()
+        self.lock = threading.Lock()
+
+    def open(self, layer: str, x: np.ndarray, token: str | None = None) -> str:
+        """A seat for this page's input (the same token again where the page already has one)."""
+        get_layer(layer)
+        x = np.asarray(x, dtype=np.float32, order="C")
+        with self.lock:
+            if token is None or token not in self.items:
+                token = secrets.token_urlsafe(24)
+            seat = self.items.get(token)
+            if seat is None or seat.layer != layer or seat.x.shape != x.shape or not np.array_equal(seat.x, x):
+                self.items[token] = Seat(layer, x)
+            self.items.move_to_end(token)
+            self._forget()
+        return token
+
+    def take(self, token: str) -> Seat | None:
+        with self.lock:
+            seat = self.items.get(token)
+            if seat is None or time.monotonic() - seat.used > self.idle_s:
+                self.items.pop(token, None)
+                return None
+            seat.used = time.monotonic()
+            self.items.move_to_end(token)
+            return seat
+
+    def _forget(self) -> None:
+        now = time.monotonic()
+        while self.items and (len(self.items) > self.limit or now - next(iter(self.items.values())).used > self.idle_s):
+            self.items.popitem(last=False)
+
+
+SEATS = Seats()
+_slots = threading.BoundedSemaphore(WORKERS)
+_waiting = 0
+_waiting_lock = threading.Lock()
+
+
+def _reply(status: int, body: dict):
+    from starlette.responses import JSONResponse
+
+    return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
+
+
+def _same_origin(request) -> bool:
+    """A browser names the page's origin in `Origin`; it must be the host the request was sent to (a page of
+    another site cannot post here). A request without `Origin` (no browser) must still carry the seat's token."""
+    origin = request.headers.get("origin")
+    if origin is None:
+        return True
+    host = request.headers.get("host", "")
+    return origin.split("://", 1)[-1].rstrip("/") == host
+
+
+async def evaluate_route(request):
+    from starlette.concurrency import run_in_threadpool
+
+    if not _same_origin(request):
+        return _reply(403, {"error": "the stage answers its own page's origin only"})
+    seat = SEATS.take(request.headers.get(TOKEN_HEADER, ""))
+    if seat is None:
+        return _reply(401, {"error": "no open page has this token: reload the page"})
+    size = request.headers.get("content-length")
+    if size is None or not size.isdigit() or int(size) > MAX_BODY_BYTES:
+        return _reply(413, {"error": f"the request body must declare its length, at most {MAX_BODY_BYTES} bytes"})
+    body = await request.body()
+    if len(body) > MAX_BODY_BYTES:
+        return _reply(413, {"error": f"the request body is over {MAX_BODY_BYTES} bytes"})
+    try:
+        message = json.loads(body)
+        if not isinstance(message, dict):
+            raise protocol.RequestError("the body must be a JSON object")
+    except (ValueError, UnicodeDecodeError) as exc:
+        return _reply(400, {"error": f"the body is not JSON: {str(exc)[:120]}"})
+    global _waiting
+    with _waiting_lock:
+        if seat.busy:
+            return _reply(429, {"error": "this page has an evaluation in flight: send the latest when it ends"})
+        if _waiting >= MAX_WAITING:
+            return _reply(503, {"error": "the server is busy with other pages: try again in a moment"})
+        seat.busy, _waiting = True, _waiting + 1
+    try:
+        status, reply = await run_in_threadpool(_answer, seat, message)
+    finally:
+        with _waiting_lock:
+            seat.busy, _waiting = False, _waiting - 1
+    return _reply(status, reply)
+
+
+def _answer(seat: Seat, message: dict) -> tuple[int, dict]:
+    with _slots:
+        try:
+            return 200, answer(seat, message)
+        except protocol.RequestError as exc:
+            return 400, {"error": str(exc)}
+        except Exception as exc:  # noqa: BLE001 - a bug must still be an answer the page can show
+            return 500, {"error": f"unexpected error ({type(exc).__name__}): {str(exc)[:200]}"}
+
+
+def answer(seat: Seat, message: dict) -> dict:
+    """One request's answer: {"answer": …} or {"problem": …} (a refused configuration)."""
+    from ..core import evaluate
+    from ..ui import state  # the process's shared engine cache, backend and prefetcher
+
+    unknown = set(message) - {"params", "compare", "pick", "quick", "have"}
+    if unknown:
+        raise protocol.RequestError(f"unknown field {sorted(unknown)[0]!s:.40}")
+    layer = get_layer(seat.layer)
+    raw = protocol.raw_params(layer, seat.x.shape, message.get("params") or {})
+    compare = message.get("compare")
+    if compare is not None and compare not in layer.param("precision").choices:
+        raise protocol.RequestError("compare must be one of " + ", ".join(layer.param("precision").choices))
+    pick = message.get("pick")
+    if pick is not None and not (isinstance(pick, list) and len(pick) <= 5 and
+                                 all(isinstance(v, int) and not isinstance(v, bool) for v in pick)):
+        raise protocol.RequestError("pick must be a list of at most 5 whole numbers")
+    have = message.get("have") or []
+    if not (isinstance(have, list) and len(have) <= protocol.MAX_HELD and
+            all(isinstance(h, str) and len(h) <= 32 for h in have)):
+        raise protocol.RequestError(f"have must be a list of at most {protocol.MAX_HELD} tensor ids")
+    backend, cache, prefetcher = state.backend(), state.engine_cache(), state.prefetcher()
+    quick = bool(message.get("quick")) and not backend.can_run  # TensorRT's output is never skipped where it runs
+    try:
+        with prefetcher.foreground():
+            ev = evaluate(layer.name, raw, seat.x, backend=backend, cache=cache, compare=compare, build=not quick)
+    except ValidationError as exc:
+        return {"problem": protocol.problem(exc, layer, seat.x.shape)}
+    if quick:  # drawn from the reference now; its engine is built behind the foreground
+        prefetcher.offer(layer.name, [raw], seat.x, backend=backend, cache=cache)
+    elif seat.last_query is not None:
+        from ..prefetch import neighbours
+
+        prefetcher.offer(layer.name, neighbours(layer, seat.last_query, raw), seat.x, backend=backend, cache=cache)
+    seat.last_query = raw
+    return {"answer": protocol.answer(layer, ev, tuple(pick) if pick else None, frozenset(have))}
+
+
+def routes():
+    from starlette.routing import Route
+
+    return [Route(ROUTE, evaluate_route, methods=["POST"])]

@@ -1,0 +1,707 @@
+// The stage: every parameter's control, the figures, hover/pick/step/play, and the URL, in the browser.
+// A change asks the server (POST data.route, the seat's token in X-Stage-Token) for the evaluation and draws the
+// answer; nothing reruns the page's script. While a slider is dragged, requests are coalesced: one in flight,
+// the latest waiting, every answer drawn as it comes, the released value last. Answers already drawn are kept
+// (CACHE_BYTES) so a step back is drawn without a round trip.
+const CACHE_BYTES = 64 << 20; // per tab, stated in the README
+const SETTLE_MS = 500; // a released configuration the page's sections under the stage then follow
+
+export default function (component) {
+  const { data, parentElement, setTriggerValue } = component;
+  let stage = parentElement.querySelector(".pg-stage");
+  if (stage && stage.__epoch === data.epoch) return; // a rerun of the page with the same stage: nothing to do
+  if (!stage) {
+    stage = document.createElement("div");
+    stage.className = "pg-stage";
+    parentElement.append(stage);
+  }
+  stage.__epoch = data.epoch;
+  const s = new Stage(stage, data, setTriggerValue);
+  s.start();
+  return () => s.stop();
+}
+
+class Stage {
+  constructor(root, data, trigger) {
+    this.root = root; this.data = data; this.trigger = trigger;
+    this.layer = data.describe.layer;
+    this.query = { ...data.query }; // the configuration as URL texts (every key of this layer)
+    this.compare = data.compare || null;
+    this.cache = new Map(); this.cacheBytes = 0; // answers by configuration
+    this.tensors = new Map(); // decoded tensors by id: an answer names the ones the browser holds, not resent
+    this.inflight = null; this.waiting = null; this.seq = 0; this.drawnSeq = 0;
+    this.answer = null; this.pick = null; this.playing = null; this.speed = 1;
+    this.settleTimer = null;
+  }
+
+  start() {
+    this.root.innerHTML = "";
+    this.root.classList.toggle("pg-presenter", Boolean(this.data.presenter));
+    this.root.innerHTML =
+      `<div class="pg-controls" role="group" aria-label="Parameters of ${esc(this.data.describe.title)}"></div>` +
+      `<div class="pg-figures"><div class="pg-head"></div><div class="pg-problem" role="alert"></div>` +
+      `<div class="pg-precision"></div><div class="pg-row"></div><div class="pg-cell"></div></div>` +
+      `<div class="pg-explain"></div>`;
+    this.controlsEl = this.root.querySelector(".pg-controls");
+    this.headEl = this.root.querySelector(".pg-head");
+    this.problemEl = this.root.querySelector(".pg-problem");
+    this.precisionEl = this.root.querySelector(".pg-precision");
+    this.rowEl = this.root.querySelector(".pg-row");
+    this.cellEl = this.root.querySelector(".pg-cell");
+    this.explainEl = this.root.querySelector(".pg-explain");
+    this.tip = document.createElement("div");
+    this.tip.className = "pg-tip"; this.tip.setAttribute("role", "tooltip");
+    this.root.append(this.tip);
+    this.onResize = () => this.answer && this.drawFigures();
+    window.addEventListener("resize", this.onResize);
+    this.buildControls(this.data.describe.controls);
+    if (this.data.answer && this.resolve(this.data.answer)) this.show(this.data.answer, ++this.seq, true);
+    if (this.data.problem) this.showProblem(this.data.problem);
+  }
+
+  stop() {
+    window.removeEventListener("resize", this.onResize);
+    if (this.playing) clearInterval(this.playing);
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+  }
+
+  // -- controls ----------------------------------------------------------------------------------
+  buildControls(list) {
+    this.controlsEl.innerHTML = "";
+    this.inputs = {};
+    const d = this.data.describe, hide = new Set(this.data.hide || []);
+    if (d.examples.length && !hide.has("preset")) this.controlsEl.append(this.picker(d.examples));
+    if (!hide.has("compare")) this.controlsEl.append(this.comparer(d.precisions));
+    for (const c of list) if (!hide.has(c.name)) this.controlsEl.append(this.control(c));
+    if (hide.has("parameters")) this.controlsEl.hidden = true;
+    for (const part of ["title", "formula", "explanation"]) this.root.classList.toggle(`pg-hide-${part}`, hide.has(part));
+    this.refreshControls(list);
+  }
+
+  picker(list) { // the spec's examples and the lessons: picking one sets the input too, which the page owns
+    const box = document.createElement("div");
+    box.className = "pg-control pg-picker";
+    box.innerHTML = `<label class="pg-label" for="pg-${this.layer}-example"><span>Example or lesson</span></label>`;
+    const sel = document.createElement("select");
+    sel.id = `pg-${this.layer}-example`; sel.dataset.control = "example";
+    sel.append(new Option("— none: your own configuration —", ""));
+    for (const e of list) sel.append(new Option(`${e.kind}: ${e.title}`, e.name));
+    sel.addEventListener("change", () => { if (sel.value) this.trigger("example", sel.value); });
+    this.exampleEl = sel;
+    box.append(sel);
+    return box;
+  }
+
+  comparer(precisions) { // compare mode: the same configuration in a second precision, beside the first
+    const box = document.createElement("div");
+    box.className = "pg-control";
+    box.innerHTML = `<label class="pg-label" for="pg-${this.layer}-compare"><span>Compare with (compare)</span></label>`;
+    const sel = document.createElement("select");
+    sel.id = `pg-${this.layer}-compare`; sel.dataset.param = `${this.layer}.compare`;
+    sel.append(new Option("off", ""));
+    for (const p of precisions) sel.append(new Option(p, p));
+    sel.value = this.compare || "";
+    sel.addEventListener("change", () => { this.compare = sel.value || null; this.set({}); });
+    box.append(sel);
+    return box;
+  }
+
+  control(c) {
+    const box = document.createElement("div");
+    box.className = "pg-control"; box.dataset.name = c.name;
+    const head = document.createElement("div");
+    head.className = "pg-label";
+    head.innerHTML = `<span>${esc(c.label)}</span><span class="pg-value"></span>`;
+    head.title = c.help;
+    box.append(head);
+    const add = (el, k) => { el.dataset.param = k; el.setAttribute("aria-label", `${c.label} ${k.split(".").slice(2).join(" ")}`.trim()); this.inputs[k] = el; return el; };
+    if (c.kind === "enum") {
+      const sel = document.createElement("select");
+      for (const v of c.choices) sel.append(new Option(v, v));
+      sel.addEventListener("change", () => this.set({ [c.key]: sel.value }));
+      box.append(add(sel, c.key));
+    } else if (c.kind === "bool") {
+      const label = document.createElement("label"), cb = document.createElement("input");
+      cb.type = "checkbox"; label.append(cb, document.createTextNode(" on"));
+      cb.addEventListener("change", () => this.set({ [c.key]: cb.checked ? "true" : "false" }));
+      add(cb, c.key); box.append(label);
+    } else if (c.kind === "int" || c.kind === "float") {
+      box.append(this.slider(c, c.key, c.low, c.high, c.step, add));
+    } else if (c.axes) {
+      if (c.optional) {
+        const label = document.createElement("label"), cb = document.createElement("input");
+        cb.type = "checkbox"; label.append(cb, document.createTextNode(" set"));
+        cb.addEventListener("change", () => this.set({ [c.key + ".set"]: cb.checked ? "true" : "false" }));
+        add(cb, c.key + ".set"); box.append(label);
+      }
+      for (const ax of c.axes) {
+        const row = document.createElement("div"); row.className = "pg-axis";
+        row.innerHTML = `<span class="pg-ax">${ax}</span>`;
+        row.append(this.slider(c, c.keys[ax], c.low, Math.min(c.high, c.low + 32), 1, add));
+        box.append(row);
+      }
+    } else { // ints as text, arrays: a preset's name or numbers
+      const text = document.createElement("input");
+      text.type = "text"; text.spellcheck = false;
+      if (c.presets && c.presets.length) {
+        const list = document.createElement("datalist");
+        list.id = `pg-${this.layer}-${c.name}-presets`;
+        for (const v of c.presets) list.append(new Option(v, v));
+        text.setAttribute("list", list.id); box.append(list);
+      }
+      text.addEventListener("change", () => this.set({ [c.key]: text.value }));
+      box.append(add(text, c.key));
+    }
+    const note = document.createElement("div"); note.className = "pg-note";
+    box.append(note);
+    return box;
+  }
+
+  slider(c, k, low, high, step, add) {
+    const wrap = document.createElement("div"); wrap.className = "pg-slider";
+    const range = document.createElement("input");
+    range.type = "range"; range.min = low; range.max = high; range.step = step;
+    const box = document.createElement("input");
+    box.type = "number"; box.min = c.min ?? c.low; box.max = c.max ?? c.high; box.step = "any";
+    box.className = "pg-exact"; box.setAttribute("aria-label", `${c.label} exact value`);
+    const snap = (v) => { // an int slider that offers some values only (valid group counts) lands on them
+      if (!c.offered) return v;
+      return String(c.offered.reduce((a, b) => (Math.abs(b - v) < Math.abs(a - v) ? b : a)));
+    };
+    // While the thumb is held (`dragging`) answers come quick and the full one waits for the release.
+    range.addEventListener("pointerdown", () => { this.dragging = true; });
+    range.addEventListener("input", () => {
+      const v = String(snap(Number(range.value)));
+      box.value = v;
+      if (v !== this.query[k]) this.set({ [k]: v });
+    });
+    range.addEventListener("change", () => { // the release: its value drawn in full (its engine built) last
+      this.dragging = false;
+      const v = String(snap(Number(range.value))), cached = this.cache.get(this.cacheKey());
+      if (v !== this.query[k]) this.set({ [k]: v });
+      else if (!this.inflight && (!cached || cached.__quick)) this.request(false);
+    });
+    box.addEventListener("change", () => this.set({ [k]: box.value }));
+    wrap.append(add(range, k), box);
+    return wrap;
+  }
+
+  refreshControls(list) {
+    for (const c of list) {
+      const box = this.controlsEl.querySelector(`.pg-control[data-name="${c.name}"]`);
+      if (!box) continue;
+      box.classList.toggle("pg-unused", !c.used);
+      box.querySelector(".pg-note").textContent = c.used ? "" : c.why_unused;
+      const keys = c.axes ? [...(c.optional ? [c.key + ".set"] : []), ...c.axes.map((a) => c.keys[a])] : [c.key];
+      const setOff = c.optional && this.query[c.key + ".set"] !== "true";
+      for (const k of keys) {
+        const el = this.inputs[k], v = this.query[k];
+        if (!el || v === undefined) continue;
+        if (el.type === "checkbox") el.checked = v === "true";
+        else if (document.activeElement !== el) el.value = v;
+        el.disabled = !c.used || (setOff && !k.endsWith(".set"));
+        if (el.type === "range") {
+          if (c.tops && c.axes) { const t = c.tops[c.axes.indexOf(k.split(".").pop())]; if (t !== undefined) el.max = Math.max(t, Number(v)); }
+          el.setAttribute("aria-valuenow", v);
+          const exact = el.parentElement.querySelector(".pg-exact");
+          if (exact && document.activeElement !== exact) exact.value = v;
+        }
+      }
+      if (c.kind === "int" || c.kind === "float") box.querySelector(".pg-value").textContent = this.query[c.key] ?? "";
+      if (c.offered) box.querySelector(".pg-note").textContent = `offers ${c.offered.join(", ")}`;
+    }
+  }
+
+  // -- requests ----------------------------------------------------------------------------------
+  // A change is drawn from the browser's cache where it was drawn before; else asked for "quick" where no engine
+  // runs (the reference at once, its engine built after: the badge catches up) and then in full once the hand
+  // is off the control (pointer up, a key press): the released value's engine is always built, and drawn last.
+  set(changes) {
+    Object.assign(this.query, changes);
+    for (const k of Object.keys(changes)) this.markProblem(k, null);
+    this.writeUrl();
+    const cached = this.cache.get(this.cacheKey());
+    if (cached) this.show(cached, ++this.seq, false);
+    if (cached && !cached.__quick) { this.settle(); return; }
+    this.request(!this.data.runs && !cached);
+  }
+
+  cacheKey(query = this.query, compare = this.compare) {
+    return JSON.stringify([compare, Object.keys(query).sort().map((k) => [k, query[k]])]);
+  }
+
+  request(quick) {
+    const have = [...this.tensors.keys()].slice(-64);
+    const message = { params: { ...this.query }, compare: this.compare, pick: this.pick, quick, have };
+    const seq = ++this.seq;
+    if (this.inflight) { this.waiting = { message, seq }; return; } // coalesced: the latest wins
+    this.send(message, seq);
+  }
+
+  async send(message, seq) {
+    this.inflight = seq;
+    this.root.classList.add("pg-busy");
+    let reply, status;
+    try {
+      const r = await fetch(this.data.route, {
+        method: "POST", credentials: "same-origin",
+        headers: { "Content-Type": "application/json", "X-Stage-Token": this.data.token },
+        body: JSON.stringify(message),
+      });
+      status = r.status;
+      reply = await r.json().catch(() => ({ error: `HTTP ${r.status}` }));
+    } catch (e) {
+      status = 0; reply = { error: `the server did not answer (${e.message})` };
+    }
+    this.inflight = null;
+    if (reply.answer && !this.resolve(reply.answer)) { // a tensor it named was let go meanwhile: ask again whole
+      this.tensors.clear(); this.inflight = null; this.send({ ...message, have: [] }, seq); return;
+    }
+    if (reply.answer) {
+      reply.answer.__quick = message.quick;
+      this.remember(reply.answer, message);
+      if (seq > this.drawnSeq) this.show(reply.answer, seq, false);
+    } else if (reply.problem) {
+      if (seq > this.drawnSeq) { this.drawnSeq = seq; this.showProblem(reply.problem); }
+    } else if (status === 429) {
+      this.waiting = this.waiting || { message, seq }; // asked while one was in flight: send the latest again
+    } else {
+      this.showProblem({ message: reply.error || `HTTP ${status}`, keys: [] });
+    }
+    const next = this.waiting;
+    this.waiting = null;
+    if (next) { this.send(next.message, next.seq); return; }
+    if (reply.answer && message.quick && !this.dragging) { this.request(false); return; }
+    this.root.classList.remove("pg-busy");
+    if (!message.quick) this.settle();
+  }
+
+  resolve(answer) { // each figure's tensor decoded once, by id: false if one named as held is not held
+    for (const f of answer.figures) {
+      if (f.t) continue;
+      if (f.tensor.data) { f.t = decode(f.tensor); this.tensors.set(f.tensor.id, f.t); delete f.tensor.data; }
+      else if (this.tensors.has(f.tensor.id)) { f.t = this.tensors.get(f.tensor.id); }
+      else return false;
+      this.tensors.delete(f.tensor.id); this.tensors.set(f.tensor.id, f.t); // most recently used last
+    }
+    let bytes = 0;
+    for (const t of this.tensors.values()) bytes += t.values.byteLength;
+    for (const [id, t] of this.tensors) { if (bytes <= CACHE_BYTES / 2) break; this.tensors.delete(id); bytes -= t.values.byteLength; }
+    return true;
+  }
+
+  remember(answer, message) {
+    const bytes = answer.figures.reduce((n, f) => n + f.t.values.byteLength, 0) + 4096;
+    const k = this.cacheKey(message.params, message.compare);
+    const old = this.cache.get(k);
+    if (old && !old.__quick) return;
+    if (old) { this.cache.delete(k); this.cacheBytes -= old.__bytes; } // a full answer replaces a quick one
+    this.cache.set(k, answer); this.cacheBytes += bytes; answer.__bytes = bytes;
+    for (const [old, a] of this.cache) { // least recently added first
+      if (this.cacheBytes <= CACHE_BYTES) break;
+      this.cache.delete(old); this.cacheBytes -= a.__bytes;
+    }
+  }
+
+  settle() {
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    this.settleTimer = setTimeout(() => this.trigger("settled", { query: this.query, compare: this.compare }), SETTLE_MS);
+  }
+
+  writeUrl() {
+    const url = new URL(window.location.href), defaults = this.data.describe.defaults;
+    for (const k of this.data.describe.keys) {
+      const v = this.query[k];
+      if (v === undefined || v === defaults[k]) url.searchParams.delete(k); else url.searchParams.set(k, v);
+    }
+    url.searchParams.delete("preset");
+    if (this.compare) url.searchParams.set(`${this.layer}.compare`, this.compare); else url.searchParams.delete(`${this.layer}.compare`);
+    window.history.replaceState(window.history.state, "", url.toString().replace(/%2C/g, ","));
+  }
+
+  // -- drawing -----------------------------------------------------------------------------------
+  show(answer, seq, first) {
+    this.drawnSeq = Math.max(this.drawnSeq, seq);
+    this.answer = answer;
+    if (first || !this.query || Object.keys(this.query).length === 0) this.query = { ...answer.query };
+    else for (const [k, v] of Object.entries(answer.query)) if (!(k in this.query)) this.query[k] = v;
+    if (answer.cells) this.pick = this.pick && answer.cells.reads[this.pick.join(",")] ? this.pick : answer.cells.picked;
+    this.problemEl.textContent = ""; this.problemEl.hidden = true;
+    this.refreshControls(answer.controls);
+    this.headEl.innerHTML = `<span class="pg-title">${esc(answer.title)}</span> <b>${esc(answer.shapes)}</b>` +
+      (answer.formula ? ` <code>${esc(answer.formula)}</code>` : "") +
+      ` <span class="pg-badge ${answer.source.tensorrt ? "pg-trt" : "pg-ref"}" data-engine="${esc(answer.engine.status)}">${esc(answer.source.label)}</span>`;
+    const ex = answer.example;
+    if (this.exampleEl) this.exampleEl.value = ex ? ex.name : "";
+    if (ex) this.headEl.innerHTML += ` <span class="pg-badge ${ex.matches ? "pg-agrees" : "pg-differs"}" title="${esc(ex.note)}">` +
+      `${esc(ex.kind)} ${ex.matches ? "✓" : "✗"} ${esc(ex.message)}</span>`;
+    const refused = answer.engine.refusal || answer.engine.error;
+    this.precisionEl.textContent = [answer.precision, refused ? `${refused}. The output is the NumPy reference.` : ""].filter(Boolean).join(" · ");
+    this.drawFigures();
+    this.drawCell();
+    this.explainEl.innerHTML = [...answer.explain, ...answer.messages.map((m) => "ℹ " + m)].map(markdown).join("");
+    this.root.dataset.drawn = String(this.drawnSeq);
+    this.root.dataset.query = JSON.stringify(this.query);
+  }
+
+  showProblem(p) {
+    this.problemEl.hidden = false;
+    this.problemEl.textContent = p.message + (this.answer ? " — the figures show the last valid configuration." : "");
+    for (const k of p.keys || []) this.markProblem(k, p.rule || p.message);
+  }
+
+  markProblem(k, rule) {
+    const el = this.inputs && this.inputs[k];
+    if (!el) return;
+    el.classList.toggle("pg-invalid", Boolean(rule));
+    el.setAttribute("aria-invalid", rule ? "true" : "false");
+    if (rule) el.title = rule; else el.removeAttribute("title");
+  }
+
+  drawFigures() {
+    const a = this.answer, figs = a.figures.map((f) => ({ ...f }));
+    const scales = chooseScales(figs);
+    const width = this.rowEl.clientWidth || 800;
+    const height = Math.max(200, window.innerHeight - this.rowEl.getBoundingClientRect().top - 110);
+    for (const f of figs) f.pad = this.padding(f.which);
+    const cellPx = fitCells(figs, width, height, this.data.presenter);
+    this.rowEl.innerHTML = "";
+    this.figs = {};
+    for (const f of figs) {
+      const el = document.createElement("figure");
+      el.className = "pg-figure"; el.dataset.figure = f.which;
+      const canvas = document.createElement("canvas"), overlay = document.createElement("canvas");
+      overlay.className = "pg-overlay";
+      const holder = document.createElement("div"); holder.className = "pg-canvas"; holder.append(canvas, overlay);
+      const cap = document.createElement("figcaption");
+      el.append(holder, cap);
+      this.rowEl.append(el);
+      const g = layout(f, cellPx, f.pad);
+      el.style.width = Math.max(g.width, 120) + "px"; // the caption wraps under its figure
+      const fig = { ...f, g, canvas, overlay, scale: scales[f.which], el };
+      this.figs[f.which] = fig;
+      paint(fig, this.data.presenter);
+      cap.innerHTML = `<b>${esc(f.title)}</b><br><span class="pg-stats">${esc(stats(f.t))}</span>`;
+      this.wire(fig);
+    }
+    this.outlinePick();
+  }
+
+  padding(which) { // the input's panel grows by the padding the windows read (drawn dashed)
+    if (which !== "input" || !this.answer.cells) return null;
+    const shape = this.answer.figures[0].tensor.shape, h = shape.length - 2;
+    let lo = [0, 0], hi = [shape[h] - 1, shape[h + 1] - 1];
+    for (const cells of Object.values(this.answer.cells.reads)) for (const c of cells) {
+      lo = [Math.min(lo[0], c[c.length - 2]), Math.min(lo[1], c[c.length - 1])];
+      hi = [Math.max(hi[0], c[c.length - 2]), Math.max(hi[1], c[c.length - 1])];
+    }
+    return { lo, hi };
+  }
+
+  // -- the picked cell, hover, step and play: the read map the server sent ----------------------------------
+  drawCell() {
+    const cells = this.answer.cells;
+    if (!cells) { this.cellEl.innerHTML = ""; return; }
+    const where = this.pick.join(","), line = cells.lines[where];
+    this.cellEl.innerHTML =
+      `<button class="pg-prev" aria-label="Previous output cell">◀ prev</button>` +
+      `<button class="pg-next" aria-label="Next output cell">next ▶</button>` +
+      `<button class="pg-play" aria-pressed="${Boolean(this.playing)}">${this.playing ? "pause" : "play"}</button>` +
+      `<label class="pg-speed">speed <input type="range" min="0.25" max="4" step="0.25" value="${this.speed}" aria-label="Play speed, cells per second"></label>` +
+      `<span class="pg-line">output(${esc(where)}) = ${markdownInline(line || "…")}</span>`;
+    this.cellEl.querySelector(".pg-prev").onclick = () => this.step(-1);
+    this.cellEl.querySelector(".pg-next").onclick = () => this.step(1);
+    this.cellEl.querySelector(".pg-play").onclick = () => this.togglePlay();
+    this.cellEl.querySelector(".pg-speed input").oninput = (e) => { this.speed = Number(e.target.value); if (this.playing) { this.togglePlay(); this.togglePlay(); } };
+  }
+
+  step(by) {
+    const shape = this.answer.cells.shape, n = shape.reduce((a, b) => a * b, 1);
+    let flat = this.pick.reduce((acc, v, i) => acc * shape[i] + v, 0);
+    flat = (flat + by + n) % n;
+    const idx = []; for (let i = shape.length - 1; i >= 0; i--) { idx.unshift(flat % shape[i]); flat = Math.floor(flat / shape[i]); }
+    this.setPick(idx);
+  }
+
+  setPick(idx) {
+    this.pick = idx;
+    if (!this.answer.cells.reads[idx.join(",")]) { this.request(false); return; } // outside the map sent: ask
+    this.drawCell(); this.outlinePick();
+    this.root.dataset.pick = idx.join(",");
+  }
+
+  togglePlay() {
+    if (this.playing) { clearInterval(this.playing); this.playing = null; }
+    else this.playing = setInterval(() => this.step(1), 1000 / this.speed);
+    this.drawCell();
+  }
+
+  outlinePick() {
+    for (const f of Object.values(this.figs || {})) clear(f.overlay);
+    const cells = this.answer.cells;
+    if (!cells || !this.figs.output) return;
+    const reads = cells.reads[this.pick.join(",")] || [];
+    mark(this.figs.output, [this.pick], "#ff6600", false);
+    if (this.figs.input) mark(this.figs.input, reads, "#000000", true);
+  }
+
+  wire(fig) {
+    const move = (ev) => {
+      const c = cellAt(fig, ev);
+      if (!c) { this.tip.style.display = "none"; this.outlinePick(); return; }
+      const v = fig.t.values[c.flat];
+      this.tip.innerHTML = `${esc(fig.title)} (${c.index.join(", ")})<br>value = ${exact(v)}`;
+      const r = this.root.getBoundingClientRect();
+      this.tip.style.display = "block";
+      this.tip.style.left = Math.min(ev.clientX - r.left + 14, r.width - 180) + "px";
+      this.tip.style.top = ev.clientY - r.top + 14 + "px";
+      this.hover(fig, c.index);
+    };
+    fig.canvas.parentElement.addEventListener("mousemove", move);
+    fig.canvas.parentElement.addEventListener("mouseleave", () => { this.tip.style.display = "none"; this.outlinePick(); });
+    fig.canvas.parentElement.addEventListener("click", (ev) => {
+      const c = cellAt(fig, ev);
+      if (!c) return;
+      if (ev.pointerType === "touch" || this.tip.dataset.touch === "1") { move(ev); } // a tap shows the value
+      if (fig.which === "output" && this.answer.cells) this.setPick(c.index);
+    });
+  }
+
+  hover(fig, index) { // output → its input window; input → the outputs it feeds; kernel tap → its input cells
+    const cells = this.answer.cells;
+    if (!cells) return;
+    this.outlinePick();
+    if (fig.which === "output") {
+      const reads = cells.reads[index.join(",")];
+      if (reads && this.figs.input) mark(this.figs.input, reads, "#0057b8", true);
+    } else if (fig.which === "input") {
+      const key = index.join(","), fed = [];
+      for (const [out, reads] of Object.entries(cells.reads)) if (reads.some((c) => c.join(",") === key)) fed.push(out.split(",").map(Number));
+      if (this.figs.output) mark(this.figs.output, fed, "#0057b8", false);
+    } else if (fig.which === "kernel") {
+      // a convolution's reads are channel by channel, each its window's taps row by row: (c, tap) is one cell
+      const reads = cells.reads[this.pick.join(",")] || [], sp = fig.t.shape.slice(2);
+      const taps = sp.reduce((a, b) => a * b, 1), tap = index.slice(2).reduce((acc, v, i) => acc * sp[i] + v, 0);
+      const hit = reads.length === fig.t.shape[1] * taps ? [reads[index[1] * taps + tap]] : [];
+      if (this.figs.input) mark(this.figs.input, hit, "#c2185b", true);
+    }
+  }
+}
+
+// -- tensors, scales, layout and painting ----------------------------------------------------------------------
+function decode(t) {
+  let bytes;
+  if (Uint8Array.fromBase64) bytes = Uint8Array.fromBase64(t.data);
+  else { const bin = atob(t.data); bytes = new Uint8Array(bin.length); for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i); }
+  return { shape: t.shape, values: new Float32Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 4) };
+}
+
+function extent(v) {
+  let lo = Infinity, hi = -Infinity;
+  for (const x of v) if (Number.isFinite(x)) { if (x < lo) lo = x; if (x > hi) hi = x; }
+  return lo === Infinity ? [0, 1] : [lo, hi];
+}
+
+// Input and outputs share one scale where their ranges are alike (spans within 4× of each other), so equal values
+// look equal; a softmax's 0…1 on an input's −4…4, or a deconvolution's 0…45 from an input of 1…9, get their own.
+// Compare mode's two outputs always share one. Error maps have theirs.
+function chooseScales(figs) {
+  const out = {}, ranges = {};
+  for (const f of figs) ranges[f.which] = summary(f.t).extent;
+  const span = (r) => Math.max(r[1] - r[0], 1e-12);
+  const data = figs.filter((f) => !f.magnitude && f.which !== "kernel").map((f) => f.which);
+  const joined = data.map((w) => ranges[w]).reduce((a, r) => [Math.min(a[0], r[0]), Math.max(a[1], r[1])], [Infinity, -Infinity]);
+  const alike = data.every((w) => span(joined) / span(ranges[w]) <= 4);
+  for (const f of figs) {
+    let r = ranges[f.which];
+    if (alike && data.includes(f.which)) r = joined;
+    if ((f.which === "output" || f.which === "compared") && ranges.compared) {
+      r = [Math.min(ranges.output[0], ranges.compared[0]), Math.max(ranges.output[1], ranges.compared[1])];
+    }
+    out[f.which] = scaleFor(r, Boolean(f.magnitude));
+  }
+  return out;
+}
+
+function scaleFor([lo, hi], magnitude) {
+  let s;
+  if (!magnitude && lo < 0 && hi > 0) { const m = Math.max(-lo, hi); s = { lo: -m, hi: m, stops: DIVERGING, diverging: true }; }
+  else s = { lo, hi: hi === lo ? lo + 1 : hi, stops: magnitude ? MAGNITUDE : SEQUENTIAL, diverging: false };
+  s.lut = []; // 256 colours along the scale: a cell is one lookup, not an interpolation
+  for (let i = 0; i < 256; i++) s.lut.push(interpolate(s.stops, i / 255));
+  return s;
+}
+const DIVERGING = [[0, [5, 48, 97]], [0.25, [67, 147, 195]], [0.5, [247, 247, 247]], [0.75, [214, 96, 77]], [1, [103, 0, 31]]];
+const SEQUENTIAL = [[0, [68, 1, 84]], [0.25, [59, 82, 139]], [0.5, [33, 145, 140]], [0.75, [94, 201, 98]], [1, [253, 231, 37]]];
+const MAGNITUDE = [[0, [255, 255, 255]], [0.5, [253, 141, 60]], [1, [127, 39, 4]]];
+
+const NAN_RGB = [160, 160, 160], POSINF_RGB = [255, 0, 255], NEGINF_RGB = [0, 255, 255];
+function colour(scale, v) {
+  if (Number.isNaN(v)) return NAN_RGB;
+  if (v === Infinity) return POSINF_RGB;
+  if (v === -Infinity) return NEGINF_RGB;
+  const t = (v - scale.lo) / (scale.hi - scale.lo);
+  return scale.lut[t <= 0 ? 0 : t >= 1 ? 255 : Math.round(t * 255)];
+}
+function interpolate(s, t) {
+  for (let i = 1; i < s.length; i++) if (t <= s[i][0]) {
+    const u = (t - s[i - 1][0]) / (s[i][0] - s[i - 1][0]);
+    return [0, 1, 2].map((k) => Math.round(s[i - 1][1][k] + (s[i][1][k] - s[i - 1][1][k]) * u));
+  }
+  return s[s.length - 1][1];
+}
+
+// A tensor is drawn as its (n, c[, d]) planes side by side, each h × w cells.
+function planes(shape) {
+  const h = shape[shape.length - 2] ?? 1, w = shape[shape.length - 1] ?? 1;
+  return { count: shape.slice(0, -2).reduce((a, b) => a * b, 1), h, w };
+}
+
+function fitCells(figs, width, height, presenter) { // one cell size for every figure: they compare cell for cell
+  let across = 0, tallest = 0; // in cells: each figure's planes side by side, a cell's gap between planes
+  for (const f of figs) {
+    const p = planes(f.t.shape), rows = f.pad ? f.pad.hi[0] - f.pad.lo[0] + 1 : p.h, cols = f.pad ? f.pad.hi[1] - f.pad.lo[1] + 1 : p.w;
+    across += p.count * (cols + 1) - 1; tallest = Math.max(tallest, rows + 1);
+  }
+  const room = width - FIGURE_GAP * (figs.length - 1) - 2 * figs.length;
+  const px = Math.min(room / Math.max(across, 1), (height - CAPTION_PX) / Math.max(tallest, 1));
+  return Math.max(presenter ? 8 : 4, Math.min(presenter ? 96 : 64, Math.floor(px)));
+}
+const FIGURE_GAP = 18, CAPTION_PX = 76; // stage.css's .pg-row gap; a figure's caption (title and stats lines)
+
+function layout(f, cell, pad) {
+  const p = planes(f.t.shape);
+  const lo = pad ? pad.lo : [0, 0], hi = pad ? pad.hi : [p.h - 1, p.w - 1];
+  const rows = hi[0] - lo[0] + 1, cols = hi[1] - lo[1] + 1, gap = cell;
+  return { ...p, cell, lo, rows, cols, gap, width: p.count * cols * cell + (p.count - 1) * gap + 2,
+           height: rows * cell + 2 };
+}
+
+function paint(fig, presenter) {
+  const { g, canvas, overlay, t, scale } = fig, dpr = window.devicePixelRatio || 1;
+  for (const c of [canvas, overlay]) {
+    c.width = Math.round(g.width * dpr); c.height = Math.round(g.height * dpr);
+    c.style.width = g.width + "px"; c.style.height = g.height + "px";
+    c.getContext("2d").setTransform(dpr, 0, 0, dpr, 0, 0);
+  }
+  const ctx = canvas.getContext("2d"), text = g.cell >= (presenter ? 26 : 22);
+  const colours = [], bitmaps = planeBitmaps(t, g, scale);
+  ctx.imageSmoothingEnabled = false;
+  for (let p = 0; p < g.count; p++) {
+    const x0 = 1 + p * (g.cols * g.cell + g.gap), ox = x0 - g.lo[1] * g.cell, oy = 1 - g.lo[0] * g.cell;
+    if (g.lo[0] < 0 || g.lo[1] < 0 || g.rows > g.h || g.cols > g.w) { // the padded border, dashed
+      ctx.save(); ctx.setLineDash([4, 3]); ctx.strokeStyle = "#6b7280"; ctx.lineWidth = 1;
+      ctx.strokeRect(x0 + 0.5, 1.5, g.cols * g.cell - 1, g.rows * g.cell - 1); ctx.restore();
+    }
+    ctx.drawImage(bitmaps[p], ox, oy, g.w * g.cell, g.h * g.cell);
+    if (text) for (let i = 0, n = g.h * g.w; i < n; i++) colours[i] = colour(scale, t.values[p * n + i]);
+    if (g.cell >= 6) { // cell borders: a white (zero) cell of a diverging scale stays visible
+      ctx.beginPath(); ctx.strokeStyle = "rgba(0,0,0,0.22)"; ctx.lineWidth = 1;
+      for (let i = 0; i <= g.h; i++) { ctx.moveTo(ox, oy + i * g.cell + 0.5); ctx.lineTo(ox + g.w * g.cell, oy + i * g.cell + 0.5); }
+      for (let j = 0; j <= g.w; j++) { ctx.moveTo(ox + j * g.cell + 0.5, oy); ctx.lineTo(ox + j * g.cell + 0.5, oy + g.h * g.cell); }
+      ctx.stroke();
+    }
+    if (text) {
+      ctx.font = `${Math.max(9, Math.floor(g.cell * 0.3))}px system-ui, sans-serif`;
+      ctx.textAlign = "center"; ctx.textBaseline = "middle";
+      for (let i = 0; i < g.h; i++) for (let j = 0; j < g.w; j++) {
+        const c = colours[i * g.w + j], light = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2] > 140;
+        ctx.fillStyle = light ? "#111" : "#fff";
+        ctx.fillText(short(t.values[(p * g.h + i) * g.w + j]), ox + (j + 0.5) * g.cell, oy + (i + 0.5) * g.cell);
+      }
+    }
+  }
+}
+
+function planeBitmaps(t, g, scale) { // one pixel a cell, kept per tensor and scale: a revisit only scales them
+  const key = `${scale.lo}|${scale.hi}|${scale.stops === DIVERGING}|${scale.stops === MAGNITUDE}`;
+  if (t.__bitmaps && t.__bitmaps.key === key) return t.__bitmaps.planes;
+  const planes = [], n = g.h * g.w;
+  for (let p = 0; p < g.count; p++) {
+    const c = document.createElement("canvas");
+    c.width = g.w; c.height = g.h;
+    const cx = c.getContext("2d"), img = cx.createImageData(g.w, g.h);
+    for (let i = 0; i < n; i++) {
+      const rgb = colour(scale, t.values[p * n + i]);
+      img.data[4 * i] = rgb[0]; img.data[4 * i + 1] = rgb[1]; img.data[4 * i + 2] = rgb[2]; img.data[4 * i + 3] = 255;
+    }
+    cx.putImageData(img, 0, 0);
+    planes.push(c);
+  }
+  t.__bitmaps = { key, planes };
+  return planes;
+}
+
+function cellXY(g, plane, h, w) {
+  return [1 + plane * (g.cols * g.cell + g.gap) + (w - g.lo[1]) * g.cell, 1 + (h - g.lo[0]) * g.cell];
+}
+
+function planeOf(shape, index) { // the flat plane number of a full index (n, c[, d], h, w)
+  let p = 0;
+  for (let i = 0; i < shape.length - 2; i++) p = p * shape[i] + index[i];
+  return p;
+}
+
+function cellAt(fig, ev) {
+  const r = fig.canvas.getBoundingClientRect(), g = fig.g, x = ev.clientX - r.left - 1, y = ev.clientY - r.top - 1;
+  const plane = Math.floor(x / (g.cols * g.cell + g.gap)), j = Math.floor((x - plane * (g.cols * g.cell + g.gap)) / g.cell) + g.lo[1];
+  const i = Math.floor(y / g.cell) + g.lo[0];
+  if (plane < 0 || plane >= g.count || i < 0 || j < 0 || i >= g.h || j >= g.w) return null;
+  const shape = fig.t.shape, index = [];
+  let rest = plane;
+  for (let k = shape.length - 3; k >= 0; k--) { index.unshift(rest % shape[k]); rest = Math.floor(rest / shape[k]); }
+  index.push(i, j);
+  return { index, flat: (plane * g.h + i) * g.w + j };
+}
+
+function clear(c) { const ctx = c.getContext("2d"); ctx.save(); ctx.setTransform(1, 0, 0, 1, 0, 0); ctx.clearRect(0, 0, c.width, c.height); ctx.restore(); }
+
+function mark(fig, cells, colour, dashOutside) { // a white halo under the colour: visible on any cell
+  const ctx = fig.overlay.getContext("2d"), g = fig.g, shape = fig.t.shape;
+  for (const c of cells) {
+    const h = c[c.length - 2], w = c[c.length - 1], plane = planeOf(shape, c.length === shape.length ? c : [...c.slice(0, -2)]);
+    const inside = h >= 0 && w >= 0 && h < g.h && w < g.w;
+    const [x, y] = cellXY(g, plane, h, w);
+    ctx.save();
+    ctx.setLineDash(dashOutside && !inside ? [4, 3] : []);
+    ctx.lineWidth = 4; ctx.strokeStyle = "#ffffff"; ctx.strokeRect(x + 2, y + 2, g.cell - 4, g.cell - 4);
+    ctx.lineWidth = 2; ctx.strokeStyle = colour; ctx.strokeRect(x + 2, y + 2, g.cell - 4, g.cell - 4);
+    ctx.restore();
+  }
+}
+
+// -- text -----------------------------------------------------------------------------------------------------
+function summary(t) { // a tensor's range and non-finite counts, once (a revisit draws without a pass over it)
+  if (!t.__summary) {
+    let nan = 0, inf = 0;
+    for (const v of t.values) { if (Number.isNaN(v)) nan++; else if (!Number.isFinite(v)) inf++; }
+    t.__summary = { extent: extent(t.values), nan, inf };
+  }
+  return t.__summary;
+}
+function stats(t) {
+  const { extent: [lo, hi], nan, inf } = summary(t);
+  return `shape (${t.shape.join(", ")}) · min ${short(lo)} · max ${short(hi)}` + (nan ? ` · ${nan} NaN` : "") + (inf ? ` · ${inf} Inf` : "");
+}
+function short(v) {
+  if (Number.isNaN(v)) return "NaN";
+  if (!Number.isFinite(v)) return v > 0 ? "+Inf" : "-Inf";
+  const a = Math.abs(v);
+  if (a === 0) return "0";
+  if (a >= 1e5 || a < 1e-3) return v.toExponential(1).replace("e+", "e");
+  return String(Number(v.toPrecision(4)));
+}
+function exact(v) { return Number.isFinite(v) ? String(Number(v.toPrecision(7))) : short(v); }
+function esc(s) { return String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]); }
+function markdownInline(s) { return esc(s).replace(/\*\*(.+?)\*\*/g, "<b>$1</b>").replace(/`(.+?)`/g, "<code>$1</code>"); }
+function markdown(s) {
+  const lines = String(s).split("\n"), out = [];
+  let list = false;
+  for (const l of lines) {
+    if (/^\s*- /.test(l)) { if (!list) { out.push("<ul>"); list = true; } out.push(`<li>${markdownInline(l.replace(/^\s*- /, ""))}</li>`); continue; }
+    if (list) { out.push("</ul>"); list = false; }
+    if (l.trim()) out.push(`<p>${markdownInline(l)}</p>`);
+  }
+  if (list) out.push("</ul>");
+  return out.join("");
+}

@@ -1,0 +1,167 @@
+"""The instrument stage in the system Chromium (`?view.instrument=true`): its contract for tests (data-param on
+every control, data-figure and a stats line on every figure), a change answered by the server's route with no
+script run, a dragged slider whose output follows the hand and ends on the released value, keys, hover outlines,
+the URL written as values change and read back by a fresh page, a refusal named with the last good drawing kept.
+Nothing sleeps for a fixed time: each step waits on what the stage writes (data-drawn, data-query)."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from playground.chromium import browser as B
+from playground.layers import LAYERS
+from playground.stage import protocol
+
+pytestmark = pytest.mark.browser
+STAGE = ".pg-stage"
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path_factory.mktemp("cache"))}) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def context():
+    with B.chromium() as browser:
+        ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+        yield ctx
+        ctx.close()
+
+
+def open_stage(context, app, path):
+    page = context.new_page()
+    page.set_default_timeout(30_000)
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors
+    sep = "&" if "?" in path else "?"
+    page.goto(f"{app}/{path}{sep}view.instrument=true")
+    page.wait_for_selector(f'{STAGE}[data-drawn] [data-figure="output"] canvas')
+    return page
+
+
+def drawn(page) -> int:
+    return int(page.get_attribute(STAGE, "data-drawn"))
+
+
+def query(page) -> dict:
+    return json.loads(page.get_attribute(STAGE, "data-query"))
+
+
+def stats(page, which) -> str:
+    return page.inner_text(f'{STAGE} [data-figure="{which}"] .pg-stats')
+
+
+def runs(page) -> int:
+    return page.evaluate("() => window.__playgroundRuns.started")
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_every_control_and_figure_keeps_the_contract(context, app, name):
+    page = open_stage(context, app, name)
+    layer = LAYERS[name]
+    keys = set(protocol.query_keys(layer, layer.example_shape)) | {f"{name}.compare"}
+    params = set(page.eval_on_selector_all(f"{STAGE} [data-param]", "els => els.map(e => e.dataset.param)"))
+    assert params <= keys and {k.split(".")[1] for k in params} == set(layer.param_names) | {"compare"}
+    for which in ("input", "output"):
+        assert re.match(r"shape \(\d+(, \d+)*\) · min \S+ · max \S+", stats(page, which))
+    sliders = page.eval_on_selector_all(f'{STAGE} input[type="range"][data-param]',
+                                        "els => els.map(e => [e.getAttribute('aria-label'), e.getAttribute('aria-valuenow')])")
+    assert all(label and now is not None for label, now in sliders)
+    assert not page.errors
+    page.close()
+
+
+def test_a_key_press_is_answered_by_the_route_without_a_script_run(context, app):
+    page = open_stage(context, app, "convolution")
+    B.wait_until_idle(page)
+    before, started = drawn(page), runs(page)
+    page.focus('[data-param="convolution.stride_nd.h"]')
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {before}")
+    assert "shape (1, 1, 2, 7)" in stats(page, "output")
+    assert runs(page) == started  # drawn before any script run (the settle after it reruns the page's sections)
+    assert "convolution.stride_nd.h=2" in page.url
+    page.keyboard.press("ArrowLeft")  # a step back: drawn from the browser's cache
+    page.wait_for_function(f"() => document.querySelector('{STAGE} [data-figure=output] .pg-stats')"
+                           ".textContent.includes('shape (1, 1, 4, 7)')")
+    assert "stride_nd.h" not in page.url  # back to the default: the key leaves the URL
+    page.close()
+
+
+def test_a_dragged_slider_draws_as_the_hand_moves_and_ends_on_the_released_value(context, app):
+    page = open_stage(context, app, "convolution")
+    slider = page.locator('[data-param="convolution.padding_nd.h"]')
+    box = slider.bounding_box()
+    y = box["y"] + box["height"] / 2
+    before = drawn(page)
+    page.mouse.move(box["x"] + 4, y)
+    page.mouse.down()
+    for i in range(1, 21):
+        page.mouse.move(box["x"] + 4 + (box["width"] - 8) * i / 20, y)
+        page.wait_for_timeout(40)
+    page.mouse.up()
+    high = slider.get_attribute("max")
+    page.wait_for_function(f"() => JSON.parse(document.querySelector('{STAGE}').dataset.query)"
+                           f"['convolution.padding_nd.h'] === '{high}' && !document.querySelector('{STAGE}')"
+                           ".classList.contains('pg-busy')")
+    assert drawn(page) - before >= 3  # several positions drawn while the thumb moved, not only the last
+    assert f"shape (1, 1, {6 + 2 * int(high) - 2}, 7)" in stats(page, "output")
+    page.close()
+
+
+def test_hover_outlines_the_window_and_a_click_picks_the_cell(context, app):
+    page = open_stage(context, app, "convolution")
+    canvas = page.locator(f'{STAGE} [data-figure="output"] canvas').first
+    box = canvas.bounding_box()
+    blank = page.evaluate(f"() => document.querySelector('{STAGE} [data-figure=input] .pg-overlay').toDataURL()")
+    page.mouse.move(box["x"] + box["width"] * 0.9, box["y"] + box["height"] * 0.9)
+    hovered = page.evaluate(f"() => document.querySelector('{STAGE} [data-figure=input] .pg-overlay').toDataURL()")
+    assert hovered != blank
+    assert "value =" in page.inner_text(f"{STAGE} .pg-tip")
+    page.mouse.click(box["x"] + box["width"] * 0.9, box["y"] + box["height"] * 0.9)
+    assert page.get_attribute(STAGE, "data-pick") == "0,0,3,6"
+    assert page.inner_text(f"{STAGE} .pg-line").startswith("output(0,0,3,6) =")
+    page.click(f"{STAGE} .pg-next")
+    assert page.get_attribute(STAGE, "data-pick") == "0,0,0,0"  # past the last cell, back to the first
+    page.close()
+
+
+def test_a_link_reopens_the_configuration_and_a_refusal_keeps_the_last_good_drawing(context, app):
+    page = open_stage(context, app, "convolution?convolution.stride_nd.w=2&convolution.padding_mode=SAME_UPPER")
+    assert query(page)["convolution.stride_nd.w"] == "2" and "shape (1, 1, 6, 5)" in stats(page, "output")
+    assert page.input_value('[data-param="convolution.padding_mode"]') == "SAME_UPPER"
+    before = drawn(page)
+    box = page.locator(f'{STAGE} .pg-control[data-name="num_groups"] .pg-exact')
+    box.fill("2")
+    box.press("Enter")
+    page.wait_for_function(f"() => !document.querySelector('{STAGE} .pg-problem').hidden")
+    assert "num_groups" in page.inner_text(f"{STAGE} .pg-problem") and "last valid" in page.inner_text(f"{STAGE} .pg-problem")
+    assert page.get_attribute('[data-param="convolution.num_groups"]', "aria-invalid") == "true"
+    assert "shape (1, 1, 6, 5)" in stats(page, "output") and drawn(page) >= before
+    page.close()
+
+
+def test_an_example_sets_the_input_and_the_parameters_and_states_its_verdict(context, app):
+    page = open_stage(context, app, "pooling")
+    page.select_option(f'{STAGE} [data-control="example"]', "blend_quarter")
+    page.wait_for_function(f"() => document.querySelector('{STAGE} .pg-agrees')")
+    assert page.input_value('[data-param="pooling.type"]') == "MAX_AVERAGE_BLEND"
+    assert query(page)["pooling.blend_factor"] == "0.25" and "pooling.blend_factor=0.25" in page.url
+    assert "shape (1, 1, 2, 2) · min 5.375 · max 15.38" in stats(page, "output")
+    page.close()
+
+
+def test_compare_mode_adds_the_second_output_and_their_difference(context, app):
+    page = open_stage(context, app, "convolution")
+    before = drawn(page)
+    page.select_option('[data-param="convolution.compare"]', "FP16")
+    page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {before}")
+    figures = page.eval_on_selector_all(f"{STAGE} [data-figure]", "els => els.map(e => e.dataset.figure)")
+    assert figures == ["input", "kernel", "output", "compared", "difference"]
+    assert "convolution.compare=FP16" in page.url and "FP32 − FP16" in page.inner_text(f"{STAGE} .pg-precision")
+    page.close()

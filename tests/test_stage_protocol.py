@@ -1,0 +1,172 @@
+"""The instrument stage's protocol and route, without a browser: every layer's controls and query keys, the
+round trip URL texts → parameters → URL texts, answers, and the route's door (tokens, origins, sizes, bad
+requests, one evaluation at a time per page)."""
+import base64
+import json
+import threading
+
+import numpy as np
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from playground.core import evaluate
+from playground.layers import LAYERS, get_layer
+from playground.stage import protocol, server
+
+NAMES = sorted(LAYERS)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_parameter_has_a_control_and_the_defaults_round_trip(name):
+    layer = get_layer(name)
+    shape = layer.example_shape
+    described = protocol.describe(layer, shape)
+    assert {c["name"] for c in described["controls"]} == set(layer.param_names)
+    for c in described["controls"]:
+        assert c["label"].endswith(f"({c['name']})") or c["label"] == c["name"]
+        assert c["kind"] == layer.param(c["name"]).kind
+    defaults = described["defaults"]
+    assert set(defaults) <= set(described["keys"])
+    raw = protocol.raw_params(layer, shape, defaults)
+    from playground.params import same_params
+    assert same_params(layer.resolve(raw, shape), layer.defaults(shape))
+
+
+def test_a_link_of_today_opens_the_same_configuration():
+    layer = get_layer("convolution")
+    query = {"convolution.stride_nd.h": "2", "convolution.padding_mode": "SAME_UPPER",
+             "convolution.pre_padding.set": "true", "convolution.pre_padding.h": "1", "convolution.pre_padding.w": "0"}
+    p = layer.resolve(protocol.raw_params(layer, layer.example_shape, query), layer.example_shape)
+    assert p["stride_nd"] == (2, 1) and p["padding_mode"] == "SAME_UPPER" and p["pre_padding"] == (1, 0)
+    back = protocol.query_of(layer, p, layer.example_shape)
+    assert all(back[k] == v for k, v in query.items())
+    unset = protocol.raw_params(layer, layer.example_shape, {"convolution.pre_padding.set": "false",
+                                                             "convolution.pre_padding.h": "3"})
+    assert layer.resolve(unset, layer.example_shape)["pre_padding"] is None
+
+
+def test_unused_parameters_say_which_values_use_them():
+    layer = get_layer("activation")
+    controls = {c["name"]: c for c in protocol.controls(layer, layer.defaults(), layer.example_shape)}
+    assert not controls["quantize_scale"]["used"] and controls["quantize_scale"]["why_unused"] == \
+        "only with precision INT8 or FP8"
+    groups = {c["name"]: c for c in protocol.controls(get_layer("convolution"), get_layer("convolution").resolve(
+        {"num_output_maps": 4}, (1, 4, 6, 6)), (1, 4, 6, 6))}["num_groups"]
+    assert groups["offered"] == [1, 2, 4]
+
+
+@pytest.mark.parametrize("query, words", [
+    ({"convolution.nope": "1"}, "not a parameter of this convolution page"),
+    ({"convolution.stride_nd.h": 2}, "must be text"),
+    ({"convolution.pre_padding.set": "maybe"}, "must be true or false"),
+    ({f"k{i}": "1" for i in range(300)}, "at most 256"),
+    ({"convolution.kernel": "1," * 5000}, "at most 4096 characters"),
+])
+def test_a_request_the_stage_never_sends_is_named(query, words):
+    layer = get_layer("convolution")
+    with pytest.raises(protocol.RequestError) as err:
+        protocol.raw_params(layer, layer.example_shape, query)
+    assert words in str(err.value)
+
+
+def test_the_answer_carries_what_the_stage_draws():
+    layer = get_layer("convolution")
+    ev = evaluate("convolution", {"stride_nd": "2,2", "precision": "FP16"}, run=False)
+    a = protocol.answer(layer, ev, pick=(0, 0, 1, 1))
+    json.dumps(a)  # all of it JSON
+    figures = {f["which"]: f for f in a["figures"]}
+    assert list(figures) == ["input", "kernel", "output", "error"]
+    out = np.frombuffer(base64.b64decode(figures["output"]["tensor"]["data"]), "<f4").reshape(
+        figures["output"]["tensor"]["shape"])
+    assert np.array_equal(out, ev.output) and a["shapes"] == "Input (1, 1, 6, 9) → Output (1, 1, 2, 4)"
+    cells = a["cells"]
+    assert cells["picked"] == [0, 0, 1, 1] and len(cells["reads"]) == 8 and cells["complete"]
+    assert cells["reads"]["0,0,1,1"] == [list(c) for c in layer.reads(ev.params, (1, 1, 6, 9), (0, 0, 1, 1))]
+    assert cells["lines"]["0,0,0,0"].endswith("**") and a["precision"].startswith("FP16 against FP64")
+    assert a["query"]["convolution.stride_nd.h"] == "2"
+
+
+def test_a_refused_configuration_names_the_parameter_and_its_keys():
+    layer = get_layer("convolution")
+    from playground.errors import ValidationError
+    with pytest.raises(ValidationError) as err:
+        layer.resolve({"num_groups": 2}, layer.example_shape)
+    p = protocol.problem(err.value, layer, layer.example_shape)
+    assert p["param"] == "num_groups" and p["keys"] == ["convolution.num_groups"] and "must divide" in p["message"]
+
+
+# -- the route ----------------------------------------------------------------------------------------------------
+@pytest.fixture()
+def client():
+    return TestClient(Starlette(routes=server.routes()), base_url="http://stage.test")
+
+
+def seat(layer="convolution"):
+    L = get_layer(layer)
+    return server.SEATS.open(layer, L.example_input(L.example_shape))
+
+
+def post(client, token, body, **headers):
+    data = body if isinstance(body, (bytes, str)) else json.dumps(body)
+    return client.post(server.ROUTE, content=data, headers={server.TOKEN_HEADER: token,
+                                                            "content-type": "application/json", **headers})
+
+
+def test_the_route_answers_a_change_and_a_refusal(client):
+    token = seat()
+    r = post(client, token, {"params": {"convolution.stride_nd.h": "2"}})
+    assert r.status_code == 200 and r.json()["answer"]["shapes"].endswith("Output (1, 1, 2, 7)")
+    r = post(client, token, {"params": {"convolution.num_groups": "2"}})
+    assert r.status_code == 200 and r.json()["problem"]["param"] == "num_groups"
+    r = post(client, token, {"params": {"convolution.padding_nd.h": "1"}, "quick": True})
+    assert r.json()["answer"]["engine"]["status"] == "pending"  # drawn from the reference, the build behind it
+
+
+@pytest.mark.parametrize("body, headers, status, words", [
+    ({"params": {}}, {server.TOKEN_HEADER: "forged"}, 401, "no open page"),
+    ({"params": {}}, {"origin": "http://elsewhere.example"}, 403, "origin"),
+    (b"{not json", {}, 400, "not JSON"),
+    ([1, 2], {}, 400, "JSON object"),
+    ({"params": {}, "shell": "rm"}, {}, 400, "unknown field"),
+    ({"params": {"convolution.nope": "1"}}, {}, 400, "not a parameter"),
+    ({"params": {}, "compare": "FP64"}, {}, 400, "compare must be one of"),
+    ({"params": {}, "pick": ["a"]}, {}, 400, "pick must be"),
+    (b"{" + b" " * (server.MAX_BODY_BYTES + 10) + b"}", {}, 413, "at most"),
+])
+def test_a_hostile_request_gets_a_4xx_with_a_message(client, body, headers, status, words):
+    token = seat()
+    r = post(client, headers.pop(server.TOKEN_HEADER, token), body, **headers)
+    assert r.status_code == status and words in r.json()["error"]
+    assert "Traceback" not in r.text
+
+
+def test_a_page_has_one_evaluation_in_flight(client, monkeypatch):
+    token = seat()
+    started, release = threading.Event(), threading.Event()
+    real = server.answer
+
+    def slow(s, message):
+        started.set()
+        release.wait(5)
+        return real(s, message)
+
+    monkeypatch.setattr(server, "answer", slow)
+    first = {}
+    t = threading.Thread(target=lambda: first.setdefault("r", post(client, token, {"params": {}})))
+    t.start()
+    assert started.wait(5)
+    second = post(client, token, {"params": {}})
+    release.set()
+    t.join(10)
+    assert second.status_code == 429 and first["r"].status_code == 200
+
+
+def test_seats_are_bounded_and_forget_the_idle():
+    seats = server.Seats(limit=3, idle_s=3600)
+    x = np.ones((1, 1, 3, 3), np.float32)
+    tokens = [seats.open("activation", x) for _ in range(5)]
+    assert len(seats.items) == 3 and seats.take(tokens[0]) is None and seats.take(tokens[-1]) is not None
+    assert seats.open("activation", x, tokens[-1]) == tokens[-1]  # the page's own seat, kept across its runs
+    idle = server.Seats(limit=3, idle_s=0)
+    assert idle.take(idle.open("activation", x)) is None
