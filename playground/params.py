@@ -56,6 +56,9 @@ class Param:
     # which a strongly typed network keeps in float32 (resize scales, activation alpha). A function: it depends
     # on the configuration (leaky ReLU's alpha is an attribute of the activation, a constant of the PReLU).
     weight: bool | Callable[[dict], bool] = False
+    # How a control names one of the values `offers` lists, where the number alone says little (softmax's bitmask
+    # 4 is "H (axes = 4)"): (value, input shape) -> text. The stage then offers a list of names, not a slider.
+    name_of: Callable[[Any, tuple], str] | None = None
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind

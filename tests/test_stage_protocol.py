@@ -170,3 +170,26 @@ def test_seats_are_bounded_and_forget_the_idle():
     assert seats.open("activation", x, tokens[-1]) == tokens[-1]  # the page's own seat, kept across its runs
     idle = server.Seats(limit=3, idle_s=0)
     assert idle.take(idle.open("activation", x)) is None
+
+
+def test_a_tensor_the_browser_holds_is_not_sent_again():
+    layer = get_layer("convolution")
+    ev = evaluate("convolution", {}, run=False)
+    first = protocol.answer(layer, ev)
+    held = frozenset(f["tensor"]["id"] for f in first["figures"] if f["which"] in ("input", "kernel"))
+    again = {f["which"]: f["tensor"] for f in protocol.answer(layer, ev, held=held)["figures"]}
+    assert "data" not in again["input"] and "data" not in again["kernel"] and "data" in again["output"]
+    other = evaluate("convolution", {"padding_nd": "1,1"}, run=False)
+    assert {f["which"]: f["tensor"]["id"] for f in protocol.answer(layer, other)["figures"]}["input"] == \
+        again["input"]["id"]  # the same input, the same id
+    with pytest.raises(protocol.RequestError):
+        server.answer(server.Seat("convolution", ev.input), {"params": {}, "have": ["x" * 40]})
+
+
+def test_softmax_offers_its_axes_by_name():
+    layer = get_layer("softmax")
+    axes = {c["name"]: c for c in protocol.controls(layer, layer.defaults(), (1, 2, 3, 4))}["axes"]
+    assert axes["offered"] == [1, 2, 4, 8] and axes["names"] == ["N (axes = 1)", "C (axes = 2)", "H (axes = 4)",
+                                                                 "W (axes = 8)"]
+    five = {c["name"]: c for c in protocol.controls(layer, layer.resolve({}, (1, 2, 2, 3, 4)), (1, 2, 2, 3, 4))}
+    assert five["axes"]["names"][2] == "D (axes = 4)"

@@ -50,7 +50,9 @@ class Shot:
         """The page's link: `preset=NAME` applies a spec example (ui.links); presenter mode is the
         "view.presenter" toggle's own URL binding, which Streamlit spells `view.presenter=true`; `extra` is
         more query text (hide=…, a picked cell)."""
-        query = {k: v for k, v in ((PRESET_PARAM, self.preset), (PRESENTER_PARAM, "true" if presenter else None)) if v}
+        # the Streamlit stage, whose elements the crops know (view.instrument=false), until they know the instrument's
+        query = {k: v for k, v in ((PRESET_PARAM, self.preset), (PRESENTER_PARAM, "true" if presenter else None),
+                                   ("view.instrument", "false")) if v}
         path = "" if self.page == "home" else self.page
         text = "&".join(t for t in (urllib.parse.urlencode(query), extra.lstrip("?&")) if t)
         return f"{base}/{path}" + (f"?{text}" if text else "")

@@ -42,6 +42,12 @@ def axes_rule(axes, p, shape):
     return None
 
 
+def axis_name(axes: int, shape: tuple) -> str:
+    """The axis a one-bit mask names, as the input's dimensions are called: 4 is H on a 4-D input, D on a 5-D one."""
+    names = ("N", "C", "H", "W") if len(shape) == 4 else ("N", "C", "D", "H", "W")
+    return names[axes.bit_length() - 1] if 0 < axes < 1 << len(shape) else "?"
+
+
 def axes_offered(p, shape):
     return [1 << a for a in range(len(shape))]
 
@@ -119,7 +125,7 @@ LAYER = Layer(
     params=(
         Param("axes", "int", 2, "Bitmask of the axis to normalise along (exactly one bit): 1 = N, 2 = C, 4 = H "
               "(4-D) or D (5-D), 8 = W (4-D) or H (5-D), 16 = W (5-D).", low=1, high=16, step=1,
-              rule=axes_rule, offers=axes_offered),
+              rule=axes_rule, offers=axes_offered, name_of=lambda v, s: f"{axis_name(v, s)} (axes = {v})"),
     ),
     example_shape=(1, 2, 3, 4),
     example_input=example_input,

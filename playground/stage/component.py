@@ -52,7 +52,10 @@ def stage(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fal
         problem = (protocol.problem(exc, layer, x.shape) if isinstance(exc, ValidationError) else
                    {"message": str(exc), "keys": []})
         ev = evaluate({}, compare)
-    answer = protocol.answer(layer, ev)
+    axes = layer.axes_of_cell(ev.output.ndim) if layer.reads else ()
+    pick = [st.query_params.get(f"{layer.name}.extra.{a}") for a in axes]
+    pick = tuple(int(v) for v in pick) if axes and all(v is not None and v.isdigit() for v in pick) else None
+    answer = protocol.answer(layer, ev, pick)
     epoch = st.session_state.get(_epoch_key(layer), 0)
     identity = hashlib.blake2b(f"{token}|{epoch}|{x.shape}".encode() + x.tobytes(), digest_size=8).hexdigest()
 

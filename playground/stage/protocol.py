@@ -172,6 +172,8 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
             offered = _offers(p, params, shape)
             if isinstance(offered, list):
                 c["offered"] = [int(v) for v in offered]
+                if p.name_of is not None:
+                    c["names"] = [p.name_of(int(v), shape) for v in offered]
         elif p.along_axes:
             names = p.axis_names(len(shape))
             c.update(axes=list(names), low=_num(p.low), high=_num(p.high), optional=p.optional,

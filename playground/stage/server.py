@@ -89,10 +89,13 @@ _waiting = 0
 _waiting_lock = threading.Lock()
 
 
-def _reply(status: int, body: dict):
+def _reply(status: int, body: dict, took_ms: float | None = None):
     from starlette.responses import JSONResponse
 
-    return JSONResponse(body, status_code=status, headers={"Cache-Control": "no-store"})
+    headers = {"Cache-Control": "no-store"}
+    if took_ms is not None:  # the answer's own time, apart from the network and the browser (bench_stage reads it)
+        headers["Server-Timing"] = f"answer;dur={took_ms:.1f}"
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def _same_origin(request) -> bool:
@@ -132,12 +135,13 @@ async def evaluate_route(request):
         if _waiting >= MAX_WAITING:
             return _reply(503, {"error": "the server is busy with other pages: try again in a moment"})
         seat.busy, _waiting = True, _waiting + 1
+    started = time.perf_counter()
     try:
         status, reply = await run_in_threadpool(_answer, seat, message)
     finally:
         with _waiting_lock:
             seat.busy, _waiting = False, _waiting - 1
-    return _reply(status, reply)
+    return _reply(status, reply, (time.perf_counter() - started) * 1e3)
 
 
 def _answer(seat: Seat, message: dict) -> tuple[int, dict]:

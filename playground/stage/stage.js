@@ -4,7 +4,7 @@
 // the latest waiting, every answer drawn as it comes, the released value last. Answers already drawn are kept
 // (CACHE_BYTES) so a step back is drawn without a round trip.
 const CACHE_BYTES = 64 << 20; // per tab, stated in the README
-const SETTLE_MS = 500; // a released configuration the page's sections under the stage then follow
+const SETTLE_MS = 1200; // a configuration the hand has left this long: the sections under the stage follow it (a page run)
 
 export default function (component) {
   const { data, parentElement, setTriggerValue } = component;
@@ -35,11 +35,14 @@ class Stage {
   }
 
   start() {
+    this.root.dataset.mountedAt = performance.now().toFixed(0); // since the page's navigation (bench_stage)
     this.root.innerHTML = "";
     this.root.classList.toggle("pg-presenter", Boolean(this.data.presenter));
     this.root.innerHTML =
       `<div class="pg-controls" role="group" aria-label="Parameters of ${esc(this.data.describe.title)}"></div>` +
       `<div class="pg-figures"><div class="pg-head"></div><div class="pg-problem" role="alert"></div>` +
+      `<div class="pg-link"><button class="pg-copy" aria-label="Copy the link to this configuration">Copy link</button>` +
+      `<code class="pg-url"></code></div>` +
       `<div class="pg-precision"></div><div class="pg-row"></div><div class="pg-cell"></div></div>` +
       `<div class="pg-explain"></div>`;
     this.controlsEl = this.root.querySelector(".pg-controls");
@@ -49,6 +52,12 @@ class Stage {
     this.rowEl = this.root.querySelector(".pg-row");
     this.cellEl = this.root.querySelector(".pg-cell");
     this.explainEl = this.root.querySelector(".pg-explain");
+    this.root.querySelector(".pg-copy").onclick = async () => {
+      const text = window.location.href, button = this.root.querySelector(".pg-copy");
+      try { await navigator.clipboard.writeText(text); button.textContent = "Copied"; }
+      catch (e) { const r = document.createRange(); r.selectNodeContents(this.root.querySelector(".pg-url")); getSelection().removeAllRanges(); getSelection().addRange(r); button.textContent = "Selected: press Ctrl+C"; }
+      setTimeout(() => { button.textContent = "Copy link"; }, 1500);
+    };
     this.tip = document.createElement("div");
     this.tip.className = "pg-tip"; this.tip.setAttribute("role", "tooltip");
     this.root.append(this.tip);
@@ -125,6 +134,11 @@ class Stage {
       cb.type = "checkbox"; label.append(cb, document.createTextNode(" on"));
       cb.addEventListener("change", () => this.set({ [c.key]: cb.checked ? "true" : "false" }));
       add(cb, c.key); box.append(label);
+    } else if (c.names) { // values with names (softmax's axis): a list of them, not a slider over a bitmask
+      const sel = document.createElement("select");
+      c.offered.forEach((v, i) => sel.append(new Option(c.names[i], String(v))));
+      sel.addEventListener("change", () => this.set({ [c.key]: sel.value }));
+      box.append(add(sel, c.key));
     } else if (c.kind === "int" || c.kind === "float") {
       box.append(this.slider(c, c.key, c.low, c.high, c.step, add));
     } else if (c.axes) {
@@ -208,7 +222,7 @@ class Stage {
         }
       }
       if (c.kind === "int" || c.kind === "float") box.querySelector(".pg-value").textContent = this.query[c.key] ?? "";
-      if (c.offered) box.querySelector(".pg-note").textContent = `offers ${c.offered.join(", ")}`;
+      if (c.offered && !c.names && c.used) box.querySelector(".pg-note").textContent = `offers ${c.offered.join(", ")}`;
     }
   }
 
@@ -242,6 +256,7 @@ class Stage {
     this.inflight = seq;
     this.root.classList.add("pg-busy");
     let reply, status;
+    const asked = performance.now();
     try {
       const r = await fetch(this.data.route, {
         method: "POST", credentials: "same-origin",
@@ -249,11 +264,13 @@ class Stage {
         body: JSON.stringify(message),
       });
       status = r.status;
+      this.root.dataset.serverMs = ((r.headers.get("Server-Timing") || "").match(/dur=([\d.]+)/) || [])[1] || "";
       reply = await r.json().catch(() => ({ error: `HTTP ${r.status}` }));
     } catch (e) {
       status = 0; reply = { error: `the server did not answer (${e.message})` };
     }
     this.inflight = null;
+    this.root.dataset.fetchMs = (performance.now() - asked).toFixed(1); // where a change's time goes (bench_stage)
     if (reply.answer && !this.resolve(reply.answer)) { // a tensor it named was let go meanwhile: ask again whole
       this.tensors.clear(); this.inflight = null; this.send({ ...message, have: [] }, seq); return;
     }
@@ -317,10 +334,12 @@ class Stage {
     url.searchParams.delete("preset");
     if (this.compare) url.searchParams.set(`${this.layer}.compare`, this.compare); else url.searchParams.delete(`${this.layer}.compare`);
     window.history.replaceState(window.history.state, "", url.toString().replace(/%2C/g, ","));
+    if (this.root.querySelector(".pg-url")) this.root.querySelector(".pg-url").textContent = window.location.href;
   }
 
   // -- drawing -----------------------------------------------------------------------------------
   show(answer, seq, first) {
+    const began = performance.now();
     this.drawnSeq = Math.max(this.drawnSeq, seq);
     this.answer = answer;
     if (first || !this.query || Object.keys(this.query).length === 0) this.query = { ...answer.query };
@@ -340,6 +359,8 @@ class Stage {
     this.drawFigures();
     this.drawCell();
     this.explainEl.innerHTML = [...answer.explain, ...answer.messages.map((m) => "ℹ " + m)].map(markdown).join("");
+    this.root.querySelector(".pg-url").textContent = window.location.href;
+    this.root.dataset.drawMs = (performance.now() - began).toFixed(1);
     this.root.dataset.drawn = String(this.drawnSeq);
     this.root.dataset.query = JSON.stringify(this.query);
   }
@@ -376,7 +397,7 @@ class Stage {
       const cap = document.createElement("figcaption");
       el.append(holder, cap);
       this.rowEl.append(el);
-      const g = layout(f, cellPx, f.pad);
+      const g = layout(f, cellPx[f.which], f.pad);
       el.style.width = Math.max(g.width, 120) + "px"; // the caption wraps under its figure
       const fig = { ...f, g, canvas, overlay, scale: scales[f.which], el };
       this.figs[f.which] = fig;
@@ -409,6 +430,9 @@ class Stage {
       `<button class="pg-play" aria-pressed="${Boolean(this.playing)}">${this.playing ? "pause" : "play"}</button>` +
       `<label class="pg-speed">speed <input type="range" min="0.25" max="4" step="0.25" value="${this.speed}" aria-label="Play speed, cells per second"></label>` +
       `<span class="pg-line">output(${esc(where)}) = ${markdownInline(line || "…")}</span>`;
+    if (!line && Object.keys(cells.lines).length && this.lineAsked !== where) { // past the lines sent: ask once
+      this.lineAsked = where; this.request(false);
+    }
     this.cellEl.querySelector(".pg-prev").onclick = () => this.step(-1);
     this.cellEl.querySelector(".pg-next").onclick = () => this.step(1);
     this.cellEl.querySelector(".pg-play").onclick = () => this.togglePlay();
@@ -425,6 +449,10 @@ class Stage {
 
   setPick(idx) {
     this.pick = idx;
+    const url = new URL(window.location.href); // the picked cell travels in the link (LAYER.extra.AXIS)
+    this.answer.cells.axes.forEach((a, i) => url.searchParams.set(`${this.layer}.extra.${a}`, String(idx[i])));
+    window.history.replaceState(window.history.state, "", url.toString().replace(/%2C/g, ","));
+    this.root.querySelector(".pg-url").textContent = window.location.href;
     if (!this.answer.cells.reads[idx.join(",")]) { this.request(false); return; } // outside the map sent: ask
     this.drawCell(); this.outlinePick();
     this.root.dataset.pick = idx.join(",");
@@ -557,24 +585,35 @@ function planes(shape) {
   return { count: shape.slice(0, -2).reduce((a, b) => a * b, 1), h, w };
 }
 
-function fitCells(figs, width, height, presenter) { // one cell size for every figure: they compare cell for cell
-  let across = 0, tallest = 0; // in cells: each figure's planes side by side, a cell's gap between planes
-  for (const f of figs) {
+function fitCells(figs, width, height, presenter) {
+  // One cell size for the figures that compare cell for cell; a figure far narrower than the widest (a 3 × 3
+  // kernel beside 512 × 512 planes) gets SMALL_PX of its own instead of vanishing. Returns which -> px.
+  const cap = presenter ? 120 : 80;
+  const dims = figs.map((f) => {
     const p = planes(f.t.shape), rows = f.pad ? f.pad.hi[0] - f.pad.lo[0] + 1 : p.h, cols = f.pad ? f.pad.hi[1] - f.pad.lo[1] + 1 : p.w;
-    across += p.count * (cols + 1) - 1; tallest = Math.max(tallest, rows + 1);
-  }
-  const room = width - FIGURE_GAP * (figs.length - 1) - 2 * figs.length;
-  const px = Math.min(room / Math.max(across, 1), (height - CAPTION_PX) / Math.max(tallest, 1));
-  return Math.max(presenter ? 8 : 4, Math.min(presenter ? 96 : 64, Math.floor(px)));
+    return { which: f.which, across: p.count * cols, gaps: p.count - 1, rows };
+  });
+  const widest = Math.max(...dims.map((d) => d.across));
+  const small = dims.filter((d) => d.across * 8 < widest), big = dims.filter((d) => d.across * 8 >= widest);
+  const room = width - FIGURE_GAP * (figs.length - 1) - 2 * figs.length - small.length * SMALL_PX;
+  const across = big.reduce((n, d) => n + d.across, 0), gaps = big.reduce((n, d) => n + d.gaps, 0);
+  let wide = room / Math.max(across + gaps, 1); // a gap is a cell wide, and at least 6 px (layout)
+  if (wide < 6) wide = (room - 6 * gaps) / Math.max(across, 1);
+  const tallest = Math.max(...big.map((d) => d.rows + 1));
+  const fit = (px) => Math.min(cap, px >= 1 ? Math.floor(px) : Math.max(px, 1 / 32)); // below a pixel: sampled
+  const common = fit(Math.min(wide, (height - CAPTION_PX) / tallest)), out = {};
+  for (const d of big) out[d.which] = common;
+  for (const d of small) out[d.which] = fit(Math.max(common, Math.min(SMALL_PX / (d.across + d.gaps), (height - CAPTION_PX) / (d.rows + 1))));
+  return out;
 }
-const FIGURE_GAP = 18, CAPTION_PX = 76; // stage.css's .pg-row gap; a figure's caption (title and stats lines)
+const FIGURE_GAP = 18, CAPTION_PX = 76, SMALL_PX = 120; // stage.css's .pg-row gap; a figure's caption (title and stats lines)
 
 function layout(f, cell, pad) {
   const p = planes(f.t.shape);
   const lo = pad ? pad.lo : [0, 0], hi = pad ? pad.hi : [p.h - 1, p.w - 1];
-  const rows = hi[0] - lo[0] + 1, cols = hi[1] - lo[1] + 1, gap = cell;
-  return { ...p, cell, lo, rows, cols, gap, width: p.count * cols * cell + (p.count - 1) * gap + 2,
-           height: rows * cell + 2 };
+  const rows = hi[0] - lo[0] + 1, cols = hi[1] - lo[1] + 1, gap = Math.max(cell, 6);
+  return { ...p, cell, lo, rows, cols, gap, width: Math.ceil(p.count * cols * cell + (p.count - 1) * gap + 2),
+           height: Math.ceil(rows * cell + 2) };
 }
 
 function paint(fig, presenter) {

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from .. import numbers, plots, presets
+from .. import numbers, plots, presets, section
 from ..core import Evaluation, evaluate
 from ..errors import ValidationError
 from ..inputs import InputError
@@ -102,11 +102,7 @@ def _layer_page(name: str) -> None:
         with st.container(key=control_key(name, "title"), horizontal=True, vertical_alignment="center", gap="medium"):
             st.markdown(f"### {layer.title}")
             st.caption(layer.summary + " Input pattern and size, view options: the sidebar (›).")
-    link_problems = links.take_problems(layer)
-    if link_problems:  # one box, one line per parameter
-        st.warning("\n".join(f"- {state.inert(m)}" for m in link_problems) if len(link_problems) > 1
-                   else state.inert(link_problems[0]),
-                   icon=":material/link_off:")
+    _link_problems(layer)
     box = stage.layout(*size, view.presenter, cell_row=layer.reads is not None)
     controls, figures = st.columns([box.controls_w, box.figures_w], gap="medium")
     # The precision row heads the figures: a presenter switches FP32 → FP16 where the room looks.
@@ -177,6 +173,14 @@ def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_
     links.page_drawn(layer)
 
 
+def _link_problems(layer: Layer) -> None:
+    """What the link asked that the layer refuses: one box, one line per parameter."""
+    problems = links.take_problems(layer)
+    if problems:
+        st.warning("\n".join(f"- {state.inert(m)}" for m in problems) if len(problems) > 1
+                   else state.inert(problems[0]), icon=":material/link_off:")
+
+
 def _instrument_page(layer: Layer, inp: widgets.InputForm, view: ViewOptions, hide: list[str]) -> None:
     """The layer page on the instrument stage (playground.stage): one component owns the controls, the figures
     and the URL, and a change is answered by the server's route; this script runs when the page opens, when the
@@ -185,6 +189,7 @@ def _instrument_page(layer: Layer, inp: widgets.InputForm, view: ViewOptions, hi
     from ..stage import component
 
     st.html(STAGE_CSS + links.hide_css(layer, hide) + (PRESENTER_CSS if view.presenter else ""))
+    _link_problems(layer)
     if inp.x is None:
         st.error(state.inert(str(inp.error)), icon=":material/error:")
         return
@@ -199,11 +204,20 @@ def _instrument_page(layer: Layer, inp: widgets.InputForm, view: ViewOptions, hi
         component.set_query(layer, layer.resolve(preset.params, preset.input_shape), preset.input_shape)
 
     ev = component.stage(layer, inp.x, run, presenter=view.presenter, hide=tuple(hide), on_example=example)
-    engine_tab, downloads_tab = st.tabs(["Engine", "Downloads"], key=key(layer.name, "instrument_tabs"))
-    with engine_tab, st.container(key=control_key(layer.name, "engine")):
-        _engine_panel(ev)
-    with downloads_tab:
-        workshop.downloads(layer, ev)
+    # Of the tabs only the open one is drawn (on_change="rerun"): a page opens without the engine's table.
+    names = (["Details"] if layer.section else []) + ["Engine", "Downloads"]
+    tabs = dict(zip(names, st.tabs(names, key=key(layer.name, "instrument_tabs"), on_change="rerun")))
+    if "Details" in tabs and tabs["Details"].open:  # the layer's own tables and charts, settled configuration
+        with tabs["Details"], st.container(key=control_key(layer.name, "explanation")):
+            context = section.Context(view.theme, functools.partial(evaluate, backend=backend, cache=engines),
+                                      lambda label: st.spinner(label, show_time=True))
+            extras.draw_blocks(layer.name, layer.section(ev, context), view)
+    if tabs["Engine"].open:
+        with tabs["Engine"], st.container(key=control_key(layer.name, "engine")):
+            _engine_panel(ev)
+    if tabs["Downloads"].open:
+        with tabs["Downloads"]:
+            workshop.downloads(layer, ev)
 
 
 def _spec_tab(layer: Layer, preset, cmp, shown: Evaluation, view: ViewOptions) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import os
 from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
@@ -676,13 +677,20 @@ def shared_scale_default(layer_name: str) -> bool:
     return hi <= 10 * max(lo, 1e-12)
 
 
+def instrument_default() -> bool:
+    """The instrument stage unless PLAYGROUND_STAGE=streamlit (the Streamlit stage, kept for this release: its own
+    test suites run on it); a link's view.instrument=true|false decides for its page."""
+    return os.environ.get("PLAYGROUND_STAGE", "instrument").strip().lower() != "streamlit"
+
+
 def view_controls(layer: Layer) -> ViewOptions:
     shared = st.toggle("One colour scale for input and output", value=shared_scale_default(layer.name),
                        key=key(layer.name, VIEW_SHARED_SCALE), help="Off: every heatmap gets its own colour scale.",
                        **STATE)
     presenter = st.toggle("Presenter mode", value=False, key=VIEW_PRESENTER,
                           help="Large type, bigger cells and strong colours for a projector.", **STATE)
-    instrument = st.toggle("Instrument stage (beta)", value=False, key=VIEW_INSTRUMENT,
+    instrument = st.toggle("Instrument stage", value=instrument_default(), key=VIEW_INSTRUMENT,
                            help="The stage as one component: a change is answered by the server without a page run, "
-                                "and a dragged slider's output follows the hand.", **STATE)
+                                "and a dragged slider's output follows the hand. Off: the Streamlit stage (a script "
+                                "run per change), kept for this release.", **STATE)
     return ViewOptions.of(shared, presenter, instrument)
