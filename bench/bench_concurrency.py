@@ -339,6 +339,7 @@ def print_usage(use: dict, sessions: list[Session]) -> None:
 
 
 def main() -> None:
+    os.environ.setdefault("PLAYGROUND_STAGE", "streamlit")  # this benchmark measures the Streamlit stage
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--clients", choices=("browser", "websocket"), default="browser",
                     help="pages in one headless Chromium (default), or websocket clients without a browser")

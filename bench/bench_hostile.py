@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 import tempfile
 import time
@@ -112,6 +113,7 @@ async def main_async(args) -> None:
 
 
 def main() -> None:
+    os.environ.setdefault("PLAYGROUND_STAGE", "streamlit")  # this benchmark measures the Streamlit stage
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sessions", type=int, default=10, help="the room: sessions changing a parameter each second")
     ap.add_argument("--duration", type=float, default=20, help="seconds per phase")

@@ -20,6 +20,7 @@ import contextlib
 import json
 import statistics
 import subprocess
+import os
 import sys
 import tempfile
 from collections import Counter
@@ -79,6 +80,7 @@ def checkout(rev: str):
 
 
 def main() -> None:
+    os.environ.setdefault("PLAYGROUND_STAGE", "streamlit")  # this benchmark measures the Streamlit stage
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--changes", type=int, default=8, help="cached changes per round and page")
     ap.add_argument("--rounds", type=int, default=2, help="rounds of page, then bare app")

@@ -2,7 +2,10 @@
 the spec's fresh process, side by side in one run, from key press to pixels in Chromium.
 
 Series (the convolution on the spec's 1×1×6×9 input unless named):
-  instrument new   padding_nd w/h stepped with the arrow keys, each a configuration not drawn before
+  instrument new   padding_nd w/h stepped with the arrow keys, each a configuration not drawn before (on a server
+                   with speculative builds off: no neighbour asked for ahead)
+  instrument sweep the same steps 0.3 s apart with speculative builds on: the stage asks for the neighbours of the
+                   slider moved last while the hand rests, so a step is drawn from the tab's cache
   instrument back  the same steps in reverse: a configuration drawn before (the browser's own cache)
   instrument large the 1×3×512×512 convolution: new configurations, then back
   streamlit new / back  the same steps on the page's Streamlit stage (a script run per change)
@@ -84,6 +87,14 @@ def stage_walk(page, steps, series: Series, settled: Series | None = None) -> No
             settled.latency.append((time.perf_counter() - start) * 1e3)
 
 
+def there_and_back(page, steps, new_name: str, back_name: str, settled: Series | None = None) -> list[Series]:
+    """`steps` to configurations not drawn before, then back over them (the tab's cache)."""
+    new, back = Series(new_name), Series(back_name)
+    stage_walk(page, steps, new, settled)
+    stage_walk(page, reverse(steps), back)
+    return [new, back]
+
+
 def drag(page, param: str, seconds: float = 2.0) -> dict:
     """Drag `param`'s thumb from its left end to its right end over `seconds` (60 mouse moves a second); count the
     values the thumb passed and the answers drawn, and check the released value's answer is drawn last."""
@@ -141,8 +152,21 @@ def main() -> None:
     steps, configs = padding_walk(args.changes)
     large_steps, large_cfg = padding_walk(args.large_changes)
     results, drags = [], {}
+    with tempfile.TemporaryDirectory() as cache_dir, B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": cache_dir}) as base, \
+            B.chromium() as chrome:
+        context = B.new_context(chrome, viewport=VIEWPORT, reduced_motion="reduce")
+        page = open_stage(context, base, "convolution?convolution.kernel_size_nd.h=2&convolution.kernel_size_nd.w=2")
+        sweep = Series("instrument sweep, 0.3 s apart, neighbours ahead")
+        hits0 = int(page.get_attribute(STAGE, "data-hits") or 0)
+        for step in steps:
+            time.sleep(0.3)
+            stage_walk(page, [step], sweep)
+        sweep_hits = (int(page.get_attribute(STAGE, "data-hits") or 0) - hits0) / len(steps)
+        results.append(sweep)
+        context.close()
     with tempfile.TemporaryDirectory() as cache_dir, \
-            B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": cache_dir}) as base, B.chromium() as chrome:
+            B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": cache_dir, "PLAYGROUND_PREFETCH": "0"}) as base, \
+            B.chromium() as chrome:
         context = B.new_context(chrome, viewport=VIEWPORT, reduced_motion="reduce")
         open_stage(context, base, "convolution").close()  # the server's first build and imports
         loads = []
@@ -151,18 +175,14 @@ def main() -> None:
             open_stage(context, base, "convolution").close()
             loads.append((time.perf_counter() - start) * 1e3)
         page = open_stage(context, base, "convolution")
-        new, back = Series("instrument: new configuration"), Series("instrument: revisited configuration")
         built = Series("instrument: new, its engine built and shown")
-        stage_walk(page, steps, new, built)
-        stage_walk(page, reverse(steps), back)
-        results += [new, built, back]
+        results += there_and_back(page, steps, "instrument: new configuration", "instrument: revisited configuration",
+                                  built) + [built]
         page.close()
         page = open_stage(context, base, "convolution?convolution.input.C=3&convolution.input.H=512"
                                          "&convolution.input.W=512")
-        lnew, lback = Series("instrument large 1×3×512×512: new"), Series("instrument large 1×3×512×512: back")
-        stage_walk(page, large_steps, lnew)
-        stage_walk(page, reverse(large_steps), lback)
-        results += [lnew, lback]
+        results += there_and_back(page, large_steps, "instrument large 1×3×512×512: new",
+                                  "instrument large 1×3×512×512: back")
         page.close()
         page = open_stage(context, base, "convolution")
         drags["convolution padding_nd h (17 values)"] = drag(page, "convolution.padding_nd.h")
@@ -171,7 +191,8 @@ def main() -> None:
         drags["activation alpha, LEAKY_RELU"] = drag(page, "activation.alpha")
         page.close()
         # the page's Streamlit stage, same server, a configuration family of its own (kernel 2 × 2)
-        page = open_page(context, base, "convolution?convolution.kernel_size_nd.h=2&convolution.kernel_size_nd.w=2")
+        page = open_page(context, base, "convolution?view.instrument=false&convolution.kernel_size_nd.h=2"
+                                        "&convolution.kernel_size_nd.w=2")
         snew, sback = Series("streamlit stage: new configuration"), Series("streamlit stage: revisited")
         walk(page, steps, snew)
         walk(page, reverse(steps), sback)
@@ -199,6 +220,7 @@ def main() -> None:
     for label, v in (("bare build_engine, small conv", bare_small), ("spec: fresh process import + build", spec),
                      ("first load of the instrument page, warm server", loads)):
         print(f"{label:<42}{len(v):>4}{pct(v, 50):>9.0f}{pct(v, 95):>9.0f}{max(v):>9.0f}")
+    print(f"\nsweep with speculative builds on: {sweep_hits:.0%} of the steps drawn from the tab's cache")
     print("\ndrags (2 s each)")
     for name, d in drags.items():
         print(f"  {name:<38} passed {d['passed']:>3} values, drew {d['drawn']:>3} of them ({d['per_second']:.1f}/s), "

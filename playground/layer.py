@@ -168,5 +168,23 @@ class Layer:
             return self.cell_axes(rank)
         return {5: ("n", "c", "d", "h", "w"), 4: ("n", "c", "h", "w"), 3: ("c", "h", "w"), 2: ("h", "w")}[rank]
 
+    def why_unused(self, name: str, params: dict) -> str:
+        """Which earlier enum or bool setting leaves parameter `name` unused: "only with precision INT8 or FP8" where
+        a few of its values use it (the note stays as another value is picked), "unused by RELU", "unused while
+        int8 is off"; "unused by this configuration" else."""
+        p = self.param(name)
+        for q in self.params[: self.params.index(p)]:
+            options = q.choices if q.kind == "enum" else (False, True) if q.kind == "bool" else ()
+            try:
+                users = [o for o in options if p.is_used({**params, q.name: o})]
+            except Exception:  # noqa: BLE001 - used_when may read parameters that are not valid right now
+                users = []
+            if users:
+                v = params.get(q.name)
+                if q.kind == "bool":
+                    return f"unused while {q.name} is {'on' if v else 'off'}"
+                return f"only with {q.name} {' or '.join(map(str, users))}" if len(users) <= 3 else f"unused by {v}"
+        return "unused by this configuration"
+
     def unused(self, params: dict) -> list[str]:
         return [p.name for p in self.params if not p.is_used(params)]

@@ -80,6 +80,16 @@ class Param:
     def is_weight(self, params: dict) -> bool:
         return bool(self.weight(params)) if callable(self.weight) else self.weight
 
+    def offered(self, params: dict, shape: tuple):
+        """What `offers` says for this configuration, or None (every declared value; also where a parameter it
+        reads is broken right now)."""
+        if self.offers is None:
+            return None
+        try:
+            return self.offers(params, shape)
+        except Exception:  # noqa: BLE001 - a parameter it reads is not valid right now: the declared range
+            return None
+
     def is_used(self, params: dict) -> bool:
         return self.used_when is None or bool(self.used_when(params))
 

@@ -58,7 +58,7 @@ def _value(p: Param, rng, params: dict, shape: tuple):
     if p.kind == "float":
         return _float(p, rng)
     if p.kind == "int":
-        offered = _offered(p, params, shape)
+        offered = p.offered(params, shape)
         if isinstance(offered, list) and offered and rng.random() < 0.7:
             return int(rng.choice(offered))
         return _int(p, rng)
@@ -67,7 +67,7 @@ def _value(p: Param, rng, params: dict, shape: tuple):
         if default is not None and rng.random() < 0.35:
             return tuple(int(v) for v in rng.permutation(np.asarray(default)))
         n = len(p.axis_names(len(shape))) if p.along_axes else len(default or shape)
-        offered = _offered(p, params, shape)
+        offered = p.offered(params, shape)
         tops = offered if isinstance(offered, tuple) and len(offered) == n and rng.random() < 0.5 else (None,) * n
         return tuple(_int(p, rng, top) for top in tops)
     # array: an optional one (resize scales) drawn, one per spatial axis or one for all
@@ -76,13 +76,6 @@ def _value(p: Param, rng, params: dict, shape: tuple):
         low, high = p.slide or (p.low, p.high)
         return ",".join(f"{v:.2f}" for v in rng.uniform(low, high, n))
     return p.default_for(params, shape)
-
-
-def _offered(p: Param, params: dict, shape: tuple):
-    try:
-        return p.offers(params, shape) if p.offers else None
-    except (ValidationError, KeyError, TypeError, ValueError):
-        return None
 
 
 def draw(layer, rng) -> Drawn:

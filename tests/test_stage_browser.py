@@ -165,3 +165,31 @@ def test_compare_mode_adds_the_second_output_and_their_difference(context, app):
     assert figures == ["input", "kernel", "output", "compared", "difference"]
     assert "convolution.compare=FP16" in page.url and "FP32 − FP16" in page.inner_text(f"{STAGE} .pg-precision")
     page.close()
+
+
+def test_the_keyboard_skips_the_collapsed_sidebar_and_reaches_the_stage(context, app):
+    page = open_stage(context, app, "convolution")
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")  # from the top of the page
+    stops = []
+    for _ in range(20):
+        page.keyboard.press("Tab")
+        stops.append(page.evaluate("() => { const e = document.activeElement; return [e.closest('[data-testid=stSidebar]')"
+                                   " !== null, e.dataset.param || e.dataset.control || ''] }"))
+    assert not any(in_sidebar for in_sidebar, _ in stops)
+    assert any(name for _, name in stops)  # a stage control within 20 stops (the navigation's links first)
+    page.close()
+
+
+def test_the_next_step_of_the_slider_moved_last_is_asked_for_ahead(context, app):
+    page = open_stage(context, app, "convolution?convolution.kernel_size_nd.h=1")
+    page.focus('[data-param="convolution.padding_nd.w"]')
+    page.keyboard.press("ArrowRight")  # padding w 1: its neighbour 2 is asked for while the hand rests
+    page.wait_for_function(f"() => !document.querySelector('{STAGE}').classList.contains('pg-busy')")
+    page.wait_for_function(f"() => document.querySelector('{STAGE}').__stage.cache.has(document.querySelector("
+                           f"'{STAGE}').__stage.cacheKey({{...document.querySelector('{STAGE}').__stage.query, "
+                           f"'convolution.padding_nd.w': '2'}}))")
+    hits = int(page.get_attribute(STAGE, "data-hits") or 0)
+    page.keyboard.press("ArrowRight")
+    assert int(page.get_attribute(STAGE, "data-hits")) == hits + 1  # drawn from the tab's cache at once
+    assert "shape (1, 1, 6, 11)" in stats(page, "output")
+    page.close()

@@ -40,3 +40,12 @@ def test_a_layer_with_a_section_has_its_details_tab_and_one_without_has_none():
     assert [t.label for t in at.tabs][:3] == ["Details", "Engine", "Downloads"]
     assert stage_data(at)["describe"]["examples"]
     assert [t.label for t in open_page("slice", **{"view.instrument": "true"}).tabs][:2] == ["Engine", "Downloads"]
+
+
+def test_an_examples_link_opens_it_on_the_stage():
+    at = open_page("convolution", **{"view.instrument": "true", "preset": "stride_nd_2_2"})
+    data = stage_data(at)
+    assert data["answer"]["example"]["name"] == "stride_nd_2_2" and data["answer"]["example"]["matches"]
+    assert "preset" not in at.query_params and at.query_params["convolution.stride_nd.h"] == "2"
+    at = open_page("convolution", **{"view.instrument": "true", "preset": "no_such_example"})
+    assert any('has no example "no_such_example"' in w.value for w in at.warning)

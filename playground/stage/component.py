@@ -3,6 +3,7 @@ draws it once; its changes go to the server's route (server.py), not through a s
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 from typing import Callable
 
@@ -70,7 +71,8 @@ def stage(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fal
             "epoch": identity, "token": token, "route": server.ROUTE, "describe": protocol.describe(layer, x.shape),
             "query": answer["query"] if problem else {**answer["query"], **query}, "answer": answer,
             "problem": problem, "presenter": presenter, "compare": compare, "runs": ev.backend.can_run,
-            "hide": list(hide)},
+            "hide": list(hide), "prefetch": os.environ.get("PLAYGROUND_PREFETCH", "1").strip() != "0"},
+        # "settled": the page runs, and the tabs under the stage follow the URL the stage wrote
         on_settled_change=lambda: None, on_example_change=picked, width="stretch", height="content")
     return ev
 
@@ -89,12 +91,6 @@ def set_query(layer: Layer, params: dict, shape: tuple) -> None:
             del st.query_params[k]
         if defaults.get(k) != v:
             st.query_params[k] = v
-
-
-def settled(layer: Layer) -> dict | None:
-    """The configuration the stage settled on last ({"query", "compare"}), for the sections under it."""
-    value = st.session_state.get(f"{layer.name}.stage") or {}
-    return value.get("settled") if isinstance(value, dict) else None
 
 
 def _token_key(layer: Layer) -> str:

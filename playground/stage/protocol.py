@@ -162,14 +162,14 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
     for p in ordered(layer):
         used = p.is_used(params)
         c = {"name": p.name, "label": label(p), "help": p.help, "kind": p.kind, "used": used,
-             "why_unused": "" if used else _why_unused(layer, p, params), "weight": p.is_weight(params)}
+             "why_unused": "" if used else layer.why_unused(p.name, params), "weight": p.is_weight(params)}
         if p.kind == "enum":
             c["choices"] = list(p.choices)
         elif p.kind in ("int", "float"):
             low, high = p.slide or (p.low, p.high)
             c.update(low=_num(low), high=_num(high), min=_num(p.low), max=_num(p.high),
                      step=_num(p.step or (1 if p.kind == "int" else 0.01)))
-            offered = _offers(p, params, shape)
+            offered = p.offered(params, shape)
             if isinstance(offered, list):
                 c["offered"] = [int(v) for v in offered]
                 if p.name_of is not None:
@@ -178,7 +178,7 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
             names = p.axis_names(len(shape))
             c.update(axes=list(names), low=_num(p.low), high=_num(p.high), optional=p.optional,
                      keys={ax: key(layer, p, ax) for ax in names})
-            offered = _offers(p, params, shape)
+            offered = p.offered(params, shape)
             if isinstance(offered, tuple) and len(offered) == len(names):
                 c["tops"] = [int(min(v, p.high if p.high is not None else v)) for v in offered]
         elif p.kind == "array":
@@ -191,26 +191,6 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
 
 def _num(v):
     return None if v is None else (int(v) if float(v).is_integer() and abs(v) < 1e15 else float(v))
-
-
-def _offers(p: Param, params: dict, shape: tuple):
-    if p.offers is None:
-        return None
-    try:
-        return p.offers(params, shape)
-    except Exception:  # a parameter it reads is broken right now: the declared range
-        return None
-
-
-def _why_unused(layer: Layer, p: Param, params: dict) -> str:
-    """The values of the parameters before it that would use it ("only with precision INT8 or FP8")."""
-    for q in layer.params:
-        if q.kind != "enum" or q.name == p.name:
-            continue
-        using = [c for c in q.choices if p.is_used({**params, q.name: c})]
-        if using and len(using) < len(q.choices):
-            return f"only with {q.name} {' or '.join(using)}"
-    return "not used by this configuration"
 
 
 # -- the answer -----------------------------------------------------------------------------------------------
@@ -235,9 +215,10 @@ def problem(exc: ValidationError, layer: Layer, shape: tuple) -> dict:
     return {"message": str(exc), "param": exc.param, "rule": exc.rule, "keys": keys}
 
 
-def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset = frozenset()) -> dict:
+def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset = frozenset(), lines: int = CELL_LINES) -> dict:
     """The evaluation as the stage draws it (core.Evaluation in, JSON-friendly out); `held`: the tensor ids the
-    browser already holds (their values are not sent again)."""
+    browser already holds (their values are not sent again); `lines`: how many cells' arithmetic to write (the
+    picked cell's always; a quick answer, while a slider is dragged, writes that one only)."""
     shape = ev.input.shape
     figures = [{"which": "input", "title": "Input", "tensor": tensor(ev.input, held)}]
     for title, t in (layer.stage_tensors(ev.params) if layer.stage_tensors else []):
@@ -266,7 +247,7 @@ def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset = frozen
         "explain": list(layer.explain(ev.params, shape)) if layer.explain else [],
     }
     if layer.reads is not None:
-        out["cells"] = read_map(layer, ev, pick)
+        out["cells"] = read_map(layer, ev, pick, lines)
     out["example"] = example(layer, ev)
     return out
 
@@ -293,7 +274,7 @@ def examples(layer: Layer) -> list[dict]:
     return [{"name": p.name, "title": p.title, "kind": p.kind} for p in presets.examples(layer.name)]
 
 
-def read_map(layer: Layer, ev, pick: tuple | None) -> dict:
+def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES) -> dict:
     """The output cells' input windows (hover, pick, step and play run on them in the browser) and their
     arithmetic lines, for outputs up to READ_MAP_CELLS (CELL_LINES) cells; the picked cell's always."""
     out_shape, shape = tuple(ev.reference.shape), ev.input.shape
@@ -303,16 +284,16 @@ def read_map(layer: Layer, ev, pick: tuple | None) -> dict:
         0 <= v < n for v, n in zip(pick, out_shape)) else tuple([0] * len(out_shape))
     if picked not in indices:
         indices.append(picked)
-    reads, lines = _reads(layer, ev.params, shape, tuple(indices)), {}
+    reads, written = _reads(layer, ev.params, shape, tuple(indices)), {}
     for i, index in enumerate(indices):
         where = ",".join(map(str, index))
-        if layer.cell is not None and (i < CELL_LINES or index == picked):
+        if layer.cell is not None and (i < lines or index == picked):
             try:
-                lines[where] = layer.cell(ev.input, ev.params, index, ev.reference).line
+                written[where] = layer.cell(ev.input, ev.params, index, ev.reference).line
             except Exception:  # noqa: BLE001 - an explanation that fails names the cell's value instead
-                lines[where] = numbers.precise(float(ev.reference[index]))
+                written[where] = numbers.precise(float(ev.reference[index]))
     return {"axes": list(layer.axes_of_cell(len(out_shape))), "shape": list(out_shape), "picked": list(picked),
-            "reads": reads, "lines": lines, "complete": count <= READ_MAP_CELLS}
+            "reads": reads, "lines": written, "complete": count <= READ_MAP_CELLS}
 
 
 _read_maps: OrderedDict = OrderedDict()  # a geometry's read map, kept: the values change far more often
@@ -377,5 +358,5 @@ def describe(layer: Layer, shape: tuple) -> dict[str, Any]:
     params = layer.defaults(shape)
     return {"layer": layer.name, "title": layer.title, "summary": layer.summary,
             "keys": query_keys(layer, shape), "controls": controls(layer, params, shape),
-            "defaults": query_of(layer, params, shape), "picks": layer.reads is not None,
+            "defaults": query_of(layer, params, shape),
             "examples": examples(layer), "precisions": list(layer.param("precision").choices)}

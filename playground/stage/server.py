@@ -189,7 +189,8 @@ def answer(seat: Seat, message: dict) -> dict:
 
         prefetcher.offer(layer.name, neighbours(layer, seat.last_query, raw), seat.x, backend=backend, cache=cache)
     seat.last_query = raw
-    return {"answer": protocol.answer(layer, ev, tuple(pick) if pick else None, frozenset(have))}
+    return {"answer": protocol.answer(layer, ev, tuple(pick) if pick else None, frozenset(have),
+                                      lines=0 if quick else protocol.CELL_LINES)}
 
 
 def routes():

@@ -17,6 +17,7 @@ export default function (component) {
   }
   stage.__epoch = data.epoch;
   const s = new Stage(stage, data, setTriggerValue);
+  stage.__stage = s; // for tests and benchmarks
   s.start();
   return () => s.stop();
 }
@@ -231,11 +232,13 @@ class Stage {
   // runs (the reference at once, its engine built after: the badge catches up) and then in full once the hand
   // is off the control (pointer up, a key press): the released value's engine is always built, and drawn last.
   set(changes) {
+    const keys = Object.keys(changes);
+    this.moved = keys.length === 1 && this.inputs[keys[0]] && this.inputs[keys[0]].type === "range" ? keys[0] : null;
     Object.assign(this.query, changes);
     for (const k of Object.keys(changes)) this.markProblem(k, null);
     this.writeUrl();
     const cached = this.cache.get(this.cacheKey());
-    if (cached) this.show(cached, ++this.seq, false);
+    if (cached) { this.root.dataset.hits = String(Number(this.root.dataset.hits || 0) + 1); this.show(cached, ++this.seq, false); }
     if (cached && !cached.__quick) { this.settle(); return; }
     this.request(!this.data.runs && !cached);
   }
@@ -253,15 +256,15 @@ class Stage {
   }
 
   async send(message, seq) {
-    this.inflight = seq;
-    this.root.classList.add("pg-busy");
+    this.inflight = seq || -1;
+    if (!message.background) this.root.classList.add("pg-busy");
     let reply, status;
     const asked = performance.now();
     try {
       const r = await fetch(this.data.route, {
         method: "POST", credentials: "same-origin",
         headers: { "Content-Type": "application/json", "X-Stage-Token": this.data.token },
-        body: JSON.stringify(message),
+        body: JSON.stringify({ ...message, background: undefined }),
       });
       status = r.status;
       this.root.dataset.serverMs = ((r.headers.get("Server-Timing") || "").match(/dur=([\d.]+)/) || [])[1] || "";
@@ -273,6 +276,13 @@ class Stage {
     this.root.dataset.fetchMs = (performance.now() - asked).toFixed(1); // where a change's time goes (bench_stage)
     if (reply.answer && !this.resolve(reply.answer)) { // a tensor it named was let go meanwhile: ask again whole
       this.tensors.clear(); this.inflight = null; this.send({ ...message, have: [] }, seq); return;
+    }
+    if (message.background) { // a neighbour asked for while the hand rests: kept, not drawn
+      if (reply.answer) { reply.answer.__quick = true; this.remember(reply.answer, message); }
+      const next = this.waiting;
+      this.waiting = null;
+      if (next) this.send(next.message, next.seq); else if (reply.answer) this.prefetchNeighbours();
+      return;
     }
     if (reply.answer) {
       reply.answer.__quick = message.quick;
@@ -290,7 +300,25 @@ class Stage {
     if (next) { this.send(next.message, next.seq); return; }
     if (reply.answer && message.quick && !this.dragging) { this.request(false); return; }
     this.root.classList.remove("pg-busy");
-    if (!message.quick) this.settle();
+    if (!message.quick) { this.settle(); this.prefetchNeighbours(); }
+  }
+
+  // The values one step either side of the slider moved last, asked for (quick: the reference, at once) while the
+  // hand rests and kept in the cache: the next arrow key is drawn without a round trip. One at a time, behind any
+  // change the user makes; off where the server's speculative builds are (PLAYGROUND_PREFETCH=0).
+  prefetchNeighbours() {
+    if (!this.data.prefetch || !this.moved || this.inflight || this.waiting || this.dragging) return;
+    const el = this.inputs[this.moved], c = (this.answer.controls || []).find((x) => this.moved.startsWith(x.key));
+    if (!el || el.disabled || (c && c.offered)) return;
+    const v = Number(this.query[this.moved]), step = Number(el.step) || 1;
+    for (const n of [v + step, v - step]) {
+      if (n < Number(el.min) - 1e-9 || n > Number(el.max) + 1e-9) continue;
+      const q = { ...this.query, [this.moved]: String(Number(n.toFixed(6))) };
+      if (this.cache.has(this.cacheKey(q))) continue;
+      this.send({ params: q, compare: this.compare, pick: this.pick, quick: true, background: true,
+                  have: [...this.tensors.keys()].slice(-64) }, 0);
+      return;
+    }
   }
 
   resolve(answer) { // each figure's tensor decoded once, by id: false if one named as held is not held

@@ -118,14 +118,14 @@ def parse(f: Field, text: str) -> Any:
 
 
 # -- checking a link ------------------------------------------------------------------------------
-def _shown(text: str, limit: int = 40) -> str:
+def quoted(text: str, limit: int = 40) -> str:
     """The offending value for a message: one line, short, inside a code span (never markup)."""
     t = " ".join(str(text).replace("`", "'").split())
     return t if len(t) <= limit else t[: limit - 1] + "…"
 
 
 def message(name: str, rule: str, value: str | None = None) -> str:
-    got = f' (got "{_shown(value)}")' if value not in (None, "") else ""
+    got = f' (got "{quoted(value)}")' if value not in (None, "") else ""
     return f"URL parameter {name}: {rule}{got} — replaced by the default."
 
 
@@ -260,7 +260,7 @@ def _modernise(layer: Layer) -> bool:
             new = translate(st.query_params[old])
         except ValueError as exc:
             PageState(layer.name).setdefault("url_problems", []).append(
-                f"URL parameter {old}: {exc} (got \"{_shown(st.query_params[old])}\") — ignored.")
+                f"URL parameter {old}: {exc} (got \"{quoted(st.query_params[old])}\") — ignored.")
             new = {}
         for param, value in new.items():
             if key(layer.name, param) not in st.query_params:
@@ -318,7 +318,7 @@ def preset_from_url(layer: Layer) -> presets.Preset | None:
     except KeyError:
         names = ", ".join(p.name for p in presets.examples(layer.name)) or "none"
         page.setdefault("url_problems", []).append(
-            f"URL parameter preset: {layer.name} has no spec example \"{_shown(name)}\" (it has: {names}) — ignored.")
+            f"URL parameter preset: {layer.name} has no spec example \"{quoted(name)}\" (it has: {names}) — ignored.")
         page.pop("url_problems_seen")
         _drop_param(PRESET_PARAM)
         return None

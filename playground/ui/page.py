@@ -17,7 +17,7 @@ from ..prefetch import neighbours
 from ..layers import LAYERS, get_layer
 from ..style import stage_overhead_px
 from . import extras, heatmap, links, stage, state, widgets, workshop
-from .keys import STAGE_FRAGMENT, control_key, figure_key, key
+from .keys import STAGE_FRAGMENT, VIEW_INSTRUMENT, control_key, figure_key, key
 from .state import ViewOptions, guarded
 
 PAGES_DIR = "app_pages"  # the home page's file; not pages/: see app.py
@@ -34,7 +34,10 @@ STAGE_CSS = (f'<style>[data-testid="stMainBlockContainer"] {{ max-width: 100%; p
              '[class*="-precision_row"] [data-testid="stElementContainer"]:has([data-testid="stCaptionContainer"]) '
              '{ display: none; } '
              '[class*="-parameters"] [data-testid="stVerticalBlock"] { gap: 0.35rem; } '
-             '[data-testid="stMain"] h3 { padding: 0; }</style>')
+             '[data-testid="stMain"] h3 { padding: 0; } '
+             # a collapsed sidebar's controls are out of the Tab order too: the keyboard starts at the stage
+             '[data-testid="stSidebar"][data-collapsed="true"] [data-testid="stSidebarContent"] '
+             '{ visibility: hidden; }</style>')
 # Presenter mode: larger type everywhere (rem-based), black text, stronger borders on alerts and boxes.
 PRESENTER_CSS = (f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }} "
                  '[data-testid="stMain"] { color: #000; } '
@@ -72,6 +75,8 @@ def layer_page(name: str) -> None:
 
 def _layer_page(name: str) -> None:
     layer = get_layer(name)
+    if _instrument_on() and links.PRESET_PARAM in st.query_params:  # ?preset=NAME on the instrument stage
+        _preset_link(layer)
     workshop.chosen_now(layer)  # a full run draws the input controls a spec example set anyway
     from_url = links.preset_from_url(layer)  # ?preset=NAME: writes the controls before they are drawn
     if from_url is not None:
@@ -171,6 +176,34 @@ def _results_body(layer: Layer, inp: widgets.InputForm, view: ViewOptions, link_
             workshop.downloads(layer, shown)
     _link(link_slot)
     links.page_drawn(layer)
+
+
+def _instrument_on() -> bool:
+    """The instrument stage, before the View tab's toggle is drawn: its value in this session, else the link's,
+    else the default (widgets.instrument_default)."""
+    value = st.session_state.get(VIEW_INSTRUMENT)
+    if value is None:
+        given = st.query_params.get(VIEW_INSTRUMENT, "").strip().lower()
+        value = given == "true" if given in ("true", "false") else widgets.instrument_default()
+    return bool(value)
+
+
+def _preset_link(layer: Layer) -> None:
+    """An example's link (?preset=NAME) opens it on the instrument stage: its input to the sidebar, its parameters
+    to the URL the stage reads, and `preset` gone (the URL now says it all). An unknown name is named."""
+    name = st.query_params[links.PRESET_PARAM]
+    del st.query_params[links.PRESET_PARAM]
+    try:
+        preset = presets.find(layer.name, name)
+    except KeyError:
+        known = ", ".join(p.name for p in presets.examples(layer.name)) or "none"
+        state.PageState(layer.name).setdefault("url_problems", []).append(
+            f"URL parameter preset: {layer.name} has no example \"{links.quoted(name)}\" (it has: {known}) — ignored.")
+        return
+    from ..stage import component
+
+    widgets.write_config(layer, {}, preset.input)
+    component.set_query(layer, layer.resolve(preset.params, preset.input_shape), preset.input_shape)
 
 
 def _link_problems(layer: Layer) -> None:

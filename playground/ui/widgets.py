@@ -311,21 +311,8 @@ def _array(layer: Layer, p: Param, k: str, default, raw: dict, canon: dict, shap
 
 
 def _unused_note(layer: Layer, p: Param, canon: dict) -> str:
-    """Which earlier enum/bool setting makes p unused: '(only with precision INT8 or FP8)' where a few of its values
-    use p (the note then stays as another value is picked, so nothing is redrawn), else '(unused by RELU)',
-    '(unused while int8 is off)'."""
-    for q in layer.params[: layer.params.index(p)]:
-        options = q.choices if q.kind == "enum" else (False, True) if q.kind == "bool" else ()
-        try:
-            users = [o for o in options if p.is_used({**canon, q.name: o})]
-        except Exception:  # used_when may read parameters that are not valid right now
-            users = []
-        if users:
-            v = canon.get(q.name)
-            if q.kind == "bool":
-                return f"(unused while {q.name} is {'on' if v else 'off'})"
-            return f"(only with {q.name} {' or '.join(map(str, users))})" if len(users) <= 3 else f"(unused by {v})"
-    return "(unused by this configuration)"
+    """Layer.why_unused, in parentheses (the note stays as another unused value is picked: nothing is redrawn)."""
+    return f"({layer.why_unused(p.name, canon)})"
 
 
 def param_widget(layer: Layer, p: Param, raw: dict, canon: dict, shape: tuple, current: dict | None = None) -> Any:
@@ -343,7 +330,7 @@ def param_widget(layer: Layer, p: Param, raw: dict, canon: dict, shape: tuple, c
     if names:  # a choice that resets later parameters' defaults rewrites their widgets: they are redrawn too
         changed = replace(changed, then=_reset_dependents, args=(layer, p, dict(canon), shape, names), also=names)
     common = dict(disabled=not used, help=p.help, on_change=changed, **STATE)
-    offered = _offers(p, {**(current or {}), **canon}, shape)
+    offered = p.offered({**(current or {}), **canon}, shape)
     value = kind_of(p).draw(layer, p, k, default, raw, canon, shape, offered, common)
     if not used:
         st.caption(_unused_note(layer, p, canon))
@@ -433,15 +420,6 @@ KIND_TABLE = {
 def kind_of(p: Param) -> Kind:
     return KIND_TABLE["axes" if p.along_axes else p.kind]
 
-
-def _offers(p: Param, params: dict, shape: tuple):
-    """What the layer offers for p right now, or None (every declared value)."""
-    if p.offers is None:
-        return None
-    try:
-        return p.offers(params, shape)
-    except Exception:  # a parameter it reads is broken right now: the declared range
-        return None
 
 
 @dataclass
@@ -557,7 +535,7 @@ def controls_plan(layer: Layer, shape: tuple) -> dict[str, tuple]:
         plan[p.name], held[p.name] = entry, value
     for p in layer.params:  # what a layer offers may read later parameters: every one is known now
         if p.offers is not None:
-            plan[p.name] += [_frozen(_offers(p, form.canon, shape)), _frozen(held[p.name])]
+            plan[p.name] += [_frozen(p.offered(form.canon, shape)), _frozen(held[p.name])]
     broken = _broken(layer, form.raw, shape)
     return {name: (*entry, broken[1] if broken and broken[0] == name else None) for name, entry in plan.items()}
 
