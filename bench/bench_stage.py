@@ -24,7 +24,6 @@ instrument page on a warm server, until its first answer is drawn.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import tempfile

@@ -6,6 +6,7 @@ No TensorRT and no Streamlit here.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -14,10 +15,30 @@ from . import reference as ref
 from .examples import ERRORS_RTOL, Comparison, Preset
 from .inputs import make_input
 from .layers import LAYERS, get_layer
+from .params import same_params
 
 PRESETS: dict[str, list[Preset]] = {name: [p for p in layer.examples if not p.is_lesson]
                                     for name, layer in LAYERS.items()}
 LESSONS: dict[str, list[Preset]] = {name: [p for p in layer.examples if p.is_lesson] for name, layer in LAYERS.items()}
+
+@functools.lru_cache(maxsize=None)
+def _config(layer_name: str, name: str) -> tuple[dict, np.ndarray]:
+    preset = find(layer_name, name)
+    return get_layer(layer_name).resolve(preset.params, preset.input_shape), input_for(preset)
+
+
+def matching(layer_name: str, params: dict, x: np.ndarray) -> list[Preset]:
+    """The examples and lessons whose configuration (canonical parameters and input values) this is."""
+    found = []
+    for preset in examples(layer_name):
+        try:
+            canon, given = _config(layer_name, preset.name)
+        except Exception:  # noqa: BLE001 - an example the layer no longer accepts is simply never on screen
+            continue
+        if given.shape == x.shape and np.array_equal(given, x, equal_nan=True) and same_params(canon, params):
+            found.append(preset)
+    return found
+
 
 def all_presets() -> list[Preset]:
     return [p for presets in PRESETS.values() for p in presets]

@@ -25,11 +25,16 @@ def app(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def context():
-    with B.chromium() as browser:
-        ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
-        yield ctx
-        ctx.close()
+def browser():
+    with B.chromium() as chrome:  # one Playwright for the module: a second would not start beside it
+        yield chrome
+
+
+@pytest.fixture(scope="module")
+def context(browser):
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    yield ctx
+    ctx.close()
 
 
 def open_stage(context, app, path):
@@ -192,4 +197,54 @@ def test_the_next_step_of_the_slider_moved_last_is_asked_for_ahead(context, app)
     page.keyboard.press("ArrowRight")
     assert int(page.get_attribute(STAGE, "data-hits")) == hits + 1  # drawn from the tab's cache at once
     assert "shape (1, 1, 6, 11)" in stats(page, "output")
+    page.close()
+
+
+def test_a_link_copied_on_the_presenters_screen_names_the_host_and_reopens_the_configuration(tmp_path, browser):
+    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path)}, address="127.0.0.2") as app:
+        presenter = browser.new_context(viewport={"width": 1280, "height": 720},
+                                        permissions=["clipboard-read", "clipboard-write"])
+        page = open_stage(presenter, app, "convolution?view.presenter=true&convolution.stride_nd.w=2")
+        figure = page.locator(f'{STAGE} [data-figure="output"]').bounding_box()
+        page.click(f"{STAGE} .pg-qr-button")
+        page.wait_for_selector(f"{STAGE} .pg-qr svg")
+        assert page.locator(f'{STAGE} [data-figure="output"]').bounding_box() == figure  # nothing reflowed
+        page.keyboard.press("Escape")
+        page.click(f"{STAGE} .pg-copy")
+        link = page.evaluate("() => navigator.clipboard.readText()")
+        assert link.startswith("http://127.0.0.2:") and "convolution.stride_nd.w=2" in link
+        room = browser.new_context(viewport={"width": 1280, "height": 720})
+        other = room.new_page()
+        other.goto(link)
+        other.wait_for_selector(f'{STAGE}[data-drawn] [data-figure="output"] canvas')
+        assert "shape (1, 1, 4, 4)" in stats(other, "output")
+        presenter.close(), room.close()
+
+
+def test_a_narrow_screen_shows_the_figures_first_and_a_tap_toggles_the_value(app, browser):
+    phone = browser.new_context(viewport={"width": 390, "height": 844}, has_touch=True, is_mobile=True)
+    page = open_stage(phone, app, "convolution")
+    figures = page.locator(f"{STAGE} .pg-figures").bounding_box()
+    controls = page.locator(f"{STAGE} .pg-controls").bounding_box()
+    assert figures["y"] < controls["y"]
+    page.tap(f'{STAGE} [data-figure="input"] .pg-canvas', position={"x": 10, "y": 10})
+    assert page.locator(f"{STAGE} .pg-tip").is_visible()
+    page.tap(f'{STAGE} [data-figure="input"] .pg-canvas', position={"x": 10, "y": 10})
+    assert not page.locator(f"{STAGE} .pg-tip").is_visible()
+    phone.close()
+
+
+def test_a_new_input_from_the_sidebar_starts_the_stage_afresh_on_it(context, app):
+    page = open_stage(context, app, "convolution?convolution.stride_nd.w=2")
+    page.click('[data-testid="stExpandSidebarButton"]')
+    B.type_number(page, "convolution.input.H", 8)
+    page.wait_for_function(f"() => document.querySelector('{STAGE} [data-figure=input] .pg-stats')"
+                           ".textContent.startsWith('shape (1, 1, 8, 9)')")
+    assert "shape (1, 1, 6, 4)" in stats(page, "output") and query(page)["convolution.stride_nd.w"] == "2"
+    before = drawn(page)
+    page.focus('[data-param="convolution.stride_nd.h"]')
+    page.keyboard.press("ArrowRight")  # the route answers on the new input
+    page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {before}")
+    assert "shape (1, 1, 3, 4)" in stats(page, "output")
+    assert not page.errors
     page.close()

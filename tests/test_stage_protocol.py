@@ -170,6 +170,9 @@ def test_seats_are_bounded_and_forget_the_idle():
     assert seats.open("activation", x, tokens[-1]) == tokens[-1]  # the page's own seat, kept across its runs
     idle = server.Seats(limit=3, idle_s=0)
     assert idle.take(idle.open("activation", x)) is None
+    small = server.Seats(limit=100, idle_s=3600, max_bytes=3 * x.nbytes)  # the inputs' bytes are bounded too
+    tokens = [small.open("activation", x + i) for i in range(5)]
+    assert len(small.items) == 3 and small.take(tokens[-1]) is not None and small.take(tokens[0]) is None
 
 
 def test_a_tensor_the_browser_holds_is_not_sent_again():
@@ -193,3 +196,22 @@ def test_softmax_offers_its_axes_by_name():
                                                                  "W (axes = 8)"]
     five = {c["name"]: c for c in protocol.controls(layer, layer.resolve({}, (1, 2, 2, 3, 4)), (1, 2, 2, 3, 4))}
     assert five["axes"]["names"][2] == "D (axes = 4)"
+
+
+def test_the_qr_code_is_of_a_link_to_this_app_only(client, monkeypatch):
+    token = seat()
+    r = client.post(server.QR_ROUTE, json={"url": "http://stage.test/convolution?convolution.stride_nd.h=2"},
+                    headers={server.TOKEN_HEADER: token})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml") and b"<svg" in r.content
+    for url in ("http://elsewhere.example/convolution", "http://stage.test.evil/x", "http://stage.test/" + "a" * 3000,
+                42):
+        r = client.post(server.QR_ROUTE, json={"url": url}, headers={server.TOKEN_HEADER: token})
+        assert r.status_code == 400 and "link to this app" in r.json()["error"]
+    assert client.post(server.QR_ROUTE, json={"url": "http://stage.test/"}).status_code == 401
+    monkeypatch.setenv("PLAYGROUND_PUBLIC_URL", "http://room.example:8501/")
+    assert server.public_url() == "http://room.example:8501"
+    r = client.post(server.QR_ROUTE, json={"url": "http://room.example:8501/convolution"},
+                    headers={server.TOKEN_HEADER: token})
+    assert r.status_code == 200
+    monkeypatch.setenv("PLAYGROUND_PUBLIC_URL", "javascript:alert(1)")
+    assert server.public_url() == ""  # not an http(s) address: the page's own address is the link's

@@ -129,7 +129,7 @@ def check(fail, p, shape):
                                               f"would be empty", EMPTY_OUTPUT), p["scales"])
             if o > MAX_SIZE:
                 raise fail("scales", Stricter(f"on axis {ax} gives {o} cells, more than {MAX_SIZE}",
-                                              f"the playground's cap on an axis, as shape's range"), p["scales"])
+                                              "the playground's cap on an axis, as shape's range"), p["scales"])
     out = output_size(p, shape)
     if p["resize_mode"] == "CUBIC" and spatial == 3 and out[0] != shape[2]:
         name = "shape" if p["scales"] is None else "scales"

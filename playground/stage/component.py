@@ -71,7 +71,8 @@ def stage(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fal
             "epoch": identity, "token": token, "route": server.ROUTE, "describe": protocol.describe(layer, x.shape),
             "query": answer["query"] if problem else {**answer["query"], **query}, "answer": answer,
             "problem": problem, "presenter": presenter, "compare": compare, "runs": ev.backend.can_run,
-            "hide": list(hide), "prefetch": os.environ.get("PLAYGROUND_PREFETCH", "1").strip() != "0"},
+            "hide": list(hide), "prefetch": os.environ.get("PLAYGROUND_PREFETCH", "1").strip() != "0",
+            "public": server.public_url(), "qr": server.QR_ROUTE},
         # "settled": the page runs, and the tabs under the stage follow the URL the stage wrote
         on_settled_change=lambda: None, on_example_change=picked, width="stretch", height="content")
     return ev

@@ -256,9 +256,8 @@ def example(layer: Layer, ev) -> dict | None:
     """The spec example or lesson this configuration is (its input too), with the verdict against what it
     documents; None where it is none of them."""
     from .. import presets
-    from ..ui.workshop import matching  # the page's own rule for "this is that example"
 
-    found = matching(layer, ev)
+    found = presets.matching(layer.name, ev.params, ev.input)
     if not found:
         return None
     p = found[0]

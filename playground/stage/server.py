@@ -15,6 +15,8 @@ body says so in one line, never a traceback.
 from __future__ import annotations
 
 import json
+import os
+import re
 import secrets
 import threading
 import time
@@ -28,9 +30,12 @@ from ..layers import get_layer
 from . import protocol
 
 ROUTE = "/api/stage/evaluate"
+QR_ROUTE = "/api/stage/qr"  # the link's QR code, for a room to scan off the presenter's screen
+MAX_LINK = 2048  # characters of a link a QR code is made of
 TOKEN_HEADER = "x-stage-token"
 MAX_BODY_BYTES = 64 << 10
 MAX_SEATS = 4096  # open pages remembered; the least recently used is forgotten first
+MAX_SEAT_BYTES = 1 << 30  # their inputs together (a room of 200 at the element budget's 32 MiB would be 6 GiB)
 SEAT_IDLE_S = 4 * 3600
 WORKERS = 4  # evaluations at once (builds release the GIL; the references are NumPy)
 MAX_WAITING = 64
@@ -48,8 +53,8 @@ class Seat:
 class Seats:
     """The open pages' seats, by token (bounded, idle ones forgotten)."""
 
-    def __init__(self, limit: int = MAX_SEATS, idle_s: float = SEAT_IDLE_S):
-        self.limit, self.idle_s = limit, idle_s
+    def __init__(self, limit: int = MAX_SEATS, idle_s: float = SEAT_IDLE_S, max_bytes: int = MAX_SEAT_BYTES):
+        self.limit, self.idle_s, self.max_bytes = limit, idle_s, max_bytes
         self.items: OrderedDict[str, Seat] = OrderedDict()
         self.lock = threading.Lock()
 
@@ -78,9 +83,12 @@ class Seats:
             return seat
 
     def _forget(self) -> None:
-        now = time.monotonic()
-        while self.items and (len(self.items) > self.limit or now - next(iter(self.items.values())).used > self.idle_s):
-            self.items.popitem(last=False)
+        """The least recently used seats go while there are too many, their inputs hold too much (the newest stays:
+        its page is being drawn), or they have been idle too long; a page whose seat went is told to reload."""
+        now, held = time.monotonic(), sum(s.x.nbytes for s in self.items.values())
+        while len(self.items) > 1 and (len(self.items) > self.limit or held > self.max_bytes or
+                                       now - next(iter(self.items.values())).used > self.idle_s):
+            held -= self.items.popitem(last=False)[1].x.nbytes
 
 
 SEATS = Seats()
@@ -108,26 +116,35 @@ def _same_origin(request) -> bool:
     return origin.split("://", 1)[-1].rstrip("/") == host
 
 
+async def _door(request):
+    """(seat, message) of a request the stage could have sent, or the reply that refuses it."""
+    if not _same_origin(request):
+        return None, _reply(403, {"error": "the stage answers its own page's origin only"})
+    seat = SEATS.take(request.headers.get(TOKEN_HEADER, ""))
+    if seat is None:
+        return None, _reply(401, {"error": "no open page has this token: reload the page"})
+    size = request.headers.get("content-length")
+    if size is None or not size.isdigit() or int(size) > MAX_BODY_BYTES:
+        return None, _reply(413, {"error": f"the request body must declare its length, at most {MAX_BODY_BYTES} bytes"})
+    body = await request.body()
+    if len(body) > MAX_BODY_BYTES:
+        return None, _reply(413, {"error": f"the request body is over {MAX_BODY_BYTES} bytes"})
+    try:
+        message = json.loads(body)
+    except (ValueError, UnicodeDecodeError) as exc:
+        return None, _reply(400, {"error": f"the body is not JSON: {str(exc)[:120]}"})
+    if not isinstance(message, dict):
+        return None, _reply(400, {"error": "the body must be a JSON object"})
+    return (seat, message), None
+
+
 async def evaluate_route(request):
     from starlette.concurrency import run_in_threadpool
 
-    if not _same_origin(request):
-        return _reply(403, {"error": "the stage answers its own page's origin only"})
-    seat = SEATS.take(request.headers.get(TOKEN_HEADER, ""))
-    if seat is None:
-        return _reply(401, {"error": "no open page has this token: reload the page"})
-    size = request.headers.get("content-length")
-    if size is None or not size.isdigit() or int(size) > MAX_BODY_BYTES:
-        return _reply(413, {"error": f"the request body must declare its length, at most {MAX_BODY_BYTES} bytes"})
-    body = await request.body()
-    if len(body) > MAX_BODY_BYTES:
-        return _reply(413, {"error": f"the request body is over {MAX_BODY_BYTES} bytes"})
-    try:
-        message = json.loads(body)
-        if not isinstance(message, dict):
-            raise protocol.RequestError("the body must be a JSON object")
-    except (ValueError, UnicodeDecodeError) as exc:
-        return _reply(400, {"error": f"the body is not JSON: {str(exc)[:120]}"})
+    opened, refused = await _door(request)
+    if refused is not None:
+        return refused
+    seat, message = opened
     global _waiting
     with _waiting_lock:
         if seat.busy:
@@ -193,7 +210,36 @@ def answer(seat: Seat, message: dict) -> dict:
                                       lines=0 if quick else protocol.CELL_LINES)}
 
 
+def public_url() -> str:
+    """PLAYGROUND_PUBLIC_URL (what a room reaches, e.g. a proxy's address), without its trailing slash; "" where
+    unset or not an http(s) address (the page's own address is the link's then)."""
+    value = os.environ.get("PLAYGROUND_PUBLIC_URL", "").strip().rstrip("/")
+    return value if re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", value) else ""
+
+
+async def qr_route(request):
+    """The QR code (SVG) of a link to this app: {"url": …} from the stage, which must name the page's own origin or
+    the configured public address (no QR codes of other sites made here)."""
+    import io
+
+    import segno
+
+    opened, refused = await _door(request)
+    if refused is not None:
+        return refused
+    _, message = opened
+    url = message.get("url")
+    origins = [o for o in (public_url(), f"{request.url.scheme}://{request.headers.get('host', '')}") if o]
+    if not isinstance(url, str) or len(url) > MAX_LINK or not any(url == o or url.startswith(o + "/") for o in origins):
+        return _reply(400, {"error": f"url must be a link to this app (at most {MAX_LINK} characters)"})
+    svg = io.BytesIO()
+    segno.make(url, error="m").save(svg, kind="svg", scale=6, border=2, dark="#000", light="#fff")
+    from starlette.responses import Response
+
+    return Response(svg.getvalue(), media_type="image/svg+xml", headers={"Cache-Control": "no-store"})
+
+
 def routes():
     from starlette.routing import Route
 
-    return [Route(ROUTE, evaluate_route, methods=["POST"])]
+    return [Route(ROUTE, evaluate_route, methods=["POST"]), Route(QR_ROUTE, qr_route, methods=["POST"])]

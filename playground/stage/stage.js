@@ -16,6 +16,7 @@ export default function (component) {
     parentElement.append(stage);
   }
   stage.__epoch = data.epoch;
+  if (stage.__stage) stage.__stage.stop(); // the page gave its stage a new input or example: start afresh
   const s = new Stage(stage, data, setTriggerValue);
   stage.__stage = s; // for tests and benchmarks
   s.start();
@@ -43,6 +44,7 @@ class Stage {
       `<div class="pg-controls" role="group" aria-label="Parameters of ${esc(this.data.describe.title)}"></div>` +
       `<div class="pg-figures"><div class="pg-head"></div><div class="pg-problem" role="alert"></div>` +
       `<div class="pg-link"><button class="pg-copy" aria-label="Copy the link to this configuration">Copy link</button>` +
+      (this.data.presenter ? `<button class="pg-qr-button" aria-label="Show the link as a QR code">QR code</button>` : "") +
       `<code class="pg-url"></code></div>` +
       `<div class="pg-precision"></div><div class="pg-row"></div><div class="pg-cell"></div></div>` +
       `<div class="pg-explain"></div>`;
@@ -53,8 +55,10 @@ class Stage {
     this.rowEl = this.root.querySelector(".pg-row");
     this.cellEl = this.root.querySelector(".pg-cell");
     this.explainEl = this.root.querySelector(".pg-explain");
+    const qr = this.root.querySelector(".pg-qr-button");
+    if (qr) qr.onclick = () => this.showQr();
     this.root.querySelector(".pg-copy").onclick = async () => {
-      const text = window.location.href, button = this.root.querySelector(".pg-copy");
+      const text = this.link(), button = this.root.querySelector(".pg-copy");
       try { await navigator.clipboard.writeText(text); button.textContent = "Copied"; }
       catch (e) { const r = document.createRange(); r.selectNodeContents(this.root.querySelector(".pg-url")); getSelection().removeAllRanges(); getSelection().addRange(r); button.textContent = "Selected: press Ctrl+C"; }
       setTimeout(() => { button.textContent = "Copy link"; }, 1500);
@@ -69,7 +73,30 @@ class Stage {
     if (this.data.problem) this.showProblem(this.data.problem);
   }
 
+  // The link a room can open: the configured public address (PLAYGROUND_PUBLIC_URL) or the address this page was
+  // opened under (never "localhost" when it was opened under another name), with the path and the query.
+  link() {
+    return this.data.public ? this.data.public + window.location.pathname + window.location.search : window.location.href;
+  }
+
+  async showQr() { // over the stage, not in its flow: nothing moves; a click or Escape closes it
+    let panel = this.root.querySelector(".pg-qr");
+    if (panel) { panel.remove(); return; }
+    const r = await fetch(this.data.qr, { method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-Stage-Token": this.data.token },
+      body: JSON.stringify({ url: this.link() }) });
+    panel = document.createElement("div");
+    panel.className = "pg-qr"; panel.setAttribute("role", "dialog"); panel.setAttribute("aria-label", "QR code of the link");
+    panel.innerHTML = r.ok ? (await r.text()) + `<div class="pg-qr-url">${esc(this.link())}</div>` : esc((await r.json()).error);
+    panel.tabIndex = -1;
+    panel.onclick = () => panel.remove();
+    panel.onkeydown = (e) => { if (e.key === "Escape") panel.remove(); };
+    this.root.append(panel);
+    panel.focus();
+  }
+
   stop() {
+    this.stopped = true;
     window.removeEventListener("resize", this.onResize);
     if (this.playing) clearInterval(this.playing);
     if (this.settleTimer) clearTimeout(this.settleTimer);
@@ -272,6 +299,7 @@ class Stage {
     } catch (e) {
       status = 0; reply = { error: `the server did not answer (${e.message})` };
     }
+    if (this.stopped) return; // the page started its stage afresh meanwhile
     this.inflight = null;
     this.root.dataset.fetchMs = (performance.now() - asked).toFixed(1); // where a change's time goes (bench_stage)
     if (reply.answer && !this.resolve(reply.answer)) { // a tensor it named was let go meanwhile: ask again whole
@@ -290,8 +318,13 @@ class Stage {
       if (seq > this.drawnSeq) this.show(reply.answer, seq, false);
     } else if (reply.problem) {
       if (seq > this.drawnSeq) { this.drawnSeq = seq; this.showProblem(reply.problem); }
-    } else if (status === 429) {
-      this.waiting = this.waiting || { message, seq }; // asked while one was in flight: send the latest again
+    } else if (status === 429) { // the server still had one of this page's in flight: the latest, a moment later
+      const again = this.waiting || { message, seq };
+      this.waiting = null;
+      this.inflight = -1;
+      setTimeout(() => { this.inflight = null; this.send(this.waiting ? this.waiting.message : again.message,
+                                                         this.waiting ? this.waiting.seq : again.seq); this.waiting = null; }, 100);
+      return;
     } else {
       this.showProblem({ message: reply.error || `HTTP ${status}`, keys: [] });
     }
@@ -362,7 +395,7 @@ class Stage {
     url.searchParams.delete("preset");
     if (this.compare) url.searchParams.set(`${this.layer}.compare`, this.compare); else url.searchParams.delete(`${this.layer}.compare`);
     window.history.replaceState(window.history.state, "", url.toString().replace(/%2C/g, ","));
-    if (this.root.querySelector(".pg-url")) this.root.querySelector(".pg-url").textContent = window.location.href;
+    if (this.root.querySelector(".pg-url")) this.root.querySelector(".pg-url").textContent = this.link();
   }
 
   // -- drawing -----------------------------------------------------------------------------------
@@ -387,7 +420,7 @@ class Stage {
     this.drawFigures();
     this.drawCell();
     this.explainEl.innerHTML = [...answer.explain, ...answer.messages.map((m) => "ℹ " + m)].map(markdown).join("");
-    this.root.querySelector(".pg-url").textContent = window.location.href;
+    this.root.querySelector(".pg-url").textContent = this.link();
     this.root.dataset.drawMs = (performance.now() - began).toFixed(1);
     this.root.dataset.drawn = String(this.drawnSeq);
     this.root.dataset.query = JSON.stringify(this.query);
@@ -480,7 +513,7 @@ class Stage {
     const url = new URL(window.location.href); // the picked cell travels in the link (LAYER.extra.AXIS)
     this.answer.cells.axes.forEach((a, i) => url.searchParams.set(`${this.layer}.extra.${a}`, String(idx[i])));
     window.history.replaceState(window.history.state, "", url.toString().replace(/%2C/g, ","));
-    this.root.querySelector(".pg-url").textContent = window.location.href;
+    this.root.querySelector(".pg-url").textContent = this.link();
     if (!this.answer.cells.reads[idx.join(",")]) { this.request(false); return; } // outside the map sent: ask
     this.drawCell(); this.outlinePick();
     this.root.dataset.pick = idx.join(",");
@@ -513,13 +546,20 @@ class Stage {
       this.tip.style.top = ev.clientY - r.top + 14 + "px";
       this.hover(fig, c.index);
     };
-    fig.canvas.parentElement.addEventListener("mousemove", move);
+    const holder = fig.canvas.parentElement;
+    holder.addEventListener("pointerdown", (ev) => { this.lastPointer = ev.pointerType; });
+    holder.addEventListener("mousemove", (ev) => { if (this.lastPointer !== "touch") move(ev); }); // not a tap's echo
     fig.canvas.parentElement.addEventListener("mouseleave", () => { this.tip.style.display = "none"; this.outlinePick(); });
+    fig.canvas.parentElement.addEventListener("pointerup", (ev) => { // a tap shows the value, a second hides it
+      if (ev.pointerType !== "touch") return;
+      const c = cellAt(fig, ev), key = c ? `${fig.which}:${c.index.join(",")}` : "";
+      if (!c || this.tip.dataset.tapped === key) { this.tip.style.display = "none"; this.tip.dataset.tapped = ""; return; }
+      move(ev);
+      this.tip.dataset.tapped = key;
+    });
     fig.canvas.parentElement.addEventListener("click", (ev) => {
       const c = cellAt(fig, ev);
-      if (!c) return;
-      if (ev.pointerType === "touch" || this.tip.dataset.touch === "1") { move(ev); } // a tap shows the value
-      if (fig.which === "output" && this.answer.cells) this.setPick(c.index);
+      if (c && fig.which === "output" && this.answer.cells) this.setPick(c.index);
     });
   }
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 
-import numpy as np
 import streamlit as st
 
 from .. import presets
@@ -14,7 +13,6 @@ from ..export import build_source, export_script
 from ..inputs import to_csv, to_npy_bytes
 from ..layer import Layer
 from ..layers import get_layer
-from ..params import same_params
 from . import links
 from .keys import control_key, key
 from .state import PageState, badge
@@ -23,26 +21,8 @@ NONE = ""  # the picker's entry for a configuration that is no spec example
 
 
 # -- which spec example is on screen ---------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
-def _preset_config(layer_name: str, name: str) -> tuple[dict, np.ndarray]:
-    preset = presets.find(layer_name, name)
-    return get_layer(layer_name).resolve(preset.params, preset.input_shape), presets.input_for(preset)
-
-
 def matching(layer: Layer, ev: Evaluation | None) -> list[presets.Preset]:
-    """The spec examples whose configuration (canonical parameters and input values) ev is."""
-    if ev is None:
-        return []
-    found = []
-    for preset in presets.examples(layer.name):
-        try:
-            canon, x = _preset_config(layer.name, preset.name)
-        except Exception:  # a preset the layer no longer accepts is simply never on screen
-            continue
-        if x.shape == ev.input.shape and np.array_equal(x, ev.input, equal_nan=True) \
-                and same_params(canon, ev.params):
-            found.append(preset)
-    return found
+    return [] if ev is None else presets.matching(layer.name, ev.params, ev.input)
 
 
 def current_preset(layer: Layer, ev: Evaluation | None) -> presets.Preset | None:
