@@ -3,7 +3,8 @@
     run LAYER [--set NAME=VALUE]... [--input IN.npy] [--output OUT.npy] [--json] [--compare PRECISION]
     layers [LAYER]
     export LAYER [--preset NAME] [--set NAME=VALUE]... [--input IN.npy] [--out SCRIPT.py]
-    snapshot --out DIR [--pages ...] [--presets ...] [--width W] [--height H] [--presenter] [--full-page]
+    snapshot --out DIR [--pages ...] [--presets ...] [--width W] [--height H] [--presenter]
+             [--crop figures|stage|page] [--scale 1|2|3] [--background white|dark] [--query TEXT]
 
 Exit status (one path for all, `main`): 0 success, 2 invalid parameters, input or options (the message names
 the parameter or option and the rule), 3 the backend's builder refused a configuration the layer's rules allow
@@ -241,7 +242,8 @@ def cmd_snapshot(args) -> int:
         raise UsageError(str(exc)) from None
     try:
         take(shots, args.out, width=args.width, height=args.height, presenter=args.presenter,
-             full_page=args.full_page, query=args.query)
+             crop="page" if args.full_page else args.crop, scale=args.scale, background=args.background,
+             query=args.query)
     except (RuntimeError, TimeoutError) as exc:  # the app or the browser failed
         raise Failure(str(exc)) from None
     return 0
@@ -281,11 +283,15 @@ def parser() -> argparse.ArgumentParser:
     snapshot = sub.add_parser("snapshot", help="screenshots of pages/presets in headless Chromium, with index.md")
     snapshot.add_argument("--out", required=True, type=Path)
     snapshot.add_argument("--pages", nargs="*", default=None, help="home and/or layer names (default: all pages)")
-    snapshot.add_argument("--presets", nargs="*", default=[], help="LAYER:PRESET or LAYER:all")
+    snapshot.add_argument("--presets", nargs="*", default=[], help="LAYER:PRESET, LAYER:all or all")
     snapshot.add_argument("--width", type=int, default=1920)
     snapshot.add_argument("--height", type=int, default=1080)
     snapshot.add_argument("--presenter", action="store_true", help="presenter mode (large fonts, high contrast)")
-    snapshot.add_argument("--full-page", action="store_true", help="the whole page, not the stage cropped")
+    snapshot.add_argument("--crop", choices=("figures", "stage", "page"), default="figures",
+                          help="figures: the heatmaps, shapes and badge; stage: with the controls; page: all of it")
+    snapshot.add_argument("--full-page", action="store_true", help="the old spelling of --crop page")
+    snapshot.add_argument("--scale", type=int, choices=(1, 2, 3), default=1, help="device pixel ratio")
+    snapshot.add_argument("--background", choices=("white", "dark"), default="white", help="opaque background")
     snapshot.add_argument("--query", default="", help="more URL parameters for every page, e.g. 'hide=kernel,bias'")
     snapshot.set_defaults(func=cmd_snapshot)
     return parser

@@ -445,17 +445,17 @@ def test_snapshot_command_writes_pngs_and_index(tmp_path, engine_cache_dir):
         assert f"({png.name})" in index, f"index.md does not link {png.name}"
 
 
-def test_snapshot_frames_the_stage_with_the_output_and_the_link_options(tmp_path, engine_cache_dir):
-    """By default a layer page's picture is its stage: narrower than the window where the controls end early,
-    never taller than the window, and it holds the output heatmap (the output's colours are in it)."""
+def test_snapshot_frames_the_figures_with_the_output_and_the_link_options(tmp_path, engine_cache_dir):
+    """By default a layer page's picture is its figures (the instrument stage's): narrower than the window, never
+    taller than it, and it holds the output heatmap (the output's colours are in it)."""
     from PIL import Image
 
     out = tmp_path / "stage"
     _snapshot(out, engine_cache_dir, "--pages", "activation", "--presets", "convolution:stride_nd_2_2",
               "--query", "hide=title")
-    for name in ("activation", "convolution--stride_nd_2_2"):
+    for name in ("activation", "convolution--stride_nd-2-2"):  # named by its configuration
         w, h = png_size(out / f"{name}.png")
-        assert w <= 1920 and 300 < h <= 1080, (name, w, h)
+        assert w <= 1920 and 200 < h <= 1080, (name, w, h)
     # the activation's output (RELU of the spec's ramp) has its zeros drawn white in the diverging scale, and
     # its picture ends under the figures: far less than a screen high
     import numpy as np
@@ -464,6 +464,37 @@ def test_snapshot_frames_the_stage_with_the_output_and_the_link_options(tmp_path
     assert img.shape[0] < 800, img.shape
     whites = int((img == (247, 247, 247)).all(axis=-1).sum())
     assert whites > 500, "the output heatmap's zero cells are not in the picture"
+
+
+def test_snapshot_figures_at_2x_hold_no_control_cut_nothing_are_opaque_and_repeat_to_the_byte(tmp_path,
+                                                                                               engine_cache_dir):
+    """Two pages and one lesson at twice the pixels, cropped to their figures: no control in the picture, every
+    figure inside it, every pixel opaque, and the same state written twice gives the same bytes."""
+    import json
+
+    from PIL import Image
+
+    args = ("--pages", "pooling", "softmax", "--presets", "activation:int8_tie", "--scale", "2")
+    _snapshot(tmp_path / "a", engine_cache_dir, *args)
+    _snapshot(tmp_path / "b", engine_cache_dir, *args)
+    shots = json.loads((tmp_path / "a" / "shots.json").read_text())
+    assert len(shots) == 3 and "activation--" in " ".join(shots)
+    for name, record in shots.items():
+        clip = record["clip"]
+        img = Image.open(tmp_path / "a" / name)
+        assert img.size == (round(2 * clip["width"]), round(2 * clip["height"])), (name, img.size, clip)
+        assert img.mode in ("RGB", "RGBA") and (img.mode == "RGB" or img.getextrema()[3] == (255, 255))
+        inside = lambda b: (b["x"] >= clip["x"] and b["y"] >= clip["y"] and b["x"] + b["width"] <= clip["x"] +  # noqa: E731
+                            clip["width"] and b["y"] + b["height"] <= clip["y"] + clip["height"])
+        overlaps = lambda b: not (b["x"] + b["width"] <= clip["x"] or b["x"] >= clip["x"] + clip["width"] or  # noqa: E731
+                                  b["y"] + b["height"] <= clip["y"] or b["y"] >= clip["y"] + clip["height"])
+        assert {f["which"] for f in record["figures"]} >= {"input", "output"}
+        assert all(inside(f) for f in record["figures"]), name
+        assert not any(overlaps(c) for c in record["controls"]), name
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes(), f"{name} differs"
+    index = (tmp_path / "a" / "index.md").read_text()
+    assert "python -m playground run activation --set type=CLIP" in index and "?preset=int8_tie" in index
+    assert "rounds to ±33 steps" in index  # the lesson's own note, as the caption and the alt text
 
 
 def test_uploads_broken_or_real_images(pages, tmp_path):

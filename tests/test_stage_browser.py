@@ -248,3 +248,20 @@ def test_a_new_input_from_the_sidebar_starts_the_stage_afresh_on_it(context, app
     assert "shape (1, 1, 3, 4)" in stats(page, "output")
     assert not page.errors
     page.close()
+
+
+def test_the_png_button_saves_every_figure_on_one_opaque_picture_named_by_the_configuration(context, app, tmp_path):
+    from PIL import Image
+
+    page = open_stage(context, app, "convolution?convolution.stride_nd.h=2&convolution.padding_mode=SAME_UPPER")
+    with page.expect_download() as info:
+        page.click(f"{STAGE} .pg-png")
+    download = info.value
+    assert download.suggested_filename == "convolution--stride_nd.h-2--padding_mode-SAME_UPPER.png"
+    path = tmp_path / download.suggested_filename
+    download.save_as(path)
+    img = Image.open(path)
+    assert img.mode in ("RGB", "RGBA") and (img.mode == "RGB" or img.getextrema()[3] == (255, 255))
+    widths = page.eval_on_selector_all(f"{STAGE} [data-figure] canvas:not(.pg-overlay)", "els => els.map(e => e.width)")
+    assert img.size[0] >= sum(widths)  # the input, the kernel and the output side by side, at twice the pixels
+    page.close()

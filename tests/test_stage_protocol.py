@@ -215,3 +215,10 @@ def test_the_qr_code_is_of_a_link_to_this_app_only(client, monkeypatch):
     assert r.status_code == 200
     monkeypatch.setenv("PLAYGROUND_PUBLIC_URL", "javascript:alert(1)")
     assert server.public_url() == ""  # not an http(s) address: the page's own address is the link's
+
+
+def test_a_link_that_leaves_out_what_a_later_parameter_reads_still_opens():
+    # resize's shape is used only while scales is unset: a link without resize.scales must say which applies
+    layer = get_layer("resize")
+    raw = protocol.raw_params(layer, (1, 1, 2, 2), {"resize.shape.h": "3", "resize.shape.w": "3"})
+    assert layer.resolve(raw, (1, 1, 2, 2))["shape"] == (3, 3)

@@ -1,40 +1,70 @@
-"""`python -m playground snapshot --out DIR [--pages ...] [--presets ...]`: documentation screenshots.
+"""`python -m playground snapshot --out DIR [--pages ...] [--presets ...]`: figures for documentation.
 
-Starts the app, opens each page (or page with a spec preset) in headless system Chromium, waits
-until the app has finished running, and writes one PNG each plus an `index.md` gallery. A layer page's
-picture is its stage, cropped: the controls and the figures they define, down to where their content ends
-(`--full-page` takes the whole page instead). `--query` adds URL parameters to every page (`hide=…`, a picked
-cell `convolution.extra.h=…`). The viewport, scale, fonts and motion are fixed, and figures that change from
-run to run (timings) sit in containers keyed `volatile-…` that are masked, as is the address in the link box,
-so the same state gives the same picture.
+Starts the app, opens each page (or an example or lesson of one) on the instrument stage in headless system
+Chromium, waits until the stage has drawn its answer, and writes one PNG each plus an `index.md` gallery. What a
+layer page's picture holds is `--crop`:
+    figures  the heatmaps, the shape line and the source badge, cropped to their content with a margin (default)
+    stage    the same with the controls beside them, as they are set
+    page     the whole page (`--full-page` is its old spelling)
+`--scale` is the device pixel ratio (2 or 3 for a documentation column), `--background white|dark` an opaque
+background. The stage's link row, its cell buttons and tooltips are left out of the picture; the badge's "engine
+built now / from cache" is written "engine built", so the same state gives byte-identical PNGs. `shots.json` beside them
+records each picture's crop and its figures' boxes (what the tests check). A file is named by its configuration
+(`convolution--stride_nd-2-2--padding_mode-SAME_UPPER.png`), and the gallery gives each picture its layer and
+parameters in words, the link that reopens it, the `python -m playground run …` line that reproduces it and the
+example's own note, as the alt text too.
 """
 from __future__ import annotations
 
+import json
+import re
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 
 from . import browser
 
-VOLATILE = '[class*="st-key-volatile"]'
-LINK_BOX = '[class*="st-key-ctl-"][class*="-link"]'  # the share link: this server's throwaway address
-# The stage's box: the controls panel and the figure column, the panel cut where its controls end.
-STAGE_BOX_JS = """([panelSelector, figuresSelector]) => {
-  const panel = document.querySelector(panelSelector), figures = document.querySelector(figuresSelector);
-  if (!panel || !figures) return null;
-  const p = panel.getBoundingClientRect(), f = figures.getBoundingClientRect();
-  let content = p.top;
-  for (const e of panel.querySelectorAll('[data-testid="stElementContainer"]')) {
+CROPS = ("figures", "stage", "page")
+BACKGROUNDS = {"white": ("#ffffff", "#111827"), "dark": ("#0f172a", "#e5e7eb")}  # (background, text)
+STAGE = ".pg-stage"
+# What a picture of the stage leaves out, and the background it gets (BACKGROUNDS), as a style sheet.
+SNAPSHOT_CSS = """
+.pg-stage .pg-link, .pg-stage .pg-cell button, .pg-stage .pg-cell label, .pg-stage .pg-tip, .pg-stage .pg-qr
+  { display: none !important; }
+html, body, [data-testid="stApp"], [data-testid="stMain"], .pg-stage { background: %(bg)s !important; }
+/* as wide as its figures: the head's badges wrap over them (!important: the stage's own sheet is adopted, later) */
+.pg-stage .pg-figures { width: min-content !important; min-width: 24em; }
+.pg-stage .pg-row { flex-wrap: nowrap !important; }
+.pg-stage, .pg-stage figcaption, .pg-stage .pg-head, .pg-stage .pg-precision, .pg-stage .pg-line,
+  .pg-stage .pg-label { color: %(fg)s !important; }
+"""
+# The crop (page coordinates) of `which` parts of the stage, with a margin, and the figures' own boxes.
+CROP_JS = """([parts, margin]) => {
+  const boxes = [];
+  for (const sel of parts) for (const e of document.querySelectorAll(sel)) {
     const r = e.getBoundingClientRect();
-    if (r.height > 0 && r.top < p.bottom) content = Math.max(content, Math.min(r.bottom, p.bottom));
+    if (r.width > 0 && r.height > 0 && getComputedStyle(e).display !== 'none') boxes.push(r);
   }
-  const pad = 8, left = Math.max(0, Math.min(p.left, f.left) - pad), top = Math.max(0, Math.min(p.top, f.top) - pad);
-  const right = Math.max(p.right, f.right) + pad, bottom = Math.max(f.bottom, content) + pad;
-  return {x: left, y: top + window.scrollY, width: right - left, height: bottom - top};
+  if (!boxes.length) return null;
+  const left = Math.max(0, Math.min(...boxes.map(b => b.left)) - margin), top = Math.max(0, Math.min(...boxes.map(b => b.top)) - margin);
+  const right = Math.max(...boxes.map(b => b.right)) + margin, bottom = Math.max(...boxes.map(b => b.bottom)) + margin;
+  const clip = {x: left, y: top + window.scrollY, width: right - left, height: bottom - top};
+  const figures = [...document.querySelectorAll('.pg-stage [data-figure]')].map(e => { const r = e.getBoundingClientRect();
+    return {which: e.dataset.figure, x: r.left, y: r.top + window.scrollY, width: r.width, height: r.height}; });
+  const controls = [...document.querySelectorAll('.pg-stage [data-param], .pg-stage [data-control], .pg-stage button')]
+    .filter(e => e.getBoundingClientRect().width > 0 && getComputedStyle(e).display !== 'none')
+    .map(e => { const r = e.getBoundingClientRect(); return {x: r.left, y: r.top + window.scrollY, width: r.width, height: r.height}; });
+  return {clip, figures, controls};
 }"""
-# Query parameters the app reads (playground/ui/links.py, ui/state.py VIEW_PRESENTER); spelled out here so
-# that this module does not import Streamlit.
-PRESET_PARAM, PRESENTER_PARAM = "preset", "view.presenter"
+PARTS = {"figures": [".pg-stage .pg-head", ".pg-stage .pg-precision", ".pg-stage .pg-row", ".pg-stage .pg-line"],
+         "stage": [".pg-stage .pg-controls", ".pg-stage .pg-head", ".pg-stage .pg-precision", ".pg-stage .pg-row",
+                   ".pg-stage .pg-line"]}
+MARGIN = 12
+# Whether this run built the engine or found it cached is no part of the figure: the badge says "built" either way.
+STEADY_JS = """() => document.querySelectorAll('.pg-stage .pg-badge').forEach(e => {
+  e.textContent = e.textContent.replace(/engine (built now|from cache|not built yet)/, 'engine built'); })"""
+# Query parameters the app reads (ui/links.py, ui/keys.py): spelled out so that this module imports no Streamlit.
+PRESET_PARAM, PRESENTER_PARAM, INSTRUMENT_PARAM = "preset", "view.presenter", "view.instrument"
 
 
 @dataclass(frozen=True)
@@ -44,24 +74,36 @@ class Shot:
 
     @property
     def name(self) -> str:
-        return self.page + (f"--{self.preset}" if self.preset else "")
+        """The file's name: the page and, for an example, its configuration in words (parameters that differ from
+        the defaults, e.g. convolution--stride_nd-2-2--padding_mode-SAME_UPPER)."""
+        if not self.preset:
+            return self.page
+        from ..export import essential_params
+        from ..layers import get_layer
+        from ..presets import find
+
+        layer, p = get_layer(self.page), find(self.page, self.preset)
+        params = layer.resolve(p.params, p.input_shape)
+        parts = [f"{k}-{layer.param(k).to_text(v)}" for k, v in essential_params(layer, params, p.input_shape).items()]
+        words = "--".join(re.sub(r"[^A-Za-z0-9_.-]+", "-", part).strip("-")[:40] for part in parts) or self.preset
+        return f"{self.page}--{words}"[:150]
 
     def url(self, base: str, presenter: bool, extra: str = "") -> str:
-        """The page's link: `preset=NAME` applies a spec example (ui.links); presenter mode is the
-        "view.presenter" toggle's own URL binding, which Streamlit spells `view.presenter=true`; `extra` is
-        more query text (hide=…, a picked cell)."""
-        # the Streamlit stage, whose elements the crops know (view.instrument=false), until they know the instrument's
+        """The page's link on the instrument stage: `preset=NAME` opens an example (ui.page), presenter mode is the
+        "view.presenter" toggle's own URL binding; `extra` is more query text (hide=…, a picked cell)."""
         query = {k: v for k, v in ((PRESET_PARAM, self.preset), (PRESENTER_PARAM, "true" if presenter else None),
-                                   ("view.instrument", "false")) if v}
+                                   (INSTRUMENT_PARAM, "true")) if v}
         path = "" if self.page == "home" else self.page
         text = "&".join(t for t in (urllib.parse.urlencode(query), extra.lstrip("?&")) if t)
         return f"{base}/{path}" + (f"?{text}" if text else "")
 
 
 def shots_from(pages: list[str], presets: list[str]) -> list[Shot]:
-    """Pages by name; presets as LAYER:PRESET (or LAYER:all for every preset of a layer)."""
+    """Pages by name; presets as LAYER:PRESET, LAYER:all (every example and lesson of a layer) or all (of every
+    layer)."""
     from ..layers import LAYERS
 
+    presets = [f"{layer}:all" for layer in LAYERS] if "all" in presets else presets
     shots = []
     for page in pages:
         if page != "home" and page not in LAYERS:
@@ -82,35 +124,69 @@ def shots_from(pages: list[str], presets: list[str]) -> list[Shot]:
 
 
 def take(shots: list[Shot], out: Path, *, width: int = 1920, height: int = 1080, presenter: bool = False,
-         full_page: bool = False, query: str = "", progress=print) -> list[Path]:
+         crop: str = "figures", scale: int = 1, background: str = "white", query: str = "",
+         progress=print) -> list[Path]:
+    if crop not in CROPS or background not in BACKGROUNDS or scale not in (1, 2, 3):
+        raise ValueError(f"crop must be one of {', '.join(CROPS)}, background white or dark, scale 1, 2 or 3")
     out.mkdir(parents=True, exist_ok=True)
-    written = []
+    bg, fg = BACKGROUNDS[background]
+    written, records = [], {}
     with browser.serve_app() as base, browser.chromium() as chrome:
-        context = chrome.new_context(viewport={"width": width, "height": height}, device_scale_factor=1,
-                                     reduced_motion="reduce", color_scheme="light")
+        context = browser.new_context(chrome, viewport={"width": width, "height": height}, device_scale_factor=scale,
+                                      reduced_motion="reduce", color_scheme="light")
         page = context.new_page()
         for i, shot in enumerate(shots, 1):
-            progress(f"[{i}/{len(shots)}] {shot.name}: opening {shot.url(base, presenter, query)}")
-            page.goto(shot.url(base, presenter, query))
+            link = shot.url(base, presenter, query)
+            progress(f"[{i}/{len(shots)}] {shot.name}: opening {link}")
+            page.goto(link)
             browser.wait_until_idle(page)
             exception = page.locator('[data-testid="stException"]')
             if exception.count():
                 raise RuntimeError(f"{shot.name}: the page shows an exception: {exception.first.inner_text()[:500]}")
-            path = out / f"{shot.name}.png"
-            clip = None if full_page or shot.page == "home" else page.evaluate(STAGE_BOX_JS, [
-                browser.key_selector(f"ctl.{shot.page}.{part}") for part in ("parameters", "stage")])
-            page.screenshot(path=str(path), full_page=clip is None, clip=clip, animations="disabled", caret="hide",
-                            mask=[page.locator(VOLATILE), page.locator(LINK_BOX)], mask_color="#EEF1F5")
+            found = None
+            if shot.page != "home":
+                page.wait_for_selector(f'{STAGE}[data-drawn] [data-figure="output"] canvas')
+                page.wait_for_function(f"() => !document.querySelector('{STAGE}').classList.contains('pg-busy')")
+            page.add_style_tag(content=SNAPSHOT_CSS % {"bg": bg, "fg": fg})
+            page.evaluate(STEADY_JS)
+            page.mouse.move(0, 0)
+            if shot.page != "home" and crop != "page":
+                found = page.evaluate(CROP_JS, [PARTS[crop], MARGIN])
+            name = shot.name if shot.name not in {p.stem for p in written} else f"{shot.name}--{shot.preset}"
+            path = out / f"{name}.png"  # two examples of one configuration (another input): the second named too
+            page.screenshot(path=str(path), full_page=True, clip=found["clip"] if found else None,
+                            animations="disabled", caret="hide", omit_background=False)
             written.append(path)
+            records[path.name] = found or {"clip": None, "figures": [], "controls": []}
         context.close()
-    (out / "index.md").write_text(gallery(shots, written))
-    progress(f"wrote {len(written)} PNG(s) and index.md to {out}")
+    (out / "shots.json").write_text(json.dumps(records, indent=1) + "\n")
+    (out / "index.md").write_text(gallery(shots, written, query))
+    progress(f"wrote {len(written)} PNG(s), shots.json and index.md to {out}")
     return written
 
 
-def gallery(shots: list[Shot], paths: list[Path]) -> str:
-    lines = ["# TensorRT Layer Playground — screenshots", ""]
+def gallery(shots: list[Shot], paths: list[Path], query: str = "") -> str:
+    """index.md: per picture, its title, the link that reopens it (relative to the app's address), the command
+    that reproduces its output and what to see, as the alt text too."""
+    from ..export import playground_command
+    from ..layers import get_layer
+    from ..presets import find, input_for
+
+    lines = ["# TensorRT Layer Playground — figures", ""]
     for shot, path in zip(shots, paths):
-        title = shot.page.replace("_", " ").title() + (f" — preset `{shot.preset}`" if shot.preset else "")
-        lines += [f"## {title}", "", f"![{shot.name}]({path.name})", ""]
+        link = shot.url("", False, query).lstrip("/") or "/"
+        if shot.page == "home":
+            lines += ["## Home", "", f"![The home page]({path.name})", "", f"Link: `/{link}`", ""]
+            continue
+        layer = get_layer(shot.page)
+        if shot.preset:
+            p = find(shot.page, shot.preset)
+            params, x = layer.resolve(p.params, p.input_shape), input_for(p)
+            title, note = f"{layer.title} — {p.kind}: {p.title}", p.note or p.title
+        else:
+            x = layer.example_input(layer.example_shape)
+            params, title, note = layer.defaults(), f"{layer.title} — the defaults", layer.summary
+        alt = " ".join(note.split()).replace("]", ")")
+        lines += [f"## {title}", "", f"![{alt}]({path.name})", "", note, "",
+                  f"- Link: `/{link}`", f"- Reproduce: `{playground_command(layer, params, x)}`", ""]
     return "\n".join(lines)

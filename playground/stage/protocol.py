@@ -100,7 +100,11 @@ def raw_params(layer: Layer, shape: tuple, query: dict[str, str]) -> dict:
     raw, canon = {}, {}
     for p in layer.params:
         value = _value_of(layer, p, shape, query, canon)
-        if value is _UNSET:
+        if value is _UNSET:  # its default, which later parameters' used_when and defaults read
+            try:
+                canon[p.name] = p.coerce(p.default_for(canon, shape), layer.name, canon, shape)
+            except Exception:  # noqa: BLE001 - a default that needs a broken parameter: resolve names the rule
+                canon[p.name] = None
             continue
         try:  # only to know which later parameters this one leaves unused; resolve reports the error
             canon[p.name] = p.coerce(value, layer.name, canon, shape)

@@ -45,6 +45,7 @@ class Stage {
       `<div class="pg-figures"><div class="pg-head"></div><div class="pg-problem" role="alert"></div>` +
       `<div class="pg-link"><button class="pg-copy" aria-label="Copy the link to this configuration">Copy link</button>` +
       (this.data.presenter ? `<button class="pg-qr-button" aria-label="Show the link as a QR code">QR code</button>` : "") +
+      `<button class="pg-png" aria-label="Save the figures as one PNG picture">PNG</button>` +
       `<code class="pg-url"></code></div>` +
       `<div class="pg-precision"></div><div class="pg-row"></div><div class="pg-cell"></div></div>` +
       `<div class="pg-explain"></div>`;
@@ -55,6 +56,7 @@ class Stage {
     this.rowEl = this.root.querySelector(".pg-row");
     this.cellEl = this.root.querySelector(".pg-cell");
     this.explainEl = this.root.querySelector(".pg-explain");
+    this.root.querySelector(".pg-png").onclick = () => this.savePng();
     const qr = this.root.querySelector(".pg-qr-button");
     if (qr) qr.onclick = () => this.showQr();
     this.root.querySelector(".pg-copy").onclick = async () => {
@@ -77,6 +79,47 @@ class Stage {
   // opened under (never "localhost" when it was opened under another name), with the path and the query.
   link() {
     return this.data.public ? this.data.public + window.location.pathname + window.location.search : window.location.href;
+  }
+
+  // Every figure, its title and its stats, on one picture at twice the screen's pixels with an opaque white
+  // background (a transparent one loses its dark text in a dark-mode document), named by the configuration.
+  savePng() {
+    const scale = 2, pad = 12, title = 18, figs = Object.values(this.figs || {});
+    if (!figs.length) return;
+    const width = figs.reduce((w, f) => w + f.g.width + FIGURE_GAP, pad * 2 - FIGURE_GAP);
+    const height = pad * 2 + title + Math.max(...figs.map((f) => f.g.height)) + 44;
+    const out = document.createElement("canvas");
+    out.width = width * scale; out.height = height * scale;
+    const ctx = out.getContext("2d");
+    ctx.scale(scale, scale);
+    ctx.fillStyle = "#ffffff"; ctx.fillRect(0, 0, width, height);
+    ctx.fillStyle = "#111827"; ctx.font = "bold 15px system-ui, sans-serif"; ctx.textBaseline = "top";
+    ctx.fillText(`${this.answer.title} · ${this.answer.shapes}`, pad, pad);
+    let x = pad;
+    for (const f of figs) {
+      const y = pad + title + 6;
+      ctx.drawImage(f.canvas, x, y, f.g.width, f.g.height);
+      ctx.drawImage(f.overlay, x, y, f.g.width, f.g.height);
+      ctx.fillStyle = "#111827"; ctx.font = "bold 12px system-ui, sans-serif";
+      ctx.fillText(f.title, x, y + f.g.height + 4);
+      ctx.font = "11px system-ui, sans-serif";
+      ctx.fillText(stats(f.t), x, y + f.g.height + 20, Math.max(f.g.width, 160));
+      x += f.g.width + FIGURE_GAP;
+    }
+    out.toBlob((blob) => {
+      const a = document.createElement("a");
+      a.href = URL.createObjectURL(blob); a.download = `${this.fileName()}.png`; a.click();
+      setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+    });
+  }
+
+  fileName() { // the layer and what differs from its defaults: convolution--stride_nd.h-2--padding_mode-SAME_UPPER
+    const d = this.data.describe.defaults, parts = [this.layer];
+    for (const k of this.data.describe.keys) {
+      if (this.query[k] !== undefined && this.query[k] !== d[k]) parts.push(`${k.slice(this.layer.length + 1)}-${this.query[k]}`);
+    }
+    if (this.compare) parts.push(`compare-${this.compare}`);
+    return parts.join("--").replace(/[^A-Za-z0-9_.-]+/g, "-").slice(0, 150);
   }
 
   async showQr() { // over the stage, not in its flow: nothing moves; a click or Escape closes it
@@ -598,7 +641,7 @@ function extent(v) {
   return lo === Infinity ? [0, 1] : [lo, hi];
 }
 
-// Input and outputs share one scale where their ranges are alike (spans within 4× of each other), so equal values
+// Input and outputs share one scale where their ranges are alike (spans within 2.5× of each other), so equal values
 // look equal; a softmax's 0…1 on an input's −4…4, or a deconvolution's 0…45 from an input of 1…9, get their own.
 // Compare mode's two outputs always share one. Error maps have theirs.
 function chooseScales(figs) {
@@ -607,7 +650,7 @@ function chooseScales(figs) {
   const span = (r) => Math.max(r[1] - r[0], 1e-12);
   const data = figs.filter((f) => !f.magnitude && f.which !== "kernel").map((f) => f.which);
   const joined = data.map((w) => ranges[w]).reduce((a, r) => [Math.min(a[0], r[0]), Math.max(a[1], r[1])], [Infinity, -Infinity]);
-  const alike = data.every((w) => span(joined) / span(ranges[w]) <= 4);
+  const alike = data.every((w) => span(joined) / span(ranges[w]) <= 2.5);
   for (const f of figs) {
     let r = ranges[f.which];
     if (alike && data.includes(f.which)) r = joined;
@@ -623,21 +666,22 @@ function scaleFor([lo, hi], magnitude) {
   let s;
   if (!magnitude && lo < 0 && hi > 0) { const m = Math.max(-lo, hi); s = { lo: -m, hi: m, stops: DIVERGING, diverging: true }; }
   else s = { lo, hi: hi === lo ? lo + 1 : hi, stops: magnitude ? MAGNITUDE : SEQUENTIAL, diverging: false };
-  s.lut = []; // 256 colours along the scale: a cell is one lookup, not an interpolation
-  for (let i = 0; i < 256; i++) s.lut.push(interpolate(s.stops, i / 255));
+  s.lut = []; // 257 colours along the scale (its middle, a diverging scale's 0, exactly on a stop): one lookup a cell
+  for (let i = 0; i <= LUT_STEPS; i++) s.lut.push(interpolate(s.stops, i / LUT_STEPS));
   return s;
 }
 const DIVERGING = [[0, [5, 48, 97]], [0.25, [67, 147, 195]], [0.5, [247, 247, 247]], [0.75, [214, 96, 77]], [1, [103, 0, 31]]];
 const SEQUENTIAL = [[0, [68, 1, 84]], [0.25, [59, 82, 139]], [0.5, [33, 145, 140]], [0.75, [94, 201, 98]], [1, [253, 231, 37]]];
 const MAGNITUDE = [[0, [255, 255, 255]], [0.5, [253, 141, 60]], [1, [127, 39, 4]]];
 
+const LUT_STEPS = 256;
 const NAN_RGB = [160, 160, 160], POSINF_RGB = [255, 0, 255], NEGINF_RGB = [0, 255, 255];
 function colour(scale, v) {
   if (Number.isNaN(v)) return NAN_RGB;
   if (v === Infinity) return POSINF_RGB;
   if (v === -Infinity) return NEGINF_RGB;
   const t = (v - scale.lo) / (scale.hi - scale.lo);
-  return scale.lut[t <= 0 ? 0 : t >= 1 ? 255 : Math.round(t * 255)];
+  return scale.lut[t <= 0 ? 0 : t >= 1 ? LUT_STEPS : Math.round(t * LUT_STEPS)];
 }
 function interpolate(s, t) {
   for (let i = 1; i < s.length; i++) if (t <= s[i][0]) {
@@ -708,13 +752,15 @@ function paint(fig, presenter) {
       for (let j = 0; j <= g.w; j++) { ctx.moveTo(ox + j * g.cell + 0.5, oy); ctx.lineTo(ox + j * g.cell + 0.5, oy + g.h * g.cell); }
       ctx.stroke();
     }
-    if (text) {
-      ctx.font = `${Math.max(9, Math.floor(g.cell * 0.3))}px system-ui, sans-serif`;
+    if (text) { // the numbers, as large as a cell allows and never wider than it
       ctx.textAlign = "center"; ctx.textBaseline = "middle";
+      const base = Math.floor(g.cell * 0.3);
       for (let i = 0; i < g.h; i++) for (let j = 0; j < g.w; j++) {
         const c = colours[i * g.w + j], light = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2] > 140;
+        const label = short(t.values[(p * g.h + i) * g.w + j]);
+        ctx.font = `${Math.max(8, Math.min(base, Math.floor(g.cell * 1.75 / Math.max(3, label.length))))}px system-ui, sans-serif`;
         ctx.fillStyle = light ? "#111" : "#fff";
-        ctx.fillText(short(t.values[(p * g.h + i) * g.w + j]), ox + (j + 0.5) * g.cell, oy + (i + 0.5) * g.cell);
+        ctx.fillText(label, ox + (j + 0.5) * g.cell, oy + (i + 0.5) * g.cell, g.cell - 4);
       }
     }
   }
