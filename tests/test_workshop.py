@@ -233,10 +233,10 @@ def test_hide_lists_controls_by_name_unknown_ignored():
 
 
 def test_snapshot_urls_use_the_toggles_own_query_parameter():
-    # the Streamlit stage, whose elements the crops know (view.instrument=false)
+    # the instrument stage, whose figures the crops know (view.instrument=true)
     assert Shot("convolution", "int8").url("http://x", True) == \
-        "http://x/convolution?preset=int8&view.presenter=true&view.instrument=false"
-    assert Shot("home").url("http://x", False) == "http://x/?view.instrument=false"
+        "http://x/convolution?preset=int8&view.presenter=true&view.instrument=true"
+    assert Shot("home").url("http://x", False) == "http://x/?view.instrument=true"
 
 
 def test_every_preset_name_is_a_valid_url_preset():

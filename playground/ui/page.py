@@ -37,7 +37,11 @@ STAGE_CSS = (f'<style>[data-testid="stMainBlockContainer"] {{ max-width: 100%; p
              '[data-testid="stMain"] h3 { padding: 0; } '
              # a collapsed sidebar's controls are out of the Tab order too: the keyboard starts at the stage
              '[data-testid="stSidebar"][data-collapsed="true"] [data-testid="stSidebarContent"] '
-             '{ visibility: hidden; }</style>')
+             '{ visibility: hidden; } '
+             # an open sidebar lies over the page instead of narrowing it: the stage does not reflow
+             # (!important: Streamlit writes its position on the element itself)
+             '[data-testid="stSidebar"][data-collapsed="false"] { position: fixed !important; left: 0; top: 0; '
+             'height: 100vh !important; z-index: 999990; box-shadow: 4px 0 16px rgba(0, 0, 0, 0.2); }</style>')
 # Presenter mode: larger type everywhere (rem-based), black text, stronger borders on alerts and boxes.
 PRESENTER_CSS = (f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }} "
                  '[data-testid="stMain"] { color: #000; } '
@@ -84,9 +88,11 @@ def _layer_page(name: str) -> None:
     links.check_url(layer)  # drops the URL values the layer refuses (and runs the page again)
     hide = links.hidden(layer)
     with st.sidebar:
-        with st.container(key=control_key(name, "link")):  # the label once; the stage's run writes the link
-            st.markdown(":small[**Copy link** to this configuration: the box's copy icon, on hover]")
-            link_slot = st.empty()
+        link_slot = None  # the instrument stage shows its own link, which it keeps as values change
+        if not _instrument_on():
+            with st.container(key=control_key(name, "link")):  # the label once; the stage's run writes the link
+                st.markdown(":small[**Copy link** to this configuration: the box's copy icon, on hover]")
+                link_slot = st.empty()
         titles = [t.capitalize() for t in links.TABS]  # the order `hide` counts on; the first not hidden opens
         shown_first = next((t for t in titles if t.lower() not in hide), titles[0])
         input_tab, view_tab = st.tabs(titles, default=shown_first)
