@@ -267,12 +267,13 @@ def test_the_png_button_saves_every_figure_on_one_opaque_picture_named_by_the_co
     page.close()
 
 
-def test_opening_the_sidebar_does_not_reflow_the_stage(context, app):
-    page = open_stage(context, app, "convolution")
+def test_opening_the_sidebar_does_not_reflow_the_stage(browser, app):
+    fresh = B.new_context(browser, viewport={"width": 1280, "height": 720})  # the sidebar closed, as a page opens
+    page = open_stage(fresh, app, "convolution")
     before = page.locator(f'{STAGE} [data-figure="output"]').bounding_box()
     page.click('[data-testid="stExpandSidebarButton"]')
     page.wait_for_selector('[data-testid="stSidebar"][data-collapsed="false"]')
     page.wait_for_timeout(600)  # the sidebar's own opening animation
     assert page.locator(f'{STAGE} [data-figure="output"]').bounding_box() == before
     assert page.locator('[data-testid="stSidebar"]').bounding_box()["width"] > 200  # it is open, over the page
-    page.close()
+    fresh.close()

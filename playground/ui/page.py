@@ -37,11 +37,11 @@ STAGE_CSS = (f'<style>[data-testid="stMainBlockContainer"] {{ max-width: 100%; p
              '[data-testid="stMain"] h3 { padding: 0; } '
              # a collapsed sidebar's controls are out of the Tab order too: the keyboard starts at the stage
              '[data-testid="stSidebar"][data-collapsed="true"] [data-testid="stSidebarContent"] '
-             '{ visibility: hidden; } '
-             # an open sidebar lies over the page instead of narrowing it: the stage does not reflow
-             # (!important: Streamlit writes its position on the element itself)
-             '[data-testid="stSidebar"][data-collapsed="false"] { position: fixed !important; left: 0; top: 0; '
-             'height: 100vh !important; z-index: 999990; box-shadow: 4px 0 16px rgba(0, 0, 0, 0.2); }</style>')
+             '{ visibility: hidden; }</style>')
+# On the instrument stage an open sidebar lies over the page, a drawer, instead of narrowing it: the stage does not
+# reflow (!important: Streamlit writes its position on the element itself).
+DRAWER_CSS = ('<style>[data-testid="stSidebar"][data-collapsed="false"] { position: fixed !important; left: 0; '
+              'top: 0; height: 100vh !important; z-index: 999990; box-shadow: 4px 0 16px rgba(0, 0, 0, 0.2); }</style>')
 # Presenter mode: larger type everywhere (rem-based), black text, stronger borders on alerts and boxes.
 PRESENTER_CSS = (f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }} "
                  '[data-testid="stMain"] { color: #000; } '
@@ -227,7 +227,7 @@ def _instrument_page(layer: Layer, inp: widgets.InputForm, view: ViewOptions, hi
     under it follow)."""
     from ..stage import component
 
-    st.html(STAGE_CSS + links.hide_css(layer, hide) + (PRESENTER_CSS if view.presenter else ""))
+    st.html(STAGE_CSS + DRAWER_CSS + links.hide_css(layer, hide) + (PRESENTER_CSS if view.presenter else ""))
     _link_problems(layer)
     if inp.x is None:
         st.error(state.inert(str(inp.error)), icon=":material/error:")
