@@ -235,6 +235,16 @@ def open_page(context, base: str, path: str):
 
 
 # -- baselines --------------------------------------------------------------------------------
+def bare_app_series(changes: int, name: str, viewport: dict) -> Series:
+    """bench/bare_app.py (one slider, two heatmaps) on a server of its own: `changes` arrow-key steps."""
+    with B.serve_app(app=ROOT / "bench" / "bare_app.py") as base, B.chromium() as chrome:
+        context = B.new_context(chrome, viewport=viewport, reduced_motion="reduce")
+        series = Series(name)
+        walk(open_page(context, base, ""), [("bare.scale", "ArrowRight", "slider")] * changes, series)
+        context.close()
+    return series
+
+
 def bare_builds(layer_name: str, raws: list[dict], shape: tuple) -> list[float]:
     """build_engine in this process (warm builder) for each configuration: ms."""
     from playground.trt.engine import build_engine
@@ -325,12 +335,7 @@ def main() -> None:
         open_page(context, base, "convolution").close()
         sweeps["off"] = sweep(context, base, args.sweep, args.pause)
         context.close()
-    with B.serve_app(app=ROOT / "bench" / "bare_app.py") as base, B.chromium() as chrome:
-        context = B.new_context(chrome, viewport=VIEWPORT, reduced_motion="reduce")
-        page = open_page(context, base, "")
-        bare_app = Series("bare Streamlit app: slider → two heatmaps")
-        walk(page, [("bare.scale", "ArrowRight", "slider")] * args.changes, bare_app)
-        context.close()
+    bare_app = bare_app_series(args.changes, "bare Streamlit app: slider → two heatmaps", VIEWPORT)
     results += [sweeps["on"], sweeps["off"], bare_app]
 
     # Baselines, after the browser is closed (the same machine, one thing at a time).

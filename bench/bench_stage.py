@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_browser import (Series, bare_builds, machine, open_page, padding_walk, pct, print_machine,  # noqa: E402
-                           reverse, spec_runs, walk)
+from bench_browser import (Series, bare_app_series, bare_builds, machine, open_page, padding_walk, pct,  # noqa: E402
+                           print_machine, reverse, spec_runs, walk)
 
 from playground.chromium import browser as B  # noqa: E402
 from playground.trt import launch  # noqa: E402
@@ -202,13 +202,7 @@ def main() -> None:
         context = B.new_context(chrome, viewport=VIEWPORT)
         slider = slider_app_series(context, base, args.changes)
         context.close()
-    with B.serve_app(app=ROOT / "bench" / "bare_app.py") as base, B.chromium() as chrome:
-        context = B.new_context(chrome, viewport=VIEWPORT, reduced_motion="reduce")
-        page = open_page(context, base, "")
-        bare = Series("bare app: slider → two heatmaps")
-        walk(page, [("bare.scale", "ArrowRight", "slider")] * args.changes, bare)
-        context.close()
-    results += [slider, bare]
+    results += [slider, bare_app_series(args.changes, "bare app: slider → two heatmaps", VIEWPORT)]
     bare_small = bare_builds("convolution", [{"padding_nd": f"{h},{w}"} for h, w in configs], (1, 1, 6, 9))
     spec = spec_runs(configs[:: max(1, len(configs) // args.spec_runs)][: args.spec_runs])
 

@@ -5,12 +5,13 @@ import json
 
 from streamlit.testing.v1 import AppTest
 
-from playground.stage import component, server
+from playground.stage import server
+from playground.ui import instrument
 from test_app import open_page
 
 
 def stage_data(at: AppTest) -> dict:
-    found = [json.loads(c.proto.json) for c in at.get("bidi_component") if c.proto.component_name == component.NAME]
+    found = [json.loads(c.proto.json) for c in at.get("bidi_component") if c.proto.component_name == instrument.NAME]
     assert len(found) == 1
     return found[0]
 

@@ -173,8 +173,8 @@ def _answer(seat: Seat, message: dict) -> tuple[int, dict]:
 
 def answer(seat: Seat, message: dict) -> dict:
     """One request's answer: {"answer": …} or {"problem": …} (a refused configuration)."""
+    from .. import shared  # the process's backend, engine cache and speculative builder
     from ..core import evaluate
-    from ..ui import state  # the process's shared engine cache, backend and prefetcher
 
     unknown = set(message) - {"params", "compare", "pick", "quick", "have"}
     if unknown:
@@ -192,7 +192,7 @@ def answer(seat: Seat, message: dict) -> dict:
     if not (isinstance(have, list) and len(have) <= protocol.MAX_HELD and
             all(isinstance(h, str) and len(h) <= 32 for h in have)):
         raise protocol.RequestError(f"have must be a list of at most {protocol.MAX_HELD} tensor ids")
-    backend, cache, prefetcher = state.backend(), state.engine_cache(), state.prefetcher()
+    backend, cache, prefetcher = shared.backend(), shared.engine_cache(), shared.prefetcher()
     quick = bool(message.get("quick")) and not backend.can_run  # TensorRT's output is never skipped where it runs
     try:
         with prefetcher.foreground():

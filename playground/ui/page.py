@@ -16,7 +16,7 @@ from ..layer import PRECISION_PARAMS, Layer
 from ..prefetch import neighbours
 from ..layers import LAYERS, get_layer
 from ..style import stage_overhead_px
-from . import extras, heatmap, links, stage, state, widgets, workshop
+from . import extras, heatmap, instrument, links, stage, state, widgets, workshop
 from .keys import STAGE_FRAGMENT, VIEW_INSTRUMENT, control_key, figure_key, key
 from .state import ViewOptions, guarded
 
@@ -206,10 +206,8 @@ def _preset_link(layer: Layer) -> None:
         state.PageState(layer.name).setdefault("url_problems", []).append(
             f"URL parameter preset: {layer.name} has no example \"{links.quoted(name)}\" (it has: {known}) — ignored.")
         return
-    from ..stage import component
-
     widgets.write_config(layer, {}, preset.input)
-    component.set_query(layer, layer.resolve(preset.params, preset.input_shape), preset.input_shape)
+    instrument.set_query(layer, layer.resolve(preset.params, preset.input_shape), preset.input_shape)
 
 
 def _link_problems(layer: Layer) -> None:
@@ -225,8 +223,6 @@ def _instrument_page(layer: Layer, inp: widgets.InputForm, view: ViewOptions, hi
     and the URL, and a change is answered by the server's route; this script runs when the page opens, when the
     input or the view changes, and when the stage settles on a configuration (the engine card and the downloads
     under it follow)."""
-    from ..stage import component
-
     st.html(STAGE_CSS + DRAWER_CSS + links.hide_css(layer, hide) + (PRESENTER_CSS if view.presenter else ""))
     _link_problems(layer)
     if inp.x is None:
@@ -240,9 +236,9 @@ def _instrument_page(layer: Layer, inp: widgets.InputForm, view: ViewOptions, hi
     def example(name: str) -> None:  # the input is the sidebar's; the parameters go to the URL the stage reads
         preset = presets.find(layer.name, name)
         widgets.write_config(layer, {}, preset.input)
-        component.set_query(layer, layer.resolve(preset.params, preset.input_shape), preset.input_shape)
+        instrument.set_query(layer, layer.resolve(preset.params, preset.input_shape), preset.input_shape)
 
-    ev = component.stage(layer, inp.x, run, presenter=view.presenter, hide=tuple(hide), on_example=example)
+    ev = instrument.stage(layer, inp.x, run, presenter=view.presenter, hide=tuple(hide), on_example=example)
     # Of the tabs only the open one is drawn (on_change="rerun"): a page opens without the engine's table.
     names = (["Details"] if layer.section else []) + ["Engine", "Downloads"]
     tabs = dict(zip(names, st.tabs(names, key=key(layer.name, "instrument_tabs"), on_change="rerun")))

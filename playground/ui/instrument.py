@@ -1,5 +1,6 @@
-"""The stage as one Streamlit component (components v2, stage.js and stage.css beside this file): a layer page
-draws it once; its changes go to the server's route (server.py), not through a script run."""
+"""The instrument stage as one Streamlit component (components v2; its browser side is playground/stage/stage.js
+and stage.css, its server side playground/stage/server.py): a layer page
+draws it once; its changes go to the route, not through a script run."""
 from __future__ import annotations
 
 import hashlib
@@ -12,10 +13,10 @@ import streamlit as st
 
 from ..errors import ValidationError
 from ..layer import Layer
-from . import protocol, server
+from ..stage import protocol, server
 
 NAME = "playground_stage"
-_HERE = Path(__file__).parent
+_HERE = Path(__file__).parents[1] / "stage"  # its browser side: stage.js, stage.css
 _component = None
 
 

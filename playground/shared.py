@@ -1,0 +1,70 @@
+"""What every session of the process shares: the backend, the engine cache and the speculative builder, made
+once (`shared`). The pages and the stage's route both use them; no Streamlit here."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from .trt.backend import Backend, detect
+from .trt.cache import EngineCache
+
+
+def shared(maxsize: int | None = None):
+    """A cache of the process, for what every session shares (the engine cache, the backend, the figures).
+
+    Not st.cache_resource: any client can ask Streamlit to clear those ("Clear cache", which a client sends
+    even with the menu hidden), and one participant would drop what the whole room uses. Arguments are
+    keyed by value, arrays by dtype, shape and bytes; the least recently used of `maxsize` entries goes."""
+    def decorate(fn):
+        items, lock = OrderedDict(), threading.Lock()
+
+        def part(v):
+            if isinstance(v, np.ndarray):
+                return (v.dtype.str, v.shape, hashlib.blake2b(np.ascontiguousarray(v).tobytes(), digest_size=16).digest())
+            return repr(v)
+
+        @functools.wraps(fn)
+        def cached(*args, **kwargs):
+            key = (tuple(map(part, args)), tuple((k, part(v)) for k, v in sorted(kwargs.items())))
+            with lock:
+                if key in items:
+                    items.move_to_end(key)
+                    return items[key]
+            value = fn(*args, **kwargs)
+            with lock:
+                items[key] = value
+                while maxsize is not None and len(items) > maxsize:
+                    items.popitem(last=False)
+            return value
+
+        def clear():  # for tests that point the process at another engine directory
+            with lock:
+                items.clear()
+        cached.clear = clear
+        return cached
+    return decorate
+
+
+@shared()
+def backend() -> Backend:
+    return detect()
+
+
+@shared()
+def engine_cache() -> EngineCache:
+    # One per process: its in-memory entries are what make a revisited configuration instant.
+    return EngineCache()
+
+
+@shared()
+def prefetcher():
+    """One per process: it builds into the shared engine cache, for every session."""
+    from .core import evaluate
+    from .prefetch import Prefetcher
+
+    return Prefetcher(evaluate, enabled=os.environ.get("PLAYGROUND_PREFETCH", "1").strip() != "0")
