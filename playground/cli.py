@@ -1,8 +1,10 @@
 """Command line: every subcommand of `python -m playground`.
 
     run LAYER [--set NAME=VALUE]... [--input IN.npy] [--output OUT.npy] [--json] [--compare PRECISION]
+    run --onnx MODEL.onnx [--node NAME] [--input IN.npy] [--output OUT.npy] [--json]
+    onnx MODEL.onnx [--json]
     layers [LAYER]
-    export LAYER [--preset NAME] [--set NAME=VALUE]... [--input IN.npy] [--out SCRIPT.py]
+    export LAYER [--preset NAME] [--set NAME=VALUE]... [--input IN.npy] [--format python|onnx] [--out FILE]
     snapshot --out DIR [--pages ...] [--presets ...] [--width W] [--height H] [--presenter]
              [--crop figures|stage|page] [--scale 1|2|3] [--background white|dark] [--query TEXT]
 
@@ -155,26 +157,84 @@ def result_json(r) -> dict:
     }
 
 
+def read_model(path: str) -> bytes:
+    """The bytes of the model file `path`: a regular file within the model size cap, checked before reading."""
+    from .onnxio import MAX_MODEL_BYTES
+
+    fail = lambda rule: ValidationError("onnx", "MODEL", f"{path}: {rule}")  # noqa: E731
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):
+            raise fail("is not a regular file")
+        if info.st_size > MAX_MODEL_BYTES:
+            raise fail(f"is {info.st_size:,} bytes; the cap is {MAX_MODEL_BYTES:,}")
+        with open(path, "rb") as f:
+            return f.read(MAX_MODEL_BYTES + 1)
+    except OSError as exc:
+        raise fail(exc.strerror or str(exc)) from None
+
+
+def open_model(path: str):
+    from . import onnxio
+
+    return onnxio.load_model(read_model(path), os.path.basename(path))
+
+
+def _opened_node(model, args):
+    """(the node opened, its input in ONNX's layout): the --input file's (the node's shape; where the model names
+    its batch dimension, the file's N), or seeded standard normal values."""
+    from .onnxio import SEED, open_node
+
+    opened = open_node(model, args.node, os.path.basename(args.onnx))
+    if args.input is None:
+        return opened, np.random.default_rng(SEED).standard_normal(opened.onnx_shape).astype(np.float32)
+    x, want = load_input(args.input), opened.onnx_shape
+    if x.shape != want and opened.batch_free and x.ndim == len(want) and x.shape[1:] == want[1:]:
+        opened = open_node(model, opened.node, opened.model, batch=x.shape[0])
+    elif x.shape != want:
+        raise ValidationError("input", "--input", f"must have the node's input shape {want}, not {x.shape}")
+    return opened, x
+
+
 def cmd_run(args) -> int:
     from .core import evaluate  # TensorRT is imported only by commands that build
 
     if args.output:
         output_path(args.output, "--output", ".npy")
-    raw = parse_sets(args.layer, args.set)
-    x = load_input(args.input) if args.input else None
-    choices = get_layer(args.layer).param("precision").choices
+    if (args.layer is None) == (args.onnx is None):
+        raise UsageError("run: give a LAYER or --onnx MODEL.onnx (one of the two)")
+    if args.node is not None and args.onnx is None:
+        raise UsageError("--node: only with --onnx")
+    opened = None
+    if args.onnx is not None:
+        if args.set or args.compare:
+            raise UsageError("--set and --compare: not with --onnx (the node's attributes are its parameters)")
+        opened, onnx_x = _opened_node(open_model(args.onnx), args)
+        layer_name, raw, x = opened.layer.name, opened.raw, opened.to_layer(onnx_x)
+    else:
+        layer_name, raw = args.layer, parse_sets(args.layer, args.set)
+        x = load_input(args.input) if args.input else None
+    choices = get_layer(layer_name).param("precision").choices
     if args.compare is not None and args.compare not in choices:
-        raise ValidationError(args.layer, "--compare", "must be one of " + ", ".join(choices), args.compare)
-    result = evaluate(args.layer, raw, x, compare=args.compare)
+        raise ValidationError(layer_name, "--compare", "must be one of " + ", ".join(choices), args.compare)
+    result = evaluate(layer_name, raw, x, compare=args.compare)
+    shown = opened.to_onnx(result.output) if opened else result.output
     if args.output:
         with written(args.output, "wb") as f:  # exactly this name (np.save of a name would add .npy)
-            np.save(f, result.output.astype(np.float32), allow_pickle=False)
+            np.save(f, shown.astype(np.float32), allow_pickle=False)
     if args.json:
-        print(json.dumps(result_json(result), allow_nan=False, default=str))
+        out = result_json(result)
+        if opened is not None:
+            out["onnx"] = opened.describe() | {"output_shape": list(shown.shape)}
+        out |= _second_opinions(result, opened)
+        print(json.dumps(_finite(out), allow_nan=False, default=str))
     else:
         np.set_printoptions(precision=8, linewidth=200, suppress=True)
-        print("inputH0 :", result.input.shape, result.input, sep="\n")
-        print(f"outputH0: {result.output.shape}  [{result.source_label}]", result.output, sep="\n")
+        if opened is not None:
+            print(f"node    : {opened.node} ({opened.op}) of {opened.model} as {opened.layer.name}")
+        print("inputH0 :", onnx_x.shape if opened else result.input.shape, onnx_x if opened else result.input,
+              sep="\n")
+        print(f"outputH0: {shown.shape}  [{result.source_label}]", shown, sep="\n")
         if result.compared is not None:
             other, d = result.compared, result.difference
             print(f"compared: {other.params['precision']} {other.output.shape}  [{other.source_label}]", other.output,
@@ -184,12 +244,37 @@ def cmd_run(args) -> int:
         s = result.engine_summary()
         print(f"engine: {s['status']}, {s['bytes']} bytes, build {s['build_ms']} ms, "
               f"TensorRT output shape {s['output_shape']}, {len(s['layers'])} layer(s)")
-        for m in result.messages:
+        for m in result.messages + (opened.notes + [f"ONNX differs: {d}" for d in opened.differs] if opened else []):
             print("note:", m)
     if result.engine_status == "refused":
         raise Refused(result.error)
     if result.error:
         raise Failure(result.error)
+    return 0
+
+
+def _second_opinions(result, opened) -> dict:
+    """ONNX Runtime's and TensorRT's ONNX parser's opinions; where either library is missing, the reason."""
+    try:
+        from .opinions import second_opinions
+    except ImportError as exc:
+        return {"onnxruntime": {"status": f"not installed ({exc.name})"}, "onnx_parser": None}
+    return second_opinions(result, opened)
+
+
+def cmd_onnx(args) -> int:
+    from .onnxio import list_nodes
+
+    nodes = list_nodes(open_model(args.model))
+    if args.json:
+        print(json.dumps({"model": os.path.basename(args.model), "nodes": nodes}))
+        return 0
+    width = max(len(n["name"]) for n in nodes)
+    for n in nodes:
+        opens = f"→ {n['layer']}" if n["layer"] else f"✗ {n['reason']}"
+        print(f"{n['name']:<{width}}  {n['op_type']:<18} {opens}")
+        for d in n.get("differs") or []:
+            print(f"{'':<{width}}  {'':<18}   ONNX differs: {d}")
     return 0
 
 
@@ -208,8 +293,11 @@ def cmd_export(args) -> int:
     from . import presets
     from .export import export_script
 
+    suffix = ".onnx" if args.format == "onnx" else ".py"
+    if args.format == "onnx" and not args.out:
+        raise UsageError("--format onnx: needs --out FILE.onnx (a model is binary)")
     if args.out:
-        output_path(args.out, "--out", ".py")
+        output_path(args.out, "--out", suffix)
     raw, x = {}, None
     if args.preset:
         try:
@@ -220,6 +308,17 @@ def cmd_export(args) -> int:
     raw.update(parse_sets(args.layer, args.set))
     if args.input:
         x = load_input(args.input)
+    if args.format == "onnx":
+        from .onnxio import export_model
+
+        layer = get_layer(args.layer)
+        shape = x.shape if x is not None else layer.example_shape
+        model = export_model(layer, layer.resolve(raw, shape), shape)
+        with written(args.out, "wb") as f:
+            f.write(model.SerializeToString())
+        print(f"wrote {args.out}: {len(model.graph.node)} node(s), opset {model.opset_import[0].version}; reopen it "
+              f"with `python -m playground run --onnx {args.out}`")
+        return 0
     script = export_script(args.layer, raw, x)
     if not args.out:
         sys.stdout.write(script)
@@ -255,8 +354,10 @@ def parser() -> argparse.ArgumentParser:
     sets = dict(action="append", default=[], metavar="NAME=VALUE",
                 help="a parameter: number, comma list, enum member, true/false, preset, or @FILE.npy")
 
-    run = sub.add_parser("run", help="build (and where possible run) one layer configuration")
-    run.add_argument("layer", choices=list(LAYERS))
+    run = sub.add_parser("run", help="build (and where possible run) one layer configuration, or an ONNX node")
+    run.add_argument("layer", nargs="?", choices=list(LAYERS))
+    run.add_argument("--onnx", metavar="MODEL.onnx", help="run a node of this ONNX model as its layer")
+    run.add_argument("--node", help="with --onnx: the node's name (default: the only node, or the first that opens)")
     run.add_argument("--set", **sets)
     run.add_argument("--input", help="input tensor (.npy); default: the layer's spec example")
     run.add_argument("--output", help="write the shown output tensor here (.npy, float32)")
@@ -264,6 +365,11 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--compare", metavar="PRECISION", help="also compute the configuration in this precision "
                      "and report the difference between the two outputs")
     run.set_defaults(func=cmd_run)
+
+    onnx = sub.add_parser("onnx", help="list an ONNX model's nodes and the layer each opens as (or why not)")
+    onnx.add_argument("model", metavar="MODEL.onnx")
+    onnx.add_argument("--json", action="store_true", help="print one JSON object")
+    onnx.set_defaults(func=cmd_onnx)
 
     layers = sub.add_parser("layers", help="list layers and their parameters")
     layers.add_argument("layer", nargs="?", choices=list(LAYERS))
@@ -277,7 +383,9 @@ def parser() -> argparse.ArgumentParser:
                                          "--set and --input override it")
     export.add_argument("--set", **sets)
     export.add_argument("--input", help="input tensor (.npy); default: the preset's or the layer's spec example")
-    export.add_argument("--out", help="write the script here (default: standard output)")
+    export.add_argument("--format", choices=("python", "onnx"), default="python",
+                        help="python: a standalone script; onnx: the configuration as an ONNX model")
+    export.add_argument("--out", help="write the script (or model) here (default for a script: standard output)")
     export.set_defaults(func=cmd_export)
 
     snapshot = sub.add_parser("snapshot", help="screenshots of pages/presets in headless Chromium, with index.md")

@@ -80,6 +80,8 @@ class Layer:
     # What a backend is known to refuse that the layer's own check allows (another backend builds it):
     # (params, backend name) -> the reason, said before the build; None: nothing known.
     limits: Callable[[dict, str], str | None] | None = None
+    # Its ONNX mapping (playground.onnxmap.OnnxMap): the nodes it opens, the graph it exports; None: no export.
+    onnx: Any = None
 
     def __post_init__(self):  # every layer has the precision parameters, after its own
         own = {p.name for p in self.params}

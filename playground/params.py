@@ -13,6 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import budget
 from .errors import ValidationError
 from .numbers import exact, shortest
 
@@ -24,8 +25,6 @@ def spatial_names(rank: int) -> tuple[str, ...]:
     """The spatial axes' names of an input of this rank: h, w or d, h, w."""
     return SPATIAL[5 - rank:]
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
-# Arrays typed by hand (CLI, URL, table editor) stay small; files may be larger.
-MAX_ARRAY_ELEMENTS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -165,8 +164,9 @@ class Param:
             raise fail("must be an array of numbers") from None
         if arr.size == 0:
             raise fail("must not be empty")
-        if arr.size > MAX_ARRAY_ELEMENTS:
-            raise fail(f"may hold at most {MAX_ARRAY_ELEMENTS} values")
+        over = budget.over_elements(arr.shape, "array", "its size")  # a model's weights may be large; the budget holds
+        if over:
+            raise fail(over)
         if not np.isfinite(arr).all():
             raise fail("must hold finite numbers only (no NaN or Inf)")
         if (self.low is not None and arr.min() < self.low) or (self.high is not None and arr.max() > self.high):

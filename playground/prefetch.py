@@ -36,8 +36,10 @@ def neighbours(layer: Layer, before: dict, after: dict) -> list[dict]:
 
 
 def _steps(p: Param, old: Any, new: Any) -> list:
+    low, high = p.slide or (p.low, p.high)  # a step the slider can take
+
     def within(v):
-        return (p.low is None or v >= p.low) and (p.high is None or v <= p.high)
+        return (low is None or v >= low) and (high is None or v <= high)
 
     if p.kind in ("int", "float") and isinstance(new, (int, float)) and not isinstance(new, bool):
         step = p.step or 1

@@ -162,7 +162,9 @@ def padding_named(p: dict, pre_wrong: bool, post_wrong: bool) -> str:
 
 
 # The weighted windows' own parameters, as the convolution and the deconvolution both declare them.
-OUTPUT_MAPS = Param("num_output_maps", "int", 1, "Output channels K.", low=1, high=64, step=1)
+# Counts a model's layer may have (ResNet's 2048 maps): the work budget bounds them; the sliders span a lesson's.
+MAX_MAPS = 4096
+OUTPUT_MAPS = Param("num_output_maps", "int", 1, "Output channels K.", low=1, high=MAX_MAPS, step=1, slide=(1, 64))
 BIAS = Param("bias", "array", [0.0], "One value per output map (or one for all).", low=-1e6, high=1e6, step=0.5,
              slide=(-100.0, 100.0), weight=True)
 DILATION = per_axis("dilation_nd", 1, "Spacing between kernel taps per spatial axis.", 1, 16)
@@ -171,4 +173,5 @@ DILATION = per_axis("dilation_nd", 1, "Spacing between kernel taps per spatial a
 def groups_param(what: str) -> Param:
     """num_groups, offering only the counts that divide C and num_output_maps; `what` names the layer's operation."""
     return Param("num_groups", "int", 1, f"Groups: input channels and output maps split into this many independent "
-                 f"{what}.", low=1, high=64, step=1, rule=groups_rule, offers=groups_offered)
+                 f"{what}.", low=1, high=MAX_MAPS, step=1, slide=(1, 64), rule=groups_rule,
+                 offers=groups_offered)

@@ -20,7 +20,7 @@ def test_neighbours_of_the_one_parameter_that_moved():
     got = neighbours(conv, {"num_output_maps": 64}, {"num_output_maps": 63})
     assert [g["num_output_maps"] for g in got] == [64, 62]
     got = neighbours(conv, {"num_output_maps": 1}, {"num_output_maps": 64})
-    assert [g["num_output_maps"] for g in got] == [63]  # 65 is past the declared maximum
+    assert [g["num_output_maps"] for g in got] == [63]  # 65 is past the slider (the budget bounds a model's)
     assert neighbours(conv, {"num_output_maps": 1, "stride_nd": (1, 1)},
                       {"num_output_maps": 2, "stride_nd": (2, 1)}) == []  # two moved: nothing to guess
     leaky = get_layer("leaky_relu")

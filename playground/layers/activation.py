@@ -9,6 +9,7 @@ from .. import reference as ref
 from ..inputs import centered_ramp
 from ..examples import EXACT_SMALL, Preset, lesson, spec_input, table
 from ..layer import Layer
+from ..onnxmap import Graph, Node, OnnxMap
 from ..params import Param
 from ..section import Chart, Code, Note, Text
 
@@ -54,6 +55,56 @@ def build(trt, network, x, p):
     layer = network.add_activation(x, getattr(trt.ActivationType, p["type"]))
     layer.alpha, layer.beta = p["alpha"], p["beta"]
     return layer.get_output(0)
+
+
+# ONNX's activations: op → (type, its attributes as alpha and beta, with ONNX's defaults).
+ONNX_OPS = {"Relu": ("RELU", None, None), "Sigmoid": ("SIGMOID", None, None), "Tanh": ("TANH", None, None),
+            "LeakyRelu": ("LEAKY_RELU", ("alpha", 0.01), None), "Elu": ("ELU", ("alpha", 1.0), None),
+            "Selu": ("SELU", ("alpha", 1.67326319217681884765625), ("gamma", 1.05070102214813232421875)),
+            "Softsign": ("SOFTSIGN", None, None), "Softplus": ("SOFTPLUS", None, None),
+            "HardSigmoid": ("HARD_SIGMOID", ("alpha", 0.2), ("beta", 0.5)),
+            "ThresholdedRelu": ("THRESHOLDED_RELU", ("alpha", 1.0), None), "Clip": ("CLIP", None, None),
+            "Gelu": ("GELU_ERF", None, None)}
+
+
+def onnx_read(node: Node) -> dict:
+    kind, a, b = ONNX_OPS[node.op]
+    raw = {"type": kind, "alpha": node.attr(*a) if a else DEFAULTS[kind][0],
+           "beta": node.attr(*b) if b else DEFAULTS[kind][1]}
+    if node.op == "Gelu":
+        node.only("approximate", ("none", "tanh"), "must be none or tanh")
+        raw["type"] = "GELU_TANH" if node.attr("approximate") == "tanh" else "GELU_ERF"
+    if node.op == "Clip":  # bounds: inputs from opset 11, attributes before
+        bounds = [node.const(i, name, required=False) for i, name in ((1, "min"), (2, "max"))] \
+            if node.opset >= 11 else [node.attrs.get("min"), node.attrs.get("max")]
+        for name, value in zip(("min", "max"), bounds):
+            if value is None:
+                raise node.fail(name, "must be given: TensorRT's CLIP takes both bounds (alpha, beta)")
+        raw["alpha"], raw["beta"] = (float(np.ravel(v)[0]) for v in bounds)
+    return raw
+
+
+def onnx_differs(node: Node, raw: dict) -> list[str]:
+    if raw["type"] == "CLIP" and raw["alpha"] > raw["beta"]:
+        return ["Clip with min > max: ONNX gives max everywhere, TensorRT's CLIP, max(alpha, min(beta, x)), gives "
+                "alpha (min)"]
+    return []
+
+
+def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
+    """The ONNX op of the same name and attributes; SCALED_TANH and a SOFTPLUS with alpha or beta ≠ 1 as
+    alpha·op(beta·x), CLIP as Clip with its bounds as inputs."""
+    kind, alpha, beta = p["type"], p["alpha"], p["beta"]
+    if kind in ("SCALED_TANH", "SOFTPLUS"):
+        inner = g.op("Mul", [x, g.const(beta)]) if beta != 1 or kind == "SCALED_TANH" else x
+        y = g.op("Tanh" if kind == "SCALED_TANH" else "Softplus", [inner])
+        return g.op("Mul", [y, g.const(alpha)]) if alpha != 1 or kind == "SCALED_TANH" else y
+    if kind == "CLIP":  # max(alpha, min(beta, x)) is alpha everywhere where alpha > beta; ONNX's Clip takes max last
+        return g.op("Clip", [x, g.const(alpha), g.const(max(alpha, beta))])
+    if kind.startswith("GELU"):
+        return g.op("Gelu", [x], approximate="tanh" if kind == "GELU_TANH" else None)
+    op, a, b = next((op, a, b) for op, (k, a, b) in ONNX_OPS.items() if k == kind)
+    return g.op(op, [x], **({a[0]: alpha} if a else {}), **({b[0]: beta} if b else {}))
 
 
 # -- examples: the spec's (002_9dc6f1f368def977.txt) and the precision lessons --------------------
@@ -175,6 +226,7 @@ LAYER = Layer(
     build=build,
     formula=formula,
     ranks=(4, 5),
+    onnx=OnnxMap(tuple(ONNX_OPS), onnx_read, onnx_write, onnx_differs, lift="trailing"),
     examples=tuple(ACTIVATION),
     section=section,
 )

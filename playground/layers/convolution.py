@@ -13,6 +13,7 @@ from ..explain import drawn_cells
 from ..examples import CANCELLING, EXACT, FLOAT32_TABLE, INF, Preset, frozen, lesson, spec_input, table
 from ..layer import Cell, Layer
 from ..numbers import precise
+from ..onnxmap import Graph, Node, OnnxMap, auto_pad, explicit_pads
 from ..params import Param
 from ..precision import QUANTIZED, fake_quantize
 from ..section import Table, Text
@@ -131,6 +132,28 @@ def build(trt, network, x, p):
         conv.post_padding = p["post_padding"]
     conv.padding_mode = getattr(trt.PaddingMode, p["padding_mode"])
     return conv.get_output(0)
+
+
+def onnx_read(node: Node) -> dict:
+    """Conv: W (K, C/group, *kernel) and B as the kernel and bias; auto_pad and pads as the padding."""
+    w, b = node.const(1, "W"), node.const(2, "B", required=False)
+    if w.ndim != len(node.onnx_shape):
+        raise node.fail("W", f"must have rank {len(node.onnx_shape)} (K, C/group, kernel…)", w.shape)
+    kernel = w.reshape(w.shape[:2] + (1,) * node.lifted + w.shape[2:])
+    given = node.attr("kernel_shape")
+    if given is not None and tuple(given) != tuple(w.shape[2:]):
+        raise node.fail("kernel_shape", f"must match W's window {tuple(w.shape[2:])}", tuple(given))
+    return {"num_output_maps": w.shape[0], "kernel_size_nd": kernel.shape[2:], "num_groups": node.attr("group", 1),
+            "kernel": kernel, "bias": b if b is not None else 0.0, "stride_nd": node.spatial("strides", 1),
+            "dilation_nd": node.spatial("dilations", 1), **auto_pad(node)}
+
+
+def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
+    """One Conv with the padding TensorRT resolved (SAME_* and ROUND_UP's extra zeros spelled as pads)."""
+    pre, post, _ = geometry(p, shape)
+    return g.op("Conv", [x, g.const(p["kernel"]), g.const(p["bias"])], kernel_shape=list(p["kernel_size_nd"]),
+                strides=list(p["stride_nd"]), dilations=list(p["dilation_nd"]), group=p["num_groups"],
+                pads=explicit_pads(pre, post))
 
 
 def reads(p, shape, index):
@@ -587,4 +610,5 @@ LAYER = Layer(
     cell=cell,
     cell_axes=lambda rank: ("n", "k", "d", "h", "w") if rank == 5 else ("n", "k", "h", "w"),
     section=section,
+    onnx=OnnxMap(("Conv",), onnx_read, onnx_write),
 )

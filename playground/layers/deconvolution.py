@@ -17,6 +17,7 @@ from ..examples import derived
 from ..inputs import arange_pattern
 from ..layer import Cell, Layer
 from ..numbers import precise
+from ..onnxmap import Graph, Node, OnnxMap, explicit_pads
 from ..params import Param, spatial_names
 
 KERNEL = "kernel_size_nd"
@@ -193,6 +194,49 @@ def build(trt, network, x, p):
     return deconv.get_output(0)
 
 
+def onnx_read(node: Node) -> dict:
+    """ConvTranspose: W (C, K/group, *kernel) is TensorRT's CKRS layout; pads, auto_pad, output_padding and
+    output_shape become the cells cropped before and after (TensorRT has no output_padding: it comes off the end
+    crop, where there is one)."""
+    w, b = node.const(1, "W"), node.const(2, "B", required=False)
+    if w.ndim != len(node.onnx_shape):
+        raise node.fail("W", f"must have rank {len(node.onnx_shape)} (C, K/group, kernel…)", w.shape)
+    kernel = w.reshape(w.shape[:2] + (1,) * node.lifted + w.shape[2:])
+    groups = node.attr("group", 1)
+    strides, dilations = node.spatial("strides", 1), node.spatial("dilations", 1)
+    extra = node.spatial("output_padding", 0)
+    mode = node.attr("auto_pad", "NOTSET")
+    pre, post = node.pads() if mode == "NOTSET" else ((0,) * len(strides),) * 2
+    sizes = node.attr("output_shape")
+    if sizes is not None or mode in ("SAME_UPPER", "SAME_LOWER"):
+        wanted = (node.spatial("output_shape", 1) if sizes is not None
+                  else tuple(i * s for i, s in zip(node.shape[2:], strides)))
+        pre, post = [], []
+        for i, k, s, d, o, e in zip(node.shape[2:], kernel.shape[2:], strides, dilations, wanted, extra):
+            total = s * (i - 1) + e + d * (k - 1) + 1 - o
+            if total < 0:
+                raise node.fail("output_shape", f"{o} is more than the {o + total} cells the scatter spans", sizes)
+            first = total // 2 if mode == "SAME_UPPER" else total - total // 2
+            pre.append(first), post.append(total - first)
+    elif mode not in ("NOTSET", "VALID"):
+        raise node.fail("auto_pad", "must be NOTSET, SAME_UPPER, SAME_LOWER or VALID", mode)
+    post = tuple(a - e for a, e in zip(post, extra))
+    if min(post) < 0:
+        raise node.fail("output_padding", "is more than the end padding: TensorRT's deconvolution has no "
+                                          "output_padding (the cells it adds would hold the bias alone)", extra)
+    return {"num_output_maps": w.shape[1] * groups, "kernel_size_nd": kernel.shape[2:], "num_groups": groups,
+            "kernel": kernel, "bias": b if b is not None else 0.0, "stride_nd": strides, "dilation_nd": dilations,
+            "padding_mode": "EXPLICIT_ROUND_DOWN", "padding_nd": 0, "pre_padding": tuple(pre),
+            "post_padding": tuple(post)}
+
+
+def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
+    pre, post, _ = geometry(p, shape)
+    return g.op("ConvTranspose", [x, g.const(p["kernel"]), g.const(p["bias"])], kernel_shape=list(p[KERNEL]),
+                strides=list(p["stride_nd"]), dilations=list(window.dilation(p, len(shape) - 2)),
+                group=p["num_groups"], pads=explicit_pads(pre, post))
+
+
 # Padding crops a deconvolution's output: the shared declarations, with help that says so.
 _CROPS = {"padding_nd": "Cells cropped from the start and the end of the output per spatial axis.",
           "pre_padding": "Cells cropped from the start of each spatial axis; replaces padding_nd's leading side "
@@ -317,4 +361,5 @@ LAYER = Layer(
     explain=explain,
     cell_axes=lambda rank: ("n", "k", "d", "h", "w") if rank == 5 else ("n", "k", "h", "w"),
     limits=limits,
+    onnx=OnnxMap(("ConvTranspose",), onnx_read, onnx_write),
 )

@@ -14,6 +14,7 @@ from ..inputs import centered_ramp
 from ..examples import EXACT_SMALL, Preset, lesson, spec_input, table
 from ..layer import Layer
 from ..numbers import precise
+from ..onnxmap import Graph, OnnxMap
 from ..params import Param
 from .prelu import FUSION_NOTE  # one of the constructions is a PReLU
 from ..section import Chart, Columns, Heatmap, Note, OnRequest, Table, Text
@@ -83,6 +84,17 @@ LEAKY_RELU.append(lesson(
     "and 0.8984375, which no longer add up to 1, so even the positive side is off; the input and each of the "
     "three layers' outputs are rounded to 8 bits too, and the error passes one ε (2⁻⁷). The activation "
     "construction keeps alpha in float32 (an attribute) and does better."))
+
+
+def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
+    """The construction as ONNX spells it: LeakyRelu; PRelu with one slope; Mul(x, alpha) + Mul(Relu(x), 1 − alpha)."""
+    alpha = p["alpha"]
+    if p["construction"] == "activation":
+        return g.op("LeakyRelu", [x], alpha=alpha)
+    if p["construction"] == "parametric_relu":
+        return g.op("PRelu", [x, g.const(np.full((1,) * len(shape), alpha))])
+    relu = g.op("Mul", [g.op("Relu", [x]), g.const(np.float32(1.0) - np.float32(alpha))])
+    return g.op("Add", [g.op("Mul", [x, g.const(alpha)]), relu])
 
 
 def _engine_layers(layers: list[dict]) -> list[dict]:
@@ -202,4 +214,5 @@ LAYER = Layer(
     ranks=(4, 5),
     examples=tuple(LEAKY_RELU),
     section=section,
+    onnx=OnnxMap((), None, onnx_write, lift="trailing"),
 )

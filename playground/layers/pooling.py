@@ -9,6 +9,7 @@ from .. import window
 from ..examples import derived
 from ..inputs import arange_pattern
 from ..layer import Cell, Layer
+from ..onnxmap import Graph, Node, OnnxMap, auto_pad, explicit_pads
 from ..numbers import precise
 from ..params import Param
 
@@ -192,6 +193,59 @@ def build(trt, network, x, p):
     return pool.get_output(0)
 
 
+def onnx_read(node: Node) -> dict:
+    """MaxPool / AveragePool (and their Global forms): kernel_shape, strides, pads or auto_pad, ceil_mode,
+    count_include_pad. TensorRT's pooling has no dilation and no indices output."""
+    if node.op.startswith("Global"):
+        return {"type": "MAX" if node.op == "GlobalMaxPool" else "AVERAGE", WINDOW: node.shape[2:],
+                "stride_nd": 1, "padding_nd": 0}
+    if any(d != 1 for d in node.attr("dilations") or ()):
+        raise node.fail("dilations", "must be 1: TensorRT's pooling layer has no dilation", node.attr("dilations"))
+    if node.op == "MaxPool" and node.attr("_outputs", 1) > 1:
+        raise node.fail("Indices", "is an output TensorRT's pooling layer does not have")
+    if node.attr("kernel_shape") is None:
+        raise node.fail("kernel_shape", "is required")
+    raw = {"type": "MAX" if node.op == "MaxPool" else "AVERAGE", WINDOW: node.spatial("kernel_shape", 1),
+           "stride_nd": node.spatial("strides", 1), **auto_pad(node)}
+    if node.op == "AveragePool":
+        raw["average_count_excludes_padding"] = not node.attr("count_include_pad", 0)
+    return raw
+
+
+def onnx_differs(node: Node, raw: dict) -> list[str]:
+    """ceil_mode where ONNX drops a last window that would start in the end padding (TensorRT keeps it)."""
+    if not node.attr("ceil_mode", 0) or raw["padding_mode"] != "EXPLICIT_ROUND_UP":
+        return []
+    p = LAYER.resolve(raw, node.shape)
+    pre, _, out = window.geometry(p, node.shape, WINDOW)
+    dropped = [ax for ax, (i, b, o, s) in enumerate(zip(node.shape[2:], pre, out, p["stride_nd"])) if (o - 1) * s >= i + b]
+    return [f"ceil_mode: ONNX drops a last window that would start in the end padding (spatial axis {dropped[0]}: "
+            f"{out[dropped[0]] - 1} windows, not {out[dropped[0]]}); TensorRT's EXPLICIT_ROUND_UP keeps it"] if dropped else []
+
+
+def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
+    """MaxPool / AveragePool with the padding TensorRT resolved; the blend as (1 − b)·MaxPool + b·AveragePool."""
+    pre, post, _ = window.geometry(p, shape, WINDOW)
+    common = dict(kernel_shape=list(p[WINDOW]), strides=list(p["stride_nd"]), pads=explicit_pads(pre, post))
+    sources = {"MaxPool": x, "AveragePool": x}
+    if any(a >= k or b >= k for a, b, k in zip(pre, post, p[WINDOW])):
+        # ONNX wants pads smaller than the window: pad first (−inf is no candidate for the max, 0 is the inclusive
+        # average's padding), then pool without pads. Exclusive averaging never gets here (the layer refuses it).
+        pads = g.ints([0, 0, *pre, 0, 0, *post])
+        sources = {op: g.op("Pad", [x, pads, g.const(fill)], mode="constant")
+                   for op, fill in (("MaxPool", -np.inf), ("AveragePool", 0.0))}
+        common["pads"] = None
+    if p["type"] == "MAX":
+        return g.op("MaxPool", [sources["MaxPool"]], **common)
+    average = g.op("AveragePool", [sources["AveragePool"]],
+                   count_include_pad=int(not p["average_count_excludes_padding"]), **common)
+    if p["type"] == "AVERAGE":
+        return average
+    b = p["blend_factor"]
+    largest = g.op("Mul", [g.op("MaxPool", [sources["MaxPool"]], **common), g.const(1.0 - b)])
+    return g.op("Add", [largest, g.op("Mul", [average, g.const(b)])])
+
+
 # -- examples, on 1…16 in a 4 × 4 plane (1…32 in two for 3-D): worked out by hand -----------------------------
 X4 = {"kind": "spec", "shape": (1, 1, 4, 4)}
 HOW = "TensorRT's IPoolingLayer rules on the input 1…16"
@@ -277,4 +331,6 @@ LAYER = Layer(
     cell=cell,
     explain=explain,
     undefined=undefined,
+    onnx=OnnxMap(("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"), onnx_read, onnx_write,
+                 onnx_differs),
 )

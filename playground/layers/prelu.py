@@ -8,6 +8,7 @@ from ..inputs import centered_ramp, DIM_NAMES
 from ..examples import EXACT_SMALL, Preset, spec_input, table
 from ..layer import Layer
 from ..numbers import precise
+from ..onnxmap import Graph, Node, OnnxMap
 from ..params import Param
 from ..section import Code, Note, Text
 
@@ -105,6 +106,21 @@ def section(ev, ctx):
     return blocks + [Note(FUSION_NOTE)]
 
 
+def onnx_read(node: Node) -> dict:
+    """PRelu: the slope, broadcast as NumPy does (aligned at the last axis), is one, per channel or per element."""
+    slope = node.const(1, "slope")
+    rank = len(node.onnx_shape)
+    if slope.ndim > rank:
+        raise node.fail("slope", f"has rank {slope.ndim}, more than the input's {rank}", slope.shape)
+    slope = slope.reshape((1,) * (rank - slope.ndim) + slope.shape + (1,) * node.lifted)
+    granularity = next((g for g in GRANULARITY if slope.shape == slope_shape(g, node.shape)), "element")
+    return {"granularity": "tensor" if slope.size == 1 else granularity, "slopes": slope}
+
+
+def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
+    return g.op("PRelu", [x, g.const(p["slopes"])])
+
+
 LAYER = Layer(
     name="prelu",
     order=20,
@@ -127,4 +143,5 @@ LAYER = Layer(
     ranks=(4, 5),
     examples=tuple(PRELU),
     section=section,
+    onnx=OnnxMap(("PRelu",), onnx_read, onnx_write, lift="trailing"),
 )

@@ -16,6 +16,7 @@ from ..examples import derived
 from ..inputs import arange_pattern
 from ..layer import Cell, Layer
 from ..numbers import precise
+from ..onnxmap import Graph, Node, OnnxMap
 from ..params import Param, spatial_names
 
 MODES = ("NEAREST", "LINEAR", "CUBIC")
@@ -237,6 +238,74 @@ def build(trt, network, x, p):
     return layer.get_output(0)
 
 
+# ONNX's attribute values and the layer's: coordinate_transformation_mode → (transformation, single-pixel
+# selector); nearest_mode → nearest_rounding. ONNX's other modes have no TensorRT equivalent.
+ONNX_TRANSFORMS = {"half_pixel": ("HALF_PIXEL", "FORMULA"), "pytorch_half_pixel": ("HALF_PIXEL", "UPPER"),
+                   "align_corners": ("ALIGN_CORNERS", "FORMULA"), "asymmetric": ("ASYMMETRIC", "FORMULA")}
+ONNX_ROUNDINGS = {"round_prefer_floor": "HALF_DOWN", "round_prefer_ceil": "HALF_UP", "floor": "FLOOR", "ceil": "CEIL"}
+
+
+def onnx_read(node: Node) -> dict:
+    """Resize (opset 11 on): mode, coordinate_transformation_mode, nearest_mode, cubic_coeff_a, exclude_outside,
+    and scales or sizes (N and C kept)."""
+    if node.opset < 11:
+        raise node.fail("opset", "Resize before opset 11 leaves the coordinate mapping unspecified: export the model "
+                                 "at opset 11 or later", node.opset)
+    ctm = node.attr("coordinate_transformation_mode", "half_pixel")
+    if ctm not in ONNX_TRANSFORMS:
+        raise node.fail("coordinate_transformation_mode", "has no TensorRT equivalent; TensorRT's are "
+                        + ", ".join(ONNX_TRANSFORMS), ctm)
+    node.only("nearest_mode", ONNX_ROUNDINGS, "must be one of " + ", ".join(ONNX_ROUNDINGS))
+    node.only("antialias", (0,), "must be 0: TensorRT's resize layer does not antialias")
+    node.only("keep_aspect_ratio_policy", ("stretch",), "must be stretch: TensorRT's resize layer takes the sizes "
+                                                         "as given")
+    if node.attr("axes") is not None and sorted(a % len(node.onnx_shape) for a in node.attr("axes")) != \
+            list(range(2, len(node.onnx_shape))):
+        raise node.fail("axes", "must name the spatial axes: the layer resamples H and W (and D)", node.attr("axes"))
+    mode = str(node.attr("mode", "nearest")).upper()
+    if mode not in MODES:
+        raise node.fail("mode", "must be nearest, linear or cubic", mode.lower())
+    transform, selector = ONNX_TRANSFORMS[ctm]
+    raw = {"resize_mode": mode, "coordinate_transformation": transform, "selector_for_single_pixel": selector,
+           "nearest_rounding": ONNX_ROUNDINGS[node.attr("nearest_mode", "round_prefer_floor")],
+           "cubic_coeff": node.attr("cubic_coeff_a", -0.75), "exclude_outside": bool(node.attr("exclude_outside", 0))}
+    scales, sizes = node.const(2, "scales", required=False), node.const(3, "sizes", required=False)
+    spatial = len(node.onnx_shape) - 2
+    if sizes is not None and sizes.size:
+        sizes = [int(v) for v in sizes.ravel()][-spatial - 2:]
+        if tuple(sizes[:2]) != tuple(node.onnx_shape[:2]):
+            raise node.fail("sizes", f"must keep N and C ({node.onnx_shape[:2]}): the layer resamples the spatial "
+                                     "axes", tuple(sizes))
+        return raw | {"shape": node.spatial("", 1, sizes[2:])}
+    if scales is None or not scales.size:
+        raise node.fail("scales", "or sizes must be given")
+    scales = [float(v) for v in scales.ravel()]
+    if len(scales) != len(node.onnx_shape) or scales[:2] != [1.0, 1.0]:
+        raise node.fail("scales", "must be 1 for N and C: the layer resamples the spatial axes", tuple(scales))
+    return raw | {"scales": (1.0,) * node.lifted + tuple(scales[2:])}
+
+
+def onnx_differs(node: Node, raw: dict) -> list[str]:
+    scales = raw.get("scales")
+    if scales is None:
+        return []
+    off = [(n, s) for n, s in zip(node.shape[2:], scales) if np.float32(n) * np.float32(s) != np.floor(np.float32(n) * np.float32(s))]
+    return [f"scales: ONNX maps coordinates by the given scale ({precise(s)}), TensorRT's layer by the lengths, "
+            f"{n} in / {int(np.floor(np.float32(n) * np.float32(s)))} out" for n, s in off[:1]]
+
+
+def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
+    """Resize to `sizes` (the output TensorRT computes, so ONNX maps coordinates by the same lengths)."""
+    # The selector decides only HALF_PIXEL's one-cell axes: the other two map output cell 0 to 0 either way.
+    selector = p["selector_for_single_pixel"] if p["coordinate_transformation"] == "HALF_PIXEL" else "FORMULA"
+    transform = next(k for k, v in ONNX_TRANSFORMS.items() if v == (p["coordinate_transformation"], selector))
+    sizes = g.ints(tuple(shape[:2]) + output_size(p, shape))
+    return g.op("Resize", [x, "", "", sizes], mode=p["resize_mode"].lower(), coordinate_transformation_mode=transform,
+                nearest_mode=next(k for k, v in ONNX_ROUNDINGS.items() if v == p["nearest_rounding"]),
+                **({"cubic_coeff_a": p["cubic_coeff"], "exclude_outside": int(p["exclude_outside"])}
+                   if p["resize_mode"] == "CUBIC" else {}))  # ONNX refuses exclude_outside on the others
+
+
 # -- examples on 1…n: worked out by hand ------------------------------------------------------------------------
 HOW = "TensorRT's IResizeLayer formulas on the input 1…n"
 
@@ -342,6 +411,7 @@ LAYER = Layer(
     cost=cost,
     formula=formula,
     ranks=(4, 5),
+    onnx=OnnxMap(("Resize",), onnx_read, onnx_write, onnx_differs),
     examples=EXAMPLES,
     reads=reads,
     cell=cell,

@@ -11,6 +11,7 @@ from ..examples import EXACT_SMALL, INF, Preset, frozen, lesson, spec_input, tab
 from ..layer import Layer
 from ..params import Param
 from ..numbers import precise
+from ..onnxmap import Graph, OnnxMap
 from ..section import Code, Note, Table, Text
 
 MODES = ("UNIFORM", "CHANNEL", "ELEMENTWISE")
@@ -195,6 +196,13 @@ def section(ev, ctx):
     return blocks + [Text(what), Table("coefficients", rows)]
 
 
+def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
+    """Pow(Add(Mul(x, scale), shift), power), each coefficient shaped to broadcast as the mode says."""
+    want = ref.scale_coefficient_shape(shape, p["mode"], p["channel_axis"])
+    scaled = g.op("Mul", [x, g.const(p["scale"].reshape(want))])
+    return g.op("Pow", [g.op("Add", [scaled, g.const(p["shift"].reshape(want))]), g.const(p["power"].reshape(want))])
+
+
 LAYER = Layer(
     name="scale",
     order=40,
@@ -221,4 +229,5 @@ LAYER = Layer(
     examples=tuple(SCALE),
     section=section,
     undefined=undefined,
+    onnx=OnnxMap((), None, onnx_write, lift="trailing"),
 )

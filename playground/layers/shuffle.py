@@ -10,6 +10,7 @@ from ..examples import derived
 from ..inputs import arange_pattern
 from ..layer import Cell, Layer
 from ..numbers import precise
+from ..onnxmap import Graph, Node, OnnxMap
 from ..params import Param
 
 DRAWN_RANKS = (2, 5)  # the heatmaps draw ranks 2 … 5
@@ -134,6 +135,41 @@ def build(trt, network, x, p):
     return layer.get_output(0)
 
 
+def onnx_read(node: Node) -> dict:
+    """Transpose as the first transpose; Reshape (allowzero), Flatten, Squeeze and Unsqueeze as the reshape."""
+    rank, lifted = len(node.onnx_shape), tuple(range(len(node.onnx_shape), len(node.shape)))
+    if node.op == "Transpose":
+        perm = node.attr("perm") or list(range(rank))[::-1]
+        return {"first_transpose": tuple(perm) + lifted}
+    if node.op == "Reshape":
+        dims = node.const(1, "shape")
+        return {"reshape_dims": tuple(int(v) for v in dims.ravel()), "zero_is_placeholder": not node.attr("allowzero", 0)}
+    shape = list(node.onnx_shape)
+    if node.op == "Flatten":
+        axis = node.attr("axis", 1) % (rank + 1) if node.attr("axis", 1) != rank else rank
+        return {"reshape_dims": (int(np.prod(shape[:axis])), int(np.prod(shape[axis:])))}
+    axes = node.attr("axes") if node.opset < 13 else node.const(1, "axes", required=node.op == "Unsqueeze")
+    if node.op == "Squeeze":
+        axes = [a % rank for a in axes] if axes is not None else [i for i, d in enumerate(shape) if d == 1]
+        return {"reshape_dims": tuple(d for i, d in enumerate(shape) if i not in axes)}
+    out_rank = rank + len(axes)
+    for a in sorted(int(v) % out_rank for v in np.ravel(axes)):
+        shape.insert(a, 1)
+    return {"reshape_dims": tuple(shape)}
+
+
+def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
+    """Transpose, Reshape (allowzero where 0 is a size), Transpose: each left out where it changes nothing."""
+    y = x
+    if list(p["first_transpose"]) != sorted(p["first_transpose"]):
+        y = g.op("Transpose", [y], perm=list(p["first_transpose"]))
+    if p["reshape_dims"] is not None:
+        y = g.op("Reshape", [y, g.ints(p["reshape_dims"])], allowzero=int(not p["zero_is_placeholder"]))
+    if list(p["second_transpose"]) != sorted(p["second_transpose"]):
+        y = g.op("Transpose", [y], perm=list(p["second_transpose"]))
+    return y if y != x else g.op("Identity", [x])
+
+
 # -- examples on 1 … 24 in shape (1, 2, 3, 4): worked out by hand ---------------------------------------------
 X = {"kind": "spec", "shape": (1, 2, 3, 4)}
 C0 = [[1, 2, 3, 4], [5, 6, 7, 8], [9, 10, 11, 12]]
@@ -187,6 +223,8 @@ LAYER = Layer(
     check=check,
     cost=cost,
     ranks=(4, 5),
+    onnx=OnnxMap(("Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze"), onnx_read, onnx_write,
+                 lift="trailing"),
     examples=EXAMPLES,
     reads=reads,
     cell=cell,

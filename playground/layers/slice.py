@@ -9,6 +9,7 @@ from ..examples import derived
 from ..inputs import arange_pattern
 from ..layer import Cell, Layer
 from ..numbers import precise
+from ..onnxmap import Graph, Node, OnnxMap
 from ..params import Param
 
 MODES = ("STRICT_BOUNDS", "WRAP", "CLAMP", "FILL", "REFLECT")
@@ -137,6 +138,51 @@ def build(trt, network, x, p):
     return layer.get_output(0)
 
 
+def onnx_read(node: Node) -> dict:
+    """Slice: starts, ends, axes, steps (inputs from opset 10, attributes before) clamped as ONNX clamps them,
+    read as the first coordinate, the step and the count per dimension under STRICT_BOUNDS."""
+    shape, rank = node.onnx_shape, len(node.onnx_shape)
+    if node.opset >= 10:
+        starts, ends = node.const(1, "starts"), node.const(2, "ends")
+        axes, steps = node.const(3, "axes", required=False), node.const(4, "steps", required=False)
+    else:
+        starts, ends, axes, steps = node.attr("starts"), node.attr("ends"), node.attr("axes"), None
+    starts, ends = [int(v) for v in np.ravel(starts)], [int(v) for v in np.ravel(ends)]
+    axes = [int(a) % rank for a in np.ravel(axes)] if axes is not None else list(range(len(starts)))
+    steps = [int(v) for v in np.ravel(steps)] if steps is not None else [1] * len(starts)
+    if not len(starts) == len(ends) == len(axes) == len(steps):
+        raise node.fail("starts", "starts, ends, axes and steps must have one value per sliced axis")
+    start, stride, size = [0] * len(node.shape), [1] * len(node.shape), list(node.shape)
+    for a, s, e, t in zip(axes, starts, ends, steps):
+        if t == 0:
+            raise node.fail("steps", "must not be 0", t)
+        n = shape[a]
+        s, e = s + n if s < 0 else s, e + n if e < 0 else e
+        s, e = (min(max(s, 0), n), min(max(e, 0), n)) if t > 0 else (min(max(s, 0), n - 1), min(max(e, -1), n - 1))
+        start[a], stride[a], size[a] = s, t, max(0, -(-(e - s) // t))
+    return {"start": tuple(start), "stride": tuple(stride), "shape": tuple(size), "mode": "STRICT_BOUNDS"}
+
+
+def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
+    """One Slice where every coordinate lies inside and no stride is 0; else a Gather per axis of the cells the
+    mode reads (FILL: from the input padded with the fill value)."""
+    reads = [coordinates(p, axis) for axis in range(len(shape))]
+    inside = all(((r >= 0) & (r < n)).all() for r, n in zip(reads, shape))
+    if inside and all(p["stride"]):
+        ends = [int(r[-1]) + (1 if s > 0 else -1) for r, s in zip(reads, p["stride"])]
+        ends = [e if e >= 0 else -n - 1 for e, n in zip(ends, shape)]  # −1 would count from the end
+        return g.op("Slice", [x, g.ints(p["start"]), g.ints(ends), g.ints(range(len(shape))), g.ints(p["stride"])])
+    y, offset = x, 0
+    if p["mode"] == "FILL":  # one cell of the fill value around the input: outside reads it
+        y = g.op("Pad", [x, g.ints([1] * len(shape) * 2), g.const(p["fill"])], mode="constant")
+        offset = 1
+    for axis, n in enumerate(shape):
+        i = source(p["mode"], reads[axis], n)
+        i = np.where(i < 0, -1, i) + offset if p["mode"] == "FILL" else i
+        y = g.op("Gather", [y, g.ints(i)], axis=axis)
+    return y
+
+
 # -- examples on 1 … 20 in a 4 × 5 plane: worked out by hand -------------------------------------------------
 X = {"kind": "spec", "shape": (1, 1, 4, 5)}
 PLANE = np.arange(1, 21, dtype=np.float32).reshape(4, 5)
@@ -196,6 +242,7 @@ LAYER = Layer(
     check=check,
     cost=cost,
     ranks=(4, 5),
+    onnx=OnnxMap(("Slice",), onnx_read, onnx_write, lift="trailing"),
     examples=EXAMPLES,
     reads=reads,
     cell=cell,

@@ -8,6 +8,7 @@ from ..errors import Stricter
 from ..examples import derived
 from ..layer import Cell, Layer
 from ..numbers import precise
+from ..onnxmap import Graph, Node, OnnxMap
 from ..params import Param
 
 AXIS_NAMES = {4: "NCHW", 5: "NCDHW"}
@@ -92,6 +93,25 @@ def build(trt, network, x, p):
     return layer.get_output(0)
 
 
+def onnx_read(node: Node) -> dict:
+    """Softmax: `axis` (opset 13 on: default −1, that axis alone; before 13: default 1, and the axes from it on
+    flattened into one, which is one axis only where the ones after it have size 1)."""
+    rank = len(node.onnx_shape)
+    axis = node.attr("axis", -1 if node.opset >= 13 else 1)
+    if not -rank <= axis < rank:
+        raise node.fail("axis", f"must lie in −{rank} … {rank - 1}", axis)
+    axis %= rank
+    if node.opset < 13 and int(np.prod(node.onnx_shape[axis + 1:])) > 1:
+        raise node.fail("axis", f"before opset 13 Softmax normalises over axes {axis} … {rank - 1} flattened into "
+                                "one; TensorRT's softmax layer normalises along one axis (export the model at opset "
+                                "13 or later, or reshape around it)", axis)
+    return {"axes": 1 << axis}
+
+
+def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
+    return g.op("Softmax", [x], axis=axis_of(p))
+
+
 # -- examples on x = w − h + c, shape (1, 2, 3, 4): worked out by hand --------------------------------------
 X = {"kind": "spec", "shape": (1, 2, 3, 4)}
 E = np.exp(np.arange(4.0))
@@ -133,6 +153,7 @@ LAYER = Layer(
     build=build,
     formula=formula,
     ranks=(4, 5),
+    onnx=OnnxMap(("Softmax",), onnx_read, onnx_write, lift="trailing"),
     examples=EXAMPLES,
     reads=reads,
     cell=cell,

@@ -17,6 +17,7 @@ import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from .. import precision as P
 from ..budget import env_number
@@ -225,6 +226,26 @@ def runtime_config_for(trt, engine, path: Path | None):
 def build_engine(backend: Backend, layer: Layer, params: dict, input_shape: tuple,
                  settings: BuildSettings | None = None, cache_dir: Path | None = None) -> BuildReport:
     """Build the engine for one configuration and report on it; never raises for TensorRT's refusals."""
+    def network(trt, builder):
+        return network_from_layer(trt, builder, layer, params, input_shape)
+    return _build(backend, network, settings, cache_dir, tf32=params["precision"] == "TF32")
+
+
+def build_onnx(backend: Backend, model: bytes, settings: BuildSettings | None = None) -> BuildReport:
+    """Build an ONNX model through TensorRT's own ONNX parser (OnnxParser), reported as `build_engine` reports:
+    the parser's refusal is the builder's."""
+    def network(trt, builder):
+        net = builder.create_network(network_flags(trt))
+        parser = trt.OnnxParser(net, logger_for(trt))
+        if not parser.parse(model):
+            raise ValueError("; ".join(str(parser.get_error(i).desc()) for i in range(parser.num_errors))
+                             or "the parser refused the model")
+        return net, parser  # the parser owns the weights the network reads: alive until the build ends
+    return _build(backend, network, settings, None, tf32=False)
+
+
+def _build(backend: Backend, make_network: Callable, settings: BuildSettings | None, cache_dir: Path | None,
+           tf32: bool) -> BuildReport:
     trt = backend.trt
     settings = settings or BuildSettings.from_env()
     start = time.perf_counter()
@@ -232,11 +253,10 @@ def build_engine(backend: Backend, layer: Layer, params: dict, input_shape: tupl
     try:
         with _builders_for(trt).builder() as builder, capture(trt, records):
             try:
-                network, _arrays = network_from_layer(trt, builder, layer, params, input_shape)  # alive: built below
+                network, _kept = make_network(trt, builder)  # (network, what it reads): alive until built
                 output_shape = [int(d) for d in network.get_output(0).shape]
                 timing_path = cache_dir / "timing.cache" if cache_dir and backend.name == "tensorrt" else None
-                engine = engine_bytes_from_network(trt, builder, network, settings, timing_path,
-                                                   tf32=params["precision"] == "TF32")
+                engine = engine_bytes_from_network(trt, builder, network, settings, timing_path, tf32=tf32)
             except Exception as exc:  # TensorRT's Python API raises for networks it rejects
                 refused = str(exc) or type(exc).__name__
     except Exception as exc:  # no builder: full TensorRT on a machine whose GPU it cannot use

@@ -155,7 +155,7 @@ def _range_text(lo, hi) -> str:
     return f" from {'−∞' if lo is None else f'{lo:g}'} to {'∞' if hi is None else f'{hi:g}'}"
 
 
-def _int_slider(label: str, k: str, lo: int, hi: int, value: int, offered=None, **kw):
+def _int_slider(label: str, k: str, lo: int, hi: int, value: int, offered=None, cap: int | None = None, **kw):
     """An int slider over lo..hi, or over the values the layer offers (a select slider; the arrow keys step it).
     The value already held stays offered even where it is no longer valid, so that moving another parameter never
     changes this one behind the user's back: the page names the rule it breaks instead."""
@@ -165,7 +165,7 @@ def _int_slider(label: str, k: str, lo: int, hi: int, value: int, offered=None, 
         options = sorted(set(offered) | {current})
         return st.select_slider(label, options, value=value if value in options else options[0], key=k, **kw)
     top = hi if offered is None else min(hi, int(offered))
-    hi = max(top, min(current, hi))  # the held value stays reachable
+    hi = max(top, min(current, cap or hi))  # the held value stays reachable (past the slider's span: up to cap)
     if hi <= lo:  # one value only: a slider needs two ends
         return st.select_slider(label, [lo], value=lo, key=k, **kw)
     return st.slider(label, lo, hi, min(max(value, lo), hi), 1, key=k, **kw)
@@ -394,7 +394,8 @@ class Kind:
 
 KIND_TABLE = {
     "int": Kind(lambda layer, p, k, d, raw, canon, shape, offered, common:
-                _int_slider(p.name, k, int(p.low), int(p.high), int(d), offered, **common), _writes(int), _field("int")),
+                _int_slider(p.name, k, int(p.low), int((p.slide or (0, p.high))[1]), int(d), offered,
+                            cap=int(p.high), **common), _writes(int), _field("int")),
     "float": Kind(lambda layer, p, k, d, raw, canon, shape, offered, common:
                   _number(p.name, k, p.low, p.high, p.step, d, False, slide=p.slide, **common), _writes(float),
                   _field("float")),

@@ -1,0 +1,374 @@
+"""ONNX models in and out: open a node of a model as its layer, export a configuration as a model, and ask ONNX
+Runtime for a second opinion.
+
+    load_model(bytes) → ModelProto (checked as hostile input) → list_nodes → open_node(model, name) → Opened
+    export_model(layer, params, shape) → ModelProto → onnxruntime_check(model, x, reference)
+
+A model is hostile input: a size cap, `onnx.checker`, no external data (a path in a model is never opened), bounded
+node and initializer counts, and every tensor's declared size within the work budget before it is read.
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import budget
+from .errors import PlaygroundError, ValidationError
+from .layer import Layer
+from .layers import LAYERS, get_layer
+from .onnxmap import OPSET, Graph, Node
+
+MAX_MODEL_BYTES = 64 << 20  # an upload or a file: ResNet-18's weights (45 MB) fit, a language model does not
+MAX_NODES = 10_000
+MAX_INITIALIZERS = 10_000
+META_LAYER, META_PARAMS = "playground.layer", "playground.params"  # an export's own configuration
+SEED = 0  # the input of a node opened without one: standard normal values from this seed
+
+
+def _fail(rule: str, value=None) -> ValidationError:
+    return ValidationError("onnx", "model", rule, value)
+
+
+def _onnx():
+    import onnx  # noqa: PLC0415 - only the commands and pages that read or write models pay for it
+
+    return onnx
+
+
+# -- reading ---------------------------------------------------------------------------------------------------
+def load_model(data: bytes, name: str = "model.onnx"):
+    """The model in `data`, checked; ValidationError naming the rule it breaks."""
+    onnx = _onnx()
+    if len(data) > MAX_MODEL_BYTES:
+        raise _fail(f"{name} is {len(data):,} bytes; the cap is {MAX_MODEL_BYTES:,}")
+    try:
+        model = onnx.load_model_from_string(data)
+    except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError and its kin: not a model
+        raise _fail(f"{name} is not an ONNX model ({type(exc).__name__})") from None
+    graph = model.graph
+    if not graph.node:
+        raise _fail(f"{name} has no nodes (is it an ONNX model?)")
+    if len(graph.node) > MAX_NODES or len(graph.initializer) > MAX_INITIALIZERS:
+        raise _fail(f"{name} has {len(graph.node):,} nodes and {len(graph.initializer):,} initializers; the caps are "
+                    f"{MAX_NODES:,} and {MAX_INITIALIZERS:,}")
+    for tensor in _tensors(graph):
+        if tensor.data_location == onnx.TensorProto.EXTERNAL or tensor.external_data:
+            raise _fail(f"tensor {tensor.name!r} keeps its data in an external file; the playground opens "
+                        "self-contained models only (a path in a model is never opened)")
+        over = budget.over_elements(tuple(tensor.dims), f"tensor {tensor.name!r}", "the model's tensors")
+        if over:
+            raise _fail(over)
+    if any(n.op_type in ("If", "Loop", "Scan") for n in graph.node) or graph.sparse_initializer:
+        raise _fail(f"{name} has subgraphs or sparse initializers, which single layers never need")
+    try:
+        onnx.checker.check_model(model)
+    except Exception as exc:  # noqa: BLE001 - the checker's ValidationError: its message says what
+        raise _fail(f"{name} fails onnx.checker: {str(exc).splitlines()[0][:300]}") from None
+    return model
+
+
+def _tensors(graph):
+    yield from graph.initializer
+    for node in graph.node:
+        for a in node.attribute:
+            if a.HasField("t"):
+                yield a.t
+            yield from a.tensors
+
+
+def opset_of(model) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+
+
+def _constants(model) -> dict[str, np.ndarray]:
+    """Initializers and Constant nodes' values by name."""
+    onnx = _onnx()
+    out = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    for node in model.graph.node:
+        if node.op_type == "Constant" and node.attribute:
+            a = node.attribute[0]
+            value = onnx.helper.get_attribute_value(a)
+            out[node.output[0]] = (onnx.numpy_helper.to_array(value) if a.name == "value" else np.asarray(value))
+    return out
+
+
+def _shapes(model) -> dict[str, tuple]:
+    """Every tensor's shape the model declares or ONNX's shape inference finds: a dimension a number, or a name."""
+    onnx = _onnx()
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - inference is a help, the declarations stand without it
+        inferred = model
+    g = inferred.graph
+    out = {}
+    for v in list(g.input) + list(g.value_info) + list(g.output):
+        t = v.type.tensor_type
+        if t.HasField("shape"):
+            out[v.name] = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim)
+    for name, a in _constants(model).items():
+        out[name] = a.shape
+    return out
+
+
+def _attributes(node) -> dict:
+    onnx = _onnx()
+    out = {}
+    for a in node.attribute:
+        v = onnx.helper.get_attribute_value(a)
+        out[a.name] = v.decode() if isinstance(v, bytes) else list(v) if isinstance(v, (list, tuple)) else v
+    out["_outputs"] = len([o for o in node.output if o])
+    return out
+
+
+def layer_for(op_type: str) -> Layer | None:
+    return next((layer for layer in LAYERS.values() if layer.onnx and op_type in layer.onnx.ops), None)
+
+
+@dataclass
+class Opened:
+    """A node read as its layer: the raw parameters, the input shape it runs on (lifted to the layer's rank) and
+    ONNX's own shapes, and the rules where ONNX computes it otherwise."""
+    model: str
+    node: str
+    op: str
+    layer: Layer
+    raw: dict
+    shape: tuple
+    onnx_shape: tuple
+    onnx_output_shape: tuple | None
+    differs: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    node_model: bytes | None = None  # the node alone as a model (its constants as initializers): for ONNX Runtime
+    batch_free: bool = False  # the model names its batch dimension: any N opens
+    lifted: tuple = ()  # the axes added to the node's input to reach the layer's rank
+
+    def describe(self) -> dict:
+        return {"model": self.model, "node": self.node, "op_type": self.op, "layer": self.layer.name,
+                "input_shape": list(self.onnx_shape), "differs": self.differs, "notes": self.notes}
+
+    def to_layer(self, x: np.ndarray) -> np.ndarray:
+        return x.reshape(self.shape)
+
+    def to_onnx(self, y: np.ndarray) -> np.ndarray:
+        """The layer's output in ONNX's layout: the axes added to lift the node taken out again."""
+        if self.onnx_output_shape is not None and math.prod(self.onnx_output_shape) == y.size:
+            return y.reshape(self.onnx_output_shape)
+        if y.ndim == len(self.shape) and all(y.shape[a] == 1 for a in self.lifted):
+            return y.reshape(tuple(d for a, d in enumerate(y.shape) if a not in self.lifted))
+        return y
+
+
+def _graph_nodes(model) -> list:
+    """The nodes a person would open: every node but Constant ones (they are weights)."""
+    return [n for n in model.graph.node if n.op_type != "Constant"]
+
+
+def node_name(node, index: int) -> str:
+    return node.name or f"{node.op_type}_{index}"
+
+
+def open_node(model, name: str | None = None, model_name: str = "model.onnx", batch: int = 1) -> Opened:
+    """The node `name` (None: the model's only node, or its first that opens) as its layer; ValidationError
+    naming the node, the attribute and the rule where it cannot be. `batch`: N where the model names it."""
+    own = _own_configuration(model, model_name)
+    if own is not None and name is None:
+        return own
+    nodes = _graph_nodes(model)
+    named = {node_name(n, i): n for i, n in enumerate(nodes)}
+    if name is not None:
+        if name not in named:
+            raise ValidationError("onnx", "--node", f"{model_name} has no node {name!r}; it has "
+                                  + ", ".join(list(named)[:20]) + (" …" if len(named) > 20 else ""))
+        return _open(model, named[name], name, model_name, batch)
+    first_problem = None
+    for n, node in named.items():
+        try:
+            return _open(model, node, n, model_name, batch)
+        except ValidationError as exc:
+            first_problem = first_problem or exc
+    raise first_problem
+
+
+def list_nodes(model) -> list[dict]:
+    """Every node: its name, op_type and the layer it opens as, or the reason it cannot."""
+    out = []
+    for i, node in enumerate(_graph_nodes(model)):
+        name = node_name(node, i)
+        entry = {"name": name, "op_type": node.op_type, "layer": None, "reason": None}
+        try:
+            opened = _open(model, node, name, "")
+            entry["layer"] = opened.layer.name
+            entry["differs"] = opened.differs
+        except ValidationError as exc:
+            entry["reason"] = str(exc)
+        out.append(entry)
+    return out
+
+
+def _open(model, node, name: str, model_name: str, batch: int = 1) -> Opened:
+    where = f"ONNX node {name!r} ({node.op_type})"
+    if node.domain not in ("", "ai.onnx"):
+        raise ValidationError(where, "domain", f"{node.domain!r} is not ONNX's own: no layer here computes it")
+    layer = layer_for(node.op_type)
+    if layer is None:
+        opens = sorted({op for layer in LAYERS.values() if layer.onnx for op in layer.onnx.ops})
+        raise ValidationError(where, "op_type", f"has no layer here; the layers open {', '.join(opens)}")
+    shapes, consts = _shapes(model), _constants(model)
+    data = node.input[0] if node.input else ""
+    if data in consts:
+        raise ValidationError(where, "input", "is a constant: the layer's input must be a tensor the model computes")
+    declared = shapes.get(data)
+    onnx_shape, notes = _static(where, data, declared, batch)
+    batch_free = onnx_shape != tuple(declared or ())
+    low = 3 if layer.onnx.lift == "spatial" else 1  # a spatial layer needs N, C and one axis at least
+    if not low <= len(onnx_shape) <= 5:
+        raise ValidationError(where, "input", f"must have rank {low} … 5, not {len(onnx_shape)}", onnx_shape)
+    lift = max(4 - len(onnx_shape), 0)
+    shape = (onnx_shape[:2] + (1,) * lift + onnx_shape[2:] if layer.onnx.lift == "spatial"
+             else onnx_shape + (1,) * lift)
+    view = Node(name, node.op_type, _attributes(node), [None] + [consts.get(i) if i else None for i in node.input[1:]],
+                shape, onnx_shape, opset_of(model), list(node.input))
+    raw = layer.onnx.read(view)
+    try:
+        layer.resolve(raw, shape)
+    except ValidationError as exc:  # the layer's own rule, said of the node
+        raise ValidationError(where, exc.param, exc.rule, exc.value) from None
+    out_shape = shapes.get(node.output[0]) if node.output else None
+    if out_shape and batch_free:
+        out_shape = (batch,) + tuple(out_shape[1:])
+    out_shape = out_shape if out_shape and all(isinstance(d, int) and d > 0 for d in out_shape) else None
+    return Opened(model_name, name, node.op_type, layer, raw, shape, onnx_shape, out_shape,
+                  layer.onnx.differs(view, raw) if layer.onnx.differs else [], notes,
+                  _node_model(model, node, onnx_shape, consts), batch_free,
+                  tuple(range(2, 2 + lift)) if layer.onnx.lift == "spatial" else tuple(range(len(onnx_shape), 4)))
+
+
+def _static(where: str, data: str, shape, batch: int) -> tuple[tuple, list[str]]:
+    """The data input's shape with every dimension a number: a named first dimension (a batch) is `batch`."""
+    if shape is None:
+        raise ValidationError(where, "input", f"{data!r} has no shape in the model (graph inputs, value_info) and "
+                                              "ONNX's shape inference finds none")
+    notes = []
+    if shape and not isinstance(shape[0], int) or shape and shape[0] == 0:
+        notes.append(f"The batch dimension {shape[0]!r} is symbolic: the node opens with N = {batch}.")
+        shape = (batch,) + tuple(shape[1:])
+    if not all(isinstance(d, int) and d > 0 for d in shape):
+        raise ValidationError(where, "input", f"{data!r} has a dimension that is not a number {tuple(shape)}: the "
+                                              "layer is built for one input shape", tuple(shape))
+    return tuple(int(d) for d in shape), notes
+
+
+def _node_model(model, node, onnx_shape: tuple, consts: dict) -> bytes:
+    """The node alone, its constant inputs as initializers, its data input of the shape it opens with."""
+    onnx = _onnx()
+    h = onnx.helper
+    inits = [onnx.numpy_helper.from_array(consts[i], i) for i in node.input[1:] if i and i in consts]
+    x = h.make_tensor_value_info(node.input[0], onnx.TensorProto.FLOAT, list(onnx_shape))
+    outputs = [h.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None) for o in node.output[:1]]
+    only = h.make_node(node.op_type, list(node.input), list(node.output[:1]), name=node.name or "node")
+    only.attribute.extend(node.attribute)
+    graph = h.make_graph([only], "node", [x], outputs, inits)
+    opsets = [o for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    return h.make_model(graph, opset_imports=opsets, ir_version=model.ir_version).SerializeToString()
+
+
+def _own_configuration(model, model_name: str) -> Opened | None:
+    """A model this playground exported: the configuration its metadata records, exactly (a construction ONNX
+    spells as several nodes, e.g. the leaky ReLU's, reopens as the layer it came from)."""
+    meta = {p.key: p.value for p in model.metadata_props}
+    if META_LAYER not in meta or meta[META_LAYER] not in LAYERS:
+        return None
+    layer = get_layer(meta[META_LAYER])
+    try:
+        raw = json.loads(meta.get(META_PARAMS, "{}"))
+        shape = tuple(int(d) for d in _shapes(model)[model.graph.input[0].name])
+        layer.resolve(raw, shape)
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None  # metadata that does not resolve: the nodes are read as any model's
+    return Opened(model_name, f"{layer.name} (playground export)", "", layer, raw, shape, shape, None,
+                  node_model=model.SerializeToString())
+
+
+# -- writing ---------------------------------------------------------------------------------------------------
+def export_model(layer: Layer, params: dict, shape: tuple):
+    """The configuration as an ONNX model: the layer's graph, float32 in and out, and the configuration in its
+    metadata (`playground.layer`, `playground.params`) so it reopens exactly."""
+    onnx = _onnx()
+    h = onnx.helper
+    g = Graph()
+    y = layer.onnx.write(g, g.input, params, tuple(shape))
+    nodes = [h.make_node(op, inputs, [out], name=f"{layer.name}_{i}", **attrs)
+             for i, (op, inputs, out, attrs) in enumerate(g.nodes)]
+    inits = [onnx.numpy_helper.from_array(v, k) for k, v in g.consts.items()]
+    out_shape = layer.cost(params, tuple(shape))[0] if layer.cost else tuple(shape)
+    graph = h.make_graph(nodes, layer.name, [h.make_tensor_value_info(g.input, onnx.TensorProto.FLOAT, list(shape))],
+                         [h.make_tensor_value_info(y, onnx.TensorProto.FLOAT, list(out_shape))], inits)
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], producer_name="trt-layer-playground")
+    texts = {p.name: p.to_text(params[p.name]) for p in layer.params}
+    h.set_model_props(model, {META_LAYER: layer.name, META_PARAMS: json.dumps(texts)})
+    onnx.checker.check_model(model)
+    return model
+
+
+# -- a second opinion ------------------------------------------------------------------------------------------
+class OnnxRuntimeMissing(PlaygroundError):
+    pass
+
+
+def magnitude(layer: Layer, x: np.ndarray, params: dict) -> float:
+    """The largest output of the layer on |x| with its weights' |values|: what a float32 sum's rounding scales
+    with (a sum that cancels to 0 from terms of 10⁵ is still rounded at 10⁵)."""
+    absolute = {k: np.abs(v) if isinstance(v, np.ndarray) and layer.param(k).is_weight(params) else v
+                for k, v in params.items()}
+    try:
+        with np.errstate(all="ignore"):
+            m = np.abs(np.asarray(layer.reference(np.abs(x), absolute), np.float64))
+    except Exception:  # noqa: BLE001 - a layer whose reference needs signed weights: the input's size then
+        return float(np.abs(x).max(initial=0.0))
+    m = m[np.isfinite(m)]
+    return float(m.max(initial=0.0))
+
+
+def _ort_words(exc: Exception) -> str:
+    """ONNX Runtime's message without its source paths and C++ signatures: "Pad should be smaller than kernel."."""
+    text = " ".join(str(exc).split())
+    text = text.split("Status Message: ")[-1]
+    text = re.sub(r"\[ONNXRuntimeError\] : \d+ : \w+ : |\S+\.(?:h|cc):\d+ |onnxruntime::\S+\(.*?\) (?:\[with .*?\] )?", "", text)
+    return text.strip()[:300]
+
+
+def onnxruntime_check(model_bytes: bytes, x: np.ndarray, reference: np.ndarray, scale: float, differs=(),
+                      undefined: np.ndarray | None = None, compared_to: str = "the reference") -> dict:
+    """ONNX Runtime (CPU) on the model: its version, the largest |difference| from `reference`, whether they agree
+    (within 10⁻⁵ of `scale`, the `magnitude` of the terms summed, and NaN/Inf where the reference has them), and
+    where they do not, the rule in play that says why (`differs`), or that no known rule does."""
+    try:
+        import onnxruntime as ort  # noqa: PLC0415
+    except ImportError:
+        return {"version": None, "agrees": None, "status": "not installed (pip install onnxruntime)"}
+    ort.set_default_logger_severity(3)  # its refusals are reported in the answer, not on the server's stderr
+    out = {"version": ort.__version__, "compared_to": compared_to}
+    try:
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = 1  # one request's work stays on one core of a shared server
+        options.log_severity_level = 3
+        session = ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
+        y = session.run(None, {session.get_inputs()[0].name: np.ascontiguousarray(x, np.float32)})[0]
+    except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused or failed the model: its words are the answer
+        return out | {"status": "refused", "agrees": False, "error": _ort_words(exc)}
+    reference = np.asarray(reference, np.float32)
+    if y.shape != reference.shape:
+        return out | {"status": "ran", "agrees": False, "output_shape": list(y.shape), "max_abs_diff": None,
+                      "rule": differs[0] if differs else None,
+                      "why": f"output shape {tuple(y.shape)} where the layer gives {tuple(reference.shape)}"}
+    defined = ~undefined if undefined is not None and undefined.shape == y.shape else np.ones(y.shape, bool)
+    both = defined & np.isfinite(reference) & np.isfinite(y)
+    diff = float(np.abs(y[both].astype(np.float64) - reference[both]).max()) if both.any() else 0.0
+    same_nonfinite = bool(np.array_equal(np.isfinite(y[defined]), np.isfinite(reference[defined])))
+    agrees = diff <= 1e-5 * max(1.0, scale) and same_nonfinite
+    return out | {"status": "ran", "agrees": agrees, "output_shape": list(y.shape), "max_abs_diff": diff,
+                  "rule": None if agrees else (differs[0] if differs else None)}

@@ -1,0 +1,139 @@
+"""How a layer meets ONNX, declared in the layer's own file: the ONNX nodes it opens (`read`: a node's attributes
+and constant inputs → the layer's parameters, or the rule that stops it), the graph it exports (`write`), and the
+rules where ONNX's semantics and TensorRT's differ (`differs`).
+
+Nothing here imports `onnx`: a layer's declaration stays light. `playground.onnxio` loads models, hands each node
+to its layer as a `Node`, and turns a `Graph` into an ONNX model.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+
+from .errors import ValidationError
+
+OPSET = 20  # what exports declare: Gelu (20), Pad's wrap mode (19), Resize without roi (13+)
+
+
+@dataclass
+class Node:
+    """One ONNX node as a layer reads it: attributes as Python values, each input after the data a constant
+    array (an initializer or a Constant node) or None, and the data's shape lifted to the layer's rank."""
+    name: str
+    op: str
+    attrs: dict[str, Any]
+    consts: list[np.ndarray | None]  # per input; [0] (the data) is None
+    shape: tuple[int, ...]  # the data input's shape as the layer sees it (lifted: see OnnxMap.lift)
+    onnx_shape: tuple[int, ...]  # as the model declares it
+    opset: int
+    inputs: list[str] = field(default_factory=list)  # the node's input names ("" for an omitted optional one)
+
+    @property
+    def lifted(self) -> int:
+        return len(self.shape) - len(self.onnx_shape)
+
+    def fail(self, attr: str, rule: str, value=None) -> ValidationError:
+        return ValidationError(f"ONNX node {self.name!r} ({self.op})", attr, rule, value)
+
+    def attr(self, name: str, default=None):
+        return self.attrs.get(name, default)
+
+    def const(self, i: int, what: str, required: bool = True) -> np.ndarray | None:
+        """Input i as a constant array; None where it is omitted and not required."""
+        given = i < len(self.inputs) and self.inputs[i] != ""
+        if not given:
+            if required:
+                raise self.fail(what, "is required")
+            return None
+        value = self.consts[i]
+        if value is None:
+            raise self.fail(what, "must be a constant (an initializer or a Constant node): the layer's weights "
+                                  "and attributes are fixed when TensorRT builds it")
+        return value
+
+    def spatial(self, name: str, default: int, values=None) -> tuple[int, ...]:
+        """A per-spatial-axis attribute for the lifted shape: the axes added for a 1-D node take `default`."""
+        given = self.attrs.get(name) if values is None else values
+        rank = len(self.shape) - 2
+        if given is None:
+            return (default,) * rank
+        given = tuple(int(v) for v in given)
+        if len(given) != len(self.onnx_shape) - 2:
+            raise self.fail(name, f"needs one value per spatial axis ({len(self.onnx_shape) - 2})", given)
+        return (default,) * self.lifted + given
+
+    def pads(self) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """ONNX's pads [begin…, end…] as (pre, post) per lifted spatial axis."""
+        pads = self.attrs.get("pads")
+        rank = len(self.onnx_shape) - 2
+        if pads is None:
+            return self.spatial("", 0, [0] * rank), self.spatial("", 0, [0] * rank)
+        if len(pads) != 2 * rank:
+            raise self.fail("pads", f"needs 2 × {rank} values (begin and end per spatial axis)", pads)
+        if min(pads) < 0:
+            raise self.fail("pads", "must not be negative (a crop has no padding equivalent in TensorRT's layer)",
+                            pads)
+        return self.spatial("", 0, pads[:rank]), self.spatial("", 0, pads[rank:])
+
+    def only(self, name: str, allowed, rule: str):
+        """Refuse an attribute value the layer has no equivalent for."""
+        value = self.attrs.get(name)
+        if value is not None and value not in allowed:
+            raise self.fail(name, rule, value)
+
+
+class Graph:
+    """An ONNX graph written in plain Python (no `onnx` import): float32 constants and nodes, one input, one output."""
+
+    def __init__(self, input_name: str = "input"):
+        self.input = input_name
+        self.nodes: list[tuple[str, list[str], str, dict]] = []  # (op_type, inputs, output, attributes)
+        self.consts: dict[str, np.ndarray] = {}
+
+    def const(self, value, dtype=np.float32) -> str:
+        name = f"c{len(self.consts)}"
+        self.consts[name] = np.ascontiguousarray(np.asarray(value, dtype=dtype))
+        return name
+
+    def ints(self, values) -> str:
+        return self.const(np.asarray(values, np.int64), np.int64)
+
+    def op(self, op_type: str, inputs: list[str], **attrs) -> str:
+        out = f"{op_type.lower()}{len(self.nodes)}"
+        self.nodes.append((op_type, list(inputs), out, {k: v for k, v in attrs.items() if v is not None}))
+        return out
+
+
+@dataclass(frozen=True)
+class OnnxMap:
+    """A layer's ONNX mapping (see the module's docstring)."""
+    ops: tuple[str, ...]  # op_types it opens
+    read: Callable[[Node], dict] | None  # node -> raw parameters; raises node.fail(attribute, rule)
+    write: Callable[[Graph, str, dict, tuple], str]  # (graph, input name, params, input shape) -> output name
+    # (node, raw parameters) -> the rules in play where ONNX computes this node otherwise than TensorRT's layer.
+    differs: Callable[[Node, dict], list[str]] | None = None
+    lift: str = "spatial"  # a lower-rank node: "spatial" inserts H (Conv1d → 2-D), "trailing" appends 1s
+    exact: bool = True  # the export is the layer's own arithmetic (False: a construction ONNX spells otherwise)
+
+
+def explicit_pads(pre, post) -> list[int]:
+    """ONNX's pads from (pre, post) per spatial axis."""
+    return [int(v) for v in pre] + [int(v) for v in post]
+
+
+def auto_pad(node: Node) -> dict:
+    """Conv's and pooling's auto_pad/pads/ceil_mode as the layer's padding parameters."""
+    mode = node.attr("auto_pad", "NOTSET")
+    if mode in ("SAME_UPPER", "SAME_LOWER"):
+        return {"padding_mode": mode, "padding_nd": 0}
+    if mode == "VALID":
+        pre = post = (0,) * (len(node.shape) - 2)
+    elif mode == "NOTSET":
+        pre, post = node.pads()
+    else:
+        raise node.fail("auto_pad", "must be NOTSET, SAME_UPPER, SAME_LOWER or VALID", mode)
+    rounding = "EXPLICIT_ROUND_UP" if node.attr("ceil_mode", 0) else "EXPLICIT_ROUND_DOWN"
+    return {"padding_mode": rounding, "padding_nd": 0, "pre_padding": ",".join(map(str, pre)),
+            "post_padding": ",".join(map(str, post))}

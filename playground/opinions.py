@@ -1,0 +1,60 @@
+"""Two second opinions on one configuration, from its ONNX model: ONNX Runtime computes it (CPU), and TensorRT's own
+ONNX parser builds it, beside the network the layer's `build` made.
+
+The model is the configuration's export (`onnxio.export_model`), or for a node opened from a model, that node alone
+with its constants. ONNX models compute in float32: below FP32 both opinions are of the FP32 configuration.
+"""
+from __future__ import annotations
+
+import hashlib
+
+from . import onnxio
+from .core import Evaluation, default_cache, evaluate
+from .layers import get_layer
+from .trt import engine as eng
+from .trt.cache import cache_key
+
+
+def second_opinions(ev: Evaluation, opened: onnxio.Opened | None = None) -> dict:
+    """{"onnxruntime": …, "onnx_parser": …} for the evaluation `ev` (of `opened`'s node, where given)."""
+    layer = get_layer(ev.layer)
+    fp32 = ev if ev.params["precision"] == "FP32" else evaluate(ev.layer, {**ev.params, "precision": "FP32"},
+                                                                  ev.input, backend=ev.backend, run=False)
+    if opened is not None:
+        model, x, reference = opened.node_model, ev.input.reshape(opened.onnx_shape), opened.to_onnx(fp32.reference)
+        differs = opened.differs
+    else:
+        model = onnxio.export_model(layer, fp32.params, ev.input.shape).SerializeToString()
+        x, reference, differs = ev.input, fp32.reference, []
+    undefined = layer.undefined(ev.input, fp32.params) if layer.undefined else None
+    if undefined is not None and opened is not None:
+        undefined = opened.to_onnx(undefined)
+    compared_to = "the reference" if fp32 is ev else "the FP32 reference (an ONNX model computes in float32)"
+    ort = onnxio.onnxruntime_check(model, x, reference, onnxio.magnitude(layer, ev.input, fp32.params), differs,
+                                   undefined, compared_to)
+    return {"onnxruntime": ort, "onnx_parser": parser_check(ev, fp32, model, reference.shape)}
+
+
+def parser_check(ev: Evaluation, fp32: Evaluation, model: bytes, expected_shape: tuple) -> dict:
+    """TensorRT's OnnxParser on `model`, built (or found in the engine cache): its status, output shape (against
+    `expected_shape`, ONNX's layout) and engine layers, and whether they are those of the layer's own FP32 build."""
+    backend = ev.backend
+    if not backend.can_build:
+        return {"status": "not_built", "why": backend.why_not_run}
+    cache = default_cache()
+    settings = eng.BuildSettings.from_env()
+    key = cache_key("onnx_parser", {"model": hashlib.sha256(model).hexdigest()}, ev.input.shape, backend, settings)
+    report, status, _ = cache.get_or_build(key, lambda: eng.build_onnx(backend, model, settings))
+    out = {"status": status if report.status == "built" else report.status, "parser": f"{backend.name} OnnxParser",
+           "output_shape": report.output_shape, "layers": [layer.get("type", "?") for layer in report.layers],
+           "error": report.error}
+    own = fp32.report
+    if report.status != "built" or own is None or own.status != "built":
+        return out | {"same_output_shape": None, "same_layers": None}
+    own_types = [layer.get("type", "?") for layer in own.layers]
+    out |= {"same_output_shape": tuple(report.output_shape or ()) == tuple(expected_shape),
+            "same_layers": out["layers"] == own_types, "layer_build": own_types}
+    if not out["same_layers"]:
+        out["difference"] = (f"the parser's engine has {len(out['layers'])} layer(s) ({', '.join(out['layers'])}); "
+                             f"the layer's build has {len(own_types)} ({', '.join(own_types)})")
+    return out

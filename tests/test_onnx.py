@@ -1,0 +1,195 @@
+"""ONNX in and out: every mapped op and attribute opens as its layer and agrees with ONNX Runtime (or states the rule
+where ONNX differs), refusals name the attribute, hostile models are refused with a reason, every layer's export
+reopens to the same configuration and agrees with ONNX Runtime on the layer contract's seeded configurations, and
+TensorRT's ONNX parser builds every layer's export."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+import onnx  # noqa: E402
+
+from layer_fuzz import configurations  # noqa: E402
+from onnx_cases import DIFFERING, HOSTILE, MAPPED, REFUSED, UNKNOWN_DOMAIN, node_model  # noqa: E402
+from playground import onnxio  # noqa: E402
+from playground import precision as P  # noqa: E402
+from playground.errors import ValidationError  # noqa: E402
+from playground.layers import LAYERS  # noqa: E402
+from playground.params import same_params  # noqa: E402
+
+
+def _opened(model):
+    return onnxio.open_node(onnxio.load_model(model.SerializeToString()))
+
+
+def _ort_on_node(opened, seed=3):
+    """ONNX Runtime on the node against the layer's reference, as `run --onnx` compares them."""
+    x = np.random.default_rng(seed).standard_normal(opened.onnx_shape).astype(np.float32)
+    params = opened.layer.resolve(opened.raw, opened.shape)
+    reference = opened.to_onnx(P.emulate(opened.layer, opened.to_layer(x), params))
+    return onnxio.onnxruntime_check(opened.node_model, x, reference,
+                                    onnxio.magnitude(opened.layer, opened.to_layer(x), params), opened.differs)
+
+
+@pytest.mark.parametrize("case,layer,make", MAPPED, ids=[c[0] for c in MAPPED])
+def test_mapped_node_agrees_with_onnxruntime(case, layer, make):
+    opened = _opened(make())
+    assert opened.layer.name == layer
+    assert opened.differs == []
+    verdict = _ort_on_node(opened)
+    assert verdict["status"] == "ran" and verdict["agrees"], verdict
+
+
+@pytest.mark.parametrize("case,make,rule", DIFFERING, ids=[c[0] for c in DIFFERING])
+def test_semantic_difference_is_named(case, make, rule):
+    opened = _opened(make())
+    assert opened.differs and opened.differs[0].startswith(rule)
+    verdict = _ort_on_node(opened)
+    assert not verdict["agrees"] and verdict["rule"].startswith(rule), verdict
+
+
+@pytest.mark.parametrize("case,make,attribute", REFUSED, ids=[c[0] for c in REFUSED])
+def test_unmappable_node_names_its_attribute(case, make, attribute):
+    model = onnxio.load_model(make().SerializeToString())
+    with pytest.raises(ValidationError) as exc:
+        onnxio.open_node(model)
+    assert exc.value.param == attribute and "ONNX node" in exc.value.layer, str(exc.value)
+    listed = onnxio.list_nodes(model)[0]
+    assert listed["layer"] is None and attribute in listed["reason"]
+
+
+@pytest.mark.parametrize("case,make,words", HOSTILE, ids=[c[0] for c in HOSTILE])
+def test_hostile_model_refused(case, make, words):
+    with pytest.raises(ValidationError) as exc:
+        onnxio.load_model(make(), "hostile.onnx")
+    assert words in str(exc.value)
+
+
+def test_model_caps(monkeypatch):
+    data = node_model("Relu", (1, 1, 2, 2)).SerializeToString()
+    monkeypatch.setattr(onnxio, "MAX_MODEL_BYTES", len(data) - 1)
+    with pytest.raises(ValidationError, match="the cap is"):
+        onnxio.load_model(data)
+    monkeypatch.setattr(onnxio, "MAX_MODEL_BYTES", 1 << 20)
+    monkeypatch.setattr(onnxio, "MAX_NODES", 0)
+    with pytest.raises(ValidationError, match="caps are"):
+        onnxio.load_model(data)
+
+
+def test_unknown_domain_is_listed_not_opened():
+    listed = onnxio.list_nodes(onnxio.load_model(UNKNOWN_DOMAIN()))
+    assert listed[0]["layer"] is None and "com.example" in listed[0]["reason"]
+
+
+def test_one_d_conv_keeps_onnx_layout():
+    opened = _opened(MAPPED[[c[0] for c in MAPPED].index("conv1d")][2]())
+    assert opened.shape == (2, 3, 1, 11) and opened.onnx_output_shape == (2, 5, 5)
+
+
+# -- the round trip and the second opinion for every layer -----------------------------------------------------
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_export_reopens_to_the_same_configuration(name):
+    layer = LAYERS[name]
+    from playground import presets
+
+    for preset in layer.examples:
+        x = presets.input_for(preset)
+        params = layer.resolve(dict(preset.params), x.shape)
+        model = onnxio.export_model(layer, params, x.shape)
+        onnx.checker.check_model(model)
+        back = onnxio.open_node(onnxio.load_model(model.SerializeToString()))
+        assert back.layer is layer and same_params(layer.resolve(back.raw, back.shape), params), preset.name
+        # without the metadata, a one-node export opens by its node: the same outputs
+        del model.metadata_props[:]
+        nodes = [n for n in model.graph.node if n.op_type != "Constant"]
+        if len(nodes) == 1 and layer.onnx.read is not None:
+            node = onnxio.open_node(onnxio.load_model(model.SerializeToString()))
+            fp32 = {**params, "precision": "FP32"}
+            y = P.emulate(node.layer, x, node.layer.resolve(node.raw, node.shape))
+            np.testing.assert_allclose(y, P.emulate(layer, x, fp32), rtol=1e-6, atol=1e-6, err_msg=preset.name)
+
+
+# ONNX Runtime cannot compute these, for reasons of its own (its words are the answer's `error`).
+ORT_LIMITS = {"resize": "'Cubic' mode only supports"}
+
+
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_onnxruntime_agrees_on_the_contract_configurations(name):
+    layer = LAYERS[name]
+    drawn, _ = configurations(layer, 0, valid=50)
+    disagreements = []
+    for d in drawn:
+        params = layer.resolve({**d.raw, "precision": "FP32"}, d.shape)
+        x = np.random.default_rng(1).standard_normal(d.shape).astype(np.float32)
+        reference = P.emulate(layer, x, params)
+        undefined = layer.undefined(x, params) if layer.undefined else None
+        verdict = onnxio.onnxruntime_check(onnxio.export_model(layer, params, d.shape).SerializeToString(), x,
+                                           reference, onnxio.magnitude(layer, x, params), undefined=undefined)
+        if not verdict["agrees"] and not (name in ORT_LIMITS and ORT_LIMITS[name] in verdict.get("error", "")):
+            disagreements.append((d.raw, verdict))
+    assert not disagreements, disagreements[:3]
+
+
+# -- the command line --------------------------------------------------------------------------------------------
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "playground", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_cli_lists_runs_and_exports(tmp_path):
+    model = tmp_path / "two.onnx"
+    m = node_model("MaxPool", ("batch", 2, 7, 7), kernel_shape=[3, 3], strides=[2, 2], dilations=[2, 2])
+    onnx.save(m, model)
+    listed = _cli("onnx", str(model), "--json")
+    assert listed.returncode == 0, listed.stderr
+    [node] = json.loads(listed.stdout)["nodes"]
+    assert node["op_type"] == "MaxPool" and node["layer"] is None and "dilations" in node["reason"]
+    refused = _cli("run", "--onnx", str(model))
+    assert refused.returncode == 2 and "maxpool_node" in refused.stderr and "dilations" in refused.stderr
+
+    conv = tmp_path / "conv1d.onnx"
+    onnx.save(MAPPED[[c[0] for c in MAPPED].index("conv1d")][2](), conv)
+    out = tmp_path / "y.npy"
+    ran = _cli("run", "--onnx", str(conv), "--node", "conv_node", "--output", str(out), "--json")
+    assert ran.returncode == 0, ran.stderr
+    answer = json.loads(ran.stdout)
+    assert answer["layer"] == "convolution" and answer["onnx"]["node"] == "conv_node"
+    assert answer["onnx"]["output_shape"] == [2, 5, 5] and np.load(out).shape == (2, 5, 5)
+    assert answer["onnxruntime"]["agrees"] is True and answer["onnxruntime"]["version"]
+    assert answer["onnx_parser"]["status"] in ("built", "cached") and answer["onnx_parser"]["same_output_shape"]
+    missing = _cli("run", "--onnx", str(conv), "--node", "nope")
+    assert missing.returncode == 2 and "no node 'nope'" in missing.stderr
+
+    exported = tmp_path / "pool.onnx"
+    wrote = _cli("export", "pooling", "--set", "type=MAX_AVERAGE_BLEND", "--set", "blend_factor=0.25",
+                 "--format", "onnx", "--out", str(exported))
+    assert wrote.returncode == 0, wrote.stderr
+    direct = json.loads(_cli("run", "pooling", "--set", "type=MAX_AVERAGE_BLEND", "--set", "blend_factor=0.25",
+                             "--json").stdout)
+    reopened = _cli("run", "--onnx", str(exported), "--json")
+    assert reopened.returncode == 0, reopened.stderr
+    back = json.loads(reopened.stdout)
+    assert back["params"] == direct["params"] and back["onnxruntime"]["agrees"] is True
+    assert _cli("export", "pooling", "--format", "onnx").returncode == 2  # a model needs --out
+
+
+@pytest.mark.parametrize("name", list(LAYERS))
+def test_onnx_parser_builds_every_layers_export(name):
+    """TensorRT's own ONNX parser builds the export of the layer's default configuration (TensorRT-RTX builds
+    without a GPU): the same output shape as the layer's build."""
+    from playground.core import evaluate
+    from playground.opinions import second_opinions
+
+    opinions = second_opinions(evaluate(name, {}, run=False))
+    parser = opinions["onnx_parser"]
+    if parser["status"] == "not_built":
+        pytest.skip(parser["why"])  # no TensorRT builder on this machine
+    assert parser["status"] in ("built", "cached"), parser
+    assert parser["same_output_shape"] is True and parser["layers"], parser
+    assert opinions["onnxruntime"]["agrees"] is True
