@@ -182,12 +182,12 @@ def open_model(path: str):
 
 def _opened_node(model, args):
     """(the node opened, its input in ONNX's layout): the --input file's (the node's shape; where the model names
-    its batch dimension, the file's N), or seeded standard normal values."""
-    from .onnxio import SEED, open_node
+    its batch dimension, the file's N), or the seeded input its page opens with."""
+    from .onnxio import open_node, seeded_input
 
     opened = open_node(model, args.node, os.path.basename(args.onnx))
     if args.input is None:
-        return opened, np.random.default_rng(SEED).standard_normal(opened.onnx_shape).astype(np.float32)
+        return opened, seeded_input(opened)
     x, want = load_input(args.input), opened.onnx_shape
     if x.shape != want and opened.batch_free and x.ndim == len(want) and x.shape[1:] == want[1:]:
         opened = open_node(model, opened.node, opened.model, batch=x.shape[0])

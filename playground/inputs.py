@@ -52,8 +52,8 @@ class InputError(PlaygroundError, ValueError):
 # Dimension bounds (inclusive) and upload caps. Read at call time, so tests and
 # the app may adjust them.
 LIMITS: dict = {
-    "N": (1, 4),
-    "C": (1, 8),
+    "N": (1, 64),  # a model's node may have many channels (ResNet: 2048): the element budget bounds the input
+    "C": (1, 4096),
     "D": (1, 8),
     "H": (1, 512),
     "W": (1, 512),

@@ -9,6 +9,7 @@ node and initializer counts, and every tensor's declared size within the work bu
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import budget
+from . import blobs, budget
 from .errors import PlaygroundError, ValidationError
 from .layer import Layer
 from .layers import LAYERS, get_layer
@@ -26,7 +27,7 @@ MAX_MODEL_BYTES = 64 << 20  # an upload or a file: ResNet-18's weights (45 MB) f
 MAX_NODES = 10_000
 MAX_INITIALIZERS = 10_000
 META_LAYER, META_PARAMS = "playground.layer", "playground.params"  # an export's own configuration
-SEED = 0  # the input of a node opened without one: standard normal values from this seed
+SEED = 0  # the input of a node opened without one: the page's "random" pattern (uniform −4 … 4) from this seed
 
 
 def _fail(rule: str, value=None) -> ValidationError:
@@ -293,10 +294,37 @@ def _own_configuration(model, model_name: str) -> Opened | None:
                   node_model=model.SerializeToString())
 
 
+def seeded_input(opened: Opened) -> np.ndarray:
+    """The input a node opens with where none is given, in ONNX's layout: what its page's input pattern draws."""
+    from .inputs import make_input
+
+    return make_input("random", opened.shape, seed=SEED).reshape(opened.onnx_shape)
+
+
+# -- kept by the server: an upload, and the links to its nodes ----------------------------------------------------
+def remember(data: bytes, name: str):
+    """Check the model in `data` and keep it (playground.blobs): (its digest, the model)."""
+    model = load_model(data, name)
+    return blobs.store().put(data, ".onnx"), model
+
+
+@functools.lru_cache(maxsize=8)
+def _remembered(digest: str):
+    return load_model(blobs.store().get(digest, ".onnx", MAX_MODEL_BYTES))
+
+
+def open_remembered(digest: str, node: str | None, model_name: str) -> Opened:
+    """The node of a model this server keeps (a link's `onnx=DIGEST&node=NAME`); blobs.Missing where it does not
+    hold it."""
+    return open_node(_remembered(digest), node or None, model_name)
+
+
 # -- writing ---------------------------------------------------------------------------------------------------
-def export_model(layer: Layer, params: dict, shape: tuple):
+def export_model(layer: Layer, params: dict, shape: tuple, check: bool = True):
     """The configuration as an ONNX model: the layer's graph, float32 in and out, and the configuration in its
-    metadata (`playground.layer`, `playground.params`) so it reopens exactly."""
+    metadata (`playground.layer`, `playground.params`) so it reopens exactly. check=False: a model only for ONNX
+    Runtime's opinion (the stage's badge, on every settled change): no onnx.checker (the tests hold every layer's
+    export to it) and no metadata."""
     onnx = _onnx()
     h = onnx.helper
     g = Graph()
@@ -308,9 +336,10 @@ def export_model(layer: Layer, params: dict, shape: tuple):
     graph = h.make_graph(nodes, layer.name, [h.make_tensor_value_info(g.input, onnx.TensorProto.FLOAT, list(shape))],
                          [h.make_tensor_value_info(y, onnx.TensorProto.FLOAT, list(out_shape))], inits)
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], producer_name="trt-layer-playground")
-    texts = {p.name: p.to_text(params[p.name]) for p in layer.params}
-    h.set_model_props(model, {META_LAYER: layer.name, META_PARAMS: json.dumps(texts)})
-    onnx.checker.check_model(model)
+    if check:
+        texts = {p.name: p.to_text(params[p.name]) for p in layer.params}
+        h.set_model_props(model, {META_LAYER: layer.name, META_PARAMS: json.dumps(texts)})
+        onnx.checker.check_model(model)
     return model
 
 

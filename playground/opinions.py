@@ -17,6 +17,16 @@ from .trt.cache import cache_key
 
 def second_opinions(ev: Evaluation, opened: onnxio.Opened | None = None) -> dict:
     """{"onnxruntime": …, "onnx_parser": …} for the evaluation `ev` (of `opened`'s node, where given)."""
+    fp32, model, ort = _onnxruntime(ev, opened)
+    return {"onnxruntime": ort, "onnx_parser": parser_check(ev, fp32, model, tuple(ort.get("expected_shape", ())))}
+
+
+def onnxruntime_opinion(ev: Evaluation, opened: onnxio.Opened | None = None) -> dict:
+    """ONNX Runtime's opinion alone (the stage's badge: a few milliseconds)."""
+    return _onnxruntime(ev, opened)[2]
+
+
+def _onnxruntime(ev: Evaluation, opened: onnxio.Opened | None):
     layer = get_layer(ev.layer)
     fp32 = ev if ev.params["precision"] == "FP32" else evaluate(ev.layer, {**ev.params, "precision": "FP32"},
                                                                   ev.input, backend=ev.backend, run=False)
@@ -24,7 +34,7 @@ def second_opinions(ev: Evaluation, opened: onnxio.Opened | None = None) -> dict
         model, x, reference = opened.node_model, ev.input.reshape(opened.onnx_shape), opened.to_onnx(fp32.reference)
         differs = opened.differs
     else:
-        model = onnxio.export_model(layer, fp32.params, ev.input.shape).SerializeToString()
+        model = onnxio.export_model(layer, fp32.params, ev.input.shape, check=False).SerializeToString()
         x, reference, differs = ev.input, fp32.reference, []
     undefined = layer.undefined(ev.input, fp32.params) if layer.undefined else None
     if undefined is not None and opened is not None:
@@ -32,7 +42,8 @@ def second_opinions(ev: Evaluation, opened: onnxio.Opened | None = None) -> dict
     compared_to = "the reference" if fp32 is ev else "the FP32 reference (an ONNX model computes in float32)"
     ort = onnxio.onnxruntime_check(model, x, reference, onnxio.magnitude(layer, ev.input, fp32.params), differs,
                                    undefined, compared_to)
-    return {"onnxruntime": ort, "onnx_parser": parser_check(ev, fp32, model, reference.shape)}
+    return fp32, model, ort | {"expected_shape": list(reference.shape),
+                               "model": "the node" if opened is not None else "the configuration's export"}
 
 
 def parser_check(ev: Evaluation, fp32: Evaluation, model: bytes, expected_shape: tuple) -> dict:

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from . import budget
+from . import blobs, budget
 from .errors import ValidationError
 from .numbers import exact, shortest
 
@@ -148,8 +148,14 @@ class Param:
             if any(isinstance(v, float) for v in ints):  # ±inf: see _strict_int
                 raise fail("must be finite whole numbers")
             return ints
-        # array: a preset name, numbers, or an ndarray
-        if isinstance(value, str) and value.strip() in self.presets:
+        # array: a preset name, the server's weights by reference (@w:DIGEST: a link's large array), numbers, or an
+        # ndarray
+        if isinstance(value, str) and value.strip().startswith(blobs.WEIGHTS):
+            try:
+                value = blobs.weights(value.strip(), budget.max_elements())
+            except blobs.Missing as exc:
+                raise fail(f"the weights {value.strip()[:19]}… {exc}") from None
+        elif isinstance(value, str) and value.strip() in self.presets:
             value = self.presets[value.strip()](params, shape)
         elif isinstance(value, str):
             items = _split(value)

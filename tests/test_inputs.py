@@ -195,8 +195,8 @@ def test_unused_parameters_are_not_validated():
     [
         ((1, 3, 0, 9), "input.H: must be between 1 and 512 (got 0)"),
         ((1, 3, 6, 513), "input.W: must be between 1 and 512 (got 513)"),
-        ((5, 3, 6, 9), "input.N: must be between 1 and 4 (got 5)"),
-        ((1, 9, 6, 9), "input.C: must be between 1 and 8 (got 9)"),
+        ((65, 3, 6, 9), "input.N: must be between 1 and 64 (got 65)"),
+        ((1, 4097, 6, 9), "input.C: must be between 1 and 4096 (got 4097)"),
         ((1, 1, 9, 6, 9), "input.D: must be between 1 and 8 (got 9)"),
         ((1, 1, 0, 6, 9), "input.D: must be between 1 and 8 (got 0)"),
         ((1, 1, 1, 6, 600), "input.W: must be between 1 and 512 (got 600)"),
@@ -218,7 +218,8 @@ def test_out_of_range_shapes_name_the_dim(shape, message):
 def test_limits_edges_are_inclusive():
     assert validate_shape((4, 8, 512, 512)) == (4, 8, 512, 512)
     assert validate_shape((1, 1, 8, 1, 1)) == (1, 1, 8, 1, 1)
-    assert LIMITS["H"] == (1, 512) and LIMITS["N"] == (1, 4)
+    assert validate_shape((64, 4096, 1, 1)) == (64, 4096, 1, 1)  # a model's node: its channels, the budget holds it
+    assert LIMITS["H"] == (1, 512) and LIMITS["N"] == (1, 64)
 
 
 def test_input_error_is_a_value_error_and_pickles():

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .. import numbers
+from .. import blobs, numbers
 from ..errors import ValidationError
 from ..layer import Layer
 from ..params import Param
@@ -154,6 +154,8 @@ def query_of(layer: Layer, params: dict, shape: tuple) -> dict[str, str]:
             shown = value if value is not None else (p.default_for(params, shape) if not p.optional else None)
             for ax, v in zip(names, shown or ((int(p.low or 0),) * len(names))):
                 out[key(layer, p, ax)] = str(int(v))
+        elif p.kind == "array" and value is not None and np.asarray(value).size > blobs.URL_VALUES:
+            out[key(layer, p)] = blobs.weights_ref(value)  # a model's weights: by reference, kept by the server
         else:
             out[key(layer, p)] = p.to_text(value)
     return out
@@ -219,10 +221,12 @@ def problem(exc: ValidationError, layer: Layer, shape: tuple) -> dict:
     return {"message": str(exc), "param": exc.param, "rule": exc.rule, "keys": keys}
 
 
-def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset = frozenset(), lines: int = CELL_LINES) -> dict:
+def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset = frozenset(), lines: int = CELL_LINES,
+           opinion: bool = False, opened=None) -> dict:
     """The evaluation as the stage draws it (core.Evaluation in, JSON-friendly out); `held`: the tensor ids the
     browser already holds (their values are not sent again); `lines`: how many cells' arithmetic to write (the
-    picked cell's always; a quick answer, while a slider is dragged, writes that one only)."""
+    picked cell's always; a quick answer, while a slider is dragged, writes that one only); `opinion`: with ONNX
+    Runtime's (of the model's node `opened`, where given; else of the configuration's export)."""
     shape = ev.input.shape
     figures = [{"which": "input", "title": "Input", "tensor": tensor(ev.input, held)}]
     for title, t in (layer.stage_tensors(ev.params) if layer.stage_tensors else []):
@@ -253,7 +257,31 @@ def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset = frozen
     if layer.reads is not None:
         out["cells"] = read_map(layer, ev, pick, lines)
     out["example"] = example(layer, ev)
+    if opinion:
+        out["onnxruntime"] = onnxruntime_badge(ev, opened)
     return out
+
+
+def onnxruntime_badge(ev, opened=None) -> dict | None:
+    """ONNX Runtime's opinion as the stage's badge says it: agrees, or the rule where ONNX differs."""
+    try:
+        from ..opinions import onnxruntime_opinion
+    except ImportError:  # onnx or onnxruntime not installed: no badge
+        return None
+    o = onnxruntime_opinion(ev, opened)
+    if o.get("version") is None:
+        return None
+    if o["agrees"]:
+        text = "ONNX Runtime ✓"
+    elif o.get("rule"):
+        text = "ONNX differs: " + o["rule"].split(":")[0]
+    else:
+        text = "ONNX Runtime ✗ " + ("refused" if o.get("status") == "refused" else "differs")
+    why = o.get("rule") or o.get("why") or o.get("error") or ""
+    diff = o.get("max_abs_diff")
+    title = (f"ONNX Runtime {o['version']} on {o['model']} against {o['compared_to']}"
+             + (f": max |difference| {numbers.shortest(diff)}" if diff is not None else "") + (f". {why}" if why else ""))
+    return {"agrees": bool(o["agrees"]), "text": text, "title": title}
 
 
 def example(layer: Layer, ev) -> dict | None:

@@ -48,6 +48,7 @@ class Seat:
     used: float = field(default_factory=time.monotonic)
     busy: bool = False
     last_query: dict | None = None  # the configuration answered last: speculative builds step from it
+    opened: object = None  # onnxio.Opened: the model's node this page opened (ONNX Runtime judges the node itself)
 
 
 class Seats:
@@ -58,7 +59,7 @@ class Seats:
         self.items: OrderedDict[str, Seat] = OrderedDict()
         self.lock = threading.Lock()
 
-    def open(self, layer: str, x: np.ndarray, token: str | None = None) -> str:
+    def open(self, layer: str, x: np.ndarray, token: str | None = None, opened=None) -> str:
         """A seat for this page's input (the same token again where the page already has one)."""
         get_layer(layer)
         x = np.asarray(x, dtype=np.float32, order="C")
@@ -67,7 +68,8 @@ class Seats:
                 token = secrets.token_urlsafe(24)
             seat = self.items.get(token)
             if seat is None or seat.layer != layer or seat.x.shape != x.shape or not np.array_equal(seat.x, x):
-                self.items[token] = Seat(layer, x)
+                self.items[token] = seat = Seat(layer, x)
+            seat.opened = opened
             self.items.move_to_end(token)
             self._forget()
         return token
@@ -206,8 +208,16 @@ def answer(seat: Seat, message: dict) -> dict:
 
         prefetcher.offer(layer.name, neighbours(layer, seat.last_query, raw), seat.x, backend=backend, cache=cache)
     seat.last_query = raw
+    opened = seat.opened if seat.opened is not None and _is_node(layer, ev, seat.opened) else None
     return {"answer": protocol.answer(layer, ev, tuple(pick) if pick else None, frozenset(have),
-                                      lines=0 if quick else protocol.CELL_LINES)}
+                                      lines=0 if quick else protocol.CELL_LINES, opinion=not quick, opened=opened)}
+
+
+def _is_node(layer, ev, opened) -> bool:
+    from ..params import same_params
+
+    return ev.input.shape == opened.shape and same_params(
+        ev.params, layer.resolve(opened.raw, opened.shape) | {"quantize_scale": ev.params["quantize_scale"]})
 
 
 def public_url() -> str:

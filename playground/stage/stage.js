@@ -458,6 +458,11 @@ class Stage {
     if (this.exampleEl) this.exampleEl.value = ex ? ex.name : "";
     if (ex) this.headEl.innerHTML += ` <span class="pg-badge ${ex.matches ? "pg-agrees" : "pg-differs"}" title="${esc(ex.note)}">` +
       `${esc(ex.kind)} ${ex.matches ? "✓" : "✗"} ${esc(ex.message)}</span>`;
+    const src = this.data.source; // a model's node: its file and name, the rules where ONNX computes it otherwise
+    if (src) this.headEl.innerHTML = `<span class="pg-badge pg-model" data-onnx-node="${esc(src.node)}" title="${esc([...src.differs, ...src.notes].join(" "))}">` +
+      `${esc(src.model)} · ${esc(src.node)} (${esc(src.op)})</span> ` + this.headEl.innerHTML;
+    const ort = answer.onnxruntime; // a settled answer's: quick ones (a drag) leave it out
+    if (ort) this.headEl.innerHTML += ` <span class="pg-badge ${ort.agrees ? "pg-agrees" : "pg-differs"}" data-onnxruntime="${ort.agrees}" title="${esc(ort.title)}">${esc(ort.text)}</span>`;
     const refused = answer.engine.refusal || answer.engine.error;
     this.precisionEl.textContent = [answer.precision, refused ? `${refused}. The output is the NumPy reference.` : ""].filter(Boolean).join(" · ");
     this.drawFigures();
@@ -488,7 +493,8 @@ class Stage {
     const scales = chooseScales(figs);
     const width = this.rowEl.clientWidth || 800;
     const height = Math.max(200, window.innerHeight - this.rowEl.getBoundingClientRect().top - 110);
-    for (const f of figs) f.pad = this.padding(f.which);
+    this.pages = this.pages || {};
+    for (const f of figs) { f.pad = this.padding(f.which); f.first = this.pages[f.which] || 0; }
     const cellPx = fitCells(figs, width, height, this.data.presenter);
     this.rowEl.innerHTML = "";
     this.figs = {};
@@ -507,9 +513,23 @@ class Stage {
       this.figs[f.which] = fig;
       paint(fig, this.data.presenter);
       cap.innerHTML = `<b>${esc(f.title)}</b><br><span class="pg-stats">${esc(stats(f.t))}</span>`;
+      if (g.total > g.count) cap.append(this.pager(f.which, g));
       this.wire(fig);
     }
     this.outlinePick();
+  }
+
+  pager(which, g) { // planes first … last of total, and the buttons that walk through them
+    const nav = document.createElement("div"); nav.className = "pg-pager";
+    const step = (d) => { this.pages[which] = Math.max(0, Math.min(g.total - 1, g.first + d * MAX_PLANES)); this.drawFigures(); };
+    const button = (text, d, label) => {
+      const b = document.createElement("button"); b.textContent = text; b.setAttribute("aria-label", label);
+      b.disabled = d < 0 ? g.first === 0 : g.first + g.count >= g.total; b.onclick = () => step(d); return b;
+    };
+    const what = document.createElement("span");
+    what.textContent = `planes ${g.first + 1}–${g.first + g.count} of ${g.total}`;
+    nav.append(button("‹", -1, `previous ${MAX_PLANES} planes of ${which}`), what, button("›", 1, `next ${MAX_PLANES} planes of ${which}`));
+    return nav;
   }
 
   padding(which) { // the input's panel grows by the padding the windows read (drawn dashed)
@@ -697,12 +717,20 @@ function planes(shape) {
   return { count: shape.slice(0, -2).reduce((a, b) => a * b, 1), h, w };
 }
 
+// A figure of many planes (a model's 256 channels) shows MAX_PLANES of them at a time, from `first`: its pager
+// walks through the rest. Returns the planes drawn: { first, count, total, h, w }.
+const MAX_PLANES = 4;
+function shown(f) {
+  const p = planes(f.t.shape), first = Math.max(0, Math.min(f.first || 0, p.count - 1));
+  return { ...p, first, count: Math.min(MAX_PLANES, p.count - first), total: p.count };
+}
+
 function fitCells(figs, width, height, presenter) {
   // One cell size for the figures that compare cell for cell; a figure far narrower than the widest (a 3 × 3
   // kernel beside 512 × 512 planes) gets SMALL_PX of its own instead of vanishing. Returns which -> px.
   const cap = presenter ? 120 : 80;
   const dims = figs.map((f) => {
-    const p = planes(f.t.shape), rows = f.pad ? f.pad.hi[0] - f.pad.lo[0] + 1 : p.h, cols = f.pad ? f.pad.hi[1] - f.pad.lo[1] + 1 : p.w;
+    const p = shown(f), rows = f.pad ? f.pad.hi[0] - f.pad.lo[0] + 1 : p.h, cols = f.pad ? f.pad.hi[1] - f.pad.lo[1] + 1 : p.w;
     return { which: f.which, across: p.count * cols, gaps: p.count - 1, rows };
   });
   const widest = Math.max(...dims.map((d) => d.across));
@@ -721,7 +749,7 @@ function fitCells(figs, width, height, presenter) {
 const FIGURE_GAP = 18, CAPTION_PX = 76, SMALL_PX = 120; // stage.css's .pg-row gap; a figure's caption (title and stats lines)
 
 function layout(f, cell, pad) {
-  const p = planes(f.t.shape);
+  const p = shown(f);
   const lo = pad ? pad.lo : [0, 0], hi = pad ? pad.hi : [p.h - 1, p.w - 1];
   const rows = hi[0] - lo[0] + 1, cols = hi[1] - lo[1] + 1, gap = Math.max(cell, 6);
   return { ...p, cell, lo, rows, cols, gap, width: Math.ceil(p.count * cols * cell + (p.count - 1) * gap + 2),
@@ -745,7 +773,8 @@ function paint(fig, presenter) {
       ctx.strokeRect(x0 + 0.5, 1.5, g.cols * g.cell - 1, g.rows * g.cell - 1); ctx.restore();
     }
     ctx.drawImage(bitmaps[p], ox, oy, g.w * g.cell, g.h * g.cell);
-    if (text) for (let i = 0, n = g.h * g.w; i < n; i++) colours[i] = colour(scale, t.values[p * n + i]);
+    const q = g.first + p; // the tensor's plane drawn here
+    if (text) for (let i = 0, n = g.h * g.w; i < n; i++) colours[i] = colour(scale, t.values[q * n + i]);
     if (g.cell >= 6) { // cell borders: a white (zero) cell of a diverging scale stays visible
       ctx.beginPath(); ctx.strokeStyle = "rgba(0,0,0,0.22)"; ctx.lineWidth = 1;
       for (let i = 0; i <= g.h; i++) { ctx.moveTo(ox, oy + i * g.cell + 0.5); ctx.lineTo(ox + g.w * g.cell, oy + i * g.cell + 0.5); }
@@ -757,7 +786,7 @@ function paint(fig, presenter) {
       const base = Math.floor(g.cell * 0.3);
       for (let i = 0; i < g.h; i++) for (let j = 0; j < g.w; j++) {
         const c = colours[i * g.w + j], light = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2] > 140;
-        const label = short(t.values[(p * g.h + i) * g.w + j]);
+        const label = short(t.values[(q * g.h + i) * g.w + j]);
         ctx.font = `${Math.max(8, Math.min(base, Math.floor(g.cell * 1.75 / Math.max(3, label.length))))}px system-ui, sans-serif`;
         ctx.fillStyle = light ? "#111" : "#fff";
         ctx.fillText(label, ox + (j + 0.5) * g.cell, oy + (i + 0.5) * g.cell, g.cell - 4);
@@ -766,11 +795,11 @@ function paint(fig, presenter) {
   }
 }
 
-function planeBitmaps(t, g, scale) { // one pixel a cell, kept per tensor and scale: a revisit only scales them
-  const key = `${scale.lo}|${scale.hi}|${scale.stops === DIVERGING}|${scale.stops === MAGNITUDE}`;
+function planeBitmaps(t, g, scale) { // one pixel a cell, kept per tensor, scale and page: a revisit only scales them
+  const key = `${scale.lo}|${scale.hi}|${scale.stops === DIVERGING}|${scale.stops === MAGNITUDE}|${g.first}|${g.count}`;
   if (t.__bitmaps && t.__bitmaps.key === key) return t.__bitmaps.planes;
   const planes = [], n = g.h * g.w;
-  for (let p = 0; p < g.count; p++) {
+  for (let p = g.first; p < g.first + g.count; p++) {
     const c = document.createElement("canvas");
     c.width = g.w; c.height = g.h;
     const cx = c.getContext("2d"), img = cx.createImageData(g.w, g.h);
@@ -786,7 +815,7 @@ function planeBitmaps(t, g, scale) { // one pixel a cell, kept per tensor and sc
 }
 
 function cellXY(g, plane, h, w) {
-  return [1 + plane * (g.cols * g.cell + g.gap) + (w - g.lo[1]) * g.cell, 1 + (h - g.lo[0]) * g.cell];
+  return [1 + (plane - g.first) * (g.cols * g.cell + g.gap) + (w - g.lo[1]) * g.cell, 1 + (h - g.lo[0]) * g.cell];
 }
 
 function planeOf(shape, index) { // the flat plane number of a full index (n, c[, d], h, w)
@@ -797,9 +826,9 @@ function planeOf(shape, index) { // the flat plane number of a full index (n, c[
 
 function cellAt(fig, ev) {
   const r = fig.canvas.getBoundingClientRect(), g = fig.g, x = ev.clientX - r.left - 1, y = ev.clientY - r.top - 1;
-  const plane = Math.floor(x / (g.cols * g.cell + g.gap)), j = Math.floor((x - plane * (g.cols * g.cell + g.gap)) / g.cell) + g.lo[1];
-  const i = Math.floor(y / g.cell) + g.lo[0];
-  if (plane < 0 || plane >= g.count || i < 0 || j < 0 || i >= g.h || j >= g.w) return null;
+  const drawn = Math.floor(x / (g.cols * g.cell + g.gap)), j = Math.floor((x - drawn * (g.cols * g.cell + g.gap)) / g.cell) + g.lo[1];
+  const i = Math.floor(y / g.cell) + g.lo[0], plane = g.first + drawn;
+  if (drawn < 0 || drawn >= g.count || i < 0 || j < 0 || i >= g.h || j >= g.w) return null;
   const shape = fig.t.shape, index = [];
   let rest = plane;
   for (let k = shape.length - 3; k >= 0; k--) { index.unshift(rest % shape[k]); rest = Math.floor(rest / shape[k]); }
@@ -813,6 +842,7 @@ function mark(fig, cells, colour, dashOutside) { // a white halo under the colou
   const ctx = fig.overlay.getContext("2d"), g = fig.g, shape = fig.t.shape;
   for (const c of cells) {
     const h = c[c.length - 2], w = c[c.length - 1], plane = planeOf(shape, c.length === shape.length ? c : [...c.slice(0, -2)]);
+    if (plane < g.first || plane >= g.first + g.count) continue; // on another page of planes
     const inside = h >= 0 && w >= 0 && h < g.h && w < g.w;
     const [x, y] = cellXY(g, plane, h, w);
     ctx.save();

@@ -13,6 +13,7 @@ import streamlit as st
 
 from ..errors import ValidationError
 from ..layer import Layer
+from ..params import same_params
 from ..stage import protocol, server
 
 NAME = "playground_stage"
@@ -36,14 +37,17 @@ def url_query(layer: Layer, shape: tuple) -> dict[str, str]:
 
 
 def stage(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = False, hide: tuple = (),
-          on_example: Callable[[str], None] | None = None) -> object:
+          on_example: Callable[[str], None] | None = None, node=None) -> object:
     """Draw the stage for `layer` on input `x`; returns the Evaluation of the configuration the URL holds (the
     defaults where the link's is refused: the stage names the refusal). `evaluate(raw, compare)` evaluates a
     configuration the page's way (its cache, backend, budgets); `on_example(name)`: an example or lesson was
-    picked on the stage (it sets the input, which the page's sidebar owns, and the URL, then the page runs)."""
-    token = server.SEATS.open(layer.name, x, st.session_state.get(_token_key(layer)))
+    picked on the stage (it sets the input, which the page's sidebar owns, and the URL, then the page runs).
+    `node` (ui.models.NodeLink): a model's node, whose configuration is the page's starting point (the URL holds
+    what differs from it) and whose ONNX Runtime opinion is of the node itself while its configuration stands."""
+    own = node.opened if node is not None and node.opened.shape == x.shape else None
+    token = server.SEATS.open(layer.name, x, st.session_state.get(_token_key(layer)), opened=own)
     st.session_state[_token_key(layer)] = token
-    query = url_query(layer, x.shape)
+    query = {**(node.base if node else {}), **url_query(layer, x.shape)}
     compare = st.query_params.get(compare_key(layer))
     compare = compare if compare in layer.param("precision").choices else None
     problem = None
@@ -57,7 +61,10 @@ def stage(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fal
     axes = layer.axes_of_cell(ev.output.ndim) if layer.reads else ()
     pick = [st.query_params.get(f"{layer.name}.extra.{a}") for a in axes]
     pick = tuple(int(v) for v in pick) if axes and all(v is not None and v.isdigit() for v in pick) else None
-    answer = protocol.answer(layer, ev, pick)
+    answer = protocol.answer(layer, ev, pick, opinion=True, opened=own if is_node(layer, ev, node) else None)
+    describe = protocol.describe(layer, x.shape)
+    if node is not None:
+        describe["defaults"] = {**describe["defaults"], **node.base}
     epoch = st.session_state.get(_epoch_key(layer), 0)
     identity = hashlib.blake2b(f"{token}|{epoch}|{x.shape}".encode() + x.tobytes(), digest_size=8).hexdigest()
 
@@ -69,7 +76,8 @@ def stage(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fal
 
     _stage_component()(
         key=f"{layer.name}.stage", data={
-            "epoch": identity, "token": token, "route": server.ROUTE, "describe": protocol.describe(layer, x.shape),
+            "epoch": identity, "token": token, "route": server.ROUTE, "describe": describe,
+            "source": node.source if node is not None else None,
             "query": answer["query"] if problem else {**answer["query"], **query}, "answer": answer,
             "problem": problem, "presenter": presenter, "compare": compare, "runs": ev.backend.can_run,
             "hide": list(hide), "prefetch": os.environ.get("PLAYGROUND_PREFETCH", "1").strip() != "0",
@@ -77,6 +85,12 @@ def stage(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fal
         # "settled": the page runs, and the tabs under the stage follow the URL the stage wrote
         on_settled_change=lambda: None, on_example_change=picked, width="stretch", height="content")
     return ev
+
+
+def is_node(layer: Layer, ev, node) -> bool:
+    """The evaluation is of the model's node as it stands (no parameter moved, its input)."""
+    return node is not None and ev.input.shape == node.opened.shape and same_params(
+        ev.params, layer.resolve(node.opened.raw, node.opened.shape) | {"quantize_scale": ev.params["quantize_scale"]})
 
 
 def compare_key(layer: Layer) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import functools
+import itertools
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +17,7 @@ from ..layer import PRECISION_PARAMS, Layer
 from ..prefetch import neighbours
 from ..layers import LAYERS, get_layer
 from ..style import stage_overhead_px
-from . import extras, heatmap, instrument, links, stage, state, widgets, workshop
+from . import extras, heatmap, instrument, links, models, stage, state, widgets, workshop
 from .keys import STAGE_FRAGMENT, VIEW_INSTRUMENT, control_key, figure_key, key
 from .state import ViewOptions, guarded
 
@@ -81,6 +82,7 @@ def _layer_page(name: str) -> None:
     layer = get_layer(name)
     if _instrument_on() and links.PRESET_PARAM in st.query_params:  # ?preset=NAME on the instrument stage
         _preset_link(layer)
+    node = models.node_link(layer) if _instrument_on() else None  # ?onnx=DIGEST&node=NAME: a model's node
     workshop.chosen_now(layer)  # a full run draws the input controls a spec example set anyway
     from_url = links.preset_from_url(layer)  # ?preset=NAME: writes the controls before they are drawn
     if from_url is not None:
@@ -105,7 +107,9 @@ def _layer_page(name: str) -> None:
             st.button("Show everything", key=key(name, "show_all"), on_click=links.show_all,
                       icon=":material/visibility:")
     if view.instrument:
-        _instrument_page(layer, inp, view, hide)
+        with st.sidebar:
+            models.uploader(key(name, "onnx_upload"))
+        _instrument_page(layer, inp, view, hide, node)
         return
     size = stage.viewport()
     st.html(STAGE_CSS + links.hide_css(layer, hide) + (PRESENTER_CSS if view.presenter else ""))
@@ -218,7 +222,8 @@ def _link_problems(layer: Layer) -> None:
                    else state.inert(problems[0]), icon=":material/link_off:")
 
 
-def _instrument_page(layer: Layer, inp: widgets.InputForm, view: ViewOptions, hide: list[str]) -> None:
+def _instrument_page(layer: Layer, inp: widgets.InputForm, view: ViewOptions, hide: list[str],
+                     node: models.NodeLink | None = None) -> None:
     """The layer page on the instrument stage (playground.stage): one component owns the controls, the figures
     and the URL, and a change is answered by the server's route; this script runs when the page opens, when the
     input or the view changes, and when the stage settles on a configuration (the engine card and the downloads
@@ -238,7 +243,8 @@ def _instrument_page(layer: Layer, inp: widgets.InputForm, view: ViewOptions, hi
         widgets.write_config(layer, {}, preset.input)
         instrument.set_query(layer, layer.resolve(preset.params, preset.input_shape), preset.input_shape)
 
-    ev = instrument.stage(layer, inp.x, run, presenter=view.presenter, hide=tuple(hide), on_example=example)
+    ev = instrument.stage(layer, inp.x, run, presenter=view.presenter, hide=tuple(hide), on_example=example,
+                          node=node)
     # Of the tabs only the open one is drawn (on_change="rerun"): a page opens without the engine's table.
     names = (["Details"] if layer.section else []) + ["Engine", "Downloads"]
     tabs = dict(zip(names, st.tabs(names, key=key(layer.name, "instrument_tabs"), on_change="rerun")))
@@ -250,6 +256,7 @@ def _instrument_page(layer: Layer, inp: widgets.InputForm, view: ViewOptions, hi
     if tabs["Engine"].open:
         with tabs["Engine"], st.container(key=control_key(layer.name, "engine")):
             _engine_panel(ev)
+            _second_opinions(ev, node.opened if node and instrument.is_node(layer, ev, node) else None)
     if tabs["Downloads"].open:
         with tabs["Downloads"]:
             workshop.downloads(layer, ev)
@@ -503,6 +510,34 @@ def _engine_panel(ev: Evaluation) -> None:
             st.caption(f"Engine cache key {s['cache_key']}")
 
 
+def _second_opinions(ev: Evaluation, opened) -> None:
+    """ONNX Runtime's answer and TensorRT's ONNX parser's network beside the layer's own build."""
+    from ..opinions import second_opinions
+
+    o = second_opinions(ev, opened)
+    ort, parser = o["onnxruntime"], o["onnx_parser"]
+    st.markdown(f"**Second opinions** on {ort.get('model', 'the configuration')} (ONNX, float32)")
+    if ort.get("agrees"):
+        st.success(f"ONNX Runtime {ort['version']} agrees with {ort['compared_to']}: max |difference| "
+                   f"{numbers.shortest(ort['max_abs_diff'])}.", icon=":material/check_circle:")
+    else:
+        why = ort.get("rule") or ort.get("why") or ort.get("error") or "no known rule explains it"
+        st.warning(state.inert(f"ONNX Runtime {ort.get('version') or ''} differs from {ort.get('compared_to')}: "
+                               f"{why}."), icon=":material/difference:")
+    if parser is None or parser.get("status") == "not_built":
+        st.caption(state.inert(f"TensorRT's ONNX parser: not built ({(parser or {}).get('why', 'no parser')})."))
+        return
+    if parser.get("error"):
+        st.warning(state.inert(f"{parser['parser']}: {parser['error']}"), icon=":material/error:")
+        return
+    same = "the same output shape" if parser["same_output_shape"] else "another output shape"
+    layers = ("the same engine layers" if parser["same_layers"] else parser.get("difference", "other engine layers"))
+    st.markdown(state.inert(f"{parser['parser']} built the model ({STATUS_TEXT.get(parser['status'], parser['status'])}): "
+                            f"output {tuple(parser['output_shape'] or ())}, {same} as the layer's build, {layers}."))
+    pairs = itertools.zip_longest(parser["layers"], parser.get("layer_build", []), fillvalue="")
+    state.table([{"parser's network": a, "layer's build": b} for a, b in pairs], key=key(ev.layer, "parser_layers"))
+
+
 def _passed_over(b) -> None:
     """Why a TensorRT that is installed is not the one in use (full TensorRT with no GPU it can use)."""
     for why in b.passed_over:
@@ -542,6 +577,12 @@ def _home_page() -> None:
         else:
             st.warning(f"No engine is built here: {b.why_not_run}.", icon=":material/warning:")
         _passed_over(b)
+    with st.container(border=True):
+        st.subheader("Your model's layers", anchor=False)
+        st.caption("Upload an ONNX model: each node opens on its layer's page with every attribute set and its "
+                   "weights, beside ONNX Runtime's answer and TensorRT's ONNX parser (also on the command line: "
+                   "`python -m playground onnx model.onnx`).")
+        models.uploader("home.onnx_upload")
     st.subheader("Layers", anchor=False)
     cols, pages = st.columns(3), layer_pages()
     for i, (name, layer) in enumerate(LAYERS.items()):

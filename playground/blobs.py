@@ -1,0 +1,117 @@
+"""What a link names by hash and the server keeps: uploaded ONNX models, and weights too large for a URL.
+
+A link to a node of an uploaded model is `/LAYER?onnx=DIGEST&node=NAME`; a weight array of more than
+`URL_VALUES` values travels as `@w:DIGEST` (the URL, the stage's requests). The files are content-addressed
+(the digest is the SHA-256 of the bytes, checked on every read), written atomically, and bounded:
+`PLAYGROUND_BLOB_MB` (default 512) for the directory, least recently used first out. The directory is
+`PLAYGROUND_BLOBS`, else `blobs/` in the engine cache's directory: processes that share one share these too.
+A link whose file is gone (evicted, another server) says so; nothing else is lost.
+"""
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import io
+import os
+import re
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from .budget import env_number
+from .errors import PlaygroundError
+
+URL_VALUES = 256  # an array of more values (a model's weights) goes into links by reference: its text would pass
+# protocol.MAX_TEXT (4096 characters: 256 float32 values of up to 15 characters each fit)
+WEIGHTS = "@w:"
+DIGEST = re.compile(r"^[0-9a-f]{64}$")
+DEFAULT_CAP_MB = 512
+
+
+class Missing(PlaygroundError):
+    """A digest this server does not hold (never stored here, evicted, or its file damaged)."""
+
+
+class BlobStore:
+    def __init__(self, path: str | os.PathLike | None = None, cap_bytes: int | None = None):
+        from .trt.cache import DEFAULT_DIR  # the engine cache's own directory, where no other is set
+
+        root = path or os.environ.get("PLAYGROUND_BLOBS") or Path(os.environ.get("PLAYGROUND_ENGINE_CACHE") or DEFAULT_DIR) / "blobs"
+        self.path = Path(root)
+        self.cap_bytes = cap_bytes if cap_bytes is not None else int(
+            env_number("PLAYGROUND_BLOB_MB", DEFAULT_CAP_MB, 1, 2**20, float) * 2**20)
+        self._memory: dict[str, bytes] = {}  # where the directory cannot be written
+        self._guard = threading.Lock()
+
+    def put(self, data: bytes, suffix: str) -> str:
+        digest = hashlib.sha256(data).hexdigest()
+        f = self.path / f"{digest}{suffix}"
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            if f.exists():
+                os.utime(f)  # mtime is the LRU clock
+            else:
+                from .trt.engine import atomic_write
+
+                atomic_write(f, data)
+                self._evict(keep=f)
+        except OSError:
+            with self._guard:
+                self._memory[digest + suffix] = data
+        return digest
+
+    def get(self, digest: str, suffix: str, limit: int) -> bytes:
+        if not DIGEST.match(digest or ""):
+            raise Missing("is not a content digest (64 hexadecimal digits)")
+        with self._guard:
+            if digest + suffix in self._memory:
+                return self._memory[digest + suffix]
+        f = self.path / f"{digest}{suffix}"
+        try:
+            with open(f, "rb") as handle:
+                data = handle.read(limit + 1)
+            os.utime(f)
+        except OSError:
+            raise Missing("is not held by this server (it may have been evicted): open the model again") from None
+        if len(data) > limit or hashlib.sha256(data).hexdigest() != digest:
+            with contextlib.suppress(OSError):
+                f.unlink()
+            raise Missing("is damaged on this server: open the model again")
+        return data
+
+    def _evict(self, keep: Path) -> None:
+        files = sorted((p for p in self.path.iterdir() if p.is_file() and not p.name.startswith(".")),
+                       key=lambda p: p.stat().st_mtime)
+        total = sum(p.stat().st_size for p in files)
+        for p in files:
+            if total <= self.cap_bytes:
+                break
+            if p != keep:  # an open reader keeps its bytes: unlinking never breaks a read in progress
+                with contextlib.suppress(OSError):
+                    size = p.stat().st_size
+                    p.unlink()
+                    total -= size
+
+
+_store: BlobStore | None = None
+
+
+def store() -> BlobStore:
+    global _store
+    if _store is None:
+        _store = BlobStore()
+    return _store
+
+
+def weights_ref(a: np.ndarray) -> str:
+    """`@w:DIGEST` for the array `a`, kept by the store (a .npy file, never a pickle)."""
+    buffer = io.BytesIO()
+    np.save(buffer, np.ascontiguousarray(a, np.float32), allow_pickle=False)
+    return WEIGHTS + store().put(buffer.getvalue(), ".npy")
+
+
+def weights(ref: str, limit_values: int) -> np.ndarray:
+    """The array `@w:DIGEST` names; Missing where this server does not hold it."""
+    data = store().get(ref[len(WEIGHTS):], ".npy", limit_values * 4 + 4096)
+    return np.load(io.BytesIO(data), allow_pickle=False)

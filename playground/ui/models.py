@@ -1,0 +1,78 @@
+"""ONNX models on the pages: an upload lists its nodes (each a link to its layer page), and a link
+`/LAYER?onnx=DIGEST&node=NAME&model=FILE` opens that node on the stage with every parameter set."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from .. import blobs, onnxio
+from ..errors import ValidationError
+from ..layer import Layer
+from ..layers import LAYERS
+from ..stage import protocol
+from . import state, widgets
+
+ONNX, NODE, MODEL = "onnx", "node", "model"  # the link's keys
+
+
+@dataclass(frozen=True)
+class NodeLink:
+    opened: onnxio.Opened
+    base: dict[str, str]  # the node's configuration as URL texts: the stage's defaults (a link writes what differs)
+    source: dict  # what the stage says of it: model, node, op, the rules where ONNX differs
+
+
+def uploader(key: str) -> None:
+    """An .onnx upload and its nodes, as `python -m playground onnx` lists them: a link for each that opens."""
+    cap = onnxio.MAX_MODEL_BYTES >> 20
+    upload = st.file_uploader(f"Open a node of an ONNX model (.onnx, at most {cap} MB)", type=["onnx"], key=key,
+                              max_upload_size=cap)
+    if upload is None:
+        return
+    try:
+        digest, model = onnxio.remember(upload.getvalue(), upload.name)
+    except ValidationError as exc:
+        st.error(state.inert(str(exc)), icon=":material/error:")
+        return
+    nodes = onnxio.list_nodes(model)
+    opens = sum(n["layer"] is not None for n in nodes)
+    st.caption(f"**{state.inert(upload.name)}**: {len(nodes)} node(s), {opens} open as a layer.")
+    from .page import layer_pages
+
+    pages = layer_pages()
+    with st.container(height=320 if len(nodes) > 8 else "content", border=False):
+        for n in nodes:
+            if n["layer"]:
+                st.page_link(pages[n["layer"]], label=f"{n['name']} · {n['op_type']} → {LAYERS[n['layer']].title}",
+                             icon=LAYERS[n["layer"]].icon,
+                             query_params={ONNX: digest, NODE: n["name"], MODEL: upload.name[:80]})
+            else:
+                st.caption(state.inert(f"{n['name']} · {n['op_type']}: {n['reason']}"))
+
+
+def node_link(layer: Layer) -> NodeLink | None:
+    """The node the link names, opened (the model kept by this server); on the first run of a session the page's
+    input is set to the node's (its shape, the seeded pattern `run --onnx` uses). A link this server cannot follow
+    says why, and the page opens as without it."""
+    digest = st.query_params.get(ONNX)
+    if not digest:
+        return None
+    name, model = st.query_params.get(NODE), str(st.query_params.get(MODEL) or "model.onnx")[:80]
+    try:
+        opened = onnxio.open_remembered(digest, name, model)
+        if opened.layer is not layer:
+            raise ValidationError("onnx", NODE, f"{opened.node} opens as {opened.layer.title}, not {layer.title}")
+        params = layer.resolve(opened.raw, opened.shape)
+    except (ValidationError, blobs.Missing) as exc:
+        what = f"the model {digest[:12]}… {exc}" if isinstance(exc, blobs.Missing) else str(exc)
+        st.warning(state.inert(f"URL parameter onnx: {what}"), icon=":material/link_off:")
+        return None
+    applied = f"_onnx_applied.{layer.name}"
+    if st.session_state.get(applied) != (digest, opened.node):
+        st.session_state[applied] = (digest, opened.node)
+        widgets.write_config(layer, {}, {"kind": "random", "shape": opened.shape, "seed": onnxio.SEED,
+                                         "low": -4.0, "high": 4.0})  # onnxio.seeded_input's pattern
+    source = {"model": model, "node": opened.node, "op": opened.op, "differs": opened.differs,
+              "notes": opened.notes}
+    return NodeLink(opened, protocol.query_of(layer, params, opened.shape), source)
