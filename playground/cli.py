@@ -4,6 +4,7 @@
     run --onnx MODEL.onnx [--node NAME] [--input IN.npy] [--output OUT.npy] [--json]
     onnx MODEL.onnx [--json]
     layers [LAYER]
+    room --replicas N --port P [--bind ADDRESS] [--public-url URL]
     export LAYER [--preset NAME] [--set NAME=VALUE]... [--input IN.npy] [--format python|onnx] [--out FILE]
     snapshot --out DIR [--pages ...] [--presets ...] [--width W] [--height H] [--presenter]
              [--crop figures|stage|page] [--scale 1|2|3] [--background white|dark] [--query TEXT]
@@ -329,6 +330,19 @@ def cmd_export(args) -> int:
     return 0
 
 
+def cmd_room(args) -> int:
+    from .room import RoomError, run
+
+    if not 1 <= args.replicas <= 64:
+        raise UsageError(f"--replicas {args.replicas}: must be between 1 and 64")
+    if not 1 <= args.port <= 65535:
+        raise UsageError(f"--port {args.port}: must be a TCP port (1 … 65535)")
+    try:
+        return run(args.replicas, args.port, args.bind, args.first_port, args.cache, args.public_url)
+    except RoomError as exc:
+        raise Failure(str(exc)) from None
+
+
 def cmd_snapshot(args) -> int:
     from .chromium.snapshot import shots_from, take  # Playwright, only for this command
 
@@ -387,6 +401,16 @@ def parser() -> argparse.ArgumentParser:
                         help="python: a standalone script; onnx: the configuration as an ONNX model")
     export.add_argument("--out", help="write the script (or model) here (default for a script: standard output)")
     export.set_defaults(func=cmd_export)
+
+    room = sub.add_parser("room", help="N app processes behind HAProxy with one engine cache: a workshop's room")
+    room.add_argument("--replicas", type=int, default=4, help="app processes (one Python each; about one per core)")
+    room.add_argument("--port", type=int, default=8080, help="where the room connects (HAProxy)")
+    room.add_argument("--bind", default="0.0.0.0", help="the proxy's address (0.0.0.0: every interface)")
+    room.add_argument("--first-port", type=int, default=None, help="the replicas' first local port (default: free ones)")
+    room.add_argument("--cache", default=None, help="the shared engine cache directory (default: engine_cache/)")
+    room.add_argument("--public-url", default=None, help="the address a room opens, for the pages' Copy link and "
+                      "QR code (e.g. http://10.0.0.5:8080); default: the address each page was opened under")
+    room.set_defaults(func=cmd_room)
 
     snapshot = sub.add_parser("snapshot", help="screenshots of pages/presets in headless Chromium, with index.md")
     snapshot.add_argument("--out", required=True, type=Path)

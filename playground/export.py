@@ -15,6 +15,7 @@ import base64
 import builtins
 import dis
 import inspect
+import re
 import textwrap
 import zlib
 from pathlib import Path
@@ -156,6 +157,14 @@ def essential_params(layer: Layer, params: dict, shape: tuple) -> dict:
         except Exception:  # without it the configuration is invalid: it stays
             pass
     return kept
+
+
+def config_name(layer: Layer, params: dict, shape: tuple) -> str:
+    """A configuration as a file name: the layer and the parameters that differ from its defaults
+    (convolution--stride_nd-2-2--padding_mode-SAME_UPPER); the layer's name alone where none does."""
+    parts = [f"{k}-{layer.param(k).to_text(v)}" for k, v in essential_params(layer, params, shape).items()]
+    words = "--".join(re.sub(r"[^A-Za-z0-9_.-]+", "-", part).strip("-")[:40] for part in parts)
+    return f"{layer.name}--{words}"[:150] if words else layer.name
 
 
 def playground_command(layer: Layer, params: dict, x: np.ndarray) -> str:

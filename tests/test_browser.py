@@ -497,6 +497,21 @@ def test_snapshot_figures_at_2x_hold_no_control_cut_nothing_are_opaque_and_repea
     assert "rounds to ±33 steps" in index  # the lesson's own note, as the caption and the alt text
 
 
+def test_snapshot_on_a_dark_background_is_dark_opaque_and_keeps_its_text_light(tmp_path, engine_cache_dir):
+    """--background dark: every pixel opaque, the margin dark, and the captions drawn light on it (dark text on
+    a dark page would vanish in dark-mode docs)."""
+    import numpy as np
+    from PIL import Image
+
+    _snapshot(tmp_path, engine_cache_dir, "--pages", "softmax", "--background", "dark")
+    img = np.asarray(Image.open(tmp_path / "softmax.png").convert("RGBA")).astype(int)
+    assert (img[..., 3] == 255).all()
+    light = img[..., :3].mean(axis=-1)
+    assert (light[[0, 0, -1, -1], [0, -1, 0, -1]] < 60).all(), "the margin is not dark"
+    bottom = light[-40:-12]  # the captions' last line (the stats) lies in the picture's bottom margin
+    assert (bottom > 180).sum() > 50 and (bottom < 60).mean() > 0.5, "no light caption text on the dark margin"
+
+
 def test_uploads_broken_or_real_images(pages, tmp_path):
     """An upload that is no image is named and refused; a real PNG becomes the input; the page serves on."""
     import io

@@ -17,7 +17,6 @@ example's own note, as the alt text too.
 from __future__ import annotations
 
 import json
-import re
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,15 +77,13 @@ class Shot:
         the defaults, e.g. convolution--stride_nd-2-2--padding_mode-SAME_UPPER)."""
         if not self.preset:
             return self.page
-        from ..export import essential_params
+        from ..export import config_name
         from ..layers import get_layer
         from ..presets import find
 
         layer, p = get_layer(self.page), find(self.page, self.preset)
-        params = layer.resolve(p.params, p.input_shape)
-        parts = [f"{k}-{layer.param(k).to_text(v)}" for k, v in essential_params(layer, params, p.input_shape).items()]
-        words = "--".join(re.sub(r"[^A-Za-z0-9_.-]+", "-", part).strip("-")[:40] for part in parts) or self.preset
-        return f"{self.page}--{words}"[:150]
+        name = config_name(layer, layer.resolve(p.params, p.input_shape), p.input_shape)
+        return name if name != layer.name else f"{self.page}--{self.preset}"
 
     def url(self, base: str, presenter: bool, extra: str = "") -> str:
         """The page's link on the instrument stage: `preset=NAME` opens an example (ui.page), presenter mode is the

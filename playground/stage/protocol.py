@@ -31,6 +31,7 @@ READ_MAP_CELLS = 1024  # output cells whose input windows are sent with an answe
 CELL_LINES = 64  # output cells whose arithmetic line is sent (beyond: the picked cell's, asked for as it moves)
 MAX_QUERY_KEYS = 256  # a request naming more keys than any layer has is refused before it is read
 MAX_TEXT = 4096  # characters of one value (an array typed by hand, a preset's name)
+PRESET_MATCH_VALUES = 1 << 16  # arrays up to this size are checked against the presets (a model's are not)
 # Plain words first, the API name second ("Stride (stride_nd)"); a parameter missing here shows its API name.
 LABELS = {
     "stride_nd": "Stride", "padding_nd": "Padding", "pre_padding": "Padding before", "post_padding": "Padding after",
@@ -108,10 +109,10 @@ def raw_params(layer: Layer, shape: tuple, query: dict[str, str]) -> dict:
             continue
         try:  # only to know which later parameters this one leaves unused; resolve reports the error
             canon[p.name] = p.coerce(value, layer.name, canon, shape)
-        except ValidationError:
-            raw[p.name] = value
-            continue
-        if p.is_used(canon):
+            used = p.is_used(canon)
+        except Exception:  # noqa: BLE001 - refused, or unreadable while an earlier one is (a preset's shape)
+            used = True
+        if used:
             raw[p.name] = value
     return raw
 
@@ -154,11 +155,30 @@ def query_of(layer: Layer, params: dict, shape: tuple) -> dict[str, str]:
             shown = value if value is not None else (p.default_for(params, shape) if not p.optional else None)
             for ax, v in zip(names, shown or ((int(p.low or 0),) * len(names))):
                 out[key(layer, p, ax)] = str(int(v))
-        elif p.kind == "array" and value is not None and np.asarray(value).size > blobs.URL_VALUES:
-            out[key(layer, p)] = blobs.weights_ref(value)  # a model's weights: by reference, kept by the server
+        elif p.kind == "array" and value is not None:
+            out[key(layer, p)] = _array_text(p, np.asarray(value), params, shape)
         else:
             out[key(layer, p)] = p.to_text(value)
     return out
+
+
+def _array_text(p: Param, value: np.ndarray, params: dict, shape: tuple) -> str:
+    """An array as the URL spells it, so that it follows the configuration where it can: one value where all are
+    equal (every array parameter repeats a single value to its size), a preset's name where the values are the
+    preset's (the kernel stays powers_of_ten as num_output_maps moves), by reference where a model's weights are too
+    many for a link (playground.blobs), else the numbers."""
+    flat = value.ravel()
+    if flat.size and np.all(flat == flat[0]):
+        return p.to_text(flat[:1])
+    if flat.size <= PRESET_MATCH_VALUES:
+        for name, make in p.presets.items():
+            try:
+                made = np.asarray(make(params, shape), np.float32).ravel()
+            except Exception:  # noqa: BLE001 - a preset that does not fit this configuration is not this value
+                continue
+            if made.shape == flat.shape and np.array_equal(made, flat):
+                return name
+    return blobs.weights_ref(value) if flat.size > blobs.URL_VALUES else p.to_text(value)
 
 
 # -- the controls ---------------------------------------------------------------------------------------------

@@ -73,6 +73,18 @@ class Stage {
     this.buildControls(this.data.describe.controls);
     if (this.data.answer && this.resolve(this.data.answer)) this.show(this.data.answer, ++this.seq, true);
     if (this.data.problem) this.showProblem(this.data.problem);
+    this.followUrl();
+  }
+
+  // The URL is the contract: where the page's script ran on an older query than the address bar holds (the page
+  // reconnected to another replica, whose run had the query the page loaded with), the address bar wins.
+  followUrl() {
+    const url = new URLSearchParams(window.location.search), d = this.data.describe.defaults, moved = {};
+    for (const k of this.data.describe.keys) {
+      const v = url.has(k) ? url.get(k) : d[k];
+      if (v !== undefined && this.query[k] !== undefined && v !== this.query[k]) moved[k] = v;
+    }
+    if (Object.keys(moved).length) { Object.assign(this.query, moved); this.request(false); }
   }
 
   // The link a room can open: the configured public address (PLAYGROUND_PUBLIC_URL) or the address this page was
@@ -355,12 +367,20 @@ class Stage {
       if (next) this.send(next.message, next.seq); else if (reply.answer) this.prefetchNeighbours();
       return;
     }
+    if (status === 200) this.lostSince = null;
     if (reply.answer) {
       reply.answer.__quick = message.quick;
       this.remember(reply.answer, message);
       if (seq > this.drawnSeq) this.show(reply.answer, seq, false);
     } else if (reply.problem) {
       if (seq > this.drawnSeq) { this.drawnSeq = seq; this.showProblem(reply.problem); }
+    } else if (LOST.has(status) && (this.lostSince ??= performance.now()) > performance.now() - LOST_MS) {
+      // The page's server is gone (a room's replica lost, a restart): the page reconnects to another, which starts
+      // this stage afresh on the URL's configuration. Until then the drawing stays and the latest is asked again.
+      this.inflight = -1;
+      setTimeout(() => { this.inflight = null; const w = this.waiting || { message, seq }; this.waiting = null;
+                         this.send(w.message, w.seq); }, 500);
+      return;
     } else if (status === 429) { // the server still had one of this page's in flight: the latest, a moment later
       const again = this.waiting || { message, seq };
       this.waiting = null;
@@ -462,7 +482,7 @@ class Stage {
     if (src) this.headEl.innerHTML = `<span class="pg-badge pg-model" data-onnx-node="${esc(src.node)}" title="${esc([...src.differs, ...src.notes].join(" "))}">` +
       `${esc(src.model)} · ${esc(src.node)} (${esc(src.op)})</span> ` + this.headEl.innerHTML;
     const ort = answer.onnxruntime; // a settled answer's: quick ones (a drag) leave it out
-    if (ort) this.headEl.innerHTML += ` <span class="pg-badge ${ort.agrees ? "pg-agrees" : "pg-differs"}" data-onnxruntime="${ort.agrees}" title="${esc(ort.title)}">${esc(ort.text)}</span>`;
+    if (ort) this.headEl.innerHTML += ` <span class="pg-badge ${ort.agrees ? "pg-ort-agrees" : "pg-ort-differs"}" data-onnxruntime="${ort.agrees}" title="${esc(ort.title)}">${esc(ort.text)}</span>`;
     const refused = answer.engine.refusal || answer.engine.error;
     this.precisionEl.textContent = [answer.precision, refused ? `${refused}. The output is the NumPy reference.` : ""].filter(Boolean).join(" · ");
     this.drawFigures();
@@ -746,6 +766,9 @@ function fitCells(figs, width, height, presenter) {
   for (const d of small) out[d.which] = fit(Math.max(common, Math.min(SMALL_PX / (d.across + d.gaps), (height - CAPTION_PX) / (d.rows + 1))));
   return out;
 }
+// A request the page's server could not answer as itself: no server (0), its seat unknown there (401: another replica
+// or a restart), the proxy with no replica (502-504). Asked again for up to LOST_MS before it is shown as a problem.
+const LOST = new Set([0, 401, 502, 503, 504]), LOST_MS = 10000;
 const FIGURE_GAP = 18, CAPTION_PX = 76, SMALL_PX = 120; // stage.css's .pg-row gap; a figure's caption (title and stats lines)
 
 function layout(f, cell, pad) {

@@ -229,6 +229,7 @@ def _instrument_page(layer: Layer, inp: widgets.InputForm, view: ViewOptions, hi
     input or the view changes, and when the stage settles on a configuration (the engine card and the downloads
     under it follow)."""
     st.html(STAGE_CSS + DRAWER_CSS + links.hide_css(layer, hide) + (PRESENTER_CSS if view.presenter else ""))
+    _rerun_on_reconnect()
     _link_problems(layer)
     if inp.x is None:
         st.error(state.inert(str(inp.error)), icon=":material/error:")
@@ -260,6 +261,15 @@ def _instrument_page(layer: Layer, inp: widgets.InputForm, view: ViewOptions, hi
     if tabs["Downloads"].open:
         with tabs["Downloads"]:
             workshop.downloads(layer, ev)
+
+
+@st.fragment(run_every=600)
+def _rerun_on_reconnect() -> None:
+    """Nothing to see. Streamlit's page runs its script again after its websocket reconnects only where a fragment
+    reruns on a timer (its frontend's App.tsx: autoRerunIntervals): with this one (every 10 minutes: it costs next
+    to nothing), a page whose replica was lost (a room behind a proxy) runs on the live replica it reconnects to, on
+    the configuration its URL holds, and its stage gets a seat there."""
+    st.empty()
 
 
 def _spec_tab(layer: Layer, preset, cmp, shown: Evaluation, view: ViewOptions) -> None:

@@ -9,7 +9,7 @@ import streamlit as st
 
 from .. import presets
 from ..core import Evaluation
-from ..export import build_source, export_script
+from ..export import build_source, config_name, export_script
 from ..inputs import to_csv, to_npy_bytes
 from ..layer import Layer
 from ..layers import get_layer
@@ -120,22 +120,34 @@ def _export_refused(layer_name: str) -> str | None:
     return None
 
 
+def _onnx_bytes(layer: Layer, ev: Evaluation) -> bytes:
+    from ..onnxio import export_model
+
+    return export_model(layer, ev.params, ev.input.shape).SerializeToString()
+
+
 def downloads(layer: Layer, ev: Evaluation) -> None:
     """The configuration on screen as a Python script, its input and output as .npy and .csv. Every file is
     made when its button is clicked, not on every change."""
     failure = _export_refused(layer.name)
+    name = config_name(layer, ev.params, ev.input.shape)  # the files say which configuration they hold
     with st.container(key=control_key(layer.name, "downloads"), horizontal=True, gap="small", wrap=True):
         if failure is None:
             st.download_button("Download Python script", functools.partial(export_script, layer.name, ev.params, ev.input),
-                               file_name=f"trt_{layer.name}.py", mime="text/x-python", icon=":material/code:",
+                               file_name=f"trt_{name}.py", mime="text/x-python", icon=":material/code:",
                                on_click="ignore", key=key(layer.name, "download", "script"),
                                help="A standalone script that builds exactly this configuration with TensorRT "
                                     "and, where a GPU runs it, executes it and checks the NumPy reference.")
+        st.download_button("ONNX model", functools.partial(_onnx_bytes, layer, ev), file_name=f"{name}.onnx",
+                           mime="application/octet-stream", icon=":material/hub:", on_click="ignore",
+                           key=key(layer.name, "download", "onnx"),
+                           help="This configuration as an ONNX model (float32; python -m playground run --onnx "
+                                "reopens it exactly).")
         for which, t in (("input", ev.input), ("output", ev.output)):
-            st.download_button(f"{which} .npy", functools.partial(to_npy_bytes, t), file_name=f"{layer.name}_{which}.npy",
+            st.download_button(f"{which} .npy", functools.partial(to_npy_bytes, t), file_name=f"{name}--{which}.npy",
                                mime="application/octet-stream", icon=":material/download:", on_click="ignore",
                                key=key(layer.name, "download", which, "npy"))
-            st.download_button(f"{which} .csv", functools.partial(to_csv, t), file_name=f"{layer.name}_{which}.csv",
+            st.download_button(f"{which} .csv", functools.partial(to_csv, t), file_name=f"{name}--{which}.csv",
                                mime="text/csv", icon=":material/table:", on_click="ignore",
                                key=key(layer.name, "download", which, "csv"))
     if failure:
