@@ -96,12 +96,16 @@ def machine() -> dict:
             if line.startswith("PRETTY_NAME="):
                 osname = line.split("=", 1)[1].strip().strip('"') + f" (kernel {platform.release()})"
     b = detect()
-    chromium = subprocess.run([B.chromium_path() or "chromium", "--version"], capture_output=True, text=True).stdout.strip()
+    try:
+        chromium = subprocess.run([B.chromium_path() or "chromium", "--version"], capture_output=True,
+                                  text=True).stdout.strip()
+    except OSError:  # a machine that benchmarks the server alone (bench_room) may have none
+        chromium = "no Chromium"
     import importlib.metadata as md
     return {"cpu": f"{cpu} × {os.cpu_count()} logical CPUs", "ram": f"{mem_kb / 2**20:.1f} GiB", "os": osname,
             "python": platform.python_version(), "backend": f"{b.name} {b.version or ''} (device: {b.device}; "
             f"builds: {'yes' if b.can_build else 'no'}, runs: {'yes' if b.can_run else 'no'})",
-            "browser": f"{chromium}, headless; Playwright {md.version('playwright')}; Streamlit {md.version('streamlit')}",
+            "browser": f"{chromium}, headless; Streamlit {md.version('streamlit')}",
             "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
             "load": "load average %.2f %.2f %.2f" % os.getloadavg(), "code": code_version()}
 

@@ -72,6 +72,7 @@ class Participant:
     reopened: int = 0
     lost_at: float | None = None
     ws: object = None
+    notes: list = field(default_factory=list)  # what went wrong on the way to an answer (reported where it errs)
     back_after: float | None = None  # seconds from the first failed change to the next answer (a kill)
 
     async def open(self, http) -> None:
@@ -80,10 +81,11 @@ class Participant:
         from streamlit.proto.BackMsg_pb2 import BackMsg
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-        r = await http.get(f"{self.base}/{self.page}", headers={"Cookie": self.cookie} if self.cookie else {})
-        got = r.cookies.get(R.COOKIE)
-        if got:
-            self.cookie = f"{R.COOKIE}={got}"
+        r = await http.get(f"{self.base}/{self.page}")  # its own jar, as a browser's: the proxy's cookie kept there
+        if r.status_code != 200:
+            raise RuntimeError(f"{self.page}: HTTP {r.status_code}")
+        got = http.cookies.get(R.COOKIE)
+        self.cookie = f"{R.COOKIE}={got}" if got else ""
         ws_url = self.base.replace("http://", "ws://") + "/_stcore/stream"
         await self.close()
         # the page stays open as long as its websocket, as a browser's does (its session holds memory on the replica)
@@ -104,8 +106,8 @@ class Participant:
                         data = json.loads(el.bidi_component.json)
                         self.token, self.route = data["token"], data["route"]
                         self.query = {**data["query"], **self.query}
-                elif kind == "script_finished":
-                    break
+                elif kind == "script_finished" and f.script_finished != ForwardMsg.FINISHED_EARLY_FOR_RERUN:
+                    break  # (a run the page itself replaced, e.g. a link's refused values dropped, is not the last)
         if not self.token:
             raise RuntimeError(f"{self.page}: the page drew no stage")
 
@@ -123,7 +125,7 @@ class Participant:
         sent = time.monotonic()
         while True:
             try:
-                r = await http.post(self.base + self.route, headers={"X-Stage-Token": self.token, "Cookie": self.cookie},
+                r = await http.post(self.base + self.route, headers={"X-Stage-Token": self.token},
                                     json={"params": self.query, "quick": False, "have": self.have[-64:]}, timeout=30)
                 reply = r.json() if r.headers.get("content-type", "").startswith("application/json") else {}
                 status = r.status_code
@@ -144,20 +146,28 @@ class Participant:
             if time.monotonic() - sent > RETRY_S:
                 self.errors.append(f"{status}: {str(reply.get('error', ''))[:120]}")
                 return
+            self.notes.append(f"{status} with {self.cookie or 'no cookie'}")
             if status in (0, 401, 502, 503, 504):  # its replica is gone: the page reconnects through the proxy
                 await asyncio.sleep(0.5)
                 try:
                     self.token, self.have = "", []
                     await self.open(http)
                     self.reopened += 1
-                except Exception:  # noqa: BLE001 - no replica yet: again in a moment
-                    pass
+                except Exception as exc:  # noqa: BLE001 - no replica yet: again in a moment
+                    self.notes.append(f"reopen: {type(exc).__name__}: {str(exc)[:100]}")
                 continue
             self.errors.append(f"{status}: {str(reply.get('error', ''))[:120]}")
             return
 
 
-async def drive(p: Participant, http, start: float, duration: float, period: float, seed: int) -> None:
+async def drive(p: Participant, start: float, duration: float, period: float, seed: int) -> None:
+    import httpx
+
+    async with httpx.AsyncClient(timeout=30) as http:  # one a participant: its cookie jar is its own, as a browser's
+        await _drive(p, http, start, duration, period, seed)
+
+
+async def _drive(p: Participant, http, start: float, duration: float, period: float, seed: int) -> None:
     rng = random.Random(seed)
     await asyncio.sleep(rng.random() * period if not p.closed else 0)
     try:
@@ -173,21 +183,33 @@ async def drive(p: Participant, http, start: float, duration: float, period: flo
     await p.close()
 
 
+def crowd(base: str, indices: list[int], start: float, duration: float, period: float, closed: bool,
+          n: int) -> list[Participant]:
+    """One client process's participants (several processes: the room is measured, not one Python client)."""
+    people = [Participant(i, base, PAGES[i % len(PAGES)], closed) for i in indices]
+
+    async def main():
+        await asyncio.gather(*(drive(p, start, duration, period, 1000 * n + p.i) for p in people))
+    asyncio.run(main())
+    for p in people:
+        p.ws = None  # not picklable, and closed
+    return people
+
+
 async def run_room(n: int, clients: int, duration: float, period: float, closed: bool, kill_at: float | None,
-                   cache: str) -> dict:
-    import httpx
+                   cache: str, procs: int = 1) -> dict:
+    from concurrent.futures import ProcessPoolExecutor
 
     port = free_port()
     with R.started(n, port, cache_dir=cache, env={"PLAYGROUND_STAGE": "instrument", "PLAYGROUND_PREFETCH": "0"}) as room:
         peaks = {r.port: 0.0 for r in room.replicas}
-        limits = httpx.Limits(max_connections=clients + 16, max_keepalive_connections=clients + 16)
-        async with httpx.AsyncClient(limits=limits, timeout=30) as http:
-            start = time.monotonic()
-            people = [Participant(i, room.url, PAGES[i % len(PAGES)], closed) for i in range(clients)]
-            tasks = [asyncio.create_task(drive(p, http, start, duration, period, 1000 * n + i))
-                     for i, p in enumerate(people)]
+        start = time.monotonic()  # CLOCK_MONOTONIC: one clock for every process of this machine
+        groups = [list(range(k, clients, procs)) for k in range(procs)]
+        loop = asyncio.get_running_loop()
+        with ProcessPoolExecutor(procs) as pool:
+            futures = [loop.run_in_executor(pool, crowd, room.url, g, start, duration, period, closed, n) for g in groups]
             killed = None
-            while not all(t.done() for t in tasks):
+            while not all(f.done() for f in futures):
                 await asyncio.sleep(0.5)
                 for r in room.replicas:
                     if r.alive():
@@ -195,13 +217,13 @@ async def run_room(n: int, clients: int, duration: float, period: float, closed:
                 if kill_at is not None and killed is None and time.monotonic() - start >= kill_at:
                     killed = time.monotonic()
                     os.killpg(room.replicas[0].proc.pid, signal.SIGKILL)  # not restarted: the room runs one short
-            await asyncio.gather(*tasks)
+            people = [p for f in futures for p in f.result()]
         took = time.monotonic() - start
     lat = [ms for p in people for _, ms in p.latency]
     out = {"replicas": n, "clients": clients, "mode": "closed" if closed else f"every {period:g} s",
            "changes": len(lat), "per_s": len(lat) / took, "p50": pct(lat, 50), "p95": pct(lat, 95),
            "errors": sum(len(p.errors) for p in people), "peak_mb": max(peaks.values()), "examples": [
-               e for p in people for e in p.errors][:3]}
+               e for p in people for e in p.errors + (p.notes[-2:] if p.errors else [])][:4]}
     if killed is not None:
         near = [ms for p in people for t, ms in p.latency if abs(t - killed) <= 30]
         lost = [p for p in people if p.reopened]
@@ -222,6 +244,8 @@ def main() -> None:
     ap.add_argument("--kill-at", type=float, default=None)
     ap.add_argument("--kill-replicas", type=int, default=8)
     ap.add_argument("--cache", default=None, help="the rooms' engine cache (default: a fresh temporary one)")
+    ap.add_argument("--procs", type=int, default=max(1, min(4, (os.cpu_count() or 2) // 4)),
+                    help="client processes the participants are spread over")
     args = ap.parse_args()
     import tempfile
 
@@ -230,16 +254,16 @@ def main() -> None:
     counts = [int(v) for v in args.replicas.split(",") if v]
     rows = []
     for n in counts:
-        rows.append(asyncio.run(run_room(n, args.clients, args.duration, args.period, False, None, cache)))
+        rows.append(asyncio.run(run_room(n, args.clients, args.duration, args.period, False, None, cache, args.procs)))
         print(json.dumps(rows[-1]), flush=True)
     capacity = []
     for n in counts if args.closed else []:
-        capacity.append(asyncio.run(run_room(n, args.closed, args.closed_duration, 0, True, None, cache)))
+        capacity.append(asyncio.run(run_room(n, args.closed, args.closed_duration, 0, True, None, cache, args.procs)))
         print(json.dumps(capacity[-1]), flush=True)
     kill = None
     if args.kill_at is not None:
         kill = asyncio.run(run_room(args.kill_replicas, args.clients, args.duration, args.period, False, args.kill_at,
-                                    cache))
+                                    cache, args.procs))
         print(json.dumps(kill), flush=True)
 
     print(f"\n{args.clients} participants, a change every {args.period:g} s, {args.duration:g} s per room:")

@@ -100,7 +100,8 @@ class Replica:
 
         cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "serve.py"), "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(self.port),
-               "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+               "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
+               "--global.developmentMode", "false"]  # a Streamlit installed outside site-packages guesses otherwise
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(cmd, cwd=ROOT, env=tuned_env(env), stdout=out, stderr=subprocess.STDOUT,
                                          start_new_session=True)
@@ -207,7 +208,8 @@ def started(replicas: int, port: int, bind: str = "127.0.0.1", first_port: int |
         while not all(r.healthy() for r in room.replicas):
             dead = [r for r in room.replicas if not r.alive()]
             if dead:
-                raise RoomError(f"a replica exited while starting: see {dead[0].log}")
+                said = dead[0].log.read_text(errors="replace").strip().splitlines()[-5:]
+                raise RoomError(f"a replica exited while starting ({dead[0].log}): " + " / ".join(said))
             if time.monotonic() > deadline:
                 raise RoomError(f"the replicas did not answer within {timeout:.0f} s: see {workdir}")
             time.sleep(0.3)
