@@ -178,17 +178,17 @@ def open_node(model, name: str | None = None, model_name: str = "model.onnx", ba
     own = _own_configuration(model, model_name)
     if own is not None and name is None:
         return own
-    nodes = _graph_nodes(model)
+    nodes, known = _graph_nodes(model), _Known(model)
     named = {node_name(n, i): n for i, n in enumerate(nodes)}
     if name is not None:
         if name not in named:
             raise ValidationError("onnx", "--node", f"{model_name} has no node {name!r}; it has "
                                   + ", ".join(list(named)[:20]) + (" …" if len(named) > 20 else ""))
-        return _open(model, named[name], name, model_name, batch)
+        return _open(known, named[name], name, model_name, batch)
     first_problem = None
     for n, node in named.items():
         try:
-            return _open(model, node, n, model_name, batch)
+            return _open(known, node, n, model_name, batch)
         except ValidationError as exc:
             first_problem = first_problem or exc
     raise first_problem
@@ -196,12 +196,12 @@ def open_node(model, name: str | None = None, model_name: str = "model.onnx", ba
 
 def list_nodes(model) -> list[dict]:
     """Every node: its name, op_type and the layer it opens as, or the reason it cannot."""
-    out = []
+    out, known = [], _Known(model)
     for i, node in enumerate(_graph_nodes(model)):
         name = node_name(node, i)
         entry = {"name": name, "op_type": node.op_type, "layer": None, "reason": None}
         try:
-            opened = _open(model, node, name, "")
+            opened = _open(known, node, name, "", alone=False)
             entry["layer"] = opened.layer.name
             entry["differs"] = opened.differs
         except ValidationError as exc:
@@ -210,7 +210,15 @@ def list_nodes(model) -> list[dict]:
     return out
 
 
-def _open(model, node, name: str, model_name: str, batch: int = 1) -> Opened:
+class _Known:
+    """What a model's nodes read, worked out once per model: every tensor's shape and every constant's value."""
+
+    def __init__(self, model):
+        self.model, self.shapes, self.consts, self.opset = model, _shapes(model), _constants(model), opset_of(model)
+
+
+def _open(known: _Known, node, name: str, model_name: str, batch: int = 1, alone: bool = True) -> Opened:
+    """The node as its layer; alone=False: without the node as a model of its own (a listing needs none)."""
     where = f"ONNX node {name!r} ({node.op_type})"
     if node.domain not in ("", "ai.onnx"):
         raise ValidationError(where, "domain", f"{node.domain!r} is not ONNX's own: no layer here computes it")
@@ -218,7 +226,7 @@ def _open(model, node, name: str, model_name: str, batch: int = 1) -> Opened:
     if layer is None:
         opens = sorted({op for layer in LAYERS.values() if layer.onnx for op in layer.onnx.ops})
         raise ValidationError(where, "op_type", f"has no layer here; the layers open {', '.join(opens)}")
-    shapes, consts = _shapes(model), _constants(model)
+    shapes, consts = known.shapes, known.consts
     data = node.input[0] if node.input else ""
     if data in consts:
         raise ValidationError(where, "input", "is a constant: the layer's input must be a tensor the model computes")
@@ -232,7 +240,7 @@ def _open(model, node, name: str, model_name: str, batch: int = 1) -> Opened:
     shape = (onnx_shape[:2] + (1,) * lift + onnx_shape[2:] if layer.onnx.lift == "spatial"
              else onnx_shape + (1,) * lift)
     view = Node(name, node.op_type, _attributes(node), [None] + [consts.get(i) if i else None for i in node.input[1:]],
-                shape, onnx_shape, opset_of(model), list(node.input))
+                shape, onnx_shape, known.opset, list(node.input))
     raw = layer.onnx.read(view)
     try:
         layer.resolve(raw, shape)
@@ -244,7 +252,7 @@ def _open(model, node, name: str, model_name: str, batch: int = 1) -> Opened:
     out_shape = out_shape if out_shape and all(isinstance(d, int) and d > 0 for d in out_shape) else None
     return Opened(model_name, name, node.op_type, layer, raw, shape, onnx_shape, out_shape,
                   layer.onnx.differs(view, raw) if layer.onnx.differs else [], notes,
-                  _node_model(model, node, onnx_shape, consts), batch_free,
+                  _node_model(known.model, node, onnx_shape, consts) if alone else None, batch_free,
                   tuple(range(2, 2 + lift)) if layer.onnx.lift == "spatial" else tuple(range(len(onnx_shape), 4)))
 
 

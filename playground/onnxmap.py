@@ -69,7 +69,8 @@ class Node:
         pads = self.attrs.get("pads")
         rank = len(self.onnx_shape) - 2
         if pads is None:
-            return self.spatial("", 0, [0] * rank), self.spatial("", 0, [0] * rank)
+            zeros = (0,) * (len(self.shape) - 2)
+            return zeros, zeros
         if len(pads) != 2 * rank:
             raise self.fail("pads", f"needs 2 × {rank} values (begin and end per spatial axis)", pads)
         if min(pads) < 0:
@@ -115,7 +116,6 @@ class OnnxMap:
     # (node, raw parameters) -> the rules in play where ONNX computes this node otherwise than TensorRT's layer.
     differs: Callable[[Node, dict], list[str]] | None = None
     lift: str = "spatial"  # a lower-rank node: "spatial" inserts H (Conv1d → 2-D), "trailing" appends 1s
-    exact: bool = True  # the export is the layer's own arithmetic (False: a construction ONNX spells otherwise)
 
 
 def explicit_pads(pre, post) -> list[int]:

@@ -93,7 +93,6 @@ class Replica:
     port: int
     log: Path
     proc: subprocess.Popen | None = None
-    starts: int = 0
 
     def start(self, env: dict) -> None:
         from .trt.launch import tuned_env
@@ -105,7 +104,6 @@ class Replica:
         with open(self.log, "ab") as out:
             self.proc = subprocess.Popen(cmd, cwd=ROOT, env=tuned_env(env), stdout=out, stderr=subprocess.STDOUT,
                                          start_new_session=True)
-        self.starts += 1
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None

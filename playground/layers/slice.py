@@ -176,10 +176,8 @@ def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
     if p["mode"] == "FILL":  # one cell of the fill value around the input: outside reads it
         y = g.op("Pad", [x, g.ints([1] * len(shape) * 2), g.const(p["fill"])], mode="constant")
         offset = 1
-    for axis, n in enumerate(shape):
-        i = source(p["mode"], reads[axis], n)
-        i = np.where(i < 0, -1, i) + offset if p["mode"] == "FILL" else i
-        y = g.op("Gather", [y, g.ints(i)], axis=axis)
+    for axis, n in enumerate(shape):  # FILL's outside (−1) reads the padding cell before the input, 0
+        y = g.op("Gather", [y, g.ints(source(p["mode"], reads[axis], n) + offset)], axis=axis)
     return y
 
 
