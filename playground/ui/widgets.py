@@ -630,7 +630,7 @@ def input_controls(layer: Layer) -> InputForm:
     upload = None
     if kind == "image":
         upload = st.file_uploader("image (resized to H × W; C = 1 grey, 3 RGB)", type=["png", "jpg", "jpeg"],
-                                  key=k("image"))
+                                  key=k("image"), max_upload_size=LIMITS["upload_bytes"] // 10**6)
     slots["image"] = st.empty()
     try:
         if kind == "image" and upload is not None:
