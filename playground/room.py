@@ -231,7 +231,10 @@ def started(replicas: int, port: int, bind: str = "127.0.0.1", first_port: int |
 def run(replicas: int, port: int, bind: str, first_port: int | None, cache_dir: str | None,
         public_url: str | None) -> int:
     """The `room` command: start, say where, supervise until Ctrl-C or SIGTERM."""
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt))
+    def stop(*_):
+        raise KeyboardInterrupt
+    for sig in (signal.SIGINT, signal.SIGTERM):  # SIGINT too: a shell's background job starts with it ignored
+        signal.signal(sig, stop)
     with started(replicas, port, bind, first_port, cache_dir, public_url) as room:
         print(f"room: {len(room.replicas)} replicas (ports {', '.join(str(r.port) for r in room.replicas)}) behind "
               f"HAProxy on {room.url}; engine cache {room.env['PLAYGROUND_ENGINE_CACHE']}; logs in {room.workdir}. "

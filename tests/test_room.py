@@ -95,3 +95,33 @@ def test_affinity_shared_cache_and_a_lost_replica(room, browser):
     assert not page0.locator(f"{STAGE} .pg-problem:not([hidden])").count()
     assert {c["name"]: c["value"] for c in ctx0.cookies()}.get(R.COOKIE) == "r1"
     ctx0.close()
+
+
+def test_the_command_starts_a_room_and_ctrl_c_stops_all_of_it(tmp_path):
+    """`python -m playground room` as the README runs it: it says where the room is, the proxy answers there, and
+    SIGINT (Ctrl-C) stops the proxy and every replica."""
+    import subprocess
+    import sys
+    import urllib.request
+
+    if not HAPROXY:
+        pytest.skip(R.INSTALL)
+    port = B.free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "playground", "room", "--replicas", "1", "--port", str(port),
+                             "--bind", "127.0.0.1", "--cache", str(tmp_path / "cache")], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, cwd=R.ROOT)
+    try:
+        line = proc.stdout.readline()
+        assert line.startswith("room: 1 replicas") and f"127.0.0.1:{port}" in line, line
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/_stcore/health", timeout=10) as r:
+            assert r.status == 200
+        workdir = line.split("logs in ")[1].split(". ")[0]  # the proxy's configuration lives there
+        replica = line.split("(ports ")[1].split(")")[0]
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=30) == 0
+        for pattern in (workdir, f"--server.port {replica} "):
+            left = subprocess.run(["pgrep", "-f", "--", pattern], capture_output=True, text=True).stdout
+            assert not left.strip(), f"still running ({pattern}): {left}"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
