@@ -15,6 +15,7 @@ import io
 import os
 import re
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -52,10 +53,11 @@ class BlobStore:
             if f.exists():
                 os.utime(f)  # mtime is the LRU clock
             else:
-                from .trt.engine import atomic_write
+                from .trt.cache import atomic_write, evict_oldest  # the engine cache's own (params imports this)
 
                 atomic_write(f, data)
-                self._evict(keep=f)
+                evict_oldest([p for p in self.path.iterdir() if p.is_file() and not p.name.startswith(".")],
+                             self.cap_bytes, keep=f)
         except OSError:
             with self._guard:
                 self._memory[digest + suffix] = data
@@ -80,19 +82,6 @@ class BlobStore:
             raise Missing("is damaged on this server: open the model again")
         return data
 
-    def _evict(self, keep: Path) -> None:
-        files = sorted((p for p in self.path.iterdir() if p.is_file() and not p.name.startswith(".")),
-                       key=lambda p: p.stat().st_mtime)
-        total = sum(p.stat().st_size for p in files)
-        for p in files:
-            if total <= self.cap_bytes:
-                break
-            if p != keep:  # an open reader keeps its bytes: unlinking never breaks a read in progress
-                with contextlib.suppress(OSError):
-                    size = p.stat().st_size
-                    p.unlink()
-                    total -= size
-
 
 _store: BlobStore | None = None
 
@@ -104,14 +93,36 @@ def store() -> BlobStore:
     return _store
 
 
+# The arrays links named lately, read-only, by their reference: a page's every change names its model's weights
+# again, and is answered without reading, checking and hashing their megabytes each time.
+_held: OrderedDict[str, np.ndarray] = OrderedDict()
+HELD_BYTES = 256 << 20
+_held_lock = threading.Lock()
+
+
 def weights_ref(a: np.ndarray) -> str:
     """`@w:DIGEST` for the array `a`, kept by the store (a .npy file, never a pickle)."""
+    with _held_lock:
+        for ref, held in _held.items():  # the array a link named, or a view of it with its layout: the same bytes
+            # (held alive and read-only here, so its memory is not another array's, nor written)
+            if a.ctypes.data == held.ctypes.data and (a.shape, a.strides, a.dtype) == (held.shape, held.strides, held.dtype):
+                return ref
     buffer = io.BytesIO()
     np.save(buffer, np.ascontiguousarray(a, np.float32), allow_pickle=False)
     return WEIGHTS + store().put(buffer.getvalue(), ".npy")
 
 
 def weights(ref: str, limit_values: int) -> np.ndarray:
-    """The array `@w:DIGEST` names; Missing where this server does not hold it."""
+    """The array `@w:DIGEST` names, read-only; Missing where this server does not hold it."""
+    with _held_lock:
+        if ref in _held:
+            _held.move_to_end(ref)
+            return _held[ref]
     data = store().get(ref[len(WEIGHTS):], ".npy", limit_values * 4 + 4096)
-    return np.load(io.BytesIO(data), allow_pickle=False)
+    a = np.load(io.BytesIO(data), allow_pickle=False)
+    a.setflags(write=False)  # shared by every request that names it
+    with _held_lock:
+        _held[ref] = a
+        while len(_held) > 1 and sum(v.nbytes for v in _held.values()) > HELD_BYTES:
+            _held.popitem(last=False)
+    return a

@@ -95,7 +95,7 @@ def default_cache() -> EngineCache:
         return _default_cache
 
 
-class _Memo:
+class Memo:
     """A thread-safe least-recently-used map whose values are made on a miss; `weight` measures a value
     against `limit` (one each by default)."""
 
@@ -118,7 +118,7 @@ class _Memo:
         return value
 
 
-class _Engines(_Memo):
+class _Engines(Memo):
     """Deserialized engines by cache key, so a revisit on a GPU does not deserialize again."""
 
     def __init__(self, size: int = 16):
@@ -131,7 +131,7 @@ class _Engines(_Memo):
 _engines = _Engines()
 
 
-class _References(_Memo):
+class _References(Memo):
     """Reference outputs by (layer, parameters, input values), so a revisited configuration does not recompute
     a large convolution on every change. The arrays are shared, so they are made read-only."""
 
@@ -161,7 +161,7 @@ class _References(_Memo):
 _references = _References()
 
 
-class _Measures(_Memo):
+class _Measures(Memo):
     """precision.errors of one emulated output against another (its truth, or compare mode's other output), by
     their reference keys: a revisited configuration shows its error map without a pass over both tensors
     (0.75 s at the element budget). Where TensorRT's output is measured there is no key, and no memo."""

@@ -14,6 +14,7 @@ import json
 import math
 import re
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from .errors import PlaygroundError, ValidationError
 from .layer import Layer
 from .layers import LAYERS, get_layer
 from .onnxmap import OPSET, Graph, Node
+from .params import same_params
 
 MAX_MODEL_BYTES = 64 << 20  # an upload or a file: ResNet-18's weights (45 MB) fit, a language model does not
 MAX_NODES = 10_000
@@ -146,6 +148,13 @@ class Opened:
     node_model: bytes | None = None  # the node alone as a model (its constants as initializers): for ONNX Runtime
     batch_free: bool = False  # the model names its batch dimension: any N opens
     lifted: tuple = ()  # the axes added to the node's input to reach the layer's rank
+    params: dict = field(default_factory=dict)  # `raw` resolved, once (a model's weights: millions of values)
+
+    def stands(self, ev) -> bool:
+        """`ev` is of this node as it stands: its input shape and every parameter (the data-derived quantize scale
+        aside)."""
+        return ev.input.shape == self.shape and same_params(
+            ev.params, self.params | {"quantize_scale": ev.params["quantize_scale"]})
 
     def describe(self) -> dict:
         return {"model": self.model, "node": self.node, "op_type": self.op, "layer": self.layer.name,
@@ -243,7 +252,7 @@ def _open(known: _Known, node, name: str, model_name: str, batch: int = 1, alone
                 shape, onnx_shape, known.opset, list(node.input))
     raw = layer.onnx.read(view)
     try:
-        layer.resolve(raw, shape)
+        params = layer.resolve(raw, shape)
     except ValidationError as exc:  # the layer's own rule, said of the node
         raise ValidationError(where, exc.param, exc.rule, exc.value) from None
     out_shape = shapes.get(node.output[0]) if node.output else None
@@ -253,7 +262,8 @@ def _open(known: _Known, node, name: str, model_name: str, batch: int = 1, alone
     return Opened(model_name, name, node.op_type, layer, raw, shape, onnx_shape, out_shape,
                   layer.onnx.differs(view, raw) if layer.onnx.differs else [], notes,
                   _node_model(known.model, node, onnx_shape, consts) if alone else None, batch_free,
-                  tuple(range(2, 2 + lift)) if layer.onnx.lift == "spatial" else tuple(range(len(onnx_shape), 4)))
+                  tuple(range(2, 2 + lift)) if layer.onnx.lift == "spatial" else tuple(range(len(onnx_shape), 4)),
+                  params)
 
 
 def _static(where: str, data: str, shape, batch: int) -> tuple[tuple, list[str]]:
@@ -295,11 +305,11 @@ def _own_configuration(model, model_name: str) -> Opened | None:
     try:
         raw = json.loads(meta.get(META_PARAMS, "{}"))
         shape = tuple(int(d) for d in _shapes(model)[model.graph.input[0].name])
-        layer.resolve(raw, shape)
+        params = layer.resolve(raw, shape)
     except (ValueError, KeyError, TypeError, IndexError):
         return None  # metadata that does not resolve: the nodes are read as any model's
     return Opened(model_name, f"{layer.name} (playground export)", "", layer, raw, shape, shape, None,
-                  node_model=model.SerializeToString())
+                  node_model=model.SerializeToString(), params=params)
 
 
 def seeded_input(opened: Opened) -> np.ndarray:
@@ -321,9 +331,10 @@ def _remembered(digest: str):
     return load_model(blobs.store().get(digest, ".onnx", MAX_MODEL_BYTES))
 
 
+@functools.lru_cache(maxsize=16)
 def open_remembered(digest: str, node: str | None, model_name: str) -> Opened:
     """The node of a model this server keeps (a link's `onnx=DIGEST&node=NAME`); blobs.Missing where it does not
-    hold it."""
+    hold it. The same object on every run of the page, so its configuration is resolved once."""
     return open_node(_remembered(digest), node or None, model_name)
 
 
@@ -378,10 +389,11 @@ def _ort_words(exc: Exception) -> str:
     return text.strip()[:300]
 
 
-def onnxruntime_check(model_bytes: bytes, x: np.ndarray, reference: np.ndarray, scale: float, differs=(),
-                      undefined: np.ndarray | None = None, compared_to: str = "the reference") -> dict:
+def onnxruntime_check(model_bytes: bytes, x: np.ndarray, reference: np.ndarray, scale: Callable[[], float],
+                      differs=(), undefined: np.ndarray | None = None, compared_to: str = "the reference") -> dict:
     """ONNX Runtime (CPU) on the model: its version, the largest |difference| from `reference`, whether they agree
-    (within 10⁻⁵ of `scale`, the `magnitude` of the terms summed, and NaN/Inf where the reference has them), and
+    (within 10⁻⁵ of the output's largest magnitude or, where that is not enough, of `scale()`, the `magnitude` of
+    the terms summed: a second reference, worked out only then; and NaN/Inf where the reference has them), and
     where they do not, the rule in play that says why (`differs`), or that no known rule does."""
     try:
         import onnxruntime as ort  # noqa: PLC0415
@@ -406,6 +418,7 @@ def onnxruntime_check(model_bytes: bytes, x: np.ndarray, reference: np.ndarray, 
     both = defined & np.isfinite(reference) & np.isfinite(y)
     diff = float(np.abs(y[both].astype(np.float64) - reference[both]).max()) if both.any() else 0.0
     same_nonfinite = bool(np.array_equal(np.isfinite(y[defined]), np.isfinite(reference[defined])))
-    agrees = diff <= 1e-5 * max(1.0, scale) and same_nonfinite
+    largest = float(np.abs(reference[both]).max()) if both.any() else 0.0
+    agrees = same_nonfinite and (diff <= 1e-5 * max(1.0, largest) or diff <= 1e-5 * max(1.0, scale()))
     return out | {"status": "ran", "agrees": agrees, "output_shape": list(y.shape), "max_abs_diff": diff,
                   "rule": None if agrees else (differs[0] if differs else None)}

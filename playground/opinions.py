@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 
 from . import onnxio
-from .core import Evaluation, default_cache, evaluate
+from .core import Evaluation, Memo, default_cache, evaluate
 from .layers import get_layer
 from .trt import engine as eng
 from .trt.cache import cache_key
@@ -17,19 +17,25 @@ from .trt.cache import cache_key
 
 def second_opinions(ev: Evaluation, opened: onnxio.Opened | None = None) -> dict:
     """{"onnxruntime": …, "onnx_parser": …} for the evaluation `ev` (of `opened`'s node, where given)."""
-    fp32, model, ort = _onnxruntime(ev, opened)
+    fp32, model, ort = _onnxruntime(ev, opened, build=True)  # the parser's engine is set beside the FP32 build's
     return {"onnxruntime": ort, "onnx_parser": parser_check(ev, fp32, model, tuple(ort.get("expected_shape", ())))}
 
 
+_opinions = Memo(256)  # by configuration: the page's run asks again for what the route answered
+
+
 def onnxruntime_opinion(ev: Evaluation, opened: onnxio.Opened | None = None) -> dict:
-    """ONNX Runtime's opinion alone (the stage's badge: a few milliseconds)."""
-    return _onnxruntime(ev, opened)[2]
+    """ONNX Runtime's opinion alone (the stage's badge: a few milliseconds; no engine built for it)."""
+    if ev.output_key is None:  # TensorRT's output, measured afresh: no key to remember it by
+        return _onnxruntime(ev, opened, build=False)[2]
+    key = (ev.output_key, opened.model, opened.node) if opened is not None else ev.output_key
+    return _opinions.get_or_make(key, lambda: _onnxruntime(ev, opened, build=False)[2])
 
 
-def _onnxruntime(ev: Evaluation, opened: onnxio.Opened | None):
+def _onnxruntime(ev: Evaluation, opened: onnxio.Opened | None, build: bool):
     layer = get_layer(ev.layer)
     fp32 = ev if ev.params["precision"] == "FP32" else evaluate(ev.layer, {**ev.params, "precision": "FP32"},
-                                                                  ev.input, backend=ev.backend, run=False)
+                                                                  ev.input, backend=ev.backend, run=False, build=build)
     if opened is not None:
         model, x, reference = opened.node_model, ev.input.reshape(opened.onnx_shape), opened.to_onnx(fp32.reference)
         differs = opened.differs
@@ -40,8 +46,8 @@ def _onnxruntime(ev: Evaluation, opened: onnxio.Opened | None):
     if undefined is not None and opened is not None:
         undefined = opened.to_onnx(undefined)
     compared_to = "the reference" if fp32 is ev else "the FP32 reference (an ONNX model computes in float32)"
-    ort = onnxio.onnxruntime_check(model, x, reference, onnxio.magnitude(layer, ev.input, fp32.params), differs,
-                                   undefined, compared_to)
+    ort = onnxio.onnxruntime_check(model, x, reference, lambda: onnxio.magnitude(layer, ev.input, fp32.params),
+                                   differs, undefined, compared_to)
     return fp32, model, ort | {"expected_shape": list(reference.shape),
                                "model": "the node" if opened is not None else "the configuration's export"}
 

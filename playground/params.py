@@ -164,8 +164,9 @@ class Param:
             except ValueError:
                 presets = f", or a preset ({', '.join(self.presets)})" if self.presets else ""
                 raise fail(f"must be numbers separated by commas or a .npy array{presets}") from None
-        try:
-            arr = np.array(value, dtype=np.float32)
+        try:  # a read-only float32 array (a link's weights, kept by the server) is taken as it is: nothing writes it
+            arr = value if isinstance(value, np.ndarray) and value.dtype == np.float32 and not value.flags.writeable \
+                else np.array(value, dtype=np.float32)
         except (TypeError, ValueError):
             raise fail("must be an array of numbers") from None
         if arr.size == 0:

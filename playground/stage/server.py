@@ -208,16 +208,9 @@ def answer(seat: Seat, message: dict) -> dict:
 
         prefetcher.offer(layer.name, neighbours(layer, seat.last_query, raw), seat.x, backend=backend, cache=cache)
     seat.last_query = raw
-    opened = seat.opened if seat.opened is not None and _is_node(layer, ev, seat.opened) else None
+    opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
     return {"answer": protocol.answer(layer, ev, tuple(pick) if pick else None, frozenset(have),
                                       lines=0 if quick else protocol.CELL_LINES, opinion=not quick, opened=opened)}
-
-
-def _is_node(layer, ev, opened) -> bool:
-    from ..params import same_params
-
-    return ev.input.shape == opened.shape and same_params(
-        ev.params, layer.resolve(opened.raw, opened.shape) | {"quantize_scale": ev.params["quantize_scale"]})
 
 
 def public_url() -> str:

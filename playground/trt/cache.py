@@ -125,6 +125,25 @@ def read_regular_file(path: Path, limit: int) -> bytes:
         return data
 
 
+def evict_oldest(files: list[Path], cap_bytes: int, keep: Path | None = None) -> list[Path]:
+    """Unlink the least recently used of `files` (oldest mtime first; `keep` never) until they hold at most
+    `cap_bytes`; the ones removed. Unlinking, not truncating: a process reading one (another replica) reads on."""
+    sized = []
+    for p in sorted(files, key=lambda p: p.stat().st_mtime):
+        with contextlib.suppress(OSError):
+            sized.append((p, p.stat().st_size))
+    total, removed = sum(s for _, s in sized), []
+    for p, size in sized:
+        if total <= cap_bytes:
+            break
+        if p != keep:
+            with contextlib.suppress(OSError):
+                p.unlink()
+                total -= size
+                removed.append(p)
+    return removed
+
+
 class EngineCache:
     def __init__(self, path: str | os.PathLike | None = None, cap_bytes: int | None = None):
         path = path or os.environ.get("PLAYGROUND_ENGINE_CACHE") or DEFAULT_DIR
@@ -237,13 +256,7 @@ class EngineCache:
 
     def evict(self) -> None:
         """Delete least recently used files until the directory is under its cap."""
-        files = [(p, p.stat().st_size) for p in self.entries()]
-        total = sum(s for _, s in files)
-        for p, size in files[:-1]:  # never the newest: it was just asked for
-            if total <= self.cap_bytes:
-                break
-            with contextlib.suppress(OSError):
-                p.unlink()
-                total -= size
-                with self._guard:
-                    self._memory.pop(p.stem, None)
+        entries = self.entries()
+        for p in evict_oldest(entries, self.cap_bytes, keep=entries[-1] if entries else None):  # the newest: just asked for
+            with self._guard:
+                self._memory.pop(p.stem, None)

@@ -13,7 +13,6 @@ import streamlit as st
 
 from ..errors import ValidationError
 from ..layer import Layer
-from ..params import same_params
 from ..stage import protocol, server
 
 NAME = "playground_stage"
@@ -61,7 +60,7 @@ def stage(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fal
     axes = layer.axes_of_cell(ev.output.ndim) if layer.reads else ()
     pick = [st.query_params.get(f"{layer.name}.extra.{a}") for a in axes]
     pick = tuple(int(v) for v in pick) if axes and all(v is not None and v.isdigit() for v in pick) else None
-    answer = protocol.answer(layer, ev, pick, opinion=True, opened=own if is_node(layer, ev, node) else None)
+    answer = protocol.answer(layer, ev, pick, opinion=True, opened=own if own is not None and own.stands(ev) else None)
     describe = protocol.describe(layer, x.shape)
     if node is not None:
         describe["defaults"] = {**describe["defaults"], **node.base}
@@ -85,12 +84,6 @@ def stage(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fal
         # "settled": the page runs, and the tabs under the stage follow the URL the stage wrote
         on_settled_change=lambda: None, on_example_change=picked, width="stretch", height="content")
     return ev
-
-
-def is_node(layer: Layer, ev, node) -> bool:
-    """The evaluation is of the model's node as it stands (no parameter moved, its input)."""
-    return node is not None and ev.input.shape == node.opened.shape and same_params(
-        ev.params, layer.resolve(node.opened.raw, node.opened.shape) | {"quantize_scale": ev.params["quantize_scale"]})
 
 
 def compare_key(layer: Layer) -> str:

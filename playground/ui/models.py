@@ -63,7 +63,7 @@ def node_link(layer: Layer) -> NodeLink | None:
         opened = onnxio.open_remembered(digest, name, model)
         if opened.layer is not layer:
             raise ValidationError("onnx", NODE, f"{opened.node} opens as {opened.layer.title}, not {layer.title}")
-        params = layer.resolve(opened.raw, opened.shape)
+        params = opened.params
     except (ValidationError, blobs.Missing) as exc:
         what = f"the model {digest[:12]}… {exc}" if isinstance(exc, blobs.Missing) else str(exc)
         st.warning(state.inert(f"URL parameter onnx: {what}"), icon=":material/link_off:")

@@ -257,7 +257,7 @@ def _instrument_page(layer: Layer, inp: widgets.InputForm, view: ViewOptions, hi
     if tabs["Engine"].open:
         with tabs["Engine"], st.container(key=control_key(layer.name, "engine")):
             _engine_panel(ev)
-            _second_opinions(ev, node.opened if node and instrument.is_node(layer, ev, node) else None)
+            _second_opinions(ev, node.opened if node and node.opened.stands(ev) else None)
     if tabs["Downloads"].open:
         with tabs["Downloads"]:
             workshop.downloads(layer, ev)
