@@ -1,38 +1,110 @@
-"""Opening a layer page in Streamlit's AppTest.
+"""A layer page in Streamlit's AppTest, and its stage's changes through the app's own route.
 
 The layer pages are made from the registry (callables, no files), and `AppTest.switch_page` takes a page file.
 A page is known to Streamlit by the hash of its url_path, as `st.Page` computes it: that is what a browser
-opening /NAME asks for, and what is set here.
+opening /NAME asks for, and what is set here. The stage itself is a component; what the page hands it (its
+describe, its first answer, the seat's token) is read from the component's data, and a change is asked of the
+route with that token, as the stage's script asks it.
 """
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
+from playground.stage import server
 
-def switch_to_layer(at, name: str):
+APP = str(Path(__file__).resolve().parent.parent / "app.py")
+TIMEOUT = 30  # the first TensorRT build in a process takes about a second; a loaded CI box more
+
+
+def switch_to_layer(at: AppTest, name: str) -> AppTest:
     """Like `at.switch_page(...)` for the layer page at /NAME: the next `at.run()` draws it. Run `at` once before."""
     at._page_hash = calc_hash(name)
     return at
 
 
-def open_tab(at, layer: str, title: str):
-    """Select the tab `title` under the stage (Spec example, Engine, Downloads: only the open one is drawn) for the
-    next `at.run()`, as a click on it does."""
+def open_page(layer: str, **query) -> AppTest:
+    """A fresh session opening /layer?query (the home page runs first: app.py registers the pages)."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    switch_to_layer(at, layer)
+    at.query_params.update(query)  # set before the page first runs, as opening a link does
+    return rerun(at)
+
+
+def rerun(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def open_tab(at: AppTest, layer: str, title: str) -> AppTest:
+    """Select the tab `title` under the stage (Details, Engine, Downloads, Spec example: only the open one is drawn)
+    for the next `at.run()`, as a click on it does."""
     at.session_state[f"{layer}.tabs"] = title
     return at
 
 
-def _heatmap_data(at) -> list[dict]:
-    import json
-
-    from playground.ui.heatmap import NAME
-
-    return [json.loads(c.proto.json) for c in at.get("bidi_component") if c.proto.component_name == NAME]
-
-
-def heatmaps(at) -> dict:
-    """The stage's heatmaps by key ("<layer>.figure.<which>"): the spec each canvas draws (plots.tensor_heatmap)."""
-    return {d["key"]: d["spec"] for d in _heatmap_data(at)}
+def settle(at: AppTest, query: dict) -> AppTest:
+    """What the stage does when a configuration settles: the URL takes its keys (None: the key goes) and the page
+    runs (its tabs follow)."""
+    for k, v in query.items():
+        if v is None:
+            at.query_params.pop(k, None)
+        else:
+            at.query_params[k] = v
+    return rerun(at)
 
 
-def figure_captions(at) -> list[str]:
-    """The captions the stage's heatmaps write under them, in the order they are drawn (input first)."""
-    return [d["caption"] for d in _heatmap_data(at)]
+def text(at: AppTest) -> str:
+    parts = [e.value for kind in ("markdown", "caption", "error", "warning", "info", "success") for e in getattr(at, kind)]
+    return "\n".join(str(p) for p in parts)
+
+
+def stage_data(at: AppTest) -> dict:
+    from playground.ui import instrument
+
+    found = [json.loads(c.proto.json) for c in at.get("bidi_component") if c.proto.component_name == instrument.NAME]
+    assert len(found) == 1, f"{len(found)} stages on the page"
+    return found[0]
+
+
+_client = None
+
+
+def ask(at: AppTest, query: dict, **fields) -> dict:
+    """A change as the stage sends it: its whole query (the page's, with `query` over it) to the route, on the
+    page's seat (a key given None is left out: its default). Returns the route's reply: {"answer": …} or
+    {"problem": …}."""
+    global _client
+    if _client is None:
+        _client = TestClient(Starlette(routes=server.routes()), base_url="http://stage.test")
+    data = stage_data(at)
+    params = {**data["query"], **query}
+    for k in query:  # as the stage does: a choice that decides later defaults lets them take the new ones
+        for dependent in data["describe"]["resets"].get(k, []):
+            if dependent not in query:
+                params.pop(dependent)
+    params = {k: v for k, v in params.items() if v is not None}
+    body = {"params": params, **fields}
+    r = _client.post(server.ROUTE, content=json.dumps(body),
+                     headers={server.TOKEN_HEADER: data["token"], "content-type": "application/json"})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def tensor(answer: dict, which: str) -> np.ndarray:
+    """A figure's tensor as the answer carries it (float32, base64)."""
+    f = next(f for f in answer["figures"] if f["which"] == which)
+    return np.frombuffer(base64.b64decode(f["tensor"]["data"]), "<f4").reshape(f["tensor"]["shape"])
+
+
+def control(answer_or_describe: dict, name: str) -> dict:
+    return next(c for c in answer_or_describe["controls"] if c["name"] == name)

@@ -1,69 +1,42 @@
-"""The Streamlit app through AppTest: every page renders, every kind of widget changes what is
-shown, invalid combinations are reported without a traceback and the last result stays, stale.
+"""The Streamlit app through AppTest: every page renders, the page hands its stage the configuration its link
+holds and a live seat, every kind of parameter changes what the route answers, the sidebar's input and view
+controls start the stage afresh, and invalid combinations are named without a traceback.
 
-The numbers checked are the ones the page prints as text: the shape line, the heatmaps' stats
-captions ("shape … · min … · max …") and the engine panel.
-"""
+The numbers checked are the ones the stage draws: the shape line and the tensors of the route's answer (the stage
+writes their stats lines from them), and the tabs under the stage (engine panel, downloads, the example)."""
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from playground.layers import LAYERS
+from playground.stage import server
 
-from apptest import figure_captions, heatmaps, open_tab, switch_to_layer
-
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
-TIMEOUT = 30  # the first TensorRT build in a process takes about a second; a loaded CI box more
+from apptest import APP, TIMEOUT, ask, control, open_page, open_tab, rerun, settle, stage_data, tensor, text
 
 
-def open_page(layer: str, **query) -> AppTest:
-    """A fresh session opening /layer?query (the home page runs first: app.py registers the pages)."""
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    switch_to_layer(at, layer)
-    at.query_params.update(query)  # set before the page first runs, as opening a link does
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def rerun(at: AppTest) -> AppTest:
-    at.run()
-    assert not at.exception, at.exception
-    return at
-
-
-def text(at: AppTest) -> str:
-    parts = [e.value for kind in ("markdown", "caption", "error", "warning", "info") for e in getattr(at, kind)]
-    return "\n".join(str(p) for p in parts)
-
-
-def stats(at: AppTest) -> tuple[str, str]:
-    """The input's and the output's stats captions (the stage draws the input first, the output last; a layer's own
-    stage tensors, the convolution's kernel, between them)."""
-    found = [c for c in figure_captions(at) if c.startswith("shape (")]
-    assert len(found) >= 2, found
-    return found[0], found[-1]
+def output(reply: dict) -> np.ndarray:
+    assert "answer" in reply, reply
+    return tensor(reply["answer"], "output")
 
 
 @pytest.mark.parametrize("layer", list(LAYERS))
-def test_layer_page_renders_defaults_with_engine_panel(layer):
+def test_layer_page_hands_its_stage_the_defaults_and_shows_the_engine_panel(layer):
     at = open_page(layer)
     assert not at.error, [e.value for e in at.error]
-    shown = text(at)
+    data = stage_data(at)
     x = tuple(LAYERS[layer].example_shape)
-    assert f"Input {x} → Output" in shown
-    assert "| engine | engine size |" not in shown  # only the open tab under the stage is drawn: Explanation
+    assert data["answer"]["shapes"].startswith(f"Input {x} → Output (")
+    assert data["describe"]["title"] == LAYERS[layer].title and data["problem"] is None
+    if LAYERS[layer].section:  # the Details tab opens first; of the tabs only the open one is drawn
+        assert "| engine | engine size |" not in text(at)
     shown = text(rerun(open_tab(at, layer, "Engine")))
-    assert f"Input {x} → Output" in shown
-    assert "tensorrt_rtx" in shown or "tensorrt" in shown or "numpy" in shown  # the backend line
     assert "Output shown: **" in shown and "device: **" in shown
-    assert "| engine | engine size |" in shown
-    assert "Build time **" in shown
+    assert "| engine | engine size |" in shown and "Build time **" in shown
 
 
 def test_home_page_describes_backend_and_lists_layers():
@@ -76,199 +49,173 @@ def test_home_page_describes_backend_and_lists_layers():
 
 
 def test_every_layer_has_a_page_made_from_the_registry():
-    """No file per layer: each declared layer's page exists at /NAME and draws that layer (its title block)."""
+    """No file per layer: each declared layer's page exists at /NAME and its stage is of that layer."""
     assert sorted(p.name for p in (Path(APP).parent / "app_pages").glob("*.py")) == ["home.py"]
-    for name, layer in LAYERS.items():
-        at = open_page(name)
-        assert f"### {layer.title}" in [m.value for m in at.markdown], name
-        assert not at.error, (name, [e.value for e in at.error])
-        assert any(m.value.startswith("**Input ") for m in at.markdown), name  # the stage drew its figures
+    for name in LAYERS:
+        assert stage_data(open_page(name))["describe"]["layer"] == name
 
 
-def test_selectbox_activation_type_clip_changes_output():
+def test_the_page_hands_its_stage_the_links_configuration_and_a_live_seat():
+    at = open_page("convolution", **{"convolution.stride_nd.h": "2", "convolution.compare": "FP16"})
+    data = stage_data(at)
+    assert data["answer"]["shapes"] == "Input (1, 1, 6, 9) → Output (1, 1, 2, 7)"
+    assert data["query"]["convolution.stride_nd.h"] == "2" and data["compare"] == "FP16"
+    assert [f["which"] for f in data["answer"]["figures"]][-2:] == ["compared", "difference"]
+    assert data["route"] == server.ROUTE and server.SEATS.take(data["token"]).layer == "convolution"
+    assert [t.label for t in at.tabs][:4] == ["Details", "Engine", "Downloads", "Spec example"]
+
+
+def test_the_details_tab_holds_a_layers_section_or_its_picked_cell():
+    assert [t.label for t in open_page("leaky_relu").tabs][:3] == ["Details", "Engine", "Downloads"]  # its section
+    # no section: the picked cell's terms, as the link picks it (the stage writes every axis)
+    at = open_page("slice", **{f"slice.extra.{a}": v for a, v in zip("nchw", "0001")})
+    assert [t.label for t in at.tabs][:3] == ["Details", "Engine", "Downloads"]
+    assert "**One output cell**: output(0, 0, 0, 1) = " in text(at)
+
+
+# -- a change of every kind of parameter, as the stage asks the route --------------------------------------------
+def test_an_enum_change_clip_changes_the_output_and_the_formula():
     at = open_page("activation")
-    assert "min 0 · max 4" in stats(at)[1]  # RELU of -4..4
-    at.select_slider(key="activation.type").set_value("CLIP")
-    rerun(at)
-    assert "min -2 · max 2" in stats(at)[1]
-    assert "y = max((-2), min(2, x))" in text(at)
+    assert tensor(stage_data(at)["answer"], "output").min() == 0  # RELU of -4..4
+    reply = ask(at, {"activation.type": "CLIP"})
+    y = output(reply)
+    assert (y.min(), y.max()) == (-2, 2) and reply["answer"]["formula"] == "y = max((-2), min(2, x))"
 
 
-def test_dependent_defaults_reset_when_type_changes():
+def test_dependent_defaults_follow_the_type_and_unused_parameters_say_why():
     at = open_page("activation")
-    assert at.number_input(key="activation.alpha").disabled  # unused by RELU, shown, not hidden
-    assert "(unused by RELU)" in text(at)
-    at.select_slider(key="activation.type").set_value("HARD_SIGMOID")
-    rerun(at)
-    assert at.number_input(key="activation.alpha").value == pytest.approx(0.2)
-    assert at.number_input(key="activation.beta").value == pytest.approx(0.5)
-    assert not at.number_input(key="activation.alpha").disabled
+    alpha = control(stage_data(at)["describe"], "alpha")
+    assert not alpha["used"] and "RELU" in alpha["why_unused"]  # shown, not hidden
+    answer = ask(at, {"activation.type": "HARD_SIGMOID"})["answer"]
+    assert answer["query"]["activation.alpha"] == "0.2" and answer["query"]["activation.beta"] == "0.5"
+    assert control(answer, "alpha")["used"]
 
 
-def test_activation_alpha_changes_leaky_relu_output():
+def test_a_float_changes_leaky_relu_and_every_construction_agrees():
     at = open_page("activation")
-    at.select_slider(key="activation.type").set_value("LEAKY_RELU")
-    rerun(at)
-    assert "min -0.04 " in stats(at)[1]
-    at.number_input(key="activation.alpha").set_value(0.5)
-    rerun(at)
-    assert "min -2 " in stats(at)[1]
-
-
-def test_slider_leaky_relu_alpha_and_construction():
+    assert output(ask(at, {"activation.type": "LEAKY_RELU"})).min() == pytest.approx(-0.04, rel=1e-6)
+    assert output(ask(at, {"activation.type": "LEAKY_RELU", "activation.alpha": "0.5"})).min() == -2
     at = open_page("leaky_relu")
-    assert "min -0.4 " in stats(at)[1]
-    at.slider(key="leaky_relu.alpha").set_value(0.25)
-    rerun(at)
-    assert "min -1 " in stats(at)[1]
-    at.select_slider(key="leaky_relu.construction").set_value("parametric_relu")
-    rerun(at)
-    assert "min -1 " in stats(at)[1] and not at.error
+    assert output(ask(at, {"leaky_relu.alpha": "0.25"})).min() == -1
+    assert output(ask(at, {"leaky_relu.alpha": "0.25", "leaky_relu.construction": "parametric_relu"})).min() == -1
 
 
-def test_per_axis_stride_changes_output_shape():
-    at = open_tab(open_page("convolution"), "convolution", "Engine")
-    assert "Output (1, 1, 4, 7)" in text(at)
-    at.slider(key="convolution.stride_nd.h").set_value(2)
-    at.slider(key="convolution.stride_nd.w").set_value(2)
-    rerun(at)
-    assert "Input (1, 1, 6, 9) → Output (1, 1, 2, 4)" in text(at)
-    assert "| (1, 1, 2, 4) |" in text(at)  # TensorRT's own shape inference agrees
-
-
-def test_optional_per_axis_override():
+def test_per_axis_stride_changes_the_shape_and_tensorrts_own_shape_agrees():
     at = open_page("convolution")
-    assert at.slider(key="convolution.pre_padding.h").disabled
-    at.checkbox(key="convolution.pre_padding.set").check()
-    rerun(at)
-    at.slider(key="convolution.pre_padding.h").set_value(1)
-    at.slider(key="convolution.pre_padding.w").set_value(1)
-    rerun(at)
-    assert "Output (1, 1, 5, 8)" in text(at)  # the spec's pre_padding (1, 1) example
+    query = {"convolution.stride_nd.h": "2", "convolution.stride_nd.w": "2"}
+    assert ask(at, query)["answer"]["shapes"] == "Input (1, 1, 6, 9) → Output (1, 1, 2, 4)"
+    at = settle(open_tab(at, "convolution", "Engine"), query)
+    assert "| (1, 1, 2, 4) |" in text(at)  # the engine card follows the settled configuration
 
 
-def test_precision_int8_changes_values():
+def test_an_optional_per_axis_override():
     at = open_page("convolution")
-    assert "min 12345.68" in stats(at)[1]
-    assert "(only with precision INT8 or FP8)" in text(at)  # quantize_scale
-    at.select_slider(key="convolution.precision").set_value("INT8")
-    rerun(at)
-    assert "min 726 " in stats(at)[1]  # the spec's INT8 table: the kernel quantizes to 127 127 100 …
+    assert control(stage_data(at)["describe"], "pre_padding")["optional"]
+    query = {"convolution.pre_padding.set": "true", "convolution.pre_padding.h": "1", "convolution.pre_padding.w": "1"}
+    assert ask(at, query)["answer"]["shapes"].endswith("Output (1, 1, 5, 8)")  # the spec's pre_padding (1, 1)
 
 
-def test_array_preset_changes_prelu_output():
+def test_precision_int8_quantizes_and_its_scale_says_when_it_is_used():
+    at = open_page("convolution")
+    assert output(stage_data_reply(at)).min() == pytest.approx(12345.68, rel=1e-6)
+    assert control(stage_data(at)["describe"], "quantize_scale")["why_unused"] == "only with precision INT8 or FP8"
+    answer = ask(at, {"convolution.precision": "INT8"})["answer"]
+    assert tensor(answer, "output").min() == 726  # the spec's INT8 table: the kernel quantizes to 127 127 100 …
+    assert "INT8 against FP64" in answer["precision"] and control(answer, "quantize_scale")["used"]
+
+
+def stage_data_reply(at: AppTest) -> dict:
+    return {"answer": stage_data(at)["answer"]}
+
+
+def test_an_arrays_preset_values_and_a_wrong_count():
     at = open_page("prelu")
-    assert "min -8 " in stats(at)[1]  # spec slopes 0.5, 1, 2
-    assert [at.slider(key=f"prelu.slopes.{i}").value for i in range(3)] == [0.5, 1.0, 2.0]
-    at.selectbox(key="prelu.slopes.preset").select("leaky")
-    rerun(at)
-    assert "min -0.4 " in stats(at)[1]
-    assert at.text_input(key="prelu.slopes").value == "leaky"
+    assert output(stage_data_reply(at)).min() == -8  # spec slopes 0.5, 1, 2
+    assert "leaky" in control(stage_data(at)["describe"], "slopes")["presets"]
+    reply = ask(at, {"prelu.slopes": "leaky"})
+    assert output(reply).min() == pytest.approx(-0.4, rel=1e-6)
+    assert reply["answer"]["query"]["prelu.slopes"] in ("leaky", "0.1")  # leaky's slopes are all 0.1: one value
+    reply = ask(at, {"prelu.slopes": "0.5, 1, 1"})
+    assert output(reply).min() == -4 and reply["answer"]["query"]["prelu.slopes"] == "0.5,1,1"
+    reply = ask(open_page("scale"), {"scale.shift": "1, 2"})
+    assert reply["problem"]["param"] == "shift" and reply["problem"]["keys"] == ["scale.shift"]
+    assert reply["problem"]["message"].startswith("scale.shift:")
 
 
-def test_array_per_value_edit_becomes_custom_numbers():
+def test_a_granularity_change_keeps_the_arrays_preset_and_a_single_value_broadcasts():
     at = open_page("prelu")
-    at.slider(key="prelu.slopes.2").set_value(1.0)
-    rerun(at)
-    assert at.text_input(key="prelu.slopes").value == "0.5, 1, 1"
-    assert at.selectbox(key="prelu.slopes.preset").value == "custom"
-    assert "min -4 " in stats(at)[1]
-
-
-def test_segmented_granularity_and_scale_channel_inputs():
-    at = open_page("prelu")
-    at.select_slider(key="prelu.granularity").set_value("element")
-    rerun(at)
-    assert at.text_input(key="prelu.slopes").value == "spec"  # the preset follows the new slope shape
-    assert "mean 0.05556 " in stats(at)[1]  # 0.5, 1, 2 cycled over elements, not channels (mean -0.1852)
+    reply = ask(at, {"prelu.granularity": "element"})
+    assert reply["answer"]["query"]["prelu.slopes"] == "spec"  # the preset follows the new slope shape
+    assert output(reply).mean() == pytest.approx(0.05556, abs=1e-5)  # 0.5, 1, 2 cycled over elements
     at = open_page("scale")
-    at.select_slider(key="scale.mode").set_value("CHANNEL")
-    rerun(at)
-    assert at.number_input(key="scale.shift.2").value == -7.0  # the single shift, broadcast per channel
-    at.number_input(key="scale.shift.2").set_value(0.0)
-    rerun(at)
-    assert at.text_input(key="scale.shift").value == "-7, -7, 0"
-    assert "max 13.5 " in stats(at)[1]  # channel 2: 27·0.5 + 0
+    reply = ask(at, {"scale.mode": "CHANNEL"})
+    assert reply["answer"]["query"]["scale.shift"] == "-7"  # the single shift, broadcast per channel
+    assert output(ask(at, {"scale.mode": "CHANNEL", "scale.shift": "-7,-7,0"})).max() == 13.5  # channel 2: 27·0.5
 
 
-def test_array_as_text_with_wrong_count_names_the_param():
-    at = open_page("scale")
-    at.text_input(key="scale.shift").input("1, 2")
-    rerun(at)
-    assert any("scale.shift:" in e.value for e in at.error)
-
-
-def test_input_shape_and_kind_change_the_output():
+def test_groups_offer_the_divisors_and_a_stale_value_is_named():
     at = open_page("convolution")
+    assert control(stage_data(at)["describe"], "num_groups")["offered"] == [1]  # C = 1: one group only
+    at.number_input(key="convolution.input.C").set_value(4)
+    at = settle(at, {"convolution.num_output_maps": "6"})
+    assert control(stage_data(at)["answer"], "num_groups")["offered"] == [1, 2]  # divisors of C = 4 and K = 6
+    assert "answer" in ask(at, {"convolution.num_groups": "2"})
+    at = settle(at, {"convolution.num_groups": "2"})
+    at.number_input(key="convolution.input.C").set_value(3)  # 2 no longer divides C: named
+    data = stage_data(rerun(at))
+    assert data["problem"]["keys"] == ["convolution.num_groups"]
+    assert "convolution.num_groups: must divide the input channels C=3" in data["problem"]["message"]
+
+
+def test_the_kernel_stays_within_the_padded_input_and_dilation_past_it_is_named():
+    at = open_page("convolution")
+    assert control(stage_data(at)["describe"], "kernel_size_nd")["tops"] == [6, 9]  # H = 6, W = 9, no padding
+    assert control(ask(at, {"convolution.padding_nd.h": "1"})["answer"], "kernel_size_nd")["tops"] == [8, 9]
+    problem = ask(at, {"convolution.dilation_nd.h": "4"})["problem"]  # 1 + 4·(3 − 1) = 9 > 6
+    assert problem["param"] == "dilation_nd" and problem["keys"] == ["convolution.dilation_nd.h",
+                                                                     "convolution.dilation_nd.w"]
+
+
+def test_the_picked_cell_reads_its_window_and_the_padding():
+    at = open_page("convolution")
+    cells = stage_data(at)["answer"]["cells"]
+    assert cells["picked"] == [0, 0, 0, 0] and cells["complete"]
+    assert sorted(map(tuple, cells["reads"]["0,0,0,2"])) == [(0, 0, h, w) for h in range(3) for w in range(2, 5)]
+    cells = ask(at, {"convolution.padding_nd.h": "1", "convolution.padding_nd.w": "1"}, pick=[0, 0, 0, 2])["answer"]["cells"]
+    assert cells["picked"] == [0, 0, 0, 2]  # reads rows -1..1: the padding row is outside the input
+    assert sorted(map(tuple, cells["reads"]["0,0,0,2"])) == [(0, 0, h, w) for h in range(-1, 2) for w in range(1, 4)]
+    assert "Σ" in cells["lines"]["0,0,0,2"] or "=" in cells["lines"]["0,0,0,2"]
+
+
+def test_a_large_output_sends_the_picked_cells_window_only():
+    at = open_page("convolution", **{"convolution.input.H": "80", "convolution.input.W": "80"})
+    cells = stage_data(at)["answer"]["cells"]
+    assert not cells["complete"] and list(cells["reads"]) == ["0,0,0,0"]  # hover windows of 6084 cells: not sent
+
+
+# -- the sidebar and the page ----------------------------------------------------------------------------------
+def test_input_shape_and_kind_start_the_stage_afresh():
+    at = open_page("convolution")
+    token = stage_data(at)["token"]
     at.number_input(key="convolution.input.H").set_value(8)
     at.number_input(key="convolution.input.W").set_value(10)
-    rerun(at)
-    assert "Input (1, 1, 8, 10) → Output (1, 1, 6, 8)" in text(at)
+    data = stage_data(rerun(at))
+    assert data["answer"]["shapes"] == "Input (1, 1, 8, 10) → Output (1, 1, 6, 8)" and data["token"] == token
+    assert ask(at, {"convolution.stride_nd.h": "2"})["answer"]["shapes"].endswith("Output (1, 1, 3, 8)")
     at.selectbox(key="convolution.input.kind").select("constant")
     rerun(at)
     assert at.number_input(key="convolution.input.value").value == 1.0
-    assert "min 11111.11 · max 11111.11" in stats(at)[1]  # the sum of the powers-of-ten kernel
+    y = tensor(stage_data(at)["answer"], "output")
+    assert y.min() == y.max() == pytest.approx(11111.11)  # the sum of the powers-of-ten kernel
 
 
-def test_3d_toggle_runs_the_spec_3d_example():
+def test_the_3d_toggle_runs_the_specs_3d_example():
     at = open_page("convolution")
     at.toggle(key="convolution.input.3d").set_value(True)
-    rerun(at)
+    data = stage_data(rerun(at))
     # Depth 2 and a kernel whose depth slices are w and −w: the spec's cancelling 3-D example.
-    assert "Input (1, 1, 2, 6, 9) → Output (1, 1, 1, 4, 7)" in text(at)
-    assert at.slider(key="convolution.kernel_size_nd.d").value == 2
-
-
-def test_groups_slider_offers_divisors_and_a_stale_value_is_named():
-    at = open_page("convolution")
-    assert at.select_slider(key="convolution.num_groups").options == ["1"]  # C = 1: one group only
-    at.number_input(key="convolution.input.C").set_value(4)
-    at.slider(key="convolution.num_output_maps").set_value(6)
-    rerun(at)
-    assert at.select_slider(key="convolution.num_groups").options == ["1", "2"]  # divisors of C=4 and K=6
-    at.select_slider(key="convolution.num_groups").set_value(2)
-    rerun(at)
-    assert not at.error
-    at.number_input(key="convolution.input.C").set_value(3)  # 2 no longer divides C: kept, and named
-    rerun(at)
-    assert at.select_slider(key="convolution.num_groups").value == 2
-    errors = [e.value for e in at.error]
-    assert any("convolution.num_groups: must divide the input channels C=3" in e for e in errors), errors
-    assert any("Showing the last valid configuration" in e for e in errors)
-    assert "Input (1, 4, 6, 9) → Output (1, 6, 4, 7)" in text(at)  # the last good result is still there
-
-
-def test_kernel_slider_stays_within_the_padded_input_and_dilation_past_it_is_named():
-    at = open_page("convolution")
-    assert at.slider(key="convolution.kernel_size_nd.h").max == 6  # H = 6, no padding
-    at.slider(key="convolution.padding_nd.h").set_value(1)
-    rerun(at)
-    assert at.slider(key="convolution.kernel_size_nd.h").max == 8
-    at.slider(key="convolution.padding_nd.h").set_value(0)
-    at.slider(key="convolution.dilation_nd.h").set_value(4)  # 1 + 4·(3 − 1) = 9 > 6: the kernel is kept, the rule named
-    rerun(at)
-    assert at.slider(key="convolution.kernel_size_nd.h").value == 3
-    assert any("convolution.dilation_nd:" in e.value and "Showing the last valid configuration" in e.value
-               for e in at.error), [e.value for e in at.error]
-    assert "Output (1, 1, 6, 7)" in text(at)  # the last valid one: padding 1
-    at.slider(key="convolution.dilation_nd.h").set_value(1)  # fixing it clears the error
-    rerun(at)
-    assert not at.error and not at.warning
-
-
-def test_image_upload_becomes_the_input():
-    at = open_page("activation")
-    at.selectbox(key="activation.input.kind").select("image")
-    rerun(at)
-    assert any("upload" in e.value for e in at.error)  # nothing uploaded yet: said, not raised
-    assert "Output (1, 1, 3, 3)" in text(at)
-    at.file_uploader(key="activation.input.image").upload("white.png", png(255), "image/png")
-    rerun(at)
-    assert not at.error
-    assert "min 1 · max 1" in stats(at)[0]  # white, as luminance in [0, 1]
-    at.file_uploader(key="activation.input.image").set_value(("broken.png", b"not a png", "image/png"))
-    rerun(at)
-    assert any("upload: not a PNG or JPEG" in e.value for e in at.error)
+    assert data["answer"]["shapes"] == "Input (1, 1, 2, 6, 9) → Output (1, 1, 1, 4, 7)"
+    assert data["answer"]["query"]["convolution.kernel_size_nd.d"] == "2"
 
 
 def png(grey: int) -> bytes:
@@ -281,109 +228,22 @@ def png(grey: int) -> bytes:
     return buf.getvalue()
 
 
-def test_shared_scale_default_and_view_toggles():
-    at = open_page("convolution")
-    assert at.toggle(key="convolution.view.shared_scale").value is False  # 9 in, 97831 out: own scales
-    at.toggle(key="view.presenter").set_value(True)
+def test_an_image_upload_becomes_the_input_and_a_broken_one_is_named():
+    at = open_page("activation")
+    at.selectbox(key="activation.input.kind").select("image")
     rerun(at)
-    assert "Output (1, 1, 4, 7)" in text(at)
-    assert open_page("activation").toggle(key="activation.view.shared_scale").value is True
+    assert any("upload" in e.value for e in at.error)  # nothing uploaded yet: said, not raised
+    at.file_uploader(key="activation.input.image").upload("white.png", png(255), "image/png")
+    rerun(at)
+    assert not at.error
+    x = tensor(stage_data(at)["answer"], "input")
+    assert x.shape == (1, 1, 3, 3) and (x == 1).all()  # white, as luminance in [0, 1]
+    at.file_uploader(key="activation.input.image").set_value(("broken.png", b"not a png", "image/png"))
+    rerun(at)
+    assert any("upload: not a PNG or JPEG" in e.value for e in at.error)
 
 
-def test_engine_failure_shows_tensorrt_message(monkeypatch):
-    from playground.ui import page
-
-    real = page.evaluate
-
-    def failing(*args, **kwargs):
-        ev = real(*args, **kwargs)
-        ev.engine_status, ev.error = "failed", "TensorRT rejected the network: no tactic found"
-        return ev
-
-    monkeypatch.setattr(page, "evaluate", failing)
-    at = rerun(open_tab(open_page("leaky_relu"), "leaky_relu", "Engine"))
-    assert any("TensorRT said: TensorRT rejected the network: no tactic found" in e.value for e in at.error)
-    assert "| failed |" in text(at)
-    assert "Output (1, 1, 3, 3)" in text(at)  # the reference is still drawn
-
-
-def test_unexpected_exception_is_an_error_line_not_a_traceback(monkeypatch):
-    from playground.ui import page
-
-    monkeypatch.setattr(page, "evaluate", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("disk on fire")))
-    at = open_page("scale")
-    assert any("Unexpected error (RuntimeError): disk on fire" in e.value for e in at.error)
-
-
-def _configured_page():
-    import streamlit as st
-
-    from playground.layers import get_layer
-    from playground.ui.page import layer_page
-    from playground.ui.widgets import write_config
-
-    if "configured" not in st.session_state:  # once, before the widgets exist, as a preset or URL would
-        write_config(get_layer("convolution"), {"stride_nd": "2,2", "kernel": "box_mean"},
-                     {"kind": "constant", "shape": (1, 1, 6, 9), "value": 2.0})
-        st.session_state.configured = True
-    layer_page("convolution")
-
-
-def _plan_page(layer_name: str, shape: tuple) -> None:
-    import streamlit as st
-    from playground.layers import get_layer
-    from playground.ui import widgets
-
-    st.session_state["plan"] = widgets.controls_plan(get_layer(layer_name), shape)
-
-
-def plan(layer: str, shape: tuple, values: dict) -> dict:
-    """widgets.controls_plan with the widgets holding `values` (widget key -> value)."""
-    at = AppTest.from_function(_plan_page, args=(layer, shape), default_timeout=TIMEOUT)
-    for k, v in values.items():
-        at.session_state[k] = v
-    found = at.run().session_state["plan"]
-    assert list(found) == list(LAYERS[layer].param_names)
-    return found
-
-
-def redrawn(layer: str, shape: tuple, change: dict, before: dict | None = None) -> set[str]:
-    """The parameters whose controls a change (widget key -> value, from `before`) redraws beside the stage: those
-    whose controls_plan entry it changes."""
-    a, b = plan(layer, shape, before or {}), plan(layer, shape, {**(before or {}), **change})
-    return {name for name in a if a[name] != b[name]}
-
-
-def test_a_change_redraws_only_the_controls_it_changes():
-    conv = (1, 1, 6, 9)
-    assert redrawn("convolution", conv, {"convolution.stride_nd.w": 2}) == set()  # the stage alone
-    assert redrawn("convolution", conv, {"convolution.padding_nd.h": 1}) == {"kernel_size_nd"}  # its slider's top
-    # the kernel's values as shown follow its size
-    assert redrawn("convolution", conv, {"convolution.kernel_size_nd.w": 2}) >= {"kernel"}
-    # a rule broken: named under the parameter (and gone again when undone); dilation also bounds the kernel
-    broken = plan("convolution", conv, {"convolution.dilation_nd.h": 4})
-    assert "convolution.dilation_nd:" in broken["dilation_nd"][-1] and broken["stride_nd"][-1] is None
-    assert redrawn("convolution", conv, {"convolution.dilation_nd.h": 4}) == {"dilation_nd", "kernel_size_nd"}
-    assert redrawn("convolution", conv, {"convolution.dilation_nd.h": 1}, {"convolution.dilation_nd.h": 4}) == \
-        {"dilation_nd", "kernel_size_nd"}
-    # a choice that makes parameters unused (their note) or used
-    assert redrawn("activation", (1, 1, 3, 3), {"activation.type": "SELU"}) >= {"alpha", "beta"}
-    assert redrawn("leaky_relu", (1, 1, 3, 3), {"leaky_relu.alpha": 0.5}) == set()
-    # a precision step: quantize_scale's note names the precisions that use it, so it stays
-    assert redrawn("convolution", conv, {"convolution.precision": "TF32"}) == set()
-    assert redrawn("convolution", conv, {"convolution.precision": "INT8"}) == {"quantize_scale"}  # now used
-
-
-def test_write_config_sets_every_control():
-    at = AppTest.from_function(_configured_page, default_timeout=TIMEOUT).run()
-    assert not at.exception and not at.error, [e.value for e in at.error]
-    assert "Input (1, 1, 6, 9) → Output (1, 1, 2, 4)" in text(at)
-    assert "min 2 · max 2" in stats(at)[1]  # the mean of a constant 2
-    assert at.selectbox(key="convolution.kernel.preset").value == "box_mean"
-    assert at.selectbox(key="convolution.input.kind").value == "constant"
-
-
-def test_input_pattern_names_are_plain_for_links():
+def test_the_input_pattern_names_are_plain_for_links():
     """The pattern selectbox shows the kinds' own names (a bound selectbox's URL value is what it shows),
     with a caption describing the chosen one."""
     from playground.inputs import KINDS
@@ -395,32 +255,39 @@ def test_input_pattern_names_are_plain_for_links():
     assert any(c.value == "uniform between low and high, seeded" for c in at.caption)
 
 
-def outlines(at: AppTest) -> tuple[dict, list]:
-    """The cells outlined on the convolution page's heatmaps: input (h, w) -> line dash, and the output's (h, w)."""
-    specs = heatmaps(at)
-    window = {(h, w): "solid" if inside else "dash" for p in specs["convolution.figure.input"]["panels"]
-              for h, w, inside in p["outlines"]}
-    return window, [tuple(p["selected"]) for p in specs["convolution.figure.output"]["panels"] if p["selected"]]
-
-
-def test_convolution_outlines_the_picked_cell_and_its_window_on_the_heatmaps():
+def test_presenter_mode_reaches_the_stage():
     at = open_page("convolution")
-    window, picked = outlines(at)
-    assert picked == [(0, 0)] and window == {(h, w): "solid" for h in range(3) for w in range(3)}
-    at.number_input(key="convolution.extra.w").set_value(2).run()
-    window, picked = outlines(at)
-    assert picked == [(0, 2)] and set(window) == {(h, w) for h in range(3) for w in range(2, 5)}
-    at.slider(key="convolution.padding_nd.h").set_value(1)
-    at.slider(key="convolution.padding_nd.w").set_value(1)
-    rerun(at)
-    window, picked = outlines(at)
-    assert picked == [(0, 2)]  # (0, 2) reads rows -1..1: the padding row is dashed
-    assert window == {(h, w): "dash" if h < 0 else "solid" for h in range(-1, 2) for w in range(1, 4)}
-    assert sum("Σ =" in m.value for m in at.markdown) == 1
+    assert stage_data(at)["presenter"] is False
+    at.toggle(key="view.presenter").set_value(True)
+    assert stage_data(rerun(at))["presenter"] is True
+
+
+def test_an_engine_failure_shows_tensorrts_message_and_the_reference(monkeypatch):
+    from playground.ui import page
+
+    real = page.evaluate
+
+    def failing(*args, **kwargs):
+        ev = real(*args, **kwargs)
+        ev.engine_status, ev.error = "failed", "TensorRT rejected the network: no tactic found"
+        return ev
+
+    monkeypatch.setattr(page, "evaluate", failing)
+    at = rerun(open_tab(open_page("leaky_relu"), "leaky_relu", "Engine"))
+    data = stage_data(at)
+    assert data["answer"]["engine"]["error"] == "TensorRT rejected the network: no tactic found"
+    assert "| failed |" in text(at) and data["answer"]["shapes"].endswith("Output (1, 1, 3, 3)")
+
+
+def test_an_unexpected_exception_is_an_error_line_not_a_traceback(monkeypatch):
+    from playground.ui import page
+
+    monkeypatch.setattr(page, "evaluate", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("disk on fire")))
+    at = open_page("scale")
+    assert any("Unexpected error (RuntimeError): disk on fire" in e.value for e in at.error)
 
 
 def test_cached_figures_make_their_dict_once_and_serialise_unchanged():
-    import numpy as np
     import plotly.io as pio
 
     from playground import plots
@@ -430,16 +297,6 @@ def test_cached_figures_make_their_dict_once_and_serialise_unchanged():
     fig = frozen(plots.tensor_figure(x, title="t")[0])
     assert fig.to_dict() is fig.to_dict()  # st.plotly_chart's per-run deep copy, made once
     assert json.loads(pio.to_json(fig)) == json.loads(pio.to_json(plots.tensor_figure(x, title="t")[0]))
-
-
-def test_large_convolution_outlines_only_on_request():
-    at = open_page("convolution", **{"convolution.input.H": "80", "convolution.input.W": "80"})  # 6400 cells a slice
-    window, picked = outlines(at)
-    assert not window and not picked  # each change would otherwise redraw the large input heatmap
-    at.toggle(key="convolution.extra.outline").set_value(True).run()
-    window, picked = outlines(at)
-    assert picked == [(0, 0)] and set(window) == {(h, w) for h in range(3) for w in range(3)}
-    assert not at.exception
 
 
 def test_the_first_page_moves_startup_objects_out_of_the_collectors_sight():
@@ -453,13 +310,3 @@ def test_the_first_page_moves_startup_objects_out_of_the_collectors_sight():
     gc.unfreeze()
     open_page("activation")
     assert gc.get_freeze_count() > 10_000, gc.get_freeze_count()
-
-
-def test_kernel_along_one_axis_gets_a_slider_per_value():
-    """A 3 × 1 kernel is three values along one axis: one slider and exact box each (weights have no bounds)."""
-    at = open_page("convolution", **{"convolution.kernel_size_nd.w": "1"})
-    assert not at.exception and not at.error, [e.value for e in at.error]
-    assert [at.number_input(key=f"convolution.kernel.{i}").value for i in range(3)] == pytest.approx([10.0, 1.0, 0.1])
-    at.slider(key="convolution.kernel.1.slide").set_value(2.0)
-    rerun(at)
-    assert at.text_input(key="convolution.kernel").value == "10, 2, 0.1"

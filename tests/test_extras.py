@@ -1,4 +1,5 @@
-"""playground.ui.extras through Streamlit's AppTest, each with a real Evaluation from core.evaluate."""
+"""The Details tab under the stage (playground.ui.extras) through Streamlit's AppTest: each layer's section and the
+picked output cell's terms, each with a real Evaluation from core.evaluate."""
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -10,22 +11,25 @@ TIMEOUT = 30
 
 
 def _script(layer):
-    """The app: one layer's extra, its raw parameters from session state (so a test can change them)."""
-    from types import SimpleNamespace
-
+    """The app: one layer's Details tab, its raw parameters and picked cell from session state (a test changes
+    them)."""
     import streamlit as st
 
-    from playground import core, style
-    from playground.ui.extras import layer_section
+    from playground import core
+    from playground.ui import extras
+    from playground.ui.state import ViewOptions
 
     evaluation = core.evaluate(layer, st.session_state.get("raw", {}))
-    layer_section(evaluation, SimpleNamespace(shared_scale=True, presenter=False, theme=style.DEFAULT))
+    extras.details(evaluation, st.session_state.get("pick"), ViewOptions.of(False),
+                   lambda *a, **k: core.evaluate(*a, **k))
 
 
-def run(layer, raw=None):
+def run(layer, raw=None, pick=None):
     at = AppTest.from_function(_script, args=(layer,), default_timeout=TIMEOUT)
     if raw:
         at.session_state["raw"] = raw
+    if pick:
+        at.session_state["pick"] = pick
     at.run()
     assert not at.exception, [e.value for e in at.exception]
     return at
@@ -38,23 +42,14 @@ def sigma(at):
     return found[0]
 
 
-def keys(at, kind):
-    return [w.key for w in getattr(at, kind)]
-
-
-def test_every_layer_has_a_section_and_keys_follow_the_scheme():
-    """Each layer's section draws (its own, or the generic one from its declaration); a layer that reads input
-    cells has one index input per output axis with more than one index, keyed LAYER.extra.AXIS (the share link's
-    names)."""
-    assert keys(run("convolution"), "number_input") == [f"convolution.extra.{n}" for n in "hw"]  # (1, 1, 4, 7)
-    assert keys(run("convolution", {"num_output_maps": 2}), "number_input") == [
-        f"convolution.extra.{n}" for n in "khw"]
+def test_every_layer_draws_its_details_and_a_layer_that_explains_a_cell_names_it():
     for name, layer in LAYERS.items():
         at = run(name)
-        if layer.reads:
-            out = core.evaluate(name, {}).reference.shape
-            axes = [n for n, size in zip(layer.axes_of_cell(len(out)), out) if size > 1]
-            assert keys(at, "number_input") == [f"{name}.extra.{n}" for n in axes], name
+        cell = [p for m in at.markdown for p in m.value.split("\n\n") if p.startswith("**One output cell**")]
+        assert bool(cell) == (layer.cell is not None), name
+        if cell:
+            index = (0,) * core.evaluate(name, {}).reference.ndim
+            assert f"output{index} = " in cell[0], cell
 
 
 def test_activation_shows_the_formula():
@@ -126,63 +121,30 @@ def test_convolution_shape_table_and_default_cell():
     assert len(products) == 9 and products["x·weight"].sum() == pytest.approx(12345.6789, rel=1e-6)
 
 
-def test_convolution_cell_index_inputs_change_the_sum():
-    at = run("convolution")
-    at.number_input(key="convolution.extra.w").set_value(1).run()
-    assert not at.exception
+def test_convolution_the_picked_cell_changes_the_sum():
+    at = run("convolution", pick=(0, 0, 0, 1))
     assert sigma(at).startswith("**Σ = 23156.49:")  # the spec table: window 2 3 1 / 5 6 4 / 8 9 7
-    at.number_input(key="convolution.extra.h").set_value(1).run()
     x = core.evaluate("convolution").reference
-    assert sigma(at).startswith(f"**Σ = {numbers.precise(x[0, 0, 1, 1])}:")
+    assert sigma(run("convolution", pick=(0, 0, 1, 1))).startswith(f"**Σ = {numbers.precise(x[0, 0, 1, 1])}:")
 
 
-def test_convolution_int8_groups_3d_and_a_shrinking_output():
+def test_convolution_int8_groups_and_3d():
     at = run("convolution", {"int8": True})
     assert sigma(at).startswith("**Σ = 726:")
     assert {"x int8", "weight int8"} <= set(at.dataframe[-1].value.columns)
-
-    at = run("convolution", {"num_output_maps": 2, "num_groups": 1, "stride_nd": 1})
-    at.number_input(key="convolution.extra.w").set_value(6).run()
-    at.session_state["raw"] = {"num_output_maps": 2, "stride_nd": 2}  # W out: 7 → 4
-    at.run()
-    assert not at.exception and at.number_input(key="convolution.extra.w").value == 3
 
     x = np.random.default_rng(0).uniform(-1, 1, (1, 2, 3, 4, 5)).astype(np.float32)
     p = {"num_output_maps": 2, "num_groups": 2, "kernel": "random", "padding_nd": 1}
     at = AppTest.from_function(_script_3d, args=(x, p), default_timeout=TIMEOUT).run()
     assert not at.exception, [e.value for e in at.exception]
-    assert keys(at, "number_input") == [f"convolution.extra.{n}" for n in "kdhw"]  # batch 1: no n input
-    at.number_input(key="convolution.extra.k").set_value(1).run()
     expected = core.evaluate("convolution", p, x).reference[0, 1, 0, 0, 0]
     assert sigma(at).startswith(f"**Σ = {numbers.precise(expected)}:") and "input channel 1" in sigma(at)
     assert list(at.dataframe[0].value["axis"]) == ["D", "H", "W"]
 
 
 def _script_3d(x, p):
-    from types import SimpleNamespace
-
-    from playground import core
-    from playground.ui.extras import layer_section
-
-    layer_section(core.evaluate("convolution", p, x), SimpleNamespace(shared_scale=False, presenter=True))
-
-
-def test_a_click_on_the_output_picks_the_cell():
-    # What the output heatmap's click hands over: the cell's full index, which becomes the index inputs' state.
-    at = AppTest.from_function(_pick_script, default_timeout=TIMEOUT).run()
-    assert not at.exception, at.exception
-    assert [at.session_state[f"convolution.extra.{n}"] for n in "nkhw"] == [0, 1, 2, 5]
-    assert "convolution.extra.d" not in at.session_state  # an index of another rank is ignored
-
-
-def _pick_script():
-    import streamlit as st
-
     from playground import core
     from playground.ui import extras
+    from playground.ui.state import ViewOptions
 
-    pick = extras.cell_marks(core.evaluate("convolution", {"num_output_maps": 2})).on_pick
-    pick((0, 1, 2, 5))
-    pick((0, 0, 0, 0, 0))
-    st.write("picked")
-
+    extras.details(core.evaluate("convolution", p, x), (0, 1, 0, 0, 0), ViewOptions.of(True), core.evaluate)

@@ -16,7 +16,7 @@ from playground.trt.backend import detect
 from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
 from playground.params import same_params
-from apptest import figure_captions, switch_to_layer
+from apptest import open_page, stage_data, tensor
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT that can build here")
@@ -201,25 +201,12 @@ def test_the_old_int8_spelling_is_precision_int8():
     assert any("the old spelling of precision=INT8" in m for m in old.messages)
 
 
-def opened(layer: str, query: dict):
-    """The app on `layer`'s page opened with the link parameters `query` (runs until the link has been applied)."""
-    from streamlit.testing.v1 import AppTest
-
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    at.run()
-    switch_to_layer(at, layer)
-    at.query_params.update(query)
-    for _ in range(3):
-        at.run()
-    assert not at.exception
-    return at
-
-
 def test_an_old_int8_link_opens_as_precision_int8():
-    at = opened("convolution", {"convolution.int8": "true", "convolution.quantize_scale": "1"})
-    assert at.select_slider(key="convolution.precision").value == "INT8"
-    assert any("min 726 " in c for c in figure_captions(at))  # the spec's INT8 table on the stage
-    assert any("**INT8** against FP64" in m.value for m in at.markdown)
+    at = open_page("convolution", **{"convolution.int8": "true", "convolution.quantize_scale": "1"})
+    answer = stage_data(at)["answer"]
+    assert at.query_params["convolution.precision"] == "INT8" and "convolution.int8" not in at.query_params
+    assert tensor(answer, "output").min() == 726  # the spec's INT8 table on the stage
+    assert answer["precision"].startswith("INT8 against FP64")
 
 
 @needs_trt
@@ -302,16 +289,15 @@ def test_a_lesson_whose_figures_differ_is_reported():
 
 
 def test_a_lesson_opens_from_its_link_with_its_verdict_and_note():
-    at = opened("activation", {"preset": "int8_saturation"})
-    assert at.select_slider(key="activation.precision").value == "INT8"
-    assert at.selectbox(key="activation.preset").value == "int8_saturation"
-    text = " ".join(m.value for m in at.markdown)
-    assert "**INT8** against FP64: max |error| **2.73**" in text and "Lesson: Precision: INT8" in text
-    assert "What to look at" in text
+    answer = stage_data(open_page("activation", preset="int8_saturation"))["answer"]
+    assert answer["query"]["activation.precision"] == "INT8"
+    assert answer["example"]["name"] == "int8_saturation" and answer["example"]["matches"]
+    assert answer["example"]["kind"] == "Lesson" and answer["example"]["note"]
+    assert answer["precision"].startswith("INT8 against FP64: max |error| 2.73")
 
 
 def test_compare_mode_on_the_stage():
-    at = opened("convolution", {"convolution.precision": "BF16", "convolution.compare": "FP32"})
-    assert at.select_slider(key="convolution.compare").value == "FP32"
-    assert any("**BF16 − FP32**: max |difference| **" in m.value for m in at.markdown)
-    assert any(c.startswith("log₁₀ |BF16 − FP32| · ") for c in figure_captions(at))
+    data = stage_data(open_page("convolution", **{"convolution.precision": "BF16", "convolution.compare": "FP32"}))
+    assert data["compare"] == "FP32" and data["answer"]["precision"].startswith("BF16 − FP32: max |difference| ")
+    difference = next(f for f in data["answer"]["figures"] if f["which"] == "difference")
+    assert difference["title"] == "log₁₀ |BF16 − FP32|" and difference["magnitude"]

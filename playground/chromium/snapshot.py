@@ -1,6 +1,6 @@
 """`python -m playground snapshot --out DIR [--pages ...] [--presets ...]`: figures for documentation.
 
-Starts the app, opens each page (or an example or lesson of one) on the instrument stage in headless system
+Starts the app, opens each page (or an example or lesson of one) on its stage in headless system
 Chromium, waits until the stage has drawn its answer, and writes one PNG each plus an `index.md` gallery. What a
 layer page's picture holds is `--crop`:
     figures  the heatmaps, the shape line and the source badge, cropped to their content with a margin (default)
@@ -63,7 +63,7 @@ MARGIN = 12
 STEADY_JS = """() => document.querySelectorAll('.pg-stage .pg-badge').forEach(e => {
   e.textContent = e.textContent.replace(/engine (built now|from cache|not built yet)/, 'engine built'); })"""
 # Query parameters the app reads (ui/links.py, ui/keys.py): spelled out so that this module imports no Streamlit.
-PRESET_PARAM, PRESENTER_PARAM, INSTRUMENT_PARAM = "preset", "view.presenter", "view.instrument"
+PRESET_PARAM, PRESENTER_PARAM = "preset", "view.presenter"
 
 
 @dataclass(frozen=True)
@@ -86,10 +86,9 @@ class Shot:
         return name if name != layer.name else f"{self.page}--{self.preset}"
 
     def url(self, base: str, presenter: bool, extra: str = "") -> str:
-        """The page's link on the instrument stage: `preset=NAME` opens an example (ui.page), presenter mode is the
-        "view.presenter" toggle's own URL binding; `extra` is more query text (hide=…, a picked cell)."""
-        query = {k: v for k, v in ((PRESET_PARAM, self.preset), (PRESENTER_PARAM, "true" if presenter else None),
-                                   (INSTRUMENT_PARAM, "true")) if v}
+        """The page's link: `preset=NAME` opens an example (ui.page), presenter mode is the "view.presenter" toggle's
+        own URL binding; `extra` is more query text (hide=…, a picked cell)."""
+        query = {k: v for k, v in ((PRESET_PARAM, self.preset), (PRESENTER_PARAM, "true" if presenter else None)) if v}
         path = "" if self.page == "home" else self.page
         text = "&".join(t for t in (urllib.parse.urlencode(query), extra.lstrip("?&")) if t)
         return f"{base}/{path}" + (f"?{text}" if text else "")

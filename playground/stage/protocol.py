@@ -24,7 +24,7 @@ import numpy as np
 from .. import blobs, numbers
 from ..errors import ValidationError
 from ..layer import Layer
-from ..params import Param
+from ..params import Param, same_value
 from ..trt.cache import canonical
 
 READ_MAP_CELLS = 1024  # output cells whose input windows are sent with an answer (hover, pick, step, play)
@@ -55,7 +55,12 @@ LAST = ("pre_padding", "post_padding", "precision", "quantize_scale")
 
 
 class RequestError(ValueError):
-    """A request that is not one the stage sends (a 400 with this message, never a traceback)."""
+    """A request that is not one the stage sends (a 400 with this message, never a traceback); `key`: the query
+    key it names, where it names one (a link's check drops that key)."""
+
+    def __init__(self, message: str, key: str | None = None):
+        super().__init__(message)
+        self.key = key
 
 
 def label(p: Param) -> str:
@@ -76,14 +81,14 @@ def key(layer: Layer, p: Param, part: str | None = None) -> str:
 
 def query_keys(layer: Layer, shape: tuple) -> list[str]:
     """Every query key a configuration of `layer` on an input of `shape` may set."""
-    out = []
-    for p in layer.params:
-        if p.along_axes:
-            out += [key(layer, p, "set")] if p.optional else []
-            out += [key(layer, p, ax) for ax in p.axis_names(len(shape))]
-        else:
-            out.append(key(layer, p))
-    return out
+    return [k for p in layer.params for k in param_keys(layer, p, shape)]
+
+
+def param_keys(layer: Layer, p: Param, shape: tuple) -> list[str]:
+    """The query keys of one parameter: one, or one per axis (and the switch of an optional one)."""
+    if not p.along_axes:
+        return [key(layer, p)]
+    return ([key(layer, p, "set")] if p.optional else []) + [key(layer, p, ax) for ax in p.axis_names(len(shape))]
 
 
 def raw_params(layer: Layer, shape: tuple, query: dict[str, str]) -> dict:
@@ -95,9 +100,9 @@ def raw_params(layer: Layer, shape: tuple, query: dict[str, str]) -> dict:
     known = set(query_keys(layer, shape))
     for k, v in query.items():
         if k not in known:
-            raise RequestError(f"{k!s:.80}: not a parameter of this {layer.name} page")
+            raise RequestError(f"{k!s:.80}: not a parameter of this {layer.name} page", k)
         if not isinstance(v, str) or len(v) > MAX_TEXT:
-            raise RequestError(f"{k}: must be text of at most {MAX_TEXT} characters")
+            raise RequestError(f"{k}: must be text of at most {MAX_TEXT} characters", k)
     raw, canon = {}, {}
     for p in layer.params:
         value = _value_of(layer, p, shape, query, canon)
@@ -128,7 +133,7 @@ def _value_of(layer: Layer, p: Param, shape: tuple, query: dict[str, str], canon
     if p.optional:
         switch = query.get(key(layer, p, "set"))
         if switch is not None and switch.strip().lower() not in ("true", "false"):
-            raise RequestError(f"{key(layer, p, 'set')}: must be true or false")
+            raise RequestError(f"{key(layer, p, 'set')}: must be true or false", key(layer, p, "set"))
         if switch is None and all(v is None for v in given):
             return _UNSET
         if switch is not None and switch.strip().lower() == "false":
@@ -410,4 +415,31 @@ def describe(layer: Layer, shape: tuple) -> dict[str, Any]:
     return {"layer": layer.name, "title": layer.title, "summary": layer.summary,
             "keys": query_keys(layer, shape), "controls": controls(layer, params, shape),
             "defaults": query_of(layer, params, shape),
-            "examples": examples(layer), "precisions": list(layer.param("precision").choices)}
+            "examples": examples(layer), "precisions": list(layer.param("precision").choices),
+            "resets": resets(layer, params, shape)}
+
+
+def resets(layer: Layer, params: dict, shape: tuple) -> dict[str, list[str]]:
+    """For each choice (enum or bool) whose value decides later parameters' defaults (activation's alpha and beta
+    follow its type), the query keys of those parameters: a change of the choice lets them take their new
+    defaults, as a fresh page of that choice would (CLIP's 0 and 0 left from RELU would draw zeros)."""
+    out = {}
+    for i, p in enumerate(layer.params):
+        if p.kind not in ("enum", "bool"):
+            continue
+        later = layer.params[i + 1:]
+
+        def defaults(value) -> dict:
+            now, found = {**params, p.name: value}, {}
+            for q in later:
+                try:
+                    now[q.name] = found[q.name] = q.default_for(now, shape)
+                except Exception:  # noqa: BLE001 - a default that needs a parameter not known yet
+                    now[q.name] = found[q.name] = None
+            return found
+
+        each = [defaults(v) for v in (p.choices if p.kind == "enum" else (False, True))]
+        moved = [q for q in later if any(not same_value(d[q.name], each[0][q.name]) for d in each[1:])]
+        if moved:
+            out[key(layer, p)] = [k for q in moved for k in param_keys(layer, q, shape)]
+    return out

@@ -317,7 +317,10 @@ class Stage {
     const keys = Object.keys(changes);
     this.moved = keys.length === 1 && this.inputs[keys[0]] && this.inputs[keys[0]].type === "range" ? keys[0] : null;
     Object.assign(this.query, changes);
-    for (const k of Object.keys(changes)) this.markProblem(k, null);
+    for (const k of keys) { // a choice that decides later defaults (activation's type): those take the new ones
+      for (const r of (this.data.describe.resets || {})[k] || []) if (!(r in changes)) delete this.query[r];
+      this.markProblem(k, null);
+    }
     this.writeUrl();
     const cached = this.cache.get(this.cacheKey());
     if (cached) { this.root.dataset.hits = String(Number(this.root.dataset.hits || 0) + 1); this.show(cached, ++this.seq, false); }
@@ -580,7 +583,7 @@ class Stage {
     this.cellEl.querySelector(".pg-prev").onclick = () => this.step(-1);
     this.cellEl.querySelector(".pg-next").onclick = () => this.step(1);
     this.cellEl.querySelector(".pg-play").onclick = () => this.togglePlay();
-    this.cellEl.querySelector(".pg-speed input").oninput = (e) => { this.speed = Number(e.target.value); if (this.playing) { this.togglePlay(); this.togglePlay(); } };
+    this.cellEl.querySelector(".pg-speed input").oninput = (e) => { this.speed = Number(e.target.value); if (this.playing) { clearInterval(this.playing); this.playing = setInterval(() => this.step(1), 1000 / this.speed); } };
   }
 
   step(by) {
@@ -597,13 +600,14 @@ class Stage {
     this.answer.cells.axes.forEach((a, i) => url.searchParams.set(`${this.layer}.extra.${a}`, String(idx[i])));
     window.history.replaceState(window.history.state, "", url.toString().replace(/%2C/g, ","));
     this.root.querySelector(".pg-url").textContent = this.link();
+    if (!this.playing) this.settle(); // the page's Details tab follows the cell that rests picked
     if (!this.answer.cells.reads[idx.join(",")]) { this.request(false); return; } // outside the map sent: ask
     this.drawCell(); this.outlinePick();
     this.root.dataset.pick = idx.join(",");
   }
 
   togglePlay() {
-    if (this.playing) { clearInterval(this.playing); this.playing = null; }
+    if (this.playing) { clearInterval(this.playing); this.playing = null; this.settle(); }
     else this.playing = setInterval(() => this.step(1), 1000 / this.speed);
     this.drawCell();
   }

@@ -1,6 +1,6 @@
-"""The instrument stage as one Streamlit component (components v2; its browser side is playground/stage/stage.js
-and stage.css, its server side playground/stage/server.py): a layer page
-draws it once; its changes go to the route, not through a script run."""
+"""The stage as one Streamlit component (components v2; its browser side is playground/stage/stage.js and
+stage.css, its server side playground/stage/server.py): a layer page draws it once; its changes go to the route,
+not through a script run."""
 from __future__ import annotations
 
 import hashlib
@@ -57,17 +57,14 @@ def stage(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fal
         problem = (protocol.problem(exc, layer, x.shape) if isinstance(exc, ValidationError) else
                    {"message": str(exc), "keys": []})
         ev = evaluate({}, compare)
-    axes = layer.axes_of_cell(ev.output.ndim) if layer.reads else ()
-    pick = [st.query_params.get(f"{layer.name}.extra.{a}") for a in axes]
-    pick = tuple(int(v) for v in pick) if axes and all(v is not None and v.isdigit() for v in pick) else None
-    answer = protocol.answer(layer, ev, pick, opinion=True, opened=own if own is not None and own.stands(ev) else None)
+    answer = protocol.answer(layer, ev, picked(layer, ev), opinion=True, opened=own if own is not None and own.stands(ev) else None)
     describe = protocol.describe(layer, x.shape)
     if node is not None:
         describe["defaults"] = {**describe["defaults"], **node.base}
     epoch = st.session_state.get(_epoch_key(layer), 0)
     identity = hashlib.blake2b(f"{token}|{epoch}|{x.shape}".encode() + x.tobytes(), digest_size=8).hexdigest()
 
-    def picked() -> None:
+    def example_picked() -> None:
         name = (st.session_state.get(f"{layer.name}.stage") or {}).get("example")
         if name and on_example is not None:
             on_example(name)
@@ -82,8 +79,21 @@ def stage(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fal
             "hide": list(hide), "prefetch": os.environ.get("PLAYGROUND_PREFETCH", "1").strip() != "0",
             "public": server.public_url(), "qr": server.QR_ROUTE},
         # "settled": the page runs, and the tabs under the stage follow the URL the stage wrote
-        on_settled_change=lambda: None, on_example_change=picked, width="stretch", height="content")
+        on_settled_change=lambda: None, on_example_change=example_picked, width="stretch", height="content")
     return ev
+
+
+def picked(layer: Layer, ev) -> tuple[int, ...] | None:
+    """The output cell the link picks (`LAYER.extra.AXIS`, which the stage writes as a cell is picked), where it
+    names one of this output; else None (the stage picks the first)."""
+    if layer.reads is None:
+        return None
+    shape = tuple(ev.reference.shape)
+    texts = [st.query_params.get(f"{layer.name}.extra.{a}") for a in layer.axes_of_cell(len(shape))]
+    if not all(t is not None and t.isdigit() for t in texts):
+        return None
+    index = tuple(int(t) for t in texts)
+    return index if all(v < n for v, n in zip(index, shape)) else None
 
 
 def compare_key(layer: Layer) -> str:

@@ -1,26 +1,18 @@
 """The page's keys, without Streamlit: widget keys (each one is its URL query parameter), the containers
-`hide` can hide, the figures, and the CSS selector Streamlit gives a keyed element (for the page's own
+`hide` can hide, and the CSS selector Streamlit gives a keyed element (for the page's own
 scripts and the browser tests). The naming is described in state.py."""
 from __future__ import annotations
 
 import re
 
 INPUT = "input"
-VIEW_SHARED_SCALE, VIEW_PRESENTER, VIEW_INSTRUMENT = "view.shared_scale", "view.presenter", "view.instrument"
+VIEW_PRESENTER = "view.presenter"
 COMPARE = "compare"  # "{layer}.compare": compare mode's second precision
-COMPARE_OFF = "off"  # its first choice: no second precision
-# A layer page's fragments: "stage" (the figures and all below them) and "controls.PARAM" (one parameter's control):
-# a control's change reruns the stage and the controls it changes (ui.widgets.Changed)
-CONTROLS_FRAGMENT, STAGE_FRAGMENT = "controls", "stage"
+COMPARE_OFF = "off"  # no second precision (links of earlier releases spell it)
 
 
 def key(layer: str, *parts) -> str:
     return ".".join([layer, *map(str, parts)])
-
-
-def figure_key(layer: str, which: str) -> str:
-    """The page's heatmaps: which = input, output or spec."""
-    return key(layer, "figure", which)
 
 
 def input_key(layer: str, name: str) -> str:

@@ -71,8 +71,8 @@ def node_link(layer: Layer) -> NodeLink | None:
     applied = f"_onnx_applied.{layer.name}"
     if st.session_state.get(applied) != (digest, opened.node):
         st.session_state[applied] = (digest, opened.node)
-        widgets.write_config(layer, {}, {"kind": "random", "shape": opened.shape, "seed": onnxio.SEED,
-                                         "low": -4.0, "high": 4.0})  # onnxio.seeded_input's pattern
+        widgets.write_input(layer, {"kind": "random", "shape": opened.shape, "seed": onnxio.SEED,
+                                    "low": -4.0, "high": 4.0})  # onnxio.seeded_input's pattern
     source = {"model": model, "node": opened.node, "op": opened.op, "differs": opened.differs,
               "notes": opened.notes}
     return NodeLink(opened, protocol.query_of(layer, params, opened.shape), source)

@@ -1,37 +1,19 @@
-"""Widget keys, view options, the last good result per layer, and process-wide resources.
+"""Widget keys, view options, and process-wide resources.
 
-Key scheme (stable, derived from names, so URL binding, presets and presenter mode can address
-every control):
+Key scheme (stable, derived from names, so links and presenter mode can address every control):
 
-    "{layer}.{param}"            the widget holding a parameter's value (for arrays: its text,
-                                 a preset name or comma-separated numbers)
-    "{layer}.{param}.{axis}"     per-axis ints, axis in d/h/w
-    "{layer}.{param}.set"        the override checkbox of an optional per-axis param
-    "{layer}.{param}.preset"     an array's preset selectbox; derived from the value
-    "{layer}.{param}.{i}"        an array's per-value editors; derived from the value
-    "{layer}.{param}.table"      an array's table editor; derived from the value
     "{layer}.input.{name}"       input controls: kind, 3d, N, C, D, H, W, low, high, seed, value, image
-    "{layer}.view.shared_scale"  one colour scale for input and output (its default differs by layer)
     "view.presenter"             presenter mode, shared by every page
+    "{layer}.download.{what}"    download buttons (script, onnx, input/output .npy and .csv)
+    "{layer}.tabs"               the tabs under the stage (of those only the open one is drawn)
 
-    "{layer}.preset"             the "Spec example" selectbox; derived: the spec preset the current
-                                 configuration equals, if any (choosing one writes every control)
-    "{layer}.download.{what}"    download buttons (script, input.npy, input.csv, output.npy, output.csv)
-    "{layer}.figure.{which}"     the input, output and spec heatmaps (the convolution's output one is
-                                 clickable: a click picks the cell its section explains)
+The input controls and the presenter toggle hold state of their own and are bound to the page URL
+(widgets.STATE, bind="query-params"): the query parameter is the widget key. The stage (playground.stage)
+writes its parameters in the same spelling, `LAYER.PARAM[.AXIS]` (stage.protocol.query_keys), and
+`LAYER.compare`; ui.links checks all of them when a page opens.
 
-Only the first, "{layer}.{param}.{axis}", ".set", "{layer}.input.*" (except image) and the two
-view toggles hold state of their own; the derived ones are rewritten from it on every run.
-
-Those state-holding widgets, and only they, are bound to the page URL (widgets.STATE,
-bind="query-params"): the query parameter is the widget key, e.g.
-`/convolution?convolution.stride_nd.h=2&view.presenter=true`; a value equal to its default is
-left out. Two more query parameters are not widgets (ui.links): `preset=NAME` applies a spec
-example once, `hide=a,b` hides controls by name.
-
-Containers keyed "ctl.{layer}.{name}" wrap what `hide` can hide (Streamlit gives a keyed
-element the CSS class `st-key-` + the key with every character outside [A-Za-z0-9_-] as "-":
-key_selector).
+Containers keyed "ctl.{layer}.{name}" wrap what `hide` can hide (Streamlit gives a keyed element the CSS
+class `st-key-` + the key with every character outside [A-Za-z0-9_-] as "-": key_selector).
 Keys starting with "_" are plain session state, not widgets.
 """
 from __future__ import annotations
@@ -48,7 +30,7 @@ from ..errors import PlaygroundError
 from ..shared import backend, engine_cache, prefetcher, shared  # noqa: F401 - the pages reach them as state.*
 from .. import plots
 from ..style import DEFAULT, Theme, theme as theme_for
-from .keys import VIEW_PRESENTER, key
+from .keys import VIEW_PRESENTER
 
 
 
@@ -56,19 +38,9 @@ class PageState:
     """One layer page's private session state (not widgets, never in the URL), in one place: each slot is held
     under the key "_SLOT.LAYER"."""
     SLOTS = {
-        "last_good": "the last Evaluation that validated: what the page shows while a change is invalid",
-        "last_raw": "the parameters of the last evaluation, to tell which one moved (the prefetcher's hint)",
         "url_checked": "the URL was checked when the page first ran in this session",
         "url_problems": "link problems to show, until a control changes",
         "url_problems_seen": "the controls' values when the problems were first shown",
-        "url_preset": "{name: the ?preset= applied, drawn: its widgets were drawn}",
-        "preset_chosen": "the example last chosen (link or picker)",
-        "preset_chosen_now": "set by the picker's callback, taken by the next run",
-        "picked": "(evaluation, index, input cells read, Cell) of the picked output cell, computed once per run",
-        "cell_drawn": "the picked cell the stage line last drew (play waits for it)",
-        "cell_stepped_at": "when play last stepped (time.monotonic)",
-        "controls_plan": "what each parameter's control last drew (widgets.controls_plan): a change redraws "
-                         "those it changes",
     }
 
     def __init__(self, layer: str):
@@ -124,15 +96,13 @@ def guarded(draw) -> None:
 
 @dataclass(frozen=True)
 class ViewOptions:
-    """How results are drawn; passed to every section under the main output (ui.extras)."""
-    shared_scale: bool = True  # one colour scale for input and output, else one per heatmap
+    """How results are drawn; passed to every section under the stage (ui.extras)."""
     presenter: bool = False  # projector: large type, strong colours
     theme: Theme = DEFAULT  # style.theme(presenter)
-    instrument: bool = False  # the stage as one component answered by the server's route (playground.stage)
 
     @staticmethod
-    def of(shared_scale: bool, presenter: bool, instrument: bool = False) -> "ViewOptions":
-        return ViewOptions(bool(shared_scale), bool(presenter), theme_for(bool(presenter)), bool(instrument))
+    def of(presenter: bool) -> "ViewOptions":
+        return ViewOptions(bool(presenter), theme_for(bool(presenter)))
 
 
 def frozen(fig: go.Figure) -> go.Figure:
@@ -143,13 +113,7 @@ def frozen(fig: go.Figure) -> go.Figure:
     return fig
 
 
-BELOW_STAGE = ("Explanation", "Spec example", "Engine", "Downloads")  # the tabs under the stage, in order
-SPEC_TAB = BELOW_STAGE[1]  # the spec example's: its note, lesson and verdict
-
-
-def open_tab(layer: str, title: str) -> None:
-    """Open a tab under the stage (of those only the open one is drawn) before the tabs are drawn."""
-    st.session_state[key(layer, "tabs")] = title
+SPEC_TAB = "Spec example"  # the tab under the stage with the example's verdict, note and documented table
 
 
 @shared(maxsize=96)
@@ -158,16 +122,6 @@ def tensor_figure(t, title: str, shared_scale: bool = True, presenter: bool = Fa
     not copied: a revisit must not pay for unpickling a copy of every figure)."""
     fig, stats = plots.tensor_figure(t, title=title, shared_scale=shared_scale, theme=theme_for(presenter))
     return frozen(fig), stats
-
-
-@shared(maxsize=96)
-def tensor_heatmap(t, title: str, shared_scale: bool = True, presenter: bool = False,
-                   zrange: plots.ColorRange | None = None, highlight: dict | None = None, selected: tuple | None = None,
-                   clickable: bool = False, box: tuple | None = None, meta: dict | None = None):
-    """plots.tensor_heatmap (the stage's canvas), cached across reruns and sessions like tensor_figure."""
-    return plots.tensor_heatmap(t, title=title, shared_scale=shared_scale, theme=theme_for(presenter),
-                                highlight=highlight, selected=selected, clickable=clickable, zrange=zrange, box=box,
-                                meta=meta)
 
 
 PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d"],
@@ -219,11 +173,3 @@ def presenter_on() -> bool:
         if value:  # carried to the toggle of the layer page opened next (home links carry no query)
             st.session_state[VIEW_PRESENTER] = True
     return bool(value)
-
-
-def last_good(layer: str):
-    return PageState(layer).get("last_good")
-
-
-def remember(layer: str, evaluation) -> None:
-    PageState(layer).set("last_good", evaluation)

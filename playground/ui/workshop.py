@@ -1,6 +1,6 @@
-"""Workshop aids on a layer page: the spec examples (pick one; see the spec's documented output beside
-the computed one, and whether they agree) and downloads (tensors as .npy and .csv, the current
-configuration as a standalone TensorRT script)."""
+"""Workshop aids under the stage: the example on screen (the spec's documented output and whether the computed
+one agrees) and downloads (tensors as .npy and .csv, the configuration as a standalone TensorRT script and as an
+ONNX model)."""
 from __future__ import annotations
 
 import functools
@@ -13,78 +13,24 @@ from ..export import build_source, config_name, export_script
 from ..inputs import to_csv, to_npy_bytes
 from ..layer import Layer
 from ..layers import get_layer
-from . import links
 from .keys import control_key, key
-from .state import PageState, badge
-
-NONE = ""  # the picker's entry for a configuration that is no spec example
+from .state import ViewOptions, chart, tensor_figure
 
 
-# -- which spec example is on screen ---------------------------------------------------------------
-def matching(layer: Layer, ev: Evaluation | None) -> list[presets.Preset]:
-    return [] if ev is None else presets.matching(layer.name, ev.params, ev.input)
-
-
-def current_preset(layer: Layer, ev: Evaluation | None) -> presets.Preset | None:
-    """The spec example on screen: the one last chosen if the configuration still is it, else the first
-    that the configuration equals (several examples can share one, e.g. an alias spelling)."""
-    found = matching(layer, ev)
-    chosen = PageState(layer.name).get("preset_chosen")
-    return next((p for p in found if p.name == chosen), found[0] if found else None)
-
-
-
-
-def chosen_now(layer: Layer) -> bool:
-    """Whether a spec example was picked since the last run (once): it may have set the input controls."""
-    return bool(PageState(layer.name).pop("preset_chosen_now", False))
-
-
-def _chosen(layer: Layer) -> None:
-    name = st.session_state.get(key(layer.name, "preset"))
-    if not name:
+# -- the example on screen -----------------------------------------------------------------------------
+def spec_tab(layer: Layer, ev: Evaluation, view: ViewOptions) -> None:
+    """The example or lesson the settled configuration is: its verdict, tolerance, source and note, and the table
+    its source documents beside the computed output's figures."""
+    found = presets.matching(layer.name, ev.params, ev.input)
+    if not found:
+        st.caption("This configuration is none of the examples: pick one in the stage's example box to compare "
+                   "with the output its source documents.")
         return
-    PageState(layer.name).set("preset_chosen_now", True)
-    links.apply_preset(layer, presets.find(layer.name, name))
-    if links.PRESET_PARAM in st.query_params:  # the widgets' own URL values say it all now
-        del st.query_params[links.PRESET_PARAM]
-
-
-def preset_picker(layer: Layer, preset: presets.Preset | None, cmp: presets.Comparison | None) -> None:
-    """The "Spec example" selectbox (derived: it shows the example the configuration is) and its verdict."""
-    examples = presets.examples(layer.name)
-    if not examples:
-        return
-    k = key(layer.name, "preset")
-    value = preset.name if preset else NONE
-    if st.session_state.get(k) != value:
-        st.session_state[k] = value
-    titles = {p.name: p.title for p in examples}
-    with st.container(key=control_key(layer.name, "preset")):
-        st.selectbox("Spec example", [NONE, *titles], key=k, on_change=_chosen, args=(layer,), width="stretch",
-                     format_func=lambda n: titles.get(n, "Spec example: — your own configuration —"),
-                     label_visibility="collapsed",
-                     help="Every example of the spec documents, then the precision lessons. Choosing one sets "
-                          "every parameter and the input; the spec's documented output (a lesson: the error "
-                          "figures it states) is then compared with the computed one (the verdict is beside the "
-                          "figures, the spec's table in the Spec example tab).")
-    chosen = PageState(layer.name).get("preset_chosen")
-    if preset is None and chosen in titles:
-        st.caption(f"Modified from the spec example “{titles[chosen]}”: the comparison with the spec is hidden. "
-                   "Choose it again to go back to it.")
-
-
-def demonstrated(layer: Layer, preset: presets.Preset) -> str:
-    """The first parameter (in the layer's order) a spec example sets: what the controls panel shows first."""
-    return next((n for n in layer.param_names if n in preset.params), layer.param_names[0])
-
-
-def verdict_badge(preset: presets.Preset, cmp: presets.Comparison) -> str:
-    """The spec example's verdict, as badge markdown (state.badge)."""
-    what = preset.documented
-    if cmp.matches:
-        return badge(f"matches {what}", "green", "check_circle")
-    return badge(f"differs from {what}", "red", "cancel")
+    preset = found[0]
+    spec_panel(layer, preset, presets.compare(preset, ev.output, ev.precision_error), ev)
+    if preset.expected is not None:
+        fig, _ = tensor_figure(preset.expected, "Spec's output (as documented)", True, view.presenter)
+        chart(fig, key(layer.name, "figure", "spec"), filename=f"{layer.name}_spec")
 
 
 def _sentence(text: str) -> str:
@@ -92,7 +38,7 @@ def _sentence(text: str) -> str:
 
 
 def spec_panel(layer: Layer, preset: presets.Preset, cmp: presets.Comparison, ev: Evaluation) -> None:
-    """Verdict, tolerance, source and note of the spec example on screen."""
+    """Verdict, tolerance, source and note of the example on screen."""
     with st.container(key=control_key(layer.name, "spec"), border=True):
         st.markdown(f"**{preset.kind}: {preset.title}**")
         if cmp.matches:
