@@ -201,7 +201,7 @@ async def run_room(n: int, clients: int, duration: float, period: float, closed:
     from concurrent.futures import ProcessPoolExecutor
 
     port = free_port()
-    with R.started(n, port, cache_dir=cache, env={"PLAYGROUND_STAGE": "instrument", "PLAYGROUND_PREFETCH": "0"}) as room:
+    with R.started(n, port, cache_dir=cache, env={"PLAYGROUND_PREFETCH": "0"}) as room:
         peaks = {r.port: 0.0 for r in room.replicas}
         start = time.monotonic()  # CLOCK_MONOTONIC: one clock for every process of this machine
         groups = [list(range(k, clients, procs)) for k in range(procs)]

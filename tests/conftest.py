@@ -7,13 +7,7 @@
 # Keep imports here light (no tensorrt/streamlit/plotly): this file loads for
 # every test run, including the GPU machine, which has no TensorRT.
 
-import os
-
 import pytest
-
-# The suites written for the Streamlit stage run on it (the page's default is the instrument stage; its own tests,
-# test_stage_*.py, open it by the link's view.instrument=true, which wins over this default).
-os.environ.setdefault("PLAYGROUND_STAGE", "streamlit")
 
 
 def pytest_configure(config):

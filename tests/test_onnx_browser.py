@@ -18,7 +18,7 @@ STAGE = ".pg-stage"
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     cache = tmp_path_factory.mktemp("cache")
-    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(cache), "PLAYGROUND_STAGE": "instrument"}) as url:
+    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(cache)}) as url:
         yield url
 
 

@@ -28,7 +28,7 @@ def room(tmp_path_factory):
     if not HAPROXY:  # scripts/test.sh installs it where it can (as root with apt)
         pytest.skip(R.INSTALL)
     cache = tmp_path_factory.mktemp("shared_cache")
-    with R.started(2, B.free_port(), cache_dir=str(cache), env={"PLAYGROUND_STAGE": "instrument"}) as r:
+    with R.started(2, B.free_port(), cache_dir=str(cache), env={}) as r:
         yield r
 
 

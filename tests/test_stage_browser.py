@@ -1,4 +1,4 @@
-"""The instrument stage in the system Chromium (`?view.instrument=true`): its contract for tests (data-param on
+"""The stage in the system Chromium: its contract for tests (data-param on
 every control, data-figure and a stats line on every figure), a change answered by the server's route with no
 script run, a dragged slider whose output follows the hand and ends on the released value, keys, hover outlines,
 the URL written as values change and read back by a fresh page, a refusal named with the last good drawing kept.
@@ -43,8 +43,7 @@ def open_stage(context, app, path):
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.errors = errors
-    sep = "&" if "?" in path else "?"
-    page.goto(f"{app}/{path}{sep}view.instrument=true")
+    page.goto(f"{app}/{path}")
     page.wait_for_selector(f'{STAGE}[data-drawn] [data-figure="output"] canvas')
     return page
 
@@ -276,4 +275,23 @@ def test_opening_the_sidebar_does_not_reflow_the_stage(browser, app):
     page.wait_for_timeout(600)  # the sidebar's own opening animation
     assert page.locator(f'{STAGE} [data-figure="output"]').bounding_box() == before
     assert page.locator('[data-testid="stSidebar"]').bounding_box()["width"] > 200  # it is open, over the page
+    fresh.close()
+
+
+def test_the_tabs_under_the_stage_follow_a_change_on_a_page_opened_from_a_link(browser, app):
+    """Streamlit's next runs send the query the page loaded with; the settle hands the page the URL the stage wrote,
+    so the engine card (and the downloads) are of the configuration on the stage, not of the link's."""
+    fresh = B.new_context(browser, viewport={"width": 1280, "height": 720})  # the sidebar closed
+    page = open_stage(fresh, app, "convolution?convolution.stride_nd.w=2")
+    page.locator(".stMain [data-testid='stTab']", has_text="Engine").click()
+    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stMarkdownContainer] td')]"
+                           ".some(td => td.textContent.trim() === '(1, 1, 4, 4)')")
+    page.focus('[data-param="convolution.stride_nd.h"]')
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stMarkdownContainer] td')]"
+                           ".some(td => td.textContent.trim() === '(1, 1, 2, 4)')")
+    page.locator(".stMain [data-testid='stTab']", has_text="Downloads").click()  # a run of its own: still the change
+    page.get_by_role("tab", name="Engine").click()
+    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stMarkdownContainer] td')]"
+                           ".some(td => td.textContent.trim() === '(1, 1, 2, 4)')")
     fresh.close()

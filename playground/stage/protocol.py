@@ -31,6 +31,7 @@ READ_MAP_CELLS = 1024  # output cells whose input windows are sent with an answe
 CELL_LINES = 64  # output cells whose arithmetic line is sent (beyond: the picked cell's, asked for as it moves)
 MAX_QUERY_KEYS = 256  # a request naming more keys than any layer has is refused before it is read
 MAX_TEXT = 4096  # characters of one value (an array typed by hand, a preset's name)
+PER_VALUE_MAX = 8  # arrays of up to this many values get a slider per value beside their text
 PRESET_MATCH_VALUES = 1 << 16  # arrays up to this size are checked against the presets (a model's are not)
 # Plain words first, the API name second ("Stride (stride_nd)"); a parameter missing here shows its API name.
 LABELS = {
@@ -215,6 +216,10 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
         elif p.kind == "array":
             c["presets"] = list(p.presets)
             c["size"] = int(np.asarray(params[p.name]).size) if params.get(p.name) is not None else 0
+            if 0 < c["size"] <= PER_VALUE_MAX:  # a few values (a 3 × 1 kernel, three slopes): a slider each
+                c.update(values=[_num(float(v)) for v in np.asarray(params[p.name], np.float32).ravel()],
+                         slide=[_num(v) for v in p.slide] if p.slide else None, min=_num(p.low), max=_num(p.high),
+                         step=_num(p.step or 0.01))
         c["key"] = key(layer, p)
         out.append(c)
     return out

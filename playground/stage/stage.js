@@ -26,6 +26,9 @@ export default function (component) {
 class Stage {
   constructor(root, data, trigger) {
     this.root = root; this.data = data; this.trigger = trigger;
+    // A parameter whose default follows a choice (activation's alpha with its type): key -> the choices' keys.
+    this.owners = {};
+    for (const [owner, keys] of Object.entries(data.describe.resets || {})) for (const k of keys) (this.owners[k] ||= []).push(owner);
     this.layer = data.describe.layer;
     this.query = { ...data.query }; // the configuration as URL texts (every key of this layer)
     this.compare = data.compare || null;
@@ -81,7 +84,7 @@ class Stage {
   followUrl() {
     const url = new URLSearchParams(window.location.search), d = this.data.describe.defaults, moved = {};
     for (const k of this.data.describe.keys) {
-      const v = url.has(k) ? url.get(k) : d[k];
+      const v = url.has(k) ? url.get(k) : this.owners[k] ? undefined : d[k]; // left out: the page's run said it
       if (v !== undefined && this.query[k] !== undefined && v !== this.query[k]) moved[k] = v;
     }
     if (Object.keys(moved).length) { Object.assign(this.query, moved); this.request(false); }
@@ -248,6 +251,7 @@ class Stage {
       }
       text.addEventListener("change", () => this.set({ [c.key]: text.value }));
       box.append(add(text, c.key));
+      this.valueSliders(c, box);
     }
     const note = document.createElement("div"); note.className = "pg-note";
     box.append(note);
@@ -283,6 +287,46 @@ class Stage {
     return wrap;
   }
 
+  // An array of a few values (a 3 × 1 kernel, three slopes): a slider and an exact box per value, which write the
+  // array's text. Built again only when the count changes, so a slider under the pointer stays while it is dragged.
+  valueSliders(c, box) {
+    let wrap = box.querySelector(".pg-values");
+    const values = c.values || [];
+    if (wrap && wrap.children.length !== values.length) { wrap.remove(); wrap = null; }
+    if (!values.length) return;
+    if (wrap) {
+      if (!this.dragging) wrap.values.splice(0, values.length, ...values);
+      values.forEach((v, i) => {
+        const row = wrap.children[i], range = row.querySelector("input[type=range]"), exact = row.querySelector(".pg-exact");
+        if (document.activeElement !== range && !this.dragging) { range.value = v; range.setAttribute("aria-valuenow", v); }
+        if (document.activeElement !== exact) exact.value = v;
+        range.disabled = exact.disabled = !c.used;
+      });
+      return;
+    }
+    wrap = document.createElement("div"); wrap.className = "pg-values";
+    const now = wrap.values = [...values], write = () => this.set({ [c.key]: now.map(String).join(",") });
+    values.forEach((v, i) => {
+      const reach = Math.max(1, 2 * Math.abs(v)); // weights have no declared range: around the value
+      const [lo, hi] = c.slide || [Math.max(c.min ?? -reach, -reach), Math.min(c.max ?? reach, reach)];
+      const row = document.createElement("div"); row.className = "pg-axis";
+      row.innerHTML = `<span class="pg-ax">${i}</span>`;
+      const range = document.createElement("input"), exact = document.createElement("input");
+      range.type = "range"; range.min = lo; range.max = hi; range.step = c.step; range.value = v;
+      range.dataset.value = `${c.key}.${i}`; range.setAttribute("aria-label", `${c.label} value ${i}`);
+      range.setAttribute("aria-valuenow", v);
+      exact.type = "number"; exact.step = "any"; exact.className = "pg-exact"; exact.value = v;
+      exact.setAttribute("aria-label", `${c.label} value ${i} exact`);
+      range.addEventListener("pointerdown", () => { this.dragging = true; });
+      range.addEventListener("input", () => { now[i] = Number(range.value); exact.value = range.value; write(); });
+      range.addEventListener("change", () => { this.dragging = false; now[i] = Number(range.value); write(); });
+      exact.addEventListener("change", () => { now[i] = Number(exact.value); write(); });
+      row.append(range, exact);
+      wrap.append(row);
+    });
+    box.append(wrap);
+  }
+
   refreshControls(list) {
     for (const c of list) {
       const box = this.controlsEl.querySelector(`.pg-control[data-name="${c.name}"]`);
@@ -305,6 +349,7 @@ class Stage {
         }
       }
       if (c.kind === "int" || c.kind === "float") box.querySelector(".pg-value").textContent = this.query[c.key] ?? "";
+      if (c.kind === "array") this.valueSliders(c, box);
       if (c.offered && !c.names && c.used) box.querySelector(".pg-note").textContent = `offers ${c.offered.join(", ")}`;
     }
   }
@@ -449,14 +494,17 @@ class Stage {
 
   settle() {
     if (this.settleTimer) clearTimeout(this.settleTimer);
-    this.settleTimer = setTimeout(() => this.trigger("settled", { query: this.query, compare: this.compare }), SETTLE_MS);
+    this.settleTimer = setTimeout(() => this.trigger("settled", { query: this.query, compare: this.compare, pick: this.pick, search: window.location.search }), SETTLE_MS);
   }
 
   writeUrl() {
     const url = new URL(window.location.href), defaults = this.data.describe.defaults;
     for (const k of this.data.describe.keys) {
       const v = this.query[k];
-      if (v === undefined || v === defaults[k]) url.searchParams.delete(k); else url.searchParams.set(k, v);
+      // A key is left out where its value is the default, unless its default follows a choice that is not the
+      // default's (LEAKY_RELU's alpha 0 is not what a link without alpha opens: 0.01).
+      const implied = v === defaults[k] && !(this.owners[k] || []).some((o) => this.query[o] !== defaults[o]);
+      if (v === undefined || implied) url.searchParams.delete(k); else url.searchParams.set(k, v);
     }
     url.searchParams.delete("preset");
     if (this.compare) url.searchParams.set(`${this.layer}.compare`, this.compare); else url.searchParams.delete(`${this.layer}.compare`);

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import urllib.parse
 from pathlib import Path
 from typing import Callable
 
@@ -43,6 +44,7 @@ def stage(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fal
     picked on the stage (it sets the input, which the page's sidebar owns, and the URL, then the page runs).
     `node` (ui.models.NodeLink): a model's node, whose configuration is the page's starting point (the URL holds
     what differs from it) and whose ONNX Runtime opinion is of the node itself while its configuration stands."""
+    _follow_settle(layer, x.shape)
     own = node.opened if node is not None and node.opened.shape == x.shape else None
     token = server.SEATS.open(layer.name, x, st.session_state.get(_token_key(layer)), opened=own)
     st.session_state[_token_key(layer)] = token
@@ -96,19 +98,43 @@ def picked(layer: Layer, ev) -> tuple[int, ...] | None:
     return index if all(v < n for v, n in zip(index, shape)) else None
 
 
+def _follow_settle(layer: Layer, shape: tuple) -> None:
+    """A run the stage's settle asked for: the URL the stage wrote (history.replaceState, which Streamlit does not
+    see: its next runs would send the query the page loaded with) becomes the page's query, for this run's tabs
+    and every later run. Only the stage's own keys, each value as text of bounded length; the page checks them as
+    it checks any link."""
+    settled = (st.session_state.get(f"{layer.name}.stage") or {}).get("settled")
+    search = settled.get("search") if isinstance(settled, dict) else None
+    if not isinstance(search, str) or len(search) > 64 * protocol.MAX_TEXT:
+        return
+    given = dict(urllib.parse.parse_qsl(search.lstrip("?"), keep_blank_values=True))
+    keys = set(protocol.query_keys(layer, shape)) | {compare_key(layer)}
+    if layer.reads:  # the picked cell, any rank the output may have
+        keys |= {f"{layer.name}.extra.{a}" for rank in (2, 3, 4, 5) for a in layer.axes_of_cell(rank)}
+    for k in keys:
+        v = given.get(k)
+        if v is None or len(v) > protocol.MAX_TEXT:
+            st.query_params.pop(k, None)
+        elif st.query_params.get(k) != v:
+            st.query_params[k] = v
+
+
 def compare_key(layer: Layer) -> str:
     """Compare mode's second precision in the URL (the page's own spelling: LAYER.compare)."""
     return f"{layer.name}.compare"
 
 
 def set_query(layer: Layer, params: dict, shape: tuple) -> None:
-    """Write a configuration into the URL as the stage writes it: the keys whose values differ from the
-    defaults' (an example picked on the stage)."""
+    """Write a configuration into the URL as the stage writes it (an example picked on the stage): the keys whose
+    values differ from the defaults', and those whose defaults follow a choice that differs."""
     defaults = protocol.query_of(layer, layer.defaults(shape), shape)
-    for k, v in protocol.query_of(layer, params, shape).items():
+    query = protocol.query_of(layer, params, shape)
+    owned = {k for owner, keys in protocol.resets(layer, layer.defaults(shape), shape).items()
+             if query.get(owner) != defaults.get(owner) for k in keys}  # their defaults follow a choice moved
+    for k, v in query.items():
         if k in st.query_params:
             del st.query_params[k]
-        if defaults.get(k) != v:
+        if defaults.get(k) != v or k in owned:
             st.query_params[k] = v
 
 

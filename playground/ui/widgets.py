@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, InputError, default_dims, make_input
 from ..layer import Layer
@@ -26,8 +27,8 @@ KIND_LABELS = {"spec": "the spec example's pattern, for any shape", "ramp": "eve
 def write_input(layer: Layer, input: dict | None = None) -> None:
     """Set a layer page's input controls (an example's input, a model node's) before they are drawn: make_input's
     keywords (kind, shape, low, high, seed, value). A bound widget's value reaches the URL only once it is drawn,
-    so the URL is written here too (the keys that differ from the controls' defaults): a link copied at once
-    reopens the same input."""
+    so before that the URL is written here (the keys that differ from the controls' defaults): a link copied at
+    once reopens the same input."""
     input = input or {}
     shape = tuple(input.get("shape") or layer.example_shape)
     dims = default_dims(layer.example_shape)
@@ -41,11 +42,14 @@ def write_input(layer: Layer, input: dict | None = None) -> None:
     for name, (value, default) in values.items():
         k = input_key(layer.name, name)
         st.session_state[k] = value
-        if value == default:
-            st.query_params.pop(k, None)
-        else:
-            st.query_params[k] = str(value).lower() if isinstance(value, bool) else f"{value:g}" if isinstance(
-                value, float) else str(value)
+        try:
+            if value == default:
+                st.query_params.pop(k, None)
+            else:
+                st.query_params[k] = str(value).lower() if isinstance(value, bool) else f"{value:g}" if isinstance(
+                    value, float) else str(value)
+        except StreamlitAPIException:  # drawn already (a pick on the stage): the widget writes its URL itself
+            pass
 
 
 # -- input ------------------------------------------------------------------------------------
