@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from bench_browser import machine, pct, print_machine  # noqa: E402
+from common import machine, pct, print_machine  # noqa: E402
 from bench_memory import rss_mb  # noqa: E402
 
 from playground import room as R  # noqa: E402
@@ -74,6 +74,7 @@ class Participant:
     ws: object = None
     notes: list = field(default_factory=list)  # what went wrong on the way to an answer (reported where it errs)
     back_after: float | None = None  # seconds from the first failed change to the next answer (a kill)
+    walk: list | None = None  # (URL key, values) it steps; None: its page's WALKS
 
     async def open(self, http) -> None:
         """The page through the proxy: its cookie (affinity), then a Streamlit session whose run gives the seat."""
@@ -120,13 +121,14 @@ class Participant:
             self.ws = None
 
     async def change(self, http, rng) -> None:
-        key, values = rng.choice(WALKS[self.page])
+        key, values = rng.choice(self.walk or WALKS[self.page])
         self.query[key] = str(rng.choice(values))
         sent = time.monotonic()
         while True:
             try:
                 r = await http.post(self.base + self.route, headers={"X-Stage-Token": self.token},
-                                    json={"params": self.query, "quick": False, "have": self.have[-64:]}, timeout=30)
+                                    json={"params": {k: v for k, v in self.query.items() if ".input." not in k},
+                                          "quick": False, "have": self.have[-64:]}, timeout=30)
                 reply = r.json() if r.headers.get("content-type", "").startswith("application/json") else {}
                 status = r.status_code
             except Exception as exc:  # noqa: BLE001 - a dropped connection is a status 0, as in the browser

@@ -5,14 +5,12 @@ the arguments (no randomness, explicit width/height/template), so screenshots ar
 """
 from __future__ import annotations
 
-import base64
 import functools
 import math
 from dataclasses import dataclass, replace
 from typing import Mapping, Sequence
 
 import numpy as np
-import plotly.colors as pcolors
 import plotly.graph_objects as go
 import plotly.io as pio
 
@@ -270,8 +268,8 @@ def tensor_figure(
     box: tuple[int, int] | None = None,
 ) -> tuple[go.Figure, dict]:
     """Grid of heatmaps, one per 2-D slice (index i = position in slices(t)), plus the stats the UI prints: the
-    Plotly figure of a tensor under the stage (its explanations, the spec's output). The stage's own heatmaps are
-    tensor_heatmap's, with the same geometry.
+    Plotly figure of a tensor under the stage (its explanations, the spec's output); the stage draws its own in the
+    browser.
 
     zrange: the colour range of every slice (one scale shared with other tensors), else from the data.
     box: (width, height) in px the whole figure must fit, else laid out for th.figure_width.
@@ -342,71 +340,6 @@ def tensor_figure(
                      legend=dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0, xanchor="left"),
                      **axes, **(dict(annotations=titles) if titles else {}))
     return _figure(traces + legend, layout), L.stats
-
-
-# ----------------------------------------------------------------------------- the stage's canvas heatmaps
-def _colorscale(scale) -> list[list]:
-    """A Plotly colour scale (a name or stops) as [[position, "rgb(r, g, b)"], ...], what the canvas interpolates."""
-    return [[float(p), str(c)] for p, c in (_named_colorscale(scale) if isinstance(scale, str) else scale)]
-
-
-@functools.lru_cache(maxsize=32)  # Plotly looks a name up among all of its scales, every call
-def _named_colorscale(name: str) -> tuple:
-    return tuple(map(tuple, pcolors.get_colorscale(name)))
-
-
-def _wire_dtype(n: int) -> str:
-    """Exact values for hover up to 128 × 128 drawn cells; beyond, float32 halves what every change sends."""
-    return "f8" if n <= MAX_DRAW_CELLS // 4 else "f4"
-
-
-def _b64(a: np.ndarray) -> str:
-    """The values as little-endian floats in base64: about a third of their JSON text."""
-    return base64.b64encode(np.ascontiguousarray(a, dtype="<" + _wire_dtype(a.size))).decode()
-
-
-def tensor_heatmap(
-    t: np.ndarray, *, title: str, shared_scale: bool = True, theme: Theme = DEFAULT,
-    highlight: Mapping[int, Sequence[tuple[int, int]]] | None = None,
-    selected: tuple[int, int, int] | None = None, clickable: bool = False, zrange: ColorRange | None = None,
-    box: tuple[int, int] | None = None, meta: Mapping | None = None,
-) -> tuple[dict, dict]:
-    """The heatmap tensor_figure draws (same geometry, colours and stats), as the spec the stage's canvas component
-    (ui/heatmap.js) draws: pixel boxes, the drawn values (base64), colour scales, outlines. A canvas redraws in a
-    few milliseconds where Plotly takes a hundred, and is updated in place.
-
-    highlight: slice index -> (h, w) cells to outline (cells outside the tensor = padding, dashed; they widen the
-    panel's index range). selected: (slice index, h, w) to outline. clickable: a click reports the cell's index.
-    meta: what hovering a cell outlines on another heatmap ({"windows": {"n,c,h,w": [[slice, h, w], …]},
-    "color", "hw"})."""
-    L = _tensor_layout(t, shared_scale, theme, zrange, box)
-    th, a, g, m = L.th, L.a, L.g, L.margin
-    H, W = a.shape[-2:]
-    panels = []
-    for i, ((idx, s), r, label) in enumerate(zip(L.sl, L.ranges, L.labels)):
-        row, col = divmod(i, g.cols)
-        x, y = m["l"] + col * (g.panel_w + L.hgap), m["t"] + row * (g.panel_h + L.vgap)
-        drawn = s[::L.f, ::L.f]
-        cells = list((highlight or {}).get(i, ())) + [(0, 0), (H - 1, W - 1)]  # the range widens for padding cells
-        panels.append(dict(
-            x=x, y=y, w=g.panel_w, h=g.panel_h, label=label if a.ndim > 2 else "", index=[int(v) for v in idx],
-            rows=int(drawn.shape[0]), cols=int(drawn.shape[1]), values=_b64(drawn), dtype=_wire_dtype(drawn.size),
-            range=[min(c[0] for c in cells), max(c[0] for c in cells), min(c[1] for c in cells), max(c[1] for c in cells)],
-            zmin=r.zmin, zmax=r.zmax, scale=_colorscale(th.diverging if r.diverging else th.sequential),
-            text=[str(v) for v in _compact_arr(drawn).ravel()] if g.text else None,
-            bar=(L.own_cbar or i == 0),
-            outlines=[[int(h), int(w), 0 <= h < H and 0 <= w < W] for h, w in (highlight or {}).get(i, ())],
-            selected=[int(selected[1]), int(selected[2])] if selected is not None and selected[0] == i else None))
-    legend = [[f"{tag}: {L.counts[c]}", getattr(th, attr)] for c, tag, attr in _NONFINITE if L.counts[c]]
-    spec = dict(
-        title=title, width=round(L.plot_w + m["l"] + m["r"]), height=round(L.plot_h + m["t"] + m["b"]),
-        stride=L.f, square=g.square, panels=panels, legend=legend,
-        own_bars=L.own_cbar, clickable=clickable, meta=dict(meta) if meta else None,
-        style=dict(font=th.font_family, size=th.font_size, title=th.title_size, subtitle=th.subtitle_size,
-                   cell=th.cell_text_size, color=th.font_color, bar=th.colorbar_px, nan=th.nan_color,
-                   posinf=th.posinf_color, neginf=th.neginf_color, window=th.window_color,
-                   selected=th.selected_color, outline=th.outline_width))
-    return spec, L.stats
 
 
 # ----------------------------------------------------------------------------- line and bar charts

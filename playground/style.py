@@ -81,10 +81,5 @@ PRESENTER = Theme(
 )
 
 
-def stage_overhead_px(th: Theme) -> int:
-    """Width a stage figure takes besides its cells: left and right margins and the colour bar."""
-    return th.stage_margin["l"] + th.stage_margin["r"] + th.stage_colorbar_room_px
-
-
 def theme(presenter: bool) -> Theme:
     return PRESENTER if presenter else DEFAULT

@@ -191,15 +191,15 @@ def test_tensorrt_builds_3d_trilinear(tmp_path):
     assert r.error is None and tuple(r.report.output_shape) == (1, 1, 4, 3, 5)
 
 
-def test_hover_outlines_follow_the_scales():
-    """Hover outlines are remembered by the geometry, which for Resize includes its few scales."""
-    from playground import explain
+def test_the_stages_read_map_follows_the_scales():
+    """The stage's read map (hover, pick, step, play) is remembered by the configuration, which for Resize includes
+    its few scales."""
+    from playground.stage import protocol
 
-    for scales, cells in (("1.5", [[0, 1, 1], [0, 1, 2]]), ("2", [[0, 1, 1]])):  # 1.33, 1.5; 1, 1
+    for scales, cells in (("1.5", [[0, 0, 1, 1], [0, 0, 1, 2]]), ("2", [[0, 0, 1, 1]])):  # 1.33, 1.5; 1, 1
         x_shape = (1, 1, 2, 3)
         p = LAYER.resolve({"scales": scales, "resize_mode": "LINEAR"}, x_shape)
-        out = LAYER.reference(np.zeros(x_shape, np.float32), p).shape
-        assert explain.hover_windows(LAYER, p, x_shape, out)["0,0,2,2"] == cells
+        assert protocol._reads(LAYER, p, x_shape, ((0, 0, 2, 2),))["0,0,2,2"] == cells
 
 
 @pytest.mark.parametrize("n, scale, cells", [(10, 0.7, 7), (5, 1.4, 7), (10, 2.3, 23), (4, 1.999, 7)])

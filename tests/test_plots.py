@@ -6,7 +6,7 @@ import pytest
 
 from playground.plots import (
     MAX_DRAW_CELLS, TEXT_CELL_LIMIT, ColorRange, color_range, comparison_bar_figure,
-    slices, tensor_figure, tensor_heatmap, transfer_curve_figure,
+    slices, tensor_figure, transfer_curve_figure,
 )
 from playground.numbers import compact
 from playground.style import DEFAULT, PRESENTER, theme
@@ -159,38 +159,6 @@ def test_decimation_keeps_real_indices_and_nan():
     assert h.x[1] - h.x[0] == stats["decimated"] and stats["nan"] == 1
     assert (np.asarray(overlays(fig)[0].z, float) == 3).sum() == 1
     assert tensor_figure(ramp((1, 1, 64, 64)), title="t")[1]["decimated"] == 1
-
-
-def test_highlight_window_with_padding_and_selected():
-    window = [(h, w) for h in range(-1, 2) for w in range(-1, 2)]  # 3x3 at (0, 0), padding 1
-    spec, _ = tensor_heatmap(ramp((1, 2, 5, 5)), title="t", highlight={1: window}, selected=(0, 2, 3))
-    first, second = spec["panels"]
-    assert not first["outlines"] and len(second["outlines"]) == 9
-    assert sorted((h, w) for h, w, inside in second["outlines"] if not inside) == [(-1, -1), (-1, 0), (-1, 1), (0, -1),
-                                                                                    (1, -1)]  # dashed: padding
-    assert first["selected"] == [2, 3] and second["selected"] is None
-    assert second["range"] == [-1, 4, -1, 4] and first["range"] == [0, 4, 0, 4]
-
-
-def test_the_canvas_spec_carries_every_cell_its_index_and_the_figures_geometry():
-    import base64
-
-    t = ramp((1, 2, 3, 4))
-    spec, stats = tensor_heatmap(t, title="t", clickable=True, highlight={1: [(-1, 0), (0, 0)]}, selected=(1, 2, 3),
-                                 box=(500, 300))
-    fig, fig_stats = tensor_figure(t, title="t", box=(500, 300))
-    assert stats == fig_stats and (spec["width"], spec["height"]) == (fig.layout.width, fig.layout.height)
-    assert spec["clickable"] and [p["index"] for p in spec["panels"]] == [[0, 0], [0, 1]]
-    assert [p["label"] for p in spec["panels"]] == ["n=0, c=0", "n=0, c=1"]
-    for (idx, s), p in zip(slices(t), spec["panels"]):
-        values = np.frombuffer(base64.b64decode(p["values"]), dtype="<" + p["dtype"]).reshape(p["rows"], p["cols"])
-        assert np.array_equal(values, s)  # exact: what hover shows
-    second = spec["panels"][1]
-    assert second["outlines"] == [[-1, 0, False], [0, 0, True]] and second["selected"] == [2, 3]
-    assert second["range"] == [-1, 2, 0, 3] and spec["panels"][0]["range"] == [0, 2, 0, 3]  # padding widens
-    assert spec["panels"][0]["scale"][0][0] == 0.0 and spec["panels"][0]["scale"][-1][0] == 1.0
-    big, _ = tensor_heatmap(ramp((1, 1, 600, 600)), title="t")
-    assert big["stride"] == 3 and big["panels"][0]["dtype"] == "f4" and big["panels"][0]["rows"] == 200
 
 
 def test_hover_shows_full_index():
