@@ -16,7 +16,9 @@ Series (the convolution on the spec's 1×1×6×9 input unless named):
 A change is drawn when the stage's data-drawn counter moved past the press and a frame has been painted after
 it (requestAnimationFrame). Baselines: the bare build (build_engine in this process, warm) and the spec's script
 in a fresh process (bench_core.SPEC_SCRIPT), for the same configurations. First load: a new session opening the
-layer page on a warm server, until its first answer is drawn.
+layer page on a warm server, from the navigation's start to the first frame after the stage drew its first answer,
+by the page's own clock (data-painted-at); and, by this process's clock, until the page is idle with the tabs under
+the stage drawn (they follow the first paint).
 
     python bench/bench_browser.py [--changes 24] [--large-changes 8] [--spec-runs 6]
 """
@@ -166,11 +168,14 @@ def main() -> None:
             B.chromium() as chrome:
         context = B.new_context(chrome, viewport=VIEWPORT, reduced_motion="reduce")
         open_stage(context, base, "convolution").close()  # the server's first build and imports
-        loads = []
+        loads, loads_idle = [], []  # the stage on the screen (the page's own clock); the page idle (this one's)
         for _ in range(5):
             start = time.perf_counter()
-            open_stage(context, base, "convolution").close()
-            loads.append((time.perf_counter() - start) * 1e3)
+            page = open_stage(context, base, "convolution")
+            loads_idle.append((time.perf_counter() - start) * 1e3)
+            page.wait_for_function(f"() => document.querySelector('{STAGE}').dataset.paintedAt")
+            loads.append(float(page.get_attribute(STAGE, "data-painted-at")))
+            page.close()
         page = open_stage(context, base, "convolution")
         built = Series("stage: new, its engine built and shown")
         results += there_and_back(page, steps, "stage: new configuration", "stage: revisited configuration",
@@ -201,7 +206,8 @@ def main() -> None:
         print(f"{s.name:<42}{len(s.latency):>4}{pct(s.latency, 50):>9.0f}{pct(s.latency, 95):>9.0f}"
               f"{max(s.latency):>9.0f}")
     for label, v in (("bare build_engine, small conv", bare_small), ("spec: fresh process import + build", spec),
-                     ("first load of a layer page, warm server", loads)):
+                     ("first load: the stage painted (page clock)", loads),
+                     ("first load: the page idle, tabs drawn", loads_idle)):
         print(f"{label:<42}{len(v):>4}{pct(v, 50):>9.0f}{pct(v, 95):>9.0f}{max(v):>9.0f}")
     print(f"\nsweep with speculative builds on: {sweep_hits:.0%} of the steps drawn from the tab's cache")
     print("\ndrags (2 s each)")
@@ -218,7 +224,7 @@ def main() -> None:
          slider50 + build50 + 30),
         ("large conv new configuration p50 ≤ 400 ms", p["stage large 1×3×512×512: new"], 400),
         ("large conv revisit p50 ≤ 100 ms", p["stage large 1×3×512×512: back"], 100),
-        ("first load of a layer page, warm server, p50 ≤ 1500 ms", pct(loads, 50), 1500),
+        ("first load (navigation → the stage painted), p50 ≤ 1500 ms", pct(loads, 50), 1500),
     ]
     print("\ntargets")
     for label, value, limit in checks:

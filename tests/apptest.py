@@ -30,11 +30,17 @@ def switch_to_layer(at: AppTest, name: str) -> AppTest:
     return at
 
 
-def open_page(layer: str, **query) -> AppTest:
-    """A fresh session opening /layer?query (the home page runs first: app.py registers the pages)."""
+def open_page(layer: str, painted: bool = True, **query) -> AppTest:
+    """A fresh session opening /layer?query (the home page runs first: app.py registers the pages). `painted`: as
+    after the stage's first paint in a browser, which asks the page for what it held back (the tabs)."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
     switch_to_layer(at, layer)
+    if painted:
+        from playground.ui import instrument
+        from playground.layers import get_layer
+
+        at.session_state[instrument._painted_key(get_layer(layer))] = True
     at.query_params.update(query)  # set before the page first runs, as opening a link does
     return rerun(at)
 

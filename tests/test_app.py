@@ -65,6 +65,12 @@ def test_the_page_hands_its_stage_the_links_configuration_and_a_live_seat():
     assert [t.label for t in at.tabs][:4] == ["Details", "Engine", "Downloads", "Spec example"]
 
 
+def test_the_tabs_under_the_stage_wait_for_its_first_paint():
+    at = open_page("convolution", painted=False)  # the stage's first paint comes first, then it asks for the rest
+    assert not at.main.tabs and stage_data(at)["painted"] is False
+    assert [t.label for t in open_page("convolution").tabs][:3] == ["Details", "Engine", "Downloads"]
+
+
 def test_the_details_tab_holds_a_layers_section_or_its_picked_cell():
     assert [t.label for t in open_page("leaky_relu").tabs][:3] == ["Details", "Engine", "Downloads"]  # its section
     # no section: the picked cell's terms, as the link picks it (the stage writes every axis)

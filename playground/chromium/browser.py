@@ -6,7 +6,7 @@ headless, with background networking off.
 Waiting: pages from `new_context` carry a run tracker (RUN_TRACKER_JS) that reads the app's own
 websocket messages, so `wait_until_idle` / `rerun` know when a script run was requested, started
 and finished, not only what the DOM shows. Locating: `key_selector(widget_key)` is the CSS class
-Streamlit puts on a widget's element container; OUTPUT_PLOT_JS finds the output heatmap.
+Streamlit puts on a widget's element container.
 """
 from __future__ import annotations
 
@@ -101,25 +101,6 @@ def chromium(playwright=None):
         browser = pw.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
         stack.callback(browser.close)
         yield browser
-
-
-# The output heatmap: the canvas component keyed "<layer>.figure.output" (its `spec` is what is drawn, a new object
-# per redraw; `cellCentre(i, h, w)` a cell's page coordinates), else the canvas whose title starts "Output", else a
-# Plotly chart keyed so (bench/bare_app.py; its `data` is what is drawn).
-OUTPUT_PLOT_JS = """() => {
-  const main = document.querySelector('[data-testid="stMain"]') || document;
-  const keyed = main.querySelector('[class*="-figure-output"] .pg-heatmap');
-  if (keyed) return keyed;
-  const titled = Array.from(main.querySelectorAll('.pg-heatmap')).find(p => String(p.spec && p.spec.title).startsWith('Output'));
-  return titled || main.querySelector('[class*="-figure-output"] .js-plotly-plot');
-}"""
-
-
-# The heatmaps' stats captions ("shape (1, 1, 6, 9) · min … · max …"), input first, then the output's: the text each
-# heatmap writes under its canvas (or an st.caption: the bare app of the benchmarks).
-STATS_CAPTIONS_JS = """() => Array.from(document.querySelectorAll(
-    '[data-testid="stMain"] :is(.pg-caption, [data-testid="stCaptionContainer"])')).map(e => e.innerText.trim())
-    .filter(t => t.startsWith('shape ('))"""
 
 
 def type_number(page, key: str, value, timeout_ms: float = 60_000) -> None:

@@ -40,7 +40,7 @@ class Stage {
   }
 
   start() {
-    this.root.dataset.mountedAt = performance.now().toFixed(0); // since the page's navigation (bench_stage)
+    this.root.dataset.mountedAt = performance.now().toFixed(0); // since the page's navigation (bench_browser)
     this.root.innerHTML = "";
     this.root.classList.toggle("pg-presenter", Boolean(this.data.presenter));
     this.root.innerHTML =
@@ -77,6 +77,12 @@ class Stage {
     if (this.data.answer && this.resolve(this.data.answer)) this.show(this.data.answer, ++this.seq, true);
     if (this.data.problem) this.showProblem(this.data.problem);
     this.followUrl();
+    // Once the figures are on the screen, the page draws what it held back (the tabs under the stage): the first
+    // paint does not wait for them.
+    requestAnimationFrame(() => setTimeout(() => {
+      this.root.dataset.paintedAt = performance.now().toFixed(0); // since the page's navigation (bench_browser)
+      if (!this.data.painted) this.trigger("painted", this.data.epoch);
+    }, 0));
   }
 
   // The URL is the contract: where the page's script ran on an older query than the address bar holds (the page

@@ -79,9 +79,11 @@ def stage(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fal
             "query": answer["query"] if problem else {**answer["query"], **query}, "answer": answer,
             "problem": problem, "presenter": presenter, "compare": compare, "runs": ev.backend.can_run,
             "hide": list(hide), "prefetch": os.environ.get("PLAYGROUND_PREFETCH", "1").strip() != "0",
-            "public": server.public_url(), "qr": server.QR_ROUTE},
-        # "settled": the page runs, and the tabs under the stage follow the URL the stage wrote
-        on_settled_change=lambda: None, on_example_change=example_picked, width="stretch", height="content")
+            "public": server.public_url(), "qr": server.QR_ROUTE, "painted": painted(layer)},
+        # "settled": the page runs, and the tabs under the stage follow the URL the stage wrote; "painted": the
+        # figures are on the screen, the page draws what it held back
+        on_settled_change=lambda: None, on_example_change=example_picked, on_painted_change=_was_painted(layer),
+        width="stretch", height="content")
     return ev
 
 
@@ -136,6 +138,22 @@ def set_query(layer: Layer, params: dict, shape: tuple) -> None:
             del st.query_params[k]
         if defaults.get(k) != v or k in owned:
             st.query_params[k] = v
+
+
+def painted(layer: Layer) -> bool:
+    """Whether this session's stage of `layer` has drawn its figures on the screen: until then the page holds back
+    the tabs under it, so that a page's first paint is the stage's."""
+    return bool(st.session_state.get(_painted_key(layer)))
+
+
+def _was_painted(layer: Layer) -> Callable[[], None]:
+    def mark() -> None:
+        st.session_state[_painted_key(layer)] = True
+    return mark
+
+
+def _painted_key(layer: Layer) -> str:
+    return f"_stage_painted.{layer.name}"
 
 
 def _token_key(layer: Layer) -> str:

@@ -93,6 +93,8 @@ def _layer_page(name: str) -> None:
 
     ev = instrument.stage(layer, inp.x, run, presenter=view.presenter, hide=tuple(hide), on_example=example,
                           node=node)
+    if not instrument.painted(layer):  # the stage's first paint comes first; it asks for the rest at once
+        return
     # Of the tabs only the open one is drawn (on_change="rerun"): a page opens without the engine's table.
     names = (["Details"] if layer.section or layer.cell else []) + ["Engine", "Downloads"] + (
         [SPEC_TAB] if presets.examples(layer.name) else [])
