@@ -15,10 +15,10 @@ PRECISION_PARAMS = (
     Param("precision", "enum", "FP32", "The type TensorRT computes the layer in: FP32 (TF32 off); TF32 (a "
           "convolution's multiplies on tensor cores, the builder's TF32 flag); FP16 and BF16 by casts around it (its "
           "weights in that type); INT8 and FP8 (E4M3) by a quantize/dequantize pair on the input (and on a "
-          "convolution's weights).", choices=PRECISIONS),
+          "convolution's weights).", choices=PRECISIONS, label="Precision"),
     Param("quantize_scale", "float", 1.0, "Scale of the INT8/FP8 quantize/dequantize pairs; 0: from the input "
           "(amax/127 for INT8, amax/448 for FP8).", low=0.0, high=1000.0, step=0.01, slide=(0.0, 4.0),
-          used_when=lambda p: p["precision"] in QUANTIZED),
+          used_when=lambda p: p["precision"] in QUANTIZED, label="Quantize scale"),
 )
 
 

@@ -58,6 +58,7 @@ class Param:
     # How a control names one of the values `offers` lists, where the number alone says little (softmax's bitmask
     # 4 is "H (axes = 4)"): (value, input shape) -> text. The stage then offers a list of names, not a slider.
     name_of: Callable[[Any, tuple], str] | None = None
+    label: str = ""  # plain words for its control ("Stride"); the control says the TensorRT name after them
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind

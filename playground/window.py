@@ -31,15 +31,15 @@ def per_axis(name: str, default: int, help: str, low: int, high: int, optional: 
 def padding_params(high: int = MAX_PADDING) -> tuple[Param, ...]:
     """stride_nd, padding_nd, pre_padding, post_padding and padding_mode, as every windowed layer has them."""
     return (
-        per_axis("stride_nd", 1, "Step of the window per spatial axis.", 1, 16),
-        per_axis("padding_nd", 0, "Cells added before and after each spatial axis.", 0, high),
+        per_axis("stride_nd", 1, "Step of the window per spatial axis.", 1, 16, label="Stride"),
+        per_axis("padding_nd", 0, "Cells added before and after each spatial axis.", 0, high, label="Padding"),
         per_axis("pre_padding", 0, "Cells before each spatial axis; replaces padding_nd's leading side when set.",
-                 0, high, optional=True),
+                 0, high, optional=True, label="Padding before"),
         per_axis("post_padding", 0, "Cells after each spatial axis; replaces padding_nd's trailing side when set.",
-                 0, high, optional=True),
+                 0, high, optional=True, label="Padding after"),
         Param("padding_mode", "enum", "EXPLICIT_ROUND_DOWN",
               "How the output size and padding are computed; SAME_* take precedence over all explicit padding.",
-              choices=PADDING_MODES, aliases=PADDING_ALIASES),
+              choices=PADDING_MODES, aliases=PADDING_ALIASES, label="Padding mode"),
     )
 
 
@@ -164,14 +164,15 @@ def padding_named(p: dict, pre_wrong: bool, post_wrong: bool) -> str:
 # The weighted windows' own parameters, as the convolution and the deconvolution both declare them.
 # Counts a model's layer may have (ResNet's 2048 maps): the work budget bounds them; the sliders span a lesson's.
 MAX_MAPS = 4096
-OUTPUT_MAPS = Param("num_output_maps", "int", 1, "Output channels K.", low=1, high=MAX_MAPS, step=1, slide=(1, 64))
+OUTPUT_MAPS = Param("num_output_maps", "int", 1, "Output channels K.", low=1, high=MAX_MAPS, step=1, slide=(1, 64),
+                    label="Output maps")
 BIAS = Param("bias", "array", [0.0], "One value per output map (or one for all).", low=-1e6, high=1e6, step=0.5,
-             slide=(-100.0, 100.0), weight=True)
-DILATION = per_axis("dilation_nd", 1, "Spacing between kernel taps per spatial axis.", 1, 16)
+             slide=(-100.0, 100.0), weight=True, label="Bias")
+DILATION = per_axis("dilation_nd", 1, "Spacing between kernel taps per spatial axis.", 1, 16, label="Dilation")
 
 
 def groups_param(what: str) -> Param:
     """num_groups, offering only the counts that divide C and num_output_maps; `what` names the layer's operation."""
     return Param("num_groups", "int", 1, f"Groups: input channels and output maps split into this many independent "
                  f"{what}.", low=1, high=MAX_MAPS, step=1, slide=(1, 64), rule=groups_rule,
-                 offers=groups_offered)
+                 offers=groups_offered, label="Groups")

@@ -122,6 +122,13 @@ def _mirrored_changes(layer, preset, name) -> bool | None:
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_every_parameter_says_in_plain_words_what_it_is(name):
+    """A control's label is plain words first, TensorRT's name second: each parameter declares the words."""
+    for p in LAYERS[name].params:
+        assert p.label and not p.label[0].islower() and p.name not in p.label, (name, p.name, p.label)
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_examples_exist_and_tell_each_float_parameter_from_its_mirror(name):
     layer = LAYERS[name]
     assert layer.examples, f"{name} has no example"

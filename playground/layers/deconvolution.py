@@ -338,10 +338,11 @@ LAYER = Layer(
     summary="Transposed convolution: every input cell scatters value × kernel into the output, 2-D or 3-D.",
     params=(
         window.OUTPUT_MAPS,
-        window.per_axis(KERNEL, 3, "Kernel window per spatial axis (two values for 2-D, three for 3-D).", 1, 15),
+        window.per_axis(KERNEL, 3, "Kernel window per spatial axis (two values for 2-D, three for 3-D).", 1, 15,
+                        label="Kernel size"),
         window.groups_param("deconvolutions"),
         Param("kernel", "array", "ones", "Weights, shape (C, K/num_groups, *kernel_size_nd) (TensorRT's CKRS "
-              "order), or a preset.", presets=KERNEL_PRESETS, weight=True),
+              "order), or a preset.", presets=KERNEL_PRESETS, weight=True, label="Kernel"),
         window.BIAS,
         *PADDING,
         window.DILATION,

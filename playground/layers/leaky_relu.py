@@ -200,11 +200,11 @@ LAYER = Layer(
         # The PReLU's slope is a constant (typed); the activation's alpha an attribute (float32); the scale
         # construction's weights are alpha and 1 − alpha, which its reference rounds itself.
         Param("alpha", "float", 0.1, "Slope of the negative part.", low=-2.0, high=2.0, step=0.01,
-              weight=lambda p: p["construction"] == "parametric_relu"),
+              weight=lambda p: p["construction"] == "parametric_relu", label="Alpha"),
         Param("construction", "enum", "scale_relu_sum",
               "activation: ActivationType.LEAKY_RELU; parametric_relu: add_parametric_relu with one slope; "
               "scale_relu_sum: Scale(x·alpha) + Scale(ReLU(x)·(1−alpha)), ElementWise SUM.",
-              choices=CONSTRUCTIONS),
+              choices=CONSTRUCTIONS, label="Construction"),
     ),
     example_shape=(1, 1, 3, 3),
     example_input=centered_ramp,

@@ -309,15 +309,15 @@ LAYER = Layer(
     icon=":material/filter_center_focus:",
     summary="Max, average or their blend over a sliding window, 2-D or 3-D, with strides and padding modes.",
     params=(
-        Param("type", "enum", "MAX", "Pooling type (trt.PoolingType).", choices=TYPES),
-        window.per_axis(WINDOW, 2, "Window per spatial axis.", 1, 15, offers=window.largest_window),
+        Param("type", "enum", "MAX", "Pooling type (trt.PoolingType).", choices=TYPES, label="Type"),
+        window.per_axis(WINDOW, 2, "Window per spatial axis.", 1, 15, offers=window.largest_window, label="Window"),
         *window.padding_params(high=14),
         Param("blend_factor", "float", 0.0, "MAX_AVERAGE_BLEND: (1 − blend_factor)·max + blend_factor·average; 0 "
               "is the max, 1 the average.",
-              low=0.0, high=1.0, step=0.05, used_when=lambda p: p["type"] == "MAX_AVERAGE_BLEND"),
+              low=0.0, high=1.0, step=0.05, used_when=lambda p: p["type"] == "MAX_AVERAGE_BLEND", label="Blend factor"),
         Param("average_count_excludes_padding", "bool", True, "The average divides by the input cells in the "
               "window only (true) or by the whole window, padding counted as zeros (false).",
-              used_when=lambda p: p["type"] in AVERAGING),
+              used_when=lambda p: p["type"] in AVERAGING, label="Average excludes padding"),
     ),
     example_shape=(1, 1, 4, 4),
     example_input=arange_pattern,

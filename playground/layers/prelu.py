@@ -129,9 +129,9 @@ LAYER = Layer(
     summary="y = x if x ≥ 0 else slope·x, the slopes broadcast to the input: one, per channel or per element.",
     params=(
         Param("granularity", "enum", "channel", "Slopes for the whole tensor, one per channel, or one per element.",
-              choices=GRANULARITY),
+              choices=GRANULARITY, label="Granularity"),
         Param("slopes", "array", "spec", "Slope of the negative part; a constant tensor broadcast to the input.",
-              low=-10.0, high=10.0, step=0.05, presets=PRESETS, weight=True),
+              low=-10.0, high=10.0, step=0.05, presets=PRESETS, weight=True, label="Slopes"),
     ),
     example_shape=(1, 3, 3, 3),
     example_input=centered_ramp,

@@ -385,23 +385,28 @@ LAYER = Layer(
             "coordinate transformations.",
     params=(
         Param("resize_mode", "enum", "NEAREST", "Interpolation (trt.InterpolationMode): the nearest cell, the two "
-              "around the coordinate per axis (linear), or four per axis (cubic; H and W only).", choices=MODES),
+              "around the coordinate per axis (linear), or four per axis (cubic; H and W only).", choices=MODES,
+              label="Mode"),
         Param("scales", "array", None, "Instead of shape (when set): a factor per spatial axis (or one for all); "
-              "the output is floor(input × scale).", low=0.01, high=64.0, step=0.01, slide=(0.25, 4.0), optional=True),
+              "the output is floor(input × scale).", low=0.01, high=64.0, step=0.01, slide=(0.25, 4.0), optional=True,
+              label="Scales"),
         Param("shape", "ints", lambda p, s: tuple(min(MAX_SIZE, 2 * n) for n in s[2:]),
               "The output's size per spatial axis (N and C keep theirs).", low=1, high=MAX_SIZE, step=1,
               per_axis=True, used_when=lambda p: p["scales"] is None,
-              offers=lambda p, s: tuple(min(MAX_SIZE, max(8, 4 * n)) for n in s[2:])),
+              offers=lambda p, s: tuple(min(MAX_SIZE, max(8, 4 * n)) for n in s[2:]), label="Output size"),
         Param("coordinate_transformation", "enum", "ASYMMETRIC", "How an output coordinate maps back to the "
-              "input's (trt.ResizeCoordinateTransformation).", choices=TRANSFORMS),
+              "input's (trt.ResizeCoordinateTransformation).", choices=TRANSFORMS, label="Coordinates"),
         Param("nearest_rounding", "enum", "FLOOR", "NEAREST: how the input coordinate rounds to a cell "
-              "(trt.ResizeRoundMode).", choices=ROUNDINGS, used_when=lambda p: p["resize_mode"] == "NEAREST"),
+              "(trt.ResizeRoundMode).", choices=ROUNDINGS, used_when=lambda p: p["resize_mode"] == "NEAREST",
+              label="Nearest rounding"),
         Param("selector_for_single_pixel", "enum", "FORMULA", "An axis resized to one cell: the formula's "
-              "coordinate, or 0 (UPPER, the top-left cell).", choices=SELECTORS),
+              "coordinate, or 0 (UPPER, the top-left cell).", choices=SELECTORS, label="Single pixel"),
         Param("cubic_coeff", "float", -0.75, "CUBIC: Keys' coefficient a (−0.75 as PyTorch, −0.5 as TensorFlow).",
-              low=-2.0, high=0.0, step=0.05, used_when=lambda p: p["resize_mode"] == "CUBIC"),
+              low=-2.0, high=0.0, step=0.05, used_when=lambda p: p["resize_mode"] == "CUBIC",
+              label="Cubic coefficient"),
         Param("exclude_outside", "bool", False, "CUBIC: cells past the edge weigh 0 and the other weights are "
-              "renormalised (off: they read the edge cell).", used_when=lambda p: p["resize_mode"] == "CUBIC"),
+              "renormalised (off: they read the edge cell).", used_when=lambda p: p["resize_mode"] == "CUBIC",
+              label="Exclude outside"),
     ),
     example_shape=(1, 1, 4, 4),
     example_input=arange_pattern,

@@ -52,7 +52,8 @@ def build(trt, network, x, p):
 
 
 def _coefficient(name, default, help):
-    return Param(name, "array", default, help, low=-1000.0, high=1000.0, step=0.1, slide=(-10.0, 10.0), weight=True)
+    return Param(name, "array", default, help, low=-1000.0, high=1000.0, step=0.1, slide=(-10.0, 10.0), weight=True,
+                 label=name.capitalize())
 
 
 def formula(p):
@@ -211,9 +212,9 @@ LAYER = Layer(
     summary="y = (x·scale + shift)^power with one set of coefficients, one per channel, or one per element.",
     params=(
         Param("mode", "enum", "UNIFORM", "UNIFORM: one set for all elements; CHANNEL: one per channel; "
-              "ELEMENTWISE: one per element.", choices=MODES),
+              "ELEMENTWISE: one per element.", choices=MODES, label="Mode"),
         Param("channel_axis", "int", 1, "The axis CHANNEL and ELEMENTWISE count from (add_scale_nd): 0 is N, 1 is C.",
-              low=0, high=4, step=1, used_when=lambda p: p["mode"] != "UNIFORM"),
+              low=0, high=4, step=1, used_when=lambda p: p["mode"] != "UNIFORM", label="Channel axis"),
         _coefficient("scale", [0.5], "Multiplier."),
         _coefficient("shift", [-7.0], "Added after the multiplication."),
         _coefficient("power", [1.0], "Exponent applied last."),

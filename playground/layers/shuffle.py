@@ -207,14 +207,16 @@ LAYER = Layer(
     params=(
         Param("first_transpose", "ints", lambda p, s: tuple(range(len(s))), "Permutation applied first: output "
               "axis i is input axis first_transpose[i].", low=0, high=4, step=1, per_dim=True,
-              rule=lambda v, p, s: _permutation(v, len(s)), offers=lambda p, s: (len(s) - 1,) * len(s)),
+              rule=lambda v, p, s: _permutation(v, len(s)), offers=lambda p, s: (len(s) - 1,) * len(s),
+              label="First transpose"),
         Param("zero_is_placeholder", "bool", True, "In reshape_dims, 0 copies the axis at its place (true) or is a "
-              "size of 0 (false)."),
+              "size of 0 (false).", label="0 copies the input's size"),
         Param("reshape_dims", "ints", None, "The shape after the first transpose, rank 2 … 5 (0: copy that axis, "
-              "−1: infer); none: no reshape.", low=-1, high=1 << 20, optional=True, rule=reshape_rule),
+              "−1: infer); none: no reshape.", low=-1, high=1 << 20, optional=True, rule=reshape_rule,
+              label="Reshape"),
         Param("second_transpose", "ints", lambda p, s: tuple(range(output_rank(p, s))), "Permutation applied "
               "last, of the reshaped tensor's axes (left at an identity, it follows their number).", low=0, high=4,
-              step=1),
+              step=1, label="Second transpose"),
     ),
     example_shape=(1, 2, 3, 4),
     example_input=arange_pattern,

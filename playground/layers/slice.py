@@ -221,17 +221,17 @@ LAYER = Layer(
     summary="output[i] = input[start + i·stride] per axis; the mode decides what a coordinate outside reads.",
     params=(
         Param("start", "ints", lambda p, s: (0,) * len(s), "First coordinate read, per dimension (may be outside "
-              "the input, except under STRICT_BOUNDS).", low=-16, high=64, step=1, per_dim=True),
+              "the input, except under STRICT_BOUNDS).", low=-16, high=64, step=1, per_dim=True, label="Start"),
         Param("stride", "ints", lambda p, s: (1,) * len(s), "Step per dimension; negative walks backwards, 0 "
               "repeats the start cell (a broadcast).",
-              low=-8, high=8, step=1, per_dim=True),
+              low=-8, high=8, step=1, per_dim=True, label="Stride"),
         Param("shape", "ints", lambda p, s: tuple(s), "Output size per dimension.", low=1, high=SHAPE_HIGH, step=1,
-              per_dim=True, offers=shape_offered),
+              per_dim=True, offers=shape_offered, label="Output size"),
         Param("mode", "enum", "STRICT_BOUNDS", "What a coordinate outside the input reads (trt.SampleMode).",
-              choices=MODES, aliases={"DEFAULT": "STRICT_BOUNDS"}),
+              choices=MODES, aliases={"DEFAULT": "STRICT_BOUNDS"}, label="Mode"),
         Param("fill", "float", 0.0, "FILL: the value read outside the input (the layer's input 4).",
               low=-1e6, high=1e6, step=0.5, slide=(-20.0, 20.0), used_when=lambda p: p["mode"] == "FILL",
-              weight=True),  # a constant, cast to the data's type
+              weight=True, label="Fill value"),  # a constant, cast to the data's type
     ),
     example_shape=(1, 1, 4, 5),
     example_input=arange_pattern,

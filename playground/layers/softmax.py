@@ -145,7 +145,8 @@ LAYER = Layer(
     params=(
         Param("axes", "int", 2, "Bitmask of the axis to normalise along (exactly one bit): 1 = N, 2 = C, 4 = H "
               "(4-D) or D (5-D), 8 = W (4-D) or H (5-D), 16 = W (5-D).", low=1, high=16, step=1,
-              rule=axes_rule, offers=axes_offered, name_of=lambda v, s: f"{axis_name(v, s)} (axes = {v})"),
+              rule=axes_rule, offers=axes_offered, name_of=lambda v, s: f"{axis_name(v, s)} (axes = {v})",
+              label="Axis"),
     ),
     example_shape=(1, 2, 3, 4),
     example_input=example_input,

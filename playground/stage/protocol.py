@@ -33,22 +33,6 @@ MAX_QUERY_KEYS = 256  # a request naming more keys than any layer has is refused
 MAX_TEXT = 4096  # characters of one value (an array typed by hand, a preset's name)
 PER_VALUE_MAX = 8  # arrays of up to this many values get a slider per value beside their text
 PRESET_MATCH_VALUES = 1 << 16  # arrays up to this size are checked against the presets (a model's are not)
-# Plain words first, the API name second ("Stride (stride_nd)"); a parameter missing here shows its API name.
-LABELS = {
-    "stride_nd": "Stride", "padding_nd": "Padding", "pre_padding": "Padding before", "post_padding": "Padding after",
-    "padding_mode": "Padding mode", "dilation_nd": "Dilation", "kernel_size_nd": "Kernel size",
-    "window_size_nd": "Window", "num_output_maps": "Output maps", "num_groups": "Groups", "kernel": "Kernel",
-    "bias": "Bias", "type": "Type", "alpha": "Alpha", "beta": "Beta", "precision": "Precision",
-    "quantize_scale": "Quantize scale", "blend_factor": "Blend factor",
-    "average_count_excludes_padding": "Average excludes padding", "resize_mode": "Mode", "scales": "Scales",
-    "shape": "Output size", "coordinate_transformation": "Coordinates", "nearest_rounding": "Nearest rounding",
-    "selector_for_single_pixel": "Single pixel", "cubic_coeff": "Cubic coefficient", "exclude_outside":
-    "Exclude outside", "start": "Start", "stride": "Stride", "mode": "Mode", "fill": "Fill value",
-    "first_transpose": "First transpose", "zero_is_placeholder": "0 copies the input's size",
-    "reshape_dims": "Reshape", "second_transpose": "Second transpose", "axes": "Axis", "granularity": "Granularity",
-    "slopes": "Slopes", "construction": "Construction", "scale": "Scale", "shift": "Shift", "power": "Power",
-    "channel_axis": "Channel axis",
-}
 # The parameters a lesson is about come first: a windowed layer's geometry before its overrides.
 FIRST = ("type", "resize_mode", "num_output_maps", "kernel_size_nd", "window_size_nd", "stride_nd", "padding_nd",
          "dilation_nd", "padding_mode", "num_groups")
@@ -65,7 +49,9 @@ class RequestError(ValueError):
 
 
 def label(p: Param) -> str:
-    return f"{LABELS[p.name]} ({p.name})" if p.name in LABELS else p.name
+    """Plain words first, the API name second ("Stride (stride_nd)"); a parameter declared without words shows its
+    API name."""
+    return f"{p.label} ({p.name})" if p.label else p.name
 
 
 def ordered(layer: Layer) -> list[Param]:
