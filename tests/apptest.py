@@ -37,10 +37,10 @@ def open_page(layer: str, painted: bool = True, **query) -> AppTest:
     at.run()
     switch_to_layer(at, layer)
     if painted:
-        from playground.ui import instrument
+        from playground.ui import stage
         from playground.layers import get_layer
 
-        at.session_state[instrument._painted_key(get_layer(layer))] = True
+        at.session_state[stage._painted_key(get_layer(layer))] = True
     at.query_params.update(query)  # set before the page first runs, as opening a link does
     return rerun(at)
 
@@ -75,9 +75,9 @@ def text(at: AppTest) -> str:
 
 
 def stage_data(at: AppTest) -> dict:
-    from playground.ui import instrument
+    from playground.ui import stage
 
-    found = [json.loads(c.proto.json) for c in at.get("bidi_component") if c.proto.component_name == instrument.NAME]
+    found = [json.loads(c.proto.json) for c in at.get("bidi_component") if c.proto.component_name == stage.NAME]
     assert len(found) == 1, f"{len(found)} stages on the page"
     return found[0]
 

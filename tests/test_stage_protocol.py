@@ -1,4 +1,4 @@
-"""The instrument stage's protocol and route, without a browser: every layer's controls and query keys, the
+"""The stage's protocol and route, without a browser: every layer's controls and query keys, the
 round trip URL texts → parameters → URL texts, answers, and the route's door (tokens, origins, sizes, bad
 requests, one evaluation at a time per page)."""
 import base64

@@ -10,7 +10,7 @@ from .. import numbers, presets
 from ..core import Evaluation, evaluate
 from ..layer import Layer
 from ..layers import LAYERS, get_layer
-from . import extras, instrument, links, models, state, widgets, workshop
+from . import extras, links, models, stage, state, widgets, workshop
 from .keys import control_key, key
 from .state import SPEC_TAB, guarded
 
@@ -91,9 +91,8 @@ def _layer_page(name: str) -> None:
     def example(chosen: str) -> None:  # the input is the sidebar's; the parameters go to the URL the stage reads
         _open_example(layer, presets.find(layer.name, chosen))
 
-    ev = instrument.stage(layer, inp.x, run, presenter=view.presenter, hide=tuple(hide), on_example=example,
-                          node=node)
-    if not instrument.painted(layer):  # the stage's first paint comes first; it asks for the rest at once
+    ev = stage.draw(layer, inp.x, run, presenter=view.presenter, hide=tuple(hide), on_example=example, node=node)
+    if not stage.painted(layer):  # the stage's first paint comes first; it asks for the rest at once
         return
     # Of the tabs only the open one is drawn (on_change="rerun"): a page opens without the engine's table.
     names = (["Details"] if layer.section or layer.cell else []) + ["Engine", "Downloads"] + (
@@ -101,7 +100,7 @@ def _layer_page(name: str) -> None:
     tabs = dict(zip(names, st.tabs(names, key=key(layer.name, "tabs"), on_change="rerun")))
     if "Details" in tabs and tabs["Details"].open:  # the layer's own tables and charts, and the picked cell's terms
         with tabs["Details"], st.container(key=control_key(layer.name, "explanation")):
-            extras.details(ev, instrument.picked(layer, ev), view,
+            extras.details(ev, stage.picked(layer, ev), view,
                            functools.partial(evaluate, backend=backend, cache=engines))
     if tabs["Engine"].open:
         with tabs["Engine"], st.container(key=control_key(layer.name, "engine")):
@@ -118,7 +117,7 @@ def _layer_page(name: str) -> None:
 def _open_example(layer: Layer, preset: presets.Preset) -> None:
     """An example or lesson: its input to the sidebar's controls, its parameters to the URL the stage reads."""
     widgets.write_input(layer, preset.input)
-    instrument.set_query(layer, layer.resolve(preset.params, preset.input_shape), preset.input_shape)
+    stage.set_query(layer, layer.resolve(preset.params, preset.input_shape), preset.input_shape)
 
 
 def _preset_link(layer: Layer) -> None:

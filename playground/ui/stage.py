@@ -36,7 +36,7 @@ def url_query(layer: Layer, shape: tuple) -> dict[str, str]:
     return {k: str(st.query_params[k]) for k in st.query_params if k in keys}
 
 
-def stage(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = False, hide: tuple = (),
+def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = False, hide: tuple = (),
           on_example: Callable[[str], None] | None = None, node=None) -> object:
     """Draw the stage for `layer` on input `x`; returns the Evaluation of the configuration the URL holds (the
     defaults where the link's is refused: the stage names the refusal). `evaluate(raw, compare)` evaluates a
