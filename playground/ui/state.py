@@ -136,12 +136,6 @@ def chart(fig, key: str, filename: str | None = None, width: str = "content", **
                            **kwargs)
 
 
-def badge(label: str, color: str, icon: str) -> str:
-    """Markdown for a badge as st.badge writes it, so that a line of text and badges is one element."""
-    escaped = label.replace("[", "\\[").replace("]", "\\]")
-    return f":{color}-badge[:material/{icon}: {escaped}]"
-
-
 def table(rows: list[dict], key: str, **kwargs):
     """st.dataframe of display rows, handed over as an Arrow table: Streamlit serialises that as is,
     where a pandas DataFrame costs it a conversion on every run (about 15× the time)."""
