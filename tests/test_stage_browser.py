@@ -295,3 +295,16 @@ def test_the_tabs_under_the_stage_follow_a_change_on_a_page_opened_from_a_link(b
     page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stMarkdownContainer] td')]"
                            ".some(td => td.textContent.trim() === '(1, 1, 2, 4)')")
     fresh.close()
+
+
+def test_a_large_configuration_opens_with_its_values_fetched_by_the_route(context, app):
+    """Megabytes of tensors do not pass through the page's own messages (one event loop carries every page's): the
+    page hands its stage the answer without values, and the stage asks the route for them."""
+    page = open_stage(context, app, "activation?activation.input.C=8&activation.input.H=512&activation.input.W=512")
+    assert "shape (1, 8, 512, 512)" in stats(page, "output")
+    decoded = f"() => document.querySelector('{STAGE}').__stage.data.answer.figures.some(f => f.t !== undefined)"
+    assert page.evaluate(decoded) is False and drawn(page) >= 1 and not page.errors
+    page.close()
+    small = open_stage(context, app, "activation")  # the spec's sizes come with the page
+    assert small.evaluate(decoded) is True
+    small.close()

@@ -216,17 +216,22 @@ def _num(v):
 
 
 # -- the answer -----------------------------------------------------------------------------------------------
-def tensor(a: np.ndarray, held: frozenset = frozenset()) -> dict:
+def tensor(a: np.ndarray, held: frozenset | None = frozenset()) -> dict:
     """A tensor as the browser reads it: shape, an id (a hash of its values) and little-endian float32 values in
-    base64, left out where the browser says it holds that id (the input, unchanged by a parameter, is sent once)."""
+    base64, left out where the browser says it holds that id (the input, unchanged by a parameter, is sent once),
+    or where `held` is None (the page's first answer of a large configuration: the stage asks the route)."""
     a = np.ascontiguousarray(np.asarray(a, dtype="<f4"))
     data = a.tobytes()
     tid = hashlib.blake2b(data, digest_size=12, person=str(a.shape).encode()[:16]).hexdigest()
-    return {"shape": list(a.shape), "id": tid} | ({} if tid in held else
+    return {"shape": list(a.shape), "id": tid} | ({} if held is None or tid in held else
                                                   {"data": base64.b64encode(data).decode("ascii")})
 
 
 MAX_HELD = 64  # tensor ids a request may say the browser holds
+# A page's first answer carries its tensors' values up to this many (the spec's and a lesson's sizes, many times
+# over); beyond, they come by the route, so that megabytes never pass through the page's own messages (one
+# event loop carries every page's, and a room would wait for them).
+INLINE_VALUES = 1 << 20
 
 
 def problem(exc: ValidationError, layer: Layer, shape: tuple) -> dict:
@@ -237,10 +242,10 @@ def problem(exc: ValidationError, layer: Layer, shape: tuple) -> dict:
     return {"message": str(exc), "param": exc.param, "rule": exc.rule, "keys": keys}
 
 
-def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset = frozenset(), lines: int = CELL_LINES,
+def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset | None = frozenset(), lines: int = CELL_LINES,
            opinion: bool = False, opened=None) -> dict:
     """The evaluation as the stage draws it (core.Evaluation in, JSON-friendly out); `held`: the tensor ids the
-    browser already holds (their values are not sent again); `lines`: how many cells' arithmetic to write (the
+    browser already holds (their values are not sent again; None: no values at all); `lines`: how many cells' arithmetic to write (the
     picked cell's always; a quick answer, while a slider is dragged, writes that one only); `opinion`: with ONNX
     Runtime's (of the model's node `opened`, where given; else of the configuration's export)."""
     shape = ev.input.shape

@@ -39,6 +39,7 @@ MAX_SEAT_BYTES = 1 << 30  # their inputs together (a room of 200 at the element 
 SEAT_IDLE_S = 4 * 3600
 WORKERS = 4  # evaluations at once (builds release the GIL; the references are NumPy)
 MAX_WAITING = 64
+SPECULATE_VALUES = 1 << 20  # inputs up to this many values get their neighbours built ahead (the spec's, many times)
 
 
 @dataclass
@@ -99,12 +100,16 @@ _waiting = 0
 _waiting_lock = threading.Lock()
 
 
-def _reply(status: int, body: dict, took_ms: float | None = None):
-    from starlette.responses import JSONResponse
+def _reply(status: int, body: dict | bytes, took_ms: float | None = None):
+    """A JSON response; `body` as bytes where it was written in a worker thread (an answer: tens of megabytes at the
+    work budget, whose writing would hold up every other page's messages on the server's event loop)."""
+    from starlette.responses import JSONResponse, Response
 
     headers = {"Cache-Control": "no-store"}
-    if took_ms is not None:  # the answer's own time, apart from the network and the browser (bench_stage reads it)
+    if took_ms is not None:  # the answer's own time, apart from the network and the browser (bench_browser reads it)
         headers["Server-Timing"] = f"answer;dur={took_ms:.1f}"
+    if isinstance(body, bytes):
+        return Response(body, status_code=status, headers=headers, media_type="application/json")
     return JSONResponse(body, status_code=status, headers=headers)
 
 
@@ -163,10 +168,11 @@ async def evaluate_route(request):
     return _reply(status, reply, (time.perf_counter() - started) * 1e3)
 
 
-def _answer(seat: Seat, message: dict) -> tuple[int, dict]:
+def _answer(seat: Seat, message: dict) -> tuple[int, dict | bytes]:
     with _slots:
         try:
-            return 200, answer(seat, message)
+            return 200, json.dumps(answer(seat, message), ensure_ascii=False, allow_nan=False,
+                                   separators=(",", ":")).encode()
         except protocol.RequestError as exc:
             return 400, {"error": str(exc)}
         except Exception as exc:  # noqa: BLE001 - a bug must still be an answer the page can show
@@ -201,12 +207,14 @@ def answer(seat: Seat, message: dict) -> dict:
             ev = evaluate(layer.name, raw, seat.x, backend=backend, cache=cache, compare=compare, build=not quick)
     except ValidationError as exc:
         return {"problem": protocol.problem(exc, layer, seat.x.shape)}
-    if quick:  # drawn from the reference now; its engine is built behind the foreground
-        prefetcher.offer(layer.name, [raw], seat.x, backend=backend, cache=cache)
-    elif seat.last_query is not None:
-        from ..prefetch import neighbours
+    if seat.x.size <= SPECULATE_VALUES:  # beyond, a neighbour costs seconds of the room's CPU: the release builds
+        if quick:  # drawn from the reference now; its engine is built behind the foreground
+            prefetcher.offer(layer.name, [raw], seat.x, backend=backend, cache=cache)
+        elif seat.last_query is not None:
+            from ..prefetch import neighbours
 
-        prefetcher.offer(layer.name, neighbours(layer, seat.last_query, raw), seat.x, backend=backend, cache=cache)
+            prefetcher.offer(layer.name, neighbours(layer, seat.last_query, raw), seat.x, backend=backend,
+                             cache=cache)
     seat.last_query = raw
     opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
     return {"answer": protocol.answer(layer, ev, tuple(pick) if pick else None, frozenset(have),

@@ -75,6 +75,7 @@ class Stage {
     window.addEventListener("resize", this.onResize);
     this.buildControls(this.data.describe.controls);
     if (this.data.answer && this.resolve(this.data.answer)) this.show(this.data.answer, ++this.seq, true);
+    else if (this.data.answer) this.request(false); // a large configuration's values come by the route
     if (this.data.problem) this.showProblem(this.data.problem);
     this.followUrl();
     // Once the figures are on the screen, the page draws what it held back (the tabs under the stage): the first

@@ -59,7 +59,9 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
         problem = (protocol.problem(exc, layer, x.shape) if isinstance(exc, ValidationError) else
                    {"message": str(exc), "keys": []})
         ev = evaluate({}, compare)
-    answer = protocol.answer(layer, ev, picked(layer, ev), opinion=True, opened=own if own is not None and own.stands(ev) else None)
+    inline = ev.input.size + ev.output.size <= protocol.INLINE_VALUES  # else the stage asks the route for them
+    answer = protocol.answer(layer, ev, picked(layer, ev), frozenset() if inline else None, opinion=True,
+                             opened=own if own is not None and own.stands(ev) else None)
     describe = protocol.describe(layer, x.shape)
     if node is not None:
         describe["defaults"] = {**describe["defaults"], **node.base}
