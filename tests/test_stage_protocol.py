@@ -222,3 +222,12 @@ def test_a_link_that_leaves_out_what_a_later_parameter_reads_still_opens():
     layer = get_layer("resize")
     raw = protocol.raw_params(layer, (1, 1, 2, 2), {"resize.shape.h": "3", "resize.shape.w": "3"})
     assert layer.resolve(raw, (1, 1, 2, 2))["shape"] == (3, 3)
+
+
+def test_a_quick_answer_carries_the_picked_cells_window_alone_and_a_full_one_every_window(client):
+    token = seat()
+    quick = post(client, token, {"params": {"convolution.padding_nd.w": "3"}, "quick": True, "pick": [0, 0, 1, 2]})
+    cells = quick.json()["answer"]["cells"]
+    assert list(cells["reads"]) == ["0,0,1,2"] and not cells["complete"]  # a slider on the move: nobody hovers
+    full = post(client, token, {"params": {"convolution.padding_nd.w": "3"}}).json()["answer"]["cells"]
+    assert full["complete"] and len(full["reads"]) == 4 * 13 and full["reads"]["0,0,1,2"] == cells["reads"]["0,0,1,2"]

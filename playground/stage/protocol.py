@@ -328,10 +328,13 @@ def examples(layer: Layer) -> list[dict]:
 
 def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES) -> dict:
     """The output cells' input windows (hover, pick, step and play run on them in the browser) and their
-    arithmetic lines, for outputs up to READ_MAP_CELLS (CELL_LINES) cells; the picked cell's always."""
+    arithmetic lines, for outputs up to READ_MAP_CELLS (CELL_LINES) cells; the picked cell's always. A quick answer
+    (lines 0: a slider on the move, nobody hovering) has the picked cell's alone: a new geometry's windows are most
+    of its time, and the full answer after it brings them."""
     out_shape, shape = tuple(ev.reference.shape), ev.input.shape
     count = math.prod(out_shape)
-    indices = [tuple(int(v) for v in i) for i in np.ndindex(*out_shape)] if count <= READ_MAP_CELLS else []
+    every = count <= READ_MAP_CELLS and lines > 0
+    indices = [tuple(int(v) for v in i) for i in np.ndindex(*out_shape)] if every else []
     picked = tuple(pick) if pick is not None and len(pick) == len(out_shape) and all(
         0 <= v < n for v, n in zip(pick, out_shape)) else tuple([0] * len(out_shape))
     if picked not in indices:
@@ -345,7 +348,7 @@ def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES) -> d
             except Exception:  # noqa: BLE001 - an explanation that fails names the cell's value instead
                 written[where] = numbers.precise(float(ev.reference[index]))
     return {"axes": list(layer.axes_of_cell(len(out_shape))), "shape": list(out_shape), "picked": list(picked),
-            "reads": reads, "lines": written, "complete": count <= READ_MAP_CELLS}
+            "reads": reads, "lines": written, "complete": every}
 
 
 _read_maps: OrderedDict = OrderedDict()  # a geometry's read map, kept: the values change far more often
