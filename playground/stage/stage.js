@@ -176,7 +176,7 @@ class Stage {
     if (!hide.has("compare")) this.controlsEl.append(this.comparer(d.precisions));
     for (const c of list) if (!hide.has(c.name)) this.controlsEl.append(this.control(c));
     if (hide.has("parameters")) this.controlsEl.hidden = true;
-    for (const part of ["title", "formula", "explanation"]) this.root.classList.toggle(`pg-hide-${part}`, hide.has(part));
+    for (const part of ["title", "formula", "explanation", "link"]) this.root.classList.toggle(`pg-hide-${part}`, hide.has(part));
     this.refreshControls(list);
   }
 
