@@ -41,11 +41,11 @@ LAST = ("pre_padding", "post_padding", "precision", "quantize_scale")
 
 class RequestError(ValueError):
     """A request that is not one the stage sends (a 400 with this message, never a traceback); `key`: the query
-    key it names, where it names one (a link's check drops that key)."""
+    key it names, where it names one (the message is "KEY: rule"; a link's check drops that key)."""
 
-    def __init__(self, message: str, key: str | None = None):
-        super().__init__(message)
-        self.key = key
+    def __init__(self, rule: str, key: str | None = None):
+        super().__init__(f"{key!s:.80}: {rule}" if key is not None else rule)
+        self.key, self.rule = key, rule
 
 
 def label(p: Param) -> str:
@@ -87,9 +87,9 @@ def raw_params(layer: Layer, shape: tuple, query: dict[str, str]) -> dict:
     known = set(query_keys(layer, shape))
     for k, v in query.items():
         if k not in known:
-            raise RequestError(f"{k!s:.80}: not a parameter of this {layer.name} page", k)
+            raise RequestError(f"not a parameter of this {layer.name} page", k)
         if not isinstance(v, str) or len(v) > MAX_TEXT:
-            raise RequestError(f"{k}: must be text of at most {MAX_TEXT} characters", k)
+            raise RequestError(f"must be text of at most {MAX_TEXT} characters", k)
     raw, canon = {}, {}
     for p in layer.params:
         value = _value_of(layer, p, shape, query, canon)
@@ -120,7 +120,7 @@ def _value_of(layer: Layer, p: Param, shape: tuple, query: dict[str, str], canon
     if p.optional:
         switch = query.get(key(layer, p, "set"))
         if switch is not None and switch.strip().lower() not in ("true", "false"):
-            raise RequestError(f"{key(layer, p, 'set')}: must be true or false", key(layer, p, "set"))
+            raise RequestError("must be true or false", key(layer, p, "set"))
         if switch is None and all(v is None for v in given):
             return _UNSET
         if switch is not None and switch.strip().lower() == "false":
@@ -201,9 +201,10 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
                 c["tops"] = [int(min(v, p.high if p.high is not None else v)) for v in offered]
         elif p.kind == "array":
             c["presets"] = list(p.presets)
-            c["size"] = int(np.asarray(params[p.name]).size) if params.get(p.name) is not None else 0
-            if 0 < c["size"] <= PER_VALUE_MAX:  # a few values (a 3 × 1 kernel, three slopes): a slider each
-                c.update(values=[_num(float(v)) for v in np.asarray(params[p.name], np.float32).ravel()],
+            value = np.asarray(params[p.name], np.float32) if params.get(p.name) is not None else np.zeros(0)
+            c["size"] = int(value.size)
+            if 0 < value.size <= PER_VALUE_MAX:  # a few values (a 3 × 1 kernel, three slopes): a slider each
+                c.update(values=[_num(float(v)) for v in value.ravel()],
                          slide=[_num(v) for v in p.slide] if p.slide else None, min=_num(p.low), max=_num(p.high),
                          step=_num(p.step or 0.01))
         c["key"] = key(layer, p)
@@ -245,8 +246,8 @@ def problem(exc: ValidationError, layer: Layer, shape: tuple) -> dict:
 def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset | None = frozenset(), lines: int = CELL_LINES,
            opinion: bool = False, opened=None) -> dict:
     """The evaluation as the stage draws it (core.Evaluation in, JSON-friendly out); `held`: the tensor ids the
-    browser already holds (their values are not sent again; None: no values at all); `lines`: how many cells' arithmetic to write (the
-    picked cell's always; a quick answer, while a slider is dragged, writes that one only); `opinion`: with ONNX
+    browser already holds (their values are not sent again; None: no values at all); `lines`: how many cells'
+    arithmetic to write (the picked cell's always; a quick answer, while a slider is dragged, writes that one only); `opinion`: with ONNX
     Runtime's (of the model's node `opened`, where given; else of the configuration's export)."""
     shape = ev.input.shape
     figures = [{"which": "input", "title": "Input", "tensor": tensor(ev.input, held)}]

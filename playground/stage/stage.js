@@ -501,7 +501,7 @@ class Stage {
 
   settle() {
     if (this.settleTimer) clearTimeout(this.settleTimer);
-    this.settleTimer = setTimeout(() => this.trigger("settled", { query: this.query, compare: this.compare, pick: this.pick, search: window.location.search }), SETTLE_MS);
+    this.settleTimer = setTimeout(() => this.trigger("settled", { search: window.location.search }), SETTLE_MS);
   }
 
   writeUrl() {

@@ -171,7 +171,7 @@ class _Check:
             layer.resolve(protocol.raw_params(layer, shape, self.params), shape)
         except protocol.RequestError as exc:
             if exc.key in self.params:
-                self.drop(exc.key, str(exc).split(": ", 1)[-1])
+                self.drop(exc.key, exc.rule)
                 return True
             return False
         except ValidationError as exc:
@@ -240,7 +240,7 @@ def _modernise(layer: Layer) -> bool:
 
 def take_problems(layer: Layer) -> list[str]:
     """The link problems found for this page, shown until one of its controls changes: runs that change
-    nothing (the window-size probe's first report, say) keep them on screen."""
+    nothing (the stage's settle, say) keep them on screen."""
     page = PageState(layer.name)
     problems = page.get("url_problems")
     if not problems:

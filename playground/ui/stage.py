@@ -95,11 +95,16 @@ def picked(layer: Layer, ev) -> tuple[int, ...] | None:
     if layer.reads is None:
         return None
     shape = tuple(ev.reference.shape)
-    texts = [st.query_params.get(f"{layer.name}.extra.{a}") for a in layer.axes_of_cell(len(shape))]
+    texts = [st.query_params.get(pick_key(layer, a)) for a in layer.axes_of_cell(len(shape))]
     if not all(t is not None and t.isdigit() for t in texts):
         return None
     index = tuple(int(t) for t in texts)
     return index if all(v < n for v, n in zip(index, shape)) else None
+
+
+def pick_key(layer: Layer, axis: str) -> str:
+    """The picked cell's index along `axis` in the URL (LAYER.extra.AXIS, as the stage writes it)."""
+    return f"{layer.name}.extra.{axis}"
 
 
 def _follow_settle(layer: Layer, shape: tuple) -> None:
@@ -114,7 +119,7 @@ def _follow_settle(layer: Layer, shape: tuple) -> None:
     given = dict(urllib.parse.parse_qsl(search.lstrip("?"), keep_blank_values=True))
     keys = set(protocol.query_keys(layer, shape)) | {compare_key(layer)}
     if layer.reads:  # the picked cell, any rank the output may have
-        keys |= {f"{layer.name}.extra.{a}" for rank in (2, 3, 4, 5) for a in layer.axes_of_cell(rank)}
+        keys |= {pick_key(layer, a) for rank in (2, 3, 4, 5) for a in layer.axes_of_cell(rank)}
     for k in keys:
         v = given.get(k)
         if v is None or len(v) > protocol.MAX_TEXT:
@@ -131,9 +136,9 @@ def compare_key(layer: Layer) -> str:
 def set_query(layer: Layer, params: dict, shape: tuple) -> None:
     """Write a configuration into the URL as the stage writes it (an example picked on the stage): the keys whose
     values differ from the defaults', and those whose defaults follow a choice that differs."""
-    defaults = protocol.query_of(layer, layer.defaults(shape), shape)
-    query = protocol.query_of(layer, params, shape)
-    owned = {k for owner, keys in protocol.resets(layer, layer.defaults(shape), shape).items()
+    base = layer.defaults(shape)
+    defaults, query = protocol.query_of(layer, base, shape), protocol.query_of(layer, params, shape)
+    owned = {k for owner, keys in protocol.resets(layer, base, shape).items()
              if query.get(owner) != defaults.get(owner) for k in keys}  # their defaults follow a choice moved
     for k, v in query.items():
         if k in st.query_params:
