@@ -47,7 +47,7 @@ def _onnxruntime(ev: Evaluation, opened: onnxio.Opened | None, build: bool):
         undefined = opened.to_onnx(undefined)
     compared_to = "the reference" if fp32 is ev else "the FP32 reference (an ONNX model computes in float32)"
     ort = onnxio.onnxruntime_check(model, x, reference, lambda: onnxio.magnitude(layer, ev.input, fp32.params),
-                                   differs, undefined, compared_to)
+                                   differs, undefined, compared_to, onnxio.undefined_rule(layer))
     return fp32, model, ort | {"expected_shape": list(reference.shape),
                                "model": "the node" if opened is not None else "the configuration's export"}
 

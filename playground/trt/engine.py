@@ -281,6 +281,7 @@ def _build(backend: Backend, make_network: Callable, settings: BuildSettings | N
 _RTX_TENSOR = re.compile(r"\{ Name: (?P<name>[^,]*), Dimensions: \[(?P<dims>[^\]]*)\].*?Datatype: (?P<dtype>\w+), "
                          r"Format: (?P<format>[^}]*?) \}")
 _RTX_SECTION = re.compile(r"(Inputs|Constants|Outputs): \[(.*?)\](?=, (?:Constants|Outputs|TacticName|Metadata)|$)")
+_ONNX_LAYER = re.compile(r"\[ONNX Layer: ([^\x1f]*?)\](?=\x1f|$)")
 _TRT_LAYER = re.compile(r"^Layer\((?P<type>[^)]*)\): (?P<rest>.*)$")
 _TRT_TENSOR = re.compile(r"(?:^|, )(?P<name>.+?)(?:\[(?P<dtype>\w+)\((?P<dims>[^)]*)\)\]"
                          r"| \((?P<dtype2>\w+)\[(?P<dims2>[^\]]*)\]\))(?=, |$)")
@@ -306,7 +307,9 @@ def _layers_from_rtx_dump(text: str) -> list[dict]:
                     for k, v in _RTX_SECTION.findall(line)}
         layers.append({"name": fields.get("Name", "?"), "type": fields.get("LayerType", "?"),
                        "inputs": sections.get("Inputs", []), "outputs": sections.get("Outputs", []),
-                       "tactic": fields.get("TacticName", "")})
+                       "tactic": fields.get("TacticName", ""),
+                       # the ONNX nodes the layer computes, as the parser recorded them ("[ONNX Layer: n0]\x1f…")
+                       "onnx_nodes": _ONNX_LAYER.findall(line.partition(", Metadata: ")[2])})
     return layers
 
 
