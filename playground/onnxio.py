@@ -118,6 +118,8 @@ def _read_external(tensors, folder: str, model_bytes: int, name: str) -> None:
             with open(real, "rb") as f:
                 f.seek(offset)
                 raw = f.read(length)
+        except ValidationError:
+            raise
         except OSError as exc:
             raise _fail(f"{what}: {where!r}: {exc.strerror or exc}") from None
         except (ValueError, TypeError, KeyError):
@@ -138,6 +140,16 @@ def named(model) -> None:
 UNFOLDING = ["Level1_RuleBasedTransformer", "CommonSubexpressionElimination", "ConstantSharing", "MatMulAddFusion",
              "ReshapeFusion"]
 FOLD_TOTAL = 16  # the model's tensors together, as folded: at most this many times the per-tensor budget
+
+
+def _live(nodes, outputs: set, given: set) -> set[int]:
+    """The indices of the nodes the graph's `outputs` need, where the tensors in `given` need no node."""
+    needed, live = set(outputs), set()
+    for i in range(len(nodes) - 1, -1, -1):
+        if any(o in needed and o not in given for o in nodes[i].output if o):
+            live.add(i)
+            needed.update(nodes[i].input)
+    return live
 
 
 def fold(model):
@@ -178,7 +190,7 @@ def fold(model):
         options.intra_op_num_threads = 1
         options.log_severity_level = 3
         try:
-            ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"],
+            ort.InferenceSession(inferred.SerializeToString(), options,  # the shapes found: Shape nodes fold providers=["CPUExecutionProvider"],
                                  disabled_optimizers=UNFOLDING)
             folded = onnx.load(options.optimized_model_filepath)
         except Exception:  # noqa: BLE001 - ONNX Runtime refuses the model: its nodes are read as they are
@@ -187,8 +199,10 @@ def fold(model):
     if not values:
         return model
     outputs = {o.name for o in model.graph.output}
-    keep = [n for n in model.graph.node if not all(o in values or not o for o in n.output) or
-            any(o in outputs for o in n.output)]
+    was = _live(model.graph.node, outputs, set())
+    now = _live(model.graph.node, outputs, set(values) - outputs)
+    # out: the nodes folding made needless (those computing folded tensors, or only feeding them); dead ones stay
+    keep = [n for i, n in enumerate(model.graph.node) if i in now or i not in was]
     read = {i for n in keep for i in n.input}
     produced = {o for n in keep for o in n.output}
     out = onnx.ModelProto()
