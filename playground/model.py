@@ -58,9 +58,14 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
         if not all(isinstance(d, int) and d > 0 for d in static):
             raise ValidationError("model", "--input", f"{name} has a dimension that is not a number {shape}: give "
                                   f"it (--input {name}=FILE.npy)")
+        if len(static) > 5:
+            raise ValidationError("model", "--input", f"{name} has rank {len(static)}: give it (--input "
+                                  f"{name}=FILE.npy); the seeded pattern is drawn for ranks up to 5")
         if static != shape:
             notes.append(f"Input {name}: its batch dimension {shape[0]!r} is symbolic; N = 1.")
-        out[name] = make_input("random", static, seed=onnxio.SEED + i)
+        # the page's pattern, drawn over the values in order: a lower rank is the same values with axes of 1 added
+        lifted = static + (1,) * (4 - len(static))
+        out[name] = make_input("random", lifted, seed=onnxio.SEED + i).reshape(static)
         notes.append(f"Input {name}: the seeded random pattern (uniform −4 … 4, seed {onnxio.SEED + i}).")
     return out, notes
 
@@ -151,9 +156,25 @@ def analyze(model, model_name: str, given: dict[str, np.ndarray] | None = None, 
                      "agreeing": sum(1 for n in opened if n.get("agrees") is True),
                      "disagreeing": sum(1 for n in opened if n.get("agrees") is False)}
     if engine:
-        out["engine"] = engine_layers(model, [n["name"] for n in nodes])
+        out["engine"] = engine_layers(with_shapes(model, {k: v.shape for k, v in inputs.items()}),
+                                      [n["name"] for n in nodes])
         out["counts"]["engine_layers"] = len(out["engine"].get("layers", []))
     out["seconds"] = round(time.perf_counter() - start, 3)
+    return out
+
+
+def with_shapes(model, shapes: dict[str, tuple]):
+    """The model with its inputs of these shapes: a named dimension (a batch) fixed, so TensorRT builds it for the
+    shape it was fed (no optimization profile to write)."""
+    if all(all(d.HasField("dim_value") for d in v.type.tensor_type.shape.dim) for v in model.graph.input):
+        return model
+    onnx = onnxio._onnx()
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    for v in out.graph.input:
+        if v.name in shapes:
+            for d, n in zip(v.type.tensor_type.shape.dim, shapes[v.name]):
+                d.dim_value = int(n)  # replaces a dim_param (a oneof)
     return out
 
 

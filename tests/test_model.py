@@ -284,3 +284,19 @@ def test_masked_cells_are_counted_and_named():
     assert verdict["agrees"] is True and verdict["rule"] is None, verdict
     assert verdict["masked"]["cells"] == undefined and verdict["masked"]["rule"].startswith("pooling:")
     assert "-inf" in verdict["masked"]["onnxruntime_gives"]
+
+
+def test_a_named_batch_takes_the_inputs_n_and_the_engine_is_built_for_it():
+    g = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="a"),
+                           helper.make_node("Softmax", ["r"], ["y"], name="b", axis=-1)], "g",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 7])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 7])])
+    model = onnxio.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    seeded = whole.analyze(model, "m.onnx", engine=False)
+    assert seeded["inputs"] == {"x": [1, 7]} and any("symbolic" in n for n in seeded["notes"])
+    x = _x((3, 7))
+    answer = whole.analyze(model, "m.onnx", {"x": x})
+    assert [n["agrees"] for n in answer["nodes"]] == [True, True] and answer["output"]["y"]["shape"] == [3, 7]
+    if answer["engine"]["status"] != "not_built":
+        assert answer["engine"]["output_shape"] == [3, 7], answer["engine"]
+        assert {n for layer in answer["engine"]["layers"] for n in layer["fuses"]} == {"a", "b"}
