@@ -14,6 +14,7 @@ from playground.ui.state import freeze_startup_objects
 st.set_page_config(page_title="TensorRT Layer Playground", page_icon="🧪", layout="wide",
                    initial_sidebar_state="collapsed")
 pages = [st.Page(page_path("home"), title="Home", icon=HOME_ICON, default=True)]
+pages.append(st.Page(page_path("model"), title="Model", icon=":material/account_tree:", url_path="model"))
 pages += list(layer_pages().values())
 st.navigation(pages, position="top").run()
 freeze_startup_objects()  # after the page: by then TensorRT and every figure module are loaded

@@ -1,0 +1,95 @@
+"""The model page (/model): an ONNX model's nodes with their verdicts, as `python -m playground model` gives them.
+
+An upload is kept by the server (content-addressed, as the home page's), and the page's URL names it
+(`/model?onnx=DIGEST&model=FILE`), so a link reopens the same model. Every node is listed as text (a model's names
+are never read as markdown); each that opens links to its layer's page with the node's configuration
+(`/LAYER?onnx=DIGEST&node=NAME&model=FILE`).
+"""
+from __future__ import annotations
+
+import streamlit as st
+
+from .. import blobs, onnxio
+from .. import model as whole
+from ..core import Memo
+from ..errors import ValidationError
+from ..layers import LAYERS
+from . import state
+from .models import MODEL, NODE, ONNX
+
+_answers = Memo(8)  # by model digest: a page's reruns (a click, a resize) do not run the model again
+
+
+def model_page() -> None:
+    state.guarded(_model_page)
+
+
+def _model_page() -> None:
+    st.title("Whole ONNX model")
+    st.caption("Every node on the tensor it really reads (ONNX Runtime runs the model once, every tensor marked as an "
+               "output), its layer's reference against ONNX Runtime's output of it, and TensorRT's ONNX parser's "
+               "engine for the whole model.")
+    cap = onnxio.MAX_MODEL_BYTES >> 20
+    upload = st.file_uploader(f"An ONNX model (.onnx, self-contained, at most {cap} MB)", type=["onnx"],
+                              key="model.upload", max_upload_size=cap)
+    if upload is not None:
+        try:
+            digest, _ = onnxio.remember(upload.getvalue(), upload.name)
+        except ValidationError as exc:
+            st.error(state.inert(str(exc)), icon=":material/error:")
+            return
+        st.query_params[ONNX], st.query_params[MODEL] = digest, upload.name[:80]
+    digest = st.query_params.get(ONNX)
+    if not digest:
+        st.info("Upload a model, or open one from a link.", icon=":material/upload_file:")
+        return
+    name = str(st.query_params.get(MODEL) or "model.onnx")[:80]
+    try:
+        answer = _answers.get_or_make((digest, name), lambda: whole.analyze(onnxio._remembered(digest), name))
+    except blobs.Missing as exc:
+        st.warning(state.inert(f"URL parameter onnx: the model {digest[:12]}… {exc}"), icon=":material/link_off:")
+        return
+    _draw(answer, digest, name)
+
+
+def _draw(answer: dict, digest: str, name: str) -> None:
+    from .page import layer_pages
+
+    c = answer["counts"]
+    st.text(f"{name}: {c['nodes']} nodes, {c['opened']} open as a layer, {c['agreeing']} agree with ONNX Runtime "
+            f"on their real input" + (f", {c['engine_layers']} engine layers" if "engine_layers" in c else "")
+            + f" ({answer['seconds']} s)")
+    for note in answer["notes"]:
+        st.caption(state.inert(note))
+    if "onnxruntime_error" in answer:
+        st.error(state.inert(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}"),
+                 icon=":material/error:")
+    for out, o in answer.get("output", {}).items():
+        st.text(f"output {out}: {tuple(o['shape'])}, min {o['min']}, max {o['max']} [ONNX Runtime, the whole model]")
+    pages = layer_pages()
+    st.subheader("Nodes")
+    with st.container(height=480 if len(answer["nodes"]) > 12 else "content", border=False):
+        for n in answer["nodes"]:
+            text = f"{n['name']} · {n['op_type']}"
+            if n["layer"] is None:
+                st.text(f"{text}: {n['reason']}")
+                continue
+            verdict = ("agrees" if n.get("agrees") else "differs" if n.get("agrees") is False else "not compared")
+            if n.get("max_abs_diff") is not None:
+                verdict += f", max |diff| {n['max_abs_diff']:.3g}"
+            if n.get("rule"):
+                verdict += f" (rule: {n['rule']})"
+            if n.get("masked"):
+                verdict += f"; {n['masked']['cells']} undefined cell(s) not compared ({n['masked']['rule']})"
+            st.page_link(pages[n["layer"]], label=state.inert(f"{text} → {LAYERS[n['layer']].title}: {verdict}"),
+                         icon=":material/check_circle:" if n.get("agrees") else ":material/cancel:",
+                         query_params={ONNX: digest, NODE: n["name"], MODEL: name})
+    engine = answer.get("engine") or {}
+    st.subheader("Engine (TensorRT's ONNX parser, the whole model)")
+    if engine.get("status") not in ("built", "cached"):
+        st.text(f"{engine.get('status', 'not built')}: {engine.get('error') or engine.get('why') or ''}")
+        return
+    st.dataframe([{"engine layer": layer["name"], "type": layer["type"], "computes nodes": ", ".join(layer["fuses"])}
+                  for layer in engine["layers"]], hide_index=True, width="stretch")
+    if engine["unnamed"]:
+        st.text("Nodes no engine layer names (fused away or folded by TensorRT): " + ", ".join(engine["unnamed"]))
