@@ -50,7 +50,7 @@ def test_home_page_describes_backend_and_lists_layers():
 
 def test_every_layer_has_a_page_made_from_the_registry():
     """No file per layer: each declared layer's page exists at /NAME and its stage is of that layer."""
-    assert sorted(p.name for p in (Path(APP).parent / "app_pages").glob("*.py")) == ["home.py"]
+    assert sorted(p.name for p in (Path(APP).parent / "app_pages").glob("*.py")) == ["home.py", "model.py"]
     for name in LAYERS:
         assert stage_data(open_page(name))["describe"]["layer"] == name
 
