@@ -102,7 +102,8 @@ def run_model(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 def node_verdict(known, node, name: str, model_name: str, values: dict | None) -> dict:
     """One node: its op, the layer it opens as (or why not) and, where it opens and `values` holds its tensors,
     the layer's reference on its real input against ONNX Runtime's output of it."""
-    entry = {"name": name, "op_type": node.op_type, "layer": None, "reason": None}
+    entry = {"name": name, "op_type": node.op_type, "layer": None, "reason": None,
+             "reads": [i for i in node.input if i and i not in known.consts], "writes": [o for o in node.output if o]}
     if node.op_type in PASS_THROUGH:
         return entry | {"reason": f"{PASS_THROUGH[node.op_type]}: no layer computes it"}
     outs = [values[o] for o in node.output if o and values and o in values]

@@ -7,6 +7,10 @@ are never read as markdown); each that opens links to its layer's page with the 
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from urllib.parse import urlencode
+
 import streamlit as st
 
 from .. import blobs, onnxio
@@ -18,6 +22,49 @@ from . import state
 from .models import MODEL, NODE, ONNX
 
 _answers = Memo(8)  # by model digest: a page's reruns (a click, a resize) do not run the model again
+_HERE = Path(__file__).parents[1] / "graph"  # the graph's browser side: graph.js, graph.css, the vendored dagre
+MAX_DRAWN = 1500  # nodes: a larger graph is listed, not drawn (its layout would hold the browser for seconds)
+_component = None
+
+
+def _graph_component():
+    global _component
+    if _component is None:  # registered once per process
+        dagre = (_HERE / "dagre.esm.js").read_text(encoding="utf-8")
+        js = f"const DAGRE_SOURCE = {json.dumps(dagre)};\n" + (_HERE / "graph.js").read_text(encoding="utf-8")
+        _component = st.components.v2.component("playground_graph", js=js,
+                                                 css=(_HERE / "graph.css").read_text(encoding="utf-8"),
+                                                 isolate_styles=False)
+    return _component
+
+
+def graph_data(answer: dict, digest: str, name: str) -> dict:
+    """What the graph draws: a box per node (its verdict as its status, a link to its layer's page where it opens)
+    and an edge wherever a node reads a tensor another writes."""
+    producer = {t: n["name"] for n in answer["nodes"] for t in n.get("writes", [])}
+    nodes, edges = [], []
+    for n in answer["nodes"]:
+        status = ("none" if n["layer"] is None else "agrees" if n.get("agrees") is True else
+                  "differs" if n.get("agrees") is False else "open")
+        nodes.append({"id": n["name"], "label": n["name"], "status": status, "detail": _verdict(n),
+                      "short": f"{n['op_type']} → {n['layer']}" if n["layer"] else n["op_type"],
+                      "href": f"./{n['layer']}?" + urlencode({ONNX: digest, NODE: n["name"], MODEL: name})
+                      if n["layer"] else None})
+        edges += [[producer[t], n["name"]] for t in n.get("reads", []) if t in producer]
+    return {"key": f"{digest}|{name}", "nodes": nodes, "edges": edges}
+
+
+def _verdict(n: dict) -> str:
+    if n["layer"] is None:
+        return n["reason"] or ""
+    verdict = "agrees" if n.get("agrees") else "differs" if n.get("agrees") is False else "not compared"
+    if n.get("max_abs_diff") is not None:
+        verdict += f", max |diff| {n['max_abs_diff']:.3g}"
+    if n.get("rule"):
+        verdict += f" (rule: {n['rule']})"
+    if n.get("masked"):
+        verdict += f"; {n['masked']['cells']} undefined cell(s) not compared ({n['masked']['rule']})"
+    return verdict
 
 
 def model_page() -> None:
@@ -67,6 +114,14 @@ def _draw(answer: dict, digest: str, name: str) -> None:
     for out, o in answer.get("output", {}).items():
         st.text(f"output {out}: {tuple(o['shape'])}, min {o['min']}, max {o['max']} [ONNX Runtime, the whole model]")
     pages = layer_pages()
+    st.subheader("Graph")
+    if len(answer["nodes"]) <= MAX_DRAWN:
+        st.caption("Green: the layer agrees with ONNX Runtime on the node's real input; red: it differs; grey: no "
+                   "layer computes the node. A node that opens is a link to its layer's page.")
+        _graph_component()(key="model.graph", data=graph_data(answer, digest, name), width="stretch",
+                           height="content")
+    else:
+        st.text(f"{len(answer['nodes'])} nodes: more than {MAX_DRAWN}, listed below and not drawn.")
     st.subheader("Nodes")
     with st.container(height=480 if len(answer["nodes"]) > 12 else "content", border=False):
         for n in answer["nodes"]:
@@ -74,13 +129,7 @@ def _draw(answer: dict, digest: str, name: str) -> None:
             if n["layer"] is None:
                 st.text(f"{text}: {n['reason']}")
                 continue
-            verdict = ("agrees" if n.get("agrees") else "differs" if n.get("agrees") is False else "not compared")
-            if n.get("max_abs_diff") is not None:
-                verdict += f", max |diff| {n['max_abs_diff']:.3g}"
-            if n.get("rule"):
-                verdict += f" (rule: {n['rule']})"
-            if n.get("masked"):
-                verdict += f"; {n['masked']['cells']} undefined cell(s) not compared ({n['masked']['rule']})"
+            verdict = _verdict(n)
             st.page_link(pages[n["layer"]], label=state.inert(f"{text} → {LAYERS[n['layer']].title}: {verdict}"),
                          icon=":material/check_circle:" if n.get("agrees") else ":material/cancel:",
                          query_params={ONNX: digest, NODE: n["name"], MODEL: name})
