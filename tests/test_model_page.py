@@ -7,11 +7,11 @@ import pytest
 pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
+from apptest import APP, TIMEOUT  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 from streamlit.util import calc_hash  # noqa: E402
 
-from apptest import APP, TIMEOUT  # noqa: E402
 from playground import onnxio  # noqa: E402
 
 
