@@ -92,6 +92,16 @@ def run_all(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return dict(inputs) | dict(zip(names, s.run(names, inputs)))
 
 
+def real_input(model, node: str) -> np.ndarray:
+    """The tensor the node `node` reads (its first input) when the model runs on its seeded inputs (`feeds`): what
+    the model page's link opens the node's stage with."""
+    named = {n.name: n for n in onnxio._graph_nodes(model)}
+    if node not in named:
+        raise ValidationError("model", "node", f"the model has no node {node!r}")
+    inputs, _ = feeds(model)
+    return np.asarray(run_all(model, inputs)[named[node].input[0]], np.float32)
+
+
 def run_model(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The model's own outputs from ONNX Runtime, by name."""
     s = onnxio.session(model.SerializeToString())

@@ -49,3 +49,22 @@ def test_model_page_lists_nodes_with_verdicts_and_links():
 def test_a_model_the_server_does_not_hold_is_named():
     at = _open(onnx="0" * 64, model="gone.onnx")
     assert any("URL parameter onnx" in w.value for w in at.warning)
+
+
+def test_a_model_page_link_opens_the_node_on_its_real_input():
+    """relu reads Mul(x, 2): the stage's input is 2·x for the model's seeded x, not the seeded pattern itself; a
+    link without real=1 opens on the seeded pattern as before."""
+    import numpy as np
+
+    from apptest import open_page, stage_data
+    from playground import model as whole
+    from playground.stage import server
+
+    digest, model = onnxio.remember(_model_bytes(), "m.onnx")
+    feeds, _ = whole.feeds(model)
+    at = open_page("activation", onnx=digest, node="relu", model="m.onnx", real="1")
+    seat = server.SEATS.take(stage_data(at)["token"])
+    np.testing.assert_array_equal(seat.x, 2 * feeds["x"])
+    at = open_page("activation", onnx=digest, node="relu", model="m.onnx")
+    seat = server.SEATS.take(stage_data(at)["token"])
+    np.testing.assert_array_equal(seat.x, onnxio.seeded_input(onnxio.open_remembered(digest, "relu", "m.onnx")))

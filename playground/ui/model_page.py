@@ -19,7 +19,7 @@ from ..core import Memo
 from ..errors import ValidationError
 from ..layers import LAYERS
 from . import state
-from .models import MODEL, NODE, ONNX
+from .models import MODEL, NODE, ONNX, REAL
 
 _answers = Memo(8)  # by model digest: a page's reruns (a click, a resize) do not run the model again
 _HERE = Path(__file__).parents[1] / "graph"  # the graph's browser side: graph.js, graph.css, the vendored dagre
@@ -48,7 +48,7 @@ def graph_data(answer: dict, digest: str, name: str) -> dict:
                   "differs" if n.get("agrees") is False else "open")
         nodes.append({"id": n["name"], "label": n["name"], "status": status, "detail": _verdict(n),
                       "short": f"{n['op_type']} → {n['layer']}" if n["layer"] else n["op_type"],
-                      "href": f"./{n['layer']}?" + urlencode({ONNX: digest, NODE: n["name"], MODEL: name})
+                      "href": f"./{n['layer']}?" + urlencode({ONNX: digest, NODE: n["name"], MODEL: name, REAL: "1"})
                       if n["layer"] else None})
         edges += [[producer[t], n["name"]] for t in n.get("reads", []) if t in producer]
     return {"key": f"{digest}|{name}", "nodes": nodes, "edges": edges}
@@ -132,7 +132,7 @@ def _draw(answer: dict, digest: str, name: str) -> None:
             verdict = _verdict(n)
             st.page_link(pages[n["layer"]], label=state.inert(f"{text} → {LAYERS[n['layer']].title}: {verdict}"),
                          icon=":material/check_circle:" if n.get("agrees") else ":material/cancel:",
-                         query_params={ONNX: digest, NODE: n["name"], MODEL: name})
+                         query_params={ONNX: digest, NODE: n["name"], MODEL: name, REAL: "1"})
     engine = answer.get("engine") or {}
     st.subheader("Engine (TensorRT's ONNX parser, the whole model)")
     if engine.get("status") not in ("built", "cached"):

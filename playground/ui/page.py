@@ -68,7 +68,7 @@ def _layer_page(name: str) -> None:
         shown_first = next((t for t in titles if t.lower() not in hide), titles[0])
         input_tab, view_tab = st.tabs(titles, default=shown_first)
     with input_tab, st.container(key=control_key(name, "input")):
-        inp = widgets.input_controls(layer)
+        inp = models.node_input(widgets.input_controls(layer), node)  # a model page's link: the node's real input
     with view_tab, st.container(key=control_key(name, "view")):
         view = widgets.view_controls()
         if hide:
