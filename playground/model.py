@@ -134,13 +134,24 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None) -
         return entry | {"agrees": False, "why": f"ONNX Runtime's tensor {node.input[0]!r} is {x.shape}; the node "
                                                 f"opens on {opened.onnx_shape}"}
     layer, params = opened.layer, opened.params
-    xl = opened.to_layer(np.asarray(x, np.float32))
+    xl = real_feed(opened, node, values)
     with np.errstate(all="ignore"):
         reference = opened.to_onnx(P.emulate(layer, xl, params))
         undefined = opened.to_onnx(layer.undefined(xl, params)) if layer.undefined else None
     verdict = onnxio.compare(np.asarray(outs[0]), reference, lambda: onnxio.magnitude(layer, xl, params),
                              opened.differs, undefined, onnxio.undefined_rule(layer))
     return entry | verdict
+
+
+def real_feed(opened, node, values: dict):
+    """The layer's input from the tensors of the model's run: the node's data input in the layer's layout; for a
+    layer of several inputs (`Opened.shapes`), the feed dict by input name, each the tensor the node reads (or the
+    constant the model gives)."""
+    shapes = getattr(opened, "shapes", None)
+    if shapes is None:
+        return opened.to_layer(np.asarray(values[node.input[0]], np.float32))
+    return {n: opened.constants[n] if n in opened.constants else np.asarray(values[t], np.float32).reshape(shapes[n])
+            for n, t in zip(opened.layer.input_names, node.input)}
 
 
 def analyze(model, model_name: str, given: dict[str, np.ndarray] | None = None, engine: bool = True) -> dict:

@@ -551,7 +551,8 @@ def onnxruntime_check(model_bytes: bytes, x: np.ndarray, reference: np.ndarray, 
     out = {"version": ort.__version__, "compared_to": compared_to}
     try:
         s = session(model_bytes)
-        y = s.run(None, {s.get_inputs()[0].name: np.ascontiguousarray(x, np.float32)})[0]
+        given = list(x.values()) if isinstance(x, dict) else [x]  # several inputs: in the model's input order
+        y = s.run(None, {i.name: np.ascontiguousarray(a, np.float32) for i, a in zip(s.get_inputs(), given)})[0]
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused or failed the model: its words are the answer
         return out | {"status": "refused", "agrees": False, "error": _ort_words(exc)}
     return out | {"status": "ran"} | compare(y, reference, scale, differs, undefined, undefined_rule)

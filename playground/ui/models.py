@@ -99,7 +99,7 @@ def node_link(layer: Layer) -> NodeLink | None:
     source = {"model": model, "node": opened.node, "op": opened.op, "differs": opened.differs,
               "notes": opened.notes}
     real = None
-    if st.query_params.get(REAL) == "1":
+    if st.query_params.get(REAL) == "1" and getattr(opened, "shapes", None) is None:  # one input: the stage's
         try:
             real = opened.to_layer(_real_input(digest, opened.node))
             source = source | {"notes": [*opened.notes, "The input is the tensor the node reads when the model runs "
