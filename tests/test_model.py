@@ -128,8 +128,10 @@ def test_model_command_checks_every_node_on_its_real_input(tmp_path):
     tanh = nodes["/Tanh"]
     assert tanh["layer"] == "activation" and tanh["agrees"] is True and tanh["input"] == "c"
     assert tanh["max_abs_diff"] is not None and tanh["max_abs_diff"] <= 1e-5
-    assert nodes["/Pow"]["layer"] is None and "Pow" in nodes["/Pow"]["reason"]
-    assert answer["output"]["y"]["shape"] == list(SHAPE) and answer["counts"]["opened"] == 1
+    for n in nodes.values():  # a node opens and agrees, or says why it does not open
+        assert n["agrees"] is True if n["layer"] else n["op_type"] in n["reason"], n
+    assert answer["counts"]["opened"] == sum(1 for n in nodes.values() if n["layer"]) >= 1
+    assert answer["output"]["y"]["shape"] == list(SHAPE)
     engine = answer["engine"]
     if engine["status"] == "not_built":
         pytest.skip(engine["why"])
