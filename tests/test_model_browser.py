@@ -26,7 +26,7 @@ def browser():
 
 
 def test_model_page_draws_the_graph_and_links_a_node_to_its_stage(browser, app, tmp_path):
-    g = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["m"], name="<b>mul</b>"),
+    g = helper.make_graph([helper.make_node("Identity", ["x"], ["m"], name="<b>mul</b>"),
                            helper.make_node("Relu", ["m"], ["r"], name="relu"),
                            helper.make_node("Softmax", ["r"], ["y"], name="softmax", axis=1)], "g",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],

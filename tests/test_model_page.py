@@ -15,8 +15,10 @@ from streamlit.util import calc_hash  # noqa: E402
 from playground import onnxio  # noqa: E402
 
 
-def _model_bytes():
-    g = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["m"], name="**bold** [x](http://e.x)"),
+def _model_bytes(first="Mul"):
+    """first(x) → Relu; a Mul by 2, or an Identity (which no layer computes, whatever layers are declared)."""
+    inputs = ["x", "two"] if first == "Mul" else ["x"]
+    g = helper.make_graph([helper.make_node(first, inputs, ["m"], name="**bold** [x](http://e.x)"),
                            helper.make_node("Relu", ["m"], ["y"], name="relu")], "g",
                           [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
                           [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
@@ -35,11 +37,11 @@ def _open(**query) -> AppTest:
 
 
 def test_model_page_lists_nodes_with_verdicts_and_links():
-    digest, _ = onnxio.remember(_model_bytes(), "m.onnx")
+    digest, _ = onnxio.remember(_model_bytes("Identity"), "m.onnx")
     at = _open(onnx=digest, model="m.onnx")
     texts = [t.value for t in at.text]
     assert any("2 nodes, 1 open as a layer, 1 agree" in t for t in texts), texts
-    assert any(t.startswith("**bold** [x](http://e.x) · Mul:") for t in texts), texts  # as typed, not markdown
+    assert any(t.startswith("**bold** [x](http://e.x) · Identity:") for t in texts), texts  # as typed
     links = [e for e in at.get("page_link")]
     assert len(links) == 1
     link = links[0].proto
