@@ -22,6 +22,7 @@ import numpy as np
 
 from .budget import env_number
 from .errors import PlaygroundError
+from .files import atomic_write, cache_dir, evict_oldest
 
 URL_VALUES = 256  # an array of more values (a model's weights) goes into links by reference: its text would pass
 # protocol.MAX_TEXT (4096 characters: 256 float32 values of up to 15 characters each fit)
@@ -36,9 +37,7 @@ class Missing(PlaygroundError):
 
 class BlobStore:
     def __init__(self, path: str | os.PathLike | None = None, cap_bytes: int | None = None):
-        from .trt.cache import DEFAULT_DIR  # the engine cache's own directory, where no other is set
-
-        root = path or os.environ.get("PLAYGROUND_BLOBS") or Path(os.environ.get("PLAYGROUND_ENGINE_CACHE") or DEFAULT_DIR) / "blobs"
+        root = path or os.environ.get("PLAYGROUND_BLOBS") or cache_dir() / "blobs"  # beside the engines
         self.path = Path(root)
         self.cap_bytes = cap_bytes if cap_bytes is not None else int(
             env_number("PLAYGROUND_BLOB_MB", DEFAULT_CAP_MB, 1, 2**20, float) * 2**20)
@@ -53,8 +52,6 @@ class BlobStore:
             if f.exists():
                 os.utime(f)  # mtime is the LRU clock
             else:
-                from .trt.cache import atomic_write, evict_oldest  # the engine cache's own (params imports this)
-
                 atomic_write(f, data)
                 evict_oldest([p for p in self.path.iterdir() if p.is_file() and not p.name.startswith(".")],
                              self.cap_bytes, keep=f)

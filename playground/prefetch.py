@@ -24,15 +24,18 @@ from .params import Param, same_value
 QUIET_S = 0.25  # no foreground evaluation for this long before a speculative build starts
 
 
-def neighbours(layer: Layer, before: dict, after: dict) -> list[dict]:
-    """Raw parameter sets one step either side of the one parameter that changed from `before` to `after`
-    (ints and floats by their step, per-axis ints on the axis that moved, enums to the adjacent members);
-    none where nothing or several things changed, or an array did."""
+def neighbours(layer: Layer, before: dict, after: dict, old: dict, new: dict) -> list[dict]:
+    """Raw parameter sets one step either side of the one parameter set differently in the raw `after` than in
+    `before`, stepped from its canonical values `old` → `new` (`Layer.resolve`'s numbers and tuples, not a
+    request's texts such as '2,1'): ints and floats by their step, per-axis ints on the axis that moved, enums to
+    the adjacent members. The other raw values stay as given, so values that follow the moved one (a kernel
+    sized by the output maps) follow it in the neighbours too. None where nothing or several things changed."""
     changed = [n for n in after if n in before and not same_value(before[n], after[n])]
-    if len(changed) != 1:
+    changed += [n for n in set(before) ^ set(after)]
+    if len(changed) != 1 or changed[0] not in layer.param_names:
         return []
     p = layer.param(changed[0])
-    return [{**after, p.name: v} for v in _steps(p, before[p.name], after[p.name])]
+    return [{**after, p.name: v} for v in _steps(p, old[p.name], new[p.name])]
 
 
 def _steps(p: Param, old: Any, new: Any) -> list:

@@ -48,7 +48,7 @@ class Seat:
     x: np.ndarray
     used: float = field(default_factory=time.monotonic)
     busy: bool = False
-    last_query: dict | None = None  # the configuration answered last: speculative builds step from it
+    last_query: tuple | None = None  # the configuration answered last (raw, canonical): speculative builds step from it
     opened: object = None  # onnxio.Opened: the model's node this page opened (ONNX Runtime judges the node itself)
 
 
@@ -213,9 +213,9 @@ def answer(seat: Seat, message: dict) -> dict:
         elif seat.last_query is not None:
             from ..prefetch import neighbours
 
-            prefetcher.offer(layer.name, neighbours(layer, seat.last_query, raw), seat.x, backend=backend,
-                             cache=cache)
-    seat.last_query = raw
+            prefetcher.offer(layer.name, neighbours(layer, seat.last_query[0], raw, seat.last_query[1], ev.params), seat.x,
+                             backend=backend, cache=cache)
+    seat.last_query = (raw, ev.params)  # the request's texts and their canonical values, which are stepped
     opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
     return {"answer": protocol.answer(layer, ev, tuple(pick) if pick else None, frozenset(have),
                                       lines=0 if quick else protocol.CELL_LINES, opinion=not quick, opened=opened)}
