@@ -2,7 +2,7 @@
 
     python -m playground room --replicas 4 --port 8080
 
-Each replica is `streamlit run serve.py` on 127.0.0.1 (ports from --first-port), every one pointed at the same
+Each replica is `streamlit run app.py` on 127.0.0.1 (ports from --first-port), every one pointed at the same
 engine cache directory (and the models and weights links name, playground.blobs). HAProxy, from the
 distribution's package, listens on --port:
 - affinity: a browser's first response sets a cookie naming its replica; every later request (the page, Streamlit's
@@ -97,7 +97,7 @@ class Replica:
     def start(self, env: dict) -> None:
         from .trt.launch import tuned_env
 
-        cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "serve.py"), "--server.headless", "true",
+        cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(self.port),
                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
                "--global.developmentMode", "false"]  # a Streamlit installed outside site-packages guesses otherwise

@@ -1,5 +1,5 @@
 """The stage's door into the server: `POST /api/stage/evaluate`, a Starlette route mounted beside Streamlit's own
-(`st.App`, see serve.py). A parameter change is answered here, without a script run.
+(`st.App`, see app.py). A parameter change is answered here, without a script run.
 
 A page's script opens a seat (`SEATS.open`): a per-session secret that names the layer and holds the input tensor
 the sidebar made; the stage sends it in the `X-Stage-Token` header. The route answers only:

@@ -14,7 +14,7 @@ from . import extras, links, models, stage, state, widgets, workshop
 from .keys import control_key, key
 from .state import SPEC_TAB, guarded
 
-PAGES_DIR = "app_pages"  # the home page's file; not pages/: see app.py
+PAGES_DIR = "app_pages"  # the home page's file; not pages/: see main.py
 HOME_ICON = ":material/home:"
 PRESENTER_FONT_PX = 20  # Streamlit's default is 16
 HEADER_PX, PADDING_X_PX = 60, 24  # Streamlit's top bar with the page navigation; the main area's side padding
