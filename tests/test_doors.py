@@ -11,6 +11,7 @@ import logging
 import socket
 import threading
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -20,6 +21,8 @@ from starlette.testclient import TestClient
 from playground import blobs
 from playground.layers import get_layer
 from playground.stage import protocol, server
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture()
@@ -152,3 +155,152 @@ def test_stalled_bodies_and_disconnects_are_a_line_each_not_a_traceback(live_rou
     text = log()
     assert "Traceback" not in text and "Exception in ASGI application" not in text, text[:2000]
     assert text.count("disconnected before its request body") == 20
+
+
+# -- the last good state after a refusal --------------------------------------------------------------------------
+def _input_figure(at) -> tuple[list, str]:
+    from apptest import stage_data
+
+    f = next(f for f in stage_data(at)["answer"]["figures"] if f["which"] == "input")
+    return f["tensor"]["shape"], f["tensor"]["id"]
+
+
+def _image(fmt: str, size=(6, 9)) -> bytes:
+    from PIL import Image
+
+    buffer = io.BytesIO()
+    Image.new("RGB", size, (200, 30, 30)).save(buffer, format=fmt)
+    return buffer.getvalue()
+
+
+def _bomb_header() -> bytes:  # a PNG whose header declares 65,500 × 65,500 pixels, 60 bytes long
+    import struct
+    import zlib
+
+    ihdr = struct.pack(">IIBBBBB", 65_500, 65_500, 8, 2, 0, 0, 0)
+    chunk = struct.pack(">I", len(ihdr)) + b"IHDR" + ihdr + struct.pack(">I", zlib.crc32(b"IHDR" + ihdr))
+    return b"\x89PNG\r\n\x1a\n" + chunk
+
+
+REFUSED_IMAGES = {
+    "not_an_image": b"hello, this is text",
+    "empty": b"",
+    "truncated": _image("PNG")[:40],
+    "huge_header": _bomb_header(),
+    "svg_renamed": b'<svg xmlns="http://www.w3.org/2000/svg" width="9" height="6"></svg>',
+    "gif_renamed": _image("GIF"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(REFUSED_IMAGES))
+def test_a_refused_image_upload_keeps_the_stage_and_its_last_good_input(kind):
+    from apptest import open_page, rerun
+
+    at = open_page("convolution")
+    before = _input_figure(at)
+    at.selectbox(key="convolution.input.kind").set_value("image")
+    rerun(at)
+    assert _input_figure(at) == before  # no image yet: the last good input stays, the page says why
+    assert any("upload" in e.value for e in at.error)
+    at.file_uploader(key="convolution.input.image").set_value((f"{kind}.png", REFUSED_IMAGES[kind], "image/png"))
+    rerun(at)
+    errors = [e.value for e in at.error]
+    assert errors and all("Traceback" not in e for e in errors) and any("upload" in e for e in errors), errors
+    assert any("last good input" in e for e in errors)
+    assert _input_figure(at) == before, "the stage lost its last good input"
+    at.file_uploader(key="convolution.input.image").set_value(("ok.png", _image("PNG"), "image/png"))
+    rerun(at)  # a good image after the refusal: drawn
+    assert not at.error and _input_figure(at)[1] != before[1]
+
+
+def test_a_constant_beyond_float32_keeps_the_figures():
+    from apptest import open_page, rerun
+
+    at = open_page("convolution")
+    at.selectbox(key="convolution.input.kind").set_value("constant")
+    rerun(at)
+    good = _input_figure(at)
+    at.number_input(key="convolution.input.value").set_value(1e39)
+    rerun(at)
+    assert [e.value for e in at.error if "input.value: must be a finite float32 number" in e.value]
+    assert _input_figure(at) == good
+
+
+# -- text a user gave is shown as given ---------------------------------------------------------------------------
+HOSTILE_NAMES = ["![i](http://evil.example/x.png)", "[x](javascript:alert(1))", "line1\nline2 **bold**"]
+
+
+def _prelu_chain(names: list[str]):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    nodes, inits, prev = [], [], "x"
+    for i, name in enumerate(names):
+        inits.append(numpy_helper.from_array(np.full((2, 1, 1), 0.25, np.float32), f"s{i}"))
+        nodes.append(helper.make_node("PRelu", [prev, f"s{i}"], [f"y{i}"], name=name))
+        prev = f"y{i}"
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+                              [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, 2, 4, 4])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_onnx_node_names_are_listed_as_text_not_markdown():
+    from test_hostile import live
+
+    from apptest import open_page, rerun
+    from playground.ui import state
+
+    at = open_page("prelu")
+    model = _prelu_chain(HOSTILE_NAMES)
+    at.file_uploader(key="prelu.onnx_upload").set_value(("names.onnx", model.SerializeToString(), "application/octet-stream"))
+    rerun(at)
+    labels = [e.proto.label for e in at.get("page_link")]
+    listed = [lb for lb in labels if "PRelu" in lb]
+    assert len(listed) == len(HOSTILE_NAMES), labels
+    for name, label in zip(HOSTILE_NAMES, listed):
+        assert label.startswith(state.inert(name)), label  # the name, escaped: it reads as given
+        assert not any(c in label for c in ("](http", "](javascript")) or "\\]" in label
+        assert live(label.replace("\\*\\*", "")) == [] and "**bold**" not in label
+
+
+def _model_of_size(size: int) -> bytes:
+    """An ONNX model (one PRelu node) of exactly `size` bytes: its doc string pads it."""
+    model = _prelu_chain(["p"])
+    pad = size - len(model.SerializeToString()) - 8
+    for _ in range(4):  # the doc string's length prefix grows with it
+        model.doc_string = "x" * pad
+        pad += size - len(model.SerializeToString())
+    data = model.SerializeToString()
+    assert len(data) == size
+    return data
+
+
+def test_a_model_of_exactly_the_cap_is_accepted_and_one_byte_more_refused_in_one_unit(tmp_path, monkeypatch):
+    import tomllib
+
+    from playground import onnxio
+    from playground.ui import models
+
+    monkeypatch.setattr(blobs, "_store", blobs.BlobStore(tmp_path))
+    cap = onnxio.MAX_MODEL_BYTES
+    assert cap == 64 << 20 and models.CAP_MIB == 64
+    digest, model = onnxio.remember(_model_of_size(cap), "cap.onnx")  # exactly 64 MiB: accepted
+    assert len(model.graph.node) == 1 and blobs.DIGEST.match(digest)
+    with pytest.raises(Exception) as err:
+        onnxio.remember(_model_of_size(cap + 1), "over.onnx")
+    assert f"the cap is {cap:,}" in str(err.value) and "onnx.model" in str(err.value)
+    # The browser's widget lets a model of the cap through (it counts 10^6 bytes a megabyte, or 1024²), and so does
+    # the server's upload route (maxUploadSize MiB, against the request's length with its multipart framing).
+    assert models.WIDGET_MB * 10**6 >= cap and models.WIDGET_MB * 10**6 < cap + (1 << 20)
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["server"]["maxUploadSize"]
+    assert config * 2**20 >= cap + 64 * 1024 and config * 2**20 >= models.WIDGET_MB * 10**6
+    readme = (ROOT / "README.md").read_text()
+    assert "64 MB" not in readme.replace("64 MB of tensors", "") and "64 MiB" in readme
+
+
+def test_the_upload_widget_says_the_cap_in_the_unit_the_check_uses():
+    from apptest import open_page
+
+    at = open_page("prelu")
+    widget = at.file_uploader(key="prelu.onnx_upload")
+    assert "at most 64 MiB" in widget.label and widget.proto.max_upload_size_mb * 10**6 >= 64 << 20
