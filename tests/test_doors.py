@@ -231,7 +231,6 @@ HOSTILE_NAMES = ["![i](http://evil.example/x.png)", "[x](javascript:alert(1))", 
 
 
 def _prelu_chain(names: list[str]):
-    import onnx
     from onnx import TensorProto, helper, numpy_helper
 
     nodes, inits, prev = [], [], "x"
@@ -245,9 +244,9 @@ def _prelu_chain(names: list[str]):
 
 
 def test_onnx_node_names_are_listed_as_text_not_markdown():
+    from apptest import open_page, rerun
     from test_hostile import live
 
-    from apptest import open_page, rerun
     from playground.ui import state
 
     at = open_page("prelu")
