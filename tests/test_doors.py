@@ -303,3 +303,61 @@ def test_the_upload_widget_says_the_cap_in_the_unit_the_check_uses():
     at = open_page("prelu")
     widget = at.file_uploader(key="prelu.onnx_upload")
     assert "at most 64 MiB" in widget.label and widget.proto.max_upload_size_mb * 10**6 >= 64 << 20
+
+
+# -- the command line and `room` ----------------------------------------------------------------------------------
+def _room(*args, timeout=30):
+    """`python -m playground room ARGS`; one that starts after all is stopped as Ctrl-C stops it (SIGTERM: the
+    room stops its proxy and replicas), and the test fails."""
+    import signal
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen([sys.executable, "-m", "playground", "room", "--replicas", "1", *args], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGTERM)
+        out, err = proc.communicate(timeout=30)
+        pytest.fail(f"room started with {args}: {out} {err}")
+    return proc.returncode, err
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.mark.parametrize("case, option, rule", [
+    ("public_javascript", "--public-url", "must be an http:// or https:// address"),
+    ("public_words", "--public-url", "must be an http:// or https:// address"),
+    ("cache_under_a_file", "--cache", "is a file, so no directory can be made under it"),
+    ("cache_is_a_file", "--cache", "is a file; it must name a directory"),
+    ("first_port_beyond", "--first-port", "must leave room for 1 replica ports: between 1 and 65535"),
+    ("first_port_two_at_the_top", "--first-port", "must leave room for 2 replica ports: between 1 and 65534"),
+    ("port_in_use", "--port", "is in use on 127.0.0.1"),
+    ("bind_not_an_address", "--bind", "must be an address of this machine"),
+])
+def test_room_options_are_checked_before_anything_starts(case, option, rule, tmp_path):
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    port = _free_port()
+    args = {"public_javascript": ["--public-url", "javascript:alert(1)"],
+            "public_words": ["--public-url", "not a url"],
+            "cache_under_a_file": ["--cache", str(a_file / "cache")],
+            "cache_is_a_file": ["--cache", str(a_file)],
+            "first_port_beyond": ["--first-port", "70000"],
+            "first_port_two_at_the_top": ["--first-port", "65535", "--replicas", "2"],
+            "port_in_use": [],
+            "bind_not_an_address": ["--bind", "999.1.1.1"]}[case]
+    with socket.socket() as busy:
+        if case == "port_in_use":
+            busy.bind(("127.0.0.1", port))
+            busy.listen()
+        start = time.monotonic()
+        rc, err = _room("--port", str(port), "--bind", "127.0.0.1", *args)
+    assert rc == 2 and "Traceback" not in err, err
+    assert err.startswith(f"error: room.{option}: ") and rule in err, err
+    assert time.monotonic() - start < 20

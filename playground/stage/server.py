@@ -259,11 +259,14 @@ def answer(seat: Seat, message: dict) -> dict:
                                       lines=0 if quick else protocol.CELL_LINES, opinion=not quick, opened=opened)}
 
 
+PUBLIC_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")  # an http(s) address, without query or fragment
+
+
 def public_url() -> str:
     """PLAYGROUND_PUBLIC_URL (what a room reaches, e.g. a proxy's address), without its trailing slash; "" where
-    unset or not an http(s) address (the page's own address is the link's then)."""
+    unset or not an http(s) address (the page's own address is the link's then; `room` refuses one)."""
     value = os.environ.get("PLAYGROUND_PUBLIC_URL", "").strip().rstrip("/")
-    return value if re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", value) else ""
+    return value if PUBLIC_URL.fullmatch(value) else ""
 
 
 async def qr_route(request):
