@@ -361,3 +361,29 @@ def test_room_options_are_checked_before_anything_starts(case, option, rule, tmp
     assert rc == 2 and "Traceback" not in err, err
     assert err.startswith(f"error: room.{option}: ") and rule in err, err
     assert time.monotonic() - start < 20
+
+
+def _cli(*args, timeout=120):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "playground", *args], capture_output=True, text=True, cwd=ROOT,
+                          timeout=timeout)
+
+
+@pytest.mark.parametrize("shape, rule", [
+    ((1, 2, 1000, 4), "input.H: must be between 1 and 512 (got 1000)"),
+    ((64, 64, 64, 64), "input.shape: the budget is 8,388,608 values per tensor (PLAYGROUND_MAX_ELEMENTS)"),
+])
+def test_the_listing_and_run_agree_on_a_node_and_a_refusal_is_exit_2_naming_the_rule(shape, rule, tmp_path):
+    import onnx
+    from onnx_cases import node_model
+
+    path = tmp_path / "prelu.onnx"
+    onnx.save(node_model("PRelu", shape, {"s": np.full((shape[1], 1, 1), 0.25, np.float32)}), path)
+    listed = _cli("onnx", str(path), "--json")
+    assert listed.returncode == 0, listed.stderr
+    (node,) = json.loads(listed.stdout)["nodes"]
+    assert node["layer"] is None and rule in node["reason"]  # the listing says it does not open, and why
+    ran = _cli("run", "--onnx", str(path))
+    assert ran.returncode == 2 and "Traceback" not in ran.stderr and rule in ran.stderr, ran.stderr
