@@ -116,7 +116,12 @@ def weights(ref: str, limit_values: int) -> np.ndarray:
             _held.move_to_end(ref)
             return _held[ref]
     data = store().get(ref[len(WEIGHTS):], ".npy", limit_values * 4 + 4096)
-    a = np.load(io.BytesIO(data), allow_pickle=False)
+    try:  # a file another process sharing the store left (a pickle, an object array) is refused, never unpickled
+        a = np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, OSError, EOFError):
+        a = None
+    if not isinstance(a, np.ndarray) or a.dtype.kind not in "biuf":
+        raise Missing("is not a plain numeric array (.npy of numbers) on this server: open the model again")
     a.setflags(write=False)  # shared by every request that names it
     with _held_lock:
         _held[ref] = a

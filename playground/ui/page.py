@@ -80,8 +80,10 @@ def _layer_page(name: str) -> None:
     st.html(STAGE_CSS + links.hide_css(layer, hide) + (PRESENTER_CSS if view.presenter else ""))
     _rerun_on_reconnect()
     _link_problems(layer)
+    if inp.error is not None:
+        kept = " — the stage shows the last good input." if inp.x is not None else ""
+        st.error(state.inert(str(inp.error) + kept), icon=":material/error:")
     if inp.x is None:
-        st.error(state.inert(str(inp.error)), icon=":material/error:")
         return
     backend, engines = state.backend(), state.engine_cache()
 
