@@ -27,8 +27,9 @@ class NodeLink:
     source: dict  # what the stage says of it: model, node, op, the rules where ONNX differs
 
 
-def uploader(key: str) -> None:
-    """An .onnx upload and its nodes, as `python -m playground onnx` lists them: a link for each that opens."""
+def uploader(key: str, pages: dict) -> None:
+    """An .onnx upload and its nodes, as `python -m playground onnx` lists them: a link for each that opens (to
+    its layer's page in `pages`, by layer name)."""
     upload = st.file_uploader(f"Open a node of an ONNX model (.onnx, at most {CAP_MIB} MiB)", type=["onnx"], key=key,
                               max_upload_size=WIDGET_MB)
     if upload is None:
@@ -41,9 +42,6 @@ def uploader(key: str) -> None:
     nodes = onnxio.list_nodes(model)
     opens = sum(n["layer"] is not None for n in nodes)
     st.caption(f"**{state.inert(upload.name)}**: {len(nodes)} node(s), {opens} open as a layer.")
-    from .page import layer_pages
-
-    pages = layer_pages()
     with st.container(height=320 if len(nodes) > 8 else "content", border=False):
         for n in nodes:
             if n["layer"]:

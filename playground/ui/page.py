@@ -76,7 +76,7 @@ def _layer_page(name: str) -> None:
             st.button("Show everything", key=key(name, "show_all"), on_click=links.show_all,
                       icon=":material/visibility:")
     with st.sidebar:
-        models.uploader(key(name, "onnx_upload"))
+        models.uploader(key(name, "onnx_upload"), layer_pages())
     st.html(STAGE_CSS + links.hide_css(layer, hide) + (PRESENTER_CSS if view.presenter else ""))
     _rerun_on_reconnect()
     _link_problems(layer)
@@ -261,7 +261,7 @@ def _home_page() -> None:
         st.caption("Upload an ONNX model: each node opens on its layer's page with every attribute set and its "
                    "weights, beside ONNX Runtime's answer and TensorRT's ONNX parser (also on the command line: "
                    "`python -m playground onnx model.onnx`).")
-        models.uploader("home.onnx_upload")
+        models.uploader("home.onnx_upload", layer_pages())
     st.subheader("Layers", anchor=False)
     cols, pages = st.columns(3), layer_pages()
     for i, (name, layer) in enumerate(LAYERS.items()):
