@@ -15,8 +15,6 @@ import base64
 import hashlib
 import json
 import math
-import threading
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -24,6 +22,7 @@ import numpy as np
 from .. import blobs, numbers
 from ..errors import ValidationError
 from ..layer import Layer
+from ..memo import Memo
 from ..params import Param, same_value
 from ..trt.cache import canonical
 
@@ -357,23 +356,14 @@ def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES) -> d
             "reads": reads, "lines": written, "complete": every}
 
 
-_read_maps: OrderedDict = OrderedDict()  # a geometry's read map, kept: the values change far more often
-_read_maps_lock = threading.Lock()
+_read_maps = Memo(64)  # a geometry's read map, kept: the values change far more often
 
 
 def _reads(layer: Layer, params: dict, shape: tuple, indices: tuple) -> dict:
     key = hashlib.blake2b(json.dumps([layer.name, {k: canonical(v) for k, v in params.items()}, list(shape),
                                       indices], sort_keys=True).encode(), digest_size=16).hexdigest()
-    with _read_maps_lock:
-        if key in _read_maps:
-            _read_maps.move_to_end(key)
-            return _read_maps[key]
-    made = {",".join(map(str, i)): [list(c) for c in layer.reads(params, shape, i)] for i in indices}
-    with _read_maps_lock:
-        _read_maps[key] = made
-        while len(_read_maps) > 64:
-            _read_maps.popitem(last=False)
-    return made
+    return _read_maps.get_or_make(key, lambda: {",".join(map(str, i)): [list(c) for c in layer.reads(params, shape, i)]
+                                                for i in indices})
 
 
 def output_title(ev, named: bool = False) -> str:
