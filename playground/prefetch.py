@@ -14,12 +14,11 @@ import os
 import threading
 import time
 from collections import deque
-from typing import Any
 
 import numpy as np
 
 from .layer import Layer
-from .params import Param, same_value
+from .params import same_value
 
 QUIET_S = 0.25  # no foreground evaluation for this long before a speculative build starts
 
@@ -35,28 +34,7 @@ def neighbours(layer: Layer, before: dict, after: dict, old: dict, new: dict) ->
     if len(changed) != 1 or changed[0] not in layer.param_names:
         return []
     p = layer.param(changed[0])
-    return [{**after, p.name: v} for v in _steps(p, old[p.name], new[p.name])]
-
-
-def _steps(p: Param, old: Any, new: Any) -> list:
-    low, high = p.slide or (p.low, p.high)  # a step the slider can take
-
-    def within(v):
-        return (low is None or v >= low) and (high is None or v <= high)
-
-    if p.kind in ("int", "float") and isinstance(new, (int, float)) and not isinstance(new, bool):
-        step = p.step or 1
-        return [v for v in (new + step, new - step) if within(v)]
-    if p.kind == "enum" and new in p.choices:
-        i = p.choices.index(new)
-        return [p.choices[j] for j in (i + 1, i - 1) if 0 <= j < len(p.choices)]
-    if p.along_axes and isinstance(new, tuple) and isinstance(old, tuple) and len(old) == len(new):
-        moved = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
-        if len(moved) != 1:
-            return []
-        i = moved[0]
-        return [new[:i] + (v,) + new[i + 1:] for v in (new[i] + 1, new[i] - 1) if within(v)]
-    return []
+    return [{**after, p.name: v} for v in p.of.steps(p, old[p.name], new[p.name])]
 
 
 class Prefetcher:

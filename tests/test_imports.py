@@ -80,3 +80,16 @@ def test_a_layer_imports_no_core(graph):
     for m in pkgutil.iter_modules(playground.layers.__path__):
         chain = graph.find_shortest_chain(importer=f"playground.layers.{m.name}", imported="playground.core")
         assert chain is None, chain
+
+
+def test_one_vocabulary_for_a_parameters_kind():
+    """Readers ask a parameter's kind object (`Param.of`), never compare its name: the kinds' behaviour lives in
+    params.py alone."""
+    import re
+    from pathlib import Path
+
+    root = Path(playground.__file__).parent
+    switches = [f"{f.relative_to(root)}:{n}" for f in root.rglob("*.py") if f.name != "params.py"
+                for n, line in enumerate(f.read_text().splitlines(), 1)
+                if re.search(r"\.kind (==|in|!=)", line) and "dtype.kind" not in line]
+    assert switches == []
