@@ -469,7 +469,7 @@ def cmd_snapshot(args) -> int:
     try:
         take(shots, args.out, width=args.width, height=args.height, presenter=args.presenter,
              crop="page" if args.full_page else args.crop, scale=args.scale, background=args.background,
-             query=args.query)
+             query=args.query, badges=args.badges)
     except (RuntimeError, TimeoutError) as exc:  # the app or the browser failed
         raise Failure(str(exc)) from None
     return 0
@@ -541,6 +541,8 @@ def parser() -> argparse.ArgumentParser:
     snapshot.add_argument("--width", type=int, default=1920)
     snapshot.add_argument("--height", type=int, default=1080)
     snapshot.add_argument("--presenter", action="store_true", help="presenter mode (large fonts, high contrast)")
+    snapshot.add_argument("--badges", action="store_true",
+                          help="keep the machine's badges (which engine built, from cache) in the pictures")
     snapshot.add_argument("--crop", choices=("figures", "stage", "page"), default="figures",
                           help="figures: the heatmaps, shapes and badge; stage: with the controls; page: all of it")
     snapshot.add_argument("--full-page", action="store_true", help="the old spelling of --crop page")

@@ -388,6 +388,12 @@ def _open(known: _Known, node, name: str, model_name: str, batch: int = 1, alone
     lift = max(4 - len(onnx_shape), 0)
     shape = (onnx_shape[:2] + (1,) * lift + onnx_shape[2:] if layer.onnx.lift == "spatial"
              else onnx_shape + (1,) * lift)
+    from .inputs import InputError, validate_shape
+
+    try:  # the page's input limits and the budget, as `run` meets them: the listing says so too
+        validate_shape(shape)
+    except InputError as exc:
+        raise ValidationError(where, exc.param, exc.rule) from None
     view = Node(name, node.op_type, _attributes(node), [None] + [consts.get(i) if i else None for i in node.input[1:]],
                 shape, onnx_shape, known.opset, list(node.input))
     raw = layer.onnx.read(view)

@@ -9,8 +9,9 @@ from __future__ import annotations
 import hashlib
 
 from . import onnxio
-from .core import Evaluation, Memo, default_cache, evaluate
+from .core import Evaluation, default_cache, evaluate
 from .layers import get_layer
+from .memo import Memo
 from .trt import engine as eng
 from .trt.cache import cache_key
 

@@ -306,7 +306,7 @@ def test_cached_figures_make_their_dict_once_and_serialise_unchanged():
 
 
 def test_the_first_page_moves_startup_objects_out_of_the_collectors_sight():
-    """app.py calls state.freeze_startup_objects after the page: Python's full collections then skip the
+    """main.py calls state.freeze_startup_objects after the page: Python's full collections then skip the
     long-lived objects of TensorRT, NumPy and Plotly (runner.postScriptGC is off for the same cost)."""
     import gc
 

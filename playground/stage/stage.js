@@ -42,6 +42,7 @@ class Stage {
   start() {
     this.root.dataset.mountedAt = performance.now().toFixed(0); // since the page's navigation (bench_browser)
     this.root.innerHTML = "";
+    this.root.classList.remove("pg-busy"); // the stage before this one may have gone mid-request (a server restart)
     this.root.classList.toggle("pg-presenter", Boolean(this.data.presenter));
     this.root.innerHTML =
       `<div class="pg-controls" role="group" aria-label="Parameters of ${esc(this.data.describe.title)}"></div>` +
@@ -444,7 +445,7 @@ class Stage {
                                                          this.waiting ? this.waiting.seq : again.seq); this.waiting = null; }, 100);
       return;
     } else {
-      this.showProblem({ message: reply.error || `HTTP ${status}`, keys: [] });
+      this.showProblem({ message: reply.error || `HTTP ${status}`, keys: reply.keys || [] }); // the key refused
     }
     const next = this.waiting;
     this.waiting = null;

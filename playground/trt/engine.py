@@ -12,7 +12,6 @@ import functools
 import json
 import os
 import re
-import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -21,6 +20,7 @@ from typing import Callable
 
 from .. import precision as P
 from ..budget import env_number
+from ..files import atomic_write
 from ..layer import Layer
 from .backend import Backend
 
@@ -188,21 +188,6 @@ def _load_timing_cache(config, path: Path | None):
         cache = config.create_timing_cache(b"")
     config.set_timing_cache(cache, ignore_mismatch=True)
     return cache
-
-
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temporary file and a rename, so readers never see half a file; OSError on failure,
-    with no temporary file left behind."""
-    tmp = None
-    try:
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".tmp-", delete=False) as tmp:
-            tmp.write(data)
-        os.replace(tmp.name, path)
-    except OSError:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp.name)
-        raise
 
 
 def _save_quietly(path: Path, data: bytes) -> None:

@@ -15,7 +15,7 @@ import streamlit as st
 
 from .. import blobs, onnxio
 from .. import model as whole
-from ..core import Memo
+from ..memo import Memo
 from ..errors import ValidationError
 from ..layers import LAYERS
 from . import state

@@ -19,6 +19,10 @@ from . import state, widgets
 
 ONNX, NODE, MODEL = "onnx", "node", "model"  # the link's keys
 REAL = "real"  # real=1: the stage opens on the tensor the node reads in its model (the model page's links)
+CAP_MIB = onnxio.MAX_MODEL_BYTES >> 20
+# The widget's own cap, in the megabytes Streamlit's browser side counts (10^6 bytes; 1024² on some systems),
+# rounded up: a model of exactly the cap passes it, and onnxio's check in bytes is the one boundary.
+WIDGET_MB = -(-onnxio.MAX_MODEL_BYTES // 10**6)
 
 
 @dataclass(frozen=True)
@@ -46,11 +50,11 @@ def node_input(inp, node: NodeLink | None):
     return dataclasses.replace(inp, x=node.real)
 
 
-def uploader(key: str) -> None:
-    """An .onnx upload and its nodes, as `python -m playground onnx` lists them: a link for each that opens."""
-    cap = onnxio.MAX_MODEL_BYTES >> 20
-    upload = st.file_uploader(f"Open a node of an ONNX model (.onnx, at most {cap} MB)", type=["onnx"], key=key,
-                              max_upload_size=cap)
+def uploader(key: str, pages: dict) -> None:
+    """An .onnx upload and its nodes, as `python -m playground onnx` lists them: a link for each that opens (to
+    its layer's page in `pages`, by layer name)."""
+    upload = st.file_uploader(f"Open a node of an ONNX model (.onnx, at most {CAP_MIB} MiB)", type=["onnx"], key=key,
+                              max_upload_size=WIDGET_MB)
     if upload is None:
         return
     try:
@@ -61,13 +65,11 @@ def uploader(key: str) -> None:
     nodes = onnxio.list_nodes(model)
     opens = sum(n["layer"] is not None for n in nodes)
     st.caption(f"**{state.inert(upload.name)}**: {len(nodes)} node(s), {opens} open as a layer.")
-    from .page import layer_pages
-
-    pages = layer_pages()
     with st.container(height=320 if len(nodes) > 8 else "content", border=False):
         for n in nodes:
             if n["layer"]:
-                st.page_link(pages[n["layer"]], label=f"{n['name']} · {n['op_type']} → {LAYERS[n['layer']].title}",
+                st.page_link(pages[n["layer"]],  # a node's name is the model's text: shown as given, never markdown
+                             label=state.inert(f"{n['name']} · {n['op_type']} → {LAYERS[n['layer']].title}"),
                              icon=LAYERS[n["layer"]].icon,
                              query_params={ONNX: digest, NODE: n["name"], MODEL: upload.name[:80]})
             else:

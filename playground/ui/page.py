@@ -14,7 +14,7 @@ from . import extras, links, models, stage, state, widgets, workshop
 from .keys import control_key, key
 from .state import SPEC_TAB, guarded
 
-PAGES_DIR = "app_pages"  # the home page's file; not pages/: see app.py
+PAGES_DIR = "app_pages"  # the home page's file; not pages/: see main.py
 HOME_ICON = ":material/home:"
 PRESENTER_FONT_PX = 20  # Streamlit's default is 16
 HEADER_PX, PADDING_X_PX = 60, 24  # Streamlit's top bar with the page navigation; the main area's side padding
@@ -76,12 +76,14 @@ def _layer_page(name: str) -> None:
             st.button("Show everything", key=key(name, "show_all"), on_click=links.show_all,
                       icon=":material/visibility:")
     with st.sidebar:
-        models.uploader(key(name, "onnx_upload"))
+        models.uploader(key(name, "onnx_upload"), layer_pages())
     st.html(STAGE_CSS + links.hide_css(layer, hide) + (PRESENTER_CSS if view.presenter else ""))
     _rerun_on_reconnect()
     _link_problems(layer)
+    if inp.error is not None:
+        kept = " — the stage shows the last good input." if inp.x is not None else ""
+        st.error(state.inert(str(inp.error) + kept), icon=":material/error:")
     if inp.x is None:
-        st.error(state.inert(str(inp.error)), icon=":material/error:")
         return
     backend, engines = state.backend(), state.engine_cache()
 
@@ -259,7 +261,7 @@ def _home_page() -> None:
         st.caption("Upload an ONNX model: each node opens on its layer's page with every attribute set and its "
                    "weights, beside ONNX Runtime's answer and TensorRT's ONNX parser (also on the command line: "
                    "`python -m playground onnx model.onnx`).")
-        models.uploader("home.onnx_upload")
+        models.uploader("home.onnx_upload", layer_pages())
     st.subheader("Layers", anchor=False)
     cols, pages = st.columns(3), layer_pages()
     for i, (name, layer) in enumerate(LAYERS.items()):

@@ -57,7 +57,7 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
         ev = evaluate(raw, compare)
     except (ValidationError, protocol.RequestError) as exc:
         problem = (protocol.problem(exc, layer, x.shape) if isinstance(exc, ValidationError) else
-                   {"message": str(exc), "keys": []})
+                   {"message": str(exc), "keys": [exc.key] if exc.key else []})
         ev = evaluate({}, compare)
     inline = ev.input.size + ev.output.size <= protocol.INLINE_VALUES  # else the stage asks the route for them
     answer = protocol.answer(layer, ev, picked(layer, ev), frozenset() if inline else None, opinion=True,
