@@ -195,8 +195,8 @@ def _opened_node(model, args):
     if args.input is None:
         return opened, seeded_input(opened)
     x = load_input(args.input)
-    reads = model.graph.node[[n.name for n in model.graph.node].index(opened.node)].input[0] \
-        if opened.node in {n.name for n in model.graph.node} else None
+    node = next((n for n in model.graph.node if n.name == opened.node), None)  # None: a playground export
+    reads = node.input[0] if node is not None else None
     inputs = [name for name, _ in whole.inputs_of(model)]
     if reads is not None and reads not in inputs:
         if len(inputs) != 1:
@@ -246,7 +246,7 @@ def _whole_model(model, args) -> bool:
         with written(args.output, "wb") as f:
             np.save(f, np.asarray(y, np.float32), allow_pickle=False)
     if args.json:
-        print(json.dumps(_finite({"model": os.path.basename(args.onnx), "output_source": label, "output": name,
+        print(json.dumps(_finite({"model": os.path.basename(args.onnx), "output_source": label, "output_name": name,
                                   "inputs": {k: list(v.shape) for k, v in feeds.items()},
                                   "output_shape": list(y.shape), "nodes": [n.name for n in nodes],
                                   "notes": notes}), allow_nan=False, default=str))
