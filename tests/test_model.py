@@ -302,3 +302,17 @@ def test_a_named_batch_takes_the_inputs_n_and_the_engine_is_built_for_it():
     if answer["engine"]["status"] != "not_built":
         assert answer["engine"]["output_shape"] == [3, 7], answer["engine"]
         assert {n for layer in answer["engine"]["layers"] for n in layer["fuses"]} == {"a", "b"}
+
+
+def test_a_shape_chain_feeding_resize_sizes_folds():
+    """Upsampling as exports write it: sizes = Concat(Shape(x)[0:2], [8, 10])."""
+    n = helper.make_node
+    nodes = [n("Shape", ["x"], ["s"], name="shape"), n("Slice", ["s", "zero", "two"], ["nc"], name="slice"),
+             n("Concat", ["nc", "hw"], ["sizes"], name="concat", axis=0),
+             n("Resize", ["x", "", "", "sizes"], ["y"], name="resize", mode="nearest")]
+    m = _model(nodes, {"zero": np.array([0], np.int64), "two": np.array([2], np.int64),
+                       "hw": np.array([8, 10], np.int64)}, opset=13)
+    model = onnxio.load_model(m.SerializeToString())
+    assert [node.name for node in model.graph.node] == ["resize"]
+    [verdict] = whole.analyze(model, "m.onnx", engine=False)["nodes"]
+    assert verdict["layer"] == "resize" and verdict["agrees"] is True and verdict["output_shape"] == [1, 3, 8, 10]
