@@ -316,3 +316,24 @@ def test_a_shape_chain_feeding_resize_sizes_folds():
     assert [node.name for node in model.graph.node] == ["resize"]
     [verdict] = whole.analyze(model, "m.onnx", engine=False)["nodes"]
     assert verdict["layer"] == "resize" and verdict["agrees"] is True and verdict["output_shape"] == [1, 3, 8, 10]
+
+
+def test_a_disagreement_names_the_documented_rule():
+    """Clip with min > max inside a model: the node differs from ONNX Runtime on its real input, and says which rule."""
+    n = helper.make_node
+    m = _model([n("Neg", ["x"], ["n"], name="neg"), n("Clip", ["n", "lo", "hi"], ["y"], name="clip")],
+               {"lo": np.float32(1.0), "hi": np.float32(-1.0)})
+    verdicts = {v["name"]: v for v in whole.analyze(onnxio.load_model(m.SerializeToString()), "m.onnx",
+                                                     engine=False)["nodes"]}
+    clip = verdicts["clip"]
+    assert clip["layer"] == "activation" and clip["agrees"] is False and clip["rule"].startswith("Clip with min > max")
+
+
+@pytest.mark.parametrize("layer_name,expected", [
+    ("n0_myl0_1", ["n0"]),  # TensorRT for RTX: one node's name and its graph's suffix
+    ("n0 + n1", ["n0", "n1"]),  # full TensorRT: a fusion's nodes joined
+    ("/conv/Conv + /relu/Relu [reformat]", ["/conv/Conv", "/relu/Relu"]),
+    ("__myl_CorrMulAddRelu_myl0_3", []),  # a generated name holds none: the parser's metadata says which
+])
+def test_engine_layer_names_map_to_nodes(layer_name, expected):
+    assert whole.named_in(layer_name, {"n0", "n1", "/conv/Conv", "/relu/Relu"}) == expected
