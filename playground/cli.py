@@ -3,7 +3,7 @@
     run LAYER [--set NAME=VALUE]... [--input IN.npy] [--output OUT.npy] [--json] [--compare PRECISION]
     run --onnx MODEL.onnx [--node NAME] [--input IN.npy] [--output OUT.npy] [--json]
     onnx MODEL.onnx [--json]
-    model MODEL.onnx [--input NAME=FILE.npy]... [--no-engine] [--json]
+    model MODEL.onnx [--input NAME=FILE.npy]... [--output OUT.npy] [--no-engine] [--json]
     layers [LAYER]
     room --replicas N --port P [--bind ADDRESS] [--public-url URL]
     export LAYER [--preset NAME] [--set NAME=VALUE]... [--input IN.npy] [--format python|onnx] [--out FILE]
@@ -355,7 +355,14 @@ def cmd_model(args) -> int:
         if not sep or not name or not path:
             raise UsageError(f"--input {item}: takes NAME=FILE.npy (NAME a graph input of the model)")
         given[name] = read_npy(path, "model", f"--input {name}")
-    answer = whole.analyze(open_model(args.model), os.path.basename(args.model), given, engine=not args.no_engine)
+    if args.output:
+        output_path(args.output, "--output", ".npy")
+    outputs = {}
+    answer = whole.analyze(open_model(args.model), os.path.basename(args.model), given, engine=not args.no_engine,
+                           outputs=outputs)
+    if args.output and outputs:
+        with written(args.output, "wb") as f:  # the model's first output, as ONNX Runtime computed it
+            np.save(f, np.asarray(next(iter(outputs.values()))), allow_pickle=False)
     if args.json:
         print(json.dumps(_finite(answer), allow_nan=False, default=str))
         return 0
@@ -503,6 +510,7 @@ def parser() -> argparse.ArgumentParser:
     model.add_argument("model", metavar="MODEL.onnx")
     model.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                        help="a graph input's tensor (default: the seeded random pattern, N = 1)")
+    model.add_argument("--output", help="write the model's first output here (.npy), as ONNX Runtime computed it")
     model.add_argument("--no-engine", action="store_true", help="skip TensorRT's parser build")
     model.add_argument("--json", action="store_true", help="print one JSON object")
     model.set_defaults(func=cmd_model)

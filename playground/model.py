@@ -154,8 +154,10 @@ def real_feed(opened, node, values: dict):
             for n, t in zip(opened.layer.input_names, node.input)}
 
 
-def analyze(model, model_name: str, given: dict[str, np.ndarray] | None = None, engine: bool = True) -> dict:
-    """The `model` command's answer: every node's verdict, the model's output, and TensorRT's parser's engine."""
+def analyze(model, model_name: str, given: dict[str, np.ndarray] | None = None, engine: bool = True,
+            outputs: dict | None = None) -> dict:
+    """The `model` command's answer: every node's verdict, the model's output, and TensorRT's parser's engine.
+    `outputs`: a dict that takes the model's output arrays by name (the answer summarizes them)."""
     start = time.perf_counter()
     inputs, notes = feeds(model, given)
     values, error = None, None
@@ -170,6 +172,8 @@ def analyze(model, model_name: str, given: dict[str, np.ndarray] | None = None, 
            "nodes": nodes}
     if values is not None:
         out["output"] = {o.name: _summary(values[o.name]) for o in model.graph.output if o.name in values}
+        if outputs is not None:
+            outputs.update({o.name: values[o.name] for o in model.graph.output if o.name in values})
         out["output_source"] = "onnxruntime: the whole model"
     else:
         out["onnxruntime_error"] = error

@@ -120,9 +120,11 @@ def test_input_for_an_inner_node_is_the_models_input(tmp_path):
 def test_model_command_checks_every_node_on_its_real_input(tmp_path):
     x = _x()
     path, xin = _files(tmp_path, gelu_tanh, x)
-    ran = _cli("model", path, "--input", f"x={xin}", "--json")
+    out = tmp_path / "y.npy"
+    ran = _cli("model", path, "--input", f"x={xin}", "--output", str(out), "--json")
     assert ran.returncode == 0, ran.stderr
     answer = json.loads(ran.stdout)
+    np.testing.assert_allclose(np.load(out), EXPECTED["gelu_tanh"][1](x), rtol=1e-5, atol=1e-6)
     nodes = {n["name"]: n for n in answer["nodes"]}
     assert list(nodes) == [n.name for n in gelu_tanh().graph.node]
     tanh = nodes["/Tanh"]
