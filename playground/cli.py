@@ -371,8 +371,8 @@ def cmd_model(args) -> int:
     for n in nodes:
         if n["layer"] is None:
             verdict = f"✗ {n['reason']}"
-        elif "agrees" not in n:
-            verdict = f"→ {n['layer']}"
+        elif n.get("agrees") is None:
+            verdict = f"→ {n['layer']}" + (f": not compared ({n['why']})" if n.get("why") else "")
         else:
             verdict = (f"→ {n['layer']}: {'agrees' if n['agrees'] else 'DIFFERS'} with ONNX Runtime, max |diff| "
                        f"{n['max_abs_diff'] if n.get('max_abs_diff') is not None else n.get('why')}")
