@@ -1,10 +1,11 @@
 """A whole ONNX model against the layers: every node on its real input.
 
-    load (onnxio.load_model: checked, constants folded) → feeds → run_all (ONNX Runtime, every tensor a graph
-    output, as Polygraphy's `--onnx-outputs mark all`) → each node opened as its layer (onnxio's own opening, as
-    for a single node) → the layer's reference on the tensor the node really reads, against ONNX Runtime's output
-    of that node → TensorRT's ONNX parser builds the whole model: its engine layers and the nodes each computes.
+load (onnxio.load_model: checked, constants folded) → feeds → run_all (ONNX Runtime, every tensor a graph
+output, as Polygraphy's `--onnx-outputs mark all`) → each node opened as its layer (onnxio's own opening, as
+for a single node) → the layer's reference on the tensor the node really reads, against ONNX Runtime's output
+of that node → TensorRT's ONNX parser builds the whole model: its engine layers and the nodes each computes.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -43,24 +44,33 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
     declared = inputs_of(model)
     unknown = sorted(set(given) - {n for n, _ in declared})
     if unknown:
-        raise ValidationError("model", "--input", f"the model has no input {unknown[0]!r}; its inputs are "
-                              + ", ".join(n for n, _ in declared))
+        raise ValidationError(
+            "model",
+            "--input",
+            f"the model has no input {unknown[0]!r}; its inputs are " + ", ".join(n for n, _ in declared),
+        )
     for i, (name, shape) in enumerate(declared):
         if name in given:
             x = given[name]
             fits = x.ndim == len(shape) and all(isinstance(d, str) or d == n for d, n in zip(shape, x.shape))
             if not fits:
-                raise ValidationError("model", "--input", f"{name} must have the model's shape {shape}, not "
-                                      f"{x.shape}")
+                raise ValidationError("model", "--input", f"{name} must have the model's shape {shape}, not {x.shape}")
             out[name] = np.ascontiguousarray(x, np.float32)
             continue
         static = tuple(1 if isinstance(d, str) and j == 0 else d for j, d in enumerate(shape))
         if not all(isinstance(d, int) and d > 0 for d in static):
-            raise ValidationError("model", "--input", f"{name} has a dimension that is not a number {shape}: give "
-                                  f"it (--input {name}=FILE.npy)")
+            raise ValidationError(
+                "model",
+                "--input",
+                f"{name} has a dimension that is not a number {shape}: give it (--input {name}=FILE.npy)",
+            )
         if len(static) > 5:
-            raise ValidationError("model", "--input", f"{name} has rank {len(static)}: give it (--input "
-                                  f"{name}=FILE.npy); the seeded pattern is drawn for ranks up to 5")
+            raise ValidationError(
+                "model",
+                "--input",
+                f"{name} has rank {len(static)}: give it (--input "
+                f"{name}=FILE.npy); the seeded pattern is drawn for ranks up to 5",
+            )
         if static != shape:
             notes.append(f"Input {name}: its batch dimension {shape[0]!r} is symbolic; N = 1.")
         # the page's pattern, drawn over the values in order: a lower rank is the same values with axes of 1 added
@@ -112,27 +122,38 @@ def run_model(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
 def node_verdict(known, node, name: str, model_name: str, values: dict | None) -> dict:
     """One node: its op, the layer it opens as (or why not) and, where it opens and `values` holds its tensors,
     the layer's reference on its real input against ONNX Runtime's output of it."""
-    entry = {"name": name, "op_type": node.op_type, "layer": None, "reason": None,
-             "reads": [i for i in node.input if i and i not in known.consts], "writes": [o for o in node.output if o]}
+    entry = {
+        "name": name,
+        "op_type": node.op_type,
+        "layer": None,
+        "reason": None,
+        "reads": [i for i in node.input if i and i not in known.consts],
+        "writes": [o for o in node.output if o],
+    }
     if node.op_type in PASS_THROUGH:
         return entry | {"reason": f"{PASS_THROUGH[node.op_type]}: no layer computes it"}
     outs = [values[o] for o in node.output if o and values and o in values]
     if outs and all(np.asarray(o).dtype.kind not in "f" for o in outs):
-        return entry | {"reason": f"computes {outs[0].dtype} values (shape arithmetic), not a tensor a layer "
-                                  "computes"}
+        return entry | {"reason": f"computes {outs[0].dtype} values (shape arithmetic), not a tensor a layer computes"}
     x = values.get(node.input[0]) if values and node.input else None
     try:
         batch = x.shape[0] if x is not None and x.ndim else 1
         opened = onnxio._open(known, node, name, model_name, batch, alone=False)
     except ValidationError as exc:
         return entry | {"reason": str(exc)}
-    entry |= {"layer": opened.layer.name, "differs": opened.differs, "input": node.input[0],
-              "input_shape": list(opened.onnx_shape)}
+    entry |= {
+        "layer": opened.layer.name,
+        "differs": opened.differs,
+        "input": node.input[0],
+        "input_shape": list(opened.onnx_shape),
+    }
     if x is None or not outs:
         return entry
     if x.shape != opened.onnx_shape:
-        return entry | {"agrees": False, "why": f"ONNX Runtime's tensor {node.input[0]!r} is {x.shape}; the node "
-                                                f"opens on {opened.onnx_shape}"}
+        return entry | {
+            "agrees": False,
+            "why": f"ONNX Runtime's tensor {node.input[0]!r} is {x.shape}; the node opens on {opened.onnx_shape}",
+        }
     layer, params = opened.layer, opened.params
     xl = real_feed(opened, node, values)
     try:
@@ -141,8 +162,14 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None) -
             undefined = opened.to_onnx(layer.undefined(xl, params)) if layer.undefined else None
     except Exception as exc:  # noqa: BLE001 - one node's reference failing is that node's answer, not the model's
         return entry | {"agrees": None, "why": f"the layer's reference failed ({type(exc).__name__}: {exc})"}
-    verdict = onnxio.compare(np.asarray(outs[0]), reference, lambda: onnxio.magnitude(layer, xl, params),
-                             opened.differs, undefined, onnxio.undefined_rule(layer))
+    verdict = onnxio.compare(
+        np.asarray(outs[0]),
+        reference,
+        lambda: onnxio.magnitude(layer, xl, params),
+        opened.differs,
+        undefined,
+        onnxio.undefined_rule(layer),
+    )
     return entry | verdict
 
 
@@ -153,12 +180,15 @@ def real_feed(opened, node, values: dict):
     shapes = getattr(opened, "shapes", None)
     if shapes is None:
         return opened.to_layer(np.asarray(values[node.input[0]], np.float32))
-    return {n: opened.constants[n] if n in opened.constants else np.asarray(values[t], np.float32).reshape(shapes[n])
-            for n, t in zip(opened.layer.input_names, node.input)}
+    return {
+        n: opened.constants[n] if n in opened.constants else np.asarray(values[t], np.float32).reshape(shapes[n])
+        for n, t in zip(opened.layer.input_names, node.input)
+    }
 
 
-def analyze(model, model_name: str, given: dict[str, np.ndarray] | None = None, engine: bool = True,
-            outputs: dict | None = None) -> dict:
+def analyze(
+    model, model_name: str, given: dict[str, np.ndarray] | None = None, engine: bool = True, outputs: dict | None = None
+) -> dict:
     """The `model` command's answer: every node's verdict, the model's output, and TensorRT's parser's engine.
     `outputs`: a dict that takes the model's output arrays by name (the answer summarizes them)."""
     start = time.perf_counter()
@@ -169,10 +199,11 @@ def analyze(model, model_name: str, given: dict[str, np.ndarray] | None = None, 
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words, and the nodes still listed
         error = onnxio._ort_words(exc)
     known = onnxio._Known(model)
-    nodes = [node_verdict(known, node, onnxio.node_name(node, i), model_name, values)
-             for i, node in enumerate(onnxio._graph_nodes(model))]
-    out = {"model": model_name, "inputs": {k: list(v.shape) for k, v in inputs.items()}, "notes": notes,
-           "nodes": nodes}
+    nodes = [
+        node_verdict(known, node, onnxio.node_name(node, i), model_name, values)
+        for i, node in enumerate(onnxio._graph_nodes(model))
+    ]
+    out = {"model": model_name, "inputs": {k: list(v.shape) for k, v in inputs.items()}, "notes": notes, "nodes": nodes}
     if values is not None:
         out["output"] = {o.name: _summary(values[o.name]) for o in model.graph.output if o.name in values}
         if outputs is not None:
@@ -181,12 +212,16 @@ def analyze(model, model_name: str, given: dict[str, np.ndarray] | None = None, 
     else:
         out["onnxruntime_error"] = error
     opened = [n for n in nodes if n["layer"]]
-    out["counts"] = {"nodes": len(nodes), "opened": len(opened),
-                     "agreeing": sum(1 for n in opened if n.get("agrees") is True),
-                     "disagreeing": sum(1 for n in opened if n.get("agrees") is False)}
+    out["counts"] = {
+        "nodes": len(nodes),
+        "opened": len(opened),
+        "agreeing": sum(1 for n in opened if n.get("agrees") is True),
+        "disagreeing": sum(1 for n in opened if n.get("agrees") is False),
+    }
     if engine:
-        out["engine"] = engine_layers(with_shapes(model, {k: v.shape for k, v in inputs.items()}),
-                                      [n["name"] for n in nodes])
+        out["engine"] = engine_layers(
+            with_shapes(model, {k: v.shape for k, v in inputs.items()}), [n["name"] for n in nodes]
+        )
         out["counts"]["engine_layers"] = len(out["engine"].get("layers", []))
     out["seconds"] = round(time.perf_counter() - start, 3)
     return out
@@ -210,9 +245,13 @@ def with_shapes(model, shapes: dict[str, tuple]):
 def _summary(y: np.ndarray) -> dict:
     y = np.asarray(y)
     finite = y[np.isfinite(y)] if y.dtype.kind == "f" else y
-    return {"shape": list(y.shape), "dtype": str(y.dtype),
-            "min": float(finite.min()) if finite.size else None, "max": float(finite.max()) if finite.size else None,
-            "nonfinite": int(y.size - finite.size)}
+    return {
+        "shape": list(y.shape),
+        "dtype": str(y.dtype),
+        "min": float(finite.min()) if finite.size else None,
+        "max": float(finite.max()) if finite.size else None,
+        "nonfinite": int(y.size - finite.size),
+    }
 
 
 def engine_layers(model, names: list[str]) -> dict:
@@ -231,8 +270,13 @@ def engine_layers(model, names: list[str]) -> dict:
     settings = eng.BuildSettings.from_env()
     key = cache_key("onnx_model", {"model": hashlib.sha256(data).hexdigest()}, (), backend, settings)
     report, status, _ = default_cache().get_or_build(key, lambda: eng.build_onnx(backend, data, settings))
-    out = {"status": status if report.status == "built" else report.status, "parser": f"{backend.name} OnnxParser",
-           "build_ms": report.build_ms, "output_shape": report.output_shape, "error": report.error}
+    out = {
+        "status": status if report.status == "built" else report.status,
+        "parser": f"{backend.name} OnnxParser",
+        "build_ms": report.build_ms,
+        "output_shape": report.output_shape,
+        "error": report.error,
+    }
     known = set(names)
     layers = []
     for layer in report.layers:

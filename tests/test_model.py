@@ -3,6 +3,7 @@
 and maps TensorRT's parser's engine layers to the nodes, constants are folded by ONNX Runtime (ONNX's own light
 models), external data is read only from beside the model, and the cells a max over padding leaves undefined are
 counted and named. The models are the graphs a PyTorch export writes, built by hand with onnx.helper."""
+
 from __future__ import annotations
 
 import json
@@ -29,9 +30,13 @@ SHAPE = (1, 3, 4, 5)
 
 
 def _model(nodes, inits, shape=SHAPE, opset=17, ir=None):
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
-                              [helper.make_tensor_value_info(nodes[-1].output[0], TensorProto.FLOAT, None)],
-                              [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info(nodes[-1].output[0], TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()],
+    )
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     if ir:
         m.ir_version = ir
@@ -40,25 +45,49 @@ def _model(nodes, inits, shape=SHAPE, opset=17, ir=None):
 
 def mul_relu():
     """torch: relu(x * 2)."""
-    return _model([helper.make_node("Mul", ["x", "two"], ["m"], name="/Mul"),
-                   helper.make_node("Relu", ["m"], ["y"], name="/relu/Relu")], {"two": np.float32(2)})
+    return _model(
+        [
+            helper.make_node("Mul", ["x", "two"], ["m"], name="/Mul"),
+            helper.make_node("Relu", ["m"], ["y"], name="/relu/Relu"),
+        ],
+        {"two": np.float32(2)},
+    )
 
 
 def neg_softmax():
     """torch: softmax(-x, dim=1)."""
-    return _model([helper.make_node("Neg", ["x"], ["n"], name="/Neg"),
-                   helper.make_node("Softmax", ["n"], ["y"], name="/Softmax", axis=1)], {})
+    return _model(
+        [
+            helper.make_node("Neg", ["x"], ["n"], name="/Neg"),
+            helper.make_node("Softmax", ["n"], ["y"], name="/Softmax", axis=1),
+        ],
+        {},
+    )
 
 
 def gelu_tanh():
     """torch's tanh GELU as an older export spells it: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
-    c = {"three": np.float32(3), "k": np.float32(0.044715), "s": np.float32(math.sqrt(2 / math.pi)),
-         "one": np.float32(1), "half": np.float32(0.5)}
+    c = {
+        "three": np.float32(3),
+        "k": np.float32(0.044715),
+        "s": np.float32(math.sqrt(2 / math.pi)),
+        "one": np.float32(1),
+        "half": np.float32(0.5),
+    }
     n = helper.make_node
-    return _model([n("Pow", ["x", "three"], ["p"], name="/Pow"), n("Mul", ["p", "k"], ["a"], name="/Mul"),
-                   n("Add", ["x", "a"], ["b"], name="/Add"), n("Mul", ["b", "s"], ["c"], name="/Mul_1"),
-                   n("Tanh", ["c"], ["t"], name="/Tanh"), n("Add", ["t", "one"], ["u"], name="/Add_1"),
-                   n("Mul", ["x", "u"], ["v"], name="/Mul_2"), n("Mul", ["v", "half"], ["y"], name="/Mul_3")], c)
+    return _model(
+        [
+            n("Pow", ["x", "three"], ["p"], name="/Pow"),
+            n("Mul", ["p", "k"], ["a"], name="/Mul"),
+            n("Add", ["x", "a"], ["b"], name="/Add"),
+            n("Mul", ["b", "s"], ["c"], name="/Mul_1"),
+            n("Tanh", ["c"], ["t"], name="/Tanh"),
+            n("Add", ["t", "one"], ["u"], name="/Add_1"),
+            n("Mul", ["x", "u"], ["v"], name="/Mul_2"),
+            n("Mul", ["v", "half"], ["y"], name="/Mul_3"),
+        ],
+        c,
+    )
 
 
 def _x(shape=SHAPE, seed=5):
@@ -73,13 +102,18 @@ def _softmax(z, axis):
 EXPECTED = {
     "mul_relu": (mul_relu, lambda x: np.maximum(2 * x, 0)),
     "neg_softmax": (neg_softmax, lambda x: _softmax(-x, 1)),
-    "gelu_tanh": (gelu_tanh, lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))),
+    "gelu_tanh": (gelu_tanh, lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))),
 }
 
 
 def _cli(*args, env=None):
-    return subprocess.run([sys.executable, "-m", "playground", *args], capture_output=True, text=True, timeout=180,
-                          env=None if env is None else os.environ | env)
+    return subprocess.run(
+        [sys.executable, "-m", "playground", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=None if env is None else os.environ | env,
+    )
 
 
 def _files(tmp_path, make, x):
@@ -156,9 +190,14 @@ def test_a_wrong_layer_is_caught_on_the_real_input(monkeypatch):
 
 
 def test_identity_and_dropout_open_as_nothing():
-    m = _model([helper.make_node("Identity", ["x"], ["i"], name="id"),
-                helper.make_node("Dropout", ["i"], ["d"], name="drop"),
-                helper.make_node("Relu", ["d"], ["y"], name="relu")], {})
+    m = _model(
+        [
+            helper.make_node("Identity", ["x"], ["i"], name="id"),
+            helper.make_node("Dropout", ["i"], ["d"], name="drop"),
+            helper.make_node("Relu", ["d"], ["y"], name="relu"),
+        ],
+        {},
+    )
     answer = whole.analyze(onnxio.load_model(m.SerializeToString()), "m.onnx", engine=False)
     kinds = {n["name"]: (n["layer"], n["reason"]) for n in answer["nodes"]}
     assert kinds["id"][0] is None and "passes its input through" in kinds["id"][1]
@@ -179,13 +218,24 @@ def test_unknown_input_name_is_refused(tmp_path):
 def test_shape_chains_and_constant_of_shape_fold():
     """Conv weights from ConstantOfShape, a Reshape whose shape is Shape → Slice → Concat, as exports write them."""
     n = helper.make_node
-    nodes = [n("ConstantOfShape", ["wshape"], ["w"], value=numpy_helper.from_array(np.array([0.5], np.float32))),
-             n("Conv", ["x", "w"], ["c"], name="conv"),
-             n("Shape", ["c"], ["s"], name="shape"), n("Slice", ["s", "zero", "two"], ["s2"], name="slice"),
-             n("Concat", ["s2", "minus1"], ["target"], name="concat", axis=0),
-             n("Reshape", ["c", "target"], ["y"], name="reshape")]
-    m = _model(nodes, {"wshape": np.array([2, 3, 3, 3], np.int64), "zero": np.array([0], np.int64),
-                       "two": np.array([2], np.int64), "minus1": np.array([-1], np.int64)}, shape=(1, 3, 6, 6))
+    nodes = [
+        n("ConstantOfShape", ["wshape"], ["w"], value=numpy_helper.from_array(np.array([0.5], np.float32))),
+        n("Conv", ["x", "w"], ["c"], name="conv"),
+        n("Shape", ["c"], ["s"], name="shape"),
+        n("Slice", ["s", "zero", "two"], ["s2"], name="slice"),
+        n("Concat", ["s2", "minus1"], ["target"], name="concat", axis=0),
+        n("Reshape", ["c", "target"], ["y"], name="reshape"),
+    ]
+    m = _model(
+        nodes,
+        {
+            "wshape": np.array([2, 3, 3, 3], np.int64),
+            "zero": np.array([0], np.int64),
+            "two": np.array([2], np.int64),
+            "minus1": np.array([-1], np.int64),
+        },
+        shape=(1, 3, 6, 6),
+    )
     model = onnxio.load_model(m.SerializeToString())
     assert [node.name for node in model.graph.node] == ["conv", "reshape"]
     answer = whole.analyze(model, "m.onnx", engine=False)
@@ -200,8 +250,9 @@ def test_light_squeezenet_opens_and_agrees():
         model = onnxio.load_model(f.read(), "light_squeezenet.onnx")
     assert not [n for n in model.graph.node if n.op_type == "ConstantOfShape"]  # its weights, folded
     answer = whole.analyze(model, "light_squeezenet.onnx")
-    computed = [n for n in answer["nodes"] if n["op_type"] in ("Conv", "Relu", "MaxPool", "GlobalAveragePool",
-                                                                "Softmax")]
+    computed = [
+        n for n in answer["nodes"] if n["op_type"] in ("Conv", "Relu", "MaxPool", "GlobalAveragePool", "Softmax")
+    ]
     assert computed and all(n["agrees"] is True for n in computed), [n for n in computed if not n.get("agrees")]
     assert answer["output"]["softmaxout_1"]["shape"] == [1, 1000, 1, 1]
     if answer["engine"]["status"] != "not_built":
@@ -237,9 +288,10 @@ def test_external_data_beside_the_model_opens(tmp_path):
         onnxio.load_model(path.read_bytes(), "conv.onnx")
 
 
-@pytest.mark.parametrize("location,words", [("../conv.onnx.data", "plain file name"),
-                                            ("/etc/passwd", "plain file name"),
-                                            ("missing.data", "No such file")])
+@pytest.mark.parametrize(
+    "location,words",
+    [("../conv.onnx.data", "plain file name"), ("/etc/passwd", "plain file name"), ("missing.data", "No such file")],
+)
 def test_external_data_outside_the_folder_is_refused(tmp_path, location, words):
     path, _ = _external(tmp_path, location)
     ran = _cli("run", "--onnx", str(path))
@@ -266,8 +318,10 @@ def test_external_data_within_the_size_cap(tmp_path, monkeypatch):
 
 
 def test_folding_respects_the_element_budget(monkeypatch):
-    m = _model([helper.make_node("ConstantOfShape", ["big"], ["w"]), helper.make_node("Add", ["x", "w"], ["y"])],
-               {"big": np.array([100_000, 3, 4, 5], np.int64)})
+    m = _model(
+        [helper.make_node("ConstantOfShape", ["big"], ["w"]), helper.make_node("Add", ["x", "w"], ["y"])],
+        {"big": np.array([100_000, 3, 4, 5], np.int64)},
+    )
     monkeypatch.setenv("PLAYGROUND_MAX_ELEMENTS", "1000000")
     with pytest.raises(ValidationError, match="PLAYGROUND_MAX_ELEMENTS"):
         onnxio.load_model(m.SerializeToString())
@@ -280,8 +334,13 @@ def test_masked_cells_are_counted_and_named():
     from playground.core import evaluate
     from playground.opinions import onnxruntime_opinion
 
-    ev = evaluate("pooling", {"type": "MAX", "window_size_nd": "2,2", "stride_nd": "1,1", "pre_padding": "3,0",
-                              "post_padding": "0,0"}, np.ones((1, 1, 3, 3), np.float32), run=False, build=False)
+    ev = evaluate(
+        "pooling",
+        {"type": "MAX", "window_size_nd": "2,2", "stride_nd": "1,1", "pre_padding": "3,0", "post_padding": "0,0"},
+        np.ones((1, 1, 3, 3), np.float32),
+        run=False,
+        build=False,
+    )
     undefined = int(np.isnan(ev.reference).sum())
     assert undefined > 0
     verdict = onnxruntime_opinion(ev)
@@ -291,10 +350,15 @@ def test_masked_cells_are_counted_and_named():
 
 
 def test_a_named_batch_takes_the_inputs_n_and_the_engine_is_built_for_it():
-    g = helper.make_graph([helper.make_node("Relu", ["x"], ["r"], name="a"),
-                           helper.make_node("Softmax", ["r"], ["y"], name="b", axis=-1)], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 7])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 7])])
+    g = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["r"], name="a"),
+            helper.make_node("Softmax", ["r"], ["y"], name="b", axis=-1),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 7])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 7])],
+    )
     model = onnxio.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
     seeded = whole.analyze(model, "m.onnx", engine=False)
     assert seeded["inputs"] == {"x": [1, 7]} and any("symbolic" in n for n in seeded["notes"])
@@ -309,11 +373,17 @@ def test_a_named_batch_takes_the_inputs_n_and_the_engine_is_built_for_it():
 def test_a_shape_chain_feeding_resize_sizes_folds():
     """Upsampling as exports write it: sizes = Concat(Shape(x)[0:2], [8, 10])."""
     n = helper.make_node
-    nodes = [n("Shape", ["x"], ["s"], name="shape"), n("Slice", ["s", "zero", "two"], ["nc"], name="slice"),
-             n("Concat", ["nc", "hw"], ["sizes"], name="concat", axis=0),
-             n("Resize", ["x", "", "", "sizes"], ["y"], name="resize", mode="nearest")]
-    m = _model(nodes, {"zero": np.array([0], np.int64), "two": np.array([2], np.int64),
-                       "hw": np.array([8, 10], np.int64)}, opset=13)
+    nodes = [
+        n("Shape", ["x"], ["s"], name="shape"),
+        n("Slice", ["s", "zero", "two"], ["nc"], name="slice"),
+        n("Concat", ["nc", "hw"], ["sizes"], name="concat", axis=0),
+        n("Resize", ["x", "", "", "sizes"], ["y"], name="resize", mode="nearest"),
+    ]
+    m = _model(
+        nodes,
+        {"zero": np.array([0], np.int64), "two": np.array([2], np.int64), "hw": np.array([8, 10], np.int64)},
+        opset=13,
+    )
     model = onnxio.load_model(m.SerializeToString())
     assert [node.name for node in model.graph.node] == ["resize"]
     [verdict] = whole.analyze(model, "m.onnx", engine=False)["nodes"]
@@ -323,19 +393,25 @@ def test_a_shape_chain_feeding_resize_sizes_folds():
 def test_a_disagreement_names_the_documented_rule():
     """Clip with min > max inside a model: the node differs from ONNX Runtime on its real input, and says which rule."""
     n = helper.make_node
-    m = _model([n("Neg", ["x"], ["n"], name="neg"), n("Clip", ["n", "lo", "hi"], ["y"], name="clip")],
-               {"lo": np.float32(1.0), "hi": np.float32(-1.0)})
-    verdicts = {v["name"]: v for v in whole.analyze(onnxio.load_model(m.SerializeToString()), "m.onnx",
-                                                     engine=False)["nodes"]}
+    m = _model(
+        [n("Neg", ["x"], ["n"], name="neg"), n("Clip", ["n", "lo", "hi"], ["y"], name="clip")],
+        {"lo": np.float32(1.0), "hi": np.float32(-1.0)},
+    )
+    verdicts = {
+        v["name"]: v for v in whole.analyze(onnxio.load_model(m.SerializeToString()), "m.onnx", engine=False)["nodes"]
+    }
     clip = verdicts["clip"]
     assert clip["layer"] == "activation" and clip["agrees"] is False and clip["rule"].startswith("Clip with min > max")
 
 
-@pytest.mark.parametrize("layer_name,expected", [
-    ("n0_myl0_1", ["n0"]),  # TensorRT for RTX: one node's name and its graph's suffix
-    ("n0 + n1", ["n0", "n1"]),  # full TensorRT: a fusion's nodes joined
-    ("/conv/Conv + /relu/Relu [reformat]", ["/conv/Conv", "/relu/Relu"]),
-    ("__myl_CorrMulAddRelu_myl0_3", []),  # a generated name holds none: the parser's metadata says which
-])
+@pytest.mark.parametrize(
+    "layer_name,expected",
+    [
+        ("n0_myl0_1", ["n0"]),  # TensorRT for RTX: one node's name and its graph's suffix
+        ("n0 + n1", ["n0", "n1"]),  # full TensorRT: a fusion's nodes joined
+        ("/conv/Conv + /relu/Relu [reformat]", ["/conv/Conv", "/relu/Relu"]),
+        ("__myl_CorrMulAddRelu_myl0_3", []),  # a generated name holds none: the parser's metadata says which
+    ],
+)
 def test_engine_layer_names_map_to_nodes(layer_name, expected):
     assert whole.named_in(layer_name, {"n0", "n1", "/conv/Conv", "/relu/Relu"}) == expected

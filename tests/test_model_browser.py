@@ -1,5 +1,6 @@
 """The model page in the browser: an uploaded model's graph is laid out (the vendored dagre), each node coloured by
 its verdict and named as typed (never markup); a node that opens is a link to its layer's stage with the node."""
+
 from __future__ import annotations
 
 import onnx
@@ -26,12 +27,17 @@ def browser():
 
 
 def test_model_page_draws_the_graph_and_links_a_node_to_its_stage(browser, app, tmp_path):
-    g = helper.make_graph([helper.make_node("Identity", ["x"], ["m"], name="<b>mul</b>"),
-                           helper.make_node("Relu", ["m"], ["r"], name="relu"),
-                           helper.make_node("Softmax", ["r"], ["y"], name="softmax", axis=1)], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
-                          [helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])])
+    g = helper.make_graph(
+        [
+            helper.make_node("Identity", ["x"], ["m"], name="<b>mul</b>"),
+            helper.make_node("Relu", ["m"], ["r"], name="relu"),
+            helper.make_node("Softmax", ["r"], ["y"], name="softmax", axis=1),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
+        [helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])],
+    )
     path = tmp_path / "three.onnx"
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
     ctx = B.new_context(browser, viewport={"width": 1280, "height": 900})

@@ -1,5 +1,6 @@
 """The model page: an ONNX model's nodes listed as text with their verdicts, each that opens a link to its layer's
 page with the node; a model's names are never read as markdown; a link to a model the server does not hold says so."""
+
 from __future__ import annotations
 
 import pytest
@@ -18,11 +19,16 @@ from playground import onnxio  # noqa: E402
 def _model_bytes(first="Mul"):
     """first(x) → Relu; a Mul by 2, or an Identity (which no layer computes, whatever layers are declared)."""
     inputs = ["x", "two"] if first == "Mul" else ["x"]
-    g = helper.make_graph([helper.make_node(first, inputs, ["m"], name="**bold** [x](http://e.x)"),
-                           helper.make_node("Relu", ["m"], ["y"], name="relu")], "g",
-                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
-                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
-                          [helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])])
+    g = helper.make_graph(
+        [
+            helper.make_node(first, inputs, ["m"], name="**bold** [x](http://e.x)"),
+            helper.make_node("Relu", ["m"], ["y"], name="relu"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
+        [helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])],
+    )
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
 
 
@@ -57,8 +63,8 @@ def test_a_model_page_link_opens_the_node_on_its_real_input():
     """relu reads Mul(x, 2): the stage's input is 2·x for the model's seeded x, not the seeded pattern itself; a
     link without real=1 opens on the seeded pattern as before."""
     import numpy as np
-
     from apptest import open_page, stage_data
+
     from playground import model as whole
     from playground.stage import server
 

@@ -5,6 +5,7 @@ An upload is kept by the server (content-addressed, as the home page's), and the
 are never read as markdown); each that opens links to its layer's page with the node's configuration
 (`/LAYER?onnx=DIGEST&node=NAME&model=FILE`).
 """
+
 from __future__ import annotations
 
 import json
@@ -15,9 +16,9 @@ import streamlit as st
 
 from .. import blobs, onnxio
 from .. import model as whole
-from ..memo import Memo
 from ..errors import ValidationError
 from ..layers import LAYERS
+from ..memo import Memo
 from . import state
 from .models import MODEL, NODE, ONNX, REAL
 
@@ -32,9 +33,9 @@ def _graph_component():
     if _component is None:  # registered once per process
         dagre = (_HERE / "dagre.esm.js").read_text(encoding="utf-8")
         js = f"const DAGRE_SOURCE = {json.dumps(dagre)};\n" + (_HERE / "graph.js").read_text(encoding="utf-8")
-        _component = st.components.v2.component("playground_graph", js=js,
-                                                 css=(_HERE / "graph.css").read_text(encoding="utf-8"),
-                                                 isolate_styles=False)
+        _component = st.components.v2.component(
+            "playground_graph", js=js, css=(_HERE / "graph.css").read_text(encoding="utf-8"), isolate_styles=False
+        )
     return _component
 
 
@@ -44,12 +45,27 @@ def graph_data(answer: dict, digest: str, name: str) -> dict:
     producer = {t: n["name"] for n in answer["nodes"] for t in n.get("writes", [])}
     nodes, edges = [], []
     for n in answer["nodes"]:
-        status = ("none" if n["layer"] is None else "agrees" if n.get("agrees") is True else
-                  "differs" if n.get("agrees") is False else "open")
-        nodes.append({"id": n["name"], "label": n["name"], "status": status, "detail": _verdict(n),
-                      "short": f"{n['op_type']} → {n['layer']}" if n["layer"] else n["op_type"],
-                      "href": f"./{n['layer']}?" + urlencode({ONNX: digest, NODE: n["name"], MODEL: name, REAL: "1"})
-                      if n["layer"] else None})
+        status = (
+            "none"
+            if n["layer"] is None
+            else "agrees"
+            if n.get("agrees") is True
+            else "differs"
+            if n.get("agrees") is False
+            else "open"
+        )
+        nodes.append(
+            {
+                "id": n["name"],
+                "label": n["name"],
+                "status": status,
+                "detail": _verdict(n),
+                "short": f"{n['op_type']} → {n['layer']}" if n["layer"] else n["op_type"],
+                "href": f"./{n['layer']}?" + urlencode({ONNX: digest, NODE: n["name"], MODEL: name, REAL: "1"})
+                if n["layer"]
+                else None,
+            }
+        )
         edges += [[producer[t], n["name"]] for t in n.get("reads", []) if t in producer]
     return {"key": f"{digest}|{name}", "nodes": nodes, "edges": edges}
 
@@ -73,12 +89,18 @@ def model_page() -> None:
 
 def _model_page() -> None:
     st.title("Whole ONNX model")
-    st.caption("Every node on the tensor it really reads (ONNX Runtime runs the model once, every tensor marked as an "
-               "output), its layer's reference against ONNX Runtime's output of it, and TensorRT's ONNX parser's "
-               "engine for the whole model.")
+    st.caption(
+        "Every node on the tensor it really reads (ONNX Runtime runs the model once, every tensor marked as an "
+        "output), its layer's reference against ONNX Runtime's output of it, and TensorRT's ONNX parser's "
+        "engine for the whole model."
+    )
     cap = onnxio.MAX_MODEL_BYTES >> 20
-    upload = st.file_uploader(f"An ONNX model (.onnx, self-contained, at most {cap} MB)", type=["onnx"],
-                              key="model.upload", max_upload_size=cap)
+    upload = st.file_uploader(
+        f"An ONNX model (.onnx, self-contained, at most {cap} MB)",
+        type=["onnx"],
+        key="model.upload",
+        max_upload_size=cap,
+    )
     if upload is not None:
         try:
             digest, _ = onnxio.remember(upload.getvalue(), upload.name)
@@ -103,23 +125,28 @@ def _draw(answer: dict, digest: str, name: str) -> None:
     from .page import layer_pages
 
     c = answer["counts"]
-    st.text(f"{name}: {c['nodes']} nodes, {c['opened']} open as a layer, {c['agreeing']} agree with ONNX Runtime "
-            f"on their real input" + (f", {c['engine_layers']} engine layers" if "engine_layers" in c else "")
-            + f" ({answer['seconds']} s)")
+    st.text(
+        f"{name}: {c['nodes']} nodes, {c['opened']} open as a layer, {c['agreeing']} agree with ONNX Runtime "
+        f"on their real input"
+        + (f", {c['engine_layers']} engine layers" if "engine_layers" in c else "")
+        + f" ({answer['seconds']} s)"
+    )
     for note in answer["notes"]:
         st.caption(state.inert(note))
     if "onnxruntime_error" in answer:
-        st.error(state.inert(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}"),
-                 icon=":material/error:")
+        st.error(
+            state.inert(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}"), icon=":material/error:"
+        )
     for out, o in answer.get("output", {}).items():
         st.text(f"output {out}: {tuple(o['shape'])}, min {o['min']}, max {o['max']} [ONNX Runtime, the whole model]")
     pages = layer_pages()
     st.subheader("Graph")
     if len(answer["nodes"]) <= MAX_DRAWN:
-        st.caption("Green: the layer agrees with ONNX Runtime on the node's real input; red: it differs; grey: no "
-                   "layer computes the node. A node that opens is a link to its layer's page.")
-        _graph_component()(key="model.graph", data=graph_data(answer, digest, name), width="stretch",
-                           height="content")
+        st.caption(
+            "Green: the layer agrees with ONNX Runtime on the node's real input; red: it differs; grey: no "
+            "layer computes the node. A node that opens is a link to its layer's page."
+        )
+        _graph_component()(key="model.graph", data=graph_data(answer, digest, name), width="stretch", height="content")
     else:
         st.text(f"{len(answer['nodes'])} nodes: more than {MAX_DRAWN}, listed below and not drawn.")
     st.subheader("Nodes")
@@ -130,15 +157,24 @@ def _draw(answer: dict, digest: str, name: str) -> None:
                 st.text(f"{text}: {n['reason']}")
                 continue
             verdict = _verdict(n)
-            st.page_link(pages[n["layer"]], label=state.inert(f"{text} → {LAYERS[n['layer']].title}: {verdict}"),
-                         icon=":material/check_circle:" if n.get("agrees") else ":material/cancel:",
-                         query_params={ONNX: digest, NODE: n["name"], MODEL: name, REAL: "1"})
+            st.page_link(
+                pages[n["layer"]],
+                label=state.inert(f"{text} → {LAYERS[n['layer']].title}: {verdict}"),
+                icon=":material/check_circle:" if n.get("agrees") else ":material/cancel:",
+                query_params={ONNX: digest, NODE: n["name"], MODEL: name, REAL: "1"},
+            )
     engine = answer.get("engine") or {}
     st.subheader("Engine (TensorRT's ONNX parser, the whole model)")
     if engine.get("status") not in ("built", "cached"):
         st.text(f"{engine.get('status', 'not built')}: {engine.get('error') or engine.get('why') or ''}")
         return
-    st.dataframe([{"engine layer": layer["name"], "type": layer["type"], "computes nodes": ", ".join(layer["fuses"])}
-                  for layer in engine["layers"]], hide_index=True, width="stretch")
+    st.dataframe(
+        [
+            {"engine layer": layer["name"], "type": layer["type"], "computes nodes": ", ".join(layer["fuses"])}
+            for layer in engine["layers"]
+        ],
+        hide_index=True,
+        width="stretch",
+    )
     if engine["unnamed"]:
         st.text("Nodes no engine layer names (fused away or folded by TensorRT): " + ", ".join(engine["unnamed"]))
