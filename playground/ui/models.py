@@ -7,7 +7,6 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-
 import streamlit as st
 
 from .. import blobs, onnxio
