@@ -9,13 +9,23 @@ of that node → TensorRT's ONNX parser builds the whole model: its engine layer
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 
 import numpy as np
 
-from . import onnxio
+from . import budget, onnxio
 from . import precision as P
 from .errors import ValidationError
+
+MODEL_WORK = 50  # a whole model's references together: this many times one configuration's work budget
+
+
+def work_budget() -> int:
+    """The multiply-adds the references of one model's nodes may take together (one configuration's budget is a
+    participant's largest layer; a model is many)."""
+    return MODEL_WORK * budget.max_macs()
+
 
 # Nodes that compute nothing at inference: listed with this reason, never as a layer.
 PASS_THROUGH = {"Identity": "passes its input through", "Dropout": "passes its input through at inference"}
@@ -119,9 +129,10 @@ def run_model(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return dict(zip(names, s.run(names, inputs)))
 
 
-def node_verdict(known, node, name: str, model_name: str, values: dict | None) -> dict:
+def node_verdict(known, node, name: str, model_name: str, values: dict | None, spent: list | None = None) -> dict:
     """One node: its op, the layer it opens as (or why not) and, where it opens and `values` holds its tensors,
-    the layer's reference on its real input against ONNX Runtime's output of it."""
+    the layer's reference on its real input against ONNX Runtime's output of it. `spent`: [multiply-adds so far], the
+    model's work (`work_budget`), counted here; a node past the budget is listed, not computed."""
     entry = {
         "name": name,
         "op_type": node.op_type,
@@ -155,6 +166,15 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None) -
             "why": f"ONNX Runtime's tensor {node.input[0]!r} is {x.shape}; the node opens on {opened.onnx_shape}",
         }
     layer, params = opened.layer, opened.params
+    if spent is not None:
+        shape = getattr(opened, "shapes", None) or opened.shape  # a layer of several inputs: its shapes by name
+        spent[0] += layer.cost(params, shape)[1] if layer.cost else math.prod(opened.shape)
+        if spent[0] > work_budget():
+            return entry | {
+                "agrees": None,
+                "why": f"the model's work budget of {work_budget():,} multiply-adds "
+                f"({MODEL_WORK} × PLAYGROUND_MAX_MACS) is spent by the nodes before",
+            }
     xl = real_feed(opened, node, values)
     try:
         with np.errstate(all="ignore"):
@@ -198,9 +218,9 @@ def analyze(
         values = run_all(model, inputs)
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words, and the nodes still listed
         error = onnxio._ort_words(exc)
-    known = onnxio._Known(model)
+    known, spent = onnxio._Known(model), [0]
     nodes = [
-        node_verdict(known, node, onnxio.node_name(node, i), model_name, values)
+        node_verdict(known, node, onnxio.node_name(node, i), model_name, values, spent)
         for i, node in enumerate(onnxio._graph_nodes(model))
     ]
     out = {"model": model_name, "inputs": {k: list(v.shape) for k, v in inputs.items()}, "notes": notes, "nodes": nodes}

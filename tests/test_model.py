@@ -415,3 +415,17 @@ def test_a_disagreement_names_the_documented_rule():
 )
 def test_engine_layer_names_map_to_nodes(layer_name, expected):
     assert whole.named_in(layer_name, {"n0", "n1", "/conv/Conv", "/relu/Relu"}) == expected
+
+
+def test_a_models_references_share_one_work_budget(monkeypatch):
+    """Three Relus of 60 values each under a model budget of 100 multiply-adds: the first is computed, the later ones
+    are listed with the budget's rule."""
+    n = helper.make_node
+    m = _model(
+        [n("Relu", ["x"], ["a"], name="r1"), n("Relu", ["a"], ["b"], name="r2"), n("Relu", ["b"], ["y"], name="r3")], {}
+    )
+    monkeypatch.setenv("PLAYGROUND_MAX_MACS", "100")
+    monkeypatch.setattr(whole, "MODEL_WORK", 1)
+    verdicts = whole.analyze(onnxio.load_model(m.SerializeToString()), "m.onnx", engine=False)["nodes"]
+    assert verdicts[0]["agrees"] is True
+    assert all(v["agrees"] is None and "work budget" in v["why"] for v in verdicts[1:]), verdicts
