@@ -429,3 +429,22 @@ def test_a_models_references_share_one_work_budget(monkeypatch):
     verdicts = whole.analyze(onnxio.load_model(m.SerializeToString()), "m.onnx", engine=False)["nodes"]
     assert verdicts[0]["agrees"] is True
     assert all(v["agrees"] is None and "work budget" in v["why"] for v in verdicts[1:]), verdicts
+
+
+def test_the_badge_counts_the_masked_cells_and_names_the_rule():
+    from playground.core import evaluate
+    from playground.stage.protocol import onnxruntime_badge
+
+    ev = evaluate(
+        "pooling",
+        {"type": "MAX", "window_size_nd": "2,2", "stride_nd": "1,1", "pre_padding": "3,0", "post_padding": "0,0"},
+        np.ones((1, 1, 3, 3), np.float32),
+        run=False,
+        build=False,
+    )
+    cells = int(np.isnan(ev.reference).sum())
+    badge = onnxruntime_badge(ev)
+    assert badge["agrees"] is True and f"({cells} undefined)" in badge["text"]
+    assert (
+        f"{cells} cell(s) not compared" in badge["title"] and "pooling:" in badge["title"] and "-inf" in badge["title"]
+    )

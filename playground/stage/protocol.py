@@ -276,6 +276,11 @@ def onnxruntime_badge(ev, opened=None) -> dict | None:
     else:
         text = "ONNX Runtime ✗ " + ("refused" if o.get("status") == "refused" else "differs")
     why = o.get("rule") or o.get("why") or o.get("error") or ""
+    masked = o.get("masked")  # cells the layer leaves undefined (NaN here, −inf in ONNX Runtime): counted, not compared
+    if masked:
+        text += f" ({masked['cells']} undefined)"
+        why = (why + " " if why else "") + (f"{masked['cells']} cell(s) not compared, ONNX Runtime gives "
+                                            f"{', '.join(masked['onnxruntime_gives'])} there: {masked['rule']}")
     diff = o.get("max_abs_diff")
     title = (f"ONNX Runtime {o['version']} on {o['model']} against {o['compared_to']}"
              + (f": max |difference| {numbers.shortest(diff)}" if diff is not None else "") + (f". {why}" if why else ""))
