@@ -351,7 +351,7 @@ def cmd_model(args) -> int:
 
     given = {}
     for item in args.input:
-        name, sep, path = item.rpartition("=")
+        name, sep, path = item.partition("=")  # a file path may hold "=" too
         if not sep or not name or not path:
             raise UsageError(f"--input {item}: takes NAME=FILE.npy (NAME a graph input of the model)")
         given[name] = read_npy(path, "model", f"--input {name}")
