@@ -387,3 +387,35 @@ def test_the_listing_and_run_agree_on_a_node_and_a_refusal_is_exit_2_naming_the_
     assert node["layer"] is None and rule in node["reason"]  # the listing says it does not open, and why
     ran = _cli("run", "--onnx", str(path))
     assert ran.returncode == 2 and "Traceback" not in ran.stderr and rule in ran.stderr, ran.stderr
+
+
+# -- links --------------------------------------------------------------------------------------------------------
+def _link_warnings(at) -> str:
+    return "\n".join(w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("sizes", [{"N": "100", "C": "5000", "D": "20"},  # each beyond its range
+                                   {"N": "64", "C": "4096", "D": "8"}])  # each at its maximum: beyond the budget
+def test_a_link_with_several_sizes_refused_names_every_one(sizes):
+    from apptest import open_page
+
+    at = open_page("convolution", **{"convolution.input.3d": "true"},
+                   **{f"convolution.input.{d}": v for d, v in sizes.items()})
+    shown = _link_warnings(at)
+    for d, v in sizes.items():
+        assert f"URL parameter convolution.input.{d}:" in shown and f'(got "{v}")' in shown, shown
+        assert f"convolution.input.{d}" not in at.query_params  # replaced by the default
+    assert not at.error
+
+
+def test_a_preset_link_with_a_bad_parameter_names_it_and_a_good_one_applies():
+    from apptest import open_page, stage_data
+
+    at = open_page("convolution", preset="stride_nd_2_2", **{"convolution.num_groups": "5",
+                                                              "convolution.input.H": "8"})
+    shown = _link_warnings(at)
+    assert 'URL parameter convolution.num_groups: must divide the input channels C=1 (got "5")' in shown, shown
+    assert "URL parameter convolution.input.H: the example stride_nd_2_2 sets the input" in shown
+    assert at.query_params["convolution.stride_nd.h"] == "2"  # the example opened
+    at = open_page("convolution", preset="stride_nd_2_2", **{"convolution.padding_nd.h": "1"})
+    assert not _link_warnings(at) and stage_data(at)["answer"]["shapes"].endswith("Output (1, 1, 3, 4)")
