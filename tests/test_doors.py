@@ -419,3 +419,30 @@ def test_a_preset_link_with_a_bad_parameter_names_it_and_a_good_one_applies():
     assert at.query_params["convolution.stride_nd.h"] == "2"  # the example opened
     at = open_page("convolution", preset="stride_nd_2_2", **{"convolution.padding_nd.h": "1"})
     assert not _link_warnings(at) and stage_data(at)["answer"]["shapes"].endswith("Output (1, 1, 3, 4)")
+
+
+# -- a hostile run over the route ---------------------------------------------------------------------------------
+HOSTILE_VALUES = ["", " ", "\t\n", "1e400", "-1e400", "nan", "-inf", "0", "-1", "99999999999999999999", "1.5",
+                  "1,2,3,4,5,6,7", ",", "[[1]]", "@w:" + "0" * 64, "@w:zz", "true", "\u00a0", "𝟙", "1" * 5000,
+                  "![i](http://evil.example/x.png)", "<script>alert(1)</script>"]
+HOSTILE_JSON = [None, 1, 1.5, True, [], {}, ["1"], {"a": "1"}]
+
+
+@pytest.mark.parametrize("layer", sorted(__import__("playground.layers", fromlist=["LAYERS"]).LAYERS))
+def test_a_hostile_run_over_every_key_of_the_route_gets_no_500(client, layer):
+    """Every query key of the page, each hostile text and JSON value alone: an answer, a named refusal or a 400
+    with a message (quick: the reference only, no builds)."""
+    L = get_layer(layer)
+    token = server.SEATS.open(layer, L.example_input(L.example_shape))
+    start = time.monotonic()
+    for k in protocol.query_keys(L, L.example_shape):
+        for v in HOSTILE_VALUES + HOSTILE_JSON:
+            r = post(client, {"params": {k: v}, "quick": True}, token=token)
+            assert r.status_code in (200, 400), (k, v, r.status_code, r.text[:300])
+            body = r.json()
+            assert "Traceback" not in r.text and "unexpected error" not in r.text, (k, v, r.text[:300])
+            if r.status_code == 400:
+                assert body["error"], (k, v)
+            else:
+                assert "answer" in body or body["problem"]["message"], (k, v)
+    assert time.monotonic() - start < 120
