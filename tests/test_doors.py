@@ -106,9 +106,10 @@ def test_an_emptied_axis_is_refused_on_its_own_key_never_the_other_axis_value(cl
     assert err.value.key == f"{k}.w"
 
 
-def test_a_text_over_the_cap_names_its_key_for_the_stage_to_mark(client):
-    r = post(client, {"params": {"convolution.kernel": "1," * protocol.MAX_TEXT}})
-    assert r.status_code == 400 and r.json()["keys"] == ["convolution.kernel"]
+@pytest.mark.parametrize("layer, k", [("convolution", "convolution.kernel"), ("shuffle", "shuffle.reshape_dims")])
+def test_a_text_over_the_cap_names_its_key_for_the_stage_to_mark(client, layer, k):
+    r = post(client, {"params": {k: "1," * protocol.MAX_TEXT}}, token=seat(layer))
+    assert r.status_code == 400 and r.json()["keys"] == [k]
     assert f"must be text of at most {protocol.MAX_TEXT} characters" in r.json()["error"]
 
 
@@ -446,3 +447,16 @@ def test_a_hostile_run_over_every_key_of_the_route_gets_no_500(client, layer):
             else:
                 assert "answer" in body or body["problem"]["message"], (k, v)
     assert time.monotonic() - start < 120
+
+
+def test_a_body_declared_and_never_sent_is_answered_408_in_bounded_time(live_route, monkeypatch):
+    monkeypatch.setattr(server, "BODY_WAIT_S", 1.0)
+    port, log = live_route
+    with socket.create_connection(("127.0.0.1", port), timeout=15) as s:
+        s.sendall(f"POST {server.ROUTE} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{server.TOKEN_HEADER}: {seat()}\r\n"
+                  f"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"params\"".encode())
+        start = time.monotonic()
+        reply = s.recv(4096).decode(errors="replace")
+    assert reply.startswith("HTTP/1.1 408") and "did not arrive within 1 s" in reply, reply
+    assert time.monotonic() - start < 5
+    assert "Traceback" not in log()
