@@ -126,3 +126,20 @@ def test_a_stage_whose_server_restarts_is_not_left_busy(browser, cache):
             assert state == {"busy": False, "inflight": None}, state
     finally:
         ctx.close()
+
+
+@pytest.mark.parametrize("extra, said", [(0, "1 node(s), 1 open as a layer"), (1, "the cap is 67,108,864")])
+def test_a_model_of_exactly_64_mib_uploads_and_one_byte_more_is_refused_by_name(page, app, tmp_path, extra, said):
+    from test_doors import _model_of_size
+
+    from playground.onnxio import MAX_MODEL_BYTES
+
+    path = tmp_path / "cap.onnx"
+    path.write_bytes(_model_of_size(MAX_MODEL_BYTES + extra))
+    page.goto(app)
+    page.wait_for_selector('[data-testid="stFileUploaderDropzoneInput"]', state="attached")
+    page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
+    page.wait_for_function("(said) => document.body.innerText.includes(said) || "
+                           "document.body.innerText.includes('or smaller')", arg=said, timeout=120_000)
+    text = page.inner_text("body")
+    assert said in text and "or smaller" not in text, text[-2000:]
