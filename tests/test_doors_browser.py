@@ -143,3 +143,20 @@ def test_a_model_of_exactly_64_mib_uploads_and_one_byte_more_is_refused_by_name(
                            "document.body.innerText.includes('or smaller')", arg=said, timeout=120_000)
     text = page.inner_text("body")
     assert said in text and "or smaller" not in text, text[-2000:]
+
+
+def test_a_refused_image_upload_keeps_the_stage_drawn(page, app, tmp_path):
+    open_stage(page, f"{app}/convolution")
+    before = page.inner_text(f'{STAGE} [data-figure="input"] .pg-stats')
+    page.click('[data-testid="stExpandSidebarButton"]')
+    with B.rerun(page):
+        page.locator(B.key_selector("convolution.input.kind")).click()
+        page.get_by_role("option", name="image", exact=True).click()
+    bad = tmp_path / "photo.png"
+    bad.write_bytes(b"GIF89a this is no PNG")
+    with B.rerun(page):
+        page.locator('[data-testid="stSidebar"] input[type="file"]').first.set_input_files(str(bad))
+    page.wait_for_function("() => document.body.innerText.includes('not a PNG or JPEG image')")
+    assert page.locator(f'{STAGE} [data-figure="output"] canvas').count() >= 1  # the stage is still there
+    assert page.inner_text(f'{STAGE} [data-figure="input"] .pg-stats') == before
+    assert "the stage shows the last good input" in page.inner_text("body")
