@@ -106,9 +106,10 @@ def test_an_emptied_axis_is_refused_on_its_own_key_never_the_other_axis_value(cl
     assert err.value.key == f"{k}.w"
 
 
-def test_a_text_over_the_cap_names_its_key_for_the_stage_to_mark(client):
-    r = post(client, {"params": {"convolution.kernel": "1," * protocol.MAX_TEXT}})
-    assert r.status_code == 400 and r.json()["keys"] == ["convolution.kernel"]
+@pytest.mark.parametrize("layer, k", [("convolution", "convolution.kernel"), ("shuffle", "shuffle.reshape_dims")])
+def test_a_text_over_the_cap_names_its_key_for_the_stage_to_mark(client, layer, k):
+    r = post(client, {"params": {k: "1," * protocol.MAX_TEXT}}, token=seat(layer))
+    assert r.status_code == 400 and r.json()["keys"] == [k]
     assert f"must be text of at most {protocol.MAX_TEXT} characters" in r.json()["error"]
 
 
@@ -367,8 +368,8 @@ def _cli(*args, timeout=120):
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, "-m", "playground", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "playground", *args], check=False, capture_output=True, text=True,
+                          cwd=ROOT, timeout=timeout)
 
 
 @pytest.mark.parametrize("shape, rule", [
@@ -387,3 +388,80 @@ def test_the_listing_and_run_agree_on_a_node_and_a_refusal_is_exit_2_naming_the_
     assert node["layer"] is None and rule in node["reason"]  # the listing says it does not open, and why
     ran = _cli("run", "--onnx", str(path))
     assert ran.returncode == 2 and "Traceback" not in ran.stderr and rule in ran.stderr, ran.stderr
+
+
+# -- links --------------------------------------------------------------------------------------------------------
+def _link_warnings(at) -> str:
+    return "\n".join(w.value for w in at.warning)
+
+
+@pytest.mark.parametrize("sizes", [{"N": "100", "C": "5000", "D": "20"},  # each beyond its range
+                                   {"N": "64", "C": "4096", "D": "8"}])  # each at its maximum: beyond the budget
+def test_a_link_with_several_sizes_refused_names_every_one(sizes):
+    from apptest import open_page
+
+    at = open_page("convolution", **{"convolution.input.3d": "true"},
+                   **{f"convolution.input.{d}": v for d, v in sizes.items()})
+    shown = _link_warnings(at)
+    for d, v in sizes.items():
+        assert f"URL parameter convolution.input.{d}:" in shown and f'(got "{v}")' in shown, shown
+        assert f"convolution.input.{d}" not in at.query_params  # replaced by the default
+    assert not at.error
+
+
+def test_a_preset_link_with_a_bad_parameter_names_it_and_a_good_one_applies():
+    from apptest import open_page, stage_data
+
+    at = open_page("convolution", preset="stride_nd_2_2", **{"convolution.num_groups": "5",
+                                                              "convolution.input.H": "8"})
+    shown = _link_warnings(at)
+    assert 'URL parameter convolution.num_groups: must divide the input channels C=1 (got "5")' in shown, shown
+    assert "URL parameter convolution.input.H: the example stride_nd_2_2 sets the input" in shown
+    assert at.query_params["convolution.stride_nd.h"] == "2"  # the example opened
+    at = open_page("convolution", preset="stride_nd_2_2", **{"convolution.padding_nd.h": "1"})
+    assert not _link_warnings(at) and stage_data(at)["answer"]["shapes"].endswith("Output (1, 1, 3, 4)")
+
+
+# -- a hostile run over the route ---------------------------------------------------------------------------------
+HOSTILE_VALUES = ["", " ", "\t\n", "1e400", "-1e400", "nan", "-inf", "0", "-1", "99999999999999999999", "1.5",
+                  "1,2,3,4,5,6,7", ",", "[[1]]", "@w:" + "0" * 64, "@w:zz", "true", "\u00a0", "𝟙", "1" * 5000,
+                  "![i](http://evil.example/x.png)", "<script>alert(1)</script>"]
+HOSTILE_JSON = [None, 1, 1.5, True, [], {}, ["1"], {"a": "1"}]
+
+
+@pytest.mark.parametrize("layer", sorted(__import__("playground.layers", fromlist=["LAYERS"]).LAYERS))
+def test_a_hostile_run_over_every_key_of_the_route_gets_no_500(client, layer):
+    """Every query key of the page, each hostile text and JSON value alone: an answer, a named refusal or a 400
+    with a message (quick: the reference only, no builds)."""
+    L = get_layer(layer)
+    token = server.SEATS.open(layer, L.example_input(L.example_shape))
+    start = time.monotonic()
+    for k in protocol.query_keys(L, L.example_shape):
+        for v in HOSTILE_VALUES + HOSTILE_JSON:
+            r = post(client, {"params": {k: v}, "quick": True}, token=token)
+            assert r.status_code in (200, 400), (k, v, r.status_code, r.text[:300])
+            body = r.json()
+            assert "Traceback" not in r.text and "unexpected error" not in r.text, (k, v, r.text[:300])
+            if r.status_code == 400:
+                assert body["error"], (k, v)
+            else:
+                assert "answer" in body or body["problem"]["message"], (k, v)
+    assert time.monotonic() - start < 120
+
+
+def test_a_body_declared_and_never_sent_is_answered_408_in_bounded_time(live_route, monkeypatch):
+    monkeypatch.setattr(server, "BODY_WAIT_S", 1.0)
+    port, log = live_route
+    with socket.create_connection(("127.0.0.1", port), timeout=15) as s:
+        s.sendall(f"POST {server.ROUTE} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{server.TOKEN_HEADER}: {seat()}\r\n"
+                  f"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"params\"".encode())
+        start, reply = time.monotonic(), b""
+        while b"}" not in reply and time.monotonic() - start < 10:  # the status line, then the body
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+        reply = reply.decode(errors="replace")
+    assert reply.startswith("HTTP/1.1 408") and "did not arrive within 1 s" in reply, reply
+    assert time.monotonic() - start < 5
+    assert "Traceback" not in log()

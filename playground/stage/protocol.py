@@ -115,11 +115,6 @@ def _value_of(layer: Layer, p: Param, shape: tuple, query: dict[str, str], canon
         return query.get(key(layer, p), _UNSET)
     names = p.axis_names(len(shape))
     given = [query.get(key(layer, p, ax)) for ax in names]
-    for ax, v in zip(names, given):  # the axes are joined below: an empty one would take its neighbour's value
-        if v is not None and not v.strip():
-            raise RequestError("must be a whole number (it is empty)", key(layer, p, ax))
-        if v is not None and "," in v:
-            raise RequestError("must be one whole number, not a list", key(layer, p, ax))
     if p.optional:
         switch = query.get(key(layer, p, "set"))
         if switch is not None and switch.strip().lower() not in ("true", "false"):
@@ -130,6 +125,11 @@ def _value_of(layer: Layer, p: Param, shape: tuple, query: dict[str, str], canon
             return None
     elif all(v is None for v in given):
         return _UNSET
+    for ax, v in zip(names, given):  # the axes are joined below: an empty one would take its neighbour's value
+        if v is not None and not v.strip():
+            raise RequestError("must be a whole number (it is empty)", key(layer, p, ax))
+        if v is not None and "," in v:
+            raise RequestError("must be one whole number, not a list", key(layer, p, ax))
     try:  # an axis the query leaves out keeps its default
         default = p.default_for(canon, shape)
     except Exception:  # noqa: BLE001 - a default that needs a broken parameter: the low end

@@ -14,6 +14,7 @@ body says so in one line, never a traceback.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -36,6 +37,7 @@ QR_ROUTE = "/api/stage/qr"  # the link's QR code, for a room to scan off the pre
 MAX_LINK = 2048  # characters of a link a QR code is made of
 TOKEN_HEADER = "x-stage-token"
 MAX_BODY_BYTES = 64 << 10
+BODY_WAIT_S = 10.0  # a body declared and not sent within this is answered 408 (the stage's are sent at once)
 MAX_DEPTH = 8  # arrays and objects inside each other: the stage's deepest is 2 (params, pick); json.loads recurses
 MAX_SEATS = 4096  # open pages remembered; the least recently used is forgotten first
 MAX_SEAT_BYTES = 1 << 30  # their inputs together (a room of 200 at the element budget's 32 MiB would be 6 GiB)
@@ -139,10 +141,13 @@ async def _door(request):
     from starlette.requests import ClientDisconnect
 
     try:
-        body = await request.body()
+        body = await asyncio.wait_for(request.body(), BODY_WAIT_S)
     except ClientDisconnect:  # the client went (a closed tab, a stalled body cut off): a line, not a traceback
         log.info("stage: a client disconnected before its request body arrived")
         return None, _reply(400, {"error": "the client disconnected before its body arrived"})
+    except asyncio.TimeoutError:  # a declared length never sent: the connection is not held open for it
+        log.info("stage: a request body did not arrive within %.0f s", BODY_WAIT_S)
+        return None, _reply(408, {"error": f"the request body did not arrive within {BODY_WAIT_S:.0f} s"})
     if len(body) > MAX_BODY_BYTES:
         return None, _reply(413, {"error": f"the request body is over {MAX_BODY_BYTES} bytes"})
     if depth(body) > MAX_DEPTH:

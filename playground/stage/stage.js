@@ -394,6 +394,7 @@ class Stage {
   }
 
   async send(message, seq) {
+    if (this.stopped) return; // a retry's timer of a stage the page replaced: the root is the new stage's now
     this.inflight = seq || -1;
     if (!message.background) this.root.classList.add("pg-busy");
     let reply, status;

@@ -196,6 +196,11 @@ class _Check:
                 self.drop(k, exc.rule)
             if blamed:
                 return True
+            sizes = [k for k in self.url if k in {input_key(layer.name, d) for d in DIM_NAMES[5]}]
+            if exc.param == "input" and sizes:  # the sizes given, together, make an input beyond the budget:
+                for k in sizes:  # each is named (the input's defaults replace them all)
+                    self.drop(k, f"with the other sizes given, makes {layer.name}.input invalid ({exc.rule})")
+                return True
             given = list(self.params) or [k for k in self.url if k.startswith(input_key(layer.name, ""))]
             if given:  # a value given made another setting invalid (an input size, a later default): drop the last
                 self.drop(given[-1], f"makes {layer.name}.{exc.param} invalid ({exc.rule})")

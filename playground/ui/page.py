@@ -124,9 +124,12 @@ def _open_example(layer: Layer, preset: presets.Preset) -> None:
 
 def _preset_link(layer: Layer) -> None:
     """An example's link (?preset=NAME) opens it: `preset` goes (the URL then says it all). An unknown name is
-    named."""
+    named. A parameter the link also gives is the link's, over the example's, and checked as any link's value; an
+    input control it gives is the example's (its input is the example), and is named as ignored."""
     name = st.query_params[links.PRESET_PARAM]
     del st.query_params[links.PRESET_PARAM]
+    own = {k: st.query_params[k] for k in links.param_keys(layer) if k in st.query_params}
+    inputs = [k for k in links.fields(layer) if k.startswith(f"{layer.name}.input.") and k in st.query_params]
     try:
         preset = presets.find(layer.name, name)
     except KeyError:
@@ -135,6 +138,10 @@ def _preset_link(layer: Layer) -> None:
             f"URL parameter preset: {layer.name} has no example \"{links.quoted(name)}\" (it has: {known}) — ignored.")
         return
     _open_example(layer, preset)
+    for k, v in own.items():
+        st.query_params[k] = v
+    problems = state.PageState(layer.name).setdefault("url_problems", [])
+    problems += [f"URL parameter {k}: the example {preset.name} sets the input — ignored." for k in inputs]
 
 
 def _link_problems(layer: Layer) -> None:
