@@ -26,11 +26,11 @@ def broadcast(shapes: dict) -> tuple:
 def check(fail, p, shapes):
     a, b = shapes["a"], shapes["b"]
     if len(a) != len(b):
-        raise fail("input", f"B has rank {len(b)}, A rank {len(a)}: TensorRT broadcasts inputs of equal rank only", b)
+        raise fail("input.b", f"B has rank {len(b)}, A rank {len(a)}: TensorRT broadcasts inputs of equal rank only", b)
     names = DIM_NAMES.get(len(a), tuple(f"axis {i}" for i in range(len(a))))
     for name, m, n in zip(names, a, b):
         if m != n and 1 not in (m, n):
-            raise fail("input", f"B {b} does not broadcast against A {a}: axis {name} is {n} against {m}; each "
+            raise fail("input.b", f"B {b} does not broadcast against A {a}: axis {name} is {n} against {m}; each "
                                 f"axis must be equal or 1 in one of them", b)
     return p
 
