@@ -1,6 +1,6 @@
 """Command line: every subcommand of `python -m playground`.
 
-    run LAYER [--set NAME=VALUE]... [--input IN.npy] [--output OUT.npy] [--json] [--compare PRECISION]
+    run LAYER [--set NAME=VALUE]... [--input [NAME=]IN.npy]... [--output OUT.npy] [--json] [--compare PRECISION]
     run --onnx MODEL.onnx [--node NAME] [--input IN.npy] [--output OUT.npy] [--json]
     onnx MODEL.onnx [--json]
     layers [LAYER]
@@ -107,6 +107,33 @@ def load_input(path: str) -> np.ndarray:
     return read_npy(path, "input", "--input")
 
 
+def load_inputs(layer_name: str, given: list[str] | None):
+    """The --input files of a layer: each `FILE.npy` in the layer's declared input order, or `NAME=FILE.npy`; the
+    one array for a layer of one input, else {input name: array} (inputs not given take their examples); None where
+    none is given."""
+    if not given:
+        return None
+    layer = get_layer(layer_name)
+    names, named = layer.input_names, {}
+    for text in given:
+        name, sep, path = text.partition("=")
+        if not (sep and name in names):  # a plain path (which may hold "=") takes the next input not named yet
+            name, path = next((n for n in names if n not in named), None), text
+            if name is None:
+                raise ValidationError(layer_name, "--input", f"{layer_name} has {len(names)} input(s) "
+                                      f"({', '.join(names)}); {len(given)} files given", text)
+        if name in named:
+            raise ValidationError(layer_name, "--input", f"input {name} is given twice", text)
+        named[name] = read_npy(path, layer_name, "--input" if not layer.several else f"--input {name}")
+    return named if layer.several else named[names[0]]
+
+
+def _one_input(given: list[str] | None, what: str) -> str | None:
+    if given and len(given) > 1:
+        raise UsageError(f"--input: {what} takes one input file, not {len(given)}")
+    return given[0] if given else None
+
+
 def output_path(path: str, option: str, suffix: str) -> str:
     """`path` if a file can be written there, checked before any work; ValidationError naming `option`."""
     fail = lambda rule: ValidationError("output", option, f"{path}: {rule}")  # noqa: E731
@@ -145,6 +172,7 @@ def result_json(r) -> dict:
         "layer": r.layer,
         "params": {k: jsonable(v) for k, v in r.params.items()},
         "input_shape": list(r.input.shape),
+        "input_shapes": {n: list(a.shape) for n, a in (r.inputs or {"x": r.input}).items()},  # each, by name
         "output_shape": list(r.output.shape),
         "output_source": r.output_source,
         "backend": r.backend.describe(),
@@ -187,9 +215,10 @@ def _opened_node(model, args):
     from .onnxio import open_node, seeded_input
 
     opened = open_node(model, args.node, os.path.basename(args.onnx))
-    if args.input is None:
+    given = _one_input(args.input, "an ONNX node")
+    if given is None:
         return opened, seeded_input(opened)
-    x, want = load_input(args.input), opened.onnx_shape
+    x, want = load_input(given), opened.onnx_shape
     if x.shape != want and opened.batch_free and x.ndim == len(want) and x.shape[1:] == want[1:]:
         opened = open_node(model, opened.node, opened.model, batch=x.shape[0])
     elif x.shape != want:
@@ -214,7 +243,7 @@ def cmd_run(args) -> int:
         layer_name, raw, x = opened.layer.name, opened.raw, opened.to_layer(onnx_x)
     else:
         layer_name, raw = args.layer, parse_sets(args.layer, args.set)
-        x = load_input(args.input) if args.input else None
+        x = load_inputs(args.layer, args.input)
     choices = get_layer(layer_name).param("precision").choices
     if args.compare is not None and args.compare not in choices:
         raise ValidationError(layer_name, "--compare", "must be one of " + ", ".join(choices), args.compare)
@@ -233,8 +262,9 @@ def cmd_run(args) -> int:
         np.set_printoptions(precision=8, linewidth=200, suppress=True)
         if opened is not None:
             print(f"node    : {opened.node} ({opened.op}) of {opened.model} as {opened.layer.name}")
-        print("inputH0 :", onnx_x.shape if opened else result.input.shape, onnx_x if opened else result.input,
-              sep="\n")
+        shown_inputs = [onnx_x] if opened else list((result.inputs or {"x": result.input}).values())
+        for i, a in enumerate(shown_inputs):
+            print(f"inputH{i} :", a.shape, a, sep="\n")
         print(f"outputH0: {shown.shape}  [{result.source_label}]", shown, sep="\n")
         if result.compared is not None:
             other, d = result.compared, result.difference
@@ -256,6 +286,9 @@ def cmd_run(args) -> int:
 
 def _second_opinions(result, opened) -> dict:
     """ONNX Runtime's and TensorRT's ONNX parser's opinions; where either library is missing, the reason."""
+    layer = get_layer(result.layer)
+    if layer.onnx is None or layer.several:  # an ONNX export feeds one input
+        return {"onnxruntime": {"status": "no ONNX export of this layer yet"}, "onnx_parser": None}
     try:
         from .opinions import second_opinions
     except ImportError as exc:
@@ -308,11 +341,13 @@ def cmd_export(args) -> int:
         raw, x = dict(preset.params), presets.input_for(preset)
     raw.update(parse_sets(args.layer, args.set))
     if args.input:
-        x = load_input(args.input)
+        x = load_inputs(args.layer, args.input)
     if args.format == "onnx":
         from .onnxio import export_model
 
         layer = get_layer(args.layer)
+        if layer.onnx is None or layer.several:
+            raise ValidationError(args.layer, "--format", "onnx: this layer has no ONNX export yet", "onnx")
         shape = x.shape if x is not None else layer.example_shape
         model = export_model(layer, layer.resolve(raw, shape), shape)
         with written(args.out, "wb") as f:
@@ -373,7 +408,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--onnx", metavar="MODEL.onnx", help="run a node of this ONNX model as its layer")
     run.add_argument("--node", help="with --onnx: the node's name (default: the only node, or the first that opens)")
     run.add_argument("--set", **sets)
-    run.add_argument("--input", help="input tensor (.npy); default: the layer's spec example")
+    run.add_argument("--input", action="append", metavar="[NAME=]IN.npy",
+                     help="input tensor (.npy); default: the layer's spec example. A layer of several inputs takes "
+                          "one --input per input, in its declared order, or NAME=IN.npy")
     run.add_argument("--output", help="write the shown output tensor here (.npy, float32)")
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.add_argument("--compare", metavar="PRECISION", help="also compute the configuration in this precision "
@@ -396,7 +433,9 @@ def parser() -> argparse.ArgumentParser:
     export.add_argument("--preset", help="start from one of the spec's examples or lessons (playground.presets); "
                                          "--set and --input override it")
     export.add_argument("--set", **sets)
-    export.add_argument("--input", help="input tensor (.npy); default: the preset's or the layer's spec example")
+    export.add_argument("--input", action="append", metavar="[NAME=]IN.npy",
+                        help="input tensor (.npy); default: the preset's or the layer's spec example (several "
+                             "inputs: as for run)")
     export.add_argument("--format", choices=("python", "onnx"), default="python",
                         help="python: a standalone script; onnx: the configuration as an ONNX model")
     export.add_argument("--out", help="write the script (or model) here (default for a script: standard output)")

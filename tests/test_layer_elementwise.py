@@ -1,5 +1,7 @@
 """ElementWise, the first layer of two inputs: its operations, TensorRT's broadcasting, and every input carried
 through the feed dict, the engine, the cache key, the stage, the sidebar and the link."""
+import json
+
 import numpy as np
 import pytest
 
@@ -151,3 +153,28 @@ def test_one_input_links_keep_their_keys():
 
     assert "prelu.input.kind" in fields(get_layer("prelu")) and "prelu.input.x.kind" not in fields(get_layer("prelu"))
     assert {"elementwise.input.a.N", "elementwise.input.b.W"} <= set(fields(LAYER))
+
+
+def _cli(capsys, *args):
+    from playground.cli import main
+
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_the_cli_takes_inputs_in_declared_order_or_by_name(tmp_path, capsys):
+    a, b = tmp_path / "a.npy", tmp_path / "b.npy"
+    np.save(a, A), np.save(b, B)
+    code, out, _ = _cli(capsys, "run", "elementwise", "--input", str(a), "--input", str(b), "--set", "operation=SUB",
+                        "--json")
+    d = json.loads(out)
+    assert code == 0 and d["input_shapes"] == {"a": [1, 1, 2, 3], "b": [1, 1, 1, 3]} and d["output_shape"] == [1, 1, 2, 3]
+    code, out, _ = _cli(capsys, "run", "elementwise", "--input", f"b={b}", "--input", str(tmp_path / "a.npy"))
+    assert code == 0 and "inputH1 :\n(1, 1, 1, 3)" in out and "inputH0 :\n(1, 1, 2, 3)" in out
+    code, _, err = _cli(capsys, "run", "elementwise", "--input", str(a), "--input", str(b), "--input", str(b))
+    assert code == 2 and "elementwise.--input: elementwise has 2 input(s) (a, b); 3 files given" in err
+    code, _, err = _cli(capsys, "run", "elementwise", "--input", f"a={a}", "--input", f"a={b}")
+    assert code == 2 and "input a is given twice" in err
+    code, _, err = _cli(capsys, "run", "prelu", "--input", str(a), "--input", str(a))
+    assert code == 2 and "prelu has 1 input(s) (x)" in err
