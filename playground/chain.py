@@ -1,0 +1,439 @@
+"""Chains: 1 to 6 layers of the registry as one network, resolved, computed and built as a whole.
+
+A chain is an ordered list of layers with their raw parameters. A layer that appears again is keyed `convolution2`,
+`convolution3` (`keys_of`), and every name outside this module (URL keys, `--set`, JSON, the engine's mapping) uses
+those keys. Each layer reads, by default, the previous layer's output (the first: the chain's input); a layer of
+several inputs takes the chain's input for the others (an ElementWise after a convolution is a residual). A layer
+may read another source: `KEY.from=SOURCE` for its first input, `KEY.from.NAME=SOURCE` for input NAME, SOURCE being
+`input` (the chain's input) or an earlier layer's key.
+
+Resolved layer by layer (each input's shape is its source's output shape), a refused layer is named by its key:
+`convolution2.stride_nd: …`. Budgets hold for the whole chain: the multiply-adds summed over its layers, and every
+tensor it keeps (input, intermediates, output) summed against twice the per-tensor budget, what one layer's input
+and output may hold together.
+
+The reference composes the layers' references (`P.emulate`, each in its own precision) and keeps every tensor.
+The engine is the whole chain as one network, built for deployment: only the last output is marked (marking an
+intermediate changes what TensorRT fuses). Every network layer a chain layer adds carries its key as its name and
+as its metadata `[KEY]`; TensorRT-RTX writes the metadata of the network layers each engine layer computes in its
+verbose layer dump, which is how an engine layer's `fuses` are read back.
+"""
+from __future__ import annotations
+
+import math
+import re
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import budget
+from . import precision as P
+from .errors import ValidationError
+from .layer import Layer
+from .layers import LAYERS
+from .trt import engine as eng
+
+MAX_LAYERS = 6
+INPUT = "input"  # the chain's input, as a source
+FROM = "from"  # KEY.from=SOURCE, KEY.from.NAME=SOURCE
+CHAIN = "chain"  # what errors about the chain as a whole are named by
+FORMAT = "chain-1"  # part of the engine cache key: the network's naming and metadata
+
+
+def keys_of(names) -> tuple[str, ...]:
+    """Each layer's key: its name the first time, then name2, name3, … ."""
+    seen: dict[str, int] = {}
+    keys = []
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+        keys.append(n if seen[n] == 1 else f"{n}{seen[n]}")
+    return tuple(keys)
+
+
+def parse_names(text, sep: str = "+") -> tuple[str, ...]:
+    """Layer names from `convolution+activation` (or a list); ValidationError naming `layers` and the rule."""
+    names = [n.strip() for n in (text.split(sep) if isinstance(text, str) else text)]
+    if not names or any(not n for n in names):
+        raise ValidationError(CHAIN, "layers", f"names layers separated by {sep!r}, none empty", text)
+    if len(names) > MAX_LAYERS:
+        raise ValidationError(CHAIN, "layers", f"at most {MAX_LAYERS} layers, not {len(names)}", text)
+    unknown = [n for n in names if n not in LAYERS]
+    if unknown:
+        raise ValidationError(CHAIN, "layers", f"{unknown[0]!r} is not a layer; choose from {', '.join(LAYERS)}",
+                              text)
+    return tuple(names)
+
+
+def split_params(keys, flat: dict) -> dict[str, dict]:
+    """{"convolution.stride_nd": v, …} as {key: {param: v}}; a key that names no layer of the chain is refused."""
+    out: dict[str, dict] = {k: {} for k in keys}
+    for name, value in flat.items():
+        key, dot, param = str(name).partition(".")
+        if key not in out:
+            raise ValidationError(CHAIN, name, "names no layer of this chain; its layers are " + ", ".join(keys))
+        if not dot or not param:
+            raise ValidationError(CHAIN, name, "must be KEY.PARAMETER, e.g. " + f"{keys[0]}.precision")
+        out[key][param] = value
+    return out
+
+
+@dataclass(frozen=True)
+class Link:
+    """One layer of a resolved chain."""
+    key: str
+    layer: Layer
+    raw: dict
+    params: dict  # resolved (with the data's quantize scale once `compute` ran)
+    sources: dict  # {input name: INPUT or an earlier key}
+    shapes: dict  # {input name: shape}
+    output_shape: tuple
+    macs: int
+
+    @property
+    def first_source(self) -> str:
+        return self.sources[self.layer.inputs[0].name]
+
+
+@dataclass
+class Chain:
+    links: tuple[Link, ...]
+    input_shape: tuple
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return tuple(link.key for link in self.links)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(link.layer.name for link in self.links)
+
+    @property
+    def output_shape(self) -> tuple:
+        return self.links[-1].output_shape
+
+    @property
+    def macs(self) -> int:
+        return sum(link.macs for link in self.links)
+
+    @property
+    def elements(self) -> int:
+        return math.prod(self.input_shape) + sum(math.prod(link.output_shape) for link in self.links)
+
+    def flat_params(self) -> dict:
+        """{KEY.PARAM: value} of every layer (the cache key, the JSON)."""
+        return {f"{link.key}.{k}": v for link in self.links for k, v in link.params.items()}
+
+
+def _sources(key: str, layer: Layer, raw: dict, earlier: tuple[str, ...]) -> tuple[dict, dict]:
+    """(the layer's parameters without its FROM keys, {input name: source})."""
+    previous = earlier[-1] if earlier else INPUT
+    sources = {i.name: previous if n == 0 else INPUT for n, i in enumerate(layer.inputs)}
+    params = {}
+    for name, value in raw.items():
+        if name != FROM and not name.startswith(FROM + "."):
+            params[name] = value
+            continue
+        which = layer.inputs[0].name if name == FROM else name[len(FROM) + 1:]
+        if which not in sources:
+            raise ValidationError(key, name, f"{which!r} is not an input of {layer.name}; it has "
+                                  + ", ".join(layer.input_names))
+        source = str(value).strip()
+        if source != INPUT and source not in earlier:
+            choices = ", ".join((INPUT,) + earlier)
+            raise ValidationError(key, name, f"must be {INPUT} or an earlier layer of the chain ({choices})", value)
+        sources[which] = source
+    return params, sources
+
+
+def resolve(names, raw: dict | None = None, input_shape=None) -> Chain:
+    """The chain of `names` (or `convolution+activation`) with raw parameters by key ({key: {param: value}}, or
+    flat {"key.param": value}); `input_shape`: the first layer's example shape by default. ValidationError names
+    the layer's key and its rule."""
+    names = parse_names(names)
+    keys = keys_of(names)
+    raw = raw or {}
+    by_key = raw if all(isinstance(v, dict) for v in raw.values()) and set(raw) <= set(keys) else \
+        split_params(keys, raw)
+    first = LAYERS[names[0]]
+    shape = tuple(int(d) for d in (input_shape or first.input_shape(first.inputs[0].name)))
+    outputs: dict[str, tuple] = {INPUT: shape}
+    links: list[Link] = []
+    for key, name in zip(keys, names):
+        layer = LAYERS[name]
+        params_raw, sources = _sources(key, layer, dict(by_key.get(key, {})), tuple(link.key for link in links))
+        shapes = {n: outputs[s] for n, s in sources.items()}
+        try:
+            params = layer.resolve(params_raw, shapes if layer.several else shapes[layer.inputs[0].name])
+            arg = layer.shape_arg(shapes)
+            out, macs = ((tuple(layer.cost(params, arg)[0]), int(layer.cost(params, arg)[1])) if layer.cost else
+                         (shapes[layer.inputs[0].name], math.prod(shapes[layer.inputs[0].name])))
+        except ValidationError as exc:  # named by its key in the chain: convolution2.stride_nd
+            raise ValidationError(key, exc.param, exc.rule, exc.value) from None
+        links.append(Link(key, layer, params_raw, params, sources, shapes, tuple(int(d) for d in out), macs))
+        outputs[key] = links[-1].output_shape
+    read = {s for link in links for s in link.sources.values()}
+    for link in links[:-1]:
+        if link.key not in read:
+            raise ValidationError(link.key, FROM, "its output feeds no later layer: every layer but the last must "
+                                  "be read by one after it")
+    chain = Chain(tuple(links), shape)
+    over = budget.over_work(chain.macs, "summed over the chain's layers", "a layer's size or the input's") or \
+        _over_held(chain)
+    if over:
+        raise ValidationError(CHAIN, "budget", over)
+    return chain
+
+
+def _over_held(chain: Chain) -> str | None:
+    cap = 2 * budget.max_elements()
+    if chain.elements <= cap:
+        return None
+    return (f"the chain keeps every tensor (input, intermediates, output): {chain.elements:,} values together, "
+            f"more than {cap:,} (twice PLAYGROUND_MAX_ELEMENTS); lower the input's size or remove a layer")
+
+
+# -- the reference ---------------------------------------------------------------------------------------------
+def feed_of(link: Link, tensors: dict) -> dict:
+    return {n: tensors[s] for n, s in link.sources.items()}
+
+
+def compute(chain: Chain, x: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Every tensor along the chain, {INPUT: x, key: that layer's output, …}: each layer's reference in its own
+    precision (emulated below FP32) on its sources. A quantize scale of 0 (from the data) is set from the tensor the
+    layer reads, in the chain's links (so the engine is built with the same scale)."""
+    first = chain.links[0].layer
+    x = first.example_of(first.inputs[0].name, chain.input_shape) if x is None else np.asarray(x, np.float32)
+    if tuple(x.shape) != chain.input_shape:
+        raise ValidationError(CHAIN, "input", f"has shape {tuple(x.shape)}; the chain was resolved for "
+                              f"{chain.input_shape}")
+    tensors = {INPUT: np.ascontiguousarray(x, dtype=np.float32)}
+    links = []
+    for link in chain.links:
+        xs = feed_of(link, tensors)
+        link = Link(**{**link.__dict__, "params": P.with_data_scale(link.params, xs)})
+        data = xs if link.layer.several else xs[link.layer.inputs[0].name]
+        with np.errstate(all="ignore"):  # NaN/Inf along the chain are data to show
+            y = P.emulate(link.layer, data, link.params)
+        tensors[link.key] = np.ascontiguousarray(y, dtype=np.float32)
+        links.append(link)
+    chain.links = tuple(links)
+    return tensors
+
+
+# -- the network -----------------------------------------------------------------------------------------------
+def metadata_of(key: str) -> str:
+    return f"[{key}]"
+
+
+def network_from_chain(trt, builder, chain: Chain):
+    """(network, arrays it reads at build time): the chain's input as `inputT0`, each layer's construction in its
+    own precision (casts or a Q/DQ pair around it, as a one-layer network has them), its network layers named
+    `KEY` (the last) and `KEY/1`, `KEY/2`, … (the rest), each with metadata `[KEY]`; the last output alone is marked,
+    `outputT0`, float32."""
+    network = builder.create_network(eng.network_flags(trt))
+    tensors = {INPUT: network.add_input(eng.INPUT_NAME, trt.DataType.FLOAT, chain.input_shape)}
+    kept = []
+    for link in chain.links:
+        before = network.num_layers
+        p = link.params
+        xs = {n: P.precision_input(trt, network, tensors[s], p["precision"], p["quantize_scale"])
+              for n, s in link.sources.items()}
+        typed = P.TypedNetwork(trt, network, p["precision"]) if p["precision"] in P.FLOAT_TYPES else None
+        y = link.layer.construct(trt, typed or network, xs, p)
+        y = P.precision_output(trt, network, y, p["precision"])
+        kept += typed.kept if typed else []
+        added = range(before, network.num_layers)
+        for n, i in enumerate(added):
+            layer = network.get_layer(i)
+            layer.name = link.key if i == added[-1] else f"{link.key}/{n + 1}"
+            if hasattr(layer, "metadata"):
+                layer.metadata = metadata_of(link.key)
+        y.name = f"{link.key}.output"
+        tensors[link.key] = y
+    y = tensors[chain.links[-1].key]
+    y.name = eng.OUTPUT_NAME
+    network.mark_output(y)
+    return network, kept
+
+
+# -- the engine's layers, mapped onto the chain's -----------------------------------------------------------------
+_METADATA = re.compile(r"\[([^\[\]]+)\]")
+_RTX_LINE = re.compile(r"^Name: (?P<name>[^,]*),.*?Metadata: (?P<metadata>.*)$")
+_FOREIGN = re.compile(r"ForeignNode\[(?P<first>[^\]]*?)\.\.\.(?P<last>[^\]]*)\]")
+MOVES = ("Move", "Tran", "Copy", "Reformat", "Shuffle", "NoOp", "Reshape")
+FUSION_WORDS = re.compile(r"fusion|fusing|fused|ForeignNode|Removing|eliminat", re.IGNORECASE)
+
+
+def metadata_by_layer(records) -> dict[str, str]:
+    """{engine layer name: its Metadata} from TensorRT-RTX's verbose layer dump (empty where there is none)."""
+    for _, message in records:
+        if message.startswith("Layers:"):
+            return {m["name"]: m["metadata"].strip() for m in map(_RTX_LINE.match, message.splitlines()) if m}
+    return {}
+
+
+def fuses_of(engine_layer: dict, keys: tuple[str, ...]) -> list[str]:
+    """The chain's layers this engine layer computes, in chain order: from its metadata where TensorRT wrote it,
+    else from its name (full TensorRT joins fused layers' names with "+"; a Myelin node is
+    `{ForeignNode[FIRST...LAST]}`, every layer from FIRST to LAST)."""
+    named = set()
+    meta = engine_layer.get("metadata") or ""
+    for token in _METADATA.findall(meta):
+        named.add(token)
+    if not meta:
+        name = engine_layer.get("name", "")
+        for m in _FOREIGN.finditer(name):
+            first, last = (t.split("/")[0] for t in (m["first"], m["last"]))
+            if first in keys and last in keys:
+                named.update(keys[keys.index(first): keys.index(last) + 1])
+        for part in re.split(r"\s*\+\s*", name):
+            named.add(part.split("/")[0].strip())
+    return [k for k in keys if k in named]
+
+
+def role_of(engine_layer: dict) -> str:
+    """compute | data movement (a Move, Transpose, Copy or reformat kernel: it changes where values lie, not them)."""
+    if engine_layer.get("fuses"):
+        return "compute"
+    name, kind = engine_layer.get("name", ""), engine_layer.get("type", "")
+    ops = re.match(r"__myl_([A-Za-z]+?)_", name)
+    if kind.lower() in ("reformat", "shuffle", "noop") or (ops and all(
+            any(op.startswith(m) for m in MOVES) for op in re.findall(r"[A-Z][a-z]*", ops[1]))):
+        return "data movement"
+    return "compute"
+
+
+@dataclass
+class ChainBuild:
+    """The chain's engine: TensorRT's report, its layers with `fuses` and `role`, and the chain's layers that no
+    engine layer names (their work went into data movement, or TensorRT removed it)."""
+    report: eng.BuildReport
+    status: str  # built | cached | refused | failed | not_built
+    builder: str  # which TensorRT made it
+    layers: list[dict] = field(default_factory=list)
+    absorbed: list[str] = field(default_factory=list)
+    fusion_log: list[str] = field(default_factory=list)
+    cache_key: str | None = None
+
+    def kernels_of(self, key: str) -> list[int]:
+        """The indices of the engine layers that compute chain layer `key`."""
+        return [i for i, layer in enumerate(self.layers) if key in layer["fuses"]]
+
+    def summary(self) -> dict:
+        r = self.report
+        return {"status": self.status, "builder": self.builder, "ran": False if r is None else None,
+                "refusal": r.error if r and r.status != "built" else None,
+                "build_ms": r.build_ms if r else None, "bytes": r.bytes if r else 0,
+                "output_shape": r.output_shape if r else None, "cache_key": self.cache_key,
+                "layers": self.layers, "absorbed": self.absorbed, "fusion_log": self.fusion_log,
+                "log": [m for m in (r.log if r else []) if m[0] != "VERBOSE"]}
+
+
+def _build_report(backend, chain: Chain, settings) -> eng.BuildReport:
+    """The chain's one network built by `backend`'s builder (engine._build's steps, the verbose dump's metadata
+    and fusion words kept)."""
+    trt = backend.trt
+    start = time.perf_counter()
+    records, engine, error, shape = [], None, None, None
+    try:
+        with eng._builders_for(trt).builder() as builder, eng.capture(trt, records):
+            try:
+                network, _kept = network_from_chain(trt, builder, chain)
+                shape = [int(d) for d in network.get_output(0).shape]
+                engine = eng.engine_bytes_from_network(trt, builder, network, settings)
+            except Exception as exc:  # noqa: BLE001 - TensorRT's Python API raises for networks it rejects
+                error = str(exc) or type(exc).__name__
+    except Exception as exc:  # noqa: BLE001 - no builder here
+        return eng.BuildReport("failed", 0.0, None, error=f"{backend.name} {backend.version} could not make a "
+                               f"builder here: {exc}")
+    build_ms = round((time.perf_counter() - start) * 1e3, 3)
+    if engine is None:
+        errors = [m for s, m in records if s in ("ERROR", "INTERNAL_ERROR")]
+        return eng.BuildReport("refused", build_ms, shape, log=[[s, m] for s, m in records
+                                                                  if s in eng.SHOWN_SEVERITIES],
+                               error=f"{backend.name} {backend.version} refused the network: "
+                               + ("; ".join(errors) or error or "the build returned no engine"))
+    metadata = metadata_by_layer(records)
+    layers = [{**layer, "metadata": metadata.get(layer["name"], "")} for layer in eng.layers_from_log(records)]
+    words = [["VERBOSE", m] for s, m in records if s == "VERBOSE" and len(m) < 300 and FUSION_WORDS.search(m)]
+    return eng.BuildReport("built", build_ms, shape, layers=layers,
+                           log=[[s, m] for s, m in records if s in eng.SHOWN_SEVERITIES] + words, engine=engine)
+
+
+def build(chain: Chain, backend=None, cache=None) -> ChainBuild:
+    """The chain's engine (from the engine cache where it was built before), mapped onto the chain."""
+    from .core import default_cache
+    from .trt.backend import detect
+    from .trt.cache import cache_key
+
+    backend = backend or detect()
+    who = f"{backend.name} {backend.version}" if backend.can_build else "none"
+    if not backend.can_build:
+        return ChainBuild(None, "not_built", who)
+    cache = cache or default_cache()
+    settings = eng.BuildSettings.from_env()
+    key = cache_key(f"{FORMAT}:{'+'.join(chain.names)}",
+                    {**chain.flat_params(), **{f"{link.key}.{FROM}": link.sources for link in chain.links}},
+                    chain.input_shape, backend, settings)
+    report, status, _notes = cache.get_or_build(key, lambda: _build_report(backend, chain, settings))
+    out = ChainBuild(report, status if report.status == "built" else report.status, who, cache_key=key)
+    if report.status != "built":
+        return out
+    for layer in report.layers:
+        entry = {k: layer.get(k) for k in ("name", "type", "tactic", "inputs", "outputs")}
+        entry["fuses"] = fuses_of(layer, chain.keys)
+        entry["role"] = role_of(entry)
+        out.layers.append(entry)
+    out.absorbed = [k for k in chain.keys if not out.kernels_of(k)]
+    out.fusion_log = [m for s, m in report.log if s == "VERBOSE"]
+    return out
+
+
+# -- one call: resolve, compute, build ---------------------------------------------------------------------------
+@dataclass
+class ChainEvaluation:
+    chain: Chain
+    tensors: dict[str, np.ndarray]  # INPUT and every layer's output, by key
+    engine: ChainBuild
+    messages: list[str] = field(default_factory=list)
+
+    @property
+    def output(self) -> np.ndarray:
+        return self.tensors[self.chain.keys[-1]]
+
+    def to_json(self) -> dict:
+        from .params import jsonable
+
+        return {
+            "chain": "+".join(self.chain.names),
+            "network": {"layers": list(self.chain.keys),
+                        "sources": {link.key: link.sources for link in self.chain.links}},
+            "params": {link.key: {k: jsonable(v) for k, v in link.params.items()} for link in self.chain.links},
+            "input_shape": list(self.chain.input_shape),
+            "shapes": {k: list(v.shape) for k, v in self.tensors.items()},
+            "output_shape": list(self.output.shape),
+            "output_source": "reference",
+            "macs": self.chain.macs,
+            "engine": self.engine.summary(),
+            "messages": self.messages,
+        }
+
+
+def evaluate(names, raw: dict | None = None, x=None, *, backend=None, cache=None, build_engine: bool = True
+             ) -> ChainEvaluation:
+    """The chain's every tensor (the references) and its engine, built for deployment. Nothing runs the engine
+    here: the tensors shown are the references' (a GPU run of a chain is not part of the playground yet)."""
+    shape = None if x is None else tuple(np.shape(x))
+    chain = resolve(names, raw, shape)
+    tensors = compute(chain, x)
+    engine = build(chain, backend, cache) if build_engine else ChainBuild(None, "pending", "")
+    messages = []
+    if engine.status in ("built", "cached"):
+        messages.append(f"The engine was built by {engine.builder}'s builder (TensorRT-RTX's fusions are not full "
+                        "TensorRT's) and was not run here: the tensors are the NumPy references'.")
+    elif engine.status == "not_built":
+        messages.append("No TensorRT builds here: the tensors are the NumPy references', and there is no engine.")
+    for k in engine.absorbed:
+        messages.append(f"{k}: no engine layer names it: its work went into data movement or TensorRT removed it.")
+    return ChainEvaluation(chain, tensors, engine, messages)
