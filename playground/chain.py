@@ -70,10 +70,10 @@ def split_params(keys, flat: dict) -> dict[str, dict]:
     out: dict[str, dict] = {k: {} for k in keys}
     for name, value in flat.items():
         key, dot, param = str(name).partition(".")
-        if key not in out:
-            raise ValidationError(CHAIN, name, "names no layer of this chain; its layers are " + ", ".join(keys))
         if not dot or not param:
-            raise ValidationError(CHAIN, name, "must be KEY.PARAMETER, e.g. " + f"{keys[0]}.precision")
+            raise ValidationError(CHAIN, name, f"must be KEY.PARAMETER, e.g. {keys[0]}.precision")
+        if key not in out:
+            raise ValidationError(key, param, f"{key} names no layer of this chain; its layers are " + ", ".join(keys))
         out[key][param] = value
     return out
 

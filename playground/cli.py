@@ -1,6 +1,7 @@
 """Command line: every subcommand of `python -m playground`.
 
     run LAYER [--set NAME=VALUE]... [--input [NAME=]IN.npy]... [--output OUT.npy] [--json] [--compare PRECISION]
+    run LAYER+LAYER[+…] [--set KEY.NAME=VALUE]... [--input IN.npy] [--output OUT.npy] [--json] [--intermediates DIR]
     run --onnx MODEL.onnx [--node NAME] [--input IN.npy] [--output OUT.npy] [--json]
     onnx MODEL.onnx [--json]
     layers [LAYER]
@@ -229,6 +230,10 @@ def _opened_node(model, args):
 def cmd_run(args) -> int:
     from .core import evaluate  # TensorRT is imported only by commands that build
 
+    if args.layer is not None and "+" in args.layer:
+        return cmd_run_chain(args)
+    if args.intermediates is not None:
+        raise UsageError("--intermediates: only with a chain (LAYER+LAYER…)")
     if args.output:
         output_path(args.output, "--output", ".npy")
     if (args.layer is None) == (args.onnx is None):
@@ -281,6 +286,72 @@ def cmd_run(args) -> int:
         raise Refused(result.error)
     if result.error:
         raise Failure(result.error)
+    return 0
+
+
+def intermediates_dir(path: str) -> Path:
+    """The directory --intermediates writes to (made if missing; its parent must exist), checked before any work."""
+    d = Path(path)
+    fail = lambda rule: ValidationError("output", "--intermediates", f"{path}: {rule}")  # noqa: E731
+    if d.exists() and not d.is_dir():
+        raise fail("is a file; it must name a directory")
+    if not d.exists():
+        if not d.parent.is_dir():
+            raise fail(f"its parent {d.parent} does not exist")
+        try:
+            d.mkdir()
+        except OSError as exc:
+            raise fail(exc.strerror or str(exc)) from None
+    if not os.access(d, os.W_OK):
+        raise fail("is not writable")
+    return d
+
+
+def cmd_run_chain(args) -> int:
+    """`run A+B+…`: the chain's every tensor from the references and its engine built as one network, each engine
+    layer with the chain layers it computes (`fuses`)."""
+    from . import chain as C
+
+    if args.compare is not None or args.onnx is not None or args.node is not None:
+        raise UsageError("--compare, --onnx and --node: not with a chain")
+    if args.output:
+        output_path(args.output, "--output", ".npy")
+    folder = intermediates_dir(args.intermediates) if args.intermediates else None
+    names = C.parse_names(args.layer)
+    raw = parse_sets(C.CHAIN, args.set)
+    given = _one_input(args.input, "a chain (its first layer's input)")
+    x = read_npy(given, C.CHAIN, "--input") if given else None
+    result = C.evaluate(names, raw, x)
+    if args.output:
+        with written(args.output, "wb") as f:
+            np.save(f, result.output.astype(np.float32), allow_pickle=False)
+    if folder is not None:
+        for key, t in result.tensors.items():
+            with written(str(folder / f"{key}.npy"), "wb") as f:
+                np.save(f, t.astype(np.float32), allow_pickle=False)
+    engine = result.engine
+    if args.json:
+        from .trt.backend import detect
+
+        print(json.dumps(_finite(result.to_json() | {"backend": detect().describe()}), allow_nan=False,
+                         default=str))
+    else:
+        np.set_printoptions(precision=8, linewidth=200, suppress=True)
+        print(f"chain   : {' → '.join(result.chain.keys)}")
+        print("inputH0 :", result.tensors[C.INPUT].shape, result.tensors[C.INPUT], sep="\n")
+        print(f"outputH0: {result.output.shape}  [NumPy references]", result.output, sep="\n")
+        s = engine.summary()
+        print(f"engine: {s['status']} by {s['builder']}, {s['bytes']} bytes, build {s['build_ms']} ms, "
+              f"{len(s['layers'])} engine layer(s), not run here")
+        for i, layer in enumerate(s["layers"]):
+            what = ", ".join(layer["fuses"]) if layer["fuses"] else layer["role"]
+            print(f"  [{i}] {layer['name']} ({layer['type']}, {layer['tactic']}): {what}")
+        for m in result.messages:
+            print("note:", m)
+    if engine.status == "refused":
+        raise Refused(engine.report.error)
+    if engine.status == "failed":
+        raise Failure(engine.report.error)
     return 0
 
 
@@ -397,6 +468,13 @@ def cmd_snapshot(args) -> int:
     return 0
 
 
+class _LayersOrChain(list):
+    """`run`'s choices: a layer's name, or a chain of them joined by "+" (checked by playground.chain)."""
+
+    def __contains__(self, value) -> bool:
+        return super().__contains__(value) or (isinstance(value, str) and "+" in value)
+
+
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m playground", description="TensorRT Layer Playground")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -404,7 +482,7 @@ def parser() -> argparse.ArgumentParser:
                 help="a parameter: number, comma list, enum member, true/false, preset, or @FILE.npy")
 
     run = sub.add_parser("run", help="build (and where possible run) one layer configuration, or an ONNX node")
-    run.add_argument("layer", nargs="?", choices=list(LAYERS))
+    run.add_argument("layer", nargs="?", choices=_LayersOrChain(LAYERS), metavar="LAYER[+LAYER…]")
     run.add_argument("--onnx", metavar="MODEL.onnx", help="run a node of this ONNX model as its layer")
     run.add_argument("--node", help="with --onnx: the node's name (default: the only node, or the first that opens)")
     run.add_argument("--set", **sets)
@@ -413,6 +491,8 @@ def parser() -> argparse.ArgumentParser:
                           "one --input per input, in its declared order, or NAME=IN.npy")
     run.add_argument("--output", help="write the shown output tensor here (.npy, float32)")
     run.add_argument("--json", action="store_true", help="print one JSON object")
+    run.add_argument("--intermediates", metavar="DIR", help="a chain: write every tensor along it here "
+                     "(input.npy, KEY.npy for each layer)")
     run.add_argument("--compare", metavar="PRECISION", help="also compute the configuration in this precision "
                      "and report the difference between the two outputs")
     run.set_defaults(func=cmd_run)
