@@ -5,8 +5,8 @@ Each is declared once here; the chain page lists them, the CLI runs them by thei
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
