@@ -125,10 +125,16 @@ class Chain:
         return {f"{link.key}.{k}": v for link in self.links for k, v in link.params.items()}
 
 
+def default_sources(layer: Layer, earlier: tuple[str, ...]) -> dict:
+    """{input name: source} where none is given: the first input reads the previous layer (the first layer: the
+    chain's input), the others the chain's input."""
+    previous = earlier[-1] if earlier else INPUT
+    return {i.name: previous if n == 0 else INPUT for n, i in enumerate(layer.inputs)}
+
+
 def _sources(key: str, layer: Layer, raw: dict, earlier: tuple[str, ...]) -> tuple[dict, dict]:
     """(the layer's parameters without its FROM keys, {input name: source})."""
-    previous = earlier[-1] if earlier else INPUT
-    sources = {i.name: previous if n == 0 else INPUT for n, i in enumerate(layer.inputs)}
+    sources = default_sources(layer, earlier)
     params = {}
     for name, value in raw.items():
         if name != FROM and not name.startswith(FROM + "."):

@@ -31,8 +31,11 @@ class Starter:
         return self.pattern(self.input_shape)
 
     def cli(self) -> list[str]:
-        """`run` arguments for it (the input is the first layer's example; the starter's own pattern may differ)."""
-        return ["+".join(self.layers)] + [a for k, v in self.params.items() for a in ("--set", f"{k}={v}")]
+        """`run` arguments for it (the input is the first layer's example; the starter's own pattern may differ); a
+        chain of one layer is that layer's own run, its parameters without the key."""
+        one = len(self.layers) == 1
+        return ["+".join(self.layers)] + [a for k, v in self.params.items()
+                                          for a in ("--set", f"{k.partition('.')[2] if one else k}={v}")]
 
 
 SOBEL = {"convolution.kernel": "sobel_w"}

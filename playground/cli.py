@@ -398,6 +398,8 @@ def cmd_export(args) -> int:
     from . import presets
     from .export import export_script
 
+    if "+" in args.layer:
+        return cmd_export_chain(args)
     suffix = ".onnx" if args.format == "onnx" else ".py"
     if args.format == "onnx" and not args.out:
         raise UsageError("--format onnx: needs --out FILE.onnx (a model is binary)")
@@ -427,6 +429,27 @@ def cmd_export(args) -> int:
               f"with `python -m playground run --onnx {args.out}`")
         return 0
     script = export_script(args.layer, raw, x)
+    if not args.out:
+        sys.stdout.write(script)
+        return 0
+    with written(args.out, "w") as f:
+        f.write(script)
+    print(f"wrote {args.out}: run it with `python {args.out}`")
+    return 0
+
+
+def cmd_export_chain(args) -> int:
+    """`export A+B+… [--format python|script]`: the chain as a standalone script."""
+    from . import chain as C
+    from .chain_export import export_chain_script
+
+    if args.format == "onnx" or args.preset:
+        raise UsageError("--format onnx and --preset: not with a chain (a chain exports as a script)")
+    if args.out:
+        output_path(args.out, "--out", ".py")
+    given = _one_input(args.input, "a chain (its first layer's input)")
+    x = read_npy(given, C.CHAIN, "--input") if given else None
+    script = export_chain_script(C.parse_names(args.layer), parse_sets(C.CHAIN, args.set), x)
     if not args.out:
         sys.stdout.write(script)
         return 0
@@ -509,15 +532,15 @@ def parser() -> argparse.ArgumentParser:
     export = sub.add_parser(
         "export", help="write a standalone Python script that builds (and where possible runs) one configuration",
         description="Write a standalone Python script (no playground import) for one layer configuration.")
-    export.add_argument("layer", choices=list(LAYERS))
+    export.add_argument("layer", choices=_LayersOrChain(LAYERS), metavar="LAYER[+LAYER…]")
     export.add_argument("--preset", help="start from one of the spec's examples or lessons (playground.presets); "
                                          "--set and --input override it")
     export.add_argument("--set", **sets)
     export.add_argument("--input", action="append", metavar="[NAME=]IN.npy",
                         help="input tensor (.npy); default: the preset's or the layer's spec example (several "
                              "inputs: as for run)")
-    export.add_argument("--format", choices=("python", "onnx"), default="python",
-                        help="python: a standalone script; onnx: the configuration as an ONNX model")
+    export.add_argument("--format", choices=("python", "script", "onnx"), default="python",
+                        help="python (or script): a standalone script; onnx: the configuration as an ONNX model")
     export.add_argument("--out", help="write the script (or model) here (default for a script: standard output)")
     export.set_defaults(func=cmd_export)
 

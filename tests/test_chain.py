@@ -267,12 +267,47 @@ def test_cli_refusals_exit_2_and_name_the_key(args, needle, capsys):
     assert needle in err and "Traceback" not in err
 
 
-def test_starters_cli_arguments_resolve_to_the_same_chain():
+@needs_trt
+@pytest.mark.parametrize("starter", chains.STARTERS, ids=lambda s: s.name)
+def test_each_starter_runs_from_the_cli_as_on_the_page(starter, tmp_path, capsys, monkeypatch):
+    from playground import core
+    from playground.trt.cache import EngineCache
+
+    monkeypatch.setattr(core, "_default_cache", EngineCache(tmp_path / "cache"))
+    np.save(tmp_path / "x.npy", starter.input())
+    assert main(["run", *starter.cli(), "--input", str(tmp_path / "x.npy"), "--output", str(tmp_path / "y.npy"),
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    want = C.evaluate(starter.layers, starter.params, starter.input(), build_engine=False)
+    np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), want.output)
+    if len(starter.layers) > 1:
+        assert out["network"]["layers"] == list(want.chain.keys)
+
+
+def test_a_chain_exports_as_a_script_that_builds_it(tmp_path):
+    import subprocess
+    import sys
+
+    s = chains.find("conv_residual_relu")
+    np.save(tmp_path / "x.npy", s.input())
+    args = ["export", *s.cli(), "--format", "script", "--out", str(tmp_path / "chain.py")]
+    assert main(args) == 0
+    text = (tmp_path / "chain.py").read_text()
+    assert "import playground" not in text and "def build_convolution(" in text and "def build_elementwise(" in text
+    command = next(line for line in text.splitlines() if line.startswith("PLAYGROUND_COMMAND = "))
+    again = C.resolve(*_run_args(eval(command.split(" = ", 1)[1])))  # noqa: S307 - our own repr of a string
+    assert again.flat_params().keys() == C.resolve(s.layers, s.params).flat_params().keys()
+    if not detect().can_build:
+        return
+    run = subprocess.run([sys.executable, str(tmp_path / "chain.py")], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert "output shape: (1, 1, 6, 9)" in run.stdout and "engine: built by" in run.stdout
+
+
+def _run_args(command: str):
+    """(names, raw) of a `python -m playground run A+B --set K=V …` line."""
     from playground.cli import parse_sets
 
-    for s in chains.STARTERS:
-        names, *rest = s.cli()
-        raw = parse_sets(C.CHAIN, rest[1::2])
-        a, b = C.resolve(names, raw, s.input_shape), C.resolve(s.layers, s.params, s.input_shape)
-        assert a.keys == b.keys and {k: str(v) for k, v in a.flat_params().items()} == {
-            k: str(v) for k, v in b.flat_params().items()}
+    words = command.split()
+    sets = [words[i + 1] for i, w in enumerate(words) if w == "--set"]
+    return C.parse_names(words[4]), parse_sets(C.CHAIN, sets)
