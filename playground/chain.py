@@ -443,3 +443,123 @@ def evaluate(names, raw: dict | None = None, x=None, *, backend=None, cache=None
     for k in engine.absorbed:
         messages.append(f"{k}: no engine layer names it: its work went into data movement or TensorRT removed it.")
     return ChainEvaluation(chain, tensors, engine, messages)
+
+
+# -- the chain page's address ---------------------------------------------------------------------------------------
+# /chain?layers=convolution,activation&convolution.stride_nd=2,2&activation.type=RELU: every key is hostile input.
+LAYERS_KEY, STARTER_KEY, SHAPE_KEY, PATTERN_KEY = "layers", "starter", "input.shape", "input.pattern"
+PAGE_KEYS = (LAYERS_KEY, STARTER_KEY, SHAPE_KEY, PATTERN_KEY)
+OTHER_KEYS = ("view.",)  # the page's view settings (presenter mode), which the page's own controls read
+DEFAULT_LAYERS = ("convolution", "activation")
+
+
+def patterns() -> dict:
+    """The input patterns a link may name: the first layer's example, or one of the spec patterns."""
+    from .inputs import arange_pattern, centered_ramp, tile_pattern
+
+    return {"example": None, "centered_ramp": centered_ramp, "tile_pattern": tile_pattern,
+            "arange_pattern": arange_pattern}
+
+
+@dataclass
+class Address:
+    """What a chain page's address says: the layers, each layer's raw parameters (texts, by position), the input's
+    shape and pattern, and every key it refused (with the rule), which the page shows while it draws the rest."""
+    names: list[str]
+    params: list[dict]  # by position: {param (or from, from.NAME): text}
+    shape: tuple | None = None
+    pattern: str = "example"
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def keys(self) -> tuple[str, ...]:
+        return keys_of(self.names)
+
+    def raw(self) -> dict:
+        """{key: {param: text}} for `resolve`."""
+        return {k: dict(p) for k, p in zip(self.keys, self.params)}
+
+    def query(self) -> dict[str, str]:
+        """The address as URL keys (a layer's parameters under its key as it is now)."""
+        q = {LAYERS_KEY: ",".join(self.names)}
+        for key, params in zip(self.keys, self.params):
+            q |= {f"{key}.{name}": str(v) for name, v in params.items()}
+        if self.shape:
+            q[SHAPE_KEY] = ",".join(map(str, self.shape))
+        if self.pattern != "example":
+            q[PATTERN_KEY] = self.pattern
+        return q
+
+    def input(self) -> np.ndarray | None:
+        """The chain's input from the pattern and shape (None: the first layer's example, made by `compute`)."""
+        make = patterns()[self.pattern]
+        if make is None:
+            if self.shape is None:
+                return None
+            first = LAYERS[self.names[0]]
+            return first.example_of(first.inputs[0].name, self.shape)
+        first = LAYERS[self.names[0]]
+        return make(self.shape or first.input_shape(first.inputs[0].name))
+
+
+def starter_of(address: Address):
+    """The starter chain this address is exactly (its layers, parameters, shape and pattern), or None."""
+    from . import chains
+
+    for s in chains.STARTERS:
+        if tuple(address.names) == s.layers and from_query({STARTER_KEY: s.name}).query() == address.query():
+            return s
+    return None
+
+
+def from_query(query: dict) -> Address:
+    """The address of `query` ({key: text}); a key it cannot use is named in `problems` with its rule, never
+    raised: the page draws what the rest says."""
+    from . import chains
+    from .inputs import parse_shape
+
+    problems: list[str] = []
+    text = {str(k): str(v) for k, v in query.items()}
+    starter = None
+    if STARTER_KEY in text:
+        try:
+            starter = chains.find(text[STARTER_KEY].strip())
+        except KeyError as exc:
+            problems.append(f"{STARTER_KEY}: {exc.args[0]}")
+    names = list(starter.layers if starter else DEFAULT_LAYERS)
+    if LAYERS_KEY in text:
+        try:
+            names = list(parse_names(text[LAYERS_KEY], ","))
+            starter = starter if starter and tuple(names) == starter.layers else None
+        except ValidationError as exc:
+            problems.append(f"{LAYERS_KEY}: {exc.rule}; showing {', '.join(names)}")
+    keys = keys_of(names)
+    params: list[dict] = [{} for _ in names]
+    if starter:
+        for k, v in starter.params.items():
+            key, _, name = k.partition(".")
+            params[keys.index(key)][name] = str(v)
+    address = Address(names, params, starter.input_shape if starter else None,
+                      starter.pattern.__name__ if starter else "example", problems)
+    for k, v in text.items():
+        if k in (LAYERS_KEY, STARTER_KEY) or k.startswith(OTHER_KEYS):
+            continue
+        if k == SHAPE_KEY:
+            try:
+                address.shape = parse_shape(v)
+            except ValueError as exc:  # InputError: "input.shape: rule"
+                problems.append(str(exc))
+            continue
+        if k == PATTERN_KEY:
+            if v in patterns():
+                address.pattern = v
+            else:
+                problems.append(f"{PATTERN_KEY}: must be one of {', '.join(patterns())} (got {v[:40]!r})")
+            continue
+        key, _, name = k.partition(".")
+        if key not in keys or not name:
+            problems.append(f"{k[:60]}: names no layer of this chain ({', '.join(keys)}) and no key of the page "
+                            f"({', '.join(PAGE_KEYS)})")
+            continue
+        params[keys.index(key)][name] = v
+    return address
