@@ -15,5 +15,6 @@ st.set_page_config(page_title="TensorRT Layer Playground", page_icon="🧪", lay
                    initial_sidebar_state="collapsed")
 pages = [st.Page(page_path("home"), title="Home", icon=HOME_ICON, default=True)]
 pages += list(layer_pages().values())
+pages.append(st.Page(page_path("chain"), title="Chain", icon=":material/linear_scale:", url_path="chain"))
 st.navigation(pages, position="top").run()
 freeze_startup_objects()  # after the page: by then TensorRT and every figure module are loaded

@@ -1,0 +1,3 @@
+from playground.ui.chain import chain_page
+
+chain_page()

@@ -1,0 +1,247 @@
+"""The chain page (/chain): 1 to 6 layers, every tensor along them, and the engine TensorRT built for the whole.
+
+The address is the page's state (playground.chain.Address): every control writes it, and the page draws what it
+says. A refused layer is named with its rule while the last good figures stay on screen.
+"""
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from .. import chain as C
+from .. import chains
+from ..errors import PlaygroundError
+from ..layers import LAYERS
+from . import state
+
+LAST_GOOD = "chain.last_good"  # session: (address query, ChainEvaluation) of the last chain that resolved
+GENERATION = "chain.generation"  # session: bumped when the layers change, so their controls start afresh
+PAGE_CSS = ('<style>[data-testid="stMainBlockContainer"] { max-width: 100%; padding: 72px 24px 3rem; }</style>')
+ROLE_TEXT = {"data movement": "moves data (Move, Transpose or reformat)"}
+
+
+def chain_page() -> None:
+    state.guarded(_chain_page)
+
+
+def _address() -> C.Address:
+    return C.from_query(st.query_params.to_dict())
+
+
+def _write(address: C.Address, structural: bool = False) -> None:
+    """The address into the URL (the view's keys kept); `structural`: the layers changed, their controls restart."""
+    view = {k: v for k, v in st.query_params.to_dict().items() if k.startswith(C.OTHER_KEYS)}
+    st.query_params.from_dict(address.query() | view)
+    if structural:
+        st.session_state[GENERATION] = st.session_state.get(GENERATION, 0) + 1
+
+
+def _chain_page() -> None:
+    presenter = state.presenter_on()
+    st.html(PAGE_CSS + ("" if not presenter else
+                        "<style>html { font-size: 20px; } [data-testid='stMain'] { color: #000; }</style>"))
+    address = _address()
+    st.title("Chain", anchor=False)
+    st.caption("Two to six layers as one TensorRT network: every tensor along the chain, and the engine's layers "
+               "with the chain's layers each one computes. Also on the command line: "
+               f"`python -m playground run {'+'.join(address.names)} --json`.")
+    _starter_picker(address)
+    for problem in address.problems:
+        st.warning(state.inert(problem), icon=":material/link_off:")
+    starter = C.starter_of(address)
+    if starter:
+        st.info(f"**{starter.title}.** {starter.note}", icon=":material/school:")
+    left, right = st.columns([1, 2], gap="medium")
+    with left:
+        _layer_list(address)
+        result, error = _evaluate(address)
+        _controls(address, result.chain if result and not error else None)
+    with right:
+        if error:
+            st.error(state.inert(error), icon=":material/error:")
+        if result is None:
+            return
+        if error:
+            st.caption("The figures below are the last chain that resolved.")
+        _tensors(result, presenter)
+        _engine(result)
+
+
+def _starter_picker(address: C.Address) -> None:
+    names = [s.name for s in chains.STARTERS]
+    current = C.starter_of(address)
+
+    def pick():
+        chosen = st.session_state["chain.starter"]
+        if chosen:
+            _write(C.from_query({C.STARTER_KEY: chosen}), structural=True)
+
+    st.selectbox("Starter chains", [""] + names, index=names.index(current.name) + 1 if current else 0,
+                 format_func=lambda n: chains.find(n).title if n else "— pick one of the seeds' lessons —",
+                 key="chain.starter", on_change=pick)
+
+
+def _layer_list(address: C.Address) -> None:
+    """The layers in order, each with move up, move down and remove; a layer to add at the end."""
+    st.subheader("Layers", anchor=False)
+    gen = st.session_state.get(GENERATION, 0)
+
+    def edit(op: str, i: int) -> None:
+        names, params = list(address.names), list(address.params)
+        if op == "remove" and len(names) > 1:
+            del names[i], params[i]
+        elif op in ("up", "down"):
+            j = i - 1 if op == "up" else i + 1
+            names[i], names[j], params[i], params[j] = names[j], names[i], params[j], params[i]
+        _write(C.Address(names, params, address.shape, address.pattern), structural=True)
+
+    for i, (key, name) in enumerate(zip(address.keys, address.names)):
+        row = st.columns([5, 1, 1, 1], vertical_alignment="center")
+        row[0].markdown(f"**{i + 1}. `{key}`** {LAYERS[name].title}")
+        row[1].button("↑", key=f"chain.{gen}.up.{i}", disabled=i == 0, on_click=edit, args=("up", i),
+                      help="Move up")
+        row[2].button("↓", key=f"chain.{gen}.down.{i}", disabled=i == len(address.names) - 1, on_click=edit,
+                      args=("down", i), help="Move down")
+        row[3].button("✕", key=f"chain.{gen}.remove.{i}", disabled=len(address.names) == 1, on_click=edit,
+                      args=("remove", i), help="Remove")
+
+    def add() -> None:
+        name = st.session_state.get(f"chain.{gen}.add")
+        if name and len(address.names) < C.MAX_LAYERS:
+            _write(C.Address(address.names + [name], address.params + [{}], address.shape, address.pattern),
+                   structural=True)
+
+    row = st.columns([5, 3], vertical_alignment="bottom")
+    row[0].selectbox("Add a layer", list(LAYERS), format_func=lambda n: LAYERS[n].title, key=f"chain.{gen}.add")
+    row[1].button("Add", key=f"chain.{gen}.add_button", on_click=add, disabled=len(address.names) >= C.MAX_LAYERS,
+                  help=f"At most {C.MAX_LAYERS} layers")
+
+
+def _evaluate(address: C.Address):
+    """(the evaluation to draw, the error to show): this address's, or the last good one and why this one failed."""
+    from ..shared import backend, engine_cache
+
+    try:
+        with st.spinner("Building the chain's engine …"):
+            result = C.evaluate(address.names, address.raw(), address.input(), backend=backend(),
+                                cache=engine_cache())
+    except PlaygroundError as exc:
+        last = st.session_state.get(LAST_GOOD)
+        return (last[1] if last else None), str(exc)
+    st.session_state[LAST_GOOD] = (address.query(), result)
+    return result, None
+
+
+def _controls(address: C.Address, resolved: C.Chain | None) -> None:
+    """Each layer's parameters (the ones its configuration uses) and sources, one tab per layer."""
+    st.subheader("Parameters", anchor=False)
+    gen = st.session_state.get(GENERATION, 0)
+    tabs = st.tabs(list(address.keys))
+    links = {link.key: link for link in resolved.links} if resolved else {}
+    for i, (tab, key, name) in enumerate(zip(tabs, address.keys, address.names)):
+        layer = LAYERS[name]
+        link = links.get(key)
+        params = link.params if link else None
+        with tab:
+            _sources(address, i, key, layer, gen)
+            for p in layer.params:
+                if params is not None and not p.is_used(params):
+                    continue
+                _param_control(address, i, key, p, params, gen)
+
+
+def _set(address: C.Address, i: int, name: str, text) -> None:
+    params = [dict(p) for p in address.params]
+    if text is None or text == "":
+        params[i].pop(name, None)
+    else:
+        params[i][name] = str(text)
+    _write(C.Address(address.names, params, address.shape, address.pattern))
+
+
+def _param_control(address, i, key, p, params, gen) -> None:
+    widget = f"chain.{gen}.{key}.{p.name}"
+    given = address.params[i].get(p.name)
+    current = params[p.name] if params is not None else None
+    label, hint = f"{p.label or p.name}", p.help
+
+    def changed():
+        value = st.session_state[widget]
+        _set(address, i, p.name, ("true" if value else "false") if p.kind == "bool" else value)
+
+    if p.kind == "enum":
+        value = given if given in p.choices else current if current in p.choices else p.choices[0]
+        st.selectbox(label, p.choices, index=p.choices.index(value), key=widget, on_change=changed, help=hint)
+    elif p.kind == "bool":
+        value = given.strip().lower() in ("true", "1", "yes", "on") if given is not None else bool(current)
+        st.checkbox(label, value=value, key=widget, on_change=changed, help=hint)
+    else:
+        text = given if given is not None else (p.to_text(current) if params is not None else "")
+        st.text_input(label, value=text, key=widget, on_change=changed, help=hint + " (empty: the default)")
+
+
+def _sources(address, i, key, layer, gen) -> None:
+    """Where each input comes from: the chain's input or an earlier layer (the default: the previous one, and the
+    chain's input for a layer's other inputs)."""
+    if i == 0 and not layer.several:
+        return
+    earlier = (C.INPUT,) + address.keys[:i]
+    default = C.default_sources(layer, address.keys[:i])
+    for n, inp in enumerate(layer.inputs):
+        name = C.FROM if n == 0 else f"{C.FROM}.{inp.name}"
+        widget = f"chain.{gen}.{key}.{name}"
+        given = address.params[i].get(name, default[inp.name])
+        value = given if given in earlier else default[inp.name]
+
+        def changed(widget=widget, name=name, fallback=default[inp.name]):
+            chosen = st.session_state[widget]
+            _set(address, i, name, None if chosen == fallback else chosen)
+
+        st.selectbox(f"Input {inp.name} reads", earlier, index=earlier.index(value), key=widget, on_change=changed)
+
+
+def _tensors(result: C.ChainEvaluation, presenter: bool) -> None:
+    """Every tensor along the chain, in order, each with the engine layer that computes it."""
+    st.subheader("Tensors along the chain", anchor=False)
+    owners = {k: result.engine.kernels_of(k) for k in result.chain.keys}
+    items = list(result.tensors.items())
+    per_row = 3
+    for start in range(0, len(items), per_row):
+        cols = st.columns(per_row)
+        for col, (key, t) in zip(cols, items[start:start + per_row]):
+            with col:
+                title = "input" if key == C.INPUT else key
+                fig, _stats = state.tensor_figure(np.asarray(t), f"{title} {tuple(t.shape)}", True, presenter)
+                state.chart(fig, key=f"chain.tensor.{start}.{key}", filename=f"chain_{key}")
+                if key != C.INPUT:
+                    where = owners.get(key) or []
+                    names = ", ".join(f"[{j}] {result.engine.layers[j]['name']}" for j in where)
+                    st.caption(f"Computed by engine layer {names}" if where else
+                               "No engine layer names it" if result.engine.layers else "No engine")
+
+
+def _engine(result: C.ChainEvaluation) -> None:
+    e = result.engine
+    st.subheader("The engine", anchor=False)
+    for m in result.messages:
+        st.caption(state.inert(m))
+    if e.report is None:
+        return
+    if e.status not in ("built", "cached"):
+        st.error(state.inert(e.report.error or e.status), icon=":material/block:")
+        return
+    when = "from cache" if e.status == "cached" else "built now"
+    st.markdown(f"**{len(e.layers)} engine layer(s)** from {len(result.chain.keys)} chain layer(s), "
+                f"{e.report.bytes:,} bytes, built in {e.report.build_ms:.0f} ms ({when}).")
+    groups = [", ".join(layer["fuses"]) for layer in e.layers if len(layer["fuses"]) > 1]
+    if groups:
+        st.markdown("Fused groups: " + "; ".join(f"**{g}**" for g in groups))
+    rows = [{"#": i, "engine layer": layer["name"], "type": layer["type"], "tactic": layer["tactic"],
+             "computes": ", ".join(layer["fuses"]) or ROLE_TEXT.get(layer["role"], layer["role"]),
+             "input formats": "; ".join(t["format"] for t in layer["inputs"]),
+             "output formats": "; ".join(t["format"] for t in layer["outputs"])} for i, layer in enumerate(e.layers)]
+    state.table(rows, key="chain.engine_layers")
+    if e.fusion_log:
+        with st.expander("TensorRT's words about fusion (its verbose log)"):
+            st.code("\n".join(e.fusion_log), language=None)
+
