@@ -1,3 +1,0 @@
-from playground.ui.chain import chain_page
-
-chain_page()
