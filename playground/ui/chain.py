@@ -41,16 +41,19 @@ def _chain_page() -> None:
     st.html(PAGE_CSS + ("" if not presenter else
                         "<style>html { font-size: 20px; } [data-testid='stMain'] { color: #000; }</style>"))
     address = _address()
-    st.title("Chain", anchor=False)
-    st.caption("Two to six layers as one TensorRT network: every tensor along the chain, and the engine's layers "
-               "with the chain's layers each one computes. Also on the command line: "
-               f"`python -m playground run {'+'.join(address.names)} --json`.")
-    _starter_picker(address)
+    head, note = st.columns([1, 2], gap="medium")
+    with head:
+        st.subheader("Chain: what TensorRT fuses", anchor=False)
+        _starter_picker(address)
+    with note:
+        starter = C.starter_of(address)
+        if starter:
+            st.info(f"**{starter.title}.** {starter.note}", icon=":material/school:")
+        st.caption("Up to six layers as one TensorRT network: every tensor along the chain, and the engine's layers "
+                   "with the chain's layers each one computes. On the command line: "
+                   f"`python -m playground run {'+'.join(address.names)} --json`.")
     for problem in address.problems:
         st.warning(state.inert(problem), icon=":material/link_off:")
-    starter = C.starter_of(address)
-    if starter:
-        st.info(f"**{starter.title}.** {starter.note}", icon=":material/school:")
     left, right = st.columns([1, 2], gap="medium")
     with left:
         _layer_list(address)
@@ -63,6 +66,7 @@ def _chain_page() -> None:
             return
         if error:
             st.caption("The figures below are the last chain that resolved.")
+        _fusion(result)
         _tensors(result, presenter)
         _engine(result)
 
@@ -76,7 +80,7 @@ def _starter_picker(address: C.Address) -> None:
         if chosen:
             _write(C.from_query({C.STARTER_KEY: chosen}), structural=True)
 
-    st.selectbox("Starter chains", [""] + names, index=names.index(current.name) + 1 if current else 0,
+    st.selectbox("Starter chain", [""] + names, index=names.index(current.name) + 1 if current else 0,
                  format_func=lambda n: chains.find(n).title if n else "— pick one of the seeds' lessons —",
                  key="chain.starter", on_change=pick)
 
@@ -95,15 +99,21 @@ def _layer_list(address: C.Address) -> None:
             names[i], names[j], params[i], params[j] = names[j], names[i], params[j], params[i]
         _write(C.Address(names, params, address.shape, address.pattern), structural=True)
 
+    presenter = state.presenter_on()
     for i, (key, name) in enumerate(zip(address.keys, address.names)):
-        row = st.columns([5, 1, 1, 1], vertical_alignment="center")
-        row[0].markdown(f"**{i + 1}. `{key}`** {LAYERS[name].title}")
-        row[1].button("↑", key=f"chain.{gen}.up.{i}", disabled=i == 0, on_click=edit, args=("up", i),
-                      help="Move up")
-        row[2].button("↓", key=f"chain.{gen}.down.{i}", disabled=i == len(address.names) - 1, on_click=edit,
-                      args=("down", i), help="Move down")
-        row[3].button("✕", key=f"chain.{gen}.remove.{i}", disabled=len(address.names) == 1, on_click=edit,
-                      args=("remove", i), help="Remove")
+        title = f"**{i + 1}. `{key}`** {LAYERS[name].title}"
+        if presenter:  # large type: the name on its own line, the buttons under it wide enough for their icons
+            st.markdown(title)
+            row = [None, *st.columns([1, 1, 1, 2])]
+        else:
+            row = st.columns([5, 1, 1, 1], vertical_alignment="center")
+            row[0].markdown(title)
+        row[1].button(":material/arrow_upward:", key=f"chain.{gen}.up.{i}", disabled=i == 0, on_click=edit,
+                      args=("up", i), help="Move up")
+        row[2].button(":material/arrow_downward:", key=f"chain.{gen}.down.{i}", disabled=i == len(address.names) - 1,
+                      on_click=edit, args=("down", i), help="Move down")
+        row[3].button(":material/close:", key=f"chain.{gen}.remove.{i}", disabled=len(address.names) == 1,
+                      on_click=edit, args=("remove", i), help="Remove")
 
     def add() -> None:
         name = st.session_state.get(f"chain.{gen}.add")
@@ -205,14 +215,14 @@ def _tensors(result: C.ChainEvaluation, presenter: bool) -> None:
     st.subheader("Tensors along the chain", anchor=False)
     owners = {k: result.engine.kernels_of(k) for k in result.chain.keys}
     items = list(result.tensors.items())
-    per_row = 3
+    per_row = 2 if presenter else 3  # presenter type needs the room
     for start in range(0, len(items), per_row):
         cols = st.columns(per_row)
         for col, (key, t) in zip(cols, items[start:start + per_row]):
             with col:
                 title = "input" if key == C.INPUT else key
                 fig, _stats = state.tensor_figure(np.asarray(t), f"{title} {tuple(t.shape)}", True, presenter)
-                state.chart(fig, key=f"chain.tensor.{start}.{key}", filename=f"chain_{key}")
+                state.chart(fig, key=f"chain.tensor.{start}.{key}", filename=f"chain_{key}", width="stretch")
                 if key != C.INPUT:
                     where = owners.get(key) or []
                     names = ", ".join(f"[{j}] {result.engine.layers[j]['name']}" for j in where)
@@ -220,22 +230,37 @@ def _tensors(result: C.ChainEvaluation, presenter: bool) -> None:
                                "No engine layer names it" if result.engine.layers else "No engine")
 
 
-def _engine(result: C.ChainEvaluation) -> None:
+def _fusion(result: C.ChainEvaluation) -> None:
+    """The engine in a few lines: each engine layer, in order, with the chain's layers it computes."""
     e = result.engine
     st.subheader("The engine", anchor=False)
-    for m in result.messages:
-        st.caption(state.inert(m))
     if e.report is None:
+        for m in result.messages:
+            st.caption(state.inert(m))
         return
     if e.status not in ("built", "cached"):
         st.error(state.inert(e.report.error or e.status), icon=":material/block:")
         return
     when = "from cache" if e.status == "cached" else "built now"
-    st.markdown(f"**{len(e.layers)} engine layer(s)** from {len(result.chain.keys)} chain layer(s), "
-                f"{e.report.bytes:,} bytes, built in {e.report.build_ms:.0f} ms ({when}).")
-    groups = [", ".join(layer["fuses"]) for layer in e.layers if len(layer["fuses"]) > 1]
-    if groups:
-        st.markdown("Fused groups: " + "; ".join(f"**{g}**" for g in groups))
+    computing = [layer for layer in e.layers if layer["role"] == "compute"]
+    st.markdown(f"**{len(result.chain.keys)} chain layer(s) → {len(e.layers)} engine layer(s)**, "
+                f"{len(computing)} of them computing ({e.builder}, {e.report.bytes:,} bytes, "
+                f"{e.report.build_ms:.0f} ms, {when}; not run here):")
+    lines = []
+    for i, layer in enumerate(e.layers):
+        what = (" + ".join(f"**{k}**" for k in layer["fuses"]) + (" (fused)" if len(layer["fuses"]) > 1 else "")
+                if layer["fuses"] else "_" + ROLE_TEXT.get(layer["role"], layer["role"]) + "_")
+        lines.append(f"{i}. `{layer['name']}` ({layer['type']}): {what}")
+    st.markdown("\n".join(lines) + "\n" + "".join(f"\n- no engine layer names **{k}**" for k in e.absorbed))
+
+
+def _engine(result: C.ChainEvaluation) -> None:
+    """The engine's layers in full (tactics, formats), the notes and TensorRT's words about fusion."""
+    e = result.engine
+    for m in result.messages:
+        st.caption(state.inert(m))
+    if e.report is None or e.status not in ("built", "cached"):
+        return
     rows = [{"#": i, "engine layer": layer["name"], "type": layer["type"], "tactic": layer["tactic"],
              "computes": ", ".join(layer["fuses"]) or ROLE_TEXT.get(layer["role"], layer["role"]),
              "input formats": "; ".join(t["format"] for t in layer["inputs"]),
