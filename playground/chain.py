@@ -336,16 +336,17 @@ class ChainBuild:
                 "log": [m for m in (r.log if r else []) if m[0] != "VERBOSE"]}
 
 
-def _build_report(backend, chain: Chain, settings) -> eng.BuildReport:
-    """The chain's one network built by `backend`'s builder (engine._build's steps, the verbose dump's metadata
-    and fusion words kept)."""
+def build_report(backend, make_network, settings) -> eng.BuildReport:
+    """The network of `make_network(trt, builder) -> (network, what it reads)` built by `backend`'s builder
+    (engine._build's steps), each engine layer with its metadata from the verbose dump, and TensorRT's words about
+    fusion kept in the log (as VERBOSE records)."""
     trt = backend.trt
     start = time.perf_counter()
     records, engine, error, shape = [], None, None, None
     try:
         with eng._builders_for(trt).builder() as builder, eng.capture(trt, records):
             try:
-                network, _kept = network_from_chain(trt, builder, chain)
+                network, _kept = make_network(trt, builder)
                 shape = [int(d) for d in network.get_output(0).shape]
                 engine = eng.engine_bytes_from_network(trt, builder, network, settings)
             except Exception as exc:  # noqa: BLE001 - TensorRT's Python API raises for networks it rejects
@@ -382,7 +383,8 @@ def build(chain: Chain, backend=None, cache=None) -> ChainBuild:
     key = cache_key(f"{FORMAT}:{'+'.join(chain.names)}",
                     {**chain.flat_params(), **{f"{link.key}.{FROM}": link.sources for link in chain.links}},
                     chain.input_shape, backend, settings)
-    report, status, _notes = cache.get_or_build(key, lambda: _build_report(backend, chain, settings))
+    report, status, _notes = cache.get_or_build(key, lambda: build_report(
+        backend, lambda trt, builder: network_from_chain(trt, builder, chain), settings))
     out = ChainBuild(report, status if report.status == "built" else report.status, who, cache_key=key)
     if report.status != "built":
         return out

@@ -331,10 +331,11 @@ def cmd_run_chain(args) -> int:
                 np.save(f, t.astype(np.float32), allow_pickle=False)
     engine = result.engine
     if args.json:
+        from .chain_onnx import opinions
         from .trt.backend import detect
 
-        print(json.dumps(_finite(result.to_json() | {"backend": detect().describe()}), allow_nan=False,
-                         default=str))
+        out = result.to_json() | {"backend": detect().describe()} | opinions(result)
+        print(json.dumps(_finite(out), allow_nan=False, default=str))
     else:
         np.set_printoptions(precision=8, linewidth=200, suppress=True)
         print(f"chain   : {' → '.join(result.chain.keys)}")
@@ -439,16 +440,28 @@ def cmd_export(args) -> int:
 
 
 def cmd_export_chain(args) -> int:
-    """`export A+B+… [--format python|script]`: the chain as a standalone script."""
+    """`export A+B+… [--format python|script|onnx]`: the chain as a standalone script, or as an ONNX model."""
     from . import chain as C
     from .chain_export import export_chain_script
 
-    if args.format == "onnx" or args.preset:
-        raise UsageError("--format onnx and --preset: not with a chain (a chain exports as a script)")
+    if args.preset:
+        raise UsageError("--preset: not with a chain (its layers and --set KEY.NAME=VALUE say it)")
+    if args.format == "onnx" and not args.out:
+        raise UsageError("--format onnx: needs --out FILE.onnx (a model is binary)")
     if args.out:
-        output_path(args.out, "--out", ".py")
+        output_path(args.out, "--out", ".onnx" if args.format == "onnx" else ".py")
     given = _one_input(args.input, "a chain (its first layer's input)")
     x = read_npy(given, C.CHAIN, "--input") if given else None
+    if args.format == "onnx":
+        from .chain_onnx import export_chain_model
+
+        chain = C.resolve(C.parse_names(args.layer), parse_sets(C.CHAIN, args.set), None if x is None else x.shape)
+        model = export_chain_model(chain)
+        with written(args.out, "wb") as f:
+            f.write(model.SerializeToString())
+        print(f"wrote {args.out}: {len(model.graph.node)} node(s), opset {model.opset_import[0].version} (the chain "
+              "in FP32)")
+        return 0
     script = export_chain_script(C.parse_names(args.layer), parse_sets(C.CHAIN, args.set), x)
     if not args.out:
         sys.stdout.write(script)

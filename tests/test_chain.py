@@ -313,3 +313,44 @@ def _run_args(command: str):
     words = command.split()
     sets = [words[i + 1] for i, w in enumerate(words) if w == "--set"]
     return C.parse_names(words[4]), parse_sets(C.CHAIN, sets)
+
+
+# -- the chain as an ONNX model, and the two second opinions -----------------------------------------------------
+ONNX_STARTERS = [s for s in chains.STARTERS if "elementwise" not in s.layers]
+
+
+@needs_trt
+@pytest.mark.parametrize("starter", ONNX_STARTERS, ids=lambda s: s.name)
+def test_onnx_runtime_agrees_and_the_parser_fuses_as_the_chain_build_does(starter, built, tmp_path):
+    from playground.chain_onnx import opinions
+    from playground.trt.cache import EngineCache
+
+    cache = EngineCache(tmp_path)
+    r = C.evaluate(starter.layers, starter.params, starter.input(), cache=cache)
+    o = opinions(r, cache=cache)
+    assert o["onnxruntime"]["status"] == "ran" and o["onnxruntime"]["agrees"], o["onnxruntime"]
+    parser = o["onnx_parser"]
+    assert parser["status"] in ("built", "cached") and parser["same_fusion"] is True, parser
+    assert [layer["fuses"] for layer in parser["layers"]] == [layer["fuses"] for layer in built[starter.name].layers]
+
+
+def test_a_chain_with_a_layer_without_onnx_export_says_which(capsys):
+    from playground.chain_onnx import opinions
+
+    s = chains.find("conv_residual_relu")
+    r = C.evaluate(s.layers, s.params, s.input(), build_engine=False)
+    assert opinions(r)["onnxruntime"]["status"].startswith("elementwise.onnx: elementwise has no ONNX export")
+    assert main(["export", "convolution+elementwise", "--set", "convolution.padding_nd=1,1", "--format", "onnx",
+                 "--out", "/tmp/never.onnx"]) == 2
+    assert "elementwise.onnx: elementwise has no ONNX export yet" in capsys.readouterr().err
+
+
+def test_cli_exports_a_chain_as_an_onnx_model(tmp_path, capsys):
+    import onnx
+
+    assert main(["export", "convolution+activation+activation", "--set", "activation2.type=TANH", "--format", "onnx",
+                 "--out", str(tmp_path / "c.onnx")]) == 0
+    model = onnx.load(str(tmp_path / "c.onnx"))
+    onnx.checker.check_model(model)
+    assert [n.op_type for n in model.graph.node] == ["Conv", "Relu", "Tanh"]
+    assert [n.name for n in model.graph.node] == ["convolution_0", "activation_0", "activation2_0"]
