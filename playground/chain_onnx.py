@@ -97,9 +97,13 @@ def opinions(result: C.ChainEvaluation, backend=None, cache=None) -> dict:
               "output_shape": report.output_shape, "error": report.error,
               "layers": [{"name": layer["name"], "type": layer["type"],
                           "fuses": parser_fuses(layer, result.chain.keys)} for layer in report.layers]}
-    own = [(layer["type"], layer["fuses"]) for layer in result.engine.layers]
+    plain = fp32(result.chain)
+    same = all(a.params == b.params for a, b in zip(plain.links, result.chain.links))
+    engine = result.engine if same else C.build(plain, backend, cache)  # the model is the FP32 configuration
+    parser["compared_to"] = "the chain's build" if same else "the chain's FP32 build (an ONNX model is FP32)"
+    own = [(layer["type"], layer["fuses"]) for layer in engine.layers]
     theirs = [(layer["type"], layer["fuses"]) for layer in parser["layers"]]
-    parser["same_fusion"] = (theirs == own) if report.status == "built" and result.engine.layers else None
+    parser["same_fusion"] = (theirs == own) if report.status == "built" and engine.layers else None
     return {"onnxruntime": ort, "onnx_parser": parser}
 
 

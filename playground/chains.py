@@ -88,6 +88,20 @@ STARTERS: tuple[Starter, ...] = (
         "The ElementWise adds the chain's input to the convolution's output (padding 1 keeps the shape), then a "
         "ReLU: both fold into the convolution's engine layer.", CONV_INPUT),
     Starter(
+        "conv_int8_relu", "Q/DQ → Convolution (INT8) → ReLU",
+        ("convolution", "activation"),
+        {**SOBEL, "convolution.precision": "INT8", "convolution.quantize_scale": 0, "activation.type": "RELU"},
+        "Explicit quantization: a quantize/dequantize pair on the input and on the weights (scale from the data). "
+        "The ReLU still folds into the INT8 convolution; a kernel before it quantizes the input.", CONV_INPUT),
+    Starter(
+        "conv_int8_qdq_relu", "Q/DQ → Convolution (INT8) → Q/DQ → ReLU",
+        ("convolution", "activation"),
+        {**SOBEL, "convolution.precision": "INT8", "convolution.quantize_scale": 0, "activation.type": "RELU",
+         "activation.precision": "INT8", "activation.quantize_scale": 0},
+        "The same with a quantize/dequantize pair between the convolution and its ReLU: where Q/DQ lies decides "
+        "what fuses, and this pair keeps the ReLU out of the convolution, in a kernel of its own with the "
+        "quantization.", CONV_INPUT),
+    Starter(
         "shuffle_shuffle", "Shuffle → Shuffle: a transpose and its inverse",
         ("shuffle", "shuffle"), {"shuffle.first_transpose": "0,1,3,2", "shuffle2.first_transpose": "0,1,3,2"},
         "Two transposes that undo each other: the engine has one Move and no layer that names either Shuffle.",

@@ -99,8 +99,20 @@ def gelu(v):
     return 0.5 * v * (1 + np.vectorize(math.erf)(v / math.sqrt(2)))
 
 
+def fake_int8(v, scale):
+    """Quantize to INT8 by the float32 reciprocal of the scale (ties to even, clamped), dequantize."""
+    s = np.float32(scale)
+    return np.clip(np.rint(np.float32(v) * (np.float32(1) / s)), -128, 127).astype(np.float64) * float(s)
+
+
+def int8_conv(x, w, b):
+    s = np.float32(np.abs(x).max() / 127)  # quantize_scale 0: from the data
+    return conv2d(fake_int8(x, s), fake_int8(w, s), b)
+
+
 def expected(starter, params):
     x = starter.input().astype(np.float64)
+    w, b = (params["convolution"][k] for k in ("kernel", "bias")) if "convolution" in params else (None, None)
     conv = lambda **kw: conv2d(x, params["convolution"]["kernel"], params["convolution"]["bias"], **kw)
     return {
         "leaky_by_hand": lambda: 0.1 * x + 0.9 * np.maximum(x, 0),
@@ -112,6 +124,9 @@ def expected(starter, params):
         "conv_bn_relu": lambda: np.maximum(conv() * np.array([0.5, 2]).reshape(1, 2, 1, 1)
                                            + np.array([1, -1]).reshape(1, 2, 1, 1), 0),
         "conv_residual_relu": lambda: np.maximum(conv(pad=1) + x, 0),
+        "conv_int8_relu": lambda: np.maximum(int8_conv(x, w, b), 0),
+        "conv_int8_qdq_relu": lambda: np.maximum(fake_int8(int8_conv(x, w, b), np.abs(int8_conv(x, w, b)).max()
+                                                           / 127), 0),
         "shuffle_shuffle": lambda: x.transpose(0, 1, 3, 2).transpose(0, 1, 3, 2),
     }[starter.name]()
 
@@ -205,6 +220,17 @@ def test_batchnorm_as_scale_and_relu_share_one_kernel_after_the_convolution(buil
     assert shared is owner(e, "activation") and shared["type"] != "correlation"
     conv = [layer for layer in e.layers if layer["type"] == "correlation"]
     assert len(conv) == 1 and "convolution" in conv[0]["fuses"] and e.layers.index(conv[0]) < e.layers.index(shared)
+
+
+@needs_trt
+def test_a_qdq_pair_between_the_convolution_and_its_relu_keeps_the_relu_apart(built):
+    conv = next(layer for layer in built["conv_int8_relu"].layers if layer["type"] == "correlation")
+    assert "activation" in conv["fuses"] and conv["inputs"][0]["format"].startswith("Int8")
+    apart = built["conv_int8_qdq_relu"]
+    conv = next(layer for layer in apart.layers if layer["type"] == "correlation")
+    assert conv["fuses"] == ["convolution"] and conv["inputs"][0]["format"].startswith("Int8")
+    relu = owner(apart, "activation")
+    assert relu["fuses"] == ["activation"] and apart.layers.index(relu) > apart.layers.index(conv)
 
 
 @needs_trt
@@ -331,7 +357,11 @@ def test_onnx_runtime_agrees_and_the_parser_fuses_as_the_chain_build_does(starte
     assert o["onnxruntime"]["status"] == "ran" and o["onnxruntime"]["agrees"], o["onnxruntime"]
     parser = o["onnx_parser"]
     assert parser["status"] in ("built", "cached") and parser["same_fusion"] is True, parser
-    assert [layer["fuses"] for layer in parser["layers"]] == [layer["fuses"] for layer in built[starter.name].layers]
+    if not any(k.endswith(".precision") for k in starter.params):  # else the model is the chain's FP32 configuration
+        assert parser["compared_to"] == "the chain's build"
+        assert [layer["fuses"] for layer in parser["layers"]] == [layer["fuses"] for layer in built[starter.name].layers]
+    else:
+        assert parser["compared_to"].startswith("the chain's FP32 build")
 
 
 def test_a_chain_with_a_layer_without_onnx_export_says_which(capsys):
