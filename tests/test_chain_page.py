@@ -81,3 +81,13 @@ def test_picking_a_starter_writes_its_chain_into_the_address():
     assert at.query_params["elementwise.from.b"] == "scale"
     assert chains.find("leaky_by_hand").note.split(":")[0] in texts(at.info)
     assert list(at.dataframe[0].value["computes"]) == ["scale, activation, scale2, elementwise"]
+
+
+@needs_trt
+def test_a_stepped_parameter_writes_the_address_and_the_opinions_are_shown():
+    at = open_chain(starter="conv_leaky_relu")
+    at.number_input(key="chain.0.activation.alpha").set_value(0.25).run()
+    assert at.query_params["activation.alpha"] == "0.25" and not at.error
+    captions = texts(at.caption)
+    assert "agrees with the chain's FP32 reference" in captions
+    assert f"TensorRT's ONNX parser ({detect().name} OnnxParser): its engine fuses as the chain's build" in captions

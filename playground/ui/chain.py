@@ -177,7 +177,9 @@ def _param_control(address, i, key, p, params, gen) -> None:
 
     def changed():
         value = st.session_state[widget]
-        _set(address, i, p.name, ("true" if value else "false") if p.kind == "bool" else value)
+        text = ("true" if value else "false") if p.kind == "bool" else p.to_text(value) if p.kind == "float" and \
+            isinstance(value, float) else value
+        _set(address, i, p.name, text)
 
     if p.kind == "enum":
         value = given if given in p.choices else current if current in p.choices else p.choices[0]
@@ -185,9 +187,24 @@ def _param_control(address, i, key, p, params, gen) -> None:
     elif p.kind == "bool":
         value = given.strip().lower() in ("true", "1", "yes", "on") if given is not None else bool(current)
         st.checkbox(label, value=value, key=widget, on_change=changed, help=hint)
+    elif p.kind in ("int", "float") and _number(given if given is not None else current, p.kind) is not None:
+        value = _number(given if given is not None else current, p.kind)  # a stepper: scrubbing redraws what follows
+        st.number_input(label, value=value, step=p.step or (1 if p.kind == "int" else 0.1), key=widget,
+                        on_change=changed, help=hint, format="%d" if p.kind == "int" else "%g")
     else:
         text = given if given is not None else (p.to_text(current) if params is not None else "")
         st.text_input(label, value=text, key=widget, on_change=changed, help=hint + " (empty: the default)")
+
+
+def _number(value, kind: str):
+    """`value` as the stepper's number, or None where it is not one (a link's text the layer's rule will name)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    if not np.isfinite(v) or (kind == "int" and not v.is_integer()):
+        return None
+    return int(v) if kind == "int" else v
 
 
 def _sources(address, i, key, layer, gen) -> None:
@@ -266,7 +283,28 @@ def _engine(result: C.ChainEvaluation) -> None:
              "input formats": "; ".join(t["format"] for t in layer["inputs"]),
              "output formats": "; ".join(t["format"] for t in layer["outputs"])} for i, layer in enumerate(e.layers)]
     state.table(rows, key="chain.engine_layers")
+    _opinions(result)
     if e.fusion_log:
         with st.expander("TensorRT's words about fusion (its verbose log)"):
             st.code("\n".join(e.fusion_log), language=None)
 
+
+
+def _opinions(result: C.ChainEvaluation) -> None:
+    """ONNX Runtime's and TensorRT's ONNX parser's opinions on the chain, one line each."""
+    from ..chain_onnx import opinions
+    from ..shared import backend, engine_cache
+
+    o = opinions(result, backend(), engine_cache())
+    ort, parser = o["onnxruntime"], o["onnx_parser"]
+    if ort.get("status") != "ran":
+        st.caption(state.inert(f"ONNX Runtime: {ort.get('status')}"))
+    else:
+        agrees = "agrees with" if ort["agrees"] else "differs from"
+        st.caption(f"ONNX Runtime {ort['version']} on the chain's ONNX export {agrees} {ort['compared_to']} "
+                   f"(max |difference| {ort['max_abs_diff']:.3g}).")
+    if parser and parser.get("status") in ("built", "cached"):
+        same = {True: "fuses as", False: "fuses otherwise than", None: "was built beside"}[parser["same_fusion"]]
+        st.caption(f"TensorRT's ONNX parser ({parser['parser']}): its engine {same} {parser['compared_to']}.")
+    elif parser:
+        st.caption(state.inert(f"TensorRT's ONNX parser: {parser.get('error') or parser.get('why') or parser['status']}"))
