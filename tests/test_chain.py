@@ -384,3 +384,29 @@ def test_cli_exports_a_chain_as_an_onnx_model(tmp_path, capsys):
     onnx.checker.check_model(model)
     assert [n.op_type for n in model.graph.node] == ["Conv", "Relu", "Tanh"]
     assert [n.name for n in model.graph.node] == ["convolution_0", "activation_0", "activation2_0"]
+
+
+# -- reading an engine layer's chain layers in either TensorRT's words -------------------------------------------
+@pytest.mark.parametrize("layer, fuses", [
+    ({"name": "__myl_MulAddRelu_myl0_2", "metadata": "[activation][convolution][scale]"},
+     ["convolution", "scale", "activation"]),  # TensorRT-RTX's metadata, put in chain order
+    ({"name": "convolution + activation", "metadata": ""}, ["convolution", "activation"]),  # full TensorRT's names
+    ({"name": "convolution/2 + activation", "metadata": ""}, ["convolution", "activation"]),  # a helper layer's
+    ({"name": "{ForeignNode[convolution...activation2]}", "metadata": ""}, ["convolution", "scale", "activation",
+                                                                            "activation2"]),  # a Myelin range
+    ({"name": "Reformatting CopyNode for Input Tensor 0 to convolution", "metadata": ""}, []),
+])
+def test_an_engine_layers_chain_layers_are_read_from_its_metadata_or_its_name(layer, fuses):
+    keys = ("convolution", "scale", "activation", "activation2")
+    assert C.fuses_of(layer, keys) == fuses
+
+
+@pytest.mark.parametrize("layer, role", [
+    ({"name": "__myl_Move_myl0_0", "type": "kgen", "fuses": []}, "data movement"),
+    ({"name": "__myl_Tran_myl0_2", "type": "kgen", "fuses": []}, "data movement"),
+    ({"name": "Reformatting CopyNode for Input Tensor 0", "type": "Reformat", "fuses": []}, "data movement"),
+    ({"name": "__myl_MulLtSele_myl0_2", "type": "kgen", "fuses": ["prelu"]}, "compute"),
+    ({"name": "__myl_MoveMulMax_myl0_0", "type": "kgen", "fuses": []}, "compute"),  # Mul and Max compute
+])
+def test_a_move_transpose_or_reformat_kernel_is_named_as_data_movement(layer, role):
+    assert C.role_of(layer) == role
