@@ -151,13 +151,21 @@ def _controls(address: C.Address, resolved: C.Chain | None) -> None:
     for i, (tab, key, name) in enumerate(zip(tabs, address.keys, address.names)):
         layer = LAYERS[name]
         link = links.get(key)
-        params = link.params if link else None
+        params = link.params if link else _defaults(layer)
         with tab:
             _sources(address, i, key, layer, gen)
             for p in layer.params:
                 if params is not None and not p.is_used(params):
                     continue
                 _param_control(address, i, key, p, params, gen)
+
+
+def _defaults(layer):
+    """What a layer's controls show while the chain does not resolve: its defaults at its example's shape."""
+    try:
+        return layer.defaults()
+    except PlaygroundError:
+        return None
 
 
 def _set(address: C.Address, i: int, name: str, text) -> None:
