@@ -227,6 +227,45 @@ def compute(chain: Chain, x: np.ndarray | None = None) -> dict[str, np.ndarray]:
     return tensors
 
 
+# -- a cell's receptive field -----------------------------------------------------------------------------------
+TRACE_LIMIT = 20_000  # cells kept per tensor while tracing: past it the trace says it stopped
+
+
+def receptive_field(chain: Chain, key: str, index) -> tuple[dict[str, list[tuple]], bool]:
+    """({tensor key (INPUT, or a layer's key): the cells of it that cell `index` of tensor `key` depends on}, whether
+    the trace stopped at TRACE_LIMIT cells of a tensor), traced back through every layer by its declared `reads` (a
+    layer without them computes each cell from the same cell: activations, scales); cells outside a tensor (padding)
+    read nothing and are left out."""
+    keys = (INPUT,) + chain.keys
+    if key not in keys:
+        raise ValidationError(CHAIN, "pick", f"{key!r} is no tensor of this chain; it has " + ", ".join(keys))
+    shapes = {INPUT: chain.input_shape} | {link.key: link.output_shape for link in chain.links}
+    index = tuple(int(i) for i in index)
+    if len(index) != len(shapes[key]) or not all(0 <= i < n for i, n in zip(index, shapes[key])):
+        raise ValidationError(CHAIN, "pick", f"must be a cell of {key}, whose shape is {shapes[key]}", index)
+    need: dict[str, dict[tuple, None]] = {key: {index: None}}
+    stopped = False
+    for link in reversed(chain.links[: keys.index(key)]):
+        cells = need.get(link.key)
+        if not cells:
+            continue
+        arg = link.layer.shape_arg(link.shapes)
+        for cell in cells:
+            read = link.layer.reads(link.params, arg, cell) if link.layer.reads else [cell]
+            by_input = read if isinstance(read, dict) else {link.layer.inputs[0].name: read}
+            for name, found in by_input.items():
+                source, shape = link.sources[name], link.shapes[name]
+                into = need.setdefault(source, {})
+                for c in found:
+                    c = tuple(int(v) for v in c)
+                    if all(0 <= v < n for v, n in zip(c, shape)):
+                        if len(into) >= TRACE_LIMIT:
+                            stopped = True
+                            break
+                        into[c] = None
+    return {k: list(v) for k, v in need.items()}, stopped
+
+
 # -- the network -----------------------------------------------------------------------------------------------
 def metadata_of(key: str) -> str:
     return f"[{key}]"
@@ -449,8 +488,8 @@ def evaluate(names, raw: dict | None = None, x=None, *, backend=None, cache=None
 
 # -- the chain page's address ---------------------------------------------------------------------------------------
 # /chain?layers=convolution,activation&convolution.stride_nd=2,2&activation.type=RELU: every key is hostile input.
-LAYERS_KEY, STARTER_KEY, SHAPE_KEY, PATTERN_KEY = "layers", "starter", "input.shape", "input.pattern"
-PAGE_KEYS = (LAYERS_KEY, STARTER_KEY, SHAPE_KEY, PATTERN_KEY)
+LAYERS_KEY, STARTER_KEY, SHAPE_KEY, PATTERN_KEY, PICK_KEY = "layers", "starter", "input.shape", "input.pattern", "pick"
+PAGE_KEYS = (LAYERS_KEY, STARTER_KEY, SHAPE_KEY, PATTERN_KEY, PICK_KEY)
 OTHER_KEYS = ("view.",)  # the page's view settings (presenter mode), which the page's own controls read
 DEFAULT_LAYERS = ("convolution", "activation")
 
@@ -472,6 +511,7 @@ class Address:
     shape: tuple | None = None
     pattern: str = "example"
     problems: list[str] = field(default_factory=list)
+    pick: tuple[str, tuple] | None = None  # a tensor's key and one of its cells, traced back to the input
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -490,6 +530,8 @@ class Address:
             q[SHAPE_KEY] = ",".join(map(str, self.shape))
         if self.pattern != "example":
             q[PATTERN_KEY] = self.pattern
+        if self.pick:
+            q[PICK_KEY] = f"{self.pick[0]}:{','.join(map(str, self.pick[1]))}"
         return q
 
     def input(self) -> np.ndarray | None:
@@ -551,6 +593,17 @@ def from_query(query: dict) -> Address:
                 address.shape = parse_shape(v)
             except ValueError as exc:  # InputError: "input.shape: rule"
                 problems.append(str(exc))
+            continue
+        if k == PICK_KEY:
+            where, sep, cell = v.partition(":")
+            try:
+                address.pick = (where.strip(), tuple(int(c) for c in cell.split(",")))
+                if not sep or where.strip() not in (INPUT,) + keys or len(address.pick[1]) > 5:
+                    raise ValueError
+            except ValueError:
+                address.pick = None
+                problems.append(f"{PICK_KEY}: must be KEY:INDEX, a tensor of this chain ({', '.join((INPUT,) + keys)}) and "
+                                f"one of its cells, e.g. {keys[-1]}:0,0,1,1 (got {v[:40]!r})")
             continue
         if k == PATTERN_KEY:
             if v in patterns():

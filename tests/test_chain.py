@@ -55,6 +55,21 @@ def test_a_refused_layer_is_named_by_its_key_and_rule(names, raw, needle):
     assert needle in str(info.value)
 
 
+def test_a_cell_is_traced_back_through_every_layer_to_the_input():
+    c = C.resolve("convolution+activation+convolution", {}, (1, 1, 8, 8))
+    field, stopped = C.receptive_field(c, "convolution2", (0, 0, 1, 2))
+    assert not stopped and field["convolution2"] == [(0, 0, 1, 2)]
+    assert sorted(field["activation"]) == sorted(field["convolution"])  # an activation reads the same cell
+    assert sorted(field["convolution"]) == [(0, 0, h, w) for h in range(1, 4) for w in range(2, 5)]
+    assert sorted(field[C.INPUT]) == [(0, 0, h, w) for h in range(1, 6) for w in range(2, 7)]  # 3 + 3 − 1 = 5
+    # a residual reads the chain's input twice over: through the convolution's window and directly
+    c = C.resolve("convolution+elementwise", {"convolution.padding_nd": "1,1"}, (1, 1, 6, 9))
+    field, _ = C.receptive_field(c, "elementwise", (0, 0, 0, 0))
+    assert sorted(field[C.INPUT]) == [(0, 0, 0, 0), (0, 0, 0, 1), (0, 0, 1, 0), (0, 0, 1, 1)]  # padding reads none
+    with pytest.raises(ValidationError, match="must be a cell of elementwise"):
+        C.receptive_field(c, "elementwise", (0, 0, 6, 0))
+
+
 def test_budgets_are_summed_over_the_chain(monkeypatch):
     shape = (1, 1, 64, 64)  # 4096 values; each activation costs one multiply-add per value
     monkeypatch.setenv("PLAYGROUND_MAX_MACS", str(3 * 4096))

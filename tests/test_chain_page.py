@@ -91,3 +91,13 @@ def test_a_stepped_parameter_writes_the_address_and_the_opinions_are_shown():
     captions = texts(at.caption)
     assert "agrees with the chain's FP32 reference" in captions
     assert f"TensorRT's ONNX parser ({detect().name} OnnxParser): its engine fuses as the chain's build" in captions
+
+
+@needs_trt
+def test_a_picked_cell_is_traced_and_a_hostile_pick_is_named():
+    at = open_chain(layers="convolution,convolution", pick="convolution2:0,0,0,0")
+    assert "Cell (0, 0, 0, 0) of convolution2 depends on 25 cell(s) of the chain's input" in texts(at.caption)
+    at = open_chain(layers="convolution,convolution", pick="nowhere:1")
+    assert "pick: must be KEY" in texts(at.warning) and "(input, convolution, convolution2)" in texts(at.warning)
+    at = open_chain(layers="convolution,convolution", pick="convolution2:0,0,99,0")
+    assert "chain.pick: must be a cell of convolution2" in texts(at.warning)

@@ -17,6 +17,7 @@ from . import state
 LAST_GOOD = "chain.last_good"  # session: (address query, ChainEvaluation) of the last chain that resolved
 GENERATION = "chain.generation"  # session: bumped when the layers change, so their controls start afresh
 PAGE_CSS = ('<style>[data-testid="stMainBlockContainer"] { max-width: 100%; padding: 72px 24px 3rem; }</style>')
+OUTLINE_LIMIT = 400  # outlined cells per slice; past it, their bounding box
 ROLE_TEXT = {"data movement": "moves data (Move, Transpose or reformat)"}
 
 
@@ -58,6 +59,7 @@ def _chain_page() -> None:
     with left:
         _layer_list(address)
         result, error = _evaluate(address)
+        _pick_control(address, result.chain if result and not error else None)
         _controls(address, result.chain if result and not error else None)
     with right:
         if error:
@@ -67,7 +69,7 @@ def _chain_page() -> None:
         if error:
             st.caption("The figures below are the last chain that resolved.")
         _fusion(result)
-        _tensors(result, presenter)
+        _tensors(result, presenter, address.pick if not error else None)
         _engine(result)
 
 
@@ -235,9 +237,77 @@ def _sources(address, i, key, layer, gen) -> None:
         st.selectbox(f"Input {inp.name} reads", earlier, index=earlier.index(value), key=widget, on_change=changed)
 
 
-def _tensors(result: C.ChainEvaluation, presenter: bool) -> None:
-    """Every tensor along the chain, in order, each with the engine layer that computes it."""
+def _pick_control(address: C.Address, resolved: C.Chain | None) -> None:
+    """A cell of one tensor to trace back through every layer to the chain's input (the cells it depends on are
+    outlined on every tensor before it)."""
+    if resolved is None:
+        return
+    gen = st.session_state.get(GENERATION, 0)
+    keys = (C.INPUT,) + resolved.keys
+    shapes = {C.INPUT: resolved.input_shape} | {link.key: link.output_shape for link in resolved.links}
+    where, cell = address.pick if address.pick and address.pick[0] in keys else (keys[-1], None)
+    if cell is None:
+        cell = tuple(d // 2 for d in shapes[where])
+
+    def changed():
+        key = st.session_state[f"chain.{gen}.pick.key"]
+        text = st.session_state[f"chain.{gen}.pick.cell"]
+        try:
+            index = tuple(int(v) for v in text.split(","))
+        except ValueError:
+            index = tuple(d // 2 for d in shapes[key])
+        if len(index) != len(shapes[key]):
+            index = tuple(d // 2 for d in shapes[key])
+        _write(C.Address(address.names, address.params, address.shape, address.pattern, pick=(key, index)))
+
+    def clear():
+        _write(C.Address(address.names, address.params, address.shape, address.pattern))
+
+    with st.expander("Trace a cell back to the input", expanded=address.pick is not None):
+        row = st.columns([2, 2, 1], vertical_alignment="bottom")
+        row[0].selectbox("Tensor", keys, index=keys.index(where), key=f"chain.{gen}.pick.key", on_change=changed)
+        row[1].text_input("Cell (" + ", ".join(("n", "c", "d", "h", "w")[5 - len(shapes[where]):]) + ")",
+                          value=",".join(map(str, cell)), key=f"chain.{gen}.pick.cell", on_change=changed)
+        row[2].button("Clear", key=f"chain.{gen}.pick.clear", on_click=clear, disabled=address.pick is None)
+        if address.pick is None:
+            st.caption("Pick a tensor and a cell: the cells it depends on are outlined on every tensor before it.")
+
+
+def _outlined(fig, cells: list[tuple], shape: tuple):
+    """A copy of `fig` with `cells` outlined on the slices that hold them."""
+    import plotly.graph_objects as go
+
+    from ..explain import drawn_cells
+
+    out = go.Figure(fig.to_dict())
+    for slice_index, found in drawn_cells(cells, shape).items():
+        ref = "" if slice_index == 0 else str(slice_index + 1)
+        if len(found) > OUTLINE_LIMIT:  # a shape per cell would slow the browser: their bounding box, dashed
+            hs, ws = [c[0] for c in found], [c[1] for c in found]
+            out.add_shape(type="rect", xref=f"x{ref}", yref=f"y{ref}", x0=min(ws) - 0.5, x1=max(ws) + 0.5,
+                          y0=min(hs) - 0.5, y1=max(hs) + 0.5, line={"color": "#000000", "width": 2.5, "dash": "dash"},
+                          fillcolor="rgba(0,0,0,0)")
+            continue
+        for h, w in found:
+            out.add_shape(type="rect", xref=f"x{ref}", yref=f"y{ref}", x0=w - 0.5, x1=w + 0.5, y0=h - 0.5, y1=h + 0.5,
+                          line={"color": "#000000", "width": 2.5}, fillcolor="rgba(0,0,0,0)")
+    return out
+
+
+def _tensors(result: C.ChainEvaluation, presenter: bool, pick=None) -> None:
+    """Every tensor along the chain, in order, each with the engine layer that computes it; with a picked cell, the
+    cells it depends on outlined on every tensor before it."""
     st.subheader("Tensors along the chain", anchor=False)
+    field, stopped = {}, False
+    if pick is not None:
+        try:
+            field, stopped = C.receptive_field(result.chain, *pick)
+        except PlaygroundError as exc:
+            st.warning(state.inert(exc), icon=":material/ads_click:")
+        else:
+            n = len(field.get(C.INPUT, []))
+            st.caption(f"Cell {pick[1]} of {pick[0]} depends on {n} cell(s) of the chain's input"
+                       + (f" (the trace stopped at {C.TRACE_LIMIT:,} cells of a tensor)" if stopped else "") + ".")
     owners = {k: result.engine.kernels_of(k) for k in result.chain.keys}
     items = list(result.tensors.items())
     per_row = 2 if presenter else 3  # presenter type needs the room
@@ -247,6 +317,8 @@ def _tensors(result: C.ChainEvaluation, presenter: bool) -> None:
             with col:
                 title = "input" if key == C.INPUT else key
                 fig, _stats = state.tensor_figure(np.asarray(t), f"{title} {tuple(t.shape)}", True, presenter)
+                if field.get(key):
+                    fig = _outlined(fig, field[key], tuple(t.shape))
                 state.chart(fig, key=f"chain.tensor.{start}.{key}", filename=f"chain_{key}", width="stretch")
                 if key != C.INPUT:
                     where = owners.get(key) or []
