@@ -266,7 +266,8 @@ def _pick_control(address: C.Address, resolved: C.Chain | None) -> None:
     with st.expander("Trace a cell back to the input", expanded=address.pick is not None):
         row = st.columns([2, 2, 1], vertical_alignment="bottom")
         row[0].selectbox("Tensor", keys, index=keys.index(where), key=f"chain.{gen}.pick.key", on_change=changed)
-        row[1].text_input("Cell (" + ", ".join(("n", "c", "d", "h", "w")[5 - len(shapes[where]):]) + ")",
+        axes = ("n", "c", "h", "w") if len(shapes[where]) == 4 else ("n", "c", "d", "h", "w")
+        row[1].text_input(f"Cell ({', '.join(axes)})",
                           value=",".join(map(str, cell)), key=f"chain.{gen}.pick.cell", on_change=changed)
         row[2].button("Clear", key=f"chain.{gen}.pick.clear", on_click=clear, disabled=address.pick is None)
         if address.pick is None:
