@@ -271,11 +271,12 @@ def metadata_of(key: str) -> str:
     return f"[{key}]"
 
 
-def network_from_chain(trt, builder, chain: Chain):
+def network_from_chain(trt, builder, chain: Chain, marked: bool = False):
     """(network, arrays it reads at build time): the chain's input as `inputT0`, each layer's construction in its
     own precision (casts or a Q/DQ pair around it, as a one-layer network has them), its network layers named
     `KEY` (the last) and `KEY/1`, `KEY/2`, … (the rest), each with metadata `[KEY]`; the last output alone is marked,
-    `outputT0`, float32."""
+    `outputT0`, float32. marked=True: every intermediate too (`KEY.output`), as a debugging build marks them, which
+    changes what TensorRT fuses."""
     network = builder.create_network(eng.network_flags(trt))
     tensors = {INPUT: network.add_input(eng.INPUT_NAME, trt.DataType.FLOAT, chain.input_shape)}
     kept = []
@@ -299,6 +300,9 @@ def network_from_chain(trt, builder, chain: Chain):
     y = tensors[chain.links[-1].key]
     y.name = eng.OUTPUT_NAME
     network.mark_output(y)
+    if marked:
+        for link in chain.links[:-1]:
+            network.mark_output(tensors[link.key])
     return network, kept
 
 
@@ -360,6 +364,7 @@ class ChainBuild:
     absorbed: list[str] = field(default_factory=list)
     fusion_log: list[str] = field(default_factory=list)
     cache_key: str | None = None
+    marked: bool = False  # a second, labelled build: every intermediate marked as an output (not for deployment)
 
     def kernels_of(self, key: str) -> list[int]:
         """The indices of the engine layers that compute chain layer `key`."""
@@ -367,7 +372,7 @@ class ChainBuild:
 
     def summary(self) -> dict:
         r = self.report
-        return {"status": self.status, "builder": self.builder, "ran": False if r is None else None,
+        return {"status": self.status, "builder": self.builder, "ran": False, "marked_intermediates": self.marked,
                 "refusal": r.error if r and r.status != "built" else None,
                 "build_ms": r.build_ms if r else None, "bytes": r.bytes if r else 0,
                 "output_shape": r.output_shape if r else None, "cache_key": self.cache_key,
@@ -407,8 +412,9 @@ def build_report(backend, make_network, settings) -> eng.BuildReport:
                            log=[[s, m] for s, m in records if s in eng.SHOWN_SEVERITIES] + words, engine=engine)
 
 
-def build(chain: Chain, backend=None, cache=None) -> ChainBuild:
-    """The chain's engine (from the engine cache where it was built before), mapped onto the chain."""
+def build(chain: Chain, backend=None, cache=None, marked: bool = False) -> ChainBuild:
+    """The chain's engine (from the engine cache where it was built before), mapped onto the chain; marked=True: the
+    labelled second build with every intermediate marked as an output."""
     from .core import default_cache
     from .trt.backend import detect
     from .trt.cache import cache_key
@@ -416,15 +422,16 @@ def build(chain: Chain, backend=None, cache=None) -> ChainBuild:
     backend = backend or detect()
     who = f"{backend.name} {backend.version}" if backend.can_build else "none"
     if not backend.can_build:
-        return ChainBuild(None, "not_built", who)
+        return ChainBuild(None, "not_built", who, marked=marked)
     cache = cache or default_cache()
     settings = eng.BuildSettings.from_env()
-    key = cache_key(f"{FORMAT}:{'+'.join(chain.names)}",
+    key = cache_key(f"{FORMAT}:{'marked:' if marked else ''}{'+'.join(chain.names)}",
                     {**chain.flat_params(), **{f"{link.key}.{FROM}": link.sources for link in chain.links}},
                     chain.input_shape, backend, settings)
     report, status, _notes = cache.get_or_build(key, lambda: build_report(
-        backend, lambda trt, builder: network_from_chain(trt, builder, chain), settings))
-    out = ChainBuild(report, status if report.status == "built" else report.status, who, cache_key=key)
+        backend, lambda trt, builder: network_from_chain(trt, builder, chain, marked), settings))
+    out = ChainBuild(report, status if report.status == "built" else report.status, who, cache_key=key,
+                     marked=marked)
     if report.status != "built":
         return out
     for layer in report.layers:

@@ -232,8 +232,8 @@ def cmd_run(args) -> int:
 
     if args.layer is not None and "+" in args.layer:
         return cmd_run_chain(args)
-    if args.intermediates is not None:
-        raise UsageError("--intermediates: only with a chain (LAYER+LAYER…)")
+    if args.intermediates is not None or args.mark_intermediates:
+        raise UsageError("--intermediates and --mark-intermediates: only with a chain (LAYER+LAYER…)")
     if args.output:
         output_path(args.output, "--output", ".npy")
     if (args.layer is None) == (args.onnx is None):
@@ -330,11 +330,14 @@ def cmd_run_chain(args) -> int:
             with written(str(folder / f"{key}.npy"), "wb") as f:
                 np.save(f, t.astype(np.float32), allow_pickle=False)
     engine = result.engine
+    marked = C.build(result.chain, marked=True) if args.mark_intermediates else None
     if args.json:
         from .chain_onnx import opinions
         from .trt.backend import detect
 
         out = result.to_json() | {"backend": detect().describe()} | opinions(result)
+        if marked is not None:
+            out["engine_marked"] = marked.summary()
         print(json.dumps(_finite(out), allow_nan=False, default=str))
     else:
         np.set_printoptions(precision=8, linewidth=200, suppress=True)
@@ -342,11 +345,17 @@ def cmd_run_chain(args) -> int:
         print("inputH0 :", result.tensors[C.INPUT].shape, result.tensors[C.INPUT], sep="\n")
         print(f"outputH0: {result.output.shape}  [NumPy references]", result.output, sep="\n")
         s = engine.summary()
-        print(f"engine: {s['status']} by {s['builder']}, {s['bytes']} bytes, build {s['build_ms']} ms, "
+        when = {"built": "built now", "cached": "from the engine cache"}.get(s["status"], s["status"])
+        print(f"engine: {when}, by {s['builder']}, {s['bytes']} bytes, build {s['build_ms']} ms, "
               f"{len(s['layers'])} engine layer(s), not run here")
         for i, layer in enumerate(s["layers"]):
             what = ", ".join(layer["fuses"]) if layer["fuses"] else layer["role"]
             print(f"  [{i}] {layer['name']} ({layer['type']}, {layer['tactic']}): {what}")
+        if marked is not None and marked.status in ("built", "cached"):
+            print(f"with every intermediate marked as an output (a debugging build): {len(marked.layers)} engine "
+                  "layer(s)")
+            for i, layer in enumerate(marked.layers):
+                print(f"  [{i}] {layer['name']} ({layer['type']}): {', '.join(layer['fuses']) or layer['role']}")
         for m in result.messages:
             print("note:", m)
     if engine.status == "refused":
@@ -529,6 +538,9 @@ def parser() -> argparse.ArgumentParser:
     run.add_argument("--json", action="store_true", help="print one JSON object")
     run.add_argument("--intermediates", metavar="DIR", help="a chain: write every tensor along it here "
                      "(input.npy, KEY.npy for each layer)")
+    run.add_argument("--mark-intermediates", action="store_true", help="a chain: also build it with every "
+                     "intermediate marked as an output, as a debugging build does (--json: engine_marked), to see "
+                     "how that changes what TensorRT fuses")
     run.add_argument("--compare", metavar="PRECISION", help="also compute the configuration in this precision "
                      "and report the difference between the two outputs")
     run.set_defaults(func=cmd_run)

@@ -256,6 +256,21 @@ def test_two_inverse_transposes_leave_only_data_movement(built):
 
 
 @needs_trt
+def test_marking_an_intermediate_as_an_output_changes_what_is_fused(tmp_path, capsys, monkeypatch):
+    from playground import core
+    from playground.trt.cache import EngineCache
+
+    monkeypatch.setattr(core, "_default_cache", EngineCache(tmp_path))
+    assert main(["run", "convolution+activation", "--mark-intermediates", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    deployed, marked = out["engine"], out["engine_marked"]
+    assert not deployed["marked_intermediates"] and marked["marked_intermediates"]
+    assert any(layer["fuses"] == ["convolution", "activation"] for layer in deployed["layers"])
+    assert not any(len(layer["fuses"]) > 1 for layer in marked["layers"])  # the ReLU leaves the convolution
+    assert any(layer["fuses"] == ["activation"] for layer in marked["layers"])
+
+
+@needs_trt
 def test_intermediates_are_not_marked_as_outputs():
     from playground.trt import engine as eng
 
@@ -299,7 +314,7 @@ def test_cli_runs_a_chain_with_json_intermediates_and_output(tmp_path, capsys, m
     (["convolution+convolution", "--set", "convolution2.padding_mode=NOPE"], "convolution2.padding_mode:"),
     (["convolution+nosuch"], "chain.layers: 'nosuch' is not a layer"),
     (["convolution+activation", "--compare", "FP16"], "--compare, --onnx and --node: not with a chain"),
-    (["activation", "--intermediates", "/tmp"], "--intermediates: only with a chain"),
+    (["activation", "--intermediates", "/tmp"], "--intermediates and --mark-intermediates: only with a chain"),
     (["convolution+activation", "--intermediates", "/no/such/dir/t"], "--intermediates: /no/such/dir/t: its parent"),
 ])
 def test_cli_refusals_exit_2_and_name_the_key(args, needle, capsys):

@@ -101,3 +101,12 @@ def test_a_picked_cell_is_traced_and_a_hostile_pick_is_named():
     assert "pick: must be KEY" in texts(at.warning) and "(input, convolution, convolution2)" in texts(at.warning)
     at = open_chain(layers="convolution,convolution", pick="convolution2:0,0,99,0")
     assert "chain.pick: must be a cell of convolution2" in texts(at.warning)
+
+
+@needs_trt
+def test_the_marked_build_is_labelled_and_shows_the_relu_apart():
+    at = open_chain(starter="conv_relu")
+    assert "convolution** + **activation** (fused)" in texts(at.markdown)
+    at.checkbox(key="chain.marked").check().run()
+    shown = texts(at.markdown)
+    assert "Every intermediate marked" in shown and "(kgen): **activation**" in shown

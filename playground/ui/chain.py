@@ -344,12 +344,17 @@ def _fusion(result: C.ChainEvaluation) -> None:
     st.markdown(f"**{len(result.chain.keys)} chain layer(s) → {len(e.layers)} engine layer(s)**, "
                 f"{len(computing)} of them computing ({e.builder}, {e.report.bytes:,} bytes, "
                 f"{e.report.build_ms:.0f} ms, {when}; not run here):")
+    st.markdown(_layer_lines(e))
+
+
+def _layer_lines(e: C.ChainBuild) -> str:
+    """Markdown: each engine layer in order with the chain's layers it computes (or that it moves data)."""
     lines = []
     for i, layer in enumerate(e.layers):
         what = (" + ".join(f"**{k}**" for k in layer["fuses"]) + (" (fused)" if len(layer["fuses"]) > 1 else "")
                 if layer["fuses"] else "_" + ROLE_TEXT.get(layer["role"], layer["role"]) + "_")
         lines.append(f"{i}. `{layer['name']}` ({layer['type']}): {what}")
-    st.markdown("\n".join(lines) + "\n" + "".join(f"\n- no engine layer names **{k}**" for k in e.absorbed))
+    return "\n".join(lines) + "\n" + "".join(f"\n- no engine layer names **{k}**" for k in e.absorbed)
 
 
 def _engine(result: C.ChainEvaluation) -> None:
@@ -365,6 +370,15 @@ def _engine(result: C.ChainEvaluation) -> None:
              "output formats": "; ".join(t["format"] for t in layer["outputs"])} for i, layer in enumerate(e.layers)]
     state.table(rows, key="chain.engine_layers")
     _opinions(result)
+    if st.checkbox("Also build it with every intermediate marked as an output (a debugging build)",
+                   key="chain.marked", help="Marking a tensor as an output changes what TensorRT fuses "
+                   "(Polygraphy's accuracy-debugging guide says so); the engine above is the chain as deployed."):
+        from ..shared import backend, engine_cache
+
+        marked = C.build(result.chain, backend(), engine_cache(), marked=True)
+        if marked.status in ("built", "cached"):
+            st.markdown(f"**Every intermediate marked: {len(marked.layers)} engine layer(s)** (not for deployment):")
+            st.markdown(_layer_lines(marked))
     if e.fusion_log:
         with st.expander("TensorRT's words about fusion (its verbose log)"):
             st.code("\n".join(e.fusion_log), language=None)
