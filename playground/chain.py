@@ -205,9 +205,11 @@ def feed_of(link: Link, tensors: dict) -> dict:
 
 
 def compute(chain: Chain, x: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """Every tensor along the chain, {INPUT: x, key: that layer's output, …}: each layer's reference in its own
-    precision (emulated below FP32) on its sources. A quantize scale of 0 (from the data) is set from the tensor the
+    """Every tensor along the chain, {INPUT: x, key: that layer's output, …} (read-only arrays): each layer's
+    reference in its own precision (emulated below FP32) on its sources. A quantize scale of 0 (from the data) is set from the tensor the
     layer reads, in the chain's links (so the engine is built with the same scale)."""
+    from .core import _references
+
     first = chain.links[0].layer
     x = first.example_of(first.inputs[0].name, chain.input_shape) if x is None else np.asarray(x, np.float32)
     if tuple(x.shape) != chain.input_shape:
@@ -218,9 +220,8 @@ def compute(chain: Chain, x: np.ndarray | None = None) -> dict[str, np.ndarray]:
     for link in chain.links:
         xs = feed_of(link, tensors)
         link = Link(**{**link.__dict__, "params": P.with_data_scale(link.params, xs)})
-        data = xs if link.layer.several else xs[link.layer.inputs[0].name]
-        with np.errstate(all="ignore"):  # NaN/Inf along the chain are data to show
-            y = P.emulate(link.layer, data, link.params)
+        # The references' memo the layer pages share: a page's rerun recomputes no layer whose inputs are unchanged.
+        y = _references.get(link.layer, link.params, xs if link.layer.several else xs[link.layer.inputs[0].name])
         tensors[link.key] = np.ascontiguousarray(y, dtype=np.float32)
         links.append(link)
     chain.links = tuple(links)
