@@ -79,8 +79,8 @@ STARTERS: tuple[Starter, ...] = (
         {**SOBEL, "convolution.num_output_maps": 2, "scale.mode": "CHANNEL", "scale.scale": "0.5,2",
          "scale.shift": "1,-1", "activation.type": "RELU"},
         "A BatchNorm folded into a per-channel Scale. The Scale and the ReLU become one pointwise kernel after "
-        "the convolution (at the playground's optimization level 0 the builder says it disables gemm+pointwise "
-        "fusions).", CONV_INPUT),
+        "the convolution: unlike a ReLU alone, they do not fold into the convolution's own engine layer.",
+        CONV_INPUT),
     Starter(
         "conv_residual_relu", "Convolution → ElementWise SUM with the input (a residual) → ReLU",
         ("convolution", "elementwise", "activation"),
