@@ -2,11 +2,13 @@
 
     run LAYER [--set NAME=VALUE]... [--input [NAME=]IN.npy]... [--output OUT.npy] [--json] [--compare PRECISION]
     run LAYER+LAYER[+…] [--set KEY.NAME=VALUE]... [--input IN.npy] [--output OUT.npy] [--json] [--intermediates DIR]
+        [--mark-intermediates]
     run --onnx MODEL.onnx [--node NAME] [--input IN.npy] [--output OUT.npy] [--json]
     onnx MODEL.onnx [--json]
     layers [LAYER]
     room --replicas N --port P [--bind ADDRESS] [--public-url URL]
     export LAYER [--preset NAME] [--set NAME=VALUE]... [--input IN.npy] [--format python|onnx] [--out FILE]
+    export LAYER+LAYER[+…] [--set KEY.NAME=VALUE]... [--input IN.npy] [--format python|script|onnx] [--out FILE]
     snapshot --out DIR [--pages ...] [--presets ...] [--width W] [--height H] [--presenter]
              [--crop figures|stage|page] [--scale 1|2|3] [--background white|dark] [--query TEXT]
 
