@@ -120,6 +120,16 @@ class Chain:
     def elements(self) -> int:
         return math.prod(self.input_shape) + sum(math.prod(link.output_shape) for link in self.links)
 
+    def raw(self) -> dict:
+        """{key: the raw parameters it was resolved from, with its sources where they are not the default}: what
+        resolves to this chain again."""
+        out = {}
+        for i, link in enumerate(self.links):
+            default, first = default_sources(link.layer, self.keys[:i]), link.layer.inputs[0].name
+            out[link.key] = dict(link.raw) | {FROM if n == first else f"{FROM}.{n}": s
+                                              for n, s in link.sources.items() if s != default[n]}
+        return out
+
     def flat_params(self) -> dict:
         """{KEY.PARAM: value} of every layer (the cache key, the JSON)."""
         return {f"{link.key}.{k}": v for link in self.links for k, v in link.params.items()}

@@ -30,6 +30,15 @@ def test_each_layer_reads_the_previous_output_and_a_second_input_the_chain_input
     assert [link.output_shape for link in c.links] == [(1, 1, 5, 7)] * 3
 
 
+def test_a_chain_resolves_again_from_its_raw_parameters_and_sources():
+    s = chains.find("leaky_by_hand")
+    c = C.resolve(s.layers, s.params, s.input_shape)
+    assert c.raw()["elementwise"]["from.b"] == "scale" and c.raw()["activation"]["from"] == "input"
+    again = C.resolve(s.layers, c.raw(), s.input_shape)
+    assert [link.sources for link in again.links] == [link.sources for link in c.links]
+    assert "from" not in c.raw()["scale2"]  # the default source is not written
+
+
 def test_shapes_follow_the_chain():
     c = C.resolve(["convolution", "convolution"], {"convolution.stride_nd": "2,2", "convolution2.kernel_size_nd": "2,2"},
                   (1, 1, 9, 11))

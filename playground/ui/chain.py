@@ -13,8 +13,9 @@ from .. import chains
 from ..errors import PlaygroundError
 from ..layers import LAYERS
 from . import state
+from .page import PRESENTER_CSS
 
-LAST_GOOD = "chain.last_good"  # session: (address query, ChainEvaluation) of the last chain that resolved
+LAST_GOOD = "chain.last_good"  # session: the ChainEvaluation of the last chain that resolved
 GENERATION = "chain.generation"  # session: bumped when the layers change, so their controls start afresh
 PAGE_CSS = ('<style>[data-testid="stMainBlockContainer"] { max-width: 100%; padding: 72px 24px 3rem; }</style>')
 OUTLINE_LIMIT = 400  # outlined cells per slice; past it, their bounding box
@@ -39,8 +40,7 @@ def _write(address: C.Address, structural: bool = False) -> None:
 
 def _chain_page() -> None:
     presenter = state.presenter_on()
-    st.html(PAGE_CSS + ("" if not presenter else
-                        "<style>html { font-size: 20px; } [data-testid='stMain'] { color: #000; }</style>"))
+    st.html(PAGE_CSS + (PRESENTER_CSS if presenter else ""))
     address = _address()
     head, note = st.columns([1, 2], gap="medium")
     with head:
@@ -50,9 +50,7 @@ def _chain_page() -> None:
         starter = C.starter_of(address)
         if starter:
             st.info(f"**{starter.title}.** {starter.note}", icon=":material/school:")
-        st.caption("Up to six layers as one TensorRT network: every tensor along the chain, and the engine's layers "
-                   "with the chain's layers each one computes. On the command line: "
-                   f"`python -m playground run {'+'.join(address.names)} --json`.")
+        command = st.empty()  # the command line of the chain drawn, once it resolved
     for problem in address.problems:
         st.warning(state.inert(problem), icon=":material/link_off:")
     left, right = st.columns([1, 2], gap="medium")
@@ -68,6 +66,12 @@ def _chain_page() -> None:
             return
         if error:
             st.caption("The figures below are the last chain that resolved.")
+        else:
+            from ..chain_export import playground_command
+
+            command.caption("Up to six layers as one TensorRT network: every tensor along the chain, and the engine's "
+                            "layers with the chain's layers each one computes. On the command line: "
+                            f"`{playground_command(result.chain, result.tensors[C.INPUT])} --json`")
         _fusion(result)
         _tensors(result, presenter, address.pick if not error else None)
         _engine(result)
@@ -138,9 +142,8 @@ def _evaluate(address: C.Address):
             result = C.evaluate(address.names, address.raw(), address.input(), backend=backend(),
                                 cache=engine_cache())
     except PlaygroundError as exc:
-        last = st.session_state.get(LAST_GOOD)
-        return (last[1] if last else None), str(exc)
-    st.session_state[LAST_GOOD] = (address.query(), result)
+        return st.session_state.get(LAST_GOOD), str(exc)
+    st.session_state[LAST_GOOD] = result
     return result, None
 
 
@@ -357,8 +360,23 @@ def _layer_lines(e: C.ChainBuild) -> str:
     return "\n".join(lines) + "\n" + "".join(f"\n- no engine layer names **{k}**" for k in e.absorbed)
 
 
+def _downloads(result: C.ChainEvaluation) -> None:
+    """Every tensor as .npy (input.npy is what the command line's --input reads), and the chain as a script."""
+    from ..chain_export import export_chain_script
+    from ..inputs import to_npy_bytes
+
+    cols = st.columns(len(result.tensors) + 1)
+    for col, (key, t) in zip(cols, result.tensors.items()):
+        col.download_button(f"{key}.npy", to_npy_bytes(t), file_name=f"{key}.npy", key=f"chain.download.{key}",
+                            icon=":material/download:")
+    script = export_chain_script(result.chain.names, result.chain.raw(), result.tensors[C.INPUT])
+    cols[-1].download_button("chain.py", script, file_name="chain.py", key="chain.download.script",
+                             icon=":material/code:")
+
+
 def _engine(result: C.ChainEvaluation) -> None:
     """The engine's layers in full (tactics, formats), the notes and TensorRT's words about fusion."""
+    _downloads(result)
     e = result.engine
     for m in result.messages:
         st.caption(state.inert(m))
