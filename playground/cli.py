@@ -1,12 +1,15 @@
 """Command line: every subcommand of `python -m playground`.
 
-    run LAYER [--set NAME=VALUE]... [--input IN.npy] [--output OUT.npy] [--json] [--compare PRECISION]
+    run LAYER [--set NAME=VALUE]... [--input [NAME=]IN.npy]... [--output OUT.npy] [--json] [--compare PRECISION]
+    run LAYER+LAYER[+…] [--set KEY.NAME=VALUE]... [--input IN.npy] [--output OUT.npy] [--json] [--intermediates DIR]
+        [--mark-intermediates]
     run --onnx MODEL.onnx [--node NAME] [--input IN.npy] [--output OUT.npy] [--json]
     onnx MODEL.onnx [--json]
     model MODEL.onnx [--input NAME=FILE.npy]... [--output OUT.npy] [--no-engine] [--json]
     layers [LAYER]
     room --replicas N --port P [--bind ADDRESS] [--public-url URL]
     export LAYER [--preset NAME] [--set NAME=VALUE]... [--input IN.npy] [--format python|onnx] [--out FILE]
+    export LAYER+LAYER[+…] [--set KEY.NAME=VALUE]... [--input IN.npy] [--format python|script|onnx] [--out FILE]
     snapshot --out DIR [--pages ...] [--presets ...] [--width W] [--height H] [--presenter]
              [--crop figures|stage|page] [--scale 1|2|3] [--background white|dark] [--query TEXT]
 
@@ -108,6 +111,33 @@ def load_input(path: str) -> np.ndarray:
     return read_npy(path, "input", "--input")
 
 
+def load_inputs(layer_name: str, given: list[str] | None):
+    """The --input files of a layer: each `FILE.npy` in the layer's declared input order, or `NAME=FILE.npy`; the
+    one array for a layer of one input, else {input name: array} (inputs not given take their examples); None where
+    none is given."""
+    if not given:
+        return None
+    layer = get_layer(layer_name)
+    names, named = layer.input_names, {}
+    for text in given:
+        name, sep, path = text.partition("=")
+        if not (sep and name in names):  # a plain path (which may hold "=") takes the next input not named yet
+            name, path = next((n for n in names if n not in named), None), text
+            if name is None:
+                raise ValidationError(layer_name, "--input", f"{layer_name} has {len(names)} input(s) "
+                                      f"({', '.join(names)}); {len(given)} files given", text)
+        if name in named:
+            raise ValidationError(layer_name, "--input", f"input {name} is given twice", text)
+        named[name] = read_npy(path, layer_name, "--input" if not layer.several else f"--input {name}")
+    return named if layer.several else named[names[0]]
+
+
+def _one_input(given: list[str] | None, what: str) -> str | None:
+    if given and len(given) > 1:
+        raise UsageError(f"--input: {what} takes one input file, not {len(given)}")
+    return given[0] if given else None
+
+
 def output_path(path: str, option: str, suffix: str) -> str:
     """`path` if a file can be written there, checked before any work; ValidationError naming `option`."""
     fail = lambda rule: ValidationError("output", option, f"{path}: {rule}")  # noqa: E731
@@ -146,6 +176,7 @@ def result_json(r) -> dict:
         "layer": r.layer,
         "params": {k: jsonable(v) for k, v in r.params.items()},
         "input_shape": list(r.input.shape),
+        "input_shapes": {n: list(a.shape) for n, a in (r.inputs or {"x": r.input}).items()},  # each, by name
         "output_shape": list(r.output.shape),
         "output_source": r.output_source,
         "backend": r.backend.describe(),
@@ -192,9 +223,10 @@ def _opened_node(model, args):
     from .onnxio import open_node, seeded_input
 
     opened = open_node(model, args.node, os.path.basename(args.onnx))
-    if args.input is None:
+    given = _one_input(args.input, "an ONNX node")
+    if given is None:
         return opened, seeded_input(opened)
-    x = load_input(args.input)
+    x = load_input(given)
     node = next((n for n in model.graph.node if n.name == opened.node), None)  # None: a playground export
     reads = node.input[0] if node is not None else None
     inputs = [name for name, _ in whole.inputs_of(model)]
@@ -227,10 +259,11 @@ def _whole_model(model, args) -> bool:
     if args.node is not None or len(nodes) < 2 or _own_configuration(model, args.onnx) is not None:
         return False
     inputs = [name for name, _ in whole.inputs_of(model)]
-    if args.input is not None and len(inputs) != 1:
+    given = _one_input(args.input, "a whole model run by run --onnx")
+    if given is not None and len(inputs) != 1:
         raise ValidationError("input", "--input", f"the model has {len(inputs)} inputs; give each with "
                               "`model MODEL --input NAME=FILE.npy`")
-    feeds, notes = whole.feeds(model, {inputs[0]: load_input(args.input)} if args.input else None)
+    feeds, notes = whole.feeds(model, {inputs[0]: load_input(given)} if given else None)
     try:
         outputs = whole.run_model(model, feeds)
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words
@@ -263,6 +296,10 @@ def _whole_model(model, args) -> bool:
 def cmd_run(args) -> int:
     from .core import evaluate  # TensorRT is imported only by commands that build
 
+    if args.layer is not None and "+" in args.layer:
+        return cmd_run_chain(args)
+    if args.intermediates is not None or args.mark_intermediates:
+        raise UsageError("--intermediates and --mark-intermediates: only with a chain (LAYER+LAYER…)")
     if args.output:
         output_path(args.output, "--output", ".npy")
     if (args.layer is None) == (args.onnx is None):
@@ -280,7 +317,7 @@ def cmd_run(args) -> int:
         layer_name, raw, x = opened.layer.name, opened.raw, opened.to_layer(onnx_x)
     else:
         layer_name, raw = args.layer, parse_sets(args.layer, args.set)
-        x = load_input(args.input) if args.input else None
+        x = load_inputs(args.layer, args.input)
     choices = get_layer(layer_name).param("precision").choices
     if args.compare is not None and args.compare not in choices:
         raise ValidationError(layer_name, "--compare", "must be one of " + ", ".join(choices), args.compare)
@@ -299,8 +336,9 @@ def cmd_run(args) -> int:
         np.set_printoptions(precision=8, linewidth=200, suppress=True)
         if opened is not None:
             print(f"node    : {opened.node} ({opened.op}) of {opened.model} as {opened.layer.name}")
-        print("inputH0 :", onnx_x.shape if opened else result.input.shape, onnx_x if opened else result.input,
-              sep="\n")
+        shown_inputs = [onnx_x] if opened else list((result.inputs or {"x": result.input}).values())
+        for i, a in enumerate(shown_inputs):
+            print(f"inputH{i} :", a.shape, a, sep="\n")
         print(f"outputH0: {shown.shape}  [{result.source_label}]", shown, sep="\n")
         if result.compared is not None:
             other, d = result.compared, result.difference
@@ -320,8 +358,87 @@ def cmd_run(args) -> int:
     return 0
 
 
+def intermediates_dir(path: str) -> Path:
+    """The directory --intermediates writes to (made if missing; its parent must exist), checked before any work."""
+    d = Path(path)
+    fail = lambda rule: ValidationError("output", "--intermediates", f"{path}: {rule}")  # noqa: E731
+    if d.exists() and not d.is_dir():
+        raise fail("is a file; it must name a directory")
+    if not d.exists():
+        if not d.parent.is_dir():
+            raise fail(f"its parent {d.parent} does not exist")
+        try:
+            d.mkdir()
+        except OSError as exc:
+            raise fail(exc.strerror or str(exc)) from None
+    if not os.access(d, os.W_OK):
+        raise fail("is not writable")
+    return d
+
+
+def cmd_run_chain(args) -> int:
+    """`run A+B+…`: the chain's every tensor from the references and its engine built as one network, each engine
+    layer with the chain layers it computes (`fuses`)."""
+    from . import chain as C
+
+    if args.compare is not None or args.onnx is not None or args.node is not None:
+        raise UsageError("--compare, --onnx and --node: not with a chain")
+    if args.output:
+        output_path(args.output, "--output", ".npy")
+    folder = intermediates_dir(args.intermediates) if args.intermediates else None
+    names = C.parse_names(args.layer)
+    raw = parse_sets(C.CHAIN, args.set)
+    given = _one_input(args.input, "a chain (its first layer's input)")
+    x = read_npy(given, C.CHAIN, "--input") if given else None
+    result = C.evaluate(names, raw, x)
+    if args.output:
+        with written(args.output, "wb") as f:
+            np.save(f, result.output.astype(np.float32), allow_pickle=False)
+    if folder is not None:
+        for key, t in result.tensors.items():
+            with written(str(folder / f"{key}.npy"), "wb") as f:
+                np.save(f, t.astype(np.float32), allow_pickle=False)
+    engine = result.engine
+    marked = C.build(result.chain, marked=True) if args.mark_intermediates else None
+    if args.json:
+        from .chain_onnx import opinions
+        from .trt.backend import detect
+
+        out = result.to_json() | {"backend": detect().describe()} | opinions(result)
+        if marked is not None:
+            out["engine_marked"] = marked.summary()
+        print(json.dumps(_finite(out), allow_nan=False, default=str))
+    else:
+        np.set_printoptions(precision=8, linewidth=200, suppress=True)
+        print(f"chain   : {' → '.join(result.chain.keys)}")
+        print("inputH0 :", result.tensors[C.INPUT].shape, result.tensors[C.INPUT], sep="\n")
+        print(f"outputH0: {result.output.shape}  [NumPy references]", result.output, sep="\n")
+        s = engine.summary()
+        when = {"built": "built now", "cached": "from the engine cache"}.get(s["status"], s["status"])
+        print(f"engine: {when}, by {s['builder']}, {s['bytes']} bytes, build {s['build_ms']} ms, "
+              f"{len(s['layers'])} engine layer(s), not run here")
+        for i, layer in enumerate(s["layers"]):
+            what = ", ".join(layer["fuses"]) if layer["fuses"] else layer["role"]
+            print(f"  [{i}] {layer['name']} ({layer['type']}, {layer['tactic']}): {what}")
+        if marked is not None and marked.status in ("built", "cached"):
+            print(f"with every intermediate marked as an output (a debugging build): {len(marked.layers)} engine "
+                  "layer(s)")
+            for i, layer in enumerate(marked.layers):
+                print(f"  [{i}] {layer['name']} ({layer['type']}): {', '.join(layer['fuses']) or layer['role']}")
+        for m in result.messages:
+            print("note:", m)
+    if engine.status == "refused":
+        raise Refused(engine.report.error)
+    if engine.status == "failed":
+        raise Failure(engine.report.error)
+    return 0
+
+
 def _second_opinions(result, opened) -> dict:
     """ONNX Runtime's and TensorRT's ONNX parser's opinions; where either library is missing, the reason."""
+    layer = get_layer(result.layer)
+    if layer.onnx is None or layer.several:  # an ONNX export feeds one input
+        return {"onnxruntime": {"status": "no ONNX export of this layer yet"}, "onnx_parser": None}
     try:
         from .opinions import second_opinions
     except ImportError as exc:
@@ -414,6 +531,8 @@ def cmd_export(args) -> int:
     from . import presets
     from .export import export_script
 
+    if "+" in args.layer:
+        return cmd_export_chain(args)
     suffix = ".onnx" if args.format == "onnx" else ".py"
     if args.format == "onnx" and not args.out:
         raise UsageError("--format onnx: needs --out FILE.onnx (a model is binary)")
@@ -428,11 +547,13 @@ def cmd_export(args) -> int:
         raw, x = dict(preset.params), presets.input_for(preset)
     raw.update(parse_sets(args.layer, args.set))
     if args.input:
-        x = load_input(args.input)
+        x = load_inputs(args.layer, args.input)
     if args.format == "onnx":
         from .onnxio import export_model
 
         layer = get_layer(args.layer)
+        if layer.onnx is None or layer.several:
+            raise ValidationError(args.layer, "--format", "onnx: this layer has no ONNX export yet", "onnx")
         shape = x.shape if x is not None else layer.example_shape
         model = export_model(layer, layer.resolve(raw, shape), shape)
         with written(args.out, "wb") as f:
@@ -441,6 +562,39 @@ def cmd_export(args) -> int:
               f"with `python -m playground run --onnx {args.out}`")
         return 0
     script = export_script(args.layer, raw, x)
+    if not args.out:
+        sys.stdout.write(script)
+        return 0
+    with written(args.out, "w") as f:
+        f.write(script)
+    print(f"wrote {args.out}: run it with `python {args.out}`")
+    return 0
+
+
+def cmd_export_chain(args) -> int:
+    """`export A+B+… [--format python|script|onnx]`: the chain as a standalone script, or as an ONNX model."""
+    from . import chain as C
+    from .chain_export import export_chain_script
+
+    if args.preset:
+        raise UsageError("--preset: not with a chain (its layers and --set KEY.NAME=VALUE say it)")
+    if args.format == "onnx" and not args.out:
+        raise UsageError("--format onnx: needs --out FILE.onnx (a model is binary)")
+    if args.out:
+        output_path(args.out, "--out", ".onnx" if args.format == "onnx" else ".py")
+    given = _one_input(args.input, "a chain (its first layer's input)")
+    x = read_npy(given, C.CHAIN, "--input") if given else None
+    if args.format == "onnx":
+        from .chain_onnx import export_chain_model
+
+        chain = C.resolve(C.parse_names(args.layer), parse_sets(C.CHAIN, args.set), None if x is None else x.shape)
+        model = export_chain_model(chain)
+        with written(args.out, "wb") as f:
+            f.write(model.SerializeToString())
+        print(f"wrote {args.out}: {len(model.graph.node)} node(s), opset {model.opset_import[0].version} (the chain "
+              "in FP32)")
+        return 0
+    script = export_chain_script(C.parse_names(args.layer), parse_sets(C.CHAIN, args.set), x)
     if not args.out:
         sys.stdout.write(script)
         return 0
@@ -482,6 +636,13 @@ def cmd_snapshot(args) -> int:
     return 0
 
 
+class _LayersOrChain(list):
+    """`run`'s choices: a layer's name, or a chain of them joined by "+" (checked by playground.chain)."""
+
+    def __contains__(self, value) -> bool:
+        return super().__contains__(value) or (isinstance(value, str) and "+" in value)
+
+
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m playground", description="TensorRT Layer Playground")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -489,13 +650,20 @@ def parser() -> argparse.ArgumentParser:
                 help="a parameter: number, comma list, enum member, true/false, preset, or @FILE.npy")
 
     run = sub.add_parser("run", help="build (and where possible run) one layer configuration, or an ONNX node")
-    run.add_argument("layer", nargs="?", choices=list(LAYERS))
+    run.add_argument("layer", nargs="?", choices=_LayersOrChain(LAYERS), metavar="LAYER[+LAYER…]")
     run.add_argument("--onnx", metavar="MODEL.onnx", help="run a node of this ONNX model as its layer")
     run.add_argument("--node", help="with --onnx: the node's name (default: the only node, or the first that opens)")
     run.add_argument("--set", **sets)
-    run.add_argument("--input", help="input tensor (.npy); default: the layer's spec example")
+    run.add_argument("--input", action="append", metavar="[NAME=]IN.npy",
+                     help="input tensor (.npy); default: the layer's spec example. A layer of several inputs takes "
+                          "one --input per input, in its declared order, or NAME=IN.npy")
     run.add_argument("--output", help="write the shown output tensor here (.npy, float32)")
     run.add_argument("--json", action="store_true", help="print one JSON object")
+    run.add_argument("--intermediates", metavar="DIR", help="a chain: write every tensor along it here "
+                     "(input.npy, KEY.npy for each layer)")
+    run.add_argument("--mark-intermediates", action="store_true", help="a chain: also build it with every "
+                     "intermediate marked as an output, as a debugging build does (--json: engine_marked), to see "
+                     "how that changes what TensorRT fuses")
     run.add_argument("--compare", metavar="PRECISION", help="also compute the configuration in this precision "
                      "and report the difference between the two outputs")
     run.set_defaults(func=cmd_run)
@@ -522,13 +690,15 @@ def parser() -> argparse.ArgumentParser:
     export = sub.add_parser(
         "export", help="write a standalone Python script that builds (and where possible runs) one configuration",
         description="Write a standalone Python script (no playground import) for one layer configuration.")
-    export.add_argument("layer", choices=list(LAYERS))
+    export.add_argument("layer", choices=_LayersOrChain(LAYERS), metavar="LAYER[+LAYER…]")
     export.add_argument("--preset", help="start from one of the spec's examples or lessons (playground.presets); "
                                          "--set and --input override it")
     export.add_argument("--set", **sets)
-    export.add_argument("--input", help="input tensor (.npy); default: the preset's or the layer's spec example")
-    export.add_argument("--format", choices=("python", "onnx"), default="python",
-                        help="python: a standalone script; onnx: the configuration as an ONNX model")
+    export.add_argument("--input", action="append", metavar="[NAME=]IN.npy",
+                        help="input tensor (.npy); default: the preset's or the layer's spec example (several "
+                             "inputs: as for run)")
+    export.add_argument("--format", choices=("python", "script", "onnx"), default="python",
+                        help="python (or script): a standalone script; onnx: the configuration as an ONNX model")
     export.add_argument("--out", help="write the script (or model) here (default for a script: standard output)")
     export.set_defaults(func=cmd_export)
 

@@ -44,6 +44,14 @@ class Evaluation:
     compared: "Evaluation | None" = None  # compare mode: the same configuration in another precision
     difference: dict | None = None  # precision.errors of this output against the compared one's
     output_key: str | None = None  # the reference memo's key of the output shown while it is the emulation
+    inputs: dict = field(default_factory=dict)  # the feed dict by input name (`input` is the first of them)
+
+    @property
+    def shapes(self):
+        """The input's shape, or {input name: shape} where the layer has several inputs (what its rules read)."""
+        if len(self.inputs) > 1:
+            return {n: tuple(a.shape) for n, a in self.inputs.items()}
+        return tuple(self.input.shape)
 
     def compare_summary(self) -> dict | None:
         """Compare mode's figures (JSON-friendly): the other precision, its own error, and the difference."""
@@ -116,20 +124,25 @@ class _References(Memo):
         super().__init__(max_bytes, weight=lambda a: a.nbytes)
 
     @staticmethod
-    def key(layer: str, params: dict, x: np.ndarray) -> str:
+    def key(layer: str, params: dict, x) -> str:
+        """`x`: the one input, or the feed dict (every input's name, shape and values are part of the key)."""
+        xs = x if isinstance(x, dict) else {"": x}
         h = hashlib.blake2b(json.dumps({"layer": layer, "params": {k: canonical(v) for k, v in params.items()},
-                                        "shape": list(x.shape)}, sort_keys=True).encode(), digest_size=20)
-        h.update(memoryview(x).cast("B"))  # x is C-contiguous float32 (evaluate makes it so)
+                                        "shape": list(x.shape) if not isinstance(x, dict) else
+                                        {n: list(a.shape) for n, a in xs.items()}}, sort_keys=True).encode(),
+                            digest_size=20)
+        for a in xs.values():
+            h.update(memoryview(a).cast("B"))  # C-contiguous float32 (evaluate makes them so)
         return h.hexdigest()
 
-    def get(self, layer, params: dict, x: np.ndarray, key: str | None = None) -> np.ndarray:
-        """The layer's output on `x` in params["precision"] (emulated below FP32; float64 for precision.TRUTH);
-        `key`: this configuration's `key`, where the caller has it."""
+    def get(self, layer, params: dict, x, key: str | None = None) -> np.ndarray:
+        """The layer's output on `x` (an array, or the feed dict) in params["precision"] (emulated below FP32;
+        float64 for precision.TRUTH); `key`: this configuration's `key`, where the caller has it."""
         def compute() -> np.ndarray:
             with np.errstate(all="ignore"):  # NaN/Inf in the input are data to show, not warnings
                 out = P.emulate(layer, x, params)
-            if np.shares_memory(out, x):  # never make the caller's input read-only
-                out = out.copy()
+            if any(np.shares_memory(out, a) for a in (x.values() if isinstance(x, dict) else [x])):
+                out = out.copy()  # never make the caller's input read-only
             out.setflags(write=False)
             return out
         return self.get_or_make(key or self.key(layer.name, params, x), compute)
@@ -158,15 +171,16 @@ class _Measures(Memo):
 _measures = _Measures()
 
 
-def evaluate(layer_name: str, raw_params: dict | None = None, x: np.ndarray | None = None, *,
+def evaluate(layer_name: str, raw_params: dict | None = None, x=None, *,
              backend: Backend | None = None, cache: EngineCache | None = None, run: bool = True,
              compare: str | None = None, build: bool = True) -> Evaluation:
     """The configuration's verdict; `compare` names a second precision to evaluate the same configuration in
     (compare mode: `compared` and the `difference` between the two outputs). build=False: the reference only,
-    at once, its engine "pending" (a stage being scrubbed where no engine runs; the engine is built after)."""
+    at once, its engine "pending" (a stage being scrubbed where no engine runs; the engine is built after). `x`: the
+    input array (a layer's first input), or the feed dict {input name: array}; an input not given is its example."""
     result = _evaluate(layer_name, raw_params, x, backend=backend, cache=cache, run=run, build=build)
     if compare is not None and compare != result.params["precision"]:
-        other = _evaluate(layer_name, {**(raw_params or {}), "precision": compare}, result.input,
+        other = _evaluate(layer_name, {**(raw_params or {}), "precision": compare}, result.inputs,
                           backend=result.backend, cache=cache, run=run, build=build)
         result.compared = other
         if other.output.shape == result.output.shape:
@@ -176,22 +190,24 @@ def evaluate(layer_name: str, raw_params: dict | None = None, x: np.ndarray | No
     return result
 
 
-def _evaluate(layer_name: str, raw_params: dict | None, x: np.ndarray | None, *, backend: Backend | None,
+def _evaluate(layer_name: str, raw_params: dict | None, x, *, backend: Backend | None,
               cache: EngineCache | None, run: bool, build: bool = True) -> Evaluation:
     layer = get_layer(layer_name)
     raw_params = raw_params or {}
-    x = layer.example_input(layer.example_shape) if x is None else np.asarray(x, dtype=np.float32, order="C")  # 0-d stays 0-d
-    params = P.with_data_scale(layer.resolve(raw_params, x.shape), x)  # ValidationError before TensorRT is called
+    xs = layer.feed(x)  # 0-d stays 0-d
+    shapes = {n: a.shape for n, a in xs.items()}
+    data = xs if layer.several else xs[layer.inputs[0].name]  # a one-input layer's keys stay what they were
+    params = P.with_data_scale(layer.resolve(raw_params, shapes), xs)  # ValidationError before TensorRT is called
     backend = backend or detect()
-    key = _References.key(layer.name, params, x)
-    reference = _references.get(layer, params, x, key)
-    result = Evaluation(layer.name, params, x, reference, reference, "reference", backend, "not_built",
-                        messages=layer.notes_for(raw_params, params), output_key=key)
+    key = _References.key(layer.name, params, data)
+    reference = _references.get(layer, params, xs, key)
+    result = Evaluation(layer.name, params, xs[layer.inputs[0].name], reference, reference, "reference", backend,
+                        "not_built", messages=layer.notes_for(raw_params, params), output_key=key, inputs=xs)
     truth_key = None
     if params["precision"] != "FP32":
         truth_params = {**params, "precision": P.TRUTH}
-        truth_key = _References.key(layer.name, truth_params, x)
-        result.truth = _references.get(layer, truth_params, x, truth_key)
+        truth_key = _References.key(layer.name, truth_params, data)
+        result.truth = _references.get(layer, truth_params, xs, truth_key)
     if not backend.can_build:
         result.messages += [f"Not used: {why}." for why in backend.passed_over]
         result.messages.append(f"No engine was built ({backend.why_not_run}).")
@@ -204,9 +220,10 @@ def _evaluate(layer_name: str, raw_params: dict | None, x: np.ndarray | None, *,
         result.messages.append(f"Expected refusal: {known}.")
     cache = cache or default_cache()
     settings = eng.BuildSettings.from_env()
-    result.cache_key = cache_key(layer.name, params, x.shape, backend, settings)
+    result.cache_key = cache_key(layer.name, params, shapes if layer.several else result.input.shape, backend,
+                                 settings)
     report, status, notes = cache.get_or_build(
-        result.cache_key, lambda: eng.build_engine(backend, layer, params, x.shape, settings, cache.path))
+        result.cache_key, lambda: eng.build_engine(backend, layer, params, shapes, settings, cache.path))
     result.report, result.engine_status = report, status if report.status == "built" else report.status
     result.messages += cache.warnings + notes
     if report.status != "built":
@@ -219,7 +236,7 @@ def _evaluate(layer_name: str, raw_params: dict | None, x: np.ndarray | None, *,
         result.messages.append(f"TensorRT inferred output shape {tuple(report.output_shape)} but the reference "
                                f"computed {reference.shape}.")
     if run and backend.can_run:
-        _run_on_gpu(result, report, x, cache.path)
+        _run_on_gpu(result, report, cache.path)
     return _measured(result, truth_key)
 
 
@@ -231,7 +248,7 @@ def _measured(result: Evaluation, truth_key: str | None) -> Evaluation:
     return result
 
 
-def _run_on_gpu(result: Evaluation, report: eng.BuildReport, x: np.ndarray, cache_dir) -> None:
+def _run_on_gpu(result: Evaluation, report: eng.BuildReport, cache_dir) -> None:
     from .trt import runner  # the GPU path only
 
     trt = result.backend.trt
@@ -239,7 +256,9 @@ def _run_on_gpu(result: Evaluation, report: eng.BuildReport, x: np.ndarray, cach
         engine = _engines.get(trt, result.cache_key, report.engine)
         runtime_cache = cache_dir / "runtime.cache" if cache_dir and result.backend.name == "tensorrt_rtx" else None
         config, save_runtime_cache = eng.runtime_config_for(trt, engine, runtime_cache)
-        outputs, latency = runner.run_engine(engine, {eng.INPUT_NAME: x}, timing_runs=TIMING_RUNS,
+        names = eng.network_inputs(get_layer(result.layer))
+        outputs, latency = runner.run_engine(engine, {names[n]: a for n, a in result.inputs.items()},
+                                             timing_runs=TIMING_RUNS,
                                              runtime_config=config)
         save_runtime_cache()
         report.layers = eng.layers_from_engine(trt, engine) or report.layers

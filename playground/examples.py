@@ -55,7 +55,9 @@ class Preset:
     layer: str
     title: str  # short English, e.g. "padding_nd = (1, 1)"
     params: dict  # raw values as the CLI takes them: strings, numbers, lists
-    input: dict  # make_input keywords: kind ("spec", "constant", …), shape, and the kind's own options
+    # make_input keywords: kind ("spec", "constant", …), shape, and the kind's own options; for a layer of several
+    # inputs, {input name: those keywords}.
+    input: dict
     expected: np.ndarray | None  # the output table (read-only float32), or None: the spec prints the shape only
     expected_shape: tuple
     tolerance: Tolerance
@@ -96,7 +98,10 @@ class Preset:
             assert self.expected.shape == self.expected_shape, (self.name, self.expected.shape, self.expected_shape)
 
     @property
-    def input_shape(self) -> tuple:
+    def input_shape(self):
+        """Its input's shape; {input name: shape} where `input` names several (a layer of several inputs)."""
+        if "shape" not in self.input:
+            return {n: tuple(i["shape"]) for n, i in self.input.items()}
         return tuple(self.input["shape"])
 
     def cli_args(self) -> list[str]:

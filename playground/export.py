@@ -28,7 +28,7 @@ from .layer import Layer
 from .layers import get_layer
 from .params import same_params
 from .trt.backend import RTX_HINT
-from .trt.engine import INPUT_NAME, OUTPUT_NAME, BuildSettings
+from .trt.engine import OUTPUT_NAME, BuildSettings, network_inputs
 
 RUNNER_MARKER = "# -- MARKER: the exported script's text starts here --"
 INLINE_LIMIT = 4096  # arrays with more values are embedded as base64 of their zlib-compressed bytes
@@ -167,29 +167,34 @@ def config_name(layer: Layer, params: dict, shape: tuple) -> str:
     return f"{layer.name}--{words}"[:150] if words else layer.name
 
 
-def playground_command(layer: Layer, params: dict, x: np.ndarray, files: dict | None = None, stem: str = "") -> str:
-    """The `python -m playground run` line for this configuration (parameters that differ from the defaults).
-    The arrays it names by file (`--input`, `--set NAME=@FILE.npy`) go into `files` (name → array), to be written
-    beside it; `stem` prefixes their names (`STEM.input.npy`), so several commands share one folder."""
+def playground_command(layer: Layer, params: dict, x, files: dict | None = None, stem: str = "") -> str:
+    """The `python -m playground run` line for this configuration (parameters that differ from the defaults);
+    `x`: the input, or the feed dict of a layer of several inputs. The arrays it names by file (`--input`,
+    `--set NAME=@FILE.npy`) go into `files` (name → array), to be written beside it; `stem` prefixes their names
+    (`STEM.input.npy`), so several commands share one folder."""
     files = {} if files is None else files
     prefix = f"{stem}." if stem else ""
+    xs = layer.feed(x)
+    shapes = {n: a.shape for n, a in xs.items()}
     parts = ["python -m playground run", layer.name]
-    for name, value in essential_params(layer, params, x.shape).items():
+    for name, value in essential_params(layer, params, shapes).items():
         if isinstance(value, np.ndarray) and value.size > CLI_ARRAY_LIMIT:
             files[f"{prefix}{name}.npy"] = value
             parts.append(f"--set {name}=@{prefix}{name}.npy")
         else:
             parts.append(f"--set {name}={layer.param(name).to_text(value)}")
-    example = layer.example_input(layer.example_shape)
-    if x.shape != example.shape or not np.array_equal(x, example, equal_nan=True):
-        files[f"{prefix}input.npy"] = x
-        parts.append(f"--input {prefix}input.npy")
+    for name, a in xs.items():
+        example = layer.example_of(name)
+        if a.shape != example.shape or not np.array_equal(a, example, equal_nan=True):
+            file = f"{prefix}{name}.npy" if layer.several else f"{prefix}input.npy"
+            files[file] = a
+            parts.append(f"--input {name}={file}" if layer.several else f"--input {file}")
     return " ".join(parts)
 
 
-def _describe_input(layer: Layer, x: np.ndarray) -> str:
-    if np.array_equal(x, layer.example_input(x.shape), equal_nan=True):
-        return "the layer's spec pattern" + ("" if x.shape == layer.example_shape else " at this shape")
+def _describe_input(layer: Layer, name: str, x: np.ndarray) -> str:
+    if np.array_equal(x, layer.example_of(name, x.shape), equal_nan=True):
+        return "the layer's spec pattern" + ("" if x.shape == layer.input_shape(name) else " at this shape")
     return "given values"
 
 
@@ -201,12 +206,13 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
     """
     layer = get_layer(layer_name)
     raw_params = raw_params or {}
-    x = layer.example_input(layer.example_shape) if x is None else np.asarray(x, dtype=np.float32, order="C")
-    params = precision.with_data_scale(layer.resolve(raw_params, x.shape), x)
+    xs = layer.feed(x)  # every input by name; `data` in the script: the one array, or this dict
+    params = precision.with_data_scale(layer.resolve(raw_params, {n: a.shape for n, a in xs.items()}), xs)
     source = build_source(layer)
     unused = set(layer.unused(params))
     settings = BuildSettings.from_env()
-    command = playground_command(layer, params, x)
+    command = playground_command(layer, params, xs)
+    names = network_inputs(layer)
 
     width = max(len(p.name) for p in layer.params)
     header = [
@@ -222,7 +228,8 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
         "# shape ('output shape: (...)'), and where a GPU that this TensorRT supports is present, runs the",
         "# engine and prints input and output the spec's way (inputH0 / outputH0).",
         "#",
-        f"# Input '{INPUT_NAME}': float32 {tuple(x.shape)}, {_describe_input(layer, x)}",
+        *[f"# Input '{names[n]}'{f' ({n})' if layer.several else ''}: float32 {tuple(a.shape)}, "
+          f"{_describe_input(layer, n, a)}" for n, a in xs.items()],
         "# Parameters:",
     ]
     for param in layer.params:
@@ -239,7 +246,7 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
         "# The same configuration in the playground:",
         f"#   {command}",
     ]
-    embedded = x.size > INLINE_LIMIT or any(isinstance(v, np.ndarray) and v.size > INLINE_LIMIT
+    embedded = any(a.size > INLINE_LIMIT for a in xs.values()) or any(isinstance(v, np.ndarray) and v.size > INLINE_LIMIT
                                            for v in params.values())
     imports = ["import argparse"] + (["import base64"] if embedded else []) + ["import importlib", "import sys"] + (
         ["import zlib"] if embedded else [])
@@ -253,14 +260,18 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
         "",
         "trt = None  # tensorrt, or tensorrt_rtx (the same API under another name): main() picks the one that builds",
         f"RTX_HINT = {RTX_HINT!r}",
-        f"INPUT_NAME, OUTPUT_NAME = {INPUT_NAME!r}, {OUTPUT_NAME!r}",
+        f"INPUT_NAMES, OUTPUT_NAME = {names!r}, {OUTPUT_NAME!r}  # the layer's input names: the network's",
         f"OPTIMIZATION_LEVEL = {settings.optimization_level}  # the playground's builder setting "
         "(TensorRT's own default is 3)",
         f"PLAYGROUND_COMMAND = {command!r}",
     ]
     if embedded:
         body.append(_UNPACK.rstrip("\n"))
-    body += ["", "", f"data = {array_literal(x)}", "", "p = {"]
+    if layer.several:
+        body += ["", "", "data = {"] + [f"    {n!r}: {array_literal(a, '    ')}," for n, a in xs.items()] + ["}"]
+    else:
+        body += ["", "", f"data = {array_literal(xs[layer.input_names[0]])}"]
+    body += ["", "p = {"]
     for param in layer.params:
         comment = "  # not used by this configuration" if param.name in unused else ""
         body.append(f"    {param.name!r}: {value_literal(params[param.name], '    ')},{comment}")

@@ -32,6 +32,22 @@ class Cell:
 
 
 @dataclass(frozen=True)
+class Input:
+    """One input of a layer, by name: the feed dict's key (Polygraphy's style), the network input's order, the URL's
+    `LAYER.input.NAME.…` keys and the CLI's `--input NAME=FILE.npy`."""
+    name: str
+    help: str = ""
+    # Its spec example's shape and pattern; None: the layer's `example_shape` and `example_input`.
+    example_shape: tuple[int, ...] | None = None
+    example: Callable[[tuple], np.ndarray] | None = None
+    # Whether a model may give it as a constant (an initializer, weights) rather than a tensor fed at run time.
+    constant: bool = False
+
+
+ONE_INPUT = (Input("x"),)
+
+
+@dataclass(frozen=True)
 class Layer:
     name: str  # CLI and URL name
     title: str
@@ -39,9 +55,11 @@ class Layer:
     params: tuple[Param, ...]
     example_shape: tuple[int, ...]  # the spec example's input shape
     example_input: Callable[[tuple], np.ndarray]  # the spec's input pattern, for any shape
-    reference: Callable[[np.ndarray, dict], np.ndarray]  # pure NumPy, params resolved
-    # build(trt, network, x, p) -> output ITensor. Self-contained (only trt, np, p): the
-    # code export copies its source into a standalone script.
+    # Pure NumPy, params resolved: reference(x, p) for one input; for several, reference(xs, p) with xs the
+    # feed dict {input name: array} (`forward` is the one way every caller goes through).
+    reference: Callable[[Any, dict], np.ndarray]
+    # build(trt, network, x, p) -> output ITensor; for several inputs build(trt, network, xs, p), xs by name
+    # (`construct`). Self-contained (only trt, np, p): the code export copies its source into a standalone script.
     build: Callable[..., Any]
     check: Callable[[Callable, dict, tuple], dict] | None = None  # cross-parameter rules
     notes: Callable[[dict], list[str]] | None = None  # remarks on a valid configuration
@@ -82,6 +100,9 @@ class Layer:
     limits: Callable[[dict, str], str | None] | None = None
     # Its ONNX mapping (playground.onnxmap.OnnxMap): the nodes it opens, the graph it exports; None: no export.
     onnx: Any = None
+    # Its inputs, in the network's order; one named "x" unless declared. With several, `check`, `cost`, `reads` and
+    # `explain` receive the shapes as a dict {input name: shape}.
+    inputs: tuple[Input, ...] = ONE_INPUT
 
     def __post_init__(self):  # every layer has the precision parameters, after its own
         own = {p.name for p in self.params}
@@ -89,6 +110,60 @@ class Layer:
         common = tuple(replace(p, choices=choices) if p.name == "precision" else p
                        for p in PRECISION_PARAMS if p.name not in own)
         object.__setattr__(self, "params", tuple(self.params) + common)
+
+    # -- inputs --------------------------------------------------------------------------------------------------
+    @property
+    def several(self) -> bool:
+        return len(self.inputs) > 1
+
+    @property
+    def input_names(self) -> tuple[str, ...]:
+        return tuple(i.name for i in self.inputs)
+
+    def input_shape(self, name: str) -> tuple[int, ...]:
+        """The spec example's shape of input `name`."""
+        return tuple(self._input(name).example_shape or self.example_shape)
+
+    def example_of(self, name: str, shape: tuple | None = None) -> np.ndarray:
+        """Input `name`'s spec pattern at `shape` (its example's shape by default)."""
+        i = self._input(name)
+        return (i.example or self.example_input)(tuple(shape) if shape is not None else self.input_shape(name))
+
+    def _input(self, name: str) -> Input:
+        for i in self.inputs:
+            if i.name == name:
+                return i
+        raise self.fail("input", f"{name!r} is not an input of this layer; it has " + ", ".join(self.input_names))
+
+    def feed(self, x=None) -> dict[str, np.ndarray]:
+        """The feed dict {input name: C-contiguous float32 array}, in declared order, from an array (the first
+        input; the others take their examples) or a dict by name (those missing: their examples)."""
+        given = dict(x) if isinstance(x, dict) else {} if x is None else {self.inputs[0].name: x}
+        for name in given:
+            self._input(name)  # an unknown name says which ones there are
+        return {i.name: np.asarray(given[i.name], dtype=np.float32, order="C") if i.name in given
+                else self.example_of(i.name) for i in self.inputs}
+
+    def shapes_of(self, shape) -> dict[str, tuple[int, ...]]:
+        """{input name: shape} from a dict of shapes, or one shape that every input takes."""
+        if isinstance(shape, dict):
+            missing = [n for n in self.input_names if n not in shape]
+            if missing or set(shape) - set(self.input_names):
+                raise self.fail("input", "needs a shape for each of " + ", ".join(self.input_names), shape)
+            return {n: tuple(int(d) for d in shape[n]) for n in self.input_names}
+        return {n: tuple(int(d) for d in shape) for n in self.input_names}
+
+    def shape_arg(self, shapes: dict):
+        """What the layer's own callables get: the one shape, or the dict of shapes where it has several inputs."""
+        return shapes if self.several else shapes[self.inputs[0].name]
+
+    def forward(self, xs: dict, p: dict) -> np.ndarray:
+        """The reference on a feed dict."""
+        return self.reference(xs if self.several else xs[self.inputs[0].name], p)
+
+    def construct(self, trt, network, xs: dict, p: dict):
+        """The construction on the network's input tensors by name."""
+        return self.build(trt, network, xs if self.several else xs[self.inputs[0].name], p)
 
     def param(self, name: str) -> Param:
         for p in self.params:
@@ -103,27 +178,33 @@ class Layer:
     def fail(self, param: str, rule: str, value: Any = None) -> ValidationError:
         return ValidationError(self.name, param, rule, value)
 
-    def defaults(self, shape: tuple | None = None) -> dict:
-        return self.resolve({}, shape or self.example_shape)
+    def defaults(self, shape=None) -> dict:
+        return self.resolve({}, shape or {n: self.input_shape(n) for n in self.input_names})
 
-    def resolve(self, raw: dict, shape: tuple) -> dict:
-        """Canonical parameters for `raw` (unset ones take their defaults) and an input shape."""
+    def resolve(self, raw: dict, shape) -> dict:
+        """Canonical parameters for `raw` (unset ones take their defaults) and the input shape (a dict of shapes
+        where the layer has several inputs; one shape: every input has it)."""
         raw = self.modern(raw)
         unknown = sorted(set(raw) - set(self.param_names))
         if unknown:
             raise self.fail(unknown[0], "is not a parameter of this layer; it has " + ", ".join(self.param_names))
-        shape = tuple(int(d) for d in shape)
-        if len(shape) not in self.ranks:
-            raise self.fail("input", f"must have rank {' or '.join(map(str, self.ranks))}, not {len(shape)}", shape)
-        if min(shape) < 1:
-            raise self.fail("input", "every dimension must be at least 1", shape)
-        sizes = "N, C, " + ("D, " if len(shape) == 5 else "") + "H or W"
-        over = budget.over_elements(shape, "input", sizes)
-        if over:  # before any parameter allocates (a kernel, a slope per element)
-            raise self.fail("input", over)
+        shapes = self.shapes_of(shape)
+        for name, s in shapes.items():
+            where = f"input {name}" if self.several else "input"
+            of = f"{where} " if self.several else ""
+            if len(s) not in self.ranks:
+                raise self.fail("input", f"{of}must have rank {' or '.join(map(str, self.ranks))}, not {len(s)}", s)
+            if min(s) < 1:
+                raise self.fail("input", f"every dimension{' of ' + where if self.several else ''} must be at least 1",
+                                s)
+            sizes = "N, C, " + ("D, " if len(s) == 5 else "") + "H or W"
+            over = budget.over_elements(s, where, sizes)
+            if over:  # before any parameter allocates (a kernel, a slope per element)
+                raise self.fail("input", over)
+        shape, arg = shapes[self.inputs[0].name], self.shape_arg(shapes)
         params = self._coerced(raw, shape, Param.coerce)
-        params = self.check(self.fail, params, shape) if self.check else params
-        output, macs, counted, lower = (self.cost(params, shape) if self.cost else
+        params = self.check(self.fail, params, arg) if self.check else params
+        output, macs, counted, lower = (self.cost(params, arg) if self.cost else
                                         (shape, int(np.prod(shape)), "one per value", "the input size: " + sizes))
         over = budget.over_elements(output, "output", lower) or budget.over_work(macs, counted, lower)
         if over:  # before the reference computes or TensorRT builds
@@ -140,7 +221,7 @@ class Layer:
     def unchecked(self, raw: dict, shape: tuple) -> dict:
         """`raw` in canonical values with none of the layer's rules applied (each value's own kind only): what a
         rule refused, to show TensorRT refuses it too (the layer contract's test)."""
-        return self._coerced(self.modern(raw), tuple(shape), Param.canonical)
+        return self._coerced(self.modern(raw), self.shapes_of(shape)[self.inputs[0].name], Param.canonical)
 
     def modern(self, raw: dict) -> dict:
         """`raw` with old parameter spellings replaced by what they stand for (an explicit new one wins)."""

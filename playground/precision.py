@@ -81,33 +81,37 @@ def scale_from_data(a, precision: str) -> float:
 
 
 def with_data_scale(params: dict, x) -> dict:
-    """quantize_scale 0 under INT8/FP8 means "from the data": amax/127 or amax/448 of this input."""
+    """quantize_scale 0 under INT8/FP8 means "from the data": amax/127 or amax/448 of this input (of every input
+    where `x` is a feed dict: one scale for all their Q/DQ pairs)."""
     if params["precision"] in QUANTIZED and params["quantize_scale"] == 0:
-        return {**params, "quantize_scale": scale_from_data(x, params["precision"])}
+        values = np.concatenate([np.ravel(v) for v in x.values()]) if isinstance(x, dict) else x
+        return {**params, "quantize_scale": scale_from_data(values, params["precision"])}
     return params
 
 
 def emulate(layer, x, params: dict) -> np.ndarray:
-    """What the engine of `layer` computes from `x` in params["precision"]: FP16/BF16 round the input, the
-    parameters that reach TensorRT as weights or constants (`Param.weight`; attributes such as resize scales stay
-    float32, as a strongly typed network keeps them) and the output to that type, with the arithmetic between in
-    float64 and float32 (the layer's reference); TF32 rounds the input and the weights in `layer.tf32`; INT8/FP8 pass
-    the input through the Q/DQ pair (the layer's reference quantizes its own weights, as its construction does).
-    TRUTH: the layer in float64, unrounded (float64 out)."""
+    """What the engine of `layer` computes from `x` (its one input's array, or the feed dict by input name) in
+    params["precision"]: FP16/BF16 round every input, the parameters that reach TensorRT as weights or constants
+    (`Param.weight`; attributes such as resize scales stay float32, as a strongly typed network keeps them) and the
+    output to that type, with the arithmetic between in float64 and float32 (the layer's reference); TF32 rounds the
+    inputs and the weights in `layer.tf32`; INT8/FP8 pass each input through its Q/DQ pair (the layer's reference
+    quantizes its own weights, as its construction does). TRUTH: the layer in float64, unrounded (float64 out)."""
+    xs = x if isinstance(x, dict) else {layer.inputs[0].name: x}
+    each = lambda f: {k: f(v) for k, v in xs.items()}  # noqa: E731
     precision = params.get("precision", "FP32")
     if precision == TRUTH:
         with ref.exact():
-            return layer.reference(x, {**params, "precision": "FP32"})
+            return layer.forward(xs, {**params, "precision": "FP32"})
     if precision in QUANTIZED:
-        return layer.reference(fake_quantize(x, params["quantize_scale"], precision), params)
+        return layer.forward(each(lambda v: fake_quantize(v, params["quantize_scale"], precision)), params)
     if precision in FLOAT_TYPES:  # only weights and constants take the type; attributes stay float32
         rounded = {p.name: _rounded(params[p.name], precision) if p.is_weight(params) else params[p.name]
                    for p in layer.params}
-        return round_to(layer.reference(round_to(x, precision), rounded), precision)
+        return round_to(layer.forward(each(lambda v: round_to(v, precision)), rounded), precision)
     if precision == "TF32":  # the multiplies' operands only: sums, bias and output stay FP32
         rounded = {k: _rounded(v, precision) if k in layer.tf32 else v for k, v in params.items()}
-        return layer.reference(round_to(x, precision), rounded)
-    return layer.reference(x, params)
+        return layer.forward(each(lambda v: round_to(v, precision)), rounded)
+    return layer.forward(xs, params)
 
 
 def _rounded(value, precision: str):

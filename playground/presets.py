@@ -27,15 +27,16 @@ def _config(layer_name: str, name: str) -> tuple[dict, np.ndarray]:
     return get_layer(layer_name).resolve(preset.params, preset.input_shape), input_for(preset)
 
 
-def matching(layer_name: str, params: dict, x: np.ndarray) -> list[Preset]:
-    """The examples and lessons whose configuration (canonical parameters and input values) this is."""
+def matching(layer_name: str, params: dict, x) -> list[Preset]:
+    """The examples and lessons whose configuration (canonical parameters and input values: an array, or the feed
+    dict of a layer of several inputs) this is."""
     found = []
     for preset in examples(layer_name):
         try:
             canon, given = _config(layer_name, preset.name)
         except Exception:  # noqa: BLE001 - an example the layer no longer accepts is simply never on screen
             continue
-        if given.shape == x.shape and np.array_equal(given, x, equal_nan=True) and same_params(canon, params):
+        if _same_inputs(given, x) and same_params(canon, params):
             found.append(preset)
     return found
 
@@ -62,11 +63,26 @@ def find(layer: str, name: str) -> Preset:
     raise KeyError(f"{layer} has no preset {name!r}; it has {', '.join(p.name for p in examples(layer))}")
 
 
-def input_for(preset: Preset) -> np.ndarray:
-    """The preset's input tensor (a fresh writable float32 array)."""
-    options = dict(preset.input)
+def _same_inputs(a, b) -> bool:
+    if isinstance(a, dict) or isinstance(b, dict):
+        return (isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() and
+                all(_same_inputs(a[k], b[k]) for k in a))
+    return a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
+
+
+def input_for(preset: Preset):
+    """The preset's input tensor (a fresh writable float32 array); the feed dict {input name: array} for a layer of
+    several inputs."""
+    layer = get_layer(preset.layer)
+    if "shape" not in preset.input:
+        return {n: make_one(o, lambda s, n=n: layer.example_of(n, s)) for n, o in preset.input.items()}
+    return make_one(preset.input, layer.example_input)
+
+
+def make_one(input: dict, spec_fn) -> np.ndarray:
+    options = dict(input)
     kind, shape = options.pop("kind"), tuple(options.pop("shape"))
-    return make_input(kind, shape, spec_fn=get_layer(preset.layer).example_input, **options)
+    return make_input(kind, shape, spec_fn=spec_fn, **options)
 
 
 def compare(preset: Preset, output, errors: dict | None = None) -> Comparison:

@@ -10,9 +10,10 @@ import sys
 
 import numpy as np
 
-# Defined by the script's head: the input, the parameters, the layer's construction and the precision's code.
+# Defined by the script's head: the input (`data`: an array, or a dict by input name for a layer of several), the
+# parameters, the layer's construction and the precision's code.
 data = p = BUILD = TypedNetwork = precision_input = precision_output = None
-INPUT_NAME, OUTPUT_NAME = "inputT0", "outputT0"
+INPUT_NAMES, OUTPUT_NAME = {"x": "inputT0"}, "outputT0"  # {the layer's input name: the network's}
 OPTIMIZATION_LEVEL, RTX_HINT, PLAYGROUND_COMMAND = 0, "", ""
 trt = None  # tensorrt or tensorrt_rtx: main() picks the one that builds
 
@@ -107,7 +108,8 @@ def execute(cudart, engine, context):
     if engine.get_tensor_dtype(OUTPUT_NAME) != trt.DataType.FLOAT:
         raise RuntimeError(f"the output is {engine.get_tensor_dtype(OUTPUT_NAME)}, not FLOAT")
     output = np.empty(tuple(context.get_tensor_shape(OUTPUT_NAME)), dtype=np.float32)
-    host = {INPUT_NAME: np.ascontiguousarray(data, dtype=np.float32), OUTPUT_NAME: output}
+    inputs = {INPUT_NAMES[n]: np.ascontiguousarray(a, dtype=np.float32) for n, a in feed().items()}
+    host = {**inputs, OUTPUT_NAME: output}
     to_device = cudart.cudaMemcpyKind.cudaMemcpyHostToDevice
     to_host = cudart.cudaMemcpyKind.cudaMemcpyDeviceToHost
     device, stream = {}, None
@@ -117,9 +119,9 @@ def execute(cudart, engine, context):
             device[tensor] = cuda_check(cudart, cudart.cudaMalloc(max(array.nbytes, 1)), "cudaMalloc")
             if not context.set_tensor_address(tensor, int(device[tensor])):
                 raise RuntimeError(f"set_tensor_address({tensor!r}) failed")
-        source = host[INPUT_NAME]
-        cuda_check(cudart, cudart.cudaMemcpyAsync(device[INPUT_NAME], source.ctypes.data, source.nbytes, to_device,
-                                                  stream), "cudaMemcpyAsync (to the GPU)")
+        for tensor, source in inputs.items():
+            cuda_check(cudart, cudart.cudaMemcpyAsync(device[tensor], source.ctypes.data, source.nbytes, to_device,
+                                                      stream), "cudaMemcpyAsync (to the GPU)")
         if not context.execute_async_v3(int(stream)):
             raise RuntimeError("execute_async_v3 failed")
         cuda_check(cudart, cudart.cudaMemcpyAsync(output.ctypes.data, device[OUTPUT_NAME], output.nbytes, to_host,
@@ -135,6 +137,11 @@ def execute(cudart, engine, context):
     return output
 
 
+def feed():
+    """{the layer's input name: array}: `data` is the one input's array, or a dict of them by name."""
+    return data if isinstance(data, dict) else {next(iter(INPUT_NAMES)): data}
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--output", metavar="OUT.npy", help="also save the output computed on the GPU here")
@@ -148,11 +155,12 @@ def main(argv):
         print("The playground shows the NumPy reference of this configuration: " + PLAYGROUND_COMMAND, file=sys.stderr)
         return 3
     network = builder.create_network(network_flags())
-    x = network.add_input(INPUT_NAME, trt.DataType.FLOAT, data.shape)
     precision = p["precision"]
+    xs = {n: precision_input(trt, network, network.add_input(INPUT_NAMES[n], trt.DataType.FLOAT, a.shape), precision,
+                             p["quantize_scale"]) for n, a in feed().items()}
     typed = TypedNetwork(trt, network, precision) if precision in ("FP16", "BF16") else None
-    try:
-        y = BUILD(trt, typed or network, precision_input(trt, network, x, precision, p["quantize_scale"]), p)
+    try:  # the construction takes the one input, or the inputs by name
+        y = BUILD(trt, typed or network, xs if isinstance(data, dict) else next(iter(xs.values())), p)
         y = precision_output(trt, network, y, precision)
     except Exception as exc:  # the Python API raises for a construction it refuses
         print(f"error: TensorRT refused the network in {precision}: {exc}", file=sys.stderr)
@@ -174,8 +182,9 @@ def main(argv):
         return 1
     engine_bytes = bytes(memoryview(serialized))
     print(f"engine: built by {trt.__name__} {trt.__version__}, {len(engine_bytes)} bytes")
-    print("inputH0 :", data.shape)
-    print(data)
+    for i, a in enumerate(feed().values()):
+        print(f"inputH{i} :", a.shape)
+        print(a)
     try:
         output = run_on_gpu(logger, engine_bytes)
     except CannotRun as why:

@@ -23,7 +23,7 @@ SMALL_INTS = 6  # ints are drawn from their low up to low + this (a window, a st
 @dataclass
 class Drawn:
     raw: dict
-    shape: tuple
+    shape: tuple | dict  # {input name: shape} for a layer of several inputs
     params: dict | None = None  # resolved; None where the layer refused
     refusal: ValidationError | None = None
 
@@ -78,11 +78,30 @@ def _value(p: Param, rng, params: dict, shape: tuple):
     return p.default_for(params, shape)
 
 
+def _other_shape(shape: tuple, rng) -> tuple:
+    """Another input's shape beside `shape`: each axis the same, 1 (it broadcasts) or, now and then, another size
+    (which a broadcasting layer refuses)."""
+    def axis(n):
+        roll = rng.random()
+        return n if roll < 0.55 else 1 if roll < 0.9 else int(rng.integers(1, SPATIAL_MAX[len(shape)] + 1))
+    return tuple(axis(n) for n in shape)
+
+
 def draw(layer, rng) -> Drawn:
     rank = int(rng.choice(layer.ranks))
     top = SPATIAL_MAX[rank]
     shape = (int(rng.integers(1, 3)), int(rng.integers(1, 5))) + tuple(int(rng.integers(1, top + 1))
                                                                        for _ in range(rank - 2))
+    if layer.several:  # the first input's shape drawn, every other one beside it; parameters read the first's
+        first = shape
+        shape = {n: first if i == 0 else _other_shape(first, rng) for i, n in enumerate(layer.input_names)}
+        raw, resolved = _drawn_params(layer, rng, first)
+        return Drawn(raw, shape)
+    raw, resolved = _drawn_params(layer, rng, shape)
+    return Drawn(raw, shape)
+
+
+def _drawn_params(layer, rng, shape: tuple) -> tuple[dict, dict]:
     raw: dict = {}
     resolved: dict = {}  # the values so far, canonical where they coerce, for defaults and offers
     # Twice: the second pass redraws what a parameter offers given the ones declared after it (a slice's shape
@@ -95,7 +114,7 @@ def draw(layer, rng) -> Drawn:
                 resolved[p.name] = p.coerce(value, layer.name, resolved, shape)
             except (ValidationError, KeyError):
                 resolved[p.name] = p.default_for(resolved, shape)
-    return Drawn(raw, shape)
+    return raw, resolved
 
 
 def configurations(layer, seed: int, valid: int = 50, tries: int = 3000) -> tuple[list[Drawn], list[Drawn]]:

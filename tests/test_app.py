@@ -29,8 +29,9 @@ def test_layer_page_hands_its_stage_the_defaults_and_shows_the_engine_panel(laye
     at = open_page(layer)
     assert not at.error, [e.value for e in at.error]
     data = stage_data(at)
-    x = tuple(LAYERS[layer].example_shape)
-    assert data["answer"]["shapes"].startswith(f"Input {x} → Output (")
+    shapes = [f"{n.upper()} {LAYERS[layer].input_shape(n)}" for n in LAYERS[layer].input_names]
+    x = " · ".join(shapes) if LAYERS[layer].several else f"Input {tuple(LAYERS[layer].example_shape)}"
+    assert data["answer"]["shapes"].startswith(f"{x} → Output (")
     assert data["describe"]["title"] == LAYERS[layer].title and data["problem"] is None
     if LAYERS[layer].section:  # the Details tab opens first; of the tabs only the open one is drawn
         assert "| engine | engine size |" not in text(at)

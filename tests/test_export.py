@@ -43,6 +43,8 @@ CONFIGS = [(f"{name}-default", name, {}, None) for name in LAYERS] + [
     ("scale-channel_axis_0", "scale", P.find("scale", "channel_axis_0").params,
      P.input_for(P.find("scale", "channel_axis_0"))),
     ("prelu-element", "prelu", {"granularity": "element", "slopes": "ramp"}, None),
+    ("elementwise-broadcast-and", "elementwise", {"operation": "AND", "precision": "INT8"},
+     {"a": np.float32([[0, 1, 2], [3, 0, 5]]).reshape(1, 1, 2, 3), "b": np.float32([0, 1]).reshape(1, 1, 2, 1)}),
 ] + [(f"leaky_relu-{c}", "leaky_relu", {"alpha": 0.1, "construction": c}, None)
      for c in ("activation", "parametric_relu", "scale_relu_sum")]
 IDS = [c[0] for c in CONFIGS]
@@ -102,11 +104,13 @@ def test_script_builds_and_prints_tensorrt_shape(config, tmp_path, cache):
 def test_script_defines_exactly_the_resolved_configuration(config):
     _, layer_name, raw, x = config
     layer = get_layer(layer_name)
-    x = layer.example_input(layer.example_shape) if x is None else x
-    params = layer.resolve(raw, x.shape)
+    xs = layer.feed(x)
+    params = layer.resolve(raw, {n: a.shape for n, a in xs.items()})
     script = E.export_script(layer_name, raw, x)
     ns = load(script)
-    assert ns["data"].dtype == np.float32 and np.array_equal(ns["data"], x)
+    data = ns["data"] if layer.several else {layer.input_names[0]: ns["data"]}  # several inputs: a dict by name
+    assert list(data) == list(xs)
+    assert all(data[n].dtype == np.float32 and np.array_equal(data[n], xs[n]) for n in xs)
     assert ns["p"].keys() == params.keys()
     for k, v in params.items():
         got = ns["p"][k]
@@ -121,7 +125,7 @@ def test_script_defines_exactly_the_resolved_configuration(config):
         elif isinstance(node, ast.ImportFrom):
             modules.add(node.module)
     assert modules <= IMPORTS, modules - IMPORTS  # no playground, nothing beyond numpy/TensorRT/cuda-python
-    assert f"def {layer.build.__name__}(trt, network, x, p):" in script
+    assert f"def {layer.build.__name__}(trt, network, {'xs' if layer.several else 'x'}, p):" in script
     assert f"# TensorRT Layer Playground export: {layer.title}" in script
 
 
@@ -143,18 +147,21 @@ def test_header_names_layer_parameters_and_how_to_run():
 def test_header_command_reproduces_the_configuration(config):
     _, layer_name, raw, x = config
     layer = get_layer(layer_name)
-    x = layer.example_input(layer.example_shape) if x is None else x
+    xs = layer.feed(x)
+    shapes = {n: a.shape for n, a in xs.items()}
     script = E.export_script(layer_name, raw, x)
     command = re.search(r"^#   (python -m playground run .*)$", script, re.M).group(1)
     assert f"PLAYGROUND_COMMAND = {command!r}" in script
     sets = re.findall(r"--set (\S+)", command)
     assert all("@" not in s for s in sets)  # these configurations are small enough to type
-    resolved = layer.resolve(parse_sets(layer_name, sets), x.shape)
-    want = layer.resolve(raw, x.shape)
+    resolved = layer.resolve(parse_sets(layer_name, sets), shapes)
+    want = layer.resolve(raw, shapes)
     assert resolved.keys() == want.keys()
     for k in want:
         assert (np.array_equal(resolved[k], want[k]) if isinstance(want[k], np.ndarray) else resolved[k] == want[k]), k
-    assert ("--input input.npy" in command) == (x.shape != layer.example_shape)
+    for n, a in xs.items():  # an input that is not its example is named: --input FILE, or NAME=FILE for several
+        flag = f"--input {n}={n}.npy" if layer.several else "--input input.npy"
+        assert (flag in command) == (a.shape != layer.input_shape(n)), (n, command)
 
 
 def test_exact_literals_nan_inf_and_base64_for_large_arrays(tmp_path):
@@ -192,7 +199,8 @@ def test_float_literal_round_trips(value):
 def test_every_build_is_self_contained():
     for layer in LAYERS.values():
         source = E.build_source(layer)
-        assert source.startswith(f"def {layer.build.__name__}(trt, network, x, p):")
+        inputs = "xs" if layer.several else "x"  # several inputs come as a dict by name
+        assert source.startswith(f"def {layer.build.__name__}(trt, network, {inputs}, p):")
 
 
 def helper(x):  # a module-level helper, which an exported script would not have

@@ -8,6 +8,7 @@
   (`Layer.limits`, said before the build and reported as a refusal).
 - Every refusal by its own rules is one TensorRT's builder makes too, unless the rule says why it is stricter
   (`errors.Stricter`).
+- Every input it declares is fed, shaped and built on its own (a layer of several inputs draws each input's shape).
 - It has examples, and for every float parameter they set, one example whose output would change were the value
   mirrored across its range (an example at blend 0.5 alone cannot tell the blend from its reverse).
 """
@@ -24,6 +25,12 @@ from playground.trt.backend import detect
 
 NAMES = sorted(LAYERS)
 VALID = 50
+
+
+def _valid(layer) -> int:
+    """VALID, or five draws per choice of the layer's longest enum (elementwise's 14 operations)."""
+    return max([VALID] + [5 * len(p.choices) for p in layer.params if p.kind == "enum"])
+
 SEED = 27
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
@@ -31,17 +38,25 @@ _FLOAT32_MAX = float(np.finfo(np.float32).max)
 @pytest.fixture(scope="module", params=NAMES)
 def fuzzed(request):
     layer = LAYERS[request.param]
-    good, refused = configurations(layer, SEED, valid=VALID)
+    good, refused = configurations(layer, SEED, valid=_valid(layer))
     return layer, good, refused
 
 
-def _input(shape, seed=0):
-    return np.random.default_rng(seed).uniform(-4, 4, shape).astype(np.float32)
+def _input(layer, shape, seed=0) -> dict:
+    """The feed dict: every declared input, uniform in [-4, 4), each of its own shape and seed."""
+    shapes = layer.shapes_of(shape)
+    return {n: np.random.default_rng(seed + i).uniform(-4, 4, shapes[n]).astype(np.float32)
+            for i, n in enumerate(layer.input_names)}
+
+
+def _arg(layer, xs):
+    """What the layer's own callables (undefined, cell) take: the one array, or the feed dict."""
+    return xs if layer.several else xs[layer.input_names[0]]
 
 
 def test_the_fuzz_finds_enough_valid_configurations(fuzzed):
     layer, good, _ = fuzzed
-    assert len(good) >= VALID, f"{layer.name}: only {len(good)} valid configurations drawn"
+    assert len(good) >= _valid(layer), f"{layer.name}: only {len(good)} valid configurations drawn"
     for p in layer.params:  # every choice of every enum is drawn among the valid ones
         if p.kind == "enum":
             seen = {d.params[p.name] for d in good}
@@ -51,16 +66,16 @@ def test_the_fuzz_finds_enough_valid_configurations(fuzzed):
 def test_the_reference_ends_in_the_result_type_and_is_finite_by_rule(fuzzed):
     layer, good, _ = fuzzed
     for d in good:
-        x = _input(d.shape)
+        x = _input(layer, d.shape)
         p = P.with_data_scale(d.params, x)
         with np.errstate(all="ignore"):
-            y = layer.reference(x, p)
+            y = layer.forward(x, p)
             with ref.exact():
-                truth = layer.reference(x, {**p, "precision": "FP32"})
+                truth = layer.forward(x, {**p, "precision": "FP32"})
         assert y.dtype == np.float32, (layer.name, d.raw, y.dtype)
         assert truth.dtype == np.float64, (layer.name, d.raw, truth.dtype)
         assert y.shape == truth.shape
-        allowed = layer.undefined(x, p) if layer.undefined else np.zeros(y.shape, bool)
+        allowed = layer.undefined(_arg(layer, x), p) if layer.undefined else np.zeros(y.shape, bool)
         with np.errstate(invalid="ignore"):
             allowed = allowed | (np.abs(truth) > _FLOAT32_MAX)
         bad = ~np.isfinite(y) & ~allowed
@@ -79,7 +94,7 @@ def test_tensorrt_rtx_agrees_on_every_shape_and_refuses_only_what_the_layer_decl
     backend = detect("tensorrt_rtx")
     undeclared = []
     for d in good:
-        x = _input(d.shape)
+        x = _input(layer, d.shape)
         p = P.with_data_scale(d.params, x)
         report = eng.build_engine(backend, layer, p, d.shape)
         known = layer.limits(p, backend.name) if layer.limits else None
@@ -90,9 +105,23 @@ def test_tensorrt_rtx_agrees_on_every_shape_and_refuses_only_what_the_layer_decl
         assert report.status == "built", report.error
         assert known is None, (layer.name, d.raw, "declared refused, but built")
         with np.errstate(all="ignore"):
-            shape = layer.reference(x, p).shape
+            shape = layer.forward(x, p).shape
         assert tuple(report.output_shape) == shape, (layer.name, d.raw, d.shape, report.output_shape, shape)
     assert not undeclared, undeclared
+
+
+@needs_rtx
+def test_the_network_has_one_input_per_declared_input_each_of_its_own_shape(fuzzed):
+    from playground.trt import engine as eng
+
+    layer, good, _ = fuzzed
+    backend = detect("tensorrt_rtx")
+    d = next((d for d in good if len(set(layer.shapes_of(d.shape).values())) > 1), good[0])  # shapes differ if any do
+    shapes = layer.shapes_of(d.shape)
+    with eng._builders_for(backend.trt).builder() as builder:
+        network, _kept = eng.network_from_layer(backend.trt, builder, layer, d.params, d.shape)
+        given = [(network.get_input(i).name, tuple(network.get_input(i).shape)) for i in range(network.num_inputs)]
+    assert given == [(eng.network_inputs(layer)[n], shapes[n]) for n in layer.input_names], (layer.name, given)
 
 
 @needs_rtx
@@ -100,7 +129,7 @@ def test_every_refusal_by_the_layers_rules_is_tensorrts_too_or_says_why_it_is_st
     """Built unchecked in a child process: TensorRT's refusal may be a crash (which counts as one)."""
     layer, _, refused = fuzzed
     indices = refusals_to_build(layer, refused)
-    statuses = build_unchecked(layer.name, SEED, VALID, indices)
+    statuses = build_unchecked(layer.name, SEED, _valid(layer), indices)
     built = [(str(refused[i].refusal), refused[i].shape) for i in indices if statuses[i] == "built"]
     assert not built, built
     crashed = sum(s == "crashed" for s in statuses.values())
@@ -112,10 +141,10 @@ def _mirrored_changes(layer, preset, name) -> bool | None:
     p = layer.param(name)
     value = float(preset.params[name])
     mirror = (p.low + p.high) - value
-    x = input_for(preset)
+    x = layer.feed(input_for(preset))
     try:
-        a = layer.reference(x, layer.resolve(preset.params, x.shape))
-        b = layer.reference(x, layer.resolve({**preset.params, name: mirror}, x.shape))
+        a = layer.forward(x, layer.resolve(preset.params, preset.input_shape))
+        b = layer.forward(x, layer.resolve({**preset.params, name: mirror}, preset.input_shape))
     except ValidationError:
         return None
     return a.shape != b.shape or not np.array_equal(a, b, equal_nan=True)

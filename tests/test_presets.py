@@ -143,7 +143,13 @@ def test_inputs():
     assert P.input_for(P.find("convolution", "default")).any()
     for p in ALL:
         x = P.input_for(p)
-        assert x.dtype == np.float32 and x.shape == p.input_shape
+        if isinstance(x, dict):  # a layer of several inputs: the feed dict, one array per declared input
+            assert list(x) == list(get_layer(p.layer).input_names), p.name
+            assert {n: a.shape for n, a in x.items()} == p.input_shape and all(a.dtype == np.float32 for a in x.values())
+        else:
+            assert x.dtype == np.float32 and x.shape == p.input_shape
+    ew = P.input_for(P.find("elementwise", "sum_row"))
+    assert np.array_equal(ew["a"], ramp) and ew["b"].ravel().tolist() == [1, 2, 3]
 
 
 # --- compare -----------------------------------------------------------------------------------
@@ -186,7 +192,7 @@ def test_compare_exact_and_nan():
 def test_reference_matches_spec(preset):
     layer = get_layer(preset.layer)
     x = P.input_for(preset)
-    out = layer.reference(x, layer.resolve(preset.params, x.shape))
+    out = layer.forward(layer.feed(x), layer.resolve(preset.params, preset.input_shape))
     c = P.compare(preset, out)
     assert c.matches, c.message
     if preset.expected is not None and preset.tolerance.rtol:

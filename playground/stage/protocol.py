@@ -226,7 +226,8 @@ def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset | None =
     arithmetic to write (the picked cell's always; a quick answer, while a slider is dragged, writes that one only); `opinion`: with ONNX
     Runtime's (of the model's node `opened`, where given; else of the configuration's export)."""
     shape = ev.input.shape
-    figures = [{"which": "input", "title": "Input", "tensor": tensor(ev.input, held)}]
+    figures = [{"which": input_figure(layer, n), "title": f"Input {n.upper()}" if layer.several else "Input",
+                "tensor": tensor(a, held)} for n, a in (ev.inputs or {"x": ev.input}).items()]
     for title, t in (layer.stage_tensors(ev.params) if layer.stage_tensors else []):
         figures.append({"which": title.lower(), "title": title, "tensor": tensor(t, held)})
     figures.append({"which": "output", "title": output_title(ev, named=ev.compared is not None),
@@ -243,19 +244,20 @@ def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset | None =
     out = {
         "layer": layer.name, "title": layer.title, "query": query_of(layer, ev.params, shape),
         "controls": controls(layer, ev.params, shape), "figures": figures,
-        "shapes": f"Input {tuple(shape)} → Output {tuple(ev.output.shape)}",
+        "shapes": (" · ".join(f"{n.upper()} {tuple(a.shape)}" for n, a in ev.inputs.items()) if layer.several
+                   else f"Input {tuple(shape)}") + f" → Output {tuple(ev.output.shape)}",
         "formula": layer.formula(ev.params) if layer.formula else None,
         "source": {"label": source_badge(ev), "tensorrt": ev.output_source == "tensorrt"},
         "engine": {"status": ev.engine_status, "refusal": ev.error if ev.engine_status == "refused" else None,
                    "error": ev.error if ev.engine_status == "failed" else None,
                    "build_ms": ev.report.build_ms if ev.report else None},
         "precision": precision_line(ev), "messages": list(ev.messages),
-        "explain": list(layer.explain(ev.params, shape)) if layer.explain else [],
+        "explain": list(layer.explain(ev.params, ev.shapes)) if layer.explain else [],
     }
     if layer.reads is not None:
         out["cells"] = read_map(layer, ev, pick, lines)
     out["example"] = example(layer, ev)
-    if opinion:
+    if opinion and layer.onnx is not None and not layer.several:  # an ONNX export feeds one input
         out["onnxruntime"] = onnxruntime_badge(ev, opened)
     return out
 
@@ -292,7 +294,7 @@ def example(layer: Layer, ev) -> dict | None:
     documents; None where it is none of them."""
     from .. import presets
 
-    found = presets.matching(layer.name, ev.params, ev.input)
+    found = presets.matching(layer.name, ev.params, ev.inputs if layer.several else ev.input)
     if not found:
         return None
     p = found[0]
@@ -313,7 +315,7 @@ def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES) -> d
     arithmetic lines, for outputs up to READ_MAP_CELLS (CELL_LINES) cells; the picked cell's always. A quick answer
     (lines 0: a slider on the move, nobody hovering) has the picked cell's alone: a new geometry's windows are most
     of its time, and the full answer after it brings them."""
-    out_shape, shape = tuple(ev.reference.shape), ev.input.shape
+    out_shape, shape = tuple(ev.reference.shape), ev.shapes
     count = math.prod(out_shape)
     every = count <= READ_MAP_CELLS and lines > 0
     indices = [tuple(int(v) for v in i) for i in np.ndindex(*out_shape)] if every else []
@@ -321,26 +323,40 @@ def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES) -> d
         0 <= v < n for v, n in zip(pick, out_shape)) else tuple([0] * len(out_shape))
     if picked not in indices:
         indices.append(picked)
-    reads, written = _reads(layer, ev.params, shape, tuple(indices)), {}
+    reads, written, also = _reads(layer, ev.params, shape, tuple(indices)), {}, {}
+    if layer.several:  # {input: cells} per output cell: the first input's are `reads`, the others' `also`
+        first, *others = layer.input_names
+        also = {input_figure(layer, n): {k: v[n] for k, v in reads.items()} for n in others}
+        reads = {k: v[first] for k, v in reads.items()}
     for i, index in enumerate(indices):
         where = ",".join(map(str, index))
         if layer.cell is not None and (i < lines or index == picked):
             try:
-                written[where] = layer.cell(ev.input, ev.params, index, ev.reference).line
+                written[where] = layer.cell(ev.inputs if layer.several else ev.input, ev.params, index,
+                                            ev.reference).line
             except Exception:  # noqa: BLE001 - an explanation that fails names the cell's value instead
                 written[where] = numbers.precise(float(ev.reference[index]))
     return {"axes": list(layer.axes_of_cell(len(out_shape))), "shape": list(out_shape), "picked": list(picked),
-            "reads": reads, "lines": written, "complete": every}
+            "reads": reads, "lines": written, "complete": every} | ({"also": also} if also else {})
 
 
 _read_maps = Memo(64)  # a geometry's read map, kept: the values change far more often
 
 
 def _reads(layer: Layer, params: dict, shape: tuple, indices: tuple) -> dict:
-    key = hashlib.blake2b(json.dumps([layer.name, {k: canonical(v) for k, v in params.items()}, list(shape),
+    shapes = {n: list(v) for n, v in shape.items()} if isinstance(shape, dict) else list(shape)
+    key = hashlib.blake2b(json.dumps([layer.name, {k: canonical(v) for k, v in params.items()}, shapes,
                                       indices], sort_keys=True).encode(), digest_size=16).hexdigest()
-    return _read_maps.get_or_make(key, lambda: {",".join(map(str, i)): [list(c) for c in layer.reads(params, shape, i)]
+    def listed(cells):  # a layer of several inputs reads {input: cells}
+        return {n: [list(c) for c in v] for n, v in cells.items()} if isinstance(cells, dict) else [list(c) for c in cells]
+    return _read_maps.get_or_make(key, lambda: {",".join(map(str, i)): listed(layer.reads(params, shape, i))
                                                 for i in indices})
+
+
+def input_figure(layer: Layer, name: str) -> str:
+    """The figure an input is drawn in: "input" for the first (the read map's windows outline it), "input.NAME" for
+    each other input of a layer of several."""
+    return "input" if name == layer.input_names[0] else f"input.{name}"
 
 
 def output_title(ev, named: bool = False) -> str:

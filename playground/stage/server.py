@@ -2,7 +2,8 @@
 (`st.App`, see app.py). A parameter change is answered here, without a script run.
 
 A page's script opens a seat (`SEATS.open`): a per-session secret that names the layer and holds the input tensor
-the sidebar made; the stage sends it in the `X-Stage-Token` header. The route answers only:
+the sidebar made (every input's, for a layer of several); the stage sends it in the `X-Stage-Token` header. The
+route answers only:
 - a known, live seat's token, from the page's own origin (a browser's `Origin` must name the `Host` it asks);
 - a JSON body of at most MAX_BODY_BYTES, in the protocol's form (protocol.raw_params names what is wrong);
 - one evaluation at a time per seat (a second is 429: the stage coalesces, latest wins), and at most
@@ -50,11 +51,21 @@ SPECULATE_VALUES = 1 << 20  # inputs up to this many values get their neighbours
 @dataclass
 class Seat:
     layer: str
-    x: np.ndarray
+    x: np.ndarray  # the layer's first input
     used: float = field(default_factory=time.monotonic)
     busy: bool = False
     last_query: tuple | None = None  # the configuration answered last (raw, canonical): speculative builds step from it
     opened: object = None  # onnxio.Opened: the model's node this page opened (ONNX Runtime judges the node itself)
+    others: dict = field(default_factory=dict)  # a layer of several inputs: the rest of its feed dict, by name
+
+    @property
+    def feed(self):
+        """What `evaluate` takes: the input, or the feed dict where the layer has several."""
+        return {get_layer(self.layer).input_names[0]: self.x, **self.others} if self.others else self.x
+
+    @property
+    def nbytes(self) -> int:
+        return self.x.nbytes + sum(a.nbytes for a in self.others.values())
 
 
 class Seats:
@@ -65,16 +76,18 @@ class Seats:
         self.items: OrderedDict[str, Seat] = OrderedDict()
         self.lock = threading.Lock()
 
-    def open(self, layer: str, x: np.ndarray, token: str | None = None, opened=None) -> str:
-        """A seat for this page's input (the same token again where the page already has one)."""
-        get_layer(layer)
-        x = np.asarray(x, dtype=np.float32, order="C")
+    def open(self, layer: str, x, token: str | None = None, opened=None) -> str:
+        """A seat for this page's input: an array, or the feed dict of a layer of several inputs (the same token
+        again where the page already has one)."""
+        xs = get_layer(layer).feed(x) if isinstance(x, dict) else {"": np.asarray(x, dtype=np.float32, order="C")}
+        x, *rest = xs.values()
+        others = dict(zip(list(xs)[1:], rest))
         with self.lock:
             if token is None or token not in self.items:
                 token = secrets.token_urlsafe(24)
             seat = self.items.get(token)
-            if seat is None or seat.layer != layer or seat.x.shape != x.shape or not np.array_equal(seat.x, x):
-                self.items[token] = seat = Seat(layer, x)
+            if seat is None or seat.layer != layer or not _same({"": seat.x, **seat.others}, {"": x, **others}):
+                self.items[token] = seat = Seat(layer, x, others=others)
             seat.opened = opened
             self.items.move_to_end(token)
             self._forget()
@@ -93,10 +106,14 @@ class Seats:
     def _forget(self) -> None:
         """The least recently used seats go while there are too many, their inputs hold too much (the newest stays:
         its page is being drawn), or they have been idle too long; a page whose seat went is told to reload."""
-        now, held = time.monotonic(), sum(s.x.nbytes for s in self.items.values())
+        now, held = time.monotonic(), sum(s.nbytes for s in self.items.values())
         while len(self.items) > 1 and (len(self.items) > self.limit or held > self.max_bytes or
                                        now - next(iter(self.items.values())).used > self.idle_s):
-            held -= self.items.popitem(last=False)[1].x.nbytes
+            held -= self.items.popitem(last=False)[1].nbytes
+
+
+def _same(a: dict, b: dict) -> bool:
+    return a.keys() == b.keys() and all(a[k].shape == b[k].shape and np.array_equal(a[k], b[k]) for k in a)
 
 
 SEATS = Seats()
@@ -247,17 +264,17 @@ def answer(seat: Seat, message: dict) -> dict:
     quick = bool(message.get("quick")) and not backend.can_run  # TensorRT's output is never skipped where it runs
     try:
         with prefetcher.foreground():
-            ev = evaluate(layer.name, raw, seat.x, backend=backend, cache=cache, compare=compare, build=not quick)
+            ev = evaluate(layer.name, raw, seat.feed, backend=backend, cache=cache, compare=compare, build=not quick)
     except ValidationError as exc:
         return {"problem": protocol.problem(exc, layer, seat.x.shape)}
-    if seat.x.size <= SPECULATE_VALUES:  # beyond, a neighbour costs seconds of the room's CPU: the release builds
+    if seat.nbytes // 4 <= SPECULATE_VALUES:  # beyond, a neighbour costs seconds of the room's CPU: the release builds
         if quick:  # drawn from the reference now; its engine is built behind the foreground
-            prefetcher.offer(layer.name, [raw], seat.x, backend=backend, cache=cache)
+            prefetcher.offer(layer.name, [raw], seat.feed, backend=backend, cache=cache)
         elif seat.last_query is not None:
             from ..prefetch import neighbours
 
-            prefetcher.offer(layer.name, neighbours(layer, seat.last_query[0], raw, seat.last_query[1], ev.params), seat.x,
-                             backend=backend, cache=cache)
+            prefetcher.offer(layer.name, neighbours(layer, seat.last_query[0], raw, seat.last_query[1], ev.params),
+                             seat.feed, backend=backend, cache=cache)
     seat.last_query = (raw, ev.params)  # the request's texts and their canonical values, which are stepped
     opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
     return {"answer": protocol.answer(layer, ev, tuple(pick) if pick else None, frozenset(have),

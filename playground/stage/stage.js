@@ -676,6 +676,13 @@ class Stage {
     const reads = cells.reads[this.pick.join(",")] || [];
     mark(this.figs.output, [this.pick], "#ff6600", false);
     if (this.figs.input) mark(this.figs.input, reads, "#000000", true);
+    this.markAlso(this.pick, "#000000");
+  }
+
+  markAlso(index, colour) { // a layer of several inputs: the cell each other input gives this output cell
+    for (const [which, map] of Object.entries(this.answer.cells.also || {})) {
+      if (this.figs[which] && map[index.join(",")]) mark(this.figs[which], map[index.join(",")], colour, true);
+    }
   }
 
   wire(fig) {
@@ -714,6 +721,7 @@ class Stage {
     if (fig.which === "output") {
       const reads = cells.reads[index.join(",")];
       if (reads && this.figs.input) mark(this.figs.input, reads, "#0057b8", true);
+      this.markAlso(index, "#0057b8");
     } else if (fig.which === "input") {
       const key = index.join(","), fed = [];
       for (const [out, reads] of Object.entries(cells.reads)) if (reads.some((c) => c.join(",") === key)) fed.push(out.split(",").map(Number));

@@ -44,11 +44,15 @@ def canonical(value):
     return value
 
 
-def cache_key(layer: str, params: dict, input_shape: tuple, backend, settings: BuildSettings,
+def cache_key(layer: str, params: dict, input_shape, backend, settings: BuildSettings,
               dtype: str = "float32") -> str:
+    """The engine's key: `input_shape` one shape, or {input name: shape} for a layer of several inputs (each
+    input's shape and type are part of it)."""
     gpu = backend.gpu.compute_capability if backend.gpu else None
+    inputs = ({n: {"shape": list(s), "dtype": dtype} for n, s in input_shape.items()}
+              if isinstance(input_shape, dict) else {"shape": list(input_shape), "dtype": dtype})
     blob = json.dumps({"format": FORMAT, "layer": layer, "params": {k: canonical(v) for k, v in params.items()},
-                       "input": {"shape": list(input_shape), "dtype": dtype},
+                       "input": inputs,
                        "backend": [backend.name, backend.version], "compute_capability": gpu,
                        "settings": vars(settings)}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]

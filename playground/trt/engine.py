@@ -24,7 +24,12 @@ from ..files import atomic_write
 from ..layer import Layer
 from .backend import Backend
 
-INPUT_NAME, OUTPUT_NAME = "inputT0", "outputT0"
+INPUT_NAME, OUTPUT_NAME = "inputT0", "outputT0"  # the first input's; a layer's i-th input is "inputT{i}"
+
+
+def network_inputs(layer: Layer) -> dict[str, str]:
+    """{the layer's input name: its network input's name}, in declared order."""
+    return {n: f"inputT{i}" for i, n in enumerate(layer.input_names)}
 SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING", "INFO", "VERBOSE")
 SHOWN_SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING")
 
@@ -143,14 +148,16 @@ def network_flags(trt) -> int:
     return 0 if flag is None else 1 << int(flag)
 
 
-def network_from_layer(trt, builder, layer: Layer, params: dict, input_shape: tuple):
-    """(network, arrays it reads at build time): one float32 input, the layer's construction in its precision
-    (casts around it for FP16/BF16, a Q/DQ pair on its input for INT8/FP8), one marked float32 output."""
+def network_from_layer(trt, builder, layer: Layer, params: dict, input_shape):
+    """(network, arrays it reads at build time): one float32 input per declared input (`input_shape`: one shape,
+    or a dict of shapes by input name), the layer's construction in its precision (casts around it for FP16/BF16, a
+    Q/DQ pair on each input for INT8/FP8), one marked float32 output."""
     network = builder.create_network(network_flags(trt))
-    x = network.add_input(INPUT_NAME, trt.DataType.FLOAT, tuple(input_shape))
-    p = params["precision"]
+    p, shapes = params["precision"], layer.shapes_of(input_shape)
+    xs = {n: P.precision_input(trt, network, network.add_input(t, trt.DataType.FLOAT, shapes[n]), p,
+                               params["quantize_scale"]) for n, t in network_inputs(layer).items()}
     typed = P.TypedNetwork(trt, network, p) if p in P.FLOAT_TYPES else None
-    y = layer.build(trt, typed or network, P.precision_input(trt, network, x, p, params["quantize_scale"]), params)
+    y = layer.construct(trt, typed or network, xs, params)
     y = P.precision_output(trt, network, y, p)
     y.name = OUTPUT_NAME
     network.mark_output(y)
@@ -208,7 +215,7 @@ def runtime_config_for(trt, engine, path: Path | None):
     return config, lambda: _save_quietly(path, bytes(memoryview(cache.serialize())))
 
 
-def build_engine(backend: Backend, layer: Layer, params: dict, input_shape: tuple,
+def build_engine(backend: Backend, layer: Layer, params: dict, input_shape,
                  settings: BuildSettings | None = None, cache_dir: Path | None = None) -> BuildReport:
     """Build the engine for one configuration and report on it; never raises for TensorRT's refusals."""
     def network(trt, builder):

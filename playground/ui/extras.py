@@ -69,7 +69,8 @@ def cell_blocks(evaluation, index: tuple[int, ...] | None) -> list:
         return []
     shape = tuple(evaluation.reference.shape)
     index = tuple(index) if index is not None else (0,) * len(shape)
-    cell = layer.cell(evaluation.input, evaluation.params, index, evaluation.reference)
+    cell = layer.cell(evaluation.inputs if layer.several else evaluation.input, evaluation.params, index,
+                      evaluation.reference)
     shown = f"{precise(float(evaluation.output[index]))} ({evaluation.output_source}); " if (
         evaluation.output.shape == shape) else ""
     text = [f"**One output cell**: output{index} = {shown}reference = {precise(float(evaluation.reference[index]))}. "

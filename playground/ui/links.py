@@ -2,10 +2,10 @@
 
 A link holds the stage's configuration in the URL's spelling (stage.protocol.query_keys: `LAYER.PARAM`, per
 axis `LAYER.PARAM.AXIS`, `LAYER.compare`), the input controls (bound to the URL: their widget keys,
-`LAYER.input.NAME`) and presenter mode (`view.presenter`). What the layer refuses (`?convolution.num_groups=2`
-with C = 1, `?prelu.slopes=1,2`, `?convolution.input.H=100000`, `?activation.alpha=1e999`) is checked here, with
-the layer's own rules, before the page is drawn: each such value is removed from the URL (the page then uses its
-default) and the page says "URL parameter NAME: rule — replaced by the default.".
+`LAYER.input.FIELD`; `LAYER.input.NAME.FIELD` for each input of a layer of several) and presenter mode
+(`view.presenter`). What the layer refuses (`?convolution.num_groups=2` with C = 1, `?prelu.slopes=1,2`,
+`?convolution.input.H=100000`, `?activation.alpha=1e999`) is checked here, with the layer's own rules, before the
+page is drawn: each such value is removed from the URL (the page then uses its default) and the page says "URL parameter NAME: rule — replaced by the default.".
 
 Two query parameters are neither:
     preset=NAME     open the example NAME (presets.PRESETS): its input and parameters are written into the URL
@@ -29,6 +29,7 @@ from ..numbers import exact
 from ..stage import protocol
 from .keys import COMPARE, COMPARE_OFF, VIEW_PRESENTER, control_key, input_key, key, key_selector
 from .state import PageState
+from .widgets import field_name
 
 PRESET_PARAM, HIDE_PARAM = "preset", "hide"
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -54,15 +55,17 @@ class Field:
 def fields(layer: Layer) -> dict[str, Field]:
     """Every URL-bound widget key of a layer page besides the stage's parameters (param_keys): the input controls,
     compare mode and presenter mode."""
-    k = lambda name: input_key(layer.name, name)  # noqa: E731
-    out = {k("kind"): Field("enum", choices=KINDS)}
-    if 4 in layer.ranks and 5 in layer.ranks:
-        out[k("3d")] = Field("bool")
-    for d in DIM_NAMES[max(layer.ranks)]:
-        out[k(d)] = Field("int", *LIMITS[d])
-    for name in ("low", "high", "value"):
-        out[k(name)] = Field("float")
-    out[k("seed")] = Field("int", 0, SEED_MAX)
+    out = {}
+    for i in layer.input_names:  # LAYER.input.FIELD for one input; LAYER.input.NAME.FIELD for each of several
+        k = lambda name: input_key(layer.name, field_name(layer, i, name))  # noqa: E731
+        out[k("kind")] = Field("enum", choices=KINDS)
+        if 4 in layer.ranks and 5 in layer.ranks:
+            out[k("3d")] = Field("bool")
+        for d in DIM_NAMES[max(layer.ranks)]:
+            out[k(d)] = Field("int", *LIMITS[d])
+        for name in ("low", "high", "value"):
+            out[k(name)] = Field("float")
+        out[k("seed")] = Field("int", 0, SEED_MAX)
     out[key(layer.name, COMPARE)] = Field("enum", choices=(COMPARE_OFF, *layer.param("precision").choices))
     out[VIEW_PRESENTER] = Field("bool")
     return out
@@ -165,17 +168,25 @@ class _Check:
     def get(self, k: str, default: Any) -> Any:
         return self.url[k] if k in self.url else st.session_state.get(k, default)
 
-    def shape(self) -> tuple:
-        layer, k = self.layer, lambda name: input_key(self.layer.name, name)  # noqa: E731
-        default, rank = default_dims(layer.example_shape), len(layer.example_shape)
+    def shape(self, name: str | None = None) -> tuple:
+        """The (first) input's shape the link asks for."""
+        layer = self.layer
+        name = name or layer.input_names[0]
+        k = lambda field: input_key(layer.name, field_name(layer, name, field))  # noqa: E731
+        default, rank = default_dims(layer.input_shape(name)), len(layer.input_shape(name))
         if k("3d") in self.fields:
             rank = 5 if self.get(k("3d"), rank == 5) else 4
         return tuple(int(self.get(k(d), default[d])) for d in DIM_NAMES[rank])
 
+    def shapes(self):
+        """What the layer's rules read: the input's shape, or {input name: shape} for a layer of several."""
+        return {n: self.shape(n) for n in self.layer.input_names} if self.layer.several else self.shape()
+
     def run(self) -> None:
-        k = lambda name: input_key(self.layer.name, name)  # noqa: E731
-        if self.url.get(k("kind")) == "image":
-            self.drop(k("kind"), "an uploaded image cannot travel in a link; upload it again")
+        for i in self.layer.input_names:
+            k = input_key(self.layer.name, field_name(self.layer, i, "kind"))
+            if self.url.get(k) == "image":
+                self.drop(k, "an uploaded image cannot travel in a link; upload it again")
         for _ in range(len(self.raw) + 1):  # each round drops at least one value, or ends
             if not self._round():
                 return
@@ -184,7 +195,7 @@ class _Check:
         """Validate once; drop the URL values to blame for the first failure. False: nothing to drop."""
         layer, shape = self.layer, self.shape()
         try:
-            layer.resolve(protocol.raw_params(layer, shape, self.params), shape)
+            layer.resolve(protocol.raw_params(layer, shape, self.params), self.shapes())
         except protocol.RequestError as exc:
             if exc.key in self.params:
                 self.drop(exc.key, exc.rule)

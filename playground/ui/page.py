@@ -107,7 +107,8 @@ def _layer_page(name: str) -> None:
     if tabs["Engine"].open:
         with tabs["Engine"], st.container(key=control_key(layer.name, "engine")):
             _engine_panel(ev)
-            _second_opinions(ev, node.opened if node and node.opened.stands(ev) else None)
+            if layer.onnx is not None and not layer.several:  # an ONNX export feeds one input
+                _second_opinions(ev, node.opened if node and node.opened.stands(ev) else None)
     if tabs["Downloads"].open:
         with tabs["Downloads"]:
             workshop.downloads(layer, ev)
@@ -119,7 +120,9 @@ def _layer_page(name: str) -> None:
 def _open_example(layer: Layer, preset: presets.Preset) -> None:
     """An example or lesson: its input to the sidebar's controls, its parameters to the URL the stage reads."""
     widgets.write_input(layer, preset.input)
-    stage.set_query(layer, layer.resolve(preset.params, preset.input_shape), preset.input_shape)
+    shape = preset.input_shape  # {input name: shape} for a layer of several inputs; the parameters read the first's
+    first = shape[layer.input_names[0]] if isinstance(shape, dict) else shape
+    stage.set_query(layer, layer.resolve(preset.params, shape), first)
 
 
 def _preset_link(layer: Layer) -> None:

@@ -44,9 +44,10 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
     picked on the stage (it sets the input, which the page's sidebar owns, and the URL, then the page runs).
     `node` (ui.models.NodeLink): a model's node, whose configuration is the page's starting point (the URL holds
     what differs from it) and whose ONNX Runtime opinion is of the node itself while its configuration stands."""
+    xs, x = x, (x[layer.input_names[0]] if isinstance(x, dict) else x)  # several inputs: the feed dict
     _follow_settle(layer, x.shape)
     own = node.opened if node is not None and node.opened.shape == x.shape else None
-    token = server.SEATS.open(layer.name, x, st.session_state.get(_token_key(layer)), opened=own)
+    token = server.SEATS.open(layer.name, xs, st.session_state.get(_token_key(layer)), opened=own)
     st.session_state[_token_key(layer)] = token
     query = {**(node.base if node else {}), **url_query(layer, x.shape)}
     compare = st.query_params.get(compare_key(layer))
@@ -66,7 +67,9 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
     if node is not None:
         describe["defaults"] = {**describe["defaults"], **node.base}
     epoch = st.session_state.get(_epoch_key(layer), 0)
-    identity = hashlib.blake2b(f"{token}|{epoch}|{x.shape}".encode() + x.tobytes(), digest_size=8).hexdigest()
+    identity = hashlib.blake2b(f"{token}|{epoch}|{x.shape}".encode() + b"".join(
+        a.tobytes() + str(a.shape).encode() for a in (xs.values() if isinstance(xs, dict) else [x])),
+        digest_size=8).hexdigest()
 
     def example_picked() -> None:
         name = (st.session_state.get(f"{layer.name}.stage") or {}).get("example")

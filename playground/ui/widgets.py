@@ -24,23 +24,36 @@ KIND_LABELS = {"spec": "the spec example's pattern, for any shape", "ramp": "eve
                                                         "(C = 1 grey, 3 RGB); not carried by links"}
 
 
+def field_name(layer: Layer, name: str, field: str) -> str:
+    """The input control `field` of input `name` under the page's input keys: `field` itself for a layer of one
+    input (LAYER.input.kind, as links have always spelled it), `NAME.field` for each input of several
+    (LAYER.input.b.kind)."""
+    return f"{name}.{field}" if layer.several else field
+
+
 def write_input(layer: Layer, input: dict | None = None) -> None:
     """Set a layer page's input controls (an example's input, a model node's) before they are drawn: make_input's
-    keywords (kind, shape, low, high, seed, value). A bound widget's value reaches the URL only once it is drawn,
-    so before that the URL is written here (the keys that differ from the controls' defaults): a link copied at
-    once reopens the same input."""
+    keywords (kind, shape, low, high, seed, value), or {input name: those} for a layer of several inputs. A bound
+    widget's value reaches the URL only once it is drawn, so before that the URL is written here (the keys that
+    differ from the controls' defaults): a link copied at once reopens the same input."""
     input = input or {}
-    shape = tuple(input.get("shape") or layer.example_shape)
-    dims = default_dims(layer.example_shape)
+    for name in layer.input_names:
+        _write_one(layer, name, input.get(name, {}) if layer.several else input)
+
+
+def _write_one(layer: Layer, name: str, input: dict) -> None:
+    example = layer.input_shape(name)
+    shape = tuple(input.get("shape") or example)
+    dims = default_dims(example)
     values = {"kind": (input.get("kind", "spec"), "spec")}
     if 4 in layer.ranks and 5 in layer.ranks:
-        values["3d"] = (len(shape) == 5, len(layer.example_shape) == 5)
+        values["3d"] = (len(shape) == 5, len(example) == 5)
     for d, v in zip(DIM_NAMES[len(shape)], shape):
         values[d] = (int(v), int(dims[d]))
-    for name, default in INPUT_DEFAULTS.items():
-        values[name] = (type(default)(input.get(name, default)), default)
-    for name, (value, default) in values.items():
-        k = input_key(layer.name, name)
+    for field, default in INPUT_DEFAULTS.items():
+        values[field] = (type(default)(input.get(field, default)), default)
+    for field, (value, default) in values.items():
+        k = input_key(layer.name, field_name(layer, name, field))
         st.session_state[k] = value
         try:
             if value == default:
@@ -55,9 +68,11 @@ def write_input(layer: Layer, input: dict | None = None) -> None:
 # -- input ------------------------------------------------------------------------------------
 @dataclass
 class InputForm:
-    x: np.ndarray | None  # where the controls ask for an input that cannot be made: the last good one, or None
-    error: InputError | None  # why the controls' input cannot be made
-    shape: tuple
+    # The input (the feed dict {name: array} for a layer of several); where the input controls ask for an input
+    # that cannot be made (error says why): the last good one, or None.
+    x: np.ndarray | dict | None
+    error: InputError | None
+    shape: tuple  # the (first) input's
 
 
 @st.cache_data(max_entries=8, show_spinner=False)
@@ -66,13 +81,30 @@ def _image_tensor(data: bytes, shape: tuple) -> np.ndarray:
 
 
 def input_controls(layer: Layer) -> InputForm:
-    k = lambda name: input_key(layer.name, name)  # noqa: E731
+    """The input's controls; for a layer of several inputs, one group per input under its name."""
+    if not layer.several:
+        return _one_input(layer, layer.input_names[0])
+    forms = {}
+    for i in layer.inputs:
+        st.markdown(f"**Input {i.name.upper()}**" + (f" · {i.help}" if i.help else ""))
+        forms[i.name] = _one_input(layer, i.name)
+    bad = next((f for f in forms.values() if f.error is not None), None)
+    first = forms[layer.input_names[0]]
+    feed = {n: f.x for n, f in forms.items()}
+    if any(a is None for a in feed.values()):
+        feed = None
+    return InputForm(feed, bad.error if bad else None, first.shape)
+
+
+def _one_input(layer: Layer, name: str) -> InputForm:
+    k = lambda field: input_key(layer.name, field_name(layer, name, field))  # noqa: E731
     kind = st.selectbox("pattern", KINDS, key=k("kind"), **STATE)
     st.caption(KIND_LABELS.get(kind, ""))
-    rank = len(layer.example_shape)
+    example = layer.input_shape(name)
+    rank = len(example)
     if 5 in layer.ranks and 4 in layer.ranks:
         rank = 5 if st.toggle("3-D input (N, C, D, H, W)", value=rank == 5, key=k("3d"), **STATE) else 4
-    default = default_dims(layer.example_shape)
+    default = default_dims(example)
     dims = DIM_NAMES[rank]
     values = {}
     for row in (dims[:-2], dims[-2:]):  # batch and channels (and depth), then the plane
@@ -103,15 +135,17 @@ def input_controls(layer: Layer) -> InputForm:
         if kind == "image" and upload is not None:
             x = _image_tensor(upload.getvalue(), shape)
         else:
-            x = make_input(kind, shape, spec_fn=layer.example_input, **opts)
+            x = make_input(kind, shape, spec_fn=lambda s: layer.example_of(name, s), **opts)
     except InputError as exc:  # the last good input stays (and the stage's figures of it): the error says why
-        return InputForm(st.session_state.get(_last_good_key(layer)), exc, shape)
-    st.session_state[_last_good_key(layer)] = x
+        if layer.several:  # name the input whose control it is
+            exc = InputError(f"input {name.upper()}: {exc.param}", exc.rule)
+        return InputForm(st.session_state.get(_last_good_key(layer, name)), exc, shape)
+    st.session_state[_last_good_key(layer, name)] = x
     return InputForm(x, None, shape)
 
 
-def _last_good_key(layer: Layer) -> str:
-    return f"_last_good_input.{layer.name}"
+def _last_good_key(layer: Layer, name: str) -> str:
+    return f"_last_good_input.{layer.name}.{name}"
 
 
 

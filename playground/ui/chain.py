@@ -1,0 +1,423 @@
+"""The chain page (/chain): 1 to 6 layers, every tensor along them, and the engine TensorRT built for the whole.
+
+The address is the page's state (playground.chain.Address): every control writes it, and the page draws what it
+says. A refused layer is named with its rule while the last good figures stay on screen.
+"""
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from .. import chain as C
+from .. import chains
+from ..errors import PlaygroundError
+from ..layers import LAYERS
+from . import state
+from .page import PRESENTER_CSS
+
+LAST_GOOD = "chain.last_good"  # session: the ChainEvaluation of the last chain that resolved
+GENERATION = "chain.generation"  # session: bumped when the layers change, so their controls start afresh
+PAGE_CSS = ('<style>[data-testid="stMainBlockContainer"] { max-width: 100%; padding: 72px 24px 3rem; }</style>')
+OUTLINE_LIMIT = 400  # outlined cells per slice; past it, their bounding box
+ROLE_TEXT = {"data movement": "moves data (Move, Transpose or reformat)"}
+
+
+def chain_page() -> None:
+    state.guarded(_chain_page)
+
+
+def _address() -> C.Address:
+    return C.from_query(st.query_params.to_dict())
+
+
+def _write(address: C.Address, structural: bool = False) -> None:
+    """The address into the URL (the view's keys kept); `structural`: the layers changed, their controls restart."""
+    view = {k: v for k, v in st.query_params.to_dict().items() if k.startswith(C.OTHER_KEYS)}
+    st.query_params.from_dict(address.query() | view)
+    if structural:
+        st.session_state[GENERATION] = st.session_state.get(GENERATION, 0) + 1
+
+
+def _chain_page() -> None:
+    presenter = state.presenter_on()
+    st.html(PAGE_CSS + (PRESENTER_CSS if presenter else ""))
+    address = _address()
+    head, note = st.columns([1, 2], gap="medium")
+    with head:
+        st.subheader("Chain: what TensorRT fuses", anchor=False)
+        _starter_picker(address)
+    with note:
+        starter = C.starter_of(address)
+        if starter:
+            st.info(f"**{starter.title}.** {starter.note}", icon=":material/school:")
+        command = st.empty()  # the command line of the chain drawn, once it resolved
+    for problem in address.problems:
+        st.warning(state.inert(problem), icon=":material/link_off:")
+    left, right = st.columns([1, 2], gap="medium")
+    with left:
+        _layer_list(address)
+        result, error = _evaluate(address)
+        _pick_control(address, result.chain if result and not error else None)
+        _controls(address, result.chain if result and not error else None)
+    with right:
+        if error:
+            st.error(state.inert(error), icon=":material/error:")
+        if result is None:
+            return
+        if error:
+            st.caption("The figures below are the last chain that resolved.")
+        else:
+            from ..chain_export import playground_command
+
+            command.caption("Up to six layers as one TensorRT network: every tensor along the chain, and the engine's "
+                            "layers with the chain's layers each one computes. On the command line: "
+                            f"`{playground_command(result.chain, result.tensors[C.INPUT])} --json`")
+        _fusion(result)
+        _tensors(result, presenter, address.pick if not error else None)
+        _engine(result)
+
+
+def _starter_picker(address: C.Address) -> None:
+    names = [s.name for s in chains.STARTERS]
+    current = C.starter_of(address)
+
+    def pick():
+        chosen = st.session_state["chain.starter"]
+        if chosen:
+            _write(C.from_query({C.STARTER_KEY: chosen}), structural=True)
+
+    st.selectbox("Starter chain", [""] + names, index=names.index(current.name) + 1 if current else 0,
+                 format_func=lambda n: chains.find(n).title if n else "— pick one of the seeds' lessons —",
+                 key="chain.starter", on_change=pick)
+
+
+def _layer_list(address: C.Address) -> None:
+    """The layers in order, each with move up, move down and remove; a layer to add at the end."""
+    st.subheader("Layers", anchor=False)
+    gen = st.session_state.get(GENERATION, 0)
+
+    def edit(op: str, i: int) -> None:
+        names, params = list(address.names), list(address.params)
+        if op == "remove" and len(names) > 1:
+            del names[i], params[i]
+        elif op in ("up", "down"):
+            j = i - 1 if op == "up" else i + 1
+            names[i], names[j], params[i], params[j] = names[j], names[i], params[j], params[i]
+        _write(C.Address(names, params, address.shape, address.pattern), structural=True)
+
+    presenter = state.presenter_on()
+    for i, (key, name) in enumerate(zip(address.keys, address.names)):
+        title = f"**{i + 1}. `{key}`** {LAYERS[name].title}"
+        if presenter:  # large type: the name on its own line, the buttons under it wide enough for their icons
+            st.markdown(title)
+            row = [None, *st.columns([1, 1, 1, 2])]
+        else:
+            row = st.columns([5, 1, 1, 1], vertical_alignment="center")
+            row[0].markdown(title)
+        row[1].button(":material/arrow_upward:", key=f"chain.{gen}.up.{i}", disabled=i == 0, on_click=edit,
+                      args=("up", i), help="Move up")
+        row[2].button(":material/arrow_downward:", key=f"chain.{gen}.down.{i}", disabled=i == len(address.names) - 1,
+                      on_click=edit, args=("down", i), help="Move down")
+        row[3].button(":material/close:", key=f"chain.{gen}.remove.{i}", disabled=len(address.names) == 1,
+                      on_click=edit, args=("remove", i), help="Remove")
+
+    def add() -> None:
+        name = st.session_state.get(f"chain.{gen}.add")
+        if name and len(address.names) < C.MAX_LAYERS:
+            _write(C.Address(address.names + [name], address.params + [{}], address.shape, address.pattern),
+                   structural=True)
+
+    row = st.columns([5, 3], vertical_alignment="bottom")
+    row[0].selectbox("Add a layer", list(LAYERS), format_func=lambda n: LAYERS[n].title, key=f"chain.{gen}.add")
+    row[1].button("Add", key=f"chain.{gen}.add_button", on_click=add, disabled=len(address.names) >= C.MAX_LAYERS,
+                  help=f"At most {C.MAX_LAYERS} layers")
+
+
+def _evaluate(address: C.Address):
+    """(the evaluation to draw, the error to show): this address's, or the last good one and why this one failed."""
+    from ..shared import backend, engine_cache
+
+    try:
+        with st.spinner("Building the chain's engine …"):
+            result = C.evaluate(address.names, address.raw(), address.input(), backend=backend(),
+                                cache=engine_cache())
+    except PlaygroundError as exc:
+        return st.session_state.get(LAST_GOOD), str(exc)
+    st.session_state[LAST_GOOD] = result
+    return result, None
+
+
+def _controls(address: C.Address, resolved: C.Chain | None) -> None:
+    """Each layer's parameters (the ones its configuration uses) and sources, one tab per layer."""
+    st.subheader("Parameters", anchor=False)
+    gen = st.session_state.get(GENERATION, 0)
+    tabs = st.tabs(list(address.keys))
+    links = {link.key: link for link in resolved.links} if resolved else {}
+    for i, (tab, key, name) in enumerate(zip(tabs, address.keys, address.names)):
+        layer = LAYERS[name]
+        link = links.get(key)
+        params = link.params if link else _defaults(layer)
+        with tab:
+            _sources(address, i, key, layer, gen)
+            for p in layer.params:
+                if params is not None and not p.is_used(params):
+                    continue
+                _param_control(address, i, key, p, params, gen)
+
+
+def _defaults(layer):
+    """What a layer's controls show while the chain does not resolve: its defaults at its example's shape."""
+    try:
+        return layer.defaults()
+    except PlaygroundError:
+        return None
+
+
+def _set(address: C.Address, i: int, name: str, text) -> None:
+    params = [dict(p) for p in address.params]
+    if text is None or text == "":
+        params[i].pop(name, None)
+    else:
+        params[i][name] = str(text)
+    _write(C.Address(address.names, params, address.shape, address.pattern))
+
+
+def _param_control(address, i, key, p, params, gen) -> None:
+    widget = f"chain.{gen}.{key}.{p.name}"
+    given = address.params[i].get(p.name)
+    current = params[p.name] if params is not None else None
+    label, hint = f"{p.label or p.name}", p.help
+
+    def changed():
+        value = st.session_state[widget]
+        text = ("true" if value else "false") if p.kind == "bool" else p.to_text(value) if p.kind == "float" and \
+            isinstance(value, float) else value
+        _set(address, i, p.name, text)
+
+    if p.kind == "enum":
+        value = given if given in p.choices else current if current in p.choices else p.choices[0]
+        st.selectbox(label, p.choices, index=p.choices.index(value), key=widget, on_change=changed, help=hint)
+    elif p.kind == "bool":
+        value = given.strip().lower() in ("true", "1", "yes", "on") if given is not None else bool(current)
+        st.checkbox(label, value=value, key=widget, on_change=changed, help=hint)
+    elif p.kind in ("int", "float") and _number(given if given is not None else current, p.kind) is not None:
+        value = _number(given if given is not None else current, p.kind)  # a stepper: scrubbing redraws what follows
+        st.number_input(label, value=value, step=p.step or (1 if p.kind == "int" else 0.1), key=widget,
+                        on_change=changed, help=hint, format="%d" if p.kind == "int" else "%g")
+    else:
+        text = given if given is not None else (p.to_text(current) if params is not None else "")
+        st.text_input(label, value=text, key=widget, on_change=changed, help=hint + " (empty: the default)")
+
+
+def _number(value, kind: str):
+    """`value` as the stepper's number, or None where it is not one (a link's text the layer's rule will name)."""
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None
+    if not np.isfinite(v) or (kind == "int" and not v.is_integer()):
+        return None
+    return int(v) if kind == "int" else v
+
+
+def _sources(address, i, key, layer, gen) -> None:
+    """Where each input comes from: the chain's input or an earlier layer (the default: the previous one, and the
+    chain's input for a layer's other inputs)."""
+    if i == 0 and not layer.several:
+        return
+    earlier = (C.INPUT,) + address.keys[:i]
+    default = C.default_sources(layer, address.keys[:i])
+    for n, inp in enumerate(layer.inputs):
+        name = C.FROM if n == 0 else f"{C.FROM}.{inp.name}"
+        widget = f"chain.{gen}.{key}.{name}"
+        given = address.params[i].get(name, default[inp.name])
+        value = given if given in earlier else default[inp.name]
+
+        def changed(widget=widget, name=name, fallback=default[inp.name]):
+            chosen = st.session_state[widget]
+            _set(address, i, name, None if chosen == fallback else chosen)
+
+        st.selectbox(f"Input {inp.name} reads", earlier, index=earlier.index(value), key=widget, on_change=changed)
+
+
+def _pick_control(address: C.Address, resolved: C.Chain | None) -> None:
+    """A cell of one tensor to trace back through every layer to the chain's input (the cells it depends on are
+    outlined on every tensor before it)."""
+    if resolved is None:
+        return
+    gen = st.session_state.get(GENERATION, 0)
+    keys = (C.INPUT,) + resolved.keys
+    shapes = {C.INPUT: resolved.input_shape} | {link.key: link.output_shape for link in resolved.links}
+    where, cell = address.pick if address.pick and address.pick[0] in keys else (keys[-1], None)
+    if cell is None:
+        cell = tuple(d // 2 for d in shapes[where])
+
+    def changed():
+        key = st.session_state[f"chain.{gen}.pick.key"]
+        text = st.session_state[f"chain.{gen}.pick.cell"]
+        try:
+            index = tuple(int(v) for v in text.split(","))
+        except ValueError:
+            index = tuple(d // 2 for d in shapes[key])
+        if len(index) != len(shapes[key]):
+            index = tuple(d // 2 for d in shapes[key])
+        _write(C.Address(address.names, address.params, address.shape, address.pattern, pick=(key, index)))
+
+    def clear():
+        _write(C.Address(address.names, address.params, address.shape, address.pattern))
+
+    with st.expander("Trace a cell back to the input", expanded=address.pick is not None):
+        row = st.columns([2, 2, 1], vertical_alignment="bottom")
+        row[0].selectbox("Tensor", keys, index=keys.index(where), key=f"chain.{gen}.pick.key", on_change=changed)
+        axes = ("n", "c", "h", "w") if len(shapes[where]) == 4 else ("n", "c", "d", "h", "w")
+        row[1].text_input(f"Cell ({', '.join(axes)})",
+                          value=",".join(map(str, cell)), key=f"chain.{gen}.pick.cell", on_change=changed)
+        row[2].button("Clear", key=f"chain.{gen}.pick.clear", on_click=clear, disabled=address.pick is None)
+        if address.pick is None:
+            st.caption("Pick a tensor and a cell: the cells it depends on are outlined on every tensor before it.")
+
+
+def _outlined(fig, cells: list[tuple], shape: tuple):
+    """A copy of `fig` with `cells` outlined on the slices that hold them."""
+    import plotly.graph_objects as go
+
+    from ..explain import drawn_cells
+
+    out = go.Figure(fig.to_dict())
+    for slice_index, found in drawn_cells(cells, shape).items():
+        ref = "" if slice_index == 0 else str(slice_index + 1)
+        if len(found) > OUTLINE_LIMIT:  # a shape per cell would slow the browser: their bounding box, dashed
+            hs, ws = [c[0] for c in found], [c[1] for c in found]
+            out.add_shape(type="rect", xref=f"x{ref}", yref=f"y{ref}", x0=min(ws) - 0.5, x1=max(ws) + 0.5,
+                          y0=min(hs) - 0.5, y1=max(hs) + 0.5, line={"color": "#000000", "width": 2.5, "dash": "dash"},
+                          fillcolor="rgba(0,0,0,0)")
+            continue
+        for h, w in found:
+            out.add_shape(type="rect", xref=f"x{ref}", yref=f"y{ref}", x0=w - 0.5, x1=w + 0.5, y0=h - 0.5, y1=h + 0.5,
+                          line={"color": "#000000", "width": 2.5}, fillcolor="rgba(0,0,0,0)")
+    return out
+
+
+def _tensors(result: C.ChainEvaluation, presenter: bool, pick=None) -> None:
+    """Every tensor along the chain, in order, each with the engine layer that computes it; with a picked cell, the
+    cells it depends on outlined on every tensor before it."""
+    st.subheader("Tensors along the chain", anchor=False)
+    field, stopped = {}, False
+    if pick is not None:
+        try:
+            field, stopped = C.receptive_field(result.chain, *pick)
+        except PlaygroundError as exc:
+            st.warning(state.inert(exc), icon=":material/ads_click:")
+        else:
+            n = len(field.get(C.INPUT, []))
+            st.caption(f"Cell {pick[1]} of {pick[0]} depends on {n} cell(s) of the chain's input"
+                       + (f" (the trace stopped at {C.TRACE_LIMIT:,} cells of a tensor)" if stopped else "") + ".")
+    owners = {k: result.engine.kernels_of(k) for k in result.chain.keys}
+    items = list(result.tensors.items())
+    per_row = 2 if presenter else 3  # presenter type needs the room
+    for start in range(0, len(items), per_row):
+        cols = st.columns(per_row)
+        for col, (key, t) in zip(cols, items[start:start + per_row]):
+            with col:
+                title = "input" if key == C.INPUT else key
+                fig, _stats = state.tensor_figure(np.asarray(t), f"{title} {tuple(t.shape)}", True, presenter)
+                if field.get(key):
+                    fig = _outlined(fig, field[key], tuple(t.shape))
+                state.chart(fig, key=f"chain.tensor.{start}.{key}", filename=f"chain_{key}", width="stretch")
+                if key != C.INPUT:
+                    where = owners.get(key) or []
+                    names = ", ".join(f"[{j}] {result.engine.layers[j]['name']}" for j in where)
+                    st.caption(f"Computed by engine layer {names}" if where else
+                               "No engine layer names it" if result.engine.layers else "No engine")
+
+
+def _fusion(result: C.ChainEvaluation) -> None:
+    """The engine in a few lines: each engine layer, in order, with the chain's layers it computes."""
+    e = result.engine
+    st.subheader("The engine", anchor=False)
+    if e.report is None:
+        for m in result.messages:
+            st.caption(state.inert(m))
+        return
+    if e.status not in ("built", "cached"):
+        st.error(state.inert(e.report.error or e.status), icon=":material/block:")
+        return
+    when = "from cache" if e.status == "cached" else "built now"
+    computing = [layer for layer in e.layers if layer["role"] == "compute"]
+    st.markdown(f"**{len(result.chain.keys)} chain layer(s) → {len(e.layers)} engine layer(s)**, "
+                f"{len(computing)} of them computing ({e.builder}, {e.report.bytes:,} bytes, "
+                f"{e.report.build_ms:.0f} ms, {when}; not run here):")
+    st.markdown(_layer_lines(e))
+
+
+def _layer_lines(e: C.ChainBuild) -> str:
+    """Markdown: each engine layer in order with the chain's layers it computes (or that it moves data)."""
+    lines = []
+    for i, layer in enumerate(e.layers):
+        what = (" + ".join(f"**{k}**" for k in layer["fuses"]) + (" (fused)" if len(layer["fuses"]) > 1 else "")
+                if layer["fuses"] else "_" + ROLE_TEXT.get(layer["role"], layer["role"]) + "_")
+        lines.append(f"{i}. `{layer['name']}` ({layer['type']}): {what}")
+    return "\n".join(lines) + "\n" + "".join(f"\n- no engine layer names **{k}**" for k in e.absorbed)
+
+
+def _downloads(result: C.ChainEvaluation) -> None:
+    """Every tensor as .npy (input.npy is what the command line's --input reads), and the chain as a script."""
+    from ..chain_export import export_chain_script
+    from ..inputs import to_npy_bytes
+
+    cols = st.columns(len(result.tensors) + 1)
+    for col, (key, t) in zip(cols, result.tensors.items()):
+        col.download_button(f"{key}.npy", to_npy_bytes(t), file_name=f"{key}.npy", key=f"chain.download.{key}",
+                            icon=":material/download:")
+    script = export_chain_script(result.chain.names, result.chain.raw(), result.tensors[C.INPUT])
+    cols[-1].download_button("chain.py", script, file_name="chain.py", key="chain.download.script",
+                             icon=":material/code:")
+
+
+def _engine(result: C.ChainEvaluation) -> None:
+    """The engine's layers in full (tactics, formats), the notes and TensorRT's words about fusion."""
+    _downloads(result)
+    e = result.engine
+    for m in result.messages:
+        st.caption(state.inert(m))
+    if e.report is None or e.status not in ("built", "cached"):
+        return
+    rows = [{"#": i, "engine layer": layer["name"], "type": layer["type"], "tactic": layer["tactic"],
+             "computes": ", ".join(layer["fuses"]) or ROLE_TEXT.get(layer["role"], layer["role"]),
+             "input formats": "; ".join(t["format"] for t in layer["inputs"]),
+             "output formats": "; ".join(t["format"] for t in layer["outputs"])} for i, layer in enumerate(e.layers)]
+    state.table(rows, key="chain.engine_layers")
+    _opinions(result)
+    if st.checkbox("Also build it with every intermediate marked as an output (a debugging build)",
+                   key="chain.marked", help="Marking a tensor as an output changes what TensorRT fuses "
+                   "(Polygraphy's accuracy-debugging guide says so); the engine above is the chain as deployed."):
+        from ..shared import backend, engine_cache
+
+        marked = C.build(result.chain, backend(), engine_cache(), marked=True)
+        if marked.status in ("built", "cached"):
+            st.markdown(f"**Every intermediate marked: {len(marked.layers)} engine layer(s)** (not for deployment):")
+            st.markdown(_layer_lines(marked))
+    if e.fusion_log:
+        with st.expander("TensorRT's words about fusion (its verbose log)"):
+            st.code("\n".join(e.fusion_log), language=None)
+
+
+
+def _opinions(result: C.ChainEvaluation) -> None:
+    """ONNX Runtime's and TensorRT's ONNX parser's opinions on the chain, one line each."""
+    from ..chain_onnx import opinions
+    from ..shared import backend, engine_cache
+
+    o = opinions(result, backend(), engine_cache())
+    ort, parser = o["onnxruntime"], o["onnx_parser"]
+    if ort.get("status") != "ran":
+        st.caption(state.inert(f"ONNX Runtime: {ort.get('status')}"))
+    else:
+        agrees = "agrees with" if ort["agrees"] else "differs from"
+        st.caption(f"ONNX Runtime {ort['version']} on the chain's ONNX export {agrees} {ort['compared_to']} "
+                   f"(max |difference| {ort['max_abs_diff']:.3g}).")
+    if parser and parser.get("status") in ("built", "cached"):
+        same = {True: "fuses as", False: "fuses otherwise than", None: "was built beside"}[parser["same_fusion"]]
+        st.caption(f"TensorRT's ONNX parser ({parser['parser']}): its engine {same} {parser['compared_to']}.")
+    elif parser:
+        st.caption(state.inert(f"TensorRT's ONNX parser: {parser.get('error') or parser.get('why') or parser['status']}"))
