@@ -31,7 +31,7 @@ def switch_to_layer(at: AppTest, name: str) -> AppTest:
 
 
 def open_page(layer: str, painted: bool = True, **query) -> AppTest:
-    """A fresh session opening /layer?query (the home page runs first: app.py registers the pages). `painted`: as
+    """A fresh session opening /layer?query (the home page runs first: main.py registers the pages). `painted`: as
     after the stage's first paint in a browser, which asks the page for what it held back (the tabs)."""
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()

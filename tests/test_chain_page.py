@@ -9,7 +9,7 @@ from streamlit.util import calc_hash
 from playground import chains
 from playground.trt.backend import detect
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+APP = str(Path(__file__).resolve().parent.parent / "main.py")
 needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT module installed")
 
 
