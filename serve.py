@@ -1,6 +1,6 @@
-"""The server: Streamlit's app (app.py) with the stage's route beside it (`streamlit run serve.py`, as
-scripts/start.sh does). `streamlit run app.py` serves the same pages without the route: the instrument stage
-then says its server cannot answer."""
+"""The server: Streamlit's app (app.py) with the stage's routes beside it (`streamlit run serve.py`, as
+scripts/start.sh does): its evaluations, its QR codes and its scripts. `streamlit run app.py` serves the same
+pages without them: the stage then says where it is served."""
 import streamlit as st
 
 from playground.stage.server import routes
