@@ -33,6 +33,7 @@ def test_the_entry_and_every_module_it_reaches_are_served_for_good_under_their_v
         todo += IMPORT.findall(r.text)
     assert seen == set(found)  # no module served that nothing imports
     assert assets.url() == f"{assets.ROUTE}/{version}/stage.js"
+    assert assets.urls()[0] == assets.url() and sorted(assets.urls()) == sorted(assets.url(n) for n in found)
 
 
 def test_another_version_gets_the_files_not_to_be_kept_and_nothing_else_is_served(client):
@@ -70,5 +71,5 @@ def test_each_module_has_one_job_in_at_most_400_lines():
         assert lines[0].startswith("// "), f"{name} does not open by saying what it is for"
 
 
-def test_the_component_imports_the_entry_from_the_address_the_page_sends():
-    assert "component.data.module" in ui_stage.LOADER and "import(" in ui_stage.LOADER
+def test_the_component_imports_the_modules_from_the_addresses_the_page_sends():
+    assert "component.data.modules" in ui_stage.LOADER and "import(" in ui_stage.LOADER

@@ -30,6 +30,11 @@ def url(name: str = ENTRY) -> str:
     return f"{ROUTE}/{files()[0]}/{name}"
 
 
+def urls() -> list[str]:
+    """Every module's address, the entry first (the component loads them at once)."""
+    return [url()] + [url(name) for name in files()[1] if name != ENTRY]
+
+
 async def asset_route(request):
     from starlette.responses import PlainTextResponse, Response
 

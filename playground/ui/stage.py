@@ -19,14 +19,16 @@ from ..stage import assets, protocol, server
 NAME = "playground_stage"
 _HERE = Path(__file__).parents[1] / "stage"  # its browser side: the modules (assets.py serves them), stage.css
 _component = None
-# The component's own script only imports the stage's entry module from the asset route (a module served as a file
-# imports its neighbours by relative path; the component's inline script could not). Served without the route
-# (`streamlit run app.py`), the stage says where it is served.
+# The component's own script only imports the stage's modules from the asset route (a module served as a file
+# imports its neighbours by relative path; the component's inline script could not): all at once, the entry first,
+# so that loading them is one round trip, not one per level of imports. Served without the route (`streamlit run
+# app.py`), the stage says where it is served.
 LOADER = """
 export default async function (component) {
   let stage;
-  try { stage = await import(new URL(component.data.module, window.location.href).href); }
-  catch (e) {
+  try {
+    [stage] = await Promise.all(component.data.modules.map((m) => import(new URL(m, window.location.href).href)));
+  } catch (e) {
     component.parentElement.textContent = "The stage's scripts are served by serve.py (scripts/start.sh): " + e.message;
     return undefined;
   }
@@ -89,7 +91,7 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
 
     _stage_component()(
         key=f"{layer.name}.stage", data={
-            "epoch": identity, "token": token, "route": server.ROUTE, "module": assets.url(), "describe": describe,
+            "epoch": identity, "token": token, "route": server.ROUTE, "modules": assets.urls(), "describe": describe,
             "source": node.source if node is not None else None,
             "query": answer["query"] if problem else {**answer["query"], **query}, "answer": answer,
             "problem": problem, "presenter": presenter, "compare": compare, "runs": ev.backend.can_run,
