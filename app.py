@@ -1,19 +1,8 @@
-"""Streamlit entry point: `streamlit run app.py`. Home, then one page per declared layer.
-
-The home page's file lives in app_pages/, not pages/: with a pages/ folder beside the main script,
-Streamlit runs its legacy folder navigation (no wide layout, an "app" page) for the first
-script run of a fresh server, until st.navigation has been called once.
-"""
+"""The app: `streamlit run app.py` (scripts/start.sh runs the same). Streamlit finds the `app` below and serves
+main.py's pages (home, then one page per declared layer) with the stage's route beside them
+(`POST /api/stage/evaluate`, playground/stage/server.py), which answers a parameter change without a script run."""
 import streamlit as st
 
-from playground.ui.page import HOME_ICON, layer_pages, page_path
-from playground.ui.state import freeze_startup_objects
+from playground.stage.server import routes
 
-# The layer pages put their parameters beside the figures; the sidebar (input and view) starts closed so the
-# stage has the whole width of a projector.
-st.set_page_config(page_title="TensorRT Layer Playground", page_icon="🧪", layout="wide",
-                   initial_sidebar_state="collapsed")
-pages = [st.Page(page_path("home"), title="Home", icon=HOME_ICON, default=True)]
-pages += list(layer_pages().values())
-st.navigation(pages, position="top").run()
-freeze_startup_objects()  # after the page: by then TensorRT and every figure module are loaded
+app = st.App("main.py", routes=routes())

@@ -15,13 +15,14 @@ import io
 import os
 import re
 import threading
-from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
 
 from .budget import env_number
 from .errors import PlaygroundError
+from .files import atomic_write, cache_dir, evict_oldest
+from .memo import Memo
 
 URL_VALUES = 256  # an array of more values (a model's weights) goes into links by reference: its text would pass
 # protocol.MAX_TEXT (4096 characters: 256 float32 values of up to 15 characters each fit)
@@ -36,9 +37,7 @@ class Missing(PlaygroundError):
 
 class BlobStore:
     def __init__(self, path: str | os.PathLike | None = None, cap_bytes: int | None = None):
-        from .trt.cache import DEFAULT_DIR  # the engine cache's own directory, where no other is set
-
-        root = path or os.environ.get("PLAYGROUND_BLOBS") or Path(os.environ.get("PLAYGROUND_ENGINE_CACHE") or DEFAULT_DIR) / "blobs"
+        root = path or os.environ.get("PLAYGROUND_BLOBS") or cache_dir() / "blobs"  # beside the engines
         self.path = Path(root)
         self.cap_bytes = cap_bytes if cap_bytes is not None else int(
             env_number("PLAYGROUND_BLOB_MB", DEFAULT_CAP_MB, 1, 2**20, float) * 2**20)
@@ -53,8 +52,6 @@ class BlobStore:
             if f.exists():
                 os.utime(f)  # mtime is the LRU clock
             else:
-                from .trt.cache import atomic_write, evict_oldest  # the engine cache's own (params imports this)
-
                 atomic_write(f, data)
                 evict_oldest([p for p in self.path.iterdir() if p.is_file() and not p.name.startswith(".")],
                              self.cap_bytes, keep=f)
@@ -95,18 +92,18 @@ def store() -> BlobStore:
 
 # The arrays links named lately, read-only, by their reference: a page's every change names its model's weights
 # again, and is answered without reading, checking and hashing their megabytes each time.
-_held: OrderedDict[str, np.ndarray] = OrderedDict()
 HELD_BYTES = 256 << 20
-_held_lock = threading.Lock()
+_held = Memo(HELD_BYTES, weight=lambda a: a.nbytes)
 
 
 def weights_ref(a: np.ndarray) -> str:
     """`@w:DIGEST` for the array `a`, kept by the store (a .npy file, never a pickle)."""
-    with _held_lock:
-        for ref, held in _held.items():  # the array a link named, or a view of it with its layout: the same bytes
-            # (held alive and read-only here, so its memory is not another array's, nor written)
-            if a.ctypes.data == held.ctypes.data and (a.shape, a.strides, a.dtype) == (held.shape, held.strides, held.dtype):
-                return ref
+    # the array a link named, or a view of it with its layout: the same bytes (held alive and read-only here, so
+    # its memory is not another array's, nor written)
+    ref = _held.find(lambda held: a.ctypes.data == held.ctypes.data and
+                     (a.shape, a.strides, a.dtype) == (held.shape, held.strides, held.dtype))
+    if ref is not None:
+        return ref
     buffer = io.BytesIO()
     np.save(buffer, np.ascontiguousarray(a, np.float32), allow_pickle=False)
     return WEIGHTS + store().put(buffer.getvalue(), ".npy")
@@ -114,15 +111,16 @@ def weights_ref(a: np.ndarray) -> str:
 
 def weights(ref: str, limit_values: int) -> np.ndarray:
     """The array `@w:DIGEST` names, read-only; Missing where this server does not hold it."""
-    with _held_lock:
-        if ref in _held:
-            _held.move_to_end(ref)
-            return _held[ref]
+    held = _held.get(ref)
+    if held is not None:
+        return held
     data = store().get(ref[len(WEIGHTS):], ".npy", limit_values * 4 + 4096)
-    a = np.load(io.BytesIO(data), allow_pickle=False)
+    try:  # a file another process sharing the store left (a pickle, an object array) is refused, never unpickled
+        a = np.load(io.BytesIO(data), allow_pickle=False)
+    except (ValueError, OSError, EOFError):
+        a = None
+    if not isinstance(a, np.ndarray) or a.dtype.kind not in "biuf":
+        raise Missing("is not a plain numeric array (.npy of numbers) on this server: open the model again")
     a.setflags(write=False)  # shared by every request that names it
-    with _held_lock:
-        _held[ref] = a
-        while len(_held) > 1 and sum(v.nbytes for v in _held.values()) > HELD_BYTES:
-            _held.popitem(last=False)
+    _held.put(ref, a)
     return a

@@ -3,6 +3,7 @@
     run LAYER [--set NAME=VALUE]... [--input IN.npy] [--output OUT.npy] [--json] [--compare PRECISION]
     run --onnx MODEL.onnx [--node NAME] [--input IN.npy] [--output OUT.npy] [--json]
     onnx MODEL.onnx [--json]
+    model MODEL.onnx [--input NAME=FILE.npy]... [--output OUT.npy] [--no-engine] [--json]
     layers [LAYER]
     room --replicas N --port P [--bind ADDRESS] [--public-url URL]
     export LAYER [--preset NAME] [--set NAME=VALUE]... [--input IN.npy] [--format python|onnx] [--out FILE]
@@ -176,25 +177,87 @@ def read_model(path: str) -> bytes:
 
 
 def open_model(path: str):
+    """The model file `path`, checked and its constants folded; its external data only from files beside it."""
     from . import onnxio
 
-    return onnxio.load_model(read_model(path), os.path.basename(path))
+    return onnxio.load_model(read_model(path), os.path.basename(path), os.path.dirname(os.path.abspath(path)))
 
 
 def _opened_node(model, args):
-    """(the node opened, its input in ONNX's layout): the --input file's (the node's shape; where the model names
-    its batch dimension, the file's N), or the seeded input its page opens with."""
+    """(the node opened, its input in ONNX's layout). Without --input: the seeded input its page opens with. With
+    --input and a node that reads a graph input: the file (the node's shape; where the model names its batch
+    dimension, the file's N). With --input and a node that reads a tensor the model computes: the file is the
+    model's input and the node is fed its real tensor, from ONNX Runtime (a note says so)."""
+    from . import model as whole
     from .onnxio import open_node, seeded_input
 
     opened = open_node(model, args.node, os.path.basename(args.onnx))
     if args.input is None:
         return opened, seeded_input(opened)
-    x, want = load_input(args.input), opened.onnx_shape
+    x = load_input(args.input)
+    node = next((n for n in model.graph.node if n.name == opened.node), None)  # None: a playground export
+    reads = node.input[0] if node is not None else None
+    inputs = [name for name, _ in whole.inputs_of(model)]
+    if reads is not None and reads not in inputs:
+        if len(inputs) != 1:
+            raise ValidationError("input", "--input", f"node {opened.node!r} reads {reads!r}, which the model "
+                                  f"computes from {len(inputs)} inputs; give them with `model --input NAME=FILE`")
+        feeds, _ = whole.feeds(model, {inputs[0]: x})
+        real = whole.run_all(model, feeds)[reads]
+        if real.shape != opened.onnx_shape:
+            opened = open_node(model, opened.node, opened.model, batch=real.shape[0])
+        opened.notes.append(f"--input is the model's input {inputs[0]!r}: node {opened.node!r} reads {reads!r}, "
+                            "a tensor the model computes, fed its value from ONNX Runtime's run of the model.")
+        return opened, real
+    want = opened.onnx_shape
     if x.shape != want and opened.batch_free and x.ndim == len(want) and x.shape[1:] == want[1:]:
         opened = open_node(model, opened.node, opened.model, batch=x.shape[0])
     elif x.shape != want:
         raise ValidationError("input", "--input", f"must have the node's input shape {want}, not {x.shape}")
     return opened, x
+
+
+def _whole_model(model, args) -> bool:
+    """`run --onnx` of a model of several nodes without --node (and not an export of this playground): ONNX
+    Runtime's output of the whole model, labelled as such; True where that was the answer."""
+    from . import model as whole
+    from .onnxio import _graph_nodes, _own_configuration
+
+    nodes = _graph_nodes(model)
+    if args.node is not None or len(nodes) < 2 or _own_configuration(model, args.onnx) is not None:
+        return False
+    inputs = [name for name, _ in whole.inputs_of(model)]
+    if args.input is not None and len(inputs) != 1:
+        raise ValidationError("input", "--input", f"the model has {len(inputs)} inputs; give each with "
+                              "`model MODEL --input NAME=FILE.npy`")
+    feeds, notes = whole.feeds(model, {inputs[0]: load_input(args.input)} if args.input else None)
+    try:
+        outputs = whole.run_model(model, feeds)
+    except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words
+        from .onnxio import _ort_words
+
+        raise Failure(f"ONNX Runtime could not run {os.path.basename(args.onnx)}: {_ort_words(exc)}") from None
+    name, y = next(iter(outputs.items()))
+    label = f"ONNX Runtime: the whole model ({len(nodes)} nodes); no layer of this playground computed it"
+    notes.append(f"{os.path.basename(args.onnx)} has {len(nodes)} nodes: run one with --node NAME ("
+                 + ", ".join(n.name for n in nodes[:12]) + (" …" if len(nodes) > 12 else "")
+                 + "), or every one against ONNX Runtime with `python -m playground model`.")
+    if args.output:
+        with written(args.output, "wb") as f:
+            np.save(f, np.asarray(y, np.float32), allow_pickle=False)
+    if args.json:
+        print(json.dumps(_finite({"model": os.path.basename(args.onnx), "output_source": label, "output_name": name,
+                                  "inputs": {k: list(v.shape) for k, v in feeds.items()},
+                                  "output_shape": list(y.shape), "nodes": [n.name for n in nodes],
+                                  "notes": notes}), allow_nan=False, default=str))
+    else:
+        np.set_printoptions(precision=8, linewidth=200, suppress=True)
+        for k, v in feeds.items():
+            print(f"input {k}: {v.shape}")
+        print(f"output {name}: {y.shape}  [{label}]", y, sep="\n")
+        for m in notes:
+            print("note:", m)
+    return True
 
 
 def cmd_run(args) -> int:
@@ -210,7 +273,10 @@ def cmd_run(args) -> int:
     if args.onnx is not None:
         if args.set or args.compare:
             raise UsageError("--set and --compare: not with --onnx (the node's attributes are its parameters)")
-        opened, onnx_x = _opened_node(open_model(args.onnx), args)
+        model = open_model(args.onnx)
+        if _whole_model(model, args):
+            return 0
+        opened, onnx_x = _opened_node(model, args)
         layer_name, raw, x = opened.layer.name, opened.raw, opened.to_layer(onnx_x)
     else:
         layer_name, raw = args.layer, parse_sets(args.layer, args.set)
@@ -276,6 +342,60 @@ def cmd_onnx(args) -> int:
         print(f"{n['name']:<{width}}  {n['op_type']:<18} {opens}")
         for d in n.get("differs") or []:
             print(f"{'':<{width}}  {'':<18}   ONNX differs: {d}")
+    return 0
+
+
+def cmd_model(args) -> int:
+    """Every node of the model on its real input against ONNX Runtime, its output, and the parser's engine."""
+    from . import model as whole
+
+    given = {}
+    for item in args.input:
+        name, sep, path = item.partition("=")  # a file path may hold "=" too
+        if not sep or not name or not path:
+            raise UsageError(f"--input {item}: takes NAME=FILE.npy (NAME a graph input of the model)")
+        given[name] = read_npy(path, "model", f"--input {name}")
+    if args.output:
+        output_path(args.output, "--output", ".npy")
+    outputs = {}
+    answer = whole.analyze(open_model(args.model), os.path.basename(args.model), given, engine=not args.no_engine,
+                           outputs=outputs)
+    if args.output and outputs:
+        with written(args.output, "wb") as f:  # the model's first output, as ONNX Runtime computed it
+            np.save(f, np.asarray(next(iter(outputs.values()))), allow_pickle=False)
+    if args.json:
+        print(json.dumps(_finite(answer), allow_nan=False, default=str))
+        return 0
+    nodes = answer["nodes"]
+    width = max(len(n["name"]) for n in nodes)
+    for n in nodes:
+        if n["layer"] is None:
+            verdict = f"✗ {n['reason']}"
+        elif n.get("agrees") is None:
+            verdict = f"→ {n['layer']}" + (f": not compared ({n['why']})" if n.get("why") else "")
+        else:
+            verdict = (f"→ {n['layer']}: {'agrees' if n['agrees'] else 'DIFFERS'} with ONNX Runtime, max |diff| "
+                       f"{n['max_abs_diff'] if n.get('max_abs_diff') is not None else n.get('why')}")
+            if n.get("rule"):
+                verdict += f" (rule: {n['rule']})"
+            if n.get("masked"):
+                verdict += f"; {n['masked']['cells']} undefined cell(s) not compared"
+        print(f"{n['name']:<{width}}  {n['op_type']:<18} {verdict}")
+    for name, o in answer.get("output", {}).items():
+        print(f"output {name}: {tuple(o['shape'])} min {o['min']} max {o['max']}  [{answer['output_source']}]")
+    if "onnxruntime_error" in answer:
+        print(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}")
+    engine = answer.get("engine")
+    if engine:
+        print(f"engine: {engine['status']} by {engine.get('parser', '')}, {len(engine.get('layers', []))} layer(s)"
+              + (f": {engine['error'] or engine.get('why')}" if engine["status"] not in ("built", "cached") else ""))
+        for layer in engine.get("layers", []):
+            print(f"  {layer['name']} ({layer['type']})" + (f" ← {', '.join(layer['fuses'])}" if layer["fuses"] else ""))
+    c = answer["counts"]
+    print(f"{c['nodes']} nodes, {c['opened']} opened as layers, {c['agreeing']} agreeing with ONNX Runtime"
+          + (f", {c['engine_layers']} engine layers" if "engine_layers" in c else "") + f"; {answer['seconds']} s")
+    for m in answer["notes"]:
+        print("note:", m)
     return 0
 
 
@@ -356,7 +476,7 @@ def cmd_snapshot(args) -> int:
     try:
         take(shots, args.out, width=args.width, height=args.height, presenter=args.presenter,
              crop="page" if args.full_page else args.crop, scale=args.scale, background=args.background,
-             query=args.query)
+             query=args.query, badges=args.badges)
     except (RuntimeError, TimeoutError) as exc:  # the app or the browser failed
         raise Failure(str(exc)) from None
     return 0
@@ -384,6 +504,16 @@ def parser() -> argparse.ArgumentParser:
     onnx.add_argument("model", metavar="MODEL.onnx")
     onnx.add_argument("--json", action="store_true", help="print one JSON object")
     onnx.set_defaults(func=cmd_onnx)
+
+    model = sub.add_parser("model", help="every node of an ONNX model as its layer, on its real input, against "
+                           "ONNX Runtime; the model's output; TensorRT's ONNX parser's engine layers")
+    model.add_argument("model", metavar="MODEL.onnx")
+    model.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
+                       help="a graph input's tensor (default: the seeded random pattern, N = 1)")
+    model.add_argument("--output", help="write the model's first output here (.npy), as ONNX Runtime computed it")
+    model.add_argument("--no-engine", action="store_true", help="skip TensorRT's parser build")
+    model.add_argument("--json", action="store_true", help="print one JSON object")
+    model.set_defaults(func=cmd_model)
 
     layers = sub.add_parser("layers", help="list layers and their parameters")
     layers.add_argument("layer", nargs="?", choices=list(LAYERS))
@@ -419,6 +549,8 @@ def parser() -> argparse.ArgumentParser:
     snapshot.add_argument("--width", type=int, default=1920)
     snapshot.add_argument("--height", type=int, default=1080)
     snapshot.add_argument("--presenter", action="store_true", help="presenter mode (large fonts, high contrast)")
+    snapshot.add_argument("--badges", action="store_true",
+                          help="keep the machine's badges (which engine built, from cache) in the pictures")
     snapshot.add_argument("--crop", choices=("figures", "stage", "page"), default="figures",
                           help="figures: the heatmaps, shapes and badge; stage: with the controls; page: all of it")
     snapshot.add_argument("--full-page", action="store_true", help="the old spelling of --crop page")

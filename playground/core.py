@@ -8,13 +8,13 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import precision as P
 from .layers import get_layer
+from .memo import Memo
 from .reference import max_abs_diff
 from .trt import engine as eng
 from .trt.backend import Backend, detect
@@ -93,29 +93,6 @@ def default_cache() -> EngineCache:
         if _default_cache is None:
             _default_cache = EngineCache()
         return _default_cache
-
-
-class Memo:
-    """A thread-safe least-recently-used map whose values are made on a miss; `weight` measures a value
-    against `limit` (one each by default)."""
-
-    def __init__(self, limit: int, weight=lambda value: 1):
-        self.limit, self.weight, self.total = limit, weight, 0
-        self.items, self.lock = OrderedDict(), threading.Lock()
-
-    def get_or_make(self, key, make):
-        with self.lock:
-            if key in self.items:
-                self.items.move_to_end(key)
-                return self.items[key]
-        value = make()
-        with self.lock:
-            if key not in self.items:
-                self.items[key] = value
-                self.total += self.weight(value)
-            while len(self.items) > 1 and self.total > self.limit:  # the newest is always kept
-                self.total -= self.weight(self.items.popitem(last=False)[1])
-        return value
 
 
 class _Engines(Memo):

@@ -167,17 +167,23 @@ def config_name(layer: Layer, params: dict, shape: tuple) -> str:
     return f"{layer.name}--{words}"[:150] if words else layer.name
 
 
-def playground_command(layer: Layer, params: dict, x: np.ndarray) -> str:
-    """The `python -m playground run` line for this configuration (parameters that differ from the defaults)."""
+def playground_command(layer: Layer, params: dict, x: np.ndarray, files: dict | None = None, stem: str = "") -> str:
+    """The `python -m playground run` line for this configuration (parameters that differ from the defaults).
+    The arrays it names by file (`--input`, `--set NAME=@FILE.npy`) go into `files` (name → array), to be written
+    beside it; `stem` prefixes their names (`STEM.input.npy`), so several commands share one folder."""
+    files = {} if files is None else files
+    prefix = f"{stem}." if stem else ""
     parts = ["python -m playground run", layer.name]
     for name, value in essential_params(layer, params, x.shape).items():
         if isinstance(value, np.ndarray) and value.size > CLI_ARRAY_LIMIT:
-            parts.append(f"--set {name}=@{name}.npy")
+            files[f"{prefix}{name}.npy"] = value
+            parts.append(f"--set {name}=@{prefix}{name}.npy")
         else:
             parts.append(f"--set {name}={layer.param(name).to_text(value)}")
     example = layer.example_input(layer.example_shape)
     if x.shape != example.shape or not np.array_equal(x, example, equal_nan=True):
-        parts.append("--input input.npy")
+        files[f"{prefix}input.npy"] = x
+        parts.append(f"--input {prefix}input.npy")
     return " ".join(parts)
 
 

@@ -176,16 +176,12 @@ class Layer:
         int8 is off"; "unused by this configuration" else."""
         p = self.param(name)
         for q in self.params[: self.params.index(p)]:
-            options = q.choices if q.kind == "enum" else (False, True) if q.kind == "bool" else ()
             try:
-                users = [o for o in options if p.is_used({**params, q.name: o})]
+                users = [o for o in q.of.options(q) if p.is_used({**params, q.name: o})]
             except Exception:  # noqa: BLE001 - used_when may read parameters that are not valid right now
                 users = []
             if users:
-                v = params.get(q.name)
-                if q.kind == "bool":
-                    return f"unused while {q.name} is {'on' if v else 'off'}"
-                return f"only with {q.name} {' or '.join(map(str, users))}" if len(users) <= 3 else f"unused by {v}"
+                return q.of.unused_by(q, params.get(q.name), users)
         return "unused by this configuration"
 
     def unused(self, params: dict) -> list[str]:

@@ -1,4 +1,4 @@
-"""Numbers as the playground writes them: one module, four spellings.
+"""Numbers as the playground writes them: one module, five spellings.
 
     exact(v)    as typed and read back (messages' bounds): 2, 0.25, 1e-05; None is ∞
     float32(v)  float32's shortest spelling (what a widget holds): 0.1 for float32(0.1), 12345.679

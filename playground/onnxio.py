@@ -4,15 +4,20 @@ Runtime for a second opinion.
     load_model(bytes) → ModelProto (checked as hostile input) → list_nodes → open_node(model, name) → Opened
     export_model(layer, params, shape) → ModelProto → onnxruntime_check(model, x, reference)
 
-A model is hostile input: a size cap, `onnx.checker`, no external data (a path in a model is never opened), bounded
-node and initializer counts, and every tensor's declared size within the work budget before it is read.
+A model is hostile input: a size cap, `onnx.checker`, external data only from a file beside the model (a file's
+`folder`; never a path that leaves it), bounded node and initializer counts, and every tensor's declared size within
+the work budget before it is read. Its constants are folded by ONNX Runtime's own graph optimizer (`fold`): the
+weights an export computes (ConstantOfShape, Shape → Slice → Concat feeding Reshape or Resize) open as constants.
 """
 from __future__ import annotations
 
 import functools
 import json
 import math
+import os
 import re
+import stat
+import tempfile
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -43,8 +48,9 @@ def _onnx():
 
 
 # -- reading ---------------------------------------------------------------------------------------------------
-def load_model(data: bytes, name: str = "model.onnx"):
-    """The model in `data`, checked; ValidationError naming the rule it breaks."""
+def load_model(data: bytes, name: str = "model.onnx", folder: str | None = None):
+    """The model in `data`, checked, its constants folded (`fold`); ValidationError naming the rule it breaks.
+    `folder`: the model file's directory, where a tensor's external data may be read (an upload has none)."""
     onnx = _onnx()
     if len(data) > MAX_MODEL_BYTES:
         raise _fail(f"{name} is {len(data):,} bytes; the cap is {MAX_MODEL_BYTES:,}")
@@ -58,20 +64,154 @@ def load_model(data: bytes, name: str = "model.onnx"):
     if len(graph.node) > MAX_NODES or len(graph.initializer) > MAX_INITIALIZERS:
         raise _fail(f"{name} has {len(graph.node):,} nodes and {len(graph.initializer):,} initializers; the caps are "
                     f"{MAX_NODES:,} and {MAX_INITIALIZERS:,}")
+    external = []
     for tensor in _tensors(graph):
-        if tensor.data_location == onnx.TensorProto.EXTERNAL or tensor.external_data:
-            raise _fail(f"tensor {tensor.name!r} keeps its data in an external file; the playground opens "
-                        "self-contained models only (a path in a model is never opened)")
         over = budget.over_elements(tuple(tensor.dims), f"tensor {tensor.name!r}", "the model's tensors")
         if over:
             raise _fail(over)
+        if tensor.data_location == onnx.TensorProto.EXTERNAL or tensor.external_data:
+            if folder is None:
+                raise _fail(f"tensor {tensor.name!r} keeps its data in an external file; a model given without "
+                            "its folder (an upload) must be self-contained (a path in a model is never opened)")
+            external.append(tensor)
+    if external:
+        _read_external(external, folder, len(data), name)
     if any(n.op_type in ("If", "Loop", "Scan") for n in graph.node) or graph.sparse_initializer:
         raise _fail(f"{name} has subgraphs or sparse initializers, which single layers never need")
     try:
         onnx.checker.check_model(model)
     except Exception as exc:  # noqa: BLE001 - the checker's ValidationError: its message says what
         raise _fail(f"{name} fails onnx.checker: {str(exc).splitlines()[0][:300]}") from None
-    return model
+    return fold(model)
+
+
+def _read_external(tensors, folder: str, model_bytes: int, name: str) -> None:
+    """Each tensor's external data read into the tensor: only a file directly in `folder` (a plain file name: no
+    directory, no link that leads out of it), the bytes it names within that file, and the model with all of its
+    data within the model size cap."""
+    onnx = _onnx()
+    total, sizes = model_bytes, {}
+    for tensor in tensors:
+        info = {e.key: e.value for e in tensor.external_data}
+        where, what = info.get("location", ""), f"tensor {tensor.name!r}'s external data"
+        if not where or where != os.path.basename(where) or where in (".", "..") or "\\" in where or "\0" in where:
+            raise _fail(f"{what} is at {where!r}: only a file beside the model (a plain file name) is read")
+        path = os.path.join(folder, where)
+        try:
+            real = os.path.realpath(path)
+            if os.path.dirname(real) != os.path.realpath(folder):
+                raise _fail(f"{what}: {where!r} leads out of the model's folder")
+            if where not in sizes:
+                st = os.stat(real)
+                if not stat.S_ISREG(st.st_mode):
+                    raise _fail(f"{what}: {where!r} is not a regular file")
+                sizes[where] = st.st_size
+            offset, length = int(info.get("offset", 0)), info.get("length")
+            itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+            length = int(length) if length is not None else math.prod(tensor.dims) * itemsize
+            if offset < 0 or length < 0 or offset + length > sizes[where]:
+                raise _fail(f"{what} names bytes {offset:,} … {offset + length:,} of {where!r}, which holds "
+                            f"{sizes[where]:,}")
+            total += length
+            if total > MAX_MODEL_BYTES:
+                raise _fail(f"{name} and its external data are more than {MAX_MODEL_BYTES:,} bytes, the cap")
+            with open(real, "rb") as f:
+                f.seek(offset)
+                raw = f.read(length)
+        except ValidationError:
+            raise
+        except OSError as exc:
+            raise _fail(f"{what}: {where!r}: {exc.strerror or exc}") from None
+        except (ValueError, TypeError, KeyError):
+            raise _fail(f"{what} has an offset or length that is not a number, or a type without a size") from None
+        del tensor.external_data[:]
+        tensor.data_location = onnx.TensorProto.DEFAULT
+        tensor.raw_data = raw
+
+
+def named(model) -> None:
+    """Every node given the name it is listed under (`node_name`), in place: folding and marking outputs keep them."""
+    for i, node in enumerate(_graph_nodes(model)):
+        node.name = node_name(node, i)
+
+
+# ONNX Runtime's basic rewrites other than constant folding: its fusions (Conv + BatchNormalization, …) would consume
+# folded weights, and sharing would merge equal ones under one name (a folded value is taken by its own name).
+UNFOLDING = ["Level1_RuleBasedTransformer", "CommonSubexpressionElimination", "ConstantSharing", "MatMulAddFusion",
+             "ReshapeFusion"]
+FOLD_TOTAL = 16  # the model's tensors together, as folded: at most this many times the per-tensor budget
+
+
+def _live(nodes, outputs: set, given: set) -> set[int]:
+    """The indices of the nodes the graph's `outputs` need, where the tensors in `given` need no node."""
+    needed, live = set(outputs), set()
+    for i in range(len(nodes) - 1, -1, -1):
+        if any(o in needed and o not in given for o in nodes[i].output if o):
+            live.add(i)
+            needed.update(nodes[i].input)
+    return live
+
+
+def fold(model):
+    """The model with every tensor ONNX Runtime's constant folding computes (ORT_ENABLE_BASIC, its optimized model)
+    as an initializer and the nodes that computed only those taken out; every other node as the model has it (the
+    optimizer's fusions are not taken: a node listed is a node of the model). Each tensor's size, as ONNX's shape
+    inference (with data propagation) finds it, within the budget before anything is computed. A model ONNX Runtime
+    does not load is returned as it is (its nodes are still listed, and refused with their reasons)."""
+    onnx = _onnx()
+    named(model)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except Exception:  # noqa: BLE001 - inference is a help: the model stands without it
+        inferred = model
+    total = 0
+    for v in inferred.graph.value_info:
+        dims = [d.dim_value if d.HasField("dim_value") else 1 for d in v.type.tensor_type.shape.dim]
+        over = budget.over_elements(tuple(dims), f"tensor {v.name!r}", "the model's tensors")
+        if over:
+            raise _fail(over)
+        total += math.prod(dims)
+    if total > FOLD_TOTAL * budget.max_elements():
+        raise _fail(f"{model.graph.name or 'the model'}'s tensors hold {total:,} values together; the budget is "
+                    f"{FOLD_TOTAL} × {budget.max_elements():,} (PLAYGROUND_MAX_ELEMENTS)")
+    consts = {t.name for t in model.graph.initializer} | {o for n in model.graph.node if n.op_type == "Constant"
+                                                          for o in n.output}
+    computed = {o for n in model.graph.node if n.op_type != "Constant" for o in n.output if o}
+    if not computed:
+        return model
+    try:
+        import onnxruntime as ort  # noqa: PLC0415
+    except ImportError:
+        return model
+    with tempfile.TemporaryDirectory() as tmp:
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = os.path.join(tmp, "folded.onnx")
+        options.intra_op_num_threads = 1
+        options.log_severity_level = 3
+        try:
+            ort.InferenceSession(inferred.SerializeToString(), options,  # the shapes found: Shape nodes fold providers=["CPUExecutionProvider"],
+                                 disabled_optimizers=UNFOLDING)
+            folded = onnx.load(options.optimized_model_filepath)
+        except Exception:  # noqa: BLE001 - ONNX Runtime refuses the model: its nodes are read as they are
+            return model
+    values = {t.name: t for t in folded.graph.initializer if t.name in computed}
+    if not values:
+        return model
+    outputs = {o.name for o in model.graph.output}
+    was = _live(model.graph.node, outputs, set())
+    now = _live(model.graph.node, outputs, set(values) - outputs)
+    # out: the nodes folding made needless (those computing folded tensors, or only feeding them); dead ones stay
+    keep = [n for i, n in enumerate(model.graph.node) if i in now or i not in was]
+    read = {i for n in keep for i in n.input}
+    produced = {o for n in keep for o in n.output}
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    del out.graph.node[:]
+    out.graph.node.extend(keep)
+    out.graph.initializer.extend(t for name, t in values.items() if name in read and name not in produced | consts)
+    out.ir_version = max(out.ir_version, 4)  # an initializer need not be a graph input (IR 3 asks it to be)
+    return out
 
 
 def _tensors(graph):
@@ -248,6 +388,12 @@ def _open(known: _Known, node, name: str, model_name: str, batch: int = 1, alone
     lift = max(4 - len(onnx_shape), 0)
     shape = (onnx_shape[:2] + (1,) * lift + onnx_shape[2:] if layer.onnx.lift == "spatial"
              else onnx_shape + (1,) * lift)
+    from .inputs import InputError, validate_shape
+
+    try:  # the page's input limits and the budget, as `run` meets them: the listing says so too
+        validate_shape(shape)
+    except InputError as exc:
+        raise ValidationError(where, exc.param, exc.rule) from None
     view = Node(name, node.op_type, _attributes(node), [None] + [consts.get(i) if i else None for i in node.input[1:]],
                 shape, onnx_shape, known.opset, list(node.input))
     raw = layer.onnx.read(view)
@@ -389,36 +535,65 @@ def _ort_words(exc: Exception) -> str:
     return text.strip()[:300]
 
 
+def session(model_bytes: bytes):
+    """ONNX Runtime's CPU session on the model, one thread, its own log quiet (its refusals are answers)."""
+    import onnxruntime as ort  # noqa: PLC0415
+
+    ort.set_default_logger_severity(3)  # its refusals are reported in the answer, not on the server's stderr
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1  # one request's work stays on one core of a shared server
+    options.log_severity_level = 3
+    return ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
+
+
 def onnxruntime_check(model_bytes: bytes, x: np.ndarray, reference: np.ndarray, scale: Callable[[], float],
-                      differs=(), undefined: np.ndarray | None = None, compared_to: str = "the reference") -> dict:
-    """ONNX Runtime (CPU) on the model: its version, the largest |difference| from `reference`, whether they agree
-    (within 10⁻⁵ of the output's largest magnitude or, where that is not enough, of `scale()`, the `magnitude` of
-    the terms summed: a second reference, worked out only then; and NaN/Inf where the reference has them), and
-    where they do not, the rule in play that says why (`differs`), or that no known rule does."""
+                      differs=(), undefined: np.ndarray | None = None, compared_to: str = "the reference",
+                      undefined_rule: str | None = None) -> dict:
+    """ONNX Runtime (CPU) on the model: its version, and `compare`'s verdict on its output against `reference`."""
     try:
         import onnxruntime as ort  # noqa: PLC0415
     except ImportError:
         return {"version": None, "agrees": None, "status": "not installed (pip install onnxruntime)"}
-    ort.set_default_logger_severity(3)  # its refusals are reported in the answer, not on the server's stderr
     out = {"version": ort.__version__, "compared_to": compared_to}
     try:
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1  # one request's work stays on one core of a shared server
-        options.log_severity_level = 3
-        session = ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
-        y = session.run(None, {session.get_inputs()[0].name: np.ascontiguousarray(x, np.float32)})[0]
+        s = session(model_bytes)
+        given = list(x.values()) if isinstance(x, dict) else [x]  # several inputs: in the model's input order
+        y = s.run(None, {i.name: np.ascontiguousarray(a, np.float32) for i, a in zip(s.get_inputs(), given)})[0]
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused or failed the model: its words are the answer
         return out | {"status": "refused", "agrees": False, "error": _ort_words(exc)}
+    return out | {"status": "ran"} | compare(y, reference, scale, differs, undefined, undefined_rule)
+
+
+def undefined_rule(layer: Layer) -> str | None:
+    """The layer's rule for the output cells it leaves undefined: its `undefined`'s own first sentence."""
+    doc = (layer.undefined.__doc__ or "") if layer.undefined else ""
+    return f"{layer.name}: {' '.join(doc.split())}" if doc else None
+
+
+def compare(y: np.ndarray, reference: np.ndarray, scale: Callable[[], float], differs=(),
+            undefined: np.ndarray | None = None, rule_undefined: str | None = None) -> dict:
+    """ONNX Runtime's output `y` against the layer's `reference`: the largest |difference|, whether they agree
+    (within 10⁻⁵ of the output's largest magnitude or, where that is not enough, of `scale()`, the `magnitude` of
+    the terms summed: a second reference, worked out only then; and NaN/Inf where the reference has them), and
+    where they do not, the rule in play that says why (`differs`), or that no known rule does. The cells the
+    layer leaves `undefined` (a max over padding only: NaN in the reference, −inf in ONNX Runtime) are not compared:
+    `masked` counts them and names the rule (`rule_undefined`)."""
     reference = np.asarray(reference, np.float32)
     if y.shape != reference.shape:
-        return out | {"status": "ran", "agrees": False, "output_shape": list(y.shape), "max_abs_diff": None,
-                      "rule": differs[0] if differs else None,
-                      "why": f"output shape {tuple(y.shape)} where the layer gives {tuple(reference.shape)}"}
-    defined = ~undefined if undefined is not None and undefined.shape == y.shape else np.ones(y.shape, bool)
+        return {"agrees": False, "output_shape": list(y.shape), "max_abs_diff": None,
+                "rule": differs[0] if differs else None,
+                "why": f"output shape {tuple(y.shape)} where the layer gives {tuple(reference.shape)}"}
+    undefined = undefined if undefined is not None and undefined.shape == y.shape else np.zeros(y.shape, bool)
+    defined = ~undefined
     both = defined & np.isfinite(reference) & np.isfinite(y)
     diff = float(np.abs(y[both].astype(np.float64) - reference[both]).max()) if both.any() else 0.0
     same_nonfinite = bool(np.array_equal(np.isfinite(y[defined]), np.isfinite(reference[defined])))
     largest = float(np.abs(reference[both]).max()) if both.any() else 0.0
     agrees = same_nonfinite and (diff <= 1e-5 * max(1.0, largest) or diff <= 1e-5 * max(1.0, scale()))
-    return out | {"status": "ran", "agrees": agrees, "output_shape": list(y.shape), "max_abs_diff": diff,
-                  "rule": None if agrees else (differs[0] if differs else None)}
+    out = {"agrees": agrees, "output_shape": list(y.shape), "max_abs_diff": diff,
+           "rule": None if agrees else (differs[0] if differs else None)}
+    if undefined.any():
+        theirs = sorted({str(v) for v in np.unique(y[undefined])})[:4]
+        out["masked"] = {"cells": int(undefined.sum()), "rule": rule_undefined or "the layer leaves these cells "
+                         "undefined", "onnxruntime_gives": theirs}
+    return out

@@ -9,8 +9,9 @@ from __future__ import annotations
 import hashlib
 
 from . import onnxio
-from .core import Evaluation, Memo, default_cache, evaluate
+from .core import Evaluation, default_cache, evaluate
 from .layers import get_layer
+from .memo import Memo
 from .trt import engine as eng
 from .trt.cache import cache_key
 
@@ -47,7 +48,7 @@ def _onnxruntime(ev: Evaluation, opened: onnxio.Opened | None, build: bool):
         undefined = opened.to_onnx(undefined)
     compared_to = "the reference" if fp32 is ev else "the FP32 reference (an ONNX model computes in float32)"
     ort = onnxio.onnxruntime_check(model, x, reference, lambda: onnxio.magnitude(layer, ev.input, fp32.params),
-                                   differs, undefined, compared_to)
+                                   differs, undefined, compared_to, onnxio.undefined_rule(layer))
     return fp32, model, ort | {"expected_shape": list(reference.shape),
                                "model": "the node" if opened is not None else "the configuration's export"}
 

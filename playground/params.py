@@ -17,7 +17,6 @@ from . import blobs, budget
 from .errors import ValidationError
 from .numbers import exact, shortest
 
-KINDS = ("float", "int", "bool", "enum", "ints", "array")
 SPATIAL = ("d", "h", "w")  # the spatial axes of a rank-5 input; a rank-4 one has h, w
 
 
@@ -25,6 +24,223 @@ def spatial_names(rank: int) -> tuple[str, ...]:
     """The spatial axes' names of an input of this rank: h, w or d, h, w."""
     return SPATIAL[5 - rank:]
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
+
+
+# -- kinds: what a parameter's value is, and every way the playground reads, writes, steps and draws one -----------
+class Kind:
+    """One kind of value. Every reader asks the parameter's kind (`Param.of`), never its name: canonical values
+    (`canonical`), their text (`text`), the values a choice steps through (`options`), a slider's neighbours
+    (`steps`) and the stage's control (`control`)."""
+
+    name = ""
+    number = False  # a number the stage draws as a slider
+
+    def canonical(self, p: Param, value: Any, fail: Callable, params: dict, shape: tuple) -> Any:
+        """The canonical value of any accepted spelling, its kind and range checked (`fail(rule)` raises)."""
+        raise NotImplementedError
+
+    def text(self, p: Param, value: Any) -> str:
+        return str(value)
+
+    def options(self, p: Param) -> tuple:
+        """The values it takes, in order, where they are few (a choice); () else."""
+        return ()
+
+    def steps(self, p: Param, old: Any, new: Any) -> list:
+        """The values one step either side of `new` (moved from `old`), within the slider's range."""
+        return []
+
+    def control(self, p: Param, value: Any, params: dict, shape: tuple) -> dict:
+        """What the stage's control of this parameter draws, besides its name, label, help and use."""
+        return {}
+
+    def unused_by(self, p: Param, value: Any, users: list) -> str:
+        """Why a later parameter is unused while this one holds `value` (the values that use it: `users`)."""
+        return f"only with {p.name} {' or '.join(map(str, users))}" if len(users) <= 3 else f"unused by {value}"
+
+
+class Number(Kind):
+    number = True
+    default_step: float = 0.01
+
+    def steps(self, p, old, new):
+        if not isinstance(new, (int, float)) or isinstance(new, bool):
+            return []
+        step = p.step or 1
+        return [v for v in (new + step, new - step) if p.slidable(v)]
+
+    def control(self, p, value, params, shape):
+        low, high = p.slide or (p.low, p.high)
+        c = dict(low=_num(low), high=_num(high), min=_num(p.low), max=_num(p.high),
+                 step=_num(p.step or self.default_step))
+        offered = p.offered(params, shape)
+        if isinstance(offered, list):
+            c["offered"] = [int(v) for v in offered]
+            if p.name_of is not None:
+                c["names"] = [p.name_of(int(v), shape) for v in offered]
+        return c
+
+
+class Float(Number):
+    name = "float"
+
+    def canonical(self, p, value, fail, params, shape):
+        v = _number(value, float, fail, "must be a number")
+        if not math.isfinite(v):
+            raise fail("must be finite")
+        return p._in_range(v, fail)
+
+    def text(self, p, value):
+        return shortest(value)
+
+
+class Int(Number):
+    name, default_step = "int", 1
+
+    def canonical(self, p, value, fail, params, shape):
+        v = p._in_range(_number(value, _strict_int, fail, "must be a whole number"), fail)
+        if isinstance(v, float):  # ±inf from a number too large to be held: out of any range
+            raise fail("must be a finite whole number")
+        return v
+
+
+class Bool(Kind):
+    name = "bool"
+
+    def canonical(self, p, value, fail, params, shape):
+        if isinstance(value, (bool, np.bool_)):
+            return bool(value)
+        text = str(value).strip().lower()
+        if text in _TRUE | _FALSE:
+            return text in _TRUE
+        raise fail("must be true or false")
+
+    def text(self, p, value):
+        return "true" if value else "false"
+
+    def options(self, p):
+        return (False, True)
+
+    def unused_by(self, p, value, users):
+        return f"unused while {p.name} is {'on' if value else 'off'}"
+
+
+class Enum(Kind):
+    name = "enum"
+
+    def canonical(self, p, value, fail, params, shape):
+        name = str(getattr(value, "name", value)).strip().upper()
+        name = {k.upper(): v for k, v in p.aliases.items()}.get(name, name)
+        members = {c.upper(): c for c in p.choices}
+        if name not in members:
+            raise fail("must be one of " + ", ".join(p.choices + tuple(p.aliases)))
+        return members[name]
+
+    def options(self, p):
+        return p.choices
+
+    def steps(self, p, old, new):
+        if new not in p.choices:
+            return []
+        i = p.choices.index(new)
+        return [p.choices[j] for j in (i + 1, i - 1) if 0 <= j < len(p.choices)]
+
+    def control(self, p, value, params, shape):
+        return {"choices": list(p.choices)}
+
+
+class Ints(Kind):
+    name = "ints"
+
+    def canonical(self, p, value, fail, params, shape):
+        items = _split(value)
+        try:
+            ints = tuple(_strict_int(v) for v in items)
+        except (TypeError, ValueError):
+            raise fail("must be whole numbers separated by commas") from None
+        if p.along_axes:
+            rank = len(p.axis_names(len(shape)))
+            if len(ints) == 1:
+                ints = ints * rank
+            if len(ints) != rank:
+                what = "spatial axis" if p.per_axis else "dimension of the input"
+                raise fail(f"needs one value per {what} ({rank} for an input of rank {len(shape)}) or a single value")
+        for v in ints:
+            p._in_range(v, fail)
+        if any(isinstance(v, float) for v in ints):  # ±inf: see _strict_int
+            raise fail("must be finite whole numbers")
+        return ints
+
+    def text(self, p, value):
+        return ",".join(str(v) for v in value)
+
+    def steps(self, p, old, new):
+        if not (p.along_axes and isinstance(new, tuple) and isinstance(old, tuple) and len(old) == len(new)):
+            return []
+        moved = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
+        if len(moved) != 1:
+            return []
+        i = moved[0]
+        return [new[:i] + (v,) + new[i + 1:] for v in (new[i] + 1, new[i] - 1) if p.slidable(v)]
+
+    def control(self, p, value, params, shape):
+        if not p.along_axes:
+            return {}
+        names = p.axis_names(len(shape))
+        c = dict(axes=list(names), low=_num(p.low), high=_num(p.high), optional=p.optional)
+        offered = p.offered(params, shape)
+        if isinstance(offered, tuple) and len(offered) == len(names):
+            c["tops"] = [int(min(v, p.high if p.high is not None else v)) for v in offered]
+        return c
+
+
+class Array(Kind):
+    name = "array"
+    PER_VALUE_MAX = 8  # a few values (a 3 × 1 kernel, three slopes): the stage draws a slider each
+
+    def canonical(self, p, value, fail, params, shape):
+        # a preset name, the server's weights by reference (@w:DIGEST: a link's large array), numbers, or an ndarray
+        if isinstance(value, str) and value.strip().startswith(blobs.WEIGHTS):
+            try:
+                value = blobs.weights(value.strip(), budget.max_elements())
+            except blobs.Missing as exc:
+                raise fail(f"the weights {value.strip()[:19]}… {exc}") from None
+        elif isinstance(value, str) and value.strip() in p.presets:
+            value = p.presets[value.strip()](params, shape)
+        elif isinstance(value, str):
+            items = _split(value)
+            try:
+                value = [float(v) for v in items]
+            except ValueError:
+                presets = f", or a preset ({', '.join(p.presets)})" if p.presets else ""
+                raise fail(f"must be numbers separated by commas or a .npy array{presets}") from None
+        try:  # a read-only float32 array (a link's weights, kept by the server) is taken as it is: nothing writes it
+            arr = value if isinstance(value, np.ndarray) and value.dtype == np.float32 and not value.flags.writeable \
+                else np.array(value, dtype=np.float32)
+        except (TypeError, ValueError):
+            raise fail("must be an array of numbers") from None
+        if arr.size == 0:
+            raise fail("must not be empty")
+        over = budget.over_elements(arr.shape, "array", "its size")  # a model's weights may be large; the budget holds
+        if over:
+            raise fail(over)
+        if not np.isfinite(arr).all():
+            raise fail("must hold finite numbers only (no NaN or Inf)")
+        if (p.low is not None and arr.min() < p.low) or (p.high is not None and arr.max() > p.high):
+            raise fail(f"values must be between {exact(p.low)} and {exact(p.high)}")
+        return np.ascontiguousarray(arr)
+
+    def text(self, p, value):
+        return ",".join(shortest(v) for v in np.asarray(value).ravel())
+
+    def control(self, p, value, params, shape):
+        value = np.asarray(value, np.float32) if value is not None else np.zeros(0)
+        c = {"presets": list(p.presets), "size": int(value.size)}
+        if 0 < value.size <= self.PER_VALUE_MAX:
+            c.update(values=[_num(float(v)) for v in value.ravel()],
+                     slide=[_num(v) for v in p.slide] if p.slide else None, min=_num(p.low), max=_num(p.high),
+                     step=_num(p.step or 0.01))
+        return c
 
 
 @dataclass(frozen=True)
@@ -64,9 +280,19 @@ class Param:
         assert self.kind in KINDS, self.kind
 
     @property
+    def of(self) -> Kind:
+        """Its kind's object: every reader asks it, never the kind's name."""
+        return KINDS[self.kind]
+
+    def slidable(self, v) -> bool:
+        """Within the slider's range (`slide`, else the declared one): a step the slider can take."""
+        low, high = self.slide or (self.low, self.high)
+        return (low is None or v >= low) and (high is None or v <= high)
+
+    @property
     def along_axes(self) -> bool:
         """ints with one value per axis: a slider each, a URL key each (LAYER.PARAM.AXIS)."""
-        return self.kind == "ints" and (self.per_axis or self.per_dim)
+        return self.per_axis or self.per_dim
 
     def axis_names(self, rank: int) -> tuple[str, ...]:
         """The names of its values for an input of this rank: h, w or d, h, w (per_axis); n, c, [d,] h, w
@@ -107,79 +333,7 @@ class Param:
         fail = lambda rule: ValidationError(layer, self.name, rule, value)  # noqa: E731
         if self.optional and (value is None or (isinstance(value, str) and value.strip().lower() in ("", "none"))):
             return None
-        if self.kind == "float":
-            v = _number(value, float, fail, "must be a number")
-            if not math.isfinite(v):
-                raise fail("must be finite")
-            return self._in_range(v, fail)
-        if self.kind == "int":
-            v = self._in_range(_number(value, _strict_int, fail, "must be a whole number"), fail)
-            if isinstance(v, float):  # ±inf from a number too large to be held: out of any range
-                raise fail("must be a finite whole number")
-            return v
-        if self.kind == "bool":
-            if isinstance(value, (bool, np.bool_)):
-                return bool(value)
-            text = str(value).strip().lower()
-            if text in _TRUE | _FALSE:
-                return text in _TRUE
-            raise fail("must be true or false")
-        if self.kind == "enum":
-            name = str(getattr(value, "name", value)).strip().upper()
-            name = {k.upper(): v for k, v in self.aliases.items()}.get(name, name)
-            members = {c.upper(): c for c in self.choices}
-            if name not in members:
-                raise fail("must be one of " + ", ".join(self.choices + tuple(self.aliases)))
-            return members[name]
-        if self.kind == "ints":
-            items = _split(value)
-            try:
-                ints = tuple(_strict_int(v) for v in items)
-            except (TypeError, ValueError):
-                raise fail("must be whole numbers separated by commas") from None
-            if self.per_axis or self.per_dim:
-                rank = len(self.axis_names(len(shape)))
-                if len(ints) == 1:
-                    ints = ints * rank
-                if len(ints) != rank:
-                    what = "spatial axis" if self.per_axis else "dimension of the input"
-                    raise fail(f"needs one value per {what} ({rank} for an input of rank {len(shape)}) or a single value")
-            for v in ints:
-                self._in_range(v, fail)
-            if any(isinstance(v, float) for v in ints):  # ±inf: see _strict_int
-                raise fail("must be finite whole numbers")
-            return ints
-        # array: a preset name, the server's weights by reference (@w:DIGEST: a link's large array), numbers, or an
-        # ndarray
-        if isinstance(value, str) and value.strip().startswith(blobs.WEIGHTS):
-            try:
-                value = blobs.weights(value.strip(), budget.max_elements())
-            except blobs.Missing as exc:
-                raise fail(f"the weights {value.strip()[:19]}… {exc}") from None
-        elif isinstance(value, str) and value.strip() in self.presets:
-            value = self.presets[value.strip()](params, shape)
-        elif isinstance(value, str):
-            items = _split(value)
-            try:
-                value = [float(v) for v in items]
-            except ValueError:
-                presets = f", or a preset ({', '.join(self.presets)})" if self.presets else ""
-                raise fail(f"must be numbers separated by commas or a .npy array{presets}") from None
-        try:  # a read-only float32 array (a link's weights, kept by the server) is taken as it is: nothing writes it
-            arr = value if isinstance(value, np.ndarray) and value.dtype == np.float32 and not value.flags.writeable \
-                else np.array(value, dtype=np.float32)
-        except (TypeError, ValueError):
-            raise fail("must be an array of numbers") from None
-        if arr.size == 0:
-            raise fail("must not be empty")
-        over = budget.over_elements(arr.shape, "array", "its size")  # a model's weights may be large; the budget holds
-        if over:
-            raise fail(over)
-        if not np.isfinite(arr).all():
-            raise fail("must hold finite numbers only (no NaN or Inf)")
-        if (self.low is not None and arr.min() < self.low) or (self.high is not None and arr.max() > self.high):
-            raise fail(f"values must be between {exact(self.low)} and {exact(self.high)}")
-        return np.ascontiguousarray(arr)
+        return self.of.canonical(self, value, fail, params, shape)
 
     def _in_range(self, v, fail):
         if (self.low is not None and v < self.low) or (self.high is not None and v > self.high):
@@ -190,13 +344,15 @@ class Param:
     def to_text(self, value: Any) -> str:
         if value is None:
             return "none"
-        if self.kind == "bool":
-            return "true" if value else "false"
-        if self.kind == "ints":
-            return ",".join(str(v) for v in value)
-        if self.kind == "array":
-            return ",".join(shortest(v) for v in np.asarray(value).ravel())
-        return shortest(value) if self.kind == "float" else str(value)
+        return self.of.text(self, value)
+
+
+KINDS: dict[str, Kind] = {k.name: k for k in (Float(), Int(), Bool(), Enum(), Ints(), Array())}
+
+
+def _num(v):
+    """A number as JSON writes it: whole numbers as ints."""
+    return None if v is None else (int(v) if float(v).is_integer() and abs(v) < 1e15 else float(v))
 
 
 def jsonable(value: Any) -> Any:

@@ -14,46 +14,27 @@ import os
 import threading
 import time
 from collections import deque
-from typing import Any
 
 import numpy as np
 
 from .layer import Layer
-from .params import Param, same_value
+from .params import same_value
 
 QUIET_S = 0.25  # no foreground evaluation for this long before a speculative build starts
 
 
-def neighbours(layer: Layer, before: dict, after: dict) -> list[dict]:
-    """Raw parameter sets one step either side of the one parameter that changed from `before` to `after`
-    (ints and floats by their step, per-axis ints on the axis that moved, enums to the adjacent members);
-    none where nothing or several things changed, or an array did."""
+def neighbours(layer: Layer, before: dict, after: dict, old: dict, new: dict) -> list[dict]:
+    """Raw parameter sets one step either side of the one parameter set differently in the raw `after` than in
+    `before`, stepped from its canonical values `old` → `new` (`Layer.resolve`'s numbers and tuples, not a
+    request's texts such as '2,1'): ints and floats by their step, per-axis ints on the axis that moved, enums to
+    the adjacent members. The other raw values stay as given, so values that follow the moved one (a kernel
+    sized by the output maps) follow it in the neighbours too. None where nothing or several things changed."""
     changed = [n for n in after if n in before and not same_value(before[n], after[n])]
-    if len(changed) != 1:
+    changed += [n for n in set(before) ^ set(after)]
+    if len(changed) != 1 or changed[0] not in layer.param_names:
         return []
     p = layer.param(changed[0])
-    return [{**after, p.name: v} for v in _steps(p, before[p.name], after[p.name])]
-
-
-def _steps(p: Param, old: Any, new: Any) -> list:
-    low, high = p.slide or (p.low, p.high)  # a step the slider can take
-
-    def within(v):
-        return (low is None or v >= low) and (high is None or v <= high)
-
-    if p.kind in ("int", "float") and isinstance(new, (int, float)) and not isinstance(new, bool):
-        step = p.step or 1
-        return [v for v in (new + step, new - step) if within(v)]
-    if p.kind == "enum" and new in p.choices:
-        i = p.choices.index(new)
-        return [p.choices[j] for j in (i + 1, i - 1) if 0 <= j < len(p.choices)]
-    if p.along_axes and isinstance(new, tuple) and isinstance(old, tuple) and len(old) == len(new):
-        moved = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
-        if len(moved) != 1:
-            return []
-        i = moved[0]
-        return [new[:i] + (v,) + new[i + 1:] for v in (new[i] + 1, new[i] - 1) if within(v)]
-    return []
+    return [{**after, p.name: v} for v in p.of.steps(p, old[p.name], new[p.name])]
 
 
 class Prefetcher:

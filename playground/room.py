@@ -2,7 +2,7 @@
 
     python -m playground room --replicas 4 --port 8080
 
-Each replica is `streamlit run serve.py` on 127.0.0.1 (ports from --first-port), every one pointed at the same
+Each replica is `streamlit run app.py` on 127.0.0.1 (ports from --first-port), every one pointed at the same
 engine cache directory (and the models and weights links name, playground.blobs). HAProxy, from the
 distribution's package, listens on --port:
 - affinity: a browser's first response sets a cookie naming its replica; every later request (the page, Streamlit's
@@ -26,7 +26,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import PlaygroundError
+from .errors import PlaygroundError, ValidationError
 
 ROOT = Path(__file__).resolve().parents[1]
 COOKIE = "PGREPLICA"
@@ -97,7 +97,7 @@ class Replica:
     def start(self, env: dict) -> None:
         from .trt.launch import tuned_env
 
-        cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "serve.py"), "--server.headless", "true",
+        cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
                "--server.address", "127.0.0.1", "--server.port", str(self.port),
                "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
                "--global.developmentMode", "false"]  # a Streamlit installed outside site-packages guesses otherwise
@@ -173,8 +173,8 @@ def free_ports(n: int, first: int | None = None) -> list[int]:
             try:
                 s.bind(("127.0.0.1", candidate or 0))
             except OSError:
-                if first is None:
-                    raise
+                if first is None or candidate >= 65535:
+                    raise RoomError(f"no {n} free local ports from {first} up to 65535") from None
                 candidate += 1
                 continue
             ports.append(s.getsockname()[1])
@@ -182,10 +182,54 @@ def free_ports(n: int, first: int | None = None) -> list[int]:
     return ports
 
 
+def check_options(replicas: int, port: int, bind: str, first_port: int | None, cache_dir: str | None,
+                  public_url: str | None) -> None:
+    """The options of a room, checked before anything starts: ValidationError naming the option and its rule
+    (the command's exit 2, nothing left running)."""
+    import errno
+    import socket
+
+    from .stage.server import PUBLIC_URL
+
+    def fail(option: str, rule: str, value) -> ValidationError:
+        return ValidationError("room", option, rule, value)
+
+    if public_url is not None and not PUBLIC_URL.fullmatch(public_url.strip().rstrip("/")):
+        raise fail("--public-url", "must be an http:// or https:// address (no query or fragment)", public_url)
+    if first_port is not None and not 1 <= first_port <= 65536 - replicas:
+        raise fail("--first-port", f"must leave room for {replicas} replica ports: between 1 and "
+                                   f"{65536 - replicas}", first_port)
+    cache = Path(cache_dir) if cache_dir else None
+    if cache is not None:
+        found = next((a for a in (cache, *cache.parents) if a.exists()), None)
+        if cache.exists() and not cache.is_dir():
+            raise fail("--cache", "is a file; it must name a directory (made if missing)", cache_dir)
+        if found is not None and not found.is_dir():
+            raise fail("--cache", f"{found} is a file, so no directory can be made under it", cache_dir)
+        if found is not None and not os.access(found, os.W_OK | os.X_OK):
+            raise fail("--cache", f"{found} is not writable by this user", cache_dir)
+    try:
+        family = socket.getaddrinfo(bind, port, type=socket.SOCK_STREAM)[0][0]
+    except (socket.gaierror, UnicodeError, ValueError):
+        raise fail("--bind", "must be an address of this machine (0.0.0.0: every interface)", bind) from None
+    with socket.socket(family, socket.SOCK_STREAM) as s:  # the proxy's address, tried before it is asked to listen
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((bind, port))
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise fail("--port", f"is in use on {bind}: pick a free port", port) from None
+            if exc.errno == errno.EACCES:
+                raise fail("--port", "needs privileges this user lacks (ports below 1024): pick a higher one",
+                           port) from None
+            raise fail("--bind", f"must be an address of this machine ({exc.strerror})", bind) from None
+
+
 @contextlib.contextmanager
 def started(replicas: int, port: int, bind: str = "127.0.0.1", first_port: int | None = None,
             cache_dir: str | None = None, public_url: str | None = None, timeout: float = 90.0, env: dict | None = None):
     """Start a room and yield it once every replica answers and the proxy listens; stop everything after."""
+    check_options(replicas, port, bind, first_port, cache_dir, public_url)
     binary = haproxy_binary()
     workdir = Path(tempfile.mkdtemp(prefix="playground-room-"))
     env = {**os.environ, **(env or {})}

@@ -5,11 +5,10 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import threading
-from collections import OrderedDict
 
 import numpy as np
 
+from .memo import Memo
 from .trt.backend import Backend, detect
 from .trt.cache import EngineCache
 
@@ -21,7 +20,7 @@ def shared(maxsize: int | None = None):
     even with the menu hidden), and one participant would drop what the whole room uses. Arguments are
     keyed by value, arrays by dtype, shape and bytes; the least recently used of `maxsize` entries goes."""
     def decorate(fn):
-        items, lock = OrderedDict(), threading.Lock()
+        memo = Memo(maxsize if maxsize is not None else float("inf"))
 
         def part(v):
             if isinstance(v, np.ndarray):
@@ -31,21 +30,9 @@ def shared(maxsize: int | None = None):
         @functools.wraps(fn)
         def cached(*args, **kwargs):
             key = (tuple(map(part, args)), tuple((k, part(v)) for k, v in sorted(kwargs.items())))
-            with lock:
-                if key in items:
-                    items.move_to_end(key)
-                    return items[key]
-            value = fn(*args, **kwargs)
-            with lock:
-                items[key] = value
-                while maxsize is not None and len(items) > maxsize:
-                    items.popitem(last=False)
-            return value
+            return memo.get_or_make(key, lambda: fn(*args, **kwargs))
 
-        def clear():  # for tests that point the process at another engine directory
-            with lock:
-                items.clear()
-        cached.clear = clear
+        cached.clear = memo.clear  # for tests that point the process at another engine directory
         return cached
     return decorate
 

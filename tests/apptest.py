@@ -20,7 +20,7 @@ from streamlit.util import calc_hash
 
 from playground.stage import server
 
-APP = str(Path(__file__).resolve().parent.parent / "app.py")
+APP = str(Path(__file__).resolve().parent.parent / "main.py")
 TIMEOUT = 30  # the first TensorRT build in a process takes about a second; a loaded CI box more
 
 

@@ -50,7 +50,7 @@ def test_home_page_describes_backend_and_lists_layers():
 
 def test_every_layer_has_a_page_made_from_the_registry():
     """No file per layer: each declared layer's page exists at /NAME and its stage is of that layer."""
-    assert sorted(p.name for p in (Path(APP).parent / "app_pages").glob("*.py")) == ["home.py"]
+    assert sorted(p.name for p in (Path(APP).parent / "app_pages").glob("*.py")) == ["home.py", "model.py"]
     for name in LAYERS:
         assert stage_data(open_page(name))["describe"]["layer"] == name
 
@@ -306,7 +306,7 @@ def test_cached_figures_make_their_dict_once_and_serialise_unchanged():
 
 
 def test_the_first_page_moves_startup_objects_out_of_the_collectors_sight():
-    """app.py calls state.freeze_startup_objects after the page: Python's full collections then skip the
+    """main.py calls state.freeze_startup_objects after the page: Python's full collections then skip the
     long-lived objects of TensorRT, NumPy and Plotly (runner.postScriptGC is off for the same cost)."""
     import gc
 

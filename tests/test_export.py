@@ -458,3 +458,33 @@ def test_float32_values_are_written_as_the_shortest_text_that_reads_back():
     text = get_layer("activation").param("quantize_scale").to_text(q["quantize_scale"])
     assert text == "0.070866145" and np.float32(float(text)) == np.float32(q["quantize_scale"])
     assert get_layer("activation").param("alpha").to_text(0.1) == "0.1"  # a float64 stays itself
+
+
+def test_every_gallery_reproduce_line_runs_as_written(tmp_path, monkeypatch):
+    """snapshot's index.md: each example's `python -m playground run …` line names only files the gallery writes
+    beside it, and run as written in that folder it gives the example's output."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    from playground import cli, core
+    from playground.chromium.snapshot import gallery, shots_from
+
+    shots = shots_from([], ["all"])
+    files: dict = {}
+    text = gallery(shots, [Path(f"{s.name}--{i}.png") for i, s in enumerate(shots)], "", files)
+    lines = re.findall(r"- Reproduce: `([^`]+)`", text)
+    assert len(lines) == len(shots)
+    named = {f for line in lines for f in re.findall(r"[\w.-]+\.npy", line)}
+    assert named == set(files) and any(".input.npy" in f for f in named)  # some examples have their own input
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PLAYGROUND_ENGINE_CACHE", str(tmp_path / "cache"))
+    for name, array in files.items():
+        np.save(name, array)
+    with_files = [(s, line) for s, line in zip(shots, lines) if ".npy" in line]
+    for shot, line in with_files[:: max(1, len(with_files) // 6)]:  # a spread of them: each run builds an engine
+        args = shlex.split(line)[3:] + ["--output", "out.npy"]
+        assert cli.main(args) == 0, line
+        p = P.find(shot.page, shot.preset)
+        want = core.evaluate(shot.page, p.params, P.input_for(p), build=False).output
+        np.testing.assert_array_equal(np.load("out.npy"), want, err_msg=line)

@@ -30,7 +30,7 @@ from playground.layers import LAYERS, get_layer
 from playground.ui import state
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "app.py")
+APP = str(ROOT / "main.py")
 
 
 def cli(*args, env=None, timeout=60) -> subprocess.CompletedProcess:

@@ -21,7 +21,15 @@ def test_hand_computed_slices():
     assert sliced({"start": "0,0,1,1", "shape": "1,1,2,3"})[0, 0].tolist() == [[7, 8, 9], [12, 13, 14]]
     assert sliced({"start": "0,0,3,4", "shape": "1,1,2,2", "stride": "1,1,-2,-3"})[0, 0].tolist() == [[20, 17],
                                                                                                          [10, 7]]
-    assert sliced({})[0, 0].tolist() == X[0, 0].tolist()  # the defaults read the whole input
+    # the defaults read half of each spatial axis, so that a slider's first step is a valid slice
+    assert sliced({})[0, 0].tolist() == X[0, 0, :2, :3].tolist()
+    L = get_layer("slice")
+    for name in ("start", "shape"):
+        for axis in (2, 3):
+            for step in (-1, 1) if name == "shape" else (1,):  # start is at 0: below is outside
+                value = list(L.defaults()[name])
+                value[axis] += step
+                L.resolve({name: ",".join(map(str, value))}, X.shape)  # raises where refused
 
 
 @pytest.mark.parametrize("mode, numpy_mode", [("WRAP", "wrap"), ("CLAMP", "edge"), ("REFLECT", "reflect")])
@@ -45,7 +53,7 @@ def test_reflect_folds_again_past_twice_the_size():
 
 
 @pytest.mark.parametrize("raw, param, words", [
-    ({"start": "0,0,0,3"}, "shape", "axis 3 reads coordinates 3 … 7, outside 0 … 4"),
+    ({"start": "0,0,0,3", "shape": "1,1,4,5"}, "shape", "axis 3 reads coordinates 3 … 7, outside 0 … 4"),
     ({"start": "0,0,-1,0", "shape": "1,1,2,2"}, "start", "under mode STRICT_BOUNDS"),
     ({"start": "0,0,0"}, "start", "needs one value per dimension of the input (4"),
     ({"mode": "MIRROR"}, "mode", "must be one of STRICT_BOUNDS, WRAP, CLAMP, FILL, REFLECT"),

@@ -2,6 +2,7 @@
 round trip URL texts → parameters → URL texts, answers, and the route's door (tokens, origins, sizes, bad
 requests, one evaluation at a time per page)."""
 import base64
+import contextlib
 import json
 import threading
 
@@ -231,3 +232,30 @@ def test_a_quick_answer_carries_the_picked_cells_window_alone_and_a_full_one_eve
     assert list(cells["reads"]) == ["0,0,1,2"] and not cells["complete"]  # a slider on the move: nobody hovers
     full = post(client, token, {"params": {"convolution.padding_nd.w": "3"}}).json()["answer"]["cells"]
     assert full["complete"] and len(full["reads"]) == 4 * 13 and full["reads"]["0,0,1,2"] == cells["reads"]["0,0,1,2"]
+
+
+def test_the_route_offers_the_moved_sliders_neighbours(client, monkeypatch):
+    """The request carries texts ('2,1'); the neighbours are stepped from the canonical values, for a per-axis
+    parameter, an int and an enum alike."""
+    from playground import shared
+
+    offered = []
+
+    class Recorder:
+        def foreground(self):
+            return contextlib.nullcontext()
+
+        def offer(self, layer, raws, x, **kwargs):
+            offered.append(raws)
+
+    monkeypatch.setattr(shared, "prefetcher", lambda: Recorder())
+    token = seat()
+    for moves, key, want in [(("1", "2"), "convolution.stride_nd.h", [(3, 1), (1, 1)]),
+                             (("1", "2"), "convolution.num_output_maps", [3, 1]),
+                             (("EXPLICIT_ROUND_DOWN", "EXPLICIT_ROUND_UP"), "convolution.padding_mode",
+                              ["SAME_UPPER", "EXPLICIT_ROUND_DOWN"])]:
+        offered.clear()
+        for value in moves:
+            assert "answer" in post(client, token, {"params": {key: value}}).json()
+        name = key.split(".")[1]
+        assert [raw[name] for raw in offered[-1]] == want, (key, offered)

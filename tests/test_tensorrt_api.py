@@ -176,7 +176,7 @@ def test_cli_with_full_tensorrt_chosen_and_unable_to_build_shows_the_reference(f
 def test_home_page_says_why_full_tensorrt_is_not_used(full_tensorrt, tmp_path):
     out = tmp_path / "page.json"
     code = (f"import json, pathlib\nfrom streamlit.testing.v1 import AppTest\n"
-            f"at = AppTest.from_file({str(ROOT / 'app.py')!r}, default_timeout=120).run()\n"
+            f"at = AppTest.from_file({str(ROOT / 'main.py')!r}, default_timeout=120).run()\n"
             "texts = [e.value for e in at.text] + [e.value for e in at.markdown]\n"
             "metrics = {m.label: m.value for m in at.metric}\n"
             f"pathlib.Path({str(out)!r}).write_text(json.dumps({{'texts': texts, 'metrics': metrics, "

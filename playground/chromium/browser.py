@@ -53,10 +53,10 @@ class AppURL(str):
 @contextlib.contextmanager
 def serve_app(port: int | None = None, env: dict | None = None, timeout: float = 60.0, app: Path | None = None,
               address: str = "127.0.0.1"):
-    """Start `streamlit run serve.py` (app.py and the stage's route; or another script) on a free loopback port, as
+    """Start `streamlit run app.py` (the pages and the stage's route; or another script) on a free loopback port, as
     scripts/start.sh does (the allocator set up for builds: trt.launch); yield its base URL (an AppURL); stop it."""
     port = port or free_port()  # free on 127.0.0.1 is free on the rest of the loopback range too
-    cmd = [sys.executable, "-m", "streamlit", "run", str(app or ROOT / "serve.py"), "--server.headless", "true",
+    cmd = [sys.executable, "-m", "streamlit", "run", str(app or ROOT / "app.py"), "--server.headless", "true",
            "--server.address", address, "--server.port", str(port), "--browser.gatherUsageStats", "false",
            "--server.fileWatcherType", "none"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=tuned_env({**os.environ, **(env or {})}), stdout=subprocess.PIPE,

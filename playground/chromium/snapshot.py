@@ -7,12 +7,14 @@ layer page's picture holds is `--crop`:
     stage    the same with the controls beside them, as they are set
     page     the whole page (`--full-page` is its old spelling)
 `--scale` is the device pixel ratio (2 or 3 for a documentation column), `--background white|dark` an opaque
-background. The stage's link row, its cell buttons and tooltips are left out of the picture; the badge's "engine
+background, `--badges` keeps the machine's badges (which engine, from cache; left out by default: a figure for
+documentation is of the layer, not of the machine that drew it). The stage's link row, its cell buttons and tooltips are left out of the picture; the badge's "engine
 built now / from cache" is written "engine built", so the same state gives byte-identical PNGs. `shots.json` beside them
 records each picture's crop and its figures' boxes (what the tests check). A file is named by its configuration
 (`convolution--stride_nd-2-2--padding_mode-SAME_UPPER.png`), and the gallery gives each picture its layer and
-parameters in words, the link that reopens it, the `python -m playground run …` line that reproduces it and the
-example's own note, as the alt text too.
+parameters in words, the link that reopens it, the `python -m playground run …` line that reproduces it (run in the
+gallery's folder: the arrays it names, `NAME.input.npy`, are written there) and the example's own note, as the alt
+text too.
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ import json
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
+
+import numpy as np
 
 from . import browser
 
@@ -59,6 +63,7 @@ PARTS = {"figures": [".pg-stage .pg-head", ".pg-stage .pg-precision", ".pg-stage
          "stage": [".pg-stage .pg-controls", ".pg-stage .pg-head", ".pg-stage .pg-precision", ".pg-stage .pg-row",
                    ".pg-stage .pg-line"]}
 MARGIN = 12
+NO_BADGES_CSS = ".pg-stage .pg-badge { display: none !important; }"
 # Whether this run built the engine or found it cached is no part of the figure: the badge says "built" either way.
 STEADY_JS = """() => document.querySelectorAll('.pg-stage .pg-badge').forEach(e => {
   e.textContent = e.textContent.replace(/engine (built now|from cache|not built yet)/, 'engine built'); })"""
@@ -120,7 +125,7 @@ def shots_from(pages: list[str], presets: list[str]) -> list[Shot]:
 
 
 def take(shots: list[Shot], out: Path, *, width: int = 1920, height: int = 1080, presenter: bool = False,
-         crop: str = "figures", scale: int = 1, background: str = "white", query: str = "",
+         crop: str = "figures", scale: int = 1, background: str = "white", query: str = "", badges: bool = False,
          progress=print) -> list[Path]:
     if crop not in CROPS or background not in BACKGROUNDS or scale not in (1, 2, 3):
         raise ValueError(f"crop must be one of {', '.join(CROPS)}, background white or dark, scale 1, 2 or 3")
@@ -143,7 +148,7 @@ def take(shots: list[Shot], out: Path, *, width: int = 1920, height: int = 1080,
             if shot.page != "home":
                 page.wait_for_selector(f'{STAGE}[data-drawn] [data-figure="output"] canvas')
                 page.wait_for_function(f"() => !document.querySelector('{STAGE}').classList.contains('pg-busy')")
-            page.add_style_tag(content=SNAPSHOT_CSS % {"bg": bg, "fg": fg})
+            page.add_style_tag(content=SNAPSHOT_CSS % {"bg": bg, "fg": fg} + ("" if badges else NO_BADGES_CSS))
             page.evaluate(STEADY_JS)
             page.mouse.move(0, 0)
             if shot.page != "home" and crop != "page":
@@ -156,14 +161,18 @@ def take(shots: list[Shot], out: Path, *, width: int = 1920, height: int = 1080,
             records[path.name] = found or {"clip": None, "figures": [], "controls": []}
         context.close()
     (out / "shots.json").write_text(json.dumps(records, indent=1) + "\n")
-    (out / "index.md").write_text(gallery(shots, written, query))
+    files: dict = {}
+    (out / "index.md").write_text(gallery(shots, written, query, files))
+    for name, array in files.items():  # what the reproduce lines read
+        np.save(out / name, array)
     progress(f"wrote {len(written)} PNG(s), shots.json and index.md to {out}")
     return written
 
 
-def gallery(shots: list[Shot], paths: list[Path], query: str = "") -> str:
+def gallery(shots: list[Shot], paths: list[Path], query: str = "", files: dict | None = None) -> str:
     """index.md: per picture, its title, the link that reopens it (relative to the app's address), the command
-    that reproduces its output and what to see, as the alt text too."""
+    that reproduces its output and what to see, as the alt text too. The arrays the commands read go into `files`
+    (file name → array), named by the picture."""
     from ..export import playground_command
     from ..layers import get_layer
     from ..presets import find, input_for
@@ -184,5 +193,5 @@ def gallery(shots: list[Shot], paths: list[Path], query: str = "") -> str:
             params, title, note = layer.defaults(), f"{layer.title} — the defaults", layer.summary
         alt = " ".join(note.split()).replace("]", ")")
         lines += [f"## {title}", "", f"![{alt}]({path.name})", "", note, "",
-                  f"- Link: `/{link}`", f"- Reproduce: `{playground_command(layer, params, x)}`", ""]
+                  f"- Link: `/{link}`", f"- Reproduce: `{playground_command(layer, params, x, files, path.stem)}`", ""]
     return "\n".join(lines)

@@ -108,16 +108,15 @@ def _leaky_builds() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(len(CONSTRUCTIONS), thread_name_prefix="leaky-build")
 
 
-def leaky_comparison(x: np.ndarray, alpha: float, evaluate_fn: Callable | None = None, own=None) -> dict:
+def leaky_comparison(x: np.ndarray, alpha: float, evaluate_fn: Callable, own=None) -> dict:
     """Evaluate the three Leaky ReLU constructions on x with the same alpha.
 
-    evaluate_fn(layer, raw_params, x, run=True) -> Evaluation (core.evaluate when None); own: the caller's
+    evaluate_fn(layer, raw_params, x, run=True) -> Evaluation (the section context's `evaluate`: a layer's file
+    imports no core, which imports the layers); own: the caller's
     Evaluation of one construction on this x and alpha, used as it is. Returns
     constructions, outputs, sources ('tensorrt' | 'reference'), max_diff (3×3 matrix of pairwise
     max |difference|), layers (the engine's layer dicts per construction), latency_ms (None without
     a GPU) and errors (None where the engine built)."""
-    if evaluate_fn is None:
-        from ..core import evaluate as evaluate_fn
     names = CONSTRUCTIONS
     configs = {c: {"alpha": alpha, "construction": c} for c in names}
     todo = [c for c in names if own is None or c != own.params["construction"]]

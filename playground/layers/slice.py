@@ -76,6 +76,12 @@ def cost(p, shape):
     return output, int(np.prod(output)), "one per output value", "shape"
 
 
+def default_shape(shape) -> tuple:
+    """Half of each spatial axis (N and C whole): a slice with room to move, so that a start slider's first step
+    up and an output size's either way are valid slices, not refusals."""
+    return tuple(shape[:2]) + tuple(max(1, -(-n // 2)) for n in shape[2:])
+
+
 def shape_offered(p, shape):
     """Per axis, the largest shape whose coordinates stay inside the input under STRICT_BOUNDS; other modes read
     beyond it, so None (the declared range)."""
@@ -197,9 +203,9 @@ def _example(name, title, params, rows, cols, note, fill=None):
 EXAMPLES = (
     _example("crop", "crop: start (0, 0, 1, 1), shape 2 × 3", {"start": "0,0,1,1", "shape": "1,1,2,3"},
              [1, 2], [1, 2, 3], "Rows 1–2, columns 1–3 of the input."),
-    _example("stride_2", "every second row and column", {"shape": "1,1,2,3", "stride": "1,1,2,2"},
+    _example("stride_2", "every second row and column", {"start": "0,0,0,0", "shape": "1,1,2,3", "stride": "1,1,2,2"},
              [0, 2], [0, 2, 4], "Rows 0, 2 and columns 0, 2, 4."),
-    _example("reverse_w", "stride −1 on W: each row reversed", {"start": "0,0,0,4", "stride": "1,1,1,-1"},
+    _example("reverse_w", "stride −1 on W: each row reversed", {"start": "0,0,0,4", "shape": "1,1,4,5", "stride": "1,1,1,-1"},
              [0, 1, 2, 3], [4, 3, 2, 1, 0], "Start at the last column and step back: 4, 3, 2, 1, 0."),
     _example("wrap", "WRAP, one cell around", {**AROUND, "mode": "WRAP"}, [3, 0, 1, 2, 3, 0],
              [4, 0, 1, 2, 3, 4, 0], "Row −1 is row 3, row 4 is row 0 (modulo 4); column −1 is 4, column 5 is 0."),
@@ -220,12 +226,13 @@ LAYER = Layer(
     icon=":material/crop:",
     summary="output[i] = input[start + i·stride] per axis; the mode decides what a coordinate outside reads.",
     params=(
-        Param("start", "ints", lambda p, s: (0,) * len(s), "First coordinate read, per dimension (may be outside "
-              "the input, except under STRICT_BOUNDS).", low=-16, high=64, step=1, per_dim=True, label="Start"),
+        Param("start", "ints", lambda p, s: (0,) * len(s), "First coordinate read, per dimension (may be "
+              "outside the input, except under STRICT_BOUNDS).", low=-16, high=64, step=1, per_dim=True,
+              label="Start"),
         Param("stride", "ints", lambda p, s: (1,) * len(s), "Step per dimension; negative walks backwards, 0 "
               "repeats the start cell (a broadcast).",
               low=-8, high=8, step=1, per_dim=True, label="Stride"),
-        Param("shape", "ints", lambda p, s: tuple(s), "Output size per dimension.", low=1, high=SHAPE_HIGH, step=1,
+        Param("shape", "ints", lambda p, s: default_shape(s), "Output size per dimension.", low=1, high=SHAPE_HIGH, step=1,
               per_dim=True, offers=shape_offered, label="Output size"),
         Param("mode", "enum", "STRICT_BOUNDS", "What a coordinate outside the input reads (trt.SampleMode).",
               choices=MODES, aliases={"DEFAULT": "STRICT_BOUNDS"}, label="Mode"),

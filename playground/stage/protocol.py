@@ -15,8 +15,6 @@ import base64
 import hashlib
 import json
 import math
-import threading
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -24,6 +22,7 @@ import numpy as np
 from .. import blobs, numbers
 from ..errors import ValidationError
 from ..layer import Layer
+from ..memo import Memo
 from ..params import Param, same_value
 from ..trt.cache import canonical
 
@@ -31,7 +30,6 @@ READ_MAP_CELLS = 1024  # output cells whose input windows are sent with an answe
 CELL_LINES = 64  # output cells whose arithmetic line is sent (beyond: the picked cell's, asked for as it moves)
 MAX_QUERY_KEYS = 256  # a request naming more keys than any layer has is refused before it is read
 MAX_TEXT = 4096  # characters of one value (an array typed by hand, a preset's name)
-PER_VALUE_MAX = 8  # arrays of up to this many values get a slider per value beside their text
 PRESET_MATCH_VALUES = 1 << 16  # arrays up to this size are checked against the presets (a model's are not)
 # The parameters a lesson is about come first: a windowed layer's geometry before its overrides.
 FIRST = ("type", "resize_mode", "num_output_maps", "kernel_size_nd", "window_size_nd", "stride_nd", "padding_nd",
@@ -127,6 +125,11 @@ def _value_of(layer: Layer, p: Param, shape: tuple, query: dict[str, str], canon
             return None
     elif all(v is None for v in given):
         return _UNSET
+    for ax, v in zip(names, given):  # the axes are joined below: an empty one would take its neighbour's value
+        if v is not None and not v.strip():
+            raise RequestError("must be a whole number (it is empty)", key(layer, p, ax))
+        if v is not None and "," in v:
+            raise RequestError("must be one whole number, not a list", key(layer, p, ax))
     try:  # an axis the query leaves out keeps its default
         default = p.default_for(canon, shape)
     except Exception:  # noqa: BLE001 - a default that needs a broken parameter: the low end
@@ -147,8 +150,8 @@ def query_of(layer: Layer, params: dict, shape: tuple) -> dict[str, str]:
             shown = value if value is not None else (p.default_for(params, shape) if not p.optional else None)
             for ax, v in zip(names, shown or ((int(p.low or 0),) * len(names))):
                 out[key(layer, p, ax)] = str(int(v))
-        elif p.kind == "array" and value is not None:
-            out[key(layer, p)] = _array_text(p, np.asarray(value), params, shape)
+        elif isinstance(value, np.ndarray):
+            out[key(layer, p)] = _array_text(p, value, params, shape)
         else:
             out[key(layer, p)] = p.to_text(value)
     return out
@@ -181,39 +184,12 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
         used = p.is_used(params)
         c = {"name": p.name, "label": label(p), "help": p.help, "kind": p.kind, "used": used,
              "why_unused": "" if used else layer.why_unused(p.name, params), "weight": p.is_weight(params)}
-        if p.kind == "enum":
-            c["choices"] = list(p.choices)
-        elif p.kind in ("int", "float"):
-            low, high = p.slide or (p.low, p.high)
-            c.update(low=_num(low), high=_num(high), min=_num(p.low), max=_num(p.high),
-                     step=_num(p.step or (1 if p.kind == "int" else 0.01)))
-            offered = p.offered(params, shape)
-            if isinstance(offered, list):
-                c["offered"] = [int(v) for v in offered]
-                if p.name_of is not None:
-                    c["names"] = [p.name_of(int(v), shape) for v in offered]
-        elif p.along_axes:
-            names = p.axis_names(len(shape))
-            c.update(axes=list(names), low=_num(p.low), high=_num(p.high), optional=p.optional,
-                     keys={ax: key(layer, p, ax) for ax in names})
-            offered = p.offered(params, shape)
-            if isinstance(offered, tuple) and len(offered) == len(names):
-                c["tops"] = [int(min(v, p.high if p.high is not None else v)) for v in offered]
-        elif p.kind == "array":
-            c["presets"] = list(p.presets)
-            value = np.asarray(params[p.name], np.float32) if params.get(p.name) is not None else np.zeros(0)
-            c["size"] = int(value.size)
-            if 0 < value.size <= PER_VALUE_MAX:  # a few values (a 3 × 1 kernel, three slopes): a slider each
-                c.update(values=[_num(float(v)) for v in value.ravel()],
-                         slide=[_num(v) for v in p.slide] if p.slide else None, min=_num(p.low), max=_num(p.high),
-                         step=_num(p.step or 0.01))
+        c.update(p.of.control(p, params.get(p.name), params, shape))
+        if p.along_axes:
+            c["keys"] = {ax: key(layer, p, ax) for ax in p.axis_names(len(shape))}
         c["key"] = key(layer, p)
         out.append(c)
     return out
-
-
-def _num(v):
-    return None if v is None else (int(v) if float(v).is_integer() and abs(v) < 1e15 else float(v))
 
 
 # -- the answer -----------------------------------------------------------------------------------------------
@@ -300,6 +276,11 @@ def onnxruntime_badge(ev, opened=None) -> dict | None:
     else:
         text = "ONNX Runtime ✗ " + ("refused" if o.get("status") == "refused" else "differs")
     why = o.get("rule") or o.get("why") or o.get("error") or ""
+    masked = o.get("masked")  # cells the layer leaves undefined (NaN here, −inf in ONNX Runtime): counted, not compared
+    if masked:
+        text += f" ({masked['cells']} undefined)"
+        why = (why + " " if why else "") + (f"{masked['cells']} cell(s) not compared, ONNX Runtime gives "
+                                            f"{', '.join(masked['onnxruntime_gives'])} there: {masked['rule']}")
     diff = o.get("max_abs_diff")
     title = (f"ONNX Runtime {o['version']} on {o['model']} against {o['compared_to']}"
              + (f": max |difference| {numbers.shortest(diff)}" if diff is not None else "") + (f". {why}" if why else ""))
@@ -352,23 +333,14 @@ def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES) -> d
             "reads": reads, "lines": written, "complete": every}
 
 
-_read_maps: OrderedDict = OrderedDict()  # a geometry's read map, kept: the values change far more often
-_read_maps_lock = threading.Lock()
+_read_maps = Memo(64)  # a geometry's read map, kept: the values change far more often
 
 
 def _reads(layer: Layer, params: dict, shape: tuple, indices: tuple) -> dict:
     key = hashlib.blake2b(json.dumps([layer.name, {k: canonical(v) for k, v in params.items()}, list(shape),
                                       indices], sort_keys=True).encode(), digest_size=16).hexdigest()
-    with _read_maps_lock:
-        if key in _read_maps:
-            _read_maps.move_to_end(key)
-            return _read_maps[key]
-    made = {",".join(map(str, i)): [list(c) for c in layer.reads(params, shape, i)] for i in indices}
-    with _read_maps_lock:
-        _read_maps[key] = made
-        while len(_read_maps) > 64:
-            _read_maps.popitem(last=False)
-    return made
+    return _read_maps.get_or_make(key, lambda: {",".join(map(str, i)): [list(c) for c in layer.reads(params, shape, i)]
+                                                for i in indices})
 
 
 def output_title(ev, named: bool = False) -> str:
@@ -425,7 +397,7 @@ def resets(layer: Layer, params: dict, shape: tuple) -> dict[str, list[str]]:
     defaults, as a fresh page of that choice would (CLIP's 0 and 0 left from RELU would draw zeros)."""
     out = {}
     for i, p in enumerate(layer.params):
-        if p.kind not in ("enum", "bool"):
+        if not p.of.options(p):
             continue
         later = layer.params[i + 1:]
 
@@ -438,7 +410,7 @@ def resets(layer: Layer, params: dict, shape: tuple) -> dict[str, list[str]]:
                     now[q.name] = found[q.name] = None
             return found
 
-        each = [defaults(v) for v in (p.choices if p.kind == "enum" else (False, True))]
+        each = [defaults(v) for v in p.of.options(p)]
         moved = [q for q in later if any(not same_value(d[q.name], each[0][q.name]) for d in each[1:])]
         if moved:
             out[key(layer, p)] = [k for q in moved for k in param_keys(layer, q, shape)]

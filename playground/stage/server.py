@@ -1,5 +1,5 @@
 """The stage's door into the server: `POST /api/stage/evaluate`, a Starlette route mounted beside Streamlit's own
-(`st.App`, see serve.py). A parameter change is answered here, without a script run.
+(`st.App`, see app.py). A parameter change is answered here, without a script run.
 
 A page's script opens a seat (`SEATS.open`): a per-session secret that names the layer and holds the input tensor
 the sidebar made; the stage sends it in the `X-Stage-Token` header. The route answers only:
@@ -14,7 +14,9 @@ body says so in one line, never a traceback.
 """
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import os
 import re
 import secrets
@@ -29,11 +31,14 @@ from ..errors import ValidationError
 from ..layers import get_layer
 from . import protocol
 
+log = logging.getLogger(__name__)
 ROUTE = "/api/stage/evaluate"
 QR_ROUTE = "/api/stage/qr"  # the link's QR code, for a room to scan off the presenter's screen
 MAX_LINK = 2048  # characters of a link a QR code is made of
 TOKEN_HEADER = "x-stage-token"
 MAX_BODY_BYTES = 64 << 10
+BODY_WAIT_S = 10.0  # a body declared and not sent within this is answered 408 (the stage's are sent at once)
+MAX_DEPTH = 8  # arrays and objects inside each other: the stage's deepest is 2 (params, pick); json.loads recurses
 MAX_SEATS = 4096  # open pages remembered; the least recently used is forgotten first
 MAX_SEAT_BYTES = 1 << 30  # their inputs together (a room of 200 at the element budget's 32 MiB would be 6 GiB)
 SEAT_IDLE_S = 4 * 3600
@@ -48,7 +53,7 @@ class Seat:
     x: np.ndarray
     used: float = field(default_factory=time.monotonic)
     busy: bool = False
-    last_query: dict | None = None  # the configuration answered last: speculative builds step from it
+    last_query: tuple | None = None  # the configuration answered last (raw, canonical): speculative builds step from it
     opened: object = None  # onnxio.Opened: the model's node this page opened (ONNX Runtime judges the node itself)
 
 
@@ -133,9 +138,20 @@ async def _door(request):
     size = request.headers.get("content-length")
     if size is None or not size.isdigit() or int(size) > MAX_BODY_BYTES:
         return None, _reply(413, {"error": f"the request body must declare its length, at most {MAX_BODY_BYTES} bytes"})
-    body = await request.body()
+    from starlette.requests import ClientDisconnect
+
+    try:
+        body = await asyncio.wait_for(request.body(), BODY_WAIT_S)
+    except ClientDisconnect:  # the client went (a closed tab, a stalled body cut off): a line, not a traceback
+        log.info("stage: a client disconnected before its request body arrived")
+        return None, _reply(400, {"error": "the client disconnected before its body arrived"})
+    except asyncio.TimeoutError:  # a declared length never sent: the connection is not held open for it
+        log.info("stage: a request body did not arrive within %.0f s", BODY_WAIT_S)
+        return None, _reply(408, {"error": f"the request body did not arrive within {BODY_WAIT_S:.0f} s"})
     if len(body) > MAX_BODY_BYTES:
         return None, _reply(413, {"error": f"the request body is over {MAX_BODY_BYTES} bytes"})
+    if depth(body) > MAX_DEPTH:
+        return None, _reply(400, {"error": f"the body nests arrays and objects more than {MAX_DEPTH} deep"})
     try:
         message = json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -143,6 +159,33 @@ async def _door(request):
     if not isinstance(message, dict):
         return None, _reply(400, {"error": "the body must be a JSON object"})
     return (seat, message), None
+
+
+_MARKS = re.compile(rb'[][{}"\\]')
+
+
+def depth(body: bytes) -> int:
+    """How deep the JSON text's arrays and objects nest (brackets inside strings do not count), found in one pass
+    without parsing: json.loads recurses once per level, and 64 KiB of brackets would exhaust Python's stack."""
+    deepest = level = 0
+    in_string, skip = False, -1
+    for m in _MARKS.finditer(body):
+        at, c = m.start(), body[m.start()]
+        if at == skip:  # the character after a backslash in a string
+            continue
+        if in_string:
+            if c == 0x5C:  # backslash
+                skip = at + 1
+            elif c == 0x22:  # quote
+                in_string = False
+        elif c == 0x22:
+            in_string = True
+        elif c in b"[{":
+            level += 1
+            deepest = max(deepest, level)
+        elif c in b"]}":
+            level -= 1
+    return deepest
 
 
 async def evaluate_route(request):
@@ -173,8 +216,8 @@ def _answer(seat: Seat, message: dict) -> tuple[int, dict | bytes]:
         try:
             return 200, json.dumps(answer(seat, message), ensure_ascii=False, allow_nan=False,
                                    separators=(",", ":")).encode()
-        except protocol.RequestError as exc:
-            return 400, {"error": str(exc)}
+        except protocol.RequestError as exc:  # the key it names, for the stage to mark (a text over MAX_TEXT)
+            return 400, {"error": str(exc), "keys": [exc.key] if exc.key else []}
         except Exception as exc:  # noqa: BLE001 - a bug must still be an answer the page can show
             return 500, {"error": f"unexpected error ({type(exc).__name__}): {str(exc)[:200]}"}
 
@@ -213,19 +256,22 @@ def answer(seat: Seat, message: dict) -> dict:
         elif seat.last_query is not None:
             from ..prefetch import neighbours
 
-            prefetcher.offer(layer.name, neighbours(layer, seat.last_query, raw), seat.x, backend=backend,
-                             cache=cache)
-    seat.last_query = raw
+            prefetcher.offer(layer.name, neighbours(layer, seat.last_query[0], raw, seat.last_query[1], ev.params), seat.x,
+                             backend=backend, cache=cache)
+    seat.last_query = (raw, ev.params)  # the request's texts and their canonical values, which are stepped
     opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
     return {"answer": protocol.answer(layer, ev, tuple(pick) if pick else None, frozenset(have),
                                       lines=0 if quick else protocol.CELL_LINES, opinion=not quick, opened=opened)}
 
 
+PUBLIC_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")  # an http(s) address, without query or fragment
+
+
 def public_url() -> str:
     """PLAYGROUND_PUBLIC_URL (what a room reaches, e.g. a proxy's address), without its trailing slash; "" where
-    unset or not an http(s) address (the page's own address is the link's then)."""
+    unset or not an http(s) address (the page's own address is the link's then; `room` refuses one)."""
     value = os.environ.get("PLAYGROUND_PUBLIC_URL", "").strip().rstrip("/")
-    return value if re.fullmatch(r"https?://[^\s/?#]+(/[^\s?#]*)?", value) else ""
+    return value if PUBLIC_URL.fullmatch(value) else ""
 
 
 async def qr_route(request):

@@ -58,6 +58,7 @@ export class Stage {
 
   start() {
     this.root.dataset.mountedAt = performance.now().toFixed(0); // since the page's navigation (bench_browser)
+    this.root.classList.remove("pg-busy"); // the stage before this one may have gone mid-request (a server restart)
     this.root.classList.toggle("pg-presenter", Boolean(this.data.presenter));
     this.root.innerHTML =
       `<div class="pg-controls" role="group" aria-label="Parameters of ${esc(this.data.describe.title)}"></div>` +
@@ -182,7 +183,7 @@ export class Stage {
     } else if (reply.problem) {
       if (job.seq > this.drawnSeq) { this.drawnSeq = job.seq; this.showProblem(reply.problem, job.seq); }
     } else {
-      this.showProblem({ message: reply.error || `HTTP ${status}`, keys: [] }, job.seq);
+      this.showProblem({ message: reply.error || `HTTP ${status}`, keys: reply.keys || [] }, job.seq); // the key refused
     }
     return false;
   }

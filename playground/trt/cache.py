@@ -23,12 +23,12 @@ from typing import Callable
 import numpy as np
 
 from ..budget import env_number
-from .engine import BuildReport, BuildSettings, atomic_write
+from ..files import atomic_write, cache_dir, evict_oldest
+from .engine import BuildReport, BuildSettings
 
 FORMAT = 2  # part of every key: 2 since networks are created STRONGLY_TYPED (older engines are not reused)
 MAGIC = b"TRTPG-ENGINE\n"
 SUFFIX = ".engine"
-DEFAULT_DIR = Path(__file__).resolve().parents[2] / "engine_cache"
 DEFAULT_CAP_MB = 256
 MAX_FILE_BYTES = 256 << 20  # no engine of one layer comes near; a larger file is not ours
 MEMORY_ENTRIES = 128  # hot entries kept decoded in memory, so a revisit reads no file
@@ -125,28 +125,9 @@ def read_regular_file(path: Path, limit: int) -> bytes:
         return data
 
 
-def evict_oldest(files: list[Path], cap_bytes: int, keep: Path | None = None) -> list[Path]:
-    """Unlink the least recently used of `files` (oldest mtime first; `keep` never) until they hold at most
-    `cap_bytes`; the ones removed. Unlinking, not truncating: a process reading one (another replica) reads on."""
-    sized = []
-    for p in sorted(files, key=lambda p: p.stat().st_mtime):
-        with contextlib.suppress(OSError):
-            sized.append((p, p.stat().st_size))
-    total, removed = sum(s for _, s in sized), []
-    for p, size in sized:
-        if total <= cap_bytes:
-            break
-        if p != keep:
-            with contextlib.suppress(OSError):
-                p.unlink()
-                total -= size
-                removed.append(p)
-    return removed
-
-
 class EngineCache:
     def __init__(self, path: str | os.PathLike | None = None, cap_bytes: int | None = None):
-        path = path or os.environ.get("PLAYGROUND_ENGINE_CACHE") or DEFAULT_DIR
+        path = path or cache_dir()
         self.cap_bytes = cap_bytes if cap_bytes is not None else int(
             env_number("PLAYGROUND_ENGINE_CACHE_MB", DEFAULT_CAP_MB, 1, 2**20, float) * 2**20)
         self.warnings: list[str] = []

@@ -12,7 +12,6 @@ import functools
 import json
 import os
 import re
-import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass, field
@@ -21,6 +20,7 @@ from typing import Callable
 
 from .. import precision as P
 from ..budget import env_number
+from ..files import atomic_write
 from ..layer import Layer
 from .backend import Backend
 
@@ -190,21 +190,6 @@ def _load_timing_cache(config, path: Path | None):
     return cache
 
 
-def atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temporary file and a rename, so readers never see half a file; OSError on failure,
-    with no temporary file left behind."""
-    tmp = None
-    try:
-        with tempfile.NamedTemporaryFile(dir=path.parent, prefix=".tmp-", delete=False) as tmp:
-            tmp.write(data)
-        os.replace(tmp.name, path)
-    except OSError:
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp.name)
-        raise
-
-
 def _save_quietly(path: Path, data: bytes) -> None:
     with contextlib.suppress(OSError):  # a timing or runtime cache that cannot be saved only costs time
         atomic_write(path, data)
@@ -281,6 +266,7 @@ def _build(backend: Backend, make_network: Callable, settings: BuildSettings | N
 _RTX_TENSOR = re.compile(r"\{ Name: (?P<name>[^,]*), Dimensions: \[(?P<dims>[^\]]*)\].*?Datatype: (?P<dtype>\w+), "
                          r"Format: (?P<format>[^}]*?) \}")
 _RTX_SECTION = re.compile(r"(Inputs|Constants|Outputs): \[(.*?)\](?=, (?:Constants|Outputs|TacticName|Metadata)|$)")
+_ONNX_LAYER = re.compile(r"\[ONNX Layer: ([^\x1f]*?)\](?=\x1f|$)")
 _TRT_LAYER = re.compile(r"^Layer\((?P<type>[^)]*)\): (?P<rest>.*)$")
 _TRT_TENSOR = re.compile(r"(?:^|, )(?P<name>.+?)(?:\[(?P<dtype>\w+)\((?P<dims>[^)]*)\)\]"
                          r"| \((?P<dtype2>\w+)\[(?P<dims2>[^\]]*)\]\))(?=, |$)")
@@ -306,7 +292,9 @@ def _layers_from_rtx_dump(text: str) -> list[dict]:
                     for k, v in _RTX_SECTION.findall(line)}
         layers.append({"name": fields.get("Name", "?"), "type": fields.get("LayerType", "?"),
                        "inputs": sections.get("Inputs", []), "outputs": sections.get("Outputs", []),
-                       "tactic": fields.get("TacticName", "")})
+                       "tactic": fields.get("TacticName", ""),
+                       # the ONNX nodes the layer computes, as the parser recorded them ("[ONNX Layer: n0]\x1f…")
+                       "onnx_nodes": _ONNX_LAYER.findall(line.partition(", Metadata: ")[2])})
     return layers
 
 

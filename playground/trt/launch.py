@@ -4,11 +4,11 @@ test suite (scripts/test.sh), the app servers the tests and benchmarks start, th
     python -m playground.trt.launch COMMAND [ARG ...]
 
 Every TensorRT for RTX build allocates a 64 MiB host buffer and zeroes it. glibc hands a block that large back
-to the kernel when it is freed, so each build faults it in again, 4 KiB page by 4 KiB page: of a small
-convolution's 58 ms build, some 40 ms. With glibc's `hugetlb` tunable, malloc asks for transparent huge pages on
-such blocks: 2 MiB faults, and the build takes about 21 ms (`bench/bench_core.py` prints both). The memory is still
-given back after each build. glibc reads its tunables once, when a process starts, so they go into the
-environment of a process about to start; other C libraries, and glibc before 2.35, ignore the variable.
+to the kernel when it is freed, so each build faults it in again, 4 KiB page by 4 KiB page: most of a small
+convolution's build. With glibc's `hugetlb` tunable, malloc asks for transparent huge pages on such blocks: 2 MiB
+faults, and the build takes less than half as long (`bench/bench_core.py` prints both; README quotes a run). The
+memory is still given back after each build. glibc reads its tunables once, when a process starts, so they go into
+the environment of a process about to start; other C libraries, and glibc before 2.35, ignore the variable.
 """
 from __future__ import annotations
 

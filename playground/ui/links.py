@@ -44,7 +44,8 @@ TABS = ("input", "view")  # the sidebar's tabs, in order
 # -- the URL-bound fields of a page -------------------------------------------------------------
 @dataclass(frozen=True)
 class Field:
-    kind: str  # bool | int | float | choice: what the widget holds
+    kind: str  # a parameter kind's name (params.KINDS: bool, int, float, enum): what the widget holds, in Streamlit's
+    # own spellings (a toggle's URL text is true or false, a selectbox's its option as shown)
     low: float | None = None
     high: float | None = None
     choices: tuple = ()
@@ -54,7 +55,7 @@ def fields(layer: Layer) -> dict[str, Field]:
     """Every URL-bound widget key of a layer page besides the stage's parameters (param_keys): the input controls,
     compare mode and presenter mode."""
     k = lambda name: input_key(layer.name, name)  # noqa: E731
-    out = {k("kind"): Field("choice", choices=KINDS)}
+    out = {k("kind"): Field("enum", choices=KINDS)}
     if 4 in layer.ranks and 5 in layer.ranks:
         out[k("3d")] = Field("bool")
     for d in DIM_NAMES[max(layer.ranks)]:
@@ -62,7 +63,7 @@ def fields(layer: Layer) -> dict[str, Field]:
     for name in ("low", "high", "value"):
         out[k(name)] = Field("float")
     out[k("seed")] = Field("int", 0, SEED_MAX)
-    out[key(layer.name, COMPARE)] = Field("choice", choices=(COMPARE_OFF, *layer.param("precision").choices))
+    out[key(layer.name, COMPARE)] = Field("enum", choices=(COMPARE_OFF, *layer.param("precision").choices))
     out[VIEW_PRESENTER] = Field("bool")
     return out
 
@@ -74,39 +75,54 @@ def param_keys(layer: Layer) -> set[str]:
 
 def parse(f: Field, text: str) -> Any:
     """The value a widget would hold for this URL text, or ValueError(the rule it breaks)."""
-    t = text.strip()
-    if f.kind == "bool":  # Streamlit's own spelling for toggles and checkboxes
-        if t.lower() in ("true", "false"):
-            return t.lower() == "true"
-        raise ValueError("must be true or false")
-    if f.kind == "choice":
-        if text in f.choices:
-            return text
-        raise ValueError("must be one of " + ", ".join(f.choices))
-    if f.kind == "int":
-        try:
-            v: float = int(t)
-        except ValueError:  # 1e3 and 1e400 are whole numbers too: the range check below names the rule
-            try:
-                v = float(t)
-            except ValueError:
-                raise ValueError("must be a whole number") from None
-            if not (v.is_integer() or (math.isinf(v) and "inf" not in t.lower())):
-                raise ValueError("must be a whole number") from None
-    else:
+    return _PARSERS[f.kind](f, text.strip())
+
+
+def _bool(f: Field, t: str) -> bool:  # Streamlit's own spelling for toggles and checkboxes
+    if t.lower() in ("true", "false"):
+        return t.lower() == "true"
+    raise ValueError("must be true or false")
+
+
+def _choice(f: Field, t: str) -> str:
+    if t in f.choices:
+        return t
+    raise ValueError("must be one of " + ", ".join(f.choices))
+
+
+def _int(f: Field, t: str) -> int:
+    try:
+        v: float = int(t)
+    except ValueError:  # 1e3 and 1e400 are whole numbers too: the range check below names the rule
         try:
             v = float(t)
         except ValueError:
-            raise ValueError("must be a number") from None
-        if not math.isfinite(v) or abs(v) > _FLOAT32_MAX:
-            raise ValueError("must be a finite float32 number")
+            raise ValueError("must be a whole number") from None
+        if not (v.is_integer() or (math.isinf(v) and "inf" not in t.lower())):
+            raise ValueError("must be a whole number") from None
+    _in_range(f, v)
+    if math.isinf(v):
+        raise ValueError("must be a finite whole number")
+    return int(v)
+
+
+def _float(f: Field, t: str) -> float:
+    try:
+        v = float(t)
+    except ValueError:
+        raise ValueError("must be a number") from None
+    if not math.isfinite(v) or abs(v) > _FLOAT32_MAX:
+        raise ValueError("must be a finite float32 number")
+    return _in_range(f, v)
+
+
+def _in_range(f: Field, v: float) -> float:
     if (f.low is not None and v < f.low) or (f.high is not None and v > f.high):
         raise ValueError(f"must be between {exact(f.low)} and {exact(f.high)}")
-    if f.kind == "int":
-        if math.isinf(v):
-            raise ValueError("must be a finite whole number")
-        return int(v)
     return v
+
+
+_PARSERS = {"bool": _bool, "enum": _choice, "int": _int, "float": _float}
 
 
 # -- checking a link ------------------------------------------------------------------------------
@@ -179,6 +195,11 @@ class _Check:
             for k in blamed:
                 self.drop(k, exc.rule)
             if blamed:
+                return True
+            sizes = [k for k in self.url if k in {input_key(layer.name, d) for d in DIM_NAMES[5]}]
+            if exc.param == "input" and sizes:  # the sizes given, together, make an input beyond the budget:
+                for k in sizes:  # each is named (the input's defaults replace them all)
+                    self.drop(k, f"with the other sizes given, makes {layer.name}.input invalid ({exc.rule})")
                 return True
             given = list(self.params) or [k for k in self.url if k.startswith(input_key(layer.name, ""))]
             if given:  # a value given made another setting invalid (an input size, a later default): drop the last

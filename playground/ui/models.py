@@ -2,8 +2,11 @@
 `/LAYER?onnx=DIGEST&node=NAME&model=FILE` opens that node on the stage with every parameter set."""
 from __future__ import annotations
 
+import dataclasses
+import functools
 from dataclasses import dataclass
 
+import numpy as np
 import streamlit as st
 
 from .. import blobs, onnxio
@@ -14,6 +17,11 @@ from ..stage import protocol
 from . import state, widgets
 
 ONNX, NODE, MODEL = "onnx", "node", "model"  # the link's keys
+REAL = "real"  # real=1: the stage opens on the tensor the node reads in its model (the model page's links)
+CAP_MIB = onnxio.MAX_MODEL_BYTES >> 20
+# The widget's own cap, in the megabytes Streamlit's browser side counts (10^6 bytes; 1024² on some systems),
+# rounded up: a model of exactly the cap passes it, and onnxio's check in bytes is the one boundary.
+WIDGET_MB = -(-onnxio.MAX_MODEL_BYTES // 10**6)
 
 
 @dataclass(frozen=True)
@@ -21,13 +29,31 @@ class NodeLink:
     opened: onnxio.Opened
     base: dict[str, str]  # the node's configuration as URL texts: the stage's defaults (a link writes what differs)
     source: dict  # what the stage says of it: model, node, op, the rules where ONNX differs
+    real: np.ndarray | None = None  # the tensor the node reads in its model (a link's real=1), in the layer's shape
 
 
-def uploader(key: str) -> None:
-    """An .onnx upload and its nodes, as `python -m playground onnx` lists them: a link for each that opens."""
-    cap = onnxio.MAX_MODEL_BYTES >> 20
-    upload = st.file_uploader(f"Open a node of an ONNX model (.onnx, at most {cap} MB)", type=["onnx"], key=key,
-                              max_upload_size=cap)
+@functools.lru_cache(maxsize=8)
+def _real_input(digest: str, node: str) -> np.ndarray:
+    from .. import model as whole
+
+    return whole.real_input(onnxio._remembered(digest), node)
+
+
+def node_input(inp, node: NodeLink | None):
+    """The page's input form with the node's real tensor as its input, while the controls still hold what the link
+    wrote (the node's shape, the seeded pattern): a pattern the user picks after is theirs."""
+    if node is None or node.real is None or inp.x is None or inp.x.shape != node.real.shape:
+        return inp
+    if not np.array_equal(inp.x, onnxio.seeded_input(node.opened).reshape(inp.x.shape)):
+        return inp
+    return dataclasses.replace(inp, x=node.real)
+
+
+def uploader(key: str, pages: dict) -> None:
+    """An .onnx upload and its nodes, as `python -m playground onnx` lists them: a link for each that opens (to
+    its layer's page in `pages`, by layer name)."""
+    upload = st.file_uploader(f"Open a node of an ONNX model (.onnx, at most {CAP_MIB} MiB)", type=["onnx"], key=key,
+                              max_upload_size=WIDGET_MB)
     if upload is None:
         return
     try:
@@ -38,13 +64,11 @@ def uploader(key: str) -> None:
     nodes = onnxio.list_nodes(model)
     opens = sum(n["layer"] is not None for n in nodes)
     st.caption(f"**{state.inert(upload.name)}**: {len(nodes)} node(s), {opens} open as a layer.")
-    from .page import layer_pages
-
-    pages = layer_pages()
     with st.container(height=320 if len(nodes) > 8 else "content", border=False):
         for n in nodes:
             if n["layer"]:
-                st.page_link(pages[n["layer"]], label=f"{n['name']} · {n['op_type']} → {LAYERS[n['layer']].title}",
+                st.page_link(pages[n["layer"]],  # a node's name is the model's text: shown as given, never markdown
+                             label=state.inert(f"{n['name']} · {n['op_type']} → {LAYERS[n['layer']].title}"),
                              icon=LAYERS[n["layer"]].icon,
                              query_params={ONNX: digest, NODE: n["name"], MODEL: upload.name[:80]})
             else:
@@ -75,4 +99,13 @@ def node_link(layer: Layer) -> NodeLink | None:
                                     "low": -4.0, "high": 4.0})  # onnxio.seeded_input's pattern
     source = {"model": model, "node": opened.node, "op": opened.op, "differs": opened.differs,
               "notes": opened.notes}
-    return NodeLink(opened, protocol.query_of(layer, params, opened.shape), source)
+    real = None
+    if st.query_params.get(REAL) == "1" and getattr(opened, "shapes", None) is None:  # one input: the stage's
+        try:
+            real = opened.to_layer(_real_input(digest, opened.node))
+            source = source | {"notes": [*opened.notes, "The input is the tensor the node reads when the model runs "
+                                                         "on its seeded input (ONNX Runtime)."]}
+        except Exception as exc:  # noqa: BLE001 - ONNX Runtime could not run the model: the seeded input, said
+            st.warning(state.inert(f"URL parameter real: the model could not be run ({exc}); the node opens on "
+                                   "the seeded input"), icon=":material/warning:")
+    return NodeLink(opened, protocol.query_of(layer, params, opened.shape), source, real)

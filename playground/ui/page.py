@@ -14,7 +14,7 @@ from . import extras, links, models, stage, state, widgets, workshop
 from .keys import control_key, key
 from .state import SPEC_TAB, guarded
 
-PAGES_DIR = "app_pages"  # the home page's file; not pages/: see app.py
+PAGES_DIR = "app_pages"  # the home page's file; not pages/: see main.py
 HOME_ICON = ":material/home:"
 PRESENTER_FONT_PX = 20  # Streamlit's default is 16
 HEADER_PX, PADDING_X_PX = 60, 24  # Streamlit's top bar with the page navigation; the main area's side padding
@@ -68,7 +68,7 @@ def _layer_page(name: str) -> None:
         shown_first = next((t for t in titles if t.lower() not in hide), titles[0])
         input_tab, view_tab = st.tabs(titles, default=shown_first)
     with input_tab, st.container(key=control_key(name, "input")):
-        inp = widgets.input_controls(layer)
+        inp = models.node_input(widgets.input_controls(layer), node)  # a model page's link: the node's real input
     with view_tab, st.container(key=control_key(name, "view")):
         view = widgets.view_controls()
         if hide:
@@ -76,12 +76,14 @@ def _layer_page(name: str) -> None:
             st.button("Show everything", key=key(name, "show_all"), on_click=links.show_all,
                       icon=":material/visibility:")
     with st.sidebar:
-        models.uploader(key(name, "onnx_upload"))
+        models.uploader(key(name, "onnx_upload"), layer_pages())
     st.html(STAGE_CSS + links.hide_css(layer, hide) + (PRESENTER_CSS if view.presenter else ""))
     _rerun_on_reconnect()
     _link_problems(layer)
+    if inp.error is not None:
+        kept = " — the stage shows the last good input." if inp.x is not None else ""
+        st.error(state.inert(str(inp.error) + kept), icon=":material/error:")
     if inp.x is None:
-        st.error(state.inert(str(inp.error)), icon=":material/error:")
         return
     backend, engines = state.backend(), state.engine_cache()
 
@@ -122,9 +124,12 @@ def _open_example(layer: Layer, preset: presets.Preset) -> None:
 
 def _preset_link(layer: Layer) -> None:
     """An example's link (?preset=NAME) opens it: `preset` goes (the URL then says it all). An unknown name is
-    named."""
+    named. A parameter the link also gives is the link's, over the example's, and checked as any link's value; an
+    input control it gives is the example's (its input is the example), and is named as ignored."""
     name = st.query_params[links.PRESET_PARAM]
     del st.query_params[links.PRESET_PARAM]
+    own = {k: st.query_params[k] for k in links.param_keys(layer) if k in st.query_params}
+    inputs = [k for k in links.fields(layer) if k.startswith(f"{layer.name}.input.") and k in st.query_params]
     try:
         preset = presets.find(layer.name, name)
     except KeyError:
@@ -133,6 +138,10 @@ def _preset_link(layer: Layer) -> None:
             f"URL parameter preset: {layer.name} has no example \"{links.quoted(name)}\" (it has: {known}) — ignored.")
         return
     _open_example(layer, preset)
+    for k, v in own.items():
+        st.query_params[k] = v
+    problems = state.PageState(layer.name).setdefault("url_problems", [])
+    problems += [f"URL parameter {k}: the example {preset.name} sets the input — ignored." for k in inputs]
 
 
 def _link_problems(layer: Layer) -> None:
@@ -259,7 +268,7 @@ def _home_page() -> None:
         st.caption("Upload an ONNX model: each node opens on its layer's page with every attribute set and its "
                    "weights, beside ONNX Runtime's answer and TensorRT's ONNX parser (also on the command line: "
                    "`python -m playground onnx model.onnx`).")
-        models.uploader("home.onnx_upload")
+        models.uploader("home.onnx_upload", layer_pages())
     st.subheader("Layers", anchor=False)
     cols, pages = st.columns(3), layer_pages()
     for i, (name, layer) in enumerate(LAYERS.items()):

@@ -21,15 +21,15 @@ _HERE = Path(__file__).parents[1] / "stage"  # its browser side: the modules (as
 _component = None
 # The component's own script only imports the stage's modules from the asset route (a module served as a file
 # imports its neighbours by relative path; the component's inline script could not): all at once, the entry first,
-# so that loading them is one round trip, not one per level of imports. Served without the route (`streamlit run
-# app.py`), the stage says where it is served.
+# so that loading them is one round trip, not one per level of imports. Served without the stage's routes
+# (`streamlit run main.py`), the stage says where it is served.
 LOADER = """
 export default async function (component) {
   let stage;
   try {
     [stage] = await Promise.all(component.data.modules.map((m) => import(new URL(m, window.location.href).href)));
   } catch (e) {
-    component.parentElement.textContent = "The stage's scripts are served by serve.py (scripts/start.sh): " + e.message;
+    component.parentElement.textContent = "The stage's scripts are served beside the app by app.py (scripts/start.sh): " + e.message;
     return undefined;
   }
   return stage.default(component);
@@ -72,7 +72,7 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
         ev = evaluate(raw, compare)
     except (ValidationError, protocol.RequestError) as exc:
         problem = (protocol.problem(exc, layer, x.shape) if isinstance(exc, ValidationError) else
-                   {"message": str(exc), "keys": []})
+                   {"message": str(exc), "keys": [exc.key] if exc.key else []})
         ev = evaluate({}, compare)
     inline = ev.input.size + ev.output.size <= protocol.INLINE_VALUES  # else the stage asks the route for them
     answer = protocol.answer(layer, ev, picked(layer, ev), frozenset() if inline else None, opinion=True,

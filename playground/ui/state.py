@@ -159,7 +159,7 @@ def freeze_startup_objects() -> int:
 
 
 def presenter_on() -> bool:
-    """Presenter mode before the toggle is drawn (app.py, the home page): the toggle's value in this
+    """Presenter mode before the toggle is drawn (main.py, the home page): the toggle's value in this
     session, else what the link says (?view.presenter=true)."""
     value = st.session_state.get(VIEW_PRESENTER)
     if value is None:

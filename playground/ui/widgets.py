@@ -55,8 +55,8 @@ def write_input(layer: Layer, input: dict | None = None) -> None:
 # -- input ------------------------------------------------------------------------------------
 @dataclass
 class InputForm:
-    x: np.ndarray | None  # None where the input controls ask for an input that cannot be made (error says why)
-    error: InputError | None
+    x: np.ndarray | None  # where the controls ask for an input that cannot be made: the last good one, or None
+    error: InputError | None  # why the controls' input cannot be made
     shape: tuple
 
 
@@ -104,9 +104,14 @@ def input_controls(layer: Layer) -> InputForm:
             x = _image_tensor(upload.getvalue(), shape)
         else:
             x = make_input(kind, shape, spec_fn=layer.example_input, **opts)
-        return InputForm(x, None, shape)
-    except InputError as exc:
-        return InputForm(None, exc, shape)
+    except InputError as exc:  # the last good input stays (and the stage's figures of it): the error says why
+        return InputForm(st.session_state.get(_last_good_key(layer)), exc, shape)
+    st.session_state[_last_good_key(layer)] = x
+    return InputForm(x, None, shape)
+
+
+def _last_good_key(layer: Layer) -> str:
+    return f"_last_good_input.{layer.name}"
 
 
 

@@ -1,0 +1,3 @@
+from playground.ui.model_page import model_page
+
+model_page()

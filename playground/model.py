@@ -1,0 +1,321 @@
+"""A whole ONNX model against the layers: every node on its real input.
+
+load (onnxio.load_model: checked, constants folded) → feeds → run_all (ONNX Runtime, every tensor a graph
+output, as Polygraphy's `--onnx-outputs mark all`) → each node opened as its layer (onnxio's own opening, as
+for a single node) → the layer's reference on the tensor the node really reads, against ONNX Runtime's output
+of that node → TensorRT's ONNX parser builds the whole model: its engine layers and the nodes each computes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+
+import numpy as np
+
+from . import budget, onnxio
+from . import precision as P
+from .errors import ValidationError
+
+MODEL_WORK = 50  # a whole model's references together: this many times one configuration's work budget
+
+
+def work_budget() -> int:
+    """The multiply-adds the references of one model's nodes may take together (one configuration's budget is a
+    participant's largest layer; a model is many)."""
+    return MODEL_WORK * budget.max_macs()
+
+
+# Nodes that compute nothing at inference: listed with this reason, never as a layer.
+PASS_THROUGH = {"Identity": "passes its input through", "Dropout": "passes its input through at inference"}
+
+
+def inputs_of(model) -> list[tuple[str, tuple]]:
+    """The graph inputs the model is fed (not those an initializer gives: IR 3 lists weights as inputs), with the
+    shapes the model declares (a dimension a number, or a name)."""
+    consts = {t.name for t in model.graph.initializer}
+    out = []
+    for v in model.graph.input:
+        if v.name in consts:
+            continue
+        dims = v.type.tensor_type.shape.dim
+        out.append((v.name, tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in dims)))
+    return out
+
+
+def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, np.ndarray], list[str]]:
+    """Every input of the model: the array given for it (its shape the model's, but for a named batch dimension),
+    or the seeded pattern a node's page opens with (uniform −4 … 4, seed onnxio.SEED), N = 1 where the model names
+    its batch. (feeds, notes); ValidationError naming --input and the rule."""
+    from .inputs import make_input
+
+    given, notes, out = dict(given or {}), [], {}
+    declared = inputs_of(model)
+    unknown = sorted(set(given) - {n for n, _ in declared})
+    if unknown:
+        raise ValidationError(
+            "model",
+            "--input",
+            f"the model has no input {unknown[0]!r}; its inputs are " + ", ".join(n for n, _ in declared),
+        )
+    for i, (name, shape) in enumerate(declared):
+        if name in given:
+            x = given[name]
+            fits = x.ndim == len(shape) and all(isinstance(d, str) or d == n for d, n in zip(shape, x.shape))
+            if not fits:
+                raise ValidationError("model", "--input", f"{name} must have the model's shape {shape}, not {x.shape}")
+            out[name] = np.ascontiguousarray(x, np.float32)
+            continue
+        static = tuple(1 if isinstance(d, str) and j == 0 else d for j, d in enumerate(shape))
+        if not all(isinstance(d, int) and d > 0 for d in static):
+            raise ValidationError(
+                "model",
+                "--input",
+                f"{name} has a dimension that is not a number {shape}: give it (--input {name}=FILE.npy)",
+            )
+        if len(static) > 5:
+            raise ValidationError(
+                "model",
+                "--input",
+                f"{name} has rank {len(static)}: give it (--input "
+                f"{name}=FILE.npy); the seeded pattern is drawn for ranks up to 5",
+            )
+        if static != shape:
+            notes.append(f"Input {name}: its batch dimension {shape[0]!r} is symbolic; N = 1.")
+        # the page's pattern, drawn over the values in order: a lower rank is the same values with axes of 1 added
+        lifted = static + (1,) * (4 - len(static))
+        out[name] = make_input("random", lifted, seed=onnxio.SEED + i).reshape(static)
+        notes.append(f"Input {name}: the seeded random pattern (uniform −4 … 4, seed {onnxio.SEED + i}).")
+    return out, notes
+
+
+def mark_all(model):
+    """The model with every node's output a graph output (as Polygraphy's `--onnx-outputs mark all`): ONNX
+    Runtime then hands back every intermediate tensor of one run."""
+    onnx = onnxio._onnx()
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    have = {o.name for o in out.graph.output}
+    for node in out.graph.node:
+        for name in node.output:
+            if name and name not in have:
+                out.graph.output.append(onnx.ValueInfoProto(name=name))  # ONNX Runtime infers its type
+                have.add(name)
+    return out
+
+
+def run_all(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Every tensor of one ONNX Runtime run of the model, by name (its inputs included)."""
+    s = onnxio.session(mark_all(model).SerializeToString())
+    names = [o.name for o in s.get_outputs()]
+    return dict(inputs) | dict(zip(names, s.run(names, inputs)))
+
+
+def real_input(model, node: str) -> np.ndarray:
+    """The tensor the node `node` reads (its first input) when the model runs on its seeded inputs (`feeds`): what
+    the model page's link opens the node's stage with."""
+    named = {n.name: n for n in onnxio._graph_nodes(model)}
+    if node not in named:
+        raise ValidationError("model", "node", f"the model has no node {node!r}")
+    inputs, _ = feeds(model)
+    return np.asarray(run_all(model, inputs)[named[node].input[0]], np.float32)
+
+
+def run_model(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """The model's own outputs from ONNX Runtime, by name."""
+    s = onnxio.session(model.SerializeToString())
+    names = [o.name for o in s.get_outputs()]
+    return dict(zip(names, s.run(names, inputs)))
+
+
+def node_verdict(known, node, name: str, model_name: str, values: dict | None, spent: list | None = None) -> dict:
+    """One node: its op, the layer it opens as (or why not) and, where it opens and `values` holds its tensors,
+    the layer's reference on its real input against ONNX Runtime's output of it. `spent`: [multiply-adds so far], the
+    model's work (`work_budget`), counted here; a node past the budget is listed, not computed."""
+    entry = {
+        "name": name,
+        "op_type": node.op_type,
+        "layer": None,
+        "reason": None,
+        "reads": [i for i in node.input if i and i not in known.consts],
+        "writes": [o for o in node.output if o],
+    }
+    if node.op_type in PASS_THROUGH:
+        return entry | {"reason": f"{PASS_THROUGH[node.op_type]}: no layer computes it"}
+    outs = [values[o] for o in node.output if o and values and o in values]
+    if outs and all(np.asarray(o).dtype.kind not in "f" for o in outs):
+        return entry | {"reason": f"computes {outs[0].dtype} values (shape arithmetic), not a tensor a layer computes"}
+    x = values.get(node.input[0]) if values and node.input else None
+    try:
+        batch = x.shape[0] if x is not None and x.ndim else 1
+        opened = onnxio._open(known, node, name, model_name, batch, alone=False)
+    except ValidationError as exc:
+        return entry | {"reason": str(exc)}
+    entry |= {
+        "layer": opened.layer.name,
+        "differs": opened.differs,
+        "input": node.input[0],
+        "input_shape": list(opened.onnx_shape),
+    }
+    if x is None or not outs:
+        return entry
+    if x.shape != opened.onnx_shape:
+        return entry | {
+            "agrees": False,
+            "why": f"ONNX Runtime's tensor {node.input[0]!r} is {x.shape}; the node opens on {opened.onnx_shape}",
+        }
+    layer, params = opened.layer, opened.params
+    if spent is not None:
+        shape = getattr(opened, "shapes", None) or opened.shape  # a layer of several inputs: its shapes by name
+        spent[0] += layer.cost(params, shape)[1] if layer.cost else math.prod(opened.shape)
+        if spent[0] > work_budget():
+            return entry | {
+                "agrees": None,
+                "why": f"the model's work budget of {work_budget():,} multiply-adds "
+                f"({MODEL_WORK} × PLAYGROUND_MAX_MACS) is spent by the nodes before",
+            }
+    xl = real_feed(opened, node, values)
+    try:
+        with np.errstate(all="ignore"):
+            reference = opened.to_onnx(P.emulate(layer, xl, params))
+            undefined = opened.to_onnx(layer.undefined(xl, params)) if layer.undefined else None
+    except Exception as exc:  # noqa: BLE001 - one node's reference failing is that node's answer, not the model's
+        return entry | {"agrees": None, "why": f"the layer's reference failed ({type(exc).__name__}: {exc})"}
+    verdict = onnxio.compare(
+        np.asarray(outs[0]),
+        reference,
+        lambda: onnxio.magnitude(layer, xl, params),
+        opened.differs,
+        undefined,
+        onnxio.undefined_rule(layer),
+    )
+    return entry | verdict
+
+
+def real_feed(opened, node, values: dict):
+    """The layer's input from the tensors of the model's run: the node's data input in the layer's layout; for a
+    layer of several inputs (`Opened.shapes`), the feed dict by input name, each the tensor the node reads (or the
+    constant the model gives)."""
+    shapes = getattr(opened, "shapes", None)
+    if shapes is None:
+        return opened.to_layer(np.asarray(values[node.input[0]], np.float32))
+    return {
+        n: opened.constants[n] if n in opened.constants else np.asarray(values[t], np.float32).reshape(shapes[n])
+        for n, t in zip(opened.layer.input_names, node.input)
+    }
+
+
+def analyze(
+    model, model_name: str, given: dict[str, np.ndarray] | None = None, engine: bool = True, outputs: dict | None = None
+) -> dict:
+    """The `model` command's answer: every node's verdict, the model's output, and TensorRT's parser's engine.
+    `outputs`: a dict that takes the model's output arrays by name (the answer summarizes them)."""
+    start = time.perf_counter()
+    inputs, notes = feeds(model, given)
+    values, error = None, None
+    try:
+        values = run_all(model, inputs)
+    except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words, and the nodes still listed
+        error = onnxio._ort_words(exc)
+    known, spent = onnxio._Known(model), [0]
+    nodes = [
+        node_verdict(known, node, onnxio.node_name(node, i), model_name, values, spent)
+        for i, node in enumerate(onnxio._graph_nodes(model))
+    ]
+    out = {"model": model_name, "inputs": {k: list(v.shape) for k, v in inputs.items()}, "notes": notes, "nodes": nodes}
+    if values is not None:
+        out["output"] = {o.name: _summary(values[o.name]) for o in model.graph.output if o.name in values}
+        if outputs is not None:
+            outputs.update({o.name: values[o.name] for o in model.graph.output if o.name in values})
+        out["output_source"] = "onnxruntime: the whole model"
+    else:
+        out["onnxruntime_error"] = error
+    opened = [n for n in nodes if n["layer"]]
+    out["counts"] = {
+        "nodes": len(nodes),
+        "opened": len(opened),
+        "agreeing": sum(1 for n in opened if n.get("agrees") is True),
+        "disagreeing": sum(1 for n in opened if n.get("agrees") is False),
+    }
+    if engine:
+        out["engine"] = engine_layers(
+            with_shapes(model, {k: v.shape for k, v in inputs.items()}), [n["name"] for n in nodes]
+        )
+        out["counts"]["engine_layers"] = len(out["engine"].get("layers", []))
+    out["seconds"] = round(time.perf_counter() - start, 3)
+    return out
+
+
+def with_shapes(model, shapes: dict[str, tuple]):
+    """The model with its inputs of these shapes: a named dimension (a batch) fixed, so TensorRT builds it for the
+    shape it was fed (no optimization profile to write)."""
+    if all(all(d.HasField("dim_value") for d in v.type.tensor_type.shape.dim) for v in model.graph.input):
+        return model
+    onnx = onnxio._onnx()
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    for v in out.graph.input:
+        if v.name in shapes:
+            for d, n in zip(v.type.tensor_type.shape.dim, shapes[v.name]):
+                d.dim_value = int(n)  # replaces a dim_param (a oneof)
+    return out
+
+
+def _summary(y: np.ndarray) -> dict:
+    y = np.asarray(y)
+    finite = y[np.isfinite(y)] if y.dtype.kind == "f" else y
+    return {
+        "shape": list(y.shape),
+        "dtype": str(y.dtype),
+        "min": float(finite.min()) if finite.size else None,
+        "max": float(finite.max()) if finite.size else None,
+        "nonfinite": int(y.size - finite.size),
+    }
+
+
+def engine_layers(model, names: list[str]) -> dict:
+    """TensorRT's own ONNX parser on the whole model, built (or found in the engine cache): its status and engine
+    layers, each with `fuses`, the model's nodes it computes (from the ONNX node names the parser records with
+    each layer, or, where a build records none, those its name holds), and the nodes no layer names."""
+    from .core import default_cache
+    from .trt import engine as eng
+    from .trt.backend import detect
+    from .trt.cache import cache_key
+
+    backend = detect()
+    if not backend.can_build:
+        return {"status": "not_built", "why": backend.why_not_run}
+    data = model.SerializeToString()
+    settings = eng.BuildSettings.from_env()
+    key = cache_key("onnx_model", {"model": hashlib.sha256(data).hexdigest()}, (), backend, settings)
+    report, status, _ = default_cache().get_or_build(key, lambda: eng.build_onnx(backend, data, settings))
+    out = {
+        "status": status if report.status == "built" else report.status,
+        "parser": f"{backend.name} OnnxParser",
+        "build_ms": report.build_ms,
+        "output_shape": report.output_shape,
+        "error": report.error,
+    }
+    known = set(names)
+    layers = []
+    for layer in report.layers:
+        fuses = [n for n in layer.get("onnx_nodes") or [] if n in known] or named_in(layer.get("name", ""), known)
+        layers.append({"name": layer.get("name"), "type": layer.get("type"), "fuses": fuses})
+    named = {n for layer in layers for n in layer["fuses"]}
+    return out | {"layers": layers, "unnamed": [n for n in names if n not in named]}
+
+
+def named_in(layer_name: str, names: set[str]) -> list[str]:
+    """The node names a TensorRT layer's name holds: full TensorRT joins a fusion's nodes with " + " (and may
+    append a suffix in brackets); TensorRT for RTX appends "_myl<graph>_<index>" to one node's name."""
+    import re
+
+    parts = [p.strip() for p in re.split(r" \+ |\|\|", layer_name)]
+    found = []
+    for part in parts:
+        for candidate in (part, re.sub(r"_myl\d+_\d+$", "", part), re.sub(r" \[.*\]$", "", part)):
+            if candidate in names and candidate not in found:
+                found.append(candidate)
+                break
+    return found

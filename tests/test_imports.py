@@ -1,0 +1,95 @@
+"""The import graph of the playground has no cycle: a module can be read, tested and changed from its imports
+down. grimp reads every import, those inside functions too; the layers package's discovery (importlib, which no
+static reader sees) is added as the edges it is."""
+from __future__ import annotations
+
+import pkgutil
+
+import grimp
+import pytest
+
+import playground.layers
+
+
+@pytest.fixture(scope="module")
+def graph():
+    g = grimp.build_graph("playground", include_external_packages=False)
+    for m in pkgutil.iter_modules(playground.layers.__path__):  # LAYERS is found, not listed
+        g.add_import(importer="playground.layers", imported=f"playground.layers.{m.name}")
+    return g
+
+
+def cycles(g) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's, iteratively)."""
+    adj = {m: sorted(g.find_modules_directly_imported_by(m)) for m in g.modules}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    found = []
+    for root in sorted(adj):
+        if root in index:
+            continue
+        work = [(root, iter(adj[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = len(index)
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(adj[w])))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    found.append(sorted(comp))
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle(graph):
+    g = grimp.ImportGraph()
+    for a, b in [("p.a", "p.b"), ("p.b", "p.c"), ("p.c", "p.a"), ("p.c", "p.d")]:
+        g.add_import(importer=a, imported=b)
+    assert cycles(g) == [["p.a", "p.b", "p.c"]]
+
+
+def test_no_import_cycle(graph):
+    assert len(graph.modules) > 40  # the whole package was read
+    assert cycles(graph) == []
+
+
+def test_a_layer_imports_no_core(graph):
+    """core imports every layer (through discovery): a layer's file reaches the engine through its section's
+    context instead."""
+    for m in pkgutil.iter_modules(playground.layers.__path__):
+        chain = graph.find_shortest_chain(importer=f"playground.layers.{m.name}", imported="playground.core")
+        assert chain is None, chain
+
+
+def test_one_vocabulary_for_a_parameters_kind():
+    """Readers ask a parameter's kind object (`Param.of`), never compare its name: the kinds' behaviour lives in
+    params.py alone."""
+    import re
+    from pathlib import Path
+
+    root = Path(playground.__file__).parent
+    switches = [f"{f.relative_to(root)}:{n}" for f in root.rglob("*.py") if f.name != "params.py"
+                for n, line in enumerate(f.read_text().splitlines(), 1)
+                if re.search(r"\.kind (==|in|!=)", line) and "dtype.kind" not in line]
+    assert switches == []

@@ -1,0 +1,450 @@
+"""Whole ONNX models: `run --onnx` of several nodes runs the whole model (never one inner node on the model's input),
+`--input` for an inner node is the model's input, `model` checks every node on its real input against ONNX Runtime
+and maps TensorRT's parser's engine layers to the nodes, constants are folded by ONNX Runtime (ONNX's own light
+models), external data is read only from beside the model, and the cells a max over padding leaves undefined are
+counted and named. The models are the graphs a PyTorch export writes, built by hand with onnx.helper."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+import onnx  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from playground import model as whole  # noqa: E402
+from playground import onnxio  # noqa: E402
+from playground.errors import ValidationError  # noqa: E402
+
+LIGHT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+SHAPE = (1, 3, 4, 5)
+
+
+def _model(nodes, inits, shape=SHAPE, opset=17, ir=None):
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info(nodes[-1].output[0], TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()],
+    )
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    if ir:
+        m.ir_version = ir
+    return onnx.shape_inference.infer_shapes(m)
+
+
+def mul_relu():
+    """torch: relu(x * 2)."""
+    return _model(
+        [
+            helper.make_node("Mul", ["x", "two"], ["m"], name="/Mul"),
+            helper.make_node("Relu", ["m"], ["y"], name="/relu/Relu"),
+        ],
+        {"two": np.float32(2)},
+    )
+
+
+def neg_softmax():
+    """torch: softmax(-x, dim=1)."""
+    return _model(
+        [
+            helper.make_node("Neg", ["x"], ["n"], name="/Neg"),
+            helper.make_node("Softmax", ["n"], ["y"], name="/Softmax", axis=1),
+        ],
+        {},
+    )
+
+
+def gelu_tanh():
+    """torch's tanh GELU as an older export spells it: 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))."""
+    c = {
+        "three": np.float32(3),
+        "k": np.float32(0.044715),
+        "s": np.float32(math.sqrt(2 / math.pi)),
+        "one": np.float32(1),
+        "half": np.float32(0.5),
+    }
+    n = helper.make_node
+    return _model(
+        [
+            n("Pow", ["x", "three"], ["p"], name="/Pow"),
+            n("Mul", ["p", "k"], ["a"], name="/Mul"),
+            n("Add", ["x", "a"], ["b"], name="/Add"),
+            n("Mul", ["b", "s"], ["c"], name="/Mul_1"),
+            n("Tanh", ["c"], ["t"], name="/Tanh"),
+            n("Add", ["t", "one"], ["u"], name="/Add_1"),
+            n("Mul", ["x", "u"], ["v"], name="/Mul_2"),
+            n("Mul", ["v", "half"], ["y"], name="/Mul_3"),
+        ],
+        c,
+    )
+
+
+def _x(shape=SHAPE, seed=5):
+    return np.random.default_rng(seed).uniform(-3, 3, shape).astype(np.float32)
+
+
+def _softmax(z, axis):
+    e = np.exp(z - z.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+EXPECTED = {
+    "mul_relu": (mul_relu, lambda x: np.maximum(2 * x, 0)),
+    "neg_softmax": (neg_softmax, lambda x: _softmax(-x, 1)),
+    "gelu_tanh": (gelu_tanh, lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))),
+}
+
+
+def _cli(*args, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "playground", *args],
+        capture_output=True,
+        text=True,
+        timeout=180,
+        env=None if env is None else os.environ | env,
+    )
+
+
+def _files(tmp_path, make, x):
+    path, xin = tmp_path / "m.onnx", tmp_path / "x.npy"
+    onnx.save(make(), path)
+    np.save(xin, x)
+    return str(path), str(xin)
+
+
+@pytest.mark.parametrize("case", list(EXPECTED))
+def test_run_without_node_runs_the_whole_model(tmp_path, case):
+    make, expected = EXPECTED[case]
+    x = _x()
+    path, xin = _files(tmp_path, make, x)
+    out = tmp_path / "y.npy"
+    ran = _cli("run", "--onnx", path, "--input", xin, "--output", str(out), "--json")
+    assert ran.returncode == 0, ran.stderr
+    answer = json.loads(ran.stdout)
+    assert "whole model" in answer["output_source"] and len(answer["nodes"]) == len(make().graph.node)
+    np.testing.assert_allclose(np.load(out), expected(x), rtol=1e-5, atol=1e-6)
+    text = _cli("run", "--onnx", path, "--input", xin)
+    assert text.returncode == 0 and "the whole model" in text.stdout and "--node" in text.stdout
+
+
+def test_input_for_an_inner_node_is_the_models_input(tmp_path):
+    x = _x()
+    path, xin = _files(tmp_path, mul_relu, x)
+    out = tmp_path / "y.npy"
+    ran = _cli("run", "--onnx", path, "--node", "/relu/Relu", "--input", xin, "--output", str(out), "--json")
+    assert ran.returncode == 0, ran.stderr
+    answer = json.loads(ran.stdout)
+    assert answer["layer"] == "activation"
+    np.testing.assert_allclose(np.load(out), np.maximum(2 * x, 0), rtol=1e-6)  # not relu(x): the node's real input
+    assert any("model's input" in n for n in answer["onnx"]["notes"])
+    assert answer["onnxruntime"]["agrees"] is True
+
+
+def test_model_command_checks_every_node_on_its_real_input(tmp_path):
+    x = _x()
+    path, xin = _files(tmp_path, gelu_tanh, x)
+    out = tmp_path / "y.npy"
+    ran = _cli("model", path, "--input", f"x={xin}", "--output", str(out), "--json")
+    assert ran.returncode == 0, ran.stderr
+    answer = json.loads(ran.stdout)
+    np.testing.assert_allclose(np.load(out), EXPECTED["gelu_tanh"][1](x), rtol=1e-5, atol=1e-6)
+    nodes = {n["name"]: n for n in answer["nodes"]}
+    assert list(nodes) == [n.name for n in gelu_tanh().graph.node]
+    tanh = nodes["/Tanh"]
+    assert tanh["layer"] == "activation" and tanh["agrees"] is True and tanh["input"] == "c"
+    assert tanh["max_abs_diff"] is not None and tanh["max_abs_diff"] <= 1e-5
+    for n in nodes.values():  # a node opens and agrees, or says why it does not open
+        assert n["agrees"] is True if n["layer"] else n["op_type"] in n["reason"], n
+    assert answer["counts"]["opened"] == sum(1 for n in nodes.values() if n["layer"]) >= 1
+    assert answer["output"]["y"]["shape"] == list(SHAPE)
+    engine = answer["engine"]
+    if engine["status"] == "not_built":
+        pytest.skip(engine["why"])
+    assert engine["status"] in ("built", "cached") and engine["layers"]
+    fused = {n for layer in engine["layers"] for n in layer["fuses"]}
+    assert fused and fused <= set(nodes) and set(engine["unnamed"]) == set(nodes) - fused
+
+
+def test_a_wrong_layer_is_caught_on_the_real_input(monkeypatch):
+    """The verdict is the layer's reference against ONNX Runtime: a reference that is off by a little fails."""
+    model = onnxio.load_model(neg_softmax().SerializeToString())
+    good = whole.analyze(model, "m.onnx", engine=False)
+    assert [n["agrees"] for n in good["nodes"] if n["layer"]] == [True]
+    from playground import precision as P
+
+    real = P.emulate
+    monkeypatch.setattr(P, "emulate", lambda layer, x, p: real(layer, x, p) * 1.001)
+    bad = whole.analyze(model, "m.onnx", engine=False)
+    assert [n["agrees"] for n in bad["nodes"] if n["layer"]] == [False]
+
+
+def test_identity_and_dropout_open_as_nothing():
+    m = _model(
+        [
+            helper.make_node("Identity", ["x"], ["i"], name="id"),
+            helper.make_node("Dropout", ["i"], ["d"], name="drop"),
+            helper.make_node("Relu", ["d"], ["y"], name="relu"),
+        ],
+        {},
+    )
+    answer = whole.analyze(onnxio.load_model(m.SerializeToString()), "m.onnx", engine=False)
+    kinds = {n["name"]: (n["layer"], n["reason"]) for n in answer["nodes"]}
+    assert kinds["id"][0] is None and "passes its input through" in kinds["id"][1]
+    assert kinds["drop"][0] is None and kinds["relu"][0] == "activation"
+
+
+def test_unknown_input_name_is_refused(tmp_path):
+    path, xin = _files(tmp_path, mul_relu, _x())
+    bad = _cli("model", path, "--input", f"nope={xin}")
+    assert bad.returncode == 2 and "no input 'nope'" in bad.stderr and "x" in bad.stderr
+    wrong = tmp_path / "w.npy"
+    np.save(wrong, np.zeros((2, 2), np.float32))
+    bad = _cli("model", path, "--input", f"x={wrong}")
+    assert bad.returncode == 2 and "shape" in bad.stderr
+
+
+# -- real exports: constants folded by ONNX Runtime -------------------------------------------------------------
+def test_shape_chains_and_constant_of_shape_fold():
+    """Conv weights from ConstantOfShape, a Reshape whose shape is Shape → Slice → Concat, as exports write them."""
+    n = helper.make_node
+    nodes = [
+        n("ConstantOfShape", ["wshape"], ["w"], value=numpy_helper.from_array(np.array([0.5], np.float32))),
+        n("Conv", ["x", "w"], ["c"], name="conv"),
+        n("Shape", ["c"], ["s"], name="shape"),
+        n("Slice", ["s", "zero", "two"], ["s2"], name="slice"),
+        n("Concat", ["s2", "minus1"], ["target"], name="concat", axis=0),
+        n("Reshape", ["c", "target"], ["y"], name="reshape"),
+    ]
+    m = _model(
+        nodes,
+        {
+            "wshape": np.array([2, 3, 3, 3], np.int64),
+            "zero": np.array([0], np.int64),
+            "two": np.array([2], np.int64),
+            "minus1": np.array([-1], np.int64),
+        },
+        shape=(1, 3, 6, 6),
+    )
+    model = onnxio.load_model(m.SerializeToString())
+    assert [node.name for node in model.graph.node] == ["conv", "reshape"]
+    answer = whole.analyze(model, "m.onnx", engine=False)
+    verdicts = {v["name"]: v for v in answer["nodes"]}
+    assert verdicts["conv"]["layer"] == "convolution" and verdicts["conv"]["agrees"] is True
+    assert verdicts["reshape"]["layer"] == "shuffle" and verdicts["reshape"]["agrees"] is True
+    assert answer["output"]["y"]["shape"] == [1, 2, 16]
+
+
+def test_light_squeezenet_opens_and_agrees():
+    with open(os.path.join(LIGHT, "light_squeezenet.onnx"), "rb") as f:
+        model = onnxio.load_model(f.read(), "light_squeezenet.onnx")
+    assert not [n for n in model.graph.node if n.op_type == "ConstantOfShape"]  # its weights, folded
+    answer = whole.analyze(model, "light_squeezenet.onnx")
+    computed = [
+        n for n in answer["nodes"] if n["op_type"] in ("Conv", "Relu", "MaxPool", "GlobalAveragePool", "Softmax")
+    ]
+    assert computed and all(n["agrees"] is True for n in computed), [n for n in computed if not n.get("agrees")]
+    assert answer["output"]["softmaxout_1"]["shape"] == [1, 1000, 1, 1]
+    if answer["engine"]["status"] != "not_built":
+        fused = {n for layer in answer["engine"]["layers"] for n in layer["fuses"]}
+        assert {n["name"] for n in computed if n["op_type"] == "Conv"} <= fused
+
+
+# -- external data ------------------------------------------------------------------------------------------------
+def _external(tmp_path, location="conv.onnx.data"):
+    w = np.random.default_rng(2).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    m = _model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv")], {"w": w}, shape=(1, 3, 8, 8))
+    path = tmp_path / "conv.onnx"
+    onnx.save(m, path, save_as_external_data=True, location="conv.onnx.data", size_threshold=0)
+    if location != "conv.onnx.data":
+        m = onnx.load(path, load_external_data=False)
+        for t in m.graph.initializer:
+            for e in t.external_data:
+                if e.key == "location":
+                    e.value = location
+        onnx.save(m, path)
+    return path, w
+
+
+def test_external_data_beside_the_model_opens(tmp_path):
+    path, w = _external(tmp_path)
+    ran = _cli("run", "--onnx", str(path), "--json")
+    assert ran.returncode == 0, ran.stderr
+    answer = json.loads(ran.stdout)
+    assert answer["layer"] == "convolution" and answer["onnxruntime"]["agrees"] is True
+    model = onnxio.load_model(path.read_bytes(), "conv.onnx", str(tmp_path))
+    np.testing.assert_array_equal(numpy_helper.to_array(model.graph.initializer[0]), w)
+    with pytest.raises(ValidationError, match="self-contained"):  # an upload: no folder to read from
+        onnxio.load_model(path.read_bytes(), "conv.onnx")
+
+
+@pytest.mark.parametrize(
+    "location,words",
+    [("../conv.onnx.data", "plain file name"), ("/etc/passwd", "plain file name"), ("missing.data", "No such file")],
+)
+def test_external_data_outside_the_folder_is_refused(tmp_path, location, words):
+    path, _ = _external(tmp_path, location)
+    ran = _cli("run", "--onnx", str(path))
+    assert ran.returncode == 2 and words in ran.stderr, ran.stderr
+    assert "Traceback" not in ran.stderr
+
+
+def test_external_data_through_a_link_out_of_the_folder_is_refused(tmp_path):
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    path, _ = _external(inner)
+    (tmp_path / "elsewhere.data").write_bytes((inner / "conv.onnx.data").read_bytes())
+    (inner / "conv.onnx.data").unlink()
+    (inner / "conv.onnx.data").symlink_to(tmp_path / "elsewhere.data")
+    ran = _cli("run", "--onnx", str(path))
+    assert ran.returncode == 2 and "leads out of the model's folder" in ran.stderr, ran.stderr
+
+
+def test_external_data_within_the_size_cap(tmp_path, monkeypatch):
+    path, _ = _external(tmp_path)
+    monkeypatch.setattr(onnxio, "MAX_MODEL_BYTES", path.stat().st_size + 100)
+    with pytest.raises(ValidationError, match="external data are more than"):
+        onnxio.load_model(path.read_bytes(), "conv.onnx", str(tmp_path))
+
+
+def test_folding_respects_the_element_budget(monkeypatch):
+    m = _model(
+        [helper.make_node("ConstantOfShape", ["big"], ["w"]), helper.make_node("Add", ["x", "w"], ["y"])],
+        {"big": np.array([100_000, 3, 4, 5], np.int64)},
+    )
+    monkeypatch.setenv("PLAYGROUND_MAX_ELEMENTS", "1000000")
+    with pytest.raises(ValidationError, match="PLAYGROUND_MAX_ELEMENTS"):
+        onnxio.load_model(m.SerializeToString())
+
+
+# -- the cells a max over padding leaves undefined -----------------------------------------------------------------
+def test_masked_cells_are_counted_and_named():
+    """A MAX window of padding only: NaN in the reference, −inf in ONNX Runtime (the export pads with −inf): agrees,
+    no rule, and the masked cells counted with the layer's rule."""
+    from playground.core import evaluate
+    from playground.opinions import onnxruntime_opinion
+
+    ev = evaluate(
+        "pooling",
+        {"type": "MAX", "window_size_nd": "2,2", "stride_nd": "1,1", "pre_padding": "3,0", "post_padding": "0,0"},
+        np.ones((1, 1, 3, 3), np.float32),
+        run=False,
+        build=False,
+    )
+    undefined = int(np.isnan(ev.reference).sum())
+    assert undefined > 0
+    verdict = onnxruntime_opinion(ev)
+    assert verdict["agrees"] is True and verdict["rule"] is None, verdict
+    assert verdict["masked"]["cells"] == undefined and verdict["masked"]["rule"].startswith("pooling:")
+    assert "-inf" in verdict["masked"]["onnxruntime_gives"]
+
+
+def test_a_named_batch_takes_the_inputs_n_and_the_engine_is_built_for_it():
+    g = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["r"], name="a"),
+            helper.make_node("Softmax", ["r"], ["y"], name="b", axis=-1),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 7])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 7])],
+    )
+    model = onnxio.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    seeded = whole.analyze(model, "m.onnx", engine=False)
+    assert seeded["inputs"] == {"x": [1, 7]} and any("symbolic" in n for n in seeded["notes"])
+    x = _x((3, 7))
+    answer = whole.analyze(model, "m.onnx", {"x": x})
+    assert [n["agrees"] for n in answer["nodes"]] == [True, True] and answer["output"]["y"]["shape"] == [3, 7]
+    if answer["engine"]["status"] != "not_built":
+        assert answer["engine"]["output_shape"] == [3, 7], answer["engine"]
+        assert {n for layer in answer["engine"]["layers"] for n in layer["fuses"]} == {"a", "b"}
+
+
+def test_a_shape_chain_feeding_resize_sizes_folds():
+    """Upsampling as exports write it: sizes = Concat(Shape(x)[0:2], [8, 10])."""
+    n = helper.make_node
+    nodes = [
+        n("Shape", ["x"], ["s"], name="shape"),
+        n("Slice", ["s", "zero", "two"], ["nc"], name="slice"),
+        n("Concat", ["nc", "hw"], ["sizes"], name="concat", axis=0),
+        n("Resize", ["x", "", "", "sizes"], ["y"], name="resize", mode="nearest"),
+    ]
+    m = _model(
+        nodes,
+        {"zero": np.array([0], np.int64), "two": np.array([2], np.int64), "hw": np.array([8, 10], np.int64)},
+        opset=13,
+    )
+    model = onnxio.load_model(m.SerializeToString())
+    assert [node.name for node in model.graph.node] == ["resize"]
+    [verdict] = whole.analyze(model, "m.onnx", engine=False)["nodes"]
+    assert verdict["layer"] == "resize" and verdict["agrees"] is True and verdict["output_shape"] == [1, 3, 8, 10]
+
+
+def test_a_disagreement_names_the_documented_rule():
+    """Clip with min > max inside a model: the node differs from ONNX Runtime on its real input, and says which rule."""
+    n = helper.make_node
+    m = _model(
+        [n("Neg", ["x"], ["n"], name="neg"), n("Clip", ["n", "lo", "hi"], ["y"], name="clip")],
+        {"lo": np.float32(1.0), "hi": np.float32(-1.0)},
+    )
+    verdicts = {
+        v["name"]: v for v in whole.analyze(onnxio.load_model(m.SerializeToString()), "m.onnx", engine=False)["nodes"]
+    }
+    clip = verdicts["clip"]
+    assert clip["layer"] == "activation" and clip["agrees"] is False and clip["rule"].startswith("Clip with min > max")
+
+
+@pytest.mark.parametrize(
+    "layer_name,expected",
+    [
+        ("n0_myl0_1", ["n0"]),  # TensorRT for RTX: one node's name and its graph's suffix
+        ("n0 + n1", ["n0", "n1"]),  # full TensorRT: a fusion's nodes joined
+        ("/conv/Conv + /relu/Relu [reformat]", ["/conv/Conv", "/relu/Relu"]),
+        ("__myl_CorrMulAddRelu_myl0_3", []),  # a generated name holds none: the parser's metadata says which
+    ],
+)
+def test_engine_layer_names_map_to_nodes(layer_name, expected):
+    assert whole.named_in(layer_name, {"n0", "n1", "/conv/Conv", "/relu/Relu"}) == expected
+
+
+def test_a_models_references_share_one_work_budget(monkeypatch):
+    """Three Relus of 60 values each under a model budget of 100 multiply-adds: the first is computed, the later ones
+    are listed with the budget's rule."""
+    n = helper.make_node
+    m = _model(
+        [n("Relu", ["x"], ["a"], name="r1"), n("Relu", ["a"], ["b"], name="r2"), n("Relu", ["b"], ["y"], name="r3")], {}
+    )
+    monkeypatch.setenv("PLAYGROUND_MAX_MACS", "100")
+    monkeypatch.setattr(whole, "MODEL_WORK", 1)
+    verdicts = whole.analyze(onnxio.load_model(m.SerializeToString()), "m.onnx", engine=False)["nodes"]
+    assert verdicts[0]["agrees"] is True
+    assert all(v["agrees"] is None and "work budget" in v["why"] for v in verdicts[1:]), verdicts
+
+
+def test_the_badge_counts_the_masked_cells_and_names_the_rule():
+    from playground.core import evaluate
+    from playground.stage.protocol import onnxruntime_badge
+
+    ev = evaluate(
+        "pooling",
+        {"type": "MAX", "window_size_nd": "2,2", "stride_nd": "1,1", "pre_padding": "3,0", "post_padding": "0,0"},
+        np.ones((1, 1, 3, 3), np.float32),
+        run=False,
+        build=False,
+    )
+    cells = int(np.isnan(ev.reference).sum())
+    badge = onnxruntime_badge(ev)
+    assert badge["agrees"] is True and f"({cells} undefined)" in badge["text"]
+    assert (
+        f"{cells} cell(s) not compared" in badge["title"] and "pooling:" in badge["title"] and "-inf" in badge["title"]
+    )
