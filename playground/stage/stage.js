@@ -2,7 +2,7 @@
 // the server (POST data.route, the seat's token in X-Stage-Token) for the evaluation and draws the answer; nothing
 // reruns the page's script. Its parts, one job each: state.js (the URL), net.js (the requests), store.js (what the
 // tab keeps), controls.js, figures.js and heatmap.js (the drawing), format.js (numbers and text). ui/stage.py mounts
-// it; the files are served by the stage's asset route (server.py).
+// it; the files are served by the stage's asset route (assets.py).
 import { Controls } from "./controls.js";
 import { Figures } from "./figures.js";
 import { esc, markdown, markdownInline } from "./format.js";
