@@ -6,8 +6,8 @@ from __future__ import annotations
 import hashlib
 import os
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import streamlit as st
