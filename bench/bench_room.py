@@ -8,7 +8,7 @@ and route), then every --period seconds (its own phase) posts a change to the st
 mix of revisits and new configurations across layers (each participant walks a few parameters of its page with a
 seeded random walk, so the room shares configurations and the engine cache). Latency: the POST sent -> its answer
 received and parsed. An answer that is not one (an HTTP error, a dropped connection) is asked again as the stage
-asks again, reopening the page where its replica is gone, for up to 10 s (stage.js LOST_MS); only then is it an
+asks again, reopening the page where its replica is gone, for up to 10 s (net.js LOST_MS); only then is it an
 error. "Back" counts participants whose page, after a replica was killed, answered its configuration again.
 
     python bench/bench_room.py [--clients 200] [--replicas 1,2,4,8] [--duration 60] [--period 2]

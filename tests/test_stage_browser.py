@@ -68,9 +68,14 @@ def runs(page) -> int:
 def test_every_control_and_figure_keeps_the_contract(context, app, name):
     page = open_stage(context, app, name)
     layer = LAYERS[name]
-    keys = set(protocol.query_keys(layer, layer.example_shape)) | {f"{name}.compare"}
+    shape = layer.example_shape
+    keys = set(protocol.query_keys(layer, shape)) | {f"{name}.compare"}
+    # a short array's per-value sliders: LAYER.PARAM.INDEX, one per value the schema sends
+    values = {f"{c['key']}.{i}" for c in protocol.controls(layer, layer.defaults(shape), shape)
+              for i in range(len(c.get("values") or []))}
     params = set(page.eval_on_selector_all(f"{STAGE} [data-param]", "els => els.map(e => e.dataset.param)"))
-    assert params <= keys and {k.split(".")[1] for k in params} == set(layer.param_names) | {"compare"}
+    assert params <= keys | values and {k.split(".")[1] for k in params} == set(layer.param_names) | {"compare"}
+    assert values <= params
     for which in ("input", "output"):
         assert re.match(r"shape \(\d+(, \d+)*\) · min \S+ · max \S+", stats(page, which))
     sliders = page.eval_on_selector_all(f'{STAGE} input[type="range"][data-param]',
@@ -308,3 +313,58 @@ def test_a_large_configuration_opens_with_its_values_fetched_by_the_route(contex
     small = open_stage(context, app, "activation")  # the spec's sizes come with the page
     assert small.evaluate(decoded) is True
     small.close()
+
+
+def test_every_value_of_a_short_array_has_its_slider_named_by_its_index(context, app):
+    page = open_stage(context, app, "prelu")  # the spec's slopes 0.5, 1, 2
+    assert [page.input_value(f'{STAGE} input[type="range"][data-param="prelu.slopes.{i}"]') for i in range(3)] == \
+        ["0.5", "1", "2"]
+    page.focus('[data-param="prelu.slopes.2"]')
+    page.keyboard.press("Home")
+    page.wait_for_function(f"() => JSON.parse(document.querySelector('{STAGE}').dataset.query)['prelu.slopes']"
+                           ".startsWith('0.5,1,')")
+    page.close()
+    page = open_stage(context, app, "scale?scale.mode=CHANNEL&scale.input.C=3&scale.scale=1,2,3")
+    assert page.input_value(f'{STAGE} [data-param="scale.scale.2"]') == "3"
+    page.close()
+
+
+def marked(page) -> list[str]:
+    return page.eval_on_selector_all(f"{STAGE} [aria-invalid=true], {STAGE} .pg-invalid", "els => els.map(e => e.dataset.param)")
+
+
+def test_the_red_marks_follow_the_latest_answer(context, app):
+    """A refusal marks every axis of its parameter; the answer after a fix of one axis clears them all."""
+    page = open_stage(context, app, "convolution")
+    page.focus('[data-param="convolution.dilation_nd.h"]')
+    page.keyboard.press("End")  # 1 + 32·2 cells on a 6-cell axis
+    page.wait_for_function(f"() => !document.querySelector('{STAGE} .pg-problem').hidden")
+    assert set(marked(page)) == {"convolution.dilation_nd.h", "convolution.dilation_nd.w"}
+    page.keyboard.press("Home")
+    page.wait_for_function(f"() => document.querySelector('{STAGE} .pg-problem').hidden")
+    assert marked(page) == []
+    page.close()
+
+
+def test_a_slider_snaps_to_what_the_latest_answer_offers(context, app):
+    """num_groups offers the common divisors of C and num_output_maps: with C = 4 and 2 output maps, 1 and 2 (the
+    page opened offering 1 alone); a control that offers one value says so and stays."""
+    page = open_stage(context, app, "convolution?convolution.input.C=4")
+    groups = f'{STAGE} .pg-control[data-name="num_groups"] .pg-note'
+    assert page.inner_text(groups) == "only 1 fits this configuration"
+    page.focus('[data-param="convolution.num_groups"]')
+    page.keyboard.press("ArrowRight")
+    assert query(page)["convolution.num_groups"] == "1"
+    assert page.input_value('[data-param="convolution.num_groups"]') == "1"
+    before = drawn(page)
+    page.focus('[data-param="convolution.num_output_maps"]')
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {before}")
+    page.wait_for_function(f"() => document.querySelector('{groups}').textContent === 'offers 1, 2'")
+    page.focus('[data-param="convolution.num_groups"]')
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"() => JSON.parse(document.querySelector('{STAGE}').dataset.query)"
+                           "['convolution.num_groups'] === '2'")
+    page.wait_for_function(f"() => !document.querySelector('{STAGE}').classList.contains('pg-busy')")
+    assert "num_groups=2" in page.url and page.locator(f"{STAGE} .pg-problem").is_hidden()
+    page.close()

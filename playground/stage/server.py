@@ -316,4 +316,6 @@ async def qr_route(request):
 def routes():
     from starlette.routing import Route
 
-    return [Route(ROUTE, evaluate_route, methods=["POST"]), Route(QR_ROUTE, qr_route, methods=["POST"])]
+    from . import assets
+
+    return [Route(ROUTE, evaluate_route, methods=["POST"]), Route(QR_ROUTE, qr_route, methods=["POST"]), *assets.routes()]

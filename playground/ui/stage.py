@@ -1,31 +1,46 @@
-"""The stage as one Streamlit component (components v2; its browser side is playground/stage/stage.js and
-stage.css, its server side playground/stage/server.py): a layer page draws it once; its changes go to the route,
-not through a script run."""
+"""The stage as one Streamlit component (components v2; its browser side is the ES modules of playground/stage,
+stage.js first, served as files by the stage's asset route, and stage.css; its server side
+playground/stage/server.py): a layer page draws it once; its changes go to the route, not through a script run."""
 from __future__ import annotations
 
 import hashlib
 import os
 import urllib.parse
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 import streamlit as st
 
 from ..errors import ValidationError
 from ..layer import Layer
-from ..stage import protocol, server
+from ..stage import assets, protocol, server
 
 NAME = "playground_stage"
-_HERE = Path(__file__).parents[1] / "stage"  # its browser side: stage.js, stage.css
+_HERE = Path(__file__).parents[1] / "stage"  # its browser side: the modules (assets.py serves them), stage.css
 _component = None
+# The component's own script only imports the stage's modules from the asset route (a module served as a file
+# imports its neighbours by relative path; the component's inline script could not): all at once, the entry first,
+# so that loading them is one round trip, not one per level of imports. Served without the stage's routes
+# (`streamlit run main.py`), the stage says where it is served.
+LOADER = """
+export default async function (component) {
+  let stage;
+  try {
+    [stage] = await Promise.all(component.data.modules.map((m) => import(new URL(m, window.location.href).href)));
+  } catch (e) {
+    component.parentElement.textContent = "The stage's scripts are served beside the app by app.py (scripts/start.sh): " + e.message;
+    return undefined;
+  }
+  return stage.default(component);
+}
+"""
 
 
 def _stage_component():
     global _component
     if _component is None:  # registered once per process: a second registration would replace it
-        _component = st.components.v2.component(NAME, js=(_HERE / "stage.js").read_text(encoding="utf-8"),
-                                                 css=(_HERE / "stage.css").read_text(encoding="utf-8"),
+        _component = st.components.v2.component(NAME, js=LOADER, css=(_HERE / "stage.css").read_text(encoding="utf-8"),
                                                  isolate_styles=False)
     return _component
 
@@ -79,7 +94,7 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
 
     _stage_component()(
         key=f"{layer.name}.stage", data={
-            "epoch": identity, "token": token, "route": server.ROUTE, "describe": describe,
+            "epoch": identity, "token": token, "route": server.ROUTE, "modules": assets.urls(), "describe": describe,
             "source": node.source if node is not None else None,
             "query": answer["query"] if problem else {**answer["query"], **query}, "answer": answer,
             "problem": problem, "presenter": presenter, "compare": compare, "runs": ev.backend.can_run,

@@ -1,0 +1,165 @@
+// The figures row: one heatmap per tensor of an answer (input, kernel, output, compare mode's and error maps), each
+// with its title, stats line and plane pager; hover (the tooltip, the windows a cell reads or feeds), a click that
+// picks an output cell, and the PNG of all of them. The stage gives the answer and the picked cell (`stage.answer`,
+// `stage.pick`, `stage.setPick`).
+import { esc, exact, stats } from "./format.js";
+import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, layout, mark, paint } from "./heatmap.js";
+
+export class Figures {
+  constructor(stage, rowEl, tip) {
+    Object.assign(this, { stage, rowEl, tip, presenter: Boolean(stage.data.presenter) });
+    this.figs = {}; this.pages = {};
+  }
+
+  draw() {
+    const a = this.stage.answer, figs = a.figures.map((f) => ({ ...f }));
+    const scales = chooseScales(figs);
+    const width = this.rowEl.clientWidth || 800;
+    const height = Math.max(200, window.innerHeight - this.rowEl.getBoundingClientRect().top - 110);
+    for (const f of figs) { f.pad = this.padding(f.which); f.first = this.pages[f.which] || 0; }
+    const cellPx = fitCells(figs, width, height, this.presenter);
+    this.rowEl.innerHTML = "";
+    this.figs = {};
+    for (const f of figs) {
+      const el = document.createElement("figure");
+      el.className = "pg-figure"; el.dataset.figure = f.which;
+      const canvas = document.createElement("canvas"), overlay = document.createElement("canvas");
+      overlay.className = "pg-overlay";
+      const holder = document.createElement("div"); holder.className = "pg-canvas"; holder.append(canvas, overlay);
+      const cap = document.createElement("figcaption");
+      el.append(holder, cap);
+      this.rowEl.append(el);
+      const g = layout(f, cellPx[f.which], f.pad);
+      el.style.width = Math.max(g.width, 120) + "px"; // the caption wraps under its figure
+      const fig = { ...f, g, canvas, overlay, scale: scales[f.which], el };
+      this.figs[f.which] = fig;
+      paint(fig, this.presenter);
+      cap.innerHTML = `<b>${esc(f.title)}</b><br><span class="pg-stats">${esc(stats(f.t))}</span>`;
+      if (g.total > g.count) cap.append(this.pager(f.which, g));
+      this.wire(fig);
+    }
+    this.outlinePick();
+  }
+
+  pager(which, g) { // planes first … last of total, and the buttons that walk through them
+    const nav = document.createElement("div"); nav.className = "pg-pager";
+    const step = (d) => { this.pages[which] = Math.max(0, Math.min(g.total - 1, g.first + d * MAX_PLANES)); this.draw(); };
+    const button = (text, d, label) => {
+      const b = document.createElement("button"); b.textContent = text; b.setAttribute("aria-label", label);
+      b.disabled = d < 0 ? g.first === 0 : g.first + g.count >= g.total; b.onclick = () => step(d); return b;
+    };
+    const what = document.createElement("span");
+    what.textContent = `planes ${g.first + 1}–${g.first + g.count} of ${g.total}`;
+    nav.append(button("‹", -1, `previous ${MAX_PLANES} planes of ${which}`), what, button("›", 1, `next ${MAX_PLANES} planes of ${which}`));
+    return nav;
+  }
+
+  padding(which) { // the input's panel grows by the padding the windows read (drawn dashed)
+    const answer = this.stage.answer;
+    if (which !== "input" || !answer.cells) return null;
+    const shape = answer.figures[0].tensor.shape, h = shape.length - 2;
+    let lo = [0, 0], hi = [shape[h] - 1, shape[h + 1] - 1];
+    for (const cells of Object.values(answer.cells.reads)) for (const c of cells) {
+      lo = [Math.min(lo[0], c[c.length - 2]), Math.min(lo[1], c[c.length - 1])];
+      hi = [Math.max(hi[0], c[c.length - 2]), Math.max(hi[1], c[c.length - 1])];
+    }
+    return { lo, hi };
+  }
+
+  outlinePick() { // the picked output cell and the input window it reads
+    for (const f of Object.values(this.figs)) clear(f.overlay);
+    const cells = this.stage.answer.cells, pick = this.stage.pick;
+    if (!cells || !this.figs.output) return;
+    mark(this.figs.output, [pick], "#ff6600", false);
+    if (this.figs.input) mark(this.figs.input, cells.reads[pick.join(",")] || [], "#000000", true);
+    this.markAlso(pick, "#000000");
+  }
+
+  markAlso(index, colour) { // a layer of several inputs: the cell each other input gives this output cell
+    for (const [which, map] of Object.entries(this.stage.answer.cells.also || {})) {
+      if (this.figs[which] && map[index.join(",")]) mark(this.figs[which], map[index.join(",")], colour, true);
+    }
+  }
+
+  wire(fig) {
+    const tip = this.tip, root = this.stage.root;
+    const move = (ev) => {
+      const c = cellAt(fig, ev);
+      if (!c) { tip.style.display = "none"; this.outlinePick(); return; }
+      tip.innerHTML = `${esc(fig.title)} (${c.index.join(", ")})<br>value = ${exact(fig.t.values[c.flat])}`;
+      const r = root.getBoundingClientRect();
+      tip.style.display = "block";
+      tip.style.left = Math.min(ev.clientX - r.left + 14, r.width - 180) + "px";
+      tip.style.top = ev.clientY - r.top + 14 + "px";
+      this.hover(fig, c.index);
+    };
+    const holder = fig.canvas.parentElement;
+    holder.addEventListener("pointerdown", (ev) => { this.lastPointer = ev.pointerType; });
+    holder.addEventListener("mousemove", (ev) => { if (this.lastPointer !== "touch") move(ev); }); // not a tap's echo
+    holder.addEventListener("mouseleave", () => { tip.style.display = "none"; this.outlinePick(); });
+    holder.addEventListener("pointerup", (ev) => { // a tap shows the value, a second hides it
+      if (ev.pointerType !== "touch") return;
+      const c = cellAt(fig, ev), key = c ? `${fig.which}:${c.index.join(",")}` : "";
+      if (!c || tip.dataset.tapped === key) { tip.style.display = "none"; tip.dataset.tapped = ""; return; }
+      move(ev);
+      tip.dataset.tapped = key;
+    });
+    holder.addEventListener("click", (ev) => {
+      const c = cellAt(fig, ev);
+      if (c && fig.which === "output" && this.stage.answer.cells) this.stage.setPick(c.index);
+    });
+  }
+
+  hover(fig, index) { // output → its input window; input → the outputs it feeds; kernel tap → its input cells
+    const cells = this.stage.answer.cells;
+    if (!cells) return;
+    this.outlinePick();
+    if (fig.which === "output") {
+      const reads = cells.reads[index.join(",")];
+      if (reads && this.figs.input) mark(this.figs.input, reads, "#0057b8", true);
+      this.markAlso(index, "#0057b8");
+    } else if (fig.which === "input") {
+      const key = index.join(","), fed = [];
+      for (const [out, reads] of Object.entries(cells.reads)) if (reads.some((c) => c.join(",") === key)) fed.push(out.split(",").map(Number));
+      if (this.figs.output) mark(this.figs.output, fed, "#0057b8", false);
+    } else if (fig.which === "kernel") {
+      // a convolution's reads are channel by channel, each its window's taps row by row: (c, tap) is one cell
+      const reads = cells.reads[this.stage.pick.join(",")] || [], sp = fig.t.shape.slice(2);
+      const taps = sp.reduce((a, b) => a * b, 1), tap = index.slice(2).reduce((acc, v, i) => acc * sp[i] + v, 0);
+      const hit = reads.length === fig.t.shape[1] * taps ? [reads[index[1] * taps + tap]] : [];
+      if (this.figs.input) mark(this.figs.input, hit, "#c2185b", true);
+    }
+  }
+
+  // Every figure, its title and its stats, on one picture at twice the screen's pixels with an opaque white
+  // background (a transparent one loses its dark text in a dark-mode document), saved as `name`.png.
+  savePng(name) {
+    const scale = 2, pad = 12, title = 18, figs = Object.values(this.figs);
+    if (!figs.length) return;
+    const width = figs.reduce((w, f) => w + f.g.width + FIGURE_GAP, pad * 2 - FIGURE_GAP);
+    const height = pad * 2 + title + Math.max(...figs.map((f) => f.g.height)) + 44;
+    const out = document.createElement("canvas");
+    out.width = width * scale; out.height = height * scale;
+    const ctx = out.getContext("2d"), answer = this.stage.answer;
+    ctx.scale(scale, scale);
+    ctx.fillStyle = "#ffffff"; ctx.fillRect(0, 0, width, height);
+    ctx.fillStyle = "#111827"; ctx.font = "bold 15px system-ui, sans-serif"; ctx.textBaseline = "top";
+    ctx.fillText(`${answer.title} · ${answer.shapes}`, pad, pad);
+    let x = pad;
+    for (const f of figs) {
+      const y = pad + title + 6;
+      ctx.drawImage(f.canvas, x, y, f.g.width, f.g.height);
+      ctx.drawImage(f.overlay, x, y, f.g.width, f.g.height);
+      ctx.fillStyle = "#111827"; ctx.font = "bold 12px system-ui, sans-serif";
+      ctx.fillText(f.title, x, y + f.g.height + 4);
+      ctx.font = "11px system-ui, sans-serif";
+      ctx.fillText(stats(f.t), x, y + f.g.height + 20, Math.max(f.g.width, 160));
+      x += f.g.width + FIGURE_GAP;
+    }
+    out.toBlob((blob) => {
+      const a = document.createElement("a");
+      a.href = URL.createObjectURL(blob); a.download = `${name}.png`; a.click();
+      setTimeout(() => URL.revokeObjectURL(a.href), 1000);
+    });
+  }
+}

@@ -1,0 +1,201 @@
+// The heatmap: a tensor's planes side by side as coloured cells (their numbers written where a cell is large
+// enough), the colour scales, the cell size that fits the figures on one screen, and the cells under the pointer.
+// The scales and the layout are pure (tests/js/heatmap.test.mjs); painting needs a canvas.
+import { short, summary } from "./format.js";
+
+export const FIGURE_GAP = 18, CAPTION_PX = 76, SMALL_PX = 120; // stage.css's .pg-row gap; a figure's caption (title and stats lines)
+export const MAX_PLANES = 4; // planes a figure shows at a time: its pager walks through the rest
+
+// Input and outputs share one scale where their ranges are alike (spans within 2.5× of each other), so equal values
+// look equal; a softmax's 0…1 on an input's −4…4, or a deconvolution's 0…45 from an input of 1…9, get their own.
+// Compare mode's two outputs always share one. Error maps have theirs.
+export function chooseScales(figs) {
+  const out = {}, ranges = {};
+  for (const f of figs) ranges[f.which] = summary(f.t).extent;
+  const span = (r) => Math.max(r[1] - r[0], 1e-12);
+  const data = figs.filter((f) => !f.magnitude && f.which !== "kernel").map((f) => f.which);
+  const joined = data.map((w) => ranges[w]).reduce((a, r) => [Math.min(a[0], r[0]), Math.max(a[1], r[1])], [Infinity, -Infinity]);
+  const alike = data.every((w) => span(joined) / span(ranges[w]) <= 2.5);
+  for (const f of figs) {
+    let r = ranges[f.which];
+    if (alike && data.includes(f.which)) r = joined;
+    if ((f.which === "output" || f.which === "compared") && ranges.compared) {
+      r = [Math.min(ranges.output[0], ranges.compared[0]), Math.max(ranges.output[1], ranges.compared[1])];
+    }
+    out[f.which] = scaleFor(r, Boolean(f.magnitude));
+  }
+  return out;
+}
+
+export function scaleFor([lo, hi], magnitude) {
+  let s;
+  if (!magnitude && lo < 0 && hi > 0) { const m = Math.max(-lo, hi); s = { lo: -m, hi: m, stops: DIVERGING, diverging: true }; }
+  else s = { lo, hi: hi === lo ? lo + 1 : hi, stops: magnitude ? MAGNITUDE : SEQUENTIAL, diverging: false };
+  s.lut = []; // 257 colours along the scale (its middle, a diverging scale's 0, exactly on a stop): one lookup a cell
+  for (let i = 0; i <= LUT_STEPS; i++) s.lut.push(interpolate(s.stops, i / LUT_STEPS));
+  return s;
+}
+export const DIVERGING = [[0, [5, 48, 97]], [0.25, [67, 147, 195]], [0.5, [247, 247, 247]], [0.75, [214, 96, 77]], [1, [103, 0, 31]]];
+export const SEQUENTIAL = [[0, [68, 1, 84]], [0.25, [59, 82, 139]], [0.5, [33, 145, 140]], [0.75, [94, 201, 98]], [1, [253, 231, 37]]];
+export const MAGNITUDE = [[0, [255, 255, 255]], [0.5, [253, 141, 60]], [1, [127, 39, 4]]];
+
+export const LUT_STEPS = 256;
+export const NAN_RGB = [160, 160, 160], POSINF_RGB = [255, 0, 255], NEGINF_RGB = [0, 255, 255];
+export function colour(scale, v) {
+  if (Number.isNaN(v)) return NAN_RGB;
+  if (v === Infinity) return POSINF_RGB;
+  if (v === -Infinity) return NEGINF_RGB;
+  const t = (v - scale.lo) / (scale.hi - scale.lo);
+  return scale.lut[t <= 0 ? 0 : t >= 1 ? LUT_STEPS : Math.round(t * LUT_STEPS)];
+}
+export function interpolate(s, t) {
+  for (let i = 1; i < s.length; i++) if (t <= s[i][0]) {
+    const u = (t - s[i - 1][0]) / (s[i][0] - s[i - 1][0]);
+    return [0, 1, 2].map((k) => Math.round(s[i - 1][1][k] + (s[i][1][k] - s[i - 1][1][k]) * u));
+  }
+  return s[s.length - 1][1];
+}
+
+// A tensor is drawn as its (n, c[, d]) planes side by side, each h × w cells.
+export function planes(shape) {
+  const h = shape[shape.length - 2] ?? 1, w = shape[shape.length - 1] ?? 1;
+  return { count: shape.slice(0, -2).reduce((a, b) => a * b, 1), h, w };
+}
+
+// A figure of many planes (a model's 256 channels) shows MAX_PLANES of them at a time, from `first`. Returns the planes drawn: { first, count, total, h, w }.
+export function shown(f) {
+  const p = planes(f.t.shape), first = Math.max(0, Math.min(f.first || 0, p.count - 1));
+  return { ...p, first, count: Math.min(MAX_PLANES, p.count - first), total: p.count };
+}
+
+export function fitCells(figs, width, height, presenter) {
+  // One cell size for the figures that compare cell for cell; a figure far narrower than the widest (a 3 × 3
+  // kernel beside 512 × 512 planes) gets SMALL_PX of its own instead of vanishing. Returns which -> px.
+  const cap = presenter ? 120 : 80;
+  const dims = figs.map((f) => {
+    const p = shown(f), rows = f.pad ? f.pad.hi[0] - f.pad.lo[0] + 1 : p.h, cols = f.pad ? f.pad.hi[1] - f.pad.lo[1] + 1 : p.w;
+    return { which: f.which, across: p.count * cols, gaps: p.count - 1, rows };
+  });
+  const widest = Math.max(...dims.map((d) => d.across));
+  const small = dims.filter((d) => d.across * 8 < widest), big = dims.filter((d) => d.across * 8 >= widest);
+  const room = width - FIGURE_GAP * (figs.length - 1) - 2 * figs.length - small.length * SMALL_PX;
+  const across = big.reduce((n, d) => n + d.across, 0), gaps = big.reduce((n, d) => n + d.gaps, 0);
+  let wide = room / Math.max(across + gaps, 1); // a gap is a cell wide, and at least 6 px (layout)
+  if (wide < 6) wide = (room - 6 * gaps) / Math.max(across, 1);
+  const tallest = Math.max(...big.map((d) => d.rows + 1));
+  const fit = (px) => Math.min(cap, px >= 1 ? Math.floor(px) : Math.max(px, 1 / 32)); // below a pixel: sampled
+  const common = fit(Math.min(wide, (height - CAPTION_PX) / tallest)), out = {};
+  for (const d of big) out[d.which] = common;
+  for (const d of small) out[d.which] = fit(Math.max(common, Math.min(SMALL_PX / (d.across + d.gaps), (height - CAPTION_PX) / (d.rows + 1))));
+  return out;
+}
+
+export function layout(f, cell, pad) {
+  const p = shown(f);
+  const lo = pad ? pad.lo : [0, 0], hi = pad ? pad.hi : [p.h - 1, p.w - 1];
+  const rows = hi[0] - lo[0] + 1, cols = hi[1] - lo[1] + 1, gap = Math.max(cell, 6);
+  return { ...p, cell, lo, rows, cols, gap, width: Math.ceil(p.count * cols * cell + (p.count - 1) * gap + 2),
+           height: Math.ceil(rows * cell + 2) };
+}
+
+export function paint(fig, presenter) {
+  const { g, canvas, overlay, t, scale } = fig, dpr = window.devicePixelRatio || 1;
+  for (const c of [canvas, overlay]) {
+    c.width = Math.round(g.width * dpr); c.height = Math.round(g.height * dpr);
+    c.style.width = g.width + "px"; c.style.height = g.height + "px";
+    c.getContext("2d").setTransform(dpr, 0, 0, dpr, 0, 0);
+  }
+  const ctx = canvas.getContext("2d"), text = g.cell >= (presenter ? 26 : 22);
+  const colours = [], bitmaps = planeBitmaps(t, g, scale);
+  ctx.imageSmoothingEnabled = false;
+  for (let p = 0; p < g.count; p++) {
+    const x0 = 1 + p * (g.cols * g.cell + g.gap), ox = x0 - g.lo[1] * g.cell, oy = 1 - g.lo[0] * g.cell;
+    if (g.lo[0] < 0 || g.lo[1] < 0 || g.rows > g.h || g.cols > g.w) { // the padded border, dashed
+      ctx.save(); ctx.setLineDash([4, 3]); ctx.strokeStyle = "#6b7280"; ctx.lineWidth = 1;
+      ctx.strokeRect(x0 + 0.5, 1.5, g.cols * g.cell - 1, g.rows * g.cell - 1); ctx.restore();
+    }
+    ctx.drawImage(bitmaps[p], ox, oy, g.w * g.cell, g.h * g.cell);
+    const q = g.first + p; // the tensor's plane drawn here
+    if (text) for (let i = 0, n = g.h * g.w; i < n; i++) colours[i] = colour(scale, t.values[q * n + i]);
+    if (g.cell >= 6) { // cell borders: a white (zero) cell of a diverging scale stays visible
+      ctx.beginPath(); ctx.strokeStyle = "rgba(0,0,0,0.22)"; ctx.lineWidth = 1;
+      for (let i = 0; i <= g.h; i++) { ctx.moveTo(ox, oy + i * g.cell + 0.5); ctx.lineTo(ox + g.w * g.cell, oy + i * g.cell + 0.5); }
+      for (let j = 0; j <= g.w; j++) { ctx.moveTo(ox + j * g.cell + 0.5, oy); ctx.lineTo(ox + j * g.cell + 0.5, oy + g.h * g.cell); }
+      ctx.stroke();
+    }
+    if (text) { // the numbers, as large as a cell allows and never wider than it
+      ctx.textAlign = "center"; ctx.textBaseline = "middle";
+      const base = Math.floor(g.cell * 0.3);
+      for (let i = 0; i < g.h; i++) for (let j = 0; j < g.w; j++) {
+        const c = colours[i * g.w + j], light = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2] > 140;
+        const label = short(t.values[(q * g.h + i) * g.w + j]);
+        ctx.font = `${Math.max(8, Math.min(base, Math.floor(g.cell * 1.75 / Math.max(3, label.length))))}px system-ui, sans-serif`;
+        ctx.fillStyle = light ? "#111" : "#fff";
+        ctx.fillText(label, ox + (j + 0.5) * g.cell, oy + (i + 0.5) * g.cell, g.cell - 4);
+      }
+    }
+  }
+}
+
+export function planeBitmaps(t, g, scale) { // one pixel a cell, kept per tensor, scale and page: a revisit only scales them
+  const key = `${scale.lo}|${scale.hi}|${scale.stops === DIVERGING}|${scale.stops === MAGNITUDE}|${g.first}|${g.count}`;
+  if (t.__bitmaps && t.__bitmaps.key === key) return t.__bitmaps.planes;
+  const planes = [], n = g.h * g.w;
+  for (let p = g.first; p < g.first + g.count; p++) {
+    const c = document.createElement("canvas");
+    c.width = g.w; c.height = g.h;
+    const cx = c.getContext("2d"), img = cx.createImageData(g.w, g.h);
+    for (let i = 0; i < n; i++) {
+      const rgb = colour(scale, t.values[p * n + i]);
+      img.data[4 * i] = rgb[0]; img.data[4 * i + 1] = rgb[1]; img.data[4 * i + 2] = rgb[2]; img.data[4 * i + 3] = 255;
+    }
+    cx.putImageData(img, 0, 0);
+    planes.push(c);
+  }
+  t.__bitmaps = { key, planes };
+  return planes;
+}
+
+export function cellXY(g, plane, h, w) {
+  return [1 + (plane - g.first) * (g.cols * g.cell + g.gap) + (w - g.lo[1]) * g.cell, 1 + (h - g.lo[0]) * g.cell];
+}
+
+export function planeOf(shape, index) { // the flat plane number of a full index (n, c[, d], h, w)
+  let p = 0;
+  for (let i = 0; i < shape.length - 2; i++) p = p * shape[i] + index[i];
+  return p;
+}
+
+export function cellAt(fig, ev) { // the cell under a pointer event, or null
+  const r = fig.canvas.getBoundingClientRect();
+  return cellAtPoint(fig.g, fig.t.shape, ev.clientX - r.left - 1, ev.clientY - r.top - 1);
+}
+
+// The cell at (x, y) px from a figure's first cell's corner: its full index and its flat position, or null.
+export function cellAtPoint(g, shape, x, y) {
+  const drawn = Math.floor(x / (g.cols * g.cell + g.gap)), j = Math.floor((x - drawn * (g.cols * g.cell + g.gap)) / g.cell) + g.lo[1];
+  const i = Math.floor(y / g.cell) + g.lo[0], plane = g.first + drawn;
+  if (drawn < 0 || drawn >= g.count || i < 0 || j < 0 || i >= g.h || j >= g.w) return null;
+  const index = [];
+  let rest = plane;
+  for (let k = shape.length - 3; k >= 0; k--) { index.unshift(rest % shape[k]); rest = Math.floor(rest / shape[k]); }
+  index.push(i, j);
+  return { index, flat: (plane * g.h + i) * g.w + j };
+}
+
+export function clear(c) { const ctx = c.getContext("2d"); ctx.save(); ctx.setTransform(1, 0, 0, 1, 0, 0); ctx.clearRect(0, 0, c.width, c.height); ctx.restore(); }
+
+export function mark(fig, cells, colour, dashOutside) { // a white halo under the colour: visible on any cell
+  const ctx = fig.overlay.getContext("2d"), g = fig.g, shape = fig.t.shape;
+  for (const c of cells) {
+    const h = c[c.length - 2], w = c[c.length - 1], plane = planeOf(shape, c.length === shape.length ? c : [...c.slice(0, -2)]);
+    if (plane < g.first || plane >= g.first + g.count) continue; // on another page of planes
+    const inside = h >= 0 && w >= 0 && h < g.h && w < g.w;
+    const [x, y] = cellXY(g, plane, h, w);
+    ctx.save();
+    ctx.setLineDash(dashOutside && !inside ? [4, 3] : []);
+    ctx.lineWidth = 4; ctx.strokeStyle = "#ffffff"; ctx.strokeRect(x + 2, y + 2, g.cell - 4, g.cell - 4);
+    ctx.lineWidth = 2; ctx.strokeStyle = colour; ctx.strokeRect(x + 2, y + 2, g.cell - 4, g.cell - 4);
+    ctx.restore();
+  }
+}

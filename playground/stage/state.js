@@ -1,0 +1,82 @@
+// The stage's state as the page's URL holds it: one table of the URL's keys (built from the page's describe) and one
+// serializer, `serialize`, which `writeHistory` alone puts in the address bar. The configuration is held as the URL
+// spells it, one text per key (`LAYER.PARAM`, `LAYER.PARAM.AXIS`, `LAYER.PARAM.set`); compare mode is
+// `LAYER.compare`, the picked cell `LAYER.extra.AXIS`. No DOM but `writeHistory`: tests/js/state.test.mjs.
+
+// The URL's keys of one page: its parameters' keys and their defaults, which choices' keys decide other keys'
+// defaults (`resets`: activation's type decides alpha's), and the keys of compare mode and the picked cell.
+export function urlTable(describe) {
+  const layer = describe.layer, resets = describe.resets || {}, owners = {};
+  for (const [owner, keys] of Object.entries(resets)) for (const k of keys) (owners[k] ||= []).push(owner);
+  return {
+    layer, keys: describe.keys, defaults: describe.defaults, resets, owners,
+    compare: `${layer}.compare`,
+    pickPrefix: `${layer}.extra.`,
+    dropped: ["preset"], // an example's name: the page turned it into the parameters it sets
+  };
+}
+
+// The search string of `state` ({ query, compare, pick: { axes, index } or null }) over the current `search`: a
+// parameter's key is left out where its value is the default, unless its default follows a choice that is not the
+// default's (LEAKY_RELU's alpha 0 is not what a link without alpha opens: 0.01); other pages' and the page's own
+// keys (the sidebar's input) stay; the picked cell's keys are written where `pick` is given, else left as they are.
+export function serialize(table, state, search = "") {
+  const params = new URLSearchParams(search), query = state.query, defaults = table.defaults;
+  for (const k of table.keys) {
+    const v = query[k];
+    const implied = v === defaults[k] && !(table.owners[k] || []).some((o) => query[o] !== defaults[o]);
+    if (v === undefined || implied) params.delete(k); else params.set(k, v);
+  }
+  for (const k of table.dropped) params.delete(k);
+  if (state.compare) params.set(table.compare, state.compare); else params.delete(table.compare);
+  if (state.pick) state.pick.axes.forEach((a, i) => params.set(table.pickPrefix + a, String(state.pick.index[i])));
+  const text = params.toString().replace(/%2C/g, ","); // "1,2" reads better in a link than "1%2C2"
+  return text ? `?${text}` : "";
+}
+
+// The one writer of the address bar (replaceState: a slider's sweep is not a hundred entries of history).
+export function writeHistory(table, state) {
+  const url = new URL(window.location.href);
+  url.search = serialize(table, state, url.search);
+  window.history.replaceState(window.history.state, "", url.toString());
+}
+
+// The keys whose texts in `search` differ from `query`'s (a key left out of a link means its default, unless a choice
+// decides its default: the page's run said it then). Where the page's script ran on an older query than the address
+// bar holds (the page reconnected to another replica), the address bar wins.
+export function linkChanges(table, search, query) {
+  const url = new URLSearchParams(search), moved = {};
+  for (const k of table.keys) {
+    const v = url.has(k) ? url.get(k) : table.owners[k] ? undefined : table.defaults[k];
+    if (v !== undefined && query[k] !== undefined && v !== query[k]) moved[k] = v;
+  }
+  return moved;
+}
+
+// Whether `search` names a picked cell (a shared link's): it stays in the URL as the configuration moves.
+export function linkPicks(table, search) {
+  return [...new URLSearchParams(search).keys()].some((k) => k.startsWith(table.pickPrefix));
+}
+
+// `query` with `changes` made: a choice that decides later defaults (activation's type) lets those take the new
+// ones (their keys leave the query; the server's answer brings them).
+export function changed(table, query, changes) {
+  const out = { ...query, ...changes };
+  for (const k of Object.keys(changes)) for (const r of table.resets[k] || []) if (!(r in changes)) delete out[r];
+  return out;
+}
+
+// The key of an answer in the browser's cache: the configuration and compare mode, in a stable order.
+export function cacheKey(query, compare) {
+  return JSON.stringify([compare || null, Object.keys(query).sort().map((k) => [k, query[k]])]);
+}
+
+// A picture's name: the layer and what differs from its defaults (convolution--stride_nd.h-2--padding_mode-SAME_UPPER).
+export function fileName(table, query, compare) {
+  const parts = [table.layer];
+  for (const k of table.keys) {
+    if (query[k] !== undefined && query[k] !== table.defaults[k]) parts.push(`${k.slice(table.layer.length + 1)}-${query[k]}`);
+  }
+  if (compare) parts.push(`compare-${compare}`);
+  return parts.join("--").replace(/[^A-Za-z0-9_.-]+/g, "-").slice(0, 150);
+}

@@ -1,0 +1,86 @@
+// heatmap.js: the colour scales, the cell size that fits the figures, and the cell under the pointer.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import {
+  DIVERGING, LUT_STEPS, MAGNITUDE, MAX_PLANES, NAN_RGB, NEGINF_RGB, POSINF_RGB, SEQUENTIAL, SMALL_PX,
+  cellAtPoint, chooseScales, colour, fitCells, interpolate, layout, planeOf, planes, scaleFor, shown,
+} from "../../playground/stage/heatmap.js";
+
+const tensor = (shape, values) => ({ shape, values: new Float32Array(values) });
+
+test("a range across zero gets the diverging scale, symmetric about zero, zero on its white middle", () => {
+  const s = scaleFor([-1, 3], false);
+  assert.equal(s.stops, DIVERGING);
+  assert.deepEqual([s.lo, s.hi], [-3, 3]);
+  assert.deepEqual(colour(s, 0), [247, 247, 247]);
+  assert.deepEqual(colour(s, -3), DIVERGING[0][1]);
+  assert.deepEqual(colour(s, 3), DIVERGING[DIVERGING.length - 1][1]);
+});
+
+test("a one-signed range is sequential, an error map is a magnitude scale, a constant still has a span", () => {
+  assert.equal(scaleFor([0, 5], false).stops, SEQUENTIAL);
+  assert.equal(scaleFor([-5, 5], true).stops, MAGNITUDE);
+  const flat = scaleFor([2, 2], false);
+  assert.deepEqual([flat.lo, flat.hi], [2, 3]);
+  assert.equal(flat.lut.length, LUT_STEPS + 1);
+});
+
+test("colour clamps outside the scale and marks the non-finite", () => {
+  const s = scaleFor([0, 1], false);
+  assert.deepEqual(colour(s, -10), colour(s, 0));
+  assert.deepEqual(colour(s, 10), colour(s, 1));
+  assert.equal(colour(s, NaN), NAN_RGB);
+  assert.equal(colour(s, Infinity), POSINF_RGB);
+  assert.equal(colour(s, -Infinity), NEGINF_RGB);
+});
+
+test("interpolate is exact on the stops and linear between them", () => {
+  assert.deepEqual(interpolate(MAGNITUDE, 0.5), [253, 141, 60]);
+  assert.deepEqual(interpolate([[0, [0, 0, 0]], [1, [100, 200, 50]]], 0.25), [25, 50, 13]);
+});
+
+test("input and output share one scale where their spans are alike, not where they differ widely", () => {
+  const alike = chooseScales([{ which: "input", t: tensor([4], [-4, 4]) }, { which: "output", t: tensor([4], [-2, 3]) }]);
+  assert.deepEqual([alike.output.lo, alike.output.hi], [-4, 4]);
+  const apart = chooseScales([{ which: "input", t: tensor([4], [-4, 4]) }, { which: "output", t: tensor([4], [0, 1]) }]);
+  assert.deepEqual([apart.output.lo, apart.output.hi], [0, 1]);
+});
+
+test("compare mode's two outputs always share one scale; the kernel and error maps keep their own", () => {
+  const s = chooseScales([
+    { which: "input", t: tensor([2], [0, 100]) }, { which: "kernel", t: tensor([2], [0, 9]) },
+    { which: "output", t: tensor([2], [0, 1]) }, { which: "compared", t: tensor([2], [0, 2]) },
+    { which: "difference", t: tensor([2], [-7, -3]), magnitude: true },
+  ]);
+  assert.deepEqual([s.output.lo, s.output.hi], [0, 2]);
+  assert.deepEqual([s.compared.lo, s.compared.hi], [0, 2]);
+  assert.deepEqual([s.kernel.lo, s.kernel.hi], [0, 9]);
+  assert.equal(s.difference.stops, MAGNITUDE);
+});
+
+test("a tensor is drawn as its planes, MAX_PLANES at a time from the page's first", () => {
+  assert.deepEqual(planes([2, 3, 4, 5]), { count: 6, h: 4, w: 5 });
+  const p = shown({ t: { shape: [1, 10, 2, 2] }, first: 8 });
+  assert.deepEqual([p.first, p.count, p.total], [8, 2, 10]);
+  assert.equal(shown({ t: { shape: [1, 10, 2, 2] } }).count, MAX_PLANES);
+});
+
+test("one cell size for figures that compare cell for cell; a far narrower one gets a size of its own", () => {
+  const big = (which) => ({ which, t: { shape: [1, 1, 64, 64] } });
+  const px = fitCells([big("input"), { which: "kernel", t: { shape: [1, 1, 3, 3] } }, big("output")], 1000, 800, false);
+  assert.equal(px.input, px.output);
+  assert.ok(px.kernel > px.input && px.kernel * 3 <= SMALL_PX, JSON.stringify(px));
+  const capped = fitCells([{ which: "input", t: { shape: [1, 1, 2, 2] } }], 4000, 4000, false);
+  assert.equal(capped.input, 80); // presenter mode lets it grow further
+  assert.equal(fitCells([{ which: "input", t: { shape: [1, 1, 2, 2] } }], 4000, 4000, true).input, 120);
+});
+
+test("the layout and the cell under a point agree, across planes and the padding drawn", () => {
+  const f = { t: { shape: [1, 2, 3, 4] } }, g = layout(f, 10, { lo: [-1, -1], hi: [3, 4] });
+  assert.deepEqual([g.rows, g.cols, g.gap, g.count], [5, 6, 10, 2]);
+  assert.deepEqual(cellAtPoint(g, f.t.shape, 15, 15), { index: [0, 0, 0, 0], flat: 0 });
+  const x = g.cols * g.cell + g.gap + 25; // the second plane's third column (its padding column first)
+  assert.deepEqual(cellAtPoint(g, f.t.shape, x, 35), { index: [0, 1, 2, 1], flat: 12 + 2 * 4 + 1 });
+  assert.equal(cellAtPoint(g, f.t.shape, 5, 5), null); // the padding: no cell of the tensor
+  assert.equal(planeOf([2, 3, 4, 5], [1, 2, 0, 0]), 5);
+});

@@ -1,0 +1,70 @@
+// state.js: the URL table, its one serializer, and reading a link back.
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { cacheKey, changed, fileName, linkChanges, linkPicks, serialize, urlTable } from "../../playground/stage/state.js";
+
+// activation-like: type decides alpha's default; a per-axis parameter beside it
+const table = urlTable({
+  layer: "act",
+  keys: ["act.type", "act.alpha", "act.stride.h", "act.stride.w"],
+  defaults: { "act.type": "RELU", "act.alpha": "0", "act.stride.h": "1", "act.stride.w": "1" },
+  resets: { "act.type": ["act.alpha"] },
+});
+const defaults = { "act.type": "RELU", "act.alpha": "0", "act.stride.h": "1", "act.stride.w": "1" };
+
+test("the table names every key of the page and which choices own which defaults", () => {
+  assert.deepEqual(table.owners, { "act.alpha": ["act.type"] });
+  assert.equal(table.compare, "act.compare");
+  assert.equal(table.pickPrefix, "act.extra.");
+});
+
+test("a value equal to its default leaves the URL; others are written", () => {
+  assert.equal(serialize(table, { query: { ...defaults, "act.stride.w": "2" } }, "?act.stride.h=3"), "?act.stride.w=2");
+  assert.equal(serialize(table, { query: defaults }, ""), "");
+});
+
+test("a default that follows a choice moved away from its own is written", () => {
+  const q = { ...defaults, "act.type": "LEAKY_RELU", "act.alpha": "0" };
+  assert.equal(serialize(table, { query: q }, ""), "?act.type=LEAKY_RELU&act.alpha=0");
+});
+
+test("other keys stay, an example's name goes, commas stay readable", () => {
+  const out = serialize(table, { query: { ...defaults, "act.alpha": "1,2" } }, "?view.presenter=true&preset=x&act.input.C=2");
+  assert.equal(out, "?view.presenter=true&act.input.C=2&act.alpha=1,2");
+});
+
+test("compare mode and the picked cell are written by the same serializer", () => {
+  const state = { query: defaults, compare: "FP16", pick: { axes: ["n", "k", "h", "w"], index: [0, 0, 1, 2] } };
+  assert.equal(serialize(table, state, "?act.compare=INT8"), "?act.compare=FP16&act.extra.n=0&act.extra.k=0&act.extra.h=1&act.extra.w=2");
+  assert.equal(serialize(table, { query: defaults, compare: null }, "?act.compare=FP16&act.extra.h=1"), "?act.extra.h=1");
+});
+
+test("the serializer's output read back gives the configuration (no key differs)", () => {
+  const q = { ...defaults, "act.type": "CLIP", "act.alpha": "-2", "act.stride.h": "3" };
+  assert.deepEqual(linkChanges(table, serialize(table, { query: q }, ""), q), {});
+});
+
+test("a link's values win over the page's; a key left out means its default unless a choice owns it", () => {
+  const q = { ...defaults, "act.stride.h": "2", "act.alpha": "0.5" };
+  assert.deepEqual(linkChanges(table, "?act.stride.w=4", q), { "act.stride.h": "1", "act.stride.w": "4" });
+  assert.ok(linkPicks(table, "?act.extra.w=1"));
+  assert.ok(!linkPicks(table, "?other.extra.w=1"));
+});
+
+test("a change of a choice lets the keys it owns take their new defaults", () => {
+  const q = changed(table, { ...defaults, "act.alpha": "0.3" }, { "act.type": "CLIP" });
+  assert.equal(q["act.type"], "CLIP");
+  assert.ok(!("act.alpha" in q));
+  assert.equal(changed(table, defaults, { "act.type": "CLIP", "act.alpha": "5" })["act.alpha"], "5");
+});
+
+test("the cache key ignores the keys' order and tells compare modes apart", () => {
+  assert.equal(cacheKey({ a: "1", b: "2" }, null), cacheKey({ b: "2", a: "1" }, undefined));
+  assert.notEqual(cacheKey({ a: "1" }, null), cacheKey({ a: "1" }, "FP16"));
+});
+
+test("a picture is named by what differs from the defaults", () => {
+  const q = { ...defaults, "act.stride.h": "2", "act.type": "LEAKY RELU/x" };
+  assert.equal(fileName(table, q, "FP16"), "act--type-LEAKY-RELU-x--stride.h-2--compare-FP16");
+  assert.equal(fileName(table, defaults, null), "act");
+});

@@ -1,0 +1,75 @@
+"""The stage's browser side as files (playground/stage/assets.py): the asset route serves every module the entry
+imports, under the version of their contents, and nothing else; each module keeps to one job and 400 lines."""
+from __future__ import annotations
+
+import re
+
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+
+from playground.stage import assets, server
+from playground.ui import stage as ui_stage
+
+IMPORT = re.compile(r'^import .* from "\./([^"]+)";$', re.MULTILINE)
+
+
+@pytest.fixture()
+def client():
+    return TestClient(Starlette(routes=server.routes()), base_url="http://stage.test")
+
+
+def test_the_entry_and_every_module_it_reaches_are_served_for_good_under_their_version(client):
+    version, found = assets.files()
+    seen, todo = set(), [assets.ENTRY]
+    while todo:  # the modules as the browser reaches them: the entry's relative imports, theirs, …
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        r = client.get(f"{assets.ROUTE}/{version}/{name}")
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/javascript"), name
+        assert "immutable" in r.headers["cache-control"] and r.content == found[name]
+        todo += IMPORT.findall(r.text)
+    assert seen == set(found)  # no module served that nothing imports
+    assert assets.url() == f"{assets.ROUTE}/{version}/stage.js"
+    assert assets.urls()[0] == assets.url() and sorted(assets.urls()) == sorted(assets.url(n) for n in found)
+
+
+def test_another_version_gets_the_files_not_to_be_kept_and_nothing_else_is_served(client):
+    version, found = assets.files()
+    r = client.get(f"{assets.ROUTE}/0000/stage.js")
+    assert r.status_code == 200 and r.headers["cache-control"] == "no-cache" and r.content == found["stage.js"]
+    for name in ("server.py", "stage.css", "package.json", "..%2Fserver.py", "STAGE.JS"):
+        assert client.get(f"{assets.ROUTE}/{version}/{name}").status_code == 404, name
+    assert client.get(f"{assets.ROUTE}/{version}/../server.py").status_code == 404
+    assert client.post(f"{assets.ROUTE}/{version}/stage.js").status_code == 405
+
+
+def test_the_version_follows_the_contents(tmp_path, monkeypatch):
+    version, found = assets.files()
+    assert re.fullmatch(r"[0-9a-f]{16}", version)
+    for name, data in found.items():
+        (tmp_path / name).write_bytes(data)
+    monkeypatch.setattr(assets, "HERE", tmp_path)
+    assets.files.cache_clear()
+    try:
+        assert assets.files()[0] == version  # the same files: the same address (a browser keeps them)
+        (tmp_path / "format.js").write_bytes(found["format.js"] + b"// changed\n")
+        assets.files.cache_clear()
+        assert assets.files()[0] != version  # a release's changed module: a new address for all of them
+    finally:
+        assets.files.cache_clear()
+
+
+def test_each_module_has_one_job_in_at_most_400_lines():
+    _, found = assets.files()
+    assert {"stage.js", "state.js", "net.js", "controls.js", "heatmap.js", "format.js"} <= set(found)
+    for name, data in found.items():
+        lines = data.decode().splitlines()
+        assert len(lines) <= 400, f"{name}: {len(lines)} lines"
+        assert lines[0].startswith("// "), f"{name} does not open by saying what it is for"
+
+
+def test_the_component_imports_the_modules_from_the_addresses_the_page_sends():
+    assert "component.data.modules" in ui_stage.LOADER and "import(" in ui_stage.LOADER
