@@ -34,6 +34,7 @@ class Kind:
 
     name = ""
     number = False  # a number the stage draws as a slider
+    widget = "text"  # the form's control for it: number, toggle, choice or text (a list of values)
 
     def canonical(self, p: Param, value: Any, fail: Callable, params: dict, shape: tuple) -> Any:
         """The canonical value of any accepted spelling, its kind and range checked (`fail(rule)` raises)."""
@@ -60,8 +61,9 @@ class Kind:
 
 
 class Number(Kind):
-    number = True
+    number, widget = True, "number"
     default_step: float = 0.01
+    whole = False  # whole numbers only
 
     def steps(self, p, old, new):
         if not isinstance(new, (int, float)) or isinstance(new, bool):
@@ -95,7 +97,7 @@ class Float(Number):
 
 
 class Int(Number):
-    name, default_step = "int", 1
+    name, default_step, whole = "int", 1, True
 
     def canonical(self, p, value, fail, params, shape):
         v = p._in_range(_number(value, _strict_int, fail, "must be a whole number"), fail)
@@ -105,7 +107,7 @@ class Int(Number):
 
 
 class Bool(Kind):
-    name = "bool"
+    name, widget = "bool", "toggle"
 
     def canonical(self, p, value, fail, params, shape):
         if isinstance(value, (bool, np.bool_)):
@@ -126,7 +128,7 @@ class Bool(Kind):
 
 
 class Enum(Kind):
-    name = "enum"
+    name, widget = "enum", "choice"
 
     def canonical(self, p, value, fail, params, shape):
         name = str(getattr(value, "name", value)).strip().upper()

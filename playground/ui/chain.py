@@ -190,34 +190,33 @@ def _param_control(address, i, key, p, params, gen) -> None:
 
     def changed():
         value = st.session_state[widget]
-        text = ("true" if value else "false") if p.kind == "bool" else p.to_text(value) if p.kind == "float" and \
-            isinstance(value, float) else value
-        _set(address, i, p.name, text)
+        _set(address, i, p.name, value if isinstance(value, str) else p.to_text(value))
 
-    if p.kind == "enum":
+    number = _number(given if given is not None else current, p.of.whole) if p.of.number else None
+    if p.of.widget == "choice":
         value = given if given in p.choices else current if current in p.choices else p.choices[0]
         st.selectbox(label, p.choices, index=p.choices.index(value), key=widget, on_change=changed, help=hint)
-    elif p.kind == "bool":
+    elif p.of.widget == "toggle":
         value = given.strip().lower() in ("true", "1", "yes", "on") if given is not None else bool(current)
         st.checkbox(label, value=value, key=widget, on_change=changed, help=hint)
-    elif p.kind in ("int", "float") and _number(given if given is not None else current, p.kind) is not None:
-        value = _number(given if given is not None else current, p.kind)  # a stepper: scrubbing redraws what follows
-        st.number_input(label, value=value, step=p.step or (1 if p.kind == "int" else 0.1), key=widget,
-                        on_change=changed, help=hint, format="%d" if p.kind == "int" else "%g")
+    elif number is not None:  # a stepper: scrubbing redraws what follows
+        whole = p.of.whole
+        st.number_input(label, value=number, step=p.step or (1 if whole else 0.1), key=widget,
+                        on_change=changed, help=hint, format="%d" if whole else "%g")
     else:
         text = given if given is not None else (p.to_text(current) if params is not None else "")
         st.text_input(label, value=text, key=widget, on_change=changed, help=hint + " (empty: the default)")
 
 
-def _number(value, kind: str):
+def _number(value, whole: bool):
     """`value` as the stepper's number, or None where it is not one (a link's text the layer's rule will name)."""
     try:
         v = float(value)
     except (TypeError, ValueError):
         return None
-    if not np.isfinite(v) or (kind == "int" and not v.is_integer()):
+    if not np.isfinite(v) or (whole and not v.is_integer()):
         return None
-    return int(v) if kind == "int" else v
+    return int(v) if whole else v
 
 
 def _sources(address, i, key, layer, gen) -> None:
