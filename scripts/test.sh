@@ -1,8 +1,15 @@
 #!/usr/bin/env bash
-# Set up and run the whole test suite (GPU tests skip themselves without a GPU).
-set -euo pipefail
+# Set up and run the whole test suite, part by part, each part's wall time printed:
+#   lint     ruff check and ruff format --check
+#   js       the stage's modules with Node's own test runner (tests/js/)
+#   python   pytest without a browser (GPU tests skip themselves without a GPU)
+#   browser  pytest's browser tests: the system Chromium against the running app
+# `--fast` runs all but the browser part; other arguments go to pytest. Every part runs; the exit status is the
+# first failure's.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
+set +e
 # Browser tests drive the distribution's Chromium (never a downloaded one); the room's test, its HAProxy.
 missing=""
 command -v node >/dev/null || missing="nodejs"
@@ -11,13 +18,28 @@ command -v haproxy >/dev/null || [ -x /usr/sbin/haproxy ] || missing="$missing h
 if [ -n "$missing" ] && command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $missing >/dev/null
 fi
-# The stage's browser modules, with Node's own test runner (no packages): before the Python suite, timed.
-if command -v node >/dev/null; then
-  started=$(date +%s%N)
-  node --test --test-reporter=dot tests/js/
-  echo "node --test tests/js/: $(( ($(date +%s%N) - started) / 1000000 )) ms"
-else
-  echo "node not found: the stage's module tests (tests/js) need Node.js 20 or later" >&2
-  exit 1
+fast=0
+args=()
+for a in "$@"; do
+  if [ "$a" = "--fast" ]; then fast=1; else args+=("$a"); fi
+done
+status=0
+times=()
+part() {  # part NAME COMMAND...: run it, time it, keep the first failure's status
+  local name=$1 started=$SECONDS rc
+  shift
+  echo "== $name: $*"
+  "$@"
+  rc=$?
+  times+=("$name $((SECONDS - started)) s (exit $rc)")
+  if [ "$rc" -ne 0 ] && [ "$status" -eq 0 ]; then status=$rc; fi
+}
+part lint sh -c 'ruff check . && ruff format --check .'
+part js node --test --test-reporter=dot tests/js/
+# builds as fast as in the app: the allocator set up by playground.trt.launch
+part python python -m playground.trt.launch python -m pytest -m "not browser" "${args[@]}"
+if [ "$fast" -eq 0 ]; then
+  part browser python -m playground.trt.launch python -m pytest -m browser "${args[@]}"
 fi
-exec python -m playground.trt.launch python -m pytest "$@"  # builds as fast as in the app
+echo "== times: ${times[*]}"
+exit "$status"
