@@ -1,0 +1,56 @@
+"""PyTorch's own ONNX exports (tests/fixtures/torch, made by its make.py with PyTorch 2.11's default exporter) open
+here and agree with PyTorch: the whole model (ONNX Runtime, the `model` command's output), every node that opens on
+its real input (its layer's reference against ONNX Runtime's tensor), and `run --onnx` of a one-node export (the
+layer's reference against PyTorch's own answer)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from playground import cli
+from playground import model as whole
+from playground.cli import open_model
+
+HERE = Path(__file__).parent / "fixtures" / "torch"
+CASES = sorted(p.stem for p in HERE.glob("*.onnx"))
+# The modules the several-inputs work names: each of their nodes opens as a layer (a node of shape arithmetic,
+# which no layer computes, aside).
+EVERY_NODE_OPENS = ("conv_relu", "conv_prelu", "conv_bn_relu", "external", "residual", "relu_of_double", "neg_softmax")
+
+
+def load(case: str):
+    z = np.load(HERE / f"{case}.npz")
+    return open_model(str(HERE / f"{case}.onnx")), {k: z[k] for k in z.files if k != "output"}, z["output"]
+
+
+def test_the_fixtures_are_pytorchs_and_the_exports_external_data_beside_it():
+    assert (HERE / "torch_version.txt").read_text().startswith("2.")
+    assert (HERE / "external.onnx.data").stat().st_size > 0 and len(CASES) >= 30
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_the_model_agrees_with_pytorch_and_every_opened_node_with_onnxruntime(case):
+    model, given, want = load(case)
+    outputs: dict = {}
+    answer = whole.analyze(model, f"{case}.onnx", given, engine=False, outputs=outputs)
+    (y,) = outputs.values()
+    np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-4)  # the export and ONNX Runtime: PyTorch's answer
+    opened = [n for n in answer["nodes"] if n["layer"]]
+    assert all(n["agrees"] for n in opened), [(n["name"], n.get("max_abs_diff"), n.get("rule")) for n in opened]
+    if case in EVERY_NODE_OPENS:
+        assert len(opened) == len(answer["nodes"]), [(n["op_type"], n.get("reason")) for n in answer["nodes"]]
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if len(load(c)[0].graph.node) == 1 and len(load(c)[1]) == 1])
+def test_run_onnx_of_a_one_node_export_gives_pytorchs_answer(case, tmp_path, capsys):
+    model, given, want = load(case)
+    if whole.analyze(model, case, given, engine=False)["counts"]["opened"] == 0:
+        pytest.skip(f"{model.graph.node[0].op_type} opens as no layer here")  # the model test above lists why
+    (x,) = given.values()
+    np.save(tmp_path / "x.npy", x)
+    rc = cli.main(["run", "--onnx", str(HERE / f"{case}.onnx"), "--input", str(tmp_path / "x.npy"),
+                   "--output", str(tmp_path / "y.npy")])
+    assert rc == 0, capsys.readouterr()
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), want, rtol=1e-4, atol=1e-4)
