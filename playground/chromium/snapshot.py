@@ -143,7 +143,7 @@ def take(shots: list[Shot], out: Path, *, width: int = 1920, height: int = 1080,
             link = shot.url(base, presenter, query)
             if style is not None:  # the stage sizes its figures without the picture's style, as on a page load
                 style.evaluate("e => e.remove()")
-            if shot.preset and shot.page == showing and pick_example(page, shot.preset):
+            if shot.preset and shot.page == showing and pick_example(page, shot.page, shot.preset):
                 progress(f"[{i}/{len(shots)}] {shot.name}: picked {shot.preset} on the open page")
             else:
                 progress(f"[{i}/{len(shots)}] {shot.name}: opening {link}")
@@ -178,22 +178,32 @@ def take(shots: list[Shot], out: Path, *, width: int = 1920, height: int = 1080,
     return written
 
 
-def pick_example(page, name: str, timeout_ms: float = 60_000) -> bool:
+def pick_example(page, layer: str, name: str, timeout_ms: float = 60_000) -> bool:
     """Pick the example or lesson `name` in the open stage's picker, as a person would: the page's script sets its
     input and the stage its parameters, without a page load (a layer's examples, one load for them all). True once
-    its answer is drawn (the picker names it, the stage idle); False where the picker does not come to name it
-    within 5 s (another example of the same configuration and input is named first): the caller opens its link."""
+    its answer is drawn: the picker names the example the stage names for that configuration (the first of those
+    it is: `presets.matching`) and the stage is idle; False where it does not within 5 s (the caller opens the
+    example's link)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: PLC0415 - only a snapshot needs it
 
+    from ..layers import get_layer
+    from ..presets import find, input_for, matching
+
+    p = find(layer, name)
+    x = input_for(p)
+    named = matching(layer, get_layer(layer).resolve(p.params, x.shape), x)
+    picker = f'{STAGE} [data-control="example"]'
+    if page.input_value(picker) == name:  # the stage shows that example already: a pick would change nothing
+        return True
     before = browser.mark(page)
-    page.select_option(f'{STAGE} [data-control="example"]', name)
+    page.select_option(picker, name)
     browser.wait_until_idle(page, timeout_ms, after=before)
     try:
         page.wait_for_function(f"""(name) => {{
             const stage = document.querySelector('{STAGE}');
             const picker = stage && stage.querySelector('[data-control="example"]');
-            return picker && picker.value === name && !stage.classList.contains('pg-busy'); }}""", arg=name,
-                               timeout=5_000)
+            return picker && picker.value === name && !stage.classList.contains('pg-busy'); }}""",
+                               arg=named[0].name if named else name, timeout=5_000)
     except PlaywrightTimeout:
         return False
     return True
