@@ -23,6 +23,7 @@ from .trt.cache import cache_key
 def second_opinions(ev: Evaluation, opened: onnxio.Opened | None = None) -> dict:
     """{"onnxruntime": …, "onnx_parser": …} for the evaluation `ev` (of `opened`'s node, where given), and below
     FP32 `precision_export` (`precision_opinions`) for a configuration (not a model's node, which is float32)."""
+    opened = _as_node(opened)
     fp32, model, ort = _onnxruntime(ev, opened, build=True)  # the parser's engine is set beside the FP32 build's
     out = {"onnxruntime": ort, "onnx_parser": parser_check(ev, fp32, model, tuple(ort.get("expected_shape", ())))}
     if opened is None and ev.params["precision"] != "FP32":
@@ -75,11 +76,18 @@ def precision_opinions(ev: Evaluation) -> dict:
             f"{TYPE_EPS} ε ({precision}) of the output's magnitude", "onnxruntime": ort, "onnx_parser": parser}
 
 
+def _as_node(opened: onnxio.Opened | None) -> onnxio.Opened | None:
+    """`opened`, or None where it is a playground export reopened (its metadata's configuration, no node: op ""):
+    its opinions are the configuration's, whose export in its precision that model is."""
+    return opened if opened is not None and opened.op else None
+
+
 _opinions = Memo(256)  # by configuration: the page's run asks again for what the route answered
 
 
 def onnxruntime_opinion(ev: Evaluation, opened: onnxio.Opened | None = None) -> dict:
     """ONNX Runtime's opinion alone (the stage's badge: a few milliseconds; no engine built for it)."""
+    opened = _as_node(opened)
     if ev.output_key is None:  # TensorRT's output, measured afresh: no key to remember it by
         return _onnxruntime(ev, opened, build=False)[2]
     key = (ev.output_key, opened.model, opened.node) if opened is not None else ev.output_key

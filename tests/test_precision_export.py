@@ -173,6 +173,11 @@ def test_cli_export_and_run_json_speak_of_the_precision(tmp_path):
     (conv,) = [n for n in model.graph.node if n.op_type == "Conv"]
     _qdq_from(model, conv.input[0], "INT8", P.scale_from_data(get_layer("convolution").example_input(
         get_layer("convolution").example_shape), "INT8"))  # scale 0: the input's amax/127, written as a number
+    reopened = json.loads(subprocess.run([sys.executable, "-m", "playground", "run", "--onnx", str(out), "--json"],
+                                         cwd=ROOT, capture_output=True, text=True).stdout)
+    assert reopened["params"]["precision"] == "INT8"  # the configuration, from the export's metadata
+    assert reopened["onnxruntime"]["agrees"], reopened["onnxruntime"]  # its FP32 opinion, of the FP32 export
+    assert reopened["precision_export"]["onnxruntime"]["agrees"], reopened["precision_export"]
     run = subprocess.run([sys.executable, "-m", "playground", "run", "activation", "--set", "precision=FP8",
                           "--json"], cwd=ROOT, capture_output=True, text=True)
     export = json.loads(run.stdout)["precision_export"]
