@@ -63,8 +63,9 @@ LIMITS: dict = {
     "upload_pixels": 40_000_000,
 }
 
-# spec_repeat: channel 0's spec pattern in every channel, as the cookbook's examples with several channels have it
-# (their printed tables depend on it); "spec" gives each channel its own phase or offset.
+# spec_repeat: channel 0's spec pattern in every channel, as the spec's examples with several channels have it
+# (their printed tables depend on it); "spec" gives each channel its own plane where the pattern does so (the
+# convolution's tile_pattern).
 KINDS = ("spec", "spec_repeat", "ramp", "random", "checkerboard", "constant", "image")
 
 DIM_NAMES = {4: ("N", "C", "H", "W"), 5: ("N", "C", "D", "H", "W")}
@@ -183,16 +184,15 @@ def tile_pattern(shape, block=(3, 3)) -> np.ndarray:
 
 
 def centered_ramp(shape) -> np.ndarray:
-    """The activation spec input: the H x W plane is arange(-(H*W//2), ...)
-    step 1 in row-major order (3x3 gives exactly arange(-4, 5).reshape(3, 3)),
-    plus c in channel c, so channels differ; channel 0 is the spec's plane."""
+    """The activation spec input: every H x W plane is arange(-(H*W//2), ...)
+    step 1 in row-major order; 3x3 gives exactly arange(-4, 5).reshape(3, 3).
+    Alike in every channel, as the spec's PReLU example has it: its lesson is
+    one slope per channel on the same values."""
     dims = _plane_shape(shape)
     h, w = dims[-2:]
     start = -((h * w) // 2)
     plane = np.arange(start, start + h * w, dtype=np.float64).reshape(h, w)
-    channels = _channels(dims)
-    offsets = np.arange(channels, dtype=np.float64).reshape((1, channels) + (1,) * (len(dims) - 2))
-    return _finish(np.broadcast_to(plane + offsets if len(dims) >= 4 else plane, dims))
+    return _finish(np.broadcast_to(plane, dims))
 
 
 def arange_pattern(shape, start=1) -> np.ndarray:

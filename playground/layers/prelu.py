@@ -5,7 +5,7 @@ import numpy as np
 
 from .. import reference as ref
 from ..inputs import centered_ramp, DIM_NAMES
-from ..examples import EXACT_SMALL, Preset, table
+from ..examples import EXACT_SMALL, Preset, spec_input, table
 from ..layer import Layer
 from ..numbers import precise
 from ..onnxmap import Graph, Node, OnnxMap
@@ -70,8 +70,7 @@ PRELU_TABLE = table("""
 
 PRELU = [
     Preset("spec_per_channel", "prelu", "slopes (0.5, 1, 2) per channel",
-           {"granularity": "channel", "slopes": "0.5,1,2"},
-           {"kind": "spec_repeat", "shape": (1, 3, 3, 3)}, PRELU_TABLE, (1, 3, 3, 3),
+           {"granularity": "channel", "slopes": "0.5,1,2"}, spec_input((1, 3, 3, 3)), PRELU_TABLE, (1, 3, 3, 3),
            EXACT_SMALL, f"{PRELU_DOC} § 初始示例代码",
            note="The spec's table types the second cell of channel 0 as '-1.5.'; by its own arithmetic "
                 "(-3 × 0.5) it is -1.5."),
