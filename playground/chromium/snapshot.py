@@ -182,16 +182,18 @@ def pick_example(page, layer: str, name: str, timeout_ms: float = 60_000) -> boo
     """Pick the example or lesson `name` in the open stage's picker, as a person would: the page's script sets its
     input and the stage its parameters, without a page load (a layer's examples, one load for them all). True once
     its answer is drawn: the picker names the example the stage names for that configuration (the first of those
-    it is: `presets.matching`) and the stage is idle; False where it does not within 5 s (the caller opens the
-    example's link)."""
+    it is: `presets.matching`; none for a lesson whose scale is from the data, which the stage does not
+    recognise) and the stage is idle; False where it does not within 5 s (the caller opens the example's link)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: PLC0415 - only a snapshot needs it
 
     from ..layers import get_layer
+    from ..precision import with_data_scale
     from ..presets import find, input_for, matching
 
     p = find(layer, name)
     x = input_for(p)
-    named = matching(layer, get_layer(layer).resolve(p.params, x.shape), x)
+    params = with_data_scale(get_layer(layer).resolve(p.params, x.shape), x)  # as the stage's evaluation has them
+    named = matching(layer, params, x)
     picker = f'{STAGE} [data-control="example"]'
     if page.input_value(picker) == name:  # the stage shows that example already: a pick would change nothing
         return True
@@ -203,7 +205,7 @@ def pick_example(page, layer: str, name: str, timeout_ms: float = 60_000) -> boo
             const stage = document.querySelector('{STAGE}');
             const picker = stage && stage.querySelector('[data-control="example"]');
             return picker && picker.value === name && !stage.classList.contains('pg-busy'); }}""",
-                               arg=named[0].name if named else name, timeout=5_000)
+                               arg=named[0].name if named else "", timeout=5_000)  # "": none named
     except PlaywrightTimeout:
         return False
     return True
