@@ -550,12 +550,14 @@ def cmd_export(args) -> int:
         x = load_inputs(args.layer, args.input)
     if args.format == "onnx":
         from .onnxio import export_model
+        from .precision import with_data_scale
 
         layer = get_layer(args.layer)
         if layer.onnx is None or layer.several:
             raise ValidationError(args.layer, "--format", "onnx: this layer has no ONNX export yet", "onnx")
         shape = x.shape if x is not None else layer.example_shape
-        model = export_model(layer, layer.resolve(raw, shape), shape)
+        params = with_data_scale(layer.resolve(raw, shape), x if x is not None else layer.example_input(shape))
+        model = export_model(layer, params, shape)  # quantize_scale 0 is the input's amax/127 (or /448) in it
         with written(args.out, "wb") as f:
             f.write(model.SerializeToString())
         print(f"wrote {args.out}: {len(model.graph.node)} node(s), opset {model.opset_import[0].version}; reopen it "

@@ -63,7 +63,10 @@ LIMITS: dict = {
     "upload_pixels": 40_000_000,
 }
 
-KINDS = ("spec", "ramp", "random", "checkerboard", "constant", "image")
+# spec_repeat: channel 0's spec pattern in every channel, as the spec's examples with several channels have it
+# (their printed tables depend on it); "spec" gives each channel its own plane where the pattern does so (the
+# convolution's tile_pattern).
+KINDS = ("spec", "spec_repeat", "ramp", "random", "checkerboard", "constant", "image")
 
 DIM_NAMES = {4: ("N", "C", "H", "W"), 5: ("N", "C", "D", "H", "W")}
 SEED_MAX = 2**31 - 1  # what the seed control and a link may hold
@@ -155,22 +158,36 @@ def _finish(a) -> np.ndarray:
 # ---------------------------------------------------------------- spec patterns
 
 
+def _channels(dims) -> int:
+    """How many channels a pattern gives their own plane: axis 1 of an NCHW/NCDHW tensor (a plane or a weight
+    of lower rank has none)."""
+    return dims[1] if len(dims) >= 4 else 1
+
+
 def tile_pattern(shape, block=(3, 3)) -> np.ndarray:
     """The convolution spec input: arange(1, 1+bh*bw) as a bh x bw block tiled
-    over H, W (cropped), identical for every leading index (n, c[, d])."""
+    over H, W (cropped). Channel c shows each cell's value c cells further on
+    in the block (row-major, wrapping), so up to bh*bw channels differ
+    while every value stays a digit 1 … 9 (the powers-of-ten kernel still names
+    its cells); channel 0 is the spec's plane. Every n (and depth d) repeats."""
     dims = _plane_shape(shape)
     bh, bw = (_int("block", b) for b in block)
     if bh < 1 or bw < 1:
         raise InputError("block", f"must be two positive integers (got {tuple(block)})")
     h, w = dims[-2:]
     tile = np.arange(1, 1 + bh * bw, dtype=np.float64).reshape(bh, bw)
-    plane = np.tile(tile, (-(-h // bh), -(-w // bw)))[:h, :w]
-    return _finish(np.broadcast_to(plane, dims))
+    cell = (np.arange(h)[:, None] % bh) * bw + np.arange(w)[None, :] % bw  # the block's cell each (h, w) shows
+    channels = _channels(dims)
+    planes = np.stack([tile.ravel()[(cell + c) % (bh * bw)] for c in range(channels)])
+    lead = (1, channels) + (1,) * (len(dims) - 4) if len(dims) >= 4 else ()
+    return _finish(np.broadcast_to(planes.reshape(lead + (h, w)) if lead else planes[0], dims))
 
 
 def centered_ramp(shape) -> np.ndarray:
     """The activation spec input: every H x W plane is arange(-(H*W//2), ...)
-    step 1 in row-major order; 3x3 gives exactly arange(-4, 5).reshape(3, 3)."""
+    step 1 in row-major order; 3x3 gives exactly arange(-4, 5).reshape(3, 3).
+    Alike in every channel, as the spec's PReLU example has it: its lesson is
+    one slope per channel on the same values."""
     dims = _plane_shape(shape)
     h, w = dims[-2:]
     start = -((h * w) // 2)
@@ -208,13 +225,14 @@ def make_input(
         raise InputError("input.kind", f"must be one of {', '.join(KINDS)} (got {kind!r})")
     shape = validate_shape(shape)
 
-    if kind == "spec":
+    if kind in ("spec", "spec_repeat"):
         if spec_fn is None:
-            raise InputError("input.spec_fn", "required for kind 'spec' (this layer has no spec example)")
-        out = np.asarray(spec_fn(shape), dtype=np.float32)
-        if out.shape != shape:
-            raise InputError("input.spec_fn", f"must return shape {shape} (got {out.shape})")
-        return _finish(out)
+            raise InputError("input.spec_fn", f"required for kind {kind!r} (this layer has no spec example)")
+        asked = shape if kind == "spec" else shape[:1] + (1,) + shape[2:]  # spec_repeat: channel 0's, broadcast
+        out = np.asarray(spec_fn(asked), dtype=np.float32)
+        if out.shape != asked:
+            raise InputError("input.spec_fn", f"must return shape {asked} (got {out.shape})")
+        return _finish(np.broadcast_to(out, shape))
     if kind == "ramp":
         lo, hi = _f32("input.low", low), _f32("input.high", high)
         return _finish(np.linspace(lo, hi, math.prod(shape)).reshape(shape))

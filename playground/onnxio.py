@@ -485,27 +485,125 @@ def open_remembered(digest: str, node: str | None, model_name: str) -> Opened:
 
 
 # -- writing ---------------------------------------------------------------------------------------------------
+# Where the playground's engine quantizes weights under INT8/FP8 (the layer's build feeds them through a Q/DQ pair
+# by set_input): the op and the index of its weight input, as the layer's ONNX export writes it.
+QUANTIZED_WEIGHTS = {"Conv": 1, "ConvTranspose": 1}
+# The float inputs ONNX types as float32 whatever the data's type (Resize's roi and scales): no Cast under FP16/BF16.
+FLOAT32_INPUTS = {"Resize": (1, 2)}
+
+
 def export_model(layer: Layer, params: dict, shape: tuple, check: bool = True):
-    """The configuration as an ONNX model: the layer's graph, float32 in and out, and the configuration in its
-    metadata (`playground.layer`, `playground.params`) so it reopens exactly. check=False: a model only for ONNX
-    Runtime's opinion (the stage's badge, on every settled change): no onnx.checker (the tests hold every layer's
-    export to it) and no metadata."""
+    """The configuration as an ONNX model: the layer's graph, float32 in and out, in the configuration's precision
+    as the playground's engine computes it (`precision_graph`), and the configuration in its metadata
+    (`playground.layer`, `playground.params`) so it reopens exactly. check=False: a model only for ONNX Runtime's
+    opinion (the stage's badge, on every settled change): no onnx.checker (the tests hold every layer's export to
+    it) and no metadata."""
     onnx = _onnx()
     h = onnx.helper
     g = Graph()
     y = layer.onnx.write(g, g.input, params, tuple(shape))
-    nodes = [h.make_node(op, inputs, [out], name=f"{layer.name}_{i}", **attrs)
-             for i, (op, inputs, out, attrs) in enumerate(g.nodes)]
-    inits = [onnx.numpy_helper.from_array(v, k) for k, v in g.consts.items()]
     out_shape = layer.cost(params, tuple(shape))[0] if layer.cost else tuple(shape)
-    graph = h.make_graph(nodes, layer.name, [h.make_tensor_value_info(g.input, onnx.TensorProto.FLOAT, list(shape))],
-                         [h.make_tensor_value_info(y, onnx.TensorProto.FLOAT, list(out_shape))], inits)
-    model = h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], producer_name="trt-layer-playground")
+
+    def model_of(nodes, y, extra=()):
+        nodes = [h.make_node(op, inputs, [out], name=f"{layer.name}_{i}", **attrs)
+                 for i, (op, inputs, out, attrs) in enumerate(nodes)]
+        inits = [onnx.numpy_helper.from_array(v, k) for k, v in g.consts.items()] + list(extra)
+        graph = h.make_graph(nodes, layer.name, [h.make_tensor_value_info(g.input, onnx.TensorProto.FLOAT,
+                                                                          list(shape))],
+                             [h.make_tensor_value_info(y, onnx.TensorProto.FLOAT, list(out_shape))], inits)
+        return h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], producer_name="trt-layer-playground")
+
+    model = model_of(g.nodes, y)
+    precision = params.get("precision", "FP32")
+    if precision in ("INT8", "FP8", "FP16", "BF16"):
+        model = model_of(*precision_graph(g, y, precision, params["quantize_scale"], _float_tensors(model)))
     if check:
         texts = {p.name: p.to_text(params[p.name]) for p in layer.params}
         h.set_model_props(model, {META_LAYER: layer.name, META_PARAMS: json.dumps(texts)})
         onnx.checker.check_model(model)
     return model
+
+
+# Where the playground's engine quantizes weights under INT8/FP8 (the layer's build feeds them through a Q/DQ pair
+# by set_input): the op and the index of its weight input, as the layer's ONNX export writes it.
+QUANTIZED_WEIGHTS = {"Conv": 1, "ConvTranspose": 1}
+# The float inputs ONNX types as float32 whatever the data's type (Resize's roi and scales): no Cast under FP16/BF16.
+FLOAT32_INPUTS = {"Resize": (1, 2)}
+
+
+def _float_tensors(model) -> set[str]:
+    """The names of the model's float32 tensors (ONNX's shape inference): those FP16/BF16 give the type."""
+    onnx = _onnx()
+    g = onnx.shape_inference.infer_shapes(model).graph
+    kinds = {v.name: v.type.tensor_type.elem_type for v in list(g.input) + list(g.value_info) + list(g.output)}
+    kinds |= {t.name: t.data_type for t in g.initializer}
+    return {name for name, kind in kinds.items() if kind == onnx.TensorProto.FLOAT}
+
+
+def _admits(op: str, index: int, type_name: str) -> bool:
+    """Whether ONNX's `op` (at the export's opset) takes a `type_name` tensor at input `index`."""
+    onnx = _onnx()
+    schema = onnx.defs.get_schema(op, OPSET)
+    formal = schema.inputs[min(index, len(schema.inputs) - 1)].type_str
+    allowed = next((c.allowed_type_strs for c in schema.type_constraints if c.type_param_str == formal), [formal])
+    return f"tensor({type_name})" in allowed
+
+
+def precision_graph(g: Graph, y: str, precision: str, scale: float, floats: set[str]) -> tuple[list, str, list]:
+    """The layer's nodes in `g` (input `g.input`, output `y`; `floats`: its float32 tensors) in `precision`, as
+    `precision.precision_input`, the layer's build and `precision_output` make the engine: (nodes, output name,
+    initializers beyond `g.consts`).
+
+    INT8/FP8: QuantizeLinear → DequantizeLinear on the input (zero point 0 of type INT8 or FLOAT8E4M3FN, the
+    configuration's scale), and on the weights where the engine quantizes them (`QUANTIZED_WEIGHTS`).
+    FP16/BF16: a Cast to the type on the input and on every float constant the layer reads (Resize's roi and scales
+    aside, which ONNX keeps float32), every float tensor between in that type, and a Cast back to float32 on the
+    output. An op ONNX defines for no such type (Conv, MaxPool, ConvTranspose take no bfloat16) reads its inputs
+    cast back to float32 and its output is cast to the type again: the values the engine's are, the arithmetic
+    float32 (the playground's emulation does the same)."""
+    onnx = _onnx()
+    if precision in ("INT8", "FP8"):
+        kind = onnx.TensorProto.INT8 if precision == "INT8" else onnx.TensorProto.FLOAT8E4M3FN
+        s, zero = g.const(np.float32(scale)), f"zero_{precision.lower()}"
+
+        def qdq(name: str, tag: str) -> tuple[list, str]:
+            q, dq = f"{tag}_quantized", f"{tag}_dequantized"
+            return [("QuantizeLinear", [name, s, zero], q, {}), ("DequantizeLinear", [q, s, zero], dq, {})], dq
+
+        nodes, x = qdq(g.input, "input")
+        for op, inputs, o, attrs in g.nodes:
+            inputs = [x if i == g.input else i for i in inputs]
+            at = QUANTIZED_WEIGHTS.get(op)
+            if at is not None and at < len(inputs) and inputs[at] in g.consts:
+                pair, inputs[at] = qdq(inputs[at], f"{o}_weights")
+                nodes += pair
+            nodes.append((op, inputs, o, attrs))
+        return nodes, y, [onnx.helper.make_tensor(zero, kind, [], [0])]
+    to = onnx.TensorProto.FLOAT16 if precision == "FP16" else onnx.TensorProto.BFLOAT16
+    type_name = "float16" if precision == "FP16" else "bfloat16"
+    nodes, typed = [("Cast", [g.input], "input_typed", {"to": to})], {g.input: "input_typed"}  # float32 → typed
+    for op, inputs, o, attrs in g.nodes:
+        inputs = list(inputs)
+        kept = FLOAT32_INPUTS.get(op, ())
+        for k, i in enumerate(inputs):
+            if i in floats and i not in typed and i in g.consts and k not in kept:  # a weight: cast once
+                typed[i] = f"{i}_typed"
+                nodes.append(("Cast", [i], typed[i], {"to": to}))
+        reads = [k for k, i in enumerate(inputs) if i in typed and k not in kept]
+        if all(_admits(op, k, type_name) for k in reads):
+            nodes.append((op, [typed[i] if k in reads else i for k, i in enumerate(inputs)], o, attrs))
+            if o in floats:
+                typed[o] = o
+            continue
+        for k in reads:  # the op has no such type in ONNX: float32 between Casts
+            nodes.append(("Cast", [typed[inputs[k]]], f"{o}_in{k}_float", {"to": onnx.TensorProto.FLOAT}))
+            inputs[k] = f"{o}_in{k}_float"
+        nodes.append((op, inputs, o, attrs))
+        if o in floats:
+            typed[o] = f"{o}_typed"
+            nodes.append(("Cast", [o], typed[o], {"to": to}))
+    nodes.append(("Cast", [typed.get(y, y)], "output_float", {"to": onnx.TensorProto.FLOAT}))
+    return nodes, "output_float", []
 
 
 # -- a second opinion ------------------------------------------------------------------------------------------
@@ -548,7 +646,7 @@ def session(model_bytes: bytes):
 
 def onnxruntime_check(model_bytes: bytes, x: np.ndarray, reference: np.ndarray, scale: Callable[[], float],
                       differs=(), undefined: np.ndarray | None = None, compared_to: str = "the reference",
-                      undefined_rule: str | None = None) -> dict:
+                      undefined_rule: str | None = None, rtol: float = 1e-5) -> dict:
     """ONNX Runtime (CPU) on the model: its version, and `compare`'s verdict on its output against `reference`."""
     try:
         import onnxruntime as ort  # noqa: PLC0415
@@ -561,7 +659,7 @@ def onnxruntime_check(model_bytes: bytes, x: np.ndarray, reference: np.ndarray, 
         y = s.run(None, {i.name: np.ascontiguousarray(a, np.float32) for i, a in zip(s.get_inputs(), given)})[0]
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused or failed the model: its words are the answer
         return out | {"status": "refused", "agrees": False, "error": _ort_words(exc)}
-    return out | {"status": "ran"} | compare(y, reference, scale, differs, undefined, undefined_rule)
+    return out | {"status": "ran"} | compare(y, reference, scale, differs, undefined, undefined_rule, rtol)
 
 
 def undefined_rule(layer: Layer) -> str | None:
@@ -571,9 +669,9 @@ def undefined_rule(layer: Layer) -> str | None:
 
 
 def compare(y: np.ndarray, reference: np.ndarray, scale: Callable[[], float], differs=(),
-            undefined: np.ndarray | None = None, rule_undefined: str | None = None) -> dict:
+            undefined: np.ndarray | None = None, rule_undefined: str | None = None, rtol: float = 1e-5) -> dict:
     """ONNX Runtime's output `y` against the layer's `reference`: the largest |difference|, whether they agree
-    (within 10⁻⁵ of the output's largest magnitude or, where that is not enough, of `scale()`, the `magnitude` of
+    (within `rtol` (10⁻⁵) of the output's largest magnitude or, where that is not enough, of `scale()`, the `magnitude` of
     the terms summed: a second reference, worked out only then; and NaN/Inf where the reference has them), and
     where they do not, the rule in play that says why (`differs`), or that no known rule does. The cells the
     layer leaves `undefined` (a max over padding only: NaN in the reference, −inf in ONNX Runtime) are not compared:
@@ -589,7 +687,7 @@ def compare(y: np.ndarray, reference: np.ndarray, scale: Callable[[], float], di
     diff = float(np.abs(y[both].astype(np.float64) - reference[both]).max()) if both.any() else 0.0
     same_nonfinite = bool(np.array_equal(np.isfinite(y[defined]), np.isfinite(reference[defined])))
     largest = float(np.abs(reference[both]).max()) if both.any() else 0.0
-    agrees = same_nonfinite and (diff <= 1e-5 * max(1.0, largest) or diff <= 1e-5 * max(1.0, scale()))
+    agrees = same_nonfinite and (diff <= rtol * max(1.0, largest) or diff <= rtol * max(1.0, scale()))
     out = {"agrees": agrees, "output_shape": list(y.shape), "max_abs_diff": diff,
            "rule": None if agrees else (differs[0] if differs else None)}
     if undefined.any():

@@ -2,13 +2,17 @@
 ONNX parser builds it, beside the network the layer's `build` made.
 
 The model is the configuration's export (`onnxio.export_model`), or for a node opened from a model, that node alone
-with its constants. ONNX models compute in float32: below FP32 both opinions are of the FP32 configuration.
+with its constants. These two are of the FP32 configuration (against its reference); below FP32 a third,
+`precision_export`, takes the export in the configuration's precision (Q/DQ pairs for INT8/FP8, Casts for
+FP16/BF16): the parser builds it and ONNX Runtime runs it where it has kernels for that type, against the
+playground's emulation of the precision (`precision.emulate`).
 """
 from __future__ import annotations
 
 import hashlib
 
 from . import onnxio
+from . import precision as P
 from .core import Evaluation, default_cache, evaluate
 from .layers import get_layer
 from .memo import Memo
@@ -17,9 +21,65 @@ from .trt.cache import cache_key
 
 
 def second_opinions(ev: Evaluation, opened: onnxio.Opened | None = None) -> dict:
-    """{"onnxruntime": …, "onnx_parser": …} for the evaluation `ev` (of `opened`'s node, where given)."""
+    """{"onnxruntime": …, "onnx_parser": …} for the evaluation `ev` (of `opened`'s node, where given), and below
+    FP32 `precision_export` (`precision_opinions`) for a configuration (not a model's node, which is float32)."""
+    opened = _as_node(opened)
     fp32, model, ort = _onnxruntime(ev, opened, build=True)  # the parser's engine is set beside the FP32 build's
-    return {"onnxruntime": ort, "onnx_parser": parser_check(ev, fp32, model, tuple(ort.get("expected_shape", ())))}
+    out = {"onnxruntime": ort, "onnx_parser": parser_check(ev, fp32, model, tuple(ort.get("expected_shape", ())))}
+    if opened is None and ev.params["precision"] != "FP32":
+        out["precision_export"] = precision_opinions(ev)
+    return out
+
+
+# ONNX Runtime against the emulation, FP16/BF16: within this many ε of the type of the output's largest magnitude
+# (or of the terms summed): its kernels may sum in the type where the emulation sums in float64.
+TYPE_EPS = 4
+# Why ONNX Runtime's INT8/FP8 output may differ from the emulation's at a tie.
+QDQ_RULE = ("ONNX's QuantizeLinear divides by the scale; TensorRT multiplies by its reciprocal (as the emulation "
+            "does): a value at a tie between two steps may round to the other one")
+
+
+# Why ONNX Runtime's FP16/BF16 output may miss the type's rounding: where its CPU has no kernel of the type for an
+# op (Conv in float16, most ops in bfloat16 refuse outright), it inserts Casts to run the op in float32 and merges
+# them with the model's own, so the op's output is never rounded to the type.
+CAST_RULE = ("ONNX Runtime (CPU) runs an op it has no {type} kernel for in float32 and merges the Casts around it "
+             "with the model's: its output may miss the type's rounding and overflow")
+
+
+def precision_opinions(ev: Evaluation) -> dict:
+    """The configuration's export in its precision (`onnxio.export_model`): its Q/DQ and Cast nodes, TensorRT's
+    ONNX parser's build of it (beside the layer's own build in that precision), and ONNX Runtime's output against
+    the playground's emulation (ONNX Runtime's own words where it has no kernel for the type, e.g. BF16 on CPU).
+    TF32 is a builder flag, not an ONNX type: its export is the FP32 model."""
+    precision = ev.params["precision"]
+    if precision not in P.QUANTIZED + P.FLOAT_TYPES:
+        return {"precision": precision, "status": "not_exported",
+                "why": f"ONNX has no {precision} type ({precision} is a builder flag): the export is the FP32 model"}
+    layer = get_layer(ev.layer)
+    proto = onnxio.export_model(layer, ev.params, ev.input.shape, check=False)
+    model = proto.SerializeToString()
+    counts: dict[str, int] = {}
+    for node in proto.graph.node:
+        if node.op_type in ("QuantizeLinear", "DequantizeLinear", "Cast"):
+            counts[node.op_type] = counts.get(node.op_type, 0) + 1
+    quantized = precision in P.QUANTIZED
+    rule = QDQ_RULE if quantized else CAST_RULE.format(type="float16" if precision == "FP16" else "bfloat16")
+    undefined = layer.undefined(ev.input, ev.params) if layer.undefined else None
+    emulation = ev.reference  # the emulation of the precision, whichever output is shown
+    ort = onnxio.onnxruntime_check(model, ev.input, emulation, lambda: onnxio.magnitude(layer, ev.input, ev.params),
+                                   [rule], undefined,
+                                   f"the playground's emulation of {precision}", onnxio.undefined_rule(layer),
+                                   rtol=1e-5 if quantized else TYPE_EPS * P.EPSILON[precision])
+    parser = parser_check(ev, ev, model, tuple(emulation.shape))
+    return {"precision": precision, "status": "exported", "nodes": counts,
+            "tolerance": "10⁻⁵ of the output's magnitude" if quantized else
+            f"{TYPE_EPS} ε ({precision}) of the output's magnitude", "onnxruntime": ort, "onnx_parser": parser}
+
+
+def _as_node(opened: onnxio.Opened | None) -> onnxio.Opened | None:
+    """`opened`, or None where it is a playground export reopened (its metadata's configuration, no node: op ""):
+    its opinions are the configuration's, whose export in its precision that model is."""
+    return opened if opened is not None and opened.op else None
 
 
 _opinions = Memo(256)  # by configuration: the page's run asks again for what the route answered
@@ -27,6 +87,7 @@ _opinions = Memo(256)  # by configuration: the page's run asks again for what th
 
 def onnxruntime_opinion(ev: Evaluation, opened: onnxio.Opened | None = None) -> dict:
     """ONNX Runtime's opinion alone (the stage's badge: a few milliseconds; no engine built for it)."""
+    opened = _as_node(opened)
     if ev.output_key is None:  # TensorRT's output, measured afresh: no key to remember it by
         return _onnxruntime(ev, opened, build=False)[2]
     key = (ev.output_key, opened.model, opened.node) if opened is not None else ev.output_key

@@ -26,7 +26,7 @@ PRECISIONS = ("FP32", "TF32", "FP16", "BF16", "INT8", "FP8")
 FLOAT_TYPES = ("FP16", "BF16")
 QUANTIZED = ("INT8", "FP8")
 TRUTH = "FP64"  # not a choice: the layer's arithmetic in float64 from the same float32 input and weights
-# One unit of relative error of each type (2^-mantissa bits); INT8's unit is one quantization step (the scale).
+# One unit of relative error of each type (2^-mantissa bits); INT8's unit is the output's own step (`output_step`).
 EPSILON = {"FP32": 2.0**-23, "TF32": 2.0**-10, "FP16": 2.0**-10, "BF16": 2.0**-7, "FP8": 2.0**-3}
 QUANT_MAX = {"INT8": 127.0, "FP8": 448.0}  # |q| of the largest quantized value: amax / this is "from the data"
 
@@ -144,10 +144,20 @@ def gpu_agreement(layer: str, precision: str) -> str | None:
             f"TensorRT's)")
 
 
+def output_step(truth) -> float:
+    """INT8's unit of error: the step of the output itself were it INT8 with the scale from its data, amax/127 of
+    the FP64 output's finite values (1 where they are all 0). An error under half of it is as close as INT8 can
+    hold this output; 127 of them span the output's whole range (a scale that saturates the input or the weights).
+    The input's step would not do: a convolution multiplies it by its weights and sums (10⁶ input steps where the
+    output is off by its own size)."""
+    return scale_from_data(truth, "INT8")
+
+
 def errors(y, truth, precision: str, scale: float) -> dict:
     """Max |y − truth|, max relative error (where truth ≠ 0), and the error in units of the precision: ε for the
-    float types (relative), quantization steps (the scale) for INT8; none for a precision with no unit (a
-    comparison of two outputs). NaN/Inf in both at the same place agree."""
+    float types (relative), the output's own INT8 step for INT8 (`output_step`); none for a precision with no unit
+    (a comparison of two outputs). NaN/Inf in both at the same place agree. `scale`: the quantize scale (kept in
+    the figures' memo key)."""
     y, t = np.asarray(y, np.float64), np.asarray(truth, np.float64)
     same = (y == t) | (np.isnan(y) & np.isnan(t))
     with np.errstate(invalid="ignore"):  # inf − inf where both agree: replaced by 0 here
@@ -158,7 +168,8 @@ def errors(y, truth, precision: str, scale: float) -> dict:
     max_abs = float(diff.max()) if diff.size else 0.0
     max_rel = float(np.nanmax(rel)) if (~np.isnan(rel)).any() else 0.0  # an overflow to inf counts: inf
     if precision == "INT8":
-        units, unit = max_abs / scale, f"quantization steps (scale {scale:g})"
+        step = output_step(t)
+        units, unit = max_abs / step, f"output steps (amax/127 = {step:.4g} of the FP64 output)"
     elif precision not in EPSILON:  # two outputs compared with each other: no unit of their own
         units, unit = None, ""
     else:

@@ -160,7 +160,7 @@ def test_image_kind_needs_bytes():
 
 
 def test_unknown_kind_raises():
-    with pytest.raises(InputError, match=r"^input\.kind: must be one of spec, ramp"):
+    with pytest.raises(InputError, match=r"^input\.kind: must be one of spec, spec_repeat, ramp"):
         make_input("noise", (1, 1, 3, 3))
 
 
@@ -233,15 +233,27 @@ def test_input_error_is_a_value_error_and_pickles():
 # ---------------------------------------------------------------- spec helpers
 
 
-@pytest.mark.parametrize("shape", [(1, 1, 6, 9), (1, 2, 6, 9), (1, 1, 2, 6, 9)])
+@pytest.mark.parametrize("shape", [(1, 1, 6, 9), (2, 1, 6, 9), (1, 1, 2, 6, 9)])
 def test_tile_pattern_matches_conv_spec_formula(shape):
     plane = np.tile(np.arange(1, 10).reshape(3, 3), (1, 2, 3)).reshape(6, 9)
-    expected = np.broadcast_to(plane, shape)
+    expected = np.broadcast_to(plane, shape)  # one channel: every n and depth slice is the spec's plane
     got = tile_pattern(shape)
     assert got.dtype == np.float32 and got.shape == shape
     np.testing.assert_array_equal(got, expected)
     if shape == (1, 1, 6, 9):  # the spec's literal expression
         np.testing.assert_array_equal(got, np.tile(np.arange(1, 10).reshape(3, 3), (1, 2, 3)).reshape(1, 1, 6, 9))
+
+
+def test_tile_pattern_gives_each_channel_its_own_phase():
+    got = tile_pattern((1, 9, 6, 9))
+    spec = tile_pattern((1, 1, 6, 9))[0, 0]
+    np.testing.assert_array_equal(got[0, 0], spec)  # channel 0 is the spec's plane
+    planes = {got[0, c].tobytes() for c in range(9)}
+    assert len(planes) == 9  # nine channels, nine different planes
+    for c in range(9):  # each the block's digits 1 … 9, c cells further on (row-major, wrapping)
+        np.testing.assert_array_equal(got[0, c, :3, :3], (np.arange(9).reshape(3, 3) + c) % 9 + 1)
+    np.testing.assert_array_equal(tile_pattern((1, 10, 3, 3))[0, 9], spec[:3, :3])  # the tenth wraps round
+    np.testing.assert_array_equal(tile_pattern((1, 2, 2, 3, 3))[0, 1, 0], tile_pattern((1, 2, 2, 3, 3))[0, 1, 1])
 
 
 def test_tile_pattern_crops_partial_blocks_and_other_block_sizes():
@@ -256,6 +268,14 @@ def test_centered_ramp_3x3_is_arange_minus4_to_4_on_every_slice():
         for c in range(3):
             np.testing.assert_array_equal(got[n, c], np.arange(-4, 5).reshape(3, 3))
     assert got.dtype == np.float32
+
+
+def test_spec_repeat_is_channel_0_in_every_channel():
+    got = make_input("spec_repeat", (2, 3, 4, 5), spec_fn=tile_pattern)
+    for n in range(2):
+        for c in range(3):
+            np.testing.assert_array_equal(got[n, c], tile_pattern((1, 1, 4, 5))[0, 0])
+    assert len({make_input("spec", (1, 3, 4, 5), spec_fn=tile_pattern)[0, c].tobytes() for c in range(3)}) == 3
 
 
 def test_centered_ramp_general_sizes():

@@ -105,8 +105,8 @@ def test_error_figures():
     e = P.errors(np.float32([1.0, 2.001, np.nan]), np.float64([1.0, 2.0, np.nan]), "FP16", 1.0)
     assert e["max_abs_error"] == pytest.approx(0.001, rel=1e-3) and e["max_rel_error"] == pytest.approx(0.0005, rel=1e-3)
     assert e["error_units"] == pytest.approx(0.0005 * 1024, rel=1e-3) and e["error"].tolist()[2] == 0
-    q = P.errors(np.float32([1.5]), np.float64([1.0]), "INT8", 0.25)
-    assert q["error_units"] == 2.0 and "quantization steps" in q["unit"]
+    q = P.errors(np.float32([1.5, 0.0]), np.float64([1.0, -0.5]), "INT8", 0.25)  # steps of the output's own scale
+    assert q["error_units"] == pytest.approx(0.5 / (1.0 / 127)) and "output steps" in q["unit"]
 
 
 # -- every layer × every precision, built by the real builder -------------------------------------------------

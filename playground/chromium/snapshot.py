@@ -1,7 +1,9 @@
 """`python -m playground snapshot --out DIR [--pages ...] [--presets ...]`: figures for documentation.
 
 Starts the app, opens each page (or an example or lesson of one) on its stage in headless system
-Chromium, waits until the stage has drawn its answer, and writes one PNG each plus an `index.md` gallery. What a
+Chromium, waits until the stage has drawn its answer, and writes one PNG each plus an `index.md` gallery. A
+layer's examples after the first are picked on the open page (its stage's picker, as a person would), not opened
+by a page load each: the same state, drawn the same, in about half the time. What a
 layer page's picture holds is `--crop`:
     figures  the heatmaps, the shape line and the source badge, cropped to their content with a margin (default)
     stage    the same with the controls beside them, as they are set
@@ -136,11 +138,18 @@ def take(shots: list[Shot], out: Path, *, width: int = 1920, height: int = 1080,
         context = browser.new_context(chrome, viewport={"width": width, "height": height}, device_scale_factor=scale,
                                       reduced_motion="reduce", color_scheme="light")
         page = context.new_page()
+        showing, style = None, None  # the layer page the tab has open (by a link), where an example can be picked
         for i, shot in enumerate(shots, 1):
             link = shot.url(base, presenter, query)
-            progress(f"[{i}/{len(shots)}] {shot.name}: opening {link}")
-            page.goto(link)
-            browser.wait_until_idle(page)
+            if style is not None:  # the stage sizes its figures without the picture's style, as on a page load
+                style.evaluate("e => e.remove()")
+            if shot.preset and shot.page == showing and pick_example(page, shot.page, shot.preset):
+                progress(f"[{i}/{len(shots)}] {shot.name}: picked {shot.preset} on the open page")
+            else:
+                progress(f"[{i}/{len(shots)}] {shot.name}: opening {link}")
+                page.goto(link)
+                browser.wait_until_idle(page)
+                showing = shot.page if shot.page != "home" else None
             exception = page.locator('[data-testid="stException"]')
             if exception.count():
                 raise RuntimeError(f"{shot.name}: the page shows an exception: {exception.first.inner_text()[:500]}")
@@ -148,7 +157,7 @@ def take(shots: list[Shot], out: Path, *, width: int = 1920, height: int = 1080,
             if shot.page != "home":
                 page.wait_for_selector(f'{STAGE}[data-drawn] [data-figure="output"] canvas')
                 page.wait_for_function(f"() => !document.querySelector('{STAGE}').classList.contains('pg-busy')")
-            page.add_style_tag(content=SNAPSHOT_CSS % {"bg": bg, "fg": fg} + ("" if badges else NO_BADGES_CSS))
+            style = page.add_style_tag(content=SNAPSHOT_CSS % {"bg": bg, "fg": fg} + ("" if badges else NO_BADGES_CSS))
             page.evaluate(STEADY_JS)
             page.mouse.move(0, 0)
             if shot.page != "home" and crop != "page":
@@ -167,6 +176,39 @@ def take(shots: list[Shot], out: Path, *, width: int = 1920, height: int = 1080,
         np.save(out / name, array)
     progress(f"wrote {len(written)} PNG(s), shots.json and index.md to {out}")
     return written
+
+
+def pick_example(page, layer: str, name: str, timeout_ms: float = 60_000) -> bool:
+    """Pick the example or lesson `name` in the open stage's picker, as a person would: the page's script sets its
+    input and the stage its parameters, without a page load (a layer's examples, one load for them all). True once
+    its answer is drawn: the picker names the example the stage names for that configuration (the first of those
+    it is: `presets.matching`; none for a lesson whose scale is from the data, which the stage does not
+    recognise) and the stage is idle; False where it does not within 5 s (the caller opens the example's link)."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: PLC0415 - only a snapshot needs it
+
+    from ..layers import get_layer
+    from ..precision import with_data_scale
+    from ..presets import find, input_for, matching
+
+    p = find(layer, name)
+    x = input_for(p)
+    params = with_data_scale(get_layer(layer).resolve(p.params, x.shape), x)  # as the stage's evaluation has them
+    named = matching(layer, params, x)
+    picker = f'{STAGE} [data-control="example"]'
+    if page.input_value(picker) == name:  # the stage shows that example already: a pick would change nothing
+        return True
+    before = browser.mark(page)
+    page.select_option(picker, name)
+    browser.wait_until_idle(page, timeout_ms, after=before)
+    try:
+        page.wait_for_function(f"""(name) => {{
+            const stage = document.querySelector('{STAGE}');
+            const picker = stage && stage.querySelector('[data-control="example"]');
+            return picker && picker.value === name && !stage.classList.contains('pg-busy'); }}""",
+                               arg=named[0].name if named else "", timeout=5_000)  # "": none named
+    except PlaywrightTimeout:
+        return False
+    return True
 
 
 def gallery(shots: list[Shot], paths: list[Path], query: str = "", files: dict | None = None) -> str:

@@ -137,17 +137,19 @@ ACTIVATION += [
            "the input's rounding is not, so the relative error reaches 2.3 ε."),
     lesson("activation", "int8_saturation", "INT8 with a scale too small saturates",
            {"type": "RELU", "precision": "INT8", "quantize_scale": 0.01}, RAMP_4,
-           {"max_abs_error": 2.73, "max_rel_error": 0.6825, "error_units": 273.0},
+           {"max_abs_error": 2.73, "max_rel_error": 0.6825, "error_units": 86.68},
            "Scale 0.01 gives INT8 the range ±1.27: every input above 1.27 is clamped to 127 steps, so 4 "
-           "comes out as 1.27 (error 2.73 = 273 steps). Scale 0 (from the data: amax/127) fixes it."),
+           "comes out as 1.27: error 2.73, 273 input steps, or 86.7 steps of the output's own INT8 scale (4/127). "
+           "Scale 0 (from the data: amax/127) fixes it."),
     lesson("activation", "int8_tie", "INT8 at a tie: the reciprocal scale decides",
            {"type": "CLIP", "alpha": -10, "beta": 10, "precision": "INT8", "quantize_scale": 0.1},
            {"kind": "ramp", "shape": (1, 1, 1, 3), "low": -3.2500002, "high": 3.2500002},
-           {"max_abs_error": 0.05, "max_rel_error": 0.01538, "error_units": 0.5},
+           {"max_abs_error": 0.05, "max_rel_error": 0.01538, "error_units": 1.954},
            "±3.2500002 with scale 0.1 is a tie on the device: TensorRT quantizes by the reciprocal scale, "
            "±3.2500002 × 10 = ±32.500004 in float32, which rounds to ±33 steps (±3.3). Divided by the scale it "
-           "would be ±32.5, a tie that ties-to-even takes to ±32 (±3.2): half a step either way, opposite sides. "
-           "CLIP ±10 passes the values through unchanged."),
+           "would be ±32.5, a tie that ties-to-even takes to ±32 (±3.2): half an input step either way, opposite "
+           "sides (1.95 steps of the output's own INT8 scale, 3.25/127). CLIP ±10 passes the values through "
+           "unchanged."),
     lesson("activation", "fp8_from_data", "FP8 E4M3 with the scale from the data",
            {"type": "RELU", "precision": "FP8", "quantize_scale": 0}, RAMP_4,
            {"max_abs_error": 0.127, "max_rel_error": 0.05263, "error_units": 0.4211},

@@ -343,7 +343,7 @@ CONVOLUTION = [
           {"num_output_maps": 2, "num_groups": 2, "kernel": "powers_of_ten"}, GROUPS_TABLE, (1, 2, 4, 7), "num_groups",
           "The powers_of_ten preset alternates the sign per output map, which is the spec's concatenate([w, -w]). "
           "The spec adds: in INT8 mode each group's channel counts must be multiples of 4.",
-          input=spec_input((1, 2, 6, 9))),
+          input={"kind": "spec_repeat", "shape": (1, 2, 6, 9)}),  # the spec's two channels alike
     _conv("conv_3d", "3-D: depth 2, kernel (2, 3, 3) = [w, −w]",
           {"kernel_size_nd": "2,3,3", "kernel": "powers_of_ten"},
           frozen(np.zeros((1, 1, 1, 4, 7))), (1, 1, 1, 4, 7), "三维卷积的示例",

@@ -19,6 +19,7 @@ from ..layer import Cell, Layer
 from ..numbers import precise
 from ..onnxmap import Graph, Node, OnnxMap, explicit_pads
 from ..params import Param, spatial_names
+from ..precision import QUANTIZED, fake_quantize
 
 KERNEL = "kernel_size_nd"
 
@@ -65,11 +66,13 @@ def geometry(p: dict, shape: tuple) -> tuple[tuple, tuple, tuple]:
 
 def reference(x, p):
     """Per kernel tap: every input cell × that tap's weights (per group, Σ over its channels), added into the
-    full output at input · stride + tap · dilation; then the padding cropped and the bias added."""
+    full output at input · stride + tap · dilation; then the padding cropped and the bias added. Under INT8/FP8
+    the kernel goes through its own Q/DQ pair with the input's scale (the input's is applied before)."""
     x = np.asarray(x, np.float64)
     n, c = x.shape[:2]
     g, maps = p["num_groups"], p["num_output_maps"]
-    kernel = np.asarray(p["kernel"], np.float64).reshape((g, c // g) + kernel_shape(p, x.shape)[1:])
+    kernel = _kernel(p)
+    kernel = np.asarray(kernel, np.float64).reshape((g, c // g) + kernel_shape(p, x.shape)[1:])
     pre, post, out = geometry(p, x.shape)
     dilation = window.dilation(p, x.ndim - 2)
     span = [b + o + a for b, o, a in zip(pre, out, post)]  # the full scatter, before the crop
@@ -84,6 +87,21 @@ def reference(x, p):
     y = full.reshape((n, maps, *span))[(slice(None), slice(None), *crop)]
     y = y + np.asarray(p["bias"], np.float64).reshape((1, maps) + (1,) * len(out))
     return np.asarray(y, dtype=ref.result_type())
+
+
+def _kernel(p):
+    """The weights the engine computes with: through the Q/DQ pair under INT8/FP8."""
+    if p["precision"] in QUANTIZED:
+        return fake_quantize(p["kernel"], p["quantize_scale"], p["precision"])
+    return p["kernel"]
+
+
+def notes(p):
+    if p["precision"] not in QUANTIZED:
+        return []
+    kind = "int8, clamped to [-128, 127]" if p["precision"] == "INT8" else "FP8 E4M3, clamped to ±448"
+    return [f"{p['precision']} here is explicit quantization: Q/DQ on the input and on the weights (fed through "
+            f"set_input); values are rounded to {kind}, with scale {p['quantize_scale']:g}."]
 
 
 def check(fail, p, shape):
@@ -137,7 +155,10 @@ def reads(p, shape, index):
 def cell(x, p, index, reference_output=None):
     """The products that land on one output cell: input value × the weight of the tap that carries it there."""
     n, local, found = _landing(p, x.shape, index)
-    terms = [(float(x[(n, c) + where]), float(p["kernel"][(c, local) + tap]), c, where, tap)
+    kernel = _kernel(p)
+    if p["precision"] in QUANTIZED:  # the values the engine multiplies: both through their Q/DQ pairs
+        x = fake_quantize(x, p["quantize_scale"], p["precision"])
+    terms = [(float(x[(n, c) + where]), float(kernel[(c, local) + tap]), c, where, tap)
              for c, where, tap in found]
     bias = float(p["bias"][index[1]])
     shown = precise(float(reference_output[tuple(index)])) if reference_output is not None else "?"
@@ -153,6 +174,9 @@ def cell(x, p, index, reference_output=None):
     taps = int(np.prod(p[KERNEL]))
     notes = [f"An input cell i reaches output o through tap t where o = i·stride + t·dilation − pre_padding: "
              f"{len({t for *_, t in found})} of the kernel's {taps} taps land here."]
+    if p["precision"] in QUANTIZED:
+        notes.append(f"{p['precision']}: the input values and the weights are quantized with scale "
+                     f"{p['quantize_scale']:g} (Q/DQ on both, the weights' fed through set_input).")
     if p["num_groups"] > 1:
         maps = p["num_output_maps"] // p["num_groups"]
         per_group = x.shape[1] // p["num_groups"]
@@ -181,7 +205,17 @@ def explain(p, shape):
 
 
 def build(trt, network, x, p):
-    deconv = network.add_deconvolution_nd(x, p["num_output_maps"], p["kernel_size_nd"], p["kernel"], p["bias"])
+    maps, size = p["num_output_maps"], p["kernel_size_nd"]
+    if p["precision"] in ("INT8", "FP8"):
+        # Explicit quantization, as the convolution: the input arrives through its Q/DQ pair and the kernel gets its
+        # own, fed through set_input (weights given as Weights would stay FP32).
+        scale = network.add_constant((), np.array(p["quantize_scale"], np.float32)).get_output(0)
+        weights = network.add_constant(p["kernel"].shape, p["kernel"]).get_output(0)
+        q = network.add_quantize(weights, scale, trt.DataType.INT8 if p["precision"] == "INT8" else trt.DataType.FP8)
+        deconv = network.add_deconvolution_nd(x, maps, size, trt.Weights(), p["bias"])
+        deconv.set_input(1, network.add_dequantize(q.get_output(0), scale, trt.DataType.FLOAT).get_output(0))
+    else:
+        deconv = network.add_deconvolution_nd(x, maps, size, p["kernel"], p["bias"])
     deconv.num_groups = p["num_groups"]
     deconv.stride_nd = p["stride_nd"]
     deconv.dilation_nd = p["dilation_nd"]
@@ -353,6 +387,7 @@ LAYER = Layer(
     build=build,
     check=check,
     cost=cost,
+    notes=notes,
     ranks=(4, 5),
     stage_tensors=lambda p: [("Kernel", p["kernel"])],
     tf32=("kernel",),

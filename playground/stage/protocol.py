@@ -204,6 +204,40 @@ def tensor(a: np.ndarray, held: frozenset | None = frozenset()) -> dict:
                                                   {"data": base64.b64encode(data).decode("ascii")})
 
 
+# A tensor's values that differ by no more than this many float32 ε of the terms behind them (the largest of them,
+# or of the values themselves) are rounding noise: a convolution of [w, −w] gives 0 ± 10⁻¹¹ from terms of 10⁵.
+NOISE_EPS = 16
+
+
+def colour_range(a: np.ndarray, terms: float | None = None) -> list[float] | None:
+    """The range a tensor's colours should span: its finite values' [min, max], or one value ([m, m], drawn as a
+    constant) where the spread is rounding noise: within NOISE_EPS float32 ε of the largest |value| or of `terms`,
+    the magnitude of what was summed (onnxio.magnitude). None where no value is finite."""
+    a = np.asarray(a, np.float64)
+    finite = a[np.isfinite(a)]
+    if not finite.size:
+        return None
+    lo, hi = float(finite.min()), float(finite.max())
+    scale = max(abs(lo), abs(hi), terms or 0.0)
+    if hi - lo <= NOISE_EPS * float(np.finfo(np.float32).eps) * scale:
+        mid = 0.0 if lo <= 0.0 <= hi else (lo + hi) / 2  # noise about zero is zero
+        return [mid, mid]
+    return [lo, hi]
+
+
+def _output_range(layer: Layer, ev, y: np.ndarray) -> list[float] | None:
+    """colour_range of an output, with the magnitude of its terms only where the spread is small beside its inputs'
+    (a reference on |x| is worked out only then)."""
+    r = colour_range(y)
+    x = np.asarray(ev.input, np.float64)
+    big = float(np.abs(x[np.isfinite(x)]).max(initial=0.0))
+    if r is None or r[0] == r[1] or r[1] - r[0] > 1e-3 * big:
+        return r
+    from ..onnxio import magnitude  # noqa: PLC0415 - needed only for a near-constant output
+
+    return colour_range(y, magnitude(layer, ev.input, ev.params))
+
+
 MAX_HELD = 64  # tensor ids a request may say the browser holds
 # A page's first answer carries its tensors' values up to this many (the spec's and a lesson's sizes, many times
 # over); beyond, they come by the route, so that megabytes never pass through the page's own messages (one
@@ -227,14 +261,15 @@ def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset | None =
     Runtime's (of the model's node `opened`, where given; else of the configuration's export)."""
     shape = ev.input.shape
     figures = [{"which": input_figure(layer, n), "title": f"Input {n.upper()}" if layer.several else "Input",
-                "tensor": tensor(a, held)} for n, a in (ev.inputs or {"x": ev.input}).items()]
+                "tensor": tensor(a, held), "range": colour_range(a)} for n, a in (ev.inputs or {"x": ev.input}).items()]
     for title, t in (layer.stage_tensors(ev.params) if layer.stage_tensors else []):
-        figures.append({"which": title.lower(), "title": title, "tensor": tensor(t, held)})
+        figures.append({"which": title.lower(), "title": title, "tensor": tensor(t, held), "range": colour_range(t)})
     figures.append({"which": "output", "title": output_title(ev, named=ev.compared is not None),
-                    "tensor": tensor(ev.output, held)})
+                    "tensor": tensor(ev.output, held), "range": _output_range(layer, ev, ev.output)})
     if ev.compared is not None and ev.compared.output.shape == ev.output.shape:
         figures.append({"which": "compared", "title": output_title(ev.compared, named=True),
-                        "tensor": tensor(ev.compared.output, held)})
+                        "tensor": tensor(ev.compared.output, held),
+                        "range": _output_range(layer, ev.compared, ev.compared.output)})
         if ev.difference is not None:
             figures.append({"which": "difference", "title": f"log₁₀ |{ev.difference['precision']}|",
                             "tensor": tensor(ev.difference["log_error"], held), "magnitude": True})

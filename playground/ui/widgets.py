@@ -18,7 +18,9 @@ BIND = "query-params"  # the value is in the page URL under the widget key: link
 STATE = dict(persist_state=PERSIST, bind=BIND)  # every widget that holds state of its own gets these
 INPUT_DEFAULTS = {"low": -4.0, "high": 4.0, "value": 1.0, "seed": 0}  # the value controls' own defaults
 # The pattern selectbox shows the plain names (the URL holds what a selectbox shows); these describe them.
-KIND_LABELS = {"spec": "the spec example's pattern, for any shape", "ramp": "evenly spaced from low to high",
+KIND_LABELS = {"spec": "the spec example's pattern, for any shape (the convolution's: each channel its own phase)",
+               "spec_repeat": "the spec example's pattern, channel 0's in every channel (as the spec's examples)",
+               "ramp": "evenly spaced from low to high",
                "random": "uniform between low and high, seeded", "checkerboard": "high and low alternating",
                "constant": "every value the same", "image": "an uploaded PNG/JPEG, resized to H × W "
                                                         "(C = 1 grey, 3 RGB); not carried by links"}

@@ -1,0 +1,52 @@
+"""More channels teach something: the spec pattern differs per channel, and the stage's answer carries a colour
+range that never stretches rounding noise into colours."""
+import numpy as np
+import pytest
+
+from playground.core import evaluate
+from playground.inputs import make_input, tile_pattern
+from playground.layers import get_layer
+from playground.stage import protocol
+
+GROUPS = {"num_output_maps": 2, "num_groups": 2, "kernel": "powers_of_ten"}
+
+
+def _answer(kind: str):
+    x = make_input(kind, (1, 4, 6, 9), spec_fn=tile_pattern)
+    ev = evaluate("convolution", GROUPS, x, run=False, build=False)
+    return ev, {f["which"]: f for f in protocol.answer(get_layer("convolution"), ev)["figures"]}
+
+
+def test_groups_lesson_on_alike_channels_is_drawn_constant():
+    # [w, −w] on two alike channels: 0 up to float32 rounding of terms near 10⁵ (a few 10⁻¹² here)
+    ev, figs = _answer("spec_repeat")
+    assert np.abs(ev.output).max() < 1e-6 and np.ptp(ev.output) > 0  # the noise is there…
+    assert figs["output"]["range"] == [0.0, 0.0]  # …and not given colours
+    assert figs["input"]["range"] == [1.0, 9.0]
+
+
+def test_groups_lesson_on_the_spec_pattern_teaches():
+    ev, figs = _answer("spec")  # channel c is channel 0's digits shifted by c cells: the maps read x0 − x1, x2 − x3
+    lo, hi = figs["output"]["range"]
+    assert hi - lo > 1e4 and (lo, hi) == (float(ev.output.min()), float(ev.output.max()))
+    assert not np.array_equal(ev.output[0, 0], ev.output[0, 1]) or not np.array_equal(ev.input[0, 0], ev.input[0, 2])
+
+
+@pytest.mark.parametrize("values, terms, drawn", [
+    ([1.0, 1.0 + 2**-20], None, "constant"),  # 8 ε apart: noise of the values' own size
+    ([1.0, 1.001], None, "spread"),
+    ([0.0, 7.3e-12], 1e5, "constant"),  # noise of terms near 10⁵
+    ([0.0, 7.3e-12], None, "spread"),  # with no terms behind it, a tiny tensor keeps its own scale
+    ([0.0, 0.5], 1e5, "spread"),  # 0.5 is 64 000 ε of 10⁵ … 2⁻²³ · 16 · 10⁵ = 0.19: a real difference
+    ([np.nan, np.inf, 3.0], None, "constant"),
+])
+def test_colour_range(values, terms, drawn):
+    a = np.array(values, np.float32)
+    r = protocol.colour_range(a, terms)
+    assert (r[0] == r[1]) == (drawn == "constant")
+    finite = a[np.isfinite(a)]
+    assert finite.min() <= r[0] <= r[1] <= finite.max() or r[0] == r[1] == 0.0
+
+
+def test_colour_range_of_nothing_finite():
+    assert protocol.colour_range(np.array([np.nan, -np.inf])) is None
