@@ -287,7 +287,7 @@ def cmd_run(args) -> int:
 def _second_opinions(result, opened) -> dict:
     """ONNX Runtime's and TensorRT's ONNX parser's opinions; where either library is missing, the reason."""
     layer = get_layer(result.layer)
-    if layer.onnx is None or layer.several:  # an ONNX export feeds one input
+    if layer.onnx is None:  # a layer with no ONNX mapping has no second opinion
         return {"onnxruntime": {"status": "no ONNX export of this layer yet"}, "onnx_parser": None}
     try:
         from .opinions import second_opinions
@@ -346,9 +346,10 @@ def cmd_export(args) -> int:
         from .onnxio import export_model
 
         layer = get_layer(args.layer)
-        if layer.onnx is None or layer.several:
+        if layer.onnx is None:
             raise ValidationError(args.layer, "--format", "onnx: this layer has no ONNX export yet", "onnx")
-        shape = x.shape if x is not None else layer.example_shape
+        xs = layer.feed(x)
+        shape = {n: a.shape for n, a in xs.items()}
         model = export_model(layer, layer.resolve(raw, shape), shape)
         with written(args.out, "wb") as f:
             f.write(model.SerializeToString())

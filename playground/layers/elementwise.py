@@ -8,6 +8,7 @@ from ..examples import derived
 from ..inputs import DIM_NAMES, arange_pattern, centered_ramp
 from ..layer import Cell, Input, Layer
 from ..numbers import precise
+from ..onnxmap import Graph, Node, OnnxMap
 from ..params import Param
 
 ARITHMETIC = ("SUM", "PROD", "MAX", "MIN", "SUB", "DIV", "POW", "FLOOR_DIV")
@@ -133,6 +134,30 @@ def explain(p, shapes):
                     else ": equal shapes, cell by cell.")]
 
 
+# -- ONNX: one op per operation (FLOOR_DIV: Floor of Div); BOOL where ONNX's logical ops and comparisons need it --
+ONNX_OPS = {"SUM": "Add", "PROD": "Mul", "MAX": "Max", "MIN": "Min", "SUB": "Sub", "DIV": "Div", "POW": "Pow",
+            "AND": "And", "OR": "Or", "XOR": "Xor", "EQUAL": "Equal", "GREATER": "Greater", "LESS": "Less"}
+ONNX_BOOL, ONNX_FLOAT = 9, 1  # TensorProto.BOOL, TensorProto.FLOAT (no onnx import in a layer's declaration)
+
+
+def onnx_read(node: Node) -> dict:
+    """Add, Sub, Mul, Div, Pow, Max, Min (two inputs), And, Or, Xor, Equal, Greater, Less: the operation."""
+    op = next(k for k, v in ONNX_OPS.items() if v == node.op)
+    if len([i for i in node.inputs if i]) != 2:
+        raise node.fail("inputs", f"{node.op} of {len(node.inputs)} inputs: the layer takes two", len(node.inputs))
+    return {"operation": op}
+
+
+def onnx_write(g: Graph, xs: dict, p: dict, shapes: dict) -> str:
+    op, a, b = p["operation"], xs["a"], xs["b"]
+    if op == "FLOOR_DIV":
+        return g.op("Floor", [g.op("Div", [a, b])])
+    if op in LOGICAL:  # nonzero is true, as TensorRT's cast to BOOL reads it
+        a, b = g.op("Cast", [a], to=ONNX_BOOL), g.op("Cast", [b], to=ONNX_BOOL)
+    y = g.op(ONNX_OPS[op], [a, b])
+    return g.op("Cast", [y], to=ONNX_FLOAT) if op in LOGICAL + COMPARISONS else y
+
+
 def _spec_b(shape):
     """B's pattern: 1, 2, 3, … (a divisor and an exponent with no zero)."""
     return arange_pattern(shape, 1)
@@ -200,4 +225,5 @@ LAYER = Layer(
     cell=cell,
     explain=explain,
     undefined=undefined,
+    onnx=OnnxMap(tuple(ONNX_OPS.values()), onnx_read, onnx_write, lift="trailing"),
 )

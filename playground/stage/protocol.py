@@ -281,7 +281,7 @@ def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset | None =
     if layer.reads is not None:
         out["cells"] = read_map(layer, ev, pick, lines)
     out["example"] = example(layer, ev)
-    if opinion and layer.onnx is not None and not layer.several:  # an ONNX export feeds one input
+    if opinion and layer.onnx is not None:  # a layer with no ONNX mapping has no second opinion
         out["onnxruntime"] = onnxruntime_badge(ev, opened)
     return out
 

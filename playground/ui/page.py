@@ -105,7 +105,7 @@ def _layer_page(name: str) -> None:
     if tabs["Engine"].open:
         with tabs["Engine"], st.container(key=control_key(layer.name, "engine")):
             _engine_panel(ev)
-            if layer.onnx is not None and not layer.several:  # an ONNX export feeds one input
+            if layer.onnx is not None:  # a layer with no ONNX mapping has no second opinion
                 _second_opinions(ev, node.opened if node and node.opened.stands(ev) else None)
     if tabs["Downloads"].open:
         with tabs["Downloads"]:
