@@ -315,6 +315,8 @@ def cmd_onnx(args) -> int:
 def cmd_layers(args) -> int:
     for layer in ([get_layer(args.layer)] if args.layer else LAYERS.values()):
         print(f"{layer.name}: {layer.summary}")
+        if layer.several:  # the order --input takes them in
+            print("  inputs: " + "; ".join(f"{i.name} ({i.help})" if i.help else i.name for i in layer.inputs))
         for p in layer.params:
             bounds = f" [{p.low}, {p.high}]" if p.low is not None or p.high is not None else ""
             extra = f" one of {', '.join(p.choices)}" if p.choices else ""

@@ -224,3 +224,8 @@ def test_the_export_of_every_operation_agrees_with_onnxruntime_and_the_parser_bu
         assert o["onnxruntime"]["agrees"] is True, (op, o["onnxruntime"])
         if o["onnx_parser"]["status"] != "not_built":
             assert o["onnx_parser"]["same_output_shape"] is True, (op, o["onnx_parser"])
+
+
+def test_the_layers_command_names_the_inputs_in_order(capsys):
+    code, out, _ = _cli(capsys, "layers", "elementwise")
+    assert code == 0 and out.splitlines()[1].startswith("  inputs: a (The first operand.); b (")
