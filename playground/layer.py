@@ -145,13 +145,15 @@ class Layer:
                 else self.example_of(i.name) for i in self.inputs}
 
     def shapes_of(self, shape) -> dict[str, tuple[int, ...]]:
-        """{input name: shape} from a dict of shapes, or one shape that every input takes."""
+        """{input name: shape} from a dict of shapes, or from the first input's shape (the others: their
+        examples')."""
         if isinstance(shape, dict):
             missing = [n for n in self.input_names if n not in shape]
             if missing or set(shape) - set(self.input_names):
                 raise self.fail("input", "needs a shape for each of " + ", ".join(self.input_names), shape)
             return {n: tuple(int(d) for d in shape[n]) for n in self.input_names}
-        return {n: tuple(int(d) for d in shape) for n in self.input_names}
+        first = tuple(int(d) for d in shape)
+        return {n: first if i == 0 else self.input_shape(n) for i, n in enumerate(self.input_names)}
 
     def shape_arg(self, shapes: dict):
         """What the layer's own callables get: the one shape, or the dict of shapes where it has several inputs."""
@@ -179,11 +181,19 @@ class Layer:
         return ValidationError(self.name, param, rule, value)
 
     def defaults(self, shape=None) -> dict:
-        return self.resolve({}, shape or {n: self.input_shape(n) for n in self.input_names})
+        """Every parameter's default for this input shape (a dict of shapes for several inputs)."""
+        shape = shape or {n: self.input_shape(n) for n in self.input_names}
+        try:
+            return self.resolve({}, shape)
+        except ValidationError:
+            if not self.several:
+                raise
+            # The inputs' shapes may fit other values only (a matrix product's TRANSPOSE): the defaults, unchecked.
+            return self.unchecked({}, shape)
 
     def resolve(self, raw: dict, shape) -> dict:
         """Canonical parameters for `raw` (unset ones take their defaults) and the input shape (a dict of shapes
-        where the layer has several inputs; one shape: every input has it)."""
+        where the layer has several inputs; one shape: the first input's)."""
         raw = self.modern(raw)
         unknown = sorted(set(raw) - set(self.param_names))
         if unknown:

@@ -291,8 +291,8 @@ def _open_several(known: _Known, node, name: str, model_name: str, layer: Layer,
     """A node of a layer of several inputs (ElementWise's Add): each input a tensor the model computes, or a constant
     where the layer's input may be one (`Input.constant`); ranks aligned as ONNX broadcasts (1s before the shorter),
     then 1s appended up to rank 4."""
-    shapes, consts, given = known.shapes, known.consts, [i for i in node.input]
-    if len(given) != len(layer.inputs) or "" in given:
+    shapes, consts, given = known.shapes, known.consts, list(node.input[:len(layer.inputs)])
+    if len(given) != len(layer.inputs) or "" in given:  # more inputs (Gemm's C) are the mapping's to judge
         raise ValidationError(where, "inputs", f"has {len([i for i in given if i])} inputs; {layer.name} takes "
                                                f"{len(layer.inputs)}", len(given))
     onnx_shapes, notes, constants = {}, [], {}
@@ -309,11 +309,12 @@ def _open_several(known: _Known, node, name: str, model_name: str, layer: Layer,
     rank = max(len(v) for v in onnx_shapes.values())
     if not 1 <= rank <= 4:
         raise ValidationError(where, "input", f"must have rank 1 … 4, not {rank}", rank)
-    lifted = {n: (1,) * (rank - len(v)) + v + (1,) * (4 - rank) for n, v in onnx_shapes.items()}
+    after = 4 - rank if layer.onnx.lift == "trailing" else 0  # "leading": every 1 before, as the alignment puts them
+    lifted = {n: (1,) * (4 - len(v) - after) + v + (1,) * after for n, v in onnx_shapes.items()}
     constants = {n: a.reshape(lifted[n]) for n, a in constants.items()}
     first = layer.input_names[0]
     view = Node(name, node.op_type, _attributes(node), [consts.get(t) for t in given], lifted[first],
-                onnx_shapes[first], known.opset, list(node.input))
+                onnx_shapes[first], known.opset, list(node.input), [onnx_shapes[i.name] for i in layer.inputs])
     raw = layer.onnx.read(view)
     try:
         params = layer.resolve(raw, lifted)
@@ -326,7 +327,7 @@ def _open_several(known: _Known, node, name: str, model_name: str, layer: Layer,
                   layer.onnx.differs(view, raw) if layer.onnx.differs else [], notes,
                   _node_model(known.model, node, onnx_shapes[first], consts, tensors) if alone else None,
                   any(isinstance(d, str) for t in tensors for d in (shapes.get(t) or ())[:1]),
-                  tuple(range(rank, 4)), params, lifted, onnx_shapes, constants)
+                  tuple(range(rank, 4)) if after else tuple(range(4 - rank)), params, lifted, onnx_shapes, constants)
 
 
 def _static(where: str, data: str, shape, batch: int) -> tuple[tuple, list[str]]:

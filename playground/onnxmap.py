@@ -29,6 +29,7 @@ class Node:
     onnx_shape: tuple[int, ...]  # as the model declares it
     opset: int
     inputs: list[str] = field(default_factory=list)  # the node's input names ("" for an omitted optional one)
+    shapes: list[tuple] = field(default_factory=list)  # a layer of several inputs: each input's shape, as declared
 
     @property
     def lifted(self) -> int:
@@ -119,7 +120,9 @@ class OnnxMap:
     write: Callable[[Graph, Any, dict, Any], str]
     # (node, raw parameters) -> the rules in play where ONNX computes this node otherwise than TensorRT's layer.
     differs: Callable[[Node, dict], list[str]] | None = None
-    lift: str = "spatial"  # a lower-rank node: "spatial" inserts H (Conv1d → 2-D), "trailing" appends 1s
+    # A lower-rank node: "spatial" inserts H (Conv1d → 2-D), "trailing" appends 1s, "leading" puts 1s before (batch
+    # axes of a matrix product).
+    lift: str = "spatial"
 
 
 def explicit_pads(pre, post) -> list[int]:

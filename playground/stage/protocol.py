@@ -425,9 +425,10 @@ def precision_line(ev) -> str | None:
             f"{c(e['max_rel_error'])} · {c(e['error_units'])} {e['unit']}" + (f" · {gpu}" if gpu else ""))
 
 
-def describe(layer: Layer, shape: tuple) -> dict[str, Any]:
-    """What the page tells its stage before any evaluation: the layer, its query keys and the default controls."""
-    params = layer.defaults(shape)
+def describe(layer: Layer, shape: tuple, shapes: dict | None = None) -> dict[str, Any]:
+    """What the page tells its stage before any evaluation: the layer, its query keys and the default controls
+    (`shapes`: every input's, where the layer has several; `shape` is the first's)."""
+    params = layer.defaults(shapes or shape)
     return {"layer": layer.name, "title": layer.title, "summary": layer.summary,
             "keys": query_keys(layer, shape), "controls": controls(layer, params, shape),
             "defaults": query_of(layer, params, shape),

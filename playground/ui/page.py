@@ -120,7 +120,7 @@ def _open_example(layer: Layer, preset: presets.Preset) -> None:
     widgets.write_input(layer, preset.input)
     shape = preset.input_shape  # {input name: shape} for a layer of several inputs; the parameters read the first's
     first = shape[layer.input_names[0]] if isinstance(shape, dict) else shape
-    stage.set_query(layer, layer.resolve(preset.params, shape), first)
+    stage.set_query(layer, layer.resolve(preset.params, shape), first, shape if isinstance(shape, dict) else None)
 
 
 def _preset_link(layer: Layer) -> None:
