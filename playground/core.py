@@ -218,9 +218,11 @@ def _evaluate(layer_name: str, raw_params: dict | None, x, *, backend: Backend |
     layer = get_layer(layer_name)
     raw_params = raw_params or {}
     xs = layer.feed(x)  # 0-d stays 0-d
+    params = layer.resolve(raw_params, {n: a.shape for n, a in xs.items()})  # ValidationError before TensorRT
+    xs = {n: xs[n] for n in layer.used_inputs(params)}  # only the inputs this configuration reads go on
     shapes = {n: a.shape for n, a in xs.items()}
     data = xs if layer.several else xs[layer.inputs[0].name]  # a one-input layer's keys stay what they were
-    params = P.with_data_scale(layer.resolve(raw_params, shapes), xs)  # ValidationError before TensorRT is called
+    params = P.with_data_scale(params, xs)
     backend = backend or detect()
     key = _References.key(layer.name, params, data)
     reference = _references.get(layer, params, xs, key)

@@ -172,6 +172,7 @@ def playground_command(layer: Layer, params: dict, x) -> str:
     `x`: the input, or the feed dict of a layer of several inputs."""
     xs = layer.feed(x)
     shapes = {n: a.shape for n, a in xs.items()}
+    xs = {n: xs[n] for n in layer.used_inputs(params)}
     parts = ["python -m playground run", layer.name]
     for name, value in essential_params(layer, params, shapes).items():
         if isinstance(value, np.ndarray) and value.size > CLI_ARRAY_LIMIT:
@@ -200,12 +201,14 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
     layer = get_layer(layer_name)
     raw_params = raw_params or {}
     xs = layer.feed(x)  # every input by name; `data` in the script: the one array, or this dict
-    params = precision.with_data_scale(layer.resolve(raw_params, {n: a.shape for n, a in xs.items()}), xs)
+    params = layer.resolve(raw_params, {n: a.shape for n, a in xs.items()})
+    xs = {n: xs[n] for n in layer.used_inputs(params)}  # the inputs this configuration reads
+    params = precision.with_data_scale(params, xs)
     source = build_source(layer)
     unused = set(layer.unused(params))
     settings = BuildSettings.from_env()
     command = playground_command(layer, params, xs)
-    names = network_inputs(layer)
+    names = {n: t for n, t in network_inputs(layer).items() if n in xs}
 
     width = max(len(p.name) for p in layer.params)
     header = [

@@ -170,7 +170,7 @@ class Opened:
             return x.reshape(self.shape)
         from .inputs import make_input
 
-        first, *others = self.layer.input_names
+        first, *others = [n for n in self.layer.input_names if n in self.shapes]  # the node's, in order
         return {first: x.reshape(self.shape)} | {
             n: self.constants[n] if n in self.constants else make_input("random", self.shapes[n], seed=SEED + i)
             for i, n in enumerate(others, 1)}
@@ -179,7 +179,7 @@ class Opened:
         """The node model's inputs (in its order) from an evaluation of this node."""
         if self.shapes is None:
             return ev.input.reshape(self.onnx_shape)
-        return {n: ev.inputs[n].reshape(self.onnx_shapes[n]) for n in self.layer.input_names if n not in self.constants}
+        return {n: ev.inputs[n].reshape(s) for n, s in self.onnx_shapes.items() if n not in self.constants}
 
     def to_onnx(self, y: np.ndarray) -> np.ndarray:
         """The layer's output in ONNX's layout: the axes added to lift the node taken out again."""
@@ -292,9 +292,11 @@ def _open_several(known: _Known, node, name: str, model_name: str, layer: Layer,
     where the layer's input may be one (`Input.constant`); ranks aligned as ONNX broadcasts (1s before the shorter),
     then 1s appended up to rank 4."""
     shapes, consts, given = known.shapes, known.consts, list(node.input[:len(layer.inputs)])
-    if len(given) != len(layer.inputs) or "" in given:  # more inputs (Gemm's C) are the mapping's to judge
+    required = sum(i.used_when is None for i in layer.inputs)  # the rest: a concatenation's third and fourth
+    if len(given) < required or "" in given:  # more inputs (Gemm's C) are the mapping's to judge
         raise ValidationError(where, "inputs", f"has {len([i for i in given if i])} inputs; {layer.name} takes "
-                                               f"{len(layer.inputs)}", len(given))
+                                               f"{required}" + (f" … {len(layer.inputs)}" if required < len(layer.inputs)
+                                                                else ""), len(given))
     onnx_shapes, notes, constants = {}, [], {}
     for i, t in zip(layer.inputs, given):
         if t in consts:
@@ -314,7 +316,7 @@ def _open_several(known: _Known, node, name: str, model_name: str, layer: Layer,
     constants = {n: a.reshape(lifted[n]) for n, a in constants.items()}
     first = layer.input_names[0]
     view = Node(name, node.op_type, _attributes(node), [consts.get(t) for t in given], lifted[first],
-                onnx_shapes[first], known.opset, list(node.input), [onnx_shapes[i.name] for i in layer.inputs])
+                onnx_shapes[first], known.opset, list(node.input), list(onnx_shapes.values()))
     raw = layer.onnx.read(view)
     try:
         params = layer.resolve(raw, lifted)
@@ -416,8 +418,9 @@ def export_model(layer: Layer, params: dict, shape, check: bool = True):
     onnx = _onnx()
     h = onnx.helper
     shapes = layer.shapes_of(shape)  # a layer of several inputs: one graph input per input, by its name
-    g = Graph(inputs=layer.input_names if layer.several else None)
-    xs = dict(zip(layer.input_names, g.inputs))
+    used = layer.used_inputs(params)
+    g = Graph(inputs=used if layer.several else None)
+    xs = dict(zip(used, g.inputs))
     y = layer.onnx.write(g, xs if layer.several else g.input, params, layer.shape_arg(shapes))
     nodes = [h.make_node(op, inputs, [out], name=f"{layer.name}_{i}", **attrs)
              for i, (op, inputs, out, attrs) in enumerate(g.nodes)]
@@ -425,7 +428,7 @@ def export_model(layer: Layer, params: dict, shape, check: bool = True):
     first = shapes[layer.input_names[0]]
     out_shape = layer.cost(params, layer.shape_arg(shapes))[0] if layer.cost else first
     graph = h.make_graph(nodes, layer.name, [h.make_tensor_value_info(xs[n], onnx.TensorProto.FLOAT, list(shapes[n]))
-                                             for n in layer.input_names],
+                                             for n in used],
                          [h.make_tensor_value_info(y, onnx.TensorProto.FLOAT, list(out_shape))], inits)
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], producer_name="trt-layer-playground")
     if check:

@@ -344,7 +344,7 @@ def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES) -> d
         indices.append(picked)
     reads, written, also = _reads(layer, ev.params, shape, tuple(indices)), {}, {}
     if layer.several:  # {input: cells} per output cell: the first input's are `reads`, the others' `also`
-        first, *others = layer.input_names
+        first, *others = [n for n in layer.input_names if n in ev.inputs]  # the inputs in use
         also = {input_figure(layer, n): {k: v[n] for k, v in reads.items()} for n in others}
         reads = {k: v[first] for k, v in reads.items()}
     for i, index in enumerate(indices):
