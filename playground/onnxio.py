@@ -311,8 +311,10 @@ def _open_several(known: _Known, node, name: str, model_name: str, layer: Layer,
     rank = max(len(v) for v in onnx_shapes.values())
     if not 1 <= rank <= 4:
         raise ValidationError(where, "input", f"must have rank 1 … 4, not {rank}", rank)
-    after = 4 - rank if layer.onnx.lift == "trailing" else 0  # "leading": every 1 before, as the alignment puts them
-    lifted = {n: (1,) * (4 - len(v) - after) + v + (1,) * after for n, v in onnx_shapes.items()}
+    align = layer.onnx.align or (lambda op, n, v, r: (1,) * (r - len(v)) + tuple(v))  # as ONNX broadcasts
+    after = 4 - rank if layer.onnx.lift == "trailing" else 0  # "leading": every 1 before
+    lifted = {n: (1,) * (4 - rank - after) + align(node.op_type, n, v, rank) + (1,) * after
+              for n, v in onnx_shapes.items()}
     constants = {n: a.reshape(lifted[n]) for n, a in constants.items()}
     first = layer.input_names[0]
     view = Node(name, node.op_type, _attributes(node), [consts.get(t) for t in given], lifted[first],

@@ -123,6 +123,9 @@ class OnnxMap:
     # A lower-rank node: "spatial" inserts H (Conv1d → 2-D), "trailing" appends 1s, "leading" puts 1s before (batch
     # axes of a matrix product).
     lift: str = "spatial"
+    # A layer of several inputs: (op_type, input name, its shape, the node's rank) -> that input's shape at the
+    # node's rank; None: as ONNX broadcasts, 1s before (InstanceNormalization's 1-D scale is along C instead).
+    align: Callable[[str, str, tuple, int], tuple] | None = None
 
 
 def explicit_pads(pre, post) -> list[int]:
