@@ -52,7 +52,7 @@ def check(fail, p, shapes):
 
 
 def cost(p, shapes):
-    batch, m, k, n, out = geometry(p, shapes)
+    _, _, k, _, out = geometry(p, shapes)
     return out, int(np.prod(out)) * k, "one multiply-add per output value and K", "the inputs' sizes"
 
 
@@ -82,7 +82,7 @@ def build(trt, network, xs, p):
 
 def reads(p, shapes, index):
     """Output (batch…, i, j) reads row i of A and column j of B (the batch axes broadcast; VECTOR: the one vector)."""
-    batch, m, k, n, out = geometry(p, shapes)
+    batch, _, k, _, _ = geometry(p, shapes)
     nb = len(batch)
     bi, rest = tuple(index[:nb]), list(index[nb:])
     i = rest.pop(0) if p["op0"] != "VECTOR" else 0
