@@ -222,7 +222,7 @@ def _evaluate(layer_name: str, raw_params: dict | None, x, *, backend: Backend |
     xs = {n: xs[n] for n in layer.used_inputs(params)}  # only the inputs this configuration reads go on
     shapes = {n: a.shape for n, a in xs.items()}
     data = xs if layer.several else xs[layer.inputs[0].name]  # a one-input layer's keys stay what they were
-    params = P.with_data_scale(params, xs)
+    params = P.with_data_scale(params, {n: a for n, a in xs.items() if n not in layer.index_inputs})
     backend = backend or detect()
     key = _References.key(layer.name, params, data)
     reference = _references.get(layer, params, xs, key)

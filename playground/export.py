@@ -203,7 +203,7 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
     xs = layer.feed(x)  # every input by name; `data` in the script: the one array, or this dict
     params = layer.resolve(raw_params, {n: a.shape for n, a in xs.items()})
     xs = {n: xs[n] for n in layer.used_inputs(params)}  # the inputs this configuration reads
-    params = precision.with_data_scale(params, xs)
+    params = precision.with_data_scale(params, {n: a for n, a in xs.items() if n not in layer.index_inputs})
     source = build_source(layer)
     unused = set(layer.unused(params))
     settings = BuildSettings.from_env()
@@ -257,6 +257,7 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
         "trt = None  # tensorrt, or tensorrt_rtx (the same API under another name): main() picks the one that builds",
         f"RTX_HINT = {RTX_HINT!r}",
         f"INPUT_NAMES, OUTPUT_NAME = {names!r}, {OUTPUT_NAME!r}  # the layer's input names: the network's",
+        f"INDEX_INPUTS = {tuple(layer.index_inputs)!r}  # indices: no precision's cast or Q/DQ pair",
         f"OPTIMIZATION_LEVEL = {settings.optimization_level}  # the playground's builder setting "
         "(TensorRT's own default is 3)",
         f"PLAYGROUND_COMMAND = {command!r}",

@@ -45,6 +45,8 @@ class Input:
     # params -> whether the configuration reads it (a concatenation of 2 … 4 inputs); None: always. Only the inputs
     # in use reach the network, the cache key, the stage's figures and the exports.
     used_when: Callable[[dict], bool] | None = None
+    # False: indices, not data (a gather's): no precision's cast or Q/DQ pair; the layer casts it to INT32 itself.
+    data: bool = True
 
 
 ONE_INPUT = (Input("x"),)
@@ -146,6 +148,11 @@ class Layer:
             self._input(name)  # an unknown name says which ones there are
         return {i.name: np.asarray(given[i.name], dtype=np.float32, order="C") if i.name in given
                 else self.example_of(i.name) for i in self.inputs}
+
+    @property
+    def index_inputs(self) -> tuple[str, ...]:
+        """The inputs that hold indices (`Input.data` False): no precision touches them."""
+        return tuple(i.name for i in self.inputs if not i.data)
 
     def used_inputs(self, params: dict) -> tuple[str, ...]:
         """The inputs this configuration reads, in declared order."""

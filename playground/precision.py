@@ -85,6 +85,7 @@ def with_data_scale(params: dict, x) -> dict:
     where `x` is a feed dict: one scale for all their Q/DQ pairs)."""
     if params["precision"] in QUANTIZED and params["quantize_scale"] == 0:
         values = np.concatenate([np.ravel(v) for v in x.values()]) if isinstance(x, dict) else x
+        values = values if values.size else np.zeros(1, np.float32)
         return {**params, "quantize_scale": scale_from_data(values, params["precision"])}
     return params
 
@@ -97,7 +98,7 @@ def emulate(layer, x, params: dict) -> np.ndarray:
     inputs and the weights in `layer.tf32`; INT8/FP8 pass each input through its Q/DQ pair (the layer's reference
     quantizes its own weights, as its construction does). TRUTH: the layer in float64, unrounded (float64 out)."""
     xs = x if isinstance(x, dict) else {layer.inputs[0].name: x}
-    each = lambda f: {k: f(v) for k, v in xs.items()}  # noqa: E731
+    each = lambda f: {k: v if k in layer.index_inputs else f(v) for k, v in xs.items()}  # indices stay exact  # noqa: E731
     precision = params.get("precision", "FP32")
     if precision == TRUTH:
         with ref.exact():

@@ -156,8 +156,9 @@ def network_from_layer(trt, builder, layer: Layer, params: dict, input_shape):
     Q/DQ pair on each input for INT8/FP8), one marked float32 output."""
     network = builder.create_network(network_flags(trt))
     p, shapes, used = params["precision"], layer.shapes_of(input_shape), layer.used_inputs(params)
-    xs = {n: P.precision_input(trt, network, network.add_input(t, trt.DataType.FLOAT, shapes[n]), p,
-                               params["quantize_scale"]) for n, t in network_inputs(layer).items() if n in used}
+    xs = {n: network.add_input(t, trt.DataType.FLOAT, shapes[n]) for n, t in network_inputs(layer).items() if n in used}
+    xs = {n: x if n in layer.index_inputs else P.precision_input(trt, network, x, p, params["quantize_scale"])
+          for n, x in xs.items()}  # indices stay exact
     typed = P.TypedNetwork(trt, network, p) if p in P.FLOAT_TYPES else None
     y = layer.construct(trt, typed or network, xs, params)
     y = P.precision_output(trt, network, y, p)
