@@ -36,8 +36,8 @@ def reference(x, p):
 
 
 def undefined(x, p):
-    """A negative base to a fractional power (α < 0 makes the denominator's base negative where the squares are
-    large), and 0 to a positive power (a zero base): no finite value."""
+    """0 to a positive power in the denominator (k and the squares all 0 at once cannot be: k ≥ 10⁻⁵, α ≥ 0; kept
+    for the rule's sake, a base ≤ 0 has no finite value)."""
     x = np.asarray(x, np.float64)
     sq, channels = x * x, x.shape[1]
     base = p["k"] + p["alpha"] / p["window"] * np.stack(
@@ -99,7 +99,7 @@ LAYER = Layer(
     params=(
         Param("window", "int", 5, "Channels in the window (odd, 1 … 15), centred on each channel.", low=1, high=15,
               step=2, rule=window_rule, label="Window"),
-        Param("alpha", "float", 1e-4, "α: the weight of the sum of squares (divided by the window).", low=-1e3,
+        Param("alpha", "float", 1e-4, "α: the weight of the sum of squares (divided by the window).", low=0.0,
               high=1e3, step=1e-4, slide=(0.0, 10.0), label="Alpha"),
         Param("beta", "float", 0.75, "β: the power of the denominator.", low=0.01, high=10.0, step=0.01,
               slide=(0.01, 2.0), label="Beta"),
@@ -111,7 +111,7 @@ LAYER = Layer(
     reference=reference,
     build=build,
     formula=formula,
-    ranks=(4, 5),
+    ranks=(4,),
     examples=EXAMPLES,
     reads=reads,
     cell=cell,
