@@ -124,7 +124,7 @@ def load_inputs(layer_name: str, given: list[str] | None):
                                       f"({', '.join(names)}); {len(given)} files given", text)
         if name in named:
             raise ValidationError(layer_name, "--input", f"input {name} is given twice", text)
-        named[name] = read_npy(path, layer_name, "--input" if not layer.several else f"--input {name}")
+        named[name] = read_npy(path, "input", "--input" if not layer.several else f"--input {name}")
     return named if layer.several else named[names[0]]
 
 
