@@ -229,3 +229,21 @@ def test_the_export_of_every_operation_agrees_with_onnxruntime_and_the_parser_bu
 def test_the_layers_command_names_the_inputs_in_order(capsys):
     code, out, _ = _cli(capsys, "layers", "elementwise")
     assert code == 0 and out.splitlines()[1].startswith("  inputs: a (The first operand.); b (")
+
+
+def test_a_model_nodes_page_takes_its_constant_operand_and_each_tensors_shape(monkeypatch, tmp_path):
+    from apptest import open_page, stage_data, text
+    from playground import blobs, onnxio
+
+    monkeypatch.setenv("PLAYGROUND_BLOBS", str(tmp_path))
+    monkeypatch.setattr(blobs, "_store", None, raising=False)
+    digest, _ = onnxio.remember(_binary_model("Mul", (1, 2, 2, 2), (2, 1, 1), b_const=[[[3]], [[-1]]]), "mul.onnx")
+    at = open_page("elementwise", onnx=digest, node="binary", model="mul.onnx")
+    answer = stage_data(at)["answer"]
+    b = next(f for f in answer["figures"] if f["which"] == "input.b")
+    assert b["tensor"]["shape"] == [1, 2, 1, 1] and "From the model: input B (1, 2, 1, 1)" in text(at)
+    assert answer["query"]["elementwise.operation"] == "PROD"
+    digest, _ = onnxio.remember(_binary_model("Add", (2, 3), (3,)), "add.onnx")
+    at = open_page("elementwise", onnx=digest, node="binary", model="add.onnx")
+    shapes = {f["which"]: f["tensor"]["shape"] for f in stage_data(at)["answer"]["figures"]}
+    assert shapes["input"] == [2, 3, 1, 1] and shapes["input.b"] == [1, 3, 1, 1]  # each as the model has it

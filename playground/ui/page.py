@@ -61,6 +61,8 @@ def _layer_page(name: str) -> None:
     if links.PRESET_PARAM in st.query_params:  # ?preset=NAME: the example's input and parameters, then the stage
         _preset_link(layer)
     node = models.node_link(layer)  # ?onnx=DIGEST&node=NAME: a model's node
+    if node is not None and node.opened.shapes:
+        _node_inputs(layer, node.opened)
     links.check_url(layer)  # drops the URL values the layer refuses (and runs the page again)
     hide = links.hidden(layer)
     with st.sidebar:
@@ -69,6 +71,10 @@ def _layer_page(name: str) -> None:
         input_tab, view_tab = st.tabs(titles, default=shown_first)
     with input_tab, st.container(key=control_key(name, "input")):
         inp = widgets.input_controls(layer)
+        if node is not None and node.opened.constants and isinstance(inp.x, dict):
+            inp.x = {**inp.x, **node.opened.constants}  # the model's constants, not the controls' pattern
+            st.caption("From the model: " + ", ".join(f"input {n.upper()} {tuple(a.shape)}"
+                                                      for n, a in node.opened.constants.items()) + " (its constant).")
     with view_tab, st.container(key=control_key(name, "view")):
         view = widgets.view_controls()
         if hide:
@@ -113,6 +119,18 @@ def _layer_page(name: str) -> None:
     if SPEC_TAB in tabs and tabs[SPEC_TAB].open:
         with tabs[SPEC_TAB]:
             workshop.spec_tab(layer, ev, view)
+
+
+def _node_inputs(layer: Layer, opened) -> None:
+    """A model's node of several inputs, the first run of a session: each input the model computes takes its shape
+    and the seeded pattern (the first's is set with the node); a constant comes from the model on every run."""
+    done = f"_onnx_inputs.{layer.name}"
+    if st.session_state.get(done) == (opened.model, opened.node):
+        return
+    st.session_state[done] = (opened.model, opened.node)
+    widgets.write_input(layer, {n: {"kind": "random", "shape": s, "seed": i, "low": -4.0, "high": 4.0}
+                                for i, (n, s) in enumerate(opened.shapes.items())
+                                if i > 0 and n not in opened.constants})
 
 
 def _open_example(layer: Layer, preset: presets.Preset) -> None:
