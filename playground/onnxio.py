@@ -381,7 +381,8 @@ def _own_configuration(model, model_name: str) -> Opened | None:
     except (ValueError, KeyError, TypeError, IndexError):
         return None  # metadata that does not resolve: the nodes are read as any model's
     return Opened(model_name, f"{layer.name} (playground export)", "", layer, raw, shape, shape, None,
-                  node_model=model.SerializeToString(), params=params, shapes=shapes if layer.several else None)
+                  node_model=model.SerializeToString(), params=params, shapes=shapes if layer.several else None,
+                  onnx_shapes=shapes if layer.several else None)  # an export's inputs are the layer's own
 
 
 def seeded_input(opened: Opened) -> np.ndarray:

@@ -247,3 +247,12 @@ def test_a_model_nodes_page_takes_its_constant_operand_and_each_tensors_shape(mo
     at = open_page("elementwise", onnx=digest, node="binary", model="add.onnx")
     shapes = {f["which"]: f["tensor"]["shape"] for f in stage_data(at)["answer"]["figures"]}
     assert shapes["input"] == [2, 3, 1, 1] and shapes["input.b"] == [1, 3, 1, 1]  # each as the model has it
+
+
+def test_run_onnx_reopens_an_export_of_two_inputs_and_both_opinions_judge_it(tmp_path, capsys):
+    model = tmp_path / "sub.onnx"
+    assert _cli(capsys, "export", "elementwise", "--set", "operation=SUB", "--format", "onnx", "--out", str(model))[0] == 0
+    code, out, _ = _cli(capsys, "run", "--onnx", str(model), "--json")
+    d = json.loads(out)
+    assert code == 0 and d["params"]["operation"] == "SUB" and d["input_shapes"] == {"a": [1, 1, 3, 3], "b": [1, 1, 3, 3]}
+    assert d["onnxruntime"]["agrees"] is True
