@@ -242,8 +242,8 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
         "# The same configuration in the playground:",
         f"#   {command}",
     ]
-    embedded = any(a.size > INLINE_LIMIT for a in xs.values()) or any(isinstance(v, np.ndarray) and v.size > INLINE_LIMIT
-                                           for v in params.values())
+    embedded = any(a.size > INLINE_LIMIT for a in xs.values()) or any(
+        isinstance(v, np.ndarray) and v.size > INLINE_LIMIT for v in params.values())
     imports = ["import argparse"] + (["import base64"] if embedded else []) + ["import importlib", "import sys"] + (
         ["import zlib"] if embedded else [])
     body = [

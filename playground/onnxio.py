@@ -294,9 +294,9 @@ def _open_several(known: _Known, node, name: str, model_name: str, layer: Layer,
     shapes, consts, given = known.shapes, known.consts, list(node.input[:len(layer.inputs)])
     required = sum(i.used_when is None for i in layer.inputs)  # the rest: a concatenation's third and fourth
     if len(given) < required or "" in given:  # more inputs (Gemm's C) are the mapping's to judge
+        most = f" … {len(layer.inputs)}" if required < len(layer.inputs) else ""
         raise ValidationError(where, "inputs", f"has {len([i for i in given if i])} inputs; {layer.name} takes "
-                                               f"{required}" + (f" … {len(layer.inputs)}" if required < len(layer.inputs)
-                                                                else ""), len(given))
+                                               f"{required}{most}", len(given))
     onnx_shapes, notes, constants = {}, [], {}
     for i, t in zip(layer.inputs, given):
         if t in consts:
@@ -414,10 +414,10 @@ def open_remembered(digest: str, node: str | None, model_name: str) -> Opened:
 # -- writing ---------------------------------------------------------------------------------------------------
 def export_model(layer: Layer, params: dict, shape, check: bool = True):
     """The configuration as an ONNX model (`shape`: the input's, or {input name: shape}): the layer's graph, one
-    float32 input per layer input (named as the layer names it where it has several), float32 out, and the configuration in its
-    metadata (`playground.layer`, `playground.params`) so it reopens exactly. check=False: a model only for ONNX
-    Runtime's opinion (the stage's badge, on every settled change): no onnx.checker (the tests hold every layer's
-    export to it) and no metadata."""
+    float32 input per input in use (named as the layer names it where it has several), float32 out, and the
+    configuration in its metadata (`playground.layer`, `playground.params`) so it reopens exactly. check=False: a
+    model only for ONNX Runtime's opinion (the stage's badge, on every settled change): no onnx.checker (the tests
+    hold every layer's export to it) and no metadata."""
     onnx = _onnx()
     h = onnx.helper
     shapes = layer.shapes_of(shape)  # a layer of several inputs: one graph input per input, by its name

@@ -102,7 +102,8 @@ def cell(xs, p, index, reference_output=None):
     shown = precise(float(reference_output[tuple(index)])) if reference_output is not None else "?"
     terms = (f"{op.lower()}({precise(va)}, {precise(vb)})" if op in ("MAX", "MIN") else
              f"{precise(va)} {SYMBOL[op]} {precise(vb)}")
-    rows = ({"input": "A", "cell": str(ia), "value": precise(va)}, {"input": "B", "cell": str(ib), "value": precise(vb)})
+    rows = ({"input": "A", "cell": str(ia), "value": precise(va)},
+            {"input": "B", "cell": str(ib), "value": precise(vb)})
     notes = []
     if op in LOGICAL:
         notes.append("TensorRT's logical operations read BOOL: each input is cast to BOOL (nonzero is true) and the "

@@ -107,7 +107,8 @@ def onnx_read(node: Node) -> dict:
     axes = range(rank) if given is None or len(given) == 0 else [int(a) for a in np.ravel(given)]
     if any(not -rank <= a < rank for a in axes):
         raise node.fail("axes", f"must lie in −{rank} … {rank - 1}", list(axes))
-    return {"operation": op, "axes": sum(1 << (a % rank) for a in set(axes)), "keep_dims": bool(node.attr("keepdims", 1))}
+    return {"operation": op, "axes": sum(1 << (a % rank) for a in set(axes)),
+            "keep_dims": bool(node.attr("keepdims", 1))}
 
 
 def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:

@@ -372,7 +372,9 @@ def _reads(layer: Layer, params: dict, shape: tuple, indices: tuple) -> dict:
             _read_maps.move_to_end(key)
             return _read_maps[key]
     def listed(cells):  # a layer of several inputs reads {input: cells}
-        return {n: [list(c) for c in v] for n, v in cells.items()} if isinstance(cells, dict) else [list(c) for c in cells]
+        if isinstance(cells, dict):
+            return {n: [list(c) for c in v] for n, v in cells.items()}
+        return [list(c) for c in cells]
     made = {",".join(map(str, i)): listed(layer.reads(params, shape, i)) for i in indices}
     with _read_maps_lock:
         _read_maps[key] = made
