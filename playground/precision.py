@@ -84,8 +84,8 @@ def with_data_scale(params: dict, x) -> dict:
     """quantize_scale 0 under INT8/FP8 means "from the data": amax/127 or amax/448 of this input (of every input
     where `x` is a feed dict: one scale for all their Q/DQ pairs)."""
     if params["precision"] in QUANTIZED and params["quantize_scale"] == 0:
-        values = np.concatenate([np.ravel(v) for v in x.values()]) if isinstance(x, dict) else x
-        values = values if values.size else np.zeros(1, np.float32)
+        arrays = list(x.values()) if isinstance(x, dict) else [x]
+        values = arrays[0] if len(arrays) == 1 else np.concatenate([np.ravel(v) for v in arrays] or [np.zeros(1)])
         return {**params, "quantize_scale": scale_from_data(values, params["precision"])}
     return params
 
