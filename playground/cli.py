@@ -128,7 +128,7 @@ def load_inputs(layer_name: str, given: list[str] | None):
                                       f"({', '.join(names)}); {len(given)} files given", text)
         if name in named:
             raise ValidationError(layer_name, "--input", f"input {name} is given twice", text)
-        named[name] = read_npy(path, layer_name, "--input" if not layer.several else f"--input {name}")
+        named[name] = read_npy(path, "input", "--input" if not layer.several else f"--input {name}")
     return named if layer.several else named[names[0]]
 
 
@@ -437,7 +437,7 @@ def cmd_run_chain(args) -> int:
 def _second_opinions(result, opened) -> dict:
     """ONNX Runtime's and TensorRT's ONNX parser's opinions; where either library is missing, the reason."""
     layer = get_layer(result.layer)
-    if layer.onnx is None or layer.several:  # an ONNX export feeds one input
+    if layer.onnx is None:  # a layer with no ONNX mapping has no second opinion
         return {"onnxruntime": {"status": "no ONNX export of this layer yet"}, "onnx_parser": None}
     try:
         from .opinions import second_opinions
@@ -519,6 +519,8 @@ def cmd_model(args) -> int:
 def cmd_layers(args) -> int:
     for layer in ([get_layer(args.layer)] if args.layer else LAYERS.values()):
         print(f"{layer.name}: {layer.summary}")
+        if layer.several:  # the order --input takes them in
+            print("  inputs: " + "; ".join(f"{i.name} ({i.help})" if i.help else i.name for i in layer.inputs))
         for p in layer.params:
             bounds = f" [{p.low}, {p.high}]" if p.low is not None or p.high is not None else ""
             extra = f" one of {', '.join(p.choices)}" if p.choices else ""
@@ -553,10 +555,11 @@ def cmd_export(args) -> int:
         from .precision import with_data_scale
 
         layer = get_layer(args.layer)
-        if layer.onnx is None or layer.several:
+        if layer.onnx is None:
             raise ValidationError(args.layer, "--format", "onnx: this layer has no ONNX export yet", "onnx")
-        shape = x.shape if x is not None else layer.example_shape
-        params = with_data_scale(layer.resolve(raw, shape), x if x is not None else layer.example_input(shape))
+        xs = layer.feed(x)
+        shape = {n: a.shape for n, a in xs.items()}
+        params = with_data_scale(layer.resolve(raw, shape), xs if layer.several else xs[layer.input_names[0]])
         model = export_model(layer, params, shape)  # quantize_scale 0 is the input's amax/127 (or /448) in it
         with written(args.out, "wb") as f:
             f.write(model.SerializeToString())

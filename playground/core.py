@@ -195,19 +195,21 @@ def _evaluate(layer_name: str, raw_params: dict | None, x, *, backend: Backend |
     layer = get_layer(layer_name)
     raw_params = raw_params or {}
     xs = layer.feed(x)  # 0-d stays 0-d
+    params = layer.resolve(raw_params, {n: a.shape for n, a in xs.items()})  # ValidationError before TensorRT
+    xs = {n: xs[n] for n in layer.used_inputs(params)}  # only the inputs this configuration reads go on
     shapes = {n: a.shape for n, a in xs.items()}
     data = xs if layer.several else xs[layer.inputs[0].name]  # a one-input layer's keys stay what they were
-    params = P.with_data_scale(layer.resolve(raw_params, shapes), xs)  # ValidationError before TensorRT is called
+    params = P.with_data_scale(params, {n: a for n, a in xs.items() if n not in layer.index_inputs})
     backend = backend or detect()
     key = _References.key(layer.name, params, data)
-    reference = _references.get(layer, params, xs, key)
+    reference = _references.get(layer, params, data, key)
     result = Evaluation(layer.name, params, xs[layer.inputs[0].name], reference, reference, "reference", backend,
                         "not_built", messages=layer.notes_for(raw_params, params), output_key=key, inputs=xs)
     truth_key = None
     if params["precision"] != "FP32":
         truth_params = {**params, "precision": P.TRUTH}
         truth_key = _References.key(layer.name, truth_params, data)
-        result.truth = _references.get(layer, truth_params, xs, truth_key)
+        result.truth = _references.get(layer, truth_params, data, truth_key)
     if not backend.can_build:
         result.messages += [f"Not used: {why}." for why in backend.passed_over]
         result.messages.append(f"No engine was built ({backend.why_not_run}).")

@@ -176,6 +176,7 @@ def playground_command(layer: Layer, params: dict, x, files: dict | None = None,
     prefix = f"{stem}." if stem else ""
     xs = layer.feed(x)
     shapes = {n: a.shape for n, a in xs.items()}
+    xs = {n: xs[n] for n in layer.used_inputs(params)}
     parts = ["python -m playground run", layer.name]
     for name, value in essential_params(layer, params, shapes).items():
         if isinstance(value, np.ndarray) and value.size > CLI_ARRAY_LIMIT:
@@ -207,12 +208,14 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
     layer = get_layer(layer_name)
     raw_params = raw_params or {}
     xs = layer.feed(x)  # every input by name; `data` in the script: the one array, or this dict
-    params = precision.with_data_scale(layer.resolve(raw_params, {n: a.shape for n, a in xs.items()}), xs)
+    params = layer.resolve(raw_params, {n: a.shape for n, a in xs.items()})
+    xs = {n: xs[n] for n in layer.used_inputs(params)}  # the inputs this configuration reads
+    params = precision.with_data_scale(params, {n: a for n, a in xs.items() if n not in layer.index_inputs})
     source = build_source(layer)
     unused = set(layer.unused(params))
     settings = BuildSettings.from_env()
     command = playground_command(layer, params, xs)
-    names = network_inputs(layer)
+    names = {n: t for n, t in network_inputs(layer).items() if n in xs}
 
     width = max(len(p.name) for p in layer.params)
     header = [
@@ -246,8 +249,8 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
         "# The same configuration in the playground:",
         f"#   {command}",
     ]
-    embedded = any(a.size > INLINE_LIMIT for a in xs.values()) or any(isinstance(v, np.ndarray) and v.size > INLINE_LIMIT
-                                           for v in params.values())
+    embedded = any(a.size > INLINE_LIMIT for a in xs.values()) or any(
+        isinstance(v, np.ndarray) and v.size > INLINE_LIMIT for v in params.values())
     imports = ["import argparse"] + (["import base64"] if embedded else []) + ["import importlib", "import sys"] + (
         ["import zlib"] if embedded else [])
     body = [
@@ -261,6 +264,7 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
         "trt = None  # tensorrt, or tensorrt_rtx (the same API under another name): main() picks the one that builds",
         f"RTX_HINT = {RTX_HINT!r}",
         f"INPUT_NAMES, OUTPUT_NAME = {names!r}, {OUTPUT_NAME!r}  # the layer's input names: the network's",
+        f"INDEX_INPUTS = {tuple(layer.index_inputs)!r}  # indices: no precision's cast or Q/DQ pair",
         f"OPTIMIZATION_LEVEL = {settings.optimization_level}  # the playground's builder setting "
         "(TensorRT's own default is 3)",
         f"PLAYGROUND_COMMAND = {command!r}",

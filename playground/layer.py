@@ -42,6 +42,11 @@ class Input:
     example: Callable[[tuple], np.ndarray] | None = None
     # Whether a model may give it as a constant (an initializer, weights) rather than a tensor fed at run time.
     constant: bool = False
+    # params -> whether the configuration reads it (a concatenation of 2 … 4 inputs); None: always. Only the inputs
+    # in use reach the network, the cache key, the stage's figures and the exports.
+    used_when: Callable[[dict], bool] | None = None
+    # False: indices, not data (a gather's): no precision's cast or Q/DQ pair; the layer casts it to INT32 itself.
+    data: bool = True
 
 
 ONE_INPUT = (Input("x"),)
@@ -144,14 +149,25 @@ class Layer:
         return {i.name: np.asarray(given[i.name], dtype=np.float32, order="C") if i.name in given
                 else self.example_of(i.name) for i in self.inputs}
 
+    @property
+    def index_inputs(self) -> tuple[str, ...]:
+        """The inputs that hold indices (`Input.data` False): no precision touches them."""
+        return tuple(i.name for i in self.inputs if not i.data)
+
+    def used_inputs(self, params: dict) -> tuple[str, ...]:
+        """The inputs this configuration reads, in declared order."""
+        return tuple(i.name for i in self.inputs if i.used_when is None or i.used_when(params))
+
     def shapes_of(self, shape) -> dict[str, tuple[int, ...]]:
-        """{input name: shape} from a dict of shapes, or one shape that every input takes."""
+        """{input name: shape} from a dict of shapes (an input it leaves out: its example's), or from the first
+        input's shape (the others: their examples')."""
         if isinstance(shape, dict):
-            missing = [n for n in self.input_names if n not in shape]
-            if missing or set(shape) - set(self.input_names):
-                raise self.fail("input", "needs a shape for each of " + ", ".join(self.input_names), shape)
-            return {n: tuple(int(d) for d in shape[n]) for n in self.input_names}
-        return {n: tuple(int(d) for d in shape) for n in self.input_names}
+            if set(shape) - set(self.input_names) or self.input_names[0] not in shape:
+                raise self.fail("input", "needs shapes of " + ", ".join(self.input_names), shape)
+            return {n: tuple(int(d) for d in shape[n]) if n in shape else self.input_shape(n)
+                    for n in self.input_names}
+        first = tuple(int(d) for d in shape)
+        return {n: first if i == 0 else self.input_shape(n) for i, n in enumerate(self.input_names)}
 
     def shape_arg(self, shapes: dict):
         """What the layer's own callables get: the one shape, or the dict of shapes where it has several inputs."""
@@ -179,11 +195,19 @@ class Layer:
         return ValidationError(self.name, param, rule, value)
 
     def defaults(self, shape=None) -> dict:
-        return self.resolve({}, shape or {n: self.input_shape(n) for n in self.input_names})
+        """Every parameter's default for this input shape (a dict of shapes for several inputs)."""
+        shape = shape or {n: self.input_shape(n) for n in self.input_names}
+        try:
+            return self.resolve({}, shape)
+        except ValidationError:
+            if not self.several:
+                raise
+            # The inputs' shapes may fit other values only (a matrix product's TRANSPOSE): the defaults, unchecked.
+            return self.unchecked({}, shape)
 
     def resolve(self, raw: dict, shape) -> dict:
         """Canonical parameters for `raw` (unset ones take their defaults) and the input shape (a dict of shapes
-        where the layer has several inputs; one shape: every input has it)."""
+        where the layer has several inputs; one shape: the first input's)."""
         raw = self.modern(raw)
         unknown = sorted(set(raw) - set(self.param_names))
         if unknown:

@@ -289,19 +289,37 @@ class Opened:
     batch_free: bool = False  # the model names its batch dimension: any N opens
     lifted: tuple = ()  # the axes added to the node's input to reach the layer's rank
     params: dict = field(default_factory=dict)  # `raw` resolved, once (a model's weights: millions of values)
+    shapes: dict | None = None  # a layer of several inputs: {input name: shape} (`shape` is the first's)
+    onnx_shapes: dict | None = None  # … and as the model declares them
+    constants: dict = field(default_factory=dict)  # … and the inputs the model gives as constants, by input name
 
     def stands(self, ev) -> bool:
         """`ev` is of this node as it stands: its input shape and every parameter (the data-derived quantize scale
         aside)."""
-        return ev.input.shape == self.shape and same_params(
+        return ev.input.shape == self.shape and (self.shapes is None or ev.shapes == self.shapes) and same_params(
             ev.params, self.params | {"quantize_scale": ev.params["quantize_scale"]})
 
     def describe(self) -> dict:
         return {"model": self.model, "node": self.node, "op_type": self.op, "layer": self.layer.name,
                 "input_shape": list(self.onnx_shape), "differs": self.differs, "notes": self.notes}
 
-    def to_layer(self, x: np.ndarray) -> np.ndarray:
-        return x.reshape(self.shape)
+    def to_layer(self, x: np.ndarray):
+        """The node's data input in the layer's layout; for a layer of several inputs the feed dict: the others are
+        the model's constants, or seeded as the first is where none is given."""
+        if self.shapes is None:
+            return x.reshape(self.shape)
+        from .inputs import make_input
+
+        first, *others = [n for n in self.layer.input_names if n in self.shapes]  # the node's, in order
+        return {first: x.reshape(self.shape)} | {
+            n: self.constants[n] if n in self.constants else make_input("random", self.shapes[n], seed=SEED + i)
+            for i, n in enumerate(others, 1)}
+
+    def onnx_feed(self, ev):
+        """The node model's inputs (in its order) from an evaluation of this node."""
+        if self.shapes is None:
+            return ev.input.reshape(self.onnx_shape)
+        return {n: ev.inputs[n].reshape(s) for n, s in self.onnx_shapes.items() if n not in self.constants}
 
     def to_onnx(self, y: np.ndarray) -> np.ndarray:
         """The layer's output in ONNX's layout: the axes added to lift the node taken out again."""
@@ -375,6 +393,8 @@ def _open(known: _Known, node, name: str, model_name: str, batch: int = 1, alone
     if layer is None:
         opens = sorted({op for layer in LAYERS.values() if layer.onnx for op in layer.onnx.ops})
         raise ValidationError(where, "op_type", f"has no layer here; the layers open {', '.join(opens)}")
+    if layer.several:
+        return _open_several(known, node, name, model_name, layer, where, batch, alone)
     shapes, consts = known.shapes, known.consts
     data = node.input[0] if node.input else ""
     if data in consts:
@@ -412,6 +432,54 @@ def _open(known: _Known, node, name: str, model_name: str, batch: int = 1, alone
                   params)
 
 
+def _open_several(known: _Known, node, name: str, model_name: str, layer: Layer, where: str, batch: int,
+                  alone: bool) -> Opened:
+    """A node of a layer of several inputs (ElementWise's Add): each input a tensor the model computes, or a constant
+    where the layer's input may be one (`Input.constant`); ranks aligned as ONNX broadcasts (1s before the shorter),
+    then 1s appended up to rank 4."""
+    shapes, consts, given = known.shapes, known.consts, list(node.input[:len(layer.inputs)])
+    required = sum(i.used_when is None for i in layer.inputs)  # the rest: a concatenation's third and fourth
+    if len(given) < required or "" in given:  # more inputs (Gemm's C) are the mapping's to judge
+        most = f" … {len(layer.inputs)}" if required < len(layer.inputs) else ""
+        raise ValidationError(where, "inputs", f"has {len([i for i in given if i])} inputs; {layer.name} takes "
+                                               f"{required}{most}", len(given))
+    onnx_shapes, notes, constants = {}, [], {}
+    for i, t in zip(layer.inputs, given):
+        if t in consts:
+            if not i.constant:
+                raise ValidationError(where, "input", f"{i.name} ({t!r}) is a constant: the layer's input {i.name} "
+                                                      "must be a tensor the model computes")
+            constants[i.name] = np.asarray(consts[t], np.float32)
+            onnx_shapes[i.name] = tuple(int(d) for d in constants[i.name].shape)
+        else:
+            onnx_shapes[i.name], more = _static(where, t, shapes.get(t), batch)
+            notes += more
+    rank = max(len(v) for v in onnx_shapes.values())
+    if not 1 <= rank <= 4:
+        raise ValidationError(where, "input", f"must have rank 1 … 4, not {rank}", rank)
+    align = layer.onnx.align or (lambda op, n, v, r: (1,) * (r - len(v)) + tuple(v))  # as ONNX broadcasts
+    after = 4 - rank if layer.onnx.lift == "trailing" else 0  # "leading": every 1 before
+    lifted = {n: (1,) * (4 - rank - after) + align(node.op_type, n, v, rank) + (1,) * after
+              for n, v in onnx_shapes.items()}
+    constants = {n: a.reshape(lifted[n]) for n, a in constants.items()}
+    first = layer.input_names[0]
+    view = Node(name, node.op_type, _attributes(node), [consts.get(t) for t in given], lifted[first],
+                onnx_shapes[first], known.opset, list(node.input), list(onnx_shapes.values()))
+    raw = layer.onnx.read(view)
+    try:
+        params = layer.resolve(raw, lifted)
+    except ValidationError as exc:  # the layer's own rule, said of the node
+        raise ValidationError(where, exc.param, exc.rule, exc.value) from None
+    out_shape = shapes.get(node.output[0]) if node.output else None
+    out_shape = out_shape if out_shape and all(isinstance(d, int) and d > 0 for d in out_shape) else None
+    tensors = {t: onnx_shapes[i.name] for i, t in zip(layer.inputs, given) if t not in consts}
+    return Opened(model_name, name, node.op_type, layer, raw, lifted[first], onnx_shapes[first], out_shape,
+                  layer.onnx.differs(view, raw) if layer.onnx.differs else [], notes,
+                  _node_model(known.model, node, onnx_shapes[first], consts, tensors) if alone else None,
+                  any(isinstance(d, str) for t in tensors for d in (shapes.get(t) or ())[:1]),
+                  tuple(range(rank, 4)) if after else tuple(range(4 - rank)), params, lifted, onnx_shapes, constants)
+
+
 def _static(where: str, data: str, shape, batch: int) -> tuple[tuple, list[str]]:
     """The data input's shape with every dimension a number: a named first dimension (a batch) is `batch`."""
     if shape is None:
@@ -427,16 +495,18 @@ def _static(where: str, data: str, shape, batch: int) -> tuple[tuple, list[str]]
     return tuple(int(d) for d in shape), notes
 
 
-def _node_model(model, node, onnx_shape: tuple, consts: dict) -> bytes:
-    """The node alone, its constant inputs as initializers, its data input of the shape it opens with."""
+def _node_model(model, node, onnx_shape: tuple, consts: dict, tensors: dict | None = None) -> bytes:
+    """The node alone, its constant inputs as initializers, its data input of the shape it opens with (`tensors`:
+    every input the model computes, by name, where the node has several)."""
     onnx = _onnx()
     h = onnx.helper
-    inits = [onnx.numpy_helper.from_array(consts[i], i) for i in node.input[1:] if i and i in consts]
-    x = h.make_tensor_value_info(node.input[0], onnx.TensorProto.FLOAT, list(onnx_shape))
+    tensors = tensors or {node.input[0]: onnx_shape}
+    inits = [onnx.numpy_helper.from_array(consts[i], i) for i in node.input if i and i in consts and i not in tensors]
+    xs = [h.make_tensor_value_info(t, onnx.TensorProto.FLOAT, list(v)) for t, v in tensors.items()]
     outputs = [h.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None) for o in node.output[:1]]
     only = h.make_node(node.op_type, list(node.input), list(node.output[:1]), name=node.name or "node")
     only.attribute.extend(node.attribute)
-    graph = h.make_graph([only], "node", [x], outputs, inits)
+    graph = h.make_graph([only], "node", xs, outputs, inits)
     opsets = [o for o in model.opset_import if o.domain in ("", "ai.onnx")]
     return h.make_model(graph, opset_imports=opsets, ir_version=model.ir_version).SerializeToString()
 
@@ -450,12 +520,15 @@ def _own_configuration(model, model_name: str) -> Opened | None:
     layer = get_layer(meta[META_LAYER])
     try:
         raw = json.loads(meta.get(META_PARAMS, "{}"))
-        shape = tuple(int(d) for d in _shapes(model)[model.graph.input[0].name])
-        params = layer.resolve(raw, shape)
+        declared = _shapes(model)
+        shapes = {n: tuple(int(d) for d in declared[i.name]) for n, i in zip(layer.input_names, model.graph.input)}
+        shape = shapes[layer.input_names[0]]
+        params = layer.resolve(raw, shapes)
     except (ValueError, KeyError, TypeError, IndexError):
         return None  # metadata that does not resolve: the nodes are read as any model's
     return Opened(model_name, f"{layer.name} (playground export)", "", layer, raw, shape, shape, None,
-                  node_model=model.SerializeToString(), params=params)
+                  node_model=model.SerializeToString(), params=params, shapes=shapes if layer.several else None,
+                  onnx_shapes=shapes if layer.several else None)  # an export's inputs are the layer's own
 
 
 def seeded_input(opened: Opened) -> np.ndarray:
@@ -492,31 +565,37 @@ QUANTIZED_WEIGHTS = {"Conv": 1, "ConvTranspose": 1}
 FLOAT32_INPUTS = {"Resize": (1, 2)}
 
 
-def export_model(layer: Layer, params: dict, shape: tuple, check: bool = True):
-    """The configuration as an ONNX model: the layer's graph, float32 in and out, in the configuration's precision
-    as the playground's engine computes it (`precision_graph`), and the configuration in its metadata
-    (`playground.layer`, `playground.params`) so it reopens exactly. check=False: a model only for ONNX Runtime's
-    opinion (the stage's badge, on every settled change): no onnx.checker (the tests hold every layer's export to
-    it) and no metadata."""
+def export_model(layer: Layer, params: dict, shape, check: bool = True):
+    """The configuration as an ONNX model (`shape`: the input's, or {input name: shape}): the layer's graph, one
+    float32 input per input in use (named as the layer names it where it has several), float32 out, in the
+    configuration's precision as the playground's engine computes it (`precision_graph`), and the configuration in
+    its metadata (`playground.layer`, `playground.params`) so it reopens exactly. check=False: a model only for ONNX
+    Runtime's opinion (the stage's badge, on every settled change): no onnx.checker (the tests hold every layer's
+    export to it) and no metadata."""
     onnx = _onnx()
     h = onnx.helper
-    g = Graph()
-    y = layer.onnx.write(g, g.input, params, tuple(shape))
-    out_shape = layer.cost(params, tuple(shape))[0] if layer.cost else tuple(shape)
+    shapes = layer.shapes_of(shape)  # a layer of several inputs: one graph input per input, by its name
+    used = layer.used_inputs(params)
+    g = Graph(inputs=used if layer.several else None)
+    xs = dict(zip(used, g.inputs))
+    y = layer.onnx.write(g, xs if layer.several else g.input, params, layer.shape_arg(shapes))
+    first = shapes[layer.input_names[0]]
+    out_shape = layer.cost(params, layer.shape_arg(shapes))[0] if layer.cost else first
 
     def model_of(nodes, y, extra=()):
         nodes = [h.make_node(op, inputs, [out], name=f"{layer.name}_{i}", **attrs)
                  for i, (op, inputs, out, attrs) in enumerate(nodes)]
         inits = [onnx.numpy_helper.from_array(v, k) for k, v in g.consts.items()] + list(extra)
-        graph = h.make_graph(nodes, layer.name, [h.make_tensor_value_info(g.input, onnx.TensorProto.FLOAT,
-                                                                          list(shape))],
+        graph = h.make_graph(nodes, layer.name, [h.make_tensor_value_info(xs[n], onnx.TensorProto.FLOAT,
+                                                                          list(shapes[n])) for n in used],
                              [h.make_tensor_value_info(y, onnx.TensorProto.FLOAT, list(out_shape))], inits)
         return h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], producer_name="trt-layer-playground")
 
     model = model_of(g.nodes, y)
     precision = params.get("precision", "FP32")
     if precision in ("INT8", "FP8", "FP16", "BF16"):
-        model = model_of(*precision_graph(g, y, precision, params["quantize_scale"], _float_tensors(model)))
+        data = tuple(xs[i.name] for i in layer.inputs if i.name in xs and i.data)  # indices keep their values
+        model = model_of(*precision_graph(g, y, precision, params["quantize_scale"], _float_tensors(model), data))
     if check:
         texts = {p.name: p.to_text(params[p.name]) for p in layer.params}
         h.set_model_props(model, {META_LAYER: layer.name, META_PARAMS: json.dumps(texts)})
@@ -549,8 +628,10 @@ def _admits(op: str, index: int, type_name: str) -> bool:
     return f"tensor({type_name})" in allowed
 
 
-def precision_graph(g: Graph, y: str, precision: str, scale: float, floats: set[str]) -> tuple[list, str, list]:
-    """The layer's nodes in `g` (input `g.input`, output `y`; `floats`: its float32 tensors) in `precision`, as
+def precision_graph(g: Graph, y: str, precision: str, scale: float, floats: set[str],
+                    data: tuple[str, ...] | None = None) -> tuple[list, str, list]:
+    """The layer's nodes in `g` (its inputs `data`, by default every graph input; output `y`; `floats`: its float32
+    tensors) in `precision`, as
     `precision.precision_input`, the layer's build and `precision_output` make the engine: (nodes, output name,
     initializers beyond `g.consts`).
 
@@ -562,6 +643,7 @@ def precision_graph(g: Graph, y: str, precision: str, scale: float, floats: set[
     cast back to float32 and its output is cast to the type again: the values the engine's are, the arithmetic
     float32 (the playground's emulation does the same)."""
     onnx = _onnx()
+    data = g.inputs if data is None else data
     if precision in ("INT8", "FP8"):
         kind = onnx.TensorProto.INT8 if precision == "INT8" else onnx.TensorProto.FLOAT8E4M3FN
         s, zero = g.const(np.float32(scale)), f"zero_{precision.lower()}"
@@ -570,9 +652,12 @@ def precision_graph(g: Graph, y: str, precision: str, scale: float, floats: set[
             q, dq = f"{tag}_quantized", f"{tag}_dequantized"
             return [("QuantizeLinear", [name, s, zero], q, {}), ("DequantizeLinear", [q, s, zero], dq, {})], dq
 
-        nodes, x = qdq(g.input, "input")
+        nodes, typed = [], {}
+        for i in data:
+            pair, typed[i] = qdq(i, "input" if i == g.input else f"input_{i}")
+            nodes += pair
         for op, inputs, o, attrs in g.nodes:
-            inputs = [x if i == g.input else i for i in inputs]
+            inputs = [typed.get(i, i) for i in inputs]
             at = QUANTIZED_WEIGHTS.get(op)
             if at is not None and at < len(inputs) and inputs[at] in g.consts:
                 pair, inputs[at] = qdq(inputs[at], f"{o}_weights")
@@ -581,7 +666,8 @@ def precision_graph(g: Graph, y: str, precision: str, scale: float, floats: set[
         return nodes, y, [onnx.helper.make_tensor(zero, kind, [], [0])]
     to = onnx.TensorProto.FLOAT16 if precision == "FP16" else onnx.TensorProto.BFLOAT16
     type_name = "float16" if precision == "FP16" else "bfloat16"
-    nodes, typed = [("Cast", [g.input], "input_typed", {"to": to})], {g.input: "input_typed"}  # float32 → typed
+    typed = {i: "input_typed" if i == g.input else f"input_{i}_typed" for i in data}  # float32 → typed
+    nodes = [("Cast", [i], t, {"to": to}) for i, t in typed.items()]
     for op, inputs, o, attrs in g.nodes:
         inputs = list(inputs)
         kept = FLOAT32_INPUTS.get(op, ())
@@ -611,16 +697,18 @@ class OnnxRuntimeMissing(PlaygroundError):
     pass
 
 
-def magnitude(layer: Layer, x: np.ndarray, params: dict) -> float:
-    """The largest output of the layer on |x| with its weights' |values|: what a float32 sum's rounding scales
-    with (a sum that cancels to 0 from terms of 10⁵ is still rounded at 10⁵)."""
+def magnitude(layer: Layer, x, params: dict) -> float:
+    """The largest output of the layer on |x| (every input's, where `x` is a feed dict) with its weights' |values|:
+    what a float32 sum's rounding scales with (a sum that cancels to 0 from terms of 10⁵ is still rounded at
+    10⁵)."""
     absolute = {k: np.abs(v) if isinstance(v, np.ndarray) and layer.param(k).is_weight(params) else v
                 for k, v in params.items()}
+    xs = x if isinstance(x, dict) else {layer.input_names[0]: x}
     try:
         with np.errstate(all="ignore"):
-            m = np.abs(np.asarray(layer.reference(np.abs(x), absolute), np.float64))
+            m = np.abs(np.asarray(layer.forward({n: np.abs(a) for n, a in xs.items()}, absolute), np.float64))
     except Exception:  # noqa: BLE001 - a layer whose reference needs signed weights: the input's size then
-        return float(np.abs(x).max(initial=0.0))
+        return float(max(np.abs(a).max(initial=0.0) for a in xs.values()))
     m = m[np.isfinite(m)]
     return float(m.max(initial=0.0))
 
@@ -644,7 +732,7 @@ def session(model_bytes: bytes):
     return ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
 
 
-def onnxruntime_check(model_bytes: bytes, x: np.ndarray, reference: np.ndarray, scale: Callable[[], float],
+def onnxruntime_check(model_bytes: bytes, x, reference: np.ndarray, scale: Callable[[], float],
                       differs=(), undefined: np.ndarray | None = None, compared_to: str = "the reference",
                       undefined_rule: str | None = None, rtol: float = 1e-5) -> dict:
     """ONNX Runtime (CPU) on the model: its version, and `compare`'s verdict on its output against `reference`."""

@@ -29,6 +29,7 @@ class Node:
     onnx_shape: tuple[int, ...]  # as the model declares it
     opset: int
     inputs: list[str] = field(default_factory=list)  # the node's input names ("" for an omitted optional one)
+    shapes: list[tuple] = field(default_factory=list)  # a layer of several inputs: each input's shape, as declared
 
     @property
     def lifted(self) -> int:
@@ -86,10 +87,12 @@ class Node:
 
 
 class Graph:
-    """An ONNX graph written in plain Python (no `onnx` import): float32 constants and nodes, one input, one output."""
+    """An ONNX graph written in plain Python (no `onnx` import): float32 constants and nodes, its inputs (one, or
+    one per input of a layer of several), one output."""
 
-    def __init__(self, input_name: str = "input"):
-        self.input = input_name
+    def __init__(self, input_name: str = "input", inputs: tuple[str, ...] | None = None):
+        self.inputs = tuple(inputs or (input_name,))
+        self.input = self.inputs[0]
         self.nodes: list[tuple[str, list[str], str, dict]] = []  # (op_type, inputs, output, attributes)
         self.consts: dict[str, np.ndarray] = {}
 
@@ -112,10 +115,17 @@ class OnnxMap:
     """A layer's ONNX mapping (see the module's docstring)."""
     ops: tuple[str, ...]  # op_types it opens
     read: Callable[[Node], dict] | None  # node -> raw parameters; raises node.fail(attribute, rule)
-    write: Callable[[Graph, str, dict, tuple], str]  # (graph, input name, params, input shape) -> output name
+    # (graph, input name, params, input shape) -> output name; for a layer of several inputs (graph, {input name:
+    # graph input}, params, {input name: shape}).
+    write: Callable[[Graph, Any, dict, Any], str]
     # (node, raw parameters) -> the rules in play where ONNX computes this node otherwise than TensorRT's layer.
     differs: Callable[[Node, dict], list[str]] | None = None
-    lift: str = "spatial"  # a lower-rank node: "spatial" inserts H (Conv1d → 2-D), "trailing" appends 1s
+    # A lower-rank node: "spatial" inserts H (Conv1d → 2-D), "trailing" appends 1s, "leading" puts 1s before (batch
+    # axes of a matrix product).
+    lift: str = "spatial"
+    # A layer of several inputs: (op_type, input name, its shape, the node's rank) -> that input's shape at the
+    # node's rank; None: as ONNX broadcasts, 1s before (InstanceNormalization's 1-D scale is along C instead).
+    align: Callable[[str, str, tuple, int], tuple] | None = None
 
 
 def explicit_pads(pre, post) -> list[int]:

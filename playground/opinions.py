@@ -96,19 +96,20 @@ def onnxruntime_opinion(ev: Evaluation, opened: onnxio.Opened | None = None) -> 
 
 def _onnxruntime(ev: Evaluation, opened: onnxio.Opened | None, build: bool):
     layer = get_layer(ev.layer)
+    feed = ev.inputs if layer.several else ev.input  # a layer of several inputs: the model has one input each
     fp32 = ev if ev.params["precision"] == "FP32" else evaluate(ev.layer, {**ev.params, "precision": "FP32"},
-                                                                  ev.input, backend=ev.backend, run=False, build=build)
+                                                                  feed, backend=ev.backend, run=False, build=build)
     if opened is not None:
-        model, x, reference = opened.node_model, ev.input.reshape(opened.onnx_shape), opened.to_onnx(fp32.reference)
+        model, x, reference = opened.node_model, opened.onnx_feed(ev), opened.to_onnx(fp32.reference)
         differs = opened.differs
     else:
-        model = onnxio.export_model(layer, fp32.params, ev.input.shape, check=False).SerializeToString()
-        x, reference, differs = ev.input, fp32.reference, []
-    undefined = layer.undefined(ev.input, fp32.params) if layer.undefined else None
+        model = onnxio.export_model(layer, fp32.params, ev.shapes, check=False).SerializeToString()
+        x, reference, differs = feed, fp32.reference, []
+    undefined = layer.undefined(feed, fp32.params) if layer.undefined else None
     if undefined is not None and opened is not None:
         undefined = opened.to_onnx(undefined)
     compared_to = "the reference" if fp32 is ev else "the FP32 reference (an ONNX model computes in float32)"
-    ort = onnxio.onnxruntime_check(model, x, reference, lambda: onnxio.magnitude(layer, ev.input, fp32.params),
+    ort = onnxio.onnxruntime_check(model, x, reference, lambda: onnxio.magnitude(layer, feed, fp32.params),
                                    differs, undefined, compared_to, onnxio.undefined_rule(layer))
     return fp32, model, ort | {"expected_shape": list(reference.shape),
                                "model": "the node" if opened is not None else "the configuration's export"}

@@ -84,7 +84,8 @@ def with_data_scale(params: dict, x) -> dict:
     """quantize_scale 0 under INT8/FP8 means "from the data": amax/127 or amax/448 of this input (of every input
     where `x` is a feed dict: one scale for all their Q/DQ pairs)."""
     if params["precision"] in QUANTIZED and params["quantize_scale"] == 0:
-        values = np.concatenate([np.ravel(v) for v in x.values()]) if isinstance(x, dict) else x
+        arrays = list(x.values()) if isinstance(x, dict) else [x]
+        values = arrays[0] if len(arrays) == 1 else np.concatenate([np.ravel(v) for v in arrays] or [np.zeros(1)])
         return {**params, "quantize_scale": scale_from_data(values, params["precision"])}
     return params
 
@@ -96,22 +97,25 @@ def emulate(layer, x, params: dict) -> np.ndarray:
     output to that type, with the arithmetic between in float64 and float32 (the layer's reference); TF32 rounds the
     inputs and the weights in `layer.tf32`; INT8/FP8 pass each input through its Q/DQ pair (the layer's reference
     quantizes its own weights, as its construction does). TRUTH: the layer in float64, unrounded (float64 out)."""
-    xs = x if isinstance(x, dict) else {layer.inputs[0].name: x}
-    each = lambda f: {k: f(v) for k, v in xs.items()}  # noqa: E731
+    if isinstance(x, dict):  # several inputs: each rounded or quantized, indices left exact
+        run = layer.forward
+        each = lambda f: {k: v if k in layer.index_inputs else f(v) for k, v in x.items()}  # noqa: E731
+    else:
+        run, each = layer.reference, (lambda f: f(x))
     precision = params.get("precision", "FP32")
     if precision == TRUTH:
         with ref.exact():
-            return layer.forward(xs, {**params, "precision": "FP32"})
+            return run(x, {**params, "precision": "FP32"})
     if precision in QUANTIZED:
-        return layer.forward(each(lambda v: fake_quantize(v, params["quantize_scale"], precision)), params)
+        return run(each(lambda v: fake_quantize(v, params["quantize_scale"], precision)), params)
     if precision in FLOAT_TYPES:  # only weights and constants take the type; attributes stay float32
         rounded = {p.name: _rounded(params[p.name], precision) if p.is_weight(params) else params[p.name]
                    for p in layer.params}
-        return round_to(layer.forward(each(lambda v: round_to(v, precision)), rounded), precision)
+        return round_to(run(each(lambda v: round_to(v, precision)), rounded), precision)
     if precision == "TF32":  # the multiplies' operands only: sums, bias and output stay FP32
         rounded = {k: _rounded(v, precision) if k in layer.tf32 else v for k, v in params.items()}
-        return layer.forward(each(lambda v: round_to(v, precision)), rounded)
-    return layer.forward(xs, params)
+        return run(each(lambda v: round_to(v, precision)), rounded)
+    return run(x, params)
 
 
 def _rounded(value, precision: str):

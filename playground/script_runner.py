@@ -14,6 +14,7 @@ import numpy as np
 # parameters, the layer's construction and the precision's code.
 data = p = BUILD = TypedNetwork = precision_input = precision_output = None
 INPUT_NAMES, OUTPUT_NAME = {"x": "inputT0"}, "outputT0"  # {the layer's input name: the network's}
+INDEX_INPUTS = ()  # the inputs that hold indices: no precision's cast or Q/DQ pair
 OPTIMIZATION_LEVEL, RTX_HINT, PLAYGROUND_COMMAND = 0, "", ""
 trt = None  # tensorrt or tensorrt_rtx: main() picks the one that builds
 
@@ -156,8 +157,9 @@ def main(argv):
         return 3
     network = builder.create_network(network_flags())
     precision = p["precision"]
-    xs = {n: precision_input(trt, network, network.add_input(INPUT_NAMES[n], trt.DataType.FLOAT, a.shape), precision,
-                             p["quantize_scale"]) for n, a in feed().items()}
+    xs = {n: network.add_input(INPUT_NAMES[n], trt.DataType.FLOAT, a.shape) for n, a in feed().items()}
+    xs = {n: x if n in INDEX_INPUTS else precision_input(trt, network, x, precision, p["quantize_scale"])
+          for n, x in xs.items()}
     typed = TypedNetwork(trt, network, precision) if precision in ("FP16", "BF16") else None
     try:  # the construction takes the one input, or the inputs by name
         y = BUILD(trt, typed or network, xs if isinstance(data, dict) else next(iter(xs.values())), p)

@@ -29,7 +29,8 @@ def test_layer_page_hands_its_stage_the_defaults_and_shows_the_engine_panel(laye
     at = open_page(layer)
     assert not at.error, [e.value for e in at.error]
     data = stage_data(at)
-    shapes = [f"{n.upper()} {LAYERS[layer].input_shape(n)}" for n in LAYERS[layer].input_names]
+    used = LAYERS[layer].used_inputs(LAYERS[layer].defaults())  # the inputs the defaults read
+    shapes = [f"{n.upper()} {LAYERS[layer].input_shape(n)}" for n in used]
     x = " · ".join(shapes) if LAYERS[layer].several else f"Input {tuple(LAYERS[layer].example_shape)}"
     assert data["answer"]["shapes"].startswith(f"{x} → Output (")
     assert data["describe"]["title"] == LAYERS[layer].title and data["problem"] is None

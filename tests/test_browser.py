@@ -146,7 +146,9 @@ def test_every_page_loads_and_names_its_backend(page, app, name):
         return
     open_stage(page, app, name)
     assert LAYERS[name].title in page.inner_text(f"{STAGE} .pg-head")
-    assert shapes(page).startswith(f"Input {tuple(LAYERS[name].example_shape)} → Output (")
+    layer = LAYERS[name]  # several inputs: each named with its shape, those the defaults read
+    shown = " · ".join(f"{n.upper()} {layer.input_shape(n)}" for n in layer.used_inputs(layer.defaults()))
+    assert shapes(page).startswith(f"{shown if layer.several else 'Input ' + str(layer.example_shape)} → Output (")
     assert backend.name in page.inner_text(f"{STAGE} .pg-head .pg-badge") or not backend.can_build
     assert stats(page, "input").startswith("shape (") and stats(page).startswith("shape (")
 

@@ -178,3 +178,81 @@ def test_the_cli_takes_inputs_in_declared_order_or_by_name(tmp_path, capsys):
     assert code == 2 and "input a is given twice" in err
     code, _, err = _cli(capsys, "run", "prelu", "--input", str(a), "--input", str(a))
     assert code == 2 and "prelu has 1 input(s) (x)" in err
+
+
+def _binary_model(op, a_shape, b_shape, b_const=None, a_const=None):
+    onnx = pytest.importorskip("onnx")
+    h = onnx.helper
+    inputs = [h.make_tensor_value_info(n, onnx.TensorProto.FLOAT, list(s))
+              for n, s, c in (("A", a_shape, a_const), ("B", b_shape, b_const)) if c is None]
+    inits = [onnx.numpy_helper.from_array(np.asarray(c, np.float32), n)
+             for n, c in (("A", a_const), ("B", b_const)) if c is not None]
+    node = h.make_node(op, ["A", "B"], ["Y"], name="binary")
+    graph = h.make_graph([node], "g", inputs, [h.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, [])], inits)
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
+
+
+def test_an_onnx_node_of_two_tensors_of_different_ranks_opens_as_onnx_broadcasts_and_agrees():
+    from playground import onnxio
+
+    opened = onnxio.open_node(onnxio.load_model(_binary_model("Sub", (2, 3), (3,))))
+    assert opened.layer is LAYER and opened.raw == {"operation": "SUB"}
+    assert opened.shapes == {"a": (2, 3, 1, 1), "b": (1, 3, 1, 1)}  # B aligned at the last axis, then lifted
+    ev = evaluate("elementwise", opened.raw, opened.to_layer(np.arange(6, dtype=np.float32).reshape(2, 3)), run=False)
+    assert opened.stands(ev) and ev.inputs["b"].shape == (1, 3, 1, 1)
+    from playground.opinions import second_opinions
+
+    assert second_opinions(ev, opened)["onnxruntime"]["agrees"] is True
+
+
+def test_a_constant_operand_is_the_layers_constant_input_and_only_b_may_be_one():
+    from playground import onnxio
+
+    opened = onnxio.open_node(onnxio.load_model(_binary_model("Mul", (1, 2, 2, 2), (2, 1, 1), b_const=[[[3]], [[-1]]])))
+    xs = opened.to_layer(np.ones((1, 2, 2, 2), np.float32))
+    assert xs["b"].ravel().tolist() == [3, -1]
+    assert run("PROD", xs["a"], xs["b"]).reference[0, :, 0, 0].tolist() == [3, -1]
+    with pytest.raises(ValidationError, match="a .'A'. is a constant"):
+        onnxio.open_node(onnxio.load_model(_binary_model("Add", (1,), (1, 2, 2, 2), a_const=[1.0])))
+
+
+def test_the_export_of_every_operation_agrees_with_onnxruntime_and_the_parser_builds_it():
+    from playground.opinions import second_opinions
+
+    for op in OPERATIONS:
+        o = second_opinions(run(op))
+        assert o["onnxruntime"]["agrees"] is True, (op, o["onnxruntime"])
+        if o["onnx_parser"]["status"] != "not_built":
+            assert o["onnx_parser"]["same_output_shape"] is True, (op, o["onnx_parser"])
+
+
+def test_the_layers_command_names_the_inputs_in_order(capsys):
+    code, out, _ = _cli(capsys, "layers", "elementwise")
+    assert code == 0 and out.splitlines()[1].startswith("  inputs: a (The first operand.); b (")
+
+
+def test_a_model_nodes_page_takes_its_constant_operand_and_each_tensors_shape(monkeypatch, tmp_path):
+    from apptest import open_page, stage_data, text
+    from playground import blobs, onnxio
+
+    monkeypatch.setenv("PLAYGROUND_BLOBS", str(tmp_path))
+    monkeypatch.setattr(blobs, "_store", None, raising=False)
+    digest, _ = onnxio.remember(_binary_model("Mul", (1, 2, 2, 2), (2, 1, 1), b_const=[[[3]], [[-1]]]), "mul.onnx")
+    at = open_page("elementwise", onnx=digest, node="binary", model="mul.onnx")
+    answer = stage_data(at)["answer"]
+    b = next(f for f in answer["figures"] if f["which"] == "input.b")
+    assert b["tensor"]["shape"] == [1, 2, 1, 1] and "From the model: input B (1, 2, 1, 1)" in text(at)
+    assert answer["query"]["elementwise.operation"] == "PROD"
+    digest, _ = onnxio.remember(_binary_model("Add", (2, 3), (3,)), "add.onnx")
+    at = open_page("elementwise", onnx=digest, node="binary", model="add.onnx")
+    shapes = {f["which"]: f["tensor"]["shape"] for f in stage_data(at)["answer"]["figures"]}
+    assert shapes["input"] == [2, 3, 1, 1] and shapes["input.b"] == [1, 3, 1, 1]  # each as the model has it
+
+
+def test_run_onnx_reopens_an_export_of_two_inputs_and_both_opinions_judge_it(tmp_path, capsys):
+    model = tmp_path / "sub.onnx"
+    assert _cli(capsys, "export", "elementwise", "--set", "operation=SUB", "--format", "onnx", "--out", str(model))[0] == 0
+    code, out, _ = _cli(capsys, "run", "--onnx", str(model), "--json")
+    d = json.loads(out)
+    assert code == 0 and d["params"]["operation"] == "SUB" and d["input_shapes"] == {"a": [1, 1, 3, 3], "b": [1, 1, 3, 3]}
+    assert d["onnxruntime"]["agrees"] is True

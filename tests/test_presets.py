@@ -144,7 +144,8 @@ def test_inputs():
     for p in ALL:
         x = P.input_for(p)
         if isinstance(x, dict):  # a layer of several inputs: the feed dict, one array per declared input
-            assert list(x) == list(get_layer(p.layer).input_names), p.name
+            names = get_layer(p.layer).input_names  # the inputs it reads, in declared order
+            assert list(x) == [n for n in names if n in x] and names[0] in x, p.name
             assert {n: a.shape for n, a in x.items()} == p.input_shape and all(a.dtype == np.float32 for a in x.values())
         else:
             assert x.dtype == np.float32 and x.shape == p.input_shape

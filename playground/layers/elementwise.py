@@ -8,6 +8,7 @@ from ..examples import derived
 from ..inputs import DIM_NAMES, arange_pattern, centered_ramp
 from ..layer import Cell, Input, Layer
 from ..numbers import precise
+from ..onnxmap import Graph, Node, OnnxMap
 from ..params import Param
 
 ARITHMETIC = ("SUM", "PROD", "MAX", "MIN", "SUB", "DIV", "POW", "FLOOR_DIV")
@@ -101,7 +102,8 @@ def cell(xs, p, index, reference_output=None):
     shown = precise(float(reference_output[tuple(index)])) if reference_output is not None else "?"
     terms = (f"{op.lower()}({precise(va)}, {precise(vb)})" if op in ("MAX", "MIN") else
              f"{precise(va)} {SYMBOL[op]} {precise(vb)}")
-    rows = ({"input": "A", "cell": str(ia), "value": precise(va)}, {"input": "B", "cell": str(ib), "value": precise(vb)})
+    rows = ({"input": "A", "cell": str(ia), "value": precise(va)},
+            {"input": "B", "cell": str(ib), "value": precise(vb)})
     notes = []
     if op in LOGICAL:
         notes.append("TensorRT's logical operations read BOOL: each input is cast to BOOL (nonzero is true) and the "
@@ -131,6 +133,30 @@ def explain(p, shapes):
     text = f"A {a} {SYMBOL.get(p['operation'], p['operation'].lower())} B {b} → {out}"
     return [text + (": broadcast along " + ", ".join(spread) + " (a size-1 axis repeats)." if spread
                     else ": equal shapes, cell by cell.")]
+
+
+# -- ONNX: one op per operation (FLOOR_DIV: Floor of Div); BOOL where ONNX's logical ops and comparisons need it --
+ONNX_OPS = {"SUM": "Add", "PROD": "Mul", "MAX": "Max", "MIN": "Min", "SUB": "Sub", "DIV": "Div", "POW": "Pow",
+            "AND": "And", "OR": "Or", "XOR": "Xor", "EQUAL": "Equal", "GREATER": "Greater", "LESS": "Less"}
+ONNX_BOOL, ONNX_FLOAT = 9, 1  # TensorProto.BOOL, TensorProto.FLOAT (no onnx import in a layer's declaration)
+
+
+def onnx_read(node: Node) -> dict:
+    """Add, Sub, Mul, Div, Pow, Max, Min (two inputs), And, Or, Xor, Equal, Greater, Less: the operation."""
+    op = next(k for k, v in ONNX_OPS.items() if v == node.op)
+    if len([i for i in node.inputs if i]) != 2:
+        raise node.fail("inputs", f"{node.op} of {len(node.inputs)} inputs: the layer takes two", len(node.inputs))
+    return {"operation": op}
+
+
+def onnx_write(g: Graph, xs: dict, p: dict, shapes: dict) -> str:
+    op, a, b = p["operation"], xs["a"], xs["b"]
+    if op == "FLOOR_DIV":
+        return g.op("Floor", [g.op("Div", [a, b])])
+    if op in LOGICAL:  # nonzero is true, as TensorRT's cast to BOOL reads it
+        a, b = g.op("Cast", [a], to=ONNX_BOOL), g.op("Cast", [b], to=ONNX_BOOL)
+    y = g.op(ONNX_OPS[op], [a, b])
+    return g.op("Cast", [y], to=ONNX_FLOAT) if op in LOGICAL + COMPARISONS else y
 
 
 def _spec_b(shape):
@@ -200,4 +226,5 @@ LAYER = Layer(
     cell=cell,
     explain=explain,
     undefined=undefined,
+    onnx=OnnxMap(tuple(ONNX_OPS.values()), onnx_read, onnx_write, lift="trailing"),
 )

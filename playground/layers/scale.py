@@ -11,7 +11,7 @@ from ..examples import EXACT_SMALL, INF, Preset, frozen, lesson, spec_input, tab
 from ..layer import Layer
 from ..params import Param
 from ..numbers import precise
-from ..onnxmap import Graph, OnnxMap
+from ..onnxmap import Graph, Node, OnnxMap
 from ..section import Code, Note, Table, Text
 
 MODES = ("UNIFORM", "CHANNEL", "ELEMENTWISE")
@@ -197,6 +197,20 @@ def section(ev, ctx):
     return blocks + [Text(what), Table("coefficients", rows)]
 
 
+def onnx_read(node: Node) -> dict:
+    """BatchNormalization (inference): (x − mean) / √(var + ε) · γ + β is x · s + t per channel, with
+    s = γ / √(var + ε) and t = β − mean · s: CHANNEL mode, power 1."""
+    if node.attr("training_mode", 0):
+        raise node.fail("training_mode", "must be 0: in training mode the statistics come from the batch", 1)
+    if node.attr("_outputs", 1) > 1:
+        raise node.fail("outputs", "running mean and variance: the layer gives the normalised tensor only")
+    gamma, beta, mean, var = (np.asarray(node.const(i, what), np.float64) for i, what in
+                              ((1, "scale"), (2, "B"), (3, "input_mean"), (4, "input_var")))
+    s = gamma / np.sqrt(var + float(node.attr("epsilon", 1e-5)))
+    return {"mode": "CHANNEL", "channel_axis": 1, "scale": s.astype(np.float32),
+            "shift": (beta - mean * s).astype(np.float32), "power": np.ones(s.shape, np.float32)}
+
+
 def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
     """Pow(Add(Mul(x, scale), shift), power), each coefficient shaped to broadcast as the mode says."""
     want = ref.scale_coefficient_shape(shape, p["mode"], p["channel_axis"])
@@ -230,5 +244,5 @@ LAYER = Layer(
     examples=tuple(SCALE),
     section=section,
     undefined=undefined,
-    onnx=OnnxMap((), None, onnx_write, lift="trailing"),
+    onnx=OnnxMap(("BatchNormalization",), onnx_read, onnx_write, lift="trailing"),
 )

@@ -292,7 +292,7 @@ def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset | None =
     if layer.reads is not None:
         out["cells"] = read_map(layer, ev, pick, lines)
     out["example"] = example(layer, ev)
-    if opinion and layer.onnx is not None and not layer.several:  # an ONNX export feeds one input
+    if opinion and layer.onnx is not None:  # a layer with no ONNX mapping has no second opinion
         out["onnxruntime"] = onnxruntime_badge(ev, opened)
     return out
 
@@ -360,7 +360,7 @@ def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES) -> d
         indices.append(picked)
     reads, written, also = _reads(layer, ev.params, shape, tuple(indices)), {}, {}
     if layer.several:  # {input: cells} per output cell: the first input's are `reads`, the others' `also`
-        first, *others = layer.input_names
+        first, *others = [n for n in layer.input_names if n in ev.inputs]  # the inputs in use
         also = {input_figure(layer, n): {k: v[n] for k, v in reads.items()} for n in others}
         reads = {k: v[first] for k, v in reads.items()}
     for i, index in enumerate(indices):
@@ -383,7 +383,9 @@ def _reads(layer: Layer, params: dict, shape: tuple, indices: tuple) -> dict:
     key = hashlib.blake2b(json.dumps([layer.name, {k: canonical(v) for k, v in params.items()}, shapes,
                                       indices], sort_keys=True).encode(), digest_size=16).hexdigest()
     def listed(cells):  # a layer of several inputs reads {input: cells}
-        return {n: [list(c) for c in v] for n, v in cells.items()} if isinstance(cells, dict) else [list(c) for c in cells]
+        if isinstance(cells, dict):
+            return {n: [list(c) for c in v] for n, v in cells.items()}
+        return [list(c) for c in cells]
     return _read_maps.get_or_make(key, lambda: {",".join(map(str, i)): listed(layer.reads(params, shape, i))
                                                 for i in indices})
 
@@ -432,9 +434,10 @@ def precision_line(ev) -> str | None:
             f"{c(e['max_rel_error'])} · {c(e['error_units'])} {e['unit']}" + (f" · {gpu}" if gpu else ""))
 
 
-def describe(layer: Layer, shape: tuple) -> dict[str, Any]:
-    """What the page tells its stage before any evaluation: the layer, its query keys and the default controls."""
-    params = layer.defaults(shape)
+def describe(layer: Layer, shape: tuple, shapes: dict | None = None) -> dict[str, Any]:
+    """What the page tells its stage before any evaluation: the layer, its query keys and the default controls
+    (`shapes`: every input's, where the layer has several; `shape` is the first's)."""
+    params = layer.defaults(shapes or shape)
     return {"layer": layer.name, "title": layer.title, "summary": layer.summary,
             "keys": query_keys(layer, shape), "controls": controls(layer, params, shape),
             "defaults": query_of(layer, params, shape),

@@ -30,6 +30,8 @@ INPUT_NAME, OUTPUT_NAME = "inputT0", "outputT0"  # the first input's; a layer's 
 def network_inputs(layer: Layer) -> dict[str, str]:
     """{the layer's input name: its network input's name}, in declared order."""
     return {n: f"inputT{i}" for i, n in enumerate(layer.input_names)}
+
+
 SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING", "INFO", "VERBOSE")
 SHOWN_SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING")
 
@@ -149,13 +151,14 @@ def network_flags(trt) -> int:
 
 
 def network_from_layer(trt, builder, layer: Layer, params: dict, input_shape):
-    """(network, arrays it reads at build time): one float32 input per declared input (`input_shape`: one shape,
+    """(network, arrays it reads at build time): one float32 input per input in use (`input_shape`: one shape,
     or a dict of shapes by input name), the layer's construction in its precision (casts around it for FP16/BF16, a
     Q/DQ pair on each input for INT8/FP8), one marked float32 output."""
     network = builder.create_network(network_flags(trt))
-    p, shapes = params["precision"], layer.shapes_of(input_shape)
-    xs = {n: P.precision_input(trt, network, network.add_input(t, trt.DataType.FLOAT, shapes[n]), p,
-                               params["quantize_scale"]) for n, t in network_inputs(layer).items()}
+    p, shapes, used = params["precision"], layer.shapes_of(input_shape), layer.used_inputs(params)
+    xs = {n: network.add_input(t, trt.DataType.FLOAT, shapes[n]) for n, t in network_inputs(layer).items() if n in used}
+    xs = {n: x if n in layer.index_inputs else P.precision_input(trt, network, x, p, params["quantize_scale"])
+          for n, x in xs.items()}  # indices stay exact
     typed = P.TypedNetwork(trt, network, p) if p in P.FLOAT_TYPES else None
     y = layer.construct(trt, typed or network, xs, params)
     y = P.precision_output(trt, network, y, p)

@@ -2,10 +2,11 @@
 
 A link holds the stage's configuration in the URL's spelling (stage.protocol.query_keys: `LAYER.PARAM`, per
 axis `LAYER.PARAM.AXIS`, `LAYER.compare`), the input controls (bound to the URL: their widget keys,
-`LAYER.input.FIELD`; `LAYER.input.NAME.FIELD` for each input of a layer of several) and presenter mode
-(`view.presenter`). What the layer refuses (`?convolution.num_groups=2` with C = 1, `?prelu.slopes=1,2`,
-`?convolution.input.H=100000`, `?activation.alpha=1e999`) is checked here, with the layer's own rules, before the
-page is drawn: each such value is removed from the URL (the page then uses its default) and the page says "URL parameter NAME: rule — replaced by the default.".
+`LAYER.input.NAME`) and presenter mode (`view.presenter`). What the layer refuses (`?convolution.num_groups=2`
+with C = 1, `?prelu.slopes=1,2`, `?convolution.input.H=100000`, `?activation.alpha=1e999`) is checked here, with
+the layer's own rules, before the page is drawn: each such value is removed from the URL (the page then uses its
+default) and the page says "URL parameter NAME: rule — replaced by the default.".
+For a layer of several inputs the input controls' keys name the input too: `LAYER.input.INPUT.NAME`.
 
 Two query parameters are neither:
     preset=NAME     open the example NAME (presets.PRESETS): its input and parameters are written into the URL

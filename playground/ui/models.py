@@ -42,7 +42,7 @@ def _real_input(digest: str, node: str) -> np.ndarray:
 def node_input(inp, node: NodeLink | None):
     """The page's input form with the node's real tensor as its input, while the controls still hold what the link
     wrote (the node's shape, the seeded pattern): a pattern the user picks after is theirs."""
-    if node is None or node.real is None or inp.x is None or inp.x.shape != node.real.shape:
+    if node is None or node.real is None or not isinstance(inp.x, np.ndarray) or inp.x.shape != node.real.shape:
         return inp
     if not np.array_equal(inp.x, onnxio.seeded_input(node.opened).reshape(inp.x.shape)):
         return inp

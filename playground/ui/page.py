@@ -61,6 +61,8 @@ def _layer_page(name: str) -> None:
     if links.PRESET_PARAM in st.query_params:  # ?preset=NAME: the example's input and parameters, then the stage
         _preset_link(layer)
     node = models.node_link(layer)  # ?onnx=DIGEST&node=NAME: a model's node
+    if node is not None and node.opened.shapes:
+        _node_inputs(layer, node.opened)
     links.check_url(layer)  # drops the URL values the layer refuses (and runs the page again)
     hide = links.hidden(layer)
     with st.sidebar:
@@ -69,6 +71,10 @@ def _layer_page(name: str) -> None:
         input_tab, view_tab = st.tabs(titles, default=shown_first)
     with input_tab, st.container(key=control_key(name, "input")):
         inp = models.node_input(widgets.input_controls(layer), node)  # a model page's link: the node's real input
+        if node is not None and node.opened.constants and isinstance(inp.x, dict):
+            inp.x = {**inp.x, **node.opened.constants}  # the model's constants, not the controls' pattern
+            st.caption("From the model: " + ", ".join(f"input {n.upper()} {tuple(a.shape)}"
+                                                      for n, a in node.opened.constants.items()) + " (its constant).")
     with view_tab, st.container(key=control_key(name, "view")):
         view = widgets.view_controls()
         if hide:
@@ -107,7 +113,7 @@ def _layer_page(name: str) -> None:
     if tabs["Engine"].open:
         with tabs["Engine"], st.container(key=control_key(layer.name, "engine")):
             _engine_panel(ev)
-            if layer.onnx is not None and not layer.several:  # an ONNX export feeds one input
+            if layer.onnx is not None:  # a layer with no ONNX mapping has no second opinion
                 _second_opinions(ev, node.opened if node and node.opened.stands(ev) else None)
     if tabs["Downloads"].open:
         with tabs["Downloads"]:
@@ -117,12 +123,24 @@ def _layer_page(name: str) -> None:
             workshop.spec_tab(layer, ev, view)
 
 
+def _node_inputs(layer: Layer, opened) -> None:
+    """A model's node of several inputs, the first run of a session: each input the model computes takes its shape
+    and the seeded pattern (the first's is set with the node); a constant comes from the model on every run."""
+    done = f"_onnx_inputs.{layer.name}"
+    if st.session_state.get(done) == (opened.model, opened.node):
+        return
+    st.session_state[done] = (opened.model, opened.node)
+    widgets.write_input(layer, {n: {"kind": "random", "shape": s, "seed": i, "low": -4.0, "high": 4.0}
+                                for i, (n, s) in enumerate(opened.shapes.items())
+                                if i > 0 and n not in opened.constants})
+
+
 def _open_example(layer: Layer, preset: presets.Preset) -> None:
     """An example or lesson: its input to the sidebar's controls, its parameters to the URL the stage reads."""
     widgets.write_input(layer, preset.input)
     shape = preset.input_shape  # {input name: shape} for a layer of several inputs; the parameters read the first's
     first = shape[layer.input_names[0]] if isinstance(shape, dict) else shape
-    stage.set_query(layer, layer.resolve(preset.params, shape), first)
+    stage.set_query(layer, layer.resolve(preset.params, shape), first, shape if isinstance(shape, dict) else None)
 
 
 def _preset_link(layer: Layer) -> None:

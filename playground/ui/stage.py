@@ -78,7 +78,7 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
     inline = ev.input.size + ev.output.size <= protocol.INLINE_VALUES  # else the stage asks the route for them
     answer = protocol.answer(layer, ev, picked(layer, ev), frozenset() if inline else None, opinion=True,
                              opened=own if own is not None and own.stands(ev) else None)
-    describe = protocol.describe(layer, x.shape)
+    describe = protocol.describe(layer, x.shape, {n: a.shape for n, a in xs.items()} if isinstance(xs, dict) else None)
     if node is not None:
         describe["defaults"] = {**describe["defaults"], **node.base}
     epoch = st.session_state.get(_epoch_key(layer), 0)
@@ -151,10 +151,11 @@ def compare_key(layer: Layer) -> str:
     return f"{layer.name}.compare"
 
 
-def set_query(layer: Layer, params: dict, shape: tuple) -> None:
+def set_query(layer: Layer, params: dict, shape: tuple, shapes: dict | None = None) -> None:
     """Write a configuration into the URL as the stage writes it (an example picked on the stage): the keys whose
-    values differ from the defaults', and those whose defaults follow a choice that differs."""
-    base = layer.defaults(shape)
+    values differ from the defaults', and those whose defaults follow a choice that differs (`shapes`: every
+    input's, where the layer has several)."""
+    base = layer.defaults(shapes or shape)
     defaults, query = protocol.query_of(layer, base, shape), protocol.query_of(layer, params, shape)
     owned = {k for owner, keys in protocol.resets(layer, base, shape).items()
              if query.get(owner) != defaults.get(owner) for k in keys}  # their defaults follow a choice moved

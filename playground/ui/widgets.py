@@ -39,7 +39,11 @@ def write_input(layer: Layer, input: dict | None = None) -> None:
     widget's value reaches the URL only once it is drawn, so before that the URL is written here (the keys that
     differ from the controls' defaults): a link copied at once reopens the same input."""
     input = input or {}
+    if layer.several and "shape" in input:  # one input's keywords (a model node's data input): the first's
+        input = {layer.input_names[0]: input}
     for name in layer.input_names:
+        if layer.several and name not in input:
+            continue  # an input not named keeps its controls
         _write_one(layer, name, input.get(name, {}) if layer.several else input)
 
 

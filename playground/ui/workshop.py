@@ -21,7 +21,7 @@ from .state import ViewOptions, chart, tensor_figure
 def spec_tab(layer: Layer, ev: Evaluation, view: ViewOptions) -> None:
     """The example or lesson the settled configuration is: its verdict, tolerance, source and note, and the table
     its source documents beside the computed output's figures."""
-    found = presets.matching(layer.name, ev.params, ev.input)
+    found = presets.matching(layer.name, ev.params, ev.inputs if layer.several else ev.input)
     if not found:
         st.caption("This configuration is none of the examples: pick one in the stage's example box to compare "
                    "with the output its source documents.")
@@ -69,17 +69,18 @@ def _export_refused(layer_name: str) -> str | None:
 def _onnx_bytes(layer: Layer, ev: Evaluation) -> bytes:
     from ..onnxio import export_model
 
-    return export_model(layer, ev.params, ev.input.shape).SerializeToString()
+    return export_model(layer, ev.params, ev.shapes).SerializeToString()  # every input's shape
 
 
 def downloads(layer: Layer, ev: Evaluation) -> None:
     """The configuration on screen as a Python script, its input and output as .npy and .csv. Every file is
     made when its button is clicked, not on every change."""
     failure = _export_refused(layer.name)
-    name = config_name(layer, ev.params, ev.input.shape)  # the files say which configuration they hold
+    name = config_name(layer, ev.params, ev.shapes)  # the files say which configuration they hold
     with st.container(key=control_key(layer.name, "downloads"), horizontal=True, gap="small", wrap=True):
         if failure is None:
-            st.download_button("Download Python script", functools.partial(export_script, layer.name, ev.params, ev.input),
+            st.download_button("Download Python script",
+                               functools.partial(export_script, layer.name, ev.params, ev.inputs or ev.input),
                                file_name=f"trt_{name}.py", mime="text/x-python", icon=":material/code:",
                                on_click="ignore", key=key(layer.name, "download", "script"),
                                help="A standalone script that builds exactly this configuration with TensorRT "

@@ -1,0 +1,161 @@
+"""IReduceLayer: `add_reduce(x, op, axes, keep_dims)`: SUM, PROD, MAX, MIN or AVG over the axes a bitmask names."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from .. import reference as ref
+from ..errors import Stricter
+from ..examples import derived
+from ..inputs import DIM_NAMES, arange_pattern
+from ..layer import Cell, Layer
+from ..numbers import precise
+from ..onnxmap import Graph, Node, OnnxMap
+from ..params import Param
+
+OPERATIONS = ("SUM", "PROD", "MAX", "MIN", "AVG")
+NUMPY = {"SUM": np.sum, "PROD": np.prod, "MAX": np.max, "MIN": np.min, "AVG": np.mean}
+ONNX_OPS = {"SUM": "ReduceSum", "PROD": "ReduceProd", "MAX": "ReduceMax", "MIN": "ReduceMin", "AVG": "ReduceMean"}
+
+
+def axes_of(p: dict, rank: int) -> tuple[int, ...]:
+    return tuple(a for a in range(rank) if p["axes"] >> a & 1)
+
+
+def axes_text(mask: int, shape: tuple) -> str:
+    """"H, W (axes = 12)": the bitmask as the input's axis names."""
+    names = DIM_NAMES.get(len(shape), tuple(str(i) for i in range(len(shape))))
+    return ", ".join(names[a] for a in range(len(shape)) if mask >> a & 1) + f" (axes = {mask})"
+
+
+def axes_rule(axes, p, shape):
+    if axes < 1:
+        return "must name at least one axis (a bitmask above 0)"
+    if axes >= 1 << len(shape):
+        return f"names axis {axes.bit_length() - 1}, but the input has rank {len(shape)} (axes below {1 << len(shape)})"
+    return None
+
+
+def keep_rule(keep, p, shape):
+    left = len(shape) - bin(p["axes"]).count("1")
+    if not keep and left < 2:
+        return Stricter(f"off leaves {left} ax{'i' if left == 1 else 'e'}s: keep_dims on, or reduce fewer axes",
+                        "TensorRT builds it, but the stage draws tensors of rank 2 or more")
+    return None
+
+
+def output_shape(p: dict, shape: tuple) -> tuple:
+    axes = axes_of(p, len(shape))
+    if p["keep_dims"]:
+        return tuple(1 if a in axes else d for a, d in enumerate(shape))
+    return tuple(d for a, d in enumerate(shape) if a not in axes)
+
+
+def cost(p, shape):
+    return output_shape(p, shape), int(np.prod(shape)), "one per input value", "the input size: N, C, H or W"
+
+
+def reference(x, p):
+    """In float64 (PROD and SUM over many values: one rounding at the end), cast to the result type."""
+    y = NUMPY[p["operation"]](np.asarray(x, np.float64), axis=axes_of(p, x.ndim), keepdims=bool(p["keep_dims"]))
+    return np.asarray(y, dtype=ref.result_type())
+
+
+def build(trt, network, x, p):
+    op = trt.ReduceOperation.__members__[p["operation"]]
+    return network.add_reduce(x, op, p["axes"], p["keep_dims"]).get_output(0)
+
+
+def reads(p, shape, index):
+    """Every input cell output `index` gathers: its own index along the kept axes, all along the reduced ones."""
+    axes = axes_of(p, len(shape))
+    kept = iter(index) if not p["keep_dims"] else iter(i for a, i in enumerate(index) if a not in axes)
+    fixed = {a: next(kept) for a in range(len(shape)) if a not in axes}
+    ranges = [range(shape[a]) if a in axes else (fixed[a],) for a in range(len(shape))]
+    return [tuple(c) for c in itertools.product(*ranges)]
+
+
+def cell(x, p, index, reference_output=None):
+    values = [float(x[c]) for c in reads(p, x.shape, index)]
+    shown = precise(float(reference_output[tuple(index)])) if reference_output is not None else "?"
+    name = p["operation"].lower() if p["operation"] != "AVG" else "mean"
+    terms = ", ".join(precise(v) for v in values) if len(values) <= 12 else f"{len(values)} values"
+    return Cell(f"{name}({terms}) = **{shown}**", (), (f"{len(values)} input cells along "
+                                                       f"{axes_text(p['axes'], x.shape)}.",))
+
+
+def formula(p: dict) -> str:
+    name = p["operation"].lower() if p["operation"] != "AVG" else "mean"
+    return f"y = {name} of x over the axes in the bitmask {p['axes']}" + (", kept as size 1" if p["keep_dims"] else "")
+
+
+def explain(p, shape):
+    out = output_shape(p, shape)
+    return [f"{p['operation']} over {axes_text(p['axes'], shape)}: {shape} → {out}. TensorRT takes the axes as a "
+            "bitmask, bit a for axis a; keep_dims keeps each reduced axis as size 1, else it goes."]
+
+
+def onnx_read(node: Node) -> dict:
+    """ReduceSum, ReduceProd, ReduceMax, ReduceMin, ReduceMean: `axes` (an input from opset 13 for ReduceSum and 18
+    for the others, an attribute before; none: every axis), `keepdims`; ✗ noop_with_empty_axes."""
+    op = next(k for k, v in ONNX_OPS.items() if v == node.op)
+    rank = len(node.onnx_shape)
+    given = node.const(1, "axes", required=False) if len(node.inputs) > 1 else node.attr("axes")
+    if node.attr("noop_with_empty_axes", 0) and (given is None or len(given) == 0):
+        raise node.fail("noop_with_empty_axes", "with no axes makes the node an identity: no reduction to build", 1)
+    axes = range(rank) if given is None or len(given) == 0 else [int(a) for a in np.ravel(given)]
+    if any(not -rank <= a < rank for a in axes):
+        raise node.fail("axes", f"must lie in −{rank} … {rank - 1}", list(axes))
+    return {"operation": op, "axes": sum(1 << (a % rank) for a in set(axes)),
+            "keep_dims": bool(node.attr("keepdims", 1))}
+
+
+def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
+    return g.op(ONNX_OPS[p["operation"]], [x, g.ints(axes_of(p, len(shape)))], keepdims=int(p["keep_dims"]))
+
+
+# -- examples: x = 1 … 12 at (1, 2, 2, 3), by hand ----------------------------------------------------------
+X = {"kind": "spec", "shape": (1, 2, 2, 3)}  # channel 0: [[1 2 3] [4 5 6]], channel 1: [[7 8 9] [10 11 12]]
+HOW = "sums, products and extremes of x = 1 … 12 by hand"
+EXAMPLES = (
+    derived("reduce", "sum_w", "SUM along W (axes = 8)", {"operation": "SUM", "axes": 8}, X,
+            np.float32([6, 15, 24, 33]).reshape(1, 2, 2, 1), HOW),
+    derived("reduce", "avg_hw", "AVG over H, W (axes = 12)", {"operation": "AVG", "axes": 12}, X,
+            np.float32([3.5, 9.5]).reshape(1, 2, 1, 1), HOW),
+    derived("reduce", "max_c", "MAX over C (axes = 2), keep_dims off", {"operation": "MAX", "axes": 2,
+                                                                         "keep_dims": False}, X,
+            np.float32([[7, 8, 9], [10, 11, 12]]).reshape(1, 2, 3), HOW),
+    derived("reduce", "prod_h", "PROD along H (axes = 4)", {"operation": "PROD", "axes": 4}, X,
+            np.float32([[4, 10, 18], [70, 88, 108]]).reshape(1, 2, 1, 3), HOW),
+    derived("reduce", "min_all", "MIN over C, H, W (axes = 14)", {"operation": "MIN", "axes": 14}, X,
+            np.float32([1]).reshape(1, 1, 1, 1), HOW),
+)
+
+LAYER = Layer(
+    name="reduce",
+    order=80,
+    title="Reduce",
+    icon=":material/compress:",
+    summary="y = SUM, PROD, MAX, MIN or AVG of x over the axes a bitmask names; keep_dims keeps them as size 1.",
+    params=(
+        Param("operation", "enum", "SUM", "The ReduceOperation.", choices=OPERATIONS, label="Operation"),
+        Param("axes", "int", 8, "Bitmask of the axes reduced: 1 = N, 2 = C, 4 = H, 8 = W (4-D; 5-D: 4 = D, 8 = H, "
+              "16 = W); several bits, several axes.", low=1, high=31, step=1, rule=axes_rule,
+              offers=lambda p, s: list(range(1, 1 << len(s))), name_of=axes_text, label="Axes"),
+        Param("keep_dims", "bool", True, "Keep each reduced axis as size 1 (else the output loses it).",
+              rule=keep_rule, label="Keep dimensions"),
+    ),
+    example_shape=(1, 2, 2, 3),
+    example_input=lambda shape: arange_pattern(shape, 1),
+    reference=reference,
+    build=build,
+    cost=cost,
+    formula=formula,
+    ranks=(4, 5),
+    examples=EXAMPLES,
+    reads=reads,
+    cell=cell,
+    explain=explain,
+    onnx=OnnxMap(tuple(ONNX_OPS.values()), onnx_read, onnx_write, lift="trailing"),
+)

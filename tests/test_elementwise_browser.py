@@ -1,0 +1,49 @@
+"""ElementWise's stage in the system Chromium: both inputs drawn as figures of their own shapes, and the output cell
+under the pointer outlined in each input (B's one cell along its broadcast axis)."""
+from __future__ import annotations
+
+import pytest
+
+from playground.chromium import browser as B
+
+pytestmark = pytest.mark.browser
+STAGE = ".pg-stage"
+
+
+@pytest.fixture(scope="module")
+def page(tmp_path_factory):
+    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path_factory.mktemp("cache"))}) as url, \
+            B.chromium() as chrome:
+        ctx = B.new_context(chrome, viewport={"width": 1280, "height": 720})
+        p = ctx.new_page()
+        p.set_default_timeout(30_000)
+        p.errors = []
+        p.on("pageerror", lambda exc: p.errors.append(str(exc)))
+        p.goto(f"{url}/elementwise?elementwise.input.b.H=1&elementwise.operation=PROD")
+        p.wait_for_selector(f'{STAGE}[data-drawn] [data-figure="output"] canvas')
+        yield p
+        ctx.close()
+
+
+def overlay(page, which: str) -> str:
+    return page.evaluate(f"() => document.querySelector('{STAGE} [data-figure=\"{which}\"] .pg-overlay').toDataURL()")
+
+
+def test_both_inputs_are_figures_of_their_own_shapes(page):
+    figures = page.eval_on_selector_all(f"{STAGE} [data-figure]", "els => els.map(e => e.dataset.figure)")
+    assert figures[:3] == ["input", "input.b", "output"]
+    assert "shape (1, 1, 1, 3)" in page.inner_text(f'{STAGE} [data-figure="input.b"] .pg-stats')
+    assert "shape (1, 1, 3, 3)" in page.inner_text(f'{STAGE} [data-figure="output"] .pg-stats')
+    assert not page.errors
+
+
+def test_hovering_an_output_cell_outlines_the_cell_each_input_gives_it(page):
+    box = page.locator(f'{STAGE} [data-figure="output"] canvas').first.bounding_box()
+    page.mouse.move(box["x"] + 2, box["y"] + 2)  # the first row: B's own row too
+    first = overlay(page, "input.b")
+    page.mouse.move(box["x"] + 2, box["y"] + box["height"] - 2)  # the last row of the output: B's one row again
+    last = overlay(page, "input.b")
+    page.mouse.move(box["x"] + box["width"] - 2, box["y"] + box["height"] - 2)  # another column: B's last cell
+    other = overlay(page, "input.b")
+    assert first == last != other  # the row broadcasts; the column does not
+    assert overlay(page, "input") != first and not page.errors

@@ -1,0 +1,60 @@
+"""Gather in ELEMENT mode: the output of the indices' shape, each cell the data cell its index names; indices are
+not data (no precision touches them); an index with no documented result is undefined by rule."""
+import numpy as np
+import pytest
+
+from playground.core import evaluate
+from playground.errors import ValidationError
+from playground.layers import get_layer
+
+LAYER = get_layer("gather")
+DATA = np.arange(1, 13, dtype=np.float32).reshape(1, 1, 3, 4)
+
+
+def run(indices, **raw):
+    return evaluate("gather", raw, {"data": DATA, "indices": np.float32(indices)}, run=False)
+
+
+def test_each_cell_copies_the_data_cell_its_index_names():
+    ev = run(np.float32([[3, 0], [1, 1]]).reshape(1, 1, 2, 2))
+    assert ev.output.ravel().tolist() == [4, 1, 6, 6]  # row 0: columns 3, 0; row 1: columns 1, 1
+    ev = run(np.float32([[2, 0, 1, 2]]).reshape(1, 1, 1, 4), axis=2)
+    assert ev.output.ravel().tolist() == [9, 2, 7, 12]
+
+
+def test_indices_may_not_reach_past_the_data_off_the_axis():
+    with pytest.raises(ValidationError) as e:
+        run(np.zeros((1, 1, 4, 2)))
+    assert e.value.param == "input.indices" and "is 4 along H, where the data has 3" in e.value.rule
+
+
+def test_an_index_that_is_no_whole_number_in_range_is_undefined_and_nan():
+    ev = run(np.float32([[0, 4, -1, 1.5]]).reshape(1, 1, 1, 4))
+    assert LAYER.undefined(ev.inputs, ev.params).ravel().tolist() == [False, True, True, True]
+    assert ev.output[0, 0, 0, 0] == 1 and np.isnan(ev.output.ravel()[1:]).all()
+    assert "no documented result" in LAYER.cell(ev.inputs, ev.params, (0, 0, 0, 3), ev.reference).notes[0]
+
+
+@pytest.mark.parametrize("precision", ["FP16", "INT8"])
+def test_no_precision_touches_the_indices(precision):
+    ev = run(np.float32([[3, 2, 1, 0]]).reshape(1, 1, 1, 4), precision=precision, quantize_scale=0)
+    assert ev.output.ravel().tolist() == pytest.approx([4, 3, 2, 1], abs=0.05)  # INT8 rounds the data, not the index
+    assert ev.params["precision"] != "INT8" or ev.params["quantize_scale"] == pytest.approx(12 / 127)  # data only
+
+
+def test_the_engine_casts_the_indices_and_onnx_reads_gather_elements():
+    from onnx_cases import node_model
+    from playground import onnxio
+    from playground.trt import engine as eng
+    from playground.trt.backend import detect
+
+    backend = detect("tensorrt_rtx")
+    if backend.can_build:
+        p = LAYER.resolve({"precision": "INT8"}, {"data": (1, 1, 3, 4), "indices": (1, 1, 3, 4)})
+        report = eng.build_engine(backend, LAYER, p, {"data": (1, 1, 3, 4), "indices": (1, 1, 3, 4)})
+        assert report.status == "built", report.error
+    model = node_model("GatherElements", (2, 3), {"i": np.int64([[2, 0, 1], [1, 1, 0]])}, axis=1)
+    opened = onnxio.open_node(onnxio.load_model(model.SerializeToString()))
+    assert opened.raw == {"axis": 1} and opened.constants["indices"].ravel().tolist() == [2, 0, 1, 1, 1, 0]
+    ev = evaluate("gather", opened.raw, opened.to_layer(np.float32([[1, 2, 3], [4, 5, 6]])), run=False)
+    assert ev.output.ravel().tolist() == [3, 1, 2, 5, 5, 4]

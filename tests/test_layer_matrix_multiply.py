@@ -1,0 +1,98 @@
+"""MatrixMultiply: products over the last two axes, each input read NONE, TRANSPOSE or VECTOR, batch axes broadcast;
+the read map names A's row and B's column; ONNX's MatMul and Gemm."""
+import numpy as np
+import pytest
+
+from playground.core import evaluate
+from playground.errors import ValidationError
+from playground.layers import get_layer
+
+LAYER = get_layer("matrix_multiply")
+A = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 2, 3)
+
+
+def run(a, b, **raw):
+    return evaluate("matrix_multiply", raw, {"a": a, "b": b}, run=False)
+
+
+def test_the_three_ways_of_reading_an_input_by_hand():
+    b = np.float32([[1, 0], [0, 1], [1, 1]]).reshape(1, 1, 3, 2)
+    assert run(A, b).reference.reshape(2, 2).tolist() == [[4, 5], [10, 11]]
+    bt = np.float32([[1, 0, 1], [0, 1, 1]]).reshape(1, 1, 2, 3)  # the same B, given transposed
+    assert run(A, bt, op1="TRANSPOSE").reference.reshape(2, 2).tolist() == [[4, 5], [10, 11]]
+    dots = run(A, np.ones((1, 1, 2, 3), np.float32), op0="VECTOR", op1="VECTOR").reference
+    assert dots.shape == (1, 1, 2) and dots.ravel().tolist() == [6, 15]
+
+
+def test_batch_axes_broadcast_and_the_rules_name_what_breaks():
+    b = np.ones((2, 1, 3, 4), np.float32)
+    assert run(np.ones((1, 3, 2, 3), np.float32), b).reference.shape == (2, 3, 2, 4)
+    with pytest.raises(ValidationError) as e:
+        run(A, np.ones((1, 1, 2, 2), np.float32))
+    assert e.value.param == "input.b" and "A's rows have 3 values and B's columns 2" in e.value.rule
+    with pytest.raises(ValidationError) as e:
+        run(A, np.ones((1, 1, 3, 2), np.float32), op1="VECTOR")
+    assert e.value.param == "op1" and "VECTOR on one input only" in e.value.rule
+
+
+def test_the_read_map_is_as_row_and_bs_column():
+    shapes = {"a": (1, 2, 2, 3), "b": (1, 1, 3, 2)}
+    p = LAYER.resolve({}, shapes)
+    cells = LAYER.reads(p, shapes, (0, 1, 1, 0))
+    assert cells == {"a": [(0, 1, 1, 0), (0, 1, 1, 1), (0, 1, 1, 2)], "b": [(0, 0, 0, 0), (0, 0, 1, 0), (0, 0, 2, 0)]}
+    ev = run(A, np.float32([[1, 0], [0, 1], [1, 1]]).reshape(1, 1, 3, 2))
+    assert LAYER.cell(ev.inputs, ev.params, (0, 0, 1, 1), ev.reference).line == "4·0 + 5·1 + 6·1 = **11**"
+
+
+def test_fp16_rounds_both_inputs_and_the_output():
+    big = np.full((1, 1, 1, 2), 300.0, np.float32)
+    ev = run(big, big, op0="VECTOR", op1="VECTOR", precision="FP16")
+    assert ev.truth.ravel().tolist() == [180000.0] and np.isinf(ev.reference).all()  # past 65504: inf in FP16
+
+
+def _model(op, a_shape, b_shape, **attrs):
+    onnx = pytest.importorskip("onnx")
+    h = onnx.helper
+    inputs = [h.make_tensor_value_info(n, onnx.TensorProto.FLOAT, list(s)) for n, s in (("A", a_shape), ("B", b_shape))]
+    node = h.make_node(op, ["A", "B"], ["Y"], name="mm", **attrs)
+    graph = h.make_graph([node], "g", inputs, [h.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, [])])
+    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
+
+
+def test_onnx_matmul_and_gemm_open_as_batched_products_and_agree_with_onnxruntime():
+    from playground import onnxio
+    from playground.opinions import second_opinions
+
+    opened = onnxio.open_node(onnxio.load_model(_model("MatMul", (3, 2, 4), (4, 5))))
+    assert opened.shapes == {"a": (1, 3, 2, 4), "b": (1, 1, 4, 5)}  # 1s before: batch axes
+    x = np.random.default_rng(0).standard_normal((3, 2, 4)).astype(np.float32)
+    ev = evaluate("matrix_multiply", opened.raw, opened.to_layer(x), run=False)
+    assert ev.output.shape == (1, 3, 2, 5) and second_opinions(ev, opened)["onnxruntime"]["agrees"] is True
+    gemm = onnxio.open_node(onnxio.load_model(_model("Gemm", (3, 2), (5, 3), transA=1, transB=1)))
+    assert gemm.raw == {"op0": "TRANSPOSE", "op1": "TRANSPOSE"}
+    with pytest.raises(ValidationError, match="alpha"):
+        onnxio.open_node(onnxio.load_model(_model("Gemm", (2, 3), (3, 5), alpha=2.0)))
+    with pytest.raises(ValidationError, match="1-D"):
+        onnxio.open_node(onnxio.load_model(_model("MatMul", (2, 3), (3,))))
+
+
+def test_a_preset_link_sets_each_inputs_shape_and_the_page_draws_its_product():
+    from apptest import open_page, stage_data
+
+    at = open_page("matrix_multiply", preset="transpose_a")
+    answer = stage_data(at)["answer"]
+    figures = {f["which"]: f["tensor"]["shape"] for f in answer["figures"]}
+    assert figures == {"input": [1, 1, 2, 3], "input.b": [1, 1, 2, 3], "output": [1, 1, 3, 3]}
+    assert answer["example"]["name"] == "transpose_a" and answer["example"]["matches"]
+    assert at.query_params["matrix_multiply.input.b.H"] == "2" and at.query_params["matrix_multiply.op0"] == "TRANSPOSE"
+
+
+def test_a_matmul_of_weights_opens_with_them_as_the_constant_input_b():
+    from onnx_cases import node_model, weights
+    from playground import onnxio
+
+    w = weights(3, 4)
+    opened = onnxio.open_node(onnxio.load_model(node_model("MatMul", (2, 3), {"b": w}).SerializeToString()))
+    assert opened.layer is LAYER and set(opened.constants) == {"b"} and opened.shapes["b"] == (1, 1, 3, 4)
+    xs = opened.to_layer(np.ones((2, 3), np.float32))
+    assert np.array_equal(xs["b"].reshape(3, 4), w)
