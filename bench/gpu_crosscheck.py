@@ -70,6 +70,19 @@ def _cases(rng):
     cases += [("softmax", f"axis {a}", {"axes": 1 << a}, (2, 4, 8, 8)) for a in (1, 3)]
     cases += [("scale", "x·s + t", {"mode": "CHANNEL", "scale": rng.uniform(-2, 2, 4), "shift": rng.uniform(-1, 1, 4),
                                      "power": np.ones(4)}, (1, 4, 16, 16))]
+    # layers of several inputs: the input shape is {input name: shape}
+    cases += [("elementwise", f"{op} broadcast", {"operation": op}, {"a": (1, 4, 16, 16), "b": (1, 4, 1, 16)})
+              for op in ("SUM", "PROD", "SUB", "MAX", "DIV")]
+    cases += [("matrix_multiply", f"{op0}·{op1}", {"op0": op0, "op1": op1}, {"a": (2, 3, 16, 32), "b": (2, 3, b, c)})
+              for op0, op1, b, c in (("NONE", "NONE", 32, 8), ("NONE", "TRANSPOSE", 8, 32))]
+    cases += [("normalization", "layer (W)", {"axes": 8}, {"x": (1, 4, 8, 16), "scale": (1, 1, 1, 16),
+                                                          "bias": (1, 1, 1, 16)}),
+              ("normalization", "instance (H, W)", {"axes": 12}, {"x": (1, 4, 8, 16), "scale": (1, 4, 1, 1),
+                                                                  "bias": (1, 4, 1, 1)})]
+    cases += [("reduce", f"{op} over W", {"operation": op, "axes": 8, "keep_dims": True}, (1, 4, 16, 64))
+              for op in ("SUM", "AVG", "MAX")]
+    cases += [("unary", op, {"operation": op}, (1, 4, 16, 16)) for op in ("EXP", "SIN", "COS", "ERF", "ATAN", "SINH")]
+    cases += [("lrn", "window 5", {"window": 5, "alpha": 1.0, "beta": 0.75, "k": 2.0}, (1, 8, 8, 8))]
     return cases
 
 
@@ -112,6 +125,24 @@ def torch_output(torch, layer: str, p: dict, x, dtype):
         return torch.softmax(x, dim=int(p["axes"]).bit_length() - 1)
     if layer == "scale":
         return x * w(p["scale"]).reshape(1, -1, 1, 1) + w(p["shift"]).reshape(1, -1, 1, 1)
+    if layer == "elementwise":
+        a, b = x["a"], x["b"]
+        return {"SUM": a + b, "PROD": a * b, "SUB": a - b, "MAX": torch.maximum(a, b), "DIV": a / b}[p["operation"]]
+    if layer == "matrix_multiply":
+        return torch.matmul(x["a"], x["b"].transpose(-1, -2) if p["op1"] == "TRANSPOSE" else x["b"])
+    if layer == "normalization":
+        v, scale, bias = x["x"], x["scale"], x["bias"]
+        if p["axes"] == 8:
+            return F.layer_norm(v, v.shape[-1:], scale.reshape(-1), bias.reshape(-1), p["epsilon"])
+        return F.instance_norm(v, weight=scale.reshape(-1), bias=bias.reshape(-1), eps=p["epsilon"])
+    if layer == "reduce":
+        dim = int(p["axes"]).bit_length() - 1
+        return {"SUM": lambda: x.sum(dim, keepdim=True), "AVG": lambda: x.mean(dim, keepdim=True),
+                "MAX": lambda: x.amax(dim, keepdim=True)}[p["operation"]]()
+    if layer == "unary":
+        return getattr(torch, p["operation"].lower())(x)
+    if layer == "lrn":
+        return F.local_response_norm(x, p["window"], p["alpha"], p["beta"], p["k"])
     raise KeyError(layer)
 
 
@@ -160,15 +191,20 @@ def main() -> int:
     fixture, meta = {}, []
     for layer_name, label, raw, shape in _cases(rng):
         layer = get_layer(layer_name)
-        x = rng.uniform(-4, 4, shape).astype(np.float32)
+        several = isinstance(shape, dict)
+        x = ({n: rng.uniform(-4, 4, s).astype(np.float32) for n, s in shape.items()} if several
+             else rng.uniform(-4, 4, shape).astype(np.float32))
+        shapes = {n: a.shape for n, a in x.items()} if several else x.shape
         for precision in PRECISIONS:
             if precision not in layer.param("precision").choices:
                 continue
-            params = layer.resolve({**raw, "precision": precision}, x.shape)
+            params = layer.resolve({**raw, "precision": precision}, shapes)
             torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = precision == "TF32"
             dtype = {"FP16": torch.float16, "BF16": torch.bfloat16}.get(precision, torch.float32)
+            on_gpu = lambda a: torch.as_tensor(a, device="cuda").to(dtype)  # noqa: E731
             with torch.no_grad():
-                gpu = torch_output(torch, layer_name, params, torch.as_tensor(x, device="cuda").to(dtype), dtype)
+                gpu = torch_output(torch, layer_name, params,
+                                   {n: on_gpu(a) for n, a in x.items()} if several else on_gpu(x), dtype)
             gpu = gpu.float().cpu().numpy()
             with np.errstate(all="ignore"):
                 emulated = P.emulate(layer, x, params)
@@ -178,8 +214,10 @@ def main() -> int:
             key = f"{layer_name}|{precision}"
             if key not in {m["key"] for m in meta}:  # the first case of each layer and precision: the fixture
                 i = len(meta)
-                fixture[f"input_{i}"], fixture[f"gpu_{i}"] = x, gpu
+                fixture.update({f"input_{i}_{n}": a for n, a in x.items()} if several else {f"input_{i}": x})
+                fixture[f"gpu_{i}"] = gpu
                 meta.append({"key": key, "layer": layer_name, "label": label, "precision": precision,
+                             "inputs": list(x) if several else None,
                              "params": {k: jsonable(v) for k, v in params.items()}})
     rows, table = [], {}
     for (layer_name, label, precision), us in per.items():

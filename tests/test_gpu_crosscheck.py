@@ -19,10 +19,18 @@ crosscheck = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(crosscheck)
 
 
+def case_input(i: int, case: dict):
+    """The case's input: an array, or the feed dict of a layer of several inputs."""
+    if case.get("inputs"):
+        return {n: FIXTURE[f"input_{i}_{n}"] for n in case["inputs"]}
+    return FIXTURE[f"input_{i}"]
+
+
 def test_the_fixture_came_from_a_gpu_and_covers_every_layer_pytorch_has():
     assert "NVIDIA" in META["device"] and "PyTorch" in META["device"]
     layers = {c["layer"] for c in META["cases"]}
-    assert layers == {"activation", "prelu", "convolution", "deconvolution", "pooling", "resize", "softmax", "scale"}
+    assert layers == {"activation", "prelu", "convolution", "deconvolution", "pooling", "resize", "softmax", "scale",
+                      "elementwise", "matrix_multiply", "normalization", "reduce", "unary", "lrn"}
     assert {c["precision"] for c in META["cases"]} == set(crosscheck.PRECISIONS)
     assert (ROOT / "tests/fixtures/gpu_crosscheck.npz").stat().st_size <= 2 << 20
 
@@ -30,8 +38,8 @@ def test_the_fixture_came_from_a_gpu_and_covers_every_layer_pytorch_has():
 @pytest.mark.parametrize("i, case", list(enumerate(META["cases"])), ids=[c["key"] for c in META["cases"]])
 def test_the_emulation_stays_within_what_the_gpu_measured(i, case):
     layer = get_layer(case["layer"])
-    x, gpu = FIXTURE[f"input_{i}"], FIXTURE[f"gpu_{i}"]
-    params = layer.resolve(case["params"], x.shape)
+    x, gpu = case_input(i, case), FIXTURE[f"gpu_{i}"]
+    params = layer.resolve(case["params"], {n: a.shape for n, a in x.items()} if isinstance(x, dict) else x.shape)
     with np.errstate(all="ignore"):
         emulated = P.emulate(layer, x, params)
         truth = P.emulate(layer, x, {**params, "precision": P.TRUTH})
