@@ -130,6 +130,7 @@ def export_chain_script(names, raw: dict | None = None, x: np.ndarray | None = N
         "trt = None  # tensorrt, or tensorrt_rtx (the same API under another name): main() picks the one that builds",
         f"RTX_HINT = {RTX_HINT!r}",
         f"INPUT_NAMES, OUTPUT_NAME = {{'x': {INPUT_NAME!r}}}, {OUTPUT_NAME!r}",
+        "INDEX_INPUTS = ()  # the chain's input is data: a precision's cast or Q/DQ pair applies",
         (f"OPTIMIZATION_LEVEL = {settings.optimization_level}  # the playground's builder setting "
         "(TensorRT's own default is 3)"),
         f"PLAYGROUND_COMMAND = {command!r}",
