@@ -41,12 +41,12 @@ def _graph_component():
     return _component
 
 
-def chain_link(digest: str, names: list[str], name: str) -> tuple[str | None, str | None]:
-    """(the chain page's URL for this run of the model's nodes, None) or (None, why it is no chain)."""
+def chain_link(digest: str, names: list[str], name: str) -> tuple[dict | None, str | None]:
+    """(the chain page's URL keys for this run of the model's nodes, None) or (None, why it is no chain)."""
 
     def make():
         try:
-            return "./chain?" + urlencode(whole.chain_of(onnxio._remembered(digest), names, name)), None
+            return whole.chain_of(onnxio._remembered(digest), names, name), None
         except ValidationError as exc:
             return None, str(exc)
 
@@ -60,9 +60,9 @@ def fused_groups(answer: dict, digest: str, name: str) -> list[dict]:
     for layer in (answer.get("engine") or {}).get("layers", []):
         if len(layer["fuses"]) < 2:
             continue
-        href, why = chain_link(digest, layer["fuses"], name)
-        groups.append({"name": layer["name"], "type": layer["type"], "nodes": layer["fuses"], "chain": href,
-                       "why": why})
+        query, why = chain_link(digest, layer["fuses"], name)
+        groups.append({"name": layer["name"], "type": layer["type"], "nodes": layer["fuses"],
+                       "chain": "./chain?" + urlencode(query) if query else None, "why": why})
     return groups
 
 
@@ -190,11 +190,15 @@ def _selection(result, digest: str, name: str) -> None:
     if not picked:
         st.caption("Shift-click consecutive nodes on the graph to open them as a chain.")
         return
-    href, why = chain_link(digest, picked, name)
-    if href is None:
+    query, why = chain_link(digest, picked, name)
+    if query is None:
         st.warning(state.inert(f"The selected nodes are no chain: {why}"), icon=":material/link_off:")
         return
-    st.markdown(f"[Open {len(picked)} selected node(s) as a chain]({href})")
+    from .chain import chain_page
+
+    st.page_link(st.Page(chain_page, title="Chain", url_path="chain"), query_params=query,
+                 label=f"Open the {len(picked)} selected nodes as a chain ({query['layers'].replace(',', ' → ')})",
+                 icon=":material/linear_scale:")
 
 
 def _draw(answer: dict, digest: str, name: str) -> None:
