@@ -341,6 +341,7 @@ def chain_of(model, names: list[str], model_name: str = "model.onnx") -> dict:
     from . import blobs
     from . import chain as C
 
+    names = list(dict.fromkeys(names))
     if not names:
         raise ValidationError(C.CHAIN, "nodes", "select at least one node")
     if len(names) > C.MAX_LAYERS:
@@ -351,7 +352,7 @@ def chain_of(model, names: list[str], model_name: str = "model.onnx") -> dict:
     missing = [n for n in names if n not in by_name]
     if missing:
         raise ValidationError(C.CHAIN, "nodes", f"the model has no node {missing[0]!r}")
-    names = sorted(dict.fromkeys(names), key=order.get)
+    names = sorted(names, key=order.get)
     opened, before = [], None
     for name in names:
         node = by_name[name]
