@@ -160,3 +160,52 @@ def test_an_engine_layers_fused_nodes_are_outlined_and_open_as_a_chain(browser, 
     B.wait_until_idle(page)
     assert page.locator("[data-testid='stException']").count() == 0
     ctx.close()
+
+
+DIFFERING_MAIN = """
+# The app's pages with the model's node 'relu' made to differ (its verdict only: the model, its run and its layout
+# are real), so that the graph's first difference is drawn.
+import runpy
+from playground import model as whole
+
+if not getattr(whole, "_differing", False):
+    real = whole.analyze
+
+    def differing(*args, **kwargs):
+        answer = real(*args, **kwargs)
+        for n in answer["nodes"]:
+            if n["name"] in ("relu", "softmax"):
+                n["agrees"] = False
+        return answer
+
+    whole.analyze, whole._differing = differing, True
+runpy.run_path({main!r}, run_name="__main__")
+"""
+
+
+def test_the_first_difference_is_marked_and_a_click_centres_it(browser, tmp_path):
+    script = tmp_path / "differing.py"
+    script.write_text(DIFFERING_MAIN.format(main=str(B.ROOT / "main.py")))
+    (tmp_path / "app_pages").symlink_to(B.ROOT / "app_pages")  # main.py's pages, beside the script as there
+    path = tmp_path / "differs.onnx"
+    _conv_relu_softmax(path)
+    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path / "cache")}, app=script) as url:
+        ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+        page = ctx.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(url.rstrip("/") + "/model")
+        B.wait_until_idle(page)
+        page.set_input_files('input[type="file"]', str(path))
+        page.wait_for_selector(f"{GRAPH}[data-drawn='3']")
+        B.wait_until_idle(page)
+        assert page.locator(f"{GRAPH} .pg-graph-first").count() == 1
+        assert page.locator(f"{GRAPH} .pg-graph-first[data-node='relu'].pg-graph-differs").count() == 1
+        page.locator(f"{GRAPH} .pg-graph-view").scroll_into_view_if_needed()
+        page.mouse.wheel(0, 600)  # away from it first
+        page.click(f"{GRAPH} .pg-graph-jump")
+        assert page.get_attribute(GRAPH, "data-centred") == "relu"
+        view = page.locator(f"{GRAPH} .pg-graph-view").bounding_box()
+        box = page.locator(f"{GRAPH} .pg-graph-node[data-node='relu']").bounding_box()
+        assert abs(box["x"] + box["width"] / 2 - (view["x"] + view["width"] / 2)) < 2
+        assert abs(box["y"] + box["height"] / 2 - (view["y"] + view["height"] / 2)) < 2
+        ctx.close()
