@@ -25,6 +25,7 @@ from .models import MODEL, NODE, ONNX, REAL
 
 _answers = Memo(8)  # by model digest and input: a page's reruns and revisits do not run the model again
 _chains = Memo(256)  # by model digest and a run of nodes: the chain page's address, or why the run is no chain
+_models = Memo(2)  # by digest: the model loaded (checked, folded) once for all its runs' chains
 _HERE = Path(__file__).parents[1] / "graph"  # the graph's browser side: graph.js, graph.css, the vendored dagre
 MAX_DRAWN = 1500  # nodes: a larger graph is listed, not drawn (its layout would hold the browser for seconds)
 _component = None
@@ -46,7 +47,8 @@ def chain_link(digest: str, names: list[str], name: str) -> tuple[dict | None, s
 
     def make():
         try:
-            return whole.chain_of(onnxio._remembered(digest), names, name), None
+            model = _models.get_or_make(digest, lambda: onnxio._remembered(digest))
+            return whole.chain_of(model, names, name), None
         except ValidationError as exc:
             return None, str(exc)
 
