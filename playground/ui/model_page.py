@@ -264,7 +264,7 @@ def _draw(answer: dict, digest: str, name: str) -> None:
                 "type": layer["type"],
                 "computes nodes": ", ".join(layer["fuses"]),
                 "as a chain": groups.get(layer["name"], {}).get("chain"),
-                "why not a chain": groups.get(layer["name"], {}).get("why"),
+                "why not a chain": groups.get(layer["name"], {}).get("why") or "",
             }
             for layer in engine["layers"]
         ],
