@@ -207,18 +207,23 @@ def real_feed(opened, node, values: dict):
 
 
 def analyze(
-    model, model_name: str, given: dict[str, np.ndarray] | None = None, engine: bool = True, outputs: dict | None = None
+    model, model_name: str, given: dict[str, np.ndarray] | None = None, engine: bool = True, outputs: dict | None = None,
+    progress=None,
 ) -> dict:
     """The `model` command's answer: every node's verdict, the model's output, and TensorRT's parser's engine.
-    `outputs`: a dict that takes the model's output arrays by name (the answer summarizes them)."""
+    `outputs`: a dict that takes the model's output arrays by name (the answer summarizes them); `progress(step)`
+    is told each step as it starts (the model page names it while the person waits)."""
+    progress = progress or (lambda step: None)
     start = time.perf_counter()
     inputs, notes = feeds(model, given)
+    progress("ONNX Runtime runs the model, every tensor marked as an output")
     values, error = None, None
     try:
         values = run_all(model, inputs)
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words, and the nodes still listed
         error = onnxio._ort_words(exc)
     known, spent = onnxio._Known(model), [0]
+    progress("Each node's layer reference on its real input, against ONNX Runtime")
     nodes = [
         node_verdict(known, node, onnxio.node_name(node, i), model_name, values, spent)
         for i, node in enumerate(onnxio._graph_nodes(model))
@@ -239,6 +244,7 @@ def analyze(
         "disagreeing": sum(1 for n in opened if n.get("agrees") is False),
     }
     if engine:
+        progress("TensorRT's ONNX parser builds the whole model (or finds its engine in the cache)")
         out["engine"] = engine_layers(
             with_shapes(model, {k: v.shape for k, v in inputs.items()}), [n["name"] for n in nodes]
         )
@@ -319,3 +325,60 @@ def named_in(layer_name: str, names: set[str]) -> list[str]:
                 found.append(candidate)
                 break
     return found
+
+
+def first_difference(nodes: list[dict]) -> str | None:
+    """The earliest node (in the model's order, which ONNX keeps topological) whose layer's reference and ONNX
+    Runtime part ways: where a debugger starts, since every later difference may be its echo."""
+    return next((n["name"] for n in nodes if n.get("layer") and n.get("agrees") is False), None)
+
+
+def chain_of(model, names: list[str], model_name: str = "model.onnx") -> dict:
+    """The chain page's address ({URL key: text}, as `run A+B --set KEY.NAME=VALUE` spells each parameter) of a run
+    of the model's nodes: each opens as a layer of one input and reads the one before's output; the model's weights
+    go by reference (playground.blobs) where they are too many for a link. ValidationError naming the node and the
+    rule where the run is not a chain."""
+    from . import blobs
+    from . import chain as C
+
+    names = list(dict.fromkeys(names))
+    if not names:
+        raise ValidationError(C.CHAIN, "nodes", "select at least one node")
+    if len(names) > C.MAX_LAYERS:
+        raise ValidationError(C.CHAIN, "nodes", f"a chain holds at most {C.MAX_LAYERS} layers, not {len(names)}")
+    known = onnxio._Known(model)
+    by_name = {onnxio.node_name(n, i): n for i, n in enumerate(onnxio._graph_nodes(model))}
+    order = {name: i for i, name in enumerate(by_name)}
+    missing = [n for n in names if n not in by_name]
+    if missing:
+        raise ValidationError(C.CHAIN, "nodes", f"the model has no node {missing[0]!r}")
+    names = sorted(names, key=order.get)
+    opened, before = [], None
+    for name in names:
+        node = by_name[name]
+        where = f"ONNX node {name!r} ({node.op_type})"
+        if node.op_type in PASS_THROUGH:
+            raise ValidationError(where, "layer", f"{PASS_THROUGH[node.op_type]}: no layer computes it")
+        o = onnxio._open(known, node, name, model_name, alone=False)
+        reads = [i for i in node.input if i and i not in known.consts]
+        if o.layer.several or len(reads) != 1:
+            raise ValidationError(where, "inputs", "reads several tensors: a chain's layers read one each")
+        if before is not None and node.input[0] != before.output[0]:
+            raise ValidationError(where, "input", f"reads {node.input[0]!r}, not the output of the node before "
+                                  f"({before.output[0]!r}): the run must be consecutive")
+        opened.append(o)
+        before = node
+    keys = C.keys_of([o.layer.name for o in opened])
+    query = {C.LAYERS_KEY: ",".join(o.layer.name for o in opened), C.SHAPE_KEY: ",".join(map(str, opened[0].shape))}
+    for key, o in zip(keys, opened):
+        for p in o.layer.params:
+            value = o.params[p.name]
+            big = isinstance(value, np.ndarray) and value.size > blobs.URL_VALUES
+            query[f"{key}.{p.name}"] = blobs.weights_ref(value) if big else p.to_text(value)
+    chain = C.resolve(query[C.LAYERS_KEY].split(","), {k: v for k, v in query.items() if "." in k
+                                                       and k != C.SHAPE_KEY}, opened[0].shape)
+    for link, o, name in zip(chain.links[1:], opened[1:], names[1:]):
+        if link.shapes[o.layer.inputs[0].name] != o.shape:
+            raise ValidationError(f"ONNX node {name!r}", "input", f"its layer reads {o.shape}; the chain hands it "
+                                  f"{link.shapes[o.layer.inputs[0].name]}")
+    return query

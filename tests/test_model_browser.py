@@ -58,3 +58,154 @@ def test_model_page_draws_the_graph_and_links_a_node_to_its_stage(browser, app, 
     assert "/activation" in page.url and "node=relu" in page.url
     assert "relu (Relu)" in page.locator(".pg-stage [data-onnx-node]").inner_text()
     ctx.close()
+
+
+def _conv_relu_softmax(path):
+    import numpy as np
+
+    w = np.random.default_rng(2).uniform(-1, 1, (4, 2, 3, 3)).astype(np.float32)
+    g = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c"], ["r"], name="relu"),
+            helper.make_node("Softmax", ["r"], ["y"], name="softmax", axis=1),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 6, 6])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 6, 6])],
+        [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.ravel())],
+    )
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def _zoom(page) -> float:
+    return float(page.get_attribute(GRAPH, "data-zoom"))
+
+
+def test_the_graph_pans_zooms_finds_a_node_and_opens_a_run_as_a_chain(browser, app, tmp_path):
+    path = tmp_path / "crs.onnx"
+    _conv_relu_softmax(path)
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 900})
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(app.rstrip("/") + "/model")
+    B.wait_until_idle(page)
+    page.set_input_files('input[type="file"]', str(path))
+    page.wait_for_selector(f"{GRAPH}[data-drawn='3']")
+    B.wait_until_idle(page)
+    world = page.locator(f"{GRAPH} .pg-graph-world")
+    # the wheel zooms about the pointer, Fit shows the whole graph again
+    fitted = _zoom(page)
+    page.locator(f"{GRAPH} .pg-graph-view").scroll_into_view_if_needed()
+    view = page.locator(f"{GRAPH} .pg-graph-view").bounding_box()
+    page.mouse.move(view["x"] + view["width"] / 2, view["y"] + view["height"] / 2)
+    page.mouse.wheel(0, -400)
+    page.wait_for_function(f"() => +document.querySelector('{GRAPH}').dataset.zoom > {fitted}")
+    page.click(f"{GRAPH} .pg-graph-fit")
+    assert _zoom(page) == fitted
+    # a drag pans and follows no link
+    before = world.get_attribute("transform")
+    page.mouse.move(view["x"] + 20, view["y"] + 20)
+    page.mouse.down()
+    page.mouse.move(view["x"] + 140, view["y"] + 90, steps=5)
+    page.mouse.up()
+    assert world.get_attribute("transform") != before and "/model" in page.url
+    # a name is found and centred
+    page.fill(f"{GRAPH} .pg-graph-search", "SOFT")
+    page.press(f"{GRAPH} .pg-graph-search", "Enter")
+    assert page.get_attribute(GRAPH, "data-centred") == "softmax"
+    assert page.locator(f"{GRAPH} .pg-graph-found[data-node='softmax']").count() == 1
+    page.fill(f"{GRAPH} .pg-graph-search", "nothing-by-this-name")
+    page.press(f"{GRAPH} .pg-graph-search", "Enter")
+    assert "nothing-by-this-name" in page.inner_text(f"{GRAPH} .pg-graph-said")
+    # shift-click a run that is no chain: the page says why; a consecutive run links the chain page
+    page.click(f"{GRAPH} .pg-graph-fit")
+    with B.rerun(page):
+        page.locator(f"{GRAPH} .pg-graph-node[data-node='conv']").click(modifiers=["Shift"])
+    with B.rerun(page):
+        page.locator(f"{GRAPH} .pg-graph-node[data-node='softmax']").click(modifiers=["Shift"])
+    assert "/model" in page.url
+    assert "must be consecutive" in page.inner_text("[data-testid='stAlert']")
+    with B.rerun(page):
+        page.locator(f"{GRAPH} .pg-graph-node[data-node='relu']").click(modifiers=["Shift"])
+    link = page.get_by_text("Open the 3 selected nodes as a chain (convolution → activation → softmax)")
+    link.click()
+    page.wait_for_url("**/chain?**")
+    assert "layers=convolution%2Cactivation%2Csoftmax" in page.url or "layers=convolution,activation,softmax" in \
+        page.url
+    B.wait_until_idle(page)
+    assert page.locator("[data-testid='stException']").count() == 0
+    ctx.close()
+
+
+def test_an_engine_layers_fused_nodes_are_outlined_and_open_as_a_chain(browser, app, tmp_path):
+    path = tmp_path / "fused.onnx"
+    _conv_relu_softmax(path)
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 900})
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(app.rstrip("/") + "/model")
+    B.wait_until_idle(page)
+    page.set_input_files('input[type="file"]', str(path))
+    page.wait_for_selector(f"{GRAPH}[data-drawn='3']")
+    outlines = page.locator(f"{GRAPH} .pg-graph-fused")
+    fused = [page.evaluate("(e) => e.querySelector('title').textContent", o) for o in outlines.element_handles()]
+    # the engine layers that compute two or more nodes, as the page's engine table names them
+    assert fused, "no engine layer computes two of conv, relu, softmax"
+    title = next(t for t in fused if "conv, relu" in t)
+    assert title.startswith("engine layer ") and "click: open these nodes as a chain" in title
+    page.locator(f"{GRAPH} .pg-graph-chain").first.click(position={"x": 20, "y": 3})
+    page.wait_for_url("**/chain?**")
+    assert "convolution" in page.url and "input.shape=1%2C2%2C6%2C6" in page.url
+    B.wait_until_idle(page)
+    assert page.locator("[data-testid='stException']").count() == 0
+    ctx.close()
+
+
+DIFFERING_MAIN = """
+# The app's pages with the model's node 'relu' made to differ (its verdict only: the model, its run and its layout
+# are real), so that the graph's first difference is drawn.
+import runpy
+from playground import model as whole
+
+if not getattr(whole, "_differing", False):
+    real = whole.analyze
+
+    def differing(*args, **kwargs):
+        answer = real(*args, **kwargs)
+        for n in answer["nodes"]:
+            if n["name"] in ("relu", "softmax"):
+                n["agrees"] = False
+        return answer
+
+    whole.analyze, whole._differing = differing, True
+runpy.run_path({main!r}, run_name="__main__")
+"""
+
+
+def test_the_first_difference_is_marked_and_a_click_centres_it(browser, tmp_path):
+    script = tmp_path / "differing.py"
+    script.write_text(DIFFERING_MAIN.format(main=str(B.ROOT / "main.py")))
+    (tmp_path / "app_pages").symlink_to(B.ROOT / "app_pages")  # main.py's pages, beside the script as there
+    path = tmp_path / "differs.onnx"
+    _conv_relu_softmax(path)
+    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path / "cache")}, app=script) as url:
+        ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+        page = ctx.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(url.rstrip("/") + "/model")
+        B.wait_until_idle(page)
+        page.set_input_files('input[type="file"]', str(path))
+        page.wait_for_selector(f"{GRAPH}[data-drawn='3']")
+        B.wait_until_idle(page)
+        assert page.locator(f"{GRAPH} .pg-graph-first").count() == 1
+        assert page.locator(f"{GRAPH} .pg-graph-first[data-node='relu'].pg-graph-differs").count() == 1
+        page.locator(f"{GRAPH} .pg-graph-view").scroll_into_view_if_needed()
+        page.mouse.wheel(0, 600)  # away from it first
+        page.click(f"{GRAPH} .pg-graph-jump")
+        assert page.get_attribute(GRAPH, "data-centred") == "relu"
+        view = page.locator(f"{GRAPH} .pg-graph-view").bounding_box()
+        box = page.locator(f"{GRAPH} .pg-graph-node[data-node='relu']").bounding_box()
+        assert abs(box["x"] + box["width"] / 2 - (view["x"] + view["width"] / 2)) < 2
+        assert abs(box["y"] + box["height"] / 2 - (view["y"] + view["height"] / 2)) < 2
+        ctx.close()

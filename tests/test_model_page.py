@@ -76,3 +76,116 @@ def test_a_model_page_link_opens_the_node_on_its_real_input():
     at = open_page("activation", onnx=digest, node="relu", model="m.onnx")
     seat = server.SEATS.take(stage_data(at)["token"])
     np.testing.assert_array_equal(seat.x, onnxio.seeded_input(onnxio.open_remembered(digest, "relu", "m.onnx")))
+
+
+def _relus_bytes(count=3):
+    """x → Relu r0 → Relu r1 → …: a run of single-input nodes, every one of which opens as the activation layer."""
+    nodes = [helper.make_node("Relu", [f"t{i}" if i else "x"], [f"t{i + 1}"], name=f"r{i}") for i in range(count)]
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
+        [helper.make_tensor_value_info(f"t{count}", TensorProto.FLOAT, [1, 2, 3, 3])],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
+def test_the_first_difference_is_named_and_listed_first(monkeypatch):
+    """r1 and r2 made to differ: r1, the earlier, is named with a link to its stage and heads the node list."""
+    from playground import model as whole
+
+    real = whole.analyze
+
+    def differing(*args, **kwargs):
+        answer = real(*args, **kwargs)
+        for n in answer["nodes"]:
+            if n["name"] in ("r1", "r2"):
+                n["agrees"] = False
+        return answer
+
+    monkeypatch.setattr(whole, "analyze", differing)
+    digest, _ = onnxio.remember(_relus_bytes(), "first.onnx")
+    at = _open(onnx=digest, model="first-difference.onnx")
+    errors = [e.value for e in at.error]
+    assert any("First node where the reference and ONNX Runtime part ways: r1 · Relu" in e for e in errors), errors
+    labels = [link.proto.label for link in at.get("page_link")]
+    assert labels[0] == "Open r1 on its real input", labels
+    assert labels[1].startswith("r1 · Relu") and labels[2].startswith("r0 · Relu"), labels  # r1 first, then in order
+    assert whole.first_difference([{"name": "a", "layer": "x", "agrees": True}]) is None
+
+
+def test_the_analysis_names_its_steps_and_a_revisit_answers_at_once(monkeypatch):
+    from playground import model as whole
+
+    real, calls, steps = whole.analyze, [], []
+
+    def counted(*args, **kwargs):
+        calls.append(args[1])
+        inner = kwargs["progress"]
+        return real(*args, **kwargs | {"progress": lambda s: (steps.append(s), inner(s))})
+
+    monkeypatch.setattr(whole, "analyze", counted)
+    digest, _ = onnxio.remember(_relus_bytes(2), "steps.onnx")
+    at = _open(onnx=digest, model="steps-visit.onnx")
+    assert [s.split(" ")[0] for s in steps] == ["ONNX", "Each", "TensorRT's"], steps
+    assert at.status and at.status[0].proto.label.startswith("Analysed in"), at.status
+    again = _open(onnx=digest, model="steps-visit.onnx")  # a revisit: the answer kept for the model and its input
+    assert calls == ["steps-visit.onnx"]
+    assert not again.status
+    assert any("2 nodes, 2 open as a layer" in t.value for t in again.text)
+
+
+def test_a_run_of_nodes_opens_as_a_chain_and_a_broken_run_says_why():
+    from playground import chain as C
+    from playground import model as whole
+    from playground.errors import ValidationError
+
+    model = onnxio.load_model(_relus_bytes())
+    query = whole.chain_of(model, ["r2", "r1"])  # in the model's order, whatever order they were picked in
+    assert query["layers"] == "activation,activation" and query["input.shape"] == "1,2,3,3"
+    assert query["activation.type"] == "RELU" and query["activation2.type"] == "RELU"
+    address = C.from_query(query)
+    assert not address.problems, address.problems
+    chain = C.resolve(address.names, address.raw(), address.shape)
+    assert [link.key for link in chain.links] == ["activation", "activation2"]
+    with pytest.raises(ValidationError, match="r2.*must be consecutive"):
+        whole.chain_of(model, ["r0", "r2"])
+    with pytest.raises(ValidationError, match="no node 'nope'"):
+        whole.chain_of(model, ["nope"])
+    # a node of two tensor inputs is no link of a chain, whether or not its op opens as a layer
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["a"], name="relu"), helper.make_node("Mul", ["a", "x"], ["y"], name="mul")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
+    )
+    two = onnxio.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    with pytest.raises(ValidationError, match="'mul'"):
+        whole.chain_of(two, ["relu", "mul"])
+
+
+def test_a_models_weights_go_into_the_chain_by_reference():
+    """A convolution's kernel of more values than a link holds is named by the server's reference, and the chain
+    it opens computes with the model's own weights."""
+    import numpy as np
+
+    from playground import blobs
+    from playground import chain as C
+    from playground import model as whole
+
+    w = np.random.default_rng(1).uniform(-1, 1, (8, 4, 3, 3)).astype(np.float32)  # 288 values
+    g = helper.make_graph(
+        [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+         helper.make_node("Relu", ["c"], ["y"], name="relu")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5, 5])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 5, 5])],
+        [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.ravel())],
+    )
+    model = onnxio.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    query = whole.chain_of(model, ["conv", "relu"])
+    assert query["layers"] == "convolution,activation"
+    assert query["convolution.kernel"].startswith(blobs.WEIGHTS)
+    address = C.from_query(query)
+    chain = C.resolve(address.names, address.raw(), address.shape)
+    np.testing.assert_array_equal(chain.links[0].params["kernel"], w)

@@ -3,7 +3,8 @@
 An upload is kept by the server (content-addressed, as the home page's), and the page's URL names it
 (`/model?onnx=DIGEST&model=FILE`), so a link reopens the same model. Every node is listed as text (a model's names
 are never read as markdown); each that opens links to its layer's page with the node's configuration
-(`/LAYER?onnx=DIGEST&node=NAME&model=FILE`).
+(`/LAYER?onnx=DIGEST&node=NAME&model=FILE`). The first node whose reference and ONNX Runtime part ways is named
+first; a run of nodes (shift-clicked on the graph, or an engine layer's fused nodes) opens as a chain.
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from ..memo import Memo
 from . import state
 from .models import MODEL, NODE, ONNX, REAL
 
-_answers = Memo(8)  # by model digest: a page's reruns (a click, a resize) do not run the model again
+_answers = Memo(8)  # by model digest and input: a page's reruns and revisits do not run the model again
+_chains = Memo(256)  # by model digest and a run of nodes: the chain page's address, or why the run is no chain
+_models = Memo(2)  # by digest: the model loaded (checked, folded) once for all its runs' chains
 _HERE = Path(__file__).parents[1] / "graph"  # the graph's browser side: graph.js, graph.css, the vendored dagre
 MAX_DRAWN = 1500  # nodes: a larger graph is listed, not drawn (its layout would hold the browser for seconds)
 _component = None
@@ -39,9 +42,36 @@ def _graph_component():
     return _component
 
 
+def chain_link(digest: str, names: list[str], name: str) -> tuple[dict | None, str | None]:
+    """(the chain page's URL keys for this run of the model's nodes, None) or (None, why it is no chain)."""
+
+    def make():
+        try:
+            model = _models.get_or_make(digest, lambda: onnxio._remembered(digest))
+            return whole.chain_of(model, names, name), None
+        except ValidationError as exc:
+            return None, str(exc)
+
+    return _chains.get_or_make((digest, tuple(names), name), make)
+
+
+def fused_groups(answer: dict, digest: str, name: str) -> list[dict]:
+    """Each engine layer that computes two or more of the model's nodes: its name, type, nodes and the chain page's
+    URL of its nodes (or why they are no chain)."""
+    groups = []
+    for layer in (answer.get("engine") or {}).get("layers", []):
+        if len(layer["fuses"]) < 2:
+            continue
+        query, why = chain_link(digest, layer["fuses"], name)
+        groups.append({"name": layer["name"], "type": layer["type"], "nodes": layer["fuses"],
+                       "chain": "./chain?" + urlencode(query) if query else None, "why": why})
+    return groups
+
+
 def graph_data(answer: dict, digest: str, name: str) -> dict:
-    """What the graph draws: a box per node (its verdict as its status, a link to its layer's page where it opens)
-    and an edge wherever a node reads a tensor another writes."""
+    """What the graph draws: a box per node (its verdict as its status, a link to its layer's page where it opens),
+    an edge wherever a node reads a tensor another writes, the first node that differs, and the engine's fused
+    groups."""
     producer = {t: n["name"] for n in answer["nodes"] for t in n.get("writes", [])}
     nodes, edges = [], []
     for n in answer["nodes"]:
@@ -67,7 +97,8 @@ def graph_data(answer: dict, digest: str, name: str) -> dict:
             }
         )
         edges += [[producer[t], n["name"]] for t in n.get("reads", []) if t in producer]
-    return {"key": f"{digest}|{name}", "nodes": nodes, "edges": edges}
+    return {"key": f"{digest}|{name}", "nodes": nodes, "edges": edges, "first": whole.first_difference(answer["nodes"]),
+            "groups": fused_groups(answer, digest, name)}
 
 
 def _verdict(n: dict) -> str:
@@ -114,11 +145,62 @@ def _model_page() -> None:
         return
     name = str(st.query_params.get(MODEL) or "model.onnx")[:80]
     try:
-        answer = _answers.get_or_make((digest, name), lambda: whole.analyze(onnxio._remembered(digest), name))
+        answer = _analysis(digest, name)
     except blobs.Missing as exc:
         st.warning(state.inert(f"URL parameter onnx: the model {digest[:12]}… {exc}"), icon=":material/link_off:")
         return
     _draw(answer, digest, name)
+
+
+def _analysis(digest: str, name: str) -> dict:
+    """The model's analysis on its seeded input, made once per model digest (a revisit answers at once); while it
+    is made, a status names the step under way."""
+    key = (digest, "seeded", name)
+    answer = _answers.get(key)
+    if answer is not None:
+        return answer
+    with st.status("Opening the model", expanded=False) as status:
+
+        def step(text: str) -> None:
+            status.update(label=text + " …")
+            st.text(text)
+
+        answer = whole.analyze(onnxio._remembered(digest), name, progress=step)
+        status.update(label=f"Analysed in {answer['seconds']} s", state="complete")
+    _answers.put(key, answer)
+    return answer
+
+
+def _first_difference(answer: dict, digest: str, name: str, pages: dict) -> None:
+    first = whole.first_difference(answer["nodes"])
+    if first is None:
+        return
+    n = next(n for n in answer["nodes"] if n["name"] == first)
+    st.error(
+        state.inert(f"First node where the reference and ONNX Runtime part ways: {first} · {n['op_type']} "
+                    f"({_verdict(n)}). Later differences may be its echo."),
+        icon=":material/report:",
+    )
+    st.page_link(pages[n["layer"]], label=state.inert(f"Open {first} on its real input"),
+                 icon=":material/arrow_forward:",
+                 query_params={ONNX: digest, NODE: first, MODEL: name, REAL: "1"})
+
+
+def _selection(result, digest: str, name: str) -> None:
+    """The run of nodes shift-clicked on the graph: a link to it as a chain, or why it is none."""
+    picked = [str(n) for n in (getattr(result, "selection", None) or [])][: 2 * MAX_DRAWN]
+    if not picked:
+        st.caption("Shift-click consecutive nodes on the graph to open them as a chain.")
+        return
+    query, why = chain_link(digest, picked, name)
+    if query is None:
+        st.warning(state.inert(f"The selected nodes are no chain: {why}"), icon=":material/link_off:")
+        return
+    from .chain import chain_page
+
+    st.page_link(st.Page(chain_page, title="Chain", url_path="chain"), query_params=query,
+                 label=f"Open the {len(picked)} selected nodes as a chain ({query['layers'].replace(',', ' → ')})",
+                 icon=":material/linear_scale:")
 
 
 def _draw(answer: dict, digest: str, name: str) -> None:
@@ -140,18 +222,24 @@ def _draw(answer: dict, digest: str, name: str) -> None:
     for out, o in answer.get("output", {}).items():
         st.text(f"output {out}: {tuple(o['shape'])}, min {o['min']}, max {o['max']} [ONNX Runtime, the whole model]")
     pages = layer_pages()
+    _first_difference(answer, digest, name, pages)
     st.subheader("Graph")
     if len(answer["nodes"]) <= MAX_DRAWN:
         st.caption(
             "Green: the layer agrees with ONNX Runtime on the node's real input; red: it differs; grey: no "
-            "layer computes the node. A node that opens is a link to its layer's page."
+            "layer computes the node. A node that opens is a link to its layer's page; shift-click selects a run. "
+            "A dashed outline is one engine layer (hover: its name; click: its nodes as a chain). Wheel: zoom, "
+            "drag: pan."
         )
-        _graph_component()(key="model.graph", data=graph_data(answer, digest, name), width="stretch", height="content")
+        result = _graph_component()(key="model.graph", data=graph_data(answer, digest, name), width="stretch",
+                                    height="content", on_selection_change=lambda: None)
+        _selection(result, digest, name)
     else:
         st.text(f"{len(answer['nodes'])} nodes: more than {MAX_DRAWN}, listed below and not drawn.")
     st.subheader("Nodes")
     with st.container(height=480 if len(answer["nodes"]) > 12 else "content", border=False):
-        for n in answer["nodes"]:
+        first = whole.first_difference(answer["nodes"])
+        for n in sorted(answer["nodes"], key=lambda n: n["name"] != first):  # the first difference first
             text = f"{n['name']} · {n['op_type']}"
             if n["layer"] is None:
                 st.text(f"{text}: {n['reason']}")
@@ -168,11 +256,19 @@ def _draw(answer: dict, digest: str, name: str) -> None:
     if engine.get("status") not in ("built", "cached"):
         st.text(f"{engine.get('status', 'not built')}: {engine.get('error') or engine.get('why') or ''}")
         return
+    groups = {g["name"]: g for g in fused_groups(answer, digest, name)}
     st.dataframe(
         [
-            {"engine layer": layer["name"], "type": layer["type"], "computes nodes": ", ".join(layer["fuses"])}
+            {
+                "engine layer": layer["name"],
+                "type": layer["type"],
+                "computes nodes": ", ".join(layer["fuses"]),
+                "as a chain": groups.get(layer["name"], {}).get("chain"),
+                "why not a chain": groups.get(layer["name"], {}).get("why") or "",
+            }
             for layer in engine["layers"]
         ],
+        column_config={"as a chain": st.column_config.LinkColumn("as a chain", display_text="open")},
         hide_index=True,
         width="stretch",
     )
