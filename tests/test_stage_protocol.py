@@ -275,3 +275,17 @@ def test_same_padding_modes_leave_the_explicit_padding_unused(name):
             # a link's padding under SAME_* is not read: the mode decides the padding
             q = {f"{name}.padding_mode": mode, f"{name}.padding_nd.h": "2"}
             assert "padding_nd" not in protocol.raw_params(layer, shape, q)
+
+
+def test_badges_say_in_plain_words_what_they_judge():
+    layer = get_layer("convolution")
+    a = protocol.answer(layer, evaluate("convolution", {}, run=False))
+    ex = a["example"]
+    assert ex["badge"] == "matches the cookbook's table" and "✓" not in ex["badge"]
+    assert "within" in ex["message"] or "exactly" in ex["message"]  # the tolerance: on hover, beside the words
+    int8 = protocol.answer(layer, evaluate("convolution", {"precision": "INT8"}, run=False))
+    if int8["example"]:  # INT8 of the spec's table: the verdict names the table, never a bare ✓ beside the error
+        assert "cookbook's table" in int8["example"]["badge"]
+    label = a["source"]["label"]
+    if not a["source"]["tensorrt"]:  # the output is the reference: said first, the machine's details on hover
+        assert label.endswith("the output is the NumPy reference") and "engine" in a["source"]["detail"]

@@ -138,8 +138,8 @@ export function layout(f, cell, pad) {
            height: Math.ceil(rows * cell + 2 + top) };
 }
 
-export function paint(fig, presenter) {
-  const { g, canvas, overlay, t, scale } = fig, dpr = window.devicePixelRatio || 1;
+export function paint(fig, presenter, dpr = window.devicePixelRatio || 1) { // dpr: the PNG paints at 2
+  const { g, canvas, overlay, t, scale } = fig;
   for (const c of [canvas, overlay]) {
     c.width = Math.round(g.width * dpr); c.height = Math.round(g.height * dpr);
     c.style.width = g.width + "px"; c.style.height = g.height + "px";

@@ -239,9 +239,11 @@ export class Stage {
     const ex = answer.example, src = this.data.source, ort = answer.onnxruntime;
     let head = `<span class="pg-title">${esc(answer.title)}</span> <b>${esc(answer.shapes)}</b>` +
       (answer.formula ? ` <code>${esc(answer.formula)}</code>` : "") +
-      ` <span class="pg-badge ${answer.source.tensorrt ? "pg-trt" : "pg-ref"}" data-engine="${esc(answer.engine.status)}">${esc(answer.source.label)}</span>`;
-    if (ex) head += ` <span class="pg-badge ${ex.matches ? "pg-agrees" : "pg-differs"}" title="${esc(ex.note)}">` +
-      `${esc(ex.kind)} ${ex.matches ? "✓" : "✗"} ${esc(ex.message)}</span>`;
+      ` <span class="pg-badge ${answer.source.tensorrt ? "pg-trt" : "pg-ref"}" data-engine="${esc(answer.engine.status)}" title="${esc(answer.source.detail)}">${esc(answer.source.label)}</span>`;
+    // the example's verdict in the server's plain words; the tolerance and the numbers on hover
+    if (ex) head += ` <span class="pg-badge ${ex.matches ? "pg-agrees" : "pg-differs"}" title="${esc([ex.message, ex.note].filter(Boolean).join(" — "))}">` +
+      `${esc(ex.badge)}</span>`;
+    if (ex && this.data.presenter) head = `<div class="pg-lesson">${esc(ex.kind)}: ${esc(ex.title)}</div>` + head; // the room reads what is shown
     if (src) head = `<span class="pg-badge pg-model" data-onnx-node="${esc(src.node)}" title="${esc([...src.differs, ...src.notes].join(" "))}">` +
       `${esc(src.model)} · ${esc(src.node)} (${esc(src.op)})</span> ` + head; // a model's node: its file and name
     if (ort) head += ` <span class="pg-badge ${ort.agrees ? "pg-ort-agrees" : "pg-ort-differs"}" data-onnxruntime="${ort.agrees}" title="${esc(ort.title)}">${esc(ort.text)}</span>`;
