@@ -70,6 +70,13 @@ export class Figures {
     this.outlinePick();
   }
 
+  // Before the first answer's values are here (a large configuration's come by the route): a frame per figure, its
+  // title and shape, where the figure will be drawn, so that the stage is never blank.
+  frames(answer) {
+    this.rowEl.innerHTML = answer.figures.map((f) => `<div class="pg-frame" data-frame="${esc(f.which)}"><b>${esc(f.title)}</b><br>` +
+      `shape (${esc(f.tensor.shape.join(", "))}) · drawing…</div>`).join("");
+  }
+
   pager(which, g) { // planes first … last of total, and the buttons that walk through them
     const nav = document.createElement("div"); nav.className = "pg-pager";
     const step = (d) => { this.pages[which] = Math.max(0, Math.min(g.total - 1, g.first + d * MAX_PLANES)); this.draw(); };
