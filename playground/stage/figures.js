@@ -30,14 +30,14 @@ export class Figures {
   cells(figs) {
     const fixed = Number(this.stage.data.cell) || 0;
     if (fixed) return Object.fromEntries(figs.map((f) => [f.which, fixed]));
-    const { width, height } = this.room();
-    const key = `${width}x${Math.round(height / 40)}|${figs.map((f) => f.which).join(",")}|${figs[0].t.shape}`;
-    const fresh = fitCells(figs, width, height, this.presenter);
-    if (this.kept && this.kept.key === key) {
-      const wide = figs.reduce((w, f) => w + layout(f, this.kept.px[f.which] ?? fresh[f.which], f.pad).width + FIGURE_GAP, 0);
-      if (wide <= width * KEEP_UP_TO && figs.every((f) => f.which in this.kept.px)) return this.kept.px;
+    const { width, height } = this.room(), key = `${figs.map((f) => f.which).join(",")}|${figs[0].t.shape}`;
+    const fresh = fitCells(figs, width, height, this.presenter), k = this.kept;
+    // the same figures in about the same room (a page scrollbar coming or going is not a new room)
+    if (k && k.key === key && Math.abs(k.width - width) <= 40 && Math.abs(k.height - height) <= 80) {
+      const wide = figs.reduce((w, f) => w + layout(f, k.px[f.which], f.pad).width + FIGURE_GAP, 0);
+      if (wide <= width * KEEP_UP_TO) return k.px;
     }
-    this.kept = { key, px: fresh };
+    this.kept = { key, width, height, px: fresh };
     return fresh;
   }
 
