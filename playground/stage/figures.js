@@ -21,8 +21,10 @@ export class Figures {
   // mode, the strip of controls under the figures).
   room() {
     const strip = this.presenter ? (this.stage.root.querySelector(".pg-controls")?.offsetHeight || 0) : 0;
+    const line = this.stage.answer && this.stage.answer.cells ? Math.max(this.stage.cellEl?.offsetHeight || 0, 40) : 0;
+    const under = this.presenter ? line + strip + 16 : 110; // the picked cell's line (and the folded controls)
     return { width: this.rowEl.clientWidth || 800,
-             height: Math.max(200, window.innerHeight - this.rowEl.getBoundingClientRect().top - (this.presenter ? 70 : 110) - strip) };
+             height: Math.max(200, window.innerHeight - this.rowEl.getBoundingClientRect().top - under) };
   }
 
   // One size for every figure's cells: the page's (view.cell: a documentation gallery's one size), else the kept

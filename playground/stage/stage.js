@@ -256,7 +256,7 @@ export class Stage {
     // the example's verdict in the server's plain words; the tolerance and the numbers on hover
     if (ex) head += ` <span class="pg-badge ${ex.matches ? "pg-agrees" : "pg-differs"}" title="${esc([ex.message, ex.note].filter(Boolean).join(" — "))}">` +
       `${esc(ex.badge)}</span>`;
-    if (ex && this.data.presenter) head = `<div class="pg-lesson">${esc(ex.kind)}: ${esc(ex.title)}</div>` + head; // the room reads what is shown
+    if (ex && this.data.presenter) head = `<span class="pg-lesson">${esc(ex.kind)}: ${esc(ex.title)} ·</span> ` + head; // the room reads what is shown
     if (src) head = `<span class="pg-badge pg-model" data-onnx-node="${esc(src.node)}" title="${esc([...src.differs, ...src.notes].join(" "))}">` +
       `${esc(src.model)} · ${esc(src.node)} (${esc(src.op)})</span> ` + head; // a model's node: its file and name
     if (ort) head += ` <span class="pg-badge ${ort.agrees ? "pg-ort-agrees" : "pg-ort-differs"}" data-onnxruntime="${ort.agrees}" title="${esc(ort.title)}">${esc(ort.text)}</span>`;
