@@ -131,6 +131,9 @@ def test_nothing_on_the_stage_moves_as_values_change(context, app):
     drawn_after(page, seq)
     tops = page.eval_on_selector_all(f"{STAGE} [data-figure]", "els => els.map(e => e.getBoundingClientRect().top)")
     assert len(tops) >= 5 and len(set(tops)) == 1, tops  # compare mode's figures on one row
+    rights = page.eval_on_selector_all(f"{STAGE} [data-figure]", "els => els.map(e => e.getBoundingClientRect().right)")
+    assert max(rights) <= page.locator(f"{STAGE} .pg-row").bounding_box()["x"] + \
+        page.locator(f"{STAGE} .pg-row").bounding_box()["width"] + 1  # and within the screen's width
     page.close()
 
 

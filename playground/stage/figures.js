@@ -9,6 +9,7 @@ import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, layout, 
 // scrolls sideways instead, up to this many times its width; past it (or on a resize, a new input, another set
 // of figures) the cells are fitted again.
 export const KEEP_UP_TO = 1.6;
+const MIN_FIGURE_PX = 120; // a figure's width at least: its caption's words
 const BOLD = "bold 12px system-ui, sans-serif", SMALL = "11px system-ui, sans-serif"; // the PNG's captions
 
 export class Figures {
@@ -33,7 +34,12 @@ export class Figures {
     const fixed = Number(this.stage.data.cell) || 0;
     if (fixed) return Object.fromEntries(figs.map((f) => [f.which, fixed]));
     const { width, height } = this.room(), key = `${figs.map((f) => f.which).join(",")}|${figs[0].t.shape}`;
-    const fresh = fitCells(figs, width, height, this.presenter), k = this.kept;
+    const across = (px) => figs.reduce((w, f) => w + Math.max(layout(f, px[f.which], f.pad).width, MIN_FIGURE_PX) + FIGURE_GAP, -FIGURE_GAP);
+    let fresh = fitCells(figs, width, height, this.presenter);
+    while (across(fresh) > width && Object.values(fresh).every((v) => v > 4)) { // a narrow figure's caption holds it wider
+      fresh = Object.fromEntries(Object.entries(fresh).map(([w, v]) => [w, Math.floor(v) - 1]));
+    }
+    const k = this.kept;
     // the same figures in about the same room (a page scrollbar coming or going is not a new room)
     if (k && k.key === key && Math.abs(k.width - width) <= 40 && Math.abs(k.height - height) <= 80) {
       const wide = figs.reduce((w, f) => w + layout(f, k.px[f.which], f.pad).width + FIGURE_GAP, 0);
@@ -61,7 +67,7 @@ export class Figures {
       el.append(holder, cap);
       this.rowEl.append(el);
       const g = layout(f, cellPx[f.which], f.pad);
-      el.style.width = Math.max(g.width, 120) + "px"; // the caption wraps under its figure
+      el.style.width = Math.max(g.width, MIN_FIGURE_PX) + "px"; // the caption wraps under its figure
       const fig = { ...f, g, canvas, overlay, scale: scales[f.which], el };
       this.figs[f.which] = fig;
       paint(fig, this.presenter);
