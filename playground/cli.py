@@ -11,7 +11,7 @@
     export LAYER [--preset NAME] [--set NAME=VALUE]... [--input IN.npy] [--format python|onnx] [--out FILE]
     export LAYER+LAYER[+…] [--set KEY.NAME=VALUE]... [--input IN.npy] [--format python|script|onnx] [--out FILE]
     snapshot --out DIR [--pages ...] [--presets ...] [--width W] [--height H] [--presenter]
-             [--crop figures|stage|page] [--scale 1|2|3] [--background white|dark] [--query TEXT]
+             [--crop figures|stage|page] [--scale 1|2|3] [--background white|dark] [--query TEXT] [--cell PX]
 
 Exit status (one path for all, `main`): 0 success, 2 invalid parameters, input or options (the message names
 the parameter or option and the rule), 3 the backend's builder refused a configuration the layer's rules allow
@@ -635,7 +635,8 @@ def cmd_snapshot(args) -> int:
     try:
         take(shots, args.out, width=args.width, height=args.height, presenter=args.presenter,
              crop="page" if args.full_page else args.crop, scale=args.scale, background=args.background,
-             query=args.query, badges=args.badges)
+             query="&".join(t for t in (args.query, f"view.cell={args.cell}" if args.cell else "") if t),
+             badges=args.badges)
     except (RuntimeError, TimeoutError) as exc:  # the app or the browser failed
         raise Failure(str(exc)) from None
     return 0
@@ -731,6 +732,8 @@ def parser() -> argparse.ArgumentParser:
     snapshot.add_argument("--full-page", action="store_true", help="the old spelling of --crop page")
     snapshot.add_argument("--scale", type=int, choices=(1, 2, 3), default=1, help="device pixel ratio")
     snapshot.add_argument("--background", choices=("white", "dark"), default="white", help="opaque background")
+    snapshot.add_argument("--cell", type=int, choices=range(8, 161), metavar="PX", default=None,
+                          help="one cell size in px for every figure of the gallery (view.cell)")
     snapshot.add_argument("--query", default="", help="more URL parameters for every page, e.g. 'hide=kernel,bias'")
     snapshot.set_defaults(func=cmd_snapshot)
     return parser

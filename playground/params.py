@@ -186,6 +186,8 @@ class Ints(Kind):
         return [new[:i] + (v,) + new[i + 1:] for v in (new[i] + 1, new[i] - 1) if p.slidable(v)]
 
     def control(self, p, value, params, shape):
+        if p.permutation:
+            return {"permutation": True} | ({"axes": list(p.axis_names(len(shape)))} if p.along_axes else {})
         if not p.along_axes:
             return {}
         names = p.axis_names(len(shape))
@@ -277,6 +279,9 @@ class Param:
     # 4 is "H (axes = 4)"): (value, input shape) -> text. The stage then offers a list of names, not a slider.
     name_of: Callable[[Any, tuple], str] | None = None
     label: str = ""  # plain words for its control ("Stride"); the control says the TensorRT name after them
+    # ints that are an order of axes (a shuffle's transposes): the stage offers whole permutations, one pick, never
+    # a half-made one ("0,2,2,3") on the way from one order to another
+    permutation: bool = False
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind

@@ -29,17 +29,21 @@ def per_axis(name: str, default: int, help: str, low: int, high: int, optional: 
 
 
 def padding_params(high: int = MAX_PADDING) -> tuple[Param, ...]:
-    """stride_nd, padding_nd, pre_padding, post_padding and padding_mode, as every windowed layer has them."""
+    """stride_nd, padding_mode, padding_nd, pre_padding and post_padding, as every windowed layer has them. The
+    mode comes before the padding it overrides: SAME_* pad to fit, so the explicit padding is unused there (its
+    controls disabled, its note naming the mode)."""
+    explicit = lambda p: not str(p.get("padding_mode") or "").startswith("SAME")  # noqa: E731
     return (
         per_axis("stride_nd", 1, "Step of the window per spatial axis.", 1, 16, label="Stride"),
-        per_axis("padding_nd", 0, "Cells added before and after each spatial axis.", 0, high, label="Padding"),
-        per_axis("pre_padding", 0, "Cells before each spatial axis; replaces padding_nd's leading side when set.",
-                 0, high, optional=True, label="Padding before"),
-        per_axis("post_padding", 0, "Cells after each spatial axis; replaces padding_nd's trailing side when set.",
-                 0, high, optional=True, label="Padding after"),
         Param("padding_mode", "enum", "EXPLICIT_ROUND_DOWN",
               "How the output size and padding are computed; SAME_* take precedence over all explicit padding.",
               choices=PADDING_MODES, aliases=PADDING_ALIASES, label="Padding mode"),
+        per_axis("padding_nd", 0, "Cells added before and after each spatial axis.", 0, high, label="Padding",
+                 used_when=explicit),
+        per_axis("pre_padding", 0, "Cells before each spatial axis; replaces padding_nd's leading side when set.",
+                 0, high, optional=True, label="Padding before", used_when=explicit),
+        per_axis("post_padding", 0, "Cells after each spatial axis; replaces padding_nd's trailing side when set.",
+                 0, high, optional=True, label="Padding after", used_when=explicit),
     )
 
 

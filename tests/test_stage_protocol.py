@@ -36,10 +36,10 @@ def test_every_parameter_has_a_control_and_the_defaults_round_trip(name):
 
 def test_a_link_of_today_opens_the_same_configuration():
     layer = get_layer("convolution")
-    query = {"convolution.stride_nd.h": "2", "convolution.padding_mode": "SAME_UPPER",
+    query = {"convolution.stride_nd.h": "2", "convolution.padding_mode": "EXPLICIT_ROUND_UP",
              "convolution.pre_padding.set": "true", "convolution.pre_padding.h": "1", "convolution.pre_padding.w": "0"}
     p = layer.resolve(protocol.raw_params(layer, layer.example_shape, query), layer.example_shape)
-    assert p["stride_nd"] == (2, 1) and p["padding_mode"] == "SAME_UPPER" and p["pre_padding"] == (1, 0)
+    assert p["stride_nd"] == (2, 1) and p["padding_mode"] == "EXPLICIT_ROUND_UP" and p["pre_padding"] == (1, 0)
     back = protocol.query_of(layer, p, layer.example_shape)
     assert all(back[k] == v for k, v in query.items())
     unset = protocol.raw_params(layer, layer.example_shape, {"convolution.pre_padding.set": "false",
@@ -259,3 +259,33 @@ def test_the_route_offers_the_moved_sliders_neighbours(client, monkeypatch):
             assert "answer" in post(client, token, {"params": {key: value}}).json()
         name = key.split(".")[1]
         assert [raw[name] for raw in offered[-1]] == want, (key, offered)
+
+
+@pytest.mark.parametrize("name", ["convolution", "deconvolution", "pooling"])
+def test_same_padding_modes_leave_the_explicit_padding_unused(name):
+    layer = get_layer(name)
+    shape = layer.example_shape
+    padding = {"padding_nd", "pre_padding", "post_padding"}
+    for mode, used in (("SAME_UPPER", False), ("SAME_LOWER", False), ("EXPLICIT_ROUND_UP", True)):
+        p = layer.resolve({"padding_mode": mode}, shape)
+        c = {c["name"]: c for c in protocol.controls(layer, p, shape)}
+        assert all(c[n]["used"] is used for n in padding), mode
+        if not used:
+            assert all("padding_mode EXPLICIT" in c[n]["why_unused"] for n in padding)
+            # a link's padding under SAME_* is not read: the mode decides the padding
+            q = {f"{name}.padding_mode": mode, f"{name}.padding_nd.h": "2"}
+            assert "padding_nd" not in protocol.raw_params(layer, shape, q)
+
+
+def test_badges_say_in_plain_words_what_they_judge():
+    layer = get_layer("convolution")
+    a = protocol.answer(layer, evaluate("convolution", {}, run=False))
+    ex = a["example"]
+    assert ex["badge"] == "matches the cookbook's table" and "✓" not in ex["badge"]
+    assert "within" in ex["message"] or "exactly" in ex["message"]  # the tolerance: on hover, beside the words
+    int8 = protocol.answer(layer, evaluate("convolution", {"precision": "INT8"}, run=False))
+    if int8["example"]:  # INT8 of the spec's table: the verdict names the table, never a bare ✓ beside the error
+        assert "cookbook's table" in int8["example"]["badge"]
+    label = a["source"]["label"]
+    if not a["source"]["tensorrt"]:  # the output is the reference: said first, the machine's details on hover
+        assert label.endswith("the output is the NumPy reference") and "engine" in a["source"]["detail"]

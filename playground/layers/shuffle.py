@@ -120,7 +120,7 @@ def explain(p, shape):
             p["reshape_dims"] else ""))
     out = dims or moved
     steps.append(f"second_transpose {p['second_transpose']}: {out} → {tuple(out[a] for a in p['second_transpose'])}")
-    return ["**The three steps**, in TensorRT's order:\n\n" + "\n".join(f"1. {s}" for s in steps),
+    return ["**The three steps**, in TensorRT's order:\n\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1)),
             "On the input 1, 2, 3, … each value is its cell's row-major position + 1: read the output's values to "
             "see where each element came from."]
 
@@ -208,7 +208,7 @@ LAYER = Layer(
         Param("first_transpose", "ints", lambda p, s: tuple(range(len(s))), "Permutation applied first: output "
               "axis i is input axis first_transpose[i].", low=0, high=4, step=1, per_dim=True,
               rule=lambda v, p, s: _permutation(v, len(s)), offers=lambda p, s: (len(s) - 1,) * len(s),
-              label="First transpose"),
+              permutation=True, label="First transpose"),
         Param("zero_is_placeholder", "bool", True, "In reshape_dims, 0 copies the axis at its place (true) or is a "
               "size of 0 (false).", label="0 copies the input's size"),
         Param("reshape_dims", "ints", None, "The shape after the first transpose, rank 2 … 5 (0: copy that axis, "
@@ -216,7 +216,7 @@ LAYER = Layer(
               label="Reshape"),
         Param("second_transpose", "ints", lambda p, s: tuple(range(output_rank(p, s))), "Permutation applied "
               "last, of the reshaped tensor's axes (left at an identity, it follows their number).", low=0, high=4,
-              step=1, label="Second transpose"),
+              step=1, permutation=True, label="Second transpose"),
     ),
     example_shape=(1, 2, 3, 4),
     example_input=arange_pattern,

@@ -40,6 +40,24 @@ export function valueRange(c, v) {
   return c.slide || [Math.max(c.min ?? -reach, -reach), Math.min(c.max ?? reach, reach)];
 }
 
+// Every order of n axes (n ≤ 6: 720), the identity first, in lexicographic order: a permutation's control offers
+// them whole, so that no step on the way from one order to another is a half-made one ("0,2,2,3").
+export function permutations(n) {
+  if (n > 6) return null;
+  const out = [], walk = (head, rest) => {
+    if (!rest.length) { out.push(head); return; }
+    rest.forEach((v, i) => walk([...head, v], [...rest.slice(0, i), ...rest.slice(i + 1)]));
+  };
+  walk([], [...Array(n).keys()]);
+  return out;
+}
+
+// A permutation as its option reads: "0, 1, 3, 2" and, where the axes have names, the order they end in
+// ("n c w h").
+export function permutationText(perm, axes) {
+  return perm.join(", ") + (axes && axes.length === perm.length ? `  (${perm.map((a) => axes[a]).join(" ")})` : "");
+}
+
 export class Controls {
   // on: { set(changes), release(key, value), example(name), compare(value) }; query(): the stage's configuration.
   constructor(el, { layer, describe, hide, compare, query, on }) {
@@ -105,6 +123,16 @@ export class Controls {
       c.offered.forEach((v, i) => sel.append(new Option(c.names[i], String(v))));
       sel.addEventListener("change", () => set({ [c.key]: sel.value }));
       box.append(this.add(sel, c, c.key));
+    } else if (c.permutation) { // one pick of a whole order: writes every axis (or the list) at once
+      const sel = document.createElement("select");
+      sel.className = "pg-permutation";
+      sel.addEventListener("change", () => {
+        const v = sel.value.split(",");
+        set(c.axes ? Object.fromEntries(c.axes.map((a, i) => [c.keys[a], v[i]])) : { [c.key]: sel.value });
+      });
+      this.add(sel, c, c.axes ? c.keys[c.axes[0]] : c.key);
+      if (c.axes) for (const a of c.axes) this.inputs[c.keys[a]] = sel; // a refusal of any axis marks the one control
+      box.append(sel);
     } else if (c.kind === "int" || c.kind === "float") {
       box.append(this.slider(c, c.key, c.low, c.high, c.step));
     } else if (c.axes) {
@@ -222,6 +250,7 @@ export class Controls {
       if (!box) continue;
       box.classList.toggle("pg-unused", !c.used);
       box.querySelector(".pg-note").textContent = note(c);
+      if (c.permutation) { this.permutation(c, box, query); continue; }
       const setOff = c.optional && query[c.key + ".set"] !== "true";
       for (const k of controlKeys(c)) {
         const el = this.inputs[k], v = query[k];
@@ -239,6 +268,22 @@ export class Controls {
       if (c.kind === "int" || c.kind === "float") box.querySelector(".pg-value").textContent = query[c.key] ?? "";
       if (c.kind === "array") this.valueSliders(c, box);
     }
+  }
+
+  // A permutation's list follows the number of axes it orders (a second transpose after a reshape to rank 3:
+  // the six orders of 3); the value the configuration holds is the one picked.
+  permutation(c, box, query) {
+    const sel = box.querySelector("select.pg-permutation");
+    const now = c.axes ? c.axes.map((a) => query[c.keys[a]]).join(",") : String(query[c.key] ?? "").replace(/\s+/g, "");
+    const n = now ? now.split(",").length : 0;
+    if (sel.dataset.count !== String(n)) {
+      sel.innerHTML = "";
+      for (const p of permutations(n) || []) sel.append(new Option(permutationText(p, c.axes), p.join(",")));
+      sel.dataset.count = String(n);
+    }
+    if (![...sel.options].some((o) => o.value === now)) sel.append(new Option(now, now)); // a link's refused order, shown
+    sel.value = now;
+    sel.disabled = !c.used;
   }
 
   // The red marks of a refusal: exactly the keys the latest answer names (none for a valid one), so a fix of one

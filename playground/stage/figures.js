@@ -5,19 +5,56 @@
 import { esc, exact, stats } from "./format.js";
 import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, layout, mark, paint } from "./heatmap.js";
 
+// Cells keep their size while values change (padding that widens the input, a refusal's banner): the row
+// scrolls sideways instead, up to this many times its width; past it (or on a resize, a new input, another set
+// of figures) the cells are fitted again.
+export const KEEP_UP_TO = 1.6;
+const MIN_FIGURE_PX = 120; // a figure's width at least: its caption's words
+const BOLD = "bold 12px system-ui, sans-serif", SMALL = "11px system-ui, sans-serif"; // the PNG's captions
+
 export class Figures {
   constructor(stage, rowEl, tip) {
     Object.assign(this, { stage, rowEl, tip, presenter: Boolean(stage.data.presenter) });
-    this.figs = {}; this.pages = {};
+    this.figs = {}; this.pages = {}; this.kept = null;
+  }
+
+  // Where the figures may go: the row's width, and the window's height under the row's top (less, in presenter
+  // mode, the strip of controls under the figures).
+  room() {
+    const strip = this.presenter ? (this.stage.root.querySelector(".pg-controls")?.offsetHeight || 0) : 0;
+    const line = this.stage.answer && this.stage.answer.cells ? Math.max(this.stage.cellEl?.offsetHeight || 0, 40) : 0;
+    const under = this.presenter ? line + strip + 16 : 110; // the picked cell's line (and the folded controls)
+    return { width: this.rowEl.clientWidth || 800,
+             height: Math.max(200, window.innerHeight - this.rowEl.getBoundingClientRect().top - under) };
+  }
+
+  // One size for every figure's cells: the page's (view.cell: a documentation gallery's one size), else the kept
+  // one while it still fits (KEEP_UP_TO), else the largest that fits.
+  cells(figs) {
+    const fixed = Number(this.stage.data.cell) || 0;
+    if (fixed) return Object.fromEntries(figs.map((f) => [f.which, fixed]));
+    const { width, height } = this.room(), key = `${figs.map((f) => f.which).join(",")}|${figs[0].t.shape}`;
+    const across = (px) => figs.reduce((w, f) => w + Math.max(layout(f, px[f.which], f.pad).width, MIN_FIGURE_PX) + FIGURE_GAP, -FIGURE_GAP);
+    let fresh = fitCells(figs, width, height, this.presenter);
+    while (across(fresh) > width && Object.values(fresh).every((v) => v > 4)) { // a narrow figure's caption holds it wider
+      fresh = Object.fromEntries(Object.entries(fresh).map(([w, v]) => [w, Math.floor(v) - 1]));
+    }
+    const k = this.kept;
+    // the same figures in about the same room (a page scrollbar coming or going is not a new room)
+    if (k && k.key === key && Math.abs(k.width - width) <= 40 && Math.abs(k.height - height) <= 80) {
+      const wide = figs.reduce((w, f) => w + layout(f, k.px[f.which], f.pad).width + FIGURE_GAP, 0);
+      if (wide <= width * KEEP_UP_TO) return k.px;
+    }
+    this.kept = { key, width, height, px: fresh };
+    return fresh;
   }
 
   draw() {
     const a = this.stage.answer, figs = a.figures.map((f) => ({ ...f }));
     const scales = chooseScales(figs);
-    const width = this.rowEl.clientWidth || 800;
-    const height = Math.max(200, window.innerHeight - this.rowEl.getBoundingClientRect().top - 110);
     for (const f of figs) { f.pad = this.padding(f.which); f.first = this.pages[f.which] || 0; }
-    const cellPx = fitCells(figs, width, height, this.presenter);
+    const cellPx = this.cells(figs);
+    this.rowEl.dataset.cells = JSON.stringify(cellPx); // for tests: the size each figure's cells are drawn at
     this.rowEl.innerHTML = "";
     this.figs = {};
     for (const f of figs) {
@@ -30,7 +67,7 @@ export class Figures {
       el.append(holder, cap);
       this.rowEl.append(el);
       const g = layout(f, cellPx[f.which], f.pad);
-      el.style.width = Math.max(g.width, 120) + "px"; // the caption wraps under its figure
+      el.style.width = Math.max(g.width, MIN_FIGURE_PX) + "px"; // the caption wraps under its figure
       const fig = { ...f, g, canvas, overlay, scale: scales[f.which], el };
       this.figs[f.which] = fig;
       paint(fig, this.presenter);
@@ -39,6 +76,13 @@ export class Figures {
       this.wire(fig);
     }
     this.outlinePick();
+  }
+
+  // Before the first answer's values are here (a large configuration's come by the route): a frame per figure, its
+  // title and shape, where the figure will be drawn, so that the stage is never blank.
+  frames(answer) {
+    this.rowEl.innerHTML = answer.figures.map((f) => `<div class="pg-frame" data-frame="${esc(f.which)}"><b>${esc(f.title)}</b><br>` +
+      `shape (${esc(f.tensor.shape.join(", "))}) · drawing…</div>`).join("");
   }
 
   pager(which, g) { // planes first … last of total, and the buttons that walk through them
@@ -131,12 +175,13 @@ export class Figures {
     }
   }
 
-  // Every figure, its title and its stats, on one picture at twice the screen's pixels with an opaque white
-  // background (a transparent one loses its dark text in a dark-mode document), saved as `name`.png.
-  savePng(name) {
-    const scale = 2, pad = 12, title = 18, figs = Object.values(this.figs);
-    if (!figs.length) return;
-    const width = figs.reduce((w, f) => w + f.g.width + FIGURE_GAP, pad * 2 - FIGURE_GAP);
+  picture(scale = 2) { // the PNG's canvas (savePng), `scale` device pixels a CSS pixel
+    const pad = 12, title = 18, figs = Object.values(this.figs);
+    if (!figs.length) return null;
+    const probe = document.createElement("canvas").getContext("2d");
+    const measure = (text, font) => { probe.font = font; return Math.ceil(probe.measureText(text).width); };
+    const cols = figs.map((f) => Math.max(f.g.width, measure(f.title, BOLD), measure(stats(f.t), SMALL)));
+    const width = cols.reduce((w, c) => w + c + FIGURE_GAP, pad * 2 - FIGURE_GAP);
     const height = pad * 2 + title + Math.max(...figs.map((f) => f.g.height)) + 44;
     const out = document.createElement("canvas");
     out.width = width * scale; out.height = height * scale;
@@ -146,16 +191,27 @@ export class Figures {
     ctx.fillStyle = "#111827"; ctx.font = "bold 15px system-ui, sans-serif"; ctx.textBaseline = "top";
     ctx.fillText(`${answer.title} · ${answer.shapes}`, pad, pad);
     let x = pad;
-    for (const f of figs) {
-      const y = pad + title + 6;
-      ctx.drawImage(f.canvas, x, y, f.g.width, f.g.height);
+    figs.forEach((f, i) => {
+      const y = pad + title + 6, sharp = { ...f, canvas: document.createElement("canvas"), overlay: document.createElement("canvas") };
+      paint(sharp, this.presenter, scale);
+      ctx.drawImage(sharp.canvas, x, y, f.g.width, f.g.height);
       ctx.drawImage(f.overlay, x, y, f.g.width, f.g.height);
-      ctx.fillStyle = "#111827"; ctx.font = "bold 12px system-ui, sans-serif";
+      ctx.fillStyle = "#111827"; ctx.font = BOLD;
       ctx.fillText(f.title, x, y + f.g.height + 4);
-      ctx.font = "11px system-ui, sans-serif";
-      ctx.fillText(stats(f.t), x, y + f.g.height + 20, Math.max(f.g.width, 160));
-      x += f.g.width + FIGURE_GAP;
-    }
+      ctx.font = SMALL;
+      ctx.fillText(stats(f.t), x, y + f.g.height + 20);
+      x += cols[i] + FIGURE_GAP;
+    });
+    return out;
+  }
+
+  // Every figure, its title and its stats, on one picture at twice the screen's pixels with an opaque white
+  // background (a transparent one loses its dark text in a dark-mode document), saved as `name`.png. Each figure
+  // is painted again at that scale (crisp digits, not the screen's upscaled), and each column is as wide as its
+  // caption: a kernel's stats line never runs into the next figure's.
+  savePng(name) {
+    const out = this.picture();
+    if (!out) return;
     out.toBlob((blob) => {
       const a = document.createElement("a");
       a.href = URL.createObjectURL(blob); a.download = `${name}.png`; a.click();

@@ -4,6 +4,7 @@
 import { short, summary } from "./format.js";
 
 export const FIGURE_GAP = 18, CAPTION_PX = 76, SMALL_PX = 120; // stage.css's .pg-row gap; a figure's caption (title and stats lines)
+export const LABEL_PX = 18; // the row of plane labels ("n 0 · c 1") over a figure of several planes
 export const MAX_PLANES = 4; // planes a figure shows at a time: its pager walks through the rest
 
 // Input and outputs share one scale where their ranges are alike (spans within 2.5× of each other), so equal values
@@ -68,13 +69,51 @@ export function shown(f) {
   return { ...p, first, count: Math.min(MAX_PLANES, p.count - first), total: p.count };
 }
 
+// The names of the axes that number a tensor's planes: n, c[, d]; a kernel's k, c[, d]; a rank-3 tensor's c.
+export function planeAxes(which, rank) {
+  const names = which === "kernel" ? ["k", "c", "d"] : rank === 3 ? ["c"] : ["n", "c", "d"];
+  return names.slice(0, Math.max(0, rank - 2));
+}
+
+// A plane's label: its index along the axes that number planes ("n 0 · c 1"), for the figure's plane `plane`.
+export function planeLabel(which, shape, plane) {
+  const axes = planeAxes(which, shape.length), index = [];
+  let rest = plane;
+  for (let k = shape.length - 3; k >= 0; k--) { index.unshift(rest % shape[k]); rest = Math.floor(rest / shape[k]); }
+  return axes.map((a, i) => `${a} ${index[i]}`).join(" · ");
+}
+
+// A cell's number with `digits` significant digits (trailing zeros dropped), exponent form past 1e6 or under 1e-4:
+// 12345.68 reads "12345.7" and FP16's 12344 "12344", the digits a lesson is about.
+export function cellText(v, digits) {
+  if (!Number.isFinite(v)) return short(v);
+  const a = Math.abs(v);
+  if (a === 0) return "0";
+  if (a >= 1e6 || a < 1e-4) return v.toExponential(Math.max(0, digits - 1)).replace(/\.?0+e/, "e").replace("e+", "e");
+  return String(Number(v.toPrecision(digits)));
+}
+
+// The label a cell of `cell` px shows and its font: six significant digits where they fit at a legible size
+// (a fifth of the cell, at least 9 px), else five, four, three; the font as large as the cell allows (digits
+// scale with cells). `width(text, px)`: the text's width at that font size.
+export function cellLabel(v, cell, width) {
+  const base = Math.max(9, Math.floor(cell * 0.3)), least = Math.max(9, Math.floor(cell * 0.2)), room = cell - 6;
+  let text = "";
+  for (const digits of [6, 5, 4, 3]) {
+    text = cellText(v, digits);
+    const px = Math.min(base, Math.floor(room * 10 / Math.max(width(text, 10), 1)));
+    if (px >= least) return { text, px };
+  }
+  return { text, px: least };
+}
+
 export function fitCells(figs, width, height, presenter) {
   // One cell size for the figures that compare cell for cell; a figure far narrower than the widest (a 3 × 3
   // kernel beside 512 × 512 planes) gets SMALL_PX of its own instead of vanishing. Returns which -> px.
   const cap = presenter ? 120 : 80;
   const dims = figs.map((f) => {
     const p = shown(f), rows = f.pad ? f.pad.hi[0] - f.pad.lo[0] + 1 : p.h, cols = f.pad ? f.pad.hi[1] - f.pad.lo[1] + 1 : p.w;
-    return { which: f.which, across: p.count * cols, gaps: p.count - 1, rows };
+    return { which: f.which, across: p.count * cols, gaps: p.count - 1, rows, top: p.total > 1 ? LABEL_PX : 0 };
   });
   const widest = Math.max(...dims.map((d) => d.across));
   const small = dims.filter((d) => d.across * 8 < widest), big = dims.filter((d) => d.across * 8 >= widest);
@@ -82,11 +121,11 @@ export function fitCells(figs, width, height, presenter) {
   const across = big.reduce((n, d) => n + d.across, 0), gaps = big.reduce((n, d) => n + d.gaps, 0);
   let wide = room / Math.max(across + gaps, 1); // a gap is a cell wide, and at least 6 px (layout)
   if (wide < 6) wide = (room - 6 * gaps) / Math.max(across, 1);
-  const tallest = Math.max(...big.map((d) => d.rows + 1));
+  const high = (d) => (height - CAPTION_PX - d.top) / (d.rows + 1); // the cell that fits a figure's height
   const fit = (px) => Math.min(cap, px >= 1 ? Math.floor(px) : Math.max(px, 1 / 32)); // below a pixel: sampled
-  const common = fit(Math.min(wide, (height - CAPTION_PX) / tallest)), out = {};
+  const common = fit(Math.min(wide, ...big.map(high))), out = {};
   for (const d of big) out[d.which] = common;
-  for (const d of small) out[d.which] = fit(Math.max(common, Math.min(SMALL_PX / (d.across + d.gaps), (height - CAPTION_PX) / (d.rows + 1))));
+  for (const d of small) out[d.which] = fit(Math.max(common, Math.min(SMALL_PX / (d.across + d.gaps), high(d))));
   return out;
 }
 
@@ -94,12 +133,13 @@ export function layout(f, cell, pad) {
   const p = shown(f);
   const lo = pad ? pad.lo : [0, 0], hi = pad ? pad.hi : [p.h - 1, p.w - 1];
   const rows = hi[0] - lo[0] + 1, cols = hi[1] - lo[1] + 1, gap = Math.max(cell, 6);
-  return { ...p, cell, lo, rows, cols, gap, width: Math.ceil(p.count * cols * cell + (p.count - 1) * gap + 2),
-           height: Math.ceil(rows * cell + 2) };
+  const top = p.total > 1 ? LABEL_PX : 0; // the planes' labels, over them
+  return { ...p, cell, lo, rows, cols, gap, top, width: Math.ceil(p.count * cols * cell + (p.count - 1) * gap + 2),
+           height: Math.ceil(rows * cell + 2 + top) };
 }
 
-export function paint(fig, presenter) {
-  const { g, canvas, overlay, t, scale } = fig, dpr = window.devicePixelRatio || 1;
+export function paint(fig, presenter, dpr = window.devicePixelRatio || 1) { // dpr: the PNG paints at 2
+  const { g, canvas, overlay, t, scale } = fig;
   for (const c of [canvas, overlay]) {
     c.width = Math.round(g.width * dpr); c.height = Math.round(g.height * dpr);
     c.style.width = g.width + "px"; c.style.height = g.height + "px";
@@ -108,11 +148,17 @@ export function paint(fig, presenter) {
   const ctx = canvas.getContext("2d"), text = g.cell >= (presenter ? 26 : 22);
   const colours = [], bitmaps = planeBitmaps(t, g, scale);
   ctx.imageSmoothingEnabled = false;
+  const width = (s, px) => { ctx.font = `${px}px system-ui, sans-serif`; return ctx.measureText(s).width; };
   for (let p = 0; p < g.count; p++) {
-    const x0 = 1 + p * (g.cols * g.cell + g.gap), ox = x0 - g.lo[1] * g.cell, oy = 1 - g.lo[0] * g.cell;
+    const x0 = 1 + p * (g.cols * g.cell + g.gap), ox = x0 - g.lo[1] * g.cell, oy = 1 + g.top - g.lo[0] * g.cell;
+    if (g.top) { // the plane's label: which n and c (a kernel's k and c) it is
+      ctx.save(); ctx.fillStyle = "#374151"; ctx.textAlign = "left"; ctx.textBaseline = "top";
+      ctx.font = `${LABEL_PX - 5}px system-ui, sans-serif`;
+      ctx.fillText(planeLabel(fig.which, t.shape, g.first + p), x0, 1, Math.max(g.cols * g.cell, 40)); ctx.restore();
+    }
     if (g.lo[0] < 0 || g.lo[1] < 0 || g.rows > g.h || g.cols > g.w) { // the padded border, dashed
       ctx.save(); ctx.setLineDash([4, 3]); ctx.strokeStyle = "#6b7280"; ctx.lineWidth = 1;
-      ctx.strokeRect(x0 + 0.5, 1.5, g.cols * g.cell - 1, g.rows * g.cell - 1); ctx.restore();
+      ctx.strokeRect(x0 + 0.5, 1.5 + g.top, g.cols * g.cell - 1, g.rows * g.cell - 1); ctx.restore();
     }
     ctx.drawImage(bitmaps[p], ox, oy, g.w * g.cell, g.h * g.cell);
     const q = g.first + p; // the tensor's plane drawn here
@@ -125,13 +171,12 @@ export function paint(fig, presenter) {
     }
     if (text) { // the numbers, as large as a cell allows and never wider than it
       ctx.textAlign = "center"; ctx.textBaseline = "middle";
-      const base = Math.floor(g.cell * 0.3);
       for (let i = 0; i < g.h; i++) for (let j = 0; j < g.w; j++) {
         const c = colours[i * g.w + j], light = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2] > 140;
-        const label = short(t.values[(q * g.h + i) * g.w + j]);
-        ctx.font = `${Math.max(8, Math.min(base, Math.floor(g.cell * 1.75 / Math.max(3, label.length))))}px system-ui, sans-serif`;
+        const label = cellLabel(t.values[(q * g.h + i) * g.w + j], g.cell, width);
+        ctx.font = `${label.px}px system-ui, sans-serif`;
         ctx.fillStyle = light ? "#111" : "#fff";
-        ctx.fillText(label, ox + (j + 0.5) * g.cell, oy + (i + 0.5) * g.cell, g.cell - 4);
+        ctx.fillText(label.text, ox + (j + 0.5) * g.cell, oy + (i + 0.5) * g.cell, g.cell - 4);
       }
     }
   }
@@ -157,7 +202,7 @@ export function planeBitmaps(t, g, scale) { // one pixel a cell, kept per tensor
 }
 
 export function cellXY(g, plane, h, w) {
-  return [1 + (plane - g.first) * (g.cols * g.cell + g.gap) + (w - g.lo[1]) * g.cell, 1 + (h - g.lo[0]) * g.cell];
+  return [1 + (plane - g.first) * (g.cols * g.cell + g.gap) + (w - g.lo[1]) * g.cell, 1 + (g.top || 0) + (h - g.lo[0]) * g.cell];
 }
 
 export function planeOf(shape, index) { // the flat plane number of a full index (n, c[, d], h, w)
@@ -168,7 +213,7 @@ export function planeOf(shape, index) { // the flat plane number of a full index
 
 export function cellAt(fig, ev) { // the cell under a pointer event, or null
   const r = fig.canvas.getBoundingClientRect();
-  return cellAtPoint(fig.g, fig.t.shape, ev.clientX - r.left - 1, ev.clientY - r.top - 1);
+  return cellAtPoint(fig.g, fig.t.shape, ev.clientX - r.left - 1, ev.clientY - r.top - 1 - (fig.g.top || 0));
 }
 
 // The cell at (x, y) px from a figure's first cell's corner: its full index and its flat position, or null.

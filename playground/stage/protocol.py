@@ -282,7 +282,7 @@ def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset | None =
         "shapes": (" · ".join(f"{n.upper()} {tuple(a.shape)}" for n, a in ev.inputs.items()) if layer.several
                    else f"Input {tuple(shape)}") + f" → Output {tuple(ev.output.shape)}",
         "formula": layer.formula(ev.params) if layer.formula else None,
-        "source": {"label": source_badge(ev), "tensorrt": ev.output_source == "tensorrt"},
+        "source": {"label": source_badge(ev), "detail": source_detail(ev), "tensorrt": ev.output_source == "tensorrt"},
         "engine": {"status": ev.engine_status, "refusal": ev.error if ev.engine_status == "refused" else None,
                    "error": ev.error if ev.engine_status == "failed" else None,
                    "build_ms": ev.report.build_ms if ev.report else None},
@@ -335,7 +335,20 @@ def example(layer: Layer, ev) -> dict | None:
     p = found[0]
     cmp = presets.compare(p, ev.output, ev.precision_error)
     return {"name": p.name, "title": p.title, "kind": p.kind, "matches": cmp.matches, "message": cmp.message,
-            "note": p.note or ""}
+            "note": p.note or "", "badge": example_badge(p, cmp)}
+
+
+def example_badge(p, cmp) -> str:
+    """The example's verdict in plain words, saying what it compares (the cookbook's table, or the figures a lesson
+    states: never a bare ✓ beside an error it does not judge); the tolerance and the numbers are in `message`, on
+    hover."""
+    if p.is_lesson:
+        return "error figures as the lesson states" if cmp.matches else "error figures differ from the lesson's"
+    if not cmp.shape_ok:
+        return "output shape differs from the cookbook's"
+    if cmp.max_abs_diff is None:
+        return "shape as the cookbook prints (it prints no table)"
+    return "matches the cookbook's table" if cmp.matches else "differs from the cookbook's table"
 
 
 def examples(layer: Layer) -> list[dict]:
@@ -405,14 +418,25 @@ def output_title(ev, named: bool = False) -> str:
 
 
 def source_badge(ev) -> str:
-    """Where the output shown comes from, short enough for the stage (the engine card says why)."""
+    """Where the output shown comes from, in plain words first (the machine's details: `source_detail`, on hover)."""
     if ev.output_source == "tensorrt":
         return ev.source_label
-    how = {"built": "built now", "cached": "from cache", "refused": "refused by its builder"}.get(ev.engine_status)
     precision = ev.params.get("precision", "FP32")
-    what = "NumPy reference" if precision == "FP32" else f"NumPy emulation of {precision}"
+    what = "the NumPy reference" if precision == "FP32" else f"the NumPy emulation of {precision}"
+    if ev.engine_status in ("built", "cached"):
+        return f"TensorRT built this engine; this machine can't run it — the output is {what}"
+    if ev.engine_status == "refused":
+        return f"TensorRT's builder refused this configuration — the output is {what}"
+    if not ev.backend.can_build:
+        return f"No TensorRT builder on this machine — the output is {what}"
+    return f"The engine is not built yet — the output is {what}"
+
+
+def source_detail(ev) -> str:
+    """The machine's side of the source badge: which backend, and whether its engine was built now or cached."""
+    how = {"built": "built now", "cached": "from cache", "refused": "refused by its builder"}.get(ev.engine_status)
     backend = ev.backend.name if ev.backend.can_build else "no"
-    return f"{what} · {backend} engine " + (f"{how}, not run here" if how else "not built yet")
+    return f"{backend} engine " + (how or "not built yet")
 
 
 def precision_line(ev) -> str | None:

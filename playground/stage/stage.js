@@ -7,6 +7,7 @@ import { Controls } from "./controls.js";
 import { Figures } from "./figures.js";
 import { esc, markdown, markdownInline } from "./format.js";
 import { Requests, evaluator, postJson } from "./net.js";
+import { loopbackWarning, roomLink } from "./room.js";
 import { Answers, Tensors } from "./store.js";
 import { cacheKey, changed, fileName, linkChanges, linkPicks, urlTable, writeHistory } from "./state.js";
 
@@ -66,12 +67,13 @@ export class Stage {
       `<div class="pg-link"><button class="pg-copy" aria-label="Copy the link to this configuration">Copy link</button>` +
       (this.data.presenter ? `<button class="pg-qr-button" aria-label="Show the link as a QR code">QR code</button>` : "") +
       `<button class="pg-png" aria-label="Save the figures as one PNG picture">PNG</button>` +
-      `<code class="pg-url"></code></div>` +
+      `<code class="pg-url"></code><span class="pg-loopback" hidden></span></div>` +
       `<div class="pg-precision"></div><div class="pg-row"></div><div class="pg-cell"></div></div>` +
       `<div class="pg-explain"></div>`;
     const $ = (sel) => this.root.querySelector(sel);
     Object.assign(this, { headEl: $(".pg-head"), problemEl: $(".pg-problem"), precisionEl: $(".pg-precision"),
-                          cellEl: $(".pg-cell"), explainEl: $(".pg-explain"), urlEl: $(".pg-url") });
+                          cellEl: $(".pg-cell"), explainEl: $(".pg-explain"), urlEl: $(".pg-url"),
+                          loopbackEl: $(".pg-loopback") });
     $(".pg-png").onclick = () => this.figures.savePng(fileName(this.table, this.query, this.compare));
     if ($(".pg-qr-button")) $(".pg-qr-button").onclick = () => this.showQr();
     $(".pg-copy").onclick = () => this.copyLink($(".pg-copy"));
@@ -89,7 +91,7 @@ export class Stage {
             example: (name) => this.trigger("example", name), compare: (v) => { this.compare = v; this.set({}); } },
     });
     if (this.data.answer && this.tensors.resolve(this.data.answer)) this.show(this.data.answer, ++this.seq, true);
-    else if (this.data.answer) this.request(false); // a large configuration's values come by the route
+    else if (this.data.answer) { this.figures.frames(this.data.answer); this.request(false); } // values by the route
     if (this.data.problem) this.showProblem(this.data.problem, this.seq);
     this.followUrl();
     // Once the figures are on the screen, the page draws what it held back (the tabs under the stage): the first
@@ -115,9 +117,18 @@ export class Stage {
   }
 
   // The link a room can open: the configured public address (PLAYGROUND_PUBLIC_URL) or the address this page was
-  // opened under (never "localhost" when it was opened under another name), with the path and the query.
+  // opened under (never "localhost" when it was opened under another name), with the path and the query, less the
+  // presenter's view (room.js): a phone opens the configuration with its controls.
   link() {
-    return this.data.public ? this.data.public + window.location.pathname + window.location.search : window.location.href;
+    return roomLink(this.data.public ? this.data.public + window.location.pathname + window.location.search : window.location.href);
+  }
+
+  showLink() { // the link, and a warning where it names this computer only
+    const link = this.link(), warn = loopbackWarning(link);
+    this.urlEl.textContent = link;
+    this.loopbackEl.textContent = warn ? "⚠ only this computer can open this link" : "";
+    this.loopbackEl.title = warn;
+    this.loopbackEl.hidden = !warn;
   }
 
   async copyLink(button) {
@@ -135,7 +146,9 @@ export class Stage {
     const r = await postJson(this.data.qr, this.data.token, { url: this.link() });
     panel = document.createElement("div");
     panel.className = "pg-qr"; panel.setAttribute("role", "dialog"); panel.setAttribute("aria-label", "QR code of the link");
-    panel.innerHTML = r.ok ? (await r.text()) + `<div class="pg-qr-url">${esc(this.link())}</div>` : esc((await r.json()).error);
+    const warn = loopbackWarning(this.link());
+    panel.innerHTML = r.ok ? (await r.text()) + `<div class="pg-qr-url">${esc(this.link())}</div>` +
+      (warn ? `<div class="pg-loopback">${esc(warn)}</div>` : "") : esc((await r.json()).error);
     panel.tabIndex = -1;
     panel.onclick = () => panel.remove();
     panel.onkeydown = (e) => { if (e.key === "Escape") panel.remove(); };
@@ -221,7 +234,7 @@ export class Stage {
     const cells = this.answer && this.answer.cells;
     writeHistory(this.table, { query: this.query, compare: this.compare,
                                pick: this.pickInUrl && cells && this.pick ? { axes: cells.axes, index: this.pick } : null });
-    if (this.urlEl) this.urlEl.textContent = this.link();
+    if (this.urlEl) this.showLink();
   }
 
   // -- drawing -------------------------------------------------------------------------------------------------
@@ -239,9 +252,11 @@ export class Stage {
     const ex = answer.example, src = this.data.source, ort = answer.onnxruntime;
     let head = `<span class="pg-title">${esc(answer.title)}</span> <b>${esc(answer.shapes)}</b>` +
       (answer.formula ? ` <code>${esc(answer.formula)}</code>` : "") +
-      ` <span class="pg-badge ${answer.source.tensorrt ? "pg-trt" : "pg-ref"}" data-engine="${esc(answer.engine.status)}">${esc(answer.source.label)}</span>`;
-    if (ex) head += ` <span class="pg-badge ${ex.matches ? "pg-agrees" : "pg-differs"}" title="${esc(ex.note)}">` +
-      `${esc(ex.kind)} ${ex.matches ? "✓" : "✗"} ${esc(ex.message)}</span>`;
+      ` <span class="pg-badge ${answer.source.tensorrt ? "pg-trt" : "pg-ref"}" data-engine="${esc(answer.engine.status)}" title="${esc(answer.source.detail)}">${esc(answer.source.label)}</span>`;
+    // the example's verdict in the server's plain words; the tolerance and the numbers on hover
+    if (ex) head += ` <span class="pg-badge ${ex.matches ? "pg-agrees" : "pg-differs"}" title="${esc([ex.message, ex.note].filter(Boolean).join(" — "))}">` +
+      `${esc(ex.badge)}</span>`;
+    if (ex && this.data.presenter) head = `<span class="pg-lesson">${esc(ex.kind)}: ${esc(ex.title)} ·</span> ` + head; // the room reads what is shown
     if (src) head = `<span class="pg-badge pg-model" data-onnx-node="${esc(src.node)}" title="${esc([...src.differs, ...src.notes].join(" "))}">` +
       `${esc(src.model)} · ${esc(src.node)} (${esc(src.op)})</span> ` + head; // a model's node: its file and name
     if (ort) head += ` <span class="pg-badge ${ort.agrees ? "pg-ort-agrees" : "pg-ort-differs"}" data-onnxruntime="${ort.agrees}" title="${esc(ort.title)}">${esc(ort.text)}</span>`;
@@ -251,7 +266,7 @@ export class Stage {
     this.figures.draw();
     this.drawCell();
     this.explainEl.innerHTML = [...answer.explain, ...answer.messages.map((m) => "ℹ " + m)].map(markdown).join("");
-    this.urlEl.textContent = this.link();
+    this.showLink();
     this.root.dataset.drawMs = (performance.now() - began).toFixed(1);
     this.root.dataset.drawn = String(this.drawnSeq);
     this.root.dataset.query = JSON.stringify(this.query);

@@ -7,6 +7,8 @@ import re
 
 INPUT = "input"
 VIEW_PRESENTER = "view.presenter"
+VIEW_CELL = "view.cell"  # one cell size in px for every figure of the stage (a documentation gallery's)
+VIEW_CELL_RANGE = (8, 160)
 COMPARE = "compare"  # "{layer}.compare": compare mode's second precision
 COMPARE_OFF = "off"  # no second precision (links of earlier releases spell it)
 

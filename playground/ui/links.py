@@ -28,7 +28,17 @@ from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, default_dims
 from ..layer import Layer
 from ..numbers import exact
 from ..stage import protocol
-from .keys import COMPARE, COMPARE_OFF, VIEW_PRESENTER, control_key, input_key, key, key_selector
+from .keys import (
+    COMPARE,
+    COMPARE_OFF,
+    VIEW_CELL,
+    VIEW_CELL_RANGE,
+    VIEW_PRESENTER,
+    control_key,
+    input_key,
+    key,
+    key_selector,
+)
 from .state import PageState
 from .widgets import field_name
 
@@ -69,6 +79,7 @@ def fields(layer: Layer) -> dict[str, Field]:
         out[k("seed")] = Field("int", 0, SEED_MAX)
     out[key(layer.name, COMPARE)] = Field("enum", choices=(COMPARE_OFF, *layer.param("precision").choices))
     out[VIEW_PRESENTER] = Field("bool")
+    out[VIEW_CELL] = Field("int", *VIEW_CELL_RANGE)
     return out
 
 

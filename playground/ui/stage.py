@@ -15,6 +15,7 @@ import streamlit as st
 from ..errors import ValidationError
 from ..layer import Layer
 from ..stage import assets, protocol, server
+from . import keys
 
 NAME = "playground_stage"
 _HERE = Path(__file__).parents[1] / "stage"  # its browser side: the modules (assets.py serves them), stage.css
@@ -99,12 +100,19 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
             "query": answer["query"] if problem else {**answer["query"], **query}, "answer": answer,
             "problem": problem, "presenter": presenter, "compare": compare, "runs": ev.backend.can_run,
             "hide": list(hide), "prefetch": os.environ.get("PLAYGROUND_PREFETCH", "1").strip() != "0",
-            "public": server.public_url(), "qr": server.QR_ROUTE, "painted": painted(layer)},
+            "public": server.public_url(), "qr": server.QR_ROUTE, "painted": painted(layer), "cell": view_cell()},
         # "settled": the page runs, and the tabs under the stage follow the URL the stage wrote; "painted": the
         # figures are on the screen, the page draws what it held back
         on_settled_change=lambda: None, on_example_change=example_picked, on_painted_change=_was_painted(layer),
         width="stretch", height="content")
     return ev
+
+
+def view_cell() -> int | None:
+    """The link's one cell size for every figure (view.cell=PX: a documentation gallery's), or None (fitted)."""
+    text = str(st.query_params.get(keys.VIEW_CELL, "")).strip()
+    low, high = keys.VIEW_CELL_RANGE
+    return int(text) if text.isdigit() and low <= int(text) <= high else None
 
 
 def picked(layer: Layer, ev) -> tuple[int, ...] | None:

@@ -1,7 +1,7 @@
 // controls.js, its pure parts: snapping to the values a control offers, its note, its keys, a value slider's range.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { controlKeys, note, snap, valueRange } from "../../playground/stage/controls.js";
+import { controlKeys, note, permutationText, permutations, snap, valueRange } from "../../playground/stage/controls.js";
 
 test("a control that offers every value does not snap", () => {
   assert.equal(snap(3, undefined, 2, true), 3);
@@ -57,4 +57,16 @@ test("a per-value slider spans its declared slide, else twice the value either w
   assert.deepEqual(valueRange({}, 2), [-4, 4]);
   assert.deepEqual(valueRange({}, 0.1), [-1, 1]);
   assert.deepEqual(valueRange({ min: 0, max: 2 }, 5), [0, 2]);
+});
+
+test("a permutation's control offers every whole order, the identity first, none half-made", () => {
+  const four = permutations(4);
+  assert.equal(four.length, 24);
+  assert.deepEqual(four[0], [0, 1, 2, 3]);
+  for (const p of four) assert.deepEqual([...p].sort(), [0, 1, 2, 3]); // each axis exactly once
+  assert.equal(new Set(four.map(String)).size, 24);
+  assert.ok(four.some((p) => String(p) === "0,2,3,1")); // NCHW → NHWC is one pick
+  assert.equal(permutations(5).length, 120);
+  assert.equal(permutationText([0, 2, 3, 1], ["n", "c", "h", "w"]), "0, 2, 3, 1  (n h w c)");
+  assert.equal(permutationText([1, 0], undefined), "1, 0");
 });

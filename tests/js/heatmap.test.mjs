@@ -3,7 +3,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   DIVERGING, LUT_STEPS, MAGNITUDE, MAX_PLANES, NAN_RGB, NEGINF_RGB, POSINF_RGB, SEQUENTIAL, SMALL_PX,
-  cellAtPoint, chooseScales, colour, fitCells, interpolate, layout, planeOf, planes, scaleFor, shown,
+  LABEL_PX, cellAtPoint, cellLabel, cellText, chooseScales, colour, fitCells, interpolate, layout, planeLabel, planeOf, planes,
+  scaleFor, shown,
 } from "../../playground/stage/heatmap.js";
 
 const tensor = (shape, values) => ({ shape, values: new Float32Array(values) });
@@ -83,4 +84,31 @@ test("the layout and the cell under a point agree, across planes and the padding
   assert.deepEqual(cellAtPoint(g, f.t.shape, x, 35), { index: [0, 1, 2, 1], flat: 12 + 2 * 4 + 1 });
   assert.equal(cellAtPoint(g, f.t.shape, 5, 5), null); // the padding: no cell of the tensor
   assert.equal(planeOf([2, 3, 4, 5], [1, 2, 0, 0]), 5);
+});
+
+test("a cell keeps the digits a lesson is about: six significant where they fit", () => {
+  assert.equal(cellText(12345.68, 6), "12345.7"); // the powers-of-ten kernel's output
+  assert.equal(cellText(12344, 6), "12344"); // FP16's rounding of it
+  assert.equal(cellText(0.5, 6), "0.5");
+  assert.equal(cellText(1234567, 6), "1.23457e6");
+  assert.equal(cellText(0.0000123456, 4), "1.235e-5");
+  assert.equal(cellText(NaN, 6), "NaN");
+  const width = (s, px) => s.length * px * 0.6; // a font whose digits are 0.6 em wide
+  const wide = cellLabel(12345.68, 56, width);
+  assert.equal(wide.text, "12345.7");
+  assert.ok(wide.px >= 11 && width(wide.text, wide.px) <= 56 - 6, JSON.stringify(wide));
+  assert.equal(cellLabel(12344, 52, width).text, "12344");
+  assert.ok(cellLabel(12345.68, 100, width).px > wide.px); // digits scale with cells
+  assert.equal(cellLabel(12345.68, 24, width).text.length < 7, true); // a small cell: fewer digits, still legible
+});
+
+test("each plane carries its n and c (a kernel's k and c)", () => {
+  assert.equal(planeLabel("input", [1, 4, 3, 3], 2), "n 0 · c 2");
+  assert.equal(planeLabel("output", [2, 3, 3, 3], 4), "n 1 · c 1");
+  assert.equal(planeLabel("kernel", [2, 4, 3, 3], 5), "k 1 · c 1");
+  assert.equal(planeLabel("output", [1, 2, 2, 3, 3], 3), "n 0 · c 1 · d 1");
+  const one = layout({ t: { shape: [1, 1, 3, 3] } }, 10, null), four = layout({ t: { shape: [1, 4, 3, 3] } }, 10, null);
+  assert.equal(one.top, 0);
+  assert.equal(four.top, LABEL_PX); // the labels' row over the planes
+  assert.equal(four.height, one.height + LABEL_PX);
 });
