@@ -9,10 +9,11 @@ export const MAX_PLANES = 4; // planes a figure shows at a time: its pager walks
 
 // Input and outputs share one scale where their ranges are alike (spans within 2.5× of each other), so equal values
 // look equal; a softmax's 0…1 on an input's −4…4, or a deconvolution's 0…45 from an input of 1…9, get their own.
-// Compare mode's two outputs always share one. Error maps have theirs.
+// Compare mode's two outputs always share one. Error maps have theirs. A figure's range is the server's where it
+// sends one (`range`: a spread of float32 rounding noise is one value, drawn as a constant), else its values'.
 export function chooseScales(figs) {
   const out = {}, ranges = {};
-  for (const f of figs) ranges[f.which] = summary(f.t).extent;
+  for (const f of figs) ranges[f.which] = f.range || summary(f.t).extent;
   const span = (r) => Math.max(r[1] - r[0], 1e-12);
   const data = figs.filter((f) => !f.magnitude && f.which !== "kernel").map((f) => f.which);
   const joined = data.map((w) => ranges[w]).reduce((a, r) => [Math.min(a[0], r[0]), Math.max(a[1], r[1])], [Infinity, -Infinity]);

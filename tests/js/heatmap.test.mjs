@@ -112,3 +112,11 @@ test("each plane carries its n and c (a kernel's k and c)", () => {
   assert.equal(four.top, LABEL_PX); // the labels' row over the planes
   assert.equal(four.height, one.height + LABEL_PX);
 });
+
+test("the server's range wins over the values: rounding noise is drawn as one colour", () => {
+  const noise = tensor([1, 1, 1, 2], [7e-12, -7e-12]);
+  const own = chooseScales([{ which: "output", t: noise }]).output;
+  assert.equal(own.diverging, true); // its own values stretch ±7e-12 over the whole diverging scale
+  const served = chooseScales([{ which: "output", t: noise, range: [0, 0] }]).output;
+  assert.deepEqual(colour(served, 7e-12), colour(served, -7e-12)); // one value: one colour
+});
