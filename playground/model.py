@@ -146,16 +146,19 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
     outs = [values[o] for o in node.output if o and values and o in values]
     if outs and all(np.asarray(o).dtype.kind not in "f" for o in outs):
         return entry | {"reason": f"computes {outs[0].dtype} values (shape arithmetic), not a tensor a layer computes"}
-    x = values.get(node.input[0]) if values and node.input else None
+    data = next((i for i in node.input if i and i not in known.consts), node.input[0] if node.input else None)
+    x = values.get(data) if values and data else None
     try:
         batch = x.shape[0] if x is not None and x.ndim else 1
         opened = onnxio._open(known, node, name, model_name, batch, alone=False)
     except ValidationError as exc:
         return entry | {"reason": str(exc)}
+    data = opened.data or data  # the tensor the layer's first input reads (a commuted Add's second operand)
+    x = values.get(data) if values and data else None
     entry |= {
         "layer": opened.layer.name,
         "differs": opened.differs,
-        "input": node.input[0],
+        "input": data,
         "input_shape": list(opened.onnx_shape),
     }
     if x is None or not outs:
@@ -163,7 +166,7 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
     if x.shape != opened.onnx_shape:
         return entry | {
             "agrees": False,
-            "why": f"ONNX Runtime's tensor {node.input[0]!r} is {x.shape}; the node opens on {opened.onnx_shape}",
+            "why": f"ONNX Runtime's tensor {data!r} is {x.shape}; the node opens on {opened.onnx_shape}",
         }
     layer, params = opened.layer, opened.params
     if spent is not None:
@@ -202,7 +205,7 @@ def real_feed(opened, node, values: dict):
         return opened.to_layer(np.asarray(values[node.input[0]], np.float32))
     return {
         n: opened.constants[n] if n in opened.constants else np.asarray(values[t], np.float32).reshape(shapes[n])
-        for n, t in zip(opened.layer.input_names, node.input)
+        for n, t in zip(opened.layer.input_names, opened.tensors or node.input)
     }
 
 

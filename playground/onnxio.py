@@ -292,6 +292,12 @@ class Opened:
     shapes: dict | None = None  # a layer of several inputs: {input name: shape} (`shape` is the first's)
     onnx_shapes: dict | None = None  # … and as the model declares them
     constants: dict = field(default_factory=dict)  # … and the inputs the model gives as constants, by input name
+    tensors: tuple = ()  # … and the model's tensor each input reads, in the layer's order (an Add's may be swapped)
+
+    @property
+    def data(self) -> str | None:
+        """The model's tensor the layer's first input reads (None: not known here)."""
+        return self.tensors[0] if self.tensors else None
 
     def stands(self, ev) -> bool:
         """`ev` is of this node as it stands: its input shape and every parameter (the data-derived quantize scale
@@ -432,18 +438,27 @@ def _open(known: _Known, node, name: str, model_name: str, batch: int = 1, alone
                   params)
 
 
+COMMUTATIVE = {"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal"}  # ONNX's: operands swap freely
+
+
 def _open_several(known: _Known, node, name: str, model_name: str, layer: Layer, where: str, batch: int,
                   alone: bool) -> Opened:
     """A node of a layer of several inputs (ElementWise's Add): each input a tensor the model computes, or a constant
     where the layer's input may be one (`Input.constant`); ranks aligned as ONNX broadcasts (1s before the shorter),
     then 1s appended up to rank 4."""
     shapes, consts, given = known.shapes, known.consts, list(node.input[:len(layer.inputs)])
+    swapped = (node.op_type in COMMUTATIVE and len(given) == 2 and given[0] in consts and given[1] not in consts
+               and not layer.inputs[0].constant)
+    if swapped:  # a · b = b · a: the constant (PyTorch's 0.5 · x) becomes the input that may be one
+        given.reverse()
     required = sum(i.used_when is None for i in layer.inputs)  # the rest: a concatenation's third and fourth
     if len(given) < required or "" in given:  # more inputs (Gemm's C) are the mapping's to judge
         most = f" … {len(layer.inputs)}" if required < len(layer.inputs) else ""
         raise ValidationError(where, "inputs", f"has {len([i for i in given if i])} inputs; {layer.name} takes "
                                                f"{required}{most}", len(given))
-    onnx_shapes, notes, constants = {}, [], {}
+    onnx_shapes, constants = {}, {}
+    notes = [f"{node.op_type} commutes: its constant first operand is the layer's input "
+             f"{layer.inputs[1].name.upper()}."] if swapped else []
     for i, t in zip(layer.inputs, given):
         if t in consts:
             if not i.constant:
@@ -464,7 +479,7 @@ def _open_several(known: _Known, node, name: str, model_name: str, layer: Layer,
     constants = {n: a.reshape(lifted[n]) for n, a in constants.items()}
     first = layer.input_names[0]
     view = Node(name, node.op_type, _attributes(node), [consts.get(t) for t in given], lifted[first],
-                onnx_shapes[first], known.opset, list(node.input), list(onnx_shapes.values()))
+                onnx_shapes[first], known.opset, given + list(node.input[len(given):]), list(onnx_shapes.values()))
     raw = layer.onnx.read(view)
     try:
         params = layer.resolve(raw, lifted)
@@ -477,7 +492,8 @@ def _open_several(known: _Known, node, name: str, model_name: str, layer: Layer,
                   layer.onnx.differs(view, raw) if layer.onnx.differs else [], notes,
                   _node_model(known.model, node, onnx_shapes[first], consts, tensors) if alone else None,
                   any(isinstance(d, str) for t in tensors for d in (shapes.get(t) or ())[:1]),
-                  tuple(range(rank, 4)) if after else tuple(range(4 - rank)), params, lifted, onnx_shapes, constants)
+                  tuple(range(rank, 4)) if after else tuple(range(4 - rank)), params, lifted, onnx_shapes, constants,
+                  tuple(given))
 
 
 def _static(where: str, data: str, shape, batch: int) -> tuple[tuple, list[str]]:
