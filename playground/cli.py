@@ -566,14 +566,7 @@ def cmd_export(args) -> int:
         print(f"wrote {args.out}: {len(model.graph.node)} node(s), opset {model.opset_import[0].version}; reopen it "
               f"with `python -m playground run --onnx {args.out}`")
         return 0
-    script = export_script(args.layer, raw, x)
-    if not args.out:
-        sys.stdout.write(script)
-        return 0
-    with written(args.out, "w") as f:
-        f.write(script)
-    print(f"wrote {args.out}: run it with `python {args.out}`")
-    return 0
+    return _script_out(export_script(args.layer, raw, x), args.out)
 
 
 def cmd_export_chain(args) -> int:
@@ -599,13 +592,17 @@ def cmd_export_chain(args) -> int:
         print(f"wrote {args.out}: {len(model.graph.node)} node(s), opset {model.opset_import[0].version} (the chain "
               "in FP32)")
         return 0
-    script = export_chain_script(C.parse_names(args.layer), parse_sets(C.CHAIN, args.set), x)
-    if not args.out:
+    return _script_out(export_chain_script(C.parse_names(args.layer), parse_sets(C.CHAIN, args.set), x), args.out)
+
+
+def _script_out(script: str, out: str | None) -> int:
+    """An exported script to `out`, or to standard output without one."""
+    if not out:
         sys.stdout.write(script)
         return 0
-    with written(args.out, "w") as f:
+    with written(out, "w") as f:
         f.write(script)
-    print(f"wrote {args.out}: run it with `python {args.out}`")
+    print(f"wrote {out}: run it with `python {out}`")
     return 0
 
 
