@@ -257,9 +257,14 @@ def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset | None =
     if layer.reads is not None:
         out["cells"] = read_map(layer, ev, pick, lines)
     out["example"] = example(layer, ev)
-    if opinion and layer.onnx is not None and not layer.several:  # an ONNX export feeds one input
+    if opinion and has_opinion(layer):
         out["onnxruntime"] = onnxruntime_badge(ev, opened)
     return out
+
+
+def has_opinion(layer: Layer) -> bool:
+    """Whether ONNX Runtime judges this layer (an ONNX export feeds one input)."""
+    return layer.onnx is not None and not layer.several
 
 
 def onnxruntime_badge(ev, opened=None) -> dict | None:

@@ -57,6 +57,24 @@ class Seat:
     last_query: tuple | None = None  # the configuration answered last (raw, canonical): speculative builds step from it
     opened: object = None  # onnxio.Opened: the model's node this page opened (ONNX Runtime judges the node itself)
     others: dict = field(default_factory=dict)  # a layer of several inputs: the rest of its feed dict, by name
+    evaluated: tuple | None = None  # (compare, Evaluation) of the last full answer: what the page's settle run draws
+
+    def remembered(self, raw: dict, compare: str | None):
+        """The last full answer's Evaluation where `raw` (the settled URL's) resolves to its configuration: the
+        page's settle run draws its tabs from it instead of evaluating the configuration a second time. None where
+        it is another configuration (or one the layer refuses: the page's own evaluation names the rule)."""
+        if self.evaluated is None or self.evaluated[0] != compare:
+            return None
+        from ..params import same_params
+        from ..precision import with_data_scale
+
+        ev = self.evaluated[1]
+        try:
+            params = with_data_scale(get_layer(self.layer).resolve(raw, {n: a.shape for n, a in ev.inputs.items()}),
+                                     ev.inputs)
+        except ValidationError:
+            return None
+        return ev if same_params(params, ev.params) else None
 
     @property
     def feed(self):
@@ -244,7 +262,7 @@ def answer(seat: Seat, message: dict) -> dict:
     from .. import shared  # the process's backend, engine cache and speculative builder
     from ..core import evaluate
 
-    unknown = set(message) - {"params", "compare", "pick", "quick", "have"}
+    unknown = set(message) - {"params", "compare", "pick", "quick", "have", "opinion"}
     if unknown:
         raise protocol.RequestError(f"unknown field {sorted(unknown)[0]!s:.40}")
     layer = get_layer(seat.layer)
@@ -262,11 +280,23 @@ def answer(seat: Seat, message: dict) -> dict:
         raise protocol.RequestError(f"have must be a list of at most {protocol.MAX_HELD} tensor ids")
     backend, cache, prefetcher = shared.backend(), shared.engine_cache(), shared.prefetcher()
     quick = bool(message.get("quick")) and not backend.can_run  # TensorRT's output is never skipped where it runs
+    if message.get("opinion"):  # ONNX Runtime's badge, asked after the answer is drawn: off its critical path
+        ev = seat.remembered(raw, compare)
+        if ev is None:
+            try:
+                with prefetcher.foreground():
+                    ev = evaluate(layer.name, raw, seat.feed, backend=backend, cache=cache, compare=compare)
+            except ValidationError as exc:
+                return {"problem": protocol.problem(exc, layer, seat.x.shape)}
+        opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
+        return {"onnxruntime": protocol.onnxruntime_badge(ev, opened) if protocol.has_opinion(layer) else None}
     try:
         with prefetcher.foreground():
             ev = evaluate(layer.name, raw, seat.feed, backend=backend, cache=cache, compare=compare, build=not quick)
     except ValidationError as exc:
         return {"problem": protocol.problem(exc, layer, seat.x.shape)}
+    if not quick:
+        seat.evaluated = (compare, ev)
     if seat.nbytes // 4 <= SPECULATE_VALUES:  # beyond, a neighbour costs seconds of the room's CPU: the release builds
         if quick:  # drawn from the reference now; its engine is built behind the foreground
             prefetcher.offer(layer.name, [raw], seat.feed, backend=backend, cache=cache)
@@ -277,8 +307,10 @@ def answer(seat: Seat, message: dict) -> dict:
                              seat.feed, backend=backend, cache=cache)
     seat.last_query = (raw, ev.params)  # the request's texts and their canonical values, which are stepped
     opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
-    return {"answer": protocol.answer(layer, ev, tuple(pick) if pick else None, frozenset(have),
-                                      lines=0 if quick else protocol.CELL_LINES, opinion=not quick, opened=opened)}
+    out = protocol.answer(layer, ev, tuple(pick) if pick else None, frozenset(have),
+                          lines=0 if quick else protocol.CELL_LINES, opened=opened)
+    out["opinion"] = not quick and protocol.has_opinion(layer)  # the stage asks for the badge once it has drawn
+    return {"answer": out}
 
 
 PUBLIC_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")  # an http(s) address, without query or fragment

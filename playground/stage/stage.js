@@ -88,8 +88,8 @@ export class Stage {
       on: { set: (changes) => this.set(changes), release: (k, v) => this.release(k, v),
             example: (name) => this.trigger("example", name), compare: (v) => { this.compare = v; this.set({}); } },
     });
-    if (this.data.answer && this.tensors.resolve(this.data.answer)) this.show(this.data.answer, ++this.seq, true);
-    else if (this.data.answer) this.request(false); // a large configuration's values come by the route
+    if (this.data.answer && this.tensors.resolve(this.data.answer)) { this.show(this.data.answer, ++this.seq, true); this.askOpinion(); }
+    else this.request(false); // a large configuration's values come by the route (none: a stage mounted afresh)
     if (this.data.problem) this.showProblem(this.data.problem, this.seq);
     this.followUrl();
     // Once the figures are on the screen, the page draws what it held back (the tabs under the stage): the first
@@ -144,18 +144,17 @@ export class Stage {
   }
 
   // -- a change and its answer ---------------------------------------------------------------------------------
-  // A change is drawn from the browser's cache where it was drawn before; else asked for "quick" where no engine
-  // runs (the reference at once, its engine built after: the badge catches up) and then in full once the hand
-  // is off the control (pointer up, a key press): the released value's engine is always built, and drawn last.
+  // A change is drawn from the browser's cache where it was drawn before; else asked for once, in full (a key
+  // press, a click: one evaluation per configuration; the server builds the neighbours of the value moved ahead).
+  // Only while a thumb is dragged where no engine runs are the answers "quick" (the reference at once, no engine
+  // built): the released value is asked in full, and drawn last.
   set(changes) {
-    const keys = Object.keys(changes), el = keys.length === 1 ? this.controls.inputs[keys[0]] : null;
-    this.moved = el && el.type === "range" ? keys[0] : null;
     this.query = changed(this.table, this.query, changes);
     this.writeUrl();
     const cached = this.cache.get(this.cacheKey());
     if (cached) { this.root.dataset.hits = String(Number(this.root.dataset.hits || 0) + 1); this.show(cached, ++this.seq, false); }
-    if (cached && !cached.__quick) { this.settle(); return; }
-    this.request(!this.data.runs && !cached);
+    if (cached && !cached.__quick) { this.settle(); this.askOpinion(); return; }
+    this.request(!this.data.runs && !cached && this.controls.dragging);
   }
 
   release(k, v) { // a slider let go: its value in full, where only a quick answer of it was drawn
@@ -171,11 +170,12 @@ export class Stage {
   }
 
   answered(job, status, reply) { // true: ask again (a tensor it named was let go meanwhile: whole, this time)
-    if (reply.answer && !this.tensors.resolve(reply.answer)) { this.tensors.clear(); return true; }
-    if (job.background) { // a neighbour asked for while the hand rests: kept, not drawn
-      if (reply.answer) { reply.answer.__quick = true; this.cache.remember(this.cacheKey(job.message.params, job.message.compare), reply.answer); }
+    if (job.background) { // ONNX Runtime's badge, asked once the answer was drawn: onto that answer
+      const a = this.opinionFor;
+      if (a && reply.onnxruntime !== undefined) { a.onnxruntime = reply.onnxruntime; a.opinion = false; if (a === this.answer) this.drawHead(a); }
       return false;
     }
+    if (reply.answer && !this.tensors.resolve(reply.answer)) { this.tensors.clear(); return true; }
     if (reply.answer) {
       reply.answer.__quick = job.message.quick;
       this.cache.remember(this.cacheKey(job.message.params, job.message.compare), reply.answer);
@@ -189,27 +189,19 @@ export class Stage {
   }
 
   rested(job, reply) { // the last reply is in and nothing waits
-    if (job.background) { if (reply.answer) this.prefetchNeighbours(); return; }
+    if (job.background) return;
     if (reply.answer && job.message.quick && !this.controls.dragging) { this.request(false); return; }
     this.root.classList.remove("pg-busy");
-    if (!job.message.quick) { this.settle(); this.prefetchNeighbours(); }
+    if (!job.message.quick) { this.settle(); this.askOpinion(); }
   }
 
-  // The values one step either side of the slider moved last, asked for (quick: the reference, at once) while the
-  // hand rests and kept in the cache: the next arrow key is drawn without a round trip. One at a time, behind any
-  // change the user makes; off where the server's speculative builds are (PLAYGROUND_PREFETCH=0).
-  prefetchNeighbours() {
-    if (!this.data.prefetch || !this.moved || !this.requests.idle || this.controls.dragging) return;
-    const el = this.controls.inputs[this.moved], c = (this.answer.controls || []).find((x) => this.moved.startsWith(x.key));
-    if (!el || el.disabled || (c && c.offered)) return;
-    const v = Number(this.query[this.moved]), step = Number(el.step) || 1;
-    for (const n of [v + step, v - step]) {
-      if (n < Number(el.min) - 1e-9 || n > Number(el.max) + 1e-9) continue;
-      const q = { ...this.query, [this.moved]: String(Number(n.toFixed(6))) };
-      if (this.cache.has(this.cacheKey(q))) continue;
-      this.requests.ask({ params: q, compare: this.compare, pick: this.pick, quick: true }, 0, true);
-      return;
-    }
+  // ONNX Runtime's badge of the answer drawn, asked for once it is on the screen and the hand rests (a small
+  // request: the server judges the evaluation it remembers, none made again); a change made meanwhile goes first.
+  askOpinion() {
+    const a = this.answer;
+    if (!a || !a.opinion || a.__quick || !this.requests.idle) return;
+    this.opinionFor = a;
+    this.requests.ask({ params: { ...this.query }, compare: this.compare, opinion: true }, 0, true);
   }
 
   settle() {
@@ -236,16 +228,7 @@ export class Stage {
       this.problemEl.textContent = ""; this.problemEl.hidden = true; this.controls.mark([], null);
     }
     this.controls.refresh(answer.controls, answer.example || null);
-    const ex = answer.example, src = this.data.source, ort = answer.onnxruntime;
-    let head = `<span class="pg-title">${esc(answer.title)}</span> <b>${esc(answer.shapes)}</b>` +
-      (answer.formula ? ` <code>${esc(answer.formula)}</code>` : "") +
-      ` <span class="pg-badge ${answer.source.tensorrt ? "pg-trt" : "pg-ref"}" data-engine="${esc(answer.engine.status)}">${esc(answer.source.label)}</span>`;
-    if (ex) head += ` <span class="pg-badge ${ex.matches ? "pg-agrees" : "pg-differs"}" title="${esc(ex.note)}">` +
-      `${esc(ex.kind)} ${ex.matches ? "✓" : "✗"} ${esc(ex.message)}</span>`;
-    if (src) head = `<span class="pg-badge pg-model" data-onnx-node="${esc(src.node)}" title="${esc([...src.differs, ...src.notes].join(" "))}">` +
-      `${esc(src.model)} · ${esc(src.node)} (${esc(src.op)})</span> ` + head; // a model's node: its file and name
-    if (ort) head += ` <span class="pg-badge ${ort.agrees ? "pg-ort-agrees" : "pg-ort-differs"}" data-onnxruntime="${ort.agrees}" title="${esc(ort.title)}">${esc(ort.text)}</span>`;
-    this.headEl.innerHTML = head; // ONNX Runtime's badge: a settled answer's (quick ones, a drag's, leave it out)
+    this.drawHead(answer);
     const refused = answer.engine.refusal || answer.engine.error;
     this.precisionEl.textContent = [answer.precision, refused ? `${refused}. The output is the NumPy reference.` : ""].filter(Boolean).join(" · ");
     this.figures.draw();
@@ -255,6 +238,19 @@ export class Stage {
     this.root.dataset.drawMs = (performance.now() - began).toFixed(1);
     this.root.dataset.drawn = String(this.drawnSeq);
     this.root.dataset.query = JSON.stringify(this.query);
+  }
+
+  drawHead(answer) { // the title, shapes, formula and badges (ONNX Runtime's: once the server has judged)
+    const ex = answer.example, src = this.data.source, ort = answer.onnxruntime;
+    let head = `<span class="pg-title">${esc(answer.title)}</span> <b>${esc(answer.shapes)}</b>` +
+      (answer.formula ? ` <code>${esc(answer.formula)}</code>` : "") +
+      ` <span class="pg-badge ${answer.source.tensorrt ? "pg-trt" : "pg-ref"}" data-engine="${esc(answer.engine.status)}">${esc(answer.source.label)}</span>`;
+    if (ex) head += ` <span class="pg-badge ${ex.matches ? "pg-agrees" : "pg-differs"}" title="${esc(ex.note)}">` +
+      `${esc(ex.kind)} ${ex.matches ? "✓" : "✗"} ${esc(ex.message)}</span>`;
+    if (src) head = `<span class="pg-badge pg-model" data-onnx-node="${esc(src.node)}" title="${esc([...src.differs, ...src.notes].join(" "))}">` +
+      `${esc(src.model)} · ${esc(src.node)} (${esc(src.op)})</span> ` + head; // a model's node: its file and name
+    if (ort) head += ` <span class="pg-badge ${ort.agrees ? "pg-ort-agrees" : "pg-ort-differs"}" data-onnxruntime="${ort.agrees}" title="${esc(ort.title)}">${esc(ort.text)}</span>`;
+    this.headEl.innerHTML = head;
   }
 
   // A refused configuration (or a request the server could not answer): named, its parameter's controls marked red,
@@ -300,7 +296,7 @@ export class Stage {
 
   setPick(idx) {
     this.pick = idx;
-    this.pickInUrl = true; // the picked cell travels in the link (LAYER.extra.AXIS)
+    this.pickInUrl = true; // the picked cell travels in the link (LAYER.cell.AXIS)
     this.writeUrl();
     if (!this.playing) this.settle(); // the page's Details tab follows the cell that rests picked
     if (!this.answer.cells.reads[idx.join(",")]) { this.request(false); return; } // outside the map sent: ask

@@ -4,7 +4,6 @@ playground/stage/server.py): a layer page draws it once; its changes go to the r
 from __future__ import annotations
 
 import hashlib
-import os
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
@@ -67,24 +66,34 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
     query = {**(node.base if node else {}), **url_query(layer, x.shape)}
     compare = st.query_params.get(compare_key(layer))
     compare = compare if compare in layer.param("precision").choices else None
-    problem = None
+    problem, seat = None, server.SEATS.take(token)
     try:
         raw = protocol.raw_params(layer, x.shape, query)
-        ev = evaluate(raw, compare)
+        # The configuration the stage's route answered last (a settle run's): its evaluation, not a second one
+        ev = (seat.remembered(raw, compare) if seat is not None else None) or evaluate(raw, compare)
+        if seat is not None:  # ONNX Runtime's badge, which the stage asks for once it has drawn, judges this one
+            seat.evaluated = (compare, ev)
     except (ValidationError, protocol.RequestError) as exc:
         problem = (protocol.problem(exc, layer, x.shape) if isinstance(exc, ValidationError) else
                    {"message": str(exc), "keys": [exc.key] if exc.key else []})
         ev = evaluate({}, compare)
-    inline = ev.input.size + ev.output.size <= protocol.INLINE_VALUES  # else the stage asks the route for them
-    answer = protocol.answer(layer, ev, picked(layer, ev), frozenset() if inline else None, opinion=True,
-                             opened=own if own is not None and own.stands(ev) else None)
-    describe = protocol.describe(layer, x.shape)
-    if node is not None:
-        describe["defaults"] = {**describe["defaults"], **node.base}
     epoch = st.session_state.get(_epoch_key(layer), 0)
     identity = hashlib.blake2b(f"{token}|{epoch}|{x.shape}".encode() + b"".join(
         a.tobytes() + str(a.shape).encode() for a in (xs.values() if isinstance(xs, dict) else [x])),
         digest_size=8).hexdigest()
+    # A run whose stage the browser already holds (a settle, the first paint's): the stage keeps its own drawing and
+    # drops what it is handed, so no answer is made for it. A stage mounted afresh on such data asks the route.
+    fresh = st.session_state.get(_drawn_key(layer)) != identity
+    st.session_state[_drawn_key(layer)] = identity
+    answer = None
+    if fresh:
+        inline = ev.input.size + ev.output.size <= protocol.INLINE_VALUES  # else the stage asks the route for them
+        answer = protocol.answer(layer, ev, picked(layer, ev), frozenset() if inline else None,
+                                 opened=own if own is not None and own.stands(ev) else None)
+        answer["opinion"] = protocol.has_opinion(layer)  # ONNX Runtime's badge: asked for after the first paint
+    describe = protocol.describe(layer, x.shape)
+    if node is not None:
+        describe["defaults"] = {**describe["defaults"], **node.base}
 
     def example_picked() -> None:
         name = (st.session_state.get(f"{layer.name}.stage") or {}).get("example")
@@ -96,9 +105,11 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
         key=f"{layer.name}.stage", data={
             "epoch": identity, "token": token, "route": server.ROUTE, "modules": assets.urls(), "describe": describe,
             "source": node.source if node is not None else None,
-            "query": answer["query"] if problem else {**answer["query"], **query}, "answer": answer,
+            "query": ({**answer["query"], **({} if problem else query)} if answer else
+                      {**protocol.query_of(layer, ev.params, x.shape), **({} if problem else query)}),
+            "answer": answer,
             "problem": problem, "presenter": presenter, "compare": compare, "runs": ev.backend.can_run,
-            "hide": list(hide), "prefetch": os.environ.get("PLAYGROUND_PREFETCH", "1").strip() != "0",
+            "hide": list(hide),
             "public": server.public_url(), "qr": server.QR_ROUTE, "painted": painted(layer)},
         # "settled": the page runs, and the tabs under the stage follow the URL the stage wrote; "painted": the
         # figures are on the screen, the page draws what it held back
@@ -108,21 +119,25 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
 
 
 def picked(layer: Layer, ev) -> tuple[int, ...] | None:
-    """The output cell the link picks (`LAYER.extra.AXIS`, which the stage writes as a cell is picked), where it
-    names one of this output; else None (the stage picks the first)."""
+    """The output cell the link picks (`LAYER.cell.AXIS`, which the stage writes as a cell is picked; an older
+    link's `LAYER.extra.AXIS`), where it names one of this output; else None (the stage picks the first)."""
     if layer.reads is None:
         return None
     shape = tuple(ev.reference.shape)
-    texts = [st.query_params.get(pick_key(layer, a)) for a in layer.axes_of_cell(len(shape))]
+    axes = layer.axes_of_cell(len(shape))
+    texts = [st.query_params.get(pick_key(layer, a)) for a in axes]
+    if all(t is None for t in texts):
+        texts = [st.query_params.get(pick_key(layer, a, old=True)) for a in axes]
     if not all(t is not None and t.isdigit() for t in texts):
         return None
     index = tuple(int(t) for t in texts)
     return index if all(v < n for v, n in zip(index, shape)) else None
 
 
-def pick_key(layer: Layer, axis: str) -> str:
-    """The picked cell's index along `axis` in the URL (LAYER.extra.AXIS, as the stage writes it)."""
-    return f"{layer.name}.extra.{axis}"
+def pick_key(layer: Layer, axis: str, old: bool = False) -> str:
+    """The picked cell's index along `axis` in the URL (LAYER.cell.AXIS, as the stage writes it; `old`: the
+    spelling of older links, LAYER.extra.AXIS, which still open)."""
+    return f"{layer.name}.{'extra' if old else 'cell'}.{axis}"
 
 
 def _follow_settle(layer: Layer, shape: tuple) -> None:
@@ -137,7 +152,8 @@ def _follow_settle(layer: Layer, shape: tuple) -> None:
     given = dict(urllib.parse.parse_qsl(search.lstrip("?"), keep_blank_values=True))
     keys = set(protocol.query_keys(layer, shape)) | {compare_key(layer)}
     if layer.reads:  # the picked cell, any rank the output may have
-        keys |= {pick_key(layer, a) for rank in (2, 3, 4, 5) for a in layer.axes_of_cell(rank)}
+        keys |= {pick_key(layer, a, old) for rank in (2, 3, 4, 5) for a in layer.axes_of_cell(rank)
+                 for old in (False, True)}
     for k in keys:
         v = given.get(k)
         if v is None or len(v) > protocol.MAX_TEXT:
@@ -183,6 +199,10 @@ def _painted_key(layer: Layer) -> str:
 
 def _token_key(layer: Layer) -> str:
     return f"_stage_token.{layer.name}"
+
+
+def _drawn_key(layer: Layer) -> str:
+    return f"_stage_drawn.{layer.name}"
 
 
 def _epoch_key(layer: Layer) -> str:
