@@ -89,7 +89,7 @@ export class Stage {
             example: (name) => this.trigger("example", name), compare: (v) => { this.compare = v; this.set({}); } },
     });
     if (this.data.answer && this.tensors.resolve(this.data.answer)) { this.show(this.data.answer, ++this.seq, true); this.askOpinion(); }
-    else this.request(false); // a large configuration's values come by the route (none: a stage mounted afresh)
+    else { this.pick = this.data.pick || null; this.request(false); } // a large configuration's values come by the route (none: a stage mounted afresh)
     if (this.data.problem) this.showProblem(this.data.problem, this.seq);
     this.followUrl();
     // Once the figures are on the screen, the page draws what it held back (the tabs under the stage): the first

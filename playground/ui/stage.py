@@ -107,7 +107,7 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
             "source": node.source if node is not None else None,
             "query": ({**answer["query"], **({} if problem else query)} if answer else
                       {**protocol.query_of(layer, ev.params, x.shape), **({} if problem else query)}),
-            "answer": answer,
+            "answer": answer, "pick": None if answer else picked(layer, ev),
             "problem": problem, "presenter": presenter, "compare": compare, "runs": ev.backend.can_run,
             "hide": list(hide),
             "public": server.public_url(), "qr": server.QR_ROUTE, "painted": painted(layer)},
