@@ -48,3 +48,15 @@ def test_a_settle_on_another_configuration_evaluates_it():
 def test_the_picked_cell_is_named_in_the_link(spelling):
     at = open_page("slice", **{f"slice.{spelling}.{a}": v for a, v in zip("nchw", "0002")})
     assert stage_data(at)["answer"]["cells"]["picked"] == [0, 0, 0, 2]
+
+
+def test_the_url_keys_of_compare_mode_and_the_picked_cell_are_spelled_once():
+    from playground.layers import get_layer
+    from playground.stage import protocol
+    from playground.ui import stage
+
+    layer = get_layer("convolution")
+    url = protocol.describe(layer, (1, 1, 6, 9))["url"]  # what the stage's URL table reads (state.js)
+    assert url["compare"] == stage.compare_key(layer) == "convolution.compare"
+    assert url["cell"] + "h" == stage.pick_key(layer, "h") == "convolution.cell.h"
+    assert url["old_cell"] + "h" == stage.pick_key(layer, "h", old=True) == "convolution.extra.h"

@@ -64,6 +64,17 @@ def key(layer: Layer, p: Param, part: str | None = None) -> str:
     return ".".join([layer.name, p.name] + ([part] if part else []))
 
 
+def compare_key(layer: Layer) -> str:
+    """Compare mode's second precision in the URL."""
+    return f"{layer.name}.compare"
+
+
+def cell_key(layer: Layer, axis: str, old: bool = False) -> str:
+    """The picked output cell's index along `axis` in the URL (`LAYER.cell.AXIS`; `old`: older links' spelling,
+    `LAYER.extra.AXIS`, read and never written)."""
+    return f"{layer.name}.{'extra' if old else 'cell'}.{axis}"
+
+
 def query_keys(layer: Layer, shape: tuple) -> list[str]:
     """Every query key a configuration of `layer` on an input of `shape` may set."""
     return [k for p in layer.params for k in param_keys(layer, p, shape)]
@@ -372,11 +383,16 @@ def output_title(ev, named: bool = False) -> str:
     return f"Output ({precision}, {how})" if named or precision != "FP32" else f"Output ({how})"
 
 
+# An engine's status in words: the stage's badge and the page's Engine tab both say it so (one spelling).
+ENGINE_STATUS = {"built": "built now", "cached": "from cache", "refused": "refused by its builder", "failed": "failed",
+                 "not_built": "not built", "pending": "not built yet"}
+
+
 def source_badge(ev) -> str:
     """Where the output shown comes from, short enough for the stage (the engine card says why)."""
     if ev.output_source == "tensorrt":
         return ev.source_label
-    how = {"built": "built now", "cached": "from cache", "refused": "refused by its builder"}.get(ev.engine_status)
+    how = {k: ENGINE_STATUS[k] for k in ("built", "cached", "refused")}.get(ev.engine_status)
     precision = ev.params.get("precision", "FP32")
     what = "NumPy reference" if precision == "FP32" else f"NumPy emulation of {precision}"
     backend = ev.backend.name if ev.backend.can_build else "no"
@@ -409,7 +425,8 @@ def describe(layer: Layer, shape: tuple) -> dict[str, Any]:
             "keys": query_keys(layer, shape), "controls": controls(layer, params, shape),
             "defaults": query_of(layer, params, shape),
             "examples": examples(layer), "precisions": list(layer.param("precision").choices),
-            "resets": resets(layer, params, shape)}
+            "resets": resets(layer, params, shape),
+            "url": {"compare": compare_key(layer), "cell": cell_key(layer, ""), "old_cell": cell_key(layer, "", old=True)}}
 
 
 def resets(layer: Layer, params: dict, shape: tuple) -> dict[str, list[str]]:

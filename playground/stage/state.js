@@ -4,15 +4,16 @@
 // `LAYER.compare`, the picked cell `LAYER.cell.AXIS` (an older link's `LAYER.extra.AXIS` still opens). No DOM but `writeHistory`: tests/js/state.test.mjs.
 
 // The URL's keys of one page: its parameters' keys and their defaults, which choices' keys decide other keys'
-// defaults (`resets`: activation's type decides alpha's), and the keys of compare mode and the picked cell.
+// defaults (`resets`: activation's type decides alpha's), and the keys of compare mode and the picked cell (all
+// spelled by the server: protocol.describe).
 export function urlTable(describe) {
   const layer = describe.layer, resets = describe.resets || {}, owners = {};
   for (const [owner, keys] of Object.entries(resets)) for (const k of keys) (owners[k] ||= []).push(owner);
   return {
     layer, keys: describe.keys, defaults: describe.defaults, resets, owners,
-    compare: `${layer}.compare`,
-    pickPrefix: `${layer}.cell.`,
-    oldPickPrefix: `${layer}.extra.`, // the picked cell's keys before they were named `cell`: read, never written
+    compare: describe.url.compare,
+    pickPrefix: describe.url.cell,
+    oldPickPrefix: describe.url.old_cell, // the picked cell's keys before they were named `cell`: read, never written
     dropped: ["preset"], // an example's name: the page turned it into the parameters it sets
   };
 }

@@ -137,7 +137,7 @@ def picked(layer: Layer, ev) -> tuple[int, ...] | None:
 def pick_key(layer: Layer, axis: str, old: bool = False) -> str:
     """The picked cell's index along `axis` in the URL (LAYER.cell.AXIS, as the stage writes it; `old`: the
     spelling of older links, LAYER.extra.AXIS, which still open)."""
-    return f"{layer.name}.{'extra' if old else 'cell'}.{axis}"
+    return protocol.cell_key(layer, axis, old)
 
 
 def _follow_settle(layer: Layer, shape: tuple) -> None:
@@ -163,8 +163,8 @@ def _follow_settle(layer: Layer, shape: tuple) -> None:
 
 
 def compare_key(layer: Layer) -> str:
-    """Compare mode's second precision in the URL (the page's own spelling: LAYER.compare)."""
-    return f"{layer.name}.compare"
+    """Compare mode's second precision in the URL (LAYER.compare)."""
+    return protocol.compare_key(layer)
 
 
 def set_query(layer: Layer, params: dict, shape: tuple) -> None:
