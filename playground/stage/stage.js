@@ -88,7 +88,7 @@ export class Stage {
       on: { set: (changes) => this.set(changes), release: (k, v) => this.release(k, v),
             example: (name) => this.trigger("example", name), compare: (v) => { this.compare = v; this.set({}); } },
     });
-    if (this.data.answer && this.tensors.resolve(this.data.answer)) { this.show(this.data.answer, ++this.seq, true); this.askOpinion(); }
+    if (this.data.answer && this.tensors.resolve(this.data.answer)) this.show(this.data.answer, ++this.seq, true);
     else { this.pick = this.data.pick || null; this.request(false); } // a large configuration's values come by the route (none: a stage mounted afresh)
     if (this.data.problem) this.showProblem(this.data.problem, this.seq);
     this.followUrl();
@@ -97,6 +97,7 @@ export class Stage {
     requestAnimationFrame(() => setTimeout(() => {
       this.root.dataset.paintedAt = performance.now().toFixed(0); // since the page's navigation (bench_browser)
       if (!this.data.painted) this.trigger("painted", this.data.epoch);
+      this.askOpinion(); // ONNX Runtime's badge of the first answer, after its paint
     }, 0));
   }
 
