@@ -85,9 +85,9 @@ def test_every_control_and_figure_keeps_the_contract(context, app, name):
     page.close()
 
 
-def test_a_key_press_is_one_evaluation_and_its_badge_a_small_request_after_it(context, app):
+def test_a_key_press_is_one_evaluation_and_its_verdict_a_small_request_after_it(context, app):
     """No quick answer before the full one, no neighbour asked for by the tab (the server builds them ahead): the
-    answer, then ONNX Runtime's badge of it."""
+    answer, then its engine's verdict and ONNX Runtime's badge."""
     page = open_stage(context, app, "convolution")
     B.wait_until_idle(page)
     page.wait_for_selector(f"{STAGE} [data-onnxruntime]")  # the first answer's badge, asked once it was drawn
@@ -97,13 +97,13 @@ def test_a_key_press_is_one_evaluation_and_its_badge_a_small_request_after_it(co
     page.focus('[data-param="convolution.padding_nd.w"]')
     page.keyboard.press("ArrowRight")
     page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {before}")
-    for _ in range(100):  # the badge's request follows the answer's
+    for _ in range(100):  # the verdict's request follows the answer's
         if len(sent) >= 2:
             break
         page.wait_for_timeout(100)
     B.wait_until_idle(page)
     page.wait_for_timeout(1500)  # past the settle: nothing more is asked while the hand rests
-    assert [(m["params"]["convolution.padding_nd.w"], bool(m.get("quick")), bool(m.get("opinion"))) for m in sent] == [
+    assert [(m["params"]["convolution.padding_nd.w"], bool(m.get("quick")), bool(m.get("finish"))) for m in sent] == [
         ("1", False, False), ("1", False, True)], sent
     assert not page.errors
     page.close()

@@ -33,9 +33,12 @@ def test_a_key_press_is_one_evaluation_through_the_route_and_the_settle(trips, p
     at = settle(at, {"convolution.stride_nd.h": "2"})  # the tabs under the stage follow
     assert len(trips) == 1, trips
     assert stage_data(at)["answer"] is None  # the browser holds this stage: no answer is made for it again
-    assert reply["answer"].get("opinion") is True and "onnxruntime" not in reply["answer"]  # the badge comes later
-    badge = ask(at, query, opinion=True)  # asked once the answer is on the screen: the evaluation remembered
-    assert badge["onnxruntime"]["agrees"] is True and len(trips) == 1, trips
+    assert reply["answer"].get("finish") is True and "onnxruntime" not in reply["answer"]  # the badge comes later
+    assert reply["answer"]["engine"]["status"] == "pending"  # no engine runs here: the reference, drawn first
+    done = ask(at, query, finish=True)["finish"]  # asked once the answer is on the screen: the evaluation remembered
+    assert done["onnxruntime"]["agrees"] is True and done["engine"]["status"] in ("built", "cached")
+    assert "engine built now" in done["source"]["label"] or "from cache" in done["source"]["label"]
+    assert len(trips) == 1, trips
 
 def test_a_settle_on_another_configuration_evaluates_it():
     at = open_page("convolution")

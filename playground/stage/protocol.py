@@ -258,11 +258,8 @@ def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset | None =
         "shapes": (" · ".join(f"{n.upper()} {tuple(a.shape)}" for n, a in ev.inputs.items()) if layer.several
                    else f"Input {tuple(shape)}") + f" → Output {tuple(ev.output.shape)}",
         "formula": layer.formula(ev.params) if layer.formula else None,
-        "source": {"label": source_badge(ev), "tensorrt": ev.output_source == "tensorrt"},
-        "engine": {"status": ev.engine_status, "refusal": ev.error if ev.engine_status == "refused" else None,
-                   "error": ev.error if ev.engine_status == "failed" else None,
-                   "build_ms": ev.report.build_ms if ev.report else None},
-        "precision": precision_line(ev), "messages": list(ev.messages),
+        **verdict(ev),
+        "precision": precision_line(ev),
         "explain": list(layer.explain(ev.params, ev.shapes)) if layer.explain else [],
     }
     if layer.reads is not None:
@@ -271,6 +268,16 @@ def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset | None =
     if opinion and has_opinion(layer):
         out["onnxruntime"] = onnxruntime_badge(ev, opened)
     return out
+
+
+def verdict(ev) -> dict:
+    """The engine's part of an answer: its status, the output's source, the messages (what a pending engine's
+    build, which follows the answer where no engine runs, changes)."""
+    return {"source": {"label": source_badge(ev), "tensorrt": ev.output_source == "tensorrt"},
+            "engine": {"status": ev.engine_status, "refusal": ev.error if ev.engine_status == "refused" else None,
+                       "error": ev.error if ev.engine_status == "failed" else None,
+                       "build_ms": ev.report.build_ms if ev.report else None},
+            "messages": list(ev.messages)}
 
 
 def has_opinion(layer: Layer) -> bool:

@@ -262,7 +262,7 @@ def answer(seat: Seat, message: dict) -> dict:
     from .. import shared  # the process's backend, engine cache and speculative builder
     from ..core import evaluate
 
-    unknown = set(message) - {"params", "compare", "pick", "quick", "have", "opinion"}
+    unknown = set(message) - {"params", "compare", "pick", "quick", "have", "finish"}
     if unknown:
         raise protocol.RequestError(f"unknown field {sorted(unknown)[0]!s:.40}")
     layer = get_layer(seat.layer)
@@ -280,19 +280,15 @@ def answer(seat: Seat, message: dict) -> dict:
         raise protocol.RequestError(f"have must be a list of at most {protocol.MAX_HELD} tensor ids")
     backend, cache, prefetcher = shared.backend(), shared.engine_cache(), shared.prefetcher()
     quick = bool(message.get("quick")) and not backend.can_run  # TensorRT's output is never skipped where it runs
-    if message.get("opinion"):  # ONNX Runtime's badge, asked after the answer is drawn: off its critical path
-        ev = seat.remembered(raw, compare)
-        if ev is None:
-            try:
-                with prefetcher.foreground():
-                    ev = evaluate(layer.name, raw, seat.feed, backend=backend, cache=cache, compare=compare)
-            except ValidationError as exc:
-                return {"problem": protocol.problem(exc, layer, seat.x.shape)}
-        opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
-        return {"onnxruntime": protocol.onnxruntime_badge(ev, opened) if protocol.has_opinion(layer) else None}
-    try:
+    if message.get("finish"):  # what follows a drawn answer: its engine's verdict and ONNX Runtime's badge
+        try:
+            return {"finish": finish(seat, layer, raw, compare)}
+        except ValidationError as exc:
+            return {"problem": protocol.problem(exc, layer, seat.x.shape)}
+    try:  # where no engine runs, the reference is drawn first: its engine's build follows (`finish`)
         with prefetcher.foreground():
-            ev = evaluate(layer.name, raw, seat.feed, backend=backend, cache=cache, compare=compare, build=not quick)
+            ev = evaluate(layer.name, raw, seat.feed, backend=backend, cache=cache, compare=compare,
+                          build=backend.can_run)
     except ValidationError as exc:
         return {"problem": protocol.problem(exc, layer, seat.x.shape)}
     if not quick:
@@ -309,8 +305,27 @@ def answer(seat: Seat, message: dict) -> dict:
     opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
     out = protocol.answer(layer, ev, tuple(pick) if pick else None, frozenset(have),
                           lines=0 if quick else protocol.CELL_LINES, opened=opened)
-    out["opinion"] = not quick and protocol.has_opinion(layer)  # the stage asks for the badge once it has drawn
+    out["finish"] = not quick  # the stage asks for the engine's verdict and the badge once it has drawn
     return {"answer": out}
+
+
+def finish(seat: Seat, layer, raw: dict, compare: str | None) -> dict:
+    """The answer's engine verdict (its build, where the answer was the reference drawn first) and ONNX Runtime's
+    badge, of the evaluation the seat remembers: the configuration is not evaluated again (evaluated only where the
+    seat has another one: a restart, a second tab of the page)."""
+    from .. import shared
+    from ..core import complete, evaluate
+
+    backend, cache = shared.backend(), shared.engine_cache()
+    ev = seat.remembered(raw, compare)
+    with shared.prefetcher().foreground():
+        if ev is None:
+            ev = evaluate(layer.name, raw, seat.feed, backend=backend, cache=cache, compare=compare)
+            seat.evaluated = (compare, ev)
+        complete(ev, cache)
+    opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
+    return protocol.verdict(ev) | {"onnxruntime": protocol.onnxruntime_badge(ev, opened) if protocol.has_opinion(layer)
+                                   else None}
 
 
 PUBLIC_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")  # an http(s) address, without query or fragment

@@ -97,7 +97,7 @@ export class Stage {
     requestAnimationFrame(() => setTimeout(() => {
       this.root.dataset.paintedAt = performance.now().toFixed(0); // since the page's navigation (bench_browser)
       if (!this.data.painted) this.trigger("painted", this.data.epoch);
-      this.askOpinion(); // ONNX Runtime's badge of the first answer, after its paint
+      this.finish(); // ONNX Runtime's badge of the first answer, after its paint
     }, 0));
   }
 
@@ -145,16 +145,16 @@ export class Stage {
   }
 
   // -- a change and its answer ---------------------------------------------------------------------------------
-  // A change is drawn from the browser's cache where it was drawn before; else asked for once, in full (a key
-  // press, a click: one evaluation per configuration; the server builds the neighbours of the value moved ahead).
-  // Only while a thumb is dragged where no engine runs are the answers "quick" (the reference at once, no engine
-  // built): the released value is asked in full, and drawn last.
+  // A change is drawn from the browser's cache where it was drawn before; else asked for once (a key press, a
+  // click: one evaluation per configuration; the server builds the neighbours of the value moved ahead), and its
+  // engine's verdict follows (`finish`). While a thumb is dragged where no engine runs the answers are "quick" (no
+  // read map's lines, nothing to follow): the released value is asked in full, and drawn last.
   set(changes) {
     this.query = changed(this.table, this.query, changes);
     this.writeUrl();
     const cached = this.cache.get(this.cacheKey());
     if (cached) { this.root.dataset.hits = String(Number(this.root.dataset.hits || 0) + 1); this.show(cached, ++this.seq, false); }
-    if (cached && !cached.__quick) { this.settle(); this.askOpinion(); return; }
+    if (cached && !cached.__quick) { this.settle(); this.finish(); return; }
     this.request(!this.data.runs && !cached && this.controls.dragging);
   }
 
@@ -171,9 +171,9 @@ export class Stage {
   }
 
   answered(job, status, reply) { // true: ask again (a tensor it named was let go meanwhile: whole, this time)
-    if (job.background) { // ONNX Runtime's badge, asked once the answer was drawn: onto that answer
-      const a = this.opinionFor;
-      if (a && reply.onnxruntime !== undefined) { a.onnxruntime = reply.onnxruntime; a.opinion = false; if (a === this.answer) this.drawHead(a); }
+    if (job.background) { // the engine's verdict and ONNX Runtime's badge, asked once the answer was drawn: onto it
+      const a = this.finishing;
+      if (a && reply.finish) { Object.assign(a, reply.finish); a.finish = false; if (a === this.answer) this.drawText(a); }
       return false;
     }
     if (reply.answer && !this.tensors.resolve(reply.answer)) { this.tensors.clear(); return true; }
@@ -193,16 +193,17 @@ export class Stage {
     if (job.background) return;
     if (reply.answer && job.message.quick && !this.controls.dragging) { this.request(false); return; }
     this.root.classList.remove("pg-busy");
-    if (!job.message.quick) { this.settle(); this.askOpinion(); }
+    if (!job.message.quick) { this.settle(); this.finish(); }
   }
 
-  // ONNX Runtime's badge of the answer drawn, asked for once it is on the screen and the hand rests (a small
-  // request: the server judges the evaluation it remembers, none made again); a change made meanwhile goes first.
-  askOpinion() {
+  // What follows the answer drawn, asked for once it is on the screen and the hand rests: its engine's verdict
+  // (where no engine runs the reference is drawn first, its engine built now) and ONNX Runtime's badge. A small
+  // request: the server completes the evaluation it remembers, none made again; a change made meanwhile goes first.
+  finish() {
     const a = this.answer;
-    if (!a || !a.opinion || a.__quick || !this.requests.idle) return;
-    this.opinionFor = a;
-    this.requests.ask({ params: { ...this.query }, compare: this.compare, opinion: true }, 0, true);
+    if (!a || !a.finish || a.__quick || !this.requests.idle) return;
+    this.finishing = a;
+    this.requests.ask({ params: { ...this.query }, compare: this.compare, finish: true }, 0, true);
   }
 
   settle() {
@@ -229,16 +230,20 @@ export class Stage {
       this.problemEl.textContent = ""; this.problemEl.hidden = true; this.controls.mark([], null);
     }
     this.controls.refresh(answer.controls, answer.example || null);
-    this.drawHead(answer);
-    const refused = answer.engine.refusal || answer.engine.error;
-    this.precisionEl.textContent = [answer.precision, refused ? `${refused}. The output is the NumPy reference.` : ""].filter(Boolean).join(" · ");
+    this.drawText(answer);
     this.figures.draw();
     this.drawCell();
-    this.explainEl.innerHTML = [...answer.explain, ...answer.messages.map((m) => "ℹ " + m)].map(markdown).join("");
     this.urlEl.textContent = this.link();
     this.root.dataset.drawMs = (performance.now() - began).toFixed(1);
     this.root.dataset.drawn = String(this.drawnSeq);
     this.root.dataset.query = JSON.stringify(this.query);
+  }
+
+  drawText(answer) { // what the engine's verdict changes: the head, the refusal line, the messages
+    this.drawHead(answer);
+    const refused = answer.engine.refusal || answer.engine.error;
+    this.precisionEl.textContent = [answer.precision, refused ? `${refused}. The output is the NumPy reference.` : ""].filter(Boolean).join(" · ");
+    this.explainEl.innerHTML = [...answer.explain, ...answer.messages.map((m) => "ℹ " + m)].map(markdown).join("");
   }
 
   drawHead(answer) { // the title, shapes, formula and badges (ONNX Runtime's: once the server has judged)

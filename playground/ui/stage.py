@@ -11,6 +11,8 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
+from ..core import complete
+from ..shared import engine_cache
 from ..errors import ValidationError
 from ..layer import Layer
 from ..stage import assets, protocol, server
@@ -70,7 +72,8 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
     try:
         raw = protocol.raw_params(layer, x.shape, query)
         # The configuration the stage's route answered last (a settle run's): its evaluation, not a second one
-        ev = (seat.remembered(raw, compare) if seat is not None else None) or evaluate(raw, compare)
+        ev = seat.remembered(raw, compare) if seat is not None else None
+        ev = complete(ev, engine_cache()) if ev is not None else evaluate(raw, compare)  # built, where it was pending
         if seat is not None:  # ONNX Runtime's badge, which the stage asks for once it has drawn, judges this one
             seat.evaluated = (compare, ev)
     except (ValidationError, protocol.RequestError) as exc:
@@ -90,7 +93,7 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
         inline = ev.input.size + ev.output.size <= protocol.INLINE_VALUES  # else the stage asks the route for them
         answer = protocol.answer(layer, ev, picked(layer, ev), frozenset() if inline else None,
                                  opened=own if own is not None and own.stands(ev) else None)
-        answer["opinion"] = protocol.has_opinion(layer)  # ONNX Runtime's badge: asked for after the first paint
+        answer["finish"] = protocol.has_opinion(layer)  # ONNX Runtime's badge: asked for after the first paint
     describe = protocol.describe(layer, x.shape)
     if node is not None:
         describe["defaults"] = {**describe["defaults"], **node.base}
