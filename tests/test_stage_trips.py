@@ -63,3 +63,11 @@ def test_the_url_keys_of_compare_mode_and_the_picked_cell_are_spelled_once():
     assert url["compare"] == stage.compare_key(layer) == "convolution.compare"
     assert url["cell"] + "h" == stage.pick_key(layer, "h") == "convolution.cell.h"
     assert url["old_cell"] + "h" == stage.pick_key(layer, "h", old=True) == "convolution.extra.h"
+
+
+def test_a_follow_up_of_a_configuration_the_page_has_left_builds_nothing():
+    at = open_page("convolution")
+    ask(at, {"convolution.stride_nd.h": "2"})
+    ask(at, {"convolution.stride_nd.h": "3"})  # the page moved on before the first one's follow-up
+    assert ask(at, {"convolution.stride_nd.h": "2"}, finish=True) == {"finish": None}
+    assert ask(at, {"convolution.stride_nd.h": "3"}, finish=True)["finish"]["engine"]["status"] in ("built", "cached")

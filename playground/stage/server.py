@@ -54,6 +54,7 @@ class Seat:
     x: np.ndarray  # the layer's first input
     used: float = field(default_factory=time.monotonic)
     busy: bool = False
+    finishing: bool = False  # a drawn answer's follow-up in flight (`finish`)
     last_query: tuple | None = None  # the configuration answered last (raw, canonical): speculative builds step from it
     opened: object = None  # onnxio.Opened: the model's node this page opened (ONNX Runtime judges the node itself)
     others: dict = field(default_factory=dict)  # a layer of several inputs: the rest of its feed dict, by name
@@ -230,19 +231,24 @@ async def evaluate_route(request):
     if refused is not None:
         return refused
     seat, message = opened
+    # A drawn answer's follow-up (`finish`: its engine's build) has a slot of its own, so that the next change is
+    # not held up behind a build; one of each per page.
+    flag = "finishing" if message.get("finish") else "busy"
     global _waiting
     with _waiting_lock:
-        if seat.busy:
+        if getattr(seat, flag):
             return _reply(429, {"error": "this page has an evaluation in flight: send the latest when it ends"})
         if _waiting >= MAX_WAITING:
             return _reply(503, {"error": "the server is busy with other pages: try again in a moment"})
-        seat.busy, _waiting = True, _waiting + 1
+        setattr(seat, flag, True)
+        _waiting += 1
     started = time.perf_counter()
     try:
         status, reply = await run_in_threadpool(_answer, seat, message)
     finally:
         with _waiting_lock:
-            seat.busy, _waiting = False, _waiting - 1
+            setattr(seat, flag, False)
+            _waiting -= 1
     return _reply(status, reply, (time.perf_counter() - started) * 1e3)
 
 
@@ -311,18 +317,16 @@ def answer(seat: Seat, message: dict) -> dict:
 
 def finish(seat: Seat, layer, raw: dict, compare: str | None) -> dict:
     """The answer's engine verdict (its build, where the answer was the reference drawn first) and ONNX Runtime's
-    badge, of the evaluation the seat remembers: the configuration is not evaluated again (evaluated only where the
-    seat has another one: a restart, a second tab of the page)."""
+    badge, of the evaluation the seat remembers: the configuration is not evaluated again. None where the seat
+    remembers another configuration (the page has moved on: its own follow-up comes)."""
     from .. import shared
-    from ..core import complete, evaluate
+    from ..core import complete
 
-    backend, cache = shared.backend(), shared.engine_cache()
     ev = seat.remembered(raw, compare)
+    if ev is None:
+        return None
     with shared.prefetcher().foreground():
-        if ev is None:
-            ev = evaluate(layer.name, raw, seat.feed, backend=backend, cache=cache, compare=compare)
-            seat.evaluated = (compare, ev)
-        complete(ev, cache)
+        complete(ev, shared.engine_cache())
     opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
     return protocol.verdict(ev) | {"onnxruntime": protocol.onnxruntime_badge(ev, opened) if protocol.has_opinion(layer)
                                    else None}

@@ -171,11 +171,6 @@ export class Stage {
   }
 
   answered(job, status, reply) { // true: ask again (a tensor it named was let go meanwhile: whole, this time)
-    if (job.background) { // the engine's verdict and ONNX Runtime's badge, asked once the answer was drawn: onto it
-      const a = this.finishing;
-      if (a && reply.finish) { Object.assign(a, reply.finish); a.finish = false; if (a === this.answer) this.drawText(a); }
-      return false;
-    }
     if (reply.answer && !this.tensors.resolve(reply.answer)) { this.tensors.clear(); return true; }
     if (reply.answer) {
       reply.answer.__quick = job.message.quick;
@@ -190,20 +185,25 @@ export class Stage {
   }
 
   rested(job, reply) { // the last reply is in and nothing waits
-    if (job.background) return;
     if (reply.answer && job.message.quick && !this.controls.dragging) { this.request(false); return; }
     this.root.classList.remove("pg-busy");
     if (!job.message.quick) { this.settle(); this.finish(); }
   }
 
-  // What follows the answer drawn, asked for once it is on the screen and the hand rests: its engine's verdict
-  // (where no engine runs the reference is drawn first, its engine built now) and ONNX Runtime's badge. A small
-  // request: the server completes the evaluation it remembers, none made again; a change made meanwhile goes first.
-  finish() {
+  // What follows the answer drawn, asked for once it is on the screen: its engine's verdict (where no engine runs
+  // the reference is drawn first, its engine built now) and ONNX Runtime's badge. A small request beside the
+  // change's queue (the server gives it a slot of its own: the next change is not held up behind the build); the
+  // server completes the evaluation it remembers, none made again. Not retried: a later answer asks its own.
+  async finish() {
     const a = this.answer;
-    if (!a || !a.finish || a.__quick || !this.requests.idle) return;
-    this.finishing = a;
-    this.requests.ask({ params: { ...this.query }, compare: this.compare, finish: true }, 0, true);
+    if (!a || !a.finish || a.__quick || a.__finishing) return;
+    a.__finishing = true;
+    try {
+      const r = await postJson(this.data.route, this.data.token, { params: { ...this.query }, compare: this.compare, finish: true });
+      const reply = r.ok ? await r.json() : {};
+      if (reply.finish) { Object.assign(a, reply.finish); a.finish = false; if (a === this.answer) this.drawText(a); }
+    } catch (e) { /* no server: the badge waits for the next answer */ }
+    a.__finishing = false;
   }
 
   settle() {
