@@ -3,6 +3,7 @@ stage.js first, served as files by the stage's asset route, and stage.css; its s
 playground/stage/server.py): a layer page draws it once; its changes go to the route, not through a script run."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import urllib.parse
 from collections.abc import Callable
@@ -76,6 +77,11 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
         ev = complete(ev, engine_cache()) if ev is not None else evaluate(raw, compare)  # built, where it was pending
         if seat is not None:  # ONNX Runtime's badge, which the stage asks for once it has drawn, judges this one
             seat.evaluated = (compare, ev)
+            # the configuration the stage starts from, as its requests spell it: the first change's neighbours are
+            # built ahead too
+            with contextlib.suppress(protocol.RequestError):  # a model's weights by reference: no neighbours then
+                seat.last_query = (protocol.raw_params(layer, x.shape, protocol.query_of(layer, ev.params, x.shape)),
+                                   ev.params)
     except (ValidationError, protocol.RequestError) as exc:
         problem = (protocol.problem(exc, layer, x.shape) if isinstance(exc, ValidationError) else
                    {"message": str(exc), "keys": [exc.key] if exc.key else []})
