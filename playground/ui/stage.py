@@ -13,9 +13,9 @@ import numpy as np
 import streamlit as st
 
 from ..core import complete
-from ..shared import engine_cache
 from ..errors import ValidationError
 from ..layer import Layer
+from ..shared import engine_cache
 from ..stage import assets, protocol, server
 
 NAME = "playground_stage"
