@@ -5,6 +5,7 @@ that break a layer's rule; everything TensorRT or the GPU says is reported in th
 """
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import threading
@@ -217,10 +218,22 @@ def _evaluate(layer_name: str, raw_params: dict | None, x, *, backend: Backend |
     if not build:
         result.engine_status = "pending"
         return _measured(result, truth_key)
+    cache = cache or default_cache()
+    report = _build(result, cache)
+    if report is None:
+        return _measured(result, truth_key)
+    if run and backend.can_run:
+        _run_on_gpu(result, report, cache.path)
+    return _measured(result, truth_key)
+
+
+def _build(result: Evaluation, cache: EngineCache) -> eng.BuildReport | None:
+    """Build `result`'s engine (or find it in the cache) and record the verdict on it; its report where it built."""
+    layer, params, backend = get_layer(result.layer), result.params, result.backend
+    shapes = {n: a.shape for n, a in result.inputs.items()}
     known = layer.limits(params, backend.name) if layer.limits else None
     if known:  # said before the build; the build still runs, and its own words are the verdict
         result.messages.append(f"Expected refusal: {known}.")
-    cache = cache or default_cache()
     settings = eng.BuildSettings.from_env()
     result.cache_key = cache_key(layer.name, params, shapes if layer.several else result.input.shape, backend,
                                  settings)
@@ -233,13 +246,32 @@ def _evaluate(layer_name: str, raw_params: dict | None, x, *, backend: Backend |
         if params["precision"] != "FP32":
             result.error += (f" ({layer.name} in {params['precision']}: the output shown is the NumPy emulation of "
                              f"{params['precision']})")
-        return _measured(result, truth_key)
-    if report.output_shape and tuple(report.output_shape) != reference.shape:
+        return None
+    if report.output_shape and tuple(report.output_shape) != result.reference.shape:
         result.messages.append(f"TensorRT inferred output shape {tuple(report.output_shape)} but the reference "
-                               f"computed {reference.shape}.")
-    if run and backend.can_run:
-        _run_on_gpu(result, report, cache.path)
-    return _measured(result, truth_key)
+                               f"computed {result.reference.shape}.")
+    return report
+
+
+_completing = threading.Lock()
+
+
+def complete(result: Evaluation, cache: EngineCache | None = None) -> Evaluation:
+    """An evaluation made with build=False where no engine runs, its engine built now (or found in the engine
+    cache): the same Evaluation completed in place, compare mode's too; its reference and measures stand (the
+    output shown is the reference either way). The stage draws the reference first and the verdict follows,
+    without the configuration being evaluated again."""
+    for ev in (result, result.compared):
+        if ev is None or ev.engine_status != "pending" or ev.backend.can_run:
+            continue
+        scratch = dataclasses.replace(ev, messages=[], error=None)
+        _build(scratch, cache or default_cache())
+        with _completing:  # two requests may complete it at once: the first verdict is recorded, once
+            if ev.engine_status == "pending":
+                ev.report, ev.engine_status, ev.cache_key, ev.error = (scratch.report, scratch.engine_status,
+                                                                       scratch.cache_key, scratch.error)
+                ev.messages += scratch.messages
+    return result
 
 
 def _measured(result: Evaluation, truth_key: str | None) -> Evaluation:

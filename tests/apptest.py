@@ -82,6 +82,15 @@ def stage_data(at: AppTest) -> dict:
     return found[0]
 
 
+def stage_answer(at: AppTest) -> dict:
+    """The answer the stage draws: the page's own, or where the page made none (a later run of a stage the browser
+    holds; a stage mounted afresh on it asks the route) the route's, as the stage asks it."""
+    data = stage_data(at)
+    if data["answer"] is not None:
+        return data["answer"]
+    return _post(data["token"], {"params": data["query"], "compare": data.get("compare"), "pick": data.get("pick")})["answer"]
+
+
 _client = None
 
 
@@ -89,9 +98,6 @@ def ask(at: AppTest, query: dict, **fields) -> dict:
     """A change as the stage sends it: its whole query (the page's, with `query` over it) to the route, on the
     page's seat (a key given None is left out: its default). Returns the route's reply: {"answer": …} or
     {"problem": …}."""
-    global _client
-    if _client is None:
-        _client = TestClient(Starlette(routes=server.routes()), base_url="http://stage.test")
     data = stage_data(at)
     params = {**data["query"], **query}
     for k in query:  # as the stage does: a choice that decides later defaults lets them take the new ones
@@ -99,9 +105,15 @@ def ask(at: AppTest, query: dict, **fields) -> dict:
             if dependent not in query:
                 params.pop(dependent)
     params = {k: v for k, v in params.items() if v is not None}
-    body = {"params": params, **fields}
+    return _post(data["token"], {"params": params, **fields})
+
+
+def _post(token: str, body: dict) -> dict:
+    global _client
+    if _client is None:
+        _client = TestClient(Starlette(routes=server.routes()), base_url="http://stage.test")
     r = _client.post(server.ROUTE, content=json.dumps(body),
-                     headers={server.TOKEN_HEADER: data["token"], "content-type": "application/json"})
+                     headers={server.TOKEN_HEADER: token, "content-type": "application/json"})
     assert r.status_code == 200, r.text
     return r.json()
 

@@ -293,7 +293,9 @@ def test_a_picked_cell_travels_in_the_link_and_the_details_tab_follows_it(chrome
     assert page.get_attribute(STAGE, "data-pick") in (None, "0,0,1,2")
     assert page.inner_text(f"{STAGE} .pg-line").startswith("output(0,0,1,2) =")
     page.click(f"{STAGE} .pg-next")
-    page.wait_for_function("() => new URLSearchParams(location.search).get('convolution.extra.w') === '3'")
+    # an older link's LAYER.extra.AXIS opened it; the stage writes LAYER.cell.AXIS, the old keys gone
+    page.wait_for_function("() => { const q = new URLSearchParams(location.search);"
+                           " return q.get('convolution.cell.w') === '3' && !q.has('convolution.extra.w'); }")
     page.get_by_role("tab", name="Details").click()
     page.wait_for_function("() => document.body.innerText.includes('output(0, 0, 1, 3) = ')")
     fresh.close()

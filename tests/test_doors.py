@@ -160,9 +160,9 @@ def test_stalled_bodies_and_disconnects_are_a_line_each_not_a_traceback(live_rou
 
 # -- the last good state after a refusal --------------------------------------------------------------------------
 def _input_figure(at) -> tuple[list, str]:
-    from apptest import stage_data
+    from apptest import stage_answer
 
-    f = next(f for f in stage_data(at)["answer"]["figures"] if f["which"] == "input")
+    f = next(f for f in stage_answer(at)["figures"] if f["which"] == "input")
     return f["tensor"]["shape"], f["tensor"]["id"]
 
 

@@ -85,6 +85,36 @@ def test_every_control_and_figure_keeps_the_contract(context, app, name):
     page.close()
 
 
+def test_a_key_press_is_one_evaluation_and_its_verdict_a_small_request_after_it(context, app):
+    """No quick answer before the full one, no neighbour asked for by the tab (the server builds them ahead): the
+    answer, then its engine's verdict and ONNX Runtime's badge."""
+    page = open_stage(context, app, "convolution")
+    B.wait_until_idle(page)
+    page.wait_for_selector(f"{STAGE} [data-onnxruntime]")  # the first answer's badge, asked once it was drawn
+    sent = []
+    page.on("request", lambda r: sent.append(json.loads(r.post_data)) if r.url.endswith(protocol_route()) else None)
+    before = drawn(page)
+    page.focus('[data-param="convolution.padding_nd.w"]')
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {before}")
+    for _ in range(100):  # the verdict's request follows the answer's
+        if len(sent) >= 2:
+            break
+        page.wait_for_timeout(100)
+    B.wait_until_idle(page)
+    page.wait_for_timeout(1500)  # past the settle: nothing more is asked while the hand rests
+    assert [(m["params"]["convolution.padding_nd.w"], bool(m.get("quick")), bool(m.get("finish"))) for m in sent] == [
+        ("1", False, False), ("1", False, True)], sent
+    assert not page.errors
+    page.close()
+
+
+def protocol_route() -> str:
+    from playground.stage import server
+
+    return server.ROUTE
+
+
 def test_a_key_press_is_answered_by_the_route_without_a_script_run(context, app):
     page = open_stage(context, app, "convolution")
     B.wait_until_idle(page)
@@ -189,18 +219,19 @@ def test_the_keyboard_skips_the_collapsed_sidebar_and_reaches_the_stage(context,
     page.close()
 
 
-def test_the_next_step_of_the_slider_moved_last_is_asked_for_ahead(context, app):
+def test_the_next_step_of_the_value_moved_last_has_its_engine_built_ahead(context, app):
+    """The one neighbour mechanism: the server builds the engines one step either side while the hand rests (the
+    tab asks for nothing ahead), so the next step's engine comes from the cache."""
     page = open_stage(context, app, "convolution?convolution.kernel_size_nd.h=1")
     page.focus('[data-param="convolution.padding_nd.w"]')
-    page.keyboard.press("ArrowRight")  # padding w 1: its neighbour 2 is asked for while the hand rests
-    page.wait_for_function(f"() => !document.querySelector('{STAGE}').classList.contains('pg-busy')")
-    page.wait_for_function(f"() => document.querySelector('{STAGE}').__stage.cache.has(document.querySelector("
-                           f"'{STAGE}').__stage.cacheKey({{...document.querySelector('{STAGE}').__stage.query, "
-                           f"'convolution.padding_nd.w': '2'}}))")
-    hits = int(page.get_attribute(STAGE, "data-hits") or 0)
+    page.keyboard.press("ArrowRight")  # padding w 1: the engine of its neighbour 2 is built while the hand rests
+    page.wait_for_selector(f'{STAGE} [data-engine="built"], {STAGE} [data-engine="cached"]')
+    page.wait_for_timeout(2000)
     page.keyboard.press("ArrowRight")
-    assert int(page.get_attribute(STAGE, "data-hits")) == hits + 1  # drawn from the tab's cache at once
-    assert "shape (1, 1, 6, 11)" in stats(page, "output")
+    page.wait_for_function(f"() => document.querySelector('{STAGE} [data-figure=output] .pg-stats')"
+                           ".textContent.includes('shape (1, 1, 6, 11)')")
+    page.wait_for_selector(f'{STAGE} [data-engine="cached"]')  # its verdict: found in the cache, not built now
+    assert not page.errors
     page.close()
 
 

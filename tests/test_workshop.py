@@ -19,7 +19,7 @@ from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
 from playground.ui import links
 from playground.ui.state import SPEC_TAB
-from apptest import ask, open_page, open_tab, rerun, stage_data, switch_to_layer, tensor
+from apptest import ask, open_page, open_tab, rerun, stage_answer, stage_data, switch_to_layer, tensor
 
 
 def warnings(at: AppTest) -> str:
@@ -53,9 +53,9 @@ def test_an_examples_link_sets_every_control_and_its_tab_matches_the_spec(layer,
     at = rerun(open_tab(open_page(layer, preset=name), layer, SPEC_TAB))
     assert "preset" not in at.query_params and {k: at.query_params[k] for k in url} == url
     preset = presets.find(layer, name)
-    example = stage_data(at)["answer"]["example"]
+    example = stage_answer(at)["example"]
     assert example["name"] == name and example["matches"]
-    assert stage_data(at)["answer"]["shapes"].endswith(f"Output {preset.expected_shape}")
+    assert stage_answer(at)["shapes"].endswith(f"Output {preset.expected_shape}")
     verdicts = [s.value for s in at.success]
     assert any(v.startswith("✓ Matches the spec's table") for v in verdicts), verdicts
     assert preset.tolerance.text in verdicts[0] and "max |diff|" in verdicts[0]

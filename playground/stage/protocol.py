@@ -64,6 +64,17 @@ def key(layer: Layer, p: Param, part: str | None = None) -> str:
     return ".".join([layer.name, p.name] + ([part] if part else []))
 
 
+def compare_key(layer: Layer) -> str:
+    """Compare mode's second precision in the URL."""
+    return f"{layer.name}.compare"
+
+
+def cell_key(layer: Layer, axis: str, old: bool = False) -> str:
+    """The picked output cell's index along `axis` in the URL (`LAYER.cell.AXIS`; `old`: older links' spelling,
+    `LAYER.extra.AXIS`, read and never written)."""
+    return f"{layer.name}.{'extra' if old else 'cell'}.{axis}"
+
+
 def query_keys(layer: Layer, shape: tuple) -> list[str]:
     """Every query key a configuration of `layer` on an input of `shape` may set."""
     return [k for p in layer.params for k in param_keys(layer, p, shape)]
@@ -282,19 +293,31 @@ def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset | None =
         "shapes": (" · ".join(f"{n.upper()} {tuple(a.shape)}" for n, a in ev.inputs.items()) if layer.several
                    else f"Input {tuple(shape)}") + f" → Output {tuple(ev.output.shape)}",
         "formula": layer.formula(ev.params) if layer.formula else None,
-        "source": {"label": source_badge(ev), "detail": source_detail(ev), "tensorrt": ev.output_source == "tensorrt"},
-        "engine": {"status": ev.engine_status, "refusal": ev.error if ev.engine_status == "refused" else None,
-                   "error": ev.error if ev.engine_status == "failed" else None,
-                   "build_ms": ev.report.build_ms if ev.report else None},
-        "precision": precision_line(ev), "messages": list(ev.messages),
+        **verdict(ev),
+        "precision": precision_line(ev),
         "explain": list(layer.explain(ev.params, ev.shapes)) if layer.explain else [],
     }
     if layer.reads is not None:
         out["cells"] = read_map(layer, ev, pick, lines)
     out["example"] = example(layer, ev)
-    if opinion and layer.onnx is not None:  # a layer with no ONNX mapping has no second opinion
+    if opinion and has_opinion(layer):
         out["onnxruntime"] = onnxruntime_badge(ev, opened)
     return out
+
+
+def verdict(ev) -> dict:
+    """The engine's part of an answer: its status, the output's source, the messages (what a pending engine's
+    build, which follows the answer where no engine runs, changes)."""
+    return {"source": {"label": source_badge(ev), "detail": source_detail(ev), "tensorrt": ev.output_source == "tensorrt"},
+            "engine": {"status": ev.engine_status, "refusal": ev.error if ev.engine_status == "refused" else None,
+                       "error": ev.error if ev.engine_status == "failed" else None,
+                       "build_ms": ev.report.build_ms if ev.report else None},
+            "messages": list(ev.messages)}
+
+
+def has_opinion(layer: Layer) -> bool:
+    """Whether ONNX Runtime judges this layer: it has an ONNX export (one graph input per input in use)."""
+    return layer.onnx is not None
 
 
 def onnxruntime_badge(ev, opened=None) -> dict | None:
@@ -417,6 +440,11 @@ def output_title(ev, named: bool = False) -> str:
     return f"Output ({precision}, {how})" if named or precision != "FP32" else f"Output ({how})"
 
 
+# An engine's status in words: the stage's badge and the page's Engine tab both say it so (one spelling).
+ENGINE_STATUS = {"built": "built now", "cached": "from cache", "refused": "refused by its builder", "failed": "failed",
+                 "not_built": "not built", "pending": "not built yet"}
+
+
 def source_badge(ev) -> str:
     """Where the output shown comes from, in plain words first (the machine's details: `source_detail`, on hover)."""
     if ev.output_source == "tensorrt":
@@ -434,7 +462,7 @@ def source_badge(ev) -> str:
 
 def source_detail(ev) -> str:
     """The machine's side of the source badge: which backend, and whether its engine was built now or cached."""
-    how = {"built": "built now", "cached": "from cache", "refused": "refused by its builder"}.get(ev.engine_status)
+    how = {k: ENGINE_STATUS[k] for k in ("built", "cached", "refused")}.get(ev.engine_status)
     backend = ev.backend.name if ev.backend.can_build else "no"
     return f"{backend} engine " + (how or "not built yet")
 
@@ -466,7 +494,8 @@ def describe(layer: Layer, shape: tuple, shapes: dict | None = None) -> dict[str
             "keys": query_keys(layer, shape), "controls": controls(layer, params, shape),
             "defaults": query_of(layer, params, shape),
             "examples": examples(layer), "precisions": list(layer.param("precision").choices),
-            "resets": resets(layer, params, shape)}
+            "resets": resets(layer, params, shape),
+            "url": {"compare": compare_key(layer), "cell": cell_key(layer, ""), "old_cell": cell_key(layer, "", old=True)}}
 
 
 def resets(layer: Layer, params: dict, shape: tuple) -> dict[str, list[str]]:

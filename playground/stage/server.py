@@ -54,9 +54,28 @@ class Seat:
     x: np.ndarray  # the layer's first input
     used: float = field(default_factory=time.monotonic)
     busy: bool = False
+    finishing: bool = False  # a drawn answer's follow-up in flight (`finish`)
     last_query: tuple | None = None  # the configuration answered last (raw, canonical): speculative builds step from it
     opened: object = None  # onnxio.Opened: the model's node this page opened (ONNX Runtime judges the node itself)
     others: dict = field(default_factory=dict)  # a layer of several inputs: the rest of its feed dict, by name
+    evaluated: tuple | None = None  # (compare, Evaluation) of the last full answer: what the page's settle run draws
+
+    def remembered(self, raw: dict, compare: str | None):
+        """The last full answer's Evaluation where `raw` (the settled URL's) resolves to its configuration: the
+        page's settle run draws its tabs from it instead of evaluating the configuration a second time. None where
+        it is another configuration (or one the layer refuses: the page's own evaluation names the rule)."""
+        if self.evaluated is None or self.evaluated[0] != compare:
+            return None
+        from ..params import same_params
+        from ..precision import with_data_scale
+
+        ev = self.evaluated[1]
+        try:
+            params = with_data_scale(get_layer(self.layer).resolve(raw, {n: a.shape for n, a in ev.inputs.items()}),
+                                     ev.inputs)
+        except ValidationError:
+            return None
+        return ev if same_params(params, ev.params) else None
 
     @property
     def feed(self):
@@ -212,19 +231,24 @@ async def evaluate_route(request):
     if refused is not None:
         return refused
     seat, message = opened
+    # A drawn answer's follow-up (`finish`: its engine's build) has a slot of its own, so that the next change is
+    # not held up behind a build; one of each per page.
+    flag = "finishing" if message.get("finish") else "busy"
     global _waiting
     with _waiting_lock:
-        if seat.busy:
+        if getattr(seat, flag):
             return _reply(429, {"error": "this page has an evaluation in flight: send the latest when it ends"})
         if _waiting >= MAX_WAITING:
             return _reply(503, {"error": "the server is busy with other pages: try again in a moment"})
-        seat.busy, _waiting = True, _waiting + 1
+        setattr(seat, flag, True)
+        _waiting += 1
     started = time.perf_counter()
     try:
         status, reply = await run_in_threadpool(_answer, seat, message)
     finally:
         with _waiting_lock:
-            seat.busy, _waiting = False, _waiting - 1
+            setattr(seat, flag, False)
+            _waiting -= 1
     return _reply(status, reply, (time.perf_counter() - started) * 1e3)
 
 
@@ -244,7 +268,7 @@ def answer(seat: Seat, message: dict) -> dict:
     from .. import shared  # the process's backend, engine cache and speculative builder
     from ..core import evaluate
 
-    unknown = set(message) - {"params", "compare", "pick", "quick", "have"}
+    unknown = set(message) - {"params", "compare", "pick", "quick", "have", "finish"}
     if unknown:
         raise protocol.RequestError(f"unknown field {sorted(unknown)[0]!s:.40}")
     layer = get_layer(seat.layer)
@@ -262,11 +286,19 @@ def answer(seat: Seat, message: dict) -> dict:
         raise protocol.RequestError(f"have must be a list of at most {protocol.MAX_HELD} tensor ids")
     backend, cache, prefetcher = shared.backend(), shared.engine_cache(), shared.prefetcher()
     quick = bool(message.get("quick")) and not backend.can_run  # TensorRT's output is never skipped where it runs
-    try:
+    if message.get("finish"):  # what follows a drawn answer: its engine's verdict and ONNX Runtime's badge
+        try:
+            return {"finish": finish(seat, layer, raw, compare)}
+        except ValidationError as exc:
+            return {"problem": protocol.problem(exc, layer, seat.x.shape)}
+    try:  # where no engine runs, the reference is drawn first: its engine's build follows (`finish`)
         with prefetcher.foreground():
-            ev = evaluate(layer.name, raw, seat.feed, backend=backend, cache=cache, compare=compare, build=not quick)
+            ev = evaluate(layer.name, raw, seat.feed, backend=backend, cache=cache, compare=compare,
+                          build=backend.can_run)
     except ValidationError as exc:
         return {"problem": protocol.problem(exc, layer, seat.x.shape)}
+    if not quick:
+        seat.evaluated = (compare, ev)
     if seat.nbytes // 4 <= SPECULATE_VALUES:  # beyond, a neighbour costs seconds of the room's CPU: the release builds
         if quick:  # drawn from the reference now; its engine is built behind the foreground
             prefetcher.offer(layer.name, [raw], seat.feed, backend=backend, cache=cache)
@@ -277,8 +309,27 @@ def answer(seat: Seat, message: dict) -> dict:
                              seat.feed, backend=backend, cache=cache)
     seat.last_query = (raw, ev.params)  # the request's texts and their canonical values, which are stepped
     opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
-    return {"answer": protocol.answer(layer, ev, tuple(pick) if pick else None, frozenset(have),
-                                      lines=0 if quick else protocol.CELL_LINES, opinion=not quick, opened=opened)}
+    out = protocol.answer(layer, ev, tuple(pick) if pick else None, frozenset(have),
+                          lines=0 if quick else protocol.CELL_LINES, opened=opened)
+    out["finish"] = not quick  # the stage asks for the engine's verdict and the badge once it has drawn
+    return {"answer": out}
+
+
+def finish(seat: Seat, layer, raw: dict, compare: str | None) -> dict:
+    """The answer's engine verdict (its build, where the answer was the reference drawn first) and ONNX Runtime's
+    badge, of the evaluation the seat remembers: the configuration is not evaluated again. None where the seat
+    remembers another configuration (the page has moved on: its own follow-up comes)."""
+    from .. import shared
+    from ..core import complete
+
+    ev = seat.remembered(raw, compare)
+    if ev is None:
+        return None
+    with shared.prefetcher().foreground():
+        complete(ev, shared.engine_cache())
+    opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
+    return protocol.verdict(ev) | {"onnxruntime": protocol.onnxruntime_badge(ev, opened) if protocol.has_opinion(layer)
+                                   else None}
 
 
 PUBLIC_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")  # an http(s) address, without query or fragment

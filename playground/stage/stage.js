@@ -91,7 +91,11 @@ export class Stage {
             example: (name) => this.trigger("example", name), compare: (v) => { this.compare = v; this.set({}); } },
     });
     if (this.data.answer && this.tensors.resolve(this.data.answer)) this.show(this.data.answer, ++this.seq, true);
-    else if (this.data.answer) { this.figures.frames(this.data.answer); this.request(false); } // values by the route
+    else { // a large configuration's values come by the route (no answer: a stage mounted afresh asks for one)
+      this.pick = this.data.pick || null;
+      if (this.data.answer) this.figures.frames(this.data.answer);
+      this.request(false);
+    }
     if (this.data.problem) this.showProblem(this.data.problem, this.seq);
     this.followUrl();
     // Once the figures are on the screen, the page draws what it held back (the tabs under the stage): the first
@@ -99,6 +103,7 @@ export class Stage {
     requestAnimationFrame(() => setTimeout(() => {
       this.root.dataset.paintedAt = performance.now().toFixed(0); // since the page's navigation (bench_browser)
       if (!this.data.painted) this.trigger("painted", this.data.epoch);
+      this.finish(); // ONNX Runtime's badge of the first answer, after its paint
     }, 0));
   }
 
@@ -157,18 +162,17 @@ export class Stage {
   }
 
   // -- a change and its answer ---------------------------------------------------------------------------------
-  // A change is drawn from the browser's cache where it was drawn before; else asked for "quick" where no engine
-  // runs (the reference at once, its engine built after: the badge catches up) and then in full once the hand
-  // is off the control (pointer up, a key press): the released value's engine is always built, and drawn last.
+  // A change is drawn from the browser's cache where it was drawn before; else asked for once (a key press, a
+  // click: one evaluation per configuration; the server builds the neighbours of the value moved ahead), and its
+  // engine's verdict follows (`finish`). While a thumb is dragged where no engine runs the answers are "quick" (no
+  // read map's lines, nothing to follow): the released value is asked in full, and drawn last.
   set(changes) {
-    const keys = Object.keys(changes), el = keys.length === 1 ? this.controls.inputs[keys[0]] : null;
-    this.moved = el && el.type === "range" ? keys[0] : null;
     this.query = changed(this.table, this.query, changes);
     this.writeUrl();
     const cached = this.cache.get(this.cacheKey());
     if (cached) { this.root.dataset.hits = String(Number(this.root.dataset.hits || 0) + 1); this.show(cached, ++this.seq, false); }
-    if (cached && !cached.__quick) { this.settle(); return; }
-    this.request(!this.data.runs && !cached);
+    if (cached && !cached.__quick) { this.settle(); this.finish(); return; }
+    this.request(!this.data.runs && !cached && this.controls.dragging);
   }
 
   release(k, v) { // a slider let go: its value in full, where only a quick answer of it was drawn
@@ -185,10 +189,6 @@ export class Stage {
 
   answered(job, status, reply) { // true: ask again (a tensor it named was let go meanwhile: whole, this time)
     if (reply.answer && !this.tensors.resolve(reply.answer)) { this.tensors.clear(); return true; }
-    if (job.background) { // a neighbour asked for while the hand rests: kept, not drawn
-      if (reply.answer) { reply.answer.__quick = true; this.cache.remember(this.cacheKey(job.message.params, job.message.compare), reply.answer); }
-      return false;
-    }
     if (reply.answer) {
       reply.answer.__quick = job.message.quick;
       this.cache.remember(this.cacheKey(job.message.params, job.message.compare), reply.answer);
@@ -202,27 +202,25 @@ export class Stage {
   }
 
   rested(job, reply) { // the last reply is in and nothing waits
-    if (job.background) { if (reply.answer) this.prefetchNeighbours(); return; }
     if (reply.answer && job.message.quick && !this.controls.dragging) { this.request(false); return; }
     this.root.classList.remove("pg-busy");
-    if (!job.message.quick) { this.settle(); this.prefetchNeighbours(); }
+    if (!job.message.quick) { this.settle(); this.finish(); }
   }
 
-  // The values one step either side of the slider moved last, asked for (quick: the reference, at once) while the
-  // hand rests and kept in the cache: the next arrow key is drawn without a round trip. One at a time, behind any
-  // change the user makes; off where the server's speculative builds are (PLAYGROUND_PREFETCH=0).
-  prefetchNeighbours() {
-    if (!this.data.prefetch || !this.moved || !this.requests.idle || this.controls.dragging) return;
-    const el = this.controls.inputs[this.moved], c = (this.answer.controls || []).find((x) => this.moved.startsWith(x.key));
-    if (!el || el.disabled || (c && c.offered)) return;
-    const v = Number(this.query[this.moved]), step = Number(el.step) || 1;
-    for (const n of [v + step, v - step]) {
-      if (n < Number(el.min) - 1e-9 || n > Number(el.max) + 1e-9) continue;
-      const q = { ...this.query, [this.moved]: String(Number(n.toFixed(6))) };
-      if (this.cache.has(this.cacheKey(q))) continue;
-      this.requests.ask({ params: q, compare: this.compare, pick: this.pick, quick: true }, 0, true);
-      return;
-    }
+  // What follows the answer drawn, asked for once it is on the screen: its engine's verdict (where no engine runs
+  // the reference is drawn first, its engine built now) and ONNX Runtime's badge. A small request beside the
+  // change's queue (the server gives it a slot of its own: the next change is not held up behind the build); the
+  // server completes the evaluation it remembers, none made again. Not retried: a later answer asks its own.
+  async finish() {
+    const a = this.answer;
+    if (!a || !a.finish || a.__quick || a.__finishing) return;
+    a.__finishing = true;
+    try {
+      const r = await postJson(this.data.route, this.data.token, { params: { ...this.query }, compare: this.compare, finish: true });
+      const reply = r.ok ? await r.json() : {};
+      if (reply.finish) { Object.assign(a, reply.finish); a.finish = false; if (a === this.answer) this.drawText(a); }
+    } catch (e) { /* no server: the badge waits for the next answer */ }
+    a.__finishing = false;
   }
 
   settle() {
@@ -249,6 +247,23 @@ export class Stage {
       this.problemEl.textContent = ""; this.problemEl.hidden = true; this.controls.mark([], null);
     }
     this.controls.refresh(answer.controls, answer.example || null);
+    this.drawText(answer);
+    this.figures.draw();
+    this.drawCell();
+    this.showLink();
+    this.root.dataset.drawMs = (performance.now() - began).toFixed(1);
+    this.root.dataset.drawn = String(this.drawnSeq);
+    this.root.dataset.query = JSON.stringify(this.query);
+  }
+
+  drawText(answer) { // what the engine's verdict changes: the head, the refusal line, the messages
+    this.drawHead(answer);
+    const refused = answer.engine.refusal || answer.engine.error;
+    this.precisionEl.textContent = [answer.precision, refused ? `${refused}. The output is the NumPy reference.` : ""].filter(Boolean).join(" · ");
+    this.explainEl.innerHTML = [...answer.explain, ...answer.messages.map((m) => "ℹ " + m)].map(markdown).join("");
+  }
+
+  drawHead(answer) { // the title, shapes, formula and badges (ONNX Runtime's: once the server has judged)
     const ex = answer.example, src = this.data.source, ort = answer.onnxruntime;
     let head = `<span class="pg-title">${esc(answer.title)}</span> <b>${esc(answer.shapes)}</b>` +
       (answer.formula ? ` <code>${esc(answer.formula)}</code>` : "") +
@@ -260,16 +275,7 @@ export class Stage {
     if (src) head = `<span class="pg-badge pg-model" data-onnx-node="${esc(src.node)}" title="${esc([...src.differs, ...src.notes].join(" "))}">` +
       `${esc(src.model)} · ${esc(src.node)} (${esc(src.op)})</span> ` + head; // a model's node: its file and name
     if (ort) head += ` <span class="pg-badge ${ort.agrees ? "pg-ort-agrees" : "pg-ort-differs"}" data-onnxruntime="${ort.agrees}" title="${esc(ort.title)}">${esc(ort.text)}</span>`;
-    this.headEl.innerHTML = head; // ONNX Runtime's badge: a settled answer's (quick ones, a drag's, leave it out)
-    const refused = answer.engine.refusal || answer.engine.error;
-    this.precisionEl.textContent = [answer.precision, refused ? `${refused}. The output is the NumPy reference.` : ""].filter(Boolean).join(" · ");
-    this.figures.draw();
-    this.drawCell();
-    this.explainEl.innerHTML = [...answer.explain, ...answer.messages.map((m) => "ℹ " + m)].map(markdown).join("");
-    this.showLink();
-    this.root.dataset.drawMs = (performance.now() - began).toFixed(1);
-    this.root.dataset.drawn = String(this.drawnSeq);
-    this.root.dataset.query = JSON.stringify(this.query);
+    this.headEl.innerHTML = head;
   }
 
   // A refused configuration (or a request the server could not answer): named, its parameter's controls marked red,
@@ -315,7 +321,7 @@ export class Stage {
 
   setPick(idx) {
     this.pick = idx;
-    this.pickInUrl = true; // the picked cell travels in the link (LAYER.extra.AXIS)
+    this.pickInUrl = true; // the picked cell travels in the link (LAYER.cell.AXIS)
     this.writeUrl();
     if (!this.playing) this.settle(); // the page's Details tab follows the cell that rests picked
     if (!this.answer.cells.reads[idx.join(",")]) { this.request(false); return; } // outside the map sent: ask

@@ -1,17 +1,19 @@
 // The stage's state as the page's URL holds it: one table of the URL's keys (built from the page's describe) and one
 // serializer, `serialize`, which `writeHistory` alone puts in the address bar. The configuration is held as the URL
 // spells it, one text per key (`LAYER.PARAM`, `LAYER.PARAM.AXIS`, `LAYER.PARAM.set`); compare mode is
-// `LAYER.compare`, the picked cell `LAYER.extra.AXIS`. No DOM but `writeHistory`: tests/js/state.test.mjs.
+// `LAYER.compare`, the picked cell `LAYER.cell.AXIS` (an older link's `LAYER.extra.AXIS` still opens). No DOM but `writeHistory`: tests/js/state.test.mjs.
 
 // The URL's keys of one page: its parameters' keys and their defaults, which choices' keys decide other keys'
-// defaults (`resets`: activation's type decides alpha's), and the keys of compare mode and the picked cell.
+// defaults (`resets`: activation's type decides alpha's), and the keys of compare mode and the picked cell (all
+// spelled by the server: protocol.describe).
 export function urlTable(describe) {
   const layer = describe.layer, resets = describe.resets || {}, owners = {};
   for (const [owner, keys] of Object.entries(resets)) for (const k of keys) (owners[k] ||= []).push(owner);
   return {
     layer, keys: describe.keys, defaults: describe.defaults, resets, owners,
-    compare: `${layer}.compare`,
-    pickPrefix: `${layer}.extra.`,
+    compare: describe.url.compare,
+    pickPrefix: describe.url.cell,
+    oldPickPrefix: describe.url.old_cell, // the picked cell's keys before they were named `cell`: read, never written
     dropped: ["preset"], // an example's name: the page turned it into the parameters it sets
   };
 }
@@ -29,6 +31,7 @@ export function serialize(table, state, search = "") {
   }
   for (const k of table.dropped) params.delete(k);
   if (state.compare) params.set(table.compare, state.compare); else params.delete(table.compare);
+  if (state.pick) for (const k of [...params.keys()]) if (k.startsWith(table.oldPickPrefix)) params.delete(k);
   if (state.pick) state.pick.axes.forEach((a, i) => params.set(table.pickPrefix + a, String(state.pick.index[i])));
   const text = params.toString().replace(/%2C/g, ","); // "1,2" reads better in a link than "1%2C2"
   return text ? `?${text}` : "";
@@ -55,7 +58,7 @@ export function linkChanges(table, search, query) {
 
 // Whether `search` names a picked cell (a shared link's): it stays in the URL as the configuration moves.
 export function linkPicks(table, search) {
-  return [...new URLSearchParams(search).keys()].some((k) => k.startsWith(table.pickPrefix));
+  return [...new URLSearchParams(search).keys()].some((k) => k.startsWith(table.pickPrefix) || k.startsWith(table.oldPickPrefix));
 }
 
 // `query` with `changes` made: a choice that decides later defaults (activation's type) lets those take the new

@@ -10,6 +10,7 @@ from .. import numbers, presets
 from ..core import Evaluation, evaluate
 from ..layer import Layer
 from ..layers import LAYERS, get_layer
+from ..stage import protocol
 from . import extras, links, models, stage, state, widgets, workshop
 from .keys import control_key, key
 from .state import SPEC_TAB, guarded
@@ -33,8 +34,7 @@ PRESENTER_CSS = (f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }} "
                  '[data-testid="stMain"] { color: #000; } '
                  '[data-testid="stMain"] [data-testid="stCaptionContainer"] { color: #222; } '
                  '[data-testid="stMain"] [data-testid="stVerticalBlockBorderWrapper"] { border-color: #555; }</style>')
-STATUS_TEXT = {"built": "built now", "cached": "from cache", "refused": "refused by the builder", "failed": "failed",
-               "not_built": "not built"}
+STATUS_TEXT = protocol.ENGINE_STATUS  # the stage says it so too
 
 
 def page_path(name: str) -> str:

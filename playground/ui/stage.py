@@ -3,8 +3,8 @@ stage.js first, served as files by the stage's asset route, and stage.css; its s
 playground/stage/server.py): a layer page draws it once; its changes go to the route, not through a script run."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
-import os
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
@@ -12,8 +12,10 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
+from ..core import complete
 from ..errors import ValidationError
 from ..layer import Layer
+from ..shared import engine_cache
 from ..stage import assets, protocol, server
 from . import keys
 
@@ -68,24 +70,40 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
     query = {**(node.base if node else {}), **url_query(layer, x.shape)}
     compare = st.query_params.get(compare_key(layer))
     compare = compare if compare in layer.param("precision").choices else None
-    problem = None
+    problem, seat = None, server.SEATS.take(token)
     try:
         raw = protocol.raw_params(layer, x.shape, query)
-        ev = evaluate(raw, compare)
+        # The configuration the stage's route answered last (a settle run's): its evaluation, not a second one
+        ev = seat.remembered(raw, compare) if seat is not None else None
+        ev = complete(ev, engine_cache()) if ev is not None else evaluate(raw, compare)  # built, where it was pending
+        if seat is not None:  # ONNX Runtime's badge, which the stage asks for once it has drawn, judges this one
+            seat.evaluated = (compare, ev)
+            # the configuration the stage starts from, as its requests spell it: the first change's neighbours are
+            # built ahead too
+            with contextlib.suppress(protocol.RequestError):  # a model's weights by reference: no neighbours then
+                seat.last_query = (protocol.raw_params(layer, x.shape, protocol.query_of(layer, ev.params, x.shape)),
+                                   ev.params)
     except (ValidationError, protocol.RequestError) as exc:
         problem = (protocol.problem(exc, layer, x.shape) if isinstance(exc, ValidationError) else
                    {"message": str(exc), "keys": [exc.key] if exc.key else []})
         ev = evaluate({}, compare)
-    inline = ev.input.size + ev.output.size <= protocol.INLINE_VALUES  # else the stage asks the route for them
-    answer = protocol.answer(layer, ev, picked(layer, ev), frozenset() if inline else None, opinion=True,
-                             opened=own if own is not None and own.stands(ev) else None)
-    describe = protocol.describe(layer, x.shape, {n: a.shape for n, a in xs.items()} if isinstance(xs, dict) else None)
-    if node is not None:
-        describe["defaults"] = {**describe["defaults"], **node.base}
     epoch = st.session_state.get(_epoch_key(layer), 0)
     identity = hashlib.blake2b(f"{token}|{epoch}|{x.shape}".encode() + b"".join(
         a.tobytes() + str(a.shape).encode() for a in (xs.values() if isinstance(xs, dict) else [x])),
         digest_size=8).hexdigest()
+    # A run whose stage the browser already holds (a settle, the first paint's): the stage keeps its own drawing and
+    # drops what it is handed, so no answer is made for it. A stage mounted afresh on such data asks the route.
+    fresh = st.session_state.get(_drawn_key(layer)) != identity
+    st.session_state[_drawn_key(layer)] = identity
+    answer = None
+    if fresh:
+        inline = ev.input.size + ev.output.size <= protocol.INLINE_VALUES  # else the stage asks the route for them
+        answer = protocol.answer(layer, ev, picked(layer, ev), frozenset() if inline else None,
+                                 opened=own if own is not None and own.stands(ev) else None)
+        answer["finish"] = protocol.has_opinion(layer)  # ONNX Runtime's badge: asked for after the first paint
+    describe = protocol.describe(layer, x.shape, {n: a.shape for n, a in xs.items()} if isinstance(xs, dict) else None)
+    if node is not None:
+        describe["defaults"] = {**describe["defaults"], **node.base}
 
     def example_picked() -> None:
         name = (st.session_state.get(f"{layer.name}.stage") or {}).get("example")
@@ -97,9 +115,11 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
         key=f"{layer.name}.stage", data={
             "epoch": identity, "token": token, "route": server.ROUTE, "modules": assets.urls(), "describe": describe,
             "source": node.source if node is not None else None,
-            "query": answer["query"] if problem else {**answer["query"], **query}, "answer": answer,
+            "query": ({**answer["query"], **({} if problem else query)} if answer else
+                      {**protocol.query_of(layer, ev.params, x.shape), **({} if problem else query)}),
+            "answer": answer, "pick": None if answer else picked(layer, ev),
             "problem": problem, "presenter": presenter, "compare": compare, "runs": ev.backend.can_run,
-            "hide": list(hide), "prefetch": os.environ.get("PLAYGROUND_PREFETCH", "1").strip() != "0",
+            "hide": list(hide),
             "public": server.public_url(), "qr": server.QR_ROUTE, "painted": painted(layer), "cell": view_cell()},
         # "settled": the page runs, and the tabs under the stage follow the URL the stage wrote; "painted": the
         # figures are on the screen, the page draws what it held back
@@ -116,21 +136,25 @@ def view_cell() -> int | None:
 
 
 def picked(layer: Layer, ev) -> tuple[int, ...] | None:
-    """The output cell the link picks (`LAYER.extra.AXIS`, which the stage writes as a cell is picked), where it
-    names one of this output; else None (the stage picks the first)."""
+    """The output cell the link picks (`LAYER.cell.AXIS`, which the stage writes as a cell is picked; an older
+    link's `LAYER.extra.AXIS`), where it names one of this output; else None (the stage picks the first)."""
     if layer.reads is None:
         return None
     shape = tuple(ev.reference.shape)
-    texts = [st.query_params.get(pick_key(layer, a)) for a in layer.axes_of_cell(len(shape))]
+    axes = layer.axes_of_cell(len(shape))
+    texts = [st.query_params.get(pick_key(layer, a)) for a in axes]
+    if all(t is None for t in texts):
+        texts = [st.query_params.get(pick_key(layer, a, old=True)) for a in axes]
     if not all(t is not None and t.isdigit() for t in texts):
         return None
     index = tuple(int(t) for t in texts)
     return index if all(v < n for v, n in zip(index, shape)) else None
 
 
-def pick_key(layer: Layer, axis: str) -> str:
-    """The picked cell's index along `axis` in the URL (LAYER.extra.AXIS, as the stage writes it)."""
-    return f"{layer.name}.extra.{axis}"
+def pick_key(layer: Layer, axis: str, old: bool = False) -> str:
+    """The picked cell's index along `axis` in the URL (LAYER.cell.AXIS, as the stage writes it; `old`: the
+    spelling of older links, LAYER.extra.AXIS, which still open)."""
+    return protocol.cell_key(layer, axis, old)
 
 
 def _follow_settle(layer: Layer, shape: tuple) -> None:
@@ -145,7 +169,8 @@ def _follow_settle(layer: Layer, shape: tuple) -> None:
     given = dict(urllib.parse.parse_qsl(search.lstrip("?"), keep_blank_values=True))
     keys = set(protocol.query_keys(layer, shape)) | {compare_key(layer)}
     if layer.reads:  # the picked cell, any rank the output may have
-        keys |= {pick_key(layer, a) for rank in (2, 3, 4, 5) for a in layer.axes_of_cell(rank)}
+        keys |= {pick_key(layer, a, old) for rank in (2, 3, 4, 5) for a in layer.axes_of_cell(rank)
+                 for old in (False, True)}
     for k in keys:
         v = given.get(k)
         if v is None or len(v) > protocol.MAX_TEXT:
@@ -155,8 +180,8 @@ def _follow_settle(layer: Layer, shape: tuple) -> None:
 
 
 def compare_key(layer: Layer) -> str:
-    """Compare mode's second precision in the URL (the page's own spelling: LAYER.compare)."""
-    return f"{layer.name}.compare"
+    """Compare mode's second precision in the URL (LAYER.compare)."""
+    return protocol.compare_key(layer)
 
 
 def set_query(layer: Layer, params: dict, shape: tuple, shapes: dict | None = None) -> None:
@@ -192,6 +217,10 @@ def _painted_key(layer: Layer) -> str:
 
 def _token_key(layer: Layer) -> str:
     return f"_stage_token.{layer.name}"
+
+
+def _drawn_key(layer: Layer) -> str:
+    return f"_stage_drawn.{layer.name}"
 
 
 def _epoch_key(layer: Layer) -> str:

@@ -9,13 +9,14 @@ const table = urlTable({
   keys: ["act.type", "act.alpha", "act.stride.h", "act.stride.w"],
   defaults: { "act.type": "RELU", "act.alpha": "0", "act.stride.h": "1", "act.stride.w": "1" },
   resets: { "act.type": ["act.alpha"] },
+  url: { compare: "act.compare", cell: "act.cell.", old_cell: "act.extra." },
 });
 const defaults = { "act.type": "RELU", "act.alpha": "0", "act.stride.h": "1", "act.stride.w": "1" };
 
 test("the table names every key of the page and which choices own which defaults", () => {
   assert.deepEqual(table.owners, { "act.alpha": ["act.type"] });
   assert.equal(table.compare, "act.compare");
-  assert.equal(table.pickPrefix, "act.extra.");
+  assert.equal(table.pickPrefix, "act.cell.");
 });
 
 test("a value equal to its default leaves the URL; others are written", () => {
@@ -35,8 +36,10 @@ test("other keys stay, an example's name goes, commas stay readable", () => {
 
 test("compare mode and the picked cell are written by the same serializer", () => {
   const state = { query: defaults, compare: "FP16", pick: { axes: ["n", "k", "h", "w"], index: [0, 0, 1, 2] } };
-  assert.equal(serialize(table, state, "?act.compare=INT8"), "?act.compare=FP16&act.extra.n=0&act.extra.k=0&act.extra.h=1&act.extra.w=2");
-  assert.equal(serialize(table, { query: defaults, compare: null }, "?act.compare=FP16&act.extra.h=1"), "?act.extra.h=1");
+  assert.equal(serialize(table, state, "?act.compare=INT8"), "?act.compare=FP16&act.cell.n=0&act.cell.k=0&act.cell.h=1&act.cell.w=2");
+  assert.equal(serialize(table, { query: defaults, compare: null }, "?act.compare=FP16&act.cell.h=1"), "?act.cell.h=1");
+  // an older link's spelling (LAYER.extra.AXIS) gives way to LAYER.cell.AXIS as the stage writes the pick
+  assert.equal(serialize(table, state, "?act.extra.h=1&act.extra.w=0"), "?act.compare=FP16&act.cell.n=0&act.cell.k=0&act.cell.h=1&act.cell.w=2");
 });
 
 test("the serializer's output read back gives the configuration (no key differs)", () => {
@@ -47,8 +50,9 @@ test("the serializer's output read back gives the configuration (no key differs)
 test("a link's values win over the page's; a key left out means its default unless a choice owns it", () => {
   const q = { ...defaults, "act.stride.h": "2", "act.alpha": "0.5" };
   assert.deepEqual(linkChanges(table, "?act.stride.w=4", q), { "act.stride.h": "1", "act.stride.w": "4" });
-  assert.ok(linkPicks(table, "?act.extra.w=1"));
-  assert.ok(!linkPicks(table, "?other.extra.w=1"));
+  assert.ok(linkPicks(table, "?act.cell.w=1"));
+  assert.ok(linkPicks(table, "?act.extra.w=1")); // an older link's picked cell
+  assert.ok(!linkPicks(table, "?other.cell.w=1"));
 });
 
 test("a change of a choice lets the keys it owns take their new defaults", () => {
