@@ -212,8 +212,10 @@ def test_a_constant_operand_is_the_layers_constant_input_and_only_b_may_be_one()
     xs = opened.to_layer(np.ones((1, 2, 2, 2), np.float32))
     assert xs["b"].ravel().tolist() == [3, -1]
     assert run("PROD", xs["a"], xs["b"]).reference[0, :, 0, 0].tolist() == [3, -1]
-    with pytest.raises(ValidationError, match="a .'A'. is a constant"):
-        onnxio.open_node(onnxio.load_model(_binary_model("Add", (1,), (1, 2, 2, 2), a_const=[1.0])))
+    with pytest.raises(ValidationError, match="a .'A'. is a constant"):  # 1 − x: A may not be the constant
+        onnxio.open_node(onnxio.load_model(_binary_model("Sub", (1,), (1, 2, 2, 2), a_const=[1.0])))
+    added = onnxio.open_node(onnxio.load_model(_binary_model("Add", (1,), (1, 2, 2, 2), a_const=[1.0])))
+    assert added.tensors == ("B", "A") and "commutes" in added.notes[0]  # 1 + x = x + 1: the constant is B
 
 
 def test_the_export_of_every_operation_agrees_with_onnxruntime_and_the_parser_builds_it():
