@@ -35,8 +35,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common import (Series, bare_app_series, bare_builds, machine, padding_walk, pct, print_machine,  # noqa: E402
-                    reverse, spec_runs)
+from common import Series, bare_app_series, bare_builds, machine, padding_walk, pct, print_machine, reverse, spec_runs  # noqa: E402
 
 from playground.chromium import browser as B  # noqa: E402
 from playground.trt import launch  # noqa: E402

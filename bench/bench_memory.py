@@ -13,9 +13,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from playground.core import evaluate  # noqa: E402
 from playground.trt import launch  # noqa: E402
 from playground.trt.cache import EngineCache  # noqa: E402
-from playground.core import evaluate  # noqa: E402
 
 
 def rss_mb(pid: int | str = "self") -> float:

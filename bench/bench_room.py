@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common import machine, pct, print_machine  # noqa: E402
 from bench_memory import rss_mb  # noqa: E402
+from common import machine, pct, print_machine  # noqa: E402
 
 from playground import room as R  # noqa: E402
 from playground.chromium.browser import free_port  # noqa: E402
@@ -78,9 +78,9 @@ class Participant:
 
     async def open(self, http) -> None:
         """The page through the proxy: its cookie (affinity), then a Streamlit session whose run gives the seat."""
-        from websockets.asyncio.client import connect
         from streamlit.proto.BackMsg_pb2 import BackMsg
         from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+        from websockets.asyncio.client import connect
 
         r = await http.get(f"{self.base}/{self.page}")  # its own jar, as a browser's: the proxy's cookie kept there
         if r.status_code != 200:

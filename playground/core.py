@@ -42,7 +42,7 @@ class Evaluation:
     error: str | None = None
     truth: np.ndarray | None = None  # below FP32: the layer in float64, what the precision's error is measured from
     precision_error: dict | None = None  # precision.errors of the output shown against the truth
-    compared: "Evaluation | None" = None  # compare mode: the same configuration in another precision
+    compared: Evaluation | None = None  # compare mode: the same configuration in another precision
     difference: dict | None = None  # precision.errors of this output against the compared one's
     output_key: str | None = None  # the reference memo's key of the output shown while it is the emulation
     inputs: dict = field(default_factory=dict)  # the feed dict by input name (`input` is the first of them)
@@ -198,7 +198,6 @@ def _evaluate(layer_name: str, raw_params: dict | None, x, *, backend: Backend |
     xs = layer.feed(x)  # 0-d stays 0-d
     params = layer.resolve(raw_params, {n: a.shape for n, a in xs.items()})  # ValidationError before TensorRT
     xs = {n: xs[n] for n in layer.used_inputs(params)}  # only the inputs this configuration reads go on
-    shapes = {n: a.shape for n, a in xs.items()}
     data = xs if layer.several else xs[layer.inputs[0].name]  # a one-input layer's keys stay what they were
     params = P.with_data_scale(params, {n: a for n, a in xs.items() if n not in layer.index_inputs})
     backend = backend or detect()
@@ -296,7 +295,7 @@ def _run_on_gpu(result: Evaluation, report: eng.BuildReport, cache_dir) -> None:
                                              runtime_config=config)
         save_runtime_cache()
         report.layers = eng.layers_from_engine(trt, engine) or report.layers
-    except Exception as exc:  # a GPU failure leaves the reference on screen, and says why
+    except Exception as exc:  # noqa: BLE001 - a GPU failure leaves the reference on screen, and says why
         result.messages.append(f"Running the engine failed ({exc}); showing the NumPy reference.")
         return
     out = outputs[eng.OUTPUT_NAME].astype(np.float32)

@@ -29,6 +29,7 @@ import numpy as np
 
 from .numbers import exact
 
+
 @dataclass(frozen=True)
 class Tolerance:
     rtol: float

@@ -9,8 +9,6 @@ from __future__ import annotations
 import math
 
 
-
-
 def drawn_cells(reads, input_shape: tuple) -> dict[int, list[tuple[int, int]]]:
     """Full input indices as the input heatmap draws them: slice index (plots.slices order) -> (h, w) cells,
     each once; cells outside the input's h and w are padding (drawn dashed), an index outside its other axes

@@ -154,7 +154,7 @@ def essential_params(layer: Layer, params: dict, shape: tuple) -> dict:
         try:
             if same_params(layer.resolve(trial, shape), params):
                 kept = trial
-        except Exception:  # without it the configuration is invalid: it stays
+        except Exception:  # noqa: BLE001 - without it the configuration is invalid: it stays
             pass
     return kept
 

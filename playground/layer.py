@@ -1,8 +1,9 @@
 """The `Layer` declaration: parameters, validation, TensorRT construction and reference, once."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -7,8 +7,9 @@ to its layer as a `Node`, and turns a `Graph` into an ONNX model.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -8,8 +8,9 @@ Everything else (widgets, cache key, CLI, code export) reads these declarations.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 

@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Mapping, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from .style import DEFAULT, Theme
 from .numbers import compact, precise
+from .style import DEFAULT, Theme
 
 TEXT_CELL_LIMIT = 400        # numbers in cells cost ~1 s to draw at 128x128, so only small slices get them
 MAX_DRAW_CELLS = 256 * 256   # per slice; larger slices are strided (factor reported in the stats)
@@ -286,7 +286,7 @@ def tensor_figure(
     counts = L.counts
     cell_text = dict(texttemplate="%{text}", textfont=dict(size=th.cell_text_size)) if g.text else {}
     traces = []
-    for i, ((idx, s), r, label) in enumerate(zip(sl, ranges, labels)):
+    for i, ((_, s), r, label) in enumerate(zip(sl, ranges, labels)):
         ref = "" if i == 0 else str(i + 1)
         on = dict(xaxis=f"x{ref}", yaxis=f"y{ref}")
         tip = f"{label + ', ' if label else ''}h=%{{y}}, w=%{{x}}<br>value = %{{VALUE}}<extra></extra>"

@@ -117,7 +117,7 @@ class Prefetcher:
             try:
                 self._evaluate(layer, raw, x, run=False, **kwargs)
                 self.built += 1
-            except Exception:  # an invalid neighbour (or any failure) is simply not prefetched
+            except Exception:  # noqa: BLE001 - an invalid neighbour (or any failure) is simply not prefetched
                 self.failed += 1
             finally:
                 with self._cond:

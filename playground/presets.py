@@ -21,7 +21,7 @@ PRESETS: dict[str, list[Preset]] = {name: [p for p in layer.examples if not p.is
                                     for name, layer in LAYERS.items()}
 LESSONS: dict[str, list[Preset]] = {name: [p for p in layer.examples if p.is_lesson] for name, layer in LAYERS.items()}
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _config(layer_name: str, name: str) -> tuple[dict, np.ndarray]:
     preset = find(layer_name, name)
     return get_layer(layer_name).resolve(preset.params, preset.input_shape), input_for(preset)

@@ -38,7 +38,7 @@ def tensorrt_that_builds():
         logger = trt.Logger(trt.Logger.WARNING)
         try:
             builder = trt.Builder(logger)
-        except Exception as exc:  # "factory function returned nullptr": no GPU this TensorRT can use
+        except Exception as exc:  # noqa: BLE001 - "factory function returned nullptr": no GPU this TensorRT can use
             builder, reason = None, f" ({exc})"
         else:
             reason = ""
@@ -91,14 +91,14 @@ def run_on_gpu(logger, engine_bytes):
     try:
         engine = trt.Runtime(logger).deserialize_cuda_engine(engine_bytes)
         context = engine.create_execution_context() if engine is not None else None
-    except Exception as exc:  # TensorRT raises or returns None on a GPU it does not support
+    except Exception as exc:  # noqa: BLE001 - TensorRT raises or returns None on a GPU it does not support
         engine = context = None
         hint = f" ({exc}){hint}"
     if context is None:
         raise CannotRun(f"{trt.__name__} {trt.__version__} could not load the engine on {gpu}.{hint}")
     try:
         return execute(cudart, engine, context)
-    except Exception as exc:
+    except Exception as exc:  # noqa: BLE001 - any failure of the run is said with the GPU's name
         raise RuntimeError(f"on {gpu}: {exc}.{hint}") from None
     finally:
         del context, engine
@@ -164,7 +164,7 @@ def main(argv):
     try:  # the construction takes the one input, or the inputs by name
         y = BUILD(trt, typed or network, xs if isinstance(data, dict) else next(iter(xs.values())), p)
         y = precision_output(trt, network, y, precision)
-    except Exception as exc:  # the Python API raises for a construction it refuses
+    except Exception as exc:  # noqa: BLE001 - the Python API raises for a construction it refuses
         print(f"error: TensorRT refused the network in {precision}: {exc}", file=sys.stderr)
         return 1
     y.name = OUTPUT_NAME

@@ -7,8 +7,10 @@ manager that shows `label` while slow work runs. Names (`Table.name`, …) becom
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from contextlib import AbstractContextManager as ContextManager
 from dataclasses import dataclass
-from typing import Any, Callable, ContextManager
+from typing import Any
 
 import numpy as np
 

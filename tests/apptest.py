@@ -37,8 +37,8 @@ def open_page(layer: str, painted: bool = True, **query) -> AppTest:
     at.run()
     switch_to_layer(at, layer)
     if painted:
-        from playground.ui import stage
         from playground.layers import get_layer
+        from playground.ui import stage
 
         at.session_state[stage._painted_key(get_layer(layer))] = True
     at.query_params.update(query)  # set before the page first runs, as opening a link does

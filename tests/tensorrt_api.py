@@ -99,9 +99,9 @@ def record() -> list:
 
     sys.path.insert(0, str(ROOT))
     from playground import export, presets
+    from playground.layers import LAYERS
     from playground.trt import engine
     from playground.trt.backend import detect
-    from playground.layers import LAYERS
 
     uses: set = set()
     _instrument(tensorrt_rtx, uses)
@@ -115,7 +115,7 @@ def record() -> list:
             for raw, shape in configs:
                 try:
                     params = layer.resolve(raw, shape)
-                except Exception:
+                except Exception:  # noqa: BLE001 - a choice that needs other parameters to be valid
                     continue  # a choice that needs other parameters to be valid
                 report = engine.build_engine(backend, layer, params, shape)
                 assert report.status in ("built", "refused"), report.error

@@ -11,12 +11,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from apptest import APP, TIMEOUT, ask, control, open_page, open_tab, rerun, settle, stage_data, tensor, text
 from streamlit.testing.v1 import AppTest
 
 from playground.layers import LAYERS
 from playground.stage import server
-
-from apptest import APP, TIMEOUT, ask, control, open_page, open_tab, rerun, settle, stage_data, tensor, text
 
 
 def output(reply: dict) -> np.ndarray:

@@ -5,8 +5,8 @@ import time
 
 import pytest
 
-from playground.trt.cache import EngineCache, decode, encode
 from playground.core import evaluate
+from playground.trt.cache import EngineCache, decode, encode
 from playground.trt.engine import BuildReport
 
 

@@ -137,7 +137,9 @@ def int8_conv(x, w, b):
 def expected(starter, params):
     x = starter.input().astype(np.float64)
     w, b = (params["convolution"][k] for k in ("kernel", "bias")) if "convolution" in params else (None, None)
-    conv = lambda **kw: conv2d(x, params["convolution"]["kernel"], params["convolution"]["bias"], **kw)
+    def conv(**kw):
+        return conv2d(x, params["convolution"]["kernel"], params["convolution"]["bias"], **kw)
+
     return {
         "leaky_by_hand": lambda: 0.1 * x + 0.9 * np.maximum(x, 0),
         "leaky_activation": lambda: leaky(x),

@@ -8,7 +8,7 @@ from playground import core, numbers
 from playground import reference as ref
 from playground.errors import ValidationError
 from playground.inputs import tile_pattern
-from playground.layers import activation, convolution, leaky_relu, prelu, scale, get_layer
+from playground.layers import activation, convolution, get_layer, leaky_relu, prelu, scale
 from playground.layers.convolution import geometry
 
 CONV = get_layer("convolution")
@@ -152,7 +152,7 @@ def test_cell_products_groups_dilation_3d():
 def test_cell_products_int8_spec_example():
     x = tile_pattern((1, 1, 6, 9))
     p = conv_params(x.shape, int8=True)
-    cell = _check_cells(x, p, [(0, 0, 0, 0), (0, 0, 1, 1), (0, 0, 3, 6)])
+    _check_cells(x, p, [(0, 0, 0, 0), (0, 0, 1, 1), (0, 0, 3, 6)])
     first = convolution.conv_cell_products(x, p, (0, 0, 0, 0))
     assert first["value"] == 726 and first["text"].startswith("Σ = 726")
     assert [t["w_q"] for t in first["taps"]] == [127, 127, 100, 10, 1, 0, 0, 0, 0]  # 1e4, 1e3 clamp to 127

@@ -22,12 +22,12 @@ import pytest
 
 from playground import export as E
 from playground import presets as P
-from playground.trt.backend import detect
-from playground.trt.cache import EngineCache
 from playground.cli import main, parse_sets
 from playground.core import evaluate
 from playground.errors import ValidationError
 from playground.layers import LAYERS, get_layer
+from playground.trt.backend import detect
+from playground.trt.cache import EngineCache
 
 needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT installed: the script cannot build")
 

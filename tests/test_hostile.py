@@ -23,10 +23,10 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from playground import budget, core, reference
-from playground.trt.cache import MAGIC, EngineCache, encode
 from playground.errors import ValidationError
 from playground.inputs import InputError, validate_shape
 from playground.layers import LAYERS, get_layer
+from playground.trt.cache import MAGIC, EngineCache, encode
 from playground.ui import state
 
 ROOT = Path(__file__).resolve().parents[1]

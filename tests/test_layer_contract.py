@@ -14,8 +14,8 @@
 """
 import numpy as np
 import pytest
-
 from layer_fuzz import build_unchecked, configurations, refusals_to_build
+
 from playground import precision as P
 from playground import reference as ref
 from playground.errors import ValidationError

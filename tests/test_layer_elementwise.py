@@ -235,6 +235,7 @@ def test_the_layers_command_names_the_inputs_in_order(capsys):
 
 def test_a_model_nodes_page_takes_its_constant_operand_and_each_tensors_shape(monkeypatch, tmp_path):
     from apptest import open_page, stage_data, text
+
     from playground import blobs, onnxio
 
     monkeypatch.setenv("PLAYGROUND_BLOBS", str(tmp_path))

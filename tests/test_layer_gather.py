@@ -44,6 +44,7 @@ def test_no_precision_touches_the_indices(precision):
 
 def test_the_engine_casts_the_indices_and_onnx_reads_gather_elements():
     from onnx_cases import node_model
+
     from playground import onnxio
     from playground.trt import engine as eng
     from playground.trt.backend import detect

@@ -26,6 +26,7 @@ def test_an_even_window_is_refused_by_name():
 
 def test_onnx_lrn_opens_with_its_size_alpha_beta_and_bias_and_agrees():
     from onnx_cases import node_model
+
     from playground import onnxio
     from playground.opinions import second_opinions
 

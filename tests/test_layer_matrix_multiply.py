@@ -89,6 +89,7 @@ def test_a_preset_link_sets_each_inputs_shape_and_the_page_draws_its_product():
 
 def test_a_matmul_of_weights_opens_with_them_as_the_constant_input_b():
     from onnx_cases import node_model, weights
+
     from playground import onnxio
 
     w = weights(3, 4)

@@ -44,6 +44,7 @@ def test_an_output_cell_gathers_its_line_and_says_so():
 
 def test_onnx_reduce_nodes_open_with_axes_from_attribute_or_input():
     from onnx_cases import node_model
+
     from playground import onnxio
 
     def opened(model):

@@ -41,6 +41,7 @@ def test_fp16_rounds_the_input_before_the_function():
 
 def test_onnx_math_nodes_open_and_agree_with_onnxruntime():
     from onnx_cases import node_model
+
     from playground import onnxio
     from playground.opinions import second_opinions
 

@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from playground.trt.backend import detect
 from playground.core import evaluate
 from playground.errors import ValidationError
 from playground.layers import LAYERS, get_layer
+from playground.trt.backend import detect
 
 needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT module installed")
 
@@ -138,8 +138,8 @@ def test_tensorrt_builds_and_agrees_on_the_output_shape(layer, raw, shape, tmp_p
 @needs_trt
 def test_tensorrt_refusal_is_reported_with_its_message(tmp_path, monkeypatch):
     # A network TensorRT rejects although our validation passed: report TensorRT's own words.
-    from playground.trt.cache import EngineCache
     from playground.layers import convolution
+    from playground.trt.cache import EngineCache
 
     def bad_build(trt, network, x, p):
         return network.add_convolution_nd(x, 1, (3, 3), np.ones(5, np.float32)).get_output(0)

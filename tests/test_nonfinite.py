@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
-from playground.trt.cache import EngineCache
 from playground.core import evaluate
 from playground.errors import ValidationError
 from playground.layers import LAYERS, get_layer
+from playground.trt.cache import EngineCache
 
 
 @pytest.mark.parametrize("name", LAYERS)

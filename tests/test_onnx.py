@@ -15,9 +15,9 @@ pytest.importorskip("onnx")
 pytest.importorskip("onnxruntime")
 
 import onnx  # noqa: E402
-
 from layer_fuzz import configurations  # noqa: E402
 from onnx_cases import DIFFERING, HOSTILE, MAPPED, REFUSED, UNKNOWN_DOMAIN, node_model  # noqa: E402
+
 from playground import onnxio  # noqa: E402
 from playground import precision as P  # noqa: E402
 from playground.errors import ValidationError  # noqa: E402

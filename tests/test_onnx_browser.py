@@ -7,8 +7,8 @@ import json
 
 import onnx
 import pytest
-
 from onnx_cases import DIFFERING, node_model, weights
+
 from playground.chromium import browser as B
 
 pytestmark = pytest.mark.browser

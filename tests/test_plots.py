@@ -4,11 +4,17 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from playground.plots import (
-    MAX_DRAW_CELLS, TEXT_CELL_LIMIT, ColorRange, color_range, comparison_bar_figure,
-    slices, tensor_figure, transfer_curve_figure,
-)
 from playground.numbers import compact
+from playground.plots import (
+    MAX_DRAW_CELLS,
+    TEXT_CELL_LIMIT,
+    ColorRange,
+    color_range,
+    comparison_bar_figure,
+    slices,
+    tensor_figure,
+    transfer_curve_figure,
+)
 from playground.style import DEFAULT, PRESENTER, theme
 
 

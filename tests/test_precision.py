@@ -9,14 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from apptest import open_page, stage_data, tensor
 
 from playground import precision as P
 from playground import presets
-from playground.trt.backend import detect
 from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
 from playground.params import same_params
-from apptest import open_page, stage_data, tensor
+from playground.trt.backend import detect
 
 ROOT = Path(__file__).resolve().parents[1]
 needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT that can build here")

@@ -6,10 +6,10 @@ import threading
 import numpy as np
 
 from playground import core
-from playground.trt.cache import EngineCache
 from playground.layers import get_layer
 from playground.prefetch import Prefetcher
 from playground.prefetch import neighbours as _neighbours
+from playground.trt.cache import EngineCache
 
 
 def neighbours(layer, before, after):

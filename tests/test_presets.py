@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 
 from playground import presets as P
-from playground.examples import CANCELLING
-from playground.trt.backend import detect
-from playground.trt.cache import EngineCache
 from playground.cli import parse_sets
 from playground.core import evaluate
+from playground.examples import CANCELLING
 from playground.layers import LAYERS, get_layer
+from playground.trt.backend import detect
+from playground.trt.cache import EngineCache
 
 ALL = P.all_presets()
 IDS = [f"{p.layer}-{p.name}" for p in ALL]

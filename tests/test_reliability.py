@@ -3,10 +3,10 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from apptest import open_page, stage_data
 from streamlit.testing.v1 import AppTest
 
 from playground.trt.backend import detect
-from apptest import open_page, stage_data
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -11,6 +11,7 @@ import json
 
 import numpy as np
 import pytest
+from apptest import ask, open_page, open_tab, rerun, stage_answer, stage_data, switch_to_layer, tensor
 from streamlit.testing.v1 import AppTest
 
 from playground import presets, style
@@ -19,7 +20,6 @@ from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
 from playground.ui import links
 from playground.ui.state import SPEC_TAB
-from apptest import ask, open_page, open_tab, rerun, stage_answer, stage_data, switch_to_layer, tensor
 
 
 def warnings(at: AppTest) -> str:

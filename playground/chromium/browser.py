@@ -163,7 +163,7 @@ def wait_until_idle(page, timeout_ms: float = 60_000, settle_ms: int | None = No
             return
         page.wait_for_timeout(25 if tracked else 50)
     state = page.evaluate("() => window.__playgroundRuns ? JSON.stringify(window.__playgroundRuns) : 'no run tracker'")
-    raise TimeoutError("the app was still running after {:.0f} s ({})".format(timeout_ms / 1e3, state))
+    raise TimeoutError(f"the app was still running after {timeout_ms / 1e3:.0f} s ({state})")
 
 
 # Wraps window.WebSocket before Streamlit opens its connection and reads the top-level field

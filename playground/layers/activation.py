@@ -6,8 +6,8 @@ import math
 import numpy as np
 
 from .. import reference as ref
-from ..inputs import centered_ramp
 from ..examples import EXACT_SMALL, Preset, lesson, spec_input, table
+from ..inputs import centered_ramp
 from ..layer import Layer
 from ..onnxmap import Graph, Node, OnnxMap
 from ..params import Param

@@ -8,9 +8,9 @@ import numpy as np
 
 from .. import precision, window
 from .. import reference as ref
-from ..inputs import tile_pattern
-from ..explain import drawn_cells
 from ..examples import CANCELLING, EXACT, FLOAT32_TABLE, INF, Preset, frozen, lesson, spec_input, table
+from ..explain import drawn_cells
+from ..inputs import tile_pattern
 from ..layer import Cell, Layer
 from ..numbers import precise
 from ..onnxmap import Graph, Node, OnnxMap, auto_pad, explicit_pads

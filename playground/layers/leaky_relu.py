@@ -3,21 +3,21 @@ Scale(x·alpha) + Scale(ReLU(x)·(1−alpha)) summed by an ElementWise layer."""
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Callable
 
 import numpy as np
 
 from .. import precision as P
 from .. import reference as ref
-from ..inputs import centered_ramp
 from ..examples import EXACT_SMALL, Preset, lesson, spec_input, table
+from ..inputs import centered_ramp
 from ..layer import Layer
 from ..numbers import precise
 from ..onnxmap import Graph, OnnxMap
 from ..params import Param
-from .prelu import FUSION_NOTE  # one of the constructions is a PReLU
 from ..section import Chart, Columns, Heatmap, Note, OnRequest, Table, Text
+from .prelu import FUSION_NOTE  # one of the constructions is a PReLU
 
 CONSTRUCTIONS = ("activation", "parametric_relu", "scale_relu_sum")
 

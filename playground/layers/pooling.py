@@ -9,8 +9,8 @@ from .. import window
 from ..examples import derived
 from ..inputs import arange_pattern
 from ..layer import Cell, Layer
-from ..onnxmap import Graph, Node, OnnxMap, auto_pad, explicit_pads
 from ..numbers import precise
+from ..onnxmap import Graph, Node, OnnxMap, auto_pad, explicit_pads
 from ..params import Param
 
 TYPES = ("MAX", "AVERAGE", "MAX_AVERAGE_BLEND")

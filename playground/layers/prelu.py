@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from .. import reference as ref
-from ..inputs import centered_ramp, DIM_NAMES
 from ..examples import EXACT_SMALL, Preset, spec_input, table
+from ..inputs import DIM_NAMES, centered_ramp
 from ..layer import Layer
 from ..numbers import precise
 from ..onnxmap import Graph, Node, OnnxMap

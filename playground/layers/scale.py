@@ -6,12 +6,12 @@ import math
 import numpy as np
 
 from .. import reference as ref
-from ..inputs import arange_pattern, DIM_NAMES
 from ..examples import EXACT_SMALL, INF, Preset, frozen, lesson, spec_input, table
+from ..inputs import DIM_NAMES, arange_pattern
 from ..layer import Layer
-from ..params import Param
 from ..numbers import precise
 from ..onnxmap import Graph, Node, OnnxMap
+from ..params import Param
 from ..section import Code, Note, Table, Text
 
 MODES = ("UNIFORM", "CHANNEL", "ELEMENTWISE")

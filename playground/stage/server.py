@@ -181,7 +181,7 @@ async def _door(request):
     except ClientDisconnect:  # the client went (a closed tab, a stalled body cut off): a line, not a traceback
         log.info("stage: a client disconnected before its request body arrived")
         return None, _reply(400, {"error": "the client disconnected before its body arrived"})
-    except asyncio.TimeoutError:  # a declared length never sent: the connection is not held open for it
+    except TimeoutError:  # a declared length never sent: the connection is not held open for it
         log.info("stage: a request body did not arrive within %.0f s", BODY_WAIT_S)
         return None, _reply(408, {"error": f"the request body did not arrive within {BODY_WAIT_S:.0f} s"})
     if len(body) > MAX_BODY_BYTES:

@@ -67,13 +67,13 @@ def module_that_builds(name: str) -> tuple[Any, str]:
     cannot; (None, "") where it is not installed at all."""
     try:
         trt = importlib.import_module(name)
-    except Exception as exc:  # a broken install is worth a word; a missing one is not
+    except Exception as exc:  # noqa: BLE001 - a broken install is worth a word; a missing one is not
         installed = importlib.util.find_spec(name) is not None
         return None, f"{name} is installed but does not import ({type(exc).__name__}: {exc})" if installed else ""
     version = getattr(trt, "__version__", "?")
     try:
         builder = trt.Builder(trt.Logger(trt.Logger.ERROR))
-    except Exception as exc:  # full TensorRT with no usable GPU: "factory function returned nullptr"
+    except Exception as exc:  # noqa: BLE001 - full TensorRT with no usable GPU: "factory function returned nullptr"
         return None, f"{name} {version} is installed but cannot make a builder here ({exc})"
     if builder is None:
         return None, f"{name} {version} is installed but cannot make a builder here"
@@ -81,7 +81,7 @@ def module_that_builds(name: str) -> tuple[Any, str]:
     return trt, ""
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def detect(prefer: str | None = None) -> Backend:
     """The active backend; PLAYGROUND_BACKEND=numpy|tensorrt|tensorrt_rtx picks one explicitly."""
     prefer = prefer or os.environ.get("PLAYGROUND_BACKEND") or None

@@ -17,8 +17,8 @@ import struct
 import tempfile
 import threading
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 

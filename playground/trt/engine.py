@@ -14,9 +14,9 @@ import os
 import re
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from .. import precision as P
 from ..budget import env_number
@@ -63,11 +63,11 @@ class BuildSettings:
     optimization_level: int = 0  # 0 builds fastest; TensorRT's own default is 3
 
     @staticmethod
-    def from_env() -> "BuildSettings":
+    def from_env() -> BuildSettings:
         return BuildSettings(env_number("PLAYGROUND_OPT_LEVEL", 0, 0, 5))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def logger_for(trt):
     """The one logger of a TensorRT module for this process. Full TensorRT keeps a single logger while any
     builder or runtime lives and ignores the one given to the next, so a logger per builder would mix
@@ -133,12 +133,12 @@ class _BuilderPool:
 BUILDERS = max(1, min(4, os.cpu_count() or 1))  # each warm builder holds some memory; builds are CPU-bound
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _builders_for(trt) -> _BuilderPool:
     return _BuilderPool(trt, BUILDERS)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _runtime_for(trt):
     return trt.Runtime(logger_for(trt))
 
@@ -252,9 +252,9 @@ def _build(backend: Backend, make_network: Callable, settings: BuildSettings | N
                 output_shape = [int(d) for d in network.get_output(0).shape]
                 timing_path = cache_dir / "timing.cache" if cache_dir and backend.name == "tensorrt" else None
                 engine = engine_bytes_from_network(trt, builder, network, settings, timing_path, tf32=tf32)
-            except Exception as exc:  # TensorRT's Python API raises for networks it rejects
+            except Exception as exc:  # noqa: BLE001 - TensorRT's Python API raises for networks it rejects
                 refused = str(exc) or type(exc).__name__
-    except Exception as exc:  # no builder: full TensorRT on a machine whose GPU it cannot use
+    except Exception as exc:  # noqa: BLE001 - no builder: full TensorRT on a machine whose GPU it cannot use
         error = f"{backend.name} {backend.version} could not make a builder here: {exc}"
     build_ms = (time.perf_counter() - start) * 1e3
     if engine is None and error is None:

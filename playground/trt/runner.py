@@ -13,8 +13,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import statistics
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import numpy as np
 

@@ -250,7 +250,7 @@ def check_url(layer: Layer) -> None:
         try:
             del st.query_params[k]
             removed = True
-        except Exception:  # bound already (not a fresh page): the widget's own error shows instead
+        except Exception:  # noqa: BLE001 - bound already (not a fresh page): the widget's own error shows instead
             pass
     if check.dropped:
         page.setdefault("url_problems", []).extend(check.dropped.values())
@@ -323,7 +323,7 @@ def hidden(layer: Layer) -> list[str]:
 def _drop_param(name: str) -> None:
     try:
         del st.query_params[name]
-    except Exception:
+    except Exception:  # noqa: BLE001 - the key is bound already: nothing to remove
         pass
 
 

@@ -26,12 +26,12 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from .. import plots
 from ..errors import PlaygroundError
 from ..shared import backend, engine_cache, prefetcher, shared  # noqa: F401 - the pages reach them as state.*
-from .. import plots
-from ..style import DEFAULT, Theme, theme as theme_for
+from ..style import DEFAULT, Theme
+from ..style import theme as theme_for
 from .keys import VIEW_PRESENTER
-
 
 
 class PageState:
@@ -90,7 +90,7 @@ def guarded(draw) -> None:
         draw()
     except PlaygroundError as exc:  # a setting or input whose message names the rule
         st.error(inert(exc), icon=":material/error:")
-    except Exception as exc:  # Streamlit's rerun/stop signals are BaseExceptions and pass through
+    except Exception as exc:  # noqa: BLE001 - Streamlit's rerun/stop signals are BaseExceptions and pass through
         st.error(inert(f"Unexpected error ({type(exc).__name__}): {exc}"), icon=":material/error:")
 
 
@@ -101,7 +101,7 @@ class ViewOptions:
     theme: Theme = DEFAULT  # style.theme(presenter)
 
     @staticmethod
-    def of(presenter: bool) -> "ViewOptions":
+    def of(presenter: bool) -> ViewOptions:
         return ViewOptions(bool(presenter), theme_for(bool(presenter)))
 
 

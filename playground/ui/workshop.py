@@ -55,13 +55,13 @@ def spec_panel(layer: Layer, preset: presets.Preset, cmp: presets.Comparison, ev
 
 
 # -- downloads ---------------------------------------------------------------------------------------
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _export_refused(layer_name: str) -> str | None:
     """Why the layer's build cannot be exported as a script, or None; its source does not change while the
     app runs."""
     try:
         build_source(get_layer(layer_name))
-    except Exception as exc:  # a layer whose build cannot be exported: said, not raised
+    except Exception as exc:  # noqa: BLE001 - a layer whose build cannot be exported: said, not raised
         return f"{type(exc).__name__}: {exc}"
     return None
 
