@@ -37,7 +37,7 @@ def test_a_key_press_is_one_evaluation_through_the_route_and_the_settle(trips, p
     assert reply["answer"]["engine"]["status"] == "pending"  # no engine runs here: the reference, drawn first
     done = ask(at, query, finish=True)["finish"]  # asked once the answer is on the screen: the evaluation remembered
     assert done["onnxruntime"]["agrees"] is True and done["engine"]["status"] in ("built", "cached")
-    assert "engine built now" in done["source"]["label"] or "from cache" in done["source"]["label"]
+    assert "engine built now" in done["source"]["detail"] or "from cache" in done["source"]["detail"]  # on hover
     assert len(trips) == 1, trips
 
 def test_a_settle_on_another_configuration_evaluates_it():
