@@ -65,7 +65,12 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
             fits = x.ndim == len(shape) and all(isinstance(d, str) or d == n for d, n in zip(shape, x.shape))
             if not fits:
                 raise ValidationError("model", "--input", f"{name} must have the model's shape {shape}, not {x.shape}")
-            out[name] = np.ascontiguousarray(x, np.float32)
+            with np.errstate(over="ignore"):
+                x32 = np.ascontiguousarray(x, np.float32)
+            if (np.isinf(x32) & np.isfinite(x)).any():
+                raise ValidationError("model", "--input", f"{name} holds values beyond float32's range (±3.4e38): "
+                                      "the model computes in float32")
+            out[name] = x32
             continue
         static = tuple(1 if isinstance(d, str) and j == 0 else d for j, d in enumerate(shape))
         if not all(isinstance(d, int) and d > 0 for d in static):

@@ -66,3 +66,39 @@ def test_run_onnx_of_a_one_node_export_gives_pytorchs_answer(case, tmp_path, cap
                    "--output", str(tmp_path / "y.npy")])
     assert rc == 0, capsys.readouterr()
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), want, rtol=1e-4, atol=1e-4)
+
+
+def _weights(case: str) -> dict[str, np.ndarray]:
+    from onnx import numpy_helper
+
+    return {t.name: numpy_helper.to_array(t) for t in open_model(str(HERE / f"{case}.onnx")).graph.initializer}
+
+
+@pytest.mark.parametrize("case, chain, sets", [
+    ("conv_relu", "convolution+activation",
+     {"convolution.padding_nd": "1,1", "activation.type": "RELU"}),
+    ("conv_prelu", "convolution+prelu", {"prelu.granularity": "channel"}),
+    ("residual", "activation+elementwise+activation",  # x + tanh(x): the ElementWise's B is the chain's input
+     {"activation.type": "TANH", "elementwise.operation": "SUM", "activation2.type": "RELU"}),
+])
+def test_a_chain_gives_pytorchs_answer(case, chain, sets, tmp_path, capsys):
+    """The chain built by hand on the command line, with the PyTorch module's own weights (nn.Conv2d's `0.weight`
+    and `0.bias`, nn.PReLU's slopes), against PyTorch."""
+    _, given, want = load(case)
+    (x,) = given.values()
+    np.save(tmp_path / "x.npy", x)
+    weights = _weights(case)
+    named = {"convolution.kernel": weights.get("0.weight"), "convolution.bias": weights.get("0.bias"),
+             "prelu.slopes": weights.get("val_1")}
+    for key, w in named.items():
+        if w is not None:
+            np.save(tmp_path / f"{key}.npy", w if w.ndim == 4 else w.ravel())
+            sets = {**sets, key: f"@{tmp_path / f'{key}.npy'}"}
+    if named["convolution.kernel"] is not None:
+        k = named["convolution.kernel"].shape
+        sets = {**sets, "convolution.num_output_maps": str(k[0]), "convolution.kernel_size_nd": f"{k[2]},{k[3]}"}
+    args = ["run", chain, "--input", str(tmp_path / "x.npy"), "--output", str(tmp_path / "y.npy")]
+    for k, v in sets.items():
+        args += ["--set", f"{k}={v}"]
+    assert cli.main(args) == 0, capsys.readouterr()
+    np.testing.assert_allclose(np.load(tmp_path / "y.npy"), want, rtol=1e-4, atol=1e-4)
