@@ -4,6 +4,7 @@ The home page's file lives in app_pages/, not pages/: with a pages/ folder besid
 Streamlit runs its legacy folder navigation (no wide layout, an "app" page) for the first
 script run of a fresh server, until st.navigation has been called once.
 """
+
 import streamlit as st
 
 from playground.ui.chain import chain_page
@@ -12,8 +13,9 @@ from playground.ui.state import freeze_startup_objects
 
 # The layer pages put their parameters beside the figures; the sidebar (input and view) starts closed so the
 # stage has the whole width of a projector.
-st.set_page_config(page_title="TensorRT Layer Playground", page_icon="🧪", layout="wide",
-                   initial_sidebar_state="collapsed")
+st.set_page_config(
+    page_title="TensorRT Layer Playground", page_icon="🧪", layout="wide", initial_sidebar_state="collapsed"
+)
 pages = [st.Page(page_path("home"), title="Home", icon=HOME_ICON, default=True)]
 pages.append(st.Page(page_path("model"), title="Model", icon=":material/account_tree:", url_path="model"))
 pages.append(st.Page(chain_page, title="Chain", icon=":material/linear_scale:", url_path="chain"))

@@ -1,5 +1,6 @@
 """The bare Streamlit baseline for bench_browser: one slider drawing two heatmaps (input and input × value),
 nothing else; a change is drawn when the output's stats caption under them has changed."""
+
 import numpy as np
 import plotly.graph_objects as go
 import streamlit as st

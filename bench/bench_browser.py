@@ -22,6 +22,7 @@ the stage drawn (they follow the first paint).
 
     python bench/bench_browser.py [--changes 24] [--large-changes 8] [--spec-runs 6]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -45,11 +46,14 @@ TIMEOUT_MS = 60_000
 VIEWPORT = {"width": 1280, "height": 720}
 STAGE = ".pg-stage"
 # The output drawn: the stage's counter past the press and a frame painted after it.
-DRAWN_AFTER_JS = """(before) => new Promise((done) => {
+DRAWN_AFTER_JS = (
+    """(before) => new Promise((done) => {
   const check = () => { const s = document.querySelector('%s');
     if (s && Number(s.dataset.drawn) > before) requestAnimationFrame(() => done(true));
     else requestAnimationFrame(check); };
-  check(); })""" % STAGE
+  check(); })"""
+    % STAGE
+)
 # Nothing in flight any more: the engine's badge has caught up with the drawn output.
 SETTLED_JS = "() => !document.querySelector('%s').classList.contains('pg-busy')" % STAGE
 
@@ -96,9 +100,12 @@ def there_and_back(page, steps, new_name: str, back_name: str, settled: Series |
 def drag(page, param: str, seconds: float = 2.0) -> dict:
     """Drag `param`'s thumb from its left end to its right end over `seconds` (60 mouse moves a second); count the
     values the thumb passed and the answers drawn, and check the released value's answer is drawn last."""
-    page.evaluate("""(sel) => { const s = document.querySelector(sel); window.__drawnLog = [JSON.parse(s.dataset.query)];
+    page.evaluate(
+        """(sel) => { const s = document.querySelector(sel); window.__drawnLog = [JSON.parse(s.dataset.query)];
       new MutationObserver(() => window.__drawnLog.push(JSON.parse(s.dataset.query))).observe(s,
-        {attributes: true, attributeFilter: ['data-drawn']}); }""", STAGE)
+        {attributes: true, attributeFilter: ['data-drawn']}); }""",
+        STAGE,
+    )
     slider = page.locator(f'[data-param="{param}"]')
     box = slider.bounding_box()
     y, moves = box["y"] + box["height"] / 2, int(seconds * 60)
@@ -117,8 +124,13 @@ def drag(page, param: str, seconds: float = 2.0) -> dict:
     log = page.evaluate("() => window.__drawnLog")
     values = [q.get(param) for q in log]
     drawn_values = list(dict.fromkeys(values))
-    return {"passed": len(passed), "drawn": len(set(drawn_values) & passed), "answers": len(values) - 1,
-            "per_second": len(set(drawn_values) & passed) / seconds, "last_is_released": values[-1] == released}
+    return {
+        "passed": len(passed),
+        "drawn": len(set(drawn_values) & passed),
+        "answers": len(values) - 1,
+        "per_second": len(set(drawn_values) & passed) / seconds,
+        "last_is_released": values[-1] == released,
+    }
 
 
 def slider_app_series(context, base, n: int) -> Series:
@@ -150,8 +162,11 @@ def main() -> None:
     steps, configs = padding_walk(args.changes)
     large_steps, large_cfg = padding_walk(args.large_changes)
     results, drags = [], {}
-    with tempfile.TemporaryDirectory() as cache_dir, B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": cache_dir}) as base, \
-            B.chromium() as chrome:
+    with (
+        tempfile.TemporaryDirectory() as cache_dir,
+        B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": cache_dir}) as base,
+        B.chromium() as chrome,
+    ):
         context = B.new_context(chrome, viewport=VIEWPORT, reduced_motion="reduce")
         page = open_stage(context, base, "convolution?convolution.kernel_size_nd.h=2&convolution.kernel_size_nd.w=2")
         sweep = Series("stage sweep, 0.3 s apart, engines ahead")
@@ -162,9 +177,11 @@ def main() -> None:
         sweep_hits = (int(page.get_attribute(STAGE, "data-hits") or 0) - hits0) / len(steps)
         results.append(sweep)
         context.close()
-    with tempfile.TemporaryDirectory() as cache_dir, \
-            B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": cache_dir, "PLAYGROUND_PREFETCH": "0"}) as base, \
-            B.chromium() as chrome:
+    with (
+        tempfile.TemporaryDirectory() as cache_dir,
+        B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": cache_dir, "PLAYGROUND_PREFETCH": "0"}) as base,
+        B.chromium() as chrome,
+    ):
         context = B.new_context(chrome, viewport=VIEWPORT, reduced_motion="reduce")
         open_stage(context, base, "convolution").close()  # the server's first build and imports
         loads, loads_idle = [], []  # the stage on the screen (the page's own clock); the page idle (this one's)
@@ -177,13 +194,14 @@ def main() -> None:
             page.close()
         page = open_stage(context, base, "convolution")
         built = Series("stage: new, its engine built and shown")
-        results += there_and_back(page, steps, "stage: new configuration", "stage: revisited configuration",
-                                  built) + [built]
+        results += there_and_back(page, steps, "stage: new configuration", "stage: revisited configuration", built) + [
+            built
+        ]
         page.close()
-        page = open_stage(context, base, "convolution?convolution.input.C=3&convolution.input.H=512"
-                                         "&convolution.input.W=512")
-        results += there_and_back(page, large_steps, "stage large 1×3×512×512: new",
-                                  "stage large 1×3×512×512: back")
+        page = open_stage(
+            context, base, "convolution?convolution.input.C=3&convolution.input.H=512&convolution.input.W=512"
+        )
+        results += there_and_back(page, large_steps, "stage large 1×3×512×512: new", "stage large 1×3×512×512: back")
         page.close()
         page = open_stage(context, base, "convolution")
         drags["convolution padding_nd h (17 values)"] = drag(page, "convolution.padding_nd.h")
@@ -202,25 +220,34 @@ def main() -> None:
 
     print(f"\n{'series':<42}{'n':>4}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
     for s in results:
-        print(f"{s.name:<42}{len(s.latency):>4}{pct(s.latency, 50):>9.0f}{pct(s.latency, 95):>9.0f}"
-              f"{max(s.latency):>9.0f}")
-    for label, v in (("bare build_engine, small conv", bare_small), ("spec: fresh process import + build", spec),
-                     ("first load: the stage painted (page clock)", loads),
-                     ("first load: the page idle, tabs drawn", loads_idle)):
+        print(
+            f"{s.name:<42}{len(s.latency):>4}{pct(s.latency, 50):>9.0f}{pct(s.latency, 95):>9.0f}{max(s.latency):>9.0f}"
+        )
+    for label, v in (
+        ("bare build_engine, small conv", bare_small),
+        ("spec: fresh process import + build", spec),
+        ("first load: the stage painted (page clock)", loads),
+        ("first load: the page idle, tabs drawn", loads_idle),
+    ):
         print(f"{label:<42}{len(v):>4}{pct(v, 50):>9.0f}{pct(v, 95):>9.0f}{max(v):>9.0f}")
     print(f"\nsweep with speculative builds on: {sweep_hits:.0%} of the steps drawn from the tab's cache")
     print("\ndrags (2 s each)")
     for name, d in drags.items():
-        print(f"  {name:<38} passed {d['passed']:>3} values, drew {d['drawn']:>3} of them ({d['per_second']:.1f}/s), "
-              f"{d['answers']} answers, released value drawn last: {d['last_is_released']}")
+        print(
+            f"  {name:<38} passed {d['passed']:>3} values, drew {d['drawn']:>3} of them ({d['per_second']:.1f}/s), "
+            f"{d['answers']} answers, released value drawn last: {d['last_is_released']}"
+        )
     p = {s.name: pct(s.latency, 50) for s in results}
     slider50, build50, spec50 = p["slider app: one slider, one text"], pct(bare_small, 50), pct(spec, 50)
     conv = drags["convolution padding_nd h (17 values)"]
     alpha = drags["activation alpha, LEAKY_RELU"]
     checks = [
         ("revisited configuration p50 ≤ slider app p50", p["stage: revisited configuration"], slider50),
-        ("new configuration p50 ≤ slider app + bare build + 30 ms", p["stage: new configuration"],
-         slider50 + build50 + 30),
+        (
+            "new configuration p50 ≤ slider app + bare build + 30 ms",
+            p["stage: new configuration"],
+            slider50 + build50 + 30,
+        ),
         ("large conv new configuration p50 ≤ 400 ms", p["stage large 1×3×512×512: new"], 400),
         ("large conv revisit p50 ≤ 100 ms", p["stage large 1×3×512×512: back"], 100),
         ("first load (navigation → the stage painted), p50 ≤ 1500 ms", pct(loads, 50), 1500),
@@ -232,15 +259,23 @@ def main() -> None:
     for label, value, limit in checks:
         print(f"  {label:<58}{value:>8.0f} ms vs {limit:>6.0f} ms  {'met' if value <= limit else 'NOT met'}")
     ratio = spec50 / p["stage: new configuration"]
-    print(f"  {'new configuration ≥ 2× faster than the spec (fresh process)':<58}{ratio:>8.1f}×   vs   2.0×  "
-          f"{'met' if ratio >= 2 else 'NOT met'}")
-    print(f"  {'drag padding: every value passed drawn, released last':<58}{conv['drawn']:>5}/{conv['passed']:<5}"
-          f"{'met' if conv['drawn'] == conv['passed'] and conv['last_is_released'] else 'NOT met'}")
-    print(f"  {'drag alpha: ≥ 40 positions drawn, released last':<58}{alpha['drawn']:>8}       "
-          f"{'met' if alpha['drawn'] >= 40 and alpha['last_is_released'] else 'NOT met'}")
-    print(f"\nside by side p50: new {p['stage: new configuration']:.0f} ms, revisited "
-          f"{p['stage: revisited configuration']:.0f} ms; slider app {slider50:.0f} ms, bare app "
-          f"{p['bare app: slider → two heatmaps']:.0f} ms, bare build {build50:.0f} ms, spec {spec50:.0f} ms")
+    print(
+        f"  {'new configuration ≥ 2× faster than the spec (fresh process)':<58}{ratio:>8.1f}×   vs   2.0×  "
+        f"{'met' if ratio >= 2 else 'NOT met'}"
+    )
+    print(
+        f"  {'drag padding: every value passed drawn, released last':<58}{conv['drawn']:>5}/{conv['passed']:<5}"
+        f"{'met' if conv['drawn'] == conv['passed'] and conv['last_is_released'] else 'NOT met'}"
+    )
+    print(
+        f"  {'drag alpha: ≥ 40 positions drawn, released last':<58}{alpha['drawn']:>8}       "
+        f"{'met' if alpha['drawn'] >= 40 and alpha['last_is_released'] else 'NOT met'}"
+    )
+    print(
+        f"\nside by side p50: new {p['stage: new configuration']:.0f} ms, revisited "
+        f"{p['stage: revisited configuration']:.0f} ms; slider app {slider50:.0f} ms, bare app "
+        f"{p['bare app: slider → two heatmaps']:.0f} ms, bare build {build50:.0f} ms, spec {spec50:.0f} ms"
+    )
     print("load average at the end: %.2f %.2f %.2f" % os.getloadavg())
 
 

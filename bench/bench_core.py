@@ -9,6 +9,7 @@ This process runs with the app's allocator settings (it restarts itself with the
 
     python bench/bench_core.py [--changes 12]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -58,8 +59,7 @@ def spec_build_ms(module: str, s: int, t: int, p: int, q: int, tuned: bool = Fal
     started as a user starts it, or with the app's allocator settings (`tuned`)."""
     env = launch.tuned_env() if tuned else launch.untuned_env()
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", SPEC_SCRIPT.format(module=module, s=s, t=t, p=p, q=q)], check=True,
-                   env=env)
+    subprocess.run([sys.executable, "-c", SPEC_SCRIPT.format(module=module, s=s, t=t, p=p, q=q)], check=True, env=env)
     return ms(time.perf_counter() - start)
 
 
@@ -88,17 +88,23 @@ def main() -> None:
             r = evaluate("convolution", raw, cache=cache)
             hit.append(ms(time.perf_counter() - start))
             assert r.engine_status == "cached", r.engine_status
-    med = {name: statistics.median(v) for name, v in (("spec", spec), ("spec_tuned", spec_tuned), ("miss", miss),
-                                                      ("hit", hit))}
+    med = {
+        name: statistics.median(v)
+        for name, v in (("spec", spec), ("spec_tuned", spec_tuned), ("miss", miss), ("hit", hit))
+    }
     print(f"backend: {backend.name} {backend.version}, device: {backend.device}; {len(configs)} parameter changes")
     print(f"{'workflow':<44}{'median ms':>12}{'min ms':>10}{'max ms':>10}")
-    for label, key, values in (("(a) spec: fresh process, import + build", "spec", spec),
-                               ("(a') the same, app's allocator settings", "spec_tuned", spec_tuned),
-                               ("(b) core, warm process, cache miss", "miss", miss),
-                               ("(c) core, revisit (cache hit)", "hit", hit)):
+    for label, key, values in (
+        ("(a) spec: fresh process, import + build", "spec", spec),
+        ("(a') the same, app's allocator settings", "spec_tuned", spec_tuned),
+        ("(b) core, warm process, cache miss", "miss", miss),
+        ("(c) core, revisit (cache hit)", "hit", hit),
+    ):
         print(f"{label:<44}{med[key]:>12.2f}{min(values):>10.2f}{max(values):>10.2f}")
-    print(f"ratio (a)/(b): {med['spec'] / med['miss']:.1f}x  (target ≥ 3x); (a')/(b): "
-          f"{med['spec_tuned'] / med['miss']:.1f}x")
+    print(
+        f"ratio (a)/(b): {med['spec'] / med['miss']:.1f}x  (target ≥ 3x); (a')/(b): "
+        f"{med['spec_tuned'] / med['miss']:.1f}x"
+    )
     print(f"ratio (a)/(c): {med['spec'] / med['hit']:.0f}x;  (c) median {med['hit']:.2f} ms (target < 5 ms)")
 
 

@@ -11,6 +11,7 @@ parsing its answers does not hold up the room's clients), errors, and the server
 
     python bench/bench_hostile.py [--sessions 10] [--duration 20]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,21 +35,27 @@ from playground.layers import LAYERS  # noqa: E402
 
 LARGEST_INPUT = {"N": 4, "C": 8, "H": 512, "W": 512}  # = PLAYGROUND_MAX_ELEMENTS
 # The convolution with the most multiply-adds under the default budget: 1·5·510·510 outputs × 8·9 products.
-LARGEST_CONV = ({"N": 1, "C": 8, "H": 512, "W": 512}, {"num_output_maps": "5", "kernel_size_nd.h": "3",
-                                                       "kernel_size_nd.w": "3"})
+LARGEST_CONV = (
+    {"N": 1, "C": 8, "H": 512, "W": 512},
+    {"num_output_maps": "5", "kernel_size_nd.h": "3", "kernel_size_nd.w": "3"},
+)
 
 
 def heavy_query(layer: str) -> dict:
-    dims, params = (LARGEST_CONV if layer == "convolution" else (LARGEST_INPUT, {}))
-    return {f"{layer}.input.kind": "random", **{f"{layer}.input.{d}": str(v) for d, v in dims.items()},
-            **{f"{layer}.{k}": v for k, v in params.items()}}
+    dims, params = LARGEST_CONV if layer == "convolution" else (LARGEST_INPUT, {})
+    return {
+        f"{layer}.input.kind": "random",
+        **{f"{layer}.input.{d}": str(v) for d, v in dims.items()},
+        **{f"{layer}.{k}": v for k, v in params.items()},
+    }
 
 
 def heavy_process(base: str, layer: str, start: float, duration: float) -> Participant:
     """The heavy participant, in a process of its own: parsing its 100 MB answers must not hold up the room's
     clients, whose latency this measures (in one process it did: the room's p95 counted the heavy one's parsing)."""
-    p = Participant(99, base, layer, closed=True, query=heavy_query(layer),
-                    walk=[(f"{layer}.precision", ["FP32", "FP16", "BF16"])])
+    p = Participant(
+        99, base, layer, closed=True, query=heavy_query(layer), walk=[(f"{layer}.precision", ["FP32", "FP16", "BF16"])]
+    )
     asyncio.run(drive(p, start, duration, 0, p.i))
     p.ws = None  # not picklable, and closed
     return p
@@ -74,9 +81,18 @@ async def phase(base, layer: str | None, args) -> dict:
     lat = [ms for p in light for _, ms in p.latency]
     heavy_lat = [ms for p in heavy for _, ms in p.latency]
     errors = [e for p in light + heavy for e in p.errors]
-    return {"layer": layer or "(none)", "p50": pct(lat, 50), "p95": pct(lat, 95), "max": max(lat, default=float("nan")),
-            "changes": len(lat), "heavy_p50": pct(heavy_lat, 50), "heavy_changes": len(heavy_lat),
-            "errors": len(errors), "examples": errors[:3], "rss_max": seen["max"]}
+    return {
+        "layer": layer or "(none)",
+        "p50": pct(lat, 50),
+        "p95": pct(lat, 95),
+        "max": max(lat, default=float("nan")),
+        "changes": len(lat),
+        "heavy_p50": pct(heavy_lat, 50),
+        "heavy_changes": len(heavy_lat),
+        "errors": len(errors),
+        "examples": errors[:3],
+        "rss_max": seen["max"],
+    }
 
 
 async def main_async(args) -> None:
@@ -85,16 +101,23 @@ async def main_async(args) -> None:
         for layer in [None, *LAYERS]:
             row = await phase(base, layer, args)
             rows.append(row)
-            print(f"  {row['layer']:<12} room p50 {row['p50']:5.0f} ms  p95 {row['p95']:5.0f} ms  max {row['max']:5.0f} ms"
-                  f"  ({row['changes']} changes) | heavy p50 {row['heavy_p50']:6.0f} ms ({row['heavy_changes']} "
-                  f"changes) | errors {row['errors']} | server RSS max {row['rss_max']:.0f} MB", flush=True)
+            print(
+                f"  {row['layer']:<12} room p50 {row['p50']:5.0f} ms  p95 {row['p95']:5.0f} ms  max {row['max']:5.0f} ms"
+                f"  ({row['changes']} changes) | heavy p50 {row['heavy_p50']:6.0f} ms ({row['heavy_changes']} "
+                f"changes) | errors {row['errors']} | server RSS max {row['rss_max']:.0f} MB",
+                flush=True,
+            )
             for e in row["examples"]:
                 print("      ", e)
     base_p95 = rows[0]["p95"]
-    print("\nroom p95 with a heavy participant / without: " +
-          ", ".join(f"{r['layer']} {r['p95'] / base_p95:.2f}×" for r in rows[1:]))
-    print(f"worst room p95 {max(r['p95'] for r in rows):.0f} ms (target ≤ 1000); server peak RSS "
-          f"{max(r['rss_max'] for r in rows):.0f} MB")
+    print(
+        "\nroom p95 with a heavy participant / without: "
+        + ", ".join(f"{r['layer']} {r['p95'] / base_p95:.2f}×" for r in rows[1:])
+    )
+    print(
+        f"worst room p95 {max(r['p95'] for r in rows):.0f} ms (target ≤ 1000); server peak RSS "
+        f"{max(r['rss_max'] for r in rows):.0f} MB"
+    )
 
 
 def main() -> None:

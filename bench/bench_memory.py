@@ -3,6 +3,7 @@ runs with the allocator settings the app starts with (playground.trt.launch: it 
 
     python bench/bench_memory.py [--rebuilds 500] [--cap-mb 16]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,9 +32,13 @@ def configs(n: int):
     i = 0
     while len(out) < n:
         a = round(0.001 * (i + 1), 4)
-        out += [("activation", {"type": "LEAKY_RELU", "alpha": a}), ("scale", {"shift": a}),
-                ("prelu", {"slopes": a}), ("leaky_relu", {"alpha": a}),
-                ("convolution", {"bias": a, "stride_nd": f"{1 + i % 2},{1 + i % 3}"})]
+        out += [
+            ("activation", {"type": "LEAKY_RELU", "alpha": a}),
+            ("scale", {"shift": a}),
+            ("prelu", {"slopes": a}),
+            ("leaky_relu", {"alpha": a}),
+            ("convolution", {"bias": a, "stride_nd": f"{1 + i % 2},{1 + i % 3}"}),
+        ]
         i += 1
     return out[:n]
 
@@ -53,14 +58,18 @@ def main() -> None:
             if i % 50 == 0 or i == 1:
                 samples.append((i, rss_mb(), cache.disk_bytes() / 2**20))
         elapsed = time.perf_counter() - start
-    print(f"{args.rebuilds} rebuilds in {elapsed:.1f} s ({elapsed / args.rebuilds * 1e3:.1f} ms each); cache cap {args.cap_mb} MB")
+    print(
+        f"{args.rebuilds} rebuilds in {elapsed:.1f} s ({elapsed / args.rebuilds * 1e3:.1f} ms each); cache cap {args.cap_mb} MB"
+    )
     print(f"{'rebuild':>8}{'RSS MB':>10}{'cache MB':>10}")
     for i, rss, disk in samples:
         print(f"{i:>8}{rss:>10.1f}{disk:>10.2f}")
     mid_i, mid_rss, _ = samples[len(samples) // 2]
     biggest = max(s[2] for s in samples)
-    print(f"RSS growth over the second half: {samples[-1][1] - mid_rss:+.1f} MB (from {mid_rss:.1f} MB at rebuild "
-          f"{mid_i}); max cache size {biggest:.2f} MB ≤ cap {args.cap_mb} MB: {biggest <= args.cap_mb}")
+    print(
+        f"RSS growth over the second half: {samples[-1][1] - mid_rss:+.1f} MB (from {mid_rss:.1f} MB at rebuild "
+        f"{mid_i}); max cache size {biggest:.2f} MB ≤ cap {args.cap_mb} MB: {biggest <= args.cap_mb}"
+    )
 
 
 if __name__ == "__main__":

@@ -18,6 +18,7 @@ error. "Back" counts participants whose page, after a replica was killed, answer
 last is answered (the room's capacity; scaling is its ratio to one replica's). --kill-at S: in a run of
 --kill-replicas replicas, replica 0 is killed (SIGKILL) S seconds in; the minute around it is reported apart.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -43,12 +44,17 @@ from playground.chromium.browser import free_port  # noqa: E402
 
 # A page and the parameters its participants walk: (URL key, values). Revisits come from the small value sets.
 WALKS = {
-    "convolution": [("convolution.padding_nd.w", [0, 1, 2, 3]), ("convolution.num_output_maps", [1, 2, 3, 4]),
-                    ("convolution.stride_nd.h", [1, 2])],
+    "convolution": [
+        ("convolution.padding_nd.w", [0, 1, 2, 3]),
+        ("convolution.num_output_maps", [1, 2, 3, 4]),
+        ("convolution.stride_nd.h", [1, 2]),
+    ],
     "pooling": [("pooling.window_size_nd.w", [1, 2, 3]), ("pooling.type", ["MAX", "AVERAGE", "MAX_AVERAGE_BLEND"])],
     "resize": [("resize.shape.w", [4, 6, 8, 10, 12]), ("resize.resize_mode", ["NEAREST", "LINEAR", "CUBIC"])],
-    "activation": [("activation.type", ["RELU", "SIGMOID", "TANH", "LEAKY_RELU", "ELU", "SELU"]),
-                   ("activation.alpha", [0.05, 0.1, 0.2, 0.3])],
+    "activation": [
+        ("activation.type", ["RELU", "SIGMOID", "TANH", "LEAKY_RELU", "ELU", "SELU"]),
+        ("activation.alpha", [0.05, 0.1, 0.2, 0.3]),
+    ],
     "softmax": [("softmax.axes", [1, 2, 4, 8])],
     "slice": [("slice.stride.w", [1, 2, -1]), ("slice.mode", ["STRICT_BOUNDS", "WRAP", "CLAMP", "REFLECT"])],
 }
@@ -90,8 +96,12 @@ class Participant:
         ws_url = self.base.replace("http://", "ws://") + "/_stcore/stream"
         await self.close()
         # the page stays open as long as its websocket, as a browser's does (its session holds memory on the replica)
-        self.ws = ws = await connect(ws_url, subprotocols=["streamlit"], max_size=None,
-                                     additional_headers={"Cookie": self.cookie} if self.cookie else {})
+        self.ws = ws = await connect(
+            ws_url,
+            subprotocols=["streamlit"],
+            max_size=None,
+            additional_headers={"Cookie": self.cookie} if self.cookie else {},
+        )
         msg = BackMsg()
         cs = msg.rerun_script
         cs.page_name, cs.query_string = self.page, "&".join(f"{k}={v}" for k, v in self.query.items())
@@ -103,7 +113,10 @@ class Participant:
                 kind = f.WhichOneof("type")
                 if kind == "delta" and f.delta.WhichOneof("type") == "new_element":
                     el = f.delta.new_element
-                    if el.WhichOneof("type") == "bidi_component" and el.bidi_component.component_name == "playground_stage":
+                    if (
+                        el.WhichOneof("type") == "bidi_component"
+                        and el.bidi_component.component_name == "playground_stage"
+                    ):
                         data = json.loads(el.bidi_component.json)
                         self.token, self.route = data["token"], data["route"]
                         self.query = {**data["query"], **self.query}
@@ -126,9 +139,16 @@ class Participant:
         sent = time.monotonic()
         while True:
             try:
-                r = await http.post(self.base + self.route, headers={"X-Stage-Token": self.token},
-                                    json={"params": {k: v for k, v in self.query.items() if ".input." not in k},
-                                          "quick": False, "have": self.have[-64:]}, timeout=30)
+                r = await http.post(
+                    self.base + self.route,
+                    headers={"X-Stage-Token": self.token},
+                    json={
+                        "params": {k: v for k, v in self.query.items() if ".input." not in k},
+                        "quick": False,
+                        "have": self.have[-64:],
+                    },
+                    timeout=30,
+                )
                 reply = r.json() if r.headers.get("content-type", "").startswith("application/json") else {}
                 status = r.status_code
             except Exception as exc:  # noqa: BLE001 - a dropped connection is a status 0, as in the browser
@@ -185,21 +205,31 @@ async def _drive(p: Participant, http, start: float, duration: float, period: fl
     await p.close()
 
 
-def crowd(base: str, indices: list[int], start: float, duration: float, period: float, closed: bool,
-          n: int) -> list[Participant]:
+def crowd(
+    base: str, indices: list[int], start: float, duration: float, period: float, closed: bool, n: int
+) -> list[Participant]:
     """One client process's participants (several processes: the room is measured, not one Python client)."""
     people = [Participant(i, base, PAGES[i % len(PAGES)], closed) for i in indices]
 
     async def main():
         await asyncio.gather(*(drive(p, start, duration, period, 1000 * n + p.i) for p in people))
+
     asyncio.run(main())
     for p in people:
         p.ws = None  # not picklable, and closed
     return people
 
 
-async def run_room(n: int, clients: int, duration: float, period: float, closed: bool, kill_at: float | None,
-                   cache: str, procs: int = 1) -> dict:
+async def run_room(
+    n: int,
+    clients: int,
+    duration: float,
+    period: float,
+    closed: bool,
+    kill_at: float | None,
+    cache: str,
+    procs: int = 1,
+) -> dict:
     from concurrent.futures import ProcessPoolExecutor
 
     port = free_port()
@@ -209,7 +239,9 @@ async def run_room(n: int, clients: int, duration: float, period: float, closed:
         groups = [list(range(k, clients, procs)) for k in range(procs)]
         loop = asyncio.get_running_loop()
         with ProcessPoolExecutor(procs) as pool:
-            futures = [loop.run_in_executor(pool, crowd, room.url, g, start, duration, period, closed, n) for g in groups]
+            futures = [
+                loop.run_in_executor(pool, crowd, room.url, g, start, duration, period, closed, n) for g in groups
+            ]
             killed = None
             while not all(f.done() for f in futures):
                 await asyncio.sleep(0.5)
@@ -222,16 +254,28 @@ async def run_room(n: int, clients: int, duration: float, period: float, closed:
             people = [p for f in futures for p in f.result()]
         took = time.monotonic() - start
     lat = [ms for p in people for _, ms in p.latency]
-    out = {"replicas": n, "clients": clients, "mode": "closed" if closed else f"every {period:g} s",
-           "changes": len(lat), "per_s": len(lat) / took, "p50": pct(lat, 50), "p95": pct(lat, 95),
-           "errors": sum(len(p.errors) for p in people), "peak_mb": max(peaks.values()), "examples": [
-               e for p in people for e in p.errors + (p.notes[-2:] if p.errors else [])][:4]}
+    out = {
+        "replicas": n,
+        "clients": clients,
+        "mode": "closed" if closed else f"every {period:g} s",
+        "changes": len(lat),
+        "per_s": len(lat) / took,
+        "p50": pct(lat, 50),
+        "p95": pct(lat, 95),
+        "errors": sum(len(p.errors) for p in people),
+        "peak_mb": max(peaks.values()),
+        "examples": [e for p in people for e in p.errors + (p.notes[-2:] if p.errors else [])][:4],
+    }
     if killed is not None:
         near = [ms for p in people for t, ms in p.latency if abs(t - killed) <= 30]
         lost = [p for p in people if p.reopened]
-        out |= {"kill_p95": pct(near, 95), "kill_changes": len(near), "moved": len(lost),
-                "back": sum(p.back_after is not None or not p.errors for p in lost),
-                "back_p95_s": pct([p.back_after for p in lost if p.back_after is not None], 95)}
+        out |= {
+            "kill_p95": pct(near, 95),
+            "kill_changes": len(near),
+            "moved": len(lost),
+            "back": sum(p.back_after is not None or not p.errors for p in lost),
+            "back_p95_s": pct([p.back_after for p in lost if p.back_after is not None], 95),
+        }
     return out
 
 
@@ -246,8 +290,12 @@ def main() -> None:
     ap.add_argument("--kill-at", type=float, default=None)
     ap.add_argument("--kill-replicas", type=int, default=8)
     ap.add_argument("--cache", default=None, help="the rooms' engine cache (default: a fresh temporary one)")
-    ap.add_argument("--procs", type=int, default=max(1, min(4, (os.cpu_count() or 2) // 4)),
-                    help="client processes the participants are spread over")
+    ap.add_argument(
+        "--procs",
+        type=int,
+        default=max(1, min(4, (os.cpu_count() or 2) // 4)),
+        help="client processes the participants are spread over",
+    )
     args = ap.parse_args()
     import tempfile
 
@@ -264,26 +312,35 @@ def main() -> None:
         print(json.dumps(capacity[-1]), flush=True)
     kill = None
     if args.kill_at is not None:
-        kill = asyncio.run(run_room(args.kill_replicas, args.clients, args.duration, args.period, False, args.kill_at,
-                                    cache, args.procs))
+        kill = asyncio.run(
+            run_room(
+                args.kill_replicas, args.clients, args.duration, args.period, False, args.kill_at, cache, args.procs
+            )
+        )
         print(json.dumps(kill), flush=True)
 
     print(f"\n{args.clients} participants, a change every {args.period:g} s, {args.duration:g} s per room:")
     print(f"{'replicas':>8} {'changes':>8} {'per s':>7} {'p50 ms':>8} {'p95 ms':>8} {'errors':>7} {'peak MB':>8}")
     for r in rows:
-        print(f"{r['replicas']:>8} {r['changes']:>8} {r['per_s']:>7.1f} {r['p50']:>8.1f} {r['p95']:>8.1f} "
-              f"{r['errors']:>7} {r['peak_mb']:>8.0f}")
+        print(
+            f"{r['replicas']:>8} {r['changes']:>8} {r['per_s']:>7.1f} {r['p50']:>8.1f} {r['p95']:>8.1f} "
+            f"{r['errors']:>7} {r['peak_mb']:>8.0f}"
+        )
     if capacity:
         one = capacity[0]["per_s"] / capacity[0]["replicas"]
         print(f"\ncapacity: {args.closed} participants posting back to back, {args.closed_duration:g} s per room:")
         print(f"{'replicas':>8} {'per s':>8} {'p50 ms':>8} {'p95 ms':>8} {'of linear':>10}")
         for r in capacity:
-            print(f"{r['replicas']:>8} {r['per_s']:>8.1f} {r['p50']:>8.1f} {r['p95']:>8.1f} "
-                  f"{r['per_s'] / (one * r['replicas']):>10.2f}")
+            print(
+                f"{r['replicas']:>8} {r['per_s']:>8.1f} {r['p50']:>8.1f} {r['p95']:>8.1f} "
+                f"{r['per_s'] / (one * r['replicas']):>10.2f}"
+            )
     if kill:
-        print(f"\nreplica 0 of {kill['replicas']} killed {args.kill_at:g} s in: p95 over the minute around it "
-              f"{kill['kill_p95']:.0f} ms ({kill['kill_changes']} changes); {kill['moved']} participants moved, "
-              f"{kill['back']} back on their configuration (p95 {kill['back_p95_s']:.2f} s); errors {kill['errors']}")
+        print(
+            f"\nreplica 0 of {kill['replicas']} killed {args.kill_at:g} s in: p95 over the minute around it "
+            f"{kill['kill_p95']:.0f} ms ({kill['kill_changes']} changes); {kill['moved']} participants moved, "
+            f"{kill['back']} back on their configuration (p95 {kill['back_p95_s']:.2f} s); errors {kill['errors']}"
+        )
 
 
 if __name__ == "__main__":

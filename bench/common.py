@@ -1,5 +1,6 @@
 """What the benchmarks share: the machine's description, percentiles, a series of latencies, the convolution's padding
 walk, and the baselines (the bare Streamlit app, the bare build, the spec's fresh process)."""
+
 from __future__ import annotations
 
 import datetime
@@ -40,17 +41,25 @@ def machine() -> dict:
                 osname = line.split("=", 1)[1].strip().strip('"') + f" (kernel {platform.release()})"
     b = detect()
     try:
-        chromium = subprocess.run([B.chromium_path() or "chromium", "--version"], capture_output=True,
-                                  text=True).stdout.strip()
+        chromium = subprocess.run(
+            [B.chromium_path() or "chromium", "--version"], capture_output=True, text=True
+        ).stdout.strip()
     except OSError:  # a machine that benchmarks the server alone (bench_room) may have none
         chromium = "no Chromium"
     import importlib.metadata as md
-    return {"cpu": f"{cpu} × {os.cpu_count()} logical CPUs", "ram": f"{mem_kb / 2**20:.1f} GiB", "os": osname,
-            "python": platform.python_version(), "backend": f"{b.name} {b.version or ''} (device: {b.device}; "
-            f"builds: {'yes' if b.can_build else 'no'}, runs: {'yes' if b.can_run else 'no'})",
-            "browser": f"{chromium}, headless; Streamlit {md.version('streamlit')}",
-            "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-            "load": "load average %.2f %.2f %.2f" % os.getloadavg(), "code": code_version()}
+
+    return {
+        "cpu": f"{cpu} × {os.cpu_count()} logical CPUs",
+        "ram": f"{mem_kb / 2**20:.1f} GiB",
+        "os": osname,
+        "python": platform.python_version(),
+        "backend": f"{b.name} {b.version or ''} (device: {b.device}; "
+        f"builds: {'yes' if b.can_build else 'no'}, runs: {'yes' if b.can_run else 'no'})",
+        "browser": f"{chromium}, headless; Streamlit {md.version('streamlit')}",
+        "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        "load": "load average %.2f %.2f %.2f" % os.getloadavg(),
+        "code": code_version(),
+    }
 
 
 def code_version() -> str:
@@ -118,8 +127,11 @@ def bare_app_series(changes: int, name: str, viewport: dict) -> Series:
             before, after = page.evaluate(_CAPTION_JS), page.evaluate("() => window.__playgroundRuns.requested")
             start = time.perf_counter()
             page.keyboard.press("ArrowRight")
-            page.wait_for_function(f"([before, after]) => ({_CAPTION_JS})() !== before && "
-                                   "!window.__playgroundBusy(after)", arg=[before, after], polling="raf")
+            page.wait_for_function(
+                f"([before, after]) => ({_CAPTION_JS})() !== before && !window.__playgroundBusy(after)",
+                arg=[before, after],
+                polling="raf",
+            )
             series.latency.append((time.perf_counter() - start) * 1e3)
         context.close()
     return series

@@ -7,6 +7,7 @@ A link to a node of an uploaded model is `/LAYER?onnx=DIGEST&node=NAME`; a weigh
 `PLAYGROUND_BLOBS`, else `blobs/` in the engine cache's directory: processes that share one share these too.
 A link whose file is gone (evicted, another server) says so; nothing else is lost.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -39,8 +40,11 @@ class BlobStore:
     def __init__(self, path: str | os.PathLike | None = None, cap_bytes: int | None = None):
         root = path or os.environ.get("PLAYGROUND_BLOBS") or cache_dir() / "blobs"  # beside the engines
         self.path = Path(root)
-        self.cap_bytes = cap_bytes if cap_bytes is not None else int(
-            env_number("PLAYGROUND_BLOB_MB", DEFAULT_CAP_MB, 1, 2**20, float) * 2**20)
+        self.cap_bytes = (
+            cap_bytes
+            if cap_bytes is not None
+            else int(env_number("PLAYGROUND_BLOB_MB", DEFAULT_CAP_MB, 1, 2**20, float) * 2**20)
+        )
         self._memory: dict[str, bytes] = {}  # where the directory cannot be written
         self._guard = threading.Lock()
 
@@ -53,8 +57,11 @@ class BlobStore:
                 os.utime(f)  # mtime is the LRU clock
             else:
                 atomic_write(f, data)
-                evict_oldest([p for p in self.path.iterdir() if p.is_file() and not p.name.startswith(".")],
-                             self.cap_bytes, keep=f)
+                evict_oldest(
+                    [p for p in self.path.iterdir() if p.is_file() and not p.name.startswith(".")],
+                    self.cap_bytes,
+                    keep=f,
+                )
         except OSError:
             with self._guard:
                 self._memory[digest + suffix] = data
@@ -100,8 +107,12 @@ def weights_ref(a: np.ndarray) -> str:
     """`@w:DIGEST` for the array `a`, kept by the store (a .npy file, never a pickle)."""
     # the array a link named, or a view of it with its layout: the same bytes (held alive and read-only here, so
     # its memory is not another array's, nor written)
-    ref = _held.find(lambda held: a.ctypes.data == held.ctypes.data and
-                     (a.shape, a.strides, a.dtype) == (held.shape, held.strides, held.dtype))
+    ref = _held.find(
+        lambda held: (
+            a.ctypes.data == held.ctypes.data
+            and (a.shape, a.strides, a.dtype) == (held.shape, held.strides, held.dtype)
+        )
+    )
     if ref is not None:
         return ref
     buffer = io.BytesIO()
@@ -114,7 +125,7 @@ def weights(ref: str, limit_values: int) -> np.ndarray:
     held = _held.get(ref)
     if held is not None:
         return held
-    data = store().get(ref[len(WEIGHTS):], ".npy", limit_values * 4 + 4096)
+    data = store().get(ref[len(WEIGHTS) :], ".npy", limit_values * 4 + 4096)
     try:  # a file another process sharing the store left (a pickle, an object array) is refused, never unpickled
         a = np.load(io.BytesIO(data), allow_pickle=False)
     except (ValueError, OSError, EOFError):

@@ -14,6 +14,7 @@ the work of a configuration is bounded too:
 
 A bigger machine raises them through the environment; the README says how.
 """
+
 from __future__ import annotations
 
 import math
@@ -55,8 +56,10 @@ def over_elements(shape: tuple, what: str, lower: str) -> str | None:
     n, cap = math.prod(shape), max_elements()
     if n <= cap:
         return None
-    return (f"the budget is {cap:,} values per tensor (PLAYGROUND_MAX_ELEMENTS) and this {what} would hold "
-            f"{n:,} ({'×'.join(map(str, shape))}); lower {lower}")
+    return (
+        f"the budget is {cap:,} values per tensor (PLAYGROUND_MAX_ELEMENTS) and this {what} would hold "
+        f"{n:,} ({'×'.join(map(str, shape))}); lower {lower}"
+    )
 
 
 def over_work(macs: int, formula: str, lower: str) -> str | None:
@@ -64,5 +67,7 @@ def over_work(macs: int, formula: str, lower: str) -> str | None:
     cap = max_macs()
     if macs <= cap:
         return None
-    return (f"the budget is {cap:,} multiply-adds per configuration (PLAYGROUND_MAX_MACS) and this one needs "
-            f"{macs:,} ({formula}); lower {lower}")
+    return (
+        f"the budget is {cap:,} multiply-adds per configuration (PLAYGROUND_MAX_MACS) and this one needs "
+        f"{macs:,} ({formula}); lower {lower}"
+    )

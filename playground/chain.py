@@ -18,6 +18,7 @@ intermediate changes what TensorRT fuses). Every network layer a chain layer add
 as its metadata `[KEY]`; TensorRT-RTX writes the metadata of the network layers each engine layer computes in its
 verbose layer dump, which is how an engine layer's `fuses` are read back.
 """
+
 from __future__ import annotations
 
 import math
@@ -60,8 +61,7 @@ def parse_names(text, sep: str = "+") -> tuple[str, ...]:
         raise ValidationError(CHAIN, "layers", f"at most {MAX_LAYERS} layers, not {len(names)}", text)
     unknown = [n for n in names if n not in LAYERS]
     if unknown:
-        raise ValidationError(CHAIN, "layers", f"{unknown[0]!r} is not a layer; choose from {', '.join(LAYERS)}",
-                              text)
+        raise ValidationError(CHAIN, "layers", f"{unknown[0]!r} is not a layer; choose from {', '.join(LAYERS)}", text)
     return tuple(names)
 
 
@@ -81,6 +81,7 @@ def split_params(keys, flat: dict) -> dict[str, dict]:
 @dataclass(frozen=True)
 class Link:
     """One layer of a resolved chain."""
+
     key: str
     layer: Layer
     raw: dict
@@ -126,8 +127,9 @@ class Chain:
         out = {}
         for i, link in enumerate(self.links):
             default, first = default_sources(link.layer, self.keys[:i]), link.layer.inputs[0].name
-            out[link.key] = dict(link.raw) | {FROM if n == first else f"{FROM}.{n}": s
-                                              for n, s in link.sources.items() if s != default[n]}
+            out[link.key] = dict(link.raw) | {
+                FROM if n == first else f"{FROM}.{n}": s for n, s in link.sources.items() if s != default[n]
+            }
         return out
 
     def flat_params(self) -> dict:
@@ -150,10 +152,11 @@ def _sources(key: str, layer: Layer, raw: dict, earlier: tuple[str, ...]) -> tup
         if name != FROM and not name.startswith(FROM + "."):
             params[name] = value
             continue
-        which = layer.inputs[0].name if name == FROM else name[len(FROM) + 1:]
+        which = layer.inputs[0].name if name == FROM else name[len(FROM) + 1 :]
         if which not in sources:
-            raise ValidationError(key, name, f"{which!r} is not an input of {layer.name}; it has "
-                                  + ", ".join(layer.input_names))
+            raise ValidationError(
+                key, name, f"{which!r} is not an input of {layer.name}; it has " + ", ".join(layer.input_names)
+            )
         source = str(value).strip()
         if source != INPUT and source not in earlier:
             choices = ", ".join((INPUT,) + earlier)
@@ -169,8 +172,9 @@ def resolve(names, raw: dict | None = None, input_shape=None) -> Chain:
     names = parse_names(names)
     keys = keys_of(names)
     raw = raw or {}
-    by_key = raw if all(isinstance(v, dict) for v in raw.values()) and set(raw) <= set(keys) else \
-        split_params(keys, raw)
+    by_key = (
+        raw if all(isinstance(v, dict) for v in raw.values()) and set(raw) <= set(keys) else split_params(keys, raw)
+    )
     first = LAYERS[names[0]]
     shape = tuple(int(d) for d in (input_shape or first.input_shape(first.inputs[0].name)))
     outputs: dict[str, tuple] = {INPUT: shape}
@@ -182,8 +186,11 @@ def resolve(names, raw: dict | None = None, input_shape=None) -> Chain:
         try:
             params = layer.resolve(params_raw, shapes if layer.several else shapes[layer.inputs[0].name])
             arg = layer.shape_arg(shapes)
-            out, macs = ((tuple(layer.cost(params, arg)[0]), int(layer.cost(params, arg)[1])) if layer.cost else
-                         (shapes[layer.inputs[0].name], math.prod(shapes[layer.inputs[0].name])))
+            out, macs = (
+                (tuple(layer.cost(params, arg)[0]), int(layer.cost(params, arg)[1]))
+                if layer.cost
+                else (shapes[layer.inputs[0].name], math.prod(shapes[layer.inputs[0].name]))
+            )
         except ValidationError as exc:  # named by its key in the chain: convolution2.stride_nd
             raise ValidationError(key, exc.param, exc.rule, exc.value) from None
         links.append(Link(key, layer, params_raw, params, sources, shapes, tuple(int(d) for d in out), macs))
@@ -191,11 +198,13 @@ def resolve(names, raw: dict | None = None, input_shape=None) -> Chain:
     read = {s for link in links for s in link.sources.values()}
     for link in links[:-1]:
         if link.key not in read:
-            raise ValidationError(link.key, FROM, "its output feeds no later layer: every layer but the last must "
-                                  "be read by one after it")
+            raise ValidationError(
+                link.key, FROM, "its output feeds no later layer: every layer but the last must be read by one after it"
+            )
     chain = Chain(tuple(links), shape)
-    over = budget.over_work(chain.macs, "summed over the chain's layers", "a layer's size or the input's") or \
-        _over_held(chain)
+    over = budget.over_work(
+        chain.macs, "summed over the chain's layers", "a layer's size or the input's"
+    ) or _over_held(chain)
     if over:
         raise ValidationError(CHAIN, "budget", over)
     return chain
@@ -205,8 +214,10 @@ def _over_held(chain: Chain) -> str | None:
     cap = 2 * budget.max_elements()
     if chain.elements <= cap:
         return None
-    return (f"the chain keeps every tensor (input, intermediates, output): {chain.elements:,} values together, "
-            f"more than {cap:,} (twice PLAYGROUND_MAX_ELEMENTS); lower the input's size or remove a layer")
+    return (
+        f"the chain keeps every tensor (input, intermediates, output): {chain.elements:,} values together, "
+        f"more than {cap:,} (twice PLAYGROUND_MAX_ELEMENTS); lower the input's size or remove a layer"
+    )
 
 
 # -- the reference ---------------------------------------------------------------------------------------------
@@ -223,8 +234,9 @@ def compute(chain: Chain, x: np.ndarray | None = None) -> dict[str, np.ndarray]:
     first = chain.links[0].layer
     x = first.example_of(first.inputs[0].name, chain.input_shape) if x is None else np.asarray(x, np.float32)
     if tuple(x.shape) != chain.input_shape:
-        raise ValidationError(CHAIN, "input", f"has shape {tuple(x.shape)}; the chain was resolved for "
-                              f"{chain.input_shape}")
+        raise ValidationError(
+            CHAIN, "input", f"has shape {tuple(x.shape)}; the chain was resolved for {chain.input_shape}"
+        )
     tensors = {INPUT: np.ascontiguousarray(x, dtype=np.float32)}
     links = []
     for link in chain.links:
@@ -294,8 +306,10 @@ def network_from_chain(trt, builder, chain: Chain, marked: bool = False):
     for link in chain.links:
         before = network.num_layers
         p = link.params
-        xs = {n: P.precision_input(trt, network, tensors[s], p["precision"], p["quantize_scale"])
-              for n, s in link.sources.items()}
+        xs = {
+            n: P.precision_input(trt, network, tensors[s], p["precision"], p["quantize_scale"])
+            for n, s in link.sources.items()
+        }
         typed = P.TypedNetwork(trt, network, p["precision"]) if p["precision"] in P.FLOAT_TYPES else None
         y = link.layer.construct(trt, typed or network, xs, p)
         y = P.precision_output(trt, network, y, p["precision"])
@@ -346,7 +360,7 @@ def fuses_of(engine_layer: dict, keys: tuple[str, ...]) -> list[str]:
         for m in _FOREIGN.finditer(name):
             first, last = (t.split("/")[0] for t in (m["first"], m["last"]))
             if first in keys and last in keys:
-                named.update(keys[keys.index(first): keys.index(last) + 1])
+                named.update(keys[keys.index(first) : keys.index(last) + 1])
         for part in re.split(r"\s*\+\s*", name):
             named.add(part.split("/")[0].strip())
     return [k for k in keys if k in named]
@@ -358,8 +372,9 @@ def role_of(engine_layer: dict) -> str:
         return "compute"
     name, kind = engine_layer.get("name", ""), engine_layer.get("type", "")
     ops = re.match(r"__myl_([A-Za-z]+?)_", name)
-    if kind.lower() in ("reformat", "shuffle", "noop") or (ops and all(
-            any(op.startswith(m) for m in MOVES) for op in re.findall(r"[A-Z][a-z]*", ops[1]))):
+    if kind.lower() in ("reformat", "shuffle", "noop") or (
+        ops and all(any(op.startswith(m) for m in MOVES) for op in re.findall(r"[A-Z][a-z]*", ops[1]))
+    ):
         return "data movement"
     return "compute"
 
@@ -368,6 +383,7 @@ def role_of(engine_layer: dict) -> str:
 class ChainBuild:
     """The chain's engine: TensorRT's report, its layers with `fuses` and `role`, and the chain's layers that no
     engine layer names (their work went into data movement, or TensorRT removed it)."""
+
     report: eng.BuildReport
     status: str  # built | cached | refused | failed | not_built
     builder: str  # which TensorRT made it
@@ -383,12 +399,21 @@ class ChainBuild:
 
     def summary(self) -> dict:
         r = self.report
-        return {"status": self.status, "builder": self.builder, "ran": False, "marked_intermediates": self.marked,
-                "refusal": r.error if r and r.status != "built" else None,
-                "build_ms": r.build_ms if r else None, "bytes": r.bytes if r else 0,
-                "output_shape": r.output_shape if r else None, "cache_key": self.cache_key,
-                "layers": self.layers, "absorbed": self.absorbed, "fusion_log": self.fusion_log,
-                "log": [m for m in (r.log if r else []) if m[0] != "VERBOSE"]}
+        return {
+            "status": self.status,
+            "builder": self.builder,
+            "ran": False,
+            "marked_intermediates": self.marked,
+            "refusal": r.error if r and r.status != "built" else None,
+            "build_ms": r.build_ms if r else None,
+            "bytes": r.bytes if r else 0,
+            "output_shape": r.output_shape if r else None,
+            "cache_key": self.cache_key,
+            "layers": self.layers,
+            "absorbed": self.absorbed,
+            "fusion_log": self.fusion_log,
+            "log": [m for m in (r.log if r else []) if m[0] != "VERBOSE"],
+        }
 
 
 def build_report(backend, make_network, settings) -> eng.BuildReport:
@@ -407,20 +432,31 @@ def build_report(backend, make_network, settings) -> eng.BuildReport:
             except Exception as exc:  # noqa: BLE001 - TensorRT's Python API raises for networks it rejects
                 error = str(exc) or type(exc).__name__
     except Exception as exc:  # noqa: BLE001 - no builder here
-        return eng.BuildReport("failed", 0.0, None, error=f"{backend.name} {backend.version} could not make a "
-                               f"builder here: {exc}")
+        return eng.BuildReport(
+            "failed", 0.0, None, error=f"{backend.name} {backend.version} could not make a builder here: {exc}"
+        )
     build_ms = round((time.perf_counter() - start) * 1e3, 3)
     if engine is None:
         errors = [m for s, m in records if s in ("ERROR", "INTERNAL_ERROR")]
-        return eng.BuildReport("refused", build_ms, shape, log=[[s, m] for s, m in records
-                                                                  if s in eng.SHOWN_SEVERITIES],
-                               error=f"{backend.name} {backend.version} refused the network: "
-                               + ("; ".join(errors) or error or "the build returned no engine"))
+        return eng.BuildReport(
+            "refused",
+            build_ms,
+            shape,
+            log=[[s, m] for s, m in records if s in eng.SHOWN_SEVERITIES],
+            error=f"{backend.name} {backend.version} refused the network: "
+            + ("; ".join(errors) or error or "the build returned no engine"),
+        )
     metadata = metadata_by_layer(records)
     layers = [{**layer, "metadata": metadata.get(layer["name"], "")} for layer in eng.layers_from_log(records)]
     words = [["VERBOSE", m] for s, m in records if s == "VERBOSE" and len(m) < 300 and FUSION_WORDS.search(m)]
-    return eng.BuildReport("built", build_ms, shape, layers=layers,
-                           log=[[s, m] for s, m in records if s in eng.SHOWN_SEVERITIES] + words, engine=engine)
+    return eng.BuildReport(
+        "built",
+        build_ms,
+        shape,
+        layers=layers,
+        log=[[s, m] for s, m in records if s in eng.SHOWN_SEVERITIES] + words,
+        engine=engine,
+    )
 
 
 def build(chain: Chain, backend=None, cache=None, marked: bool = False) -> ChainBuild:
@@ -436,13 +472,18 @@ def build(chain: Chain, backend=None, cache=None, marked: bool = False) -> Chain
         return ChainBuild(None, "not_built", who, marked=marked)
     cache = cache or default_cache()
     settings = eng.BuildSettings.from_env()
-    key = cache_key(f"{FORMAT}:{'marked:' if marked else ''}{'+'.join(chain.names)}",
-                    {**chain.flat_params(), **{f"{link.key}.{FROM}": link.sources for link in chain.links}},
-                    chain.input_shape, backend, settings)
-    report, status, _notes = cache.get_or_build(key, lambda: build_report(
-        backend, lambda trt, builder: network_from_chain(trt, builder, chain, marked), settings))
-    out = ChainBuild(report, status if report.status == "built" else report.status, who, cache_key=key,
-                     marked=marked)
+    key = cache_key(
+        f"{FORMAT}:{'marked:' if marked else ''}{'+'.join(chain.names)}",
+        {**chain.flat_params(), **{f"{link.key}.{FROM}": link.sources for link in chain.links}},
+        chain.input_shape,
+        backend,
+        settings,
+    )
+    report, status, _notes = cache.get_or_build(
+        key,
+        lambda: build_report(backend, lambda trt, builder: network_from_chain(trt, builder, chain, marked), settings),
+    )
+    out = ChainBuild(report, status if report.status == "built" else report.status, who, cache_key=key, marked=marked)
     if report.status != "built":
         return out
     for layer in report.layers:
@@ -472,8 +513,10 @@ class ChainEvaluation:
 
         return {
             "chain": "+".join(self.chain.names),
-            "network": {"layers": list(self.chain.keys),
-                        "sources": {link.key: link.sources for link in self.chain.links}},
+            "network": {
+                "layers": list(self.chain.keys),
+                "sources": {link.key: link.sources for link in self.chain.links},
+            },
             "params": {link.key: {k: jsonable(v) for k, v in link.params.items()} for link in self.chain.links},
             "input_shape": list(self.chain.input_shape),
             "shapes": {k: list(v.shape) for k, v in self.tensors.items()},
@@ -485,8 +528,9 @@ class ChainEvaluation:
         }
 
 
-def evaluate(names, raw: dict | None = None, x=None, *, backend=None, cache=None, build_engine: bool = True
-             ) -> ChainEvaluation:
+def evaluate(
+    names, raw: dict | None = None, x=None, *, backend=None, cache=None, build_engine: bool = True
+) -> ChainEvaluation:
     """The chain's every tensor (the references) and its engine, built for deployment. Nothing runs the engine
     here: the tensors shown are the references' (a GPU run of a chain is not part of the playground yet)."""
     shape = None if x is None else tuple(np.shape(x))
@@ -495,8 +539,10 @@ def evaluate(names, raw: dict | None = None, x=None, *, backend=None, cache=None
     engine = build(chain, backend, cache) if build_engine else ChainBuild(None, "pending", "")
     messages = []
     if engine.status in ("built", "cached"):
-        messages.append(f"The engine was built by {engine.builder}'s builder (TensorRT-RTX's fusions are not full "
-                        "TensorRT's) and was not run here: the tensors are the NumPy references'.")
+        messages.append(
+            f"The engine was built by {engine.builder}'s builder (TensorRT-RTX's fusions are not full "
+            "TensorRT's) and was not run here: the tensors are the NumPy references'."
+        )
     elif engine.status == "not_built":
         messages.append("No TensorRT builds here: the tensors are the NumPy references', and there is no engine.")
     for k in engine.absorbed:
@@ -516,14 +562,19 @@ def patterns() -> dict:
     """The input patterns a link may name: the first layer's example, or one of the spec patterns."""
     from .inputs import arange_pattern, centered_ramp, tile_pattern
 
-    return {"example": None, "centered_ramp": centered_ramp, "tile_pattern": tile_pattern,
-            "arange_pattern": arange_pattern}
+    return {
+        "example": None,
+        "centered_ramp": centered_ramp,
+        "tile_pattern": tile_pattern,
+        "arange_pattern": arange_pattern,
+    }
 
 
 @dataclass
 class Address:
     """What a chain page's address says: the layers, each layer's raw parameters (texts, by position), the input's
     shape and pattern, and every key it refused (with the rule), which the page shows while it draws the rest."""
+
     names: list[str]
     params: list[dict]  # by position: {param (or from, from.NAME): text}
     shape: tuple | None = None
@@ -601,8 +652,13 @@ def from_query(query: dict) -> Address:
         for k, v in starter.params.items():
             key, _, name = k.partition(".")
             params[keys.index(key)][name] = str(v)
-    address = Address(names, params, starter.input_shape if starter else None,
-                      starter.pattern.__name__ if starter else "example", problems)
+    address = Address(
+        names,
+        params,
+        starter.input_shape if starter else None,
+        starter.pattern.__name__ if starter else "example",
+        problems,
+    )
     for k, v in text.items():
         if k in (LAYERS_KEY, STARTER_KEY) or k.startswith(OTHER_KEYS):
             continue
@@ -620,8 +676,10 @@ def from_query(query: dict) -> Address:
                     raise ValueError
             except ValueError:
                 address.pick = None
-                problems.append(f"{PICK_KEY}: must be KEY:INDEX, a tensor of this chain ({', '.join((INPUT,) + keys)}) and "
-                                f"one of its cells, e.g. {keys[-1]}:0,0,1,1 (got {v[:40]!r})")
+                problems.append(
+                    f"{PICK_KEY}: must be KEY:INDEX, a tensor of this chain ({', '.join((INPUT,) + keys)}) and "
+                    f"one of its cells, e.g. {keys[-1]}:0,0,1,1 (got {v[:40]!r})"
+                )
             continue
         if k == PATTERN_KEY:
             if v in patterns():
@@ -631,8 +689,10 @@ def from_query(query: dict) -> Address:
             continue
         key, _, name = k.partition(".")
         if key not in keys or not name:
-            problems.append(f"{k[:60]}: names no layer of this chain ({', '.join(keys)}) and no key of the page "
-                            f"({', '.join(PAGE_KEYS)})")
+            problems.append(
+                f"{k[:60]}: names no layer of this chain ({', '.join(keys)}) and no key of the page "
+                f"({', '.join(PAGE_KEYS)})"
+            )
             continue
         params[keys.index(key)][name] = v
     return address

@@ -5,6 +5,7 @@ The script holds the chain's input, every layer's resolved parameters by key, ea
 as `playground.chain.network_from_chain` does (sources, precision around each layer, names and metadata); the
 runner that builds (and where a GPU allows, runs) it is the one every export carries (`export.runner_source`).
 """
+
 from __future__ import annotations
 
 import inspect
@@ -87,14 +88,18 @@ def export_chain_script(names, raw: dict | None = None, x: np.ndarray | None = N
     chain = C.resolve(names, raw, None if x is None else tuple(np.shape(x)))
     tensors = C.compute(chain, x)  # the data's quantize scales, as the playground builds them
     layers = {link.layer.name: link.layer for link in chain.links}
-    sources = {name: _renamed(build_source(layer), layer.build.__name__, f"build_{name}")
-               for name, layer in layers.items()}
+    sources = {
+        name: _renamed(build_source(layer), layer.build.__name__, f"build_{name}") for name, layer in layers.items()
+    }
     settings = BuildSettings.from_env()
     command = playground_command(chain, tensors[C.INPUT])
-    p = {"precision": "TF32" if any(link.params["precision"] == "TF32" for link in chain.links) else "FP32",
-         "quantize_scale": 1.0}
+    p = {
+        "precision": "TF32" if any(link.params["precision"] == "TF32" for link in chain.links) else "FP32",
+        "quantize_scale": 1.0,
+    }
     embedded = tensors[C.INPUT].size > INLINE_LIMIT or any(
-        isinstance(v, np.ndarray) and v.size > INLINE_LIMIT for link in chain.links for v in link.params.values())
+        isinstance(v, np.ndarray) and v.size > INLINE_LIMIT for link in chain.links for v in link.params.values()
+    )
     header = [
         "#!/usr/bin/env python3",
         f"# TensorRT Layer Playground export: the chain {' → '.join(chain.keys)}",
@@ -104,8 +109,10 @@ def export_chain_script(names, raw: dict | None = None, x: np.ndarray | None = N
         "# runs the engine and prints input and output (inputH0 / outputH0).",
         "#",
         f"# Input '{INPUT_NAME}': float32 {chain.input_shape}",
-        *[f"# {link.key}: {link.layer.title}, reads " + ", ".join(f"{n} from {s}" for n, s in link.sources.items())
-          for link in chain.links],
+        *[
+            f"# {link.key}: {link.layer.title}, reads " + ", ".join(f"{n} from {s}" for n, s in link.sources.items())
+            for link in chain.links
+        ],
         "#",
         "# Run:    python THIS_SCRIPT.py [--output OUT.npy]   (--output saves the GPU output as .npy)",
         "# Needs:  numpy; tensorrt (10 or later) or tensorrt_rtx; ml_dtypes for BF16. Running the engine also needs",
@@ -116,8 +123,10 @@ def export_chain_script(names, raw: dict | None = None, x: np.ndarray | None = N
         f"#   {command}",
     ]
     body = [
-        (f'"""Build, and where a GPU allows run, the chain {"+".join(chain.names)} exactly as configured in the\n'
-        'TensorRT Layer Playground."""'),
+        (
+            f'"""Build, and where a GPU allows run, the chain {"+".join(chain.names)} exactly as configured in the\n'
+            'TensorRT Layer Playground."""'
+        ),
         "",
         "import argparse",
         *(["import base64"] if embedded else []),
@@ -131,8 +140,10 @@ def export_chain_script(names, raw: dict | None = None, x: np.ndarray | None = N
         f"RTX_HINT = {RTX_HINT!r}",
         f"INPUT_NAMES, OUTPUT_NAME = {{'x': {INPUT_NAME!r}}}, {OUTPUT_NAME!r}",
         "INDEX_INPUTS = ()  # the chain's input is data: a precision's cast or Q/DQ pair applies",
-        (f"OPTIMIZATION_LEVEL = {settings.optimization_level}  # the playground's builder setting "
-        "(TensorRT's own default is 3)"),
+        (
+            f"OPTIMIZATION_LEVEL = {settings.optimization_level}  # the playground's builder setting "
+            "(TensorRT's own default is 3)"
+        ),
         f"PLAYGROUND_COMMAND = {command!r}",
         *([_UNPACK.rstrip("\n")] if embedded else []),
         "",
@@ -152,12 +163,27 @@ def export_chain_script(names, raw: dict | None = None, x: np.ndarray | None = N
         body.append("    },")
     body += ["}", ""]
     for name, layer in layers.items():
-        body += ["", (f"# {name}'s construction, copied from the playground's declaration "
-                 f"({inspect.getsourcefile(layer.build).rsplit('/', 1)[-1]})."), sources[name].rstrip("\n"), ""]
-    body += ["", "BUILDS = {" + ", ".join(f"{n!r}: build_{n}" for n in layers) + "}", _WIRING.rstrip("\n"), "",
-             "", "BUILD = build_chain", "", "",
-             "# Each layer's precision, as the playground builds it (playground/precision.py).",
-             *[textwrap.dedent(inspect.getsource(f)).rstrip("\n") + "\n\n" for f in PRECISION_CODE]]
+        body += [
+            "",
+            (
+                f"# {name}'s construction, copied from the playground's declaration "
+                f"({inspect.getsourcefile(layer.build).rsplit('/', 1)[-1]})."
+            ),
+            sources[name].rstrip("\n"),
+            "",
+        ]
+    body += [
+        "",
+        "BUILDS = {" + ", ".join(f"{n!r}: build_{n}" for n in layers) + "}",
+        _WIRING.rstrip("\n"),
+        "",
+        "",
+        "BUILD = build_chain",
+        "",
+        "",
+        "# Each layer's precision, as the playground builds it (playground/precision.py).",
+        *[textwrap.dedent(inspect.getsource(f)).rstrip("\n") + "\n\n" for f in PRECISION_CODE],
+    ]
     script = "\n".join(header + body) + "\n\n\n" + runner_source()
     compile(script, "<export of a chain>", "exec")  # a broken script is our bug: fail here, not later
     return script

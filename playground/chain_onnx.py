@@ -4,6 +4,7 @@ ONNX parser builds it, its engine layers mapped onto the chain as the chain's ow
 The model is each layer's ONNX export (`Layer.onnx.write`) wired as the chain is, its nodes named `KEY_i`. ONNX
 models compute in float32: the model is of the chain's FP32 configuration, and is compared with that reference.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,8 +19,7 @@ from .onnxmap import OPSET, Graph
 
 def fp32(chain: C.Chain) -> C.Chain:
     """The chain with every layer in FP32 (what an ONNX model computes)."""
-    links = tuple(C.Link(**{**link.__dict__, "params": {**link.params, "precision": "FP32"}})
-                  for link in chain.links)
+    links = tuple(C.Link(**{**link.__dict__, "params": {**link.params, "precision": "FP32"}}) for link in chain.links)
     return C.Chain(links, chain.input_shape)
 
 
@@ -30,8 +30,9 @@ def export_chain_model(chain: C.Chain, check: bool = True):
     h = onnx.helper
     for link in chain.links:
         if link.layer.onnx is None or link.layer.several:
-            raise ValidationError(link.key, "onnx", f"{link.layer.name} has no ONNX export yet, so neither has this "
-                                  "chain")
+            raise ValidationError(
+                link.key, "onnx", f"{link.layer.name} has no ONNX export yet, so neither has this chain"
+            )
     g = Graph()
     tensors, names = {C.INPUT: g.input}, []
     for link in fp32(chain).links:
@@ -39,13 +40,17 @@ def export_chain_model(chain: C.Chain, check: bool = True):
         first = link.layer.inputs[0].name
         tensors[link.key] = link.layer.onnx.write(g, tensors[link.sources[first]], link.params, link.shapes[first])
         names += [f"{link.key}_{i}" for i in range(len(g.nodes) - before)]
-    nodes = [h.make_node(op, inputs, [out], name=name, **attrs)
-             for name, (op, inputs, out, attrs) in zip(names, g.nodes)]
+    nodes = [
+        h.make_node(op, inputs, [out], name=name, **attrs) for name, (op, inputs, out, attrs) in zip(names, g.nodes)
+    ]
     inits = [onnx.numpy_helper.from_array(v, k) for k, v in g.consts.items()]
-    graph = h.make_graph(nodes, "+".join(chain.names),
-                         [h.make_tensor_value_info(g.input, onnx.TensorProto.FLOAT, list(chain.input_shape))],
-                         [h.make_tensor_value_info(tensors[chain.keys[-1]], onnx.TensorProto.FLOAT,
-                                                   list(chain.output_shape))], inits)
+    graph = h.make_graph(
+        nodes,
+        "+".join(chain.names),
+        [h.make_tensor_value_info(g.input, onnx.TensorProto.FLOAT, list(chain.input_shape))],
+        [h.make_tensor_value_info(tensors[chain.keys[-1]], onnx.TensorProto.FLOAT, list(chain.output_shape))],
+        inits,
+    )
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], producer_name="trt-layer-playground")
     if check:
         onnx.checker.check_model(model)
@@ -80,8 +85,9 @@ def opinions(result: C.ChainEvaluation, backend=None, cache=None) -> dict:
         return {"onnxruntime": {"status": f"not installed ({exc.name})"}, "onnx_parser": None}
     x = result.tensors[C.INPUT]
     reference = C.compute(fp32(result.chain), x)[result.chain.keys[-1]]
-    ort = onnxio.onnxruntime_check(model, x, reference, lambda: float(np.abs(reference).max(initial=0.0)),
-                                   compared_to="the chain's FP32 reference")
+    ort = onnxio.onnxruntime_check(
+        model, x, reference, lambda: float(np.abs(reference).max(initial=0.0)), compared_to="the chain's FP32 reference"
+    )
     backend = backend or detect()
     if not backend.can_build:
         return {"onnxruntime": ort, "onnx_parser": {"status": "not_built", "why": backend.why_not_run}}
@@ -90,13 +96,18 @@ def opinions(result: C.ChainEvaluation, backend=None, cache=None) -> dict:
 
     cache = cache or default_cache()
     settings = eng.BuildSettings.from_env()
-    key = cache_key(f"{C.FORMAT}:onnx_parser", {"model": hashlib.sha256(model).hexdigest()}, x.shape, backend,
-                    settings)
+    key = cache_key(f"{C.FORMAT}:onnx_parser", {"model": hashlib.sha256(model).hexdigest()}, x.shape, backend, settings)
     report, status, _ = cache.get_or_build(key, lambda: _parse_and_build(backend, model, settings))
-    parser = {"status": status if report.status == "built" else report.status, "parser": f"{backend.name} OnnxParser",
-              "output_shape": report.output_shape, "error": report.error,
-              "layers": [{"name": layer["name"], "type": layer["type"],
-                          "fuses": parser_fuses(layer, result.chain.keys)} for layer in report.layers]}
+    parser = {
+        "status": status if report.status == "built" else report.status,
+        "parser": f"{backend.name} OnnxParser",
+        "output_shape": report.output_shape,
+        "error": report.error,
+        "layers": [
+            {"name": layer["name"], "type": layer["type"], "fuses": parser_fuses(layer, result.chain.keys)}
+            for layer in report.layers
+        ],
+    }
     plain = fp32(result.chain)
     same = all(a.params == b.params for a, b in zip(plain.links, result.chain.links))
     engine = result.engine if same else C.build(plain, backend, cache)  # the model is the FP32 configuration
@@ -116,8 +127,10 @@ def _parse_and_build(backend, model: bytes, settings):
         net = builder.create_network(eng.network_flags(trt))
         parser = trt.OnnxParser(net, eng.logger_for(trt))
         if not parser.parse(model):
-            raise ValueError("; ".join(str(parser.get_error(i).desc()) for i in range(parser.num_errors))
-                             or "the parser refused the model")
+            raise ValueError(
+                "; ".join(str(parser.get_error(i).desc()) for i in range(parser.num_errors))
+                or "the parser refused the model"
+            )
         return net, parser  # the parser owns the weights the network reads: alive until the build ends
 
     return C.build_report(backend, network, settings)

@@ -17,6 +17,7 @@ Exit status (one path for all, `main`): 0 success, 2 invalid parameters, input o
 the parameter or option and the rule), 3 the backend's builder refused a configuration the layer's rules allow
 (`run`: the reference is still printed and written, the refusal said), 1 any other failure.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -81,8 +82,10 @@ def read_npy(path: str, layer: str, param: str) -> np.ndarray:
     try:
         with open(path, "rb") as f:
             version = np.lib.format.read_magic(f)
-            read_header = {(1, 0): np.lib.format.read_array_header_1_0,
-                           (2, 0): np.lib.format.read_array_header_2_0}.get(version)
+            read_header = {
+                (1, 0): np.lib.format.read_array_header_1_0,
+                (2, 0): np.lib.format.read_array_header_2_0,
+            }.get(version)
             if read_header is None:
                 raise fail(f"is a .npy file of version {version[0]}.{version[1]}; 1.0 and 2.0 are read")
             shape, _, dtype = read_header(f)
@@ -124,8 +127,12 @@ def load_inputs(layer_name: str, given: list[str] | None):
         if not (sep and name in names):  # a plain path (which may hold "=") takes the next input not named yet
             name, path = next((n for n in names if n not in named), None), text
             if name is None:
-                raise ValidationError(layer_name, "--input", f"{layer_name} has {len(names)} input(s) "
-                                      f"({', '.join(names)}); {len(given)} files given", text)
+                raise ValidationError(
+                    layer_name,
+                    "--input",
+                    f"{layer_name} has {len(names)} input(s) ({', '.join(names)}); {len(given)} files given",
+                    text,
+                )
         if name in named:
             raise ValidationError(layer_name, "--input", f"input {name} is given twice", text)
         named[name] = read_npy(path, "input", "--input" if not layer.several else f"--input {name}")
@@ -232,14 +239,20 @@ def _opened_node(model, args):
     inputs = [name for name, _ in whole.inputs_of(model)]
     if reads is not None and reads not in inputs:
         if len(inputs) != 1:
-            raise ValidationError("input", "--input", f"node {opened.node!r} reads {reads!r}, which the model "
-                                  f"computes from {len(inputs)} inputs; give them with `model --input NAME=FILE`")
+            raise ValidationError(
+                "input",
+                "--input",
+                f"node {opened.node!r} reads {reads!r}, which the model "
+                f"computes from {len(inputs)} inputs; give them with `model --input NAME=FILE`",
+            )
         feeds, _ = whole.feeds(model, {inputs[0]: x})
         real = whole.run_all(model, feeds)[reads]
         if real.shape != opened.onnx_shape:
             opened = open_node(model, opened.node, opened.model, batch=real.shape[0])
-        opened.notes.append(f"--input is the model's input {inputs[0]!r}: node {opened.node!r} reads {reads!r}, "
-                            "a tensor the model computes, fed its value from ONNX Runtime's run of the model.")
+        opened.notes.append(
+            f"--input is the model's input {inputs[0]!r}: node {opened.node!r} reads {reads!r}, "
+            "a tensor the model computes, fed its value from ONNX Runtime's run of the model."
+        )
         return opened, real
     want = opened.onnx_shape
     if x.shape != want and opened.batch_free and x.ndim == len(want) and x.shape[1:] == want[1:]:
@@ -261,8 +274,11 @@ def _whole_model(model, args) -> bool:
     inputs = [name for name, _ in whole.inputs_of(model)]
     given = _one_input(args.input, "a whole model run by run --onnx")
     if given is not None and len(inputs) != 1:
-        raise ValidationError("input", "--input", f"the model has {len(inputs)} inputs; give each with "
-                              "`model MODEL --input NAME=FILE.npy`")
+        raise ValidationError(
+            "input",
+            "--input",
+            f"the model has {len(inputs)} inputs; give each with `model MODEL --input NAME=FILE.npy`",
+        )
     feeds, notes = whole.feeds(model, {inputs[0]: load_input(given)} if given else None)
     try:
         outputs = whole.run_model(model, feeds)
@@ -272,17 +288,33 @@ def _whole_model(model, args) -> bool:
         raise Failure(f"ONNX Runtime could not run {os.path.basename(args.onnx)}: {_ort_words(exc)}") from None
     name, y = next(iter(outputs.items()))
     label = f"ONNX Runtime: the whole model ({len(nodes)} nodes); no layer of this playground computed it"
-    notes.append(f"{os.path.basename(args.onnx)} has {len(nodes)} nodes: run one with --node NAME ("
-                 + ", ".join(n.name for n in nodes[:12]) + (" …" if len(nodes) > 12 else "")
-                 + "), or every one against ONNX Runtime with `python -m playground model`.")
+    notes.append(
+        f"{os.path.basename(args.onnx)} has {len(nodes)} nodes: run one with --node NAME ("
+        + ", ".join(n.name for n in nodes[:12])
+        + (" …" if len(nodes) > 12 else "")
+        + "), or every one against ONNX Runtime with `python -m playground model`."
+    )
     if args.output:
         with written(args.output, "wb") as f:
             np.save(f, np.asarray(y, np.float32), allow_pickle=False)
     if args.json:
-        print(json.dumps(_finite({"model": os.path.basename(args.onnx), "output_source": label, "output_name": name,
-                                  "inputs": {k: list(v.shape) for k, v in feeds.items()},
-                                  "output_shape": list(y.shape), "nodes": [n.name for n in nodes],
-                                  "notes": notes}), allow_nan=False, default=str))
+        print(
+            json.dumps(
+                _finite(
+                    {
+                        "model": os.path.basename(args.onnx),
+                        "output_source": label,
+                        "output_name": name,
+                        "inputs": {k: list(v.shape) for k, v in feeds.items()},
+                        "output_shape": list(y.shape),
+                        "nodes": [n.name for n in nodes],
+                        "notes": notes,
+                    }
+                ),
+                allow_nan=False,
+                default=str,
+            )
+        )
     else:
         np.set_printoptions(precision=8, linewidth=200, suppress=True)
         for k, v in feeds.items():
@@ -342,13 +374,18 @@ def cmd_run(args) -> int:
         print(f"outputH0: {shown.shape}  [{result.source_label}]", shown, sep="\n")
         if result.compared is not None:
             other, d = result.compared, result.difference
-            print(f"compared: {other.params['precision']} {other.output.shape}  [{other.source_label}]", other.output,
-                  sep="\n")
+            print(
+                f"compared: {other.params['precision']} {other.output.shape}  [{other.source_label}]",
+                other.output,
+                sep="\n",
+            )
             if d is not None:
                 print(f"max |{d['precision']}| {d['max_abs_error']:.6g}, max relative {d['max_rel_error']:.6g}")
         s = result.engine_summary()
-        print(f"engine: {s['status']}, {s['bytes']} bytes, build {s['build_ms']} ms, "
-              f"TensorRT output shape {s['output_shape']}, {len(s['layers'])} layer(s)")
+        print(
+            f"engine: {s['status']}, {s['bytes']} bytes, build {s['build_ms']} ms, "
+            f"TensorRT output shape {s['output_shape']}, {len(s['layers'])} layer(s)"
+        )
         for m in result.messages + (opened.notes + [f"ONNX differs: {d}" for d in opened.differs] if opened else []):
             print("note:", m)
     if result.engine_status == "refused":
@@ -415,14 +452,17 @@ def cmd_run_chain(args) -> int:
         print(f"outputH0: {result.output.shape}  [NumPy references]", result.output, sep="\n")
         s = engine.summary()
         when = {"built": "built now", "cached": "from the engine cache"}.get(s["status"], s["status"])
-        print(f"engine: {when}, by {s['builder']}, {s['bytes']} bytes, build {s['build_ms']} ms, "
-              f"{len(s['layers'])} engine layer(s), not run here")
+        print(
+            f"engine: {when}, by {s['builder']}, {s['bytes']} bytes, build {s['build_ms']} ms, "
+            f"{len(s['layers'])} engine layer(s), not run here"
+        )
         for i, layer in enumerate(s["layers"]):
             what = ", ".join(layer["fuses"]) if layer["fuses"] else layer["role"]
             print(f"  [{i}] {layer['name']} ({layer['type']}, {layer['tactic']}): {what}")
         if marked is not None and marked.status in ("built", "cached"):
-            print(f"with every intermediate marked as an output (a debugging build): {len(marked.layers)} engine "
-                  "layer(s)")
+            print(
+                f"with every intermediate marked as an output (a debugging build): {len(marked.layers)} engine layer(s)"
+            )
             for i, layer in enumerate(marked.layers):
                 print(f"  [{i}] {layer['name']} ({layer['type']}): {', '.join(layer['fuses']) or layer['role']}")
         for m in result.messages:
@@ -475,8 +515,9 @@ def cmd_model(args) -> int:
     if args.output:
         output_path(args.output, "--output", ".npy")
     outputs = {}
-    answer = whole.analyze(open_model(args.model), os.path.basename(args.model), given, engine=not args.no_engine,
-                           outputs=outputs)
+    answer = whole.analyze(
+        open_model(args.model), os.path.basename(args.model), given, engine=not args.no_engine, outputs=outputs
+    )
     if args.output and outputs:
         with written(args.output, "wb") as f:  # the model's first output, as ONNX Runtime computed it
             np.save(f, np.asarray(next(iter(outputs.values()))), allow_pickle=False)
@@ -491,8 +532,10 @@ def cmd_model(args) -> int:
         elif n.get("agrees") is None:
             verdict = f"→ {n['layer']}" + (f": not compared ({n['why']})" if n.get("why") else "")
         else:
-            verdict = (f"→ {n['layer']}: {'agrees' if n['agrees'] else 'DIFFERS'} with ONNX Runtime, max |diff| "
-                       f"{n['max_abs_diff'] if n.get('max_abs_diff') is not None else n.get('why')}")
+            verdict = (
+                f"→ {n['layer']}: {'agrees' if n['agrees'] else 'DIFFERS'} with ONNX Runtime, max |diff| "
+                f"{n['max_abs_diff'] if n.get('max_abs_diff') is not None else n.get('why')}"
+            )
             if n.get("rule"):
                 verdict += f" (rule: {n['rule']})"
             if n.get("masked"):
@@ -504,20 +547,27 @@ def cmd_model(args) -> int:
         print(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}")
     engine = answer.get("engine")
     if engine:
-        print(f"engine: {engine['status']} by {engine.get('parser', '')}, {len(engine.get('layers', []))} layer(s)"
-              + (f": {engine['error'] or engine.get('why')}" if engine["status"] not in ("built", "cached") else ""))
+        print(
+            f"engine: {engine['status']} by {engine.get('parser', '')}, {len(engine.get('layers', []))} layer(s)"
+            + (f": {engine['error'] or engine.get('why')}" if engine["status"] not in ("built", "cached") else "")
+        )
         for layer in engine.get("layers", []):
-            print(f"  {layer['name']} ({layer['type']})" + (f" ← {', '.join(layer['fuses'])}" if layer["fuses"] else ""))
+            print(
+                f"  {layer['name']} ({layer['type']})" + (f" ← {', '.join(layer['fuses'])}" if layer["fuses"] else "")
+            )
     c = answer["counts"]
-    print(f"{c['nodes']} nodes, {c['opened']} opened as layers, {c['agreeing']} agreeing with ONNX Runtime"
-          + (f", {c['engine_layers']} engine layers" if "engine_layers" in c else "") + f"; {answer['seconds']} s")
+    print(
+        f"{c['nodes']} nodes, {c['opened']} opened as layers, {c['agreeing']} agreeing with ONNX Runtime"
+        + (f", {c['engine_layers']} engine layers" if "engine_layers" in c else "")
+        + f"; {answer['seconds']} s"
+    )
     for m in answer["notes"]:
         print("note:", m)
     return 0
 
 
 def cmd_layers(args) -> int:
-    for layer in ([get_layer(args.layer)] if args.layer else LAYERS.values()):
+    for layer in [get_layer(args.layer)] if args.layer else LAYERS.values():
         print(f"{layer.name}: {layer.summary}")
         if layer.several:  # the order --input takes them in
             print("  inputs: " + "; ".join(f"{i.name} ({i.help})" if i.help else i.name for i in layer.inputs))
@@ -563,8 +613,10 @@ def cmd_export(args) -> int:
         model = export_model(layer, params, shape)  # quantize_scale 0 is the input's amax/127 (or /448) in it
         with written(args.out, "wb") as f:
             f.write(model.SerializeToString())
-        print(f"wrote {args.out}: {len(model.graph.node)} node(s), opset {model.opset_import[0].version}; reopen it "
-              f"with `python -m playground run --onnx {args.out}`")
+        print(
+            f"wrote {args.out}: {len(model.graph.node)} node(s), opset {model.opset_import[0].version}; reopen it "
+            f"with `python -m playground run --onnx {args.out}`"
+        )
         return 0
     return _script_out(export_script(args.layer, raw, x), args.out)
 
@@ -589,8 +641,10 @@ def cmd_export_chain(args) -> int:
         model = export_chain_model(chain)
         with written(args.out, "wb") as f:
             f.write(model.SerializeToString())
-        print(f"wrote {args.out}: {len(model.graph.node)} node(s), opset {model.opset_import[0].version} (the chain "
-              "in FP32)")
+        print(
+            f"wrote {args.out}: {len(model.graph.node)} node(s), opset {model.opset_import[0].version} (the chain "
+            "in FP32)"
+        )
         return 0
     return _script_out(export_chain_script(C.parse_names(args.layer), parse_sets(C.CHAIN, args.set), x), args.out)
 
@@ -630,10 +684,18 @@ def cmd_snapshot(args) -> int:
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     try:
-        take(shots, args.out, width=args.width, height=args.height, presenter=args.presenter,
-             crop="page" if args.full_page else args.crop, scale=args.scale, background=args.background,
-             query="&".join(t for t in (args.query, f"view.cell={args.cell}" if args.cell else "") if t),
-             badges=args.badges)
+        take(
+            shots,
+            args.out,
+            width=args.width,
+            height=args.height,
+            presenter=args.presenter,
+            crop="page" if args.full_page else args.crop,
+            scale=args.scale,
+            background=args.background,
+            query="&".join(t for t in (args.query, f"view.cell={args.cell}" if args.cell else "") if t),
+            badges=args.badges,
+        )
     except (RuntimeError, TimeoutError) as exc:  # the app or the browser failed
         raise Failure(str(exc)) from None
     return 0
@@ -649,26 +711,44 @@ class _LayersOrChain(list):
 def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m playground", description="TensorRT Layer Playground")
     sub = parser.add_subparsers(dest="command", required=True)
-    sets = dict(action="append", default=[], metavar="NAME=VALUE",
-                help="a parameter: number, comma list, enum member, true/false, preset, or @FILE.npy")
+    sets = dict(
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a parameter: number, comma list, enum member, true/false, preset, or @FILE.npy",
+    )
 
     run = sub.add_parser("run", help="build (and where possible run) one layer configuration, or an ONNX node")
     run.add_argument("layer", nargs="?", choices=_LayersOrChain(LAYERS), metavar="LAYER[+LAYER…]")
     run.add_argument("--onnx", metavar="MODEL.onnx", help="run a node of this ONNX model as its layer")
     run.add_argument("--node", help="with --onnx: the node's name (default: the only node, or the first that opens)")
     run.add_argument("--set", **sets)
-    run.add_argument("--input", action="append", metavar="[NAME=]IN.npy",
-                     help="input tensor (.npy); default: the layer's spec example. A layer of several inputs takes "
-                          "one --input per input, in its declared order, or NAME=IN.npy")
+    run.add_argument(
+        "--input",
+        action="append",
+        metavar="[NAME=]IN.npy",
+        help="input tensor (.npy); default: the layer's spec example. A layer of several inputs takes "
+        "one --input per input, in its declared order, or NAME=IN.npy",
+    )
     run.add_argument("--output", help="write the shown output tensor here (.npy, float32)")
     run.add_argument("--json", action="store_true", help="print one JSON object")
-    run.add_argument("--intermediates", metavar="DIR", help="a chain: write every tensor along it here "
-                     "(input.npy, KEY.npy for each layer)")
-    run.add_argument("--mark-intermediates", action="store_true", help="a chain: also build it with every "
-                     "intermediate marked as an output, as a debugging build does (--json: engine_marked), to see "
-                     "how that changes what TensorRT fuses")
-    run.add_argument("--compare", metavar="PRECISION", help="also compute the configuration in this precision "
-                     "and report the difference between the two outputs")
+    run.add_argument(
+        "--intermediates",
+        metavar="DIR",
+        help="a chain: write every tensor along it here (input.npy, KEY.npy for each layer)",
+    )
+    run.add_argument(
+        "--mark-intermediates",
+        action="store_true",
+        help="a chain: also build it with every "
+        "intermediate marked as an output, as a debugging build does (--json: engine_marked), to see "
+        "how that changes what TensorRT fuses",
+    )
+    run.add_argument(
+        "--compare",
+        metavar="PRECISION",
+        help="also compute the configuration in this precision and report the difference between the two outputs",
+    )
     run.set_defaults(func=cmd_run)
 
     onnx = sub.add_parser("onnx", help="list an ONNX model's nodes and the layer each opens as (or why not)")
@@ -676,11 +756,19 @@ def parser() -> argparse.ArgumentParser:
     onnx.add_argument("--json", action="store_true", help="print one JSON object")
     onnx.set_defaults(func=cmd_onnx)
 
-    model = sub.add_parser("model", help="every node of an ONNX model as its layer, on its real input, against "
-                           "ONNX Runtime; the model's output; TensorRT's ONNX parser's engine layers")
+    model = sub.add_parser(
+        "model",
+        help="every node of an ONNX model as its layer, on its real input, against "
+        "ONNX Runtime; the model's output; TensorRT's ONNX parser's engine layers",
+    )
     model.add_argument("model", metavar="MODEL.onnx")
-    model.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
-                       help="a graph input's tensor (default: the seeded random pattern, N = 1)")
+    model.add_argument(
+        "--input",
+        action="append",
+        default=[],
+        metavar="NAME=FILE.npy",
+        help="a graph input's tensor (default: the seeded random pattern, N = 1)",
+    )
     model.add_argument("--output", help="write the model's first output here (.npy), as ONNX Runtime computed it")
     model.add_argument("--no-engine", action="store_true", help="skip TensorRT's parser build")
     model.add_argument("--json", action="store_true", help="print one JSON object")
@@ -691,17 +779,28 @@ def parser() -> argparse.ArgumentParser:
     layers.set_defaults(func=cmd_layers)
 
     export = sub.add_parser(
-        "export", help="write a standalone Python script that builds (and where possible runs) one configuration",
-        description="Write a standalone Python script (no playground import) for one layer configuration.")
+        "export",
+        help="write a standalone Python script that builds (and where possible runs) one configuration",
+        description="Write a standalone Python script (no playground import) for one layer configuration.",
+    )
     export.add_argument("layer", choices=_LayersOrChain(LAYERS), metavar="LAYER[+LAYER…]")
-    export.add_argument("--preset", help="start from one of the spec's examples or lessons (playground.presets); "
-                                         "--set and --input override it")
+    export.add_argument(
+        "--preset",
+        help="start from one of the spec's examples or lessons (playground.presets); --set and --input override it",
+    )
     export.add_argument("--set", **sets)
-    export.add_argument("--input", action="append", metavar="[NAME=]IN.npy",
-                        help="input tensor (.npy); default: the preset's or the layer's spec example (several "
-                             "inputs: as for run)")
-    export.add_argument("--format", choices=("python", "script", "onnx"), default="python",
-                        help="python (or script): a standalone script; onnx: the configuration as an ONNX model")
+    export.add_argument(
+        "--input",
+        action="append",
+        metavar="[NAME=]IN.npy",
+        help="input tensor (.npy); default: the preset's or the layer's spec example (several inputs: as for run)",
+    )
+    export.add_argument(
+        "--format",
+        choices=("python", "script", "onnx"),
+        default="python",
+        help="python (or script): a standalone script; onnx: the configuration as an ONNX model",
+    )
     export.add_argument("--out", help="write the script (or model) here (default for a script: standard output)")
     export.set_defaults(func=cmd_export)
 
@@ -709,10 +808,16 @@ def parser() -> argparse.ArgumentParser:
     room.add_argument("--replicas", type=int, default=4, help="app processes (one Python each; about one per core)")
     room.add_argument("--port", type=int, default=8080, help="where the room connects (HAProxy)")
     room.add_argument("--bind", default="0.0.0.0", help="the proxy's address (0.0.0.0: every interface)")
-    room.add_argument("--first-port", type=int, default=None, help="the replicas' first local port (default: free ones)")
+    room.add_argument(
+        "--first-port", type=int, default=None, help="the replicas' first local port (default: free ones)"
+    )
     room.add_argument("--cache", default=None, help="the shared engine cache directory (default: engine_cache/)")
-    room.add_argument("--public-url", default=None, help="the address a room opens, for the pages' Copy link and "
-                      "QR code (e.g. http://10.0.0.5:8080); default: the address each page was opened under")
+    room.add_argument(
+        "--public-url",
+        default=None,
+        help="the address a room opens, for the pages' Copy link and "
+        "QR code (e.g. http://10.0.0.5:8080); default: the address each page was opened under",
+    )
     room.set_defaults(func=cmd_room)
 
     snapshot = sub.add_parser("snapshot", help="screenshots of pages/presets in headless Chromium, with index.md")
@@ -722,15 +827,28 @@ def parser() -> argparse.ArgumentParser:
     snapshot.add_argument("--width", type=int, default=1920)
     snapshot.add_argument("--height", type=int, default=1080)
     snapshot.add_argument("--presenter", action="store_true", help="presenter mode (large fonts, high contrast)")
-    snapshot.add_argument("--badges", action="store_true",
-                          help="keep the machine's badges (which engine built, from cache) in the pictures")
-    snapshot.add_argument("--crop", choices=("figures", "stage", "page"), default="figures",
-                          help="figures: the heatmaps, shapes and badge; stage: with the controls; page: all of it")
+    snapshot.add_argument(
+        "--badges",
+        action="store_true",
+        help="keep the machine's badges (which engine built, from cache) in the pictures",
+    )
+    snapshot.add_argument(
+        "--crop",
+        choices=("figures", "stage", "page"),
+        default="figures",
+        help="figures: the heatmaps, shapes and badge; stage: with the controls; page: all of it",
+    )
     snapshot.add_argument("--full-page", action="store_true", help="the old spelling of --crop page")
     snapshot.add_argument("--scale", type=int, choices=(1, 2, 3), default=1, help="device pixel ratio")
     snapshot.add_argument("--background", choices=("white", "dark"), default="white", help="opaque background")
-    snapshot.add_argument("--cell", type=int, choices=range(8, 161), metavar="PX", default=None,
-                          help="one cell size in px for every figure of the gallery (view.cell)")
+    snapshot.add_argument(
+        "--cell",
+        type=int,
+        choices=range(8, 161),
+        metavar="PX",
+        default=None,
+        help="one cell size in px for every figure of the gallery (view.cell)",
+    )
     snapshot.add_argument("--query", default="", help="more URL parameters for every page, e.g. 'hide=kernel,bias'")
     snapshot.set_defaults(func=cmd_snapshot)
     return parser

@@ -3,6 +3,7 @@
 `evaluate` is what the CLI and the pages call. It raises `ValidationError` for parameters
 that break a layer's rule; everything TensorRT or the GPU says is reported in the result.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -58,16 +59,21 @@ class Evaluation:
         """Compare mode's figures (JSON-friendly): the other precision, its own error, and the difference."""
         if self.compared is None or self.difference is None:
             return None
-        return {"precision": self.compared.params["precision"], "error": self.compared.error_summary(),
-                "max_abs_difference": self.difference["max_abs_error"],
-                "max_rel_difference": self.difference["max_rel_error"]}
+        return {
+            "precision": self.compared.params["precision"],
+            "error": self.compared.error_summary(),
+            "max_abs_difference": self.difference["max_abs_error"],
+            "max_rel_difference": self.difference["max_rel_error"],
+        }
 
     def error_summary(self) -> dict | None:
         """The precision's error figures (JSON-friendly; the error tensor itself left out)."""
         if self.precision_error is None:
             return None
-        return ({k: v for k, v in self.precision_error.items() if k not in ("error", "log_error", "exact_at")}
-                | {"source": self.output_source, "gpu_crosscheck": self.gpu_agreement})
+        return {k: v for k, v in self.precision_error.items() if k not in ("error", "log_error", "exact_at")} | {
+            "source": self.output_source,
+            "gpu_crosscheck": self.gpu_agreement,
+        }
 
     @property
     def gpu_agreement(self) -> str | None:
@@ -86,10 +92,16 @@ class Evaluation:
 
     def engine_summary(self) -> dict:
         r = self.report
-        return {"status": self.engine_status, "refusal": self.error if self.engine_status == "refused" else None,
-                "build_ms": r.build_ms if r else None, "bytes": r.bytes if r else 0,
-                "output_shape": r.output_shape if r else None, "cache_key": self.cache_key,
-                "layers": r.layers if r else [], "log": r.log if r else []}
+        return {
+            "status": self.engine_status,
+            "refusal": self.error if self.engine_status == "refused" else None,
+            "build_ms": r.build_ms if r else None,
+            "bytes": r.bytes if r else 0,
+            "output_shape": r.output_shape if r else None,
+            "cache_key": self.cache_key,
+            "layers": r.layers if r else [],
+            "log": r.log if r else [],
+        }
 
 
 _default_cache: EngineCache | None = None
@@ -128,10 +140,17 @@ class _References(Memo):
     def key(layer: str, params: dict, x) -> str:
         """`x`: the one input, or the feed dict (every input's name, shape and values are part of the key)."""
         xs = x if isinstance(x, dict) else {"": x}
-        h = hashlib.blake2b(json.dumps({"layer": layer, "params": {k: canonical(v) for k, v in params.items()},
-                                        "shape": list(x.shape) if not isinstance(x, dict) else
-                                        {n: list(a.shape) for n, a in xs.items()}}, sort_keys=True).encode(),
-                            digest_size=20)
+        h = hashlib.blake2b(
+            json.dumps(
+                {
+                    "layer": layer,
+                    "params": {k: canonical(v) for k, v in params.items()},
+                    "shape": list(x.shape) if not isinstance(x, dict) else {n: list(a.shape) for n, a in xs.items()},
+                },
+                sort_keys=True,
+            ).encode(),
+            digest_size=20,
+        )
         for a in xs.values():
             h.update(memoryview(a).cast("B"))  # C-contiguous float32 (evaluate makes them so)
         return h.hexdigest()
@@ -139,6 +158,7 @@ class _References(Memo):
     def get(self, layer, params: dict, x, key: str | None = None) -> np.ndarray:
         """The layer's output on `x` (an array, or the feed dict) in params["precision"] (emulated below FP32;
         float64 for precision.TRUTH); `key`: this configuration's `key`, where the caller has it."""
+
         def compute() -> np.ndarray:
             with np.errstate(all="ignore"):  # NaN/Inf in the input are data to show, not warnings
                 out = P.emulate(layer, x, params)
@@ -146,6 +166,7 @@ class _References(Memo):
                 out = out.copy()  # never make the caller's input read-only
             out.setflags(write=False)
             return out
+
         return self.get_or_make(key or self.key(layer.name, params, x), compute)
 
 
@@ -166,33 +187,62 @@ class _Measures(Memo):
             e["error"].setflags(write=False)  # shared between sessions
             e["log_error"].setflags(write=False)
             return e
+
         return compute() if None in keys else self.get_or_make((*keys, precision, scale), compute)
 
 
 _measures = _Measures()
 
 
-def evaluate(layer_name: str, raw_params: dict | None = None, x=None, *,
-             backend: Backend | None = None, cache: EngineCache | None = None, run: bool = True,
-             compare: str | None = None, build: bool = True) -> Evaluation:
+def evaluate(
+    layer_name: str,
+    raw_params: dict | None = None,
+    x=None,
+    *,
+    backend: Backend | None = None,
+    cache: EngineCache | None = None,
+    run: bool = True,
+    compare: str | None = None,
+    build: bool = True,
+) -> Evaluation:
     """The configuration's verdict; `compare` names a second precision to evaluate the same configuration in
     (compare mode: `compared` and the `difference` between the two outputs). build=False: the reference only,
     at once, its engine "pending" (a stage being scrubbed where no engine runs; the engine is built after). `x`: the
     input array (a layer's first input), or the feed dict {input name: array}; an input not given is its example."""
     result = _evaluate(layer_name, raw_params, x, backend=backend, cache=cache, run=run, build=build)
     if compare is not None and compare != result.params["precision"]:
-        other = _evaluate(layer_name, {**(raw_params or {}), "precision": compare}, result.inputs,
-                          backend=result.backend, cache=cache, run=run, build=build)
+        other = _evaluate(
+            layer_name,
+            {**(raw_params or {}), "precision": compare},
+            result.inputs,
+            backend=result.backend,
+            cache=cache,
+            run=run,
+            build=build,
+        )
         result.compared = other
         if other.output.shape == result.output.shape:
             label = f"{result.params['precision']} − {compare}"
-            result.difference = _measures.get((result.output_key, other.output_key), result.output, other.output,
-                                              label, result.params["quantize_scale"])
+            result.difference = _measures.get(
+                (result.output_key, other.output_key),
+                result.output,
+                other.output,
+                label,
+                result.params["quantize_scale"],
+            )
     return result
 
 
-def _evaluate(layer_name: str, raw_params: dict | None, x, *, backend: Backend | None,
-              cache: EngineCache | None, run: bool, build: bool = True) -> Evaluation:
+def _evaluate(
+    layer_name: str,
+    raw_params: dict | None,
+    x,
+    *,
+    backend: Backend | None,
+    cache: EngineCache | None,
+    run: bool,
+    build: bool = True,
+) -> Evaluation:
     layer = get_layer(layer_name)
     raw_params = raw_params or {}
     xs = layer.feed(x)  # 0-d stays 0-d
@@ -203,8 +253,19 @@ def _evaluate(layer_name: str, raw_params: dict | None, x, *, backend: Backend |
     backend = backend or detect()
     key = _References.key(layer.name, params, data)
     reference = _references.get(layer, params, data, key)
-    result = Evaluation(layer.name, params, xs[layer.inputs[0].name], reference, reference, "reference", backend,
-                        "not_built", messages=layer.notes_for(raw_params, params), output_key=key, inputs=xs)
+    result = Evaluation(
+        layer.name,
+        params,
+        xs[layer.inputs[0].name],
+        reference,
+        reference,
+        "reference",
+        backend,
+        "not_built",
+        messages=layer.notes_for(raw_params, params),
+        output_key=key,
+        inputs=xs,
+    )
     truth_key = None
     if params["precision"] != "FP32":
         truth_params = {**params, "precision": P.TRUTH}
@@ -234,21 +295,25 @@ def _build(result: Evaluation, cache: EngineCache) -> eng.BuildReport | None:
     if known:  # said before the build; the build still runs, and its own words are the verdict
         result.messages.append(f"Expected refusal: {known}.")
     settings = eng.BuildSettings.from_env()
-    result.cache_key = cache_key(layer.name, params, shapes if layer.several else result.input.shape, backend,
-                                 settings)
+    result.cache_key = cache_key(layer.name, params, shapes if layer.several else result.input.shape, backend, settings)
     report, status, notes = cache.get_or_build(
-        result.cache_key, lambda: eng.build_engine(backend, layer, params, shapes, settings, cache.path))
+        result.cache_key, lambda: eng.build_engine(backend, layer, params, shapes, settings, cache.path)
+    )
     result.report, result.engine_status = report, status if report.status == "built" else report.status
     result.messages += cache.warnings + notes
     if report.status != "built":
         result.error = report.error + (f" ({known})" if known and report.status == "refused" else "")
         if params["precision"] != "FP32":
-            result.error += (f" ({layer.name} in {params['precision']}: the output shown is the NumPy emulation of "
-                             f"{params['precision']})")
+            result.error += (
+                f" ({layer.name} in {params['precision']}: the output shown is the NumPy emulation of "
+                f"{params['precision']})"
+            )
         return None
     if report.output_shape and tuple(report.output_shape) != result.reference.shape:
-        result.messages.append(f"TensorRT inferred output shape {tuple(report.output_shape)} but the reference "
-                               f"computed {result.reference.shape}.")
+        result.messages.append(
+            f"TensorRT inferred output shape {tuple(report.output_shape)} but the reference "
+            f"computed {result.reference.shape}."
+        )
     return report
 
 
@@ -267,8 +332,12 @@ def complete(result: Evaluation, cache: EngineCache | None = None) -> Evaluation
         _build(scratch, cache or default_cache())
         with _completing:  # two requests may complete it at once: the first verdict is recorded, once
             if ev.engine_status == "pending":
-                ev.report, ev.engine_status, ev.cache_key, ev.error = (scratch.report, scratch.engine_status,
-                                                                       scratch.cache_key, scratch.error)
+                ev.report, ev.engine_status, ev.cache_key, ev.error = (
+                    scratch.report,
+                    scratch.engine_status,
+                    scratch.cache_key,
+                    scratch.error,
+                )
                 ev.messages += scratch.messages
     return result
 
@@ -276,8 +345,13 @@ def complete(result: Evaluation, cache: EngineCache | None = None) -> Evaluation
 def _measured(result: Evaluation, truth_key: str | None) -> Evaluation:
     """The precision's error on the output shown (TensorRT's, or the emulation) against the layer in float64."""
     if result.truth is not None and result.truth.shape == result.output.shape:
-        result.precision_error = _measures.get((result.output_key, truth_key), result.output, result.truth,
-                                               result.params["precision"], result.params["quantize_scale"])
+        result.precision_error = _measures.get(
+            (result.output_key, truth_key),
+            result.output,
+            result.truth,
+            result.params["precision"],
+            result.params["quantize_scale"],
+        )
     return result
 
 
@@ -290,9 +364,9 @@ def _run_on_gpu(result: Evaluation, report: eng.BuildReport, cache_dir) -> None:
         runtime_cache = cache_dir / "runtime.cache" if cache_dir and result.backend.name == "tensorrt_rtx" else None
         config, save_runtime_cache = eng.runtime_config_for(trt, engine, runtime_cache)
         names = eng.network_inputs(get_layer(result.layer))
-        outputs, latency = runner.run_engine(engine, {names[n]: a for n, a in result.inputs.items()},
-                                             timing_runs=TIMING_RUNS,
-                                             runtime_config=config)
+        outputs, latency = runner.run_engine(
+            engine, {names[n]: a for n, a in result.inputs.items()}, timing_runs=TIMING_RUNS, runtime_config=config
+        )
         save_runtime_cache()
         report.layers = eng.layers_from_engine(trt, engine) or report.layers
     except Exception as exc:  # noqa: BLE001 - a GPU failure leaves the reference on screen, and says why

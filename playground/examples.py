@@ -21,6 +21,7 @@ from the spec's own words (e.g. "all elements are 0", "same as the initial examp
 
 No TensorRT, no Streamlit and no layer here: data types and small helpers.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -46,8 +47,9 @@ class Tolerance:
 FLOAT32_TABLE = Tolerance(1e-6, 0.0, "the spec prints TensorRT's float32 results to about 8 significant digits")
 EXACT_SMALL = Tolerance(1e-6, 1e-6, "small values exact in float32; 1e-6 leaves room for a GPU's pow/multiply-add")
 EXACT = Tolerance(0.0, 0.0, "integers: INT8 products summed exactly")
-CANCELLING = Tolerance(0.0, 0.05, "terms up to 9·10^4 cancel; float32 sums in another order leave a few ulps of "
-                                  "10^5 (0.0078 each)")
+CANCELLING = Tolerance(
+    0.0, 0.05, "terms up to 9·10^4 cancel; float32 sums in another order leave a few ulps of 10^5 (0.0078 each)"
+)
 
 
 @dataclass(frozen=True, eq=False)  # eq=False: identity equality and hashing (the arrays are not hashable)
@@ -150,8 +152,18 @@ HAND_DERIVED = "hand-derived"  # the source of an example of a layer beyond the 
 def derived(layer, name, title, params, input, expected, how, note=None, tolerance=None) -> Preset:
     """An example of a layer the spec does not cover: `expected` is worked out by hand (`how` says from what)."""
     expected = frozen(expected)
-    return Preset(name, layer, title, params, input, expected, expected.shape, tolerance or EXACT_HAND,
-                  f"{HAND_DERIVED}: {how}", note)
+    return Preset(
+        name,
+        layer,
+        title,
+        params,
+        input,
+        expected,
+        expected.shape,
+        tolerance or EXACT_HAND,
+        f"{HAND_DERIVED}: {how}",
+        note,
+    )
 
 
 EXACT_HAND = Tolerance(1e-6, 1e-6, "small sums and quotients, exact or within float32 rounding")
@@ -162,9 +174,20 @@ ERRORS_RTOL = 1e-3  # the lesson states its figures to 4 significant digits
 def lesson(layer, name, title, params, input, errors, note, shape=None) -> Preset:
     """A precision lesson: `errors` are the figures it states; `shape` its output's (default: the input's)."""
     shape = tuple(input["shape"]) if shape is None else tuple(shape)
-    return Preset(name, layer, "Precision: " + title, params, input, None, shape,
-                  Tolerance(ERRORS_RTOL, 0.0, "the lesson's error figures, to 4 significant digits"), LESSON_SOURCE,
-                  note, printed=False, errors=errors)
+    return Preset(
+        name,
+        layer,
+        "Precision: " + title,
+        params,
+        input,
+        None,
+        shape,
+        Tolerance(ERRORS_RTOL, 0.0, "the lesson's error figures, to 4 significant digits"),
+        LESSON_SOURCE,
+        note,
+        printed=False,
+        errors=errors,
+    )
 
 
 INF = float("inf")

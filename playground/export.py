@@ -9,6 +9,7 @@ construction (`inspect.getsource(layer.build)`), builds with today's API
 
 `python -m playground export LAYER …` (playground.cli) writes one.
 """
+
 from __future__ import annotations
 
 import base64
@@ -51,7 +52,8 @@ def build_source(layer: Layer) -> str:
     if names or fn.__code__.co_freevars:
         raise NotSelfContained(
             f"{layer.name}: build uses {', '.join(sorted(names | set(fn.__code__.co_freevars)))} from its module; "
-            f"an exported script has only trt, np and the arguments (network, x, p)")
+            f"an exported script has only trt, np and the arguments (network, x, p)"
+        )
     source = textwrap.dedent(inspect.getsource(fn))
     if not source.startswith("def "):
         raise NotSelfContained(f"{layer.name}: build must be a plain def (no decorators, no lambda)")
@@ -83,7 +85,7 @@ def _float(v) -> str:
 def _wrap(items: list[str], row: int, indent: str) -> list[str]:
     """Lines of comma-separated items: one input row per line where it fits, else filled to LINE."""
     if 1 < row and len(", ".join(items[:row])) + len(indent) + 4 <= LINE:
-        return [", ".join(items[i:i + row]) + "," for i in range(0, len(items), row)]
+        return [", ".join(items[i : i + row]) + "," for i in range(0, len(items), row)]
     lines, current = [], ""
     for item in items:
         if current and len(indent) + 4 + len(current) + len(item) + 2 > LINE:
@@ -100,12 +102,15 @@ def array_literal(a: np.ndarray, indent: str = "") -> str:
     if a.size > INLINE_LIMIT:
         text = base64.b64encode(zlib.compress(a.astype("<f4").tobytes(), 9)).decode("ascii")
         width = LINE - len(indent) - 6
-        chunks = "\n".join(f'{indent}    "{text[i:i + width]}"' for i in range(0, len(text), width))
+        chunks = "\n".join(f'{indent}    "{text[i : i + width]}"' for i in range(0, len(text), width))
         return f"unpack(\n{chunks},\n{indent}    {shape!r},\n{indent})"
     items = [_float(v) for v in a.ravel()]
     lines = _wrap(items, shape[-1] if shape else 0, indent)
-    body = ("[" + lines[0].rstrip(",") + "]" if len(lines) == 1
-            else "[\n" + "".join(f"{indent}    {line}\n" for line in lines) + f"{indent}]")
+    body = (
+        "[" + lines[0].rstrip(",") + "]"
+        if len(lines) == 1
+        else "[\n" + "".join(f"{indent}    {line}\n" for line in lines) + f"{indent}]"
+    )
     reshape = "" if len(shape) == 1 else f".reshape({shape!r})" if not shape else f".reshape{shape!r}"
     return f"np.array({body}, dtype=np.float32){reshape}"
 
@@ -131,11 +136,10 @@ def unpack(text, shape):
 '''
 
 
-
 def runner_source() -> str:
     """The script's tail: playground/script_runner.py from its marker line on."""
     text = Path(script_runner.__file__).read_text(encoding="utf-8")
-    return text[text.index("\n", text.index(RUNNER_MARKER)) + 1:]
+    return text[text.index("\n", text.index(RUNNER_MARKER)) + 1 :]
 
 
 def _param_text(param, value) -> str:
@@ -231,8 +235,11 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
         "# shape ('output shape: (...)'), and where a GPU that this TensorRT supports is present, runs the",
         "# engine and prints input and output the spec's way (inputH0 / outputH0).",
         "#",
-        *[f"# Input '{names[n]}'{f' ({n})' if layer.several else ''}: float32 {tuple(a.shape)}, "
-          f"{_describe_input(layer, n, a)}" for n, a in xs.items()],
+        *[
+            f"# Input '{names[n]}'{f' ({n})' if layer.several else ''}: float32 {tuple(a.shape)}, "
+            f"{_describe_input(layer, n, a)}"
+            for n, a in xs.items()
+        ],
         "# Parameters:",
     ]
     for param in layer.params:
@@ -250,9 +257,14 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
         f"#   {command}",
     ]
     embedded = any(a.size > INLINE_LIMIT for a in xs.values()) or any(
-        isinstance(v, np.ndarray) and v.size > INLINE_LIMIT for v in params.values())
-    imports = ["import argparse"] + (["import base64"] if embedded else []) + ["import importlib", "import sys"] + (
-        ["import zlib"] if embedded else [])
+        isinstance(v, np.ndarray) and v.size > INLINE_LIMIT for v in params.values()
+    )
+    imports = (
+        ["import argparse"]
+        + (["import base64"] if embedded else [])
+        + ["import importlib", "import sys"]
+        + (["import zlib"] if embedded else [])
+    )
     body = [
         f'"""Build, and where a GPU allows run, one {layer.title} layer exactly as configured in the\n'
         'TensorRT Layer Playground."""',

@@ -2,6 +2,7 @@
 
 A leaf module: the engine cache and the blob store both use it, and a parameter's `@w:` reference reaches the blob
 store, so nothing here may import the rest of the playground."""
+
 from __future__ import annotations
 
 import contextlib

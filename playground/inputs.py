@@ -114,9 +114,7 @@ def validate_shape(shape) -> tuple[int, ...]:
         raise bad from None
     names = DIM_NAMES.get(len(shape))
     if names is None:
-        raise InputError(
-            "input.shape", f"must have rank 4 (NCHW) or 5 (NCDHW) (got rank {len(shape)})"
-        )
+        raise InputError("input.shape", f"must have rank 4 (NCHW) or 5 (NCDHW) (got rank {len(shape)})")
     dims = []
     for name, x in zip(names, shape):
         n = _int(f"input.{name}", x)
@@ -327,9 +325,7 @@ def image_to_tensor(data: bytes, shape) -> np.ndarray:
     if not data:
         raise InputError("upload", "is empty (0 bytes)")
     if len(data) > cap:
-        raise InputError(
-            "upload", f"must be at most {cap:,} bytes ({cap / 1e6:g} MB) (got {len(data):,} bytes)"
-        )
+        raise InputError("upload", f"must be at most {cap:,} bytes ({cap / 1e6:g} MB) (got {len(data):,} bytes)")
     img = _decode(_open_image(data))
     c, (h, w) = shape[1], shape[-2:]
     planes = _planes(img, c, h, w)

@@ -1,4 +1,5 @@
 """The `Layer` declaration: parameters, validation, TensorRT construction and reference, once."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -13,13 +14,29 @@ from .params import Param
 from .precision import PRECISIONS, QUANTIZED
 
 PRECISION_PARAMS = (
-    Param("precision", "enum", "FP32", "The type TensorRT computes the layer in: FP32 (TF32 off); TF32 (a "
-          "convolution's multiplies on tensor cores, the builder's TF32 flag); FP16 and BF16 by casts around it (its "
-          "weights in that type); INT8 and FP8 (E4M3) by a quantize/dequantize pair on the input (and on a "
-          "convolution's weights).", choices=PRECISIONS, label="Precision"),
-    Param("quantize_scale", "float", 1.0, "Scale of the INT8/FP8 quantize/dequantize pairs; 0: from the input "
-          "(amax/127 for INT8, amax/448 for FP8).", low=0.0, high=1000.0, step=0.01, slide=(0.0, 4.0),
-          used_when=lambda p: p["precision"] in QUANTIZED, label="Quantize scale"),
+    Param(
+        "precision",
+        "enum",
+        "FP32",
+        "The type TensorRT computes the layer in: FP32 (TF32 off); TF32 (a "
+        "convolution's multiplies on tensor cores, the builder's TF32 flag); FP16 and BF16 by casts around it (its "
+        "weights in that type); INT8 and FP8 (E4M3) by a quantize/dequantize pair on the input (and on a "
+        "convolution's weights).",
+        choices=PRECISIONS,
+        label="Precision",
+    ),
+    Param(
+        "quantize_scale",
+        "float",
+        1.0,
+        "Scale of the INT8/FP8 quantize/dequantize pairs; 0: from the input (amax/127 for INT8, amax/448 for FP8).",
+        low=0.0,
+        high=1000.0,
+        step=0.01,
+        slide=(0.0, 4.0),
+        used_when=lambda p: p["precision"] in QUANTIZED,
+        label="Quantize scale",
+    ),
 )
 
 
@@ -27,6 +44,7 @@ PRECISION_PARAMS = (
 class Cell:
     """How one output cell gets its value: the stage's picked cell (click, hover, step, play) and the table
     under it."""
+
     line: str  # beside the heatmaps: the terms and the result, e.g. "max(1, 5, 2, 7) = **7**"
     rows: tuple[dict, ...] = ()  # one row per term, for the table under the stage
     notes: tuple[str, ...] = ()  # what else decides it (groups, quantization, a padding rule)
@@ -36,6 +54,7 @@ class Cell:
 class Input:
     """One input of a layer, by name: the feed dict's key (Polygraphy's style), the network input's order, the URL's
     `LAYER.input.NAME.…` keys and the CLI's `--input NAME=FILE.npy`."""
+
     name: str
     help: str = ""
     # Its spec example's shape and pattern; None: the layer's `example_shape` and `example_input`.
@@ -113,8 +132,9 @@ class Layer:
     def __post_init__(self):  # every layer has the precision parameters, after its own
         own = {p.name for p in self.params}
         choices = tuple(c for c in PRECISIONS if c != "TF32" or self.tf32)
-        common = tuple(replace(p, choices=choices) if p.name == "precision" else p
-                       for p in PRECISION_PARAMS if p.name not in own)
+        common = tuple(
+            replace(p, choices=choices) if p.name == "precision" else p for p in PRECISION_PARAMS if p.name not in own
+        )
         object.__setattr__(self, "params", tuple(self.params) + common)
 
     # -- inputs --------------------------------------------------------------------------------------------------
@@ -147,8 +167,12 @@ class Layer:
         given = dict(x) if isinstance(x, dict) else {} if x is None else {self.inputs[0].name: x}
         for name in given:
             self._input(name)  # an unknown name says which ones there are
-        return {i.name: np.asarray(given[i.name], dtype=np.float32, order="C") if i.name in given
-                else self.example_of(i.name) for i in self.inputs}
+        return {
+            i.name: np.asarray(given[i.name], dtype=np.float32, order="C")
+            if i.name in given
+            else self.example_of(i.name)
+            for i in self.inputs
+        }
 
     @property
     def index_inputs(self) -> tuple[str, ...]:
@@ -165,8 +189,7 @@ class Layer:
         if isinstance(shape, dict):
             if set(shape) - set(self.input_names) or self.input_names[0] not in shape:
                 raise self.fail("input", "needs shapes of " + ", ".join(self.input_names), shape)
-            return {n: tuple(int(d) for d in shape[n]) if n in shape else self.input_shape(n)
-                    for n in self.input_names}
+            return {n: tuple(int(d) for d in shape[n]) if n in shape else self.input_shape(n) for n in self.input_names}
         first = tuple(int(d) for d in shape)
         return {n: first if i == 0 else self.input_shape(n) for i, n in enumerate(self.input_names)}
 
@@ -220,8 +243,9 @@ class Layer:
             if len(s) not in self.ranks:
                 raise self.fail("input", f"{of}must have rank {' or '.join(map(str, self.ranks))}, not {len(s)}", s)
             if min(s) < 1:
-                raise self.fail("input", f"every dimension{' of ' + where if self.several else ''} must be at least 1",
-                                s)
+                raise self.fail(
+                    "input", f"every dimension{' of ' + where if self.several else ''} must be at least 1", s
+                )
             sizes = "N, C, " + ("D, " if len(s) == 5 else "") + "H or W"
             over = budget.over_elements(s, where, sizes)
             if over:  # before any parameter allocates (a kernel, a slope per element)
@@ -229,8 +253,11 @@ class Layer:
         shape, arg = shapes[self.inputs[0].name], self.shape_arg(shapes)
         params = self._coerced(raw, shape, Param.coerce)
         params = self.check(self.fail, params, arg) if self.check else params
-        output, macs, counted, lower = (self.cost(params, arg) if self.cost else
-                                        (shape, int(np.prod(shape)), "one per value", "the input size: " + sizes))
+        output, macs, counted, lower = (
+            self.cost(params, arg)
+            if self.cost
+            else (shape, int(np.prod(shape)), "one per value", "the input size: " + sizes)
+        )
         over = budget.over_elements(output, "output", lower) or budget.over_work(macs, counted, lower)
         if over:  # before the reference computes or TensorRT builds
             raise self.fail("output", over)
@@ -262,8 +289,13 @@ class Layer:
 
     def notes_for(self, raw: dict, params: dict) -> list[str]:
         """Alias spellings used, and the layer's own remarks on this configuration."""
-        out = [f"{self.name}.{name}: the old spelling of " + ", ".join(f"{k}={v}" for k, v in
-               self.legacy[name](raw[name]).items()) + "." for name in self.legacy if name in raw]
+        out = [
+            f"{self.name}.{name}: the old spelling of "
+            + ", ".join(f"{k}={v}" for k, v in self.legacy[name](raw[name]).items())
+            + "."
+            for name in self.legacy
+            if name in raw
+        ]
         for p in self.params:
             given = str(raw.get(p.name, "")).strip().upper()
             for alias, member in p.aliases.items():

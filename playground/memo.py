@@ -1,6 +1,7 @@
 """The one least-recently-used map of the playground, safe across threads: engines, references, read maps, the
 arrays links name and the process's shared objects are each one `Memo`. A leaf module (imports nothing of the
 playground), so every layer of it may use one."""
+
 from __future__ import annotations
 
 import threading

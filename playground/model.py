@@ -68,8 +68,11 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
             with np.errstate(over="ignore"):
                 x32 = np.ascontiguousarray(x, np.float32)
             if (np.isinf(x32) & np.isfinite(x)).any():
-                raise ValidationError("model", "--input", f"{name} holds values beyond float32's range (±3.4e38): "
-                                      "the model computes in float32")
+                raise ValidationError(
+                    "model",
+                    "--input",
+                    f"{name} holds values beyond float32's range (±3.4e38): the model computes in float32",
+                )
             out[name] = x32
             continue
         static = tuple(1 if isinstance(d, str) and j == 0 else d for j, d in enumerate(shape))
@@ -215,7 +218,11 @@ def real_feed(opened, node, values: dict):
 
 
 def analyze(
-    model, model_name: str, given: dict[str, np.ndarray] | None = None, engine: bool = True, outputs: dict | None = None,
+    model,
+    model_name: str,
+    given: dict[str, np.ndarray] | None = None,
+    engine: bool = True,
+    outputs: dict | None = None,
     progress=None,
 ) -> dict:
     """The `model` command's answer: every node's verdict, the model's output, and TensorRT's parser's engine.
@@ -372,8 +379,12 @@ def chain_of(model, names: list[str], model_name: str = "model.onnx") -> dict:
         if o.layer.several or len(reads) != 1:
             raise ValidationError(where, "inputs", "reads several tensors: a chain's layers read one each")
         if before is not None and node.input[0] != before.output[0]:
-            raise ValidationError(where, "input", f"reads {node.input[0]!r}, not the output of the node before "
-                                  f"({before.output[0]!r}): the run must be consecutive")
+            raise ValidationError(
+                where,
+                "input",
+                f"reads {node.input[0]!r}, not the output of the node before "
+                f"({before.output[0]!r}): the run must be consecutive",
+            )
         opened.append(o)
         before = node
     keys = C.keys_of([o.layer.name for o in opened])
@@ -383,10 +394,16 @@ def chain_of(model, names: list[str], model_name: str = "model.onnx") -> dict:
             value = o.params[p.name]
             big = isinstance(value, np.ndarray) and value.size > blobs.URL_VALUES
             query[f"{key}.{p.name}"] = blobs.weights_ref(value) if big else p.to_text(value)
-    chain = C.resolve(query[C.LAYERS_KEY].split(","), {k: v for k, v in query.items() if "." in k
-                                                       and k != C.SHAPE_KEY}, opened[0].shape)
+    chain = C.resolve(
+        query[C.LAYERS_KEY].split(","),
+        {k: v for k, v in query.items() if "." in k and k != C.SHAPE_KEY},
+        opened[0].shape,
+    )
     for link, o, name in zip(chain.links[1:], opened[1:], names[1:]):
         if link.shapes[o.layer.inputs[0].name] != o.shape:
-            raise ValidationError(f"ONNX node {name!r}", "input", f"its layer reads {o.shape}; the chain hands it "
-                                  f"{link.shapes[o.layer.inputs[0].name]}")
+            raise ValidationError(
+                f"ONNX node {name!r}",
+                "input",
+                f"its layer reads {o.shape}; the chain hands it {link.shapes[o.layer.inputs[0].name]}",
+            )
     return query

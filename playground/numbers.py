@@ -1,12 +1,13 @@
 """Numbers as the playground writes them: one module, five spellings.
 
-    exact(v)    as typed and read back (messages' bounds): 2, 0.25, 1e-05; None is ∞
-    float32(v)  float32's shortest spelling (what a widget holds): 0.1 for float32(0.1), 12345.679
-    shortest(v) the shortest text that reads back to the same value (CLI and link values): float32's spelling where
-                v is a float32 value (1.4 for float32(1.4), not 1.399999976158142), else exact(v)
-    precise(v)  7 significant digits with NaN/±Inf (explanations, hover values): 12345.68
-    compact(v)  about 4 significant digits (heatmap cells, figures on the stage): 12345.68, 1.23e6
+exact(v)    as typed and read back (messages' bounds): 2, 0.25, 1e-05; None is ∞
+float32(v)  float32's shortest spelling (what a widget holds): 0.1 for float32(0.1), 12345.679
+shortest(v) the shortest text that reads back to the same value (CLI and link values): float32's spelling where
+            v is a float32 value (1.4 for float32(1.4), not 1.399999976158142), else exact(v)
+precise(v)  7 significant digits with NaN/±Inf (explanations, hover values): 12345.68
+compact(v)  about 4 significant digits (heatmap cells, figures on the stage): 12345.68, 1.23e6
 """
+
 from __future__ import annotations
 
 import math

@@ -9,6 +9,7 @@ A model is hostile input: a size cap, `onnx.checker`, external data only from a 
 the work budget before it is read. Its constants are folded by ONNX Runtime's own graph optimizer (`fold`): the
 weights an export computes (ConstantOfShape, Shape → Slice → Concat feeding Reshape or Resize) open as constants.
 """
+
 from __future__ import annotations
 
 import functools
@@ -62,8 +63,10 @@ def load_model(data: bytes, name: str = "model.onnx", folder: str | None = None)
     if not graph.node:
         raise _fail(f"{name} has no nodes (is it an ONNX model?)")
     if len(graph.node) > MAX_NODES or len(graph.initializer) > MAX_INITIALIZERS:
-        raise _fail(f"{name} has {len(graph.node):,} nodes and {len(graph.initializer):,} initializers; the caps are "
-                    f"{MAX_NODES:,} and {MAX_INITIALIZERS:,}")
+        raise _fail(
+            f"{name} has {len(graph.node):,} nodes and {len(graph.initializer):,} initializers; the caps are "
+            f"{MAX_NODES:,} and {MAX_INITIALIZERS:,}"
+        )
     external = []
     for tensor in _tensors(graph):
         over = budget.over_elements(tuple(tensor.dims), f"tensor {tensor.name!r}", "the model's tensors")
@@ -71,8 +74,10 @@ def load_model(data: bytes, name: str = "model.onnx", folder: str | None = None)
             raise _fail(over)
         if tensor.data_location == onnx.TensorProto.EXTERNAL or tensor.external_data:
             if folder is None:
-                raise _fail(f"tensor {tensor.name!r} keeps its data in an external file; a model given without "
-                            "its folder (an upload) must be self-contained (a path in a model is never opened)")
+                raise _fail(
+                    f"tensor {tensor.name!r} keeps its data in an external file; a model given without "
+                    "its folder (an upload) must be self-contained (a path in a model is never opened)"
+                )
             external.append(tensor)
     if external:
         _read_external(external, folder, len(data), name)
@@ -110,8 +115,9 @@ def _read_external(tensors, folder: str, model_bytes: int, name: str) -> None:
             itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
             length = int(length) if length is not None else math.prod(tensor.dims) * itemsize
             if offset < 0 or length < 0 or offset + length > sizes[where]:
-                raise _fail(f"{what} names bytes {offset:,} … {offset + length:,} of {where!r}, which holds "
-                            f"{sizes[where]:,}")
+                raise _fail(
+                    f"{what} names bytes {offset:,} … {offset + length:,} of {where!r}, which holds {sizes[where]:,}"
+                )
             total += length
             if total > MAX_MODEL_BYTES:
                 raise _fail(f"{name} and its external data are more than {MAX_MODEL_BYTES:,} bytes, the cap")
@@ -137,8 +143,13 @@ def named(model) -> None:
 
 # ONNX Runtime's basic rewrites other than constant folding: its fusions (Conv + BatchNormalization, …) would consume
 # folded weights, and sharing would merge equal ones under one name (a folded value is taken by its own name).
-UNFOLDING = ["Level1_RuleBasedTransformer", "CommonSubexpressionElimination", "ConstantSharing", "MatMulAddFusion",
-             "ReshapeFusion"]
+UNFOLDING = [
+    "Level1_RuleBasedTransformer",
+    "CommonSubexpressionElimination",
+    "ConstantSharing",
+    "MatMulAddFusion",
+    "ReshapeFusion",
+]
 FOLD_TOTAL = 16  # the model's tensors together, as folded: at most this many times the per-tensor budget
 
 
@@ -172,10 +183,13 @@ def fold(model):
             raise _fail(over)
         total += math.prod(dims)
     if total > FOLD_TOTAL * budget.max_elements():
-        raise _fail(f"{model.graph.name or 'the model'}'s tensors hold {total:,} values together; the budget is "
-                    f"{FOLD_TOTAL} × {budget.max_elements():,} (PLAYGROUND_MAX_ELEMENTS)")
-    consts = {t.name for t in model.graph.initializer} | {o for n in model.graph.node if n.op_type == "Constant"
-                                                          for o in n.output}
+        raise _fail(
+            f"{model.graph.name or 'the model'}'s tensors hold {total:,} values together; the budget is "
+            f"{FOLD_TOTAL} × {budget.max_elements():,} (PLAYGROUND_MAX_ELEMENTS)"
+        )
+    consts = {t.name for t in model.graph.initializer} | {
+        o for n in model.graph.node if n.op_type == "Constant" for o in n.output
+    }
     computed = {o for n in model.graph.node if n.op_type != "Constant" for o in n.output if o}
     if not computed:
         return model
@@ -190,8 +204,11 @@ def fold(model):
         options.intra_op_num_threads = 1
         options.log_severity_level = 3
         try:
-            ort.InferenceSession(inferred.SerializeToString(), options,  # the shapes found: Shape nodes fold providers=["CPUExecutionProvider"],
-                                 disabled_optimizers=UNFOLDING)
+            ort.InferenceSession(
+                inferred.SerializeToString(),
+                options,  # the shapes found: Shape nodes fold providers=["CPUExecutionProvider"],
+                disabled_optimizers=UNFOLDING,
+            )
             folded = onnx.load(options.optimized_model_filepath)
         except Exception:  # noqa: BLE001 - ONNX Runtime refuses the model: its nodes are read as they are
             return model
@@ -235,7 +252,7 @@ def _constants(model) -> dict[str, np.ndarray]:
         if node.op_type == "Constant" and node.attribute:
             a = node.attribute[0]
             value = onnx.helper.get_attribute_value(a)
-            out[node.output[0]] = (onnx.numpy_helper.to_array(value) if a.name == "value" else np.asarray(value))
+            out[node.output[0]] = onnx.numpy_helper.to_array(value) if a.name == "value" else np.asarray(value)
     return out
 
 
@@ -275,6 +292,7 @@ def layer_for(op_type: str) -> Layer | None:
 class Opened:
     """A node read as its layer: the raw parameters, the input shape it runs on (lifted to the layer's rank) and
     ONNX's own shapes, and the rules where ONNX computes it otherwise."""
+
     model: str
     node: str
     op: str
@@ -302,12 +320,22 @@ class Opened:
     def stands(self, ev) -> bool:
         """`ev` is of this node as it stands: its input shape and every parameter (the data-derived quantize scale
         aside)."""
-        return ev.input.shape == self.shape and (self.shapes is None or ev.shapes == self.shapes) and same_params(
-            ev.params, self.params | {"quantize_scale": ev.params["quantize_scale"]})
+        return (
+            ev.input.shape == self.shape
+            and (self.shapes is None or ev.shapes == self.shapes)
+            and same_params(ev.params, self.params | {"quantize_scale": ev.params["quantize_scale"]})
+        )
 
     def describe(self) -> dict:
-        return {"model": self.model, "node": self.node, "op_type": self.op, "layer": self.layer.name,
-                "input_shape": list(self.onnx_shape), "differs": self.differs, "notes": self.notes}
+        return {
+            "model": self.model,
+            "node": self.node,
+            "op_type": self.op,
+            "layer": self.layer.name,
+            "input_shape": list(self.onnx_shape),
+            "differs": self.differs,
+            "notes": self.notes,
+        }
 
     def to_layer(self, x: np.ndarray):
         """The node's data input in the layer's layout; for a layer of several inputs the feed dict: the others are
@@ -319,7 +347,8 @@ class Opened:
         first, *others = [n for n in self.layer.input_names if n in self.shapes]  # the node's, in order
         return {first: x.reshape(self.shape)} | {
             n: self.constants[n] if n in self.constants else make_input("random", self.shapes[n], seed=SEED + i)
-            for i, n in enumerate(others, 1)}
+            for i, n in enumerate(others, 1)
+        }
 
     def onnx_feed(self, ev):
         """The node model's inputs (in its order) from an evaluation of this node."""
@@ -355,8 +384,13 @@ def open_node(model, name: str | None = None, model_name: str = "model.onnx", ba
     named = {node_name(n, i): n for i, n in enumerate(nodes)}
     if name is not None:
         if name not in named:
-            raise ValidationError("onnx", "--node", f"{model_name} has no node {name!r}; it has "
-                                  + ", ".join(list(named)[:20]) + (" …" if len(named) > 20 else ""))
+            raise ValidationError(
+                "onnx",
+                "--node",
+                f"{model_name} has no node {name!r}; it has "
+                + ", ".join(list(named)[:20])
+                + (" …" if len(named) > 20 else ""),
+            )
         return _open(known, named[name], name, model_name, batch)
     first_problem = None
     for n, node in named.items():
@@ -412,16 +446,23 @@ def _open(known: _Known, node, name: str, model_name: str, batch: int = 1, alone
     if not low <= len(onnx_shape) <= 5:
         raise ValidationError(where, "input", f"must have rank {low} … 5, not {len(onnx_shape)}", onnx_shape)
     lift = max(4 - len(onnx_shape), 0)
-    shape = (onnx_shape[:2] + (1,) * lift + onnx_shape[2:] if layer.onnx.lift == "spatial"
-             else onnx_shape + (1,) * lift)
+    shape = onnx_shape[:2] + (1,) * lift + onnx_shape[2:] if layer.onnx.lift == "spatial" else onnx_shape + (1,) * lift
     from .inputs import InputError, validate_shape
 
     try:  # the page's input limits and the budget, as `run` meets them: the listing says so too
         validate_shape(shape)
     except InputError as exc:
         raise ValidationError(where, exc.param, exc.rule) from None
-    view = Node(name, node.op_type, _attributes(node), [None] + [consts.get(i) if i else None for i in node.input[1:]],
-                shape, onnx_shape, known.opset, list(node.input))
+    view = Node(
+        name,
+        node.op_type,
+        _attributes(node),
+        [None] + [consts.get(i) if i else None for i in node.input[1:]],
+        shape,
+        onnx_shape,
+        known.opset,
+        list(node.input),
+    )
     raw = layer.onnx.read(view)
     try:
         params = layer.resolve(raw, shape)
@@ -431,39 +472,66 @@ def _open(known: _Known, node, name: str, model_name: str, batch: int = 1, alone
     if out_shape and batch_free:
         out_shape = (batch,) + tuple(out_shape[1:])
     out_shape = out_shape if out_shape and all(isinstance(d, int) and d > 0 for d in out_shape) else None
-    return Opened(model_name, name, node.op_type, layer, raw, shape, onnx_shape, out_shape,
-                  layer.onnx.differs(view, raw) if layer.onnx.differs else [], notes,
-                  _node_model(known.model, node, onnx_shape, consts) if alone else None, batch_free,
-                  tuple(range(2, 2 + lift)) if layer.onnx.lift == "spatial" else tuple(range(len(onnx_shape), 4)),
-                  params)
+    return Opened(
+        model_name,
+        name,
+        node.op_type,
+        layer,
+        raw,
+        shape,
+        onnx_shape,
+        out_shape,
+        layer.onnx.differs(view, raw) if layer.onnx.differs else [],
+        notes,
+        _node_model(known.model, node, onnx_shape, consts) if alone else None,
+        batch_free,
+        tuple(range(2, 2 + lift)) if layer.onnx.lift == "spatial" else tuple(range(len(onnx_shape), 4)),
+        params,
+    )
 
 
 COMMUTATIVE = {"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal"}  # ONNX's: operands swap freely
 
 
-def _open_several(known: _Known, node, name: str, model_name: str, layer: Layer, where: str, batch: int,
-                  alone: bool) -> Opened:
+def _open_several(
+    known: _Known, node, name: str, model_name: str, layer: Layer, where: str, batch: int, alone: bool
+) -> Opened:
     """A node of a layer of several inputs (ElementWise's Add): each input a tensor the model computes, or a constant
     where the layer's input may be one (`Input.constant`); ranks aligned as ONNX broadcasts (1s before the shorter),
     then 1s appended up to rank 4."""
-    shapes, consts, given = known.shapes, known.consts, list(node.input[:len(layer.inputs)])
-    swapped = (node.op_type in COMMUTATIVE and len(given) == 2 and given[0] in consts and given[1] not in consts
-               and not layer.inputs[0].constant)
+    shapes, consts, given = known.shapes, known.consts, list(node.input[: len(layer.inputs)])
+    swapped = (
+        node.op_type in COMMUTATIVE
+        and len(given) == 2
+        and given[0] in consts
+        and given[1] not in consts
+        and not layer.inputs[0].constant
+    )
     if swapped:  # a · b = b · a: the constant (PyTorch's 0.5 · x) becomes the input that may be one
         given.reverse()
     required = sum(i.used_when is None for i in layer.inputs)  # the rest: a concatenation's third and fourth
     if len(given) < required or "" in given:  # more inputs (Gemm's C) are the mapping's to judge
         most = f" … {len(layer.inputs)}" if required < len(layer.inputs) else ""
-        raise ValidationError(where, "inputs", f"has {len([i for i in given if i])} inputs; {layer.name} takes "
-                                               f"{required}{most}", len(given))
+        raise ValidationError(
+            where,
+            "inputs",
+            f"has {len([i for i in given if i])} inputs; {layer.name} takes {required}{most}",
+            len(given),
+        )
     onnx_shapes, constants = {}, {}
-    notes = [f"{node.op_type} commutes: its constant first operand is the layer's input "
-             f"{layer.inputs[1].name.upper()}."] if swapped else []
+    notes = (
+        [f"{node.op_type} commutes: its constant first operand is the layer's input {layer.inputs[1].name.upper()}."]
+        if swapped
+        else []
+    )
     for i, t in zip(layer.inputs, given):
         if t in consts:
             if not i.constant:
-                raise ValidationError(where, "input", f"{i.name} ({t!r}) is a constant: the layer's input {i.name} "
-                                                      "must be a tensor the model computes")
+                raise ValidationError(
+                    where,
+                    "input",
+                    f"{i.name} ({t!r}) is a constant: the layer's input {i.name} must be a tensor the model computes",
+                )
             constants[i.name] = np.asarray(consts[t], np.float32)
             onnx_shapes[i.name] = tuple(int(d) for d in constants[i.name].shape)
         else:
@@ -474,12 +542,22 @@ def _open_several(known: _Known, node, name: str, model_name: str, layer: Layer,
         raise ValidationError(where, "input", f"must have rank 1 … 4, not {rank}", rank)
     align = layer.onnx.align or (lambda op, n, v, r: (1,) * (r - len(v)) + tuple(v))  # as ONNX broadcasts
     after = 4 - rank if layer.onnx.lift == "trailing" else 0  # "leading": every 1 before
-    lifted = {n: (1,) * (4 - rank - after) + align(node.op_type, n, v, rank) + (1,) * after
-              for n, v in onnx_shapes.items()}
+    lifted = {
+        n: (1,) * (4 - rank - after) + align(node.op_type, n, v, rank) + (1,) * after for n, v in onnx_shapes.items()
+    }
     constants = {n: a.reshape(lifted[n]) for n, a in constants.items()}
     first = layer.input_names[0]
-    view = Node(name, node.op_type, _attributes(node), [consts.get(t) for t in given], lifted[first],
-                onnx_shapes[first], known.opset, given + list(node.input[len(given):]), list(onnx_shapes.values()))
+    view = Node(
+        name,
+        node.op_type,
+        _attributes(node),
+        [consts.get(t) for t in given],
+        lifted[first],
+        onnx_shapes[first],
+        known.opset,
+        given + list(node.input[len(given) :]),
+        list(onnx_shapes.values()),
+    )
     raw = layer.onnx.read(view)
     try:
         params = layer.resolve(raw, lifted)
@@ -488,26 +566,47 @@ def _open_several(known: _Known, node, name: str, model_name: str, layer: Layer,
     out_shape = shapes.get(node.output[0]) if node.output else None
     out_shape = out_shape if out_shape and all(isinstance(d, int) and d > 0 for d in out_shape) else None
     tensors = {t: onnx_shapes[i.name] for i, t in zip(layer.inputs, given) if t not in consts}
-    return Opened(model_name, name, node.op_type, layer, raw, lifted[first], onnx_shapes[first], out_shape,
-                  layer.onnx.differs(view, raw) if layer.onnx.differs else [], notes,
-                  _node_model(known.model, node, onnx_shapes[first], consts, tensors) if alone else None,
-                  any(isinstance(d, str) for t in tensors for d in (shapes.get(t) or ())[:1]),
-                  tuple(range(rank, 4)) if after else tuple(range(4 - rank)), params, lifted, onnx_shapes, constants,
-                  tuple(given))
+    return Opened(
+        model_name,
+        name,
+        node.op_type,
+        layer,
+        raw,
+        lifted[first],
+        onnx_shapes[first],
+        out_shape,
+        layer.onnx.differs(view, raw) if layer.onnx.differs else [],
+        notes,
+        _node_model(known.model, node, onnx_shapes[first], consts, tensors) if alone else None,
+        any(isinstance(d, str) for t in tensors for d in (shapes.get(t) or ())[:1]),
+        tuple(range(rank, 4)) if after else tuple(range(4 - rank)),
+        params,
+        lifted,
+        onnx_shapes,
+        constants,
+        tuple(given),
+    )
 
 
 def _static(where: str, data: str, shape, batch: int) -> tuple[tuple, list[str]]:
     """The data input's shape with every dimension a number: a named first dimension (a batch) is `batch`."""
     if shape is None:
-        raise ValidationError(where, "input", f"{data!r} has no shape in the model (graph inputs, value_info) and "
-                                              "ONNX's shape inference finds none")
+        raise ValidationError(
+            where,
+            "input",
+            f"{data!r} has no shape in the model (graph inputs, value_info) and ONNX's shape inference finds none",
+        )
     notes = []
     if shape and not isinstance(shape[0], int) or shape and shape[0] == 0:
         notes.append(f"The batch dimension {shape[0]!r} is symbolic: the node opens with N = {batch}.")
         shape = (batch,) + tuple(shape[1:])
     if not all(isinstance(d, int) and d > 0 for d in shape):
-        raise ValidationError(where, "input", f"{data!r} has a dimension that is not a number {tuple(shape)}: the "
-                                              "layer is built for one input shape", tuple(shape))
+        raise ValidationError(
+            where,
+            "input",
+            f"{data!r} has a dimension that is not a number {tuple(shape)}: the layer is built for one input shape",
+            tuple(shape),
+        )
     return tuple(int(d) for d in shape), notes
 
 
@@ -542,9 +641,20 @@ def _own_configuration(model, model_name: str) -> Opened | None:
         params = layer.resolve(raw, shapes)
     except (ValueError, KeyError, TypeError, IndexError):
         return None  # metadata that does not resolve: the nodes are read as any model's
-    return Opened(model_name, f"{layer.name} (playground export)", "", layer, raw, shape, shape, None,
-                  node_model=model.SerializeToString(), params=params, shapes=shapes if layer.several else None,
-                  onnx_shapes=shapes if layer.several else None)  # an export's inputs are the layer's own
+    return Opened(
+        model_name,
+        f"{layer.name} (playground export)",
+        "",
+        layer,
+        raw,
+        shape,
+        shape,
+        None,
+        node_model=model.SerializeToString(),
+        params=params,
+        shapes=shapes if layer.several else None,
+        onnx_shapes=shapes if layer.several else None,
+    )  # an export's inputs are the layer's own
 
 
 def seeded_input(opened: Opened) -> np.ndarray:
@@ -599,12 +709,18 @@ def export_model(layer: Layer, params: dict, shape, check: bool = True):
     out_shape = layer.cost(params, layer.shape_arg(shapes))[0] if layer.cost else first
 
     def model_of(nodes, y, extra=()):
-        nodes = [h.make_node(op, inputs, [out], name=f"{layer.name}_{i}", **attrs)
-                 for i, (op, inputs, out, attrs) in enumerate(nodes)]
+        nodes = [
+            h.make_node(op, inputs, [out], name=f"{layer.name}_{i}", **attrs)
+            for i, (op, inputs, out, attrs) in enumerate(nodes)
+        ]
         inits = [onnx.numpy_helper.from_array(v, k) for k, v in g.consts.items()] + list(extra)
-        graph = h.make_graph(nodes, layer.name, [h.make_tensor_value_info(xs[n], onnx.TensorProto.FLOAT,
-                                                                          list(shapes[n])) for n in used],
-                             [h.make_tensor_value_info(y, onnx.TensorProto.FLOAT, list(out_shape))], inits)
+        graph = h.make_graph(
+            nodes,
+            layer.name,
+            [h.make_tensor_value_info(xs[n], onnx.TensorProto.FLOAT, list(shapes[n])) for n in used],
+            [h.make_tensor_value_info(y, onnx.TensorProto.FLOAT, list(out_shape))],
+            inits,
+        )
         return h.make_model(graph, opset_imports=[h.make_opsetid("", OPSET)], producer_name="trt-layer-playground")
 
     model = model_of(g.nodes, y)
@@ -644,8 +760,9 @@ def _admits(op: str, index: int, type_name: str) -> bool:
     return f"tensor({type_name})" in allowed
 
 
-def precision_graph(g: Graph, y: str, precision: str, scale: float, floats: set[str],
-                    data: tuple[str, ...] | None = None) -> tuple[list, str, list]:
+def precision_graph(
+    g: Graph, y: str, precision: str, scale: float, floats: set[str], data: tuple[str, ...] | None = None
+) -> tuple[list, str, list]:
     """The layer's nodes in `g` (its inputs `data`, by default every graph input; output `y`; `floats`: its float32
     tensors) in `precision`, as
     `precision.precision_input`, the layer's build and `precision_output` make the engine: (nodes, output name,
@@ -717,8 +834,9 @@ def magnitude(layer: Layer, x, params: dict) -> float:
     """The largest output of the layer on |x| (every input's, where `x` is a feed dict) with its weights' |values|:
     what a float32 sum's rounding scales with (a sum that cancels to 0 from terms of 10⁵ is still rounded at
     10⁵)."""
-    absolute = {k: np.abs(v) if isinstance(v, np.ndarray) and layer.param(k).is_weight(params) else v
-                for k, v in params.items()}
+    absolute = {
+        k: np.abs(v) if isinstance(v, np.ndarray) and layer.param(k).is_weight(params) else v for k, v in params.items()
+    }
     xs = x if isinstance(x, dict) else {layer.input_names[0]: x}
     try:
         with np.errstate(all="ignore"):
@@ -733,7 +851,9 @@ def _ort_words(exc: Exception) -> str:
     """ONNX Runtime's message without its source paths and C++ signatures: "Pad should be smaller than kernel."."""
     text = " ".join(str(exc).split())
     text = text.split("Status Message: ")[-1]
-    text = re.sub(r"\[ONNXRuntimeError\] : \d+ : \w+ : |\S+\.(?:h|cc):\d+ |onnxruntime::\S+\(.*?\) (?:\[with .*?\] )?", "", text)
+    text = re.sub(
+        r"\[ONNXRuntimeError\] : \d+ : \w+ : |\S+\.(?:h|cc):\d+ |onnxruntime::\S+\(.*?\) (?:\[with .*?\] )?", "", text
+    )
     return text.strip()[:300]
 
 
@@ -748,9 +868,17 @@ def session(model_bytes: bytes):
     return ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
 
 
-def onnxruntime_check(model_bytes: bytes, x, reference: np.ndarray, scale: Callable[[], float],
-                      differs=(), undefined: np.ndarray | None = None, compared_to: str = "the reference",
-                      undefined_rule: str | None = None, rtol: float = 1e-5) -> dict:
+def onnxruntime_check(
+    model_bytes: bytes,
+    x,
+    reference: np.ndarray,
+    scale: Callable[[], float],
+    differs=(),
+    undefined: np.ndarray | None = None,
+    compared_to: str = "the reference",
+    undefined_rule: str | None = None,
+    rtol: float = 1e-5,
+) -> dict:
     """ONNX Runtime (CPU) on the model: its version, and `compare`'s verdict on its output against `reference`."""
     try:
         import onnxruntime as ort  # noqa: PLC0415
@@ -772,8 +900,15 @@ def undefined_rule(layer: Layer) -> str | None:
     return f"{layer.name}: {' '.join(doc.split())}" if doc else None
 
 
-def compare(y: np.ndarray, reference: np.ndarray, scale: Callable[[], float], differs=(),
-            undefined: np.ndarray | None = None, rule_undefined: str | None = None, rtol: float = 1e-5) -> dict:
+def compare(
+    y: np.ndarray,
+    reference: np.ndarray,
+    scale: Callable[[], float],
+    differs=(),
+    undefined: np.ndarray | None = None,
+    rule_undefined: str | None = None,
+    rtol: float = 1e-5,
+) -> dict:
     """ONNX Runtime's output `y` against the layer's `reference`: the largest |difference|, whether they agree
     (within `rtol` (10⁻⁵) of the output's largest magnitude or, where that is not enough, of `scale()`, the `magnitude` of
     the terms summed: a second reference, worked out only then; and NaN/Inf where the reference has them), and
@@ -782,9 +917,13 @@ def compare(y: np.ndarray, reference: np.ndarray, scale: Callable[[], float], di
     `masked` counts them and names the rule (`rule_undefined`)."""
     reference = np.asarray(reference, np.float32)
     if y.shape != reference.shape:
-        return {"agrees": False, "output_shape": list(y.shape), "max_abs_diff": None,
-                "rule": differs[0] if differs else None,
-                "why": f"output shape {tuple(y.shape)} where the layer gives {tuple(reference.shape)}"}
+        return {
+            "agrees": False,
+            "output_shape": list(y.shape),
+            "max_abs_diff": None,
+            "rule": differs[0] if differs else None,
+            "why": f"output shape {tuple(y.shape)} where the layer gives {tuple(reference.shape)}",
+        }
     undefined = undefined if undefined is not None and undefined.shape == y.shape else np.zeros(y.shape, bool)
     defined = ~undefined
     both = defined & np.isfinite(reference) & np.isfinite(y)
@@ -792,10 +931,17 @@ def compare(y: np.ndarray, reference: np.ndarray, scale: Callable[[], float], di
     same_nonfinite = bool(np.array_equal(np.isfinite(y[defined]), np.isfinite(reference[defined])))
     largest = float(np.abs(reference[both]).max()) if both.any() else 0.0
     agrees = same_nonfinite and (diff <= rtol * max(1.0, largest) or diff <= rtol * max(1.0, scale()))
-    out = {"agrees": agrees, "output_shape": list(y.shape), "max_abs_diff": diff,
-           "rule": None if agrees else (differs[0] if differs else None)}
+    out = {
+        "agrees": agrees,
+        "output_shape": list(y.shape),
+        "max_abs_diff": diff,
+        "rule": None if agrees else (differs[0] if differs else None),
+    }
     if undefined.any():
         theirs = sorted({str(v) for v in np.unique(y[undefined])})[:4]
-        out["masked"] = {"cells": int(undefined.sum()), "rule": rule_undefined or "the layer leaves these cells "
-                         "undefined", "onnxruntime_gives": theirs}
+        out["masked"] = {
+            "cells": int(undefined.sum()),
+            "rule": rule_undefined or "the layer leaves these cells undefined",
+            "onnxruntime_gives": theirs,
+        }
     return out

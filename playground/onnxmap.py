@@ -5,6 +5,7 @@ rules where ONNX's semantics and TensorRT's differ (`differs`).
 Nothing here imports `onnx`: a layer's declaration stays light. `playground.onnxio` loads models, hands each node
 to its layer as a `Node`, and turns a `Graph` into an ONNX model.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -22,6 +23,7 @@ OPSET = 20  # what exports declare: Gelu (20), Pad's wrap mode (19), Resize with
 class Node:
     """One ONNX node as a layer reads it: attributes as Python values, each input after the data a constant
     array (an initializer or a Constant node) or None, and the data's shape lifted to the layer's rank."""
+
     name: str
     op: str
     attrs: dict[str, Any]
@@ -51,8 +53,11 @@ class Node:
             return None
         value = self.consts[i]
         if value is None:
-            raise self.fail(what, "must be a constant (an initializer or a Constant node): the layer's weights "
-                                  "and attributes are fixed when TensorRT builds it")
+            raise self.fail(
+                what,
+                "must be a constant (an initializer or a Constant node): the layer's weights "
+                "and attributes are fixed when TensorRT builds it",
+            )
         return value
 
     def spatial(self, name: str, default: int, values=None) -> tuple[int, ...]:
@@ -76,8 +81,7 @@ class Node:
         if len(pads) != 2 * rank:
             raise self.fail("pads", f"needs 2 × {rank} values (begin and end per spatial axis)", pads)
         if min(pads) < 0:
-            raise self.fail("pads", "must not be negative (a crop has no padding equivalent in TensorRT's layer)",
-                            pads)
+            raise self.fail("pads", "must not be negative (a crop has no padding equivalent in TensorRT's layer)", pads)
         return self.spatial("", 0, pads[:rank]), self.spatial("", 0, pads[rank:])
 
     def only(self, name: str, allowed, rule: str):
@@ -114,6 +118,7 @@ class Graph:
 @dataclass(frozen=True)
 class OnnxMap:
     """A layer's ONNX mapping (see the module's docstring)."""
+
     ops: tuple[str, ...]  # op_types it opens
     read: Callable[[Node], dict] | None  # node -> raw parameters; raises node.fail(attribute, rule)
     # (graph, input name, params, input shape) -> output name; for a layer of several inputs (graph, {input name:
@@ -146,5 +151,9 @@ def auto_pad(node: Node) -> dict:
     else:
         raise node.fail("auto_pad", "must be NOTSET, SAME_UPPER, SAME_LOWER or VALID", mode)
     rounding = "EXPLICIT_ROUND_UP" if node.attr("ceil_mode", 0) else "EXPLICIT_ROUND_DOWN"
-    return {"padding_mode": rounding, "padding_nd": 0, "pre_padding": ",".join(map(str, pre)),
-            "post_padding": ",".join(map(str, post))}
+    return {
+        "padding_mode": rounding,
+        "padding_nd": 0,
+        "pre_padding": ",".join(map(str, pre)),
+        "post_padding": ",".join(map(str, post)),
+    }

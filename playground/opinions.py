@@ -7,6 +7,7 @@ with its constants. These two are of the FP32 configuration (against its referen
 FP16/BF16): the parser builds it and ONNX Runtime runs it where it has kernels for that type, against the
 playground's emulation of the precision (`precision.emulate`).
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -35,15 +36,19 @@ def second_opinions(ev: Evaluation, opened: onnxio.Opened | None = None) -> dict
 # (or of the terms summed): its kernels may sum in the type where the emulation sums in float64.
 TYPE_EPS = 4
 # Why ONNX Runtime's INT8/FP8 output may differ from the emulation's at a tie.
-QDQ_RULE = ("ONNX's QuantizeLinear divides by the scale; TensorRT multiplies by its reciprocal (as the emulation "
-            "does): a value at a tie between two steps may round to the other one")
+QDQ_RULE = (
+    "ONNX's QuantizeLinear divides by the scale; TensorRT multiplies by its reciprocal (as the emulation "
+    "does): a value at a tie between two steps may round to the other one"
+)
 
 
 # Why ONNX Runtime's FP16/BF16 output may miss the type's rounding: where its CPU has no kernel of the type for an
 # op (Conv in float16, most ops in bfloat16 refuse outright), it inserts Casts to run the op in float32 and merges
 # them with the model's own, so the op's output is never rounded to the type.
-CAST_RULE = ("ONNX Runtime (CPU) runs an op it has no {type} kernel for in float32 and merges the Casts around it "
-             "with the model's: its output may miss the type's rounding and overflow")
+CAST_RULE = (
+    "ONNX Runtime (CPU) runs an op it has no {type} kernel for in float32 and merges the Casts around it "
+    "with the model's: its output may miss the type's rounding and overflow"
+)
 
 
 def precision_opinions(ev: Evaluation) -> dict:
@@ -53,8 +58,11 @@ def precision_opinions(ev: Evaluation) -> dict:
     TF32 is a builder flag, not an ONNX type: its export is the FP32 model."""
     precision = ev.params["precision"]
     if precision not in P.QUANTIZED + P.FLOAT_TYPES:
-        return {"precision": precision, "status": "not_exported",
-                "why": f"ONNX has no {precision} type ({precision} is a builder flag): the export is the FP32 model"}
+        return {
+            "precision": precision,
+            "status": "not_exported",
+            "why": f"ONNX has no {precision} type ({precision} is a builder flag): the export is the FP32 model",
+        }
     layer = get_layer(ev.layer)
     proto = onnxio.export_model(layer, ev.params, ev.input.shape, check=False)
     model = proto.SerializeToString()
@@ -66,14 +74,28 @@ def precision_opinions(ev: Evaluation) -> dict:
     rule = QDQ_RULE if quantized else CAST_RULE.format(type="float16" if precision == "FP16" else "bfloat16")
     undefined = layer.undefined(ev.input, ev.params) if layer.undefined else None
     emulation = ev.reference  # the emulation of the precision, whichever output is shown
-    ort = onnxio.onnxruntime_check(model, ev.input, emulation, lambda: onnxio.magnitude(layer, ev.input, ev.params),
-                                   [rule], undefined,
-                                   f"the playground's emulation of {precision}", onnxio.undefined_rule(layer),
-                                   rtol=1e-5 if quantized else TYPE_EPS * P.EPSILON[precision])
+    ort = onnxio.onnxruntime_check(
+        model,
+        ev.input,
+        emulation,
+        lambda: onnxio.magnitude(layer, ev.input, ev.params),
+        [rule],
+        undefined,
+        f"the playground's emulation of {precision}",
+        onnxio.undefined_rule(layer),
+        rtol=1e-5 if quantized else TYPE_EPS * P.EPSILON[precision],
+    )
     parser = parser_check(ev, ev, model, tuple(emulation.shape))
-    return {"precision": precision, "status": "exported", "nodes": counts,
-            "tolerance": "10⁻⁵ of the output's magnitude" if quantized else
-            f"{TYPE_EPS} ε ({precision}) of the output's magnitude", "onnxruntime": ort, "onnx_parser": parser}
+    return {
+        "precision": precision,
+        "status": "exported",
+        "nodes": counts,
+        "tolerance": "10⁻⁵ of the output's magnitude"
+        if quantized
+        else f"{TYPE_EPS} ε ({precision}) of the output's magnitude",
+        "onnxruntime": ort,
+        "onnx_parser": parser,
+    }
 
 
 def _as_node(opened: onnxio.Opened | None) -> onnxio.Opened | None:
@@ -97,8 +119,11 @@ def onnxruntime_opinion(ev: Evaluation, opened: onnxio.Opened | None = None) -> 
 def _onnxruntime(ev: Evaluation, opened: onnxio.Opened | None, build: bool):
     layer = get_layer(ev.layer)
     feed = ev.inputs if layer.several else ev.input  # a layer of several inputs: the model has one input each
-    fp32 = ev if ev.params["precision"] == "FP32" else evaluate(ev.layer, {**ev.params, "precision": "FP32"},
-                                                                  feed, backend=ev.backend, run=False, build=build)
+    fp32 = (
+        ev
+        if ev.params["precision"] == "FP32"
+        else evaluate(ev.layer, {**ev.params, "precision": "FP32"}, feed, backend=ev.backend, run=False, build=build)
+    )
     if opened is not None:
         model, x, reference = opened.node_model, opened.onnx_feed(ev), opened.to_onnx(fp32.reference)
         differs = opened.differs
@@ -109,10 +134,25 @@ def _onnxruntime(ev: Evaluation, opened: onnxio.Opened | None, build: bool):
     if undefined is not None and opened is not None:
         undefined = opened.to_onnx(undefined)
     compared_to = "the reference" if fp32 is ev else "the FP32 reference (an ONNX model computes in float32)"
-    ort = onnxio.onnxruntime_check(model, x, reference, lambda: onnxio.magnitude(layer, feed, fp32.params),
-                                   differs, undefined, compared_to, onnxio.undefined_rule(layer))
-    return fp32, model, ort | {"expected_shape": list(reference.shape),
-                               "model": "the node" if opened is not None else "the configuration's export"}
+    ort = onnxio.onnxruntime_check(
+        model,
+        x,
+        reference,
+        lambda: onnxio.magnitude(layer, feed, fp32.params),
+        differs,
+        undefined,
+        compared_to,
+        onnxio.undefined_rule(layer),
+    )
+    return (
+        fp32,
+        model,
+        ort
+        | {
+            "expected_shape": list(reference.shape),
+            "model": "the node" if opened is not None else "the configuration's export",
+        },
+    )
 
 
 def parser_check(ev: Evaluation, fp32: Evaluation, model: bytes, expected_shape: tuple) -> dict:
@@ -125,16 +165,25 @@ def parser_check(ev: Evaluation, fp32: Evaluation, model: bytes, expected_shape:
     settings = eng.BuildSettings.from_env()
     key = cache_key("onnx_parser", {"model": hashlib.sha256(model).hexdigest()}, ev.input.shape, backend, settings)
     report, status, _ = cache.get_or_build(key, lambda: eng.build_onnx(backend, model, settings))
-    out = {"status": status if report.status == "built" else report.status, "parser": f"{backend.name} OnnxParser",
-           "output_shape": report.output_shape, "layers": [layer.get("type", "?") for layer in report.layers],
-           "error": report.error}
+    out = {
+        "status": status if report.status == "built" else report.status,
+        "parser": f"{backend.name} OnnxParser",
+        "output_shape": report.output_shape,
+        "layers": [layer.get("type", "?") for layer in report.layers],
+        "error": report.error,
+    }
     own = fp32.report
     if report.status != "built" or own is None or own.status != "built":
         return out | {"same_output_shape": None, "same_layers": None}
     own_types = [layer.get("type", "?") for layer in own.layers]
-    out |= {"same_output_shape": tuple(report.output_shape or ()) == tuple(expected_shape),
-            "same_layers": out["layers"] == own_types, "layer_build": own_types}
+    out |= {
+        "same_output_shape": tuple(report.output_shape or ()) == tuple(expected_shape),
+        "same_layers": out["layers"] == own_types,
+        "layer_build": own_types,
+    }
     if not out["same_layers"]:
-        out["difference"] = (f"the parser's engine has {len(out['layers'])} layer(s) ({', '.join(out['layers'])}); "
-                             f"the layer's build has {len(own_types)} ({', '.join(own_types)})")
+        out["difference"] = (
+            f"the parser's engine has {len(out['layers'])} layer(s) ({', '.join(out['layers'])}); "
+            f"the layer's build has {len(own_types)} ({', '.join(own_types)})"
+        )
     return out

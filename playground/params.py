@@ -5,6 +5,7 @@ any accepted spelling (a Python value, CLI/URL text, a preset name) into one
 canonical value or raises a `ValidationError` naming itself and the rule.
 Everything else (widgets, cache key, CLI, code export) reads these declarations.
 """
+
 from __future__ import annotations
 
 import math
@@ -23,7 +24,9 @@ SPATIAL = ("d", "h", "w")  # the spatial axes of a rank-5 input; a rank-4 one ha
 
 def spatial_names(rank: int) -> tuple[str, ...]:
     """The spatial axes' names of an input of this rank: h, w or d, h, w."""
-    return SPATIAL[5 - rank:]
+    return SPATIAL[5 - rank :]
+
+
 _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 
 
@@ -74,8 +77,9 @@ class Number(Kind):
 
     def control(self, p, value, params, shape):
         low, high = p.slide or (p.low, p.high)
-        c = dict(low=_num(low), high=_num(high), min=_num(p.low), max=_num(p.high),
-                 step=_num(p.step or self.default_step))
+        c = dict(
+            low=_num(low), high=_num(high), min=_num(p.low), max=_num(p.high), step=_num(p.step or self.default_step)
+        )
         offered = p.offered(params, shape)
         if isinstance(offered, list):
             c["offered"] = [int(v) for v in offered]
@@ -184,7 +188,7 @@ class Ints(Kind):
         if len(moved) != 1:
             return []
         i = moved[0]
-        return [new[:i] + (v,) + new[i + 1:] for v in (new[i] + 1, new[i] - 1) if p.slidable(v)]
+        return [new[:i] + (v,) + new[i + 1 :] for v in (new[i] + 1, new[i] - 1) if p.slidable(v)]
 
     def control(self, p, value, params, shape):
         if p.permutation:
@@ -220,8 +224,11 @@ class Array(Kind):
                 presets = f", or a preset ({', '.join(p.presets)})" if p.presets else ""
                 raise fail(f"must be numbers separated by commas or a .npy array{presets}") from None
         try:  # a read-only float32 array (a link's weights, kept by the server) is taken as it is: nothing writes it
-            arr = value if isinstance(value, np.ndarray) and value.dtype == np.float32 and not value.flags.writeable \
+            arr = (
+                value
+                if isinstance(value, np.ndarray) and value.dtype == np.float32 and not value.flags.writeable
                 else np.array(value, dtype=np.float32)
+            )
         except (TypeError, ValueError):
             raise fail("must be an array of numbers") from None
         if arr.size == 0:
@@ -242,9 +249,13 @@ class Array(Kind):
         value = np.asarray(value, np.float32) if value is not None else np.zeros(0)
         c = {"presets": list(p.presets), "size": int(value.size)}
         if 0 < value.size <= self.PER_VALUE_MAX:
-            c.update(values=[_num(float(v)) for v in value.ravel()],
-                     slide=[_num(v) for v in p.slide] if p.slide else None, min=_num(p.low), max=_num(p.high),
-                     step=_num(p.step or 0.01))
+            c.update(
+                values=[_num(float(v)) for v in value.ravel()],
+                slide=[_num(v) for v in p.slide] if p.slide else None,
+                min=_num(p.low),
+                max=_num(p.high),
+                step=_num(p.step or 0.01),
+            )
         return c
 
 

@@ -12,6 +12,7 @@ dequantized as q · scale. bfloat16 and float8 come from `ml_dtypes`.
 The network side (`precision_input`, `precision_output`, `TypedNetwork`) is self-contained (trt, np and the
 arguments only), so the exported script carries the same code.
 """
+
 from __future__ import annotations
 
 import functools
@@ -73,7 +74,7 @@ def fake_quantize(a, scale: float, precision: str) -> np.ndarray:
 
 
 def scale_from_data(a, precision: str) -> float:
-    """"From the data": amax / 127 (INT8) or amax / 448 (FP8), amax over the finite values (1 if none or 0)."""
+    """ "From the data": amax / 127 (INT8) or amax / 448 (FP8), amax over the finite values (1 if none or 0)."""
     a = np.asarray(a, dtype=np.float32)
     finite = np.abs(a[np.isfinite(a)])
     amax = float(finite.max()) if finite.size else 0.0
@@ -109,8 +110,9 @@ def emulate(layer, x, params: dict) -> np.ndarray:
     if precision in QUANTIZED:
         return run(each(lambda v: fake_quantize(v, params["quantize_scale"], precision)), params)
     if precision in FLOAT_TYPES:  # only weights and constants take the type; attributes stay float32
-        rounded = {p.name: _rounded(params[p.name], precision) if p.is_weight(params) else params[p.name]
-                   for p in layer.params}
+        rounded = {
+            p.name: _rounded(params[p.name], precision) if p.is_weight(params) else params[p.name] for p in layer.params
+        }
         return round_to(run(each(lambda v: round_to(v, precision)), rounded), precision)
     if precision == "TF32":  # the multiplies' operands only: sums, bias and output stay FP32
         rounded = {k: _rounded(v, precision) if k in layer.tf32 else v for k, v in params.items()}
@@ -143,9 +145,11 @@ def gpu_agreement(layer: str, precision: str) -> str | None:
     if not figures:
         return None
     device = _crosscheck()["device"].split(" (")[0]
-    return (f"emulation within 1 ε of cuDNN on an {device.removeprefix('NVIDIA ')} for "
-            f"{100 * figures['within_1']:.1f} % of cells (worst {figures['worst']:.3g} ε; PyTorch's arithmetic, not "
-            f"TensorRT's)")
+    return (
+        f"emulation within 1 ε of cuDNN on an {device.removeprefix('NVIDIA ')} for "
+        f"{100 * figures['within_1']:.1f} % of cells (worst {figures['worst']:.3g} ε; PyTorch's arithmetic, not "
+        f"TensorRT's)"
+    )
 
 
 def output_step(truth) -> float:
@@ -182,9 +186,17 @@ def errors(y, truth, precision: str, scale: float) -> dict:
     floor = np.log10(diff[~exact & np.isfinite(diff)].min()) - 1 if (~exact & np.isfinite(diff)).any() else -8.0
     with np.errstate(divide="ignore"):
         log_error = np.where(exact, floor, np.log10(diff)).astype(np.float32)
-    return {"precision": precision, "max_abs_error": max_abs, "max_rel_error": max_rel, "error_units": units,
-            "unit": unit, "exact_cells": int(exact.sum()), "error": diff.astype(np.float32), "log_error": log_error,
-            "exact_at": float(floor)}
+    return {
+        "precision": precision,
+        "max_abs_error": max_abs,
+        "max_rel_error": max_rel,
+        "error_units": units,
+        "unit": unit,
+        "exact_cells": int(exact.sum()),
+        "error": diff.astype(np.float32),
+        "log_error": log_error,
+        "exact_at": float(floor),
+    }
 
 
 # -- the network side (copied into exported scripts: only trt, np and the arguments) --------------------------
@@ -221,7 +233,9 @@ class TypedNetwork:
             import ml_dtypes  # bfloat16 for NumPy; FP16 needs only NumPy
 
             with np.errstate(over="ignore"):  # beyond the type's range: ±inf, as the engine's cast gives
-                typed = np.ascontiguousarray(value, dtype=np.float16 if self._precision == "FP16" else ml_dtypes.bfloat16)
+                typed = np.ascontiguousarray(
+                    value, dtype=np.float16 if self._precision == "FP16" else ml_dtypes.bfloat16
+                )
             self.kept.append(typed)
             return trt.Weights(kind, typed.ctypes.data, typed.size)
         return value
@@ -230,4 +244,6 @@ class TypedNetwork:
         attr = getattr(self._network, name)
         if not callable(attr):
             return attr
-        return lambda *args, **kwargs: attr(*map(self._weights, args), **{k: self._weights(v) for k, v in kwargs.items()})
+        return lambda *args, **kwargs: attr(
+            *map(self._weights, args), **{k: self._weights(v) for k, v in kwargs.items()}
+        )

@@ -6,6 +6,7 @@ One background thread builds one configuration at a time. It starts a build only
 at the lowest CPU priority (its own nice value, on Linux), so a foreground build that starts meanwhile gets the
 CPU first. Newer requests replace older ones: only the latest slider position matters.
 """
+
 from __future__ import annotations
 
 import atexit

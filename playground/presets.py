@@ -4,6 +4,7 @@ input of one, and whether an output shows what it documents (`compare`).
 
 No TensorRT and no Streamlit here.
 """
+
 from __future__ import annotations
 
 import functools
@@ -17,9 +18,11 @@ from .inputs import make_input
 from .layers import LAYERS, get_layer
 from .params import same_params
 
-PRESETS: dict[str, list[Preset]] = {name: [p for p in layer.examples if not p.is_lesson]
-                                    for name, layer in LAYERS.items()}
+PRESETS: dict[str, list[Preset]] = {
+    name: [p for p in layer.examples if not p.is_lesson] for name, layer in LAYERS.items()
+}
 LESSONS: dict[str, list[Preset]] = {name: [p for p in layer.examples if p.is_lesson] for name, layer in LAYERS.items()}
+
 
 @functools.cache
 def _config(layer_name: str, name: str) -> tuple[dict, np.ndarray]:
@@ -65,8 +68,12 @@ def find(layer: str, name: str) -> Preset:
 
 def _same_inputs(a, b) -> bool:
     if isinstance(a, dict) or isinstance(b, dict):
-        return (isinstance(a, dict) and isinstance(b, dict) and a.keys() == b.keys() and
-                all(_same_inputs(a[k], b[k]) for k in a))
+        return (
+            isinstance(a, dict)
+            and isinstance(b, dict)
+            and a.keys() == b.keys()
+            and all(_same_inputs(a[k], b[k]) for k in a)
+        )
     return a.shape == b.shape and np.array_equal(a, b, equal_nan=True)
 
 
@@ -92,14 +99,24 @@ def compare(preset: Preset, output, errors: dict | None = None) -> Comparison:
     tol = preset.tolerance
     shape_ok = tuple(out.shape) == tuple(preset.expected_shape)
     if not shape_ok:
-        return Comparison(False, None, False, tol.text,
-                          f"output shape {tuple(out.shape)} differs from {preset.documented}'s {preset.expected_shape}")
+        return Comparison(
+            False,
+            None,
+            False,
+            tol.text,
+            f"output shape {tuple(out.shape)} differs from {preset.documented}'s {preset.expected_shape}",
+        )
     if preset.is_lesson:
         return _compare_errors(preset, errors or {})
     if preset.expected is None:
-        return Comparison(True, None, True, tol.text,
-                          f"shape {preset.expected_shape} as the spec prints; the spec prints no table for this "
-                          f"example, so only the shape was compared")
+        return Comparison(
+            True,
+            None,
+            True,
+            tol.text,
+            f"shape {preset.expected_shape} as the spec prints; the spec prints no table for this "
+            f"example, so only the shape was compared",
+        )
     want = preset.expected.astype(np.float64)
     diff = ref.abs_diff(out, want)  # a NaN on one side only is a mismatch
     max_diff = float(diff.max()) if diff.size else 0.0
@@ -109,10 +126,15 @@ def compare(preset: Preset, output, errors: dict | None = None) -> Comparison:
         within = "exactly" if tol.text == "exact" else f"within {tol.text}"
         return Comparison(True, max_diff, True, tol.text, f"matches {what} {within} (max |diff| {max_diff:.3g})")
     where = tuple(int(i) for i in np.unravel_index(int(np.argmax(np.where(bad, diff, -1.0))), bad.shape))
-    return Comparison(False, max_diff, True, tol.text,
-                      f"differs from {what} at {int(bad.sum())} of {bad.size} cells beyond {tol.text}; "
-                      f"worst at {where}: got {out[where]!r}, expected {preset.expected[where]!r} "
-                      f"(max |diff| {max_diff:.3g})")
+    return Comparison(
+        False,
+        max_diff,
+        True,
+        tol.text,
+        f"differs from {what} at {int(bad.sum())} of {bad.size} cells beyond {tol.text}; "
+        f"worst at {where}: got {out[where]!r}, expected {preset.expected[where]!r} "
+        f"(max |diff| {max_diff:.3g})",
+    )
 
 
 def _compare_errors(preset: Preset, errors: dict) -> Comparison:
@@ -123,7 +145,8 @@ def _compare_errors(preset: Preset, errors: dict) -> Comparison:
         if got is None or not close:
             off.append(f"{name} {got!r} (the lesson states {want:g})")
     if off:
-        return Comparison(False, None, True, preset.tolerance.text, "error figures differ from the lesson's: "
-                          + "; ".join(off))
+        return Comparison(
+            False, None, True, preset.tolerance.text, "error figures differ from the lesson's: " + "; ".join(off)
+        )
     stated = ", ".join(f"{k} {v:g}" for k, v in preset.errors.items())
     return Comparison(True, None, True, preset.tolerance.text, f"error figures as the lesson states ({stated})")

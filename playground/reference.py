@@ -18,8 +18,20 @@ import numpy as np
 from .budget import REFERENCE_CHUNK_BYTES
 
 ACTIVATION_TYPES = (
-    "RELU", "SIGMOID", "TANH", "LEAKY_RELU", "ELU", "SELU", "SOFTSIGN", "SOFTPLUS",
-    "CLIP", "HARD_SIGMOID", "SCALED_TANH", "THRESHOLDED_RELU", "GELU_ERF", "GELU_TANH",
+    "RELU",
+    "SIGMOID",
+    "TANH",
+    "LEAKY_RELU",
+    "ELU",
+    "SELU",
+    "SOFTSIGN",
+    "SOFTPLUS",
+    "CLIP",
+    "HARD_SIGMOID",
+    "SCALED_TANH",
+    "THRESHOLDED_RELU",
+    "GELU_ERF",
+    "GELU_TANH",
 )
 PADDING_MODES = ("EXPLICIT_ROUND_DOWN", "EXPLICIT_ROUND_UP", "SAME_UPPER", "SAME_LOWER")
 SCALE_MODES = ("UNIFORM", "CHANNEL", "ELEMENTWISE")
@@ -112,8 +124,11 @@ def scale_coefficient_shape(x_shape, mode, channel_axis=1) -> tuple:
     if not -ndim <= channel_axis < ndim:
         raise ValueError(f"scale: channel_axis {channel_axis} out of range for x shape {tuple(x_shape)}")
     axis = channel_axis % ndim
-    return {"UNIFORM": (), "CHANNEL": (x_shape[axis],) + (1,) * (ndim - axis - 1),
-            "ELEMENTWISE": tuple(x_shape[axis:])}[mode]
+    return {
+        "UNIFORM": (),
+        "CHANNEL": (x_shape[axis],) + (1,) * (ndim - axis - 1),
+        "ELEMENTWISE": tuple(x_shape[axis:]),
+    }[mode]
 
 
 def scale_coefficients(x_shape, mode, shift, scale, power, channel_axis=1):
@@ -128,8 +143,10 @@ def scale_coefficients(x_shape, mode, shift, scale, power, channel_axis=1):
         # TensorRT stores coefficients as float32 Weights, so round them the same way.
         value = np.atleast_1d(np.asarray(value, dtype=np.float32)).astype(np.float64)
         if value.size != math.prod(shape):
-            raise ValueError(f"scale: mode {mode} needs {math.prod(shape)} {name} coefficient(s) for x shape "
-                             f"{tuple(x_shape)} and channel_axis {channel_axis}, got {value.size}")
+            raise ValueError(
+                f"scale: mode {mode} needs {math.prod(shape)} {name} coefficient(s) for x shape "
+                f"{tuple(x_shape)} and channel_axis {channel_axis}, got {value.size}"
+            )
         return value.reshape(shape)
 
     return coeff("scale", scale, 1.0), coeff("shift", shift, 0.0), coeff("power", power, 1.0)
@@ -177,16 +194,24 @@ def conv_padding(input_size, kernel_size, stride, dilation, pre_padding, post_pa
     input; SAME_* ignore the given pre/post (nvinfer1::PaddingMode formulas).
     """
     mode = _enum_name(padding_mode, PADDING_MODES, "padding mode")
-    args = dict(input_size=input_size, kernel_size=kernel_size, stride=stride, dilation=dilation,
-                pre_padding=pre_padding, post_padding=post_padding, padding_mode=mode)
+    args = dict(
+        input_size=input_size,
+        kernel_size=kernel_size,
+        stride=stride,
+        dilation=dilation,
+        pre_padding=pre_padding,
+        post_padding=post_padding,
+        padding_mode=mode,
+    )
     n = 1 if np.ndim(input_size) == 0 else len(input_size)
     try:
         I, K, S, D, B, A = (_ints(k, v, n) for k, v in list(args.items())[:6])
     except ValueError as e:
         raise ValueError(f"conv_padding: {e}; arguments {args}") from None
     if n < 1 or min(I + K + S + D) < 1 or min(B + A) < 0:
-        raise ValueError(f"conv_padding: need >= 1 axis, sizes, strides and dilations >= 1, paddings >= 0; "
-                         f"arguments {args}")
+        raise ValueError(
+            f"conv_padding: need >= 1 axis, sizes, strides and dilations >= 1, paddings >= 0; arguments {args}"
+        )
     resolved = []
     for axis, (i, k, s, d, b, a) in enumerate(zip(I, K, S, D, B, A)):
         dk = 1 + d * (k - 1)
@@ -200,14 +225,25 @@ def conv_padding(input_size, kernel_size, stride, dilation, pre_padding, post_pa
             o = (span // s if mode == "EXPLICIT_ROUND_DOWN" else -(-span // s)) + 1
             a += max(0, (o - 1) * s + dk - (i + b + a))  # zeros the rounded-up last window reads
         if o < 1:
-            raise ValueError(f"conv_padding: axis {axis} output size {o} < 1 (dilated kernel {dk}, "
-                             f"padded input {i + b + a}); arguments {args}")
+            raise ValueError(
+                f"conv_padding: axis {axis} output size {o} < 1 (dilated kernel {dk}, "
+                f"padded input {i + b + a}); arguments {args}"
+            )
         resolved.append((b, a, o))
     return tuple(zip(*resolved))  # (pre, post, out)
 
 
-def convolution(x, kernel, bias=None, stride=None, pre_padding=None, post_padding=None, dilation=None,
-                num_groups=1, padding_mode="EXPLICIT_ROUND_DOWN"):
+def convolution(
+    x,
+    kernel,
+    bias=None,
+    stride=None,
+    pre_padding=None,
+    post_padding=None,
+    dilation=None,
+    num_groups=1,
+    padding_mode="EXPLICIT_ROUND_DOWN",
+):
     """IConvolutionLayer: grouped, strided, dilated, zero-padded cross-correlation (no kernel flip).
 
     x is (N, C, H, W) or (N, C, D, H, W); kernel is (K, C / num_groups, *spatial); bias is (K,).
@@ -215,20 +251,37 @@ def convolution(x, kernel, bias=None, stride=None, pre_padding=None, post_paddin
     x = np.asarray(x, dtype=np.float32)
     kernel = np.asarray(kernel, dtype=np.float32)
     bias = None if bias is None else np.asarray(bias, dtype=np.float32)
-    args = (f"x {x.shape}, kernel {kernel.shape}, bias {None if bias is None else bias.shape}, stride {stride}, "
-            f"pre_padding {pre_padding}, post_padding {post_padding}, dilation {dilation}, "
-            f"num_groups {num_groups}, padding_mode {padding_mode}")
+    args = (
+        f"x {x.shape}, kernel {kernel.shape}, bias {None if bias is None else bias.shape}, stride {stride}, "
+        f"pre_padding {pre_padding}, post_padding {post_padding}, dilation {dilation}, "
+        f"num_groups {num_groups}, padding_mode {padding_mode}"
+    )
     g = num_groups
-    if (x.ndim not in (4, 5) or kernel.ndim != x.ndim or not isinstance(g, (int, np.integer)) or g < 1
-            or x.shape[1] % g or kernel.shape[0] % g or kernel.shape[1] * g != x.shape[1]
-            or (bias is not None and bias.shape != kernel.shape[:1])):
-        raise ValueError(f"convolution: need x rank 4 or 5, kernel (K, C/num_groups, *spatial) with K and C "
-                         f"divisible by num_groups, bias (K,) or None; got {args}")
+    if (
+        x.ndim not in (4, 5)
+        or kernel.ndim != x.ndim
+        or not isinstance(g, (int, np.integer))
+        or g < 1
+        or x.shape[1] % g
+        or kernel.shape[0] % g
+        or kernel.shape[1] * g != x.shape[1]
+        or (bias is not None and bias.shape != kernel.shape[:1])
+    ):
+        raise ValueError(
+            f"convolution: need x rank 4 or 5, kernel (K, C/num_groups, *spatial) with K and C "
+            f"divisible by num_groups, bias (K,) or None; got {args}"
+        )
     n = x.ndim - 2
     try:
-        stride, dilation, pre, post = (_ints(name, default if v is None else v, n) for name, v, default in (
-            ("stride", stride, 1), ("dilation", dilation, 1), ("pre_padding", pre_padding, 0),
-            ("post_padding", post_padding, 0)))
+        stride, dilation, pre, post = (
+            _ints(name, default if v is None else v, n)
+            for name, v, default in (
+                ("stride", stride, 1),
+                ("dilation", dilation, 1),
+                ("pre_padding", pre_padding, 0),
+                ("post_padding", post_padding, 0),
+            )
+        )
         pre, post, out = conv_padding(x.shape[2:], kernel.shape[2:], stride, dilation, pre, post, padding_mode)
     except ValueError as e:
         raise ValueError(f"convolution: {e}; {args}") from None
@@ -237,8 +290,11 @@ def convolution(x, kernel, bias=None, stride=None, pre_padding=None, post_paddin
     span = [1 + d * (k - 1) for d, k in zip(dilation, kernel.shape[2:])]
     # windows[n, c, *out_pos, *kernel_pos]: a strided view, no copy until einsum needs one
     windows = np.lib.stride_tricks.sliding_window_view(xp, span, axis=tuple(range(2, 2 + n)))
-    windows = windows[(slice(None),) * 2 + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, stride))
-                      + tuple(slice(None, None, d) for d in dilation)]
+    windows = windows[
+        (slice(None),) * 2
+        + tuple(slice(0, (o - 1) * s + 1, s) for o, s in zip(out, stride))
+        + tuple(slice(None, None, d) for d in dilation)
+    ]
     windows = windows.reshape(x.shape[0], g, x.shape[1] // g, *windows.shape[2:])
     w = kernel.astype(np.float64).reshape(g, kernel.shape[0] // g, *kernel.shape[1:])
     o_, k_ = "xyz"[:n], "uvw"[:n]
@@ -247,8 +303,9 @@ def convolution(x, kernel, bias=None, stride=None, pre_padding=None, post_paddin
     rows = max(1, REFERENCE_CHUNK_BYTES // max(row_bytes, 1))
     y = np.empty((x.shape[0], g, kernel.shape[0] // g, *out))
     for r in range(0, out[0], rows):
-        y[:, :, :, r:r + rows] = np.einsum(f"ngc{o_}{k_},gkc{k_}->ngk{o_}", windows[:, :, :, r:r + rows], w,
-                                           optimize=True)
+        y[:, :, :, r : r + rows] = np.einsum(
+            f"ngc{o_}{k_},gkc{k_}->ngk{o_}", windows[:, :, :, r : r + rows], w, optimize=True
+        )
     y = y.reshape(x.shape[0], kernel.shape[0], *out)
     if bias is not None:
         y += bias.reshape((-1,) + (1,) * n)
@@ -285,15 +342,26 @@ def receptive_field(out_index, input_size, kernel_size, stride, dilation, pre_pa
     Coordinates outside [0, input_size) are padding.
     """
     n = 1 if np.ndim(input_size) == 0 else len(input_size)
-    args = lambda: (f"out_index {out_index}, input_size {input_size}, kernel_size {kernel_size}, "  # noqa: E731
-                    f"stride {stride}, dilation {dilation}, pre_padding {pre_padding}")  # an error's only
+
+    def args():  # an error's only
+        return (
+            f"out_index {out_index}, input_size {input_size}, kernel_size {kernel_size}, "
+            f"stride {stride}, dilation {dilation}, pre_padding {pre_padding}"
+        )
+
     try:
-        o, _, K, S, D, B = (_ints(name, v, n) for name, v in zip(
-            ("out_index", "input_size", "kernel_size", "stride", "dilation", "pre_padding"),
-            (out_index, input_size, kernel_size, stride, dilation, pre_padding)))
+        o, _, K, S, D, B = (
+            _ints(name, v, n)
+            for name, v in zip(
+                ("out_index", "input_size", "kernel_size", "stride", "dilation", "pre_padding"),
+                (out_index, input_size, kernel_size, stride, dilation, pre_padding),
+            )
+        )
     except ValueError as e:
         raise ValueError(f"receptive_field: {e}; {args()}") from None
     if min(o + B) < 0 or min(K + S + D) < 1:
         raise ValueError(f"receptive_field: negative index/padding or non-positive kernel/stride/dilation; {args()}")
-    return [tuple(oi * s - b + ki * d for oi, s, b, ki, d in zip(o, S, B, kpos, D))
-            for kpos in itertools.product(*map(range, K))]
+    return [
+        tuple(oi * s - b + ki * d for oi, s, b, ki, d in zip(o, S, B, kpos, D))
+        for kpos in itertools.product(*map(range, K))
+    ]

@@ -12,6 +12,7 @@ distribution's package, listens on --port:
   and its script runs again on the URL, which holds the configuration; the room starts the lost replica again.
 Ctrl-C (or SIGTERM) stops the proxy and every replica.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -81,8 +82,9 @@ backend replicas
 
 
 def haproxy_binary() -> str:
-    found = shutil.which("haproxy") or next((p for p in ("/usr/sbin/haproxy", "/usr/local/sbin/haproxy")
-                                             if os.access(p, os.X_OK)), None)
+    found = shutil.which("haproxy") or next(
+        (p for p in ("/usr/sbin/haproxy", "/usr/local/sbin/haproxy") if os.access(p, os.X_OK)), None
+    )
     if found is None:
         raise RoomError(INSTALL)
     return found
@@ -97,13 +99,29 @@ class Replica:
     def start(self, env: dict) -> None:
         from .trt.launch import tuned_env
 
-        cmd = [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.headless", "true",
-               "--server.address", "127.0.0.1", "--server.port", str(self.port),
-               "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none",
-               "--global.developmentMode", "false"]  # a Streamlit installed outside site-packages guesses otherwise
+        cmd = [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            str(ROOT / "app.py"),
+            "--server.headless",
+            "true",
+            "--server.address",
+            "127.0.0.1",
+            "--server.port",
+            str(self.port),
+            "--browser.gatherUsageStats",
+            "false",
+            "--server.fileWatcherType",
+            "none",
+            "--global.developmentMode",
+            "false",
+        ]  # a Streamlit installed outside site-packages guesses otherwise
         with open(self.log, "ab") as out:
-            self.proc = subprocess.Popen(cmd, cwd=ROOT, env=tuned_env(env), stdout=out, stderr=subprocess.STDOUT,
-                                         start_new_session=True)
+            self.proc = subprocess.Popen(
+                cmd, cwd=ROOT, env=tuned_env(env), stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
@@ -124,6 +142,7 @@ class Replica:
 @dataclass
 class Room:
     """A running room (`run` or `started`): its replicas, its proxy and where they log."""
+
     port: int
     bind: str
     replicas: list[Replica]
@@ -182,8 +201,9 @@ def free_ports(n: int, first: int | None = None) -> list[int]:
     return ports
 
 
-def check_options(replicas: int, port: int, bind: str, first_port: int | None, cache_dir: str | None,
-                  public_url: str | None) -> None:
+def check_options(
+    replicas: int, port: int, bind: str, first_port: int | None, cache_dir: str | None, public_url: str | None
+) -> None:
     """The options of a room, checked before anything starts: ValidationError naming the option and its rule
     (the command's exit 2, nothing left running)."""
     import errno
@@ -197,8 +217,11 @@ def check_options(replicas: int, port: int, bind: str, first_port: int | None, c
     if public_url is not None and not PUBLIC_URL.fullmatch(public_url.strip().rstrip("/")):
         raise fail("--public-url", "must be an http:// or https:// address (no query or fragment)", public_url)
     if first_port is not None and not 1 <= first_port <= 65536 - replicas:
-        raise fail("--first-port", f"must leave room for {replicas} replica ports: between 1 and "
-                                   f"{65536 - replicas}", first_port)
+        raise fail(
+            "--first-port",
+            f"must leave room for {replicas} replica ports: between 1 and {65536 - replicas}",
+            first_port,
+        )
     cache = Path(cache_dir) if cache_dir else None
     if cache is not None:
         found = next((a for a in (cache, *cache.parents) if a.exists()), None)
@@ -220,14 +243,23 @@ def check_options(replicas: int, port: int, bind: str, first_port: int | None, c
             if exc.errno == errno.EADDRINUSE:
                 raise fail("--port", f"is in use on {bind}: pick a free port", port) from None
             if exc.errno == errno.EACCES:
-                raise fail("--port", "needs privileges this user lacks (ports below 1024): pick a higher one",
-                           port) from None
+                raise fail(
+                    "--port", "needs privileges this user lacks (ports below 1024): pick a higher one", port
+                ) from None
             raise fail("--bind", f"must be an address of this machine ({exc.strerror})", bind) from None
 
 
 @contextlib.contextmanager
-def started(replicas: int, port: int, bind: str = "127.0.0.1", first_port: int | None = None,
-            cache_dir: str | None = None, public_url: str | None = None, timeout: float = 90.0, env: dict | None = None):
+def started(
+    replicas: int,
+    port: int,
+    bind: str = "127.0.0.1",
+    first_port: int | None = None,
+    cache_dir: str | None = None,
+    public_url: str | None = None,
+    timeout: float = 90.0,
+    env: dict | None = None,
+):
     """Start a room and yield it once every replica answers and the proxy listens; stop everything after."""
     check_options(replicas, port, bind, first_port, cache_dir, public_url)
     binary = haproxy_binary()
@@ -236,8 +268,9 @@ def started(replicas: int, port: int, bind: str = "127.0.0.1", first_port: int |
     env["PLAYGROUND_ENGINE_CACHE"] = str(Path(cache_dir or env.get("PLAYGROUND_ENGINE_CACHE") or ROOT / "engine_cache"))
     if public_url:
         env["PLAYGROUND_PUBLIC_URL"] = public_url
-    room = Room(port, bind, [Replica(p, workdir / f"replica-{p}.log") for p in free_ports(replicas, first_port)],
-                workdir, env)
+    room = Room(
+        port, bind, [Replica(p, workdir / f"replica-{p}.log") for p in free_ports(replicas, first_port)], workdir, env
+    )
     config = workdir / "haproxy.cfg"
     config.write_text(haproxy_config(bind, port, [("127.0.0.1", r.port) for r in room.replicas]))
     check = subprocess.run([binary, "-c", "-q", "-f", str(config)], capture_output=True, text=True)
@@ -272,17 +305,23 @@ def started(replicas: int, port: int, bind: str = "127.0.0.1", first_port: int |
         room.stop()
 
 
-def run(replicas: int, port: int, bind: str, first_port: int | None, cache_dir: str | None,
-        public_url: str | None) -> int:
+def run(
+    replicas: int, port: int, bind: str, first_port: int | None, cache_dir: str | None, public_url: str | None
+) -> int:
     """The `room` command: start, say where, supervise until Ctrl-C or SIGTERM."""
+
     def stop(*_):
         raise KeyboardInterrupt
+
     for sig in (signal.SIGINT, signal.SIGTERM):  # SIGINT too: a shell's background job starts with it ignored
         signal.signal(sig, stop)
     with started(replicas, port, bind, first_port, cache_dir, public_url) as room:
-        print(f"room: {len(room.replicas)} replicas (ports {', '.join(str(r.port) for r in room.replicas)}) behind "
-              f"HAProxy on {room.url}; engine cache {room.env['PLAYGROUND_ENGINE_CACHE']}; logs in {room.workdir}. "
-              "Ctrl-C stops them all.", flush=True)
+        print(
+            f"room: {len(room.replicas)} replicas (ports {', '.join(str(r.port) for r in room.replicas)}) behind "
+            f"HAProxy on {room.url}; engine cache {room.env['PLAYGROUND_ENGINE_CACHE']}; logs in {room.workdir}. "
+            "Ctrl-C stops them all.",
+            flush=True,
+        )
         try:
             while True:
                 time.sleep(1)

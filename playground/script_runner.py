@@ -4,6 +4,7 @@ with the TensorRT that can build here, and run it on the GPU where one this Tens
 Everything after the MARKER line is copied into the script as it is, after the script's head, which defines
 the names below (the values here only let this file be imported, linted and tested on its own).
 """
+
 import argparse
 import importlib
 import sys
@@ -17,6 +18,7 @@ INPUT_NAMES, OUTPUT_NAME = {"x": "inputT0"}, "outputT0"  # {the layer's input na
 INDEX_INPUTS = ()  # the inputs that hold indices: no precision's cast or Q/DQ pair
 OPTIMIZATION_LEVEL, RTX_HINT, PLAYGROUND_COMMAND = 0, "", ""
 trt = None  # tensorrt or tensorrt_rtx: main() picks the one that builds
+
 
 # -- MARKER: the exported script's text starts here --
 class CannotBuild(Exception):
@@ -33,7 +35,9 @@ def tensorrt_that_builds():
             trt = importlib.import_module(name)
         except ImportError as exc:
             missing = isinstance(exc, ModuleNotFoundError) and exc.name == name
-            why_not.append(f"{name} is not installed" if missing else f"{name} is installed but does not import ({exc})")
+            why_not.append(
+                f"{name} is not installed" if missing else f"{name} is installed but does not import ({exc})"
+            )
             continue
         logger = trt.Logger(trt.Logger.WARNING)
         try:
@@ -81,8 +85,11 @@ def run_on_gpu(logger, engine_bytes):
     try:
         if cuda_check(cudart, cudart.cudaGetDeviceCount(), "cudaGetDeviceCount") < 1:
             raise CannotRun("no CUDA GPU on this machine")
-        props = cuda_check(cudart, cudart.cudaGetDeviceProperties(
-            cuda_check(cudart, cudart.cudaGetDevice(), "cudaGetDevice")), "cudaGetDeviceProperties")
+        props = cuda_check(
+            cudart,
+            cudart.cudaGetDeviceProperties(cuda_check(cudart, cudart.cudaGetDevice(), "cudaGetDevice")),
+            "cudaGetDeviceProperties",
+        )
     except RuntimeError as exc:
         raise CannotRun(f"no usable CUDA GPU ({exc})") from None
     name = props.name.split(b"\0", 1)[0].decode(errors="replace") if isinstance(props.name, bytes) else str(props.name)
@@ -121,12 +128,18 @@ def execute(cudart, engine, context):
             if not context.set_tensor_address(tensor, int(device[tensor])):
                 raise RuntimeError(f"set_tensor_address({tensor!r}) failed")
         for tensor, source in inputs.items():
-            cuda_check(cudart, cudart.cudaMemcpyAsync(device[tensor], source.ctypes.data, source.nbytes, to_device,
-                                                      stream), "cudaMemcpyAsync (to the GPU)")
+            cuda_check(
+                cudart,
+                cudart.cudaMemcpyAsync(device[tensor], source.ctypes.data, source.nbytes, to_device, stream),
+                "cudaMemcpyAsync (to the GPU)",
+            )
         if not context.execute_async_v3(int(stream)):
             raise RuntimeError("execute_async_v3 failed")
-        cuda_check(cudart, cudart.cudaMemcpyAsync(output.ctypes.data, device[OUTPUT_NAME], output.nbytes, to_host,
-                                                  stream), "cudaMemcpyAsync (to the host)")
+        cuda_check(
+            cudart,
+            cudart.cudaMemcpyAsync(output.ctypes.data, device[OUTPUT_NAME], output.nbytes, to_host, stream),
+            "cudaMemcpyAsync (to the host)",
+        )
         cuda_check(cudart, cudart.cudaStreamSynchronize(stream), "cudaStreamSynchronize")
     finally:
         if stream is not None:
@@ -158,8 +171,10 @@ def main(argv):
     network = builder.create_network(network_flags())
     precision = p["precision"]
     xs = {n: network.add_input(INPUT_NAMES[n], trt.DataType.FLOAT, a.shape) for n, a in feed().items()}
-    xs = {n: x if n in INDEX_INPUTS else precision_input(trt, network, x, precision, p["quantize_scale"])
-          for n, x in xs.items()}
+    xs = {
+        n: x if n in INDEX_INPUTS else precision_input(trt, network, x, precision, p["quantize_scale"])
+        for n, x in xs.items()
+    }
     typed = TypedNetwork(trt, network, precision) if precision in ("FP16", "BF16") else None
     try:  # the construction takes the one input, or the inputs by name
         y = BUILD(trt, typed or network, xs if isinstance(data, dict) else next(iter(xs.values())), p)

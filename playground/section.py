@@ -5,6 +5,7 @@ Streamlit).
 figure theme, `evaluate` (core.evaluate with the page's backend and engine cache) and `busy(label)`, a context
 manager that shows `label` while slow work runs. Names (`Table.name`, …) become widget keys LAYER.extra.NAME.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -48,6 +49,7 @@ class Chart:
 @dataclass(frozen=True)
 class Heatmap:
     """A tensor drawn as the stage draws its own (shared colour scale, presenter size)."""
+
     name: str
     tensor: np.ndarray
     title: str
@@ -61,6 +63,7 @@ class Columns:
 @dataclass(frozen=True)
 class OnRequest:
     """A switch, off at first; its blocks are made (`blocks()`) only while it is on: costly drawings."""
+
     name: str
     label: str
     blocks: Callable[[], list]

@@ -1,5 +1,6 @@
 """What every session of the process shares: the backend, the engine cache and the speculative builder, made
 once (`shared`). The pages and the stage's route both use them; no Streamlit here."""
+
 from __future__ import annotations
 
 import functools
@@ -19,12 +20,17 @@ def shared(maxsize: int | None = None):
     Not st.cache_resource: any client can ask Streamlit to clear those ("Clear cache", which a client sends
     even with the menu hidden), and one participant would drop what the whole room uses. Arguments are
     keyed by value, arrays by dtype, shape and bytes; the least recently used of `maxsize` entries goes."""
+
     def decorate(fn):
         memo = Memo(maxsize if maxsize is not None else float("inf"))
 
         def part(v):
             if isinstance(v, np.ndarray):
-                return (v.dtype.str, v.shape, hashlib.blake2b(np.ascontiguousarray(v).tobytes(), digest_size=16).digest())
+                return (
+                    v.dtype.str,
+                    v.shape,
+                    hashlib.blake2b(np.ascontiguousarray(v).tobytes(), digest_size=16).digest(),
+                )
             return repr(v)
 
         @functools.wraps(fn)
@@ -34,6 +40,7 @@ def shared(maxsize: int | None = None):
 
         cached.clear = memo.clear  # for tests that point the process at another engine directory
         return cached
+
     return decorate
 
 

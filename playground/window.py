@@ -6,6 +6,7 @@ Per spatial axis: a window of `k` cells, `dilation` apart, stepping by `stride` 
 once (their TensorRT names, ranges and help), and so is the arithmetic: the padding in force, the output size,
 the largest window that fits, and the input cells one output cell reads.
 """
+
 from __future__ import annotations
 
 import functools
@@ -24,8 +25,18 @@ MAX_PADDING = 16
 
 def per_axis(name: str, default: int, help: str, low: int, high: int, optional: bool = False, **more) -> Param:
     """A per-spatial-axis ints parameter; its default repeated for every spatial axis of the input."""
-    return Param(name, "ints", (lambda p, s: (default,) * (len(s) - 2)) if not optional else None, help,
-                 low=low, high=high, step=1, per_axis=True, optional=optional, **more)
+    return Param(
+        name,
+        "ints",
+        (lambda p, s: (default,) * (len(s) - 2)) if not optional else None,
+        help,
+        low=low,
+        high=high,
+        step=1,
+        per_axis=True,
+        optional=optional,
+        **more,
+    )
 
 
 def padding_params(high: int = MAX_PADDING) -> tuple[Param, ...]:
@@ -35,15 +46,44 @@ def padding_params(high: int = MAX_PADDING) -> tuple[Param, ...]:
     explicit = lambda p: not str(p.get("padding_mode") or "").startswith("SAME")  # noqa: E731
     return (
         per_axis("stride_nd", 1, "Step of the window per spatial axis.", 1, 16, label="Stride"),
-        Param("padding_mode", "enum", "EXPLICIT_ROUND_DOWN",
-              "How the output size and padding are computed; SAME_* take precedence over all explicit padding.",
-              choices=PADDING_MODES, aliases=PADDING_ALIASES, label="Padding mode"),
-        per_axis("padding_nd", 0, "Cells added before and after each spatial axis.", 0, high, label="Padding",
-                 used_when=explicit),
-        per_axis("pre_padding", 0, "Cells before each spatial axis; replaces padding_nd's leading side when set.",
-                 0, high, optional=True, label="Padding before", used_when=explicit),
-        per_axis("post_padding", 0, "Cells after each spatial axis; replaces padding_nd's trailing side when set.",
-                 0, high, optional=True, label="Padding after", used_when=explicit),
+        Param(
+            "padding_mode",
+            "enum",
+            "EXPLICIT_ROUND_DOWN",
+            "How the output size and padding are computed; SAME_* take precedence over all explicit padding.",
+            choices=PADDING_MODES,
+            aliases=PADDING_ALIASES,
+            label="Padding mode",
+        ),
+        per_axis(
+            "padding_nd",
+            0,
+            "Cells added before and after each spatial axis.",
+            0,
+            high,
+            label="Padding",
+            used_when=explicit,
+        ),
+        per_axis(
+            "pre_padding",
+            0,
+            "Cells before each spatial axis; replaces padding_nd's leading side when set.",
+            0,
+            high,
+            optional=True,
+            label="Padding before",
+            used_when=explicit,
+        ),
+        per_axis(
+            "post_padding",
+            0,
+            "Cells after each spatial axis; replaces padding_nd's trailing side when set.",
+            0,
+            high,
+            optional=True,
+            label="Padding after",
+            used_when=explicit,
+        ),
     )
 
 
@@ -79,8 +119,9 @@ def largest_window(p: dict, shape: tuple) -> tuple | None:
     if not str(p.get("padding_mode", "")).startswith("EXPLICIT"):
         return None
     pre, post = effective_padding(p)
-    return tuple(max(1, (size + a + b - 1) // d + 1)
-                 for size, a, b, d in zip(shape[2:], pre, post, dilation(p, len(shape) - 2)))
+    return tuple(
+        max(1, (size + a + b - 1) // d + 1) for size, a, b, d in zip(shape[2:], pre, post, dilation(p, len(shape) - 2))
+    )
 
 
 def check_fits(fail, p: dict, shape: tuple, window: str) -> None:
@@ -93,10 +134,15 @@ def check_fits(fail, p: dict, shape: tuple, window: str) -> None:
         if reach > size + a + b:
             name = "dilation_nd" if d > 1 else window
             span = "dilated window" if d > 1 else "window"
-            raise fail(name, Stricter(f"the {span} on spatial axis {axis} spans {reach} cells, more than the padded "
-                                      f"input ({size} + {a} + {b} = {size + a + b})",
-                                      EMPTY_OUTPUT),
-                       p[name])
+            raise fail(
+                name,
+                Stricter(
+                    f"the {span} on spatial axis {axis} spans {reach} cells, more than the padded "
+                    f"input ({size} + {a} + {b} = {size + a + b})",
+                    EMPTY_OUTPUT,
+                ),
+                p[name],
+            )
 
 
 def cells_read(p: dict, shape: tuple, window: str, position: tuple) -> list[tuple]:
@@ -114,8 +160,11 @@ def window_cells(p: dict, window: str) -> list[tuple]:
 def groups_offered(p, shape):
     """The num_groups that divide both C and num_output_maps (convolution and deconvolution split both into
     groups): the only ones the groups slider offers."""
-    return [g for g in range(1, min(shape[1], p["num_output_maps"]) + 1)
-            if shape[1] % g == 0 and p["num_output_maps"] % g == 0]
+    return [
+        g
+        for g in range(1, min(shape[1], p["num_output_maps"]) + 1)
+        if shape[1] % g == 0 and p["num_output_maps"] % g == 0
+    ]
 
 
 def groups_rule(groups, p, shape):
@@ -129,9 +178,11 @@ def groups_rule(groups, p, shape):
 def kernel_preset(window_fn, kernel_shape):
     """A kernel preset defined on one spatial window (`window_fn(spatial shape)`), repeated over the kernel's two
     channel axes, whichever their order: the convolution's (K, C/G), the deconvolution's (C, K/G)."""
+
     def preset(p, shape):
         ks = kernel_shape(p, shape)
         return np.broadcast_to(window_fn(ks[2:]).astype(np.float32), ks).copy()
+
     return preset
 
 
@@ -149,8 +200,9 @@ def kernel_and_bias(fail, p: dict, want: tuple, layout: str, note: str = "") -> 
     if kernel.size == 1:
         kernel = np.full(want, kernel.ravel()[0], np.float32)
     if kernel.size != int(np.prod(want)):
-        raise fail("kernel", f"needs {layout} = {' × '.join(map(str, want))} = {int(np.prod(want))} values{note}",
-                   kernel)
+        raise fail(
+            "kernel", f"needs {layout} = {' × '.join(map(str, want))} = {int(np.prod(want))} values{note}", kernel
+        )
     bias = p["bias"].ravel()
     if bias.size == 1:
         bias = np.full(maps, bias[0], np.float32)
@@ -161,22 +213,45 @@ def kernel_and_bias(fail, p: dict, want: tuple, layout: str, note: str = "") -> 
 
 def padding_named(p: dict, pre_wrong: bool, post_wrong: bool) -> str:
     """The padding parameter to name for a side found wrong: its override where set, else padding_nd."""
-    return next((n for n, wrong in (("pre_padding", pre_wrong), ("post_padding", post_wrong))
-                 if wrong and p[n] is not None), "padding_nd")
+    return next(
+        (n for n, wrong in (("pre_padding", pre_wrong), ("post_padding", post_wrong)) if wrong and p[n] is not None),
+        "padding_nd",
+    )
 
 
 # The weighted windows' own parameters, as the convolution and the deconvolution both declare them.
 # Counts a model's layer may have (ResNet's 2048 maps): the work budget bounds them; the sliders span a lesson's.
 MAX_MAPS = 4096
-OUTPUT_MAPS = Param("num_output_maps", "int", 1, "Output channels K.", low=1, high=MAX_MAPS, step=1, slide=(1, 64),
-                    label="Output maps")
-BIAS = Param("bias", "array", [0.0], "One value per output map (or one for all).", low=-1e6, high=1e6, step=0.5,
-             slide=(-100.0, 100.0), weight=True, label="Bias")
+OUTPUT_MAPS = Param(
+    "num_output_maps", "int", 1, "Output channels K.", low=1, high=MAX_MAPS, step=1, slide=(1, 64), label="Output maps"
+)
+BIAS = Param(
+    "bias",
+    "array",
+    [0.0],
+    "One value per output map (or one for all).",
+    low=-1e6,
+    high=1e6,
+    step=0.5,
+    slide=(-100.0, 100.0),
+    weight=True,
+    label="Bias",
+)
 DILATION = per_axis("dilation_nd", 1, "Spacing between kernel taps per spatial axis.", 1, 16, label="Dilation")
 
 
 def groups_param(what: str) -> Param:
     """num_groups, offering only the counts that divide C and num_output_maps; `what` names the layer's operation."""
-    return Param("num_groups", "int", 1, f"Groups: input channels and output maps split into this many independent "
-                 f"{what}.", low=1, high=MAX_MAPS, step=1, slide=(1, 64), rule=groups_rule,
-                 offers=groups_offered, label="Groups")
+    return Param(
+        "num_groups",
+        "int",
+        1,
+        f"Groups: input channels and output maps split into this many independent {what}.",
+        low=1,
+        high=MAX_MAPS,
+        step=1,
+        slide=(1, 64),
+        rule=groups_rule,
+        offers=groups_offered,
+        label="Groups",
+    )

@@ -6,6 +6,7 @@ opening /NAME asks for, and what is set here. The stage itself is a component; w
 describe, its first answer, the seat's token) is read from the component's data, and a change is asked of the
 route with that token, as the stage's script asks it.
 """
+
 from __future__ import annotations
 
 import base64
@@ -70,7 +71,9 @@ def settle(at: AppTest, query: dict) -> AppTest:
 
 
 def text(at: AppTest) -> str:
-    parts = [e.value for kind in ("markdown", "caption", "error", "warning", "info", "success") for e in getattr(at, kind)]
+    parts = [
+        e.value for kind in ("markdown", "caption", "error", "warning", "info", "success") for e in getattr(at, kind)
+    ]
     return "\n".join(str(p) for p in parts)
 
 
@@ -88,7 +91,9 @@ def stage_answer(at: AppTest) -> dict:
     data = stage_data(at)
     if data["answer"] is not None:
         return data["answer"]
-    return _post(data["token"], {"params": data["query"], "compare": data.get("compare"), "pick": data.get("pick")})["answer"]
+    return _post(data["token"], {"params": data["query"], "compare": data.get("compare"), "pick": data.get("pick")})[
+        "answer"
+    ]
 
 
 _client = None
@@ -112,8 +117,9 @@ def _post(token: str, body: dict) -> dict:
     global _client
     if _client is None:
         _client = TestClient(Starlette(routes=server.routes()), base_url="http://stage.test")
-    r = _client.post(server.ROUTE, content=json.dumps(body),
-                     headers={server.TOKEN_HEADER: token, "content-type": "application/json"})
+    r = _client.post(
+        server.ROUTE, content=json.dumps(body), headers={server.TOKEN_HEADER: token, "content-type": "application/json"}
+    )
     assert r.status_code == 200, r.text
     return r.json()
 

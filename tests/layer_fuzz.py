@@ -7,6 +7,7 @@ their defaults (their presets fit any shape) except optional ones, which are dra
 `configurations(layer, seed, valid=N)` resolves draws until N are valid and returns them with the refusals met on
 the way, each with the ValidationError the layer's check raised.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -81,17 +82,20 @@ def _value(p: Param, rng, params: dict, shape: tuple):
 def _other_shape(shape: tuple, rng) -> tuple:
     """Another input's shape beside `shape`: each axis the same, 1 (it broadcasts) or, now and then, another size
     (which a broadcasting layer refuses)."""
+
     def axis(n):
         roll = rng.random()
         return n if roll < 0.55 else 1 if roll < 0.9 else int(rng.integers(1, SPATIAL_MAX[len(shape)] + 1))
+
     return tuple(axis(n) for n in shape)
 
 
 def draw(layer, rng) -> Drawn:
     rank = int(rng.choice(layer.ranks))
     top = SPATIAL_MAX[rank]
-    shape = (int(rng.integers(1, 3)), int(rng.integers(1, 5))) + tuple(int(rng.integers(1, top + 1))
-                                                                       for _ in range(rank - 2))
+    shape = (int(rng.integers(1, 3)), int(rng.integers(1, 5))) + tuple(
+        int(rng.integers(1, top + 1)) for _ in range(rank - 2)
+    )
     if layer.several:  # the first input's shape drawn, every other one beside it; parameters read the first's
         first = shape
         shape = {n: first if i == 0 else _other_shape(first, rng) for i, n in enumerate(layer.input_names)}
@@ -171,7 +175,11 @@ def build_unchecked(layer_name: str, seed: int, valid: int, indices: list[int]) 
     while todo:
         child = subprocess.run(
             [sys.executable, str(Path(__file__)), layer_name, str(seed), str(valid), *map(str, todo)],
-            capture_output=True, text=True, timeout=600, env={**os.environ, "PYTHONPATH": root})
+            capture_output=True,
+            text=True,
+            timeout=600,
+            env={**os.environ, "PYTHONPATH": root},
+        )
         for line in child.stdout.splitlines():
             index, status = line.split()
             statuses[int(index)] = status

@@ -14,6 +14,7 @@ its uses are read from the source instead (`static_uses`): methods called on var
 the TensorRT's version and the uses it lacks, each with the reason: a missing name, a method whose signatures take no such
 arguments (read from the bindings' own signatures), a property that cannot be set.
 """
+
 from __future__ import annotations
 
 import ast
@@ -25,14 +26,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 # The functions that run only where an engine is deserialized, and what their variables hold.
-RUNTIME_FUNCTIONS = {"run_engine", "_run_with_context", "_execute", "engine_from_bytes", "layers_from_engine",
-                     "run_on_gpu", "execute"}
+RUNTIME_FUNCTIONS = {
+    "run_engine",
+    "_run_with_context",
+    "_execute",
+    "engine_from_bytes",
+    "layers_from_engine",
+    "run_on_gpu",
+    "execute",
+}
 RUNTIME_VARIABLES = {"engine": "ICudaEngine", "context": "IExecutionContext", "inspector": "EngineInspector"}
 
 
 # -- recording ---------------------------------------------------------------------------------
 def _instrument(trt, uses: set) -> None:
     """Wrap every method and property of the module's classes so that each use is recorded."""
+
     def owner(obj, cls):  # the TensorRT class, also for a Python subclass (a logger)
         return next((c.__name__ for c in type(obj).__mro__ if c.__module__ == cls.__module__), cls.__name__)
 
@@ -40,6 +49,7 @@ def _instrument(trt, uses: set) -> None:
         def wrapper(self, *args, **kwargs):
             uses.add(("call", owner(self, cls), name, len(args), tuple(sorted(kwargs))))
             return fn(self, *args, **kwargs)
+
         return wrapper
 
     def prop(cls, name, p):
@@ -50,6 +60,7 @@ def _instrument(trt, uses: set) -> None:
         def put(self, value):
             uses.add(("set", owner(self, cls), name))
             p.fset(self, value)
+
         return property(get, put if p.fset else None)
 
     for cls in [v for v in vars(trt).values() if isinstance(v, type) and v.__module__.startswith(trt.__name__)]:
@@ -110,8 +121,12 @@ def record() -> list:
     with tempfile.TemporaryDirectory() as tmp:
         for layer in LAYERS.values():
             configs = [({}, layer.example_shape)] + [(p.params, p.input_shape) for p in presets.PRESETS[layer.name]]
-            configs += [({param.name: c}, layer.example_shape) for param in layer.params if param.kind == "enum"
-                        for c in param.choices]
+            configs += [
+                ({param.name: c}, layer.example_shape)
+                for param in layer.params
+                if param.kind == "enum"
+                for c in param.choices
+            ]
             for raw, shape in configs:
                 try:
                     params = layer.resolve(raw, shape)
@@ -147,8 +162,12 @@ def static_uses(source: str) -> set:
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "trt":
             uses.add(("module", node.attr))
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
-                and isinstance(node.value.value, ast.Name) and node.value.value.id == "trt"):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Attribute)
+            and isinstance(node.value.value, ast.Name)
+            and node.value.value.id == "trt"
+        ):
             uses.add(("member", node.value.attr, node.attr))
     for fn in ast.walk(tree):
         if not (isinstance(fn, ast.FunctionDef) and fn.name in RUNTIME_FUNCTIONS):
@@ -159,8 +178,9 @@ def static_uses(source: str) -> set:
                 continue
             target = node.value
             cls = RUNTIME_VARIABLES.get(target.id) if isinstance(target, ast.Name) else None
-            if isinstance(target, ast.Call) and (getattr(target.func, "attr", "") == "Runtime"
-                                                 or getattr(target.func, "id", "") == "_runtime_for"):
+            if isinstance(target, ast.Call) and (
+                getattr(target.func, "attr", "") == "Runtime" or getattr(target.func, "id", "") == "_runtime_for"
+            ):
                 cls = "Runtime"
             call = calls.get(id(node))
             if cls and call:
@@ -230,5 +250,6 @@ if __name__ == "__main__":  # files, not stdout: TensorRT's own logger writes th
         Path(sys.argv[2]).write_text(json.dumps(record()))
     else:
         import tensorrt
+
         found = problems(tensorrt, json.loads(Path(sys.argv[2]).read_text()))
         Path(sys.argv[3]).write_text(json.dumps({"version": tensorrt.__version__, "problems": found}))

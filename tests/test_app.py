@@ -4,6 +4,7 @@ controls start the stage afresh, and invalid combinations are named without a tr
 
 The numbers checked are the ones the stage draws: the shape line and the tensors of the route's answer (the stage
 writes their stats lines from them), and the tabs under the stage (engine panel, downloads, the example)."""
+
 from __future__ import annotations
 
 import json
@@ -179,8 +180,10 @@ def test_the_kernel_stays_within_the_padded_input_and_dilation_past_it_is_named(
     assert control(stage_data(at)["describe"], "kernel_size_nd")["tops"] == [6, 9]  # H = 6, W = 9, no padding
     assert control(ask(at, {"convolution.padding_nd.h": "1"})["answer"], "kernel_size_nd")["tops"] == [8, 9]
     problem = ask(at, {"convolution.dilation_nd.h": "4"})["problem"]  # 1 + 4·(3 − 1) = 9 > 6
-    assert problem["param"] == "dilation_nd" and problem["keys"] == ["convolution.dilation_nd.h",
-                                                                     "convolution.dilation_nd.w"]
+    assert problem["param"] == "dilation_nd" and problem["keys"] == [
+        "convolution.dilation_nd.h",
+        "convolution.dilation_nd.w",
+    ]
 
 
 def test_the_picked_cell_reads_its_window_and_the_padding():
@@ -188,7 +191,9 @@ def test_the_picked_cell_reads_its_window_and_the_padding():
     cells = stage_data(at)["answer"]["cells"]
     assert cells["picked"] == [0, 0, 0, 0] and cells["complete"]
     assert sorted(map(tuple, cells["reads"]["0,0,0,2"])) == [(0, 0, h, w) for h in range(3) for w in range(2, 5)]
-    cells = ask(at, {"convolution.padding_nd.h": "1", "convolution.padding_nd.w": "1"}, pick=[0, 0, 0, 2])["answer"]["cells"]
+    cells = ask(at, {"convolution.padding_nd.h": "1", "convolution.padding_nd.w": "1"}, pick=[0, 0, 0, 2])["answer"][
+        "cells"
+    ]
     assert cells["picked"] == [0, 0, 0, 2]  # reads rows -1..1: the padding row is outside the input
     assert sorted(map(tuple, cells["reads"]["0,0,0,2"])) == [(0, 0, h, w) for h in range(-1, 2) for w in range(1, 4)]
     assert "Σ" in cells["lines"]["0,0,0,2"] or "=" in cells["lines"]["0,0,0,2"]

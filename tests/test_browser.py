@@ -7,6 +7,7 @@ One app server (with its own empty engine cache) and one browser for the module;
 session. Nothing sleeps for a fixed time: each step waits on what the stage writes (data-drawn, data-query, its
 stats lines) or on the app's own run state (playground.chromium.browser.wait_until_idle).
 """
+
 from __future__ import annotations
 
 import json
@@ -48,8 +49,11 @@ def app(engine_cache_dir):
 @pytest.fixture(scope="module")
 def chrome():
     if B.chromium_path() is None:
-        pytest.fail("no system Chromium (chromium / chromium-browser on PATH): the browser tests need it; "
-                    "scripts/test.sh installs it with apt-get install chromium", pytrace=False)
+        pytest.fail(
+            "no system Chromium (chromium / chromium-browser on PATH): the browser tests need it; "
+            "scripts/test.sh installs it with apt-get install chromium",
+            pytrace=False,
+        )
     with B.chromium() as browser:
         yield browser
 
@@ -96,9 +100,10 @@ def query(page) -> dict:
 
 def wait_stats(page, text: str, which: str = "output") -> None:
     """Until the figure's stats line holds `text` (the stage draws answers as they come)."""
-    page.wait_for_function("([sel, text]) => { const e = document.querySelector(sel); "
-                           "return e && e.textContent.includes(text); }",
-                           arg=[f'{STAGE} [data-figure="{which}"] .pg-stats', text])
+    page.wait_for_function(
+        "([sel, text]) => { const e = document.querySelector(sel); return e && e.textContent.includes(text); }",
+        arg=[f'{STAGE} [data-figure="{which}"] .pg-stats', text],
+    )
 
 
 def wait_idle_stage(page) -> None:
@@ -117,8 +122,10 @@ def problem(page) -> str:
 
 
 def alerts(page) -> list[str]:
-    return [t.strip() for t in page.locator(f'[data-testid="stMain"] {ALERT}, [data-testid="stSidebar"] {ALERT}')
-            .all_inner_texts()]
+    return [
+        t.strip()
+        for t in page.locator(f'[data-testid="stMain"] {ALERT}, [data-testid="stSidebar"] {ALERT}').all_inner_texts()
+    ]
 
 
 def open_sidebar_tab(page, name: str) -> None:
@@ -221,8 +228,9 @@ def test_an_arrays_values_each_have_a_slider(page, app):
     values.nth(2).focus()
     low = float(values.nth(2).get_attribute("min"))  # around the value: weights have no declared range
     page.keyboard.press("Home")  # the third slope to the slider's low end
-    page.wait_for_function(f"() => JSON.parse(document.querySelector('{STAGE}').dataset.query)['prelu.slopes']"
-                           f" === '0.5,1,{low:g}'")
+    page.wait_for_function(
+        f"() => JSON.parse(document.querySelector('{STAGE}').dataset.query)['prelu.slopes'] === '0.5,1,{low:g}'"
+    )
     wait_idle_stage(page)
     assert query(page)["prelu.slopes"] == f"0.5,1,{low:g}"
 
@@ -273,8 +281,9 @@ def test_an_examples_link_then_a_change_gives_a_link_that_reopens_the_change(pag
     from playground import core
 
     example = presets.find("convolution", "num_groups_2")
-    strided = core.evaluate("convolution", {**example.params, "stride_nd": "2,1"}, presets.input_for(example),
-                            run=False).output.shape
+    strided = core.evaluate(
+        "convolution", {**example.params, "stride_nd": "2,1"}, presets.input_for(example), run=False
+    ).output.shape
     open_stage(page, app, "convolution?preset=num_groups_2")
     assert stats(page, "input").startswith("shape (1, 2, 6, 9)") and "preset" not in page.url
     press(page, "convolution.stride_nd.h", "ArrowRight")
@@ -288,14 +297,20 @@ def test_an_examples_link_then_a_change_gives_a_link_that_reopens_the_change(pag
 
 def test_a_picked_cell_travels_in_the_link_and_the_details_tab_follows_it(chrome, app):
     fresh = B.new_context(chrome, viewport={"width": 1400, "height": 1000})  # the sidebar closed, as a page opens
-    page = open_stage(fresh.new_page(), app, "convolution?convolution.stride_nd.w=2&convolution.extra.n=0&convolution.extra.k=0"
-                          "&convolution.extra.h=1&convolution.extra.w=2")
+    page = open_stage(
+        fresh.new_page(),
+        app,
+        "convolution?convolution.stride_nd.w=2&convolution.extra.n=0&convolution.extra.k=0"
+        "&convolution.extra.h=1&convolution.extra.w=2",
+    )
     assert page.get_attribute(STAGE, "data-pick") in (None, "0,0,1,2")
     assert page.inner_text(f"{STAGE} .pg-line").startswith("output(0,0,1,2) =")
     page.click(f"{STAGE} .pg-next")
     # an older link's LAYER.extra.AXIS opened it; the stage writes LAYER.cell.AXIS, the old keys gone
-    page.wait_for_function("() => { const q = new URLSearchParams(location.search);"
-                           " return q.get('convolution.cell.w') === '3' && !q.has('convolution.extra.w'); }")
+    page.wait_for_function(
+        "() => { const q = new URLSearchParams(location.search);"
+        " return q.get('convolution.cell.w') === '3' && !q.has('convolution.extra.w'); }"
+    )
     page.get_by_role("tab", name="Details").click()
     page.wait_for_function("() => document.body.innerText.includes('output(0, 0, 1, 3) = ')")
     fresh.close()
@@ -311,15 +326,31 @@ def png_size(path: Path) -> tuple[int, int]:
 
 def _snapshot(out: Path, cache: Path, *args: str) -> None:
     env = {**os.environ, "PLAYGROUND_ENGINE_CACHE": str(cache)}
-    r = subprocess.run([sys.executable, "-m", "playground", "snapshot", "--out", str(out), *args],
-                       cwd=ROOT, env=env, capture_output=True, text=True, timeout=180)
+    r = subprocess.run(
+        [sys.executable, "-m", "playground", "snapshot", "--out", str(out), *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
 
 
 def test_snapshot_command_writes_pngs_and_index(tmp_path, engine_cache_dir):
     out, width, height = tmp_path / "shots", 1024, 700
-    _snapshot(out, engine_cache_dir, "--pages", "home", "convolution", "--width", str(width), "--height", str(height),
-              "--full-page")
+    _snapshot(
+        out,
+        engine_cache_dir,
+        "--pages",
+        "home",
+        "convolution",
+        "--width",
+        str(width),
+        "--height",
+        str(height),
+        "--full-page",
+    )
     index = (out / "index.md").read_text()
     for name in ("home", "convolution"):
         png = out / f"{name}.png"
@@ -337,8 +368,16 @@ def test_snapshot_frames_the_figures_with_the_output_and_the_link_options(tmp_pa
     from PIL import Image
 
     out = tmp_path / "stage"
-    _snapshot(out, engine_cache_dir, "--pages", "activation", "--presets", "convolution:stride_nd_2_2",
-              "--query", "hide=title")
+    _snapshot(
+        out,
+        engine_cache_dir,
+        "--pages",
+        "activation",
+        "--presets",
+        "convolution:stride_nd_2_2",
+        "--query",
+        "hide=title",
+    )
     for name in ("activation", "convolution--stride_nd-2-2"):  # named by its configuration
         w, h = png_size(out / f"{name}.png")
         assert w <= 1920 and 200 < h <= 1080, (name, w, h)
@@ -350,8 +389,9 @@ def test_snapshot_frames_the_figures_with_the_output_and_the_link_options(tmp_pa
     assert whites > 500, "the output heatmap's zero cells are not in the picture"
 
 
-def test_snapshot_figures_at_2x_hold_no_control_cut_nothing_are_opaque_and_repeat_to_the_byte(tmp_path,
-                                                                                               engine_cache_dir):
+def test_snapshot_figures_at_2x_hold_no_control_cut_nothing_are_opaque_and_repeat_to_the_byte(
+    tmp_path, engine_cache_dir
+):
     """Two pages and one lesson at twice the pixels, cropped to their figures: no control in the picture, every
     figure inside it, every pixel opaque, and the same state written twice gives the same bytes."""
     from PIL import Image
@@ -366,10 +406,23 @@ def test_snapshot_figures_at_2x_hold_no_control_cut_nothing_are_opaque_and_repea
         img = Image.open(tmp_path / "a" / name)
         assert img.size == (round(2 * clip["width"]), round(2 * clip["height"])), (name, img.size, clip)
         assert img.mode in ("RGB", "RGBA") and (img.mode == "RGB" or img.getextrema()[3] == (255, 255))
-        inside = lambda b: (b["x"] >= clip["x"] and b["y"] >= clip["y"] and b["x"] + b["width"] <= clip["x"] +  # noqa: E731
-                            clip["width"] and b["y"] + b["height"] <= clip["y"] + clip["height"])
-        overlaps = lambda b: not (b["x"] + b["width"] <= clip["x"] or b["x"] >= clip["x"] + clip["width"] or  # noqa: E731
-                                  b["y"] + b["height"] <= clip["y"] or b["y"] >= clip["y"] + clip["height"])
+
+        def inside(b):
+            return (
+                b["x"] >= clip["x"]
+                and b["y"] >= clip["y"]
+                and b["x"] + b["width"] <= clip["x"] + clip["width"]
+                and b["y"] + b["height"] <= clip["y"] + clip["height"]
+            )
+
+        def overlaps(b):
+            return not (
+                b["x"] + b["width"] <= clip["x"]
+                or b["x"] >= clip["x"] + clip["width"]
+                or b["y"] + b["height"] <= clip["y"]
+                or b["y"] >= clip["y"] + clip["height"]
+            )
+
         assert {f["which"] for f in record["figures"]} >= {"input", "output"}
         assert all(inside(f) for f in record["figures"]), name
         assert not any(overlaps(c) for c in record["controls"]), name
@@ -424,8 +477,12 @@ def test_uploads_broken_or_real_images(page, app, tmp_path):
 
 # -- one screen per layer ------------------------------------------------------------------------------------
 SCREENS = ((1280, 720), (1920, 1080))
-PARTS = {"controls": f"{STAGE} .pg-controls", "shape line and badge": f"{STAGE} .pg-head",
-         "input": f'{STAGE} [data-figure="input"] canvas', "output": f'{STAGE} [data-figure="output"] canvas'}
+PARTS = {
+    "controls": f"{STAGE} .pg-controls",
+    "shape line and badge": f"{STAGE} .pg-head",
+    "input": f'{STAGE} [data-figure="input"] canvas',
+    "output": f'{STAGE} [data-figure="output"] canvas',
+}
 
 
 def _off_screen(page, size: tuple[int, int], layer: str) -> list[str]:
@@ -434,8 +491,13 @@ def _off_screen(page, size: tuple[int, int], layer: str) -> list[str]:
     out = []
     for name, selector in parts.items():
         box = page.locator(selector).first.bounding_box()
-        if box is None or box["x"] < 0 or box["y"] < 0 or box["x"] + box["width"] > w + 1 \
-                or box["y"] + box["height"] > h + 1:
+        if (
+            box is None
+            or box["x"] < 0
+            or box["y"] < 0
+            or box["x"] + box["width"] > w + 1
+            or box["y"] + box["height"] > h + 1
+        ):
             out.append(f"{name}: {box}")
     return out
 
@@ -482,8 +544,9 @@ def test_hostile_text_in_every_text_control_stays_text(page, app, name):
     assert "evil.example" in warned, f"{name}: the link's values were not reported: {warned[:300]}"
     assert page.evaluate(INJECTED_JS) == [], f"{name}: a link's value"
     open_sidebar_tab(page, "Input")
-    boxes = page.locator(f'{STAGE} input[type="text"], [data-testid="stSidebar"] input[type="text"], '
-                         '[data-testid="stSidebar"] textarea')
+    boxes = page.locator(
+        f'{STAGE} input[type="text"], [data-testid="stSidebar"] input[type="text"], [data-testid="stSidebar"] textarea'
+    )
     tried = 0
     for i in range(boxes.count()):
         box = boxes.nth(i)

@@ -1,4 +1,5 @@
 """Engine cache: hits, corruption, concurrency, eviction, and an unusable directory."""
+
 import os
 import threading
 import time
@@ -11,8 +12,14 @@ from playground.trt.engine import BuildReport
 
 
 def report(n: int = 1000, status: str = "built") -> BuildReport:
-    return BuildReport(status=status, build_ms=1.0, output_shape=[1, 1, 4, 7], layers=[{"name": "x", "type": "kgen", "inputs": [], "outputs": [], "tactic": ""}],
-                       log=[], engine=os.urandom(n) if status == "built" else None)
+    return BuildReport(
+        status=status,
+        build_ms=1.0,
+        output_shape=[1, 1, 4, 7],
+        layers=[{"name": "x", "type": "kgen", "inputs": [], "outputs": [], "tactic": ""}],
+        log=[],
+        engine=os.urandom(n) if status == "built" else None,
+    )
 
 
 def counting_build(n=1000, delay=0.0):
@@ -22,6 +29,7 @@ def counting_build(n=1000, delay=0.0):
         calls.append(threading.get_ident())
         time.sleep(delay)
         return report(n)
+
     return build, calls
 
 
@@ -53,8 +61,14 @@ def test_corrupted_file_is_rebuilt_with_a_note(tmp_path, damage):
     EngineCache(tmp_path).get_or_build("k", build)
     f = tmp_path / "k.engine"
     blob = f.read_bytes()
-    f.write_bytes({"truncate": blob[: len(blob) // 2], "flip": blob[:-1] + bytes([blob[-1] ^ 0xFF]),
-                   "empty": b"", "garbage": b"\x00" * 64}[damage])
+    f.write_bytes(
+        {
+            "truncate": blob[: len(blob) // 2],
+            "flip": blob[:-1] + bytes([blob[-1] ^ 0xFF]),
+            "empty": b"",
+            "garbage": b"\x00" * 64,
+        }[damage]
+    )
     r, status, notes = EngineCache(tmp_path).get_or_build("k", build)
     assert status == "built" and len(calls) == 2 and r.engine
     assert any("unreadable" in n and "rebuilt" in n for n in notes)
@@ -65,8 +79,7 @@ def test_concurrent_requests_for_one_key_build_once(tmp_path):
     build, calls = counting_build(delay=0.2)
     cache = EngineCache(tmp_path)
     results = []
-    threads = [threading.Thread(target=lambda: results.append(cache.get_or_build("same", build)))
-               for _ in range(12)]
+    threads = [threading.Thread(target=lambda: results.append(cache.get_or_build("same", build))) for _ in range(12)]
     for t in threads:
         t.start()
     for t in threads:
@@ -120,6 +133,7 @@ def test_read_only_directory_degrades_to_memory(tmp_path, monkeypatch):
 
     def refuse(*args, **kwargs):
         raise PermissionError(13, "Permission denied")
+
     monkeypatch.setattr(cache_module.tempfile, "NamedTemporaryFile", refuse)
     cache = EngineCache(tmp_path)
     assert cache.path is None and "Permission denied" in cache.warnings[0]
@@ -142,6 +156,7 @@ def test_failed_builds_are_not_written_to_disk(tmp_path):
 
 def test_core_revisit_is_a_cache_hit(tmp_path):
     from playground.trt.backend import detect
+
     if not detect().can_build:
         pytest.skip("no TensorRT module installed")
     cache = EngineCache(tmp_path)

@@ -1,5 +1,6 @@
 """Chains: the model (keys, sources, shapes, budgets, refusals), the starter chains' outputs against an independent
 NumPy composition, their engines built by TensorRT-RTX and mapped onto the chain, and the CLI's contract."""
+
 import json
 import math
 
@@ -18,12 +19,19 @@ needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT modul
 # -- the model ---------------------------------------------------------------------------------------------------
 def test_a_repeated_layer_is_keyed_by_its_count():
     assert C.keys_of(["convolution", "activation", "convolution", "convolution"]) == (
-        "convolution", "activation", "convolution2", "convolution3")
+        "convolution",
+        "activation",
+        "convolution2",
+        "convolution3",
+    )
 
 
 def test_each_layer_reads_the_previous_output_and_a_second_input_the_chain_input():
-    c = C.resolve("convolution+elementwise+activation", {"convolution.padding_nd": "1,1",
-                                                         "convolution.stride_nd": "1,1"}, (1, 1, 5, 7))
+    c = C.resolve(
+        "convolution+elementwise+activation",
+        {"convolution.padding_nd": "1,1", "convolution.stride_nd": "1,1"},
+        (1, 1, 5, 7),
+    )
     assert c.keys == ("convolution", "elementwise", "activation")
     assert c.links[1].sources == {"a": "convolution", "b": C.INPUT}
     assert c.links[2].sources == {"x": "elementwise"}
@@ -40,24 +48,34 @@ def test_a_chain_resolves_again_from_its_raw_parameters_and_sources():
 
 
 def test_shapes_follow_the_chain():
-    c = C.resolve(["convolution", "convolution"], {"convolution.stride_nd": "2,2", "convolution2.kernel_size_nd": "2,2"},
-                  (1, 1, 9, 11))
+    c = C.resolve(
+        ["convolution", "convolution"],
+        {"convolution.stride_nd": "2,2", "convolution2.kernel_size_nd": "2,2"},
+        (1, 1, 9, 11),
+    )
     assert c.links[0].output_shape == (1, 1, 4, 5)  # (9 − 3) // 2 + 1, (11 − 3) // 2 + 1
     assert c.links[1].shapes == {"x": (1, 1, 4, 5)} and c.links[1].output_shape == (1, 1, 3, 4)
 
 
-@pytest.mark.parametrize("names, raw, needle", [
-    ("convolution+convolution", {"convolution2.stride_nd": "0,2"}, "convolution2.stride_nd: must be between"),
-    ("convolution+activation", {"convolution2.stride_nd": "2,2"}, "convolution2 names no layer of this chain"),
-    ("convolution+activation", {"stride_nd": "2,2"}, "chain.stride_nd: must be KEY.PARAMETER"),
-    ("convolution+activation", {"activation.nonsense": 1}, "activation.nonsense: is not a parameter"),
-    ("convolution+elementwise", {}, "elementwise.input.b: B (1, 1, 6, 9) does not broadcast against A (1, 1, 4, 7)"),
-    ("activation+activation", {"activation2.from": "activation3"}, "activation2.from: must be input or an earlier"),
-    ("activation+activation", {"activation2.from.q": "input"}, "activation2.from.q: 'q' is not an input"),
-    ("activation+activation", {"activation2.from": "input"}, "activation.from: its output feeds no later layer"),
-    ("activation+nosuch", {}, "chain.layers: 'nosuch' is not a layer"),
-    ("+".join(["activation"] * 7), {}, "chain.layers: at most 6 layers"),
-])
+@pytest.mark.parametrize(
+    "names, raw, needle",
+    [
+        ("convolution+convolution", {"convolution2.stride_nd": "0,2"}, "convolution2.stride_nd: must be between"),
+        ("convolution+activation", {"convolution2.stride_nd": "2,2"}, "convolution2 names no layer of this chain"),
+        ("convolution+activation", {"stride_nd": "2,2"}, "chain.stride_nd: must be KEY.PARAMETER"),
+        ("convolution+activation", {"activation.nonsense": 1}, "activation.nonsense: is not a parameter"),
+        (
+            "convolution+elementwise",
+            {},
+            "elementwise.input.b: B (1, 1, 6, 9) does not broadcast against A (1, 1, 4, 7)",
+        ),
+        ("activation+activation", {"activation2.from": "activation3"}, "activation2.from: must be input or an earlier"),
+        ("activation+activation", {"activation2.from.q": "input"}, "activation2.from.q: 'q' is not an input"),
+        ("activation+activation", {"activation2.from": "input"}, "activation.from: its output feeds no later layer"),
+        ("activation+nosuch", {}, "chain.layers: 'nosuch' is not a layer"),
+        ("+".join(["activation"] * 7), {}, "chain.layers: at most 6 layers"),
+    ],
+)
 def test_a_refused_layer_is_named_by_its_key_and_rule(names, raw, needle):
     with pytest.raises(ValidationError) as info:
         C.resolve(names, raw)
@@ -93,8 +111,12 @@ def test_budgets_are_summed_over_the_chain(monkeypatch):
 
 def test_the_reference_keeps_every_tensor_and_composes_the_layers():
     x = np.random.default_rng(1).uniform(-3, 3, (1, 2, 4, 5)).astype(np.float32)
-    r = C.evaluate("activation+scale+activation", {"activation.type": "TANH", "scale.scale": 2, "scale.shift": 0.5,
-                                                   "activation2.type": "RELU"}, x, build_engine=False)
+    r = C.evaluate(
+        "activation+scale+activation",
+        {"activation.type": "TANH", "scale.scale": 2, "scale.shift": 0.5, "activation2.type": "RELU"},
+        x,
+        build_engine=False,
+    )
     assert list(r.tensors) == [C.INPUT, "activation", "scale", "activation2"]
     np.testing.assert_allclose(r.tensors["activation"], np.tanh(x), rtol=1e-6)
     np.testing.assert_allclose(r.tensors["scale"], np.tanh(x) * 2 + 0.5, rtol=1e-6, atol=1e-6)
@@ -111,7 +133,7 @@ def conv2d(x, w, b, pad=0):
     for o in range(k):
         for i in range(out.shape[2]):
             for j in range(out.shape[3]):
-                out[:, o, i, j] = (x[:, :, i:i + kh, j:j + kw] * w[o]).sum(axis=(1, 2, 3)) + b[o]
+                out[:, o, i, j] = (x[:, :, i : i + kh, j : j + kw] * w[o]).sum(axis=(1, 2, 3)) + b[o]
     return out
 
 
@@ -137,6 +159,7 @@ def int8_conv(x, w, b):
 def expected(starter, params):
     x = starter.input().astype(np.float64)
     w, b = (params["convolution"][k] for k in ("kernel", "bias")) if "convolution" in params else (None, None)
+
     def conv(**kw):
         return conv2d(x, params["convolution"]["kernel"], params["convolution"]["bias"], **kw)
 
@@ -147,12 +170,14 @@ def expected(starter, params):
         "conv_prelu": lambda: leaky(conv()),
         "conv_leaky_relu": lambda: leaky(conv()),
         "conv_gelu": lambda: gelu(conv()),
-        "conv_bn_relu": lambda: np.maximum(conv() * np.array([0.5, 2]).reshape(1, 2, 1, 1)
-                                           + np.array([1, -1]).reshape(1, 2, 1, 1), 0),
+        "conv_bn_relu": lambda: np.maximum(
+            conv() * np.array([0.5, 2]).reshape(1, 2, 1, 1) + np.array([1, -1]).reshape(1, 2, 1, 1), 0
+        ),
         "conv_residual_relu": lambda: np.maximum(conv(pad=1) + x, 0),
         "conv_int8_relu": lambda: np.maximum(int8_conv(x, w, b), 0),
-        "conv_int8_qdq_relu": lambda: np.maximum(fake_int8(int8_conv(x, w, b), np.abs(int8_conv(x, w, b)).max()
-                                                           / 127), 0),
+        "conv_int8_qdq_relu": lambda: np.maximum(
+            fake_int8(int8_conv(x, w, b), np.abs(int8_conv(x, w, b)).max() / 127), 0
+        ),
         "shuffle_shuffle": lambda: x.transpose(0, 1, 3, 2).transpose(0, 1, 3, 2),
     }[starter.name]()
 
@@ -202,8 +227,11 @@ def test_every_starter_chain_builds_as_one_engine(built):
     for name, engine in built.items():
         assert engine.status in ("built", "cached") and engine.report.bytes > 1000, (name, engine.report.error)
         assert engine.builder.startswith(detect().name)
-        assert all(set(layer["fuses"]) <= set(chains.find(name).layers) | {
-            f"{n}{i}" for n in chains.find(name).layers for i in range(2, 7)} for layer in engine.layers)
+        assert all(
+            set(layer["fuses"])
+            <= set(chains.find(name).layers) | {f"{n}{i}" for n in chains.find(name).layers for i in range(2, 7)}
+            for layer in engine.layers
+        )
         for layer in engine.layers:  # a layer that computes nothing of the chain only moves data
             assert bool(layer["fuses"]) == (layer["role"] == "compute"), (name, layer)
 
@@ -217,8 +245,9 @@ def test_relu_folds_into_the_convolution(built):
 
 
 @needs_trt
-@pytest.mark.parametrize("name, key", [("conv_prelu", "prelu"), ("conv_leaky_relu", "activation"),
-                                       ("conv_gelu", "activation")])
+@pytest.mark.parametrize(
+    "name, key", [("conv_prelu", "prelu"), ("conv_leaky_relu", "activation"), ("conv_gelu", "activation")]
+)
 def test_prelu_leaky_relu_and_gelu_keep_a_kernel_of_their_own(built, name, key):
     e = built[name]
     own, conv = owner(e, key), owner(e, "convolution")
@@ -303,9 +332,23 @@ def test_cli_runs_a_chain_with_json_intermediates_and_output(tmp_path, capsys, m
     monkeypatch.setattr(core, "_default_cache", EngineCache(tmp_path / "cache"))
     x = np.random.default_rng(2).uniform(-5, 5, (1, 1, 7, 8)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
-    code = main(["run", "convolution+activation", "--set", "convolution.stride_nd=2,2", "--set",
-                 "activation.type=RELU", "--input", str(tmp_path / "x.npy"), "--output", str(tmp_path / "y.npy"),
-                 "--intermediates", str(tmp_path / "t"), "--json"])
+    code = main(
+        [
+            "run",
+            "convolution+activation",
+            "--set",
+            "convolution.stride_nd=2,2",
+            "--set",
+            "activation.type=RELU",
+            "--input",
+            str(tmp_path / "x.npy"),
+            "--output",
+            str(tmp_path / "y.npy"),
+            "--intermediates",
+            str(tmp_path / "t"),
+            "--json",
+        ]
+    )
     assert code == 0
     out = json.loads(capsys.readouterr().out)
     assert out["network"]["layers"] == ["convolution", "activation"]
@@ -320,14 +363,23 @@ def test_cli_runs_a_chain_with_json_intermediates_and_output(tmp_path, capsys, m
     np.testing.assert_allclose(y, np.maximum(np.load(tmp_path / "t" / "convolution.npy"), 0))
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["convolution+activation", "--set", "convolution2.stride_nd=2,2"], "convolution2.stride_nd: convolution2 names"),
-    (["convolution+convolution", "--set", "convolution2.padding_mode=NOPE"], "convolution2.padding_mode:"),
-    (["convolution+nosuch"], "chain.layers: 'nosuch' is not a layer"),
-    (["convolution+activation", "--compare", "FP16"], "--compare, --onnx and --node: not with a chain"),
-    (["activation", "--intermediates", "/tmp"], "--intermediates and --mark-intermediates: only with a chain"),
-    (["convolution+activation", "--intermediates", "/no/such/dir/t"], "--intermediates: /no/such/dir/t: its parent"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (
+            ["convolution+activation", "--set", "convolution2.stride_nd=2,2"],
+            "convolution2.stride_nd: convolution2 names",
+        ),
+        (["convolution+convolution", "--set", "convolution2.padding_mode=NOPE"], "convolution2.padding_mode:"),
+        (["convolution+nosuch"], "chain.layers: 'nosuch' is not a layer"),
+        (["convolution+activation", "--compare", "FP16"], "--compare, --onnx and --node: not with a chain"),
+        (["activation", "--intermediates", "/tmp"], "--intermediates and --mark-intermediates: only with a chain"),
+        (
+            ["convolution+activation", "--intermediates", "/no/such/dir/t"],
+            "--intermediates: /no/such/dir/t: its parent",
+        ),
+    ],
+)
 def test_cli_refusals_exit_2_and_name_the_key(args, needle, capsys):
     assert main(["run", *args]) == 2
     err = capsys.readouterr().err
@@ -342,8 +394,10 @@ def test_each_starter_runs_from_the_cli_as_on_the_page(starter, tmp_path, capsys
 
     monkeypatch.setattr(core, "_default_cache", EngineCache(tmp_path / "cache"))
     np.save(tmp_path / "x.npy", starter.input())
-    assert main(["run", *starter.cli(), "--input", str(tmp_path / "x.npy"), "--output", str(tmp_path / "y.npy"),
-                 "--json"]) == 0
+    assert (
+        main(["run", *starter.cli(), "--input", str(tmp_path / "x.npy"), "--output", str(tmp_path / "y.npy"), "--json"])
+        == 0
+    )
     out = json.loads(capsys.readouterr().out)
     want = C.evaluate(starter.layers, starter.params, starter.input(), build_engine=False)
     np.testing.assert_array_equal(np.load(tmp_path / "y.npy"), want.output)
@@ -367,8 +421,9 @@ def test_a_chain_exports_as_a_script_that_builds_it(tmp_path):
     assert again.flat_params().keys() == C.resolve(s.layers, s.params).flat_params().keys()
     if not detect().can_build:
         return
-    run = subprocess.run([sys.executable, str(tmp_path / "chain.py")], check=False, capture_output=True,
-                         text=True, timeout=300)
+    run = subprocess.run(
+        [sys.executable, str(tmp_path / "chain.py")], check=False, capture_output=True, text=True, timeout=300
+    )
     assert run.returncode == 0, run.stderr
     assert "output shape: (1, 1, 6, 9)" in run.stdout and "engine: built by" in run.stdout
 
@@ -400,7 +455,9 @@ def test_onnx_runtime_agrees_and_the_parser_fuses_as_the_chain_build_does(starte
     assert parser["status"] in ("built", "cached") and parser["same_fusion"] is True, parser
     if not any(k.endswith(".precision") for k in starter.params):  # else the model is the chain's FP32 configuration
         assert parser["compared_to"] == "the chain's build"
-        assert [layer["fuses"] for layer in parser["layers"]] == [layer["fuses"] for layer in built[starter.name].layers]
+        assert [layer["fuses"] for layer in parser["layers"]] == [
+            layer["fuses"] for layer in built[starter.name].layers
+        ]
     else:
         assert parser["compared_to"].startswith("the chain's FP32 build")
 
@@ -411,16 +468,42 @@ def test_a_chain_with_a_layer_without_onnx_export_says_which(capsys):
     s = chains.find("conv_residual_relu")
     r = C.evaluate(s.layers, s.params, s.input(), build_engine=False)
     assert opinions(r)["onnxruntime"]["status"].startswith("elementwise.onnx: elementwise has no ONNX export")
-    assert main(["export", "convolution+elementwise", "--set", "convolution.padding_nd=1,1", "--format", "onnx",
-                 "--out", "/tmp/never.onnx"]) == 2
+    assert (
+        main(
+            [
+                "export",
+                "convolution+elementwise",
+                "--set",
+                "convolution.padding_nd=1,1",
+                "--format",
+                "onnx",
+                "--out",
+                "/tmp/never.onnx",
+            ]
+        )
+        == 2
+    )
     assert "elementwise.onnx: elementwise has no ONNX export yet" in capsys.readouterr().err
 
 
 def test_cli_exports_a_chain_as_an_onnx_model(tmp_path, capsys):
     import onnx
 
-    assert main(["export", "convolution+activation+activation", "--set", "activation2.type=TANH", "--format", "onnx",
-                 "--out", str(tmp_path / "c.onnx")]) == 0
+    assert (
+        main(
+            [
+                "export",
+                "convolution+activation+activation",
+                "--set",
+                "activation2.type=TANH",
+                "--format",
+                "onnx",
+                "--out",
+                str(tmp_path / "c.onnx"),
+            ]
+        )
+        == 0
+    )
     model = onnx.load(str(tmp_path / "c.onnx"))
     onnx.checker.check_model(model)
     assert [n.op_type for n in model.graph.node] == ["Conv", "Relu", "Tanh"]
@@ -428,26 +511,36 @@ def test_cli_exports_a_chain_as_an_onnx_model(tmp_path, capsys):
 
 
 # -- reading an engine layer's chain layers in either TensorRT's words -------------------------------------------
-@pytest.mark.parametrize("layer, fuses", [
-    ({"name": "__myl_MulAddRelu_myl0_2", "metadata": "[activation][convolution][scale]"},
-     ["convolution", "scale", "activation"]),  # TensorRT-RTX's metadata, put in chain order
-    ({"name": "convolution + activation", "metadata": ""}, ["convolution", "activation"]),  # full TensorRT's names
-    ({"name": "convolution/2 + activation", "metadata": ""}, ["convolution", "activation"]),  # a helper layer's
-    ({"name": "{ForeignNode[convolution...activation2]}", "metadata": ""}, ["convolution", "scale", "activation",
-                                                                            "activation2"]),  # a Myelin range
-    ({"name": "Reformatting CopyNode for Input Tensor 0 to convolution", "metadata": ""}, []),
-])
+@pytest.mark.parametrize(
+    "layer, fuses",
+    [
+        (
+            {"name": "__myl_MulAddRelu_myl0_2", "metadata": "[activation][convolution][scale]"},
+            ["convolution", "scale", "activation"],
+        ),  # TensorRT-RTX's metadata, put in chain order
+        ({"name": "convolution + activation", "metadata": ""}, ["convolution", "activation"]),  # full TensorRT's names
+        ({"name": "convolution/2 + activation", "metadata": ""}, ["convolution", "activation"]),  # a helper layer's
+        (
+            {"name": "{ForeignNode[convolution...activation2]}", "metadata": ""},
+            ["convolution", "scale", "activation", "activation2"],
+        ),  # a Myelin range
+        ({"name": "Reformatting CopyNode for Input Tensor 0 to convolution", "metadata": ""}, []),
+    ],
+)
 def test_an_engine_layers_chain_layers_are_read_from_its_metadata_or_its_name(layer, fuses):
     keys = ("convolution", "scale", "activation", "activation2")
     assert C.fuses_of(layer, keys) == fuses
 
 
-@pytest.mark.parametrize("layer, role", [
-    ({"name": "__myl_Move_myl0_0", "type": "kgen", "fuses": []}, "data movement"),
-    ({"name": "__myl_Tran_myl0_2", "type": "kgen", "fuses": []}, "data movement"),
-    ({"name": "Reformatting CopyNode for Input Tensor 0", "type": "Reformat", "fuses": []}, "data movement"),
-    ({"name": "__myl_MulLtSele_myl0_2", "type": "kgen", "fuses": ["prelu"]}, "compute"),
-    ({"name": "__myl_MoveMulMax_myl0_0", "type": "kgen", "fuses": []}, "compute"),  # Mul and Max compute
-])
+@pytest.mark.parametrize(
+    "layer, role",
+    [
+        ({"name": "__myl_Move_myl0_0", "type": "kgen", "fuses": []}, "data movement"),
+        ({"name": "__myl_Tran_myl0_2", "type": "kgen", "fuses": []}, "data movement"),
+        ({"name": "Reformatting CopyNode for Input Tensor 0", "type": "Reformat", "fuses": []}, "data movement"),
+        ({"name": "__myl_MulLtSele_myl0_2", "type": "kgen", "fuses": ["prelu"]}, "compute"),
+        ({"name": "__myl_MoveMulMax_myl0_0", "type": "kgen", "fuses": []}, "compute"),  # Mul and Max compute
+    ],
+)
 def test_a_move_transpose_or_reformat_kernel_is_named_as_data_movement(layer, role):
     assert C.role_of(layer) == role

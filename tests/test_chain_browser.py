@@ -1,5 +1,6 @@
 """The chain page in the system Chromium: every starter chain opens with its note and its engine at both projector
 sizes, normal and presenter, with no error and no traceback; the layer list's buttons change the chain."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,5 +1,6 @@
 """The chain page in Streamlit's AppTest: a starter chain drawn with its note and engine, hostile keys named with
 their rule (never a traceback), and the layer list's edits written to the address."""
+
 from pathlib import Path
 
 import pytest

@@ -1,4 +1,5 @@
 """The CLI contract: arguments, JSON keys, exit codes, files."""
+
 import json
 import subprocess
 import sys
@@ -18,8 +19,18 @@ def run_json(capsys, *args):
 def test_json_has_every_key_of_the_contract(capsys):
     code, d, _ = run_json(capsys, "convolution", "--set", "stride_nd=2,2", "--set", "padding_mode=SAME_UPPER")
     assert code == 0
-    assert set(d) >= {"layer", "params", "input_shape", "output_shape", "output_source", "backend", "engine",
-                      "max_abs_diff", "messages", "error"}
+    assert set(d) >= {
+        "layer",
+        "params",
+        "input_shape",
+        "output_shape",
+        "output_source",
+        "backend",
+        "engine",
+        "max_abs_diff",
+        "messages",
+        "error",
+    }
     assert set(d["backend"]) >= {"name", "version", "can_build", "can_run", "device"}
     assert set(d["engine"]) >= {"status", "build_ms", "bytes", "output_shape", "cache_key", "layers"}
     assert d["output_shape"] == [1, 1, 3, 5] and d["params"]["stride_nd"] == [2, 2]
@@ -33,8 +44,18 @@ def test_json_has_every_key_of_the_contract(capsys):
 def test_values_of_every_spelling(tmp_path, capsys):
     kernel = tmp_path / "k.npy"
     np.save(kernel, np.ones((1, 1, 3, 3), np.float32))
-    code, d, _ = run_json(capsys, "convolution", "--set", f"kernel=@{kernel}", "--set", "int8=true",
-                          "--set", "padding_mode=CAFFE_ROUND_DOWN", "--set", "bias=0.5")
+    code, d, _ = run_json(
+        capsys,
+        "convolution",
+        "--set",
+        f"kernel=@{kernel}",
+        "--set",
+        "int8=true",
+        "--set",
+        "padding_mode=CAFFE_ROUND_DOWN",
+        "--set",
+        "bias=0.5",
+    )
     assert code == 0 and d["params"]["padding_mode"] == "EXPLICIT_ROUND_DOWN"
     assert any("legacy name" in m for m in d["messages"])
     code, d, _ = run_json(capsys, "activation", "--set", "type=CLIP")
@@ -46,22 +67,38 @@ def test_values_of_every_spelling(tmp_path, capsys):
 def test_output_file_is_the_shown_tensor(tmp_path, capsys):
     x = np.arange(-4, 5, dtype=np.float32).reshape(1, 1, 3, 3)
     np.save(tmp_path / "in.npy", x)
-    code = main(["run", "activation", "--set", "type=CLIP", "--input", str(tmp_path / "in.npy"),
-                 "--output", str(tmp_path / "out.npy")])
+    code = main(
+        [
+            "run",
+            "activation",
+            "--set",
+            "type=CLIP",
+            "--input",
+            str(tmp_path / "in.npy"),
+            "--output",
+            str(tmp_path / "out.npy"),
+        ]
+    )
     assert code == 0
     out = np.load(tmp_path / "out.npy")
     assert out.dtype == np.float32 and out.tolist() == [[[[-2, -2, -2], [-1, 0, 1], [2, 2, 2]]]]
     assert "outputH0: (1, 1, 3, 3)" in capsys.readouterr().out
 
 
-@pytest.mark.parametrize("args, needle", [
-    (["convolution", "--set", "num_groups=2"], "convolution.num_groups: must divide"),
-    (["scale", "--set", "mode=CHANNEL", "--set", "shift=1,2"], "scale.shift:"),
-    (["activation", "--set", "alpha"], "--set takes NAME=VALUE"),
-    (["activation", "--set", "nonsense=1"], "activation.nonsense: is not a parameter"),
-    (["convolution", "--set", "kernel=@/no/such/file.npy"], "convolution.kernel: /no/such/file.npy: No such file or directory"),
-    (["activation", "--input", "/no/such.npy"], "--input: /no/such.npy: No such file or directory"),
-])
+@pytest.mark.parametrize(
+    "args, needle",
+    [
+        (["convolution", "--set", "num_groups=2"], "convolution.num_groups: must divide"),
+        (["scale", "--set", "mode=CHANNEL", "--set", "shift=1,2"], "scale.shift:"),
+        (["activation", "--set", "alpha"], "--set takes NAME=VALUE"),
+        (["activation", "--set", "nonsense=1"], "activation.nonsense: is not a parameter"),
+        (
+            ["convolution", "--set", "kernel=@/no/such/file.npy"],
+            "convolution.kernel: /no/such/file.npy: No such file or directory",
+        ),
+        (["activation", "--input", "/no/such.npy"], "--input: /no/such.npy: No such file or directory"),
+    ],
+)
 def test_invalid_parameters_exit_2_and_name_the_parameter(args, needle, capsys):
     assert main(["run", *args]) == 2
     assert needle in capsys.readouterr().err
@@ -76,14 +113,16 @@ def test_unknown_layer_is_a_usage_error():
 def test_module_entry_point_and_exit_codes():
     ok = subprocess.run([sys.executable, "-m", "playground", "run", "scale", "--json"], capture_output=True, text=True)
     assert ok.returncode == 0 and json.loads(ok.stdout)["output_shape"] == [1, 3, 3, 3]
-    bad = subprocess.run([sys.executable, "-m", "playground", "run", "scale", "--set", "power=nan"],
-                         capture_output=True, text=True)
+    bad = subprocess.run(
+        [sys.executable, "-m", "playground", "run", "scale", "--set", "power=nan"], capture_output=True, text=True
+    )
     assert bad.returncode == 2 and "scale.power: must hold finite numbers" in bad.stderr
     assert "Traceback" not in bad.stderr
 
 
 def test_layers_command_lists_every_parameter(capsys):
     from playground.layers import LAYERS
+
     assert main(["layers"]) == 0
     text = capsys.readouterr().out
     for layer in LAYERS.values():
@@ -91,8 +130,10 @@ def test_layers_command_lists_every_parameter(capsys):
             assert f"  {p.name} (" in text
 
 
-needs_rtx = pytest.mark.skipif(__import__("playground.trt.backend", fromlist=["detect"]).detect().name != "tensorrt_rtx",
-                               reason="the refusal is TensorRT for RTX's")
+needs_rtx = pytest.mark.skipif(
+    __import__("playground.trt.backend", fromlist=["detect"]).detect().name != "tensorrt_rtx",
+    reason="the refusal is TensorRT for RTX's",
+)
 
 
 @needs_rtx

@@ -1,5 +1,6 @@
 """More channels teach something: the spec pattern differs per channel, and the stage's answer carries a colour
 range that never stretches rounding noise into colours."""
+
 import numpy as np
 import pytest
 
@@ -32,14 +33,17 @@ def test_groups_lesson_on_the_spec_pattern_teaches():
     assert not np.array_equal(ev.output[0, 0], ev.output[0, 1]) or not np.array_equal(ev.input[0, 0], ev.input[0, 2])
 
 
-@pytest.mark.parametrize("values, terms, drawn", [
-    ([1.0, 1.0 + 2**-20], None, "constant"),  # 8 ε apart: noise of the values' own size
-    ([1.0, 1.001], None, "spread"),
-    ([0.0, 7.3e-12], 1e5, "constant"),  # noise of terms near 10⁵
-    ([0.0, 7.3e-12], None, "spread"),  # with no terms behind it, a tiny tensor keeps its own scale
-    ([0.0, 0.5], 1e5, "spread"),  # 0.5 is 64 000 ε of 10⁵ … 2⁻²³ · 16 · 10⁵ = 0.19: a real difference
-    ([np.nan, np.inf, 3.0], None, "constant"),
-])
+@pytest.mark.parametrize(
+    "values, terms, drawn",
+    [
+        ([1.0, 1.0 + 2**-20], None, "constant"),  # 8 ε apart: noise of the values' own size
+        ([1.0, 1.001], None, "spread"),
+        ([0.0, 7.3e-12], 1e5, "constant"),  # noise of terms near 10⁵
+        ([0.0, 7.3e-12], None, "spread"),  # with no terms behind it, a tiny tensor keeps its own scale
+        ([0.0, 0.5], 1e5, "spread"),  # 0.5 is 64 000 ε of 10⁵ … 2⁻²³ · 16 · 10⁵ = 0.19: a real difference
+        ([np.nan, np.inf, 3.0], None, "constant"),
+    ],
+)
 def test_colour_range(values, terms, drawn):
     a = np.array(values, np.float32)
     r = protocol.colour_range(a, terms)

@@ -1,4 +1,5 @@
 """core's memo of reference outputs: a revisit is not recomputed, and nothing shared can be changed."""
+
 import numpy as np
 import pytest
 

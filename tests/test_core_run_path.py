@@ -1,6 +1,7 @@
 """The run path of `evaluate` where TensorRT can run: wiring tested with the GPU calls stood in for.
 
 The buffer/stream/event code itself runs in tests/test_runner_gpu.py on a real GPU."""
+
 import dataclasses
 
 import numpy as np
@@ -61,6 +62,7 @@ def test_rtx_runs_only_on_its_compute_capabilities():
     """TensorRT for RTX 1.7's own list: "Supported compute capabilities: 8.0 8.6 8.9 12.0 12.1 >12.0"."""
     from playground import export
     from playground.trt.backend import RTX_HINT, RTX_SUPPORTED, can_run_on
+
     gpu = lambda cc: runner.GpuInfo("g", cc, 0)  # noqa: E731
     for cc in [(8, 0), (8, 6), (8, 9), (12, 0), (12, 1), (13, 0)]:
         assert can_run_on("tensorrt_rtx", gpu(cc)) == (True, ""), cc

@@ -3,6 +3,7 @@ each tried as a hostile participant would (issue "Every door holds"). Each test 
 message naming the parameter and the rule, no traceback, no HTTP 500, the last good figures kept, nothing typed
 rendered live.
 """
+
 from __future__ import annotations
 
 import io
@@ -37,20 +38,24 @@ def seat(layer="convolution"):
 
 def post(client, body, route=server.ROUTE, token=None):
     data = body if isinstance(body, (bytes, str)) else json.dumps(body)
-    return client.post(route, content=data, headers={server.TOKEN_HEADER: token or seat(),
-                                                     "content-type": "application/json"})
+    return client.post(
+        route, content=data, headers={server.TOKEN_HEADER: token or seat(), "content-type": "application/json"}
+    )
 
 
 # -- the stage's route --------------------------------------------------------------------------------------------
 DEEP = 10_000
 
 
-@pytest.mark.parametrize("body", [
-    "[" * DEEP + "]" * DEEP,
-    '{"params":' + "[" * DEEP + "]" * DEEP + "}",
-    '{"params":{"convolution.stride_nd.h":' + "[" * 2000 + "]" * 2000 + "}}",
-    '{"params":{"convolution.stride_nd.h":"[[[[\\"[["}, "pick":[[[[[[[[[[1]]]]]]]]]]}',
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        "[" * DEEP + "]" * DEEP,
+        '{"params":' + "[" * DEEP + "]" * DEEP + "}",
+        '{"params":{"convolution.stride_nd.h":' + "[" * 2000 + "]" * 2000 + "}}",
+        '{"params":{"convolution.stride_nd.h":"[[[[\\"[["}, "pick":[[[[[[[[[[1]]]]]]]]]]}',
+    ],
+)
 @pytest.mark.parametrize("route", [server.ROUTE, server.QR_ROUTE])
 def test_a_deeply_nested_body_is_refused_by_the_rule(client, body, route):
     assert len(body) < server.MAX_BODY_BYTES
@@ -124,8 +129,9 @@ def live_route():
     for lg in loggers:
         lg.addHandler(handler)
     logging.getLogger(server.__name__).setLevel(logging.INFO)
-    config = uvicorn.Config(Starlette(routes=server.routes()), host="127.0.0.1", port=0, log_config=None,
-                            timeout_keep_alive=1)
+    config = uvicorn.Config(
+        Starlette(routes=server.routes()), host="127.0.0.1", port=0, log_config=None, timeout_keep_alive=1
+    )
     srv = uvicorn.Server(config)
     thread = threading.Thread(target=srv.run, daemon=True)
     thread.start()
@@ -144,8 +150,10 @@ def test_stalled_bodies_and_disconnects_are_a_line_each_not_a_traceback(live_rou
     token, stalled = seat(), []
     for _ in range(20):  # a declared length never sent, then the client goes
         s = socket.create_connection(("127.0.0.1", port))
-        s.sendall(f"POST {server.ROUTE} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{server.TOKEN_HEADER}: {token}\r\n"
-                  f"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"params\"".encode())
+        s.sendall(
+            f"POST {server.ROUTE} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{server.TOKEN_HEADER}: {token}\r\n"
+            f'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{"params"'.encode()
+        )
         stalled.append(s)
     time.sleep(0.5)
     for s in stalled:
@@ -239,8 +247,13 @@ def _prelu_chain(names: list[str]):
         inits.append(numpy_helper.from_array(np.full((2, 1, 1), 0.25, np.float32), f"s{i}"))
         nodes.append(helper.make_node("PRelu", [prev, f"s{i}"], [f"y{i}"], name=name))
         prev = f"y{i}"
-    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
-                              [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, 2, 4, 4])], inits)
+    graph = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 4, 4])],
+        [helper.make_tensor_value_info(prev, TensorProto.FLOAT, [1, 2, 4, 4])],
+        inits,
+    )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
 
 
@@ -252,7 +265,9 @@ def test_onnx_node_names_are_listed_as_text_not_markdown():
 
     at = open_page("prelu")
     model = _prelu_chain(HOSTILE_NAMES)
-    at.file_uploader(key="prelu.onnx_upload").set_value(("names.onnx", model.SerializeToString(), "application/octet-stream"))
+    at.file_uploader(key="prelu.onnx_upload").set_value(
+        ("names.onnx", model.SerializeToString(), "application/octet-stream")
+    )
     rerun(at)
     labels = [e.proto.label for e in at.get("page_link")]
     listed = [lb for lb in labels if "PRelu" in lb]
@@ -314,8 +329,13 @@ def _room(*args, timeout=30):
     import subprocess
     import sys
 
-    proc = subprocess.Popen([sys.executable, "-m", "playground", "room", "--replicas", "1", *args], cwd=ROOT,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "playground", "room", "--replicas", "1", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -331,28 +351,33 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.mark.parametrize("case, option, rule", [
-    ("public_javascript", "--public-url", "must be an http:// or https:// address"),
-    ("public_words", "--public-url", "must be an http:// or https:// address"),
-    ("cache_under_a_file", "--cache", "is a file, so no directory can be made under it"),
-    ("cache_is_a_file", "--cache", "is a file; it must name a directory"),
-    ("first_port_beyond", "--first-port", "must leave room for 1 replica ports: between 1 and 65535"),
-    ("first_port_two_at_the_top", "--first-port", "must leave room for 2 replica ports: between 1 and 65534"),
-    ("port_in_use", "--port", "is in use on 127.0.0.1"),
-    ("bind_not_an_address", "--bind", "must be an address of this machine"),
-])
+@pytest.mark.parametrize(
+    "case, option, rule",
+    [
+        ("public_javascript", "--public-url", "must be an http:// or https:// address"),
+        ("public_words", "--public-url", "must be an http:// or https:// address"),
+        ("cache_under_a_file", "--cache", "is a file, so no directory can be made under it"),
+        ("cache_is_a_file", "--cache", "is a file; it must name a directory"),
+        ("first_port_beyond", "--first-port", "must leave room for 1 replica ports: between 1 and 65535"),
+        ("first_port_two_at_the_top", "--first-port", "must leave room for 2 replica ports: between 1 and 65534"),
+        ("port_in_use", "--port", "is in use on 127.0.0.1"),
+        ("bind_not_an_address", "--bind", "must be an address of this machine"),
+    ],
+)
 def test_room_options_are_checked_before_anything_starts(case, option, rule, tmp_path):
     a_file = tmp_path / "a_file"
     a_file.write_text("x")
     port = _free_port()
-    args = {"public_javascript": ["--public-url", "javascript:alert(1)"],
-            "public_words": ["--public-url", "not a url"],
-            "cache_under_a_file": ["--cache", str(a_file / "cache")],
-            "cache_is_a_file": ["--cache", str(a_file)],
-            "first_port_beyond": ["--first-port", "70000"],
-            "first_port_two_at_the_top": ["--first-port", "65535", "--replicas", "2"],
-            "port_in_use": [],
-            "bind_not_an_address": ["--bind", "999.1.1.1"]}[case]
+    args = {
+        "public_javascript": ["--public-url", "javascript:alert(1)"],
+        "public_words": ["--public-url", "not a url"],
+        "cache_under_a_file": ["--cache", str(a_file / "cache")],
+        "cache_is_a_file": ["--cache", str(a_file)],
+        "first_port_beyond": ["--first-port", "70000"],
+        "first_port_two_at_the_top": ["--first-port", "65535", "--replicas", "2"],
+        "port_in_use": [],
+        "bind_not_an_address": ["--bind", "999.1.1.1"],
+    }[case]
     with socket.socket() as busy:
         if case == "port_in_use":
             busy.bind(("127.0.0.1", port))
@@ -368,14 +393,23 @@ def _cli(*args, timeout=120):
     import subprocess
     import sys
 
-    return subprocess.run([sys.executable, "-m", "playground", *args], check=False, capture_output=True, text=True,
-                          cwd=ROOT, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "playground", *args],
+        check=False,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
+    )
 
 
-@pytest.mark.parametrize("shape, rule", [
-    ((1, 2, 1000, 4), "input.H: must be between 1 and 512 (got 1000)"),
-    ((64, 64, 64, 64), "input.shape: the budget is 8,388,608 values per tensor (PLAYGROUND_MAX_ELEMENTS)"),
-])
+@pytest.mark.parametrize(
+    "shape, rule",
+    [
+        ((1, 2, 1000, 4), "input.H: must be between 1 and 512 (got 1000)"),
+        ((64, 64, 64, 64), "input.shape: the budget is 8,388,608 values per tensor (PLAYGROUND_MAX_ELEMENTS)"),
+    ],
+)
 def test_the_listing_and_run_agree_on_a_node_and_a_refusal_is_exit_2_naming_the_rule(shape, rule, tmp_path):
     import onnx
     from onnx_cases import node_model
@@ -395,13 +429,19 @@ def _link_warnings(at) -> str:
     return "\n".join(w.value for w in at.warning)
 
 
-@pytest.mark.parametrize("sizes", [{"N": "100", "C": "5000", "D": "20"},  # each beyond its range
-                                   {"N": "64", "C": "4096", "D": "8"}])  # each at its maximum: beyond the budget
+@pytest.mark.parametrize(
+    "sizes",
+    [
+        {"N": "100", "C": "5000", "D": "20"},  # each beyond its range
+        {"N": "64", "C": "4096", "D": "8"},
+    ],
+)  # each at its maximum: beyond the budget
 def test_a_link_with_several_sizes_refused_names_every_one(sizes):
     from apptest import open_page
 
-    at = open_page("convolution", **{"convolution.input.3d": "true"},
-                   **{f"convolution.input.{d}": v for d, v in sizes.items()})
+    at = open_page(
+        "convolution", **{"convolution.input.3d": "true"}, **{f"convolution.input.{d}": v for d, v in sizes.items()}
+    )
     shown = _link_warnings(at)
     for d, v in sizes.items():
         assert f"URL parameter convolution.input.{d}:" in shown and f'(got "{v}")' in shown, shown
@@ -412,8 +452,7 @@ def test_a_link_with_several_sizes_refused_names_every_one(sizes):
 def test_a_preset_link_with_a_bad_parameter_names_it_and_a_good_one_applies():
     from apptest import open_page, stage_data
 
-    at = open_page("convolution", preset="stride_nd_2_2", **{"convolution.num_groups": "5",
-                                                              "convolution.input.H": "8"})
+    at = open_page("convolution", preset="stride_nd_2_2", **{"convolution.num_groups": "5", "convolution.input.H": "8"})
     shown = _link_warnings(at)
     assert 'URL parameter convolution.num_groups: must divide the input channels C=1 (got "5")' in shown, shown
     assert "URL parameter convolution.input.H: the example stride_nd_2_2 sets the input" in shown
@@ -423,9 +462,30 @@ def test_a_preset_link_with_a_bad_parameter_names_it_and_a_good_one_applies():
 
 
 # -- a hostile run over the route ---------------------------------------------------------------------------------
-HOSTILE_VALUES = ["", " ", "\t\n", "1e400", "-1e400", "nan", "-inf", "0", "-1", "99999999999999999999", "1.5",
-                  "1,2,3,4,5,6,7", ",", "[[1]]", "@w:" + "0" * 64, "@w:zz", "true", "\u00a0", "𝟙", "1" * 5000,
-                  "![i](http://evil.example/x.png)", "<script>alert(1)</script>"]
+HOSTILE_VALUES = [
+    "",
+    " ",
+    "\t\n",
+    "1e400",
+    "-1e400",
+    "nan",
+    "-inf",
+    "0",
+    "-1",
+    "99999999999999999999",
+    "1.5",
+    "1,2,3,4,5,6,7",
+    ",",
+    "[[1]]",
+    "@w:" + "0" * 64,
+    "@w:zz",
+    "true",
+    "\u00a0",
+    "𝟙",
+    "1" * 5000,
+    "![i](http://evil.example/x.png)",
+    "<script>alert(1)</script>",
+]
 HOSTILE_JSON = [None, 1, 1.5, True, [], {}, ["1"], {"a": "1"}]
 
 
@@ -453,8 +513,10 @@ def test_a_body_declared_and_never_sent_is_answered_408_in_bounded_time(live_rou
     monkeypatch.setattr(server, "BODY_WAIT_S", 1.0)
     port, log = live_route
     with socket.create_connection(("127.0.0.1", port), timeout=15) as s:
-        s.sendall(f"POST {server.ROUTE} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{server.TOKEN_HEADER}: {seat()}\r\n"
-                  f"Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{\"params\"".encode())
+        s.sendall(
+            f"POST {server.ROUTE} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n{server.TOKEN_HEADER}: {seat()}\r\n"
+            f'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{{"params"'.encode()
+        )
         start, reply = time.monotonic(), b""
         while b"}" not in reply and time.monotonic() - start < 10:  # the status line, then the body
             chunk = s.recv(4096)

@@ -2,6 +2,7 @@
 emptied axis), is not left busy when its server restarts under the page, and a model's node names are listed as
 text. Each step waits on what the page writes (data-drawn, aria-invalid, the problem line), not on a fixed time,
 except the restart's, which waits out the stage's own retry window (LOST_MS) before it looks."""
+
 from __future__ import annotations
 
 import time
@@ -92,12 +93,17 @@ def test_onnx_node_names_in_the_listing_stay_text(page, app, tmp_path):
     page.click('[data-testid="stExpandSidebarButton"]')
     page.locator('[data-testid="stSidebar"] [data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
     page.wait_for_selector('[data-testid="stSidebar"] [data-testid="stPageLink"] >> text=PRelu')
-    links = [t.replace("\u2060", "") for t in  # the word joiner that keeps a URL from linking itself
-             page.locator('[data-testid="stSidebar"] [data-testid="stPageLink"]').all_inner_texts()]
+    links = [
+        t.replace("\u2060", "")
+        for t in page.locator(  # the word joiner that keeps a URL from linking itself
+            '[data-testid="stSidebar"] [data-testid="stPageLink"]'
+        ).all_inner_texts()
+    ]
     html = page.inner_html('[data-testid="stSidebar"]')
     assert "evil.example" not in "".join(page.eval_on_selector_all("img", "els => els.map(e => e.src)"))
     assert not fetched and "javascript:" not in "".join(
-        page.eval_on_selector_all("a", "els => els.map(e => e.getAttribute('href') || '')"))
+        page.eval_on_selector_all("a", "els => els.map(e => e.getAttribute('href') || '')")
+    )
     assert "<b>bold</b>" not in html and "<strong>bold</strong>" not in html
     assert any("![i](http://evil.example/x.png)" in t for t in links), links
     assert any("[x](javascript:alert(1))" in t for t in links), links
@@ -118,11 +124,15 @@ def test_a_stage_whose_server_restarts_is_not_left_busy(browser, cache):
         page.wait_for_function(f"() => document.querySelector('{STAGE}').classList.contains('pg-busy')")
         with B.serve_app(port=port, env={"PLAYGROUND_ENGINE_CACHE": cache}):
             # The page reconnects, runs again and starts its stage afresh on the URL's configuration.
-            page.wait_for_function(f"() => document.querySelector('{STAGE}').dataset.mountedAt !== '{mounted}'"
-                                   f" && document.querySelector('{STAGE}').dataset.drawn")
+            page.wait_for_function(
+                f"() => document.querySelector('{STAGE}').dataset.mountedAt !== '{mounted}'"
+                f" && document.querySelector('{STAGE}').dataset.drawn"
+            )
             time.sleep(LOST_MS / 1000 + 2)  # the first stage's retries have long given up
-            state = page.evaluate(f"() => {{ const s = document.querySelector('{STAGE}'); return "
-                                  "{busy: s.classList.contains('pg-busy'), inflight: s.__stage.inflight}; }")
+            state = page.evaluate(
+                f"() => {{ const s = document.querySelector('{STAGE}'); return "
+                "{busy: s.classList.contains('pg-busy'), inflight: s.__stage.inflight}; }"
+            )
             assert state == {"busy": False, "inflight": None}, state
     finally:
         ctx.close()
@@ -139,8 +149,11 @@ def test_a_model_of_exactly_64_mib_uploads_and_one_byte_more_is_refused_by_name(
     page.goto(app)
     page.wait_for_selector('[data-testid="stFileUploaderDropzoneInput"]', state="attached")
     page.locator('[data-testid="stFileUploaderDropzoneInput"]').set_input_files(str(path))
-    page.wait_for_function("(said) => document.body.innerText.includes(said) || "
-                           "document.body.innerText.includes('or smaller')", arg=said, timeout=120_000)
+    page.wait_for_function(
+        "(said) => document.body.innerText.includes(said) || document.body.innerText.includes('or smaller')",
+        arg=said,
+        timeout=120_000,
+    )
     text = page.inner_text("body")
     assert said in text and "or smaller" not in text, text[-2000:]
 

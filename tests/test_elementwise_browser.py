@@ -1,5 +1,6 @@
 """ElementWise's stage in the system Chromium: both inputs drawn as figures of their own shapes, and the output cell
 under the pointer outlined in each input (B's one cell along its broadcast axis)."""
+
 from __future__ import annotations
 
 import pytest
@@ -12,8 +13,10 @@ STAGE = ".pg-stage"
 
 @pytest.fixture(scope="module")
 def page(tmp_path_factory):
-    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path_factory.mktemp("cache"))}) as url, \
-            B.chromium() as chrome:
+    with (
+        B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path_factory.mktemp("cache"))}) as url,
+        B.chromium() as chrome,
+    ):
         ctx = B.new_context(chrome, viewport={"width": 1280, "height": 720})
         p = ctx.new_page()
         p.set_default_timeout(30_000)

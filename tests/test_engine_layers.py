@@ -1,4 +1,5 @@
 """The engine's layers in every spelling TensorRT writes them (samples in tests/fixtures/engine_layers/)."""
+
 from pathlib import Path
 
 import pytest
@@ -17,8 +18,9 @@ def log(name: str) -> list:
 def test_tensorrt_rtx_build_log():
     layers = layers_from_log(log("tensorrt_rtx-1.7-build-log.txt"))
     assert [l["type"] for l in layers] == ["kgen", "correlation", "kgen"]
-    assert layers[0]["inputs"] == [{"name": "inputT0", "shape": [1, 1, 6, 9],
-                                    "format": "Float (Linear) Row major linear format"}]
+    assert layers[0]["inputs"] == [
+        {"name": "inputT0", "shape": [1, 1, 6, 9], "format": "Float (Linear) Row major linear format"}
+    ]
     assert layers[-1]["outputs"][0]["name"] == "outputT0" and layers[-1]["outputs"][0]["shape"] == CONV_IO[1]
     assert all(l["tactic"] for l in layers)
 
@@ -46,8 +48,13 @@ def test_a_log_without_a_layer_dump_has_no_layers():
     assert layers_from_log([("VERBOSE", "Layer(Conv) is not a dump"), ("INFO", "Layers are listed below")]) == []
 
 
-@pytest.mark.parametrize("sample, fmt", [("tensorrt-10-inspector.json", "Row major linear FP32"),
-                                         ("tensorrt-11-inspector.json", "Float (Linear) Row major linear format")])
+@pytest.mark.parametrize(
+    "sample, fmt",
+    [
+        ("tensorrt-10-inspector.json", "Row major linear FP32"),
+        ("tensorrt-11-inspector.json", "Float (Linear) Row major linear format"),
+    ],
+)
 def test_inspector_json(sample, fmt):
     layer = layers_from_inspector_json((SAMPLES / sample).read_text())[0]
     assert layer["inputs"][0] == {"name": "inputT0", "shape": [1, 1, 6, 9], "format": fmt}
@@ -56,4 +63,5 @@ def test_inspector_json(sample, fmt):
 
 def test_inspector_json_below_detailed_verbosity_lists_names():
     assert layers_from_inspector_json((SAMPLES / "inspector-names-only.json").read_text()) == [
-        {"name": "(Unnamed Layer* 0) [Convolution]", "type": "?", "inputs": [], "outputs": [], "tactic": ""}]
+        {"name": "(Unnamed Layer* 0) [Convolution]", "type": "?", "inputs": [], "outputs": [], "tactic": ""}
+    ]

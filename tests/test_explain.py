@@ -1,4 +1,5 @@
 """playground.explain: the arithmetic shown next to the heatmaps agrees with the reference and TensorRT."""
+
 import itertools
 
 import numpy as np
@@ -27,10 +28,24 @@ def _shape_grid():
     modes = ("EXPLICIT_ROUND_DOWN", "EXPLICIT_ROUND_UP", "SAME_UPPER", "SAME_LOWER")
     for shape, kernels in (((1, 1, 6, 9), ("3", "2,3")), ((1, 1, 5, 6, 7), ("3", "2,3,1"))):
         for mode, stride, dilation, kernel in itertools.product(modes, (1, 2, 3), (1, 2), kernels):
-            for padding in ({}, {"padding_nd": 1}, {"padding_nd": 2, "pre_padding": 1},
-                            {"pre_padding": 0, "post_padding": 2}, {"padding_nd": 1, "post_padding": 0}):
-                yield shape, dict(padding_mode=mode, stride_nd=stride, dilation_nd=dilation, kernel_size_nd=kernel,
-                                  kernel="ones", **padding)
+            for padding in (
+                {},
+                {"padding_nd": 1},
+                {"padding_nd": 2, "pre_padding": 1},
+                {"pre_padding": 0, "post_padding": 2},
+                {"padding_nd": 1, "post_padding": 0},
+            ):
+                yield (
+                    shape,
+                    dict(
+                        padding_mode=mode,
+                        stride_nd=stride,
+                        dilation_nd=dilation,
+                        kernel_size_nd=kernel,
+                        kernel="ones",
+                        **padding,
+                    ),
+                )
 
 
 def test_conv_shape_rows_equal_reference_output_shape():
@@ -188,8 +203,9 @@ def test_scale_coefficient_rows():
     rows, what = scale.scale_coefficient_rows(layer.resolve({"mode": "CHANNEL", "scale": "1,2,3"}, x.shape), x.shape)
     assert [r["applies to"] for r in rows] == ["C = 0", "C = 1", "C = 2"] and rows[2]["scale"] == 3
     assert "channel_axis 1" in what
-    rows, what = scale.scale_coefficient_rows(layer.resolve({"mode": "ELEMENTWISE", "channel_axis": 1}, x.shape),
-                                                x.shape)
+    rows, what = scale.scale_coefficient_rows(
+        layer.resolve({"mode": "ELEMENTWISE", "channel_axis": 1}, x.shape), x.shape
+    )
     assert len(rows) == 12 and "27 in all" in what and rows[0]["applies to"] == "(C, H, W) = (0, 0, 0)"
 
 

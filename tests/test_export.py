@@ -6,6 +6,7 @@ TensorRT's output shape, and say why it cannot run the engine on this GPU-less m
 path of the script (cuda-python + execute_async_v3) is exercised here against a fake cudart and a
 fake engine; the `gpu` test runs it for real where TensorRT can run engines.
 """
+
 from __future__ import annotations
 
 import ast
@@ -32,26 +33,60 @@ from playground.trt.cache import EngineCache
 needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT installed: the script cannot build")
 
 # (id, layer, raw params, input) — input None: the layer's example
-CONFIGS = [(f"{name}-default", name, {}, None) for name in LAYERS] + [
-    ("conv-stride", "convolution", {"stride_nd": "2,2"}, None),
-    ("conv-same_upper", "convolution", {"stride_nd": "2,2", "padding_mode": "SAME_UPPER"}, None),
-    ("conv-dilation", "convolution", {"dilation_nd": "2,2"}, None),
-    ("conv-groups", "convolution", P.find("convolution", "num_groups_2").params,
-     P.input_for(P.find("convolution", "num_groups_2"))),
-    ("conv-3d", "convolution", P.find("convolution", "conv_3d").params, P.input_for(P.find("convolution", "conv_3d"))),
-    ("conv-int8", "convolution", {"int8": "true", "quantize_scale": 1}, None),
-    ("scale-channel_axis_0", "scale", P.find("scale", "channel_axis_0").params,
-     P.input_for(P.find("scale", "channel_axis_0"))),
-    ("prelu-element", "prelu", {"granularity": "element", "slopes": "ramp"}, None),
-    ("elementwise-broadcast-and", "elementwise", {"operation": "AND", "precision": "INT8"},
-     {"a": np.float32([[0, 1, 2], [3, 0, 5]]).reshape(1, 1, 2, 3), "b": np.float32([0, 1]).reshape(1, 1, 2, 1)}),
-] + [(f"leaky_relu-{c}", "leaky_relu", {"alpha": 0.1, "construction": c}, None)
-     for c in ("activation", "parametric_relu", "scale_relu_sum")]
+CONFIGS = (
+    [(f"{name}-default", name, {}, None) for name in LAYERS]
+    + [
+        ("conv-stride", "convolution", {"stride_nd": "2,2"}, None),
+        ("conv-same_upper", "convolution", {"stride_nd": "2,2", "padding_mode": "SAME_UPPER"}, None),
+        ("conv-dilation", "convolution", {"dilation_nd": "2,2"}, None),
+        (
+            "conv-groups",
+            "convolution",
+            P.find("convolution", "num_groups_2").params,
+            P.input_for(P.find("convolution", "num_groups_2")),
+        ),
+        (
+            "conv-3d",
+            "convolution",
+            P.find("convolution", "conv_3d").params,
+            P.input_for(P.find("convolution", "conv_3d")),
+        ),
+        ("conv-int8", "convolution", {"int8": "true", "quantize_scale": 1}, None),
+        (
+            "scale-channel_axis_0",
+            "scale",
+            P.find("scale", "channel_axis_0").params,
+            P.input_for(P.find("scale", "channel_axis_0")),
+        ),
+        ("prelu-element", "prelu", {"granularity": "element", "slopes": "ramp"}, None),
+        (
+            "elementwise-broadcast-and",
+            "elementwise",
+            {"operation": "AND", "precision": "INT8"},
+            {"a": np.float32([[0, 1, 2], [3, 0, 5]]).reshape(1, 1, 2, 3), "b": np.float32([0, 1]).reshape(1, 1, 2, 1)},
+        ),
+    ]
+    + [
+        (f"leaky_relu-{c}", "leaky_relu", {"alpha": 0.1, "construction": c}, None)
+        for c in ("activation", "parametric_relu", "scale_relu_sum")
+    ]
+)
 IDS = [c[0] for c in CONFIGS]
 # What today's API replaced: implicit-batch bindings, execute_async_v2, the old cuda import.
-LEGACY = re.compile(r"execute_async_v2|from cuda import cudart|get_binding_|num_bindings|binding_is_input|"
-                    r"bindings\s*=|\[int\(\w+\), int\(\w+\)\]|EXPLICIT_BATCH|max_batch_size|build_engine\(")
-IMPORTS = {"argparse", "importlib", "sys", "base64", "zlib", "numpy", "cuda.bindings", "ml_dtypes"}  # TensorRT comes by importlib; ml_dtypes for BF16 only
+LEGACY = re.compile(
+    r"execute_async_v2|from cuda import cudart|get_binding_|num_bindings|binding_is_input|"
+    r"bindings\s*=|\[int\(\w+\), int\(\w+\)\]|EXPLICIT_BATCH|max_batch_size|build_engine\("
+)
+IMPORTS = {
+    "argparse",
+    "importlib",
+    "sys",
+    "base64",
+    "zlib",
+    "numpy",
+    "cuda.bindings",
+    "ml_dtypes",
+}  # TensorRT comes by importlib; ml_dtypes for BF16 only
 
 
 @pytest.fixture(scope="module")
@@ -61,8 +96,9 @@ def cache(tmp_path_factory):
 
 def run_script(path, *args, cwd):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run([sys.executable, str(path), *args], capture_output=True, text=True, timeout=120,
-                          cwd=cwd, env=env)
+    return subprocess.run(
+        [sys.executable, str(path), *args], capture_output=True, text=True, timeout=120, cwd=cwd, env=env
+    )
 
 
 def printed_shape(stdout: str) -> tuple:
@@ -79,6 +115,7 @@ def load(script: str) -> dict:
 
 
 # --- the scripts run ----------------------------------------------------------------------------
+
 
 @needs_trt
 @pytest.mark.parametrize("config", CONFIGS, ids=IDS)
@@ -137,8 +174,7 @@ def test_header_names_layer_parameters_and_how_to_run():
     assert re.search(r"#   stride_nd +=  ?2,2", head) and "EXPLICIT_ROUND_UP" in head
     assert "quantize_scale  = 1   (not used by this configuration)" in head
     assert "python THIS_SCRIPT.py" in head
-    assert ("python -m playground run convolution --set stride_nd=2,2 --set padding_mode=EXPLICIT_ROUND_UP\n"
-            in script)
+    assert "python -m playground run convolution --set stride_nd=2,2 --set padding_mode=EXPLICIT_ROUND_UP\n" in script
     clip = E.export_script("activation", {"type": "CLIP"})  # alpha, beta: CLIP's own defaults, not repeated
     assert "python -m playground run activation --set type=CLIP\n" in clip
     assert "--input" not in head.split("python -m playground run")[1]
@@ -159,7 +195,7 @@ def test_header_command_reproduces_the_configuration(config):
     want = layer.resolve(raw, shapes)
     assert resolved.keys() == want.keys()
     for k in want:
-        assert (np.array_equal(resolved[k], want[k]) if isinstance(want[k], np.ndarray) else resolved[k] == want[k]), k
+        assert np.array_equal(resolved[k], want[k]) if isinstance(want[k], np.ndarray) else resolved[k] == want[k], k
     for n in layer.used_inputs(want):  # an input that is not its example is named: --input FILE, or NAME=FILE
         a = xs[n]
         flag = f"--input {n}={n}.npy" if layer.several else "--input input.npy"
@@ -179,12 +215,20 @@ def test_exact_literals_nan_inf_and_base64_for_large_arrays(tmp_path):
     assert "--input input.npy" in script and "slopes=@slopes.npy" in script
     small = E.export_script("activation", {}, np.float32([[[[np.nan, np.inf, -np.inf, 0.1, 1e-45, 3.4028235e38]]]]))
     assert "import base64" not in small and "np.nan, np.inf, -np.inf, 0.1," in small
-    assert np.array_equal(load(small)["data"], np.float32([[[[np.nan, np.inf, -np.inf, 0.1, 1e-45, 3.4028235e38]]]]),
-                          equal_nan=True)
+    assert np.array_equal(
+        load(small)["data"], np.float32([[[[np.nan, np.inf, -np.inf, 0.1, 1e-45, 3.4028235e38]]]]), equal_nan=True
+    )
 
 
-@pytest.mark.parametrize("a", [np.float32(3), np.arange(3, dtype=np.float32), np.ones((2, 2), np.float32),
-                               np.arange(5000, dtype=np.float32).reshape(50, 100)])
+@pytest.mark.parametrize(
+    "a",
+    [
+        np.float32(3),
+        np.arange(3, dtype=np.float32),
+        np.ones((2, 2), np.float32),
+        np.arange(5000, dtype=np.float32).reshape(50, 100),
+    ],
+)
 def test_array_literal_keeps_shape_and_values(a):
     ns = {"np": np}
     exec("import base64, zlib\n" + E._UNPACK, ns)  # the script's unpack(), for the base64 case
@@ -220,6 +264,7 @@ def test_build_using_a_module_helper_is_refused():
     def nested(trt, network, x, p):
         def inner(t):
             return helper(t)
+
         return inner(x)
 
     with pytest.raises(E.NotSelfContained, match="helper"):
@@ -234,6 +279,7 @@ def test_invalid_parameters_raise_before_export():
 
 
 # --- the script's GPU path, against a fake cudart and a fake engine ---------------------------------------
+
 
 class FakeCudart(types.ModuleType):
     """The slice of cuda.bindings.runtime the script uses; 'device' memory is host memory we own."""
@@ -312,7 +358,8 @@ class FakeEngine:
         if not self.ok:
             return False
         view = lambda name, shape: np.ctypeslib.as_array(  # noqa: E731
-            (ctypes.c_float * int(np.prod(shape))).from_address(self.addresses[name])).reshape(shape)
+            (ctypes.c_float * int(np.prod(shape))).from_address(self.addresses[name])
+        ).reshape(shape)
         view("outputT0", self.out_shape)[...] = self.fn(view("inputT0", self.in_shape))
         return True
 
@@ -378,6 +425,7 @@ def test_no_gpu_and_unsupported_gpu_say_why(gpu_script, capsys):
 
 # --- the CLI subcommand --------------------------------------------------------------------------------
 
+
 def test_cli_export_writes_the_script(tmp_path, capsys):
     out = tmp_path / "conv.py"
     assert main(["export", "convolution", "--set", "stride_nd=2,2", "--out", str(out)]) == 0
@@ -397,12 +445,15 @@ def test_cli_export_to_stdout_with_input_and_preset(tmp_path, capsys):
     assert ns["data"].shape == (1, 2, 6, 9) and ns["p"]["num_groups"] == 2 and ns["p"]["stride_nd"] == (2, 2)
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["export", "convolution", "--set", "num_groups=2"], "convolution.num_groups"),
-    (["export", "convolution", "--set", "stride_nd"], "--set takes NAME=VALUE"),
-    (["export", "scale", "--preset", "nope"], "scale has no preset 'nope'"),
-    (["export", "scale", "--input", "/nonexistent.npy"], "/nonexistent.npy: No such file or directory"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["export", "convolution", "--set", "num_groups=2"], "convolution.num_groups"),
+        (["export", "convolution", "--set", "stride_nd"], "--set takes NAME=VALUE"),
+        (["export", "scale", "--preset", "nope"], "scale has no preset 'nope'"),
+        (["export", "scale", "--input", "/nonexistent.npy"], "/nonexistent.npy: No such file or directory"),
+    ],
+)
 def test_cli_export_invalid_exits_2_and_names_the_rule(argv, message, capsys):
     assert main(argv) == 2
     assert message in capsys.readouterr().err
@@ -414,6 +465,7 @@ def test_cli_export_registers_choices():
 
 
 # --- on a GPU that TensorRT runs on ---------------------------------------------------------------------
+
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("config", CONFIGS, ids=IDS)
@@ -432,6 +484,7 @@ def test_script_output_on_gpu_equals_reference(config, tmp_path, cache):
 
 
 # --- the scripts' runner, a module of its own ----------------------------------------------------------
+
 
 def test_every_script_ends_with_the_runner_module_verbatim():
     from playground import script_runner
@@ -463,8 +516,9 @@ def test_float32_values_are_written_as_the_shortest_text_that_reads_back():
     x = layer.example_input(layer.example_shape)
     line = playground_command(layer, layer.resolve({"scales": "1.4"}, x.shape), x)
     assert "--set scales=1.4" in line and "1.399999976158142" not in line
-    q = get_layer("activation").resolve({"precision": "INT8", "quantize_scale": float(np.float32(9 / 127))},
-                                        (1, 1, 3, 3))
+    q = get_layer("activation").resolve(
+        {"precision": "INT8", "quantize_scale": float(np.float32(9 / 127))}, (1, 1, 3, 3)
+    )
     text = get_layer("activation").param("quantize_scale").to_text(q["quantize_scale"])
     assert text == "0.070866145" and np.float32(float(text)) == np.float32(q["quantize_scale"])
     assert get_layer("activation").param("alpha").to_text(0.1) == "0.1"  # a float64 stays itself

@@ -1,5 +1,6 @@
 """The Details tab under the stage (playground.ui.extras) through Streamlit's AppTest: each layer's section and the
 picked output cell's terms, each with a real Evaluation from core.evaluate."""
+
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -20,8 +21,9 @@ def _script(layer):
     from playground.ui.state import ViewOptions
 
     evaluation = core.evaluate(layer, st.session_state.get("raw", {}))
-    extras.details(evaluation, st.session_state.get("pick"), ViewOptions.of(False),
-                   lambda *a, **k: core.evaluate(*a, **k))
+    extras.details(
+        evaluation, st.session_state.get("pick"), ViewOptions.of(False), lambda *a, **k: core.evaluate(*a, **k)
+    )
 
 
 def run(layer, raw=None, pick=None):
@@ -86,8 +88,9 @@ def test_leaky_relu_latency_bars_and_fusion_note_where_a_gpu_timed_them(monkeypa
     assert at.info and at.info[0].value == prelu.FUSION_NOTE
     assert [c.key for c in at.get("plotly_chart")] == ["leaky_relu.extra.latency"]
     at.toggle(key="leaky_relu.extra.draw_outputs").set_value(True).run()  # the three outputs, on request
-    assert [c.key for c in at.get("plotly_chart")] == [f"leaky_relu.extra.out_{c}" for c in leaky_relu.CONSTRUCTION_LABELS] + [
-        "leaky_relu.extra.latency"]
+    assert [c.key for c in at.get("plotly_chart")] == [
+        f"leaky_relu.extra.out_{c}" for c in leaky_relu.CONSTRUCTION_LABELS
+    ] + ["leaky_relu.extra.latency"]
     at = AppTest.from_function(_script, args=("leaky_relu",), default_timeout=TIMEOUT)
     monkeypatch.setattr(core, "evaluate", real)
     at.run()

@@ -1,6 +1,7 @@
 """The precision emulation against GPU outputs kept from bench/gpu_crosscheck.py (PyTorch and cuDNN on an H100, not
 TensorRT): one case per layer and precision, each held to the worst difference its layer and precision showed over
 the whole spread on the GPU. Runs anywhere: the GPU's outputs are in tests/fixtures/gpu_crosscheck.npz."""
+
 import importlib.util
 import json
 from pathlib import Path
@@ -29,8 +30,22 @@ def case_input(i: int, case: dict):
 def test_the_fixture_came_from_a_gpu_and_covers_every_layer_pytorch_has():
     assert "NVIDIA" in META["device"] and "PyTorch" in META["device"]
     layers = {c["layer"] for c in META["cases"]}
-    assert layers == {"activation", "prelu", "convolution", "deconvolution", "pooling", "resize", "softmax", "scale",
-                      "elementwise", "matrix_multiply", "normalization", "reduce", "unary", "lrn"}
+    assert layers == {
+        "activation",
+        "prelu",
+        "convolution",
+        "deconvolution",
+        "pooling",
+        "resize",
+        "softmax",
+        "scale",
+        "elementwise",
+        "matrix_multiply",
+        "normalization",
+        "reduce",
+        "unary",
+        "lrn",
+    }
     assert {c["precision"] for c in META["cases"]} == set(crosscheck.PRECISIONS)
     assert (ROOT / "tests/fixtures/gpu_crosscheck.npz").stat().st_size <= 2 << 20
 

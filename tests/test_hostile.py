@@ -6,6 +6,7 @@ files, settings from the environment, text that would render as markdown or HTML
 can clear, and the CLI's files and paths. (Hostile text typed into the running app's text controls, read
 back from the DOM: tests/test_browser.py::test_hostile_text_in_every_text_control_stays_text.)
 """
+
 from __future__ import annotations
 
 import json
@@ -35,8 +36,14 @@ APP = str(ROOT / "main.py")
 
 def cli(*args, env=None, timeout=60) -> subprocess.CompletedProcess:
     """`python -m playground ARGS` with its own time limit: a hang fails the test instead of stalling it."""
-    return subprocess.run([sys.executable, "-m", "playground", *args], capture_output=True, text=True,
-                          cwd=ROOT, timeout=timeout, env={**os.environ, **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "playground", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
+    )
 
 
 # -- the work budget ----------------------------------------------------------------------------
@@ -132,8 +139,8 @@ def test_a_whole_number_too_large_is_named_by_its_range(value):
 def _damage(path: Path, kind: str, good: bytes) -> None:
     path.unlink()
     start = len(MAGIC) + 4
-    (n,) = struct.unpack("<I", good[len(MAGIC):start])
-    meta = json.loads(good[start:start + n])
+    (n,) = struct.unpack("<I", good[len(MAGIC) : start])
+    meta = json.loads(good[start : start + n])
     if kind == "fifo":
         os.mkfifo(path)
     elif kind == "dev_zero":
@@ -148,13 +155,14 @@ def _damage(path: Path, kind: str, good: bytes) -> None:
         else:
             meta = ["built"]
         blob = json.dumps(meta).encode()
-        path.write_bytes(MAGIC + struct.pack("<I", len(blob)) + blob + good[start + n:])
+        path.write_bytes(MAGIC + struct.pack("<I", len(blob)) + blob + good[start + n :])
     elif kind == "huge_header":
         path.write_bytes(MAGIC + struct.pack("<I", 2**32 - 1) + b"{}")
 
 
-@pytest.mark.parametrize("kind", ["missing_field", "wrong_type", "not_a_record", "huge_header", "fifo", "dev_zero",
-                                  "directory"])
+@pytest.mark.parametrize(
+    "kind", ["missing_field", "wrong_type", "not_a_record", "huge_header", "fifo", "dev_zero", "directory"]
+)
 def test_a_damaged_cache_file_is_rebuilt_with_a_note(kind, tmp_path):
     first = core.evaluate("activation", {"alpha": 0.25, "type": "LEAKY_RELU"}, cache=EngineCache(tmp_path))
     path = tmp_path / f"{first.cache_key}.engine"
@@ -172,9 +180,16 @@ def test_a_damaged_cache_file_is_rebuilt_with_a_note(kind, tmp_path):
     assert third.engine_status == "cached" and not third.messages
 
 
-@pytest.mark.parametrize("variable, value", [("PLAYGROUND_ENGINE_CACHE_MB", "abc"), ("PLAYGROUND_OPT_LEVEL", "abc"),
-                                             ("PLAYGROUND_OPT_LEVEL", "9"), ("PLAYGROUND_MAX_ELEMENTS", "-5"),
-                                             ("PLAYGROUND_MAX_MACS", "nan")])
+@pytest.mark.parametrize(
+    "variable, value",
+    [
+        ("PLAYGROUND_ENGINE_CACHE_MB", "abc"),
+        ("PLAYGROUND_OPT_LEVEL", "abc"),
+        ("PLAYGROUND_OPT_LEVEL", "9"),
+        ("PLAYGROUND_MAX_ELEMENTS", "-5"),
+        ("PLAYGROUND_MAX_MACS", "nan"),
+    ],
+)
 def test_settings_from_the_environment_get_a_clear_message(variable, value):
     done = cli("run", "activation", env={variable: value})
     assert done.returncode == 2 and "Traceback" not in done.stderr
@@ -190,6 +205,7 @@ def test_a_bad_setting_on_a_page_is_one_message_naming_it(monkeypatch):
 
 def _layer_page(name):
     from playground.ui.page import layer_page
+
     layer_page(name)
 
 
@@ -203,6 +219,7 @@ ACTIVE = ("[click]", "](http:", "<img", ":red[", "**bold**", "`code`", "$x$", "w
 def live(text: str) -> list[str]:
     """The constructs of HOSTILE that markdown would still act on in `text` (not escaped by a backslash)."""
     import re
+
     return [a for a in ACTIVE if re.search(r"(?<!\\)" + re.escape(a), text)]
 
 
@@ -259,22 +276,28 @@ def files(tmp_path_factory):
     return d
 
 
-@pytest.mark.parametrize("args, message", [
-    (["run", "activation", "--input", "{d}/complex.npy"], "input.--input: {d}/complex.npy: must hold real numbers, not complex64"),
-    (["run", "activation", "--input", "{d}/beyond_float32.npy"], "holds values beyond float32's range"),
-    (["run", "activation", "--input", "{d}/objects.npy"], "must hold real numbers, not object"),
-    (["run", "activation", "--input", "{d}/enormous.npy"], "the budget is 8,388,608 values per tensor"),
-    (["run", "activation", "--input", "{d}/short.npy"], "is shorter than its header says"),
-    (["run", "activation", "--input", "{d}/text.npy"], "is not a readable .npy array"),
-    (["run", "activation", "--input", "{d}/fifo.npy"], "{d}/fifo.npy: is not a regular file"),
-    (["run", "activation", "--input", "{d}/zero.npy"], "{d}/zero.npy: is not a regular file"),
-    (["run", "prelu", "--set", "slopes=@{d}/fifo.npy"], "prelu.slopes: {d}/fifo.npy: is not a regular file"),
-    (["run", "activation", "--output", "{d}/missing/y.npy"], "its directory {d}/missing does not exist"),
-    (["run", "activation", "--output", "{d}/out"], "must name a .npy file"),
-    (["run", "activation", "--output", "{d}/out.npy/"], "must name a .npy file"),
-    (["export", "activation", "--out", "{d}/missing/s.py"], "its directory {d}/missing does not exist"),
-    (["snapshot", "--out", "{d}/a_file"], "is a file; it must name a directory"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (
+            ["run", "activation", "--input", "{d}/complex.npy"],
+            "input.--input: {d}/complex.npy: must hold real numbers, not complex64",
+        ),
+        (["run", "activation", "--input", "{d}/beyond_float32.npy"], "holds values beyond float32's range"),
+        (["run", "activation", "--input", "{d}/objects.npy"], "must hold real numbers, not object"),
+        (["run", "activation", "--input", "{d}/enormous.npy"], "the budget is 8,388,608 values per tensor"),
+        (["run", "activation", "--input", "{d}/short.npy"], "is shorter than its header says"),
+        (["run", "activation", "--input", "{d}/text.npy"], "is not a readable .npy array"),
+        (["run", "activation", "--input", "{d}/fifo.npy"], "{d}/fifo.npy: is not a regular file"),
+        (["run", "activation", "--input", "{d}/zero.npy"], "{d}/zero.npy: is not a regular file"),
+        (["run", "prelu", "--set", "slopes=@{d}/fifo.npy"], "prelu.slopes: {d}/fifo.npy: is not a regular file"),
+        (["run", "activation", "--output", "{d}/missing/y.npy"], "its directory {d}/missing does not exist"),
+        (["run", "activation", "--output", "{d}/out"], "must name a .npy file"),
+        (["run", "activation", "--output", "{d}/out.npy/"], "must name a .npy file"),
+        (["export", "activation", "--out", "{d}/missing/s.py"], "its directory {d}/missing does not exist"),
+        (["snapshot", "--out", "{d}/a_file"], "is a file; it must name a directory"),
+    ],
+)
 def test_cli_files_and_paths_are_checked_before_any_work(args, message, files):
     done = cli(*[a.format(d=files) for a in args])
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr

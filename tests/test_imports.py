@@ -1,6 +1,7 @@
 """The import graph of the playground has no cycle: a module can be read, tested and changed from its imports
 down. grimp reads every import, those inside functions too; the layers package's discovery (importlib, which no
 static reader sees) is added as the edges it is."""
+
 from __future__ import annotations
 
 import pkgutil
@@ -89,7 +90,11 @@ def test_one_vocabulary_for_a_parameters_kind():
     from pathlib import Path
 
     root = Path(playground.__file__).parent
-    switches = [f"{f.relative_to(root)}:{n}" for f in root.rglob("*.py") if f.name != "params.py"
-                for n, line in enumerate(f.read_text().splitlines(), 1)
-                if re.search(r"\.kind (==|in|!=)", line) and "dtype.kind" not in line]
+    switches = [
+        f"{f.relative_to(root)}:{n}"
+        for f in root.rglob("*.py")
+        if f.name != "params.py"
+        for n, line in enumerate(f.read_text().splitlines(), 1)
+        if re.search(r"\.kind (==|in|!=)", line) and "dtype.kind" not in line
+    ]
     assert switches == []

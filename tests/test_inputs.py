@@ -329,9 +329,7 @@ def test_c1_is_luminance():
     rgb = gradient_rgb(40, 30).astype(np.float64)
     luma = (0.299 * rgb[..., 0] + 0.587 * rgb[..., 1] + 0.114 * rgb[..., 2]) / 255.0
     np.testing.assert_allclose(t[0, 0], luma, atol=1.01 / 255)
-    np.testing.assert_allclose(
-        image_to_tensor(PNG, (1, 1, 9, 11))[0, 0], reference_planes(PNG, 9, 11, "L"), atol=1e-6
-    )
+    np.testing.assert_allclose(image_to_tensor(PNG, (1, 1, 9, 11))[0, 0], reference_planes(PNG, 9, 11, "L"), atol=1e-6)
 
 
 def test_other_channel_counts_cycle_rgb_planes():
@@ -397,10 +395,27 @@ def _half_of_noise_png():
         (PNG[:20], "upload: image data is broken or truncated"),
         (PNG[:8], "upload: image data is broken or truncated (PIL could not read its header)"),
         (encode(gradient_rgb(), "JPEG")[:300], "upload: image data is broken or truncated"),
-        (png_declaring(8000, 8000), "upload: must be at most 40,000,000 pixels (40 megapixels) before resizing (got 8000x8000"),
-        (png_declaring(20000, 20000), "upload: must be at most 40,000,000 pixels (40 megapixels) before resizing (PIL refused"),
+        (
+            png_declaring(8000, 8000),
+            "upload: must be at most 40,000,000 pixels (40 megapixels) before resizing (got 8000x8000",
+        ),
+        (
+            png_declaring(20000, 20000),
+            "upload: must be at most 40,000,000 pixels (40 megapixels) before resizing (PIL refused",
+        ),
     ],
-    ids=["empty", "text", "gif", "bmp", "truncated-png", "truncated-header", "png-signature-only", "truncated-jpeg", "8000x8000", "20000x20000"],
+    ids=[
+        "empty",
+        "text",
+        "gif",
+        "bmp",
+        "truncated-png",
+        "truncated-header",
+        "png-signature-only",
+        "truncated-jpeg",
+        "8000x8000",
+        "20000x20000",
+    ],
 )
 def test_bad_uploads_raise_input_error_naming_upload_and_rule(data, rule):
     with pytest.raises(InputError) as e:
@@ -416,9 +431,7 @@ def test_upload_over_byte_cap_is_rejected_before_decoding():
     data = PNG + b"\0" * (LIMITS["upload_bytes"] + 1 - len(PNG))
     with pytest.raises(InputError) as e:
         image_to_tensor(data, (1, 3, 8, 8))
-    assert str(e.value) == (
-        "upload: must be at most 10,000,000 bytes (10 MB) (got 10,000,001 bytes)"
-    )
+    assert str(e.value) == ("upload: must be at most 10,000,000 bytes (10 MB) (got 10,000,001 bytes)")
 
 
 def test_pixel_cap_is_read_from_limits(monkeypatch):
@@ -509,19 +522,13 @@ def test_csv_round_trips_values(shape):
     back = np.zeros(shape, dtype=np.float32)
     for row in rows:
         index = tuple(int(v) for v in row[: len(lead)])
-        back[index] = np.array([float(v) for v in row[len(lead):]], dtype=np.float32)
+        back[index] = np.array([float(v) for v in row[len(lead) :]], dtype=np.float32)
     np.testing.assert_array_equal(back, t)
 
 
 def test_csv_row_order_and_index_columns():
     t = arange_pattern((1, 2, 2, 3))
-    assert to_csv(t) == (
-        "n,c,h,w0,w1,w2\n"
-        "0,0,0,1,2,3\n"
-        "0,0,1,4,5,6\n"
-        "0,1,0,7,8,9\n"
-        "0,1,1,10,11,12\n"
-    )
+    assert to_csv(t) == ("n,c,h,w0,w1,w2\n0,0,0,1,2,3\n0,0,1,4,5,6\n0,1,0,7,8,9\n0,1,1,10,11,12\n")
 
 
 def test_csv_other_ranks_and_dtypes():

@@ -1,4 +1,5 @@
 """playground.trt.launch: the allocator settings the app, the tests and the benchmarks start with."""
+
 from __future__ import annotations
 
 import subprocess
@@ -32,40 +33,57 @@ def test_untuned_env_removes_only_ours():
 
 
 def _python(code: str, env: dict) -> str:
-    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
-                          check=True, timeout=60).stdout
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True, timeout=60
+    ).stdout
 
 
 def test_launch_runs_the_command_with_the_tunables():
-    out = subprocess.run([sys.executable, "-m", "playground.trt.launch", sys.executable, "-c",
-                          f"import os; print(os.environ.get({launch.VARIABLE!r}))"],
-                         cwd=ROOT, env=launch.untuned_env(), capture_output=True, text=True, check=True,
-                         timeout=60).stdout
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "playground.trt.launch",
+            sys.executable,
+            "-c",
+            f"import os; print(os.environ.get({launch.VARIABLE!r}))",
+        ],
+        cwd=ROOT,
+        env=launch.untuned_env(),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    ).stdout
     assert out.strip() == OURS
 
 
 def test_launch_without_a_command_says_how_it_is_used():
-    r = subprocess.run([sys.executable, "-m", "playground.trt.launch"], cwd=ROOT, capture_output=True, text=True,
-                       timeout=60)
+    r = subprocess.run(
+        [sys.executable, "-m", "playground.trt.launch"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert r.returncode != 0 and "python -m playground.trt.launch COMMAND" in r.stderr
 
 
 @pytest.mark.parametrize("user, starts", [(None, 2), ("glibc.malloc.hugetlb=0", 1)])
 def test_a_benchmark_restarts_itself_once_with_the_tunables(tmp_path, user, starts):
     script = tmp_path / "bench.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import os, sys
         sys.path.insert(0, {str(ROOT)!r})
         from playground.trt import launch
         print("start", flush=True)
         launch.restart_tuned()
         print("tunables", os.environ.get({launch.VARIABLE!r}))
-    """))
+    """)
+    )
     env = launch.untuned_env()
     if user:
         env[launch.VARIABLE] = user
-    out = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, check=True,
-                         timeout=60).stdout.splitlines()
+    out = subprocess.run(
+        [sys.executable, str(script)], env=env, capture_output=True, text=True, check=True, timeout=60
+    ).stdout.splitlines()
     assert out.count("start") == starts
     assert out[-1] == f"tunables {user or OURS}"
 
@@ -94,13 +112,16 @@ def _thp_mode() -> str | None:
 
 def _glibc_version() -> tuple[int, ...]:
     import platform
+
     lib, version = platform.libc_ver()
     return tuple(int(v) for v in version.split(".")) if lib == "glibc" else ()
 
 
-@pytest.mark.skipif(_thp_mode() != "madvise" or _glibc_version() < (2, 35),
-                    reason="needs glibc ≥ 2.35 and transparent huge pages in madvise mode (where the setting "
-                           "decides; in always mode every such block has them already)")
+@pytest.mark.skipif(
+    _thp_mode() != "madvise" or _glibc_version() < (2, 35),
+    reason="needs glibc ≥ 2.35 and transparent huge pages in madvise mode (where the setting "
+    "decides; in always mode every such block has them already)",
+)
 def test_a_build_sized_block_gets_huge_pages_only_with_the_tunables():
     tuned = int(_python(HUGE_PAGES_CODE, launch.tuned_env(launch.untuned_env())))
     plain = int(_python(HUGE_PAGES_CODE, launch.untuned_env()))

@@ -1,5 +1,6 @@
 """Concatenation: 2 to 4 inputs joined along one axis. Only the inputs a configuration uses reach the network, the
 stage, the export and the ONNX graph; the rest stay in the sidebar, unused."""
+
 import numpy as np
 import pytest
 
@@ -57,8 +58,11 @@ def test_an_onnx_concat_of_three_opens_with_its_axis_counted_from_the_end_and_ag
     graph = h.make_graph([node], "g", inputs, [h.make_tensor_value_info("O", onnx.TensorProto.FLOAT, [2, 6])])
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
     opened = onnxio.open_node(onnxio.load_model(model))
-    assert opened.raw == {"count": 3, "axis": 1} and opened.shapes == {"a": (2, 3, 1, 1), "b": (2, 1, 1, 1),
-                                                                        "c": (2, 2, 1, 1)}
+    assert opened.raw == {"count": 3, "axis": 1} and opened.shapes == {
+        "a": (2, 3, 1, 1),
+        "b": (2, 1, 1, 1),
+        "c": (2, 2, 1, 1),
+    }
     ev = evaluate("concatenation", opened.raw, opened.to_layer(np.ones((2, 3), np.float32)), run=False)
     assert ev.output.shape == (2, 6, 1, 1) and second_opinions(ev, opened)["onnxruntime"]["agrees"] is True
 
@@ -66,8 +70,9 @@ def test_an_onnx_concat_of_three_opens_with_its_axis_counted_from_the_end_and_ag
 def test_the_sidebar_offers_every_input_and_a_link_sets_the_third():
     from apptest import open_page, stage_data
 
-    at = open_page("concatenation", **{"concatenation.count": "3", "concatenation.input.c.W": "5",
-                                       "concatenation.axis": "3"})
+    at = open_page(
+        "concatenation", **{"concatenation.count": "3", "concatenation.input.c.W": "5", "concatenation.axis": "3"}
+    )
     figures = {f["which"]: f["tensor"]["shape"] for f in stage_data(at)["answer"]["figures"]}
     assert figures["input.c"] == [1, 1, 2, 5] and figures["output"] == [1, 1, 2, 11]
     assert "concatenation.input.d.kind" in at.session_state

@@ -12,6 +12,7 @@
 - It has examples, and for every float parameter they set, one example whose output would change were the value
   mirrored across its range (an example at blend 0.5 alone cannot tell the blend from its reverse).
 """
+
 import numpy as np
 import pytest
 from layer_fuzz import build_unchecked, configurations, refusals_to_build
@@ -31,6 +32,7 @@ def _valid(layer) -> int:
     """VALID, or five draws per choice of the layer's longest enum (elementwise's 14 operations)."""
     return max([VALID] + [5 * len(p.choices) for p in layer.params if p.kind == "enum"])
 
+
 SEED = 27
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 
@@ -45,8 +47,10 @@ def fuzzed(request):
 def _input(layer, shape, seed=0) -> dict:
     """The feed dict: every declared input, uniform in [-4, 4), each of its own shape and seed."""
     shapes = layer.shapes_of(shape)
-    return {n: np.random.default_rng(seed + i).uniform(-4, 4, shapes[n]).astype(np.float32)
-            for i, n in enumerate(layer.input_names)}
+    return {
+        n: np.random.default_rng(seed + i).uniform(-4, 4, shapes[n]).astype(np.float32)
+        for i, n in enumerate(layer.input_names)
+    }
 
 
 def _arg(layer, xs):
@@ -82,8 +86,10 @@ def test_the_reference_ends_in_the_result_type_and_is_finite_by_rule(fuzzed):
         assert not bad.any(), (layer.name, d.raw, d.shape, f"{int(bad.sum())} non-finite cells with no rule")
 
 
-needs_rtx = pytest.mark.skipif(detect("tensorrt_rtx").name != "tensorrt_rtx" or not detect("tensorrt_rtx").can_build,
-                               reason="TensorRT for RTX cannot build here")
+needs_rtx = pytest.mark.skipif(
+    detect("tensorrt_rtx").name != "tensorrt_rtx" or not detect("tensorrt_rtx").can_build,
+    reason="TensorRT for RTX cannot build here",
+)
 
 
 @needs_rtx
@@ -168,8 +174,10 @@ def test_examples_exist_and_tell_each_float_parameter_from_its_mirror(name):
     tested = {k for e in layer.examples if not e.is_lesson for k in e.params if k in floats}
     for param in tested:
         verdicts = [_mirrored_changes(layer, e, param) for e in layer.examples if not e.is_lesson and param in e.params]
-        assert any(verdicts), (f"{name}: every example of {param} gives the same output with the value mirrored "
-                               f"across its range: they cannot tell the rule from its reverse")
+        assert any(verdicts), (
+            f"{name}: every example of {param} gives the same output with the value mirrored "
+            f"across its range: they cannot tell the rule from its reverse"
+        )
 
 
 def test_a_non_finite_cell_needs_the_layers_rule():

@@ -1,5 +1,6 @@
 """ElementWise, the first layer of two inputs: its operations, TensorRT's broadcasting, and every input carried
 through the feed dict, the engine, the cache key, the stage, the sidebar and the link."""
+
 import json
 
 import numpy as np
@@ -23,13 +24,25 @@ def run(op, a=A, b=B, **raw):
     return evaluate("elementwise", {"operation": op, **raw}, {"a": a, "b": b}, run=False)
 
 
-@pytest.mark.parametrize("op, want", [
-    ("SUM", [[0, -1, 6], [6, -6, 9]]), ("PROD", [[-4, 0, 9], [8, 5, 18]]), ("MAX", [[2, 0, 3], [4, -1, 6]]),
-    ("MIN", [[-2, -1, 3], [2, -5, 3]]), ("SUB", [[-4, 1, 0], [2, -4, 3]]), ("DIV", [[-1, -0.0, 1], [2, 5, 2]]),
-    ("POW", [[4, np.inf, 27], [16, -0.2, 216]]), ("FLOOR_DIV", [[-1, -0.0, 1], [2, 5, 2]]),
-    ("AND", [[1, 0, 1], [1, 1, 1]]), ("OR", [[1, 1, 1], [1, 1, 1]]), ("XOR", [[0, 1, 0], [0, 0, 0]]),
-    ("EQUAL", [[0, 0, 1], [0, 0, 0]]), ("GREATER", [[0, 1, 0], [1, 0, 1]]), ("LESS", [[1, 0, 0], [0, 1, 0]]),
-])
+@pytest.mark.parametrize(
+    "op, want",
+    [
+        ("SUM", [[0, -1, 6], [6, -6, 9]]),
+        ("PROD", [[-4, 0, 9], [8, 5, 18]]),
+        ("MAX", [[2, 0, 3], [4, -1, 6]]),
+        ("MIN", [[-2, -1, 3], [2, -5, 3]]),
+        ("SUB", [[-4, 1, 0], [2, -4, 3]]),
+        ("DIV", [[-1, -0.0, 1], [2, 5, 2]]),
+        ("POW", [[4, np.inf, 27], [16, -0.2, 216]]),
+        ("FLOOR_DIV", [[-1, -0.0, 1], [2, 5, 2]]),
+        ("AND", [[1, 0, 1], [1, 1, 1]]),
+        ("OR", [[1, 1, 1], [1, 1, 1]]),
+        ("XOR", [[0, 1, 0], [0, 0, 0]]),
+        ("EQUAL", [[0, 0, 1], [0, 0, 0]]),
+        ("GREATER", [[0, 1, 0], [1, 0, 1]]),
+        ("LESS", [[1, 0, 0], [0, 1, 0]]),
+    ],
+)
 def test_every_operation_by_hand_with_b_broadcast_down_h(op, want):
     """B (1, 1, 1, 3) is read for both rows of A; 0 to the power −1 is inf (its cell is undefined by rule)."""
     ev = run(op)
@@ -44,8 +57,12 @@ def test_every_operation_is_declared_once_from_tensorrts_enum():
 
 
 def test_each_input_has_its_shape_and_a_shape_that_does_not_broadcast_names_input_b_and_the_axis():
-    assert run("SUM", a=np.ones((1, 3, 1, 4), np.float32), b=np.ones((1, 1, 2, 1), np.float32)).reference.shape == \
-        (1, 3, 2, 4)  # each broadcasts along the other's axes
+    assert run("SUM", a=np.ones((1, 3, 1, 4), np.float32), b=np.ones((1, 1, 2, 1), np.float32)).reference.shape == (
+        1,
+        3,
+        2,
+        4,
+    )  # each broadcasts along the other's axes
     with pytest.raises(ValidationError) as e:
         run("SUM", b=np.ones((1, 1, 2, 2), np.float32))
     assert e.value.param == "input.b" and "axis W is 2 against 3" in str(e.value)
@@ -66,7 +83,9 @@ def test_undefined_cells_by_rule_only():
     pw = LAYER.resolve({"operation": "POW"}, {"a": A.shape, "b": B.shape})
     half = np.float32([0.5, 2, 2]).reshape(1, 1, 1, 3)
     assert LAYER.undefined({"a": A, "b": half}, pw).tolist() == [[[[True, False, False], [False, False, False]]]]
-    assert not LAYER.undefined({"a": A, "b": B}, LAYER.resolve({"operation": "SUM"}, {"a": A.shape, "b": B.shape})).any()
+    assert not LAYER.undefined(
+        {"a": A, "b": B}, LAYER.resolve({"operation": "SUM"}, {"a": A.shape, "b": B.shape})
+    ).any()
 
 
 def test_the_read_map_names_the_cell_of_each_input_and_the_line_its_arithmetic():
@@ -85,8 +104,9 @@ def test_precisions_quantize_and_round_each_input():
     assert fp16[0, 0, 0, 0] == np.float16(np.float16(0.1) + np.float16(0.2))
     i8 = run("SUM", a, b, precision="INT8", quantize_scale=0.1).reference
     assert i8.ravel().tolist() == pytest.approx([0.1 + 0.2, 12.7 + 12.7])  # each input through its own Q/DQ pair
-    scaled = P.with_data_scale(LAYER.resolve({"precision": "INT8", "quantize_scale": 0}, {"a": a.shape, "b": b.shape}),
-                               {"a": a, "b": b})
+    scaled = P.with_data_scale(
+        LAYER.resolve({"precision": "INT8", "quantize_scale": 0}, {"a": a.shape, "b": b.shape}), {"a": a, "b": b}
+    )
     assert scaled["quantize_scale"] == pytest.approx(70000 / 127)  # from the data: the amax over both inputs
 
 
@@ -94,8 +114,10 @@ def test_the_cache_key_holds_every_inputs_shape():
     from playground.trt.cache import cache_key
 
     backend, settings, p = detect(), eng.BuildSettings(), LAYER.defaults()
-    keys = {cache_key("elementwise", p, {"a": (1, 1, 3, 3), "b": b}, backend, settings)
-            for b in ((1, 1, 3, 3), (1, 1, 1, 3), (1, 1, 3, 1))}
+    keys = {
+        cache_key("elementwise", p, {"a": (1, 1, 3, 3), "b": b}, backend, settings)
+        for b in ((1, 1, 3, 3), (1, 1, 1, 3), (1, 1, 3, 1))
+    }
     assert len(keys) == 3
 
 
@@ -123,10 +145,14 @@ def test_the_stage_draws_both_inputs_and_outlines_the_cell_b_gives():
     from playground.stage import server
 
     token = server.SEATS.open("elementwise", {"a": A, "b": B})
-    answer = server.answer(server.SEATS.take(token), {"params": {"elementwise.operation": "PROD"}, "pick": [0, 0, 1, 2]})
+    answer = server.answer(
+        server.SEATS.take(token), {"params": {"elementwise.operation": "PROD"}, "pick": [0, 0, 1, 2]}
+    )
     a = answer["answer"]
     assert [(f["which"], f["title"], f["tensor"]["shape"]) for f in a["figures"][:2]] == [
-        ("input", "Input A", [1, 1, 2, 3]), ("input.b", "Input B", [1, 1, 1, 3])]
+        ("input", "Input A", [1, 1, 2, 3]),
+        ("input.b", "Input B", [1, 1, 1, 3]),
+    ]
     assert a["shapes"] == "A (1, 1, 2, 3) · B (1, 1, 1, 3) → Output (1, 1, 2, 3)"
     cells = a["cells"]
     assert cells["reads"]["0,0,1,2"] == [[0, 0, 1, 2]] and cells["also"]["input.b"]["0,0,1,2"] == [[0, 0, 0, 2]]
@@ -138,8 +164,15 @@ def test_the_stage_draws_both_inputs_and_outlines_the_cell_b_gives():
 def test_the_sidebar_has_controls_per_input_and_a_link_sets_each():
     from apptest import open_page, stage_data, text
 
-    at = open_page("elementwise", **{"elementwise.input.b.H": "1", "elementwise.input.b.kind": "constant",
-                                     "elementwise.input.b.value": "2", "elementwise.operation": "PROD"})
+    at = open_page(
+        "elementwise",
+        **{
+            "elementwise.input.b.H": "1",
+            "elementwise.input.b.kind": "constant",
+            "elementwise.input.b.value": "2",
+            "elementwise.operation": "PROD",
+        },
+    )
     figures = {f["which"]: f["tensor"]["shape"] for f in stage_data(at)["answer"]["figures"]}
     assert figures["input"] == [1, 1, 3, 3] and figures["input.b"] == [1, 1, 1, 3]
     assert at.session_state["elementwise.input.a.kind"] == "spec"
@@ -166,10 +199,13 @@ def _cli(capsys, *args):
 def test_the_cli_takes_inputs_in_declared_order_or_by_name(tmp_path, capsys):
     a, b = tmp_path / "a.npy", tmp_path / "b.npy"
     np.save(a, A), np.save(b, B)
-    code, out, _ = _cli(capsys, "run", "elementwise", "--input", str(a), "--input", str(b), "--set", "operation=SUB",
-                        "--json")
+    code, out, _ = _cli(
+        capsys, "run", "elementwise", "--input", str(a), "--input", str(b), "--set", "operation=SUB", "--json"
+    )
     d = json.loads(out)
-    assert code == 0 and d["input_shapes"] == {"a": [1, 1, 2, 3], "b": [1, 1, 1, 3]} and d["output_shape"] == [1, 1, 2, 3]
+    assert (
+        code == 0 and d["input_shapes"] == {"a": [1, 1, 2, 3], "b": [1, 1, 1, 3]} and d["output_shape"] == [1, 1, 2, 3]
+    )
     code, out, _ = _cli(capsys, "run", "elementwise", "--input", f"b={b}", "--input", str(tmp_path / "a.npy"))
     assert code == 0 and "inputH1 :\n(1, 1, 1, 3)" in out and "inputH0 :\n(1, 1, 2, 3)" in out
     code, _, err = _cli(capsys, "run", "elementwise", "--input", str(a), "--input", str(b), "--input", str(b))
@@ -183,10 +219,16 @@ def test_the_cli_takes_inputs_in_declared_order_or_by_name(tmp_path, capsys):
 def _binary_model(op, a_shape, b_shape, b_const=None, a_const=None):
     onnx = pytest.importorskip("onnx")
     h = onnx.helper
-    inputs = [h.make_tensor_value_info(n, onnx.TensorProto.FLOAT, list(s))
-              for n, s, c in (("A", a_shape, a_const), ("B", b_shape, b_const)) if c is None]
-    inits = [onnx.numpy_helper.from_array(np.asarray(c, np.float32), n)
-             for n, c in (("A", a_const), ("B", b_const)) if c is not None]
+    inputs = [
+        h.make_tensor_value_info(n, onnx.TensorProto.FLOAT, list(s))
+        for n, s, c in (("A", a_shape, a_const), ("B", b_shape, b_const))
+        if c is None
+    ]
+    inits = [
+        onnx.numpy_helper.from_array(np.asarray(c, np.float32), n)
+        for n, c in (("A", a_const), ("B", b_const))
+        if c is not None
+    ]
     node = h.make_node(op, ["A", "B"], ["Y"], name="binary")
     graph = h.make_graph([node], "g", inputs, [h.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, [])], inits)
     return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
@@ -254,8 +296,12 @@ def test_a_model_nodes_page_takes_its_constant_operand_and_each_tensors_shape(mo
 
 def test_run_onnx_reopens_an_export_of_two_inputs_and_both_opinions_judge_it(tmp_path, capsys):
     model = tmp_path / "sub.onnx"
-    assert _cli(capsys, "export", "elementwise", "--set", "operation=SUB", "--format", "onnx", "--out", str(model))[0] == 0
+    assert (
+        _cli(capsys, "export", "elementwise", "--set", "operation=SUB", "--format", "onnx", "--out", str(model))[0] == 0
+    )
     code, out, _ = _cli(capsys, "run", "--onnx", str(model), "--json")
     d = json.loads(out)
-    assert code == 0 and d["params"]["operation"] == "SUB" and d["input_shapes"] == {"a": [1, 1, 3, 3], "b": [1, 1, 3, 3]}
+    assert (
+        code == 0 and d["params"]["operation"] == "SUB" and d["input_shapes"] == {"a": [1, 1, 3, 3], "b": [1, 1, 3, 3]}
+    )
     assert d["onnxruntime"]["agrees"] is True

@@ -1,5 +1,6 @@
 """Gather in ELEMENT mode: the output of the indices' shape, each cell the data cell its index names; indices are
 not data (no precision touches them); an index with no documented result is undefined by rule."""
+
 import numpy as np
 import pytest
 

@@ -1,4 +1,5 @@
 """LRN: the squares of a window of channels, weighted by α/window, to the power β; ONNX's LRN."""
+
 import numpy as np
 import pytest
 

@@ -1,5 +1,6 @@
 """MatrixMultiply: products over the last two axes, each input read NONE, TRANSPOSE or VECTOR, batch axes broadcast;
 the read map names A's row and B's column; ONNX's MatMul and Gemm."""
+
 import numpy as np
 import pytest
 

@@ -1,6 +1,7 @@
 """Normalization: layer, instance and group normalization with scale and bias inputs; the rules TensorRT's builder
 keeps (checked by the contract's fuzz); ONNX's LayerNormalization, InstanceNormalization (1-D scale along C) and
 GroupNormalization; the FP16 lesson."""
+
 import numpy as np
 import pytest
 
@@ -23,8 +24,11 @@ def test_instance_layer_and_group_normalization_by_hand():
     assert run({"axes": 8}).reference.ravel().tolist() == [-1, 1] * 4  # each pair: mean ± 1
     layer = run({"axes": 14}).reference.ravel()  # all eight: mean 2, variance 84 / 8 = 10.5
     np.testing.assert_allclose(layer, (X.ravel() - 2) / np.sqrt(10.5), rtol=1e-6)
-    groups = run({"axes": 12, "num_groups": 2}, scale=np.float32([1, 10]).reshape(1, 2, 1, 1),
-                 bias=np.float32([0, 100]).reshape(1, 2, 1, 1)).reference.ravel()
+    groups = run(
+        {"axes": 12, "num_groups": 2},
+        scale=np.float32([1, 10]).reshape(1, 2, 1, 1),
+        bias=np.float32([0, 100]).reshape(1, 2, 1, 1),
+    ).reference.ravel()
     np.testing.assert_allclose(groups[:4], (np.float32([1, 3, 5, 7]) - 4) / np.sqrt(5), rtol=1e-6)
     np.testing.assert_allclose(groups[4:], 100 + 10 * np.float32([0, 4, -4, 0]) / np.sqrt(8), rtol=1e-6)
 
@@ -33,8 +37,11 @@ def test_the_rules_name_groups_axes_and_each_scale_and_bias():
     with pytest.raises(ValidationError, match="must divide the 4 channels"):
         run({"num_groups": 3})
     with pytest.raises(ValidationError) as e:
-        run({"axes": 14, "num_groups": 2}, scale=np.ones((1, 2, 1, 1), np.float32),
-            bias=np.ones((1, 2, 1, 1), np.float32))
+        run(
+            {"axes": 14, "num_groups": 2},
+            scale=np.ones((1, 2, 1, 1), np.float32),
+            bias=np.ones((1, 2, 1, 1), np.float32),
+        )
     assert e.value.param == "axes" and "spatial axes" in e.value.rule
     with pytest.raises(ValidationError) as e:
         run({"axes": 12}, bias=np.ones((1, 3, 1, 1), np.float32))
@@ -68,11 +75,19 @@ def _model(op, shapes, consts, opset=18, **attrs):
     return h.make_model(graph, opset_imports=[h.make_opsetid("", opset)]).SerializeToString()
 
 
-@pytest.mark.parametrize("op, shape, consts, attrs, raw", [
-    ("LayerNormalization", (2, 3, 4), {"s": np.arange(1, 5), "b": np.ones(4)}, {"axis": -1},
-     {"axes": 4, "num_groups": 1}),
-    ("InstanceNormalization", (2, 3, 5), {"s": [1, 2, 3], "b": [0, 1, 0]}, {}, {"axes": 12, "num_groups": 1}),
-])
+@pytest.mark.parametrize(
+    "op, shape, consts, attrs, raw",
+    [
+        (
+            "LayerNormalization",
+            (2, 3, 4),
+            {"s": np.arange(1, 5), "b": np.ones(4)},
+            {"axis": -1},
+            {"axes": 4, "num_groups": 1},
+        ),
+        ("InstanceNormalization", (2, 3, 5), {"s": [1, 2, 3], "b": [0, 1, 0]}, {}, {"axes": 12, "num_groups": 1}),
+    ],
+)
 def test_onnx_normalizations_open_with_their_scale_and_bias_and_agree(op, shape, consts, attrs, raw):
     from playground import onnxio
     from playground.opinions import second_opinions
@@ -95,6 +110,9 @@ def test_onnx_group_normalization_of_opset_21_scales_per_channel_which_tensorrt_
 def test_the_export_of_groups_agrees_with_onnxruntime():
     from playground.opinions import second_opinions
 
-    ev = run({"axes": 12, "num_groups": 2, "epsilon": 1e-5}, scale=np.float32([1, 10]).reshape(1, 2, 1, 1),
-             bias=np.float32([0, 100]).reshape(1, 2, 1, 1))
+    ev = run(
+        {"axes": 12, "num_groups": 2, "epsilon": 1e-5},
+        scale=np.float32([1, 10]).reshape(1, 2, 1, 1),
+        bias=np.float32([0, 100]).reshape(1, 2, 1, 1),
+    )
     assert second_opinions(ev)["onnxruntime"]["agrees"] is True

@@ -1,5 +1,6 @@
 """Pooling: the reference against tables worked out by hand and against a plain loop, the rules, the picked
 cell, and TensorRT building a spread of configurations."""
+
 import itertools
 
 import numpy as np
@@ -30,9 +31,11 @@ def loop(x, p):
         cells = [(i * sh - ph + a, j * sw - pw + b) for a in range(kh) for b in range(kw)]
         values = [float(x[n, c, h, w]) for h, w in cells if 0 <= h < H and 0 <= w < W]
         average = sum(values) / (len(values) if p["average_count_excludes_padding"] else len(cells))
-        y[n, c, i, j] = {"MAX": max(values), "AVERAGE": average,
-                         "MAX_AVERAGE_BLEND": (1 - p["blend_factor"]) * max(values) + p["blend_factor"] * average
-                         }[p["type"]]
+        y[n, c, i, j] = {
+            "MAX": max(values),
+            "AVERAGE": average,
+            "MAX_AVERAGE_BLEND": (1 - p["blend_factor"]) * max(values) + p["blend_factor"] * average,
+        }[p["type"]]
     return y
 
 
@@ -42,11 +45,14 @@ def test_hand_computed_tables():
     assert pooled({}).ravel().tolist() == [6, 7, 8, 10, 11, 12, 14, 15, 16]
     # padding 1, average of the input cells only: the corner window holds 1 alone
     assert pooled({"type": "AVERAGE", "stride_nd": 2, "padding_nd": 1})[0, 0].tolist() == [
-        [1, 2.5, 4], [7, 8.5, 10], [13, 14.5, 16]]
+        [1, 2.5, 4],
+        [7, 8.5, 10],
+        [13, 14.5, 16],
+    ]
     # the same, padding counted: each divided by 4
-    assert pooled({"type": "AVERAGE", "stride_nd": 2, "padding_nd": 1,
-                   "average_count_excludes_padding": False})[0, 0].tolist() == [
-        [0.25, 1.25, 1], [3.5, 8.5, 5], [3.25, 7.25, 4]]
+    assert pooled({"type": "AVERAGE", "stride_nd": 2, "padding_nd": 1, "average_count_excludes_padding": False})[
+        0, 0
+    ].tolist() == [[0.25, 1.25, 1], [3.5, 8.5, 5], [3.25, 7.25, 4]]
     # IPoolingLayer::setBlendFactor: (1 − blendFactor)·max + blendFactor·average, default 0 (the max)
     blend = {"type": "MAX_AVERAGE_BLEND", "stride_nd": 2}
     assert pooled({**blend, "blend_factor": 0.25})[0, 0, 0, 0] == 0.75 * 6 + 0.25 * 3.5
@@ -62,12 +68,22 @@ def test_the_picked_cell_writes_the_blend_as_tensorrt_documents_it():
     assert "0.75·max + 0.25·average" in " ".join(LAYER.explain(p, X.shape))
 
 
-@pytest.mark.parametrize("raw", [
-    {"type": t, "window_size_nd": k, "stride_nd": s, "padding_nd": pad, "average_count_excludes_padding": ex,
-     "blend_factor": 0.3}
-    for t in ("MAX", "AVERAGE", "MAX_AVERAGE_BLEND") for k, s, pad in (("2,2", "2,2", "0,0"), ("3,2", "1,2", "1,1"),
-                                                                      ("3,3", "2,1", "2,0"))
-    for ex in (True, False)])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {
+            "type": t,
+            "window_size_nd": k,
+            "stride_nd": s,
+            "padding_nd": pad,
+            "average_count_excludes_padding": ex,
+            "blend_factor": 0.3,
+        }
+        for t in ("MAX", "AVERAGE", "MAX_AVERAGE_BLEND")
+        for k, s, pad in (("2,2", "2,2", "0,0"), ("3,2", "1,2", "1,1"), ("3,3", "2,1", "2,0"))
+        for ex in (True, False)
+    ],
+)
 def test_reference_is_the_plain_loop(raw):
     x = np.random.default_rng(1).uniform(-5, 5, (2, 3, 7, 6)).astype(np.float32)
     p = LAYER.resolve(raw, x.shape)
@@ -87,18 +103,27 @@ def test_same_upper_pads_the_odd_cell_after():
     assert y.shape == X.shape and y[0, 0, -1].tolist() == [14, 15, 16, 16]  # the last row reads one padding row
 
 
-@pytest.mark.parametrize("raw, param, words", [
-    ({"type": "AVERAGE", "padding_nd": "2,2"}, "padding_nd", "smaller than window_size_nd (2) when the average "
-                                                            "excludes padding"),
-    ({"type": "MAX_AVERAGE_BLEND", "pre_padding": "0,2"}, "pre_padding", "smaller than window_size_nd"),
-    ({"padding_nd": "2,2"}, None, None),  # MAX: TensorRT builds it
-    ({"type": "AVERAGE", "padding_nd": "2,2", "average_count_excludes_padding": False}, None, None),
-    ({"window_size_nd": "5,2"}, "window_size_nd", "spans 5 cells, more than the padded input"),
-    ({"window_size_nd": "1,1", "stride_nd": "3,3", "padding_mode": "EXPLICIT_ROUND_UP", "post_padding": "0,0"},
-     None, None),
-    ({"type": "BLEND"}, "type", "must be one of MAX, AVERAGE, MAX_AVERAGE_BLEND"),
-    ({"blend_factor": 1.5}, "blend_factor", "must be between 0 and 1"),
-])
+@pytest.mark.parametrize(
+    "raw, param, words",
+    [
+        (
+            {"type": "AVERAGE", "padding_nd": "2,2"},
+            "padding_nd",
+            "smaller than window_size_nd (2) when the average excludes padding",
+        ),
+        ({"type": "MAX_AVERAGE_BLEND", "pre_padding": "0,2"}, "pre_padding", "smaller than window_size_nd"),
+        ({"padding_nd": "2,2"}, None, None),  # MAX: TensorRT builds it
+        ({"type": "AVERAGE", "padding_nd": "2,2", "average_count_excludes_padding": False}, None, None),
+        ({"window_size_nd": "5,2"}, "window_size_nd", "spans 5 cells, more than the padded input"),
+        (
+            {"window_size_nd": "1,1", "stride_nd": "3,3", "padding_mode": "EXPLICIT_ROUND_UP", "post_padding": "0,0"},
+            None,
+            None,
+        ),
+        ({"type": "BLEND"}, "type", "must be one of MAX, AVERAGE, MAX_AVERAGE_BLEND"),
+        ({"blend_factor": 1.5}, "blend_factor", "must be between 0 and 1"),
+    ],
+)
 def test_rules_name_the_parameter(raw, param, words):
     if words is None:  # a legal configuration: TensorRT builds it
         LAYER.resolve(raw, X.shape)
@@ -110,8 +135,14 @@ def test_rules_name_the_parameter(raw, param, words):
 
 # The issue's configuration: TensorRT-RTX builds it (output 1×1×3×3); only an average that excludes padding is
 # refused ("the padding size is larger than or equal to the filter size for exclusive-counting pooling").
-PADDING_ONLY = {"type": "AVERAGE", "window_size_nd": "3,2", "stride_nd": "2,2", "post_padding": "2,0",
-                "padding_mode": "EXPLICIT_ROUND_UP", "average_count_excludes_padding": False}
+PADDING_ONLY = {
+    "type": "AVERAGE",
+    "window_size_nd": "3,2",
+    "stride_nd": "2,2",
+    "post_padding": "2,0",
+    "padding_mode": "EXPLICIT_ROUND_UP",
+    "average_count_excludes_padding": False,
+}
 X45 = np.arange(1, 21, dtype=np.float32).reshape(1, 1, 4, 5)
 
 

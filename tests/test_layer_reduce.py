@@ -1,5 +1,6 @@
 """Reduce: SUM, PROD, MAX, MIN and AVG over the axes a bitmask names, shown as the axes' names; keep_dims; the cells
 an output gathers; ONNX's Reduce* with axes as attribute or input."""
+
 import numpy as np
 import pytest
 
@@ -17,8 +18,13 @@ def run(**raw):
 
 
 def test_each_operation_over_c_and_w_by_hand():
-    want = {"SUM": [1 + 2 + 3 + 7 + 8 + 9, 4 + 5 + 6 + 10 + 11 + 12], "PROD": [1 * 2 * 3 * 7 * 8 * 9, 4 * 5 * 6 * 10 * 11 * 12],
-            "MAX": [9, 12], "MIN": [1, 4], "AVG": [5, 8]}
+    want = {
+        "SUM": [1 + 2 + 3 + 7 + 8 + 9, 4 + 5 + 6 + 10 + 11 + 12],
+        "PROD": [1 * 2 * 3 * 7 * 8 * 9, 4 * 5 * 6 * 10 * 11 * 12],
+        "MAX": [9, 12],
+        "MIN": [1, 4],
+        "AVG": [5, 8],
+    }
     for op, values in want.items():
         y = run(operation=op, axes=2 | 8).reference
         assert y.shape == (1, 1, 2, 1) and y.ravel().tolist() == values, op
@@ -26,8 +32,10 @@ def test_each_operation_over_c_and_w_by_hand():
 
 def test_the_bitmask_is_offered_by_the_axes_names_and_its_rules_name_it():
     control = next(c for c in protocol.controls(LAYER, LAYER.defaults(), (1, 2, 2, 3)) if c["name"] == "axes")
-    assert control["offered"][:4] == [1, 2, 3, 4] and dict(zip(control["offered"], control["names"]))[11] == \
-        "N, C, W (axes = 11)"
+    assert (
+        control["offered"][:4] == [1, 2, 3, 4]
+        and dict(zip(control["offered"], control["names"]))[11] == "N, C, W (axes = 11)"
+    )
     with pytest.raises(ValidationError, match="names axis 4, but the input has rank 4"):
         run(axes=16)
     with pytest.raises(ValidationError) as e:

@@ -1,5 +1,6 @@
 """Resize: hand-computed tables, the reference against a direct per-cell evaluation of the formulas, the rules,
 the picked cell, and TensorRT building a spread of configurations."""
+
 import itertools
 import math
 
@@ -24,9 +25,9 @@ def keys(d, a):
     """Keys' cubic convolution kernel as a function of the distance |d| (the textbook form)."""
     d = abs(d)
     if d <= 1:
-        return (a + 2) * d ** 3 - (a + 3) * d ** 2 + 1
+        return (a + 2) * d**3 - (a + 3) * d**2 + 1
     if d < 2:
-        return a * d ** 3 - 5 * a * d ** 2 + 8 * a * d - 4 * a
+        return a * d**3 - 5 * a * d**2 + 8 * a * d - 4 * a
     return 0.0
 
 
@@ -38,17 +39,25 @@ def direct(x, p, out):
     def origin(o, n, m):
         if m == 1 and (p["selector_for_single_pixel"] == "UPPER" or p["coordinate_transformation"] == "ALIGN_CORNERS"):
             return 0.0
-        return {"ALIGN_CORNERS": o * (n - 1) / max(m - 1, 1), "ASYMMETRIC": o * n / m,
-                "HALF_PIXEL": (o + 0.5) * n / m - 0.5}[p["coordinate_transformation"]]
+        return {
+            "ALIGN_CORNERS": o * (n - 1) / max(m - 1, 1),
+            "ASYMMETRIC": o * n / m,
+            "HALF_PIXEL": (o + 0.5) * n / m - 0.5,
+        }[p["coordinate_transformation"]]
 
     def weights(c, n):
         if p["resize_mode"] == "NEAREST":
-            i = {"HALF_UP": math.floor(c + 0.5), "HALF_DOWN": math.ceil(c - 0.5), "FLOOR": math.floor(c),
-                 "CEIL": math.ceil(c)}[p["nearest_rounding"]]
+            i = {
+                "HALF_UP": math.floor(c + 0.5),
+                "HALF_DOWN": math.ceil(c - 0.5),
+                "FLOOR": math.floor(c),
+                "CEIL": math.ceil(c),
+            }[p["nearest_rounding"]]
             return {min(max(i, 0), n - 1): 1.0}
         reach = range(math.floor(c) - 2, math.floor(c) + 4)
-        kernel = (lambda d: max(0.0, 1 - abs(d))) if p["resize_mode"] == "LINEAR" else \
-            (lambda d: keys(d, p["cubic_coeff"]))
+        kernel = (
+            (lambda d: max(0.0, 1 - abs(d))) if p["resize_mode"] == "LINEAR" else (lambda d: keys(d, p["cubic_coeff"]))
+        )
         w = {i: kernel(c - i) for i in reach if kernel(c - i) != 0}
         if p["exclude_outside"] and p["resize_mode"] == "CUBIC":
             w = {i: v for i, v in w.items() if 0 <= i < n}
@@ -66,33 +75,56 @@ def direct(x, p, out):
 
 def test_hand_computed_tables():
     # 2 × 2 → 4 × 4 nearest (the defaults): every cell four times
-    assert resized({"shape": "4,4"}, X[..., :2, :2]).ravel().tolist() == [1, 1, 2, 2, 1, 1, 2, 2, 5, 5, 6, 6,
-                                                                           5, 5, 6, 6]
+    assert resized({"shape": "4,4"}, X[..., :2, :2]).ravel().tolist() == [
+        1,
+        1,
+        2,
+        2,
+        1,
+        1,
+        2,
+        2,
+        5,
+        5,
+        6,
+        6,
+        5,
+        5,
+        6,
+        6,
+    ]
     # the default output is twice the input: 8 × 8 of 2 × 2 blocks
     y = resized({})
     assert y.shape == (1, 1, 8, 8) and y[0, 0, ::2, ::2].tolist() == X[0, 0].tolist()
     # linear, ALIGN_CORNERS, one row 1…4 → 7 cells: the midpoints appear between the cells
     row = np.float32([[[[1, 2, 3, 4]]]])
-    assert resized({"shape": "1,7", "resize_mode": "LINEAR", "coordinate_transformation": "ALIGN_CORNERS"},
-                   row).ravel().tolist() == [1, 1.5, 2, 2.5, 3, 3.5, 4]
+    assert resized(
+        {"shape": "1,7", "resize_mode": "LINEAR", "coordinate_transformation": "ALIGN_CORNERS"}, row
+    ).ravel().tolist() == [1, 1.5, 2, 2.5, 3, 3.5, 4]
     # nearest CEIL on x · 4/3: 0, 1.33, 2.67 → cells 0, 2, 3
     assert resized({"shape": "1,3", "nearest_rounding": "CEIL"}, row).ravel().tolist() == [1, 3, 4]
 
 
 CONFIGS = [
     {"resize_mode": m, "coordinate_transformation": t, "shape": s, **more}
-    for m, more in (("NEAREST", {"nearest_rounding": "HALF_UP"}), ("NEAREST", {"nearest_rounding": "HALF_DOWN"}),
-                    ("NEAREST", {"nearest_rounding": "CEIL"}), ("LINEAR", {}), ("CUBIC", {}),
-                    ("CUBIC", {"exclude_outside": True, "cubic_coeff": -0.5}))
-    for t in ("ALIGN_CORNERS", "ASYMMETRIC", "HALF_PIXEL") for s in ("7,3", "2,9", "1,5")]
+    for m, more in (
+        ("NEAREST", {"nearest_rounding": "HALF_UP"}),
+        ("NEAREST", {"nearest_rounding": "HALF_DOWN"}),
+        ("NEAREST", {"nearest_rounding": "CEIL"}),
+        ("LINEAR", {}),
+        ("CUBIC", {}),
+        ("CUBIC", {"exclude_outside": True, "cubic_coeff": -0.5}),
+    )
+    for t in ("ALIGN_CORNERS", "ASYMMETRIC", "HALF_PIXEL")
+    for s in ("7,3", "2,9", "1,5")
+]
 
 
 @pytest.mark.parametrize("raw", CONFIGS, ids=lambda r: "-".join(str(v) for v in r.values()))
 def test_reference_is_the_formulas_cell_by_cell(raw):
     x = np.random.default_rng(2).uniform(-4, 4, (2, 3, 5, 4)).astype(np.float32)
     p = LAYER.resolve(raw, x.shape)
-    np.testing.assert_allclose(LAYER.reference(x, p), direct(x.astype(np.float64), p, p["shape"]),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(LAYER.reference(x, p), direct(x.astype(np.float64), p, p["shape"]), rtol=1e-5, atol=1e-5)
 
 
 def test_linear_stays_within_the_input_and_cubic_leaves_it():
@@ -113,8 +145,14 @@ def test_scales_set_the_size_by_floor_and_replace_shape():
 
 def test_one_output_cell_samples_the_formula_or_the_top_left():
     formula = resized({"shape": "1,1", "resize_mode": "LINEAR", "coordinate_transformation": "HALF_PIXEL"})
-    upper = resized({"shape": "1,1", "resize_mode": "LINEAR", "coordinate_transformation": "HALF_PIXEL",
-                     "selector_for_single_pixel": "UPPER"})
+    upper = resized(
+        {
+            "shape": "1,1",
+            "resize_mode": "LINEAR",
+            "coordinate_transformation": "HALF_PIXEL",
+            "selector_for_single_pixel": "UPPER",
+        }
+    )
     assert formula.ravel().tolist() == [8.5] and upper.ravel().tolist() == [1]  # 1.5, 1.5: between 6, 7, 10, 11
 
 
@@ -126,17 +164,24 @@ def test_3d_resizes_depth_too_except_under_cubic():
     assert resized({"shape": "2,4,8", "resize_mode": "CUBIC"}, x).shape == (1, 1, 2, 4, 8)
 
 
-@pytest.mark.parametrize("raw, shape, param, words", [
-    ({"scales": "2,2,2"}, (1, 1, 4, 4), "scales", "needs one value per spatial axis (2) or one for all"),
-    ({"scales": "0.1"}, (1, 1, 4, 4), "scales", "floor(4 × 0.1) = 0 cells"),
-    ({"scales": "0"}, (1, 1, 4, 4), "scales", "must be between 0.01 and 64"),
-    ({"scales": "60"}, (1, 1, 16, 16), "scales", "960 cells, more than 512"),
-    ({"shape": "0,4"}, (1, 1, 4, 4), "shape", "must be between 1 and 512"),
-    ({"shape": "4,4,4", "resize_mode": "CUBIC"}, (1, 1, 2, 4, 4), "shape", "CUBIC (bicubic) resizes H and W only"),
-    ({"scales": "2", "resize_mode": "CUBIC"}, (1, 1, 2, 4, 4), "scales", "D must stay 2"),
-    ({"coordinate_transformation": "PYTORCH_HALF_PIXEL"}, (1, 1, 4, 4), "coordinate_transformation",
-     "must be one of ALIGN_CORNERS, ASYMMETRIC, HALF_PIXEL"),
-])
+@pytest.mark.parametrize(
+    "raw, shape, param, words",
+    [
+        ({"scales": "2,2,2"}, (1, 1, 4, 4), "scales", "needs one value per spatial axis (2) or one for all"),
+        ({"scales": "0.1"}, (1, 1, 4, 4), "scales", "floor(4 × 0.1) = 0 cells"),
+        ({"scales": "0"}, (1, 1, 4, 4), "scales", "must be between 0.01 and 64"),
+        ({"scales": "60"}, (1, 1, 16, 16), "scales", "960 cells, more than 512"),
+        ({"shape": "0,4"}, (1, 1, 4, 4), "shape", "must be between 1 and 512"),
+        ({"shape": "4,4,4", "resize_mode": "CUBIC"}, (1, 1, 2, 4, 4), "shape", "CUBIC (bicubic) resizes H and W only"),
+        ({"scales": "2", "resize_mode": "CUBIC"}, (1, 1, 2, 4, 4), "scales", "D must stay 2"),
+        (
+            {"coordinate_transformation": "PYTORCH_HALF_PIXEL"},
+            (1, 1, 4, 4),
+            "coordinate_transformation",
+            "must be one of ALIGN_CORNERS, ASYMMETRIC, HALF_PIXEL",
+        ),
+    ],
+)
 def test_rules_name_the_parameter(raw, shape, param, words):
     with pytest.raises(ValidationError) as err:
         LAYER.resolve(raw, shape)
@@ -154,8 +199,10 @@ def test_the_picked_cell_names_its_coordinates_and_weights():
     corner = LAYER.cell(X, p, (0, 0, 0, 0), y)
     assert "past the edge" in corner.notes[0] and LAYER.reads(p, X.shape, (0, 0, 0, 0)) == [(0, 0, 0, 0)]
     nearest = LAYER.resolve({"nearest_rounding": "CEIL"}, X.shape)
-    assert LAYER.cell(X, nearest, (0, 0, 1, 1), LAYER.reference(X, nearest)).notes[1] == \
-        "w = 1: 1 · 4 / 8 = 0.5 → CEIL → cell 1"
+    assert (
+        LAYER.cell(X, nearest, (0, 0, 1, 1), LAYER.reference(X, nearest)).notes[1]
+        == "w = 1: 1 · 4 / 8 = 0.5 → CEIL → cell 1"
+    )
     cubic = LAYER.resolve({"resize_mode": "CUBIC"}, X.shape)
     assert len(LAYER.reads(cubic, X.shape, (0, 0, 3, 3))) == 16
 
@@ -225,8 +272,12 @@ def test_tensorrt_agrees_on_every_size_scales_give():
     backend = detect()
     rng = np.random.default_rng(5)
     pairs = [(int(n), round(float(s), 2)) for n, s in zip(rng.integers(1, 65, 12), rng.uniform(0.01, 4, 12))]
-    pairs += [(n, s / 100) for n in range(1, 65) for s in range(1, 401)
-              if math.floor(n * (s / 100)) != int(np.floor(np.float32(n) * np.float32(s / 100)))][:12]
+    pairs += [
+        (n, s / 100)
+        for n in range(1, 65)
+        for s in range(1, 401)
+        if math.floor(n * (s / 100)) != int(np.floor(np.float32(n) * np.float32(s / 100)))
+    ][:12]
     for n, s in pairs:
         try:
             p = LAYER.resolve({"scales": f"{s},1"}, (1, 1, n, 1))

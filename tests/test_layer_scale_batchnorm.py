@@ -1,4 +1,5 @@
 """ONNX's BatchNormalization (inference) opens as the Scale layer in CHANNEL mode: s = γ / √(var + ε), t = β − mean·s."""
+
 import numpy as np
 import pytest
 
@@ -26,12 +27,19 @@ def test_batch_normalization_is_a_channel_scale_and_agrees_with_onnxruntime():
     assert second_opinions(ev, opened)["onnxruntime"]["agrees"] is True
 
 
-
 def test_training_mode_is_refused_by_name():
     from playground.layers.scale import onnx_read
     from playground.onnxmap import Node
 
-    node = Node("bn", "BatchNormalization", {"training_mode": 1, "_outputs": 1}, [None] * 5, (1, 2, 2, 2),
-                (1, 2, 2, 2), 15, ["x", "g", "b", "m", "v"])
+    node = Node(
+        "bn",
+        "BatchNormalization",
+        {"training_mode": 1, "_outputs": 1},
+        [None] * 5,
+        (1, 2, 2, 2),
+        (1, 2, 2, 2),
+        15,
+        ["x", "g", "b", "m", "v"],
+    )
     with pytest.raises(ValidationError, match="training_mode: must be 0"):
         onnx_read(node)

@@ -1,5 +1,6 @@
 """Slice: every mode against coordinates worked out by hand and against NumPy's own padding modes, the rules,
 the picked cell, and TensorRT building every mode."""
+
 import numpy as np
 import pytest
 
@@ -19,8 +20,7 @@ def sliced(raw, x=X):
 
 def test_hand_computed_slices():
     assert sliced({"start": "0,0,1,1", "shape": "1,1,2,3"})[0, 0].tolist() == [[7, 8, 9], [12, 13, 14]]
-    assert sliced({"start": "0,0,3,4", "shape": "1,1,2,2", "stride": "1,1,-2,-3"})[0, 0].tolist() == [[20, 17],
-                                                                                                         [10, 7]]
+    assert sliced({"start": "0,0,3,4", "shape": "1,1,2,2", "stride": "1,1,-2,-3"})[0, 0].tolist() == [[20, 17], [10, 7]]
     # the defaults read half of each spatial axis, so that a slider's first step is a valid slice
     assert sliced({})[0, 0].tolist() == X[0, 0, :2, :3].tolist()
     L = get_layer("slice")
@@ -52,12 +52,15 @@ def test_reflect_folds_again_past_twice_the_size():
     assert y[0, 0, 0].tolist() == [c + 1 for c in (1, 0, 1, 2, 3, 4, 3, 2, 1, 0, 1, 2, 3, 4, 3, 2, 1, 0, 1)]
 
 
-@pytest.mark.parametrize("raw, param, words", [
-    ({"start": "0,0,0,3", "shape": "1,1,4,5"}, "shape", "axis 3 reads coordinates 3 … 7, outside 0 … 4"),
-    ({"start": "0,0,-1,0", "shape": "1,1,2,2"}, "start", "under mode STRICT_BOUNDS"),
-    ({"start": "0,0,0"}, "start", "needs one value per dimension of the input (4"),
-    ({"mode": "MIRROR"}, "mode", "must be one of STRICT_BOUNDS, WRAP, CLAMP, FILL, REFLECT"),
-])
+@pytest.mark.parametrize(
+    "raw, param, words",
+    [
+        ({"start": "0,0,0,3", "shape": "1,1,4,5"}, "shape", "axis 3 reads coordinates 3 … 7, outside 0 … 4"),
+        ({"start": "0,0,-1,0", "shape": "1,1,2,2"}, "start", "under mode STRICT_BOUNDS"),
+        ({"start": "0,0,0"}, "start", "needs one value per dimension of the input (4"),
+        ({"mode": "MIRROR"}, "mode", "must be one of STRICT_BOUNDS, WRAP, CLAMP, FILL, REFLECT"),
+    ],
+)
 def test_rules_name_the_parameter(raw, param, words):
     with pytest.raises(ValidationError) as err:
         LAYER.resolve(raw, X.shape)
@@ -86,21 +89,32 @@ def test_the_picked_cell_reads_the_coordinate_and_where_the_mode_takes_it():
     y = LAYER.reference(X, p)
     assert LAYER.reads(p, X.shape, (0, 0, 0, 0)) == [(0, 0, -1, -1), (0, 0, 1, 1)]
     assert LAYER.reads(p, X.shape, (0, 0, 1, 1)) == [(0, 0, 0, 0)]
-    assert LAYER.cell(X, p, (0, 0, 0, 0), y).line == "input(0, 0, -1, -1) is outside; REFLECT reads input(0, 0, 1, 1) = **7**"
+    assert (
+        LAYER.cell(X, p, (0, 0, 0, 0), y).line
+        == "input(0, 0, -1, -1) is outside; REFLECT reads input(0, 0, 1, 1) = **7**"
+    )
     fill = {**p, "mode": "FILL", "fill": -3.0}
-    assert LAYER.cell(X, fill, (0, 0, 5, 6), LAYER.reference(X, fill)).line == \
-        "input(0, 0, 4, 5) is outside: the fill value **-3**"
+    assert (
+        LAYER.cell(X, fill, (0, 0, 5, 6), LAYER.reference(X, fill)).line
+        == "input(0, 0, 4, 5) is outside: the fill value **-3**"
+    )
 
 
 @needs_trt
-@pytest.mark.parametrize("raw", [
-    {}, {"start": "0,0,1,1", "shape": "1,1,2,2", "stride": "1,1,1,2"}, {"start": "0,0,3,4", "stride": "1,1,-1,-1"},
-    {"start": "0,0,-1,-1", "shape": "1,1,6,7", "mode": "WRAP"},
-    {"start": "0,0,-1,-1", "shape": "1,1,6,7", "mode": "CLAMP"},
-    {"start": "0,0,-1,-1", "shape": "1,1,6,7", "mode": "REFLECT"},
-    {"start": "0,0,-1,-1", "shape": "1,1,6,7", "mode": "FILL", "fill": -1},
-    {"start": "0,0,-1,-1", "shape": "1,1,6,7", "mode": "FILL", "fill": 2, "precision": "FP16"},
-], ids=lambda r: ",".join(f"{k}={v}" for k, v in r.items()) or "defaults")
+@pytest.mark.parametrize(
+    "raw",
+    [
+        {},
+        {"start": "0,0,1,1", "shape": "1,1,2,2", "stride": "1,1,1,2"},
+        {"start": "0,0,3,4", "stride": "1,1,-1,-1"},
+        {"start": "0,0,-1,-1", "shape": "1,1,6,7", "mode": "WRAP"},
+        {"start": "0,0,-1,-1", "shape": "1,1,6,7", "mode": "CLAMP"},
+        {"start": "0,0,-1,-1", "shape": "1,1,6,7", "mode": "REFLECT"},
+        {"start": "0,0,-1,-1", "shape": "1,1,6,7", "mode": "FILL", "fill": -1},
+        {"start": "0,0,-1,-1", "shape": "1,1,6,7", "mode": "FILL", "fill": 2, "precision": "FP16"},
+    ],
+    ids=lambda r: ",".join(f"{k}={v}" for k, v in r.items()) or "defaults",
+)
 def test_tensorrt_builds_every_mode_and_agrees_on_the_shape(raw, tmp_path):
     from playground.trt.cache import EngineCache
 

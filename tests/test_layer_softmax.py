@@ -1,4 +1,5 @@
 """Softmax: hand-computed values, the rules on `axes`, the picked cell, and TensorRT building every axis."""
+
 import math
 
 import numpy as np
@@ -19,9 +20,10 @@ def soft(raw, x):
 
 def test_hand_computed_values():
     x = np.float32([[[[0, 1, 2, 3]]]])
-    total = 1 + math.e + math.e ** 2 + math.e ** 3
-    np.testing.assert_allclose(soft({"axes": 8}, x).ravel(), [1 / total, math.e / total, math.e ** 2 / total,
-                                                              math.e ** 3 / total], rtol=1e-6)
+    total = 1 + math.e + math.e**2 + math.e**3
+    np.testing.assert_allclose(
+        soft({"axes": 8}, x).ravel(), [1 / total, math.e / total, math.e**2 / total, math.e**3 / total], rtol=1e-6
+    )
     assert soft({"axes": 2}, x).ravel().tolist() == [1, 1, 1, 1]  # one channel: each line holds one cell
 
 
@@ -39,8 +41,10 @@ def test_5d_axes_name_depth_height_width():
     assert "axis 2 (D)" in LAYER.explain(LAYER.resolve({"axes": 4}, x.shape), x.shape)[0]
 
 
-@pytest.mark.parametrize("axes, words", [(3, "exactly one bit"), (0, "between 1 and 16"),
-                                         (16, "the input has rank 4"), (6, "exactly one bit")])
+@pytest.mark.parametrize(
+    "axes, words",
+    [(3, "exactly one bit"), (0, "between 1 and 16"), (16, "the input has rank 4"), (6, "exactly one bit")],
+)
 def test_axes_rules_name_the_parameter(axes, words):
     with pytest.raises(ValidationError) as err:
         LAYER.resolve({"axes": axes}, (1, 2, 3, 4))

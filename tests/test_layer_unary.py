@@ -1,5 +1,6 @@
 """Unary: every UnaryOperation, declared from TensorRT's enum; BOOL in and out where TensorRT needs it; the domain
 each function leaves undefined; ONNX's one-input math ops."""
+
 import numpy as np
 
 from playground.core import evaluate

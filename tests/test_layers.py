@@ -1,4 +1,5 @@
 """Layer declarations: defaults, every validation rule, and real TensorRT builds on this machine."""
+
 import numpy as np
 import pytest
 
@@ -19,41 +20,44 @@ def test_defaults_resolve_and_every_param_is_declared(name):
         assert p.help and p.kind, p.name
 
 
-@pytest.mark.parametrize("layer, raw, shape, param", [
-    ("activation", {"type": "SWISH"}, (1, 1, 3, 3), "type"),
-    ("activation", {"alpha": "abc"}, (1, 1, 3, 3), "alpha"),
-    ("activation", {"alpha": "nan"}, (1, 1, 3, 3), "alpha"),
-    ("activation", {"beta": 1e9}, (1, 1, 3, 3), "beta"),
-    ("activation", {"gamma": 1}, (1, 1, 3, 3), "gamma"),
-    ("activation", {}, (1, 3, 3), "input"),
-    ("activation", {}, (1, 0, 3, 3), "input"),
-    ("prelu", {"slopes": "1,2"}, (1, 3, 3, 3), "slopes"),
-    ("prelu", {"granularity": "element", "slopes": "1,2,3"}, (1, 3, 3, 3), "slopes"),
-    ("prelu", {"slopes": "inf"}, (1, 3, 3, 3), "slopes"),
-    ("prelu", {"slopes": "no_such_preset"}, (1, 3, 3, 3), "slopes"),
-    ("leaky_relu", {"construction": "magic"}, (1, 1, 3, 3), "construction"),
-    ("leaky_relu", {"alpha": 5}, (1, 1, 3, 3), "alpha"),
-    ("scale", {"mode": "CHANNEL", "shift": "1,2"}, (1, 3, 3, 3), "shift"),
-    ("scale", {"mode": "ELEMENTWISE", "scale": "1,2,3"}, (1, 3, 3, 3), "scale"),
-    ("scale", {"mode": "CHANNEL", "channel_axis": 4}, (1, 3, 3, 3), "channel_axis"),
-    ("scale", {"channel_axis": -1}, (1, 3, 3, 3), "channel_axis"),
-    ("convolution", {"num_groups": 2}, (1, 1, 6, 9), "num_groups"),
-    ("convolution", {"num_groups": 2, "num_output_maps": 3}, (1, 2, 6, 9), "num_groups"),
-    ("convolution", {"num_output_maps": 0}, (1, 1, 6, 9), "num_output_maps"),
-    ("convolution", {"kernel_size_nd": "7,3"}, (1, 1, 6, 9), "kernel_size_nd"),
-    ("convolution", {"kernel_size_nd": "0,3"}, (1, 1, 6, 9), "kernel_size_nd"),
-    ("convolution", {"kernel_size_nd": "3,3,3"}, (1, 1, 6, 9), "kernel_size_nd"),
-    ("convolution", {"dilation_nd": "3,1"}, (1, 1, 6, 9), "dilation_nd"),
-    ("convolution", {"stride_nd": "0,1"}, (1, 1, 6, 9), "stride_nd"),
-    ("convolution", {"padding_nd": "-1"}, (1, 1, 6, 9), "padding_nd"),
-    ("convolution", {"stride_nd": "1.5"}, (1, 1, 6, 9), "stride_nd"),
-    ("convolution", {"kernel": "1,2,3"}, (1, 1, 6, 9), "kernel"),
-    ("convolution", {"bias": "1,2"}, (1, 1, 6, 9), "bias"),
-    ("convolution", {"padding_mode": "VALID"}, (1, 1, 6, 9), "padding_mode"),
-    ("convolution", {"int8": "maybe"}, (1, 1, 6, 9), "int8"),
-    ("convolution", {"int8": True, "quantize_scale": -1}, (1, 1, 6, 9), "quantize_scale"),
-    ("activation", {"precision": "FP64"}, (1, 1, 3, 3), "precision"),
-])
+@pytest.mark.parametrize(
+    "layer, raw, shape, param",
+    [
+        ("activation", {"type": "SWISH"}, (1, 1, 3, 3), "type"),
+        ("activation", {"alpha": "abc"}, (1, 1, 3, 3), "alpha"),
+        ("activation", {"alpha": "nan"}, (1, 1, 3, 3), "alpha"),
+        ("activation", {"beta": 1e9}, (1, 1, 3, 3), "beta"),
+        ("activation", {"gamma": 1}, (1, 1, 3, 3), "gamma"),
+        ("activation", {}, (1, 3, 3), "input"),
+        ("activation", {}, (1, 0, 3, 3), "input"),
+        ("prelu", {"slopes": "1,2"}, (1, 3, 3, 3), "slopes"),
+        ("prelu", {"granularity": "element", "slopes": "1,2,3"}, (1, 3, 3, 3), "slopes"),
+        ("prelu", {"slopes": "inf"}, (1, 3, 3, 3), "slopes"),
+        ("prelu", {"slopes": "no_such_preset"}, (1, 3, 3, 3), "slopes"),
+        ("leaky_relu", {"construction": "magic"}, (1, 1, 3, 3), "construction"),
+        ("leaky_relu", {"alpha": 5}, (1, 1, 3, 3), "alpha"),
+        ("scale", {"mode": "CHANNEL", "shift": "1,2"}, (1, 3, 3, 3), "shift"),
+        ("scale", {"mode": "ELEMENTWISE", "scale": "1,2,3"}, (1, 3, 3, 3), "scale"),
+        ("scale", {"mode": "CHANNEL", "channel_axis": 4}, (1, 3, 3, 3), "channel_axis"),
+        ("scale", {"channel_axis": -1}, (1, 3, 3, 3), "channel_axis"),
+        ("convolution", {"num_groups": 2}, (1, 1, 6, 9), "num_groups"),
+        ("convolution", {"num_groups": 2, "num_output_maps": 3}, (1, 2, 6, 9), "num_groups"),
+        ("convolution", {"num_output_maps": 0}, (1, 1, 6, 9), "num_output_maps"),
+        ("convolution", {"kernel_size_nd": "7,3"}, (1, 1, 6, 9), "kernel_size_nd"),
+        ("convolution", {"kernel_size_nd": "0,3"}, (1, 1, 6, 9), "kernel_size_nd"),
+        ("convolution", {"kernel_size_nd": "3,3,3"}, (1, 1, 6, 9), "kernel_size_nd"),
+        ("convolution", {"dilation_nd": "3,1"}, (1, 1, 6, 9), "dilation_nd"),
+        ("convolution", {"stride_nd": "0,1"}, (1, 1, 6, 9), "stride_nd"),
+        ("convolution", {"padding_nd": "-1"}, (1, 1, 6, 9), "padding_nd"),
+        ("convolution", {"stride_nd": "1.5"}, (1, 1, 6, 9), "stride_nd"),
+        ("convolution", {"kernel": "1,2,3"}, (1, 1, 6, 9), "kernel"),
+        ("convolution", {"bias": "1,2"}, (1, 1, 6, 9), "bias"),
+        ("convolution", {"padding_mode": "VALID"}, (1, 1, 6, 9), "padding_mode"),
+        ("convolution", {"int8": "maybe"}, (1, 1, 6, 9), "int8"),
+        ("convolution", {"int8": True, "quantize_scale": -1}, (1, 1, 6, 9), "quantize_scale"),
+        ("activation", {"precision": "FP64"}, (1, 1, 3, 3), "precision"),
+    ],
+)
 def test_validation_names_the_parameter(layer, raw, shape, param):
     with pytest.raises(ValidationError) as info:
         get_layer(layer).resolve(raw, shape)
@@ -80,8 +84,10 @@ def test_activation_defaults_follow_the_type():
 
 def test_prelu_slope_granularities_broadcast():
     layer = get_layer("prelu")
-    shapes = {g: layer.resolve({"granularity": g, "slopes": "0.5"}, (2, 3, 4, 5))["slopes"].shape
-              for g in ("tensor", "channel", "element")}
+    shapes = {
+        g: layer.resolve({"granularity": g, "slopes": "0.5"}, (2, 3, 4, 5))["slopes"].shape
+        for g in ("tensor", "channel", "element")
+    }
     assert shapes == {"tensor": (1, 1, 1, 1), "channel": (1, 3, 1, 1), "element": (1, 3, 4, 5)}
 
 
@@ -92,37 +98,42 @@ def test_scale_nan_is_an_output_not_an_error():
 
 
 # -- real builds (TensorRT-RTX builds without a GPU) ---------------------------------------------
-SPREAD = [
-    ("activation", {"type": t}, None) for t in get_layer("activation").param("type").choices
-] + [
-    ("prelu", {"granularity": g, "slopes": "ramp"}, None) for g in ("tensor", "channel", "element")
-] + [
-    ("leaky_relu", {"construction": c, "alpha": 0.2}, None) for c in ("activation", "parametric_relu", "scale_relu_sum")
-] + [
-    ("scale", {"mode": "UNIFORM", "power": 2}, None),
-    ("scale", {"mode": "CHANNEL", "shift": "-2.5,-7,-11.5"}, None),
-    ("scale", {"mode": "ELEMENTWISE", "scale": "0.5"}, None),
-    ("scale", {"mode": "CHANNEL", "channel_axis": 0, "shift": "2,3"}, (2, 2, 3, 4)),
-    ("scale", {"mode": "CHANNEL", "channel_axis": 2}, (1, 2, 3, 4)),
-    ("convolution", {}, None),
-    ("convolution", {"stride_nd": "2,1"}, None),
-    ("convolution", {"padding_nd": "1,0"}, None),
-    ("convolution", {"pre_padding": "0,1", "post_padding": "1,0"}, None),
-    ("convolution", {"padding_mode": "SAME_LOWER", "stride_nd": 2}, None),
-    ("convolution", {"padding_mode": "EXPLICIT_ROUND_UP", "stride_nd": 2}, None),
-    ("convolution", {"dilation_nd": "2,2"}, None),
-    ("convolution", {"num_groups": 2, "num_output_maps": 2}, (1, 2, 6, 9)),
-    ("convolution", {"num_output_maps": 4, "kernel": "random", "bias": "1,2,3,4"}, (2, 3, 8, 8)),
-    ("convolution", {}, (1, 1, 2, 6, 9)),
-    ("convolution", {"stride_nd": "1,2,2", "padding_mode": "SAME_UPPER"}, (1, 2, 4, 6, 9)),
-    ("convolution", {"int8": True}, None),
-    ("convolution", {"int8": True, "quantize_scale": 100, "num_output_maps": 2, "kernel": "random"}, (1, 2, 6, 9)),
-]
+SPREAD = (
+    [("activation", {"type": t}, None) for t in get_layer("activation").param("type").choices]
+    + [("prelu", {"granularity": g, "slopes": "ramp"}, None) for g in ("tensor", "channel", "element")]
+    + [
+        ("leaky_relu", {"construction": c, "alpha": 0.2}, None)
+        for c in ("activation", "parametric_relu", "scale_relu_sum")
+    ]
+    + [
+        ("scale", {"mode": "UNIFORM", "power": 2}, None),
+        ("scale", {"mode": "CHANNEL", "shift": "-2.5,-7,-11.5"}, None),
+        ("scale", {"mode": "ELEMENTWISE", "scale": "0.5"}, None),
+        ("scale", {"mode": "CHANNEL", "channel_axis": 0, "shift": "2,3"}, (2, 2, 3, 4)),
+        ("scale", {"mode": "CHANNEL", "channel_axis": 2}, (1, 2, 3, 4)),
+        ("convolution", {}, None),
+        ("convolution", {"stride_nd": "2,1"}, None),
+        ("convolution", {"padding_nd": "1,0"}, None),
+        ("convolution", {"pre_padding": "0,1", "post_padding": "1,0"}, None),
+        ("convolution", {"padding_mode": "SAME_LOWER", "stride_nd": 2}, None),
+        ("convolution", {"padding_mode": "EXPLICIT_ROUND_UP", "stride_nd": 2}, None),
+        ("convolution", {"dilation_nd": "2,2"}, None),
+        ("convolution", {"num_groups": 2, "num_output_maps": 2}, (1, 2, 6, 9)),
+        ("convolution", {"num_output_maps": 4, "kernel": "random", "bias": "1,2,3,4"}, (2, 3, 8, 8)),
+        ("convolution", {}, (1, 1, 2, 6, 9)),
+        ("convolution", {"stride_nd": "1,2,2", "padding_mode": "SAME_UPPER"}, (1, 2, 4, 6, 9)),
+        ("convolution", {"int8": True}, None),
+        ("convolution", {"int8": True, "quantize_scale": 100, "num_output_maps": 2, "kernel": "random"}, (1, 2, 6, 9)),
+    ]
+)
 
 
 @needs_trt
-@pytest.mark.parametrize("layer, raw, shape", SPREAD, ids=lambda v: str(v) if not isinstance(v, dict) else
-                         ",".join(f"{k}={v[k]}" for k in v) or "defaults")
+@pytest.mark.parametrize(
+    "layer, raw, shape",
+    SPREAD,
+    ids=lambda v: str(v) if not isinstance(v, dict) else ",".join(f"{k}={v[k]}" for k in v) or "defaults",
+)
 def test_tensorrt_builds_and_agrees_on_the_output_shape(layer, raw, shape, tmp_path):
     from playground.trt.cache import EngineCache
 
@@ -189,16 +200,19 @@ def test_builds_of_different_configurations_run_side_by_side_each_with_its_own_l
     real_network = engine.network_from_layer
     monkeypatch.setattr(engine, "_new_builder", counted)
     monkeypatch.setattr(engine, "network_from_layer", counting_network)
-    configs = [layer.resolve({"alpha": 0.1 + i / 100, "construction": c}, shape)
-               for i, c in enumerate(["activation", "parametric_relu", "scale_relu_sum"] * 2)]
+    configs = [
+        layer.resolve({"alpha": 0.1 + i / 100, "construction": c}, shape)
+        for i, c in enumerate(["activation", "parametric_relu", "scale_relu_sum"] * 2)
+    ]
     with ThreadPoolExecutor(6) as pool:
         side_by_side = list(pool.map(lambda p: engine.build_engine(backend, layer, p, shape), configs))
     in_turn = [engine.build_engine(backend, layer, p, shape) for p in configs]
     assert len(made) == 2 and most[0] <= 2
     for a, b in zip(side_by_side, in_turn):
         assert a.status == b.status == "built"
-        assert [(l["type"], l["inputs"], l["outputs"]) for l in a.layers] == \
-               [(l["type"], l["inputs"], l["outputs"]) for l in b.layers]
+        assert [(l["type"], l["inputs"], l["outputs"]) for l in a.layers] == [
+            (l["type"], l["inputs"], l["outputs"]) for l in b.layers
+        ]
 
 
 def test_a_builder_that_cannot_be_made_frees_its_place_in_the_pool(monkeypatch):

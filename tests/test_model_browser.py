@@ -131,8 +131,9 @@ def test_the_graph_pans_zooms_finds_a_node_and_opens_a_run_as_a_chain(browser, a
     link = page.get_by_text("Open the 3 selected nodes as a chain (convolution → activation → softmax)")
     link.click()
     page.wait_for_url("**/chain?**")
-    assert "layers=convolution%2Cactivation%2Csoftmax" in page.url or "layers=convolution,activation,softmax" in \
-        page.url
+    assert (
+        "layers=convolution%2Cactivation%2Csoftmax" in page.url or "layers=convolution,activation,softmax" in page.url
+    )
     B.wait_until_idle(page)
     assert page.locator("[data-testid='stException']").count() == 0
     ctx.close()

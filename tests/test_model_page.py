@@ -175,8 +175,10 @@ def test_a_models_weights_go_into_the_chain_by_reference():
 
     w = np.random.default_rng(1).uniform(-1, 1, (8, 4, 3, 3)).astype(np.float32)  # 288 values
     g = helper.make_graph(
-        [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
-         helper.make_node("Relu", ["c"], ["y"], name="relu")],
+        [
+            helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+            helper.make_node("Relu", ["c"], ["y"], name="relu"),
+        ],
         "g",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4, 5, 5])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 5, 5])],

@@ -1,4 +1,5 @@
 """NaN and ±Inf: data in an input is shown, never an error; in a parameter it is refused by name."""
+
 import numpy as np
 import pytest
 

@@ -2,6 +2,7 @@
 where ONNX differs), refusals name the attribute, hostile models are refused with a reason, every layer's export
 reopens to the same configuration and agrees with ONNX Runtime on the layer contract's seeded configurations, and
 TensorRT's ONNX parser builds every layer's export."""
+
 from __future__ import annotations
 
 import json
@@ -34,8 +35,13 @@ def _ort_on_node(opened, seed=3):
     x = np.random.default_rng(seed).standard_normal(opened.onnx_shape).astype(np.float32)
     params = opened.layer.resolve(opened.raw, opened.shape)
     reference = opened.to_onnx(P.emulate(opened.layer, opened.to_layer(x), params))
-    return onnxio.onnxruntime_check(opened.node_model, x, reference,
-                                    lambda: onnxio.magnitude(opened.layer, opened.to_layer(x), params), opened.differs)
+    return onnxio.onnxruntime_check(
+        opened.node_model,
+        x,
+        reference,
+        lambda: onnxio.magnitude(opened.layer, opened.to_layer(x), params),
+        opened.differs,
+    )
 
 
 @pytest.mark.parametrize("case,layer,make", MAPPED, ids=[c[0] for c in MAPPED])
@@ -105,8 +111,9 @@ def test_export_reopens_to_the_same_configuration(name):
         model = onnxio.export_model(layer, params, shape)
         onnx.checker.check_model(model)
         back = onnxio.open_node(onnxio.load_model(model.SerializeToString()))
-        assert back.layer is layer and same_params(layer.resolve(back.raw, back.shapes or back.shape), params), \
+        assert back.layer is layer and same_params(layer.resolve(back.raw, back.shapes or back.shape), params), (
             preset.name
+        )
         # without the metadata, a one-node export opens by its node: the same outputs
         del model.metadata_props[:]
         nodes = [n for n in model.graph.node if n.op_type != "Constant"]
@@ -118,9 +125,11 @@ def test_export_reopens_to_the_same_configuration(name):
 
 
 # ONNX Runtime cannot compute these, for reasons of its own (its words are the answer's `error`).
-ORT_LIMITS = {"resize": "'Cubic' mode only supports",
-              "gather": "Out of range value in index tensor",  # random indices: undefined by the layer's rule
-              "lrn": "alpha_ > 0.0f was false"}  # TensorRT takes α = 0 too
+ORT_LIMITS = {
+    "resize": "'Cubic' mode only supports",
+    "gather": "Out of range value in index tensor",  # random indices: undefined by the layer's rule
+    "lrn": "alpha_ > 0.0f was false",
+}  # TensorRT takes α = 0 too
 
 
 @pytest.mark.parametrize("name", list(LAYERS))
@@ -131,13 +140,20 @@ def test_onnxruntime_agrees_on_the_contract_configurations(name):
     for d in drawn:
         params = layer.resolve({**d.raw, "precision": "FP32"}, d.shape)
         shapes = layer.shapes_of(d.shape)  # every input, drawn on its own
-        feed = {n: np.random.default_rng(1 + i).standard_normal(shapes[n]).astype(np.float32)
-                for i, n in enumerate(layer.input_names)}
+        feed = {
+            n: np.random.default_rng(1 + i).standard_normal(shapes[n]).astype(np.float32)
+            for i, n in enumerate(layer.input_names)
+        }
         x = feed if layer.several else feed[layer.input_names[0]]
         reference = P.emulate(layer, x, params)
         undefined = layer.undefined(x, params) if layer.undefined else None
-        verdict = onnxio.onnxruntime_check(onnxio.export_model(layer, params, d.shape).SerializeToString(), x,
-                                           reference, lambda: onnxio.magnitude(layer, x, params), undefined=undefined)
+        verdict = onnxio.onnxruntime_check(
+            onnxio.export_model(layer, params, d.shape).SerializeToString(),
+            x,
+            reference,
+            lambda: onnxio.magnitude(layer, x, params),
+            undefined=undefined,
+        )
         if not verdict["agrees"] and not (name in ORT_LIMITS and ORT_LIMITS[name] in verdict.get("error", "")):
             disagreements.append((d.raw, verdict))
     assert not disagreements, disagreements[:3]
@@ -173,11 +189,22 @@ def test_cli_lists_runs_and_exports(tmp_path):
     assert missing.returncode == 2 and "no node 'nope'" in missing.stderr
 
     exported = tmp_path / "pool.onnx"
-    wrote = _cli("export", "pooling", "--set", "type=MAX_AVERAGE_BLEND", "--set", "blend_factor=0.25",
-                 "--format", "onnx", "--out", str(exported))
+    wrote = _cli(
+        "export",
+        "pooling",
+        "--set",
+        "type=MAX_AVERAGE_BLEND",
+        "--set",
+        "blend_factor=0.25",
+        "--format",
+        "onnx",
+        "--out",
+        str(exported),
+    )
     assert wrote.returncode == 0, wrote.stderr
-    direct = json.loads(_cli("run", "pooling", "--set", "type=MAX_AVERAGE_BLEND", "--set", "blend_factor=0.25",
-                             "--json").stdout)
+    direct = json.loads(
+        _cli("run", "pooling", "--set", "type=MAX_AVERAGE_BLEND", "--set", "blend_factor=0.25", "--json").stdout
+    )
     reopened = _cli("run", "--onnx", str(exported), "--json")
     assert reopened.returncode == 0, reopened.stderr
     back = json.loads(reopened.stdout)

@@ -1,6 +1,7 @@
 """ONNX's own `pytorch-operator` backend models (shipped in the onnx wheel, exported from PyTorch with their inputs
 and PyTorch's outputs as protobufs): each opens, every node that opens agrees with ONNX Runtime on its real input,
 and where one layer computes the whole model, its reference gives the stored output."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -33,7 +34,7 @@ def test_the_models_are_there():
 
 
 def judge(case: str) -> str:
-    """"compared" (the model's output is PyTorch's, every opened node agrees with ONNX Runtime on its real input,
+    """ "compared" (the model's output is PyTorch's, every opened node agrees with ONNX Runtime on its real input,
     and every node that does not open says why), or why it cannot be compared, itself checked."""
     outputs: dict = {}
     try:

@@ -1,6 +1,7 @@
 """An ONNX model in the browser: an upload on the home page lists its nodes, a node opens on its layer's stage
 with its parameters, its name, ONNX Runtime's badge (or the rule where ONNX differs) and its planes paged; the link
 reopens the same configuration in a fresh browser; a link this server cannot follow says so."""
+
 from __future__ import annotations
 
 import json
@@ -47,8 +48,9 @@ def _stage_of_node(page, text):
 
 def test_upload_opens_a_node_and_its_link_reopens_it(browser, app, tmp_path):
     path = tmp_path / "two.onnx"
-    conv = node_model("Conv", (1, 6, 7, 7), {"w": weights(10, 6, 3, 3), "b": weights(10)}, pads=[1, 1, 1, 1],
-                      strides=[2, 2])
+    conv = node_model(
+        "Conv", (1, 6, 7, 7), {"w": weights(10, 6, 3, 3), "b": weights(10)}, pads=[1, 1, 1, 1], strides=[2, 2]
+    )
     onnx.save(conv, path)
     ctx, page = _upload(browser, app, path, "conv_node · Conv")
     _stage_of_node(page, "conv_node · Conv → Convolution")

@@ -34,10 +34,13 @@ def ramp(shape, lo=-1.0, hi=1.0):
     return np.linspace(lo, hi, int(np.prod(shape)), dtype=np.float32).reshape(shape)
 
 
-@pytest.mark.parametrize("shape, first, last", [
-    ((2, 3, 5, 6), "n=0, c=0", "n=1, c=2"),
-    ((1, 2, 3, 4, 4), "n=0, c=0, d=0", "n=0, c=1, d=2"),
-])
+@pytest.mark.parametrize(
+    "shape, first, last",
+    [
+        ((2, 3, 5, 6), "n=0, c=0", "n=1, c=2"),
+        ((1, 2, 3, 4, 4), "n=0, c=0, d=0", "n=0, c=1, d=2"),
+    ],
+)
 def test_one_heatmap_per_slice(shape, first, last):
     t = ramp(shape)
     fig, stats = tensor_figure(t, title="t")
@@ -135,8 +138,15 @@ def test_color_range_diverging_and_sequential():
     assert (h.zmin, h.zmax) == (0, 2) and h.colorscale == go.Heatmap(colorscale=DEFAULT.sequential).colorscale
 
 
-@pytest.mark.parametrize("t", [np.full((1, 1, 3, 3), np.nan), np.full((2, 2), -np.inf), np.ones((2, 3), np.int32),
-                               np.zeros((1, 2, 2), np.float16)])
+@pytest.mark.parametrize(
+    "t",
+    [
+        np.full((1, 1, 3, 3), np.nan),
+        np.full((2, 2), -np.inf),
+        np.ones((2, 3), np.int32),
+        np.zeros((1, 2, 2), np.float16),
+    ],
+)
 def test_degenerate_inputs(t):
     fig, stats = tensor_figure(t, title="t")  # RuntimeWarnings are errors under pytest.ini
     finite = np.isfinite(t.astype(float))
@@ -196,8 +206,9 @@ def test_presenter_theme_larger():
 
 def test_transfer_curve():
     xs = np.linspace(-3, 3, 61)
-    fig = transfer_curve_figure(xs, np.maximum(xs, 0), marks_x=[-1, 0.5, np.inf], marks_y=[0, 0.5, np.inf],
-                                title="ReLU")
+    fig = transfer_curve_figure(
+        xs, np.maximum(xs, 0), marks_x=[-1, 0.5, np.inf], marks_y=[0, 0.5, np.inf], title="ReLU"
+    )
     line, marks = fig.data
     assert line.mode == "lines" and marks.mode == "markers" and np.isnan(marks.x[2])
     assert fig.layout.xaxis.zeroline and fig.layout.yaxis.zeroline and fig.layout.xaxis.rangemode == "tozero"
@@ -205,18 +216,23 @@ def test_transfer_curve():
 
 
 def test_comparison_bars():
-    fig = comparison_bar_figure(["LeakyReLU", "max(x, a*x)", "PReLU"], [0.0123, 0.02, float("nan")],
-                                title="latency", unit="ms")
+    fig = comparison_bar_figure(
+        ["LeakyReLU", "max(x, a*x)", "PReLU"], [0.0123, 0.02, float("nan")], title="latency", unit="ms"
+    )
     (bar,) = fig.data
     assert list(bar.text) == ["0.0123 ms", "0.02 ms", "n/a"]
     assert fig.layout.yaxis.autorange == "reversed" and fig.layout.xaxis.title.text == "ms"
 
 
-
-
-@pytest.mark.parametrize("rows, cols, hspace, vspace, titles", [
-    (1, 1, 0, 0, None), (1, 3, 0.05, 0, list("abc")), (2, 4, 0.02, 0.1, list("abcdef")), (3, 2, 0.3, 0.07, list("abcdef")),
-])
+@pytest.mark.parametrize(
+    "rows, cols, hspace, vspace, titles",
+    [
+        (1, 1, 0, 0, None),
+        (1, 3, 0.05, 0, list("abc")),
+        (2, 4, 0.02, 0.1, list("abcdef")),
+        (3, 2, 0.3, 0.07, list("abcdef")),
+    ],
+)
 def test_subplot_grid_is_make_subplots_grid(rows, cols, hspace, vspace, titles):
     """The grid tensor_figure lays out itself (for speed) is the one plotly's make_subplots makes."""
     from plotly.subplots import make_subplots

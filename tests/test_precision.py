@@ -1,5 +1,6 @@
 """Precision: the emulation against hand-computed values, every layer × precision through the real builder,
 the error figures, the CLI, the link and the exported script."""
+
 from __future__ import annotations
 
 import json
@@ -40,8 +41,9 @@ def test_bf16_keeps_float32s_range_with_8_bits():
 
 
 def test_tf32_rounds_to_ten_mantissa_bits_ties_away_from_zero():
-    x = np.array([1 + 2**-11, -(1 + 2**-11), 1 + 2**-12, 1 + 3 * 2**-11, 3.0e38, np.inf, np.nan, 2**-136, 2**-140],
-                 np.float32)
+    x = np.array(
+        [1 + 2**-11, -(1 + 2**-11), 1 + 2**-12, 1 + 3 * 2**-11, 3.0e38, np.inf, np.nan, 2**-136, 2**-140], np.float32
+    )
     got = P.round_to(x, "TF32")
     assert got[0] == 1 + 2**-10 and got[1] == -(1 + 2**-10)  # a tie goes away from zero (not to even)
     assert got[2] == 1.0 and got[3] == 1 + 2**-9
@@ -59,8 +61,12 @@ def test_tf32_is_a_choice_where_the_layer_has_tensor_core_weights_only():
 
 def test_tf32_rounds_the_input_and_the_kernel_but_not_the_bias_or_the_sums():
     x = np.full((1, 1, 1, 1), 1 + 2**-11, np.float32)  # rounds up to 1 + 2^-10
-    r = evaluate("convolution", {"kernel_size_nd": "1,1", "kernel": "1.0009765625", "bias": "0.00048828125",
-                                 "precision": "TF32"}, x, run=False)
+    r = evaluate(
+        "convolution",
+        {"kernel_size_nd": "1,1", "kernel": "1.0009765625", "bias": "0.00048828125", "precision": "TF32"},
+        x,
+        run=False,
+    )
     want = np.float32((1 + 2**-10) * (1 + 2**-10) + 2**-11)  # the bias 2^-11 is kept although TF32 would drop it
     assert r.output.item() == want and r.truth.item() == (1 + 2**-11) * (1 + 2**-10) + 2**-11
 
@@ -103,7 +109,9 @@ def test_fp8_e4m3_saturates_at_448_and_rounds_to_three_mantissa_bits():
 
 def test_error_figures():
     e = P.errors(np.float32([1.0, 2.001, np.nan]), np.float64([1.0, 2.0, np.nan]), "FP16", 1.0)
-    assert e["max_abs_error"] == pytest.approx(0.001, rel=1e-3) and e["max_rel_error"] == pytest.approx(0.0005, rel=1e-3)
+    assert e["max_abs_error"] == pytest.approx(0.001, rel=1e-3) and e["max_rel_error"] == pytest.approx(
+        0.0005, rel=1e-3
+    )
     assert e["error_units"] == pytest.approx(0.0005 * 1024, rel=1e-3) and e["error"].tolist()[2] == 0
     q = P.errors(np.float32([1.5, 0.0]), np.float64([1.0, -0.5]), "INT8", 0.25)  # steps of the output's own scale
     assert q["error_units"] == pytest.approx(0.5 / (1.0 / 127)) and "output steps" in q["unit"]
@@ -115,9 +123,13 @@ ENGINE_TYPE = {"TF32": "Float", "FP16": "Half", "BF16": "BFloat16", "INT8": "Int
 # What TensorRT for RTX refuses, recorded: (layer, enum parameter = choice, precision) -> words of its message. Its
 # builder cannot type a BF16 deconvolution (Myelin: "Could not infer output types"), whatever the padding mode; every
 # other layer builds in every precision with every choice of its enum parameters. A change fails this test.
-REFUSED = {("deconvolution", label, "BF16"): "Could not infer output types for operation"
-           for label in ("", *(f"padding_mode={m}" for m in ("EXPLICIT_ROUND_DOWN", "EXPLICIT_ROUND_UP", "SAME_UPPER",
-                                                             "SAME_LOWER")))}
+REFUSED = {
+    ("deconvolution", label, "BF16"): "Could not infer output types for operation"
+    for label in (
+        "",
+        *(f"padding_mode={m}" for m in ("EXPLICIT_ROUND_DOWN", "EXPLICIT_ROUND_UP", "SAME_UPPER", "SAME_LOWER")),
+    )
+}
 
 
 @needs_trt
@@ -177,8 +189,9 @@ def test_int8_scale_too_small_saturates_and_the_error_says_so():
 
 # -- the CLI, the old spelling, the exported script -------------------------------------------------------------
 def run_cli(*args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "playground", *args], capture_output=True, text=True, cwd=ROOT,
-                          timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "playground", *args], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
 
 
 def test_cli_json_carries_the_precision_and_its_error_figures():

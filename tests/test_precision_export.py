@@ -1,6 +1,7 @@
 """ONNX export in the configuration's precision: Q/DQ pairs for INT8/FP8 where the playground's engine has them (the
 input; a convolution's and deconvolution's weights), Casts for FP16/BF16; TensorRT's ONNX parser builds it and ONNX
 Runtime's output is held against the playground's emulation of the precision."""
+
 import json
 import subprocess
 import sys
@@ -77,8 +78,11 @@ def test_float_type_export_casts_around_the_layer_and_its_weights(precision, kin
     _, model = _export("convolution", {"precision": precision})
     made, consts = _walk(model)
     first, last = model.graph.node[0], model.graph.node[-1]
-    assert (first.op_type, first.input[0], onnx.helper.get_attribute_value(first.attribute[0])) == ("Cast", "input",
-                                                                                                    kind)
+    assert (first.op_type, first.input[0], onnx.helper.get_attribute_value(first.attribute[0])) == (
+        "Cast",
+        "input",
+        kind,
+    )
     assert last.op_type == "Cast" and onnx.helper.get_attribute_value(last.attribute[0]) == T.FLOAT
     assert last.output[0] == model.graph.output[0].name
     (conv,) = [n for n in model.graph.node if n.op_type == "Conv"]
@@ -120,18 +124,22 @@ def test_fp32_export_is_the_layers_graph_as_written(name):
     g = Graph()
     layer.onnx.write(g, g.input, ev.params, ev.input.shape)
     assert [(n.op_type, list(n.input), list(n.output)) for n in model.graph.node] == [
-        (op, inputs, [out]) for op, inputs, out, _ in g.nodes]
+        (op, inputs, [out]) for op, inputs, out, _ in g.nodes
+    ]
 
 
-@pytest.mark.parametrize("layer, raw", [
-    ("convolution", {"precision": "INT8", "quantize_scale": 0.25}),
-    ("convolution", {"precision": "FP8", "quantize_scale": 0}),
-    ("deconvolution", {"precision": "INT8", "quantize_scale": 0.25, "kernel": "random"}),
-    ("activation", {"type": "SIGMOID", "precision": "INT8", "quantize_scale": 0}),
-    ("activation", {"type": "RELU", "precision": "FP16"}),
-    ("pooling", {"precision": "FP16"}),
-    ("convolution", {"precision": "BF16"}),  # Conv in float32 between Casts: ONNX Runtime runs it
-])
+@pytest.mark.parametrize(
+    "layer, raw",
+    [
+        ("convolution", {"precision": "INT8", "quantize_scale": 0.25}),
+        ("convolution", {"precision": "FP8", "quantize_scale": 0}),
+        ("deconvolution", {"precision": "INT8", "quantize_scale": 0.25, "kernel": "random"}),
+        ("activation", {"type": "SIGMOID", "precision": "INT8", "quantize_scale": 0}),
+        ("activation", {"type": "RELU", "precision": "FP16"}),
+        ("pooling", {"precision": "FP16"}),
+        ("convolution", {"precision": "BF16"}),  # Conv in float32 between Casts: ONNX Runtime runs it
+    ],
+)
 def test_onnxruntime_matches_the_emulation(layer, raw):
     ev = evaluate(layer, raw, run=False, build=False)
     o = precision_opinions(ev)["onnxruntime"]
@@ -145,17 +153,22 @@ def test_onnxruntime_says_what_it_cannot_run():
     assert o["status"] == "refused" and "Could not find an implementation for Relu" in o["error"], o
     fp16 = precision_opinions(evaluate("convolution", {"precision": "FP16"}, run=False, build=False))["onnxruntime"]
     assert not fp16["agrees"] and "float16 kernel" in fp16["rule"]  # the spec's +Inf row stays finite there
-    assert precision_opinions(evaluate("convolution", {"precision": "TF32"}, run=False,
-                                       build=False))["status"] == "not_exported"
+    assert (
+        precision_opinions(evaluate("convolution", {"precision": "TF32"}, run=False, build=False))["status"]
+        == "not_exported"
+    )
 
 
 @needs_trt
-@pytest.mark.parametrize("layer, raw", [
-    ("convolution", {"precision": "INT8", "quantize_scale": 0.25}),
-    ("deconvolution", {"precision": "FP8", "quantize_scale": 0.5}),
-    ("convolution", {"precision": "FP16"}),
-    ("pooling", {"precision": "BF16"}),
-])
+@pytest.mark.parametrize(
+    "layer, raw",
+    [
+        ("convolution", {"precision": "INT8", "quantize_scale": 0.25}),
+        ("deconvolution", {"precision": "FP8", "quantize_scale": 0.5}),
+        ("convolution", {"precision": "FP16"}),
+        ("pooling", {"precision": "BF16"}),
+    ],
+)
 def test_the_onnx_parser_builds_the_precision_export(layer, raw, tmp_path, monkeypatch):
     monkeypatch.setenv("PLAYGROUND_ENGINE_CACHE", str(tmp_path))
     from playground.trt.cache import EngineCache
@@ -168,20 +181,51 @@ def test_the_onnx_parser_builds_the_precision_export(layer, raw, tmp_path, monke
 
 def test_cli_export_and_run_json_speak_of_the_precision(tmp_path):
     out = tmp_path / "int8.onnx"
-    subprocess.run([sys.executable, "-m", "playground", "export", "convolution", "--format", "onnx", "--out",
-                    str(out), "--set", "precision=INT8", "--set", "quantize_scale=0"], cwd=ROOT, check=True,
-                   capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "playground",
+            "export",
+            "convolution",
+            "--format",
+            "onnx",
+            "--out",
+            str(out),
+            "--set",
+            "precision=INT8",
+            "--set",
+            "quantize_scale=0",
+        ],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
     model = onnx.load(str(out))
     (conv,) = [n for n in model.graph.node if n.op_type == "Conv"]
-    _qdq_from(model, conv.input[0], "INT8", P.scale_from_data(get_layer("convolution").example_input(
-        get_layer("convolution").example_shape), "INT8"))  # scale 0: the input's amax/127, written as a number
-    reopened = json.loads(subprocess.run([sys.executable, "-m", "playground", "run", "--onnx", str(out), "--json"],
-                                         cwd=ROOT, capture_output=True, text=True).stdout)
+    _qdq_from(
+        model,
+        conv.input[0],
+        "INT8",
+        P.scale_from_data(get_layer("convolution").example_input(get_layer("convolution").example_shape), "INT8"),
+    )  # scale 0: the input's amax/127, written as a number
+    reopened = json.loads(
+        subprocess.run(
+            [sys.executable, "-m", "playground", "run", "--onnx", str(out), "--json"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout
+    )
     assert reopened["params"]["precision"] == "INT8"  # the configuration, from the export's metadata
     assert reopened["onnxruntime"]["agrees"], reopened["onnxruntime"]  # its FP32 opinion, of the FP32 export
     assert reopened["precision_export"]["onnxruntime"]["agrees"], reopened["precision_export"]
-    run = subprocess.run([sys.executable, "-m", "playground", "run", "activation", "--set", "precision=FP8",
-                          "--json"], cwd=ROOT, capture_output=True, text=True)
+    run = subprocess.run(
+        [sys.executable, "-m", "playground", "run", "activation", "--set", "precision=FP8", "--json"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     export = json.loads(run.stdout)["precision_export"]
     assert export["nodes"] == {"QuantizeLinear": 1, "DequantizeLinear": 1}
     assert export["onnxruntime"]["status"] in ("ran", "refused")

@@ -1,5 +1,6 @@
 """INT8/FP8 deconvolution quantizes its weights (as the convolution does), and INT8's error unit is the output's
 own step."""
+
 import numpy as np
 import pytest
 
@@ -17,8 +18,9 @@ RANDOM = {"kernel": "random", "stride_nd": "2,2", "num_output_maps": 2}
 def test_deconvolution_reference_quantizes_its_weights(precision):
     layer = get_layer("deconvolution")
     x = np.linspace(-3, 3, 18, dtype=np.float32).reshape(1, 2, 3, 3)
-    ev = evaluate("deconvolution", {**RANDOM, "precision": precision, "quantize_scale": 0.05}, x, run=False,
-                  build=False)
+    ev = evaluate(
+        "deconvolution", {**RANDOM, "precision": precision, "quantize_scale": 0.05}, x, run=False, build=False
+    )
     p = ev.params
     qx = P.fake_quantize(x, 0.05, precision)
     by_hand = layer.reference(qx, {**p, "precision": "FP32", "kernel": P.fake_quantize(p["kernel"], 0.05, precision)})
@@ -38,19 +40,28 @@ def test_deconvolution_network_feeds_quantized_weights_through_set_input(precisi
     from playground.trt.cache import EngineCache
 
     backend, layer = detect(), get_layer("deconvolution")
-    raw = {**RANDOM, "kernel_size_nd": "3,3" if len(shape) == 4 else "2,3,3",
-           "stride_nd": "2,2" if len(shape) == 4 else "1,2,2", "precision": precision, "quantize_scale": 0.05}
+    raw = {
+        **RANDOM,
+        "kernel_size_nd": "3,3" if len(shape) == 4 else "2,3,3",
+        "stride_nd": "2,2" if len(shape) == 4 else "1,2,2",
+        "precision": precision,
+        "quantize_scale": 0.05,
+    }
     params = layer.resolve(raw, shape)
     trt = backend.trt
     network, _ = network_from_layer(trt, _new_builder(trt), layer, params, shape)
     layers = [network.get_layer(i) for i in range(network.num_layers)]
     deconv = next(lyr for lyr in layers if lyr.type == trt.LayerType.DECONVOLUTION)
     kernel = deconv.get_input(1)
-    producer = next(lyr for lyr in layers if any(lyr.get_output(i).name == kernel.name
-                                                  for i in range(lyr.num_outputs)))
+    producer = next(lyr for lyr in layers if any(lyr.get_output(i).name == kernel.name for i in range(lyr.num_outputs)))
     assert producer.type == trt.LayerType.DEQUANTIZE
-    r = evaluate("deconvolution", raw, np.linspace(-3, 3, int(np.prod(shape)), dtype=np.float32).reshape(shape),
-                 cache=EngineCache(tmp_path), run=False)
+    r = evaluate(
+        "deconvolution",
+        raw,
+        np.linspace(-3, 3, int(np.prod(shape)), dtype=np.float32).reshape(shape),
+        cache=EngineCache(tmp_path),
+        run=False,
+    )
     assert r.engine_status == "built", r.error
     assert tuple(r.report.output_shape) == r.reference.shape
 
@@ -64,7 +75,8 @@ def test_int8_error_units_are_the_outputs_own_steps():
     assert e["error_units"] == pytest.approx(e["max_abs_error"] / step)
     assert 100 < e["error_units"] <= 128 and "output steps" in e["unit"] and f"{step:.4g}" in e["unit"]
     # a well-scaled layer that only rounds its input: within one of the output's steps
-    fine = evaluate("activation", {"type": "RELU", "precision": "INT8", "quantize_scale": 0}, run=False,
-                    build=False).precision_error
+    fine = evaluate(
+        "activation", {"type": "RELU", "precision": "INT8", "quantize_scale": 0}, run=False, build=False
+    ).precision_error
     assert fine["error_units"] <= 1.0
     assert P.output_step(np.zeros(3)) == 1.0

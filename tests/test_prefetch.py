@@ -1,4 +1,5 @@
 """Speculative builds of the moved slider's neighbours: which configurations, and that they fill the cache."""
+
 from __future__ import annotations
 
 import threading
@@ -27,8 +28,9 @@ def test_neighbours_of_the_one_parameter_that_moved():
     assert [g["num_output_maps"] for g in got] == [64, 62]
     got = neighbours(conv, {"num_output_maps": 1}, {"num_output_maps": 64})
     assert [g["num_output_maps"] for g in got] == [63]  # 65 is past the slider (the budget bounds a model's)
-    assert neighbours(conv, {"num_output_maps": 1, "stride_nd": (1, 1)},
-                      {"num_output_maps": 2, "stride_nd": (2, 1)}) == []  # two moved: nothing to guess
+    assert (
+        neighbours(conv, {"num_output_maps": 1, "stride_nd": (1, 1)}, {"num_output_maps": 2, "stride_nd": (2, 1)}) == []
+    )  # two moved: nothing to guess
     leaky = get_layer("leaky_relu")
     got = neighbours(leaky, {"alpha": 0.1}, {"alpha": 0.11})
     assert np.allclose([g["alpha"] for g in got], [0.12, 0.10])

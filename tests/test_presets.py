@@ -2,6 +2,7 @@
 matches the spec's table within the preset's tolerance, and TensorRT's inferred output shape
 (`Evaluation.report.output_shape`) is the spec's shape. Building needs only TensorRT (no GPU);
 on a GPU that TensorRT supports, the `gpu` test compares TensorRT's own output too."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -53,12 +54,34 @@ def test_names_are_unique_slugs_and_layers_match():
 
 
 def test_spec_coverage():
-    conv = ["default", "kernel_attributes", "stride_nd_2_2", "stride_nd_2_1", "stride_nd_1_2",
-            "padding_nd_1_1", "padding_nd_1_0", "padding_nd_0_1", "pre_padding_1_1", "pre_padding_1_0",
-            "pre_padding_0_1", "post_padding_1_1", "post_padding_1_0", "post_padding_0_1",
-            "padding_mode_same_upper", "padding_mode_same_lower", "padding_mode_explicit_round_up",
-            "padding_mode_explicit_round_down", "padding_mode_caffe_round_up", "padding_mode_caffe_round_down",
-            "dilation_nd_2_2", "dilation_nd_2_1", "dilation_nd_1_2", "num_groups_2", "conv_3d", "int8"]
+    conv = [
+        "default",
+        "kernel_attributes",
+        "stride_nd_2_2",
+        "stride_nd_2_1",
+        "stride_nd_1_2",
+        "padding_nd_1_1",
+        "padding_nd_1_0",
+        "padding_nd_0_1",
+        "pre_padding_1_1",
+        "pre_padding_1_0",
+        "pre_padding_0_1",
+        "post_padding_1_1",
+        "post_padding_1_0",
+        "post_padding_0_1",
+        "padding_mode_same_upper",
+        "padding_mode_same_lower",
+        "padding_mode_explicit_round_up",
+        "padding_mode_explicit_round_down",
+        "padding_mode_caffe_round_up",
+        "padding_mode_caffe_round_down",
+        "dilation_nd_2_2",
+        "dilation_nd_2_1",
+        "dilation_nd_1_2",
+        "num_groups_2",
+        "conv_3d",
+        "int8",
+    ]
     assert {k: [p.name for p in v] for k, v in P.PRESETS.items() if k in SPEC_LAYERS} == {
         "activation": ["relu", "clip"],
         "prelu": ["spec_per_channel"],
@@ -70,8 +93,16 @@ def test_spec_coverage():
 
 def test_shape_only_presets_are_the_ones_the_spec_prints_no_table_for():
     shape_only = {(p.layer, p.name) for p in ALL if p.expected is None}
-    assert shape_only == {("convolution", n) for n in (
-        "stride_nd_2_1", "padding_mode_same_upper", "padding_mode_same_lower", "dilation_nd_2_1", "dilation_nd_1_2")}
+    assert shape_only == {
+        ("convolution", n)
+        for n in (
+            "stride_nd_2_1",
+            "padding_mode_same_upper",
+            "padding_mode_same_lower",
+            "dilation_nd_2_1",
+            "dilation_nd_1_2",
+        )
+    }
     for p in ALL:
         if p.expected is None:
             assert not p.printed and "only the output shape" in p.note
@@ -123,7 +154,7 @@ def test_params_are_cli_values_and_round_trip_through_the_cli(preset):
     assert direct.keys() == via_cli.keys()
     for k in direct:
         a, b = direct[k], via_cli[k]
-        assert (np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b), (preset.name, k, a, b)
+        assert np.array_equal(a, b) if isinstance(a, np.ndarray) else a == b, (preset.name, k, a, b)
 
 
 def test_inputs():
@@ -146,7 +177,9 @@ def test_inputs():
         if isinstance(x, dict):  # a layer of several inputs: the feed dict, one array per declared input
             names = get_layer(p.layer).input_names  # the inputs it reads, in declared order
             assert list(x) == [n for n in names if n in x] and names[0] in x, p.name
-            assert {n: a.shape for n, a in x.items()} == p.input_shape and all(a.dtype == np.float32 for a in x.values())
+            assert {n: a.shape for n, a in x.items()} == p.input_shape and all(
+                a.dtype == np.float32 for a in x.values()
+            )
         else:
             assert x.dtype == np.float32 and x.shape == p.input_shape
     ew = P.input_for(P.find("elementwise", "sum_row"))
@@ -154,6 +187,7 @@ def test_inputs():
 
 
 # --- compare -----------------------------------------------------------------------------------
+
 
 def test_compare_table():
     p = P.find("convolution", "stride_nd_2_2")
@@ -188,6 +222,7 @@ def test_compare_exact_and_nan():
 
 
 # --- every preset, through the playground --------------------------------------------------------
+
 
 @pytest.mark.parametrize("preset", ALL, ids=IDS)
 def test_reference_matches_spec(preset):

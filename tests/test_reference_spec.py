@@ -49,6 +49,7 @@ def no_warnings():
 
 # --- 000 Parametric ReLU ---------------------------------------------------------------
 
+
 def test_prelu_per_channel_slopes():
     x = np.tile(np.arange(-4, 5, dtype=np.float32).reshape(1, 3, 3), (3, 1, 1)).reshape(1, 3, 3, 3)
     slopes = np.array([0.5, 1, 2], dtype=np.float32).reshape(1, 3, 1, 1)
@@ -57,20 +58,26 @@ def test_prelu_per_channel_slopes():
 
 # --- 001 leaky ReLU from Scale + ReLU + Scale + ElementWise SUM ------------------------
 
+
 def test_leaky_relu_three_ways_agree():
     x = np.concatenate([np.arange(-4, 5, dtype=np.float32), np.random.default_rng(0).normal(0, 100, 100)])
-    composed = (ref.scale(x, "UNIFORM", None, 0.1, None, channel_axis=0)
-                + ref.scale(ref.activation(x, "RELU"), "UNIFORM", None, 0.9, None, channel_axis=0))
+    composed = ref.scale(x, "UNIFORM", None, 0.1, None, channel_axis=0) + ref.scale(
+        ref.activation(x, "RELU"), "UNIFORM", None, 0.9, None, channel_axis=0
+    )
     close(composed, ref.activation(x, "LEAKY_RELU", alpha=0.1))
     close(ref.prelu(x, 0.1), ref.activation(x, "LEAKY_RELU", alpha=0.1))
 
 
 # --- 002 Activation ----------------------------------------------------------------------
 
-@pytest.mark.parametrize("type_, alpha, beta, preset", [
-    ("RELU", 0, 0, "relu"),
-    ("CLIP", -2, 2, "clip"),
-])
+
+@pytest.mark.parametrize(
+    "type_, alpha, beta, preset",
+    [
+        ("RELU", 0, 0, "relu"),
+        ("CLIP", -2, 2, "clip"),
+    ],
+)
 def test_activation_spec_example(type_, alpha, beta, preset):
     x = np.arange(-4, 5, dtype=np.float32).reshape(1, 1, 3, 3)
     close(ref.activation(x, type_, alpha, beta), find("activation", preset).expected)
@@ -79,7 +86,7 @@ def test_activation_spec_example(type_, alpha, beta, preset):
 def test_gelu_erf_close_to_gelu_tanh():
     x = np.linspace(-6, 6, 10001, dtype=np.float32)
     np.testing.assert_allclose(ref.activation(x, "GELU_ERF"), ref.activation(x, "GELU_TANH"), atol=1e-3)
-    close(ref.activation(np.float32([1.0]), "GELU_ERF"), np.float32([0.5 * (1 + math.erf(2 ** -0.5))]))
+    close(ref.activation(np.float32([1.0]), "GELU_ERF"), np.float32([0.5 * (1 + math.erf(2**-0.5))]))
 
 
 def test_softplus_does_not_overflow():
@@ -215,18 +222,21 @@ def test_conv_int8_quantize_dequantize():
 
 # --- convolution properties --------------------------------------------------------------
 
-@pytest.mark.parametrize("mode, pre, post, out", [
-    ("EXPLICIT_ROUND_DOWN", (0, 0), (0, 0), (2, 4)),
-    ("EXPLICIT_ROUND_UP", (0, 0), (1, 0), (3, 4)),
-    ("SAME_UPPER", (0, 1), (1, 1), (3, 5)),
-    ("SAME_LOWER", (1, 1), (0, 1), (3, 5)),
-])
+
+@pytest.mark.parametrize(
+    "mode, pre, post, out",
+    [
+        ("EXPLICIT_ROUND_DOWN", (0, 0), (0, 0), (2, 4)),
+        ("EXPLICIT_ROUND_UP", (0, 0), (1, 0), (3, 4)),
+        ("SAME_UPPER", (0, 1), (1, 1), (3, 5)),
+        ("SAME_LOWER", (1, 1), (0, 1), (3, 5)),
+    ],
+)
 def test_conv_padding_spec_sizes(mode, pre, post, out):
     assert ref.conv_padding((6, 9), (3, 3), (2, 2), (1, 1), (0, 0), (0, 0), mode) == (pre, post, out)
 
 
-GRID = list(itertools.product((1, 2, 5, 8), (1, 2, 3), (1, 2, 3), (1, 2), ((0, 0), (1, 0), (0, 2)),
-                              ref.PADDING_MODES))
+GRID = list(itertools.product((1, 2, 5, 8), (1, 2, 3), (1, 2, 3), (1, 2), ((0, 0), (1, 0), (0, 2)), ref.PADDING_MODES))
 
 
 def test_conv_padding_matches_convolution_shape_and_same_is_ceil():
@@ -235,11 +245,25 @@ def test_conv_padding_matches_convolution_shape_and_same_is_ceil():
             pre, post, out = ref.conv_padding((size,), (k,), (s,), (d,), (b,), (a,), mode)
         except ValueError:
             with pytest.raises(ValueError):
-                ref.convolution(np.ones((1, 1, size, 1)), np.ones((1, 1, k, 1)), stride=(s, 1),
-                                pre_padding=(b, 0), post_padding=(a, 0), dilation=(d, 1), padding_mode=mode)
+                ref.convolution(
+                    np.ones((1, 1, size, 1)),
+                    np.ones((1, 1, k, 1)),
+                    stride=(s, 1),
+                    pre_padding=(b, 0),
+                    post_padding=(a, 0),
+                    dilation=(d, 1),
+                    padding_mode=mode,
+                )
             continue
-        y = ref.convolution(np.ones((1, 1, size, 1)), np.ones((1, 1, k, 1)), stride=(s, 1),
-                            pre_padding=(b, 0), post_padding=(a, 0), dilation=(d, 1), padding_mode=mode)
+        y = ref.convolution(
+            np.ones((1, 1, size, 1)),
+            np.ones((1, 1, k, 1)),
+            stride=(s, 1),
+            pre_padding=(b, 0),
+            post_padding=(a, 0),
+            dilation=(d, 1),
+            padding_mode=mode,
+        )
         assert y.shape == (1, 1, out[0], 1), (size, k, s, d, b, a, mode)
         # the last window fits inside the resolved padded input
         assert (out[0] - 1) * s + 1 + d * (k - 1) <= size + pre[0] + post[0]
@@ -277,8 +301,9 @@ def test_conv_equals_naive_loop_over_receptive_field(seed):
     pads = rng.integers(0, 2, rank), rng.integers(0, 2, rank)
     pre, _, out = ref.conv_padding(x.shape[2:], kernel.shape[2:], stride, dilation, *pads, mode)
     y = ref.convolution(x, kernel, None, stride, *pads, dilation, padding_mode=mode)
-    np.testing.assert_allclose(y, naive_conv(x.astype(np.float64), kernel, stride, pre, out, dilation),
-                               rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(
+        y, naive_conv(x.astype(np.float64), kernel, stride, pre, out, dilation), rtol=1e-5, atol=1e-5
+    )
 
 
 def test_grouped_conv_is_concatenation_of_group_convs():
@@ -286,8 +311,10 @@ def test_grouped_conv_is_concatenation_of_group_convs():
     x, kernel, bias = rng.normal(size=(2, 6, 7, 8)), rng.normal(size=(9, 2, 3, 3)), rng.normal(size=9)
     kw = dict(stride=(2, 1), pre_padding=(1, 0), post_padding=(0, 1), dilation=(1, 2))
     grouped = ref.convolution(x, kernel, bias, num_groups=3, **kw)
-    parts = [ref.convolution(x[:, 2 * g:2 * g + 2], kernel[3 * g:3 * g + 3], bias[3 * g:3 * g + 3], **kw)
-             for g in range(3)]
+    parts = [
+        ref.convolution(x[:, 2 * g : 2 * g + 2], kernel[3 * g : 3 * g + 3], bias[3 * g : 3 * g + 3], **kw)
+        for g in range(3)
+    ]
     close(grouped, np.concatenate(parts, axis=1))
 
 
@@ -297,8 +324,7 @@ def test_conv_bad_shapes_print_every_argument():
 
 
 def test_receptive_field_corner_reads_padding():
-    assert ref.receptive_field((0, 0), (6, 9), (2, 2), (1, 1), (2, 1), (1, 1)) == [
-        (-1, -1), (-1, 0), (1, -1), (1, 0)]
+    assert ref.receptive_field((0, 0), (6, 9), (2, 2), (1, 1), (2, 1), (1, 1)) == [(-1, -1), (-1, 0), (1, -1), (1, 0)]
 
 
 def test_quantize_rounds_half_to_even_and_saturates():

@@ -1,4 +1,5 @@
 """A room cannot break it: shipped server settings, and a damaged engine cache under the app."""
+
 import tomllib
 from pathlib import Path
 
@@ -27,6 +28,7 @@ def test_shipped_server_config_is_safe_by_default():
 @pytest.fixture(autouse=True)
 def fresh_app_cache():
     from playground.ui import state
+
     yield
     state.engine_cache.clear()  # later pages get the default directory again
 
@@ -34,6 +36,7 @@ def fresh_app_cache():
 def _convolution_page(env_cache: Path, monkeypatch) -> AppTest:
     monkeypatch.setenv("PLAYGROUND_ENGINE_CACHE", str(env_cache))
     from playground.ui import state
+
     state.engine_cache.clear()  # one per process: make it pick up this directory
     return open_page("convolution")
 

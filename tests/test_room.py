@@ -1,6 +1,7 @@
 """A room of two replicas behind HAProxy (`playground.room`): a browser stays on its replica (its page, its
 websocket and its stage's route), an engine one replica built is a cache hit on the other, and when a browser's
 replica is killed its page comes back on the other within 5 s, on the same configuration, with no error shown."""
+
 from __future__ import annotations
 
 import json
@@ -64,10 +65,14 @@ def _step(page, key="convolution.num_output_maps"):
 def test_affinity_shared_cache_and_a_lost_replica(room, browser):
     path = "convolution?convolution.num_output_maps=5&convolution.kernel_size_nd.h=2"
     ctx0, page0 = _page_on(browser, room, "r0", path)
-    page0.wait_for_function("() => document.querySelector('.pg-stage .pg-badge[data-engine]')?.dataset.engine === 'built'")
+    page0.wait_for_function(
+        "() => document.querySelector('.pg-stage .pg-badge[data-engine]')?.dataset.engine === 'built'"
+    )
     # the other replica never built it: its own memory is empty, so the engine comes from the shared directory
     ctx1, page1 = _page_on(browser, room, "r1", path)
-    page1.wait_for_function("() => ['cached'].includes(document.querySelector('.pg-stage .pg-badge[data-engine]')?.dataset.engine)")
+    page1.wait_for_function(
+        "() => ['cached'].includes(document.querySelector('.pg-stage .pg-badge[data-engine]')?.dataset.engine)"
+    )
 
     # a browser the proxy places itself: its cookie names a replica, and its stage's requests reach that one
     ctx2, page2 = _page_on(browser, room, None, "convolution")
@@ -84,10 +89,14 @@ def test_affinity_shared_cache_and_a_lost_replica(room, browser):
     victim = room.replicas[0]
     os.killpg(victim.proc.pid, signal.SIGKILL)
     lost = time.monotonic()
-    page0.wait_for_function("q => { const s = document.querySelector('.pg-stage[data-drawn]');"
-                            " if (!s || s.dataset.mountedAt === window.__before) return false;"
-                            " const now = JSON.parse(s.dataset.query);"
-                            " return Object.entries(q).every(([k, v]) => now[k] === v); }", arg=query, timeout=15_000)
+    page0.wait_for_function(
+        "q => { const s = document.querySelector('.pg-stage[data-drawn]');"
+        " if (!s || s.dataset.mountedAt === window.__before) return false;"
+        " const now = JSON.parse(s.dataset.query);"
+        " return Object.entries(q).every(([k, v]) => now[k] === v); }",
+        arg=query,
+        timeout=15_000,
+    )
     back = time.monotonic() - lost
     _step(page0)  # the new replica holds a seat for it: a change is answered
     assert back <= 5.0, f"the page took {back:.1f} s to come back"
@@ -107,9 +116,26 @@ def test_the_command_starts_a_room_and_ctrl_c_stops_all_of_it(tmp_path):
     if not HAPROXY:
         pytest.skip(R.INSTALL)
     port = B.free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "playground", "room", "--replicas", "1", "--port", str(port),
-                             "--bind", "127.0.0.1", "--cache", str(tmp_path / "cache")], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, cwd=R.ROOT)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "playground",
+            "room",
+            "--replicas",
+            "1",
+            "--port",
+            str(port),
+            "--bind",
+            "127.0.0.1",
+            "--cache",
+            str(tmp_path / "cache"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=R.ROOT,
+    )
     try:
         line = proc.stdout.readline()
         assert line.startswith("room: 1 replicas") and f"127.0.0.1:{port}" in line, line

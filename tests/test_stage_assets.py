@@ -1,5 +1,6 @@
 """The stage's browser side as files (playground/stage/assets.py): the asset route serves every module the entry
 imports, under the version of their contents, and nothing else; each module keeps to one job and 400 lines."""
+
 from __future__ import annotations
 
 import re

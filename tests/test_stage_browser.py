@@ -3,6 +3,7 @@ every control, data-figure and a stats line on every figure), a change answered 
 script run, a dragged slider whose output follows the hand and ends on the released value, keys, hover outlines,
 the URL written as values change and read back by a fresh page, a refusal named with the last good drawing kept.
 Nothing sleeps for a fixed time: each step waits on what the stage writes (data-drawn, data-query)."""
+
 from __future__ import annotations
 
 import json
@@ -71,15 +72,20 @@ def test_every_control_and_figure_keeps_the_contract(context, app, name):
     shape = layer.example_shape
     keys = set(protocol.query_keys(layer, shape)) | {f"{name}.compare"}
     # a short array's per-value sliders: LAYER.PARAM.INDEX, one per value the schema sends
-    values = {f"{c['key']}.{i}" for c in protocol.controls(layer, layer.defaults(shape), shape)
-              for i in range(len(c.get("values") or []))}
+    values = {
+        f"{c['key']}.{i}"
+        for c in protocol.controls(layer, layer.defaults(shape), shape)
+        for i in range(len(c.get("values") or []))
+    }
     params = set(page.eval_on_selector_all(f"{STAGE} [data-param]", "els => els.map(e => e.dataset.param)"))
     assert params <= keys | values and {k.split(".")[1] for k in params} == set(layer.param_names) | {"compare"}
     assert values <= params
     for which in ("input", "output"):
         assert re.match(r"shape \(\d+(, \d+)*\) · min \S+ · max \S+", stats(page, which))
-    sliders = page.eval_on_selector_all(f'{STAGE} input[type="range"][data-param]',
-                                        "els => els.map(e => [e.getAttribute('aria-label'), e.getAttribute('aria-valuenow')])")
+    sliders = page.eval_on_selector_all(
+        f'{STAGE} input[type="range"][data-param]',
+        "els => els.map(e => [e.getAttribute('aria-label'), e.getAttribute('aria-valuenow')])",
+    )
     assert all(label and now is not None for label, now in sliders)
     assert not page.errors
     page.close()
@@ -104,7 +110,9 @@ def test_a_key_press_is_one_evaluation_and_its_verdict_a_small_request_after_it(
     B.wait_until_idle(page)
     page.wait_for_timeout(1500)  # past the settle: nothing more is asked while the hand rests
     assert [(m["params"]["convolution.padding_nd.w"], bool(m.get("quick")), bool(m.get("finish"))) for m in sent] == [
-        ("1", False, False), ("1", False, True)], sent
+        ("1", False, False),
+        ("1", False, True),
+    ], sent
     assert not page.errors
     page.close()
 
@@ -126,8 +134,10 @@ def test_a_key_press_is_answered_by_the_route_without_a_script_run(context, app)
     assert runs(page) == started  # drawn before any script run (the settle after it reruns the page's sections)
     assert "convolution.stride_nd.h=2" in page.url
     page.keyboard.press("ArrowLeft")  # a step back: drawn from the browser's cache
-    page.wait_for_function(f"() => document.querySelector('{STAGE} [data-figure=output] .pg-stats')"
-                           ".textContent.includes('shape (1, 1, 4, 7)')")
+    page.wait_for_function(
+        f"() => document.querySelector('{STAGE} [data-figure=output] .pg-stats')"
+        ".textContent.includes('shape (1, 1, 4, 7)')"
+    )
     assert "stride_nd.h" not in page.url  # back to the default: the key leaves the URL
     page.close()
 
@@ -145,9 +155,11 @@ def test_a_dragged_slider_draws_as_the_hand_moves_and_ends_on_the_released_value
         page.wait_for_timeout(40)
     page.mouse.up()
     high = slider.get_attribute("max")
-    page.wait_for_function(f"() => JSON.parse(document.querySelector('{STAGE}').dataset.query)"
-                           f"['convolution.padding_nd.h'] === '{high}' && !document.querySelector('{STAGE}')"
-                           ".classList.contains('pg-busy')")
+    page.wait_for_function(
+        f"() => JSON.parse(document.querySelector('{STAGE}').dataset.query)"
+        f"['convolution.padding_nd.h'] === '{high}' && !document.querySelector('{STAGE}')"
+        ".classList.contains('pg-busy')"
+    )
     assert drawn(page) - before >= 3  # several positions drawn while the thumb moved, not only the last
     assert f"shape (1, 1, {6 + 2 * int(high) - 2}, 7)" in stats(page, "output")
     page.close()
@@ -179,7 +191,9 @@ def test_a_link_reopens_the_configuration_and_a_refusal_keeps_the_last_good_draw
     box.fill("2")
     box.press("Enter")
     page.wait_for_function(f"() => !document.querySelector('{STAGE} .pg-problem').hidden")
-    assert "num_groups" in page.inner_text(f"{STAGE} .pg-problem") and "last valid" in page.inner_text(f"{STAGE} .pg-problem")
+    assert "num_groups" in page.inner_text(f"{STAGE} .pg-problem") and "last valid" in page.inner_text(
+        f"{STAGE} .pg-problem"
+    )
     assert page.get_attribute('[data-param="convolution.num_groups"]', "aria-invalid") == "true"
     assert "shape (1, 1, 6, 5)" in stats(page, "output") and drawn(page) >= before
     page.close()
@@ -212,8 +226,12 @@ def test_the_keyboard_skips_the_collapsed_sidebar_and_reaches_the_stage(context,
     stops = []
     for _ in range(20):
         page.keyboard.press("Tab")
-        stops.append(page.evaluate("() => { const e = document.activeElement; return [e.closest('[data-testid=stSidebar]')"
-                                   " !== null, e.dataset.param || e.dataset.control || ''] }"))
+        stops.append(
+            page.evaluate(
+                "() => { const e = document.activeElement; return [e.closest('[data-testid=stSidebar]')"
+                " !== null, e.dataset.param || e.dataset.control || ''] }"
+            )
+        )
     assert not any(in_sidebar for in_sidebar, _ in stops)
     assert any(name for _, name in stops)  # a stage control within 20 stops (the navigation's links first)
     page.close()
@@ -228,8 +246,10 @@ def test_the_next_step_of_the_value_moved_last_has_its_engine_built_ahead(contex
     page.wait_for_selector(f'{STAGE} [data-engine="built"], {STAGE} [data-engine="cached"]')
     page.wait_for_timeout(2000)
     page.keyboard.press("ArrowRight")
-    page.wait_for_function(f"() => document.querySelector('{STAGE} [data-figure=output] .pg-stats')"
-                           ".textContent.includes('shape (1, 1, 6, 11)')")
+    page.wait_for_function(
+        f"() => document.querySelector('{STAGE} [data-figure=output] .pg-stats')"
+        ".textContent.includes('shape (1, 1, 6, 11)')"
+    )
     page.wait_for_selector(f'{STAGE} [data-engine="cached"]')  # its verdict: found in the cache, not built now
     assert not page.errors
     page.close()
@@ -237,8 +257,9 @@ def test_the_next_step_of_the_value_moved_last_has_its_engine_built_ahead(contex
 
 def test_a_link_copied_on_the_presenters_screen_names_the_host_and_reopens_the_configuration(tmp_path, browser):
     with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path)}, address="127.0.0.2") as app:
-        presenter = browser.new_context(viewport={"width": 1280, "height": 720},
-                                        permissions=["clipboard-read", "clipboard-write"])
+        presenter = browser.new_context(
+            viewport={"width": 1280, "height": 720}, permissions=["clipboard-read", "clipboard-write"]
+        )
         page = open_stage(presenter, app, "convolution?view.presenter=true&convolution.stride_nd.w=2")
         figure = page.locator(f'{STAGE} [data-figure="output"]').bounding_box()
         page.click(f"{STAGE} .pg-qr-button")
@@ -273,8 +294,10 @@ def test_a_new_input_from_the_sidebar_starts_the_stage_afresh_on_it(context, app
     page = open_stage(context, app, "convolution?convolution.stride_nd.w=2")
     page.click('[data-testid="stExpandSidebarButton"]')
     B.type_number(page, "convolution.input.H", 8)
-    page.wait_for_function(f"() => document.querySelector('{STAGE} [data-figure=input] .pg-stats')"
-                           ".textContent.startsWith('shape (1, 1, 8, 9)')")
+    page.wait_for_function(
+        f"() => document.querySelector('{STAGE} [data-figure=input] .pg-stats')"
+        ".textContent.startsWith('shape (1, 1, 8, 9)')"
+    )
     assert "shape (1, 1, 6, 4)" in stats(page, "output") and query(page)["convolution.stride_nd.w"] == "2"
     before = drawn(page)
     page.focus('[data-param="convolution.stride_nd.h"]')
@@ -320,16 +343,22 @@ def test_the_tabs_under_the_stage_follow_a_change_on_a_page_opened_from_a_link(b
     fresh = B.new_context(browser, viewport={"width": 1280, "height": 720})  # the sidebar closed
     page = open_stage(fresh, app, "convolution?convolution.stride_nd.w=2")
     page.locator(".stMain [data-testid='stTab']", has_text="Engine").click()
-    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stMarkdownContainer] td')]"
-                           ".some(td => td.textContent.trim() === '(1, 1, 4, 4)')")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=stMarkdownContainer] td')]"
+        ".some(td => td.textContent.trim() === '(1, 1, 4, 4)')"
+    )
     page.focus('[data-param="convolution.stride_nd.h"]')
     page.keyboard.press("ArrowRight")
-    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stMarkdownContainer] td')]"
-                           ".some(td => td.textContent.trim() === '(1, 1, 2, 4)')")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=stMarkdownContainer] td')]"
+        ".some(td => td.textContent.trim() === '(1, 1, 2, 4)')"
+    )
     page.locator(".stMain [data-testid='stTab']", has_text="Downloads").click()  # a run of its own: still the change
     page.get_by_role("tab", name="Engine").click()
-    page.wait_for_function("() => [...document.querySelectorAll('[data-testid=stMarkdownContainer] td')]"
-                           ".some(td => td.textContent.trim() === '(1, 1, 2, 4)')")
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-testid=stMarkdownContainer] td')]"
+        ".some(td => td.textContent.trim() === '(1, 1, 2, 4)')"
+    )
     fresh.close()
 
 
@@ -348,12 +377,16 @@ def test_a_large_configuration_opens_with_its_values_fetched_by_the_route(contex
 
 def test_every_value_of_a_short_array_has_its_slider_named_by_its_index(context, app):
     page = open_stage(context, app, "prelu")  # the spec's slopes 0.5, 1, 2
-    assert [page.input_value(f'{STAGE} input[type="range"][data-param="prelu.slopes.{i}"]') for i in range(3)] == \
-        ["0.5", "1", "2"]
+    assert [page.input_value(f'{STAGE} input[type="range"][data-param="prelu.slopes.{i}"]') for i in range(3)] == [
+        "0.5",
+        "1",
+        "2",
+    ]
     page.focus('[data-param="prelu.slopes.2"]')
     page.keyboard.press("Home")
-    page.wait_for_function(f"() => JSON.parse(document.querySelector('{STAGE}').dataset.query)['prelu.slopes']"
-                           ".startsWith('0.5,1,')")
+    page.wait_for_function(
+        f"() => JSON.parse(document.querySelector('{STAGE}').dataset.query)['prelu.slopes'].startsWith('0.5,1,')"
+    )
     page.close()
     page = open_stage(context, app, "scale?scale.mode=CHANNEL&scale.input.C=3&scale.scale=1,2,3")
     assert page.input_value(f'{STAGE} [data-param="scale.scale.2"]') == "3"
@@ -361,7 +394,9 @@ def test_every_value_of_a_short_array_has_its_slider_named_by_its_index(context,
 
 
 def marked(page) -> list[str]:
-    return page.eval_on_selector_all(f"{STAGE} [aria-invalid=true], {STAGE} .pg-invalid", "els => els.map(e => e.dataset.param)")
+    return page.eval_on_selector_all(
+        f"{STAGE} [aria-invalid=true], {STAGE} .pg-invalid", "els => els.map(e => e.dataset.param)"
+    )
 
 
 def test_the_red_marks_follow_the_latest_answer(context, app):
@@ -394,8 +429,9 @@ def test_a_slider_snaps_to_what_the_latest_answer_offers(context, app):
     page.wait_for_function(f"() => document.querySelector('{groups}').textContent === 'offers 1, 2'")
     page.focus('[data-param="convolution.num_groups"]')
     page.keyboard.press("ArrowRight")
-    page.wait_for_function(f"() => JSON.parse(document.querySelector('{STAGE}').dataset.query)"
-                           "['convolution.num_groups'] === '2'")
+    page.wait_for_function(
+        f"() => JSON.parse(document.querySelector('{STAGE}').dataset.query)['convolution.num_groups'] === '2'"
+    )
     page.wait_for_function(f"() => !document.querySelector('{STAGE}').classList.contains('pg-busy')")
     assert "num_groups=2" in page.url and page.locator(f"{STAGE} .pg-problem").is_hidden()
     page.close()

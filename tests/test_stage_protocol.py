@@ -1,6 +1,7 @@
 """The stage's protocol and route, without a browser: every layer's controls and query keys, the
 round trip URL texts → parameters → URL texts, answers, and the route's door (tokens, origins, sizes, bad
 requests, one evaluation at a time per page)."""
+
 import base64
 import contextlib
 import json
@@ -31,39 +32,57 @@ def test_every_parameter_has_a_control_and_the_defaults_round_trip(name):
     assert set(defaults) <= set(described["keys"])
     raw = protocol.raw_params(layer, shape, defaults)
     from playground.params import same_params
+
     assert same_params(layer.resolve(raw, shape), layer.defaults(shape))
 
 
 def test_a_link_of_today_opens_the_same_configuration():
     layer = get_layer("convolution")
-    query = {"convolution.stride_nd.h": "2", "convolution.padding_mode": "EXPLICIT_ROUND_UP",
-             "convolution.pre_padding.set": "true", "convolution.pre_padding.h": "1", "convolution.pre_padding.w": "0"}
+    query = {
+        "convolution.stride_nd.h": "2",
+        "convolution.padding_mode": "EXPLICIT_ROUND_UP",
+        "convolution.pre_padding.set": "true",
+        "convolution.pre_padding.h": "1",
+        "convolution.pre_padding.w": "0",
+    }
     p = layer.resolve(protocol.raw_params(layer, layer.example_shape, query), layer.example_shape)
     assert p["stride_nd"] == (2, 1) and p["padding_mode"] == "EXPLICIT_ROUND_UP" and p["pre_padding"] == (1, 0)
     back = protocol.query_of(layer, p, layer.example_shape)
     assert all(back[k] == v for k, v in query.items())
-    unset = protocol.raw_params(layer, layer.example_shape, {"convolution.pre_padding.set": "false",
-                                                             "convolution.pre_padding.h": "3"})
+    unset = protocol.raw_params(
+        layer, layer.example_shape, {"convolution.pre_padding.set": "false", "convolution.pre_padding.h": "3"}
+    )
     assert layer.resolve(unset, layer.example_shape)["pre_padding"] is None
 
 
 def test_unused_parameters_say_which_values_use_them():
     layer = get_layer("activation")
     controls = {c["name"]: c for c in protocol.controls(layer, layer.defaults(), layer.example_shape)}
-    assert not controls["quantize_scale"]["used"] and controls["quantize_scale"]["why_unused"] == \
-        "only with precision INT8 or FP8"
-    groups = {c["name"]: c for c in protocol.controls(get_layer("convolution"), get_layer("convolution").resolve(
-        {"num_output_maps": 4}, (1, 4, 6, 6)), (1, 4, 6, 6))}["num_groups"]
+    assert (
+        not controls["quantize_scale"]["used"]
+        and controls["quantize_scale"]["why_unused"] == "only with precision INT8 or FP8"
+    )
+    groups = {
+        c["name"]: c
+        for c in protocol.controls(
+            get_layer("convolution"),
+            get_layer("convolution").resolve({"num_output_maps": 4}, (1, 4, 6, 6)),
+            (1, 4, 6, 6),
+        )
+    }["num_groups"]
     assert groups["offered"] == [1, 2, 4]
 
 
-@pytest.mark.parametrize("query, words", [
-    ({"convolution.nope": "1"}, "not a parameter of this convolution page"),
-    ({"convolution.stride_nd.h": 2}, "must be text"),
-    ({"convolution.pre_padding.set": "maybe"}, "must be true or false"),
-    ({f"k{i}": "1" for i in range(300)}, "at most 256"),
-    ({"convolution.kernel": "1," * 5000}, "at most 4096 characters"),
-])
+@pytest.mark.parametrize(
+    "query, words",
+    [
+        ({"convolution.nope": "1"}, "not a parameter of this convolution page"),
+        ({"convolution.stride_nd.h": 2}, "must be text"),
+        ({"convolution.pre_padding.set": "maybe"}, "must be true or false"),
+        ({f"k{i}": "1" for i in range(300)}, "at most 256"),
+        ({"convolution.kernel": "1," * 5000}, "at most 4096 characters"),
+    ],
+)
 def test_a_request_the_stage_never_sends_is_named(query, words):
     layer = get_layer("convolution")
     with pytest.raises(protocol.RequestError) as err:
@@ -79,7 +98,8 @@ def test_the_answer_carries_what_the_stage_draws():
     figures = {f["which"]: f for f in a["figures"]}
     assert list(figures) == ["input", "kernel", "output", "error"]
     out = np.frombuffer(base64.b64decode(figures["output"]["tensor"]["data"]), "<f4").reshape(
-        figures["output"]["tensor"]["shape"])
+        figures["output"]["tensor"]["shape"]
+    )
     assert np.array_equal(out, ev.output) and a["shapes"] == "Input (1, 1, 6, 9) → Output (1, 1, 2, 4)"
     cells = a["cells"]
     assert cells["picked"] == [0, 0, 1, 1] and len(cells["reads"]) == 8 and cells["complete"]
@@ -91,6 +111,7 @@ def test_the_answer_carries_what_the_stage_draws():
 def test_a_refused_configuration_names_the_parameter_and_its_keys():
     layer = get_layer("convolution")
     from playground.errors import ValidationError
+
     with pytest.raises(ValidationError) as err:
         layer.resolve({"num_groups": 2}, layer.example_shape)
     p = protocol.problem(err.value, layer, layer.example_shape)
@@ -110,8 +131,9 @@ def seat(layer="convolution"):
 
 def post(client, token, body, **headers):
     data = body if isinstance(body, (bytes, str)) else json.dumps(body)
-    return client.post(server.ROUTE, content=data, headers={server.TOKEN_HEADER: token,
-                                                            "content-type": "application/json", **headers})
+    return client.post(
+        server.ROUTE, content=data, headers={server.TOKEN_HEADER: token, "content-type": "application/json", **headers}
+    )
 
 
 def test_the_route_answers_a_change_and_a_refusal(client):
@@ -124,17 +146,20 @@ def test_the_route_answers_a_change_and_a_refusal(client):
     assert r.json()["answer"]["engine"]["status"] == "pending"  # drawn from the reference, the build behind it
 
 
-@pytest.mark.parametrize("body, headers, status, words", [
-    ({"params": {}}, {server.TOKEN_HEADER: "forged"}, 401, "no open page"),
-    ({"params": {}}, {"origin": "http://elsewhere.example"}, 403, "origin"),
-    (b"{not json", {}, 400, "not JSON"),
-    ([1, 2], {}, 400, "JSON object"),
-    ({"params": {}, "shell": "rm"}, {}, 400, "unknown field"),
-    ({"params": {"convolution.nope": "1"}}, {}, 400, "not a parameter"),
-    ({"params": {}, "compare": "FP64"}, {}, 400, "compare must be one of"),
-    ({"params": {}, "pick": ["a"]}, {}, 400, "pick must be"),
-    (b"{" + b" " * (server.MAX_BODY_BYTES + 10) + b"}", {}, 413, "at most"),
-])
+@pytest.mark.parametrize(
+    "body, headers, status, words",
+    [
+        ({"params": {}}, {server.TOKEN_HEADER: "forged"}, 401, "no open page"),
+        ({"params": {}}, {"origin": "http://elsewhere.example"}, 403, "origin"),
+        (b"{not json", {}, 400, "not JSON"),
+        ([1, 2], {}, 400, "JSON object"),
+        ({"params": {}, "shell": "rm"}, {}, 400, "unknown field"),
+        ({"params": {"convolution.nope": "1"}}, {}, 400, "not a parameter"),
+        ({"params": {}, "compare": "FP64"}, {}, 400, "compare must be one of"),
+        ({"params": {}, "pick": ["a"]}, {}, 400, "pick must be"),
+        (b"{" + b" " * (server.MAX_BODY_BYTES + 10) + b"}", {}, 413, "at most"),
+    ],
+)
 def test_a_hostile_request_gets_a_4xx_with_a_message(client, body, headers, status, words):
     token = seat()
     r = post(client, headers.pop(server.TOKEN_HEADER, token), body, **headers)
@@ -184,8 +209,9 @@ def test_a_tensor_the_browser_holds_is_not_sent_again():
     again = {f["which"]: f["tensor"] for f in protocol.answer(layer, ev, held=held)["figures"]}
     assert "data" not in again["input"] and "data" not in again["kernel"] and "data" in again["output"]
     other = evaluate("convolution", {"padding_nd": "1,1"}, run=False)
-    assert {f["which"]: f["tensor"]["id"] for f in protocol.answer(layer, other)["figures"]}["input"] == \
-        again["input"]["id"]  # the same input, the same id
+    assert {f["which"]: f["tensor"]["id"] for f in protocol.answer(layer, other)["figures"]}["input"] == again["input"][
+        "id"
+    ]  # the same input, the same id
     with pytest.raises(protocol.RequestError):
         server.answer(server.Seat("convolution", ev.input), {"params": {}, "have": ["x" * 40]})
 
@@ -193,26 +219,38 @@ def test_a_tensor_the_browser_holds_is_not_sent_again():
 def test_softmax_offers_its_axes_by_name():
     layer = get_layer("softmax")
     axes = {c["name"]: c for c in protocol.controls(layer, layer.defaults(), (1, 2, 3, 4))}["axes"]
-    assert axes["offered"] == [1, 2, 4, 8] and axes["names"] == ["N (axes = 1)", "C (axes = 2)", "H (axes = 4)",
-                                                                 "W (axes = 8)"]
+    assert axes["offered"] == [1, 2, 4, 8] and axes["names"] == [
+        "N (axes = 1)",
+        "C (axes = 2)",
+        "H (axes = 4)",
+        "W (axes = 8)",
+    ]
     five = {c["name"]: c for c in protocol.controls(layer, layer.resolve({}, (1, 2, 2, 3, 4)), (1, 2, 2, 3, 4))}
     assert five["axes"]["names"][2] == "D (axes = 4)"
 
 
 def test_the_qr_code_is_of_a_link_to_this_app_only(client, monkeypatch):
     token = seat()
-    r = client.post(server.QR_ROUTE, json={"url": "http://stage.test/convolution?convolution.stride_nd.h=2"},
-                    headers={server.TOKEN_HEADER: token})
+    r = client.post(
+        server.QR_ROUTE,
+        json={"url": "http://stage.test/convolution?convolution.stride_nd.h=2"},
+        headers={server.TOKEN_HEADER: token},
+    )
     assert r.status_code == 200 and r.headers["content-type"].startswith("image/svg+xml") and b"<svg" in r.content
-    for url in ("http://elsewhere.example/convolution", "http://stage.test.evil/x", "http://stage.test/" + "a" * 3000,
-                42):
+    for url in (
+        "http://elsewhere.example/convolution",
+        "http://stage.test.evil/x",
+        "http://stage.test/" + "a" * 3000,
+        42,
+    ):
         r = client.post(server.QR_ROUTE, json={"url": url}, headers={server.TOKEN_HEADER: token})
         assert r.status_code == 400 and "link to this app" in r.json()["error"]
     assert client.post(server.QR_ROUTE, json={"url": "http://stage.test/"}).status_code == 401
     monkeypatch.setenv("PLAYGROUND_PUBLIC_URL", "http://room.example:8501/")
     assert server.public_url() == "http://room.example:8501"
-    r = client.post(server.QR_ROUTE, json={"url": "http://room.example:8501/convolution"},
-                    headers={server.TOKEN_HEADER: token})
+    r = client.post(
+        server.QR_ROUTE, json={"url": "http://room.example:8501/convolution"}, headers={server.TOKEN_HEADER: token}
+    )
     assert r.status_code == 200
     monkeypatch.setenv("PLAYGROUND_PUBLIC_URL", "javascript:alert(1)")
     assert server.public_url() == ""  # not an http(s) address: the page's own address is the link's
@@ -250,10 +288,15 @@ def test_the_route_offers_the_moved_sliders_neighbours(client, monkeypatch):
 
     monkeypatch.setattr(shared, "prefetcher", lambda: Recorder())
     token = seat()
-    for moves, key, want in [(("1", "2"), "convolution.stride_nd.h", [(3, 1), (1, 1)]),
-                             (("1", "2"), "convolution.num_output_maps", [3, 1]),
-                             (("EXPLICIT_ROUND_DOWN", "EXPLICIT_ROUND_UP"), "convolution.padding_mode",
-                              ["SAME_UPPER", "EXPLICIT_ROUND_DOWN"])]:
+    for moves, key, want in [
+        (("1", "2"), "convolution.stride_nd.h", [(3, 1), (1, 1)]),
+        (("1", "2"), "convolution.num_output_maps", [3, 1]),
+        (
+            ("EXPLICIT_ROUND_DOWN", "EXPLICIT_ROUND_UP"),
+            "convolution.padding_mode",
+            ["SAME_UPPER", "EXPLICIT_ROUND_DOWN"],
+        ),
+    ]:
         offered.clear()
         for value in moves:
             assert "answer" in post(client, token, {"params": {key: value}}).json()

@@ -3,6 +3,7 @@ controls disabled, planes labelled, cells keeping six digits, figures as large i
 at a projector's and a desktop's size, nothing moving as values change, the room's link without the presenter's
 view (and warned about on 127.0.0.1), badges in plain words, the PNG's captions and the gallery's one cell size.
 Each step waits on what the stage writes (data-drawn, data-query), never a fixed time."""
+
 from __future__ import annotations
 
 import json
@@ -55,8 +56,10 @@ def query(page) -> dict:
 
 
 def drawn_after(page, seq: int) -> None:
-    page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {seq} && "
-                           f"!document.querySelector('{STAGE}').classList.contains('pg-busy')")
+    page.wait_for_function(
+        f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {seq} && "
+        f"!document.querySelector('{STAGE}').classList.contains('pg-busy')"
+    )
 
 
 def drawn(page) -> int:
@@ -132,8 +135,12 @@ def test_nothing_on_the_stage_moves_as_values_change(context, app):
     tops = page.eval_on_selector_all(f"{STAGE} [data-figure]", "els => els.map(e => e.getBoundingClientRect().top)")
     assert len(tops) >= 5 and len(set(tops)) == 1, tops  # compare mode's figures on one row
     rights = page.eval_on_selector_all(f"{STAGE} [data-figure]", "els => els.map(e => e.getBoundingClientRect().right)")
-    assert max(rights) <= page.locator(f"{STAGE} .pg-row").bounding_box()["x"] + \
-        page.locator(f"{STAGE} .pg-row").bounding_box()["width"] + 1  # and within the screen's width
+    assert (
+        max(rights)
+        <= page.locator(f"{STAGE} .pg-row").bounding_box()["x"]
+        + page.locator(f"{STAGE} .pg-row").bounding_box()["width"]
+        + 1
+    )  # and within the screen's width
     page.close()
 
 

@@ -1,5 +1,6 @@
 """The path of one change: a key press on the stage is one evaluation of its configuration through `core`, the
 route's, however many requests and page runs follow it (the settle's tabs, ONNX Runtime's badge)."""
+
 from __future__ import annotations
 
 import pytest
@@ -39,6 +40,7 @@ def test_a_key_press_is_one_evaluation_through_the_route_and_the_settle(trips, p
     assert done["onnxruntime"]["agrees"] is True and done["engine"]["status"] in ("built", "cached")
     assert "engine built now" in done["source"]["detail"] or "from cache" in done["source"]["detail"]  # on hover
     assert len(trips) == 1, trips
+
 
 def test_a_settle_on_another_configuration_evaluates_it():
     at = open_page("convolution")

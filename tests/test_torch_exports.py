@@ -2,6 +2,7 @@
 here and agree with PyTorch: the whole model (ONNX Runtime, the `model` command's output), every node that opens on
 its real input (its layer's reference against ONNX Runtime's tensor), and `run --onnx` of a one-node export (the
 layer's reference against PyTorch's own answer)."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -17,10 +18,37 @@ HERE = Path(__file__).parent / "fixtures" / "torch"
 CASES = sorted(p.stem for p in HERE.glob("*.onnx"))
 # The modules the several-inputs work names: each of their nodes opens as a layer (a node of shape arithmetic,
 # which no layer computes, aside).
-EVERY_NODE_OPENS = ("add_broadcast", "mul_constant", "sub_div", "matmul_2d", "matmul_batched", "matmul_broadcast",
-                    "cat", "layernorm", "groupnorm", "instancenorm", "batchnorm", "mean_dim", "amax_dim", "sum_dims",
-                    "exp", "abs_neg", "sqrt", "erf", "floor", "sin", "gather_dim", "gelu_tanh", "relu_of_double",
-                    "neg_softmax", "conv_relu", "conv_bn_relu", "conv_prelu", "residual", "external")
+EVERY_NODE_OPENS = (
+    "add_broadcast",
+    "mul_constant",
+    "sub_div",
+    "matmul_2d",
+    "matmul_batched",
+    "matmul_broadcast",
+    "cat",
+    "layernorm",
+    "groupnorm",
+    "instancenorm",
+    "batchnorm",
+    "mean_dim",
+    "amax_dim",
+    "sum_dims",
+    "exp",
+    "abs_neg",
+    "sqrt",
+    "erf",
+    "floor",
+    "sin",
+    "gather_dim",
+    "gelu_tanh",
+    "relu_of_double",
+    "neg_softmax",
+    "conv_relu",
+    "conv_bn_relu",
+    "conv_prelu",
+    "residual",
+    "external",
+)
 # Not yet: nn.Linear's Gemm with a bias (TensorRT's parser builds a matrix multiply and an ElementWise SUM: two layers,
 # where a node opens as one) and indexing by a list of indices (GatherND; the Gather layer has ELEMENT mode only).
 NOT_YET = {"linear": "Gemm", "index_list": "GatherND"}
@@ -56,14 +84,24 @@ def test_every_case_is_judged():
     assert set(CASES) == set(EVERY_NODE_OPENS) | set(NOT_YET)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if len(load(c)[0].graph.node) == 1 and len(load(c)[1]) == 1
-                                  and c not in NOT_YET])
+@pytest.mark.parametrize(
+    "case", [c for c in CASES if len(load(c)[0].graph.node) == 1 and len(load(c)[1]) == 1 and c not in NOT_YET]
+)
 def test_run_onnx_of_a_one_node_export_gives_pytorchs_answer(case, tmp_path, capsys):
     model, given, want = load(case)
     (x,) = given.values()
     np.save(tmp_path / "x.npy", x)
-    rc = cli.main(["run", "--onnx", str(HERE / f"{case}.onnx"), "--input", str(tmp_path / "x.npy"),
-                   "--output", str(tmp_path / "y.npy")])
+    rc = cli.main(
+        [
+            "run",
+            "--onnx",
+            str(HERE / f"{case}.onnx"),
+            "--input",
+            str(tmp_path / "x.npy"),
+            "--output",
+            str(tmp_path / "y.npy"),
+        ]
+    )
     assert rc == 0, capsys.readouterr()
     np.testing.assert_allclose(np.load(tmp_path / "y.npy"), want, rtol=1e-4, atol=1e-4)
 
@@ -74,13 +112,18 @@ def _weights(case: str) -> dict[str, np.ndarray]:
     return {t.name: numpy_helper.to_array(t) for t in open_model(str(HERE / f"{case}.onnx")).graph.initializer}
 
 
-@pytest.mark.parametrize("case, chain, sets", [
-    ("conv_relu", "convolution+activation",
-     {"convolution.padding_nd": "1,1", "activation.type": "RELU"}),
-    ("conv_prelu", "convolution+prelu", {"prelu.granularity": "channel"}),
-    ("residual", "activation+elementwise+activation",  # x + tanh(x): the ElementWise's B is the chain's input
-     {"activation.type": "TANH", "elementwise.operation": "SUM", "activation2.type": "RELU"}),
-])
+@pytest.mark.parametrize(
+    "case, chain, sets",
+    [
+        ("conv_relu", "convolution+activation", {"convolution.padding_nd": "1,1", "activation.type": "RELU"}),
+        ("conv_prelu", "convolution+prelu", {"prelu.granularity": "channel"}),
+        (
+            "residual",
+            "activation+elementwise+activation",  # x + tanh(x): the ElementWise's B is the chain's input
+            {"activation.type": "TANH", "elementwise.operation": "SUM", "activation2.type": "RELU"},
+        ),
+    ],
+)
 def test_a_chain_gives_pytorchs_answer(case, chain, sets, tmp_path, capsys):
     """The chain built by hand on the command line, with the PyTorch module's own weights (nn.Conv2d's `0.weight`
     and `0.bias`, nn.PReLU's slopes), against PyTorch."""
@@ -88,8 +131,11 @@ def test_a_chain_gives_pytorchs_answer(case, chain, sets, tmp_path, capsys):
     (x,) = given.values()
     np.save(tmp_path / "x.npy", x)
     weights = _weights(case)
-    named = {"convolution.kernel": weights.get("0.weight"), "convolution.bias": weights.get("0.bias"),
-             "prelu.slopes": weights.get("val_1")}
+    named = {
+        "convolution.kernel": weights.get("0.weight"),
+        "convolution.bias": weights.get("0.bias"),
+        "prelu.slopes": weights.get("val_1"),
+    }
     for key, w in named.items():
         if w is not None:
             np.save(tmp_path / f"{key}.npy", w if w.ndim == 4 else w.ravel())

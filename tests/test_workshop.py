@@ -4,6 +4,7 @@ parameter name and replaced by the defaults; the code export and tensor download
 
 Query parameters are set before the layer page first runs in the session, as opening a link does.
 """
+
 from __future__ import annotations
 
 import io
@@ -42,13 +43,19 @@ def same_as_default(at: AppTest, layer: str) -> bool:
 
 
 # -- examples -------------------------------------------------------------------------------------
-@pytest.mark.parametrize("layer, name, url", [
-    ("convolution", "stride_nd_2_2", {"convolution.stride_nd.h": "2", "convolution.stride_nd.w": "2"}),
-    ("scale", "channel_axis_0", {"scale.channel_axis": "0", "scale.input.N": "2", "scale.input.kind": "constant",
-                                 "scale.shift": "2,3"}),
-    ("prelu", "spec_per_channel", {}),  # the default prelu page is that example: nothing differs
-    ("convolution", "int8", {"convolution.precision": "INT8"}),
-])
+@pytest.mark.parametrize(
+    "layer, name, url",
+    [
+        ("convolution", "stride_nd_2_2", {"convolution.stride_nd.h": "2", "convolution.stride_nd.w": "2"}),
+        (
+            "scale",
+            "channel_axis_0",
+            {"scale.channel_axis": "0", "scale.input.N": "2", "scale.input.kind": "constant", "scale.shift": "2,3"},
+        ),
+        ("prelu", "spec_per_channel", {}),  # the default prelu page is that example: nothing differs
+        ("convolution", "int8", {"convolution.precision": "INT8"}),
+    ],
+)
 def test_an_examples_link_sets_every_control_and_its_tab_matches_the_spec(layer, name, url):
     at = rerun(open_tab(open_page(layer, preset=name), layer, SPEC_TAB))
     assert "preset" not in at.query_params and {k: at.query_params[k] for k in url} == url
@@ -81,20 +88,36 @@ def test_an_unknown_example_in_the_url_is_reported_and_ignored():
 
 
 # -- links: tampered and stale URLs ---------------------------------------------------------------
-@pytest.mark.parametrize("layer, query, name, rule", [
-    ("convolution", {"convolution.num_groups": "2"}, "convolution.num_groups", "must divide the input channels C=1"),
-    ("prelu", {"prelu.slopes": "1,2"}, "prelu.slopes", "with granularity channel needs 1 or 3 values"),
-    ("convolution", {"convolution.kernel": "zzz"}, "convolution.kernel", "must be numbers separated by commas"),
-    ("convolution", {"convolution.input.H": "100000"}, "convolution.input.H", "must be between 1 and 512"),
-    ("activation", {"activation.type": "LEAKY_RELU", "activation.alpha": "1e999"}, "activation.alpha",
-     "must be finite"),
-    ("activation", {"activation.type": "<script>alert(1)</script>"}, "activation.type", "must be one of RELU"),
-    ("scale", {"view.presenter": "yes"}, "view.presenter", "must be true or false"),
-    ("convolution", {"convolution.stride_nd.h": "1.5"}, "convolution.stride_nd.h", "must be"),
-    ("convolution", {"convolution.stride_nd.d": "2"}, "convolution.stride_nd.d", "not a parameter of this"),
-    ("convolution", {"convolution.input.kind": "image"}, "convolution.input.kind",
-     "an uploaded image cannot travel in a link"),
-])
+@pytest.mark.parametrize(
+    "layer, query, name, rule",
+    [
+        (
+            "convolution",
+            {"convolution.num_groups": "2"},
+            "convolution.num_groups",
+            "must divide the input channels C=1",
+        ),
+        ("prelu", {"prelu.slopes": "1,2"}, "prelu.slopes", "with granularity channel needs 1 or 3 values"),
+        ("convolution", {"convolution.kernel": "zzz"}, "convolution.kernel", "must be numbers separated by commas"),
+        ("convolution", {"convolution.input.H": "100000"}, "convolution.input.H", "must be between 1 and 512"),
+        (
+            "activation",
+            {"activation.type": "LEAKY_RELU", "activation.alpha": "1e999"},
+            "activation.alpha",
+            "must be finite",
+        ),
+        ("activation", {"activation.type": "<script>alert(1)</script>"}, "activation.type", "must be one of RELU"),
+        ("scale", {"view.presenter": "yes"}, "view.presenter", "must be true or false"),
+        ("convolution", {"convolution.stride_nd.h": "1.5"}, "convolution.stride_nd.h", "must be"),
+        ("convolution", {"convolution.stride_nd.d": "2"}, "convolution.stride_nd.d", "not a parameter of this"),
+        (
+            "convolution",
+            {"convolution.input.kind": "image"},
+            "convolution.input.kind",
+            "an uploaded image cannot travel in a link",
+        ),
+    ],
+)
 def test_a_tampered_url_value_is_named_and_replaced_by_the_default(layer, query, name, rule):
     at = open_page(layer, **query, unknown_key="ignored")
     shown = warnings(at)
@@ -109,8 +132,9 @@ def test_a_tampered_url_value_is_named_and_replaced_by_the_default(layer, query,
 
 
 def test_several_bad_values_one_box_and_valid_ones_kept():
-    at = open_page("convolution", **{"convolution.stride_nd.h": "2", "convolution.num_groups": "2",
-                                     "convolution.bias": "<b>1</b>"})
+    at = open_page(
+        "convolution", **{"convolution.stride_nd.h": "2", "convolution.num_groups": "2", "convolution.bias": "<b>1</b>"}
+    )
     box = [w.value for w in at.warning if "URL parameter" in w.value]
     assert len(box) == 1 and "convolution.num_groups" in box[0] and "convolution.bias" in box[0]
     assert drawn(at)[0].endswith("Output (1, 1, 2, 7)")  # the good value was kept
@@ -118,14 +142,23 @@ def test_several_bad_values_one_box_and_valid_ones_kept():
 
 
 def test_an_old_links_spelling_still_opens():
-    at = open_page("convolution", **{"convolution.compare": "off", "convolution.view.shared_scale": "true",
-                                     "view.instrument": "false"})
+    at = open_page(
+        "convolution",
+        **{"convolution.compare": "off", "convolution.view.shared_scale": "true", "view.instrument": "false"},
+    )
     assert not at.warning and stage_data(at)["compare"] is None and same_as_default(at, "convolution")
 
 
 def test_a_shared_link_round_trips_in_a_new_session():
-    at = open_page("convolution", **{"convolution.input.kind": "random", "convolution.input.seed": "7",
-                                     "convolution.dilation_nd.w": "2", "convolution.padding_mode": "SAME_UPPER"})
+    at = open_page(
+        "convolution",
+        **{
+            "convolution.input.kind": "random",
+            "convolution.input.seed": "7",
+            "convolution.dilation_nd.w": "2",
+            "convolution.padding_mode": "SAME_UPPER",
+        },
+    )
     assert not at.warning
     assert at.session_state["convolution.input.seed"] == 7
     assert stage_data(at)["query"]["convolution.padding_mode"] == "SAME_UPPER"

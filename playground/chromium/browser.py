@@ -8,6 +8,7 @@ websocket messages, so `wait_until_idle` / `rerun` know when a script run was re
 and finished, not only what the DOM shows. Locating: `key_selector(widget_key)` is the CSS class
 Streamlit puts on a widget's element container.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -25,9 +26,18 @@ from ..trt.launch import tuned_env
 from ..ui.keys import key_selector  # noqa: F401  (the helpers here and their users find widgets by it)
 
 ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-quic",
-                 "--hide-scrollbars", "--font-render-hinting=none"]
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--disable-quic",
+    "--hide-scrollbars",
+    "--font-render-hinting=none",
+]
 # Streamlit shows this widget while a script run is in progress.
 RUNNING = '[data-testid="stStatusWidget"]'
 
@@ -47,20 +57,46 @@ def free_port() -> int:
 
 class AppURL(str):
     """The served app's base URL; `pid` is the server's process (benchmarks read its memory)."""
+
     pid: int
 
 
 @contextlib.contextmanager
-def serve_app(port: int | None = None, env: dict | None = None, timeout: float = 60.0, app: Path | None = None,
-              address: str = "127.0.0.1"):
+def serve_app(
+    port: int | None = None,
+    env: dict | None = None,
+    timeout: float = 60.0,
+    app: Path | None = None,
+    address: str = "127.0.0.1",
+):
     """Start `streamlit run app.py` (the pages and the stage's route; or another script) on a free loopback port, as
     scripts/start.sh does (the allocator set up for builds: trt.launch); yield its base URL (an AppURL); stop it."""
     port = port or free_port()  # free on 127.0.0.1 is free on the rest of the loopback range too
-    cmd = [sys.executable, "-m", "streamlit", "run", str(app or ROOT / "app.py"), "--server.headless", "true",
-           "--server.address", address, "--server.port", str(port), "--browser.gatherUsageStats", "false",
-           "--server.fileWatcherType", "none"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=tuned_env({**os.environ, **(env or {})}), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        str(app or ROOT / "app.py"),
+        "--server.headless",
+        "true",
+        "--server.address",
+        address,
+        "--server.port",
+        str(port),
+        "--browser.gatherUsageStats",
+        "false",
+        "--server.fileWatcherType",
+        "none",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env=tuned_env({**os.environ, **(env or {})}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     url = AppURL(f"http://{address}:{port}")
     url.pid = proc.pid
     try:
@@ -222,12 +258,15 @@ RUN_TRACKER_JS = r"""
 })();
 """
 
-_DOM_BUSY_JS = """() => {
+_DOM_BUSY_JS = (
+    """() => {
   const running = document.querySelector('%s');
   return Boolean((running && running.offsetParent !== null)
     || document.querySelector('[data-testid="stSkeleton"]')
     || document.querySelector('[data-stale="true"]'));
-}""" % RUNNING
+}"""
+    % RUNNING
+)
 RUN_TRACKER_JS = RUN_TRACKER_JS.replace("__DOM_BUSY__", _DOM_BUSY_JS)
 # True while the app is busy; argument: a mark() to wait past, or null. Without the run tracker:
 # the DOM alone (status widget, skeletons, stale elements).

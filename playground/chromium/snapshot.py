@@ -18,6 +18,7 @@ parameters in words, the link that reopens it, the `python -m playground run …
 gallery's folder: the arrays it names, `NAME.input.npy`, are written there) and the example's own note, as the alt
 text too.
 """
+
 from __future__ import annotations
 
 import json
@@ -61,9 +62,16 @@ CROP_JS = """([parts, margin]) => {
     .map(e => { const r = e.getBoundingClientRect(); return {x: r.left, y: r.top + window.scrollY, width: r.width, height: r.height}; });
   return {clip, figures, controls};
 }"""
-PARTS = {"figures": [".pg-stage .pg-head", ".pg-stage .pg-precision", ".pg-stage .pg-row", ".pg-stage .pg-line"],
-         "stage": [".pg-stage .pg-controls", ".pg-stage .pg-head", ".pg-stage .pg-precision", ".pg-stage .pg-row",
-                   ".pg-stage .pg-line"]}
+PARTS = {
+    "figures": [".pg-stage .pg-head", ".pg-stage .pg-precision", ".pg-stage .pg-row", ".pg-stage .pg-line"],
+    "stage": [
+        ".pg-stage .pg-controls",
+        ".pg-stage .pg-head",
+        ".pg-stage .pg-precision",
+        ".pg-stage .pg-row",
+        ".pg-stage .pg-line",
+    ],
+}
 MARGIN = 12
 NO_BADGES_CSS = ".pg-stage .pg-badge { display: none !important; }"
 # Whether this run built the engine or found it cached is no part of the figure: the badge says "built" either way.
@@ -117,6 +125,7 @@ def shots_from(pages: list[str], presets: list[str]) -> list[Shot]:
         if not sep or layer not in LAYERS:
             raise ValueError(f"--presets: {item!r} must be LAYER:PRESET with LAYER one of {', '.join(LAYERS)}")
         from ..presets import examples
+
         names = [p.name for p in examples(layer)]
         chosen = names if name == "all" else [name]
         for n in chosen:
@@ -126,17 +135,33 @@ def shots_from(pages: list[str], presets: list[str]) -> list[Shot]:
     return shots
 
 
-def take(shots: list[Shot], out: Path, *, width: int = 1920, height: int = 1080, presenter: bool = False,
-         crop: str = "figures", scale: int = 1, background: str = "white", query: str = "", badges: bool = False,
-         progress=print) -> list[Path]:
+def take(
+    shots: list[Shot],
+    out: Path,
+    *,
+    width: int = 1920,
+    height: int = 1080,
+    presenter: bool = False,
+    crop: str = "figures",
+    scale: int = 1,
+    background: str = "white",
+    query: str = "",
+    badges: bool = False,
+    progress=print,
+) -> list[Path]:
     if crop not in CROPS or background not in BACKGROUNDS or scale not in (1, 2, 3):
         raise ValueError(f"crop must be one of {', '.join(CROPS)}, background white or dark, scale 1, 2 or 3")
     out.mkdir(parents=True, exist_ok=True)
     bg, fg = BACKGROUNDS[background]
     written, records = [], {}
     with browser.serve_app() as base, browser.chromium() as chrome:
-        context = browser.new_context(chrome, viewport={"width": width, "height": height}, device_scale_factor=scale,
-                                      reduced_motion="reduce", color_scheme="light")
+        context = browser.new_context(
+            chrome,
+            viewport={"width": width, "height": height},
+            device_scale_factor=scale,
+            reduced_motion="reduce",
+            color_scheme="light",
+        )
         page = context.new_page()
         showing, style = None, None  # the layer page the tab has open (by a link), where an example can be picked
         for i, shot in enumerate(shots, 1):
@@ -164,8 +189,14 @@ def take(shots: list[Shot], out: Path, *, width: int = 1920, height: int = 1080,
                 found = page.evaluate(CROP_JS, [PARTS[crop], MARGIN])
             name = shot.name if shot.name not in {p.stem for p in written} else f"{shot.name}--{shot.preset}"
             path = out / f"{name}.png"  # two examples of one configuration (another input): the second named too
-            page.screenshot(path=str(path), full_page=True, clip=found["clip"] if found else None,
-                            animations="disabled", caret="hide", omit_background=False)
+            page.screenshot(
+                path=str(path),
+                full_page=True,
+                clip=found["clip"] if found else None,
+                animations="disabled",
+                caret="hide",
+                omit_background=False,
+            )
             written.append(path)
             records[path.name] = found or {"clip": None, "figures": [], "controls": []}
         context.close()
@@ -201,11 +232,14 @@ def pick_example(page, layer: str, name: str, timeout_ms: float = 60_000) -> boo
     page.select_option(picker, name)
     browser.wait_until_idle(page, timeout_ms, after=before)
     try:
-        page.wait_for_function(f"""(name) => {{
+        page.wait_for_function(
+            f"""(name) => {{
             const stage = document.querySelector('{STAGE}');
             const picker = stage && stage.querySelector('[data-control="example"]');
             return picker && picker.value === name && !stage.classList.contains('pg-busy'); }}""",
-                               arg=named[0].name if named else "", timeout=5_000)  # "": none named
+            arg=named[0].name if named else "",
+            timeout=5_000,
+        )  # "": none named
     except PlaywrightTimeout:
         return False
     return True
@@ -234,6 +268,15 @@ def gallery(shots: list[Shot], paths: list[Path], query: str = "", files: dict |
             x = layer.example_input(layer.example_shape)
             params, title, note = layer.defaults(), f"{layer.title} — the defaults", layer.summary
         alt = " ".join(note.split()).replace("]", ")")
-        lines += [f"## {title}", "", f"![{alt}]({path.name})", "", note, "",
-                  f"- Link: `/{link}`", f"- Reproduce: `{playground_command(layer, params, x, files, path.stem)}`", ""]
+        lines += [
+            f"## {title}",
+            "",
+            f"![{alt}]({path.name})",
+            "",
+            note,
+            "",
+            f"- Link: `/{link}`",
+            f"- Reproduce: `{playground_command(layer, params, x, files, path.stem)}`",
+            "",
+        ]
     return "\n".join(lines)

@@ -2,6 +2,7 @@
 
 A module here that defines `LAYER` is a layer: it is found, not listed, so adding a layer is adding its file.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -12,8 +13,10 @@ from ..layer import Layer
 
 def _discovered() -> dict[str, Layer]:
     found = [importlib.import_module(f"{__name__}.{m.name}") for m in pkgutil.iter_modules(__path__)]
-    layers = sorted((m.LAYER for m in found if isinstance(getattr(m, "LAYER", None), Layer)),
-                    key=lambda layer: (layer.order, layer.name))
+    layers = sorted(
+        (m.LAYER for m in found if isinstance(getattr(m, "LAYER", None), Layer)),
+        key=lambda layer: (layer.order, layer.name),
+    )
     return {layer.name: layer for layer in layers}
 
 

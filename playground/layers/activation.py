@@ -1,4 +1,5 @@
 """IActivationLayer: `add_activation(x, type)` with `.alpha` and `.beta`."""
+
 from __future__ import annotations
 
 import math
@@ -16,10 +17,20 @@ from ..section import Chart, Code, Note, Text
 # (alpha, beta) as TensorRT's add_activation sets them for each type; CLIP's own default is
 # ±FLT_MAX (no clipping), so the playground starts it at the spec's example, (-2, 2).
 DEFAULTS = {
-    "RELU": (0.0, 0.0), "SIGMOID": (0.0, 0.0), "TANH": (0.0, 0.0), "LEAKY_RELU": (0.01, 0.0),
-    "ELU": (1.0, 0.0), "SELU": (1.6732632, 1.0507010), "SOFTSIGN": (0.0, 0.0), "SOFTPLUS": (1.0, 1.0),
-    "CLIP": (-2.0, 2.0), "HARD_SIGMOID": (0.2, 0.5), "SCALED_TANH": (1.0, 1.0),
-    "THRESHOLDED_RELU": (1.0, 0.0), "GELU_ERF": (0.0, 0.0), "GELU_TANH": (0.0, 0.0),
+    "RELU": (0.0, 0.0),
+    "SIGMOID": (0.0, 0.0),
+    "TANH": (0.0, 0.0),
+    "LEAKY_RELU": (0.01, 0.0),
+    "ELU": (1.0, 0.0),
+    "SELU": (1.6732632, 1.0507010),
+    "SOFTSIGN": (0.0, 0.0),
+    "SOFTPLUS": (1.0, 1.0),
+    "CLIP": (-2.0, 2.0),
+    "HARD_SIGMOID": (0.2, 0.5),
+    "SCALED_TANH": (1.0, 1.0),
+    "THRESHOLDED_RELU": (1.0, 0.0),
+    "GELU_ERF": (0.0, 0.0),
+    "GELU_TANH": (0.0, 0.0),
 }
 # Each type's formula; the names it mentions are the parameters it uses.
 FORMULAS = {
@@ -58,25 +69,38 @@ def build(trt, network, x, p):
 
 
 # ONNX's activations: op → (type, its attributes as alpha and beta, with ONNX's defaults).
-ONNX_OPS = {"Relu": ("RELU", None, None), "Sigmoid": ("SIGMOID", None, None), "Tanh": ("TANH", None, None),
-            "LeakyRelu": ("LEAKY_RELU", ("alpha", 0.01), None), "Elu": ("ELU", ("alpha", 1.0), None),
-            "Selu": ("SELU", ("alpha", 1.67326319217681884765625), ("gamma", 1.05070102214813232421875)),
-            "Softsign": ("SOFTSIGN", None, None), "Softplus": ("SOFTPLUS", None, None),
-            "HardSigmoid": ("HARD_SIGMOID", ("alpha", 0.2), ("beta", 0.5)),
-            "ThresholdedRelu": ("THRESHOLDED_RELU", ("alpha", 1.0), None), "Clip": ("CLIP", None, None),
-            "Gelu": ("GELU_ERF", None, None)}
+ONNX_OPS = {
+    "Relu": ("RELU", None, None),
+    "Sigmoid": ("SIGMOID", None, None),
+    "Tanh": ("TANH", None, None),
+    "LeakyRelu": ("LEAKY_RELU", ("alpha", 0.01), None),
+    "Elu": ("ELU", ("alpha", 1.0), None),
+    "Selu": ("SELU", ("alpha", 1.67326319217681884765625), ("gamma", 1.05070102214813232421875)),
+    "Softsign": ("SOFTSIGN", None, None),
+    "Softplus": ("SOFTPLUS", None, None),
+    "HardSigmoid": ("HARD_SIGMOID", ("alpha", 0.2), ("beta", 0.5)),
+    "ThresholdedRelu": ("THRESHOLDED_RELU", ("alpha", 1.0), None),
+    "Clip": ("CLIP", None, None),
+    "Gelu": ("GELU_ERF", None, None),
+}
 
 
 def onnx_read(node: Node) -> dict:
     kind, a, b = ONNX_OPS[node.op]
-    raw = {"type": kind, "alpha": node.attr(*a) if a else DEFAULTS[kind][0],
-           "beta": node.attr(*b) if b else DEFAULTS[kind][1]}
+    raw = {
+        "type": kind,
+        "alpha": node.attr(*a) if a else DEFAULTS[kind][0],
+        "beta": node.attr(*b) if b else DEFAULTS[kind][1],
+    }
     if node.op == "Gelu":
         node.only("approximate", ("none", "tanh"), "must be none or tanh")
         raw["type"] = "GELU_TANH" if node.attr("approximate") == "tanh" else "GELU_ERF"
     if node.op == "Clip":  # bounds: inputs from opset 11, attributes before
-        bounds = [node.const(i, name, required=False) for i, name in ((1, "min"), (2, "max"))] \
-            if node.opset >= 11 else [node.attrs.get("min"), node.attrs.get("max")]
+        bounds = (
+            [node.const(i, name, required=False) for i, name in ((1, "min"), (2, "max"))]
+            if node.opset >= 11
+            else [node.attrs.get("min"), node.attrs.get("max")]
+        )
         for name, value in zip(("min", "max"), bounds):
             if value is None:
                 raise node.fail(name, "must be given: TensorRT's CLIP takes both bounds (alpha, beta)")
@@ -86,8 +110,10 @@ def onnx_read(node: Node) -> dict:
 
 def onnx_differs(node: Node, raw: dict) -> list[str]:
     if raw["type"] == "CLIP" and raw["alpha"] > raw["beta"]:
-        return ["Clip with min > max: ONNX gives max everywhere, TensorRT's CLIP, max(alpha, min(beta, x)), gives "
-                "alpha (min)"]
+        return [
+            "Clip with min > max: ONNX gives max everywhere, TensorRT's CLIP, max(alpha, min(beta, x)), gives "
+            "alpha (min)"
+        ]
     return []
 
 
@@ -111,50 +137,92 @@ def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
 ACTIVATION_DOC = "002_9dc6f1f368def977.txt"
 
 ACTIVATION = [
-    Preset("relu", "activation", "ReLU", {"type": "RELU"}, spec_input((1, 1, 3, 3)),
-           table("0 0 0 0 0 1 2 3 4", (1, 1, 3, 3)), (1, 1, 3, 3), EXACT_SMALL,
-           f"{ACTIVATION_DOC} § 2 TensorRT Activate 算子实现",
-           note="The spec prints only the shapes (1, 1, 3, 3); the values are max(x, 0) of its input "
-                "arange(-4, 5).", printed=False),
-    Preset("clip", "activation", "CLIP, alpha = -2, beta = 2", {"type": "CLIP", "alpha": -2, "beta": 2},
-           spec_input((1, 1, 3, 3)), table("-2 -2 -2 -1 0 1 2 2 2", (1, 1, 3, 3)), (1, 1, 3, 3), EXACT_SMALL,
-           f"{ACTIVATION_DOC} § 2 TensorRT Activate 算子实现",
-           note="The spec shows the construction (type changed to CLIP, alpha -2, beta 2) but no output; "
-                "the values are max(-2, min(2, x)) of arange(-4, 5).", printed=False),
+    Preset(
+        "relu",
+        "activation",
+        "ReLU",
+        {"type": "RELU"},
+        spec_input((1, 1, 3, 3)),
+        table("0 0 0 0 0 1 2 3 4", (1, 1, 3, 3)),
+        (1, 1, 3, 3),
+        EXACT_SMALL,
+        f"{ACTIVATION_DOC} § 2 TensorRT Activate 算子实现",
+        note="The spec prints only the shapes (1, 1, 3, 3); the values are max(x, 0) of its input arange(-4, 5).",
+        printed=False,
+    ),
+    Preset(
+        "clip",
+        "activation",
+        "CLIP, alpha = -2, beta = 2",
+        {"type": "CLIP", "alpha": -2, "beta": 2},
+        spec_input((1, 1, 3, 3)),
+        table("-2 -2 -2 -1 0 1 2 2 2", (1, 1, 3, 3)),
+        (1, 1, 3, 3),
+        EXACT_SMALL,
+        f"{ACTIVATION_DOC} § 2 TensorRT Activate 算子实现",
+        note="The spec shows the construction (type changed to CLIP, alpha -2, beta 2) but no output; "
+        "the values are max(-2, min(2, x)) of arange(-4, 5).",
+        printed=False,
+    ),
 ]
 RAMP_KNEE = {"kind": "ramp", "shape": (1, 1, 8, 8), "low": -3.0, "high": 1.0}  # the lessons' inputs
 RAMP_4 = {"kind": "ramp", "shape": (1, 1, 8, 8), "low": -4.0, "high": 4.0}
 ACTIVATION += [
-    lesson("activation", "selu_bf16_knee", "SELU near its knee in BF16", {"type": "SELU", "precision": "BF16"},
-           RAMP_KNEE, {"max_abs_error": 0.004162, "max_rel_error": 0.004676, "error_units": 0.5986},
-           "SELU on −3 … 1 in BF16: the input is rounded to 8 bits and the output once more. alpha (1.6733) and "
-           "beta (1.0507) are attributes of the layer, which a strongly typed network keeps in float32, so "
-           "they cost nothing: the error stays near half an ε (2⁻⁷), largest where the negative branch bends."),
-    lesson("activation", "gelu_bf16_knee", "GELU near its minimum in BF16",
-           {"type": "GELU_ERF", "precision": "BF16"}, RAMP_KNEE,
-           {"max_abs_error": 0.002859, "max_rel_error": 0.01822, "error_units": 2.332},
-           "GELU on −3 … 1 in BF16: around its minimum (x ≈ −0.75) and its zero the output is small while "
-           "the input's rounding is not, so the relative error reaches 2.3 ε."),
-    lesson("activation", "int8_saturation", "INT8 with a scale too small saturates",
-           {"type": "RELU", "precision": "INT8", "quantize_scale": 0.01}, RAMP_4,
-           {"max_abs_error": 2.73, "max_rel_error": 0.6825, "error_units": 86.68},
-           "Scale 0.01 gives INT8 the range ±1.27: every input above 1.27 is clamped to 127 steps, so 4 "
-           "comes out as 1.27: error 2.73, 273 input steps, or 86.7 steps of the output's own INT8 scale (4/127). "
-           "Scale 0 (from the data: amax/127) fixes it."),
-    lesson("activation", "int8_tie", "INT8 at a tie: the reciprocal scale decides",
-           {"type": "CLIP", "alpha": -10, "beta": 10, "precision": "INT8", "quantize_scale": 0.1},
-           {"kind": "ramp", "shape": (1, 1, 1, 3), "low": -3.2500002, "high": 3.2500002},
-           {"max_abs_error": 0.05, "max_rel_error": 0.01538, "error_units": 1.954},
-           "±3.2500002 with scale 0.1 is a tie on the device: TensorRT quantizes by the reciprocal scale, "
-           "±3.2500002 × 10 = ±32.500004 in float32, which rounds to ±33 steps (±3.3). Divided by the scale it "
-           "would be ±32.5, a tie that ties-to-even takes to ±32 (±3.2): half an input step either way, opposite "
-           "sides (1.95 steps of the output's own INT8 scale, 3.25/127). CLIP ±10 passes the values through "
-           "unchanged."),
-    lesson("activation", "fp8_from_data", "FP8 E4M3 with the scale from the data",
-           {"type": "RELU", "precision": "FP8", "quantize_scale": 0}, RAMP_4,
-           {"max_abs_error": 0.127, "max_rel_error": 0.05263, "error_units": 0.4211},
-           "FP8 E4M3 has 3 mantissa bits: with scale amax/448 every value keeps its range, and is rounded to "
-           "within half an ε (2⁻³) of itself."),
+    lesson(
+        "activation",
+        "selu_bf16_knee",
+        "SELU near its knee in BF16",
+        {"type": "SELU", "precision": "BF16"},
+        RAMP_KNEE,
+        {"max_abs_error": 0.004162, "max_rel_error": 0.004676, "error_units": 0.5986},
+        "SELU on −3 … 1 in BF16: the input is rounded to 8 bits and the output once more. alpha (1.6733) and "
+        "beta (1.0507) are attributes of the layer, which a strongly typed network keeps in float32, so "
+        "they cost nothing: the error stays near half an ε (2⁻⁷), largest where the negative branch bends.",
+    ),
+    lesson(
+        "activation",
+        "gelu_bf16_knee",
+        "GELU near its minimum in BF16",
+        {"type": "GELU_ERF", "precision": "BF16"},
+        RAMP_KNEE,
+        {"max_abs_error": 0.002859, "max_rel_error": 0.01822, "error_units": 2.332},
+        "GELU on −3 … 1 in BF16: around its minimum (x ≈ −0.75) and its zero the output is small while "
+        "the input's rounding is not, so the relative error reaches 2.3 ε.",
+    ),
+    lesson(
+        "activation",
+        "int8_saturation",
+        "INT8 with a scale too small saturates",
+        {"type": "RELU", "precision": "INT8", "quantize_scale": 0.01},
+        RAMP_4,
+        {"max_abs_error": 2.73, "max_rel_error": 0.6825, "error_units": 86.68},
+        "Scale 0.01 gives INT8 the range ±1.27: every input above 1.27 is clamped to 127 steps, so 4 "
+        "comes out as 1.27: error 2.73, 273 input steps, or 86.7 steps of the output's own INT8 scale (4/127). "
+        "Scale 0 (from the data: amax/127) fixes it.",
+    ),
+    lesson(
+        "activation",
+        "int8_tie",
+        "INT8 at a tie: the reciprocal scale decides",
+        {"type": "CLIP", "alpha": -10, "beta": 10, "precision": "INT8", "quantize_scale": 0.1},
+        {"kind": "ramp", "shape": (1, 1, 1, 3), "low": -3.2500002, "high": 3.2500002},
+        {"max_abs_error": 0.05, "max_rel_error": 0.01538, "error_units": 1.954},
+        "±3.2500002 with scale 0.1 is a tie on the device: TensorRT quantizes by the reciprocal scale, "
+        "±3.2500002 × 10 = ±32.500004 in float32, which rounds to ±33 steps (±3.3). Divided by the scale it "
+        "would be ±32.5, a tie that ties-to-even takes to ±32 (±3.2): half an input step either way, opposite "
+        "sides (1.95 steps of the output's own INT8 scale, 3.25/127). CLIP ±10 passes the values through "
+        "unchanged.",
+    ),
+    lesson(
+        "activation",
+        "fp8_from_data",
+        "FP8 E4M3 with the scale from the data",
+        {"type": "RELU", "precision": "FP8", "quantize_scale": 0},
+        RAMP_4,
+        {"max_abs_error": 0.127, "max_rel_error": 0.05263, "error_units": 0.4211},
+        "FP8 E4M3 has 3 mantissa bits: with scale amax/448 every value keeps its range, and is rounded to "
+        "within half an ε (2⁻³) of itself.",
+    ),
 ]
 
 
@@ -201,12 +269,16 @@ def section(ev, ctx):
     p = ev.params
     xs, ys = activation_curve(p["type"], p["alpha"], p["beta"], curve_range(ev.input))
     mx, my, step = curve_marks(ev.input, ev.output)
-    fig = plots.transfer_curve_figure(xs, ys, marks_x=mx, marks_y=my, theme=ctx.theme,
-                                      title=f"{p['type']}: transfer curve, the input's values marked")
+    fig = plots.transfer_curve_figure(
+        xs, ys, marks_x=mx, marks_y=my, theme=ctx.theme, title=f"{p['type']}: transfer curve, the input's values marked"
+    )
     of = "the tensor" if step == 1 else f"every {step}th value of the tensor"
-    return [Text(f"**{p['type']}** with the current parameters:"), Code(formula(p)),
-            Chart("curve", fig),
-            Note(f"Marks: {len(mx)} distinct (input, output) pairs of {of}, output from {ev.output_source}.")]
+    return [
+        Text(f"**{p['type']}** with the current parameters:"),
+        Code(formula(p)),
+        Chart("curve", fig),
+        Note(f"Marks: {len(mx)} distinct (input, output) pairs of {of}, output from {ev.output_source}."),
+    ]
 
 
 LAYER = Layer(
@@ -216,12 +288,33 @@ LAYER = Layer(
     icon=":material/show_chart:",
     summary="y = f(x) elementwise, for every trt.ActivationType; alpha and beta parametrise some types.",
     params=(
-        Param("type", "enum", "RELU", "Activation function (trt.ActivationType).", choices=tuple(DEFAULTS),
-        label="Type"),
-        Param("alpha", "float", lambda p, s: DEFAULTS[p["type"]][0], "First parameter; its meaning depends on the type.",
-              low=-100.0, high=100.0, step=0.01, slide=(-5.0, 5.0), used_when=uses("alpha"), label="Alpha"),
-        Param("beta", "float", lambda p, s: DEFAULTS[p["type"]][1], "Second parameter; its meaning depends on the type.",
-              low=-100.0, high=100.0, step=0.01, slide=(-5.0, 5.0), used_when=uses("beta"), label="Beta"),
+        Param(
+            "type", "enum", "RELU", "Activation function (trt.ActivationType).", choices=tuple(DEFAULTS), label="Type"
+        ),
+        Param(
+            "alpha",
+            "float",
+            lambda p, s: DEFAULTS[p["type"]][0],
+            "First parameter; its meaning depends on the type.",
+            low=-100.0,
+            high=100.0,
+            step=0.01,
+            slide=(-5.0, 5.0),
+            used_when=uses("alpha"),
+            label="Alpha",
+        ),
+        Param(
+            "beta",
+            "float",
+            lambda p, s: DEFAULTS[p["type"]][1],
+            "Second parameter; its meaning depends on the type.",
+            low=-100.0,
+            high=100.0,
+            step=0.01,
+            slide=(-5.0, 5.0),
+            used_when=uses("beta"),
+            label="Beta",
+        ),
     ),
     example_shape=(1, 1, 3, 3),
     example_input=centered_ramp,

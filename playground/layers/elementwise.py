@@ -1,4 +1,5 @@
 """IElementWiseLayer: `add_elementwise(a, b, op)`, two inputs of equal rank whose size-1 axes broadcast."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -15,8 +16,20 @@ ARITHMETIC = ("SUM", "PROD", "MAX", "MIN", "SUB", "DIV", "POW", "FLOOR_DIV")
 LOGICAL = ("AND", "OR", "XOR")  # TensorRT reads BOOL here: a nonzero input is true
 COMPARISONS = ("EQUAL", "GREATER", "LESS")  # BOOL out: drawn as 0 and 1
 OPERATIONS = ARITHMETIC + LOGICAL + COMPARISONS
-SYMBOL = {"SUM": "+", "PROD": "×", "SUB": "−", "DIV": "/", "POW": "^", "FLOOR_DIV": "//", "AND": "and", "OR": "or",
-          "XOR": "xor", "EQUAL": "==", "GREATER": ">", "LESS": "<"}
+SYMBOL = {
+    "SUM": "+",
+    "PROD": "×",
+    "SUB": "−",
+    "DIV": "/",
+    "POW": "^",
+    "FLOOR_DIV": "//",
+    "AND": "and",
+    "OR": "or",
+    "XOR": "xor",
+    "EQUAL": "==",
+    "GREATER": ">",
+    "LESS": "<",
+}
 
 
 def broadcast(shapes: dict) -> tuple:
@@ -31,8 +44,12 @@ def check(fail, p, shapes):
     names = DIM_NAMES.get(len(a), tuple(f"axis {i}" for i in range(len(a))))
     for name, m, n in zip(names, a, b):
         if m != n and 1 not in (m, n):
-            raise fail("input.b", f"B {b} does not broadcast against A {a}: axis {name} is {n} against {m}; each "
-                                f"axis must be equal or 1 in one of them", b)
+            raise fail(
+                "input.b",
+                f"B {b} does not broadcast against A {a}: axis {name} is {n} against {m}; each "
+                f"axis must be equal or 1 in one of them",
+                b,
+            )
     return p
 
 
@@ -53,8 +70,15 @@ def apply(op: str, a, b):
         return out.astype(a.dtype)
     if op == "FLOOR_DIV":
         return np.floor(a / b)
-    f = {"SUM": np.add, "PROD": np.multiply, "MAX": np.maximum, "MIN": np.minimum, "SUB": np.subtract,
-         "DIV": np.divide, "POW": np.power}[op]
+    f = {
+        "SUM": np.add,
+        "PROD": np.multiply,
+        "MAX": np.maximum,
+        "MIN": np.minimum,
+        "SUB": np.subtract,
+        "DIV": np.divide,
+        "POW": np.power,
+    }[op]
     return f(a, b) * one
 
 
@@ -100,14 +124,21 @@ def cell(xs, p, index, reference_output=None):
     va, vb = float(xs["a"][ia]), float(xs["b"][ib])
     op = p["operation"]
     shown = precise(float(reference_output[tuple(index)])) if reference_output is not None else "?"
-    terms = (f"{op.lower()}({precise(va)}, {precise(vb)})" if op in ("MAX", "MIN") else
-             f"{precise(va)} {SYMBOL[op]} {precise(vb)}")
-    rows = ({"input": "A", "cell": str(ia), "value": precise(va)},
-            {"input": "B", "cell": str(ib), "value": precise(vb)})
+    terms = (
+        f"{op.lower()}({precise(va)}, {precise(vb)})"
+        if op in ("MAX", "MIN")
+        else f"{precise(va)} {SYMBOL[op]} {precise(vb)}"
+    )
+    rows = (
+        {"input": "A", "cell": str(ia), "value": precise(va)},
+        {"input": "B", "cell": str(ib), "value": precise(vb)},
+    )
     notes = []
     if op in LOGICAL:
-        notes.append("TensorRT's logical operations read BOOL: each input is cast to BOOL (nonzero is true) and the "
-                     "result back to the input's type, 1 for true.")
+        notes.append(
+            "TensorRT's logical operations read BOOL: each input is cast to BOOL (nonzero is true) and the "
+            "result back to the input's type, 1 for true."
+        )
     elif op in COMPARISONS:
         notes.append("A comparison gives BOOL, drawn as 1 for true and 0 for false.")
     if ia != tuple(index) or ib != tuple(index):
@@ -131,13 +162,32 @@ def explain(p, shapes):
     names = DIM_NAMES.get(len(a), ())
     spread = [f"{n} of {'A' if m == 1 else 'B'}" for n, m, k in zip(names, a, b) if m != k]
     text = f"A {a} {SYMBOL.get(p['operation'], p['operation'].lower())} B {b} → {out}"
-    return [text + (": broadcast along " + ", ".join(spread) + " (a size-1 axis repeats)." if spread
-                    else ": equal shapes, cell by cell.")]
+    return [
+        text
+        + (
+            ": broadcast along " + ", ".join(spread) + " (a size-1 axis repeats)."
+            if spread
+            else ": equal shapes, cell by cell."
+        )
+    ]
 
 
 # -- ONNX: one op per operation (FLOOR_DIV: Floor of Div); BOOL where ONNX's logical ops and comparisons need it --
-ONNX_OPS = {"SUM": "Add", "PROD": "Mul", "MAX": "Max", "MIN": "Min", "SUB": "Sub", "DIV": "Div", "POW": "Pow",
-            "AND": "And", "OR": "Or", "XOR": "Xor", "EQUAL": "Equal", "GREATER": "Greater", "LESS": "Less"}
+ONNX_OPS = {
+    "SUM": "Add",
+    "PROD": "Mul",
+    "MAX": "Max",
+    "MIN": "Min",
+    "SUB": "Sub",
+    "DIV": "Div",
+    "POW": "Pow",
+    "AND": "And",
+    "OR": "Or",
+    "XOR": "Xor",
+    "EQUAL": "Equal",
+    "GREATER": "Greater",
+    "LESS": "Less",
+}
 ONNX_BOOL, ONNX_FLOAT = 9, 1  # TensorProto.BOOL, TensorProto.FLOAT (no onnx import in a layer's declaration)
 
 
@@ -176,27 +226,81 @@ def _two(b_shape, b=None):
 
 HOW = "TensorRT's ElementWiseOperation, size-1 axes broadcast"
 EXAMPLES = (
-    derived("elementwise", "sum_row", "SUM, B a row broadcast down H", {"operation": "SUM"}, _two((1, 1, 1, 3)),
-            A_RAMP + B_ROW, HOW),
-    derived("elementwise", "sub_column", "SUB, B a column broadcast along W", {"operation": "SUB"},
-            _two((1, 1, 3, 1)), A_RAMP - B_COLUMN, HOW),
-    derived("elementwise", "div", "DIV, equal shapes", {"operation": "DIV"}, _two((1, 1, 3, 3)),
-            A_RAMP / np.arange(1, 10, dtype=np.float32).reshape(1, 1, 3, 3), HOW,
-            tolerance=None),
-    derived("elementwise", "floor_div", "FLOOR_DIV rounds toward −∞", {"operation": "FLOOR_DIV"}, _two((1, 1, 1, 3)),
-            np.float32([[-4, -2, -1], [-1, 0, 0], [2, 1, 1]]).reshape(1, 1, 3, 3), HOW,
-            note="−4 // 1 = −4, −3 // 2 = −2, −2 // 3 = −1: floor, not truncation toward 0."),
-    derived("elementwise", "pow", "POW, integer exponents", {"operation": "POW"}, _two((1, 1, 1, 3)),
-            np.float32([[-4, 9, -8], [-1, 0, 1], [2, 9, 64]]).reshape(1, 1, 3, 3), HOW),
-    derived("elementwise", "max", "MAX with a constant 0: a ReLU", {"operation": "MAX"},
-            _two(None, {"kind": "constant", "shape": (1, 1, 1, 1), "value": 0.0}),
-            np.maximum(A_RAMP, 0), HOW),
-    derived("elementwise", "greater", "GREATER, BOOL drawn as 0/1", {"operation": "GREATER"}, _two((1, 1, 1, 3)),
-            (A_RAMP > B_ROW).astype(np.float32), HOW),
-    derived("elementwise", "xor", "XOR: nonzero is true", {"operation": "XOR"},
-            _two(None, {"kind": "checkerboard", "shape": (1, 1, 3, 3), "low": 0.0, "high": 1.0}),
-            np.float32([[0, 1, 0], [1, 1, 1], [0, 1, 0]]).reshape(1, 1, 3, 3), HOW,
-            note="A is 0 only at its centre; B's checkerboard is 1 where h + w is even (the corners and the centre)."),
+    derived(
+        "elementwise",
+        "sum_row",
+        "SUM, B a row broadcast down H",
+        {"operation": "SUM"},
+        _two((1, 1, 1, 3)),
+        A_RAMP + B_ROW,
+        HOW,
+    ),
+    derived(
+        "elementwise",
+        "sub_column",
+        "SUB, B a column broadcast along W",
+        {"operation": "SUB"},
+        _two((1, 1, 3, 1)),
+        A_RAMP - B_COLUMN,
+        HOW,
+    ),
+    derived(
+        "elementwise",
+        "div",
+        "DIV, equal shapes",
+        {"operation": "DIV"},
+        _two((1, 1, 3, 3)),
+        A_RAMP / np.arange(1, 10, dtype=np.float32).reshape(1, 1, 3, 3),
+        HOW,
+        tolerance=None,
+    ),
+    derived(
+        "elementwise",
+        "floor_div",
+        "FLOOR_DIV rounds toward −∞",
+        {"operation": "FLOOR_DIV"},
+        _two((1, 1, 1, 3)),
+        np.float32([[-4, -2, -1], [-1, 0, 0], [2, 1, 1]]).reshape(1, 1, 3, 3),
+        HOW,
+        note="−4 // 1 = −4, −3 // 2 = −2, −2 // 3 = −1: floor, not truncation toward 0.",
+    ),
+    derived(
+        "elementwise",
+        "pow",
+        "POW, integer exponents",
+        {"operation": "POW"},
+        _two((1, 1, 1, 3)),
+        np.float32([[-4, 9, -8], [-1, 0, 1], [2, 9, 64]]).reshape(1, 1, 3, 3),
+        HOW,
+    ),
+    derived(
+        "elementwise",
+        "max",
+        "MAX with a constant 0: a ReLU",
+        {"operation": "MAX"},
+        _two(None, {"kind": "constant", "shape": (1, 1, 1, 1), "value": 0.0}),
+        np.maximum(A_RAMP, 0),
+        HOW,
+    ),
+    derived(
+        "elementwise",
+        "greater",
+        "GREATER, BOOL drawn as 0/1",
+        {"operation": "GREATER"},
+        _two((1, 1, 1, 3)),
+        (A_RAMP > B_ROW).astype(np.float32),
+        HOW,
+    ),
+    derived(
+        "elementwise",
+        "xor",
+        "XOR: nonzero is true",
+        {"operation": "XOR"},
+        _two(None, {"kind": "checkerboard", "shape": (1, 1, 3, 3), "low": 0.0, "high": 1.0}),
+        np.float32([[0, 1, 0], [1, 1, 1], [0, 1, 0]]).reshape(1, 1, 3, 3),
+        HOW,
+        note="A is 0 only at its centre; B's checkerboard is 1 where h + w is even (the corners and the centre).",
+    ),
 )
 
 LAYER = Layer(
@@ -206,13 +310,21 @@ LAYER = Layer(
     icon=":material/join:",
     summary="y = A op B cell by cell (SUM, PROD, MAX, …, comparisons as 0/1), size-1 axes broadcast.",
     params=(
-        Param("operation", "enum", "SUM", "The ElementWiseOperation: arithmetic (SUM, PROD, MAX, MIN, SUB, DIV, POW, "
-              "FLOOR_DIV), logical on BOOL (AND, OR, XOR: a nonzero input is true) or a comparison (EQUAL, GREATER, "
-              "LESS); a BOOL result is drawn as 0 and 1.", choices=OPERATIONS, label="Operation"),
+        Param(
+            "operation",
+            "enum",
+            "SUM",
+            "The ElementWiseOperation: arithmetic (SUM, PROD, MAX, MIN, SUB, DIV, POW, "
+            "FLOOR_DIV), logical on BOOL (AND, OR, XOR: a nonzero input is true) or a comparison (EQUAL, GREATER, "
+            "LESS); a BOOL result is drawn as 0 and 1.",
+            choices=OPERATIONS,
+            label="Operation",
+        ),
     ),
-    inputs=(Input("a", "The first operand.", example=centered_ramp),
-            Input("b", "The second operand; its size-1 axes broadcast (so may A's).", example=_spec_b,
-                  constant=True)),
+    inputs=(
+        Input("a", "The first operand.", example=centered_ramp),
+        Input("b", "The second operand; its size-1 axes broadcast (so may A's).", example=_spec_b, constant=True),
+    ),
     example_shape=(1, 1, 3, 3),
     example_input=centered_ramp,
     reference=reference,

@@ -1,5 +1,6 @@
 """IGatherLayer in ELEMENT mode: `add_gather_v2(data, indices, GatherMode.ELEMENT)` with `.axis`: each output cell
 copies the data cell its index names along the axis (ONNX's GatherElements)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,8 +19,12 @@ def check(fail, p, shapes):
     names = DIM_NAMES.get(len(data), ())
     for a, (d, i) in enumerate(zip(data, idx)):
         if a != axis and i > d:
-            raise fail("input.indices", f"is {i} along {names[a] if names else a}, where the data has {d}: off the "
-                                        "axis gathered along, the indices may not reach past the data", idx)
+            raise fail(
+                "input.indices",
+                f"is {i} along {names[a] if names else a}, where the data has {d}: off the "
+                "axis gathered along, the indices may not reach past the data",
+                idx,
+            )
     return p
 
 
@@ -58,7 +63,7 @@ def reads(p, shapes, index):
     """Output `index` reads its own index cell; the data cell depends on the index's value, so the map names the
     whole line along the axis it is picked from."""
     axis = p["axis"]
-    line = [tuple(index[:axis]) + (k,) + tuple(index[axis + 1:]) for k in range(shapes["data"][axis])]
+    line = [tuple(index[:axis]) + (k,) + tuple(index[axis + 1 :]) for k in range(shapes["data"][axis])]
     return {"data": line, "indices": [tuple(index)]}
 
 
@@ -66,12 +71,21 @@ def cell(xs, p, index, reference_output=None):
     axis, k = p["axis"], float(xs["indices"][tuple(index)])
     shown = precise(float(reference_output[tuple(index)])) if reference_output is not None else "?"
     if not _valid(np.float64(k), xs["data"].shape[axis]):
-        return Cell(f"index {precise(k)}: **{shown}**", (), (f"An index must be a whole number in 0 … "
-                                                             f"{xs['data'].shape[axis] - 1}; this one has no "
-                                                             "documented result.",))
-    at = tuple(index[:axis]) + (int(k),) + tuple(index[axis + 1:])
-    return Cell(f"data{list(at)} = **{shown}**", ({"index": precise(k), "data cell": str(at), "value": shown},),
-                (f"The index {int(k)} replaces the output's own position along axis {axis}.",))
+        return Cell(
+            f"index {precise(k)}: **{shown}**",
+            (),
+            (
+                f"An index must be a whole number in 0 … "
+                f"{xs['data'].shape[axis] - 1}; this one has no "
+                "documented result.",
+            ),
+        )
+    at = tuple(index[:axis]) + (int(k),) + tuple(index[axis + 1 :])
+    return Cell(
+        f"data{list(at)} = **{shown}**",
+        ({"index": precise(k), "data cell": str(at), "value": shown},),
+        (f"The index {int(k)} replaces the output's own position along axis {axis}.",),
+    )
 
 
 def formula(p: dict) -> str:
@@ -79,9 +93,11 @@ def formula(p: dict) -> str:
 
 
 def explain(p, shapes):
-    return [f"ELEMENT mode along axis {p['axis']}: the output has the indices' shape {shapes['indices']}; each cell "
-            "copies the data cell its index names on that axis, at its own position on the others. The indices "
-            "come as float32 and are cast to INT32 (no precision touches them)."]
+    return [
+        f"ELEMENT mode along axis {p['axis']}: the output has the indices' shape {shapes['indices']}; each cell "
+        "copies the data cell its index names on that axis, at its own position on the others. The indices "
+        "come as float32 and are cast to INT32 (no precision touches them)."
+    ]
 
 
 def onnx_read(node: Node) -> dict:
@@ -105,14 +121,26 @@ def _indices_example(shape):
 HOW = "each index looked up by hand"
 DATA = {"kind": "spec", "shape": (1, 1, 3, 3)}  # 1 … 9
 EXAMPLES = (
-    derived("gather", "shifted_rows", "Along W: each row shifted by its number", {},
-            {"data": DATA, "indices": {"kind": "spec", "shape": (1, 1, 3, 3)}},
-            np.float32([[1, 2, 3], [5, 6, 4], [9, 7, 8]]).reshape(1, 1, 3, 3), HOW,
-            note="Row h reads columns h, h + 1, h + 2 (mod 3): 4 5 6 becomes 5 6 4."),
-    derived("gather", "along_h", "Along H, indices all 2: the last row everywhere", {"axis": 2},
-            {"data": DATA, "indices": {"kind": "constant", "shape": (1, 1, 2, 3), "value": 2.0}},
-            np.float32([[7, 8, 9], [7, 8, 9]]).reshape(1, 1, 2, 3), HOW,
-            note="The output takes the indices' shape (1, 1, 2, 3)."),
+    derived(
+        "gather",
+        "shifted_rows",
+        "Along W: each row shifted by its number",
+        {},
+        {"data": DATA, "indices": {"kind": "spec", "shape": (1, 1, 3, 3)}},
+        np.float32([[1, 2, 3], [5, 6, 4], [9, 7, 8]]).reshape(1, 1, 3, 3),
+        HOW,
+        note="Row h reads columns h, h + 1, h + 2 (mod 3): 4 5 6 becomes 5 6 4.",
+    ),
+    derived(
+        "gather",
+        "along_h",
+        "Along H, indices all 2: the last row everywhere",
+        {"axis": 2},
+        {"data": DATA, "indices": {"kind": "constant", "shape": (1, 1, 2, 3), "value": 2.0}},
+        np.float32([[7, 8, 9], [7, 8, 9]]).reshape(1, 1, 2, 3),
+        HOW,
+        note="The output takes the indices' shape (1, 1, 2, 3).",
+    ),
 )
 
 LAYER = Layer(
@@ -122,12 +150,28 @@ LAYER = Layer(
     icon=":material/move_item:",
     summary="y[i] = data[i with the axis replaced by indices[i]]: GatherElements, the output of the indices' shape.",
     params=(
-        Param("axis", "int", 3, "The axis the indices pick along: 0 = N, 1 = C, 2 = H, 3 = W.", low=0, high=3,
-              step=1, label="Axis"),
+        Param(
+            "axis",
+            "int",
+            3,
+            "The axis the indices pick along: 0 = N, 1 = C, 2 = H, 3 = W.",
+            low=0,
+            high=3,
+            step=1,
+            label="Axis",
+        ),
     ),
-    inputs=(Input("data", "The tensor read.", example=lambda s: arange_pattern(s, 1)),
-            Input("indices", "Whole numbers 0 … size − 1 along the axis (cast to INT32; no precision touches "
-                  "them); may be a model's constant.", example=_indices_example, constant=True, data=False)),
+    inputs=(
+        Input("data", "The tensor read.", example=lambda s: arange_pattern(s, 1)),
+        Input(
+            "indices",
+            "Whole numbers 0 … size − 1 along the axis (cast to INT32; no precision touches "
+            "them); may be a model's constant.",
+            example=_indices_example,
+            constant=True,
+            data=False,
+        ),
+    ),
     example_shape=(1, 1, 3, 3),
     example_input=lambda s: arange_pattern(s, 1),
     reference=reference,

@@ -1,5 +1,6 @@
 """Leaky ReLU three ways: the activation type, a PReLU with one slope, and the spec's
 Scale(x·alpha) + Scale(ReLU(x)·(1−alpha)) summed by an ElementWise layer."""
+
 from __future__ import annotations
 
 import functools
@@ -53,8 +54,9 @@ def build(trt, network, x, p):
     empty = trt.Weights()
     scaled = network.add_scale(x, trt.ScaleMode.UNIFORM, empty, np.array([alpha], np.float32), empty)
     relu = network.add_activation(x, trt.ActivationType.RELU)
-    scaled_relu = network.add_scale(relu.get_output(0), trt.ScaleMode.UNIFORM, empty,
-                                    np.array([1.0 - alpha], np.float32), empty)
+    scaled_relu = network.add_scale(
+        relu.get_output(0), trt.ScaleMode.UNIFORM, empty, np.array([1.0 - alpha], np.float32), empty
+    )
     total = network.add_elementwise(scaled.get_output(0), scaled_relu.get_output(0), trt.ElementWiseOperation.SUM)
     return total.get_output(0)
 
@@ -69,21 +71,37 @@ _LEAKY_TITLES = {
     "parametric_relu": "add_parametric_relu, one slope 0.1",
 }
 LEAKY_RELU = [
-    Preset(c, "leaky_relu", _LEAKY_TITLES[c], {"alpha": 0.1, "construction": c}, spec_input((1, 1, 3, 3)),
-           LEAKY_TABLE, (1, 1, 3, 3), EXACT_SMALL, f"{LEAKY_DOC} § 实现方式",
-           note="The spec (C++, no run) prints no input or output; the input is the activation spec's "
-                "arange(-4, 5) and the values are leaky ReLU's definition, x if x ≥ 0 else 0.1·x. "
-                "All three constructions must give them.", printed=False)
+    Preset(
+        c,
+        "leaky_relu",
+        _LEAKY_TITLES[c],
+        {"alpha": 0.1, "construction": c},
+        spec_input((1, 1, 3, 3)),
+        LEAKY_TABLE,
+        (1, 1, 3, 3),
+        EXACT_SMALL,
+        f"{LEAKY_DOC} § 实现方式",
+        note="The spec (C++, no run) prints no input or output; the input is the activation spec's "
+        "arange(-4, 5) and the values are leaky ReLU's definition, x if x ≥ 0 else 0.1·x. "
+        "All three constructions must give them.",
+        printed=False,
+    )
     for c in ("scale_relu_sum", "activation", "parametric_relu")
 ]
-LEAKY_RELU.append(lesson(
-    "leaky_relu", "bf16_alpha", "BF16's 0.1 is 0.10009765625", {"alpha": 0.1, "precision": "BF16"},
-    {"kind": "ramp", "shape": (1, 1, 8, 8), "low": -4.0, "high": 4.0},
-    {"max_abs_error": 0.02331, "max_rel_error": 0.009149, "error_units": 1.171},
-    "alpha = 0.1 has no exact BF16 value, nor has 0.9: the scale construction's weights become 0.10009765625 "
-    "and 0.8984375, which no longer add up to 1, so even the positive side is off; the input and each of the "
-    "three layers' outputs are rounded to 8 bits too, and the error passes one ε (2⁻⁷). The activation "
-    "construction keeps alpha in float32 (an attribute) and does better."))
+LEAKY_RELU.append(
+    lesson(
+        "leaky_relu",
+        "bf16_alpha",
+        "BF16's 0.1 is 0.10009765625",
+        {"alpha": 0.1, "precision": "BF16"},
+        {"kind": "ramp", "shape": (1, 1, 8, 8), "low": -4.0, "high": 4.0},
+        {"max_abs_error": 0.02331, "max_rel_error": 0.009149, "error_units": 1.171},
+        "alpha = 0.1 has no exact BF16 value, nor has 0.9: the scale construction's weights become 0.10009765625 "
+        "and 0.8984375, which no longer add up to 1, so even the positive side is off; the input and each of the "
+        "three layers' outputs are rounded to 8 bits too, and the error passes one ε (2⁻⁷). The activation "
+        "construction keeps alpha in float32 (an attribute) and does better.",
+    )
+)
 
 
 def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
@@ -168,24 +186,37 @@ def section(ev, ctx):
         columns.append(column + [Note(f"output from {cmp['sources'][name]}")])
     worst = float(np.max(cmp["max_diff"]))
     verdict = f"Largest difference {worst:.3g}: " + (
-        "the three agree to float32 rounding." if worst <= 1e-6 else "they disagree by more than float32 rounding.")
+        "the three agree to float32 rounding." if worst <= 1e-6 else "they disagree by more than float32 rounding."
+    )
     blocks = [
         Text(f"The three constructions of Leaky ReLU with alpha = {precise(alpha)}, on the same input:"),
         Columns(tuple(columns)),
         # three more heatmaps per change, of outputs the difference table below already compares: on request
-        OnRequest("draw_outputs", "Draw each construction's output", lambda: [Columns(tuple(
-            [Heatmap(f"out_{n}", cmp["outputs"][n], f"{n} output")] for n in names))]),
+        OnRequest(
+            "draw_outputs",
+            "Draw each construction's output",
+            lambda: [Columns(tuple([Heatmap(f"out_{n}", cmp["outputs"][n], f"{n} output")] for n in names))],
+        ),
         Text("**Pairwise max |difference|**"),
-        Table("max_diff", [{"construction": a, **{b: f"{v:.3g}" for b, v in zip(names, row)}}
-                           for a, row in zip(names, cmp["max_diff"])]),
+        Table(
+            "max_diff",
+            [
+                {"construction": a, **{b: f"{v:.3g}" for b, v in zip(names, row)}}
+                for a, row in zip(names, cmp["max_diff"])
+            ],
+        ),
         Note(verdict, "success" if worst <= 1e-6 else "warning"),
     ]
     latency = cmp["latency_ms"]
     if not any(v is not None for v in latency.values()):
         return blocks + [Note("Latency needs a GPU that runs the engines; none here. " + FUSION_NOTE)]
-    fig = plots.comparison_bar_figure([CONSTRUCTION_LABELS[n] for n in names],
-                                      [np.nan if latency[n] is None else latency[n] for n in names],
-                                      title="Latency (median of timed runs)", unit="ms", theme=ctx.theme)
+    fig = plots.comparison_bar_figure(
+        [CONSTRUCTION_LABELS[n] for n in names],
+        [np.nan if latency[n] is None else latency[n] for n in names],
+        title="Latency (median of timed runs)",
+        unit="ms",
+        theme=ctx.theme,
+    )
     return blocks + [Chart("latency", fig), Note(FUSION_NOTE, "info")]
 
 
@@ -198,12 +229,26 @@ LAYER = Layer(
     params=(
         # The PReLU's slope is a constant (typed); the activation's alpha an attribute (float32); the scale
         # construction's weights are alpha and 1 − alpha, which its reference rounds itself.
-        Param("alpha", "float", 0.1, "Slope of the negative part.", low=-2.0, high=2.0, step=0.01,
-              weight=lambda p: p["construction"] == "parametric_relu", label="Alpha"),
-        Param("construction", "enum", "scale_relu_sum",
-              "activation: ActivationType.LEAKY_RELU; parametric_relu: add_parametric_relu with one slope; "
-              "scale_relu_sum: Scale(x·alpha) + Scale(ReLU(x)·(1−alpha)), ElementWise SUM.",
-              choices=CONSTRUCTIONS, label="Construction"),
+        Param(
+            "alpha",
+            "float",
+            0.1,
+            "Slope of the negative part.",
+            low=-2.0,
+            high=2.0,
+            step=0.01,
+            weight=lambda p: p["construction"] == "parametric_relu",
+            label="Alpha",
+        ),
+        Param(
+            "construction",
+            "enum",
+            "scale_relu_sum",
+            "activation: ActivationType.LEAKY_RELU; parametric_relu: add_parametric_relu with one slope; "
+            "scale_relu_sum: Scale(x·alpha) + Scale(ReLU(x)·(1−alpha)), ElementWise SUM.",
+            choices=CONSTRUCTIONS,
+            label="Construction",
+        ),
     ),
     example_shape=(1, 1, 3, 3),
     example_input=centered_ramp,

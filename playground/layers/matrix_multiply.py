@@ -1,5 +1,6 @@
 """IMatrixMultiplyLayer: `add_matrix_multiply(a, op0, b, op1)`, a matrix product over the last two axes of each
 input (a collection of matrices along the leading ones, broadcast where one has size 1)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -29,9 +30,11 @@ def geometry(p: dict, shapes: dict):
     a_batch, (m, k) = _matrix(shapes["a"], p["op0"], False)
     b_batch, (k2, n) = _matrix(shapes["b"], p["op1"], True)
     if len(a_batch) != len(b_batch):
-        return (f"op0 {p['op0']} and op1 {p['op1']}: A is read with {len(a_batch)} batch axes and B with "
-                f"{len(b_batch)}; VECTOR on one input only needs that input one rank below the other (both are "
-                f"rank {len(shapes['a'])} here)")
+        return (
+            f"op0 {p['op0']} and op1 {p['op1']}: A is read with {len(a_batch)} batch axes and B with "
+            f"{len(b_batch)}; VECTOR on one input only needs that input one rank below the other (both are "
+            f"rank {len(shapes['a'])} here)"
+        )
     for i, (x, y) in enumerate(zip(a_batch, b_batch)):
         if x != y and 1 not in (x, y):
             return f"batch axis {i} is {x} in A and {y} in B; each must be equal or 1 in one of them"
@@ -46,8 +49,11 @@ def check(fail, p, shapes):
     g = geometry(p, shapes)
     if isinstance(g, str):  # a lone VECTOR is the operation's fault; the rest, B's shape against A's
         lone = (p["op0"] == "VECTOR") != (p["op1"] == "VECTOR")
-        raise fail(("op0" if p["op0"] == "VECTOR" else "op1") if lone else "input.b", g,
-                   p["op0" if p["op0"] == "VECTOR" else "op1"] if lone else shapes["b"])
+        raise fail(
+            ("op0" if p["op0"] == "VECTOR" else "op1") if lone else "input.b",
+            g,
+            p["op0" if p["op0"] == "VECTOR" else "op1"] if lone else shapes["b"],
+        )
     return p
 
 
@@ -94,8 +100,10 @@ def reads(p, shapes, index):
             return own + (col if not second else row,)
         return own + ((row, col) if op == "NONE" else (col, row))
 
-    return {"a": [at("a", p["op0"], i, t, False) for t in range(k)],
-            "b": [at("b", p["op1"], t, j, True) for t in range(k)]}
+    return {
+        "a": [at("a", p["op0"], i, t, False) for t in range(k)],
+        "b": [at("b", p["op1"], t, j, True) for t in range(k)],
+    }
 
 
 def cell(xs, p, index, reference_output=None):
@@ -104,8 +112,10 @@ def cell(xs, p, index, reference_output=None):
     pairs = [(float(xs["a"][ca]), float(xs["b"][cb])) for ca, cb in zip(cells["a"], cells["b"])]
     shown = precise(float(reference_output[tuple(index)])) if reference_output is not None else "?"
     terms = " + ".join(f"{precise(u)}·{precise(v)}" for u, v in pairs) if len(pairs) <= 8 else f"{len(pairs)} products"
-    rows = tuple({"A": str(ca), "a": precise(u), "B": str(cb), "b": precise(v), "a·b": precise(u * v)}
-                 for (ca, cb), (u, v) in zip(zip(cells["a"], cells["b"]), pairs))
+    rows = tuple(
+        {"A": str(ca), "a": precise(u), "B": str(cb), "b": precise(v), "a·b": precise(u * v)}
+        for (ca, cb), (u, v) in zip(zip(cells["a"], cells["b"]), pairs)
+    )
     return Cell(f"{terms} = **{shown}**", rows, ("A row of A times a column of B: K products summed.",))
 
 
@@ -116,8 +126,10 @@ def formula(p: dict) -> str:
 
 def explain(p, shapes):
     batch, m, k, n, out = geometry(p, shapes)
-    return [f"{len(batch)} batch axes {batch}, each a ({m} × {k}) · ({k} × {n}) product: output {out}, "
-            f"{int(np.prod(out)) * k} multiply-adds. A size-1 batch axis of one input repeats against the other's."]
+    return [
+        f"{len(batch)} batch axes {batch}, each a ({m} × {k}) · ({k} × {n}) product: output {out}, "
+        f"{int(np.prod(out)) * k} multiply-adds. A size-1 batch axis of one input repeats against the other's."
+    ]
 
 
 # -- ONNX: MatMul (NumPy's matmul), Gemm without C and with alpha 1 ----------------------------------------------
@@ -126,16 +138,21 @@ def onnx_read(node: Node) -> dict:
     transB → TRANSPOSE, ✗ C and alpha ≠ 1."""
     for name, shape in zip("AB", node.shapes):
         if len(shape) < 2:
-            raise node.fail(name, "is 1-D (a vector): the layer reads both inputs at rank 4, where VECTOR on one "
-                                  "side only has no shape", shape)
+            raise node.fail(
+                name,
+                "is 1-D (a vector): the layer reads both inputs at rank 4, where VECTOR on one side only has no shape",
+                shape,
+            )
     if node.op == "MatMul":
         return {"op0": "NONE", "op1": "NONE"}
     if len(node.inputs) > 2 and node.inputs[2]:
         raise node.fail("C", "adds a bias: one matrix multiply has none (an ElementWise SUM after it would)")
     if float(node.attr("alpha", 1.0)) != 1.0:
         raise node.fail("alpha", "must be 1: one matrix multiply scales nothing", node.attr("alpha"))
-    return {"op0": "TRANSPOSE" if node.attr("transA", 0) else "NONE",
-            "op1": "TRANSPOSE" if node.attr("transB", 0) else "NONE"}
+    return {
+        "op0": "TRANSPOSE" if node.attr("transA", 0) else "NONE",
+        "op1": "TRANSPOSE" if node.attr("transB", 0) else "NONE",
+    }
 
 
 def onnx_write(g: Graph, xs: dict, p: dict, shapes: dict) -> str:
@@ -160,24 +177,47 @@ A23 = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 2, 3)  # [[1 2 3] [4 5 6]]
 B32 = _b_example((1, 1, 3, 2))  # [[1 0] [-1 1] [0 -1]]
 HOW = "matrix products by hand"
 EXAMPLES = (
-    derived("matrix_multiply", "none_none", "A (2 × 3) · B (3 × 2)", {},
-            {"a": {"kind": "spec", "shape": (1, 1, 2, 3)}, "b": {"kind": "spec", "shape": (1, 1, 3, 2)}},
-            np.float32([[1 - 2, 2 - 3], [4 - 5, 5 - 6]]).reshape(1, 1, 2, 2), HOW,
-            note="Row (1, 2, 3) · column (1, −1, 0) = −1; · column (0, 1, −1) = −1."),
-    derived("matrix_multiply", "transpose_a", "Aᵀ (3 × 2) · B (2 × 3), A given 2 × 3",
-            {"op0": "TRANSPOSE"},
-            {"a": {"kind": "spec", "shape": (1, 1, 2, 3)}, "b": {"kind": "spec", "shape": (1, 1, 2, 3)}},
-            np.float32([[5, 0, -5], [7, 0, -7], [9, 0, -9]]).reshape(1, 1, 3, 3), HOW,
-            note="B's rows are both (1, 0, −1): each output row is (a + b, 0, −a − b) for Aᵀ's row (a, b)."),
-    derived("matrix_multiply", "batch_broadcast", "B's batch of 1 against A's 2 channels", {},
-            {"a": {"kind": "spec", "shape": (1, 2, 2, 3)}, "b": {"kind": "spec", "shape": (1, 1, 3, 2)}},
-            np.float32([[-1, -1], [-1, -1], [-1, -1], [-1, -1]]).reshape(1, 2, 2, 2), HOW,
-            note="A's channel 1 is 7 … 12: each row differs by 1 from one entry to the next, so both products "
-                 "are −1 again."),
-    derived("matrix_multiply", "dot", "VECTOR · VECTOR: dot products along W", {"op0": "VECTOR", "op1": "VECTOR"},
-            {"a": {"kind": "spec", "shape": (1, 1, 2, 3)}, "b": {"kind": "constant", "shape": (1, 1, 2, 3),
-                                                                 "value": 2.0}},
-            np.float32([[12, 30]]).reshape(1, 1, 2), HOW, note="2·(1 + 2 + 3) = 12, 2·(4 + 5 + 6) = 30."),
+    derived(
+        "matrix_multiply",
+        "none_none",
+        "A (2 × 3) · B (3 × 2)",
+        {},
+        {"a": {"kind": "spec", "shape": (1, 1, 2, 3)}, "b": {"kind": "spec", "shape": (1, 1, 3, 2)}},
+        np.float32([[1 - 2, 2 - 3], [4 - 5, 5 - 6]]).reshape(1, 1, 2, 2),
+        HOW,
+        note="Row (1, 2, 3) · column (1, −1, 0) = −1; · column (0, 1, −1) = −1.",
+    ),
+    derived(
+        "matrix_multiply",
+        "transpose_a",
+        "Aᵀ (3 × 2) · B (2 × 3), A given 2 × 3",
+        {"op0": "TRANSPOSE"},
+        {"a": {"kind": "spec", "shape": (1, 1, 2, 3)}, "b": {"kind": "spec", "shape": (1, 1, 2, 3)}},
+        np.float32([[5, 0, -5], [7, 0, -7], [9, 0, -9]]).reshape(1, 1, 3, 3),
+        HOW,
+        note="B's rows are both (1, 0, −1): each output row is (a + b, 0, −a − b) for Aᵀ's row (a, b).",
+    ),
+    derived(
+        "matrix_multiply",
+        "batch_broadcast",
+        "B's batch of 1 against A's 2 channels",
+        {},
+        {"a": {"kind": "spec", "shape": (1, 2, 2, 3)}, "b": {"kind": "spec", "shape": (1, 1, 3, 2)}},
+        np.float32([[-1, -1], [-1, -1], [-1, -1], [-1, -1]]).reshape(1, 2, 2, 2),
+        HOW,
+        note="A's channel 1 is 7 … 12: each row differs by 1 from one entry to the next, so both products "
+        "are −1 again.",
+    ),
+    derived(
+        "matrix_multiply",
+        "dot",
+        "VECTOR · VECTOR: dot products along W",
+        {"op0": "VECTOR", "op1": "VECTOR"},
+        {"a": {"kind": "spec", "shape": (1, 1, 2, 3)}, "b": {"kind": "constant", "shape": (1, 1, 2, 3), "value": 2.0}},
+        np.float32([[12, 30]]).reshape(1, 1, 2),
+        HOW,
+        note="2·(1 + 2 + 3) = 12, 2·(4 + 5 + 6) = 30.",
+    ),
 )
 
 LAYER = Layer(
@@ -187,14 +227,35 @@ LAYER = Layer(
     icon=":material/grid_on:",
     summary="Y = op0(A) · op1(B) over the last two axes (NONE, TRANSPOSE, or VECTOR), batch axes broadcast.",
     params=(
-        Param("op0", "enum", "NONE", "How A is read: NONE its last two axes as a matrix, TRANSPOSE swapped, VECTOR "
-              "its last axis as row vectors.", choices=OPERATIONS, label="A's operation"),
-        Param("op1", "enum", "NONE", "How B is read: NONE its last two axes as a matrix, TRANSPOSE swapped, VECTOR "
-              "its last axis as column vectors.", choices=OPERATIONS, label="B's operation"),
+        Param(
+            "op0",
+            "enum",
+            "NONE",
+            "How A is read: NONE its last two axes as a matrix, TRANSPOSE swapped, VECTOR "
+            "its last axis as row vectors.",
+            choices=OPERATIONS,
+            label="A's operation",
+        ),
+        Param(
+            "op1",
+            "enum",
+            "NONE",
+            "How B is read: NONE its last two axes as a matrix, TRANSPOSE swapped, VECTOR "
+            "its last axis as column vectors.",
+            choices=OPERATIONS,
+            label="B's operation",
+        ),
     ),
-    inputs=(Input("a", "The left matrix (its last two axes).", example=arange_pattern),
-            Input("b", "The right matrix; may be a model's constant (weights).", example_shape=(1, 1, 3, 2),
-                  example=_b_example, constant=True)),
+    inputs=(
+        Input("a", "The left matrix (its last two axes).", example=arange_pattern),
+        Input(
+            "b",
+            "The right matrix; may be a model's constant (weights).",
+            example_shape=(1, 1, 3, 2),
+            example=_b_example,
+            constant=True,
+        ),
+    ),
     example_shape=(1, 1, 2, 3),
     example_input=arange_pattern,
     reference=reference,

@@ -1,5 +1,6 @@
 """INormalizationLayer: `add_normalization(x, scale, bias, axes)` with `.epsilon` and `.num_groups`: layer, instance
 and group normalization, y = (x − mean) / √(var + ε) · scale + bias over the axes (per group of channels)."""
+
 from __future__ import annotations
 
 import itertools
@@ -36,8 +37,12 @@ def check(fail, p, shapes):
         if x[1] % g:
             raise fail("num_groups", f"must divide the {x[1]} channels", g)
         if p["axes"] != spatial_mask(len(x)):
-            raise fail("axes", f"with groups must be the spatial axes ({axes_text(spatial_mask(len(x)), x)}): "
-                               "each group is normalised over its channels and those", p["axes"])
+            raise fail(
+                "axes",
+                f"with groups must be the spatial axes ({axes_text(spatial_mask(len(x)), x)}): "
+                "each group is normalised over its channels and those",
+                p["axes"],
+            )
     names = DIM_NAMES.get(len(x), ())
     for n in ("scale", "bias"):
         s = shapes[n]
@@ -76,8 +81,9 @@ def undefined(xs, p):
     if p["epsilon"] > 0:
         return np.zeros(np.shape(xs["x"]), bool)  # the output has the input's shape
     with np.errstate(all="ignore"):
-        zero = reference({**xs, "scale": np.ones_like(xs["scale"]), "bias": np.zeros_like(xs["bias"])},
-                         {**p, "precision": "FP32"})
+        zero = reference(
+            {**xs, "scale": np.ones_like(xs["scale"]), "bias": np.zeros_like(xs["bias"])}, {**p, "precision": "FP32"}
+        )
     return ~np.isfinite(zero) & np.isfinite(np.asarray(xs["x"]))
 
 
@@ -104,8 +110,13 @@ def _members(p, shape, index):
 def reads(p, shapes, index):
     def own(n):
         per = shapes["x"][1] // p["num_groups"] if p["num_groups"] > 1 else 1
-        return [tuple(0 if s == 1 else (v // per if a == 1 and p["num_groups"] > 1 else v)
-                      for a, (v, s) in enumerate(zip(index, shapes[n])))]
+        return [
+            tuple(
+                0 if s == 1 else (v // per if a == 1 and p["num_groups"] > 1 else v)
+                for a, (v, s) in enumerate(zip(index, shapes[n]))
+            )
+        ]
+
     return {"x": _members(p, shapes["x"], index), "scale": own("scale"), "bias": own("bias")}
 
 
@@ -117,11 +128,19 @@ def cell(xs, p, index, reference_output=None):
     v = float(xs["x"][tuple(index)])
     s, b = float(xs["scale"][cells["scale"][0]]), float(xs["bias"][cells["bias"][0]])
     shown = precise(float(reference_output[tuple(index)])) if reference_output is not None else "?"
-    line = (f"({precise(v)} − {precise(mean)}) / √({precise(var)} + {precise(p['epsilon'])}) · {precise(s)} + "
-            f"{precise(b)} = **{shown}**")
-    return Cell(line, (), (f"The mean and variance of the {len(values)} cells "
-                           + ("of its group" if p["num_groups"] > 1 else f"along {axes_text(p['axes'], xs['x'].shape)}")
-                           + " it is normalised with.",))
+    line = (
+        f"({precise(v)} − {precise(mean)}) / √({precise(var)} + {precise(p['epsilon'])}) · {precise(s)} + "
+        f"{precise(b)} = **{shown}**"
+    )
+    return Cell(
+        line,
+        (),
+        (
+            f"The mean and variance of the {len(values)} cells "
+            + ("of its group" if p["num_groups"] > 1 else f"along {axes_text(p['axes'], xs['x'].shape)}")
+            + " it is normalised with.",
+        ),
+    )
 
 
 def formula(p: dict) -> str:
@@ -131,14 +150,23 @@ def formula(p: dict) -> str:
 
 def explain(p, shapes):
     x = shapes["x"]
-    kind = ("group" if p["num_groups"] > 1 else "instance" if p["axes"] == spatial_mask(len(x))
-            else "layer" if p["axes"] == sum(1 << a for a in range(1, len(x))) else "")
-    return [f"{kind.capitalize() + ' normalization' if kind else 'Normalization'} over "
-            f"{axes_text(p['axes'], x)}" + (f" in {p['num_groups']} groups of {x[1] // p['num_groups']} channels"
-                                              if p["num_groups"] > 1 else "")
-            + f"; scale {shapes['scale']} and bias {shapes['bias']} broadcast over the result.",
-            "The layer divides by the spread it measures, so the input's scale drops out: but in FP16 an input past "
-            "65 504 is already inf when the layer reads it (BF16's range is float32's)."]
+    kind = (
+        "group"
+        if p["num_groups"] > 1
+        else "instance"
+        if p["axes"] == spatial_mask(len(x))
+        else "layer"
+        if p["axes"] == sum(1 << a for a in range(1, len(x)))
+        else ""
+    )
+    return [
+        f"{kind.capitalize() + ' normalization' if kind else 'Normalization'} over "
+        f"{axes_text(p['axes'], x)}"
+        + (f" in {p['num_groups']} groups of {x[1] // p['num_groups']} channels" if p["num_groups"] > 1 else "")
+        + f"; scale {shapes['scale']} and bias {shapes['bias']} broadcast over the result.",
+        "The layer divides by the spread it measures, so the input's scale drops out: but in FP16 an input past "
+        "65 504 is already inf when the layer reads it (BF16's range is float32's).",
+    ]
 
 
 # -- ONNX ------------------------------------------------------------------------------------------------------
@@ -202,37 +230,82 @@ def _zeros(shape):
     return np.zeros(shape, np.float32)
 
 
-SPEC = {"x": {"kind": "spec", "shape": (1, 2, 2, 4)}, "scale": {"kind": "spec", "shape": (1, 2, 1, 1)},
-        "bias": {"kind": "spec", "shape": (1, 2, 1, 1)}}
+SPEC = {
+    "x": {"kind": "spec", "shape": (1, 2, 2, 4)},
+    "scale": {"kind": "spec", "shape": (1, 2, 1, 1)},
+    "bias": {"kind": "spec", "shape": (1, 2, 1, 1)},
+}
 EPS = 1e-5
 ONE = 1 / np.sqrt(1 + EPS)  # ±c / √(c² + ε) ≈ ±1
 TWO = 2 / np.sqrt(4 + EPS)
 HOW = "means and variances by hand"
-LOUD = {"x": {"kind": "checkerboard", "shape": (1, 1, 4, 4), "low": -70000.0, "high": 70000.0},
-        "scale": {"kind": "constant", "shape": (1, 1, 1, 1), "value": 1.0},
-        "bias": {"kind": "constant", "shape": (1, 1, 1, 1), "value": 0.0}}
+LOUD = {
+    "x": {"kind": "checkerboard", "shape": (1, 1, 4, 4), "low": -70000.0, "high": 70000.0},
+    "scale": {"kind": "constant", "shape": (1, 1, 1, 1), "value": 1.0},
+    "bias": {"kind": "constant", "shape": (1, 1, 1, 1), "value": 0.0},
+}
 EXAMPLES = (
-    derived("normalization", "instance", "Instance normalization: over H, W (axes = 12)", {},
-            SPEC, np.float32([[[[ONE, -ONE] * 2] * 2, [[TWO, -TWO] * 2] * 2]]), HOW,
-            note="Channel c is ±c with mean 0 and variance c²: each value becomes ±c / √(c² + ε), ±1 to 5 digits."),
-    derived("normalization", "layer_chw", "Layer normalization: over C, H, W (axes = 14)", {"axes": 14},
-            SPEC, np.float32([[[[1, -1] * 2] * 2, [[2, -2] * 2] * 2]]) / np.sqrt(2.5 + EPS), HOW,
-            note="Over both channels the mean is 0 and the variance (1 + 4) / 2 = 2.5: ±1 and ±2 over √2.5."),
-    derived("normalization", "scale_bias", "Scale 3, bias 1 after the normalisation", {"axes": 8},
-            {**SPEC, "scale": {"kind": "constant", "shape": (1, 1, 1, 1), "value": 3.0},
-             "bias": {"kind": "constant", "shape": (1, 1, 1, 1), "value": 1.0}},
-            np.float32([[[[1 + 3 * ONE, 1 - 3 * ONE] * 2] * 2, [[1 + 3 * TWO, 1 - 3 * TWO] * 2] * 2]]), HOW),
-    derived("normalization", "group", "Group normalization: 1 group of 2 channels", {"num_groups": 2},
-            {**SPEC, "x": {"kind": "spec", "shape": (1, 4, 1, 2)}, "scale": {"kind": "spec", "shape": (1, 2, 1, 1)},
-             "bias": {"kind": "spec", "shape": (1, 2, 1, 1)}},
-            np.float32([[[[1, -1]], [[2, -2]], [[3, -3]], [[4, -4]]]]) /
-            np.float32([np.sqrt(2.5 + EPS)] * 2 + [np.sqrt(12.5 + EPS)] * 2).reshape(1, 4, 1, 1), HOW,
-            note="Channels 1, 2 form group 0 (variance (1 + 4) / 2), channels 3, 4 group 1 (variance (9 + 16) / 2)."),
-    lesson("normalization", "fp16_overflows", "FP16 overflows where BF16 does not",
-           {"precision": "FP16"}, LOUD, {"max_abs_error": float("inf")},
-           "±70 000 is past FP16's largest value, 65 504: the input's cast gives ±inf, the mean of +inf and −inf is "
-           "NaN, and so is every output, where the layer in FP64 gives ±1. In BF16 (float32's range, 8 bits) "
-           "70 000 is 70 144 and the output ±1 exactly: normalization divides the scale out.", shape=(1, 1, 4, 4)),
+    derived(
+        "normalization",
+        "instance",
+        "Instance normalization: over H, W (axes = 12)",
+        {},
+        SPEC,
+        np.float32([[[[ONE, -ONE] * 2] * 2, [[TWO, -TWO] * 2] * 2]]),
+        HOW,
+        note="Channel c is ±c with mean 0 and variance c²: each value becomes ±c / √(c² + ε), ±1 to 5 digits.",
+    ),
+    derived(
+        "normalization",
+        "layer_chw",
+        "Layer normalization: over C, H, W (axes = 14)",
+        {"axes": 14},
+        SPEC,
+        np.float32([[[[1, -1] * 2] * 2, [[2, -2] * 2] * 2]]) / np.sqrt(2.5 + EPS),
+        HOW,
+        note="Over both channels the mean is 0 and the variance (1 + 4) / 2 = 2.5: ±1 and ±2 over √2.5.",
+    ),
+    derived(
+        "normalization",
+        "scale_bias",
+        "Scale 3, bias 1 after the normalisation",
+        {"axes": 8},
+        {
+            **SPEC,
+            "scale": {"kind": "constant", "shape": (1, 1, 1, 1), "value": 3.0},
+            "bias": {"kind": "constant", "shape": (1, 1, 1, 1), "value": 1.0},
+        },
+        np.float32([[[[1 + 3 * ONE, 1 - 3 * ONE] * 2] * 2, [[1 + 3 * TWO, 1 - 3 * TWO] * 2] * 2]]),
+        HOW,
+    ),
+    derived(
+        "normalization",
+        "group",
+        "Group normalization: 1 group of 2 channels",
+        {"num_groups": 2},
+        {
+            **SPEC,
+            "x": {"kind": "spec", "shape": (1, 4, 1, 2)},
+            "scale": {"kind": "spec", "shape": (1, 2, 1, 1)},
+            "bias": {"kind": "spec", "shape": (1, 2, 1, 1)},
+        },
+        np.float32([[[[1, -1]], [[2, -2]], [[3, -3]], [[4, -4]]]])
+        / np.float32([np.sqrt(2.5 + EPS)] * 2 + [np.sqrt(12.5 + EPS)] * 2).reshape(1, 4, 1, 1),
+        HOW,
+        note="Channels 1, 2 form group 0 (variance (1 + 4) / 2), channels 3, 4 group 1 (variance (9 + 16) / 2).",
+    ),
+    lesson(
+        "normalization",
+        "fp16_overflows",
+        "FP16 overflows where BF16 does not",
+        {"precision": "FP16"},
+        LOUD,
+        {"max_abs_error": float("inf")},
+        "±70 000 is past FP16's largest value, 65 504: the input's cast gives ±inf, the mean of +inf and −inf is "
+        "NaN, and so is every output, where the layer in FP64 gives ±1. In BF16 (float32's range, 8 bits) "
+        "70 000 is 70 144 and the output ±1 exactly: normalization divides the scale out.",
+        shape=(1, 1, 4, 4),
+    ),
 )
 
 LAYER = Layer(
@@ -242,20 +315,60 @@ LAYER = Layer(
     icon=":material/equalizer:",
     summary="y = (x − mean) / √(var + ε) · scale + bias over the axes: layer, instance or group normalization.",
     params=(
-        Param("axes", "int", 12, "Bitmask of the axes the mean and variance are taken over: 2 = C, 4 = H, 8 = W "
-              "(4-D); 12 = H, W (instance normalization), 14 = C, H, W (layer normalization).", low=1, high=31,
-              step=1, offers=lambda p, s: list(range(1, 1 << len(s))), name_of=axes_text, label="Axes"),
-        Param("num_groups", "int", 1, "Groups of channels, each normalised on its own over its channels and the "
-              "spatial axes (group normalization); scale and bias then hold one value per group.", low=1, high=64,
-              step=1, offers=lambda p, s: [g for g in range(1, s[1] + 1) if s[1] % g == 0], label="Groups"),
-        Param("epsilon", "float", 1e-5, "Added to the variance before the square root.", low=0.0, high=10.0,
-              step=1e-5, slide=(0.0, 1.0), label="Epsilon"),
+        Param(
+            "axes",
+            "int",
+            12,
+            "Bitmask of the axes the mean and variance are taken over: 2 = C, 4 = H, 8 = W "
+            "(4-D); 12 = H, W (instance normalization), 14 = C, H, W (layer normalization).",
+            low=1,
+            high=31,
+            step=1,
+            offers=lambda p, s: list(range(1, 1 << len(s))),
+            name_of=axes_text,
+            label="Axes",
+        ),
+        Param(
+            "num_groups",
+            "int",
+            1,
+            "Groups of channels, each normalised on its own over its channels and the "
+            "spatial axes (group normalization); scale and bias then hold one value per group.",
+            low=1,
+            high=64,
+            step=1,
+            offers=lambda p, s: [g for g in range(1, s[1] + 1) if s[1] % g == 0],
+            label="Groups",
+        ),
+        Param(
+            "epsilon",
+            "float",
+            1e-5,
+            "Added to the variance before the square root.",
+            low=0.0,
+            high=10.0,
+            step=1e-5,
+            slide=(0.0, 1.0),
+            label="Epsilon",
+        ),
     ),
-    inputs=(Input("x", "The tensor normalised.", example=_x_example),
-            Input("scale", "Multiplies the result: broadcast to the input (one per group with groups).",
-                  example_shape=(1, 2, 1, 1), example=_ones, constant=True),
-            Input("bias", "Added last: broadcast to the input (one per group with groups).",
-                  example_shape=(1, 2, 1, 1), example=_zeros, constant=True)),
+    inputs=(
+        Input("x", "The tensor normalised.", example=_x_example),
+        Input(
+            "scale",
+            "Multiplies the result: broadcast to the input (one per group with groups).",
+            example_shape=(1, 2, 1, 1),
+            example=_ones,
+            constant=True,
+        ),
+        Input(
+            "bias",
+            "Added last: broadcast to the input (one per group with groups).",
+            example_shape=(1, 2, 1, 1),
+            example=_zeros,
+            constant=True,
+        ),
+    ),
     example_shape=(1, 2, 2, 4),
     example_input=_x_example,
     reference=reference,
@@ -268,6 +381,11 @@ LAYER = Layer(
     cell=cell,
     explain=explain,
     undefined=undefined,
-    onnx=OnnxMap(("LayerNormalization", "InstanceNormalization", "GroupNormalization"), onnx_read, onnx_write,
-                 lift="trailing", align=onnx_align),
+    onnx=OnnxMap(
+        ("LayerNormalization", "InstanceNormalization", "GroupNormalization"),
+        onnx_read,
+        onnx_write,
+        lift="trailing",
+        align=onnx_align,
+    ),
 )

@@ -1,5 +1,6 @@
 """IPoolingLayer: `add_pooling_nd(x, type, window_size)`, MAX / AVERAGE / MAX_AVERAGE_BLEND, 2-D and 3-D, with
 strides, padding, padding modes and the average that excludes padding."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -95,12 +96,15 @@ def check(fail, p, shape):
             if b < k and a < k:
                 continue
             # the padding asked for, or else the cells EXPLICIT_ROUND_UP adds for a last window of a long stride
-            name = (window.padding_named(p, b_asked >= k, a_asked >= k) if max(b_asked, a_asked) >= k
-                    else "stride_nd")
-            raise fail(name, f"must leave the padding on spatial axis {axis} ({b} before, {a} after, as "
-                             f"{p['padding_mode']} pads) smaller than window_size_nd ({k}) when the average "
-                             f"excludes padding: a window of padding only would divide by 0. TensorRT refuses it; "
-                             f"MAX, or average_count_excludes_padding false, build", p[name])
+            name = window.padding_named(p, b_asked >= k, a_asked >= k) if max(b_asked, a_asked) >= k else "stride_nd"
+            raise fail(
+                name,
+                f"must leave the padding on spatial axis {axis} ({b} before, {a} after, as "
+                f"{p['padding_mode']} pads) smaller than window_size_nd ({k}) when the average "
+                f"excludes padding: a window of padding only would divide by 0. TensorRT refuses it; "
+                f"MAX, or average_count_excludes_padding false, build",
+                p[name],
+            )
     return p
 
 
@@ -108,8 +112,12 @@ def cost(p, shape):
     out = window.geometry(p, shape, WINDOW)[2]
     output = tuple(shape[:2]) + tuple(out)
     per = int(np.prod(p[WINDOW]))
-    return (output, int(np.prod(output)) * per, f"{int(np.prod(output)):,} outputs × {per} window cells each",
-            "window_size_nd or the input size, or raise stride_nd")
+    return (
+        output,
+        int(np.prod(output)) * per,
+        f"{int(np.prod(output)):,} outputs × {per} window cells each",
+        "window_size_nd or the input size, or raise stride_nd",
+    )
 
 
 def reads(p, shape, index):
@@ -129,14 +137,25 @@ def cell(x, p, index, reference_output=None):
     shown = precise(out) if out is not None else "?"
     listed = ", ".join(precise(v) for v in real) if len(real) <= 12 else f"{len(real)} values"
     padding = len(values) - len(real)
-    notes = [f"The window holds {len(values)} cells: {len(real)} of the input" +
-             (f" and {padding} of padding, which " + ("the average leaves out (average_count_excludes_padding)."
-              if p["average_count_excludes_padding"] or p["type"] == "MAX" else "count as zeros in the average.")
-              if padding else ".")]
+    notes = [
+        f"The window holds {len(values)} cells: {len(real)} of the input"
+        + (
+            f" and {padding} of padding, which "
+            + (
+                "the average leaves out (average_count_excludes_padding)."
+                if p["average_count_excludes_padding"] or p["type"] == "MAX"
+                else "count as zeros in the average."
+            )
+            if padding
+            else "."
+        )
+    ]
     if not real and p["type"] != "AVERAGE":
-        notes.append("This window reads padding only. TensorRT documents no max for it (padding is no value to "
-                     "take the max of), so the reference shows NaN here instead of inventing one; the engine's "
-                     "value, where one runs, is what this GPU's kernel happens to give.")
+        notes.append(
+            "This window reads padding only. TensorRT documents no max for it (padding is no value to "
+            "take the max of), so the reference shows NaN here instead of inventing one; the engine's "
+            "value, where one runs, is what this GPU's kernel happens to give."
+        )
         return Cell(f"max of no input cell = **undefined** (shown {shown})", rows, tuple(notes))
     average = sum(real) / divisor if divisor else float("nan")
     if p["type"] == "MAX":
@@ -145,12 +164,13 @@ def cell(x, p, index, reference_output=None):
         line = f"({' + '.join(precise(v) for v in real) if len(real) <= 12 else 'Σ'}) / {divisor} = **{shown}**"
         if not real:
             line = f"0 (padding only) / {divisor} = **{shown}**"
-            notes.append("Padding only, counted as zeros: the average is 0, as TensorRT documents for an average "
-                         "that includes padding.")
+            notes.append(
+                "Padding only, counted as zeros: the average is 0, as TensorRT documents for an average "
+                "that includes padding."
+            )
     else:
         b = p["blend_factor"]
-        line = (f"(1 − {precise(b)})·max {precise(max(real))} + {precise(b)}·average {precise(average)} "
-                f"= **{shown}**")
+        line = f"(1 − {precise(b)})·max {precise(max(real))} + {precise(b)}·average {precise(average)} = **{shown}**"
     return Cell(line, rows, tuple(notes))
 
 
@@ -158,8 +178,10 @@ def _divisor(p, shape, index):
     """The cells of the window that count when padding is included (the explicit padding, not ROUND_UP's)."""
     pre, post, _ = window.geometry(p, shape, WINDOW)
     counted = _counted(p, shape, pre, post)
-    return sum(bool(counted[tuple(c + b for c, b in zip(where, pre))])
-               for where in window.cells_read(p, shape, WINDOW, index[2:]))
+    return sum(
+        bool(counted[tuple(c + b for c, b in zip(where, pre))])
+        for where in window.cells_read(p, shape, WINDOW, index[2:])
+    )
 
 
 def explain(p, shape):
@@ -169,13 +191,18 @@ def explain(p, shape):
         rows.append(f"axis {axis}: input {n}, window {k}, stride {s}, padding {b} + {a} → {o} outputs")
     text = ["**Output size per axis** (the convolution's arithmetic, dilation 1): " + "; ".join(rows) + "."]
     if p["type"] == "MAX_AVERAGE_BLEND":
-        text.append(f"MAX_AVERAGE_BLEND: (1 − blend_factor)·max + blend_factor·average = "
-                    f"{precise(1 - p['blend_factor'])}·max + {precise(p['blend_factor'])}·average (blend_factor 0 is "
-                    f"the max, 1 the average)")
+        text.append(
+            f"MAX_AVERAGE_BLEND: (1 − blend_factor)·max + blend_factor·average = "
+            f"{precise(1 - p['blend_factor'])}·max + {precise(p['blend_factor'])}·average (blend_factor 0 is "
+            f"the max, 1 the average)"
+        )
     if p["type"] in AVERAGING:
-        text.append("The average divides by the input cells in the window" if p["average_count_excludes_padding"]
-                    else "The average divides by the whole window, padding counted as zeros (the cells "
-                         "EXPLICIT_ROUND_UP adds to fit the last window are not counted)")
+        text.append(
+            "The average divides by the input cells in the window"
+            if p["average_count_excludes_padding"]
+            else "The average divides by the whole window, padding counted as zeros (the cells "
+            "EXPLICIT_ROUND_UP adds to fit the last window are not counted)"
+        )
     return text
 
 
@@ -197,16 +224,24 @@ def onnx_read(node: Node) -> dict:
     """MaxPool / AveragePool (and their Global forms): kernel_shape, strides, pads or auto_pad, ceil_mode,
     count_include_pad. TensorRT's pooling has no dilation and no indices output."""
     if node.op.startswith("Global"):
-        return {"type": "MAX" if node.op == "GlobalMaxPool" else "AVERAGE", WINDOW: node.shape[2:],
-                "stride_nd": 1, "padding_nd": 0}
+        return {
+            "type": "MAX" if node.op == "GlobalMaxPool" else "AVERAGE",
+            WINDOW: node.shape[2:],
+            "stride_nd": 1,
+            "padding_nd": 0,
+        }
     if any(d != 1 for d in node.attr("dilations") or ()):
         raise node.fail("dilations", "must be 1: TensorRT's pooling layer has no dilation", node.attr("dilations"))
     if node.op == "MaxPool" and node.attr("_outputs", 1) > 1:
         raise node.fail("Indices", "is an output TensorRT's pooling layer does not have")
     if node.attr("kernel_shape") is None:
         raise node.fail("kernel_shape", "is required")
-    raw = {"type": "MAX" if node.op == "MaxPool" else "AVERAGE", WINDOW: node.spatial("kernel_shape", 1),
-           "stride_nd": node.spatial("strides", 1), **auto_pad(node)}
+    raw = {
+        "type": "MAX" if node.op == "MaxPool" else "AVERAGE",
+        WINDOW: node.spatial("kernel_shape", 1),
+        "stride_nd": node.spatial("strides", 1),
+        **auto_pad(node),
+    }
     if node.op == "AveragePool":
         raw["average_count_excludes_padding"] = not node.attr("count_include_pad", 0)
     return raw
@@ -218,9 +253,17 @@ def onnx_differs(node: Node, raw: dict) -> list[str]:
         return []
     p = LAYER.resolve(raw, node.shape)
     pre, _, out = window.geometry(p, node.shape, WINDOW)
-    dropped = [ax for ax, (i, b, o, s) in enumerate(zip(node.shape[2:], pre, out, p["stride_nd"])) if (o - 1) * s >= i + b]
-    return [f"ceil_mode: ONNX drops a last window that would start in the end padding (spatial axis {dropped[0]}: "
-            f"{out[dropped[0]] - 1} windows, not {out[dropped[0]]}); TensorRT's EXPLICIT_ROUND_UP keeps it"] if dropped else []
+    dropped = [
+        ax for ax, (i, b, o, s) in enumerate(zip(node.shape[2:], pre, out, p["stride_nd"])) if (o - 1) * s >= i + b
+    ]
+    return (
+        [
+            f"ceil_mode: ONNX drops a last window that would start in the end padding (spatial axis {dropped[0]}: "
+            f"{out[dropped[0]] - 1} windows, not {out[dropped[0]]}); TensorRT's EXPLICIT_ROUND_UP keeps it"
+        ]
+        if dropped
+        else []
+    )
 
 
 def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
@@ -232,13 +275,19 @@ def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
         # ONNX wants pads smaller than the window: pad first (−inf is no candidate for the max, 0 is the inclusive
         # average's padding), then pool without pads. Exclusive averaging never gets here (the layer refuses it).
         pads = g.ints([0, 0, *pre, 0, 0, *post])
-        sources = {op: g.op("Pad", [x, pads, g.const(fill)], mode="constant")
-                   for op, fill in (("MaxPool", -np.inf), ("AveragePool", 0.0))}
+        sources = {
+            op: g.op("Pad", [x, pads, g.const(fill)], mode="constant")
+            for op, fill in (("MaxPool", -np.inf), ("AveragePool", 0.0))
+        }
         common["pads"] = None
     if p["type"] == "MAX":
         return g.op("MaxPool", [sources["MaxPool"]], **common)
-    average = g.op("AveragePool", [sources["AveragePool"]],
-                   count_include_pad=int(not p["average_count_excludes_padding"]), **common)
+    average = g.op(
+        "AveragePool",
+        [sources["AveragePool"]],
+        count_include_pad=int(not p["average_count_excludes_padding"]),
+        **common,
+    )
     if p["type"] == "AVERAGE":
         return average
     b = p["blend_factor"]
@@ -256,50 +305,103 @@ def _example(name, title, params, expected, note=None, input=X4, shape=(1, 1, 2,
 
 
 EXAMPLES = (
-    _example("max_2x2", "MAX, window 2 × 2, stride 2", {"type": "MAX", "stride_nd": "2,2"}, [6, 8, 14, 16],
-             "Each output is the largest of its 2 × 2 block: 6 = max(1, 2, 5, 6)."),
-    _example("average_2x2", "AVERAGE, window 2 × 2, stride 2", {"type": "AVERAGE", "stride_nd": "2,2"},
-             [3.5, 5.5, 11.5, 13.5], "3.5 = (1 + 2 + 5 + 6) / 4."),
-    _example("average_padding_excluded", "AVERAGE, padding 1, padding excluded",
-             {"type": "AVERAGE", "stride_nd": "2,2", "padding_nd": "1,1"}, [1, 2.5, 4, 7, 8.5, 10, 13, 14.5, 16],
-             "Output 3 × 3 ((4 + 2 − 2) / 2 + 1). The corner window holds one input cell, 1, and three of padding: "
-             "its average is 1 / 1.", shape=(1, 1, 3, 3)),
-    _example("average_padding_included", "AVERAGE, padding 1, padding counted",
-             {"type": "AVERAGE", "stride_nd": "2,2", "padding_nd": "1,1", "average_count_excludes_padding": False},
-             [0.25, 1.25, 1, 3.5, 8.5, 5, 3.25, 7.25, 4],
-             "The same windows, each divided by 4: the corner is 1 / 4 = 0.25, the centre (6 + 7 + 10 + 11) / 4 = "
-             "8.5 as before.", shape=(1, 1, 3, 3)),
-    _example("blend_0", "MAX_AVERAGE_BLEND, blend_factor 0 (the default): the max",
-             {"type": "MAX_AVERAGE_BLEND", "stride_nd": "2,2", "blend_factor": 0}, [6, 8, 14, 16],
-             "(1 − 0)·max + 0·average: the blend's default is the max, 6 = max(1, 2, 5, 6)."),
-    _example("blend_quarter", "MAX_AVERAGE_BLEND, blend_factor 0.25",
-             {"type": "MAX_AVERAGE_BLEND", "stride_nd": "2,2", "blend_factor": 0.25}, [5.375, 7.375, 13.375, 15.375],
-             "(1 − 0.25)·max + 0.25·average: 0.75·6 + 0.25·3.5 = 5.375, nearer the max than the average."),
-    _example("blend_1", "MAX_AVERAGE_BLEND, blend_factor 1: the average",
-             {"type": "MAX_AVERAGE_BLEND", "stride_nd": "2,2", "blend_factor": 1}, [3.5, 5.5, 11.5, 13.5],
-             "(1 − 1)·max + 1·average: the average, 3.5 = (1 + 2 + 5 + 6) / 4."),
-    _example("round_up_max", "MAX, window 3, stride 2, EXPLICIT_ROUND_UP",
-             {"type": "MAX", "window_size_nd": "3,3", "stride_nd": "2,2", "padding_mode": "EXPLICIT_ROUND_UP"},
-             [11, 12, 15, 16], "Rounding down gives one window ((4 − 3) / 2 + 1 = 1); rounding up gives 2 per axis, "
-             "the second reading input rows 2–3 and one row past the input."),
-    _example("round_up_average", "AVERAGE, window 3, stride 2, EXPLICIT_ROUND_UP",
-             {"type": "AVERAGE", "window_size_nd": "3,3", "stride_nd": "2,2", "padding_mode": "EXPLICIT_ROUND_UP"},
-             [6, 7.5, 12, 13.5], "The windows past the input average their input cells only: (11 + 12 + 15 + 16) "
-             "/ 4 = 13.5."),
-    _example("padding_only_average", "AVERAGE over a window of padding only, padding counted",
-             {"type": "AVERAGE", "window_size_nd": "3,2", "stride_nd": "2,2", "post_padding": "2,0",
-              "padding_mode": "EXPLICIT_ROUND_UP", "average_count_excludes_padding": False},
-             [6.5, 8.5, 10, 56 / 6, 64 / 6, 35 / 3, 0, 0, 0],
-             "Input 1 … 20 in 4 × 5. Rows: windows at 0, 2, 4 (ROUND_UP: (4 + 2 − 3) / 2 rounds up to 2, + 1); "
-             "the last reads rows 4–6, padding only, and its average of zeros is 0. The divisor counts the input and "
-             "the padding asked for, not ROUND_UP's extra row 6 and column 5: (11 + 12 + 16 + 17) / 6 = 9.33 in the "
-             "middle row; (5 + 10 + 15) / 3 = 10 in the last column.",
-             input={"kind": "spec", "shape": (1, 1, 4, 5)}, shape=(1, 1, 3, 3)),
-    _example("max_3d", "3-D MAX, window 2 × 2 × 2, stride 2", {"type": "MAX", "window_size_nd": "2,2,2",
-                                                                "stride_nd": "2,2,2"},
-             [22, 24, 30, 32], "Input 1…32 in two 4 × 4 planes; each window spans both, so the maxima are the "
-             "second plane's: max(17, 18, 21, 22, 1, 2, 5, 6) = 22.", input={"kind": "spec", "shape": (1, 1, 2, 4, 4)},
-             shape=(1, 1, 1, 2, 2)),
+    _example(
+        "max_2x2",
+        "MAX, window 2 × 2, stride 2",
+        {"type": "MAX", "stride_nd": "2,2"},
+        [6, 8, 14, 16],
+        "Each output is the largest of its 2 × 2 block: 6 = max(1, 2, 5, 6).",
+    ),
+    _example(
+        "average_2x2",
+        "AVERAGE, window 2 × 2, stride 2",
+        {"type": "AVERAGE", "stride_nd": "2,2"},
+        [3.5, 5.5, 11.5, 13.5],
+        "3.5 = (1 + 2 + 5 + 6) / 4.",
+    ),
+    _example(
+        "average_padding_excluded",
+        "AVERAGE, padding 1, padding excluded",
+        {"type": "AVERAGE", "stride_nd": "2,2", "padding_nd": "1,1"},
+        [1, 2.5, 4, 7, 8.5, 10, 13, 14.5, 16],
+        "Output 3 × 3 ((4 + 2 − 2) / 2 + 1). The corner window holds one input cell, 1, and three of padding: "
+        "its average is 1 / 1.",
+        shape=(1, 1, 3, 3),
+    ),
+    _example(
+        "average_padding_included",
+        "AVERAGE, padding 1, padding counted",
+        {"type": "AVERAGE", "stride_nd": "2,2", "padding_nd": "1,1", "average_count_excludes_padding": False},
+        [0.25, 1.25, 1, 3.5, 8.5, 5, 3.25, 7.25, 4],
+        "The same windows, each divided by 4: the corner is 1 / 4 = 0.25, the centre (6 + 7 + 10 + 11) / 4 = "
+        "8.5 as before.",
+        shape=(1, 1, 3, 3),
+    ),
+    _example(
+        "blend_0",
+        "MAX_AVERAGE_BLEND, blend_factor 0 (the default): the max",
+        {"type": "MAX_AVERAGE_BLEND", "stride_nd": "2,2", "blend_factor": 0},
+        [6, 8, 14, 16],
+        "(1 − 0)·max + 0·average: the blend's default is the max, 6 = max(1, 2, 5, 6).",
+    ),
+    _example(
+        "blend_quarter",
+        "MAX_AVERAGE_BLEND, blend_factor 0.25",
+        {"type": "MAX_AVERAGE_BLEND", "stride_nd": "2,2", "blend_factor": 0.25},
+        [5.375, 7.375, 13.375, 15.375],
+        "(1 − 0.25)·max + 0.25·average: 0.75·6 + 0.25·3.5 = 5.375, nearer the max than the average.",
+    ),
+    _example(
+        "blend_1",
+        "MAX_AVERAGE_BLEND, blend_factor 1: the average",
+        {"type": "MAX_AVERAGE_BLEND", "stride_nd": "2,2", "blend_factor": 1},
+        [3.5, 5.5, 11.5, 13.5],
+        "(1 − 1)·max + 1·average: the average, 3.5 = (1 + 2 + 5 + 6) / 4.",
+    ),
+    _example(
+        "round_up_max",
+        "MAX, window 3, stride 2, EXPLICIT_ROUND_UP",
+        {"type": "MAX", "window_size_nd": "3,3", "stride_nd": "2,2", "padding_mode": "EXPLICIT_ROUND_UP"},
+        [11, 12, 15, 16],
+        "Rounding down gives one window ((4 − 3) / 2 + 1 = 1); rounding up gives 2 per axis, "
+        "the second reading input rows 2–3 and one row past the input.",
+    ),
+    _example(
+        "round_up_average",
+        "AVERAGE, window 3, stride 2, EXPLICIT_ROUND_UP",
+        {"type": "AVERAGE", "window_size_nd": "3,3", "stride_nd": "2,2", "padding_mode": "EXPLICIT_ROUND_UP"},
+        [6, 7.5, 12, 13.5],
+        "The windows past the input average their input cells only: (11 + 12 + 15 + 16) / 4 = 13.5.",
+    ),
+    _example(
+        "padding_only_average",
+        "AVERAGE over a window of padding only, padding counted",
+        {
+            "type": "AVERAGE",
+            "window_size_nd": "3,2",
+            "stride_nd": "2,2",
+            "post_padding": "2,0",
+            "padding_mode": "EXPLICIT_ROUND_UP",
+            "average_count_excludes_padding": False,
+        },
+        [6.5, 8.5, 10, 56 / 6, 64 / 6, 35 / 3, 0, 0, 0],
+        "Input 1 … 20 in 4 × 5. Rows: windows at 0, 2, 4 (ROUND_UP: (4 + 2 − 3) / 2 rounds up to 2, + 1); "
+        "the last reads rows 4–6, padding only, and its average of zeros is 0. The divisor counts the input and "
+        "the padding asked for, not ROUND_UP's extra row 6 and column 5: (11 + 12 + 16 + 17) / 6 = 9.33 in the "
+        "middle row; (5 + 10 + 15) / 3 = 10 in the last column.",
+        input={"kind": "spec", "shape": (1, 1, 4, 5)},
+        shape=(1, 1, 3, 3),
+    ),
+    _example(
+        "max_3d",
+        "3-D MAX, window 2 × 2 × 2, stride 2",
+        {"type": "MAX", "window_size_nd": "2,2,2", "stride_nd": "2,2,2"},
+        [22, 24, 30, 32],
+        "Input 1…32 in two 4 × 4 planes; each window spans both, so the maxima are the "
+        "second plane's: max(17, 18, 21, 22, 1, 2, 5, 6) = 22.",
+        input={"kind": "spec", "shape": (1, 1, 2, 4, 4)},
+        shape=(1, 1, 1, 2, 2),
+    ),
 )
 
 LAYER = Layer(
@@ -312,12 +414,26 @@ LAYER = Layer(
         Param("type", "enum", "MAX", "Pooling type (trt.PoolingType).", choices=TYPES, label="Type"),
         window.per_axis(WINDOW, 2, "Window per spatial axis.", 1, 15, offers=window.largest_window, label="Window"),
         *window.padding_params(high=14),
-        Param("blend_factor", "float", 0.0, "MAX_AVERAGE_BLEND: (1 − blend_factor)·max + blend_factor·average; 0 "
-              "is the max, 1 the average.",
-              low=0.0, high=1.0, step=0.05, used_when=lambda p: p["type"] == "MAX_AVERAGE_BLEND", label="Blend factor"),
-        Param("average_count_excludes_padding", "bool", True, "The average divides by the input cells in the "
-              "window only (true) or by the whole window, padding counted as zeros (false).",
-              used_when=lambda p: p["type"] in AVERAGING, label="Average excludes padding"),
+        Param(
+            "blend_factor",
+            "float",
+            0.0,
+            "MAX_AVERAGE_BLEND: (1 − blend_factor)·max + blend_factor·average; 0 is the max, 1 the average.",
+            low=0.0,
+            high=1.0,
+            step=0.05,
+            used_when=lambda p: p["type"] == "MAX_AVERAGE_BLEND",
+            label="Blend factor",
+        ),
+        Param(
+            "average_count_excludes_padding",
+            "bool",
+            True,
+            "The average divides by the input cells in the "
+            "window only (true) or by the whole window, padding counted as zeros (false).",
+            used_when=lambda p: p["type"] in AVERAGING,
+            label="Average excludes padding",
+        ),
     ),
     example_shape=(1, 1, 4, 4),
     example_input=arange_pattern,
@@ -331,6 +447,5 @@ LAYER = Layer(
     cell=cell,
     explain=explain,
     undefined=undefined,
-    onnx=OnnxMap(("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"), onnx_read, onnx_write,
-                 onnx_differs),
+    onnx=OnnxMap(("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"), onnx_read, onnx_write, onnx_differs),
 )

@@ -1,4 +1,5 @@
 """IParametricReLULayer: `add_parametric_relu(x, slopes)` with the slopes from `add_constant`."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,8 +14,10 @@ from ..params import Param
 from ..section import Code, Note, Text
 
 GRANULARITY = ("tensor", "channel", "element")
-FUSION_NOTE = ("Many TensorRT layer fusions that include ReLU have no Parametric ReLU version, so PReLU may run "
-               "slower than ReLU or LEAKY_RELU.")
+FUSION_NOTE = (
+    "Many TensorRT layer fusions that include ReLU have no Parametric ReLU version, so PReLU may run "
+    "slower than ReLU or LEAKY_RELU."
+)
 
 
 def slope_shape(granularity: str, shape: tuple) -> tuple:
@@ -36,8 +39,9 @@ PRESETS = {
     "leaky": _cycled([0.1]),
     "relu": _cycled([0.0]),
     "identity": _cycled([1.0]),
-    "ramp": lambda p, s: np.linspace(0.0, 2.0, int(np.prod(slope_shape(p["granularity"], s))),
-                                     dtype=np.float32).reshape(slope_shape(p["granularity"], s)),
+    "ramp": lambda p, s: np.linspace(
+        0.0, 2.0, int(np.prod(slope_shape(p["granularity"], s))), dtype=np.float32
+    ).reshape(slope_shape(p["granularity"], s)),
 }
 
 
@@ -50,8 +54,12 @@ def check(fail, p, shape):
     elif slopes.ndim == len(shape) and all(a in (1, b) for a, b in zip(slopes.shape, shape)):
         pass  # any other shape broadcastable to the input is what TensorRT accepts too
     else:
-        raise fail("slopes", f"with granularity {p['granularity']} needs 1 or {int(np.prod(want))} values "
-                             f"(shape {want}), or an array broadcastable to the input {shape}", slopes)
+        raise fail(
+            "slopes",
+            f"with granularity {p['granularity']} needs 1 or {int(np.prod(want))} values "
+            f"(shape {want}), or an array broadcastable to the input {shape}",
+            slopes,
+        )
     return {**p, "slopes": np.ascontiguousarray(slopes)}
 
 
@@ -63,17 +71,28 @@ def build(trt, network, x, p):
 # -- examples: the spec's (000_5872977bfab888fc.txt) --------------------
 PRELU_DOC = "000_5872977bfab888fc.txt"
 
-PRELU_TABLE = table("""
+PRELU_TABLE = table(
+    """
     -2.  -1.5 -1.  -0.5 0. 1. 2. 3. 4.
     -4.  -3.  -2.  -1.  0. 1. 2. 3. 4.
-    -8.  -6.  -4.  -2.  0. 1. 2. 3. 4.""", (1, 3, 3, 3))
+    -8.  -6.  -4.  -2.  0. 1. 2. 3. 4.""",
+    (1, 3, 3, 3),
+)
 
 PRELU = [
-    Preset("spec_per_channel", "prelu", "slopes (0.5, 1, 2) per channel",
-           {"granularity": "channel", "slopes": "0.5,1,2"}, spec_input((1, 3, 3, 3)), PRELU_TABLE, (1, 3, 3, 3),
-           EXACT_SMALL, f"{PRELU_DOC} § 初始示例代码",
-           note="The spec's table types the second cell of channel 0 as '-1.5.'; by its own arithmetic "
-                "(-3 × 0.5) it is -1.5."),
+    Preset(
+        "spec_per_channel",
+        "prelu",
+        "slopes (0.5, 1, 2) per channel",
+        {"granularity": "channel", "slopes": "0.5,1,2"},
+        spec_input((1, 3, 3, 3)),
+        PRELU_TABLE,
+        (1, 3, 3, 3),
+        EXACT_SMALL,
+        f"{PRELU_DOC} § 初始示例代码",
+        note="The spec's table types the second cell of channel 0 as '-1.5.'; by its own arithmetic "
+        "(-3 × 0.5) it is -1.5.",
+    ),
 ]
 
 
@@ -92,8 +111,7 @@ def prelu_broadcast(params: dict, input_shape: tuple) -> str:
         what = f"one slope per channel, repeated along {', '.join(rest)}"
     else:
         what = f"one slope per ({', '.join(per)}) position, repeated along {', '.join(rest)}"
-    return (f"slopes {sshape} broadcast over input {shape}: {what} "
-            f"({count} slope value{'s' if count != 1 else ''}).")
+    return f"slopes {sshape} broadcast over input {shape}: {what} ({count} slope value{'s' if count != 1 else ''})."
 
 
 def section(ev, ctx):
@@ -128,10 +146,26 @@ LAYER = Layer(
     icon=":material/trending_up:",
     summary="y = x if x ≥ 0 else slope·x, the slopes broadcast to the input: one, per channel or per element.",
     params=(
-        Param("granularity", "enum", "channel", "Slopes for the whole tensor, one per channel, or one per element.",
-              choices=GRANULARITY, label="Granularity"),
-        Param("slopes", "array", "spec", "Slope of the negative part; a constant tensor broadcast to the input.",
-              low=-10.0, high=10.0, step=0.05, presets=PRESETS, weight=True, label="Slopes"),
+        Param(
+            "granularity",
+            "enum",
+            "channel",
+            "Slopes for the whole tensor, one per channel, or one per element.",
+            choices=GRANULARITY,
+            label="Granularity",
+        ),
+        Param(
+            "slopes",
+            "array",
+            "spec",
+            "Slope of the negative part; a constant tensor broadcast to the input.",
+            low=-10.0,
+            high=10.0,
+            step=0.05,
+            presets=PRESETS,
+            weight=True,
+            label="Slopes",
+        ),
     ),
     example_shape=(1, 3, 3, 3),
     example_input=centered_ramp,

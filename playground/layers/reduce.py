@@ -1,4 +1,5 @@
 """IReduceLayer: `add_reduce(x, op, axes, keep_dims)`: SUM, PROD, MAX, MIN or AVG over the axes a bitmask names."""
+
 from __future__ import annotations
 
 import itertools
@@ -24,7 +25,7 @@ def axes_of(p: dict, rank: int) -> tuple[int, ...]:
 
 
 def axes_text(mask: int, shape: tuple) -> str:
-    """"H, W (axes = 12)": the bitmask as the input's axis names."""
+    """ "H, W (axes = 12)": the bitmask as the input's axis names."""
     names = DIM_NAMES.get(len(shape), tuple(str(i) for i in range(len(shape))))
     return ", ".join(names[a] for a in range(len(shape)) if mask >> a & 1) + f" (axes = {mask})"
 
@@ -40,8 +41,10 @@ def axes_rule(axes, p, shape):
 def keep_rule(keep, p, shape):
     left = len(shape) - bin(p["axes"]).count("1")
     if not keep and left < 2:
-        return Stricter(f"off leaves {left} ax{'i' if left == 1 else 'e'}s: keep_dims on, or reduce fewer axes",
-                        "TensorRT builds it, but the stage draws tensors of rank 2 or more")
+        return Stricter(
+            f"off leaves {left} ax{'i' if left == 1 else 'e'}s: keep_dims on, or reduce fewer axes",
+            "TensorRT builds it, but the stage draws tensors of rank 2 or more",
+        )
     return None
 
 
@@ -81,8 +84,9 @@ def cell(x, p, index, reference_output=None):
     shown = precise(float(reference_output[tuple(index)])) if reference_output is not None else "?"
     name = p["operation"].lower() if p["operation"] != "AVG" else "mean"
     terms = ", ".join(precise(v) for v in values) if len(values) <= 12 else f"{len(values)} values"
-    return Cell(f"{name}({terms}) = **{shown}**", (), (f"{len(values)} input cells along "
-                                                       f"{axes_text(p['axes'], x.shape)}.",))
+    return Cell(
+        f"{name}({terms}) = **{shown}**", (), (f"{len(values)} input cells along {axes_text(p['axes'], x.shape)}.",)
+    )
 
 
 def formula(p: dict) -> str:
@@ -92,8 +96,10 @@ def formula(p: dict) -> str:
 
 def explain(p, shape):
     out = output_shape(p, shape)
-    return [f"{p['operation']} over {axes_text(p['axes'], shape)}: {shape} → {out}. TensorRT takes the axes as a "
-            "bitmask, bit a for axis a; keep_dims keeps each reduced axis as size 1, else it goes."]
+    return [
+        f"{p['operation']} over {axes_text(p['axes'], shape)}: {shape} → {out}. TensorRT takes the axes as a "
+        "bitmask, bit a for axis a; keep_dims keeps each reduced axis as size 1, else it goes."
+    ]
 
 
 def onnx_read(node: Node) -> dict:
@@ -107,8 +113,11 @@ def onnx_read(node: Node) -> dict:
     axes = range(rank) if given is None or len(given) == 0 else [int(a) for a in np.ravel(given)]
     if any(not -rank <= a < rank for a in axes):
         raise node.fail("axes", f"must lie in −{rank} … {rank - 1}", list(axes))
-    return {"operation": op, "axes": sum(1 << (a % rank) for a in set(axes)),
-            "keep_dims": bool(node.attr("keepdims", 1))}
+    return {
+        "operation": op,
+        "axes": sum(1 << (a % rank) for a in set(axes)),
+        "keep_dims": bool(node.attr("keepdims", 1)),
+    }
 
 
 def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
@@ -119,17 +128,51 @@ def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
 X = {"kind": "spec", "shape": (1, 2, 2, 3)}  # channel 0: [[1 2 3] [4 5 6]], channel 1: [[7 8 9] [10 11 12]]
 HOW = "sums, products and extremes of x = 1 … 12 by hand"
 EXAMPLES = (
-    derived("reduce", "sum_w", "SUM along W (axes = 8)", {"operation": "SUM", "axes": 8}, X,
-            np.float32([6, 15, 24, 33]).reshape(1, 2, 2, 1), HOW),
-    derived("reduce", "avg_hw", "AVG over H, W (axes = 12)", {"operation": "AVG", "axes": 12}, X,
-            np.float32([3.5, 9.5]).reshape(1, 2, 1, 1), HOW),
-    derived("reduce", "max_c", "MAX over C (axes = 2), keep_dims off", {"operation": "MAX", "axes": 2,
-                                                                         "keep_dims": False}, X,
-            np.float32([[7, 8, 9], [10, 11, 12]]).reshape(1, 2, 3), HOW),
-    derived("reduce", "prod_h", "PROD along H (axes = 4)", {"operation": "PROD", "axes": 4}, X,
-            np.float32([[4, 10, 18], [70, 88, 108]]).reshape(1, 2, 1, 3), HOW),
-    derived("reduce", "min_all", "MIN over C, H, W (axes = 14)", {"operation": "MIN", "axes": 14}, X,
-            np.float32([1]).reshape(1, 1, 1, 1), HOW),
+    derived(
+        "reduce",
+        "sum_w",
+        "SUM along W (axes = 8)",
+        {"operation": "SUM", "axes": 8},
+        X,
+        np.float32([6, 15, 24, 33]).reshape(1, 2, 2, 1),
+        HOW,
+    ),
+    derived(
+        "reduce",
+        "avg_hw",
+        "AVG over H, W (axes = 12)",
+        {"operation": "AVG", "axes": 12},
+        X,
+        np.float32([3.5, 9.5]).reshape(1, 2, 1, 1),
+        HOW,
+    ),
+    derived(
+        "reduce",
+        "max_c",
+        "MAX over C (axes = 2), keep_dims off",
+        {"operation": "MAX", "axes": 2, "keep_dims": False},
+        X,
+        np.float32([[7, 8, 9], [10, 11, 12]]).reshape(1, 2, 3),
+        HOW,
+    ),
+    derived(
+        "reduce",
+        "prod_h",
+        "PROD along H (axes = 4)",
+        {"operation": "PROD", "axes": 4},
+        X,
+        np.float32([[4, 10, 18], [70, 88, 108]]).reshape(1, 2, 1, 3),
+        HOW,
+    ),
+    derived(
+        "reduce",
+        "min_all",
+        "MIN over C, H, W (axes = 14)",
+        {"operation": "MIN", "axes": 14},
+        X,
+        np.float32([1]).reshape(1, 1, 1, 1),
+        HOW,
+    ),
 )
 
 LAYER = Layer(
@@ -140,11 +183,28 @@ LAYER = Layer(
     summary="y = SUM, PROD, MAX, MIN or AVG of x over the axes a bitmask names; keep_dims keeps them as size 1.",
     params=(
         Param("operation", "enum", "SUM", "The ReduceOperation.", choices=OPERATIONS, label="Operation"),
-        Param("axes", "int", 8, "Bitmask of the axes reduced: 1 = N, 2 = C, 4 = H, 8 = W (4-D; 5-D: 4 = D, 8 = H, "
-              "16 = W); several bits, several axes.", low=1, high=31, step=1, rule=axes_rule,
-              offers=lambda p, s: list(range(1, 1 << len(s))), name_of=axes_text, label="Axes"),
-        Param("keep_dims", "bool", True, "Keep each reduced axis as size 1 (else the output loses it).",
-              rule=keep_rule, label="Keep dimensions"),
+        Param(
+            "axes",
+            "int",
+            8,
+            "Bitmask of the axes reduced: 1 = N, 2 = C, 4 = H, 8 = W (4-D; 5-D: 4 = D, 8 = H, "
+            "16 = W); several bits, several axes.",
+            low=1,
+            high=31,
+            step=1,
+            rule=axes_rule,
+            offers=lambda p, s: list(range(1, 1 << len(s))),
+            name_of=axes_text,
+            label="Axes",
+        ),
+        Param(
+            "keep_dims",
+            "bool",
+            True,
+            "Keep each reduced axis as size 1 (else the output loses it).",
+            rule=keep_rule,
+            label="Keep dimensions",
+        ),
     ),
     example_shape=(1, 2, 2, 3),
     example_input=lambda shape: arange_pattern(shape, 1),

@@ -1,6 +1,7 @@
 """IShuffleLayer: `add_shuffle(x)` with `.first_transpose`, `.reshape_dims` (0 and −1 placeholders,
 `.zero_is_placeholder`) and `.second_transpose`. On the input 1, 2, 3, … every value names the cell it came
 from, so the output's colours are the trail of the elements."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -69,15 +70,19 @@ def check(fail, p, shape):
             why = " (zero_is_placeholder is false, so 0 is a size)" if not p["zero_is_placeholder"] else ""
             raise fail("reshape_dims", f"resolves to {dims}, an empty tensor{why}", p["reshape_dims"])
         if size != total:
-            raise fail("reshape_dims", f"resolves to {dims} = {size} values; the input holds {total}",
-                       p["reshape_dims"])
+            raise fail(
+                "reshape_dims", f"resolves to {dims} = {size} values; the input holds {total}", p["reshape_dims"]
+            )
     rank = output_rank(p, shape)
     if p["second_transpose"] == tuple(range(len(p["second_transpose"]))):  # an identity follows the rank
         p = {**p, "second_transpose": tuple(range(rank))}
     problem = _permutation(p["second_transpose"], rank)
     if problem:
-        raise fail("second_transpose", problem + f" of the reshaped tensor's {output_rank(p, shape)} axes",
-                   p["second_transpose"])
+        raise fail(
+            "second_transpose",
+            problem + f" of the reshaped tensor's {output_rank(p, shape)} axes",
+            p["second_transpose"],
+        )
     return p
 
 
@@ -106,8 +111,11 @@ def reads(p, shape, index):
 
 def cell(x, p, index, reference_output=None):
     at = origin(p, x.shape, index)
-    return Cell(f"input{at} = **{precise(float(x[at]))}**", (),
-                (f"output{tuple(index)} holds input{at}: a shuffle only moves values, it computes nothing.",))
+    return Cell(
+        f"input{at} = **{precise(float(x[at]))}**",
+        (),
+        (f"output{tuple(index)} holds input{at}: a shuffle only moves values, it computes nothing.",),
+    )
 
 
 def explain(p, shape):
@@ -115,14 +123,21 @@ def explain(p, shape):
     steps = [f"first_transpose {p['first_transpose']}: {tuple(shape)} → {moved}"]
     dims = reshaped(p, shape)
     if dims is not None:
-        steps.append(f"reshape_dims {p['reshape_dims']} → {dims}" + (
-            " (0 copies the axis at its place, −1 takes what is left)" if 0 in p["reshape_dims"] or -1 in
-            p["reshape_dims"] else ""))
+        steps.append(
+            f"reshape_dims {p['reshape_dims']} → {dims}"
+            + (
+                " (0 copies the axis at its place, −1 takes what is left)"
+                if 0 in p["reshape_dims"] or -1 in p["reshape_dims"]
+                else ""
+            )
+        )
     out = dims or moved
     steps.append(f"second_transpose {p['second_transpose']}: {out} → {tuple(out[a] for a in p['second_transpose'])}")
-    return ["**The three steps**, in TensorRT's order:\n\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1)),
-            "On the input 1, 2, 3, … each value is its cell's row-major position + 1: read the output's values to "
-            "see where each element came from."]
+    return [
+        "**The three steps**, in TensorRT's order:\n\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1)),
+        "On the input 1, 2, 3, … each value is its cell's row-major position + 1: read the output's values to "
+        "see where each element came from.",
+    ]
 
 
 def build(trt, network, x, p):
@@ -143,7 +158,10 @@ def onnx_read(node: Node) -> dict:
         return {"first_transpose": tuple(perm) + lifted}
     if node.op == "Reshape":
         dims = node.const(1, "shape")
-        return {"reshape_dims": tuple(int(v) for v in dims.ravel()), "zero_is_placeholder": not node.attr("allowzero", 0)}
+        return {
+            "reshape_dims": tuple(int(v) for v in dims.ravel()),
+            "zero_is_placeholder": not node.attr("allowzero", 0),
+        }
     shape = list(node.onnx_shape)
     if node.op == "Flatten":
         axis = node.attr("axis", 1) % (rank + 1) if node.attr("axis", 1) != rank else rank
@@ -177,25 +195,55 @@ C1 = [[v + 12 for v in row] for row in C0]
 
 
 def _example(name, title, params, expected, note):
-    return derived("shuffle", name, title, params, X, np.array(expected, np.float32),
-                   "IShuffleLayer's three steps on the input 1 … 24", note)
+    return derived(
+        "shuffle",
+        name,
+        title,
+        params,
+        X,
+        np.array(expected, np.float32),
+        "IShuffleLayer's three steps on the input 1 … 24",
+        note,
+    )
 
 
 EXAMPLES = (
-    _example("transpose_hw", "first_transpose (0, 1, 3, 2): H and W swapped", {"first_transpose": "0,1,3,2"},
-             [[np.transpose(C0).tolist(), np.transpose(C1).tolist()]], "Each channel's rows become its columns."),
-    _example("nchw_to_nhwc", "first_transpose (0, 2, 3, 1): NCHW → NHWC", {"first_transpose": "0,2,3,1"},
-             [[[[C0[h][w], C1[h][w]] for w in range(4)] for h in range(3)]],
-             "The two channels of each pixel end up side by side: (1, 13), (2, 14), …"),
-    _example("flatten", "reshape_dims (0, −1): flatten", {"reshape_dims": "0,-1"}, [list(range(1, 25))],
-             "0 copies N (1), −1 takes the 24 values left: a rank-2 output in the input's order."),
-    _example("merge_hw", "reshape_dims (0, 0, −1): H and W merged", {"reshape_dims": "0,0,-1"},
-             [[list(range(1, 13)), list(range(13, 25))]], "Each channel's 3 × 4 plane becomes one row of 12."),
-    _example("deinterleave", "reshape (0, −1, 2), second_transpose (0, 2, 1): de-interleave",
-             {"reshape_dims": "0,-1,2", "second_transpose": "0,2,1"},
-             [[list(range(1, 25, 2)), list(range(2, 25, 2))]],
-             "Pairs (1, 2), (3, 4), … become the rows of a 12 × 2 tensor; the second transpose puts the odd "
-             "values in the first row and the even ones in the second."),
+    _example(
+        "transpose_hw",
+        "first_transpose (0, 1, 3, 2): H and W swapped",
+        {"first_transpose": "0,1,3,2"},
+        [[np.transpose(C0).tolist(), np.transpose(C1).tolist()]],
+        "Each channel's rows become its columns.",
+    ),
+    _example(
+        "nchw_to_nhwc",
+        "first_transpose (0, 2, 3, 1): NCHW → NHWC",
+        {"first_transpose": "0,2,3,1"},
+        [[[[C0[h][w], C1[h][w]] for w in range(4)] for h in range(3)]],
+        "The two channels of each pixel end up side by side: (1, 13), (2, 14), …",
+    ),
+    _example(
+        "flatten",
+        "reshape_dims (0, −1): flatten",
+        {"reshape_dims": "0,-1"},
+        [list(range(1, 25))],
+        "0 copies N (1), −1 takes the 24 values left: a rank-2 output in the input's order.",
+    ),
+    _example(
+        "merge_hw",
+        "reshape_dims (0, 0, −1): H and W merged",
+        {"reshape_dims": "0,0,-1"},
+        [[list(range(1, 13)), list(range(13, 25))]],
+        "Each channel's 3 × 4 plane becomes one row of 12.",
+    ),
+    _example(
+        "deinterleave",
+        "reshape (0, −1, 2), second_transpose (0, 2, 1): de-interleave",
+        {"reshape_dims": "0,-1,2", "second_transpose": "0,2,1"},
+        [[list(range(1, 25, 2)), list(range(2, 25, 2))]],
+        "Pairs (1, 2), (3, 4), … become the rows of a 12 × 2 tensor; the second transpose puts the odd "
+        "values in the first row and the even ones in the second.",
+    ),
 )
 
 LAYER = Layer(
@@ -205,18 +253,49 @@ LAYER = Layer(
     icon=":material/shuffle:",
     summary="Transpose, reshape (0 and −1 placeholders), transpose again: values move, none changes.",
     params=(
-        Param("first_transpose", "ints", lambda p, s: tuple(range(len(s))), "Permutation applied first: output "
-              "axis i is input axis first_transpose[i].", low=0, high=4, step=1, per_dim=True,
-              rule=lambda v, p, s: _permutation(v, len(s)), offers=lambda p, s: (len(s) - 1,) * len(s),
-              permutation=True, label="First transpose"),
-        Param("zero_is_placeholder", "bool", True, "In reshape_dims, 0 copies the axis at its place (true) or is a "
-              "size of 0 (false).", label="0 copies the input's size"),
-        Param("reshape_dims", "ints", None, "The shape after the first transpose, rank 2 … 5 (0: copy that axis, "
-              "−1: infer); none: no reshape.", low=-1, high=1 << 20, optional=True, rule=reshape_rule,
-              label="Reshape"),
-        Param("second_transpose", "ints", lambda p, s: tuple(range(output_rank(p, s))), "Permutation applied "
-              "last, of the reshaped tensor's axes (left at an identity, it follows their number).", low=0, high=4,
-              step=1, permutation=True, label="Second transpose"),
+        Param(
+            "first_transpose",
+            "ints",
+            lambda p, s: tuple(range(len(s))),
+            "Permutation applied first: output axis i is input axis first_transpose[i].",
+            low=0,
+            high=4,
+            step=1,
+            per_dim=True,
+            rule=lambda v, p, s: _permutation(v, len(s)),
+            offers=lambda p, s: (len(s) - 1,) * len(s),
+            permutation=True,
+            label="First transpose",
+        ),
+        Param(
+            "zero_is_placeholder",
+            "bool",
+            True,
+            "In reshape_dims, 0 copies the axis at its place (true) or is a size of 0 (false).",
+            label="0 copies the input's size",
+        ),
+        Param(
+            "reshape_dims",
+            "ints",
+            None,
+            "The shape after the first transpose, rank 2 … 5 (0: copy that axis, −1: infer); none: no reshape.",
+            low=-1,
+            high=1 << 20,
+            optional=True,
+            rule=reshape_rule,
+            label="Reshape",
+        ),
+        Param(
+            "second_transpose",
+            "ints",
+            lambda p, s: tuple(range(output_rank(p, s))),
+            "Permutation applied last, of the reshaped tensor's axes (left at an identity, it follows their number).",
+            low=0,
+            high=4,
+            step=1,
+            permutation=True,
+            label="Second transpose",
+        ),
     ),
     example_shape=(1, 2, 3, 4),
     example_input=arange_pattern,
@@ -225,8 +304,7 @@ LAYER = Layer(
     check=check,
     cost=cost,
     ranks=(4, 5),
-    onnx=OnnxMap(("Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze"), onnx_read, onnx_write,
-                 lift="trailing"),
+    onnx=OnnxMap(("Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze"), onnx_read, onnx_write, lift="trailing"),
     examples=EXAMPLES,
     reads=reads,
     cell=cell,

@@ -1,5 +1,6 @@
 """ISliceLayer: `add_slice(x, start, shape, stride)` with `.mode` for the coordinates that fall outside the input
 (STRICT_BOUNDS, WRAP, CLAMP, FILL with a fill value, REFLECT); negative strides walk backwards."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -65,9 +66,13 @@ def check(fail, p, shape):
             i = coordinates(p, axis)
             if i.min() < 0 or i.max() >= size:
                 name = "shape" if 0 <= p["start"][axis] < size else "start"  # a start inside: the shape runs out
-                raise fail(name, f"under mode STRICT_BOUNDS, axis {axis} reads coordinates {int(i.min())} … "
-                                 f"{int(i.max())}, outside 0 … {size - 1}: another mode (WRAP, CLAMP, FILL, REFLECT) "
-                                 f"reads beyond the input", p[name])
+                raise fail(
+                    name,
+                    f"under mode STRICT_BOUNDS, axis {axis} reads coordinates {int(i.min())} … "
+                    f"{int(i.max())}, outside 0 … {size - 1}: another mode (WRAP, CLAMP, FILL, REFLECT) "
+                    f"reads beyond the input",
+                    p[name],
+                )
     return p
 
 
@@ -116,8 +121,9 @@ def cell(x, p, index, reference_output=None):
         line = f"input{at} is outside: the fill value **{shown}**"
     else:
         line = f"input{at} is outside; {p['mode']} reads input{src} = **{shown}**"
-    per_axis = " · ".join(f"axis {a}: {p['start'][a]} + {i}·{p['stride'][a]} = {v}" for a, (i, v) in
-                          enumerate(zip(index, at)))
+    per_axis = " · ".join(
+        f"axis {a}: {p['start'][a]} + {i}·{p['stride'][a]} = {v}" for a, (i, v) in enumerate(zip(index, at))
+    )
     return Cell(line, (), (f"Coordinates: {per_axis}.", f"{p['mode']}: {MODE_WORDS[p['mode']]}."))
 
 
@@ -127,12 +133,17 @@ def explain(p, shape):
         i = coordinates(p, axis)
         src = source(p["mode"], i, size)
         listed = ", ".join(str(int(v)) for v in i[:10]) + (" …" if i.size > 10 else "")
-        mapped = "" if np.array_equal(src, i) else " → " + ", ".join("fill" if v < 0 else str(int(v))
-                                                                     for v in src[:10]) + (" …" if i.size > 10 else "")
+        mapped = (
+            ""
+            if np.array_equal(src, i)
+            else " → " + ", ".join("fill" if v < 0 else str(int(v)) for v in src[:10]) + (" …" if i.size > 10 else "")
+        )
         rows.append(f"axis {axis} (size {size}): {listed}{mapped}")
-    return [f"**{p['mode']}**: {MODE_WORDS[p['mode']]}.",
-            "Coordinates read per axis, start + i·stride (→ where the mode maps those outside):\n\n" +
-            "\n".join(f"- {r}" for r in rows)]
+    return [
+        f"**{p['mode']}**: {MODE_WORDS[p['mode']]}.",
+        "Coordinates read per axis, start + i·stride (→ where the mode maps those outside):\n\n"
+        + "\n".join(f"- {r}" for r in rows),
+    ]
 
 
 def build(trt, network, x, p):
@@ -196,27 +207,67 @@ AROUND = {"start": "0,0,-1,-1", "shape": "1,1,6,7", "stride": "1,1,1,1"}  # the 
 def _example(name, title, params, rows, cols, note, fill=None):
     """The output as the rows and columns of the input it reads (None: the fill value), listed by hand."""
     table = np.array([[fill if r is None or c is None else PLANE[r, c] for c in cols] for r in rows], np.float32)
-    return derived("slice", name, title, params, X, table[None, None], "ISliceLayer's rules on the input 1 … 20",
-                   note)
+    return derived("slice", name, title, params, X, table[None, None], "ISliceLayer's rules on the input 1 … 20", note)
 
 
 EXAMPLES = (
-    _example("crop", "crop: start (0, 0, 1, 1), shape 2 × 3", {"start": "0,0,1,1", "shape": "1,1,2,3"},
-             [1, 2], [1, 2, 3], "Rows 1–2, columns 1–3 of the input."),
-    _example("stride_2", "every second row and column", {"start": "0,0,0,0", "shape": "1,1,2,3", "stride": "1,1,2,2"},
-             [0, 2], [0, 2, 4], "Rows 0, 2 and columns 0, 2, 4."),
-    _example("reverse_w", "stride −1 on W: each row reversed", {"start": "0,0,0,4", "shape": "1,1,4,5", "stride": "1,1,1,-1"},
-             [0, 1, 2, 3], [4, 3, 2, 1, 0], "Start at the last column and step back: 4, 3, 2, 1, 0."),
-    _example("wrap", "WRAP, one cell around", {**AROUND, "mode": "WRAP"}, [3, 0, 1, 2, 3, 0],
-             [4, 0, 1, 2, 3, 4, 0], "Row −1 is row 3, row 4 is row 0 (modulo 4); column −1 is 4, column 5 is 0."),
-    _example("clamp", "CLAMP, one cell around", {**AROUND, "mode": "CLAMP"}, [0, 0, 1, 2, 3, 3],
-             [0, 0, 1, 2, 3, 4, 4], "Every coordinate outside takes the edge: the border repeats its neighbour."),
-    _example("reflect", "REFLECT, one cell around", {**AROUND, "mode": "REFLECT"}, [1, 0, 1, 2, 3, 2],
-             [1, 0, 1, 2, 3, 4, 3], "Mirrored at the edge cell: row −1 is row 1, row 4 is row 2 (the edge row is "
-             "not repeated)."),
-    _example("fill", "FILL with −1, one cell around", {**AROUND, "mode": "FILL", "fill": -1},
-             [None, 0, 1, 2, 3, None], [None, 0, 1, 2, 3, 4, None], "Every cell outside reads the fill value −1.",
-             fill=-1),
+    _example(
+        "crop",
+        "crop: start (0, 0, 1, 1), shape 2 × 3",
+        {"start": "0,0,1,1", "shape": "1,1,2,3"},
+        [1, 2],
+        [1, 2, 3],
+        "Rows 1–2, columns 1–3 of the input.",
+    ),
+    _example(
+        "stride_2",
+        "every second row and column",
+        {"start": "0,0,0,0", "shape": "1,1,2,3", "stride": "1,1,2,2"},
+        [0, 2],
+        [0, 2, 4],
+        "Rows 0, 2 and columns 0, 2, 4.",
+    ),
+    _example(
+        "reverse_w",
+        "stride −1 on W: each row reversed",
+        {"start": "0,0,0,4", "shape": "1,1,4,5", "stride": "1,1,1,-1"},
+        [0, 1, 2, 3],
+        [4, 3, 2, 1, 0],
+        "Start at the last column and step back: 4, 3, 2, 1, 0.",
+    ),
+    _example(
+        "wrap",
+        "WRAP, one cell around",
+        {**AROUND, "mode": "WRAP"},
+        [3, 0, 1, 2, 3, 0],
+        [4, 0, 1, 2, 3, 4, 0],
+        "Row −1 is row 3, row 4 is row 0 (modulo 4); column −1 is 4, column 5 is 0.",
+    ),
+    _example(
+        "clamp",
+        "CLAMP, one cell around",
+        {**AROUND, "mode": "CLAMP"},
+        [0, 0, 1, 2, 3, 3],
+        [0, 0, 1, 2, 3, 4, 4],
+        "Every coordinate outside takes the edge: the border repeats its neighbour.",
+    ),
+    _example(
+        "reflect",
+        "REFLECT, one cell around",
+        {**AROUND, "mode": "REFLECT"},
+        [1, 0, 1, 2, 3, 2],
+        [1, 0, 1, 2, 3, 4, 3],
+        "Mirrored at the edge cell: row −1 is row 1, row 4 is row 2 (the edge row is not repeated).",
+    ),
+    _example(
+        "fill",
+        "FILL with −1, one cell around",
+        {**AROUND, "mode": "FILL", "fill": -1},
+        [None, 0, 1, 2, 3, None],
+        [None, 0, 1, 2, 3, 4, None],
+        "Every cell outside reads the fill value −1.",
+        fill=-1,
+    ),
 )
 
 LAYER = Layer(
@@ -226,19 +277,62 @@ LAYER = Layer(
     icon=":material/crop:",
     summary="output[i] = input[start + i·stride] per axis; the mode decides what a coordinate outside reads.",
     params=(
-        Param("start", "ints", lambda p, s: (0,) * len(s), "First coordinate read, per dimension (may be "
-              "outside the input, except under STRICT_BOUNDS).", low=-16, high=64, step=1, per_dim=True,
-              label="Start"),
-        Param("stride", "ints", lambda p, s: (1,) * len(s), "Step per dimension; negative walks backwards, 0 "
-              "repeats the start cell (a broadcast).",
-              low=-8, high=8, step=1, per_dim=True, label="Stride"),
-        Param("shape", "ints", lambda p, s: default_shape(s), "Output size per dimension.", low=1, high=SHAPE_HIGH, step=1,
-              per_dim=True, offers=shape_offered, label="Output size"),
-        Param("mode", "enum", "STRICT_BOUNDS", "What a coordinate outside the input reads (trt.SampleMode).",
-              choices=MODES, aliases={"DEFAULT": "STRICT_BOUNDS"}, label="Mode"),
-        Param("fill", "float", 0.0, "FILL: the value read outside the input (the layer's input 4).",
-              low=-1e6, high=1e6, step=0.5, slide=(-20.0, 20.0), used_when=lambda p: p["mode"] == "FILL",
-              weight=True, label="Fill value"),  # a constant, cast to the data's type
+        Param(
+            "start",
+            "ints",
+            lambda p, s: (0,) * len(s),
+            "First coordinate read, per dimension (may be outside the input, except under STRICT_BOUNDS).",
+            low=-16,
+            high=64,
+            step=1,
+            per_dim=True,
+            label="Start",
+        ),
+        Param(
+            "stride",
+            "ints",
+            lambda p, s: (1,) * len(s),
+            "Step per dimension; negative walks backwards, 0 repeats the start cell (a broadcast).",
+            low=-8,
+            high=8,
+            step=1,
+            per_dim=True,
+            label="Stride",
+        ),
+        Param(
+            "shape",
+            "ints",
+            lambda p, s: default_shape(s),
+            "Output size per dimension.",
+            low=1,
+            high=SHAPE_HIGH,
+            step=1,
+            per_dim=True,
+            offers=shape_offered,
+            label="Output size",
+        ),
+        Param(
+            "mode",
+            "enum",
+            "STRICT_BOUNDS",
+            "What a coordinate outside the input reads (trt.SampleMode).",
+            choices=MODES,
+            aliases={"DEFAULT": "STRICT_BOUNDS"},
+            label="Mode",
+        ),
+        Param(
+            "fill",
+            "float",
+            0.0,
+            "FILL: the value read outside the input (the layer's input 4).",
+            low=-1e6,
+            high=1e6,
+            step=0.5,
+            slide=(-20.0, 20.0),
+            used_when=lambda p: p["mode"] == "FILL",
+            weight=True,
+            label="Fill value",
+        ),  # a constant, cast to the data's type
     ),
     example_shape=(1, 1, 4, 5),
     example_input=arange_pattern,

@@ -1,4 +1,5 @@
 """ISoftMaxLayer: `add_softmax(x)` with `.axes`, the bitmask of the one axis it normalises along."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,9 +36,11 @@ def reference(x, p):
 
 def axes_rule(axes, p, shape):
     if axes <= 0 or axes & (axes - 1):
-        return Stricter("must set exactly one bit (one axis): 1, 2, 4, 8 or 16",
-                        "TensorRT documents one axis (ISoftMaxLayer::setAxes); its builder accepts several, with no "
-                        "documented result")
+        return Stricter(
+            "must set exactly one bit (one axis): 1, 2, 4, 8 or 16",
+            "TensorRT documents one axis (ISoftMaxLayer::setAxes); its builder accepts several, with no "
+            "documented result",
+        )
     if axes >= 1 << len(shape):
         return f"names axis {axes.bit_length() - 1}, but the input has rank {len(shape)} (axes below {1 << len(shape)})"
     return None
@@ -61,7 +64,7 @@ def formula(p: dict) -> str:
 def reads(p, shape, index):
     """The cells softmax normalises output `index` with: its line along the axis."""
     axis = axis_of(p)
-    return [tuple(index[:axis]) + (i,) + tuple(index[axis + 1:]) for i in range(shape[axis])]
+    return [tuple(index[:axis]) + (i,) + tuple(index[axis + 1 :]) for i in range(shape[axis])]
 
 
 def cell(x, p, index, reference_output=None):
@@ -73,18 +76,33 @@ def cell(x, p, index, reference_output=None):
     shown = precise(float(reference_output[tuple(index)])) if reference_output is not None else "?"
     terms = " + ".join(f"e^{precise(v - top)}" for v in values) if len(values) <= 8 else f"{len(values)} terms"
     line = f"e^{precise(own - top)} / ({terms}) = **{shown}**"
-    rows = tuple({"input": str(c), "x": precise(v), "exp(x − max)": precise(float(np.exp(v - top))),
-                  "share": precise(float(np.exp(v - top) / total))} for c, v in zip(cells, values))
-    return Cell(line, rows, (f"The {len(values)} cells along axis {axis_of(p)} share 1 between them; the largest "
-                             f"({precise(top)}) is subtracted first, which changes nothing but keeps exp finite.",))
+    rows = tuple(
+        {
+            "input": str(c),
+            "x": precise(v),
+            "exp(x − max)": precise(float(np.exp(v - top))),
+            "share": precise(float(np.exp(v - top) / total)),
+        }
+        for c, v in zip(cells, values)
+    )
+    return Cell(
+        line,
+        rows,
+        (
+            f"The {len(values)} cells along axis {axis_of(p)} share 1 between them; the largest "
+            f"({precise(top)}) is subtracted first, which changes nothing but keeps exp finite.",
+        ),
+    )
 
 
 def explain(p, shape):
     a = axis_of(p)
-    name = AXIS_NAMES.get(len(shape), "")[a:a + 1]
-    return [f"Softmax along axis {a}{f' ({name})' if name else ''}: every line of {shape[a]} cells along it sums to "
-            f"1. TensorRT takes the axis as a bitmask with one bit set, here 1 << {a} = {p['axes']}.",
-            "The output does not change when a constant is added along the axis: softmax(x + k) = softmax(x)."]
+    name = AXIS_NAMES.get(len(shape), "")[a : a + 1]
+    return [
+        f"Softmax along axis {a}{f' ({name})' if name else ''}: every line of {shape[a]} cells along it sums to "
+        f"1. TensorRT takes the axis as a bitmask with one bit set, here 1 << {a} = {p['axes']}.",
+        "The output does not change when a constant is added along the axis: softmax(x + k) = softmax(x).",
+    ]
 
 
 def build(trt, network, x, p):
@@ -101,10 +119,14 @@ def onnx_read(node: Node) -> dict:
     if not -rank <= axis < rank:
         raise node.fail("axis", f"must lie in −{rank} … {rank - 1}", axis)
     axis %= rank
-    if node.opset < 13 and int(np.prod(node.onnx_shape[axis + 1:])) > 1:
-        raise node.fail("axis", f"before opset 13 Softmax normalises over axes {axis} … {rank - 1} flattened into "
-                                "one; TensorRT's softmax layer normalises along one axis (export the model at opset "
-                                "13 or later, or reshape around it)", axis)
+    if node.opset < 13 and int(np.prod(node.onnx_shape[axis + 1 :])) > 1:
+        raise node.fail(
+            "axis",
+            f"before opset 13 Softmax normalises over axes {axis} … {rank - 1} flattened into "
+            "one; TensorRT's softmax layer normalises along one axis (export the model at opset "
+            "13 or later, or reshape around it)",
+            axis,
+        )
     return {"axes": 1 << axis}
 
 
@@ -121,19 +143,47 @@ ALONG_C = np.exp(np.arange(2.0)) / np.exp(np.arange(2.0)).sum()  # softmax(0, 1)
 
 
 def _example(name, title, axes, expected, note):
-    return derived("softmax", name, title, {"axes": axes}, X, np.broadcast_to(expected, (1, 2, 3, 4)),
-                   "softmax's definition on the input x = w − h + c", note)
+    return derived(
+        "softmax",
+        name,
+        title,
+        {"axes": axes},
+        X,
+        np.broadcast_to(expected, (1, 2, 3, 4)),
+        "softmax's definition on the input x = w − h + c",
+        note,
+    )
 
 
 EXAMPLES = (
-    _example("along_w", "axes = 8: along W", 8, ALONG_W,
-             "Every row is k, k+1, k+2, k+3 for some k: the same softmax, 0.0321 0.0871 0.2369 0.6439."),
-    _example("along_h", "axes = 4: along H", 4, ALONG_H[:, None],
-             "Every column falls by 1 per row: softmax(0, −1, −2) = 0.6652 0.2447 0.0900."),
-    _example("along_c", "axes = 2: along C (the default)", 2, ALONG_C[:, None, None],
-             "Channel 1 is channel 0 plus 1: 0.2689 and 0.7311 at every position."),
-    _example("along_n", "axes = 1: along a batch of one", 1, np.ones(1),
-             "One cell per line: each output is 1, whatever the input."),
+    _example(
+        "along_w",
+        "axes = 8: along W",
+        8,
+        ALONG_W,
+        "Every row is k, k+1, k+2, k+3 for some k: the same softmax, 0.0321 0.0871 0.2369 0.6439.",
+    ),
+    _example(
+        "along_h",
+        "axes = 4: along H",
+        4,
+        ALONG_H[:, None],
+        "Every column falls by 1 per row: softmax(0, −1, −2) = 0.6652 0.2447 0.0900.",
+    ),
+    _example(
+        "along_c",
+        "axes = 2: along C (the default)",
+        2,
+        ALONG_C[:, None, None],
+        "Channel 1 is channel 0 plus 1: 0.2689 and 0.7311 at every position.",
+    ),
+    _example(
+        "along_n",
+        "axes = 1: along a batch of one",
+        1,
+        np.ones(1),
+        "One cell per line: each output is 1, whatever the input.",
+    ),
 )
 
 LAYER = Layer(
@@ -143,10 +193,20 @@ LAYER = Layer(
     icon=":material/percent:",
     summary="y = exp(x) / Σ exp(x) along the one axis `axes` names (a bitmask).",
     params=(
-        Param("axes", "int", 2, "Bitmask of the axis to normalise along (exactly one bit): 1 = N, 2 = C, 4 = H "
-              "(4-D) or D (5-D), 8 = W (4-D) or H (5-D), 16 = W (5-D).", low=1, high=16, step=1,
-              rule=axes_rule, offers=axes_offered, name_of=lambda v, s: f"{axis_name(v, s)} (axes = {v})",
-              label="Axis"),
+        Param(
+            "axes",
+            "int",
+            2,
+            "Bitmask of the axis to normalise along (exactly one bit): 1 = N, 2 = C, 4 = H "
+            "(4-D) or D (5-D), 8 = W (4-D) or H (5-D), 16 = W (5-D).",
+            low=1,
+            high=16,
+            step=1,
+            rule=axes_rule,
+            offers=axes_offered,
+            name_of=lambda v, s: f"{axis_name(v, s)} (axes = {v})",
+            label="Axis",
+        ),
     ),
     example_shape=(1, 2, 3, 4),
     example_input=example_input,

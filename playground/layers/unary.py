@@ -1,5 +1,6 @@
 """IUnaryLayer: `add_unary(x, op)`, one function of each value: every UnaryOperation (NOT on BOOL, ISINF and ISNAN
 to BOOL, drawn as 0/1)."""
+
 from __future__ import annotations
 
 import math
@@ -16,23 +17,72 @@ from ..params import Param
 
 _erf = np.frompyfunc(math.erf, 1, 1)
 FUNCTIONS = {
-    "EXP": np.exp, "LOG": np.log, "SQRT": np.sqrt, "RECIP": lambda x: 1 / x, "ABS": np.abs, "NEG": np.negative,
-    "SIN": np.sin, "COS": np.cos, "TAN": np.tan, "SINH": np.sinh, "COSH": np.cosh, "ASIN": np.arcsin,
-    "ACOS": np.arccos, "ATAN": np.arctan, "ASINH": np.arcsinh, "ACOSH": np.arccosh, "ATANH": np.arctanh,
-    "CEIL": np.ceil, "FLOOR": np.floor, "ERF": lambda x: _erf(x).astype(np.float64), "NOT": lambda x: x == 0,
-    "SIGN": np.sign, "ROUND": np.rint, "ISINF": np.isinf, "ISNAN": np.isnan,
+    "EXP": np.exp,
+    "LOG": np.log,
+    "SQRT": np.sqrt,
+    "RECIP": lambda x: 1 / x,
+    "ABS": np.abs,
+    "NEG": np.negative,
+    "SIN": np.sin,
+    "COS": np.cos,
+    "TAN": np.tan,
+    "SINH": np.sinh,
+    "COSH": np.cosh,
+    "ASIN": np.arcsin,
+    "ACOS": np.arccos,
+    "ATAN": np.arctan,
+    "ASINH": np.arcsinh,
+    "ACOSH": np.arccosh,
+    "ATANH": np.arctanh,
+    "CEIL": np.ceil,
+    "FLOOR": np.floor,
+    "ERF": lambda x: _erf(x).astype(np.float64),
+    "NOT": lambda x: x == 0,
+    "SIGN": np.sign,
+    "ROUND": np.rint,
+    "ISINF": np.isinf,
+    "ISNAN": np.isnan,
 }
 OPERATIONS = tuple(FUNCTIONS)
 BOOL_IN, BOOL_OUT = ("NOT",), ("NOT", "ISINF", "ISNAN")
-ONNX_OPS = {"EXP": "Exp", "LOG": "Log", "SQRT": "Sqrt", "RECIP": "Reciprocal", "ABS": "Abs", "NEG": "Neg",
-            "SIN": "Sin", "COS": "Cos", "TAN": "Tan", "SINH": "Sinh", "COSH": "Cosh", "ASIN": "Asin", "ACOS": "Acos",
-            "ATAN": "Atan", "ASINH": "Asinh", "ACOSH": "Acosh", "ATANH": "Atanh", "CEIL": "Ceil", "FLOOR": "Floor",
-            "ERF": "Erf", "NOT": "Not", "SIGN": "Sign", "ROUND": "Round", "ISINF": "IsInf", "ISNAN": "IsNaN"}
+ONNX_OPS = {
+    "EXP": "Exp",
+    "LOG": "Log",
+    "SQRT": "Sqrt",
+    "RECIP": "Reciprocal",
+    "ABS": "Abs",
+    "NEG": "Neg",
+    "SIN": "Sin",
+    "COS": "Cos",
+    "TAN": "Tan",
+    "SINH": "Sinh",
+    "COSH": "Cosh",
+    "ASIN": "Asin",
+    "ACOS": "Acos",
+    "ATAN": "Atan",
+    "ASINH": "Asinh",
+    "ACOSH": "Acosh",
+    "ATANH": "Atanh",
+    "CEIL": "Ceil",
+    "FLOOR": "Floor",
+    "ERF": "Erf",
+    "NOT": "Not",
+    "SIGN": "Sign",
+    "ROUND": "Round",
+    "ISINF": "IsInf",
+    "ISNAN": "IsNaN",
+}
 ONNX_BOOL, ONNX_FLOAT = 9, 1  # TensorProto.BOOL, TensorProto.FLOAT
 # Where the function has no finite value (outside its domain, or a pole): the layer's own rule, not an error.
-DOMAINS = {"LOG": lambda x: x <= 0, "SQRT": lambda x: x < 0, "RECIP": lambda x: x == 0,
-           "ASIN": lambda x: np.abs(x) > 1, "ACOS": lambda x: np.abs(x) > 1, "ACOSH": lambda x: x < 1,
-           "ATANH": lambda x: np.abs(x) >= 1}
+DOMAINS = {
+    "LOG": lambda x: x <= 0,
+    "SQRT": lambda x: x < 0,
+    "RECIP": lambda x: x == 0,
+    "ASIN": lambda x: np.abs(x) > 1,
+    "ACOS": lambda x: np.abs(x) > 1,
+    "ACOSH": lambda x: x < 1,
+    "ATANH": lambda x: np.abs(x) >= 1,
+}
 
 
 def reference(x, p):
@@ -67,8 +117,10 @@ def cell(x, p, index, reference_output=None):
     shown = precise(float(reference_output[tuple(index)])) if reference_output is not None else "?"
     notes = ()
     if p["operation"] in BOOL_OUT:
-        notes = ("A BOOL result, drawn as 1 for true and 0 for false" + (" (NOT reads its input as BOOL: nonzero "
-                 "is true)." if p["operation"] == "NOT" else "."),)
+        notes = (
+            "A BOOL result, drawn as 1 for true and 0 for false"
+            + (" (NOT reads its input as BOOL: nonzero is true)." if p["operation"] == "NOT" else "."),
+        )
     elif p["operation"] == "ROUND":
         notes = ("ROUND rounds half to even: 0.5 → 0, 1.5 → 2, 2.5 → 2.",)
     return Cell(f"{p['operation'].lower()}({precise(v)}) = **{shown}**", (), notes)
@@ -96,13 +148,27 @@ RAMP = {"kind": "spec", "shape": (1, 1, 3, 3)}  # −4 … 4
 
 
 def _ex(name, title, op, input, values, note=None):
-    return derived("unary", name, title, {"operation": op}, input, np.float32(values).reshape(1, 1, 3, 3),
-                   "the function of each value by hand", note)
+    return derived(
+        "unary",
+        name,
+        title,
+        {"operation": op},
+        input,
+        np.float32(values).reshape(1, 1, 3, 3),
+        "the function of each value by hand",
+        note,
+    )
 
 
 EXAMPLES = (
-    _ex("round_half_even", "ROUND: halves to even", "ROUND", HALVES, [-2, -2, -1, -0.0, 0, 0, 1, 2, 2],
-        "−1.5 → −2, −0.5 → −0, 0.5 → 0, 1.5 → 2: a half goes to the even neighbour, not away from zero."),
+    _ex(
+        "round_half_even",
+        "ROUND: halves to even",
+        "ROUND",
+        HALVES,
+        [-2, -2, -1, -0.0, 0, 0, 1, 2, 2],
+        "−1.5 → −2, −0.5 → −0, 0.5 → 0, 1.5 → 2: a half goes to the even neighbour, not away from zero.",
+    ),
     _ex("floor", "FLOOR", "FLOOR", HALVES, [-2, -2, -1, -1, 0, 0, 1, 1, 2]),
     _ex("ceil", "CEIL", "CEIL", HALVES, [-2, -1, -1, -0.0, 0, 1, 1, 2, 2]),
     _ex("sign", "SIGN", "SIGN", RAMP, [-1, -1, -1, -1, 0, 1, 1, 1, 1]),
@@ -119,8 +185,15 @@ LAYER = Layer(
     icon=":material/functions:",
     summary="y = f(x) for each value: EXP, LOG, SQRT, … ROUND, ISNAN (a BOOL result drawn as 0/1).",
     params=(
-        Param("operation", "enum", "EXP", "The UnaryOperation. NOT reads BOOL (nonzero is true); NOT, ISINF and ISNAN "
-              "give BOOL, drawn as 0 and 1; ROUND rounds half to even.", choices=OPERATIONS, label="Function"),
+        Param(
+            "operation",
+            "enum",
+            "EXP",
+            "The UnaryOperation. NOT reads BOOL (nonzero is true); NOT, ISINF and ISNAN "
+            "give BOOL, drawn as 0 and 1; ROUND rounds half to even.",
+            choices=OPERATIONS,
+            label="Function",
+        ),
     ),
     example_shape=(1, 1, 3, 3),
     example_input=centered_ramp,

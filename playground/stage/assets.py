@@ -2,6 +2,7 @@
 (stage.js imports the others by relative path, so they share the address). VERSION is a hash of all of them: a
 page loads the modules of the server that drew it, and a browser may keep them for good (a new release is a new
 address). The files are read once per process; nothing else under this folder is served."""
+
 from __future__ import annotations
 
 import hashlib

@@ -9,6 +9,7 @@ tensors (float32, base64), the figures' titles, the shapes, the output's source,
 picked cell's read map and arithmetic, the explanation under the stage. Python stays the only validator
 (`Layer.resolve`), builder and source of outputs; the browser only draws, hovers and walks what it is sent.
 """
+
 from __future__ import annotations
 
 import base64
@@ -32,8 +33,18 @@ MAX_QUERY_KEYS = 256  # a request naming more keys than any layer has is refused
 MAX_TEXT = 4096  # characters of one value (an array typed by hand, a preset's name)
 PRESET_MATCH_VALUES = 1 << 16  # arrays up to this size are checked against the presets (a model's are not)
 # The parameters a lesson is about come first: a windowed layer's geometry before its overrides.
-FIRST = ("type", "resize_mode", "num_output_maps", "kernel_size_nd", "window_size_nd", "stride_nd", "padding_nd",
-         "dilation_nd", "padding_mode", "num_groups")
+FIRST = (
+    "type",
+    "resize_mode",
+    "num_output_maps",
+    "kernel_size_nd",
+    "window_size_nd",
+    "stride_nd",
+    "padding_nd",
+    "dilation_nd",
+    "padding_mode",
+    "num_groups",
+)
 LAST = ("pre_padding", "post_padding", "precision", "quantize_scale")
 
 
@@ -193,8 +204,15 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
     out = []
     for p in ordered(layer):
         used = p.is_used(params)
-        c = {"name": p.name, "label": label(p), "help": p.help, "kind": p.kind, "used": used,
-             "why_unused": "" if used else layer.why_unused(p.name, params), "weight": p.is_weight(params)}
+        c = {
+            "name": p.name,
+            "label": label(p),
+            "help": p.help,
+            "kind": p.kind,
+            "used": used,
+            "why_unused": "" if used else layer.why_unused(p.name, params),
+            "weight": p.is_weight(params),
+        }
         c.update(p.of.control(p, params.get(p.name), params, shape))
         if p.along_axes:
             c["keys"] = {ax: key(layer, p, ax) for ax in p.axis_names(len(shape))}
@@ -211,8 +229,9 @@ def tensor(a: np.ndarray, held: frozenset | None = frozenset()) -> dict:
     a = np.ascontiguousarray(np.asarray(a, dtype="<f4"))
     data = a.tobytes()
     tid = hashlib.blake2b(data, digest_size=12, person=str(a.shape).encode()[:16]).hexdigest()
-    return {"shape": list(a.shape), "id": tid} | ({} if held is None or tid in held else
-                                                  {"data": base64.b64encode(data).decode("ascii")})
+    return {"shape": list(a.shape), "id": tid} | (
+        {} if held is None or tid in held else {"data": base64.b64encode(data).decode("ascii")}
+    )
 
 
 # A tensor's values that differ by no more than this many float32 ε of the terms behind them (the largest of them,
@@ -259,39 +278,86 @@ INLINE_VALUES = 1 << 20
 def problem(exc: ValidationError, layer: Layer, shape: tuple) -> dict:
     """A refused configuration: the message, the parameter and the query keys that set it (the stage marks
     them; its last good output stays drawn)."""
-    keys = [k for k in query_keys(layer, shape) if k == f"{layer.name}.{exc.param}" or
-            k.startswith(f"{layer.name}.{exc.param}.")]
+    keys = [
+        k
+        for k in query_keys(layer, shape)
+        if k == f"{layer.name}.{exc.param}" or k.startswith(f"{layer.name}.{exc.param}.")
+    ]
     return {"message": str(exc), "param": exc.param, "rule": exc.rule, "keys": keys}
 
 
-def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset | None = frozenset(), lines: int = CELL_LINES,
-           opinion: bool = False, opened=None) -> dict:
+def answer(
+    layer: Layer,
+    ev,
+    pick: tuple | None = None,
+    held: frozenset | None = frozenset(),
+    lines: int = CELL_LINES,
+    opinion: bool = False,
+    opened=None,
+) -> dict:
     """The evaluation as the stage draws it (core.Evaluation in, JSON-friendly out); `held`: the tensor ids the
     browser already holds (their values are not sent again; None: no values at all); `lines`: how many cells'
     arithmetic to write (the picked cell's always; a quick answer, while a slider is dragged, writes that one only); `opinion`: with ONNX
     Runtime's (of the model's node `opened`, where given; else of the configuration's export)."""
     shape = ev.input.shape
-    figures = [{"which": input_figure(layer, n), "title": f"Input {n.upper()}" if layer.several else "Input",
-                "tensor": tensor(a, held), "range": colour_range(a)} for n, a in (ev.inputs or {"x": ev.input}).items()]
-    for title, t in (layer.stage_tensors(ev.params) if layer.stage_tensors else []):
+    figures = [
+        {
+            "which": input_figure(layer, n),
+            "title": f"Input {n.upper()}" if layer.several else "Input",
+            "tensor": tensor(a, held),
+            "range": colour_range(a),
+        }
+        for n, a in (ev.inputs or {"x": ev.input}).items()
+    ]
+    for title, t in layer.stage_tensors(ev.params) if layer.stage_tensors else []:
         figures.append({"which": title.lower(), "title": title, "tensor": tensor(t, held), "range": colour_range(t)})
-    figures.append({"which": "output", "title": output_title(ev, named=ev.compared is not None),
-                    "tensor": tensor(ev.output, held), "range": _output_range(layer, ev, ev.output)})
+    figures.append(
+        {
+            "which": "output",
+            "title": output_title(ev, named=ev.compared is not None),
+            "tensor": tensor(ev.output, held),
+            "range": _output_range(layer, ev, ev.output),
+        }
+    )
     if ev.compared is not None and ev.compared.output.shape == ev.output.shape:
-        figures.append({"which": "compared", "title": output_title(ev.compared, named=True),
-                        "tensor": tensor(ev.compared.output, held),
-                        "range": _output_range(layer, ev.compared, ev.compared.output)})
+        figures.append(
+            {
+                "which": "compared",
+                "title": output_title(ev.compared, named=True),
+                "tensor": tensor(ev.compared.output, held),
+                "range": _output_range(layer, ev.compared, ev.compared.output),
+            }
+        )
         if ev.difference is not None:
-            figures.append({"which": "difference", "title": f"log₁₀ |{ev.difference['precision']}|",
-                            "tensor": tensor(ev.difference["log_error"], held), "magnitude": True})
+            figures.append(
+                {
+                    "which": "difference",
+                    "title": f"log₁₀ |{ev.difference['precision']}|",
+                    "tensor": tensor(ev.difference["log_error"], held),
+                    "magnitude": True,
+                }
+            )
     elif ev.precision_error is not None:
-        figures.append({"which": "error", "title": "log₁₀ |error|",
-                        "tensor": tensor(ev.precision_error["log_error"], held), "magnitude": True})
+        figures.append(
+            {
+                "which": "error",
+                "title": "log₁₀ |error|",
+                "tensor": tensor(ev.precision_error["log_error"], held),
+                "magnitude": True,
+            }
+        )
     out = {
-        "layer": layer.name, "title": layer.title, "query": query_of(layer, ev.params, shape),
-        "controls": controls(layer, ev.params, shape), "figures": figures,
-        "shapes": (" · ".join(f"{n.upper()} {tuple(a.shape)}" for n, a in ev.inputs.items()) if layer.several
-                   else f"Input {tuple(shape)}") + f" → Output {tuple(ev.output.shape)}",
+        "layer": layer.name,
+        "title": layer.title,
+        "query": query_of(layer, ev.params, shape),
+        "controls": controls(layer, ev.params, shape),
+        "figures": figures,
+        "shapes": (
+            " · ".join(f"{n.upper()} {tuple(a.shape)}" for n, a in ev.inputs.items())
+            if layer.several
+            else f"Input {tuple(shape)}"
+        )
+        + f" → Output {tuple(ev.output.shape)}",
         "formula": layer.formula(ev.params) if layer.formula else None,
         **verdict(ev),
         "precision": precision_line(ev),
@@ -308,11 +374,16 @@ def answer(layer: Layer, ev, pick: tuple | None = None, held: frozenset | None =
 def verdict(ev) -> dict:
     """The engine's part of an answer: its status, the output's source, the messages (what a pending engine's
     build, which follows the answer where no engine runs, changes)."""
-    return {"source": {"label": source_badge(ev), "detail": source_detail(ev), "tensorrt": ev.output_source == "tensorrt"},
-            "engine": {"status": ev.engine_status, "refusal": ev.error if ev.engine_status == "refused" else None,
-                       "error": ev.error if ev.engine_status == "failed" else None,
-                       "build_ms": ev.report.build_ms if ev.report else None},
-            "messages": list(ev.messages)}
+    return {
+        "source": {"label": source_badge(ev), "detail": source_detail(ev), "tensorrt": ev.output_source == "tensorrt"},
+        "engine": {
+            "status": ev.engine_status,
+            "refusal": ev.error if ev.engine_status == "refused" else None,
+            "error": ev.error if ev.engine_status == "failed" else None,
+            "build_ms": ev.report.build_ms if ev.report else None,
+        },
+        "messages": list(ev.messages),
+    }
 
 
 def has_opinion(layer: Layer) -> bool:
@@ -339,11 +410,16 @@ def onnxruntime_badge(ev, opened=None) -> dict | None:
     masked = o.get("masked")  # cells the layer leaves undefined (NaN here, −inf in ONNX Runtime): counted, not compared
     if masked:
         text += f" ({masked['cells']} undefined)"
-        why = (why + " " if why else "") + (f"{masked['cells']} cell(s) not compared, ONNX Runtime gives "
-                                            f"{', '.join(masked['onnxruntime_gives'])} there: {masked['rule']}")
+        why = (why + " " if why else "") + (
+            f"{masked['cells']} cell(s) not compared, ONNX Runtime gives "
+            f"{', '.join(masked['onnxruntime_gives'])} there: {masked['rule']}"
+        )
     diff = o.get("max_abs_diff")
-    title = (f"ONNX Runtime {o['version']} on {o['model']} against {o['compared_to']}"
-             + (f": max |difference| {numbers.shortest(diff)}" if diff is not None else "") + (f". {why}" if why else ""))
+    title = (
+        f"ONNX Runtime {o['version']} on {o['model']} against {o['compared_to']}"
+        + (f": max |difference| {numbers.shortest(diff)}" if diff is not None else "")
+        + (f". {why}" if why else "")
+    )
     return {"agrees": bool(o["agrees"]), "text": text, "title": title}
 
 
@@ -357,8 +433,15 @@ def example(layer: Layer, ev) -> dict | None:
         return None
     p = found[0]
     cmp = presets.compare(p, ev.output, ev.precision_error)
-    return {"name": p.name, "title": p.title, "kind": p.kind, "matches": cmp.matches, "message": cmp.message,
-            "note": p.note or "", "badge": example_badge(p, cmp)}
+    return {
+        "name": p.name,
+        "title": p.title,
+        "kind": p.kind,
+        "matches": cmp.matches,
+        "message": cmp.message,
+        "note": p.note or "",
+        "badge": example_badge(p, cmp),
+    }
 
 
 def example_badge(p, cmp) -> str:
@@ -390,8 +473,11 @@ def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES) -> d
     count = math.prod(out_shape)
     every = count <= READ_MAP_CELLS and lines > 0
     indices = [tuple(int(v) for v in i) for i in np.ndindex(*out_shape)] if every else []
-    picked = tuple(pick) if pick is not None and len(pick) == len(out_shape) and all(
-        0 <= v < n for v, n in zip(pick, out_shape)) else tuple([0] * len(out_shape))
+    picked = (
+        tuple(pick)
+        if pick is not None and len(pick) == len(out_shape) and all(0 <= v < n for v, n in zip(pick, out_shape))
+        else tuple([0] * len(out_shape))
+    )
     if picked not in indices:
         indices.append(picked)
     reads, written, also = _reads(layer, ev.params, shape, tuple(indices)), {}, {}
@@ -403,12 +489,19 @@ def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES) -> d
         where = ",".join(map(str, index))
         if layer.cell is not None and (i < lines or index == picked):
             try:
-                written[where] = layer.cell(ev.inputs if layer.several else ev.input, ev.params, index,
-                                            ev.reference).line
+                written[where] = layer.cell(
+                    ev.inputs if layer.several else ev.input, ev.params, index, ev.reference
+                ).line
             except Exception:  # noqa: BLE001 - an explanation that fails names the cell's value instead
                 written[where] = numbers.precise(float(ev.reference[index]))
-    return {"axes": list(layer.axes_of_cell(len(out_shape))), "shape": list(out_shape), "picked": list(picked),
-            "reads": reads, "lines": written, "complete": every} | ({"also": also} if also else {})
+    return {
+        "axes": list(layer.axes_of_cell(len(out_shape))),
+        "shape": list(out_shape),
+        "picked": list(picked),
+        "reads": reads,
+        "lines": written,
+        "complete": every,
+    } | ({"also": also} if also else {})
 
 
 _read_maps = Memo(64)  # a geometry's read map, kept: the values change far more often
@@ -416,14 +509,21 @@ _read_maps = Memo(64)  # a geometry's read map, kept: the values change far more
 
 def _reads(layer: Layer, params: dict, shape: tuple, indices: tuple) -> dict:
     shapes = {n: list(v) for n, v in shape.items()} if isinstance(shape, dict) else list(shape)
-    key = hashlib.blake2b(json.dumps([layer.name, {k: canonical(v) for k, v in params.items()}, shapes,
-                                      indices], sort_keys=True).encode(), digest_size=16).hexdigest()
+    key = hashlib.blake2b(
+        json.dumps(
+            [layer.name, {k: canonical(v) for k, v in params.items()}, shapes, indices], sort_keys=True
+        ).encode(),
+        digest_size=16,
+    ).hexdigest()
+
     def listed(cells):  # a layer of several inputs reads {input: cells}
         if isinstance(cells, dict):
             return {n: [list(c) for c in v] for n, v in cells.items()}
         return [list(c) for c in cells]
-    return _read_maps.get_or_make(key, lambda: {",".join(map(str, i)): listed(layer.reads(params, shape, i))
-                                                for i in indices})
+
+    return _read_maps.get_or_make(
+        key, lambda: {",".join(map(str, i)): listed(layer.reads(params, shape, i)) for i in indices}
+    )
 
 
 def input_figure(layer: Layer, name: str) -> str:
@@ -433,7 +533,7 @@ def input_figure(layer: Layer, name: str) -> str:
 
 
 def output_title(ev, named: bool = False) -> str:
-    """"Output (TensorRT)", "Output (reference)", "Output (FP16, emulated)": the precision named below FP32, or
+    """ "Output (TensorRT)", "Output (reference)", "Output (FP16, emulated)": the precision named below FP32, or
     always (`named`, compare mode)."""
     precision = ev.params.get("precision", "FP32")
     how = "TensorRT" if ev.output_source == "tensorrt" else "reference" if precision == "FP32" else "emulated"
@@ -441,8 +541,14 @@ def output_title(ev, named: bool = False) -> str:
 
 
 # An engine's status in words: the stage's badge and the page's Engine tab both say it so (one spelling).
-ENGINE_STATUS = {"built": "built now", "cached": "from cache", "refused": "refused by its builder", "failed": "failed",
-                 "not_built": "not built", "pending": "not built yet"}
+ENGINE_STATUS = {
+    "built": "built now",
+    "cached": "from cache",
+    "refused": "refused by its builder",
+    "failed": "failed",
+    "not_built": "not built",
+    "pending": "not built yet",
+}
 
 
 def source_badge(ev) -> str:
@@ -472,8 +578,7 @@ def precision_line(ev) -> str | None:
     c = numbers.compact
     if ev.compared is not None and ev.difference is not None:
         d = ev.difference
-        parts = [f"{d['precision']}: max |difference| {c(d['max_abs_error'])} · max relative "
-                 f"{c(d['max_rel_error'])}"]
+        parts = [f"{d['precision']}: max |difference| {c(d['max_abs_error'])} · max relative {c(d['max_rel_error'])}"]
         for e in (ev.precision_error, ev.compared.precision_error):
             if e is not None:
                 parts.append(f"{e['precision']} {c(e['error_units'])} {e['unit'].split(' (')[0]} from FP64")
@@ -482,20 +587,28 @@ def precision_line(ev) -> str | None:
     if e is None:
         return None
     gpu = ev.gpu_agreement
-    return (f"{e['precision']} against FP64: max |error| {c(e['max_abs_error'])} · max relative error "
-            f"{c(e['max_rel_error'])} · {c(e['error_units'])} {e['unit']}" + (f" · {gpu}" if gpu else ""))
+    return (
+        f"{e['precision']} against FP64: max |error| {c(e['max_abs_error'])} · max relative error "
+        f"{c(e['max_rel_error'])} · {c(e['error_units'])} {e['unit']}" + (f" · {gpu}" if gpu else "")
+    )
 
 
 def describe(layer: Layer, shape: tuple, shapes: dict | None = None) -> dict[str, Any]:
     """What the page tells its stage before any evaluation: the layer, its query keys and the default controls
     (`shapes`: every input's, where the layer has several; `shape` is the first's)."""
     params = layer.defaults(shapes or shape)
-    return {"layer": layer.name, "title": layer.title, "summary": layer.summary,
-            "keys": query_keys(layer, shape), "controls": controls(layer, params, shape),
-            "defaults": query_of(layer, params, shape),
-            "examples": examples(layer), "precisions": list(layer.param("precision").choices),
-            "resets": resets(layer, params, shape),
-            "url": {"compare": compare_key(layer), "cell": cell_key(layer, ""), "old_cell": cell_key(layer, "", old=True)}}
+    return {
+        "layer": layer.name,
+        "title": layer.title,
+        "summary": layer.summary,
+        "keys": query_keys(layer, shape),
+        "controls": controls(layer, params, shape),
+        "defaults": query_of(layer, params, shape),
+        "examples": examples(layer),
+        "precisions": list(layer.param("precision").choices),
+        "resets": resets(layer, params, shape),
+        "url": {"compare": compare_key(layer), "cell": cell_key(layer, ""), "old_cell": cell_key(layer, "", old=True)},
+    }
 
 
 def resets(layer: Layer, params: dict, shape: tuple) -> dict[str, list[str]]:
@@ -506,7 +619,7 @@ def resets(layer: Layer, params: dict, shape: tuple) -> dict[str, list[str]]:
     for i, p in enumerate(layer.params):
         if not p.of.options(p):
             continue
-        later = layer.params[i + 1:]
+        later = layer.params[i + 1 :]
 
         def defaults(value) -> dict:
             now, found = {**params, p.name: value}, {}

@@ -13,6 +13,7 @@ A configuration the layer refuses is an answer (`problem`, status 200): the stag
 rule and keeps its last good drawing. Anything else is a 4xx with a message; an unexpected failure is a 500 whose
 body says so in one line, never a traceback.
 """
+
 from __future__ import annotations
 
 import asyncio
@@ -71,8 +72,9 @@ class Seat:
 
         ev = self.evaluated[1]
         try:
-            params = with_data_scale(get_layer(self.layer).resolve(raw, {n: a.shape for n, a in ev.inputs.items()}),
-                                     ev.inputs)
+            params = with_data_scale(
+                get_layer(self.layer).resolve(raw, {n: a.shape for n, a in ev.inputs.items()}), ev.inputs
+            )
         except ValidationError:
             return None
         return ev if same_params(params, ev.params) else None
@@ -126,8 +128,11 @@ class Seats:
         """The least recently used seats go while there are too many, their inputs hold too much (the newest stays:
         its page is being drawn), or they have been idle too long; a page whose seat went is told to reload."""
         now, held = time.monotonic(), sum(s.nbytes for s in self.items.values())
-        while len(self.items) > 1 and (len(self.items) > self.limit or held > self.max_bytes or
-                                       now - next(iter(self.items.values())).used > self.idle_s):
+        while len(self.items) > 1 and (
+            len(self.items) > self.limit
+            or held > self.max_bytes
+            or now - next(iter(self.items.values())).used > self.idle_s
+        ):
             held -= self.items.popitem(last=False)[1].nbytes
 
 
@@ -255,8 +260,9 @@ async def evaluate_route(request):
 def _answer(seat: Seat, message: dict) -> tuple[int, dict | bytes]:
     with _slots:
         try:
-            return 200, json.dumps(answer(seat, message), ensure_ascii=False, allow_nan=False,
-                                   separators=(",", ":")).encode()
+            return 200, json.dumps(
+                answer(seat, message), ensure_ascii=False, allow_nan=False, separators=(",", ":")
+            ).encode()
         except protocol.RequestError as exc:  # the key it names, for the stage to mark (a text over MAX_TEXT)
             return 400, {"error": str(exc), "keys": [exc.key] if exc.key else []}
         except Exception as exc:  # noqa: BLE001 - a bug must still be an answer the page can show
@@ -277,12 +283,16 @@ def answer(seat: Seat, message: dict) -> dict:
     if compare is not None and compare not in layer.param("precision").choices:
         raise protocol.RequestError("compare must be one of " + ", ".join(layer.param("precision").choices))
     pick = message.get("pick")
-    if pick is not None and not (isinstance(pick, list) and len(pick) <= 5 and
-                                 all(isinstance(v, int) and not isinstance(v, bool) for v in pick)):
+    if pick is not None and not (
+        isinstance(pick, list) and len(pick) <= 5 and all(isinstance(v, int) and not isinstance(v, bool) for v in pick)
+    ):
         raise protocol.RequestError("pick must be a list of at most 5 whole numbers")
     have = message.get("have") or []
-    if not (isinstance(have, list) and len(have) <= protocol.MAX_HELD and
-            all(isinstance(h, str) and len(h) <= 32 for h in have)):
+    if not (
+        isinstance(have, list)
+        and len(have) <= protocol.MAX_HELD
+        and all(isinstance(h, str) and len(h) <= 32 for h in have)
+    ):
         raise protocol.RequestError(f"have must be a list of at most {protocol.MAX_HELD} tensor ids")
     backend, cache, prefetcher = shared.backend(), shared.engine_cache(), shared.prefetcher()
     quick = bool(message.get("quick")) and not backend.can_run  # TensorRT's output is never skipped where it runs
@@ -293,8 +303,9 @@ def answer(seat: Seat, message: dict) -> dict:
             return {"problem": protocol.problem(exc, layer, seat.x.shape)}
     try:  # where no engine runs, the reference is drawn first: its engine's build follows (`finish`)
         with prefetcher.foreground():
-            ev = evaluate(layer.name, raw, seat.feed, backend=backend, cache=cache, compare=compare,
-                          build=backend.can_run)
+            ev = evaluate(
+                layer.name, raw, seat.feed, backend=backend, cache=cache, compare=compare, build=backend.can_run
+            )
     except ValidationError as exc:
         return {"problem": protocol.problem(exc, layer, seat.x.shape)}
     if not quick:
@@ -305,12 +316,23 @@ def answer(seat: Seat, message: dict) -> dict:
         elif seat.last_query is not None:
             from ..prefetch import neighbours
 
-            prefetcher.offer(layer.name, neighbours(layer, seat.last_query[0], raw, seat.last_query[1], ev.params),
-                             seat.feed, backend=backend, cache=cache)
+            prefetcher.offer(
+                layer.name,
+                neighbours(layer, seat.last_query[0], raw, seat.last_query[1], ev.params),
+                seat.feed,
+                backend=backend,
+                cache=cache,
+            )
     seat.last_query = (raw, ev.params)  # the request's texts and their canonical values, which are stepped
     opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
-    out = protocol.answer(layer, ev, tuple(pick) if pick else None, frozenset(have),
-                          lines=0 if quick else protocol.CELL_LINES, opened=opened)
+    out = protocol.answer(
+        layer,
+        ev,
+        tuple(pick) if pick else None,
+        frozenset(have),
+        lines=0 if quick else protocol.CELL_LINES,
+        opened=opened,
+    )
     out["finish"] = not quick  # the stage asks for the engine's verdict and the badge once it has drawn
     return {"answer": out}
 
@@ -328,8 +350,9 @@ def finish(seat: Seat, layer, raw: dict, compare: str | None) -> dict:
     with shared.prefetcher().foreground():
         complete(ev, shared.engine_cache())
     opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
-    return protocol.verdict(ev) | {"onnxruntime": protocol.onnxruntime_badge(ev, opened) if protocol.has_opinion(layer)
-                                   else None}
+    return protocol.verdict(ev) | {
+        "onnxruntime": protocol.onnxruntime_badge(ev, opened) if protocol.has_opinion(layer) else None
+    }
 
 
 PUBLIC_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")  # an http(s) address, without query or fragment
@@ -369,4 +392,8 @@ def routes():
 
     from . import assets
 
-    return [Route(ROUTE, evaluate_route, methods=["POST"]), Route(QR_ROUTE, qr_route, methods=["POST"]), *assets.routes()]
+    return [
+        Route(ROUTE, evaluate_route, methods=["POST"]),
+        Route(QR_ROUTE, qr_route, methods=["POST"]),
+        *assets.routes(),
+    ]

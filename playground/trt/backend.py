@@ -4,6 +4,7 @@ The first of `tensorrt`, `tensorrt_rtx` that imports and can make a builder, els
 TensorRT imports on a machine without a usable GPU but cannot make a builder there; TensorRT for RTX
 builds ahead of time on a CPU-only machine. Running needs a GPU that this TensorRT supports.
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,8 +22,10 @@ MODULES = ("tensorrt", "tensorrt_rtx")
 RTX_COMPUTE_CAPABILITIES = ((8, 0), (8, 6), (8, 9))
 RTX_FROM = (12, 0)  # and every later one
 RTX_SUPPORTED = "compute capability 8.0, 8.6, 8.9 or 12.0 and later"
-RTX_HINT = (f"TensorRT for RTX runs engines only on GPUs of {RTX_SUPPORTED}; other GPUs (the H100, 9.0, "
-            "for one) need the full TensorRT (pip install tensorrt).")
+RTX_HINT = (
+    f"TensorRT for RTX runs engines only on GPUs of {RTX_SUPPORTED}; other GPUs (the H100, 9.0, "
+    "for one) need the full TensorRT (pip install tensorrt)."
+)
 
 
 def rtx_runs_on(compute_capability: tuple[int, int]) -> bool:
@@ -45,11 +48,21 @@ class Backend:
 
     @property
     def device(self) -> str:
-        return f"{self.gpu.name} (compute capability {self.gpu.compute_capability[0]}.{self.gpu.compute_capability[1]})" if self.gpu else "no GPU"
+        return (
+            f"{self.gpu.name} (compute capability {self.gpu.compute_capability[0]}.{self.gpu.compute_capability[1]})"
+            if self.gpu
+            else "no GPU"
+        )
 
     def describe(self) -> dict:
-        return {"name": self.name, "version": self.version, "can_build": self.can_build,
-                "can_run": self.can_run, "device": self.device, "passed_over": list(self.passed_over)}
+        return {
+            "name": self.name,
+            "version": self.version,
+            "can_build": self.can_build,
+            "can_run": self.can_run,
+            "device": self.device,
+            "passed_over": list(self.passed_over),
+        }
 
 
 def can_run_on(module_name: str, gpu: runner.GpuInfo | None) -> tuple[bool, str]:
@@ -57,8 +70,10 @@ def can_run_on(module_name: str, gpu: runner.GpuInfo | None) -> tuple[bool, str]
         return False, "no supported GPU: no CUDA GPU on this machine"
     if module_name == "tensorrt_rtx" and not rtx_runs_on(gpu.compute_capability):
         cc = ".".join(map(str, gpu.compute_capability))
-        return False, (f"no supported GPU: TensorRT for RTX does not run on compute capability {cc} ({gpu.name}); "
-                       f"it runs on {RTX_SUPPORTED}")
+        return False, (
+            f"no supported GPU: TensorRT for RTX does not run on compute capability {cc} ({gpu.name}); "
+            f"it runs on {RTX_SUPPORTED}"
+        )
     return True, ""
 
 
@@ -95,6 +110,9 @@ def detect(prefer: str | None = None) -> Backend:
             continue
         ok, why_not_run = can_run_on(name, gpu)
         return Backend(name, getattr(trt, "__version__", "?"), trt, gpu, ok, why_not_run, tuple(passed_over))
-    why = ("no TensorRT that can build here: NumPy reference only" if passed_over else
-           "no TensorRT installed: NumPy reference only")
+    why = (
+        "no TensorRT that can build here: NumPy reference only"
+        if passed_over
+        else "no TensorRT installed: NumPy reference only"
+    )
     return Backend("numpy", None, None, gpu, False, why, tuple(passed_over))

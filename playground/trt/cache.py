@@ -5,6 +5,7 @@ SHA-256), so a truncated or corrupted file is rebuilt, never trusted. One build 
 time, across threads (a lock per key) and processes (flock). The directory is capped in bytes,
 least recently used first out. A directory that cannot be written degrades to memory only.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -44,17 +45,27 @@ def canonical(value):
     return value
 
 
-def cache_key(layer: str, params: dict, input_shape, backend, settings: BuildSettings,
-              dtype: str = "float32") -> str:
+def cache_key(layer: str, params: dict, input_shape, backend, settings: BuildSettings, dtype: str = "float32") -> str:
     """The engine's key: `input_shape` one shape, or {input name: shape} for a layer of several inputs (each
     input's shape and type are part of it)."""
     gpu = backend.gpu.compute_capability if backend.gpu else None
-    inputs = ({n: {"shape": list(s), "dtype": dtype} for n, s in input_shape.items()}
-              if isinstance(input_shape, dict) else {"shape": list(input_shape), "dtype": dtype})
-    blob = json.dumps({"format": FORMAT, "layer": layer, "params": {k: canonical(v) for k, v in params.items()},
-                       "input": inputs,
-                       "backend": [backend.name, backend.version], "compute_capability": gpu,
-                       "settings": vars(settings)}, sort_keys=True)
+    inputs = (
+        {n: {"shape": list(s), "dtype": dtype} for n, s in input_shape.items()}
+        if isinstance(input_shape, dict)
+        else {"shape": list(input_shape), "dtype": dtype}
+    )
+    blob = json.dumps(
+        {
+            "format": FORMAT,
+            "layer": layer,
+            "params": {k: canonical(v) for k, v in params.items()},
+            "input": inputs,
+            "backend": [backend.name, backend.version],
+            "compute_capability": gpu,
+            "settings": vars(settings),
+        },
+        sort_keys=True,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
@@ -65,13 +76,21 @@ def encode(report: BuildReport) -> bytes:
 
 
 def _tensor_ok(t) -> bool:
-    return (isinstance(t, dict) and isinstance(t.get("name"), str) and isinstance(t.get("format"), str)
-            and isinstance(t.get("shape"), list) and all(type(d) is int for d in t["shape"]))
+    return (
+        isinstance(t, dict)
+        and isinstance(t.get("name"), str)
+        and isinstance(t.get("format"), str)
+        and isinstance(t.get("shape"), list)
+        and all(type(d) is int for d in t["shape"])
+    )
 
 
 def _layer_ok(layer) -> bool:
-    return (isinstance(layer, dict) and all(isinstance(layer.get(k), str) for k in ("name", "type", "tactic"))
-            and all(isinstance(layer.get(k), list) and all(map(_tensor_ok, layer[k])) for k in ("inputs", "outputs")))
+    return (
+        isinstance(layer, dict)
+        and all(isinstance(layer.get(k), str) for k in ("name", "type", "tactic"))
+        and all(isinstance(layer.get(k), list) and all(map(_tensor_ok, layer[k])) for k in ("inputs", "outputs"))
+    )
 
 
 # The metadata a cache file must hold, each field with the test its value must pass: a file is trusted
@@ -81,8 +100,10 @@ _META = {
     "build_ms": lambda v: type(v) in (int, float) and v >= 0,
     "output_shape": lambda v: v is None or (isinstance(v, list) and all(type(d) is int for d in v)),
     "layers": lambda v: isinstance(v, list) and all(map(_layer_ok, v)),
-    "log": lambda v: isinstance(v, list) and all(isinstance(r, list) and len(r) == 2
-                                                 and all(isinstance(x, str) for x in r) for r in v),
+    "log": lambda v: (
+        isinstance(v, list)
+        and all(isinstance(r, list) and len(r) == 2 and all(isinstance(x, str) for x in r) for r in v)
+    ),
     "error": lambda v: v is None or isinstance(v, str),
     "length": lambda v: type(v) is int and v >= 0,
     "sha256": lambda v: isinstance(v, str),
@@ -96,11 +117,11 @@ def decode(blob: bytes) -> BuildReport:
     start = len(MAGIC) + 4
     if len(blob) < start:
         raise ValueError("truncated header")
-    (n,) = struct.unpack("<I", blob[len(MAGIC):start])
+    (n,) = struct.unpack("<I", blob[len(MAGIC) : start])
     if start + n > len(blob):
         raise ValueError("truncated metadata")
     try:
-        meta = json.loads(blob[start:start + n])
+        meta = json.loads(blob[start : start + n])
     except ValueError:
         raise ValueError("unreadable metadata") from None
     if not isinstance(meta, dict):
@@ -108,7 +129,7 @@ def decode(blob: bytes) -> BuildReport:
     bad = [k for k, ok in _META.items() if k not in meta or not ok(meta[k])]
     if bad:
         raise ValueError(f"metadata field {bad[0]} is missing or malformed")
-    payload = blob[start + n:]
+    payload = blob[start + n :]
     if len(payload) != meta["length"] or hashlib.sha256(payload).hexdigest() != meta["sha256"]:
         raise ValueError("engine bytes truncated or corrupted (length or SHA-256 mismatch)")
     fields = {k: meta[k] for k in ("status", "build_ms", "output_shape", "layers", "log", "error")}
@@ -132,8 +153,11 @@ def read_regular_file(path: Path, limit: int) -> bytes:
 class EngineCache:
     def __init__(self, path: str | os.PathLike | None = None, cap_bytes: int | None = None):
         path = path or cache_dir()
-        self.cap_bytes = cap_bytes if cap_bytes is not None else int(
-            env_number("PLAYGROUND_ENGINE_CACHE_MB", DEFAULT_CAP_MB, 1, 2**20, float) * 2**20)
+        self.cap_bytes = (
+            cap_bytes
+            if cap_bytes is not None
+            else int(env_number("PLAYGROUND_ENGINE_CACHE_MB", DEFAULT_CAP_MB, 1, 2**20, float) * 2**20)
+        )
         self.warnings: list[str] = []
         self.path: Path | None = Path(path)
         try:
@@ -141,8 +165,9 @@ class EngineCache:
             with tempfile.NamedTemporaryFile(dir=self.path, prefix=".probe-"):
                 pass
         except OSError as exc:
-            self.warnings.append(f"engine cache {path} is not usable ({exc.strerror or exc}); "
-                                 "engines are kept in memory only")
+            self.warnings.append(
+                f"engine cache {path} is not usable ({exc.strerror or exc}); engines are kept in memory only"
+            )
             self.path = None
         self._memory: OrderedDict[str, BuildReport] = OrderedDict()
         self._guard = threading.Lock()
@@ -167,7 +192,8 @@ class EngineCache:
         except (OSError, ValueError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             (notes if notes is not None else self.warnings).append(
-                f"engine cache file {f.name} was unreadable ({why}); rebuilt it")
+                f"engine cache file {f.name} was unreadable ({why}); rebuilt it"
+            )
             with contextlib.suppress(OSError):
                 f.unlink()
             return None
@@ -183,7 +209,8 @@ class EngineCache:
             atomic_write(f, encode(report))
         except OSError as exc:
             (notes if notes is not None else self.warnings).append(
-                f"could not write {f.name} to the engine cache ({exc.strerror or exc}); kept in memory")
+                f"could not write {f.name} to the engine cache ({exc.strerror or exc}); kept in memory"
+            )
             return
         self.evict()
 
@@ -210,8 +237,10 @@ class EngineCache:
             self._memory[key] = report
             self._memory.move_to_end(key)
             while len(self._memory) > MEMORY_ENTRIES or (
-                    self.path is None and sum(r.bytes for r in self._memory.values()) > self.cap_bytes
-                    and len(self._memory) > 1):
+                self.path is None
+                and sum(r.bytes for r in self._memory.values()) > self.cap_bytes
+                and len(self._memory) > 1
+            ):
                 self._memory.popitem(last=False)
 
     @contextlib.contextmanager
@@ -242,6 +271,8 @@ class EngineCache:
     def evict(self) -> None:
         """Delete least recently used files until the directory is under its cap."""
         entries = self.entries()
-        for p in evict_oldest(entries, self.cap_bytes, keep=entries[-1] if entries else None):  # the newest: just asked for
+        for p in evict_oldest(
+            entries, self.cap_bytes, keep=entries[-1] if entries else None
+        ):  # the newest: just asked for
             with self._guard:
                 self._memory.pop(p.stem, None)

@@ -5,6 +5,7 @@ builder serves one build at a time, and builds of different configurations run s
 releases the GIL while it builds). One logger per module files each message under its build's thread. TensorRT
 objects are created and released inside the function that owns them.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -39,6 +40,7 @@ SHOWN_SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING")
 @dataclass
 class BuildReport:
     """What a build produced; everything but the engine bytes is JSON-friendly metadata."""
+
     status: str  # built | refused (the builder said no: an answer) | failed (no builder here)
     build_ms: float
     output_shape: list[int] | None  # TensorRT's own shape inference
@@ -60,6 +62,7 @@ class BuildReport:
 @dataclass(frozen=True)
 class BuildSettings:
     """Builder settings that matter for interactive rebuilds (part of the cache key)."""
+
     optimization_level: int = 0  # 0 builds fastest; TensorRT's own default is 3
 
     @staticmethod
@@ -72,6 +75,7 @@ def logger_for(trt):
     """The one logger of a TensorRT module for this process. Full TensorRT keeps a single logger while any
     builder or runtime lives and ignores the one given to the next, so a logger per builder would mix
     builds' logs; this one files each message under the thread whose build (see `capture`) it belongs to."""
+
     class Log(trt.ILogger):
         def __init__(self):
             trt.ILogger.__init__(self)
@@ -157,8 +161,10 @@ def network_from_layer(trt, builder, layer: Layer, params: dict, input_shape):
     network = builder.create_network(network_flags(trt))
     p, shapes, used = params["precision"], layer.shapes_of(input_shape), layer.used_inputs(params)
     xs = {n: network.add_input(t, trt.DataType.FLOAT, shapes[n]) for n, t in network_inputs(layer).items() if n in used}
-    xs = {n: x if n in layer.index_inputs else P.precision_input(trt, network, x, p, params["quantize_scale"])
-          for n, x in xs.items()}  # indices stay exact
+    xs = {
+        n: x if n in layer.index_inputs else P.precision_input(trt, network, x, p, params["quantize_scale"])
+        for n, x in xs.items()
+    }  # indices stay exact
     typed = P.TypedNetwork(trt, network, p) if p in P.FLOAT_TYPES else None
     y = layer.construct(trt, typed or network, xs, params)
     y = P.precision_output(trt, network, y, p)
@@ -167,8 +173,9 @@ def network_from_layer(trt, builder, layer: Layer, params: dict, input_shape):
     return network, typed.kept if typed else []
 
 
-def engine_bytes_from_network(trt, builder, network, settings: BuildSettings, timing_cache_path: Path | None = None,
-                              tf32: bool = False) -> bytes | None:
+def engine_bytes_from_network(
+    trt, builder, network, settings: BuildSettings, timing_cache_path: Path | None = None, tf32: bool = False
+) -> bytes | None:
     config = builder.create_builder_config()
     config.builder_optimization_level = settings.optimization_level
     # DETAILED makes the engine inspector (and the verbose build log) describe every layer.
@@ -218,29 +225,42 @@ def runtime_config_for(trt, engine, path: Path | None):
     return config, lambda: _save_quietly(path, bytes(memoryview(cache.serialize())))
 
 
-def build_engine(backend: Backend, layer: Layer, params: dict, input_shape,
-                 settings: BuildSettings | None = None, cache_dir: Path | None = None) -> BuildReport:
+def build_engine(
+    backend: Backend,
+    layer: Layer,
+    params: dict,
+    input_shape,
+    settings: BuildSettings | None = None,
+    cache_dir: Path | None = None,
+) -> BuildReport:
     """Build the engine for one configuration and report on it; never raises for TensorRT's refusals."""
+
     def network(trt, builder):
         return network_from_layer(trt, builder, layer, params, input_shape)
+
     return _build(backend, network, settings, cache_dir, tf32=params["precision"] == "TF32")
 
 
 def build_onnx(backend: Backend, model: bytes, settings: BuildSettings | None = None) -> BuildReport:
     """Build an ONNX model through TensorRT's own ONNX parser (OnnxParser), reported as `build_engine` reports:
     the parser's refusal is the builder's."""
+
     def network(trt, builder):
         net = builder.create_network(network_flags(trt))
         parser = trt.OnnxParser(net, logger_for(trt))
         if not parser.parse(model):
-            raise ValueError("; ".join(str(parser.get_error(i).desc()) for i in range(parser.num_errors))
-                             or "the parser refused the model")
+            raise ValueError(
+                "; ".join(str(parser.get_error(i).desc()) for i in range(parser.num_errors))
+                or "the parser refused the model"
+            )
         return net, parser  # the parser owns the weights the network reads: alive until the build ends
+
     return _build(backend, network, settings, None, tf32=False)
 
 
-def _build(backend: Backend, make_network: Callable, settings: BuildSettings | None, cache_dir: Path | None,
-           tf32: bool) -> BuildReport:
+def _build(
+    backend: Backend, make_network: Callable, settings: BuildSettings | None, cache_dir: Path | None, tf32: bool
+) -> BuildReport:
     trt = backend.trt
     settings = settings or BuildSettings.from_env()
     start = time.perf_counter()
@@ -259,12 +279,18 @@ def _build(backend: Backend, make_network: Callable, settings: BuildSettings | N
     build_ms = (time.perf_counter() - start) * 1e3
     if engine is None and error is None:
         errors = [m for s, m in records if s in ("ERROR", "INTERNAL_ERROR")]
-        refused = (f"{backend.name} {backend.version} refused the network: " +
-                   ("; ".join(errors) or refused or "the build returned no engine"))
+        refused = f"{backend.name} {backend.version} refused the network: " + (
+            "; ".join(errors) or refused or "the build returned no engine"
+        )
     return BuildReport(
-        status="built" if engine else "refused" if refused else "failed", build_ms=round(build_ms, 3), output_shape=output_shape,
-        layers=layers_from_log(records), log=[[s, m] for s, m in records if s in SHOWN_SEVERITIES],
-        error=error or refused, engine=engine)
+        status="built" if engine else "refused" if refused else "failed",
+        build_ms=round(build_ms, 3),
+        output_shape=output_shape,
+        layers=layers_from_log(records),
+        log=[[s, m] for s, m in records if s in SHOWN_SEVERITIES],
+        error=error or refused,
+        engine=engine,
+    )
 
 
 # -- the engine's layers ----------------------------------------------------------------------
@@ -273,13 +299,17 @@ def _build(backend: Backend, make_network: Callable, settings: BuildSettings | N
 #   RTX:     "Layers:\nName: …, LayerType: …, Inputs: [ { Name: …, Dimensions: […], …, Datatype: Float, Format: … }], …"
 #   8.x/10.x "Engine Layer Information:\nLayer(CaskConvolution): NAME, Tactic: 0x…, IN[Float(1,1,6,9)] -> OUT[Float(…)]"
 #   later:   the same with tensors written "IN (Float[1,1,6,9])".
-_RTX_TENSOR = re.compile(r"\{ Name: (?P<name>[^,]*), Dimensions: \[(?P<dims>[^\]]*)\].*?Datatype: (?P<dtype>\w+), "
-                         r"Format: (?P<format>[^}]*?) \}")
+_RTX_TENSOR = re.compile(
+    r"\{ Name: (?P<name>[^,]*), Dimensions: \[(?P<dims>[^\]]*)\].*?Datatype: (?P<dtype>\w+), "
+    r"Format: (?P<format>[^}]*?) \}"
+)
 _RTX_SECTION = re.compile(r"(Inputs|Constants|Outputs): \[(.*?)\](?=, (?:Constants|Outputs|TacticName|Metadata)|$)")
 _ONNX_LAYER = re.compile(r"\[ONNX Layer: ([^\x1f]*?)\](?=\x1f|$)")
 _TRT_LAYER = re.compile(r"^Layer\((?P<type>[^)]*)\): (?P<rest>.*)$")
-_TRT_TENSOR = re.compile(r"(?:^|, )(?P<name>.+?)(?:\[(?P<dtype>\w+)\((?P<dims>[^)]*)\)\]"
-                         r"| \((?P<dtype2>\w+)\[(?P<dims2>[^\]]*)\]\))(?=, |$)")
+_TRT_TENSOR = re.compile(
+    r"(?:^|, )(?P<name>.+?)(?:\[(?P<dtype>\w+)\((?P<dims>[^)]*)\)\]"
+    r"| \((?P<dtype2>\w+)\[(?P<dims2>[^\]]*)\]\))(?=, |$)"
+)
 
 
 def layers_from_log(records) -> list[dict]:
@@ -297,14 +327,26 @@ def _layers_from_rtx_dump(text: str) -> list[dict]:
     for line in text.splitlines():
         if not line.startswith("Name:"):
             continue
-        fields = dict(re.findall(r"(Name|LayerType|TacticName): ([^,]*)", line.split("Inputs:")[0] + line[line.find("TacticName"):]))
-        sections = {k: [_layer_tensor(m["name"], m["dims"], m["dtype"], m["format"]) for m in _RTX_TENSOR.finditer(v)]
-                    for k, v in _RTX_SECTION.findall(line)}
-        layers.append({"name": fields.get("Name", "?"), "type": fields.get("LayerType", "?"),
-                       "inputs": sections.get("Inputs", []), "outputs": sections.get("Outputs", []),
-                       "tactic": fields.get("TacticName", ""),
-                       # the ONNX nodes the layer computes, as the parser recorded them ("[ONNX Layer: n0]\x1f…")
-                       "onnx_nodes": _ONNX_LAYER.findall(line.partition(", Metadata: ")[2])})
+        fields = dict(
+            re.findall(
+                r"(Name|LayerType|TacticName): ([^,]*)", line.split("Inputs:")[0] + line[line.find("TacticName") :]
+            )
+        )
+        sections = {
+            k: [_layer_tensor(m["name"], m["dims"], m["dtype"], m["format"]) for m in _RTX_TENSOR.finditer(v)]
+            for k, v in _RTX_SECTION.findall(line)
+        }
+        layers.append(
+            {
+                "name": fields.get("Name", "?"),
+                "type": fields.get("LayerType", "?"),
+                "inputs": sections.get("Inputs", []),
+                "outputs": sections.get("Outputs", []),
+                "tactic": fields.get("TacticName", ""),
+                # the ONNX nodes the layer computes, as the parser recorded them ("[ONNX Layer: n0]\x1f…")
+                "onnx_nodes": _ONNX_LAYER.findall(line.partition(", Metadata: ")[2]),
+            }
+        )
     return layers
 
 
@@ -320,10 +362,16 @@ def _layers_from_trt_dump(text: str) -> list[dict]:
             tactic, _, inputs = tail.partition(", ")
         else:
             (name, _, inputs), tactic = head.partition(", "), ""
-        tensors = lambda part: [_layer_tensor(t["name"], t["dims"] or t["dims2"] or "", t["dtype"] or t["dtype2"])  # noqa: E731
-                                for t in _TRT_TENSOR.finditer(part)]
-        layers.append({"name": name, "type": m["type"], "inputs": tensors(inputs), "outputs": tensors(outputs),
-                       "tactic": tactic})
+
+        def tensors(part):
+            return [
+                _layer_tensor(t["name"], t["dims"] or t["dims2"] or "", t["dtype"] or t["dtype2"])
+                for t in _TRT_TENSOR.finditer(part)
+            ]
+
+        layers.append(
+            {"name": name, "type": m["type"], "inputs": tensors(inputs), "outputs": tensors(outputs), "tactic": tactic}
+        )
     return layers
 
 
@@ -350,6 +398,7 @@ def layers_from_inspector_json(text: str) -> list[dict]:
     """The inspector's JSON in every known spelling: TensorRT 10.x writes a tensor's "Format/Datatype" as one
     field; TensorRT 11 and TensorRT for RTX write "Datatype" and "Format" apart. Below DETAILED verbosity a
     layer is its name alone."""
+
     def tensor(t: dict) -> dict:
         fmt = t.get("Format/Datatype") or " ".join(str(t[k]) for k in ("Datatype", "Format") if t.get(k))
         return {"name": t.get("Name", "?"), "shape": list(t.get("Dimensions", [])), "format": fmt}
@@ -359,8 +408,13 @@ def layers_from_inspector_json(text: str) -> list[dict]:
         if isinstance(item, str):
             layers.append({"name": item, "type": "?", "inputs": [], "outputs": [], "tactic": ""})
             continue
-        layers.append({"name": item.get("Name", "?"), "type": item.get("LayerType", "?"),
-                       "inputs": [tensor(t) for t in item.get("Inputs", [])],
-                       "outputs": [tensor(t) for t in item.get("Outputs", [])],
-                       "tactic": str(item.get("TacticName") or item.get("TacticValue") or "")})
+        layers.append(
+            {
+                "name": item.get("Name", "?"),
+                "type": item.get("LayerType", "?"),
+                "inputs": [tensor(t) for t in item.get("Inputs", [])],
+                "outputs": [tensor(t) for t in item.get("Outputs", [])],
+                "tactic": str(item.get("TacticName") or item.get("TacticValue") or ""),
+            }
+        )
     return layers

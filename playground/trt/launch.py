@@ -10,6 +10,7 @@ faults, and the build takes less than half as long (`bench/bench_core.py` prints
 memory is still given back after each build. glibc reads its tunables once, when a process starts, so they go into
 the environment of a process about to start; other C libraries, and glibc before 2.35, ignore the variable.
 """
+
 from __future__ import annotations
 
 import os

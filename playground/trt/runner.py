@@ -318,8 +318,11 @@ def run_engine(
     """
     if timing_runs < 0:
         raise ValueError(f"timing_runs must be >= 0, got {timing_runs}")
-    context = engine.create_execution_context(runtime_config) if runtime_config is not None \
+    context = (
+        engine.create_execution_context(runtime_config)
+        if runtime_config is not None
         else engine.create_execution_context()
+    )
     if context is None:
         raise RuntimeError("engine.create_execution_context() failed")
     try:

@@ -3,6 +3,7 @@
 The address is the page's state (playground.chain.Address): every control writes it, and the page draws what it
 says. A refused layer is named with its rule while the last good figures stay on screen.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -17,7 +18,7 @@ from .page import PRESENTER_CSS
 
 LAST_GOOD = "chain.last_good"  # session: the ChainEvaluation of the last chain that resolved
 GENERATION = "chain.generation"  # session: bumped when the layers change, so their controls start afresh
-PAGE_CSS = ('<style>[data-testid="stMainBlockContainer"] { max-width: 100%; padding: 72px 24px 3rem; }</style>')
+PAGE_CSS = '<style>[data-testid="stMainBlockContainer"] { max-width: 100%; padding: 72px 24px 3rem; }</style>'
 OUTLINE_LIMIT = 400  # outlined cells per slice; past it, their bounding box
 ROLE_TEXT = {"data movement": "moves data (Move, Transpose or reformat)"}
 
@@ -69,9 +70,11 @@ def _chain_page() -> None:
         else:
             from ..chain_export import playground_command
 
-            command.caption("Up to six layers as one TensorRT network: every tensor along the chain, and the engine's "
-                            "layers with the chain's layers each one computes. On the command line: "
-                            f"`{playground_command(result.chain, result.tensors[C.INPUT])} --json`")
+            command.caption(
+                "Up to six layers as one TensorRT network: every tensor along the chain, and the engine's "
+                "layers with the chain's layers each one computes. On the command line: "
+                f"`{playground_command(result.chain, result.tensors[C.INPUT])} --json`"
+            )
         _fusion(result)
         _tensors(result, presenter, address.pick if not error else None)
         _engine(result)
@@ -86,9 +89,14 @@ def _starter_picker(address: C.Address) -> None:
         if chosen:
             _write(C.from_query({C.STARTER_KEY: chosen}), structural=True)
 
-    st.selectbox("Starter chain", [""] + names, index=names.index(current.name) + 1 if current else 0,
-                 format_func=lambda n: chains.find(n).title if n else "— pick one of the seeds' lessons —",
-                 key="chain.starter", on_change=pick)
+    st.selectbox(
+        "Starter chain",
+        [""] + names,
+        index=names.index(current.name) + 1 if current else 0,
+        format_func=lambda n: chains.find(n).title if n else "— pick one of the seeds' lessons —",
+        key="chain.starter",
+        on_change=pick,
+    )
 
 
 def _layer_list(address: C.Address) -> None:
@@ -114,23 +122,48 @@ def _layer_list(address: C.Address) -> None:
         else:
             row = st.columns([5, 1, 1, 1], vertical_alignment="center")
             row[0].markdown(title)
-        row[1].button(":material/arrow_upward:", key=f"chain.{gen}.up.{i}", disabled=i == 0, on_click=edit,
-                      args=("up", i), help="Move up")
-        row[2].button(":material/arrow_downward:", key=f"chain.{gen}.down.{i}", disabled=i == len(address.names) - 1,
-                      on_click=edit, args=("down", i), help="Move down")
-        row[3].button(":material/close:", key=f"chain.{gen}.remove.{i}", disabled=len(address.names) == 1,
-                      on_click=edit, args=("remove", i), help="Remove")
+        row[1].button(
+            ":material/arrow_upward:",
+            key=f"chain.{gen}.up.{i}",
+            disabled=i == 0,
+            on_click=edit,
+            args=("up", i),
+            help="Move up",
+        )
+        row[2].button(
+            ":material/arrow_downward:",
+            key=f"chain.{gen}.down.{i}",
+            disabled=i == len(address.names) - 1,
+            on_click=edit,
+            args=("down", i),
+            help="Move down",
+        )
+        row[3].button(
+            ":material/close:",
+            key=f"chain.{gen}.remove.{i}",
+            disabled=len(address.names) == 1,
+            on_click=edit,
+            args=("remove", i),
+            help="Remove",
+        )
 
     def add() -> None:
         name = st.session_state.get(f"chain.{gen}.add")
         if name and len(address.names) < C.MAX_LAYERS:
-            _write(C.Address(address.names + [name], address.params + [{}], address.shape, address.pattern),
-                   structural=True)
+            _write(
+                C.Address(address.names + [name], address.params + [{}], address.shape, address.pattern),
+                structural=True,
+            )
 
     row = st.columns([5, 3], vertical_alignment="bottom")
     row[0].selectbox("Add a layer", list(LAYERS), format_func=lambda n: LAYERS[n].title, key=f"chain.{gen}.add")
-    row[1].button("Add", key=f"chain.{gen}.add_button", on_click=add, disabled=len(address.names) >= C.MAX_LAYERS,
-                  help=f"At most {C.MAX_LAYERS} layers")
+    row[1].button(
+        "Add",
+        key=f"chain.{gen}.add_button",
+        on_click=add,
+        disabled=len(address.names) >= C.MAX_LAYERS,
+        help=f"At most {C.MAX_LAYERS} layers",
+    )
 
 
 def _evaluate(address: C.Address):
@@ -139,8 +172,7 @@ def _evaluate(address: C.Address):
 
     try:
         with st.spinner("Building the chain's engine …"):
-            result = C.evaluate(address.names, address.raw(), address.input(), backend=backend(),
-                                cache=engine_cache())
+            result = C.evaluate(address.names, address.raw(), address.input(), backend=backend(), cache=engine_cache())
     except PlaygroundError as exc:
         return st.session_state.get(LAST_GOOD), str(exc)
     st.session_state[LAST_GOOD] = result
@@ -201,8 +233,15 @@ def _param_control(address, i, key, p, params, gen) -> None:
         st.checkbox(label, value=value, key=widget, on_change=changed, help=hint)
     elif number is not None:  # a stepper: scrubbing redraws what follows
         whole = p.of.whole
-        st.number_input(label, value=number, step=p.step or (1 if whole else 0.1), key=widget,
-                        on_change=changed, help=hint, format="%d" if whole else "%g")
+        st.number_input(
+            label,
+            value=number,
+            step=p.step or (1 if whole else 0.1),
+            key=widget,
+            on_change=changed,
+            help=hint,
+            format="%d" if whole else "%g",
+        )
     else:
         text = given if given is not None else (p.to_text(current) if params is not None else "")
         st.text_input(label, value=text, key=widget, on_change=changed, help=hint + " (empty: the default)")
@@ -269,8 +308,9 @@ def _pick_control(address: C.Address, resolved: C.Chain | None) -> None:
         row = st.columns([2, 2, 1], vertical_alignment="bottom")
         row[0].selectbox("Tensor", keys, index=keys.index(where), key=f"chain.{gen}.pick.key", on_change=changed)
         axes = ("n", "c", "h", "w") if len(shapes[where]) == 4 else ("n", "c", "d", "h", "w")
-        row[1].text_input(f"Cell ({', '.join(axes)})",
-                          value=",".join(map(str, cell)), key=f"chain.{gen}.pick.cell", on_change=changed)
+        row[1].text_input(
+            f"Cell ({', '.join(axes)})", value=",".join(map(str, cell)), key=f"chain.{gen}.pick.cell", on_change=changed
+        )
         row[2].button("Clear", key=f"chain.{gen}.pick.clear", on_click=clear, disabled=address.pick is None)
         if address.pick is None:
             st.caption("Pick a tensor and a cell: the cells it depends on are outlined on every tensor before it.")
@@ -287,13 +327,30 @@ def _outlined(fig, cells: list[tuple], shape: tuple):
         ref = "" if slice_index == 0 else str(slice_index + 1)
         if len(found) > OUTLINE_LIMIT:  # a shape per cell would slow the browser: their bounding box, dashed
             hs, ws = [c[0] for c in found], [c[1] for c in found]
-            out.add_shape(type="rect", xref=f"x{ref}", yref=f"y{ref}", x0=min(ws) - 0.5, x1=max(ws) + 0.5,
-                          y0=min(hs) - 0.5, y1=max(hs) + 0.5, line={"color": "#000000", "width": 2.5, "dash": "dash"},
-                          fillcolor="rgba(0,0,0,0)")
+            out.add_shape(
+                type="rect",
+                xref=f"x{ref}",
+                yref=f"y{ref}",
+                x0=min(ws) - 0.5,
+                x1=max(ws) + 0.5,
+                y0=min(hs) - 0.5,
+                y1=max(hs) + 0.5,
+                line={"color": "#000000", "width": 2.5, "dash": "dash"},
+                fillcolor="rgba(0,0,0,0)",
+            )
             continue
         for h, w in found:
-            out.add_shape(type="rect", xref=f"x{ref}", yref=f"y{ref}", x0=w - 0.5, x1=w + 0.5, y0=h - 0.5, y1=h + 0.5,
-                          line={"color": "#000000", "width": 2.5}, fillcolor="rgba(0,0,0,0)")
+            out.add_shape(
+                type="rect",
+                xref=f"x{ref}",
+                yref=f"y{ref}",
+                x0=w - 0.5,
+                x1=w + 0.5,
+                y0=h - 0.5,
+                y1=h + 0.5,
+                line={"color": "#000000", "width": 2.5},
+                fillcolor="rgba(0,0,0,0)",
+            )
     return out
 
 
@@ -309,14 +366,17 @@ def _tensors(result: C.ChainEvaluation, presenter: bool, pick=None) -> None:
             st.warning(state.inert(exc), icon=":material/ads_click:")
         else:
             n = len(field.get(C.INPUT, []))
-            st.caption(f"Cell {pick[1]} of {pick[0]} depends on {n} cell(s) of the chain's input"
-                       + (f" (the trace stopped at {C.TRACE_LIMIT:,} cells of a tensor)" if stopped else "") + ".")
+            st.caption(
+                f"Cell {pick[1]} of {pick[0]} depends on {n} cell(s) of the chain's input"
+                + (f" (the trace stopped at {C.TRACE_LIMIT:,} cells of a tensor)" if stopped else "")
+                + "."
+            )
     owners = {k: result.engine.kernels_of(k) for k in result.chain.keys}
     items = list(result.tensors.items())
     per_row = 2 if presenter else 3  # presenter type needs the room
     for start in range(0, len(items), per_row):
         cols = st.columns(per_row)
-        for col, (key, t) in zip(cols, items[start:start + per_row]):
+        for col, (key, t) in zip(cols, items[start : start + per_row]):
             with col:
                 title = "input" if key == C.INPUT else key
                 fig, _stats = state.tensor_figure(np.asarray(t), f"{title} {tuple(t.shape)}", True, presenter)
@@ -326,8 +386,13 @@ def _tensors(result: C.ChainEvaluation, presenter: bool, pick=None) -> None:
                 if key != C.INPUT:
                     where = owners.get(key) or []
                     names = ", ".join(f"[{j}] {result.engine.layers[j]['name']}" for j in where)
-                    st.caption(f"Computed by engine layer {names}" if where else
-                               "No engine layer names it" if result.engine.layers else "No engine")
+                    st.caption(
+                        f"Computed by engine layer {names}"
+                        if where
+                        else "No engine layer names it"
+                        if result.engine.layers
+                        else "No engine"
+                    )
 
 
 def _fusion(result: C.ChainEvaluation) -> None:
@@ -343,9 +408,11 @@ def _fusion(result: C.ChainEvaluation) -> None:
         return
     when = "from cache" if e.status == "cached" else "built now"
     computing = [layer for layer in e.layers if layer["role"] == "compute"]
-    st.markdown(f"**{len(result.chain.keys)} chain layer(s) → {len(e.layers)} engine layer(s)**, "
-                f"{len(computing)} of them computing ({e.builder}, {e.report.bytes:,} bytes, "
-                f"{e.report.build_ms:.0f} ms, {when}; not run here):")
+    st.markdown(
+        f"**{len(result.chain.keys)} chain layer(s) → {len(e.layers)} engine layer(s)**, "
+        f"{len(computing)} of them computing ({e.builder}, {e.report.bytes:,} bytes, "
+        f"{e.report.build_ms:.0f} ms, {when}; not run here):"
+    )
     st.markdown(_layer_lines(e))
 
 
@@ -353,8 +420,11 @@ def _layer_lines(e: C.ChainBuild) -> str:
     """Markdown: each engine layer in order with the chain's layers it computes (or that it moves data)."""
     lines = []
     for i, layer in enumerate(e.layers):
-        what = (" + ".join(f"**{k}**" for k in layer["fuses"]) + (" (fused)" if len(layer["fuses"]) > 1 else "")
-                if layer["fuses"] else "_" + ROLE_TEXT.get(layer["role"], layer["role"]) + "_")
+        what = (
+            " + ".join(f"**{k}**" for k in layer["fuses"]) + (" (fused)" if len(layer["fuses"]) > 1 else "")
+            if layer["fuses"]
+            else "_" + ROLE_TEXT.get(layer["role"], layer["role"]) + "_"
+        )
         lines.append(f"{i}. `{layer['name']}` ({layer['type']}): {what}")
     return "\n".join(lines) + "\n" + "".join(f"\n- no engine layer names **{k}**" for k in e.absorbed)
 
@@ -366,11 +436,17 @@ def _downloads(result: C.ChainEvaluation) -> None:
 
     cols = st.columns(len(result.tensors) + 1)
     for col, (key, t) in zip(cols, result.tensors.items()):
-        col.download_button(f"{key}.npy", to_npy_bytes(t), file_name=f"{key}.npy", key=f"chain.download.{key}",
-                            icon=":material/download:")
+        col.download_button(
+            f"{key}.npy",
+            to_npy_bytes(t),
+            file_name=f"{key}.npy",
+            key=f"chain.download.{key}",
+            icon=":material/download:",
+        )
     script = export_chain_script(result.chain.names, result.chain.raw(), result.tensors[C.INPUT])
-    cols[-1].download_button("chain.py", script, file_name="chain.py", key="chain.download.script",
-                             icon=":material/code:")
+    cols[-1].download_button(
+        "chain.py", script, file_name="chain.py", key="chain.download.script", icon=":material/code:"
+    )
 
 
 def _engine(result: C.ChainEvaluation) -> None:
@@ -381,15 +457,26 @@ def _engine(result: C.ChainEvaluation) -> None:
         st.caption(state.inert(m))
     if e.report is None or e.status not in ("built", "cached"):
         return
-    rows = [{"#": i, "engine layer": layer["name"], "type": layer["type"], "tactic": layer["tactic"],
-             "computes": ", ".join(layer["fuses"]) or ROLE_TEXT.get(layer["role"], layer["role"]),
-             "input formats": "; ".join(t["format"] for t in layer["inputs"]),
-             "output formats": "; ".join(t["format"] for t in layer["outputs"])} for i, layer in enumerate(e.layers)]
+    rows = [
+        {
+            "#": i,
+            "engine layer": layer["name"],
+            "type": layer["type"],
+            "tactic": layer["tactic"],
+            "computes": ", ".join(layer["fuses"]) or ROLE_TEXT.get(layer["role"], layer["role"]),
+            "input formats": "; ".join(t["format"] for t in layer["inputs"]),
+            "output formats": "; ".join(t["format"] for t in layer["outputs"]),
+        }
+        for i, layer in enumerate(e.layers)
+    ]
     state.table(rows, key="chain.engine_layers")
     _opinions(result)
-    if st.checkbox("Also build it with every intermediate marked as an output (a debugging build)",
-                   key="chain.marked", help="Marking a tensor as an output changes what TensorRT fuses "
-                   "(Polygraphy's accuracy-debugging guide says so); the engine above is the chain as deployed."):
+    if st.checkbox(
+        "Also build it with every intermediate marked as an output (a debugging build)",
+        key="chain.marked",
+        help="Marking a tensor as an output changes what TensorRT fuses "
+        "(Polygraphy's accuracy-debugging guide says so); the engine above is the chain as deployed.",
+    ):
         from ..shared import backend, engine_cache
 
         marked = C.build(result.chain, backend(), engine_cache(), marked=True)
@@ -399,7 +486,6 @@ def _engine(result: C.ChainEvaluation) -> None:
     if e.fusion_log:
         with st.expander("TensorRT's words about fusion (its verbose log)"):
             st.code("\n".join(e.fusion_log), language=None)
-
 
 
 def _opinions(result: C.ChainEvaluation) -> None:
@@ -413,10 +499,14 @@ def _opinions(result: C.ChainEvaluation) -> None:
         st.caption(state.inert(f"ONNX Runtime: {ort.get('status')}"))
     else:
         agrees = "agrees with" if ort["agrees"] else "differs from"
-        st.caption(f"ONNX Runtime {ort['version']} on the chain's ONNX export {agrees} {ort['compared_to']} "
-                   f"(max |difference| {ort['max_abs_diff']:.3g}).")
+        st.caption(
+            f"ONNX Runtime {ort['version']} on the chain's ONNX export {agrees} {ort['compared_to']} "
+            f"(max |difference| {ort['max_abs_diff']:.3g})."
+        )
     if parser and parser.get("status") in ("built", "cached"):
         same = {True: "fuses as", False: "fuses otherwise than", None: "was built beside"}[parser["same_fusion"]]
         st.caption(f"TensorRT's ONNX parser ({parser['parser']}): its engine {same} {parser['compared_to']}.")
     elif parser:
-        st.caption(state.inert(f"TensorRT's ONNX parser: {parser.get('error') or parser.get('why') or parser['status']}"))
+        st.caption(
+            state.inert(f"TensorRT's ONNX parser: {parser.get('error') or parser.get('why') or parser['status']}")
+        )

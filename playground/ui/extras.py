@@ -1,6 +1,7 @@
 """Under the stage: a layer's section (its tables, charts, heatmaps and notes: playground.section blocks) and the
 picked output cell's terms, drawn with Streamlit. `view` is a ui.state.ViewOptions. Every widget key is
 "{layer}.extra.{name}"."""
+
 from __future__ import annotations
 
 import itertools
@@ -69,10 +70,17 @@ def cell_blocks(evaluation, index: tuple[int, ...] | None) -> list:
         return []
     shape = tuple(evaluation.reference.shape)
     index = tuple(index) if index is not None else (0,) * len(shape)
-    cell = layer.cell(evaluation.inputs if layer.several else evaluation.input, evaluation.params, index,
-                      evaluation.reference)
-    shown = f"{precise(float(evaluation.output[index]))} ({evaluation.output_source}); " if (
-        evaluation.output.shape == shape) else ""
-    text = [f"**One output cell**: output{index} = {shown}reference = {precise(float(evaluation.reference[index]))}. "
-            "Pick another on the output heatmap (or step and play beside it).", *cell.notes]
+    cell = layer.cell(
+        evaluation.inputs if layer.several else evaluation.input, evaluation.params, index, evaluation.reference
+    )
+    shown = (
+        f"{precise(float(evaluation.output[index]))} ({evaluation.output_source}); "
+        if (evaluation.output.shape == shape)
+        else ""
+    )
+    text = [
+        f"**One output cell**: output{index} = {shown}reference = {precise(float(evaluation.reference[index]))}. "
+        "Pick another on the output heatmap (or step and play beside it).",
+        *cell.notes,
+    ]
     return [section.Text("\n\n".join(text))] + ([section.Table("products", list(cell.rows))] if cell.rows else [])

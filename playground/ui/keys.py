@@ -1,6 +1,7 @@
 """The page's keys, without Streamlit: widget keys (each one is its URL query parameter), the containers
 `hide` can hide, and the CSS selector Streamlit gives a keyed element (for the page's own
 scripts and the browser tests). The naming is described in state.py."""
+
 from __future__ import annotations
 
 import re
@@ -31,4 +32,3 @@ def key_selector(key: str) -> str:
 def control_key(layer: str, name: str) -> str:
     """The key of the container around a control that `?hide=name` can hide."""
     return f"ctl.{layer}.{name}"
-

@@ -14,6 +14,7 @@ Two query parameters are neither:
     hide=a,b,...    hide these controls (hide_names: parameter names, input, view, ...);
                     unknown names are ignored
 """
+
 from __future__ import annotations
 
 import math
@@ -45,11 +46,21 @@ from .widgets import field_name
 PRESET_PARAM, HIDE_PARAM = "preset", "hide"
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 # Things `hide` can name besides the layer's parameters: container name -> what it is.
-PAGE_PARTS = {"input": "the Input tab", "parameters": "the parameters beside the figures", "view": "the View tab",
-              "sidebar": "the whole sidebar", "link": "the link box", "preset": "the example picker",
-              "title": "the title and summary", "compare": "the compare-with control",
-              "formula": "the formula box", "spec": "the spec comparison", "downloads": "the download buttons",
-              "explanation": "the layer's explanation", "engine": "the engine panel"}
+PAGE_PARTS = {
+    "input": "the Input tab",
+    "parameters": "the parameters beside the figures",
+    "view": "the View tab",
+    "sidebar": "the whole sidebar",
+    "link": "the link box",
+    "preset": "the example picker",
+    "title": "the title and summary",
+    "compare": "the compare-with control",
+    "formula": "the formula box",
+    "spec": "the spec comparison",
+    "downloads": "the download buttons",
+    "explanation": "the layer's explanation",
+    "engine": "the engine panel",
+}
 TABS = ("input", "view")  # the sidebar's tabs, in order
 
 
@@ -272,7 +283,8 @@ def _modernise(layer: Layer) -> bool:
             new = translate(st.query_params[old])
         except ValueError as exc:
             PageState(layer.name).setdefault("url_problems", []).append(
-                f"URL parameter {old}: {exc} (got \"{quoted(st.query_params[old])}\") — ignored.")
+                f'URL parameter {old}: {exc} (got "{quoted(st.query_params[old])}") — ignored.'
+            )
             new = {}
         for param, value in new.items():
             if key(layer.name, param) not in st.query_params:
@@ -289,7 +301,9 @@ def take_problems(layer: Layer) -> list[str]:
     problems = page.get("url_problems")
     if not problems:
         return []
-    controls = {k: repr(v) for k, v in st.session_state.items() if isinstance(k, str) and k.startswith(layer.name + ".")}
+    controls = {
+        k: repr(v) for k, v in st.session_state.items() if isinstance(k, str) and k.startswith(layer.name + ".")
+    }
     seen = page.setdefault("url_problems_seen", {})
     if any(k in controls and controls[k] != v for k, v in seen.items()):  # a control drawn before has changed
         page.pop("url_problems"), page.pop("url_problems_seen")
@@ -340,7 +354,9 @@ def hide_css(layer: Layer, names: list[str]) -> str:
     tab = '[data-testid="stSidebar"] [data-testid="stTab"][data-key="{}"]'  # the tab's button, by position
     rules += [tab.format(TABS.index(n)) for n in names if n in TABS]
     if "sidebar" in names:
-        rules += ['[data-testid="stSidebar"]', '[data-testid="stSidebarCollapsedControl"]',
-                  '[data-testid="stExpandSidebarButton"]']
+        rules += [
+            '[data-testid="stSidebar"]',
+            '[data-testid="stSidebarCollapsedControl"]',
+            '[data-testid="stExpandSidebarButton"]',
+        ]
     return ("<style>" + ", ".join(rules) + " { display: none !important; }</style>") if rules else ""
-

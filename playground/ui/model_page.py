@@ -63,8 +63,15 @@ def fused_groups(answer: dict, digest: str, name: str) -> list[dict]:
         if len(layer["fuses"]) < 2:
             continue
         query, why = chain_link(digest, layer["fuses"], name)
-        groups.append({"name": layer["name"], "type": layer["type"], "nodes": layer["fuses"],
-                       "chain": "./chain?" + urlencode(query) if query else None, "why": why})
+        groups.append(
+            {
+                "name": layer["name"],
+                "type": layer["type"],
+                "nodes": layer["fuses"],
+                "chain": "./chain?" + urlencode(query) if query else None,
+                "why": why,
+            }
+        )
     return groups
 
 
@@ -97,8 +104,13 @@ def graph_data(answer: dict, digest: str, name: str) -> dict:
             }
         )
         edges += [[producer[t], n["name"]] for t in n.get("reads", []) if t in producer]
-    return {"key": f"{digest}|{name}", "nodes": nodes, "edges": edges, "first": whole.first_difference(answer["nodes"]),
-            "groups": fused_groups(answer, digest, name)}
+    return {
+        "key": f"{digest}|{name}",
+        "nodes": nodes,
+        "edges": edges,
+        "first": whole.first_difference(answer["nodes"]),
+        "groups": fused_groups(answer, digest, name),
+    }
 
 
 def _verdict(n: dict) -> str:
@@ -177,13 +189,18 @@ def _first_difference(answer: dict, digest: str, name: str, pages: dict) -> None
         return
     n = next(n for n in answer["nodes"] if n["name"] == first)
     st.error(
-        state.inert(f"First node where the reference and ONNX Runtime part ways: {first} · {n['op_type']} "
-                    f"({_verdict(n)}). Later differences may be its echo."),
+        state.inert(
+            f"First node where the reference and ONNX Runtime part ways: {first} · {n['op_type']} "
+            f"({_verdict(n)}). Later differences may be its echo."
+        ),
         icon=":material/report:",
     )
-    st.page_link(pages[n["layer"]], label=state.inert(f"Open {first} on its real input"),
-                 icon=":material/arrow_forward:",
-                 query_params={ONNX: digest, NODE: first, MODEL: name, REAL: "1"})
+    st.page_link(
+        pages[n["layer"]],
+        label=state.inert(f"Open {first} on its real input"),
+        icon=":material/arrow_forward:",
+        query_params={ONNX: digest, NODE: first, MODEL: name, REAL: "1"},
+    )
 
 
 def _selection(result, digest: str, name: str) -> None:
@@ -198,9 +215,12 @@ def _selection(result, digest: str, name: str) -> None:
         return
     from .chain import chain_page
 
-    st.page_link(st.Page(chain_page, title="Chain", url_path="chain"), query_params=query,
-                 label=f"Open the {len(picked)} selected nodes as a chain ({query['layers'].replace(',', ' → ')})",
-                 icon=":material/linear_scale:")
+    st.page_link(
+        st.Page(chain_page, title="Chain", url_path="chain"),
+        query_params=query,
+        label=f"Open the {len(picked)} selected nodes as a chain ({query['layers'].replace(',', ' → ')})",
+        icon=":material/linear_scale:",
+    )
 
 
 def _draw(answer: dict, digest: str, name: str) -> None:
@@ -231,8 +251,13 @@ def _draw(answer: dict, digest: str, name: str) -> None:
             "A dashed outline is one engine layer (hover: its name; click: its nodes as a chain). Wheel: zoom, "
             "drag: pan."
         )
-        result = _graph_component()(key="model.graph", data=graph_data(answer, digest, name), width="stretch",
-                                    height="content", on_selection_change=lambda: None)
+        result = _graph_component()(
+            key="model.graph",
+            data=graph_data(answer, digest, name),
+            width="stretch",
+            height="content",
+            on_selection_change=lambda: None,
+        )
         _selection(result, digest, name)
     else:
         st.text(f"{len(answer['nodes'])} nodes: more than {MAX_DRAWN}, listed below and not drawn.")

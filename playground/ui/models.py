@@ -1,5 +1,6 @@
 """ONNX models on the pages: an upload lists its nodes (each a link to its layer page), and a link
 `/LAYER?onnx=DIGEST&node=NAME&model=FILE` opens that node on the stage with every parameter set."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -52,8 +53,12 @@ def node_input(inp, node: NodeLink | None):
 def uploader(key: str, pages: dict) -> None:
     """An .onnx upload and its nodes, as `python -m playground onnx` lists them: a link for each that opens (to
     its layer's page in `pages`, by layer name)."""
-    upload = st.file_uploader(f"Open a node of an ONNX model (.onnx, at most {CAP_MIB} MiB)", type=["onnx"], key=key,
-                              max_upload_size=WIDGET_MB)
+    upload = st.file_uploader(
+        f"Open a node of an ONNX model (.onnx, at most {CAP_MIB} MiB)",
+        type=["onnx"],
+        key=key,
+        max_upload_size=WIDGET_MB,
+    )
     if upload is None:
         return
     try:
@@ -67,10 +72,12 @@ def uploader(key: str, pages: dict) -> None:
     with st.container(height=320 if len(nodes) > 8 else "content", border=False):
         for n in nodes:
             if n["layer"]:
-                st.page_link(pages[n["layer"]],  # a node's name is the model's text: shown as given, never markdown
-                             label=state.inert(f"{n['name']} · {n['op_type']} → {LAYERS[n['layer']].title}"),
-                             icon=LAYERS[n["layer"]].icon,
-                             query_params={ONNX: digest, NODE: n["name"], MODEL: upload.name[:80]})
+                st.page_link(
+                    pages[n["layer"]],  # a node's name is the model's text: shown as given, never markdown
+                    label=state.inert(f"{n['name']} · {n['op_type']} → {LAYERS[n['layer']].title}"),
+                    icon=LAYERS[n["layer"]].icon,
+                    query_params={ONNX: digest, NODE: n["name"], MODEL: upload.name[:80]},
+                )
             else:
                 st.caption(state.inert(f"{n['name']} · {n['op_type']}: {n['reason']}"))
 
@@ -95,17 +102,25 @@ def node_link(layer: Layer) -> NodeLink | None:
     applied = f"_onnx_applied.{layer.name}"
     if st.session_state.get(applied) != (digest, opened.node):
         st.session_state[applied] = (digest, opened.node)
-        widgets.write_input(layer, {"kind": "random", "shape": opened.shape, "seed": onnxio.SEED,
-                                    "low": -4.0, "high": 4.0})  # onnxio.seeded_input's pattern
-    source = {"model": model, "node": opened.node, "op": opened.op, "differs": opened.differs,
-              "notes": opened.notes}
+        widgets.write_input(
+            layer, {"kind": "random", "shape": opened.shape, "seed": onnxio.SEED, "low": -4.0, "high": 4.0}
+        )  # onnxio.seeded_input's pattern
+    source = {"model": model, "node": opened.node, "op": opened.op, "differs": opened.differs, "notes": opened.notes}
     real = None
     if st.query_params.get(REAL) == "1" and getattr(opened, "shapes", None) is None:  # one input: the stage's
         try:
             real = opened.to_layer(_real_input(digest, opened.node))
-            source = source | {"notes": [*opened.notes, "The input is the tensor the node reads when the model runs "
-                                                         "on its seeded input (ONNX Runtime)."]}
+            source = source | {
+                "notes": [
+                    *opened.notes,
+                    "The input is the tensor the node reads when the model runs on its seeded input (ONNX Runtime).",
+                ]
+            }
         except Exception as exc:  # noqa: BLE001 - ONNX Runtime could not run the model: the seeded input, said
-            st.warning(state.inert(f"URL parameter real: the model could not be run ({exc}); the node opens on "
-                                   "the seeded input"), icon=":material/warning:")
+            st.warning(
+                state.inert(
+                    f"URL parameter real: the model could not be run ({exc}); the node opens on the seeded input"
+                ),
+                icon=":material/warning:",
+            )
     return NodeLink(opened, protocol.query_of(layer, params, opened.shape), source, real)

@@ -1,4 +1,5 @@
 """The home page and the layer pages: one page per declared layer, made from the registry (no file per layer)."""
+
 from __future__ import annotations
 
 import functools
@@ -22,18 +23,22 @@ HEADER_PX, PADDING_X_PX = 60, 24  # Streamlit's top bar with the page navigation
 # The main area starts under the page navigation and uses the whole width; a collapsed sidebar's controls are out
 # of the Tab order too (the keyboard starts at the stage); an open sidebar lies over the page, a drawer, instead of
 # narrowing it, so the stage does not reflow (!important: Streamlit writes its position on the element itself).
-STAGE_CSS = (f'<style>[data-testid="stMainBlockContainer"] {{ max-width: 100%; padding: {HEADER_PX + 12}px '
-             f'{PADDING_X_PX}px 3rem; }} '
-             '[data-testid="stMain"] h3 { padding: 0; } '
-             '[data-testid="stSidebar"][data-collapsed="true"] [data-testid="stSidebarContent"] '
-             '{ visibility: hidden; } '
-             '[data-testid="stSidebar"][data-collapsed="false"] { position: fixed !important; left: 0; '
-             'top: 0; height: 100vh !important; z-index: 999990; box-shadow: 4px 0 16px rgba(0, 0, 0, 0.2); }</style>')
+STAGE_CSS = (
+    f'<style>[data-testid="stMainBlockContainer"] {{ max-width: 100%; padding: {HEADER_PX + 12}px '
+    f"{PADDING_X_PX}px 3rem; }} "
+    '[data-testid="stMain"] h3 { padding: 0; } '
+    '[data-testid="stSidebar"][data-collapsed="true"] [data-testid="stSidebarContent"] '
+    "{ visibility: hidden; } "
+    '[data-testid="stSidebar"][data-collapsed="false"] { position: fixed !important; left: 0; '
+    "top: 0; height: 100vh !important; z-index: 999990; box-shadow: 4px 0 16px rgba(0, 0, 0, 0.2); }</style>"
+)
 # Presenter mode: larger type everywhere (rem-based), black text, stronger borders on alerts and boxes.
-PRESENTER_CSS = (f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }} "
-                 '[data-testid="stMain"] { color: #000; } '
-                 '[data-testid="stMain"] [data-testid="stCaptionContainer"] { color: #222; } '
-                 '[data-testid="stMain"] [data-testid="stVerticalBlockBorderWrapper"] { border-color: #555; }</style>')
+PRESENTER_CSS = (
+    f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }} "
+    '[data-testid="stMain"] { color: #000; } '
+    '[data-testid="stMain"] [data-testid="stCaptionContainer"] { color: #222; } '
+    '[data-testid="stMain"] [data-testid="stVerticalBlockBorderWrapper"] { border-color: #555; }</style>'
+)
 STATUS_TEXT = protocol.ENGINE_STATUS  # the stage says it so too
 
 
@@ -43,8 +48,10 @@ def page_path(name: str) -> str:
 
 def layer_pages() -> dict[str, st.Page]:
     """Every declared layer's page, at /NAME: a callable page drawn by `layer_page`."""
-    return {name: st.Page(functools.partial(layer_page, name), title=layer.title, icon=layer.icon, url_path=name)
-            for name, layer in LAYERS.items()}
+    return {
+        name: st.Page(functools.partial(layer_page, name), title=layer.title, icon=layer.icon, url_path=name)
+        for name, layer in LAYERS.items()
+    }
 
 
 # -- layer pages ------------------------------------------------------------------------------
@@ -73,14 +80,18 @@ def _layer_page(name: str) -> None:
         inp = models.node_input(widgets.input_controls(layer), node)  # a model page's link: the node's real input
         if node is not None and node.opened.constants and isinstance(inp.x, dict):
             inp.x = {**inp.x, **node.opened.constants}  # the model's constants, not the controls' pattern
-            st.caption("From the model: " + ", ".join(f"input {n.upper()} {tuple(a.shape)}"
-                                                      for n, a in node.opened.constants.items()) + " (its constant).")
+            st.caption(
+                "From the model: "
+                + ", ".join(f"input {n.upper()} {tuple(a.shape)}" for n, a in node.opened.constants.items())
+                + " (its constant)."
+            )
     with view_tab, st.container(key=control_key(name, "view")):
         view = widgets.view_controls()
         if hide:
             st.caption("Hidden by the link (`hide`): " + ", ".join(hide))
-            st.button("Show everything", key=key(name, "show_all"), on_click=links.show_all,
-                      icon=":material/visibility:")
+            st.button(
+                "Show everything", key=key(name, "show_all"), on_click=links.show_all, icon=":material/visibility:"
+            )
     with st.sidebar:
         models.uploader(key(name, "onnx_upload"), layer_pages())
     st.html(STAGE_CSS + links.hide_css(layer, hide) + (PRESENTER_CSS if view.presenter else ""))
@@ -103,13 +114,17 @@ def _layer_page(name: str) -> None:
     if not stage.painted(layer):  # the stage's first paint comes first; it asks for the rest at once
         return
     # Of the tabs only the open one is drawn (on_change="rerun"): a page opens without the engine's table.
-    names = (["Details"] if layer.section or layer.cell else []) + ["Engine", "Downloads"] + (
-        [SPEC_TAB] if presets.examples(layer.name) else [])
+    names = (
+        (["Details"] if layer.section or layer.cell else [])
+        + ["Engine", "Downloads"]
+        + ([SPEC_TAB] if presets.examples(layer.name) else [])
+    )
     tabs = dict(zip(names, st.tabs(names, key=key(layer.name, "tabs"), on_change="rerun")))
     if "Details" in tabs and tabs["Details"].open:  # the layer's own tables and charts, and the picked cell's terms
         with tabs["Details"], st.container(key=control_key(layer.name, "explanation")):
-            extras.details(ev, stage.picked(layer, ev), view,
-                           functools.partial(evaluate, backend=backend, cache=engines))
+            extras.details(
+                ev, stage.picked(layer, ev), view, functools.partial(evaluate, backend=backend, cache=engines)
+            )
     if tabs["Engine"].open:
         with tabs["Engine"], st.container(key=control_key(layer.name, "engine")):
             _engine_panel(ev)
@@ -130,9 +145,14 @@ def _node_inputs(layer: Layer, opened) -> None:
     if st.session_state.get(done) == (opened.model, opened.node):
         return
     st.session_state[done] = (opened.model, opened.node)
-    widgets.write_input(layer, {n: {"kind": "random", "shape": s, "seed": i, "low": -4.0, "high": 4.0}
-                                for i, (n, s) in enumerate(opened.shapes.items())
-                                if i > 0 and n not in opened.constants})
+    widgets.write_input(
+        layer,
+        {
+            n: {"kind": "random", "shape": s, "seed": i, "low": -4.0, "high": 4.0}
+            for i, (n, s) in enumerate(opened.shapes.items())
+            if i > 0 and n not in opened.constants
+        },
+    )
 
 
 def _open_example(layer: Layer, preset: presets.Preset) -> None:
@@ -156,7 +176,8 @@ def _preset_link(layer: Layer) -> None:
     except KeyError:
         known = ", ".join(p.name for p in presets.examples(layer.name)) or "none"
         state.PageState(layer.name).setdefault("url_problems", []).append(
-            f"URL parameter preset: {layer.name} has no example \"{links.quoted(name)}\" (it has: {known}) — ignored.")
+            f'URL parameter preset: {layer.name} has no example "{links.quoted(name)}" (it has: {known}) — ignored.'
+        )
         return
     _open_example(layer, preset)
     for k, v in own.items():
@@ -169,8 +190,10 @@ def _link_problems(layer: Layer) -> None:
     """What the link asked that the layer refuses: one box, one line per parameter."""
     problems = links.take_problems(layer)
     if problems:
-        st.warning("\n".join(f"- {state.inert(m)}" for m in problems) if len(problems) > 1
-                   else state.inert(problems[0]), icon=":material/link_off:")
+        st.warning(
+            "\n".join(f"- {state.inert(m)}" for m in problems) if len(problems) > 1 else state.inert(problems[0]),
+            icon=":material/link_off:",
+        )
 
 
 @st.fragment(run_every=600)
@@ -185,27 +208,45 @@ def _rerun_on_reconnect() -> None:
 def _engine_panel(ev: Evaluation) -> None:
     b, s = ev.backend, ev.engine_summary()
     with st.expander("Engine", expanded=True, icon=":material/memory:"):
-        st.markdown(f"**{b.name} {b.version or ''}** · device: **{b.device}** · "
-                    f"can build: **{'yes' if b.can_build else 'no'}** · can run: **{'yes' if b.can_run else 'no'}**")
+        st.markdown(
+            f"**{b.name} {b.version or ''}** · device: **{b.device}** · "
+            f"can build: **{'yes' if b.can_build else 'no'}** · can run: **{'yes' if b.can_run else 'no'}**"
+        )
         st.markdown(f"Output shown: **{ev.source_label}**")
         _passed_over(b)
         diff = "not run" if ev.max_abs_diff is None else numbers.compact(ev.max_abs_diff)
         shape = str(tuple(s["output_shape"])) if s["output_shape"] else "—"
         size = f"{s['bytes']:,} bytes" if s["bytes"] else "—"
-        st.markdown("| engine | engine size | TensorRT's output shape | max \\|TensorRT − reference\\| |\n"
-                    "|---|---|---|---|\n"
-                    f"| {STATUS_TEXT.get(s['status'], s['status'])} | {size} | {shape} | {diff} |")
+        st.markdown(
+            "| engine | engine size | TensorRT's output shape | max \\|TensorRT − reference\\| |\n"
+            "|---|---|---|---|\n"
+            f"| {STATUS_TEXT.get(s['status'], s['status'])} | {size} | {shape} | {diff} |"
+        )
         with st.container(key=f"volatile-{ev.layer}-timing"):  # masked in documentation snapshots
             build = "—" if s["build_ms"] is None else f"{s['build_ms']:.1f} ms"
             latency = "not measured (no GPU run)" if ev.latency_ms is None else f"{ev.latency_ms:.4f} ms"
-            st.markdown(f"Build time **{build}**{' (when first built)' if s['status'] == 'cached' else ''} · "
-                        f"latency **{latency}**")
+            st.markdown(
+                f"Build time **{build}**{' (when first built)' if s['status'] == 'cached' else ''} · "
+                f"latency **{latency}**"
+            )
         layers, log = s["layers"], s["log"]
         st.markdown(f"**Engine layers** ({len(layers)})")
         if layers:
             fmt = lambda ts: "; ".join(f"{t['shape']} {t['format']}" for t in ts)  # noqa: E731
-            state.table([{"name": l["name"], "type": l["type"], "inputs": fmt(l["inputs"]), "outputs": fmt(l["outputs"]),
-                         "tactic": l["tactic"]} for l in layers], key(ev.layer, "engine_layers"), width="stretch")
+            state.table(
+                [
+                    {
+                        "name": l["name"],
+                        "type": l["type"],
+                        "inputs": fmt(l["inputs"]),
+                        "outputs": fmt(l["outputs"]),
+                        "tactic": l["tactic"],
+                    }
+                    for l in layers
+                ],
+                key(ev.layer, "engine_layers"),
+                width="stretch",
+            )
         else:
             st.caption("No engine, so no layers to list.")
         st.markdown(f"**TensorRT log** ({len(log)} warnings and errors)")
@@ -225,12 +266,17 @@ def _second_opinions(ev: Evaluation, opened) -> None:
     ort, parser = o["onnxruntime"], o["onnx_parser"]
     st.markdown(f"**Second opinions** on {ort.get('model', 'the configuration')} (ONNX, float32)")
     if ort.get("agrees"):
-        st.success(f"ONNX Runtime {ort['version']} agrees with {ort['compared_to']}: max |difference| "
-                   f"{numbers.shortest(ort['max_abs_diff'])}.", icon=":material/check_circle:")
+        st.success(
+            f"ONNX Runtime {ort['version']} agrees with {ort['compared_to']}: max |difference| "
+            f"{numbers.shortest(ort['max_abs_diff'])}.",
+            icon=":material/check_circle:",
+        )
     else:
         why = ort.get("rule") or ort.get("why") or ort.get("error") or "no known rule explains it"
-        st.warning(state.inert(f"ONNX Runtime {ort.get('version') or ''} differs from {ort.get('compared_to')}: "
-                               f"{why}."), icon=":material/difference:")
+        st.warning(
+            state.inert(f"ONNX Runtime {ort.get('version') or ''} differs from {ort.get('compared_to')}: {why}."),
+            icon=":material/difference:",
+        )
     if parser is None or parser.get("status") == "not_built":
         st.caption(state.inert(f"TensorRT's ONNX parser: not built ({(parser or {}).get('why', 'no parser')})."))
         return
@@ -238,9 +284,13 @@ def _second_opinions(ev: Evaluation, opened) -> None:
         st.warning(state.inert(f"{parser['parser']}: {parser['error']}"), icon=":material/error:")
         return
     same = "the same output shape" if parser["same_output_shape"] else "another output shape"
-    layers = ("the same engine layers" if parser["same_layers"] else parser.get("difference", "other engine layers"))
-    st.markdown(state.inert(f"{parser['parser']} built the model ({STATUS_TEXT.get(parser['status'], parser['status'])}): "
-                            f"output {tuple(parser['output_shape'] or ())}, {same} as the layer's build, {layers}."))
+    layers = "the same engine layers" if parser["same_layers"] else parser.get("difference", "other engine layers")
+    st.markdown(
+        state.inert(
+            f"{parser['parser']} built the model ({STATUS_TEXT.get(parser['status'], parser['status'])}): "
+            f"output {tuple(parser['output_shape'] or ())}, {same} as the layer's build, {layers}."
+        )
+    )
     pairs = itertools.zip_longest(parser["layers"], parser.get("layer_build", []), fillvalue="")
     state.table([{"parser's network": a, "layer's build": b} for a, b in pairs], key=key(ev.layer, "parser_layers"))
 
@@ -264,7 +314,8 @@ def _home_page() -> None:
         "Pick a layer, move a parameter, and a real TensorRT engine is built for exactly that "
         "configuration. The input and output tensors are drawn as heatmaps, next to the engine TensorRT "
         "built: its layers, formats, tactics, build time and log. Invalid combinations are caught with the "
-        "rule they break; the last valid result stays on screen.")
+        "rule they break; the last valid result stays on screen."
+    )
     b = state.backend()
     with st.container(border=True):
         st.subheader("On this machine", anchor=False)
@@ -275,20 +326,26 @@ def _home_page() -> None:
         cols[3].metric("Runs engines", "yes" if b.can_run else "no")
         cols[4].metric("Device", b.device)
         if b.can_run:
-            st.success(f"Outputs come from TensorRT on {b.device}, checked against the NumPy reference.",
-                       icon=":material/bolt:")
+            st.success(
+                f"Outputs come from TensorRT on {b.device}, checked against the NumPy reference.",
+                icon=":material/bolt:",
+            )
         elif b.can_build:
-            st.info(f"TensorRT builds every engine here, so shapes, engine layers, formats and build errors "
-                    f"are TensorRT's own; the output shown is the NumPy reference ({b.why_not_run}).",
-                    icon=":material/calculate:")
+            st.info(
+                f"TensorRT builds every engine here, so shapes, engine layers, formats and build errors "
+                f"are TensorRT's own; the output shown is the NumPy reference ({b.why_not_run}).",
+                icon=":material/calculate:",
+            )
         else:
             st.warning(f"No engine is built here: {b.why_not_run}.", icon=":material/warning:")
         _passed_over(b)
     with st.container(border=True):
         st.subheader("Your model's layers", anchor=False)
-        st.caption("Upload an ONNX model: each node opens on its layer's page with every attribute set and its "
-                   "weights, beside ONNX Runtime's answer and TensorRT's ONNX parser (also on the command line: "
-                   "`python -m playground onnx model.onnx`).")
+        st.caption(
+            "Upload an ONNX model: each node opens on its layer's page with every attribute set and its "
+            "weights, beside ONNX Runtime's answer and TensorRT's ONNX parser (also on the command line: "
+            "`python -m playground onnx model.onnx`)."
+        )
         models.uploader("home.onnx_upload", layer_pages())
     st.subheader("Layers", anchor=False)
     cols, pages = st.columns(3), layer_pages()

@@ -1,6 +1,7 @@
 """The stage as one Streamlit component (components v2; its browser side is the ES modules of playground/stage,
 stage.js first, served as files by the stage's asset route, and stage.css; its server side
 playground/stage/server.py): a layer page draws it once; its changes go to the route, not through a script run."""
+
 from __future__ import annotations
 
 import contextlib
@@ -43,8 +44,9 @@ export default async function (component) {
 def _stage_component():
     global _component
     if _component is None:  # registered once per process: a second registration would replace it
-        _component = st.components.v2.component(NAME, js=LOADER, css=(_HERE / "stage.css").read_text(encoding="utf-8"),
-                                                 isolate_styles=False)
+        _component = st.components.v2.component(
+            NAME, js=LOADER, css=(_HERE / "stage.css").read_text(encoding="utf-8"), isolate_styles=False
+        )
     return _component
 
 
@@ -54,8 +56,15 @@ def url_query(layer: Layer, shape: tuple) -> dict[str, str]:
     return {k: str(st.query_params[k]) for k in st.query_params if k in keys}
 
 
-def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = False, hide: tuple = (),
-          on_example: Callable[[str], None] | None = None, node=None) -> object:
+def draw(
+    layer: Layer,
+    x: np.ndarray,
+    evaluate: Callable,
+    presenter: bool = False,
+    hide: tuple = (),
+    on_example: Callable[[str], None] | None = None,
+    node=None,
+) -> object:
     """Draw the stage for `layer` on input `x`; returns the Evaluation of the configuration the URL holds (the
     defaults where the link's is refused: the stage names the refusal). `evaluate(raw, compare)` evaluates a
     configuration the page's way (its cache, backend, budgets); `on_example(name)`: an example or lesson was
@@ -81,16 +90,23 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
             # the configuration the stage starts from, as its requests spell it: the first change's neighbours are
             # built ahead too
             with contextlib.suppress(protocol.RequestError):  # a model's weights by reference: no neighbours then
-                seat.last_query = (protocol.raw_params(layer, x.shape, protocol.query_of(layer, ev.params, x.shape)),
-                                   ev.params)
+                seat.last_query = (
+                    protocol.raw_params(layer, x.shape, protocol.query_of(layer, ev.params, x.shape)),
+                    ev.params,
+                )
     except (ValidationError, protocol.RequestError) as exc:
-        problem = (protocol.problem(exc, layer, x.shape) if isinstance(exc, ValidationError) else
-                   {"message": str(exc), "keys": [exc.key] if exc.key else []})
+        problem = (
+            protocol.problem(exc, layer, x.shape)
+            if isinstance(exc, ValidationError)
+            else {"message": str(exc), "keys": [exc.key] if exc.key else []}
+        )
         ev = evaluate({}, compare)
     epoch = st.session_state.get(_epoch_key(layer), 0)
-    identity = hashlib.blake2b(f"{token}|{epoch}|{x.shape}".encode() + b"".join(
-        a.tobytes() + str(a.shape).encode() for a in (xs.values() if isinstance(xs, dict) else [x])),
-        digest_size=8).hexdigest()
+    identity = hashlib.blake2b(
+        f"{token}|{epoch}|{x.shape}".encode()
+        + b"".join(a.tobytes() + str(a.shape).encode() for a in (xs.values() if isinstance(xs, dict) else [x])),
+        digest_size=8,
+    ).hexdigest()
     # A run whose stage the browser already holds (a settle, the first paint's): the stage keeps its own drawing and
     # drops what it is handed, so no answer is made for it. A stage mounted afresh on such data asks the route.
     fresh = st.session_state.get(_drawn_key(layer)) != identity
@@ -98,8 +114,13 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
     answer = None
     if fresh:
         inline = ev.input.size + ev.output.size <= protocol.INLINE_VALUES  # else the stage asks the route for them
-        answer = protocol.answer(layer, ev, picked(layer, ev), frozenset() if inline else None,
-                                 opened=own if own is not None and own.stands(ev) else None)
+        answer = protocol.answer(
+            layer,
+            ev,
+            picked(layer, ev),
+            frozenset() if inline else None,
+            opened=own if own is not None and own.stands(ev) else None,
+        )
         answer["finish"] = protocol.has_opinion(layer)  # ONNX Runtime's badge: asked for after the first paint
     describe = protocol.describe(layer, x.shape, {n: a.shape for n, a in xs.items()} if isinstance(xs, dict) else None)
     if node is not None:
@@ -112,19 +133,39 @@ def draw(layer: Layer, x: np.ndarray, evaluate: Callable, presenter: bool = Fals
             st.session_state[_epoch_key(layer)] = epoch + 1  # the stage takes the page's configuration again
 
     _stage_component()(
-        key=f"{layer.name}.stage", data={
-            "epoch": identity, "token": token, "route": server.ROUTE, "modules": assets.urls(), "describe": describe,
+        key=f"{layer.name}.stage",
+        data={
+            "epoch": identity,
+            "token": token,
+            "route": server.ROUTE,
+            "modules": assets.urls(),
+            "describe": describe,
             "source": node.source if node is not None else None,
-            "query": ({**answer["query"], **({} if problem else query)} if answer else
-                      {**protocol.query_of(layer, ev.params, x.shape), **({} if problem else query)}),
-            "answer": answer, "pick": None if answer else picked(layer, ev),
-            "problem": problem, "presenter": presenter, "compare": compare, "runs": ev.backend.can_run,
+            "query": (
+                {**answer["query"], **({} if problem else query)}
+                if answer
+                else {**protocol.query_of(layer, ev.params, x.shape), **({} if problem else query)}
+            ),
+            "answer": answer,
+            "pick": None if answer else picked(layer, ev),
+            "problem": problem,
+            "presenter": presenter,
+            "compare": compare,
+            "runs": ev.backend.can_run,
             "hide": list(hide),
-            "public": server.public_url(), "qr": server.QR_ROUTE, "painted": painted(layer), "cell": view_cell()},
+            "public": server.public_url(),
+            "qr": server.QR_ROUTE,
+            "painted": painted(layer),
+            "cell": view_cell(),
+        },
         # "settled": the page runs, and the tabs under the stage follow the URL the stage wrote; "painted": the
         # figures are on the screen, the page draws what it held back
-        on_settled_change=lambda: None, on_example_change=example_picked, on_painted_change=_was_painted(layer),
-        width="stretch", height="content")
+        on_settled_change=lambda: None,
+        on_example_change=example_picked,
+        on_painted_change=_was_painted(layer),
+        width="stretch",
+        height="content",
+    )
     return ev
 
 
@@ -169,8 +210,9 @@ def _follow_settle(layer: Layer, shape: tuple) -> None:
     given = dict(urllib.parse.parse_qsl(search.lstrip("?"), keep_blank_values=True))
     keys = set(protocol.query_keys(layer, shape)) | {compare_key(layer)}
     if layer.reads:  # the picked cell, any rank the output may have
-        keys |= {pick_key(layer, a, old) for rank in (2, 3, 4, 5) for a in layer.axes_of_cell(rank)
-                 for old in (False, True)}
+        keys |= {
+            pick_key(layer, a, old) for rank in (2, 3, 4, 5) for a in layer.axes_of_cell(rank) for old in (False, True)
+        }
     for k in keys:
         v = given.get(k)
         if v is None or len(v) > protocol.MAX_TEXT:
@@ -190,8 +232,12 @@ def set_query(layer: Layer, params: dict, shape: tuple, shapes: dict | None = No
     input's, where the layer has several)."""
     base = layer.defaults(shapes or shape)
     defaults, query = protocol.query_of(layer, base, shape), protocol.query_of(layer, params, shape)
-    owned = {k for owner, keys in protocol.resets(layer, base, shape).items()
-             if query.get(owner) != defaults.get(owner) for k in keys}  # their defaults follow a choice moved
+    owned = {
+        k
+        for owner, keys in protocol.resets(layer, base, shape).items()
+        if query.get(owner) != defaults.get(owner)
+        for k in keys
+    }  # their defaults follow a choice moved
     for k, v in query.items():
         if k in st.query_params:
             del st.query_params[k]
@@ -208,6 +254,7 @@ def painted(layer: Layer) -> bool:
 def _was_painted(layer: Layer) -> Callable[[], None]:
     def mark() -> None:
         st.session_state[_painted_key(layer)] = True
+
     return mark
 
 

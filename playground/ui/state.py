@@ -16,6 +16,7 @@ Containers keyed "ctl.{layer}.{name}" wrap what `hide` can hide (Streamlit gives
 class `st-key-` + the key with every character outside [A-Za-z0-9_-] as "-": key_selector).
 Keys starting with "_" are plain session state, not widgets.
 """
+
 from __future__ import annotations
 
 import gc
@@ -37,6 +38,7 @@ from .keys import VIEW_PRESENTER
 class PageState:
     """One layer page's private session state (not widgets, never in the URL), in one place: each slot is held
     under the key "_SLOT.LAYER"."""
+
     SLOTS = {
         "url_checked": "the URL was checked when the page first ran in this session",
         "url_problems": "link problems to show, until a control changes",
@@ -62,7 +64,6 @@ class PageState:
 
     def setdefault(self, slot: str, value):
         return st.session_state.setdefault(self.key(slot), value)
-
 
 
 # What markdown, HTML or Streamlit would act on in a message: code, emphasis, links and images, HTML,
@@ -97,6 +98,7 @@ def guarded(draw) -> None:
 @dataclass(frozen=True)
 class ViewOptions:
     """How results are drawn; passed to every section under the stage (ui.extras)."""
+
     presenter: bool = False  # projector: large type, strong colours
     theme: Theme = DEFAULT  # style.theme(presenter)
 
@@ -124,16 +126,20 @@ def tensor_figure(t, title: str, shared_scale: bool = True, presenter: bool = Fa
     return frozen(fig), stats
 
 
-PLOT_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d"],
-               "toImageButtonOptions": {"format": "png", "scale": 2}}  # crisp documentation screenshots
+PLOT_CONFIG = {
+    "displaylogo": False,
+    "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d"],
+    "toImageButtonOptions": {"format": "png", "scale": 2},
+}  # crisp documentation screenshots
 
 
 def chart(fig, key: str, filename: str | None = None, width: str = "content", **kwargs):
     """st.plotly_chart as every chart here is drawn: the figure's own template and colours (theme=None; Streamlit's
     would override them), and a toolbar camera that saves a PNG named `filename` (default: from the key)."""
     options = {**PLOT_CONFIG["toImageButtonOptions"], "filename": filename or key.replace(".", "_")}
-    return st.plotly_chart(fig, theme=None, key=key, width=width, config={**PLOT_CONFIG, "toImageButtonOptions": options},
-                           **kwargs)
+    return st.plotly_chart(
+        fig, theme=None, key=key, width=width, config={**PLOT_CONFIG, "toImageButtonOptions": options}, **kwargs
+    )
 
 
 def table(rows: list[dict], key: str, **kwargs):

@@ -1,5 +1,6 @@
 """The sidebar's widgets: the input controls (pattern, shape, values, an uploaded image) and the view toggles. The
 parameters' controls are the stage's (playground.stage); keys: see state.py."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -18,12 +19,15 @@ BIND = "query-params"  # the value is in the page URL under the widget key: link
 STATE = dict(persist_state=PERSIST, bind=BIND)  # every widget that holds state of its own gets these
 INPUT_DEFAULTS = {"low": -4.0, "high": 4.0, "value": 1.0, "seed": 0}  # the value controls' own defaults
 # The pattern selectbox shows the plain names (the URL holds what a selectbox shows); these describe them.
-KIND_LABELS = {"spec": "the spec example's pattern, for any shape (the convolution's: each channel its own phase)",
-               "spec_repeat": "the spec example's pattern, channel 0's in every channel (as the spec's examples)",
-               "ramp": "evenly spaced from low to high",
-               "random": "uniform between low and high, seeded", "checkerboard": "high and low alternating",
-               "constant": "every value the same", "image": "an uploaded PNG/JPEG, resized to H × W "
-                                                        "(C = 1 grey, 3 RGB); not carried by links"}
+KIND_LABELS = {
+    "spec": "the spec example's pattern, for any shape (the convolution's: each channel its own phase)",
+    "spec_repeat": "the spec example's pattern, channel 0's in every channel (as the spec's examples)",
+    "ramp": "evenly spaced from low to high",
+    "random": "uniform between low and high, seeded",
+    "checkerboard": "high and low alternating",
+    "constant": "every value the same",
+    "image": "an uploaded PNG/JPEG, resized to H × W (C = 1 grey, 3 RGB); not carried by links",
+}
 
 
 def field_name(layer: Layer, name: str, field: str) -> str:
@@ -65,8 +69,13 @@ def _write_one(layer: Layer, name: str, input: dict) -> None:
             if value == default:
                 st.query_params.pop(k, None)
             else:
-                st.query_params[k] = str(value).lower() if isinstance(value, bool) else f"{value:g}" if isinstance(
-                    value, float) else str(value)
+                st.query_params[k] = (
+                    str(value).lower()
+                    if isinstance(value, bool)
+                    else f"{value:g}"
+                    if isinstance(value, float)
+                    else str(value)
+                )
         except StreamlitAPIException:  # drawn already (a pick on the stage): the widget writes its URL itself
             pass
 
@@ -123,20 +132,27 @@ def _one_input(layer: Layer, name: str) -> InputForm:
     if kind in ("ramp", "random", "checkerboard"):
         lo_col, hi_col = st.columns(2)
         with lo_col:
-            opts["low"] = st.number_input("low", value=INPUT_DEFAULTS["low"], step=0.5, key=k("low"), format="%g",
-                                          **STATE)
+            opts["low"] = st.number_input(
+                "low", value=INPUT_DEFAULTS["low"], step=0.5, key=k("low"), format="%g", **STATE
+            )
         with hi_col:
-            opts["high"] = st.number_input("high", value=INPUT_DEFAULTS["high"], step=0.5, key=k("high"),
-                                           format="%g", **STATE)
+            opts["high"] = st.number_input(
+                "high", value=INPUT_DEFAULTS["high"], step=0.5, key=k("high"), format="%g", **STATE
+            )
     if kind == "random":
         opts["seed"] = int(st.number_input("seed", 0, SEED_MAX, INPUT_DEFAULTS["seed"], 1, key=k("seed"), **STATE))
     if kind == "constant":
-        opts["value"] = st.number_input("value", value=INPUT_DEFAULTS["value"], step=0.5, key=k("value"),
-                                        format="%g", **STATE)
+        opts["value"] = st.number_input(
+            "value", value=INPUT_DEFAULTS["value"], step=0.5, key=k("value"), format="%g", **STATE
+        )
     upload = None
     if kind == "image":
-        upload = st.file_uploader("image (resized to H × W; C = 1 grey, 3 RGB)", type=["png", "jpg", "jpeg"],
-                                  key=k("image"), max_upload_size=LIMITS["upload_bytes"] // 10**6)
+        upload = st.file_uploader(
+            "image (resized to H × W; C = 1 grey, 3 RGB)",
+            type=["png", "jpg", "jpeg"],
+            key=k("image"),
+            max_upload_size=LIMITS["upload_bytes"] // 10**6,
+        )
     try:
         if kind == "image" and upload is not None:
             x = _image_tensor(upload.getvalue(), shape)
@@ -154,8 +170,12 @@ def _last_good_key(layer: Layer, name: str) -> str:
     return f"_last_good_input.{layer.name}.{name}"
 
 
-
 def view_controls() -> ViewOptions:
-    presenter = st.toggle("Presenter mode", value=False, key=VIEW_PRESENTER,
-                          help="Large type, bigger cells and strong colours for a projector.", **STATE)
+    presenter = st.toggle(
+        "Presenter mode",
+        value=False,
+        key=VIEW_PRESENTER,
+        help="Large type, bigger cells and strong colours for a projector.",
+        **STATE,
+    )
     return ViewOptions.of(presenter)

@@ -1,6 +1,7 @@
 """Workshop aids under the stage: the example on screen (the spec's documented output and whether the computed
 one agrees) and downloads (tensors as .npy and .csv, the configuration as a standalone TensorRT script and as an
 ONNX model)."""
+
 from __future__ import annotations
 
 import functools
@@ -23,8 +24,10 @@ def spec_tab(layer: Layer, ev: Evaluation, view: ViewOptions) -> None:
     its source documents beside the computed output's figures."""
     found = presets.matching(layer.name, ev.params, ev.inputs if layer.several else ev.input)
     if not found:
-        st.caption("This configuration is none of the examples: pick one in the stage's example box to compare "
-                   "with the output its source documents.")
+        st.caption(
+            "This configuration is none of the examples: pick one in the stage's example box to compare "
+            "with the output its source documents."
+        )
         return
     preset = found[0]
     spec_panel(layer, preset, presets.compare(preset, ev.output, ev.precision_error), ev)
@@ -49,8 +52,13 @@ def spec_panel(layer: Layer, preset: presets.Preset, cmp: presets.Comparison, ev
         why = f" ({preset.tolerance.why})" if preset.tolerance.why else ""
         st.caption(f"Compared: {compared} · tolerance {cmp.tolerance}{why} · source: {preset.source}")
         if preset.note:  # part of the panel, not an alert of its own: it is about the spec, not the page
-            about = "What to look at" if preset.is_lesson else "About the table" if preset.hand_derived else \
-                "About the spec's table"
+            about = (
+                "What to look at"
+                if preset.is_lesson
+                else "About the table"
+                if preset.hand_derived
+                else "About the spec's table"
+            )
             st.markdown(f":material/edit_note: **{about}:** {preset.note}")
 
 
@@ -79,23 +87,45 @@ def downloads(layer: Layer, ev: Evaluation) -> None:
     name = config_name(layer, ev.params, ev.shapes)  # the files say which configuration they hold
     with st.container(key=control_key(layer.name, "downloads"), horizontal=True, gap="small", wrap=True):
         if failure is None:
-            st.download_button("Download Python script",
-                               functools.partial(export_script, layer.name, ev.params, ev.inputs or ev.input),
-                               file_name=f"trt_{name}.py", mime="text/x-python", icon=":material/code:",
-                               on_click="ignore", key=key(layer.name, "download", "script"),
-                               help="A standalone script that builds exactly this configuration with TensorRT "
-                                    "and, where a GPU runs it, executes it and checks the NumPy reference.")
-        st.download_button("ONNX model", functools.partial(_onnx_bytes, layer, ev), file_name=f"{name}.onnx",
-                           mime="application/octet-stream", icon=":material/hub:", on_click="ignore",
-                           key=key(layer.name, "download", "onnx"),
-                           help="This configuration as an ONNX model (float32; python -m playground run --onnx "
-                                "reopens it exactly).")
+            st.download_button(
+                "Download Python script",
+                functools.partial(export_script, layer.name, ev.params, ev.inputs or ev.input),
+                file_name=f"trt_{name}.py",
+                mime="text/x-python",
+                icon=":material/code:",
+                on_click="ignore",
+                key=key(layer.name, "download", "script"),
+                help="A standalone script that builds exactly this configuration with TensorRT "
+                "and, where a GPU runs it, executes it and checks the NumPy reference.",
+            )
+        st.download_button(
+            "ONNX model",
+            functools.partial(_onnx_bytes, layer, ev),
+            file_name=f"{name}.onnx",
+            mime="application/octet-stream",
+            icon=":material/hub:",
+            on_click="ignore",
+            key=key(layer.name, "download", "onnx"),
+            help="This configuration as an ONNX model (float32; python -m playground run --onnx reopens it exactly).",
+        )
         for which, t in (("input", ev.input), ("output", ev.output)):
-            st.download_button(f"{which} .npy", functools.partial(to_npy_bytes, t), file_name=f"{name}--{which}.npy",
-                               mime="application/octet-stream", icon=":material/download:", on_click="ignore",
-                               key=key(layer.name, "download", which, "npy"))
-            st.download_button(f"{which} .csv", functools.partial(to_csv, t), file_name=f"{name}--{which}.csv",
-                               mime="text/csv", icon=":material/table:", on_click="ignore",
-                               key=key(layer.name, "download", which, "csv"))
+            st.download_button(
+                f"{which} .npy",
+                functools.partial(to_npy_bytes, t),
+                file_name=f"{name}--{which}.npy",
+                mime="application/octet-stream",
+                icon=":material/download:",
+                on_click="ignore",
+                key=key(layer.name, "download", which, "npy"),
+            )
+            st.download_button(
+                f"{which} .csv",
+                functools.partial(to_csv, t),
+                file_name=f"{name}--{which}.csv",
+                mime="text/csv",
+                icon=":material/table:",
+                on_click="ignore",
+                key=key(layer.name, "download", which, "csv"),
+            )
     if failure:
         st.caption(f"No script export for this configuration: {failure}")
