@@ -109,7 +109,7 @@ class Layer:
     reads: Callable[[dict, tuple, tuple], list[tuple]] | None = None
     # That cell's arithmetic: (input, params, output index, reference output) -> Cell.
     cell: Callable[..., Cell] | None = None
-    # The picked cell's index names per output rank (URL keys LAYER.extra.NAME); the default n, c, [d,] h, w.
+    # The picked cell's index names per output rank (URL keys LAYER.cell.NAME); the default n, c, [d,] h, w.
     cell_axes: Callable[[int], tuple[str, ...]] | None = None
     # Explanations of a configuration, under the stage: (params, input shape) -> markdown paragraphs.
     explain: Callable[[dict, tuple], list[str]] | None = None

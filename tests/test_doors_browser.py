@@ -14,7 +14,7 @@ from playground.stage import protocol
 
 pytestmark = pytest.mark.browser
 STAGE = ".pg-stage"
-LOST_MS = 10_000  # stage.js: how long a page whose server is gone asks again before it says so
+LOST_MS = 10_000  # net.js: how long a page whose server is gone asks again before it says so
 
 
 @pytest.fixture(scope="module")
@@ -162,8 +162,11 @@ def test_a_refused_image_upload_keeps_the_stage_drawn(page, app, tmp_path):
     open_stage(page, f"{app}/convolution")
     before = page.inner_text(f'{STAGE} [data-figure="input"] .pg-stats')
     page.click('[data-testid="stExpandSidebarButton"]')
+    kind = page.locator(B.key_selector("convolution.input.kind"))
+    kind.wait_for(state="visible")
+    page.wait_for_timeout(500)  # the drawer's slide: a click during it lands beside the box
     with B.rerun(page):
-        page.locator(B.key_selector("convolution.input.kind")).click()
+        kind.click()
         page.get_by_role("option", name="image", exact=True).click()
     bad = tmp_path / "photo.png"
     bad.write_bytes(b"GIF89a this is no PNG")
