@@ -305,3 +305,29 @@ def test_run_onnx_reopens_an_export_of_two_inputs_and_both_opinions_judge_it(tmp
         code == 0 and d["params"]["operation"] == "SUB" and d["input_shapes"] == {"a": [1, 1, 3, 3], "b": [1, 1, 3, 3]}
     )
     assert d["onnxruntime"]["agrees"] is True
+
+
+def test_onnx_sum_of_two_opens_as_sum_and_of_three_is_refused_by_its_inputs():
+    """A ResNet's residual is an ONNX Sum of two: an Add; of three, TensorRT's parser chains layers."""
+    import onnx
+    from onnx import helper as h
+
+    from playground import model as whole
+    from playground import onnxio
+
+    opened = onnxio.open_node(onnxio.load_model(_binary_model("Sum", (1, 2, 3, 4), (1, 2, 3, 4))))
+    assert opened.layer is LAYER and opened.raw == {"operation": "SUM"}
+    x = [h.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [1, 2, 3, 4]) for n in "ABC"]
+    three = h.make_model(
+        h.make_graph(
+            [h.make_node("Sum", ["A", "B", "C"], ["Y"], name="sum3")],
+            "g",
+            x,
+            [h.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, [1, 2, 3, 4])],
+        ),
+        opset_imports=[h.make_opsetid("", 17)],
+    )
+    (node,) = whole.analyze(onnxio.load_model(three.SerializeToString()), "m.onnx", engine=False)["nodes"]
+    assert node["layer"] is None and "Sum of 3 inputs: the layer takes two" in node["reason"]
+    answer = whole.analyze(onnxio.load_model(_binary_model("Sum", (1, 2, 3, 4), (1, 2, 3, 4))), "m.onnx", engine=False)
+    assert [n["agrees"] for n in answer["nodes"]] == [True]

@@ -191,9 +191,13 @@ ONNX_OPS = {
 ONNX_BOOL, ONNX_FLOAT = 9, 1  # TensorProto.BOOL, TensorProto.FLOAT (no onnx import in a layer's declaration)
 
 
+# ONNX's n-ary Sum of two inputs is an Add (a ResNet's residual); of more, TensorRT's parser chains ElementWise layers
+READ_ALSO = {"Sum": "SUM"}
+
+
 def onnx_read(node: Node) -> dict:
-    """Add, Sub, Mul, Div, Pow, Max, Min (two inputs), And, Or, Xor, Equal, Greater, Less: the operation."""
-    op = next(k for k, v in ONNX_OPS.items() if v == node.op)
+    """Add, Sub, Mul, Div, Pow, Max, Min, Sum (two inputs), And, Or, Xor, Equal, Greater, Less: the operation."""
+    op = READ_ALSO.get(node.op) or next(k for k, v in ONNX_OPS.items() if v == node.op)
     if len([i for i in node.inputs if i]) != 2:
         raise node.fail("inputs", f"{node.op} of {len(node.inputs)} inputs: the layer takes two", len(node.inputs))
     return {"operation": op}
@@ -338,5 +342,5 @@ LAYER = Layer(
     cell=cell,
     explain=explain,
     undefined=undefined,
-    onnx=OnnxMap(tuple(ONNX_OPS.values()), onnx_read, onnx_write, lift="trailing"),
+    onnx=OnnxMap((*ONNX_OPS.values(), *READ_ALSO), onnx_read, onnx_write, lift="trailing"),
 )
