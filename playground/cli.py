@@ -354,7 +354,7 @@ def cmd_run(args) -> int:
     if args.compare is not None and args.compare not in choices:
         raise ValidationError(layer_name, "--compare", "must be one of " + ", ".join(choices), args.compare)
     result = evaluate(layer_name, raw, x, compare=args.compare)
-    shown = opened.to_onnx(result.output) if opened else result.output
+    shown = opened.to_onnx(opened.finish(result.output)) if opened else result.output  # after Gemm's SUM with C
     if args.output:
         with written(args.output, "wb") as f:  # exactly this name (np.save of a name would add .npy)
             np.save(f, shown.astype(np.float32), allow_pickle=False)

@@ -189,8 +189,8 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
     xl = real_feed(opened, node, values)
     try:
         with np.errstate(all="ignore"):
-            reference = opened.to_onnx(P.emulate(layer, xl, params))
-            undefined = opened.to_onnx(layer.undefined(xl, params)) if layer.undefined else None
+            reference = opened.to_onnx(opened.finish(P.emulate(layer, xl, params)))
+            undefined = opened.to_onnx(layer.undefined(xl, params)) if layer.undefined and not opened.then else None
     except Exception as exc:  # noqa: BLE001 - one node's reference failing is that node's answer, not the model's
         return entry | {"agrees": None, "why": f"the layer's reference failed ({type(exc).__name__}: {exc})"}
     verdict = onnxio.compare(

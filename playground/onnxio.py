@@ -29,7 +29,7 @@ from .errors import PlaygroundError, ValidationError
 from .layer import Layer
 from .layers import LAYERS, get_layer
 from .onnxmap import OPSET, Graph, Node
-from .params import same_params
+from .params import jsonable, same_params
 
 MAX_MODEL_BYTES = 64 << 20  # an upload or a file: ResNet-18's weights (45 MB) fit, a language model does not
 MAX_NODES = 10_000
@@ -311,6 +311,9 @@ class Opened:
     onnx_shapes: dict | None = None  # … and as the model declares them
     constants: dict = field(default_factory=dict)  # … and the inputs the model gives as constants, by input name
     tensors: tuple = ()  # … and the model's tensor each input reads, in the layer's order (an Add's may be swapped)
+    # The steps TensorRT's parser builds after the layer for this node (`OnnxMap.then`), resolved: (layer, params,
+    # {input name: constant}); the node's output is the last step's.
+    then: tuple = ()
 
     @property
     def data(self) -> str | None:
@@ -335,7 +338,13 @@ class Opened:
             "input_shape": list(self.onnx_shape),
             "differs": self.differs,
             "notes": self.notes,
-        }
+        } | ({"then": [{"layer": layer.name, "params": jsonable(p)} for layer, p, _ in self.then]} if self.then else {})
+
+    def finish(self, y: np.ndarray) -> np.ndarray:
+        """The node's output from the layer's: each step after it (`then`) computed by its own layer's reference."""
+        for layer, params, constants in self.then:
+            y = layer.forward({layer.input_names[0]: y} | constants, params)
+        return y
 
     def to_layer(self, x: np.ndarray):
         """The node's data input in the layer's layout; for a layer of several inputs the feed dict: the others are
@@ -543,7 +552,10 @@ def _open_several(
     align = layer.onnx.align or (lambda op, n, v, r: (1,) * (r - len(v)) + tuple(v))  # as ONNX broadcasts
     after = 4 - rank if layer.onnx.lift == "trailing" else 0  # "leading": every 1 before
     lifted = {
-        n: (1,) * (4 - rank - after) + align(node.op_type, n, v, rank) + (1,) * after for n, v in onnx_shapes.items()
+        n: layer.onnx.lift_each(node.op_type, n, v)
+        if layer.onnx.lift_each
+        else (1,) * (4 - rank - after) + align(node.op_type, n, v, rank) + (1,) * after
+        for n, v in onnx_shapes.items()
     }
     constants = {n: a.reshape(lifted[n]) for n, a in constants.items()}
     first = layer.input_names[0]
@@ -551,7 +563,7 @@ def _open_several(
         name,
         node.op_type,
         _attributes(node),
-        [consts.get(t) for t in given],
+        [consts.get(t) for t in given] + [consts.get(t) if t else None for t in node.input[len(given) :]],
         lifted[first],
         onnx_shapes[first],
         known.opset,
@@ -563,6 +575,13 @@ def _open_several(
         params = layer.resolve(raw, lifted)
     except ValidationError as exc:  # the layer's own rule, said of the node
         raise ValidationError(where, exc.param, exc.rule, exc.value) from None
+    then = _steps(layer, params, lifted, layer.onnx.then(view, raw) if layer.onnx.then else [], where)
+    if then:
+        notes.append(
+            f"{node.op_type} opens as TensorRT's ONNX parser builds it: {layer.name}, then "
+            + ", then ".join(f"{s.name} {p.get('operation', '')}".strip() for s, p, _ in then)
+            + "; the node's output (and ONNX Runtime's comparison) is after the last."
+        )
     out_shape = shapes.get(node.output[0]) if node.output else None
     out_shape = out_shape if out_shape and all(isinstance(d, int) and d > 0 for d in out_shape) else None
     tensors = {t: onnx_shapes[i.name] for i, t in zip(layer.inputs, given) if t not in consts}
@@ -585,7 +604,25 @@ def _open_several(
         onnx_shapes,
         constants,
         tuple(given),
+        then,
     )
+
+
+def _steps(layer: Layer, params: dict, shapes: dict, steps: list, where: str) -> tuple:
+    """The steps after the layer (`OnnxMap.then`), each resolved on the shape before it: (layer, params,
+    constants); ValidationError naming the node and the step's rule."""
+    out, shape = [], layer.cost(params, shapes)[0] if layer.cost else shapes[layer.input_names[0]]
+    for name, raw, constants in steps:
+        step = get_layer(name)
+        constants = {k: np.asarray(v, np.float32) for k, v in constants.items()}
+        feed = {step.input_names[0]: tuple(shape)} | {k: v.shape for k, v in constants.items()}
+        try:
+            p = step.resolve(raw, feed if step.several else feed[step.input_names[0]])
+        except ValidationError as exc:
+            raise ValidationError(where, exc.param, f"{name} after {layer.name}: {exc.rule}", exc.value) from None
+        out.append((step, p, constants))
+        shape = step.cost(p, feed if step.several else feed[step.input_names[0]])[0] if step.cost else shape
+    return tuple(out)
 
 
 def _static(where: str, data: str, shape, batch: int) -> tuple[tuple, list[str]]:
