@@ -647,6 +647,9 @@ def _static(where: str, data: str, shape, batch: int) -> tuple[tuple, list[str]]
     return tuple(int(d) for d in shape), notes
 
 
+BOOL_INPUTS = {"Where": (0,)}  # the inputs ONNX types BOOL, by op: the layer reads them as float32, nonzero true
+
+
 def _node_model(model, node, onnx_shape: tuple, consts: dict, tensors: dict | None = None) -> bytes:
     """The node alone, its constant inputs as initializers, its data input of the shape it opens with (`tensors`:
     every input the model computes, by name, where the node has several)."""
@@ -654,11 +657,17 @@ def _node_model(model, node, onnx_shape: tuple, consts: dict, tensors: dict | No
     h = onnx.helper
     tensors = tensors or {node.input[0]: onnx_shape}
     inits = [onnx.numpy_helper.from_array(consts[i], i) for i in node.input if i and i in consts and i not in tensors]
-    xs = [h.make_tensor_value_info(t, onnx.TensorProto.FLOAT, list(v)) for t, v in tensors.items()]
+    boolean = {node.input[i] for i in BOOL_INPUTS.get(node.op_type, ()) if node.input[i] in tensors}
+    # a BOOL input (Where's condition) comes in as float32, as the layer's does, and is cast where the node reads it
+    xs = [
+        h.make_tensor_value_info(f"{t}_float" if t in boolean else t, onnx.TensorProto.FLOAT, list(v))
+        for t, v in tensors.items()
+    ]
+    casts = [h.make_node("Cast", [f"{t}_float"], [t], to=onnx.TensorProto.BOOL) for t in sorted(boolean)]
     outputs = [h.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None) for o in node.output[:1]]
     only = h.make_node(node.op_type, list(node.input), list(node.output[:1]), name=node.name or "node")
     only.attribute.extend(node.attribute)
-    graph = h.make_graph([only], "node", xs, outputs, inits)
+    graph = h.make_graph([*casts, only], "node", xs, outputs, inits)
     opsets = [o for o in model.opset_import if o.domain in ("", "ai.onnx")]
     return h.make_model(graph, opset_imports=opsets, ir_version=model.ir_version).SerializeToString()
 

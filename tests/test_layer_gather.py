@@ -142,3 +142,19 @@ def test_an_onnx_gather_with_negative_indices_opens_with_the_rule_and_masks_thos
     ev = evaluate("gather", opened.raw, opened.to_layer(np.float32([[1, 2, 3], [4, 5, 6]])), run=False)
     ort = onnxruntime_opinion(ev, opened)
     assert ort["agrees"] and ort["masked"]["cells"] == 2 and ort["masked"]["onnxruntime_gives"] == ["3.0", "6.0"]
+
+
+def test_every_example_exports_and_onnxruntime_agrees():
+    """Each mode's export (Gather, GatherElements, GatherND after a Cast and, but for ELEMENT, a Reshape of the
+    indices to their rank) computes the example's table in ONNX Runtime."""
+    from playground import onnxio
+    from playground.presets import input_for
+
+    for e in LAYER.examples:
+        xs = LAYER.feed(input_for(e))
+        shapes = {n: a.shape for n, a in xs.items()}
+        p = LAYER.resolve(e.params, shapes)
+        verdict = onnxio.onnxruntime_check(
+            onnxio.export_model(LAYER, p, shapes).SerializeToString(), xs, e.expected, lambda: 1.0
+        )
+        assert verdict["agrees"] and verdict["max_abs_diff"] == 0, (e.name, verdict)

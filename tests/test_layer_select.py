@@ -54,13 +54,10 @@ def test_the_engine_builds_it():
     assert report.status == "built" and tuple(report.output_shape) == (1, 1, 2, 3), report.error
 
 
-def test_an_onnx_where_opens_in_a_model_and_agrees_with_onnxruntime():
+def _leaky_by_where():
     """x > 0 ? x : 0.1·x (a leaky ReLU by Where): the Where node reads the Greater's BOOL tensor."""
     import onnx
     from onnx import TensorProto, helper, numpy_helper
-
-    from playground import model as whole
-    from playground import onnxio
 
     nodes = [
         helper.make_node("Greater", ["x", "zero"], ["c"], name="gt"),
@@ -77,7 +74,28 @@ def test_an_onnx_where_opens_in_a_model_and_agrees_with_onnxruntime():
     )
     m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     onnx.checker.check_model(m)
-    model = onnxio.load_model(m.SerializeToString())
+    return m
+
+
+def test_an_onnx_where_opens_in_a_model_and_agrees_with_onnxruntime():
+    from playground import model as whole
+    from playground import onnxio
+
+    model = onnxio.load_model(_leaky_by_where().SerializeToString())
     answer = whole.analyze(model, "where.onnx", engine=False)
     where = next(n for n in answer["nodes"] if n["name"] == "where")
     assert where["layer"] == "select" and where["agrees"] is True, where
+
+
+def test_run_onnx_of_a_where_node_feeds_its_bool_condition_as_float_and_onnxruntime_agrees(tmp_path, capsys):
+    """The node alone as a model: its BOOL condition comes in as float32 and is cast where Where reads it."""
+    import json
+
+    from playground import cli
+
+    path = tmp_path / "where.onnx"
+    path.write_bytes(_leaky_by_where().SerializeToString())
+    np.save(tmp_path / "x.npy", np.linspace(-3, 3, 24, dtype=np.float32).reshape(1, 2, 3, 4))
+    assert cli.main(["run", "--onnx", str(path), "--node", "where", "--input", str(tmp_path / "x.npy"), "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["onnxruntime"]["status"] == "ran" and out["onnxruntime"]["agrees"] is True, out["onnxruntime"]

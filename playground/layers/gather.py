@@ -25,6 +25,9 @@ from ..onnxmap import Graph, Node, OnnxMap
 from ..params import Param
 
 MODES = ("ELEMENT", "DEFAULT", "ND")
+BLOCK_CELLS = (
+    4096  # ND: the most data cells one output cell's outline names (a C of 4096 along one axis, as ELEMENT's line)
+)
 STAGE_RANKS = "the stage draws tensors of rank 1 … 5 (TensorRT builds up to rank 8)"
 
 
@@ -207,13 +210,14 @@ def _where(p, shapes, index):
     k = full[-1]
     pos, tail = index[: q - 1], index[q - 1 :]
     cells = [lead + pos + (j,) for j in range(k)]
-    block = np.ndindex(*data[b : b + k])
-    return cells, [pos[:b] + tuple(c) + tail for c in block]
+    if math.prod(data[b : b + k]) > BLOCK_CELLS:  # too many to outline for each output cell: the index cells alone
+        return cells, []
+    return cells, [pos[:b] + tuple(c) + tail for c in np.ndindex(*data[b : b + k])]
 
 
 def reads(p, shapes, index):
     """Output `index` reads its own index cell(s); the data cell depends on the index's value, so the map names
-    every data cell it may read (the line along the axis; in ND, the block the tuple's axes span)."""
+    every data cell it may read (the line along the axis; in ND, the block the tuple's axes span, up to BLOCK_CELLS)."""
     cells, data = _where(p, shapes, index)
     return {"data": data, "indices": cells}
 
