@@ -223,7 +223,8 @@ def pick_example(page, layer: str, name: str, timeout_ms: float = 60_000) -> boo
 
     p = find(layer, name)
     x = input_for(p)
-    params = with_data_scale(get_layer(layer).resolve(p.params, x.shape), x)  # as the stage's evaluation has them
+    shape = {n: a.shape for n, a in x.items()} if isinstance(x, dict) else x.shape  # several inputs: by name
+    params = with_data_scale(get_layer(layer).resolve(p.params, shape), x)  # as the stage's evaluation has them
     named = matching(layer, params, x)
     picker = f'{STAGE} [data-control="example"]'
     if page.input_value(picker) == name:  # the stage shows that example already: a pick would change nothing
