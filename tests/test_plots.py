@@ -1,4 +1,6 @@
+import json
 import time
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
@@ -15,6 +17,7 @@ from playground.plots import (
     tensor_figure,
     transfer_curve_figure,
 )
+from playground.stage import protocol
 from playground.style import DEFAULT, PRESENTER, theme
 
 
@@ -126,9 +129,8 @@ def test_color_range_diverging_and_sequential():
     (r,) = color_range([np.array([0.5, 2.0, -np.inf])])
     assert r == ColorRange(0.5, 2.0, False)
     assert color_range([np.full(3, np.nan)])[0] == ColorRange(0.0, 1.0, False)
-    r = color_range([np.full(3, 4.0)])[0]
-    assert r.zmin < 4.0 < r.zmax and not r.diverging
-    assert color_range([np.zeros(3)])[0] == ColorRange(-1.0, 1.0, True)
+    assert color_range([np.full(3, 4.0)])[0] == ColorRange(4.0, 5.0, False)  # a constant: the scale's first colour
+    assert color_range([np.zeros(3)])[0] == ColorRange(0.0, 1.0, False)  # as the stage draws it
 
     fig, _ = tensor_figure(ramp((1, 1, 4, 4), -1, 2), title="t")
     h = heatmaps(fig)[0]
@@ -265,3 +267,28 @@ def test_figures_keep_plotly_whites_look_for_what_they_draw():
         assert used["layout"][part] == json.loads(json.dumps(white["layout"][part])), part
     for trace in {t.type for t in fig.data} | {"bar"}:
         assert used["data"][trace] == json.loads(json.dumps(white["data"][trace])), trace
+
+
+COLOUR_RULE = json.loads((Path(__file__).parent / "fixtures" / "colour_rule.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", COLOUR_RULE, ids=[c["name"] for c in COLOUR_RULE])
+def test_the_details_tab_colours_a_tensor_as_the_stage_does(case):
+    """One colour rule: protocol.colour_range's range on the scale heatmap.js draws it on (tests/js/colour_rule.test.mjs
+    holds the stage to the same table), so a constant, all-zero or rounding-noise tensor is one colour in both."""
+    values = np.array([float(v) for v in case["values"]], np.float32)
+    assert protocol.colour_range(values) == case["range"]
+    want = ColorRange(case["scale"]["lo"], case["scale"]["hi"], case["scale"]["diverging"])
+    assert color_range([values]) == [want]
+    h = heatmaps(tensor_figure(np.tile(values, (2, 1)), title="t")[0])[0]
+    assert (h.zmin, h.zmax) == (want.zmin, want.zmax)
+    scale = DEFAULT.diverging if want.diverging else DEFAULT.sequential
+    assert h.colorscale == go.Heatmap(colorscale=scale).colorscale
+
+
+def test_a_shared_scale_spans_every_slice_and_drops_their_rounding_noise():
+    a = np.array([[1.0, 1.0 + 2**-20], [1.0, 1.0]], np.float32)  # noise of the values' own size across two slices
+    assert color_range([a[0], a[1]]) == [color_range([a.ravel()])[0]] * 2
+    assert color_range([a[0], a[1]])[0].zmax - color_range([a[0], a[1]])[0].zmin == 1.0  # one colour
+    own = color_range([np.zeros(2, np.float32), np.array([1.0, 3.0], np.float32)], shared=False)
+    assert own == [ColorRange(0.0, 1.0, False), ColorRange(1.0, 3.0, False)]
