@@ -15,8 +15,8 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
+from .colours import colour_range
 from .numbers import compact, precise
-from .stage.protocol import colour_range
 from .style import DEFAULT, Theme
 
 TEXT_CELL_LIMIT = 400  # numbers in cells cost ~1 s to draw at 128x128, so only small slices get them
@@ -62,7 +62,7 @@ def scale_of(r: Sequence[float] | None) -> ColorRange:
 
 
 def color_range(arrays: Sequence[np.ndarray], shared: bool = True) -> list[ColorRange]:
-    """One ColorRange per array, of protocol.colour_range (the stage's: a spread of rounding noise is one value);
+    """One ColorRange per array, of colours.colour_range (the stage's: a spread of rounding noise is one value);
     all equal (of the arrays together) when shared."""
     if not shared:
         return [scale_of(colour_range(a)) for a in arrays]

@@ -6,6 +6,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from playground.colours import colour_range
 from playground.numbers import compact
 from playground.plots import (
     MAX_DRAW_CELLS,
@@ -17,7 +18,6 @@ from playground.plots import (
     tensor_figure,
     transfer_curve_figure,
 )
-from playground.stage import protocol
 from playground.style import DEFAULT, PRESENTER, theme
 
 
@@ -274,10 +274,10 @@ COLOUR_RULE = json.loads((Path(__file__).parent / "fixtures" / "colour_rule.json
 
 @pytest.mark.parametrize("case", COLOUR_RULE, ids=[c["name"] for c in COLOUR_RULE])
 def test_the_details_tab_colours_a_tensor_as_the_stage_does(case):
-    """One colour rule: protocol.colour_range's range on the scale heatmap.js draws it on (tests/js/colour_rule.test.mjs
+    """One colour rule: colours.colour_range's range on the scale heatmap.js draws it on (tests/js/colour_rule.test.mjs
     holds the stage to the same table), so a constant, all-zero or rounding-noise tensor is one colour in both."""
     values = np.array([float(v) for v in case["values"]], np.float32)
-    assert protocol.colour_range(values) == case["range"]
+    assert colour_range(values) == case["range"]
     want = ColorRange(case["scale"]["lo"], case["scale"]["hi"], case["scale"]["diverging"])
     assert color_range([values]) == [want]
     h = heatmaps(tensor_figure(np.tile(values, (2, 1)), title="t")[0])[0]
