@@ -16,7 +16,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from .colours import colour_range
-from .numbers import compact, precise
+from .numbers import compact, digits
 from .style import DEFAULT, Theme
 
 TEXT_CELL_LIMIT = 400  # numbers in cells cost ~1 s to draw at 128x128, so only small slices get them
@@ -70,8 +70,9 @@ def color_range(arrays: Sequence[np.ndarray], shared: bool = True) -> list[Color
     return [scale_of(colour_range(together))] * len(arrays)
 
 
-_compact_arr = np.frompyfunc(compact, 1, 1)
-_full_arr = np.frompyfunc(precise, 1, 1)
+# A cell's number: six significant digits, as the stage's cells where they fit (its cells here grow to fit them).
+CELL_DIGITS = 6
+_cell_arr = np.frompyfunc(lambda v: digits(v, CELL_DIGITS), 1, 1)
 
 
 def decimation_factor(h: int, w: int, slices: int = 1) -> int:
@@ -259,7 +260,7 @@ def _tensor_layout(
     ys, xs = np.arange(0, H, f), np.arange(0, W, f)  # drawn cells keep their real indices
     own_cbar = not shared_scale and len(sl) > 1
     small = a.size <= TEXT_CELL_LIMIT * len(sl)
-    longest = max((len(compact(float(v))) for v in a.ravel()), default=0) if small else 0
+    longest = max((len(digits(float(v), CELL_DIGITS)) for v in a.ravel()), default=0) if small else 0
     g = _grid(
         len(sl),
         a.shape[-3] if a.ndim > 2 else 1,
@@ -384,7 +385,7 @@ def tensor_figure(
                     thickness=th.colorbar_px,
                     tickfont=dict(size=th.font_size - 1),
                 ),
-                **(dict(text=np.where(ok, _compact_arr(drawn), "").astype(str)) if g.text else {}),
+                **(dict(text=np.where(ok, _cell_arr(drawn), "").astype(str)) if g.text else {}),
                 hoverongaps=False,
                 **hover("z:.7g"),
                 **cell_text,

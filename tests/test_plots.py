@@ -72,7 +72,7 @@ def test_cells_grow_to_their_longest_label():
     short, _ = tensor_figure(np.arange(16.0).reshape(1, 1, 4, 4), title="t")
     long, stats = tensor_figure(np.full((1, 1, 4, 4), 12345.679), title="t")
     assert stats["text_in_cells"] and long.layout.width >= short.layout.width
-    assert np.diff(long.layout.xaxis.domain)[0] * long.layout.width >= 4 * len("12345.68") * 11 * 0.6
+    assert np.diff(long.layout.xaxis.domain)[0] * long.layout.width >= 4 * len("12345.7") * 11 * 0.6
     # A 20×20 slice of small integers keeps its numbers; of long decimals it drops them.
     assert tensor_figure(np.arange(400.0).reshape(20, 20) % 10, title="t")[1]["text_in_cells"]
     assert not tensor_figure(np.linspace(-1, 1, 400).reshape(20, 20), title="t")[1]["text_in_cells"]
@@ -100,7 +100,7 @@ def test_text_in_cells_only_when_small(shape, expect):
 def test_cell_text_format():
     t = np.array([[12345.678, -0.5, 0.123456, 2.0], [np.nan, np.inf, -np.inf, 0.0]])
     fig, _ = tensor_figure(t, title="t")
-    assert list(heatmaps(fig)[0].text[0]) == ["12345.68", "-0.5", "0.1235", "2"]
+    assert list(heatmaps(fig)[0].text[0]) == ["12345.7", "-0.5", "0.123456", "2"]  # six digits, as the stage's
     assert list(overlays(fig)[0].text[1][:3]) == ["NaN", "+Inf", "-Inf"]
     assert [compact(v) for v in (1.23e7, -4.2e-5, -0.0)] == ["1.23e7", "-4.2e-5", "0"]
 
