@@ -65,7 +65,7 @@ export class Controls {
     this.inputs = {}; this.latest = {}; this.dragging = false; this.marked = new Set();
     const d = describe;
     if (d.examples.length && !this.hide.has("preset")) el.append(this.picker(d.examples));
-    if (!this.hide.has("compare")) el.append(this.comparer(d.precisions, compare));
+    if (!this.hide.has("compare")) el.append(this.comparer(d.precisions, compare, d.url.compare));
     for (const c of d.controls) if (!this.hide.has(c.name)) el.append(this.control(c));
     if (this.hide.has("parameters")) el.hidden = true;
     this.refresh(d.controls);
@@ -85,12 +85,12 @@ export class Controls {
     return box;
   }
 
-  comparer(precisions, compare) { // compare mode: the same configuration in a second precision, beside the first
+  comparer(precisions, compare, key) { // compare mode: the same configuration in a second precision, beside the first
     const box = document.createElement("div");
     box.className = "pg-control";
     box.innerHTML = `<label class="pg-label" for="pg-${this.layer}-compare"><span>Compare with (compare)</span></label>`;
     const sel = document.createElement("select");
-    sel.id = `pg-${this.layer}-compare`; sel.dataset.param = `${this.layer}.compare`;
+    sel.id = `pg-${this.layer}-compare`; sel.dataset.param = key;
     sel.append(new Option("off", ""));
     for (const p of precisions) sel.append(new Option(p, p));
     sel.value = compare || "";

@@ -71,9 +71,24 @@ def ordered(layer: Layer) -> list[Param]:
     return sorted(layer.params, key=lambda p: (p.name in late, late.get(p.name, 0), rank.get(p.name, len(FIRST))))
 
 
-# -- the URL's spelling ---------------------------------------------------------------------------------------
-def key(layer: Layer, p: Param, part: str | None = None) -> str:
-    return ".".join([layer.name, p.name] + ([part] if part else []))
+# -- the URL's spelling: every key a page's link holds is spelled here ------------------------------------------
+# The page's view, shared by every page and no configuration's (a room's link leaves it out): presenter mode, one
+# cell size for every figure (a documentation gallery's), the parts hidden. An example's name, which a page turns
+# into the values it sets.
+VIEW_PRESENTER, VIEW_CELL, HIDE, PRESET = "view.presenter", "view.cell", "hide", "preset"
+VIEW_KEYS = (VIEW_PRESENTER, VIEW_CELL, HIDE)
+
+
+def key(layer: Layer, p: Param | str, part: str | None = None) -> str:
+    """A parameter's key, `LAYER.PARAM` (per axis `LAYER.PARAM.AXIS`; `part` "": the prefix of its parts); `p` a
+    Param or a name (a legacy one's)."""
+    return ".".join([layer.name, getattr(p, "name", p)] + ([part] if part is not None else []))
+
+
+def input_key(layer: Layer, name: str, field: str) -> str:
+    """An input control's key: `LAYER.input.FIELD`, or `LAYER.input.NAME.FIELD` for each input of a layer of
+    several (`field` "": the prefix every input key of the page starts with)."""
+    return ".".join([layer.name, "input", *([name] if layer.several and field else []), field])
 
 
 def compare_key(layer: Layer) -> str:
@@ -259,9 +274,7 @@ def problem(exc: ValidationError, layer: Layer, shape: tuple) -> dict:
     """A refused configuration: the message, the parameter and the query keys that set it (the stage marks
     them; its last good output stays drawn)."""
     keys = [
-        k
-        for k in query_keys(layer, shape)
-        if k == f"{layer.name}.{exc.param}" or k.startswith(f"{layer.name}.{exc.param}.")
+        k for k in query_keys(layer, shape) if k == key(layer, exc.param) or k.startswith(key(layer, exc.param, ""))
     ]
     return {"message": str(exc), "param": exc.param, "rule": exc.rule, "keys": keys}
 
@@ -550,7 +563,7 @@ def source_detail(ev) -> str:
     """The machine's side of the source badge: which backend, and whether its engine was built now or cached."""
     how = {k: ENGINE_STATUS[k] for k in ("built", "cached", "refused")}.get(ev.engine_status)
     backend = ev.backend.name if ev.backend.can_build else "no"
-    return f"{backend} engine " + (how or "not built yet")
+    return f"{backend} engine " + (how or ENGINE_STATUS["pending"])
 
 
 def precision_line(ev) -> str | None:
@@ -587,7 +600,13 @@ def describe(layer: Layer, shape: tuple, shapes: dict | None = None) -> dict[str
         "examples": examples(layer),
         "precisions": list(layer.param("precision").choices),
         "resets": resets(layer, params, shape),
-        "url": {"compare": compare_key(layer), "cell": cell_key(layer, ""), "old_cell": cell_key(layer, "", old=True)},
+        "url": {
+            "compare": compare_key(layer),
+            "cell": cell_key(layer, ""),
+            "old_cell": cell_key(layer, "", old=True),
+            "view": list(VIEW_KEYS),
+            "dropped": [PRESET],
+        },
     }
 
 

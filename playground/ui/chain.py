@@ -13,6 +13,7 @@ from .. import chain as C
 from .. import chains
 from ..errors import PlaygroundError
 from ..layers import LAYERS
+from ..stage.protocol import ENGINE_STATUS
 from . import state
 from .page import PRESENTER_CSS
 
@@ -33,7 +34,7 @@ def _address() -> C.Address:
 
 def _write(address: C.Address, structural: bool = False) -> None:
     """The address into the URL (the view's keys kept); `structural`: the layers changed, their controls restart."""
-    view = {k: v for k, v in st.query_params.to_dict().items() if k.startswith(C.OTHER_KEYS)}
+    view = {k: v for k, v in st.query_params.to_dict().items() if k in C.OTHER_KEYS}
     st.query_params.from_dict(address.query() | view)
     if structural:
         st.session_state[GENERATION] = st.session_state.get(GENERATION, 0) + 1
@@ -406,7 +407,7 @@ def _fusion(result: C.ChainEvaluation) -> None:
     if e.status not in ("built", "cached"):
         st.error(state.inert(e.report.error or e.status), icon=":material/block:")
         return
-    when = "from cache" if e.status == "cached" else "built now"
+    when = ENGINE_STATUS[e.status]
     computing = [layer for layer in e.layers if layer["role"] == "compute"]
     st.markdown(
         f"**{len(result.chain.keys)} chain layer(s) → {len(e.layers)} engine layer(s)**, "

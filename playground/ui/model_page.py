@@ -20,6 +20,7 @@ from .. import model as whole
 from ..errors import ValidationError
 from ..layers import LAYERS
 from ..memo import Memo
+from ..stage.protocol import ENGINE_STATUS
 from . import state
 from .models import MODEL, NODE, ONNX, REAL
 
@@ -279,7 +280,8 @@ def _draw(answer: dict, digest: str, name: str) -> None:
     engine = answer.get("engine") or {}
     st.subheader("Engine (TensorRT's ONNX parser, the whole model)")
     if engine.get("status") not in ("built", "cached"):
-        st.text(f"{engine.get('status', 'not built')}: {engine.get('error') or engine.get('why') or ''}")
+        status = engine.get("status", "not_built")
+        st.text(f"{ENGINE_STATUS.get(status, status)}: {engine.get('error') or engine.get('why') or ''}")
         return
     groups = {g["name"]: g for g in fused_groups(answer, digest, name)}
     st.dataframe(

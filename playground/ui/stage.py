@@ -171,7 +171,7 @@ def draw(
 
 def view_cell() -> int | None:
     """The link's one cell size for every figure (view.cell=PX: a documentation gallery's), or None (fitted)."""
-    text = str(st.query_params.get(keys.VIEW_CELL, "")).strip()
+    text = str(st.query_params.get(protocol.VIEW_CELL, "")).strip()
     low, high = keys.VIEW_CELL_RANGE
     return int(text) if text.isdigit() and low <= int(text) <= high else None
 
