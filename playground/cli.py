@@ -235,8 +235,7 @@ def _opened_node(model, args):
     if given is None:
         return opened, seeded_input(opened)
     x = load_input(given)
-    node = next((n for n in model.graph.node if n.name == opened.node), None)  # None: a playground export
-    reads = (opened.data or node.input[0]) if node is not None else None  # the tensor its first input reads
+    reads = opened.data  # the tensor its first input reads (None: a playground export, whose input is the model's)
     inputs = [name for name, _ in whole.inputs_of(model)]
     if reads is not None and reads not in inputs:
         if len(inputs) != 1:

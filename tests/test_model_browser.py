@@ -13,19 +13,6 @@ pytestmark = pytest.mark.browser
 GRAPH = ".pg-graph"
 
 
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("cache")
-    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(cache)}) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with B.chromium() as chrome:
-        yield chrome
-
-
 def test_model_page_draws_the_graph_and_links_a_node_to_its_stage(browser, app, tmp_path):
     g = helper.make_graph(
         [
