@@ -49,13 +49,15 @@ def _python_hits(pattern: re.Pattern) -> list[str]:
 
 
 def test_the_url_keys_are_spelled_by_the_protocol_alone():
-    # a view key ("view.cell"), or a key's part joined to a layer's name (f"{layer.name}.input.", ".compare")
+    # a view key ("view.cell"), or a key's part joined to a layer's name (f"{layer.name}.input.", ".compare"), or
+    # to a key the server gave (c.key + ".set")
     python = _python_hits(re.compile(r"^view\.|^\.(input|compare|cell|extra)\.?$|\.(compare|input\.)$"))
     js = [
         f"{f}:{i}: {code.strip()}"
         for f, i, code in _js_code()
         if re.search(
-            r"""["'`]view\.|\$\{[^}]*layer[^}]*\}\.|\.(compare|cell|extra|input)["'`]|["']preset["']\]""", code
+            r"""["'`]view\.|\$\{[^}]*layer[^}]*\}\.|\.(compare|cell|extra|input)["'`]|["']preset["']\]|\+ *["'`]\.""",
+            code,
         )
     ]
     assert python + js == []
@@ -94,3 +96,17 @@ def test_the_stage_spells_its_numbers_in_format_js_alone():
         if f != "format.js" and re.search(r"\.(toPrecision|toExponential)\(|\bNumber\(.*toFixed", code)
     ]
     assert spelled == []
+
+
+def test_a_parameters_control_is_its_kinds_one_decision():
+    """Kind.widget decides the control of every form: the stage's controls.js draws each widget it names, and the
+    chain page dispatches on the same (never on a kind's name)."""
+    from playground.layers import LAYERS
+
+    widgets = {p.of.widget(p) for layer in LAYERS.values() for p in layer.params}
+    assert widgets == {"choice", "toggle", "slider", "named", "axes", "permutation", "text"}
+    controls = (ROOT / "stage" / "controls.js").read_text()
+    assert all(f'w === "{w}"' in controls for w in widgets - {"text"})  # text: what is left
+    assert not re.search(r"c\.kind ===", controls)
+    chain = (ROOT / "ui" / "chain.py").read_text()
+    assert "p.of.widget(p)" in chain and not re.search(r"p\.kind|of\.name", chain)

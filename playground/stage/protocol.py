@@ -225,6 +225,7 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
             "label": label(p),
             "help": p.help,
             "kind": p.kind,
+            "widget": p.of.widget(p),
             "used": used,
             "why_unused": "" if used else layer.why_unused(p.name, params),
             "weight": p.is_weight(params),
@@ -232,6 +233,8 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
         c.update(p.of.control(p, params.get(p.name), params, shape))
         if p.along_axes:
             c["keys"] = {ax: key(layer, p, ax) for ax in p.axis_names(len(shape))}
+        if p.along_axes and p.optional:
+            c["set_key"] = key(layer, p, "set")
         c["key"] = key(layer, p)
         out.append(c)
     return out

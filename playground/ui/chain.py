@@ -225,13 +225,15 @@ def _param_control(address, i, key, p, params, gen) -> None:
         value = st.session_state[widget]
         _set(address, i, p.name, value if isinstance(value, str) else p.to_text(value))
 
-    number = _number(given if given is not None else current, p.of.whole) if p.of.number else None
-    if p.of.widget == "choice":
+    # the kind's one decision (params.Kind.widget, the stage's too); a named number and the per-axis, permutation and
+    # text ones are typed here, a few values or a whole order in one text
+    form = p.of.widget(p)
+    number = _number(given if given is not None else current, p.of.whole) if form in ("slider", "named") else None
+    if form == "choice":
         value = given if given in p.choices else current if current in p.choices else p.choices[0]
         st.selectbox(label, p.choices, index=p.choices.index(value), key=widget, on_change=changed, help=hint)
-    elif p.of.widget == "toggle":
-        value = given.strip().lower() in ("true", "1", "yes", "on") if given is not None else bool(current)
-        st.checkbox(label, value=value, key=widget, on_change=changed, help=hint)
+    elif form == "toggle":
+        st.checkbox(label, value=_switch(p, given, current), key=widget, on_change=changed, help=hint)
     elif number is not None:  # a stepper: scrubbing redraws what follows
         whole = p.of.whole
         st.number_input(
@@ -246,6 +248,17 @@ def _param_control(address, i, key, p, params, gen) -> None:
     else:
         text = given if given is not None else (p.to_text(current) if params is not None else "")
         st.text_input(label, value=text, key=widget, on_change=changed, help=hint + " (empty: the default)")
+
+
+def _switch(p, given, current) -> bool:
+    """A toggle's value: the link's text as the parameter reads it (a text it refuses: off, its rule named by the
+    chain's resolve), else the resolved value."""
+    if given is None:
+        return bool(current)
+    try:
+        return bool(p.canonical(given, "chain", {}, ()))
+    except PlaygroundError:
+        return False
 
 
 def _number(value, whole: bool):
