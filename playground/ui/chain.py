@@ -123,30 +123,23 @@ def _layer_list(address: C.Address) -> None:
         else:
             row = st.columns([5, 1, 1, 1], vertical_alignment="center")
             row[0].markdown(title)
-        row[1].button(
-            ":material/arrow_upward:",
-            key=f"chain.{gen}.up.{i}",
-            disabled=i == 0,
-            on_click=edit,
-            args=("up", i),
-            help="Move up",
-        )
-        row[2].button(
-            ":material/arrow_downward:",
-            key=f"chain.{gen}.down.{i}",
-            disabled=i == len(address.names) - 1,
-            on_click=edit,
-            args=("down", i),
-            help="Move down",
-        )
-        row[3].button(
-            ":material/close:",
-            key=f"chain.{gen}.remove.{i}",
-            disabled=len(address.names) == 1,
-            on_click=edit,
-            args=("remove", i),
-            help="Remove",
-        )
+        last = len(address.names) - 1
+        for cell, (what, icon, words, off) in zip(
+            row[1:],
+            (
+                ("up", "arrow_upward", "Move up", i == 0),
+                ("down", "arrow_downward", "Move down", i == last),
+                ("remove", "close", "Remove", last == 0),
+            ),
+        ):
+            cell.button(
+                f":material/{icon}:",
+                key=f"chain.{gen}.{what}.{i}",
+                disabled=off,
+                on_click=edit,
+                args=(what, i),
+                help=words,
+            )
 
     def add() -> None:
         name = st.session_state.get(f"chain.{gen}.add")
