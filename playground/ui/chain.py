@@ -13,6 +13,7 @@ from .. import chain as C
 from .. import chains
 from ..errors import PlaygroundError
 from ..layers import LAYERS
+from ..numbers import compact
 from ..stage.protocol import ENGINE_STATUS
 from . import state
 from .page import PRESENTER_CSS
@@ -508,7 +509,7 @@ def _opinions(result: C.ChainEvaluation) -> None:
         agrees = "agrees with" if ort["agrees"] else "differs from"
         st.caption(
             f"ONNX Runtime {ort['version']} on the chain's ONNX export {agrees} {ort['compared_to']} "
-            f"(max |difference| {ort['max_abs_diff']:.3g})."
+            f"(max |difference| {compact(ort['max_abs_diff'])})."
         )
     if parser and parser.get("status") in ("built", "cached"):
         same = {True: "fuses as", False: "fuses otherwise than", None: "was built beside"}[parser["same_fusion"]]

@@ -20,6 +20,7 @@ from .. import model as whole
 from ..errors import ValidationError
 from ..layers import LAYERS
 from ..memo import Memo
+from ..numbers import compact
 from ..stage.protocol import ENGINE_STATUS
 from . import state
 from .models import MODEL, NODE, ONNX, REAL
@@ -119,7 +120,7 @@ def _verdict(n: dict) -> str:
         return n["reason"] or ""
     verdict = "agrees" if n.get("agrees") else "differs" if n.get("agrees") is False else "not compared"
     if n.get("max_abs_diff") is not None:
-        verdict += f", max |diff| {n['max_abs_diff']:.3g}"
+        verdict += f", max |diff| {compact(n['max_abs_diff'])}"
     if n.get("rule"):
         verdict += f" (rule: {n['rule']})"
     if n.get("masked"):

@@ -270,7 +270,7 @@ def _second_opinions(ev: Evaluation, opened) -> None:
     if ort.get("agrees"):
         st.success(
             f"ONNX Runtime {ort['version']} agrees with {ort['compared_to']}: max |difference| "
-            f"{numbers.shortest(ort['max_abs_diff'])}.",
+            f"{numbers.compact(ort['max_abs_diff'])}.",
             icon=":material/check_circle:",
         )
     else:
