@@ -387,7 +387,7 @@ def tensor_figure(
                 ),
                 **(dict(text=np.where(ok, _cell_arr(drawn), "").astype(str)) if g.text else {}),
                 hoverongaps=False,
-                **hover("z:.7g"),
+                **hover("z:.7~g"),  # seven significant digits, trailing zeros dropped: as the stage hovers a value
                 **cell_text,
                 **on,
             )

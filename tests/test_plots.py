@@ -284,6 +284,7 @@ def test_the_details_tab_colours_a_tensor_as_the_stage_does(case):
     assert (h.zmin, h.zmax) == (want.zmin, want.zmax)
     scale = DEFAULT.diverging if want.diverging else DEFAULT.sequential
     assert h.colorscale == go.Heatmap(colorscale=scale).colorscale
+    assert "%{z:.7~g}" in h.hovertemplate  # a hovered value's seven digits, no trailing zeros (format.js precise)
 
 
 def test_a_shared_scale_spans_every_slice_and_drops_their_rounding_noise():
