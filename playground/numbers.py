@@ -17,7 +17,6 @@ compact(v)   about 4 significant digits, at least 2 decimals (the precision line
 from __future__ import annotations
 
 import math
-import re
 from decimal import ROUND_HALF_UP, Decimal
 
 import numpy as np
@@ -59,11 +58,16 @@ def digits(v, n: int) -> str:
         return _nonfinite(v)
     if v == 0:
         return "0"
-    d = Decimal(v)  # the float's exact value: rounded once, as the browser rounds it
-    q = d.quantize(Decimal(1).scaleb(d.adjusted() - n + 1), rounding=ROUND_HALF_UP)
+    wide = f"{v:.{n + 24}e}".lstrip("-").replace(".", "")
+    if wide[n] == "5" and not wide[n + 1 : wide.index("e")].strip("0"):  # a half, or too near one to tell: exactly
+        d = Decimal(v)
+        text = f"{d.quantize(Decimal(1).scaleb(d.adjusted() - n + 1), rounding=ROUND_HALF_UP):e}"
+    else:  # Python rounds a half to even, and this is no half: the same digits
+        text = f"{v:.{n - 1}e}"
     if abs(v) >= 1e6 or abs(v) < 1e-4:
-        return re.sub(r"\.?0+e", "e", f"{q:e}").replace("e+", "e")
-    r = float(q)
+        mant, exp = text.split("e")
+        return f"{mant.rstrip('0').rstrip('.') if '.' in mant else mant}e{int(exp)}"
+    r = float(text)
     return str(int(r)) if r.is_integer() else repr(r)
 
 

@@ -35,3 +35,25 @@ def test_the_other_spellings():
     assert numbers.float32(np.float32(0.1)) == "0.1" and numbers.float32(3.0) == "3"
     assert numbers.shortest(float(np.float32(1.4))) == "1.4" and numbers.shortest(0.1) == "0.1"
     assert numbers.compact(12345.68) == "12345.68" and numbers.compact(1.23e6) == "1.23e6"
+
+
+def _exact(v: float, n: int) -> str:
+    """digits' rule worked out in decimal arithmetic on the float's exact value (halves away from zero)."""
+    import re
+    from decimal import ROUND_HALF_UP, Decimal
+
+    d = Decimal(v)
+    q = d.quantize(Decimal(1).scaleb(d.adjusted() - n + 1), rounding=ROUND_HALF_UP)
+    if abs(v) >= 1e6 or abs(v) < 1e-4:
+        return re.sub(r"\.?0+e", "e", f"{q:e}").replace("e+", "e")
+    r = float(q)
+    return str(int(r)) if r.is_integer() else repr(r)
+
+
+def test_digits_round_halves_away_from_zero_as_the_browser_does():
+    rng = np.random.default_rng(1)
+    values = [*(rng.standard_normal(3000) * 10.0 ** rng.integers(-9, 10, 3000))]
+    values += [k + 0.5 for k in range(-300, 300)] + [k / 8 for k in range(-800, 800) if k] + [12344.5, 0.125, -2.5]
+    for v in values:
+        for n in (1, 3, 5, 6, 7):
+            assert numbers.digits(v, n) == _exact(v, n), (v, n)
