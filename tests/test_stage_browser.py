@@ -20,18 +20,6 @@ STAGE = ".pg-stage"
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path_factory.mktemp("cache"))}) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with B.chromium() as chrome:  # one Playwright for the module: a second would not start beside it
-        yield chrome
-
-
-@pytest.fixture(scope="module")
 def context(browser):
     ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
     yield ctx
