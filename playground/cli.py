@@ -35,6 +35,7 @@ from . import budget
 from .errors import PlaygroundError, ValidationError
 from .layers import LAYERS, get_layer
 from .params import jsonable
+from .stage.protocol import ENGINE_STATUS
 
 
 class UsageError(PlaygroundError):
@@ -234,8 +235,7 @@ def _opened_node(model, args):
     if given is None:
         return opened, seeded_input(opened)
     x = load_input(given)
-    node = next((n for n in model.graph.node if n.name == opened.node), None)  # None: a playground export
-    reads = (opened.data or node.input[0]) if node is not None else None  # the tensor its first input reads
+    reads = opened.data  # the tensor its first input reads (None: a playground export, whose input is the model's)
     inputs = [name for name, _ in whole.inputs_of(model)]
     if reads is not None and reads not in inputs:
         if len(inputs) != 1:
@@ -451,7 +451,7 @@ def cmd_run_chain(args) -> int:
         print("inputH0 :", result.tensors[C.INPUT].shape, result.tensors[C.INPUT], sep="\n")
         print(f"outputH0: {result.output.shape}  [NumPy references]", result.output, sep="\n")
         s = engine.summary()
-        when = {"built": "built now", "cached": "from the engine cache"}.get(s["status"], s["status"])
+        when = ENGINE_STATUS.get(s["status"], s["status"])
         print(
             f"engine: {when}, by {s['builder']}, {s['bytes']} bytes, build {s['build_ms']} ms, "
             f"{len(s['layers'])} engine layer(s), not run here"
@@ -675,6 +675,7 @@ def cmd_room(args) -> int:
 
 def cmd_snapshot(args) -> int:
     from .chromium.snapshot import shots_from, take  # Playwright, only for this command
+    from .stage import protocol
 
     pages = args.pages if args.pages is not None else (["home", *LAYERS] if not args.presets else [])
     if args.out.exists() and not args.out.is_dir():
@@ -693,7 +694,7 @@ def cmd_snapshot(args) -> int:
             crop="page" if args.full_page else args.crop,
             scale=args.scale,
             background=args.background,
-            query="&".join(t for t in (args.query, f"view.cell={args.cell}" if args.cell else "") if t),
+            query="&".join(t for t in (args.query, f"{protocol.VIEW_CELL}={args.cell}" if args.cell else "") if t),
             badges=args.badges,
         )
     except (RuntimeError, TimeoutError) as exc:  # the app or the browser failed
@@ -830,7 +831,7 @@ def parser() -> argparse.ArgumentParser:
     snapshot.add_argument(
         "--badges",
         action="store_true",
-        help="keep the machine's badges (which engine built, from cache) in the pictures",
+        help="keep the machine's badges (which engine, built or cached) in the pictures",
     )
     snapshot.add_argument(
         "--crop",

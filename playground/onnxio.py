@@ -496,6 +496,7 @@ def _open(known: _Known, node, name: str, model_name: str, batch: int = 1, alone
         batch_free,
         tuple(range(2, 2 + lift)) if layer.onnx.lift == "spatial" else tuple(range(len(onnx_shape), 4)),
         params,
+        tensors=(data,),
     )
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..stage import protocol
 from . import browser
 
 CROPS = ("figures", "stage", "page")
@@ -76,9 +77,11 @@ MARGIN = 12
 NO_BADGES_CSS = ".pg-stage .pg-badge { display: none !important; }"
 # Whether this run built the engine or found it cached is no part of the figure: the badge says "built" either way.
 STEADY_JS = """() => document.querySelectorAll('.pg-stage .pg-badge').forEach(e => {
-  e.textContent = e.textContent.replace(/engine (built now|from cache|not built yet)/, 'engine built'); })"""
-# Query parameters the app reads (ui/links.py, ui/keys.py): spelled out so that this module imports no Streamlit.
-PRESET_PARAM, PRESENTER_PARAM = "preset", "view.presenter"
+  e.textContent = e.textContent.replace(/engine (WORDS)/, 'engine built'); })""".replace(
+    "WORDS", "|".join(protocol.ENGINE_STATUS[k] for k in ("built", "cached", "pending"))
+)
+# Query parameters the app reads, as the protocol spells them (no Streamlit imported).
+PRESET_PARAM, PRESENTER_PARAM = protocol.PRESET, protocol.VIEW_PRESENTER
 
 
 @dataclass(frozen=True)

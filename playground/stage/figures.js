@@ -2,7 +2,7 @@
 // with its title, stats line and plane pager; hover (the tooltip, the windows a cell reads or feeds), a click that
 // picks an output cell, and the PNG of all of them. The stage gives the answer and the picked cell (`stage.answer`,
 // `stage.pick`, `stage.setPick`).
-import { esc, exact, stats } from "./format.js";
+import { esc, precise, stats } from "./format.js";
 import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, layout, mark, paint } from "./heatmap.js";
 
 // Cells keep their size while values change (padding that widens the input, a refusal's banner): the row
@@ -130,7 +130,7 @@ export class Figures {
     const move = (ev) => {
       const c = cellAt(fig, ev);
       if (!c) { tip.style.display = "none"; this.outlinePick(); return; }
-      tip.innerHTML = `${esc(fig.title)} (${c.index.join(", ")})<br>value = ${exact(fig.t.values[c.flat])}`;
+      tip.innerHTML = `${esc(fig.title)} (${c.index.join(", ")})<br>value = ${precise(fig.t.values[c.flat])}`;
       const r = root.getBoundingClientRect();
       tip.style.display = "block";
       tip.style.left = Math.min(ev.clientX - r.left + 14, r.width - 180) + "px";

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from .. import blobs, numbers
+from ..colours import colour_range
 from ..errors import ValidationError
 from ..layer import Layer
 from ..memo import Memo
@@ -70,9 +71,24 @@ def ordered(layer: Layer) -> list[Param]:
     return sorted(layer.params, key=lambda p: (p.name in late, late.get(p.name, 0), rank.get(p.name, len(FIRST))))
 
 
-# -- the URL's spelling ---------------------------------------------------------------------------------------
-def key(layer: Layer, p: Param, part: str | None = None) -> str:
-    return ".".join([layer.name, p.name] + ([part] if part else []))
+# -- the URL's spelling: every key a page's link holds is spelled here ------------------------------------------
+# The page's view, shared by every page and no configuration's (a room's link leaves it out): presenter mode, one
+# cell size for every figure (a documentation gallery's), the parts hidden. An example's name, which a page turns
+# into the values it sets.
+VIEW_PRESENTER, VIEW_CELL, HIDE, PRESET = "view.presenter", "view.cell", "hide", "preset"
+VIEW_KEYS = (VIEW_PRESENTER, VIEW_CELL, HIDE)
+
+
+def key(layer: Layer, p: Param | str, part: str | None = None) -> str:
+    """A parameter's key, `LAYER.PARAM` (per axis `LAYER.PARAM.AXIS`; `part` "": the prefix of its parts); `p` a
+    Param or a name (a legacy one's)."""
+    return ".".join([layer.name, getattr(p, "name", p)] + ([part] if part is not None else []))
+
+
+def input_key(layer: Layer, name: str, field: str) -> str:
+    """An input control's key: `LAYER.input.FIELD`, or `LAYER.input.NAME.FIELD` for each input of a layer of
+    several (`field` "": the prefix every input key of the page starts with)."""
+    return ".".join([layer.name, "input", *([name] if layer.several and field else []), field])
 
 
 def compare_key(layer: Layer) -> str:
@@ -209,6 +225,7 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
             "label": label(p),
             "help": p.help,
             "kind": p.kind,
+            "widget": p.of.widget(p),
             "used": used,
             "why_unused": "" if used else layer.why_unused(p.name, params),
             "weight": p.is_weight(params),
@@ -216,6 +233,8 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
         c.update(p.of.control(p, params.get(p.name), params, shape))
         if p.along_axes:
             c["keys"] = {ax: key(layer, p, ax) for ax in p.axis_names(len(shape))}
+        if p.along_axes and p.optional:
+            c["set_key"] = key(layer, p, "set")
         c["key"] = key(layer, p)
         out.append(c)
     return out
@@ -232,27 +251,6 @@ def tensor(a: np.ndarray, held: frozenset | None = frozenset()) -> dict:
     return {"shape": list(a.shape), "id": tid} | (
         {} if held is None or tid in held else {"data": base64.b64encode(data).decode("ascii")}
     )
-
-
-# A tensor's values that differ by no more than this many float32 ε of the terms behind them (the largest of them,
-# or of the values themselves) are rounding noise: a convolution of [w, −w] gives 0 ± 10⁻¹¹ from terms of 10⁵.
-NOISE_EPS = 16
-
-
-def colour_range(a: np.ndarray, terms: float | None = None) -> list[float] | None:
-    """The range a tensor's colours should span: its finite values' [min, max], or one value ([m, m], drawn as a
-    constant) where the spread is rounding noise: within NOISE_EPS float32 ε of the largest |value| or of `terms`,
-    the magnitude of what was summed (onnxio.magnitude). None where no value is finite."""
-    a = np.asarray(a, np.float64)
-    finite = a[np.isfinite(a)]
-    if not finite.size:
-        return None
-    lo, hi = float(finite.min()), float(finite.max())
-    scale = max(abs(lo), abs(hi), terms or 0.0)
-    if hi - lo <= NOISE_EPS * float(np.finfo(np.float32).eps) * scale:
-        mid = 0.0 if lo <= 0.0 <= hi else (lo + hi) / 2  # noise about zero is zero
-        return [mid, mid]
-    return [lo, hi]
 
 
 def _output_range(layer: Layer, ev, y: np.ndarray) -> list[float] | None:
@@ -279,9 +277,7 @@ def problem(exc: ValidationError, layer: Layer, shape: tuple) -> dict:
     """A refused configuration: the message, the parameter and the query keys that set it (the stage marks
     them; its last good output stays drawn)."""
     keys = [
-        k
-        for k in query_keys(layer, shape)
-        if k == f"{layer.name}.{exc.param}" or k.startswith(f"{layer.name}.{exc.param}.")
+        k for k in query_keys(layer, shape) if k == key(layer, exc.param) or k.startswith(key(layer, exc.param, ""))
     ]
     return {"message": str(exc), "param": exc.param, "rule": exc.rule, "keys": keys}
 
@@ -570,7 +566,7 @@ def source_detail(ev) -> str:
     """The machine's side of the source badge: which backend, and whether its engine was built now or cached."""
     how = {k: ENGINE_STATUS[k] for k in ("built", "cached", "refused")}.get(ev.engine_status)
     backend = ev.backend.name if ev.backend.can_build else "no"
-    return f"{backend} engine " + (how or "not built yet")
+    return f"{backend} engine " + (how or ENGINE_STATUS["pending"])
 
 
 def precision_line(ev) -> str | None:
@@ -607,7 +603,13 @@ def describe(layer: Layer, shape: tuple, shapes: dict | None = None) -> dict[str
         "examples": examples(layer),
         "precisions": list(layer.param("precision").choices),
         "resets": resets(layer, params, shape),
-        "url": {"compare": compare_key(layer), "cell": cell_key(layer, ""), "old_cell": cell_key(layer, "", old=True)},
+        "url": {
+            "compare": compare_key(layer),
+            "cell": cell_key(layer, ""),
+            "old_cell": cell_key(layer, "", old=True),
+            "view": list(VIEW_KEYS),
+            "dropped": [PRESET],
+        },
     }
 
 

@@ -1,0 +1,26 @@
+"""The range a tensor's colours span, for every heatmap the playground draws: the stage's (through its answer's
+`range`, heatmap.js) and the Details tab's (plots.py). A leaf: NumPy only."""
+
+from __future__ import annotations
+
+import numpy as np
+
+# A tensor's values that differ by no more than this many float32 ε of the terms behind them (the largest of them,
+# or of the values themselves) are rounding noise: a convolution of [w, −w] gives 0 ± 10⁻¹¹ from terms of 10⁵.
+NOISE_EPS = 16
+
+
+def colour_range(a: np.ndarray, terms: float | None = None) -> list[float] | None:
+    """The range a tensor's colours should span: its finite values' [min, max], or one value ([m, m], drawn as a
+    constant) where the spread is rounding noise: within NOISE_EPS float32 ε of the largest |value| or of `terms`,
+    the magnitude of what was summed (onnxio.magnitude). None where no value is finite."""
+    a = np.asarray(a, np.float64)
+    finite = a[np.isfinite(a)]
+    if not finite.size:
+        return None
+    lo, hi = float(finite.min()), float(finite.max())
+    scale = max(abs(lo), abs(hi), terms or 0.0)
+    if hi - lo <= NOISE_EPS * float(np.finfo(np.float32).eps) * scale:
+        mid = 0.0 if lo <= 0.0 <= hi else (lo + hi) / 2  # noise about zero is zero
+        return [mid, mid]
+    return [lo, hi]
