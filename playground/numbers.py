@@ -58,8 +58,9 @@ def digits(v, n: int) -> str:
         return _nonfinite(v)
     if v == 0:
         return "0"
-    wide = f"{v:.{n + 24}e}".lstrip("-").replace(".", "")
-    if wide[n] == "5" and not wide[n + 1 : wide.index("e")].strip("0"):  # a half, or too near one to tell: exactly
+    # Three digits past the last kept read "500" at a half (an exact tie has a short decimal form), or too near one
+    # to tell: worked out exactly. Any other value rounds alike half-even or half-up.
+    if f"{abs(v):.{n + 2}e}"[n + 1 : n + 4] == "500":
         d = Decimal(v)
         text = f"{d.quantize(Decimal(1).scaleb(d.adjusted() - n + 1), rounding=ROUND_HALF_UP):e}"
     else:  # Python rounds a half to even, and this is no half: the same digits
