@@ -25,6 +25,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -855,7 +856,30 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Control and direction characters other than a line's end or a tab: a model's node names, a file's name and the
+# messages that quote them are any string, and an escape sequence in one would drive the terminal, not be read.
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+class _Plain:
+    """A text stream that writes every unsafe character as its escape (`\\x1b`), the rest as given."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(_UNSAFE.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text))
+
+    def __getattr__(self, name):  # flush, fileno, isatty, encoding: the stream's own
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
+    with contextlib.redirect_stdout(_Plain(sys.stdout)), contextlib.redirect_stderr(_Plain(sys.stderr)):
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)
