@@ -54,7 +54,7 @@ class InputError(PlaygroundError, ValueError):
 LIMITS: dict = {
     "N": (1, 64),  # a model's node may have many channels (ResNet: 2048): the element budget bounds the input
     "C": (1, 4096),
-    "D": (1, 8),
+    "D": (1, 512),  # a 3-D convolution's depth, or a model's third of five axes (a ShuffleNet's shuffle: up to 136)
     "H": (1, 512),
     "W": (1, 512),
     "upload_bytes": 10_000_000,

@@ -446,8 +446,8 @@ def _link_warnings(at) -> str:
 @pytest.mark.parametrize(
     "sizes",
     [
-        {"N": "100", "C": "5000", "D": "20"},  # each beyond its range
-        {"N": "64", "C": "4096", "D": "8"},
+        {"N": "100", "C": "5000", "D": "600"},  # each beyond its range
+        {"N": "64", "C": "4096", "D": "512"},
     ],
 )  # each at its maximum: beyond the budget
 def test_a_link_with_several_sizes_refused_names_every_one(sizes):

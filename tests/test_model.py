@@ -260,6 +260,15 @@ def test_light_squeezenet_opens_and_agrees():
         assert {n["name"] for n in computed if n["op_type"] == "Conv"} <= fused
 
 
+def test_light_shufflenet_opens_every_node_and_agrees():
+    # its channel shuffle is Reshape → Transpose of five axes → Reshape, the third axis up to 136 long
+    with open(os.path.join(LIGHT, "light_shufflenet.onnx"), "rb") as f:
+        model = onnxio.load_model(f.read(), "light_shufflenet.onnx")
+    answer = whole.analyze(model, "light_shufflenet.onnx", engine=False)
+    assert {n["op_type"] for n in answer["nodes"]} >= {"Transpose", "Reshape", "Conv", "Sum", "Concat"}
+    assert [n for n in answer["nodes"] if n.get("agrees") is not True] == []
+
+
 # -- external data ------------------------------------------------------------------------------------------------
 def _external(tmp_path, location="conv.onnx.data"):
     w = np.random.default_rng(2).standard_normal((4, 3, 3, 3)).astype(np.float32)
