@@ -81,6 +81,9 @@ async def phase(base, layer: str | None, args) -> dict:
     lat = [ms for p in light for _, ms in p.latency]
     heavy_lat = [ms for p in heavy for _, ms in p.latency]
     heavy_bytes = [b for p in heavy for b in p.answer_bytes]
+    # the heavy page's changes to a configuration it had not asked for (its evaluation made now) and its revisits
+    heavy_new = [ms for p in heavy for (_, ms), new in zip(p.latency, p.new) if new]
+    heavy_back = [ms for p in heavy for (_, ms), new in zip(p.latency, p.new) if not new]
     errors = [e for p in light + heavy for e in p.errors]
     return {
         "layer": layer or "(none)",
@@ -91,6 +94,8 @@ async def phase(base, layer: str | None, args) -> dict:
         "heavy_p50": pct(heavy_lat, 50),
         "heavy_changes": len(heavy_lat),
         "heavy_max": max(heavy_lat, default=float("nan")),
+        "heavy_new": f"{len(heavy_new)} new p50 {pct(heavy_new, 50):.0f} max {max(heavy_new, default=float('nan')):.0f}",
+        "heavy_back": f"{len(heavy_back)} back p50 {pct(heavy_back, 50):.0f}",
         "heavy_mb": max(heavy_bytes, default=0) / 1e6,
         "errors": len(errors),
         "examples": errors[:3],
@@ -107,7 +112,8 @@ async def main_async(args) -> None:
             print(
                 f"  {row['layer']:<12} room p50 {row['p50']:5.0f} ms  p95 {row['p95']:5.0f} ms  max {row['max']:5.0f} ms"
                 f"  ({row['changes']} changes) | heavy p50 {row['heavy_p50']:6.0f} ms max {row['heavy_max']:6.0f} ms "
-                f"({row['heavy_changes']} changes, answers ≤ {row['heavy_mb']:.1f} MB) | errors {row['errors']} | server RSS max {row['rss_max']:.0f} MB",
+                f"({row['heavy_changes']} changes: {row['heavy_new']}, {row['heavy_back']} ms; answers ≤ "
+                f"{row['heavy_mb']:.1f} MB) | errors {row['errors']} | server RSS max {row['rss_max']:.0f} MB",
                 flush=True,
             )
             for e in row["examples"]:

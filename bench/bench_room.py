@@ -91,6 +91,8 @@ class Participant:
     back_after: float | None = None  # seconds from the first failed change to the next answer (a kill)
     walk: list | None = None  # (URL key, values) it steps; None: its page's WALKS
     answer_bytes: list = field(default_factory=list)  # each answer's body, as it came
+    new: list = field(default_factory=list)  # per change: whether its configuration was new to this page
+    seen: set = field(default_factory=set)
 
     async def open(self, http) -> None:
         """The page through the proxy: its cookie (affinity), then a Streamlit session whose run gives the seat."""
@@ -146,6 +148,9 @@ class Participant:
     async def change(self, http, rng) -> None:
         key, values = rng.choice(self.walk or WALKS[self.page])
         self.query[key] = str(rng.choice(values))
+        config = tuple(sorted(self.query.items()))
+        self.new.append(config not in self.seen)  # a configuration this page has not asked for before
+        self.seen.add(config)
         sent = time.monotonic()
         while True:
             try:

@@ -56,7 +56,7 @@ DEEP = 10_000
         '{"params":{"convolution.stride_nd.h":"[[[[\\"[["}, "pick":[[[[[[[[[[1]]]]]]]]]]}',
     ],
 )
-@pytest.mark.parametrize("route", [server.ROUTE, server.QR_ROUTE])
+@pytest.mark.parametrize("route", [server.ROUTE, server.QR_ROUTE, server.PLANES_ROUTE])
 def test_a_deeply_nested_body_is_refused_by_the_rule(client, body, route):
     assert len(body) < server.MAX_BODY_BYTES
     r = post(client, body, route)

@@ -139,3 +139,15 @@ def test_a_small_configuration_sends_every_plane_and_the_page_past_the_last_is_c
     assert "_array" not in json.dumps(a) and a["blob"]
     big = protocol.inline(protocol.within(protocol.answer(layer, ev), 10))
     assert big["blob"] == "" and all(f["tensor"]["sent"] == [] for f in big["figures"])
+
+
+@pytest.mark.parametrize(
+    ("headers", "status"), [({server.TOKEN_HEADER: "forged"}, 401), ({"origin": "http://elsewhere.example"}, 403)]
+)
+def test_the_planes_route_has_the_evaluation_routes_door(client, large, headers, status):
+    r = client.post(
+        server.PLANES_ROUTE,
+        content=json.dumps({"planes": [["0" * 24, 0, 4]]}),
+        headers={server.TOKEN_HEADER: large[0], "content-type": "application/json", **headers},
+    )
+    assert r.status_code == status and r.json()["error"]

@@ -9,6 +9,8 @@ route answers only:
 - one evaluation at a time per seat (a second is 429: the stage coalesces, latest wins), and at most
   MAX_WAITING evaluations waiting for a worker over all seats (503 beyond: the room is told to wait, the server
   keeps answering); the layer's work and memory budgets apply as everywhere (`Layer.resolve`).
+An answer is a binary frame (`protocol.frame`: the planes each figure draws, with the whole tensors' stats);
+`POST /api/stage/planes` answers more planes of a tensor the seat's last answers sent in part (a page turned).
 A configuration the layer refuses is an answer (`problem`, status 200): the stage names the parameter and the
 rule and keeps its last good drawing. Anything else is a 4xx with a message; an unexpected failure is a 500 whose
 body says so in one line, never a traceback.
