@@ -5,8 +5,9 @@ axis `LAYER.PARAM.AXIS`, an optional per-axis value's switch `LAYER.PARAM.set`):
 `raw_params` reads them back into a layer's raw parameters, `query_of` writes resolved parameters as they are
 spelled. `controls` describes every parameter's control from the layer's declaration (what to draw, its range,
 the values it offers now, whether it is used and why not); `answer` is the evaluation as the stage draws it: of
-each tensor the planes drawn (float32, in a binary frame) and the whole tensor's stats, the figures' titles, the shapes, the output's source, the precision's error, the
-picked cell's read map and arithmetic, the explanation under the stage. Python stays the only validator
+each tensor the planes drawn (float32, in a binary frame) and the whole tensor's stats, the figures' titles, the
+shapes, the output's source, the precision's error, the picked cell's read map and arithmetic, the explanation
+under the stage. Python stays the only validator
 (`Layer.resolve`), builder and source of outputs; the browser only draws, hovers and walks what it is sent.
 """
 
@@ -444,8 +445,8 @@ def answer(
 ) -> dict:
     """The evaluation as the stage draws it (core.Evaluation in, JSON-friendly out once framed: `frame`,
     `inline`); `held`: the plane keys the browser already holds (not sent again; None: no values at all);
-    `pages`: figure -> (first, count), the page of planes the stage shows of it (else the first PAGE_PLANES); `lines`: how many cells'
-    arithmetic to write (the picked cell's always; a quick answer, while a slider is dragged, writes that one only); `opinion`: with ONNX
+    `pages`: figure -> (first, count), the page of planes the stage shows of it (else the first PAGE_PLANES);
+    `lines`: how many cells' arithmetic to write (the picked cell's always; a quick answer, while a slider is dragged, writes that one only); `opinion`: with ONNX
     Runtime's (of the model's node `opened`, where given; else of the configuration's export)."""
     shape = ev.input.shape
 
