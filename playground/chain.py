@@ -33,6 +33,7 @@ from . import precision as P
 from .errors import ValidationError
 from .layer import Layer
 from .layers import LAYERS
+from .stage import protocol
 from .trt import engine as eng
 
 MAX_LAYERS = 6
@@ -554,7 +555,7 @@ def evaluate(
 # /chain?layers=convolution,activation&convolution.stride_nd=2,2&activation.type=RELU: every key is hostile input.
 LAYERS_KEY, STARTER_KEY, SHAPE_KEY, PATTERN_KEY, PICK_KEY = "layers", "starter", "input.shape", "input.pattern", "pick"
 PAGE_KEYS = (LAYERS_KEY, STARTER_KEY, SHAPE_KEY, PATTERN_KEY, PICK_KEY)
-OTHER_KEYS = ("view.",)  # the page's view settings (presenter mode), which the page's own controls read
+OTHER_KEYS = protocol.VIEW_KEYS  # the page's view settings (presenter mode), which the page's own controls read
 DEFAULT_LAYERS = ("convolution", "activation")
 
 
@@ -660,7 +661,7 @@ def from_query(query: dict) -> Address:
         problems,
     )
     for k, v in text.items():
-        if k in (LAYERS_KEY, STARTER_KEY) or k.startswith(OTHER_KEYS):
+        if k in (LAYERS_KEY, STARTER_KEY) or k in OTHER_KEYS:
             continue
         if k == SHAPE_KEY:
             try:

@@ -25,6 +25,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import stat
 import sys
 from pathlib import Path
@@ -35,6 +36,7 @@ from . import budget
 from .errors import PlaygroundError, ValidationError
 from .layers import LAYERS, get_layer
 from .params import jsonable
+from .stage.protocol import ENGINE_STATUS
 
 
 class UsageError(PlaygroundError):
@@ -234,8 +236,7 @@ def _opened_node(model, args):
     if given is None:
         return opened, seeded_input(opened)
     x = load_input(given)
-    node = next((n for n in model.graph.node if n.name == opened.node), None)  # None: a playground export
-    reads = (opened.data or node.input[0]) if node is not None else None  # the tensor its first input reads
+    reads = opened.data  # the tensor its first input reads (None: a playground export, whose input is the model's)
     inputs = [name for name, _ in whole.inputs_of(model)]
     if reads is not None and reads not in inputs:
         if len(inputs) != 1:
@@ -354,7 +355,7 @@ def cmd_run(args) -> int:
     if args.compare is not None and args.compare not in choices:
         raise ValidationError(layer_name, "--compare", "must be one of " + ", ".join(choices), args.compare)
     result = evaluate(layer_name, raw, x, compare=args.compare)
-    shown = opened.to_onnx(result.output) if opened else result.output
+    shown = opened.to_onnx(opened.finish(result.output)) if opened else result.output  # after Gemm's SUM with C
     if args.output:
         with written(args.output, "wb") as f:  # exactly this name (np.save of a name would add .npy)
             np.save(f, shown.astype(np.float32), allow_pickle=False)
@@ -451,7 +452,7 @@ def cmd_run_chain(args) -> int:
         print("inputH0 :", result.tensors[C.INPUT].shape, result.tensors[C.INPUT], sep="\n")
         print(f"outputH0: {result.output.shape}  [NumPy references]", result.output, sep="\n")
         s = engine.summary()
-        when = {"built": "built now", "cached": "from the engine cache"}.get(s["status"], s["status"])
+        when = ENGINE_STATUS.get(s["status"], s["status"])
         print(
             f"engine: {when}, by {s['builder']}, {s['bytes']} bytes, build {s['build_ms']} ms, "
             f"{len(s['layers'])} engine layer(s), not run here"
@@ -675,6 +676,7 @@ def cmd_room(args) -> int:
 
 def cmd_snapshot(args) -> int:
     from .chromium.snapshot import shots_from, take  # Playwright, only for this command
+    from .stage import protocol
 
     pages = args.pages if args.pages is not None else (["home", *LAYERS] if not args.presets else [])
     if args.out.exists() and not args.out.is_dir():
@@ -693,7 +695,7 @@ def cmd_snapshot(args) -> int:
             crop="page" if args.full_page else args.crop,
             scale=args.scale,
             background=args.background,
-            query="&".join(t for t in (args.query, f"view.cell={args.cell}" if args.cell else "") if t),
+            query="&".join(t for t in (args.query, f"{protocol.VIEW_CELL}={args.cell}" if args.cell else "") if t),
             badges=args.badges,
         )
     except (RuntimeError, TimeoutError) as exc:  # the app or the browser failed
@@ -830,7 +832,7 @@ def parser() -> argparse.ArgumentParser:
     snapshot.add_argument(
         "--badges",
         action="store_true",
-        help="keep the machine's badges (which engine built, from cache) in the pictures",
+        help="keep the machine's badges (which engine, built or cached) in the pictures",
     )
     snapshot.add_argument(
         "--crop",
@@ -854,7 +856,30 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Control and direction characters other than a line's end or a tab: a model's node names, a file's name and the
+# messages that quote them are any string, and an escape sequence in one would drive the terminal, not be read.
+_UNSAFE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+class _Plain:
+    """A text stream that writes every unsafe character as its escape (`\\x1b`), the rest as given."""
+
+    def __init__(self, stream):
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        return self._stream.write(_UNSAFE.sub(lambda m: m[0].encode("unicode_escape").decode("ascii"), text))
+
+    def __getattr__(self, name):  # flush, fileno, isatty, encoding: the stream's own
+        return getattr(self._stream, name)
+
+
 def main(argv: list[str] | None = None) -> int:
+    with contextlib.redirect_stdout(_Plain(sys.stdout)), contextlib.redirect_stderr(_Plain(sys.stderr)):
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     args = parser().parse_args(argv)
     try:
         return args.func(args)

@@ -120,14 +120,14 @@ def run_all(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return dict(inputs) | dict(zip(names, s.run(names, inputs)))
 
 
-def real_input(model, node: str) -> np.ndarray:
-    """The tensor the node `node` reads (its first input) when the model runs on its seeded inputs (`feeds`): what
-    the model page's link opens the node's stage with."""
-    named = {n.name: n for n in onnxio._graph_nodes(model)}
-    if node not in named:
-        raise ValidationError("model", "node", f"the model has no node {node!r}")
+def real_input(model, tensor: str) -> np.ndarray:
+    """The tensor `tensor` (a node's `Opened.data`: what its layer's first input reads) when the model runs on its
+    seeded inputs (`feeds`): what the model page's link opens the node's stage with."""
     inputs, _ = feeds(model)
-    return np.asarray(run_all(model, inputs)[named[node].input[0]], np.float32)
+    values = run_all(model, inputs)
+    if tensor not in values:
+        raise ValidationError("model", "node", f"the model has no tensor {tensor!r}")
+    return np.asarray(values[tensor], np.float32)
 
 
 def run_model(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -154,6 +154,7 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
     outs = [values[o] for o in node.output if o and values and o in values]
     if outs and all(np.asarray(o).dtype.kind not in "f" for o in outs):
         return entry | {"reason": f"computes {outs[0].dtype} values (shape arithmetic), not a tensor a layer computes"}
+    # before the node opens (its batch is its data's): the first tensor it reads that the model computes
     data = next((i for i in node.input if i and i not in known.consts), node.input[0] if node.input else None)
     x = values.get(data) if values and data else None
     try:
@@ -161,7 +162,7 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
         opened = onnxio._open(known, node, name, model_name, batch, alone=False)
     except ValidationError as exc:
         return entry | {"reason": str(exc)}
-    data = opened.data or data  # the tensor the layer's first input reads (a commuted Add's second operand)
+    data = opened.data  # the tensor the layer's first input reads (a commuted Add's second operand)
     x = values.get(data) if values and data else None
     entry |= {
         "layer": opened.layer.name,
@@ -186,11 +187,11 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
                 "why": f"the model's work budget of {work_budget():,} multiply-adds "
                 f"({MODEL_WORK} × PLAYGROUND_MAX_MACS) is spent by the nodes before",
             }
-    xl = real_feed(opened, node, values)
+    xl = real_feed(opened, values)
     try:
         with np.errstate(all="ignore"):
-            reference = opened.to_onnx(P.emulate(layer, xl, params))
-            undefined = opened.to_onnx(layer.undefined(xl, params)) if layer.undefined else None
+            reference = opened.to_onnx(opened.finish(P.emulate(layer, xl, params)))
+            undefined = opened.to_onnx(layer.undefined(xl, params)) if layer.undefined and not opened.then else None
     except Exception as exc:  # noqa: BLE001 - one node's reference failing is that node's answer, not the model's
         return entry | {"agrees": None, "why": f"the layer's reference failed ({type(exc).__name__}: {exc})"}
     verdict = onnxio.compare(
@@ -204,16 +205,16 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
     return entry | verdict
 
 
-def real_feed(opened, node, values: dict):
-    """The layer's input from the tensors of the model's run: the node's data input in the layer's layout; for a
-    layer of several inputs (`Opened.shapes`), the feed dict by input name, each the tensor the node reads (or the
-    constant the model gives)."""
+def real_feed(opened, values: dict):
+    """The layer's input from the tensors of the model's run: the tensor its first input reads (`Opened.data`) in
+    the layer's layout; for a layer of several inputs (`Opened.shapes`), the feed dict by input name, each the tensor
+    the node reads (`Opened.tensors`) or the constant the model gives."""
     shapes = getattr(opened, "shapes", None)
     if shapes is None:
-        return opened.to_layer(np.asarray(values[node.input[0]], np.float32))
+        return opened.to_layer(np.asarray(values[opened.data], np.float32))
     return {
         n: opened.constants[n] if n in opened.constants else np.asarray(values[t], np.float32).reshape(shapes[n])
-        for n, t in zip(opened.layer.input_names, opened.tensors or node.input)
+        for n, t in zip(opened.layer.input_names, opened.tensors)
     }
 
 
@@ -378,11 +379,11 @@ def chain_of(model, names: list[str], model_name: str = "model.onnx") -> dict:
         reads = [i for i in node.input if i and i not in known.consts]
         if o.layer.several or len(reads) != 1:
             raise ValidationError(where, "inputs", "reads several tensors: a chain's layers read one each")
-        if before is not None and node.input[0] != before.output[0]:
+        if before is not None and o.data != before.output[0]:
             raise ValidationError(
                 where,
                 "input",
-                f"reads {node.input[0]!r}, not the output of the node before "
+                f"reads {o.data!r}, not the output of the node before "
                 f"({before.output[0]!r}): the run must be consecutive",
             )
         opened.append(o)

@@ -29,7 +29,7 @@ from .errors import PlaygroundError, ValidationError
 from .layer import Layer
 from .layers import LAYERS, get_layer
 from .onnxmap import OPSET, Graph, Node
-from .params import same_params
+from .params import jsonable, same_params
 
 MAX_MODEL_BYTES = 64 << 20  # an upload or a file: ResNet-18's weights (45 MB) fit, a language model does not
 MAX_NODES = 10_000
@@ -311,6 +311,9 @@ class Opened:
     onnx_shapes: dict | None = None  # … and as the model declares them
     constants: dict = field(default_factory=dict)  # … and the inputs the model gives as constants, by input name
     tensors: tuple = ()  # … and the model's tensor each input reads, in the layer's order (an Add's may be swapped)
+    # The steps TensorRT's parser builds after the layer for this node (`OnnxMap.then`), resolved: (layer, params,
+    # {input name: constant}); the node's output is the last step's.
+    then: tuple = ()
 
     @property
     def data(self) -> str | None:
@@ -335,7 +338,13 @@ class Opened:
             "input_shape": list(self.onnx_shape),
             "differs": self.differs,
             "notes": self.notes,
-        }
+        } | ({"then": [{"layer": layer.name, "params": jsonable(p)} for layer, p, _ in self.then]} if self.then else {})
+
+    def finish(self, y: np.ndarray) -> np.ndarray:
+        """The node's output from the layer's: each step after it (`then`) computed by its own layer's reference."""
+        for layer, params, constants in self.then:
+            y = layer.forward({layer.input_names[0]: y} | constants, params)
+        return y
 
     def to_layer(self, x: np.ndarray):
         """The node's data input in the layer's layout; for a layer of several inputs the feed dict: the others are
@@ -487,6 +496,7 @@ def _open(known: _Known, node, name: str, model_name: str, batch: int = 1, alone
         batch_free,
         tuple(range(2, 2 + lift)) if layer.onnx.lift == "spatial" else tuple(range(len(onnx_shape), 4)),
         params,
+        tensors=(data,),
     )
 
 
@@ -543,7 +553,10 @@ def _open_several(
     align = layer.onnx.align or (lambda op, n, v, r: (1,) * (r - len(v)) + tuple(v))  # as ONNX broadcasts
     after = 4 - rank if layer.onnx.lift == "trailing" else 0  # "leading": every 1 before
     lifted = {
-        n: (1,) * (4 - rank - after) + align(node.op_type, n, v, rank) + (1,) * after for n, v in onnx_shapes.items()
+        n: layer.onnx.lift_each(node.op_type, n, v)
+        if layer.onnx.lift_each
+        else (1,) * (4 - rank - after) + align(node.op_type, n, v, rank) + (1,) * after
+        for n, v in onnx_shapes.items()
     }
     constants = {n: a.reshape(lifted[n]) for n, a in constants.items()}
     first = layer.input_names[0]
@@ -551,7 +564,7 @@ def _open_several(
         name,
         node.op_type,
         _attributes(node),
-        [consts.get(t) for t in given],
+        [consts.get(t) for t in given] + [consts.get(t) if t else None for t in node.input[len(given) :]],
         lifted[first],
         onnx_shapes[first],
         known.opset,
@@ -563,6 +576,13 @@ def _open_several(
         params = layer.resolve(raw, lifted)
     except ValidationError as exc:  # the layer's own rule, said of the node
         raise ValidationError(where, exc.param, exc.rule, exc.value) from None
+    then = _steps(layer, params, lifted, layer.onnx.then(view, raw) if layer.onnx.then else [], where)
+    if then:
+        notes.append(
+            f"{node.op_type} opens as TensorRT's ONNX parser builds it: {layer.name}, then "
+            + ", then ".join(f"{s.name} {p.get('operation', '')}".strip() for s, p, _ in then)
+            + "; the node's output (and ONNX Runtime's comparison) is after the last."
+        )
     out_shape = shapes.get(node.output[0]) if node.output else None
     out_shape = out_shape if out_shape and all(isinstance(d, int) and d > 0 for d in out_shape) else None
     tensors = {t: onnx_shapes[i.name] for i, t in zip(layer.inputs, given) if t not in consts}
@@ -585,7 +605,25 @@ def _open_several(
         onnx_shapes,
         constants,
         tuple(given),
+        then,
     )
+
+
+def _steps(layer: Layer, params: dict, shapes: dict, steps: list, where: str) -> tuple:
+    """The steps after the layer (`OnnxMap.then`), each resolved on the shape before it: (layer, params,
+    constants); ValidationError naming the node and the step's rule."""
+    out, shape = [], layer.cost(params, shapes)[0] if layer.cost else shapes[layer.input_names[0]]
+    for name, raw, constants in steps:
+        step = get_layer(name)
+        constants = {k: np.asarray(v, np.float32) for k, v in constants.items()}
+        feed = {step.input_names[0]: tuple(shape)} | {k: v.shape for k, v in constants.items()}
+        try:
+            p = step.resolve(raw, feed if step.several else feed[step.input_names[0]])
+        except ValidationError as exc:
+            raise ValidationError(where, exc.param, f"{name} after {layer.name}: {exc.rule}", exc.value) from None
+        out.append((step, p, constants))
+        shape = step.cost(p, feed if step.several else feed[step.input_names[0]])[0] if step.cost else shape
+    return tuple(out)
 
 
 def _static(where: str, data: str, shape, batch: int) -> tuple[tuple, list[str]]:
@@ -610,6 +648,9 @@ def _static(where: str, data: str, shape, batch: int) -> tuple[tuple, list[str]]
     return tuple(int(d) for d in shape), notes
 
 
+BOOL_INPUTS = {"Where": (0,)}  # the inputs ONNX types BOOL, by op: the layer reads them as float32, nonzero true
+
+
 def _node_model(model, node, onnx_shape: tuple, consts: dict, tensors: dict | None = None) -> bytes:
     """The node alone, its constant inputs as initializers, its data input of the shape it opens with (`tensors`:
     every input the model computes, by name, where the node has several)."""
@@ -617,11 +658,17 @@ def _node_model(model, node, onnx_shape: tuple, consts: dict, tensors: dict | No
     h = onnx.helper
     tensors = tensors or {node.input[0]: onnx_shape}
     inits = [onnx.numpy_helper.from_array(consts[i], i) for i in node.input if i and i in consts and i not in tensors]
-    xs = [h.make_tensor_value_info(t, onnx.TensorProto.FLOAT, list(v)) for t, v in tensors.items()]
+    boolean = {node.input[i] for i in BOOL_INPUTS.get(node.op_type, ()) if node.input[i] in tensors}
+    # a BOOL input (Where's condition) comes in as float32, as the layer's does, and is cast where the node reads it
+    xs = [
+        h.make_tensor_value_info(f"{t}_float" if t in boolean else t, onnx.TensorProto.FLOAT, list(v))
+        for t, v in tensors.items()
+    ]
+    casts = [h.make_node("Cast", [f"{t}_float"], [t], to=onnx.TensorProto.BOOL) for t in sorted(boolean)]
     outputs = [h.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None) for o in node.output[:1]]
     only = h.make_node(node.op_type, list(node.input), list(node.output[:1]), name=node.name or "node")
     only.attribute.extend(node.attribute)
-    graph = h.make_graph([only], "node", xs, outputs, inits)
+    graph = h.make_graph([*casts, only], "node", xs, outputs, inits)
     opsets = [o for o in model.opset_import if o.domain in ("", "ai.onnx")]
     return h.make_model(graph, opset_imports=opsets, ir_version=model.ir_version).SerializeToString()
 

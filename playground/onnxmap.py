@@ -132,6 +132,13 @@ class OnnxMap:
     # A layer of several inputs: (op_type, input name, its shape, the node's rank) -> that input's shape at the
     # node's rank; None: as ONNX broadcasts, 1s before (InstanceNormalization's 1-D scale is along C instead).
     align: Callable[[str, str, tuple, int], tuple] | None = None
+    # A layer of several inputs whose inputs keep ranks of their own (a gather's indices): (op_type, input name, its
+    # shape) -> that input's shape at rank 4; None: `align`, then `lift`.
+    lift_each: Callable[[str, str, tuple], tuple] | None = None
+    # The layers TensorRT's ONNX parser adds after this one for the node (Gemm's α and C: ElementWise PROD and SUM):
+    # (node, raw parameters) -> [(layer name, raw parameters, {input name: constant})], each step's first input the
+    # output before it; [] where the node is the layer alone.
+    then: Callable[[Node, dict], list] | None = None
 
 
 def explicit_pads(pre, post) -> list[int]:

@@ -125,14 +125,14 @@ def _onnxruntime(ev: Evaluation, opened: onnxio.Opened | None, build: bool):
         else evaluate(ev.layer, {**ev.params, "precision": "FP32"}, feed, backend=ev.backend, run=False, build=build)
     )
     if opened is not None:
-        model, x, reference = opened.node_model, opened.onnx_feed(ev), opened.to_onnx(fp32.reference)
+        model, x, reference = opened.node_model, opened.onnx_feed(ev), opened.to_onnx(opened.finish(fp32.reference))
         differs = opened.differs
     else:
         model = onnxio.export_model(layer, fp32.params, ev.shapes, check=False).SerializeToString()
         x, reference, differs = feed, fp32.reference, []
     undefined = layer.undefined(feed, fp32.params) if layer.undefined else None
     if undefined is not None and opened is not None:
-        undefined = opened.to_onnx(undefined)
+        undefined = opened.to_onnx(undefined) if not opened.then else None
     compared_to = "the reference" if fp32 is ev else "the FP32 reference (an ONNX model computes in float32)"
     ort = onnxio.onnxruntime_check(
         model,

@@ -34,11 +34,11 @@ _TRUE, _FALSE = {"true", "1", "yes", "on"}, {"false", "0", "no", "off"}
 class Kind:
     """One kind of value. Every reader asks the parameter's kind (`Param.of`), never its name: canonical values
     (`canonical`), their text (`text`), the values a choice steps through (`options`), a slider's neighbours
-    (`steps`) and the stage's control (`control`)."""
+    (`steps`), the control a form draws for it (`widget`: the stage's and the chain page's alike) and what the
+    stage's control shows (`control`)."""
 
     name = ""
     number = False  # a number the stage draws as a slider
-    widget = "text"  # the form's control for it: number, toggle, choice or text (a list of values)
 
     def canonical(self, p: Param, value: Any, fail: Callable, params: dict, shape: tuple) -> Any:
         """The canonical value of any accepted spelling, its kind and range checked (`fail(rule)` raises)."""
@@ -55,6 +55,13 @@ class Kind:
         """The values one step either side of `new` (moved from `old`), within the slider's range."""
         return []
 
+    def widget(self, p: Param) -> str:
+        """The control a form draws for it, one decision for every form (the stage's controls.js, the chain page):
+        choice (a list of named values), toggle, slider (a number), named (a number picked by its name: softmax's
+        axes), axes (a whole number per axis), permutation (one pick of a whole order), or text (numbers or a
+        preset's name, where a few values get a slider each)."""
+        return "text"
+
     def control(self, p: Param, value: Any, params: dict, shape: tuple) -> dict:
         """What the stage's control of this parameter draws, besides its name, label, help and use."""
         return {}
@@ -65,9 +72,12 @@ class Kind:
 
 
 class Number(Kind):
-    number, widget = True, "number"
+    number = True
     default_step: float = 0.01
     whole = False  # whole numbers only
+
+    def widget(self, p):
+        return "named" if p.name_of is not None else "slider"
 
     def steps(self, p, old, new):
         if not isinstance(new, (int, float)) or isinstance(new, bool):
@@ -112,7 +122,10 @@ class Int(Number):
 
 
 class Bool(Kind):
-    name, widget = "bool", "toggle"
+    name = "bool"
+
+    def widget(self, p):
+        return "toggle"
 
     def canonical(self, p, value, fail, params, shape):
         if isinstance(value, (bool, np.bool_)):
@@ -133,7 +146,10 @@ class Bool(Kind):
 
 
 class Enum(Kind):
-    name, widget = "enum", "choice"
+    name = "enum"
+
+    def widget(self, p):
+        return "choice"
 
     def canonical(self, p, value, fail, params, shape):
         name = str(getattr(value, "name", value)).strip().upper()
@@ -189,6 +205,9 @@ class Ints(Kind):
             return []
         i = moved[0]
         return [new[:i] + (v,) + new[i + 1 :] for v in (new[i] + 1, new[i] - 1) if p.slidable(v)]
+
+    def widget(self, p):
+        return "permutation" if p.permutation else "axes" if p.along_axes else "text"
 
     def control(self, p, value, params, shape):
         if p.permutation:

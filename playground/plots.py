@@ -15,7 +15,8 @@ import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from .numbers import compact, precise
+from .colours import colour_range
+from .numbers import compact, digits
 from .style import DEFAULT, Theme
 
 TEXT_CELL_LIMIT = 400  # numbers in cells cost ~1 s to draw at 128x128, so only small slices get them
@@ -46,43 +47,32 @@ class ColorRange:
     diverging: bool
 
 
-def _extent(a: np.ndarray) -> tuple[float, float] | None:
-    f = a[np.isfinite(a)]
-    return (float(f.min()), float(f.max())) if f.size else None
-
-
-def _range(ext: tuple[float, float] | None) -> ColorRange:
-    if ext is None:  # all NaN/Inf: any range will do, nothing finite is drawn
+def scale_of(r: Sequence[float] | None) -> ColorRange:
+    """The scale a colour range is drawn on, by the stage's rule (heatmap.js `scaleFor`; both held to
+    tests/fixtures/colour_rule.json): diverging and symmetric about 0 where the range crosses 0 (white is exactly
+    0), else sequential from its low end; one value (a constant, all zeros, rounding noise) is the sequential
+    scale's first colour. None (nothing finite): any range, nothing finite is drawn."""
+    if r is None:
         return ColorRange(0.0, 1.0, False)
-    lo, hi = ext
-    if lo < 0 < hi or lo == hi == 0:  # signed (or all zero): symmetric, so white means exactly 0
-        a = max(-lo, hi) or 1.0
+    lo, hi = float(r[0]), float(r[1])
+    if lo < 0 < hi:
+        a = max(-lo, hi)
         return ColorRange(-a, a, True)
-    if lo == hi:  # constant: centre it so it draws mid-scale, not at an end
-        pad = abs(lo)
-        return ColorRange(lo - pad, hi + pad, False)
-    return ColorRange(lo, hi, False)
-
-
-def color_range(arrays: Sequence[np.ndarray], shared: bool = True) -> list[ColorRange]:
-    """One ColorRange per array over its finite values; all equal (union of the data) when shared."""
-    exts = [_extent(np.asarray(a, dtype=np.float64)) for a in arrays]
-    if not shared:
-        return [_range(e) for e in exts]
-    found = [e for e in exts if e is not None]
-    union = (min(e[0] for e in found), max(e[1] for e in found)) if found else None
-    return [_range(union)] * len(exts)
-
-
-def magnitude_range(a: np.ndarray) -> ColorRange:
-    """A sequential range for a map of magnitudes whose values may cross 0 without being signed (log₁₀ |error|)."""
-    ext = _extent(np.asarray(a, dtype=np.float64))
-    lo, hi = ext if ext is not None else (0.0, 1.0)
     return ColorRange(lo, hi if hi > lo else lo + 1.0, False)
 
 
-_compact_arr = np.frompyfunc(compact, 1, 1)
-_full_arr = np.frompyfunc(precise, 1, 1)
+def color_range(arrays: Sequence[np.ndarray], shared: bool = True) -> list[ColorRange]:
+    """One ColorRange per array, of colours.colour_range (the stage's: a spread of rounding noise is one value);
+    all equal (of the arrays together) when shared."""
+    if not shared:
+        return [scale_of(colour_range(a)) for a in arrays]
+    together = np.concatenate([np.asarray(a, dtype=np.float64).ravel() for a in arrays]) if arrays else np.zeros(0)
+    return [scale_of(colour_range(together))] * len(arrays)
+
+
+# A cell's number: six significant digits, as the stage's cells where they fit (its cells here grow to fit them).
+CELL_DIGITS = 6
+_cell_arr = np.frompyfunc(lambda v: digits(v, CELL_DIGITS), 1, 1)
 
 
 def decimation_factor(h: int, w: int, slices: int = 1) -> int:
@@ -270,7 +260,7 @@ def _tensor_layout(
     ys, xs = np.arange(0, H, f), np.arange(0, W, f)  # drawn cells keep their real indices
     own_cbar = not shared_scale and len(sl) > 1
     small = a.size <= TEXT_CELL_LIMIT * len(sl)
-    longest = max((len(compact(float(v))) for v in a.ravel()), default=0) if small else 0
+    longest = max((len(digits(float(v), CELL_DIGITS)) for v in a.ravel()), default=0) if small else 0
     g = _grid(
         len(sl),
         a.shape[-3] if a.ndim > 2 else 1,
@@ -395,9 +385,9 @@ def tensor_figure(
                     thickness=th.colorbar_px,
                     tickfont=dict(size=th.font_size - 1),
                 ),
-                **(dict(text=np.where(ok, _compact_arr(drawn), "").astype(str)) if g.text else {}),
+                **(dict(text=np.where(ok, _cell_arr(drawn), "").astype(str)) if g.text else {}),
                 hoverongaps=False,
-                **hover("z:.7g"),
+                **hover("z:.7~g"),  # seven significant digits, trailing zeros dropped: as the stage hovers a value
                 **cell_text,
                 **on,
             )

@@ -15,6 +15,7 @@ import os
 import threading
 import time
 from collections import deque
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -24,18 +25,27 @@ from .params import same_value
 QUIET_S = 0.25  # no foreground evaluation for this long before a speculative build starts
 
 
-def neighbours(layer: Layer, before: dict, after: dict, old: dict, new: dict) -> list[dict]:
-    """Raw parameter sets one step either side of the one parameter set differently in the raw `after` than in
-    `before`, stepped from its canonical values `old` → `new` (`Layer.resolve`'s numbers and tuples, not a
-    request's texts such as '2,1'): ints and floats by their step, per-axis ints on the axis that moved, enums to
-    the adjacent members. The other raw values stay as given, so values that follow the moved one (a kernel
-    sized by the output maps) follow it in the neighbours too. None where nothing or several things changed."""
-    changed = [n for n in after if n in before and not same_value(before[n], after[n])]
-    changed += [n for n in set(before) ^ set(after)]
+@dataclass(frozen=True)
+class Position:
+    """A configuration a slider reached, both ways: `raw`, as its request spells it (texts such as '2,1', the
+    values given only), and `canonical`, as `Layer.resolve` made it (numbers and tuples: what is stepped)."""
+
+    raw: dict
+    canonical: dict
+
+
+def neighbours(layer: Layer, before: Position, after: Position) -> list[dict]:
+    """Raw parameter sets one step either side of the one parameter set differently in `after` than in `before`
+    (their raw values), stepped from its canonical values: ints and floats by their step, per-axis ints on the axis
+    that moved, enums to the adjacent members. The other raw values stay as given, so values that follow the moved
+    one (a kernel sized by the output maps) follow it in the neighbours too. None where nothing or several things
+    changed."""
+    changed = [n for n in after.raw if n in before.raw and not same_value(before.raw[n], after.raw[n])]
+    changed += [n for n in set(before.raw) ^ set(after.raw)]
     if len(changed) != 1 or changed[0] not in layer.param_names:
         return []
     p = layer.param(changed[0])
-    return [{**after, p.name: v} for v in p.of.steps(p, old[p.name], new[p.name])]
+    return [{**after.raw, p.name: v} for v in p.of.steps(p, before.canonical[p.name], after.canonical[p.name])]
 
 
 class Prefetcher:

@@ -24,3 +24,24 @@ def pytest_collection_modifyitems(config, items):
         skip = pytest.mark.skip(reason="no CUDA GPU")
         for item in gpu_items:
             item.add_marker(skip)
+
+
+# The browser tests' app and Chromium, one of each per test module (module scope: a module's tests share one app
+# with an engine cache of its own, as a person's session would). A module that needs another app (a port of its
+# own, a shared cache) defines its own fixture of the same name.
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    from playground.chromium import browser as B
+
+    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path_factory.mktemp("engine_cache"))}) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playground.chromium import browser as B
+
+    if B.chromium_path() is None:
+        pytest.fail("no system Chromium: the browser tests need it (apt-get install chromium)", pytrace=False)
+    with B.chromium() as chrome:  # one Playwright for the module: a second would not start beside it
+        yield chrome

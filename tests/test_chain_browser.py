@@ -14,22 +14,8 @@ EXCEPTION = '[data-testid="stException"]'
 ERROR = '[data-testid="stAlertContentError"]'
 
 
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path_factory.mktemp("engine_cache"))}) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def chrome():
-    if B.chromium_path() is None:
-        pytest.fail("no system Chromium: the browser tests need it (apt-get install chromium)", pytrace=False)
-    with B.chromium() as browser:
-        yield browser
-
-
-def open_chain(chrome, app, query: str, width: int = 1920, height: int = 1080):
-    ctx = B.new_context(chrome, viewport={"width": width, "height": height}, reduced_motion="reduce")
+def open_chain(browser, app, query: str, width: int = 1920, height: int = 1080):
+    ctx = B.new_context(browser, viewport={"width": width, "height": height}, reduced_motion="reduce")
     page = ctx.new_page()
     page.goto(f"{app}/chain?{query}")
     B.wait_until_idle(page, 120_000)
@@ -37,8 +23,8 @@ def open_chain(chrome, app, query: str, width: int = 1920, height: int = 1080):
 
 
 @pytest.mark.parametrize("starter", chains.STARTERS, ids=lambda s: s.name)
-def test_each_starter_chain_opens_with_its_note_and_its_engine(chrome, app, starter):
-    ctx, page = open_chain(chrome, app, f"starter={starter.name}")
+def test_each_starter_chain_opens_with_its_note_and_its_engine(browser, app, starter):
+    ctx, page = open_chain(browser, app, f"starter={starter.name}")
     try:
         assert page.locator(EXCEPTION).count() == 0 and page.locator(ERROR).count() == 0
         body = page.inner_text("body")
@@ -50,9 +36,9 @@ def test_each_starter_chain_opens_with_its_note_and_its_engine(chrome, app, star
 
 @pytest.mark.parametrize("width, height", [(1280, 720), (1920, 1080)])
 @pytest.mark.parametrize("presenter", [False, True])
-def test_the_engine_is_on_the_first_screen_at_projector_sizes(chrome, app, width, height, presenter):
+def test_the_engine_is_on_the_first_screen_at_projector_sizes(browser, app, width, height, presenter):
     query = "starter=conv_prelu" + ("&view.presenter=true" if presenter else "")
-    ctx, page = open_chain(chrome, app, query, width, height)
+    ctx, page = open_chain(browser, app, query, width, height)
     try:
         heading = page.get_by_role("heading", name="The engine")
         box = heading.bounding_box()
@@ -62,8 +48,8 @@ def test_the_engine_is_on_the_first_screen_at_projector_sizes(chrome, app, width
         ctx.close()
 
 
-def test_the_layer_buttons_change_the_chain(chrome, app):
-    ctx, page = open_chain(chrome, app, "layers=convolution,activation")
+def test_the_layer_buttons_change_the_chain(browser, app):
+    ctx, page = open_chain(browser, app, "layers=convolution,activation")
     try:
         with B.rerun(page):
             page.get_by_role("button", name="arrow_downward").first.click()

@@ -280,6 +280,20 @@ def test_onnx_node_names_are_listed_as_text_not_markdown():
         assert live(label.replace("\\*\\*", "")) == [] and "**bold**" not in label
 
 
+def test_node_names_reach_the_terminal_as_text_not_escape_sequences(tmp_path, capsys):
+    from playground import cli
+
+    names = ["\x1b]0;owned\x07\x1b[2J", "left\u202eright", "a\rb"]  # a title, a clear, a reversal, a carriage return
+    path = tmp_path / "names.onnx"
+    path.write_bytes(_prelu_chain(names).SerializeToString())
+    for argv in (["onnx", str(path)], ["model", str(path)], ["run", "--onnx", str(path), "--node", names[0]]):
+        cli.main(argv)
+        out = capsys.readouterr()
+        text = out.out + out.err
+        assert not any(c in text for c in "\x1b\x07\r\u202e"), (argv, text)
+        assert "\\x1b]0;owned\\x07" in text, (argv, text)  # the name, escaped: it reads as given
+
+
 def _model_of_size(size: int) -> bytes:
     """An ONNX model (one PRelu node) of exactly `size` bytes: its doc string pads it."""
     model = _prelu_chain(["p"])

@@ -57,6 +57,104 @@ def test_the_engine_casts_the_indices_and_onnx_reads_gather_elements():
         assert report.status == "built", report.error
     model = node_model("GatherElements", (2, 3), {"i": np.int64([[2, 0, 1], [1, 1, 0]])}, axis=1)
     opened = onnxio.open_node(onnxio.load_model(model.SerializeToString()))
-    assert opened.raw == {"axis": 1} and opened.constants["indices"].ravel().tolist() == [2, 0, 1, 1, 1, 0]
+    assert opened.raw == {"mode": "ELEMENT", "axis": 1} and opened.constants["indices"].ravel().tolist() == [
+        2,
+        0,
+        1,
+        1,
+        1,
+        0,
+    ]
     ev = evaluate("gather", opened.raw, opened.to_layer(np.float32([[1, 2, 3], [4, 5, 6]])), run=False)
     assert ev.output.ravel().tolist() == [3, 1, 2, 5, 5, 4]
+
+
+def test_default_mode_replaces_the_axis_by_the_indices_shape():
+    ev = run(np.float32([3, 0]).reshape(1, 1, 1, 2), mode="DEFAULT", axis=3, indices_rank=1)
+    assert ev.output.shape == (1, 1, 3, 2) and ev.output[0, 0, :, 0].tolist() == [4, 8, 12]
+    ev = run(np.float32([[2, 0], [1, 1]]).reshape(1, 1, 2, 2), mode="DEFAULT", axis=2, indices_rank=2)
+    assert ev.output.shape == (1, 1, 2, 2, 4)  # rank 4 + 2 − 1
+    assert ev.output[0, 0, 0, 0].tolist() == [9, 10, 11, 12] and ev.output[0, 0, 1, 1].tolist() == [5, 6, 7, 8]
+
+
+def test_default_rank_past_the_stage_and_indices_with_leading_axes_are_refused_by_name():
+    with pytest.raises(ValidationError) as e:
+        run(np.zeros((1, 1, 2, 2)), mode="DEFAULT", indices_rank=3)
+    assert e.value.param == "indices_rank" and "rank 6" in e.value.rule and e.value.stricter
+    with pytest.raises(ValidationError) as e:
+        run(np.zeros((1, 1, 2, 2)), mode="DEFAULT", indices_rank=1)
+    assert e.value.param == "input.indices" and "first 3 axes must be 1" in e.value.rule
+
+
+def test_nd_mode_reads_index_tuples_and_its_batch_axes_must_match():
+    ev = run(np.float32([[0, 0, 2], [0, 0, 0]]).reshape(1, 1, 2, 3), mode="ND", indices_rank=2)
+    assert ev.output.tolist() == [[9, 10, 11, 12], [1, 2, 3, 4]]  # (n, c, h) tuples: whole rows of W
+    with pytest.raises(ValidationError) as e:
+        run(np.zeros((1, 1, 2, 2)), mode="ND", indices_rank=2, num_elementwise_dims=1)
+    assert e.value.param == "input.indices" and "must equal the data's (1,)" in e.value.rule
+
+
+def test_a_negative_or_out_of_range_index_in_default_mode_is_undefined():
+    ev = run(np.float32([-1, 3, 4]).reshape(1, 1, 1, 3), mode="DEFAULT", indices_rank=1)
+    assert np.isnan(ev.output[..., 0]).all() and ev.output[0, 0, :, 1].tolist() == [4, 8, 12]
+    assert np.isnan(ev.output[..., 2]).all()
+    assert "from the end" in LAYER.cell(ev.inputs, ev.params, (0, 0, 0, 0), ev.reference).notes[0]
+
+
+def _ort(model, feeds):
+    import onnxruntime as ort
+
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+
+
+@pytest.mark.parametrize(
+    "op, data_shape, indices, attrs",
+    [
+        ("Gather", (3, 4), np.int64([2, 0]), {"axis": 0}),
+        ("Gather", (2, 3, 4), np.int64([[1, 3], [0, 0]]), {"axis": -1}),
+        ("Gather", (2, 5), np.int64(4), {"axis": 1}),  # a scalar index: the axis goes
+        ("GatherND", (3, 4), np.int64([[2, 1], [0, 3]]), {}),
+        ("GatherND", (2, 3, 4), np.int64([[1], [0]]), {"batch_dims": 1}),
+    ],
+)
+def test_onnx_gather_and_gather_nd_open_and_agree_with_onnxruntime(op, data_shape, indices, attrs):
+    from onnx_cases import node_model
+
+    from playground import onnxio
+
+    model = node_model(op, data_shape, {"i": indices}, **attrs)
+    opened = onnxio.open_node(onnxio.load_model(model.SerializeToString()))
+    x = np.random.default_rng(0).uniform(-4, 4, data_shape).astype(np.float32)
+    ev = evaluate("gather", opened.raw, opened.to_layer(x), run=False)
+    want = _ort(model, {model.graph.input[0].name: x})
+    assert opened.to_onnx(ev.output).shape == want.shape and np.array_equal(opened.to_onnx(ev.output), want)
+
+
+def test_an_onnx_gather_with_negative_indices_opens_with_the_rule_and_masks_those_cells():
+    from onnx_cases import node_model
+
+    from playground import onnxio
+    from playground.opinions import onnxruntime_opinion
+
+    model = node_model("Gather", (2, 3), {"i": np.int64([-1, 0])}, axis=1)
+    opened = onnxio.open_node(onnxio.load_model(model.SerializeToString()))
+    assert opened.raw["mode"] == "DEFAULT" and "passes the indices" in opened.differs[0]
+    ev = evaluate("gather", opened.raw, opened.to_layer(np.float32([[1, 2, 3], [4, 5, 6]])), run=False)
+    ort = onnxruntime_opinion(ev, opened)
+    assert ort["agrees"] and ort["masked"]["cells"] == 2 and ort["masked"]["onnxruntime_gives"] == ["3.0", "6.0"]
+
+
+def test_every_example_exports_and_onnxruntime_agrees():
+    """Each mode's export (Gather, GatherElements, GatherND after a Cast and, but for ELEMENT, a Reshape of the
+    indices to their rank) computes the example's table in ONNX Runtime."""
+    from playground import onnxio
+    from playground.presets import input_for
+
+    for e in LAYER.examples:
+        xs = LAYER.feed(input_for(e))
+        shapes = {n: a.shape for n, a in xs.items()}
+        p = LAYER.resolve(e.params, shapes)
+        verdict = onnxio.onnxruntime_check(
+            onnxio.export_model(LAYER, p, shapes).SerializeToString(), xs, e.expected, lambda: 1.0
+        )
+        assert verdict["agrees"] and verdict["max_abs_diff"] == 0, (e.name, verdict)

@@ -71,8 +71,8 @@ def test_onnx_matmul_and_gemm_open_as_batched_products_and_agree_with_onnxruntim
     assert ev.output.shape == (1, 3, 2, 5) and second_opinions(ev, opened)["onnxruntime"]["agrees"] is True
     gemm = onnxio.open_node(onnxio.load_model(_model("Gemm", (3, 2), (5, 3), transA=1, transB=1)))
     assert gemm.raw == {"op0": "TRANSPOSE", "op1": "TRANSPOSE"}
-    with pytest.raises(ValidationError, match="alpha"):
-        onnxio.open_node(onnxio.load_model(_model("Gemm", (2, 3), (3, 5), alpha=2.0)))
+    scaled = onnxio.open_node(onnxio.load_model(_model("Gemm", (2, 3), (3, 5), alpha=2.0)))
+    assert [(s.name, p["operation"]) for s, p, _ in scaled.then] == [("elementwise", "PROD")]  # α: a step after
     with pytest.raises(ValidationError, match="1-D"):
         onnxio.open_node(onnxio.load_model(_model("MatMul", (2, 3), (3,))))
 
@@ -98,3 +98,50 @@ def test_a_matmul_of_weights_opens_with_them_as_the_constant_input_b():
     assert opened.layer is LAYER and set(opened.constants) == {"b"} and opened.shapes["b"] == (1, 1, 3, 4)
     xs = opened.to_layer(np.ones((2, 3), np.float32))
     assert np.array_equal(xs["b"].reshape(3, 4), w)
+
+
+def _gemm(x_shape, b, c=None, **attrs):
+    from onnx_cases import node_model
+
+    from playground import onnxio
+
+    consts = {"w": b} if c is None else {"w": b, "c": c}
+    model = node_model("Gemm", x_shape, consts, opset=13, **attrs)
+    return model, onnxio.open_node(onnxio.load_model(model.SerializeToString()))
+
+
+@pytest.mark.parametrize(
+    "c_shape, attrs",
+    [((4,), {"transB": 1}), ((3, 1), {"alpha": 0.5, "beta": -2.0, "transB": 1}), ((), {"alpha": 2.0, "transB": 1})],
+)
+def test_an_onnx_gemm_with_alpha_and_c_opens_as_the_parsers_steps_and_agrees(c_shape, attrs):
+    """α and C as TensorRT's parser builds them: MatrixMultiply, ElementWise PROD by α, ElementWise SUM with β·C; the
+    node's output is after the last step (run --onnx's and ONNX Runtime's opinion)."""
+    import onnxruntime as ort
+
+    from playground.opinions import onnxruntime_opinion
+
+    rng = np.random.default_rng(1)
+    w, c = rng.uniform(-1, 1, (4, 6)).astype(np.float32), rng.uniform(-1, 1, c_shape).astype(np.float32)
+    model, opened = _gemm((3, 6), w, c, **attrs)
+    ops = [p["operation"] for _, p, _ in opened.then]
+    assert ops == (["PROD"] if attrs.get("alpha", 1) != 1 else []) + ["SUM"] and "then" in opened.describe()
+    x = rng.uniform(-4, 4, (3, 6)).astype(np.float32)
+    ev = evaluate("matrix_multiply", opened.raw, opened.to_layer(x), run=False)
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    got = opened.to_onnx(opened.finish(ev.output))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    assert not np.allclose(opened.to_onnx(ev.output), want, atol=1e-3)  # the steps matter: the layer alone differs
+    assert onnxruntime_opinion(ev, opened)["agrees"]
+
+
+def test_an_onnx_gemm_whose_c_the_model_computes_is_refused_naming_c():
+    from onnx_cases import node_model
+
+    from playground import onnxio
+    from playground.errors import ValidationError
+
+    model = node_model("Gemm", (3, 6), {"w": np.ones((6, 4), np.float32)}, inputs=["w", "x"], opset=13)
+    with pytest.raises(ValidationError) as e:
+        onnxio.open_node(onnxio.load_model(model.SerializeToString()))
+    assert e.value.param == "C" and "constant" in e.value.rule

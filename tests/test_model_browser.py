@@ -13,17 +13,16 @@ pytestmark = pytest.mark.browser
 GRAPH = ".pg-graph"
 
 
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("cache")
-    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(cache)}) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with B.chromium() as chrome:
-        yield chrome
+def _open_model(browser, app, path, height=900):
+    """A fresh page of the model page with `path` uploaded and its three nodes drawn: (context, page)."""
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": height})
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(app.rstrip("/") + "/model")
+    B.wait_until_idle(page)
+    page.set_input_files('input[type="file"]', str(path))
+    page.wait_for_selector(f"{GRAPH}[data-drawn='3']")
+    return ctx, page
 
 
 def test_model_page_draws_the_graph_and_links_a_node_to_its_stage(browser, app, tmp_path):
@@ -40,13 +39,7 @@ def test_model_page_draws_the_graph_and_links_a_node_to_its_stage(browser, app, 
     )
     path = tmp_path / "three.onnx"
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
-    ctx = B.new_context(browser, viewport={"width": 1280, "height": 900})
-    page = ctx.new_page()
-    page.set_default_timeout(60_000)
-    page.goto(app.rstrip("/") + "/model")
-    B.wait_until_idle(page)
-    page.set_input_files('input[type="file"]', str(path))
-    page.wait_for_selector(f"{GRAPH}[data-drawn='3']")
+    ctx, page = _open_model(browser, app, path)
     nodes = page.locator(f"{GRAPH} .pg-graph-node")
     assert nodes.count() == 3 and page.locator(f"{GRAPH} .pg-graph-edge").count() == 2
     assert page.locator(f"{GRAPH} b").count() == 0  # a name is text, never markup
@@ -85,13 +78,7 @@ def _zoom(page) -> float:
 def test_the_graph_pans_zooms_finds_a_node_and_opens_a_run_as_a_chain(browser, app, tmp_path):
     path = tmp_path / "crs.onnx"
     _conv_relu_softmax(path)
-    ctx = B.new_context(browser, viewport={"width": 1280, "height": 900})
-    page = ctx.new_page()
-    page.set_default_timeout(60_000)
-    page.goto(app.rstrip("/") + "/model")
-    B.wait_until_idle(page)
-    page.set_input_files('input[type="file"]', str(path))
-    page.wait_for_selector(f"{GRAPH}[data-drawn='3']")
+    ctx, page = _open_model(browser, app, path)
     B.wait_until_idle(page)
     world = page.locator(f"{GRAPH} .pg-graph-world")
     # the wheel zooms about the pointer, Fit shows the whole graph again
@@ -142,13 +129,7 @@ def test_the_graph_pans_zooms_finds_a_node_and_opens_a_run_as_a_chain(browser, a
 def test_an_engine_layers_fused_nodes_are_outlined_and_open_as_a_chain(browser, app, tmp_path):
     path = tmp_path / "fused.onnx"
     _conv_relu_softmax(path)
-    ctx = B.new_context(browser, viewport={"width": 1280, "height": 900})
-    page = ctx.new_page()
-    page.set_default_timeout(60_000)
-    page.goto(app.rstrip("/") + "/model")
-    B.wait_until_idle(page)
-    page.set_input_files('input[type="file"]', str(path))
-    page.wait_for_selector(f"{GRAPH}[data-drawn='3']")
+    ctx, page = _open_model(browser, app, path)
     outlines = page.locator(f"{GRAPH} .pg-graph-fused")
     fused = [page.evaluate("(e) => e.querySelector('title').textContent", o) for o in outlines.element_handles()]
     # the engine layers that compute two or more nodes, as the page's engine table names them
@@ -191,13 +172,7 @@ def test_the_first_difference_is_marked_and_a_click_centres_it(browser, tmp_path
     path = tmp_path / "differs.onnx"
     _conv_relu_softmax(path)
     with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path / "cache")}, app=script) as url:
-        ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
-        page = ctx.new_page()
-        page.set_default_timeout(60_000)
-        page.goto(url.rstrip("/") + "/model")
-        B.wait_until_idle(page)
-        page.set_input_files('input[type="file"]', str(path))
-        page.wait_for_selector(f"{GRAPH}[data-drawn='3']")
+        ctx, page = _open_model(browser, url, path, height=720)
         B.wait_until_idle(page)
         assert page.locator(f"{GRAPH} .pg-graph-first").count() == 1
         assert page.locator(f"{GRAPH} .pg-graph-first[data-node='relu'].pg-graph-differs").count() == 1

@@ -127,7 +127,8 @@ def test_export_reopens_to_the_same_configuration(name):
 # ONNX Runtime cannot compute these, for reasons of its own (its words are the answer's `error`).
 ORT_LIMITS = {
     "resize": "'Cubic' mode only supports",
-    "gather": "Out of range value in index tensor",  # random indices: undefined by the layer's rule
+    # random indices: undefined by the layer's rule; ONNX Runtime refuses them (GatherElements, Gather, GatherND)
+    "gather": ("Out of range value in index tensor", "indices element out of data bounds", "invalid index found"),
     "lrn": "alpha_ > 0.0f was false",
 }  # TensorRT takes α = 0 too
 
@@ -154,7 +155,9 @@ def test_onnxruntime_agrees_on_the_contract_configurations(name):
             lambda: onnxio.magnitude(layer, x, params),
             undefined=undefined,
         )
-        if not verdict["agrees"] and not (name in ORT_LIMITS and ORT_LIMITS[name] in verdict.get("error", "")):
+        known = ORT_LIMITS.get(name, ())
+        known = (known,) if isinstance(known, str) else known
+        if not verdict["agrees"] and not any(words in verdict.get("error", "") for words in known):
             disagreements.append((d.raw, verdict))
     assert not disagreements, disagreements[:3]
 

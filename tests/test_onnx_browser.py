@@ -16,19 +16,6 @@ pytestmark = pytest.mark.browser
 STAGE = ".pg-stage"
 
 
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    cache = tmp_path_factory.mktemp("cache")
-    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(cache)}) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with B.chromium() as chrome:
-        yield chrome
-
-
 def _upload(browser, app, model_path, text):
     ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
     page = ctx.new_page()

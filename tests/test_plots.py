@@ -1,9 +1,12 @@
+import json
 import time
+from pathlib import Path
 
 import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from playground.colours import colour_range
 from playground.numbers import compact
 from playground.plots import (
     MAX_DRAW_CELLS,
@@ -69,7 +72,7 @@ def test_cells_grow_to_their_longest_label():
     short, _ = tensor_figure(np.arange(16.0).reshape(1, 1, 4, 4), title="t")
     long, stats = tensor_figure(np.full((1, 1, 4, 4), 12345.679), title="t")
     assert stats["text_in_cells"] and long.layout.width >= short.layout.width
-    assert np.diff(long.layout.xaxis.domain)[0] * long.layout.width >= 4 * len("12345.68") * 11 * 0.6
+    assert np.diff(long.layout.xaxis.domain)[0] * long.layout.width >= 4 * len("12345.7") * 11 * 0.6
     # A 20×20 slice of small integers keeps its numbers; of long decimals it drops them.
     assert tensor_figure(np.arange(400.0).reshape(20, 20) % 10, title="t")[1]["text_in_cells"]
     assert not tensor_figure(np.linspace(-1, 1, 400).reshape(20, 20), title="t")[1]["text_in_cells"]
@@ -97,7 +100,7 @@ def test_text_in_cells_only_when_small(shape, expect):
 def test_cell_text_format():
     t = np.array([[12345.678, -0.5, 0.123456, 2.0], [np.nan, np.inf, -np.inf, 0.0]])
     fig, _ = tensor_figure(t, title="t")
-    assert list(heatmaps(fig)[0].text[0]) == ["12345.68", "-0.5", "0.1235", "2"]
+    assert list(heatmaps(fig)[0].text[0]) == ["12345.7", "-0.5", "0.123456", "2"]  # six digits, as the stage's
     assert list(overlays(fig)[0].text[1][:3]) == ["NaN", "+Inf", "-Inf"]
     assert [compact(v) for v in (1.23e7, -4.2e-5, -0.0)] == ["1.23e7", "-4.2e-5", "0"]
 
@@ -126,9 +129,8 @@ def test_color_range_diverging_and_sequential():
     (r,) = color_range([np.array([0.5, 2.0, -np.inf])])
     assert r == ColorRange(0.5, 2.0, False)
     assert color_range([np.full(3, np.nan)])[0] == ColorRange(0.0, 1.0, False)
-    r = color_range([np.full(3, 4.0)])[0]
-    assert r.zmin < 4.0 < r.zmax and not r.diverging
-    assert color_range([np.zeros(3)])[0] == ColorRange(-1.0, 1.0, True)
+    assert color_range([np.full(3, 4.0)])[0] == ColorRange(4.0, 5.0, False)  # a constant: the scale's first colour
+    assert color_range([np.zeros(3)])[0] == ColorRange(0.0, 1.0, False)  # as the stage draws it
 
     fig, _ = tensor_figure(ramp((1, 1, 4, 4), -1, 2), title="t")
     h = heatmaps(fig)[0]
@@ -265,3 +267,29 @@ def test_figures_keep_plotly_whites_look_for_what_they_draw():
         assert used["layout"][part] == json.loads(json.dumps(white["layout"][part])), part
     for trace in {t.type for t in fig.data} | {"bar"}:
         assert used["data"][trace] == json.loads(json.dumps(white["data"][trace])), trace
+
+
+COLOUR_RULE = json.loads((Path(__file__).parent / "fixtures" / "colour_rule.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", COLOUR_RULE, ids=[c["name"] for c in COLOUR_RULE])
+def test_the_details_tab_colours_a_tensor_as_the_stage_does(case):
+    """One colour rule: colours.colour_range's range on the scale heatmap.js draws it on (tests/js/colour_rule.test.mjs
+    holds the stage to the same table), so a constant, all-zero or rounding-noise tensor is one colour in both."""
+    values = np.array([float(v) for v in case["values"]], np.float32)
+    assert colour_range(values) == case["range"]
+    want = ColorRange(case["scale"]["lo"], case["scale"]["hi"], case["scale"]["diverging"])
+    assert color_range([values]) == [want]
+    h = heatmaps(tensor_figure(np.tile(values, (2, 1)), title="t")[0])[0]
+    assert (h.zmin, h.zmax) == (want.zmin, want.zmax)
+    scale = DEFAULT.diverging if want.diverging else DEFAULT.sequential
+    assert h.colorscale == go.Heatmap(colorscale=scale).colorscale
+    assert "%{z:.7~g}" in h.hovertemplate  # a hovered value's seven digits, no trailing zeros (format.js precise)
+
+
+def test_a_shared_scale_spans_every_slice_and_drops_their_rounding_noise():
+    a = np.array([[1.0, 1.0 + 2**-20], [1.0, 1.0]], np.float32)  # noise of the values' own size across two slices
+    assert color_range([a[0], a[1]]) == [color_range([a.ravel()])[0]] * 2
+    assert color_range([a[0], a[1]])[0].zmax - color_range([a[0], a[1]])[0].zmin == 1.0  # one colour
+    own = color_range([np.zeros(2, np.float32), np.array([1.0, 3.0], np.float32)], shared=False)
+    assert own == [ColorRange(0.0, 1.0, False), ColorRange(1.0, 3.0, False)]

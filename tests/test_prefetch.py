@@ -8,14 +8,14 @@ import numpy as np
 
 from playground import core
 from playground.layers import get_layer
-from playground.prefetch import Prefetcher
+from playground.prefetch import Position, Prefetcher
 from playground.prefetch import neighbours as _neighbours
 from playground.trt.cache import EngineCache
 
 
 def neighbours(layer, before, after):
     """Raw values as the CLI and tests give them: canonical already."""
-    return _neighbours(layer, before, after, before, after)
+    return _neighbours(layer, Position(before, before), Position(after, after))
 
 
 def test_neighbours_of_the_one_parameter_that_moved():

@@ -46,3 +46,10 @@ def test_an_example_picked_on_the_open_page_is_drawn_as_when_its_page_is_opened(
         assert (tmp_path / "picked" / name).read_bytes() == (tmp_path / "opened" / name).read_bytes(), name
     index = (tmp_path / "picked" / "index.md").read_text()
     assert index.count("## Convolution") == 4 and "?preset=num_groups_2" in index
+
+
+def test_a_layer_of_several_inputs_has_its_examples_picked_on_one_page(tmp_path):
+    picked = ("elementwise:sum_row", "elementwise:sub_column")  # two inputs each: a feed dict, not one array
+    log = _snapshot(tmp_path / "picked", tmp_path / "cache", "--presets", *picked)
+    assert log.count("opening http") == 1 and log.count("on the open page") == 1, log
+    assert len(json.loads((tmp_path / "picked" / "shots.json").read_text())) == 2

@@ -24,18 +24,6 @@ TEXTS_JS = """(() => { const fill = CanvasRenderingContext2D.prototype.fillText;
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path_factory.mktemp("cache"))}) as url:
-        yield url
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with B.chromium() as chrome:
-        yield chrome
-
-
-@pytest.fixture(scope="module")
 def context(browser):
     ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
     ctx.add_init_script(TEXTS_JS)

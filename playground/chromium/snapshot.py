@@ -28,6 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..stage import protocol
 from . import browser
 
 CROPS = ("figures", "stage", "page")
@@ -76,9 +77,11 @@ MARGIN = 12
 NO_BADGES_CSS = ".pg-stage .pg-badge { display: none !important; }"
 # Whether this run built the engine or found it cached is no part of the figure: the badge says "built" either way.
 STEADY_JS = """() => document.querySelectorAll('.pg-stage .pg-badge').forEach(e => {
-  e.textContent = e.textContent.replace(/engine (built now|from cache|not built yet)/, 'engine built'); })"""
-# Query parameters the app reads (ui/links.py, ui/keys.py): spelled out so that this module imports no Streamlit.
-PRESET_PARAM, PRESENTER_PARAM = "preset", "view.presenter"
+  e.textContent = e.textContent.replace(/engine (WORDS)/, 'engine built'); })""".replace(
+    "WORDS", "|".join(protocol.ENGINE_STATUS[k] for k in ("built", "cached", "pending"))
+)
+# Query parameters the app reads, as the protocol spells them (no Streamlit imported).
+PRESET_PARAM, PRESENTER_PARAM = protocol.PRESET, protocol.VIEW_PRESENTER
 
 
 @dataclass(frozen=True)
@@ -223,7 +226,8 @@ def pick_example(page, layer: str, name: str, timeout_ms: float = 60_000) -> boo
 
     p = find(layer, name)
     x = input_for(p)
-    params = with_data_scale(get_layer(layer).resolve(p.params, x.shape), x)  # as the stage's evaluation has them
+    shape = {n: a.shape for n, a in x.items()} if isinstance(x, dict) else x.shape  # several inputs: by name
+    params = with_data_scale(get_layer(layer).resolve(p.params, shape), x)  # as the stage's evaluation has them
     named = matching(layer, params, x)
     picker = f'{STAGE} [data-control="example"]'
     if page.input_value(picker) == name:  # the stage shows that example already: a pick would change nothing

@@ -132,10 +132,10 @@ def explain(p, shapes):
     ]
 
 
-# -- ONNX: MatMul (NumPy's matmul), Gemm without C and with alpha 1 ----------------------------------------------
+# -- ONNX: MatMul (NumPy's matmul); Gemm, its α and C as TensorRT's ONNX parser builds them (steps after the layer) --
 def onnx_read(node: Node) -> dict:
     """MatMul: both inputs matrices (a 1-D one is a vector, which one side alone cannot be at rank 4); Gemm: transA,
-    transB → TRANSPOSE, ✗ C and alpha ≠ 1."""
+    transB → TRANSPOSE (α and C: `onnx_then`)."""
     for name, shape in zip("AB", node.shapes):
         if len(shape) < 2:
             raise node.fail(
@@ -145,14 +145,29 @@ def onnx_read(node: Node) -> dict:
             )
     if node.op == "MatMul":
         return {"op0": "NONE", "op1": "NONE"}
-    if len(node.inputs) > 2 and node.inputs[2]:
-        raise node.fail("C", "adds a bias: one matrix multiply has none (an ElementWise SUM after it would)")
-    if float(node.attr("alpha", 1.0)) != 1.0:
-        raise node.fail("alpha", "must be 1: one matrix multiply scales nothing", node.attr("alpha"))
     return {
         "op0": "TRANSPOSE" if node.attr("transA", 0) else "NONE",
         "op1": "TRANSPOSE" if node.attr("transB", 0) else "NONE",
     }
+
+
+def onnx_then(node: Node, raw: dict) -> list:
+    """Gemm's α and C as TensorRT's ONNX parser builds them after the matrix multiply: an ElementWise PROD by α
+    (where α ≠ 1), then an ElementWise SUM with β·C (C's PROD by β is on constants: folded), C broadcast as ONNX
+    broadcasts it (1s before)."""
+    if node.op != "Gemm":
+        return []
+    steps = []
+    alpha, beta = float(node.attr("alpha", 1.0)), float(node.attr("beta", 1.0))
+    if alpha != 1.0:
+        steps.append(("elementwise", {"operation": "PROD"}, {"b": np.full((1, 1, 1, 1), alpha, np.float32)}))
+    if len(node.inputs) > 2 and node.inputs[2]:
+        c = node.const(2, "C")  # a tensor the model computes: refused by name (the step's B is a constant)
+        if c.ndim > 2:
+            raise node.fail("C", f"has rank {c.ndim}: ONNX's Gemm takes C of rank 0 … 2", c.shape)
+        scaled = np.float32(beta) * np.asarray(c, np.float32)
+        steps.append(("elementwise", {"operation": "SUM"}, {"b": scaled.reshape((1,) * (4 - c.ndim) + c.shape)}))
+    return steps
 
 
 def onnx_write(g: Graph, xs: dict, p: dict, shapes: dict) -> str:
@@ -268,5 +283,5 @@ LAYER = Layer(
     reads=reads,
     cell=cell,
     explain=explain,
-    onnx=OnnxMap(("MatMul", "Gemm"), onnx_read, onnx_write, lift="leading"),
+    onnx=OnnxMap(("MatMul", "Gemm"), onnx_read, onnx_write, lift="leading", then=onnx_then),
 )

@@ -31,7 +31,7 @@ export function note(c) {
 
 // The query keys a control writes: its own, or its axes' (and an optional one's switch first).
 export function controlKeys(c) {
-  return c.axes ? [...(c.optional ? [c.key + ".set"] : []), ...c.axes.map((a) => c.keys[a])] : [c.key];
+  return c.axes ? [...(c.set_key ? [c.set_key] : []), ...c.axes.map((a) => c.keys[a])] : [c.key];
 }
 
 // The range of a per-value slider: the declared slide, else around the value (weights have no declared range).
@@ -65,7 +65,7 @@ export class Controls {
     this.inputs = {}; this.latest = {}; this.dragging = false; this.marked = new Set();
     const d = describe;
     if (d.examples.length && !this.hide.has("preset")) el.append(this.picker(d.examples));
-    if (!this.hide.has("compare")) el.append(this.comparer(d.precisions, compare));
+    if (!this.hide.has("compare")) el.append(this.comparer(d.precisions, compare, d.url.compare));
     for (const c of d.controls) if (!this.hide.has(c.name)) el.append(this.control(c));
     if (this.hide.has("parameters")) el.hidden = true;
     this.refresh(d.controls);
@@ -85,12 +85,12 @@ export class Controls {
     return box;
   }
 
-  comparer(precisions, compare) { // compare mode: the same configuration in a second precision, beside the first
+  comparer(precisions, compare, key) { // compare mode: the same configuration in a second precision, beside the first
     const box = document.createElement("div");
     box.className = "pg-control";
     box.innerHTML = `<label class="pg-label" for="pg-${this.layer}-compare"><span>Compare with (compare)</span></label>`;
     const sel = document.createElement("select");
-    sel.id = `pg-${this.layer}-compare`; sel.dataset.param = `${this.layer}.compare`;
+    sel.id = `pg-${this.layer}-compare`; sel.dataset.param = key;
     sel.append(new Option("off", ""));
     for (const p of precisions) sel.append(new Option(p, p));
     sel.value = compare || "";
@@ -108,22 +108,23 @@ export class Controls {
     head.title = c.help;
     box.append(head);
     const set = (changes) => this.on.set(changes);
-    if (c.kind === "enum") {
+    const w = c.widget; // the parameter kind's one decision (params.Kind.widget), which the chain page reads too
+    if (w === "choice") {
       const sel = document.createElement("select");
       for (const v of c.choices) sel.append(new Option(v, v));
       sel.addEventListener("change", () => set({ [c.key]: sel.value }));
       box.append(this.add(sel, c, c.key));
-    } else if (c.kind === "bool") {
+    } else if (w === "toggle") {
       const label = document.createElement("label"), cb = document.createElement("input");
       cb.type = "checkbox"; label.append(cb, document.createTextNode(" on"));
       cb.addEventListener("change", () => set({ [c.key]: cb.checked ? "true" : "false" }));
       this.add(cb, c, c.key); box.append(label);
-    } else if (c.names) { // values with names (softmax's axis): a list of them, not a slider over a bitmask
+    } else if (w === "named" && c.names) { // values with names (softmax's axis): a list of them, not a slider over a bitmask
       const sel = document.createElement("select");
       c.offered.forEach((v, i) => sel.append(new Option(c.names[i], String(v))));
       sel.addEventListener("change", () => set({ [c.key]: sel.value }));
       box.append(this.add(sel, c, c.key));
-    } else if (c.permutation) { // one pick of a whole order: writes every axis (or the list) at once
+    } else if (w === "permutation") { // one pick of a whole order: writes every axis (or the list) at once
       const sel = document.createElement("select");
       sel.className = "pg-permutation";
       sel.addEventListener("change", () => {
@@ -133,14 +134,14 @@ export class Controls {
       this.add(sel, c, c.axes ? c.keys[c.axes[0]] : c.key);
       if (c.axes) for (const a of c.axes) this.inputs[c.keys[a]] = sel; // a refusal of any axis marks the one control
       box.append(sel);
-    } else if (c.kind === "int" || c.kind === "float") {
+    } else if (w === "slider" || w === "named") {
       box.append(this.slider(c, c.key, c.low, c.high, c.step));
-    } else if (c.axes) {
-      if (c.optional) {
+    } else if (w === "axes") {
+      if (c.set_key) {
         const label = document.createElement("label"), cb = document.createElement("input");
         cb.type = "checkbox"; label.append(cb, document.createTextNode(" set"));
-        cb.addEventListener("change", () => set({ [c.key + ".set"]: cb.checked ? "true" : "false" }));
-        this.add(cb, c, c.key + ".set"); box.append(label);
+        cb.addEventListener("change", () => set({ [c.set_key]: cb.checked ? "true" : "false" }));
+        this.add(cb, c, c.set_key); box.append(label);
       }
       for (const ax of c.axes) {
         const row = document.createElement("div"); row.className = "pg-axis";
@@ -250,14 +251,14 @@ export class Controls {
       if (!box) continue;
       box.classList.toggle("pg-unused", !c.used);
       box.querySelector(".pg-note").textContent = note(c);
-      if (c.permutation) { this.permutation(c, box, query); continue; }
-      const setOff = c.optional && query[c.key + ".set"] !== "true";
+      if (c.widget === "permutation") { this.permutation(c, box, query); continue; }
+      const setOff = c.set_key && query[c.set_key] !== "true";
       for (const k of controlKeys(c)) {
         const el = this.inputs[k], v = query[k];
         if (!el || v === undefined) continue;
         if (el.type === "checkbox") el.checked = v === "true";
         else if (document.activeElement !== el) el.value = v;
-        el.disabled = !c.used || (setOff && !k.endsWith(".set"));
+        el.disabled = !c.used || (setOff && k !== c.set_key);
         if (el.type === "range") {
           if (c.tops && c.axes) { const t = c.tops[c.axes.indexOf(k.split(".").pop())]; if (t !== undefined) el.max = Math.max(t, Number(v)); }
           el.setAttribute("aria-valuenow", v);
@@ -265,8 +266,8 @@ export class Controls {
           if (exact && document.activeElement !== exact) exact.value = v;
         }
       }
-      if (c.kind === "int" || c.kind === "float") box.querySelector(".pg-value").textContent = query[c.key] ?? "";
-      if (c.kind === "array") this.valueSliders(c, box);
+      if (c.widget === "slider" || c.widget === "named") box.querySelector(".pg-value").textContent = query[c.key] ?? "";
+      if (c.widget === "text") this.valueSliders(c, box);
     }
   }
 

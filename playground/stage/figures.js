@@ -2,7 +2,7 @@
 // with its title, stats line and plane pager; hover (the tooltip, the windows a cell reads or feeds), a click that
 // picks an output cell, and the PNG of all of them. The stage gives the answer and the picked cell (`stage.answer`,
 // `stage.pick`, `stage.setPick`).
-import { esc, exact, stats } from "./format.js";
+import { esc, precise, stats } from "./format.js";
 import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, layout, mark, paint, shown } from "./heatmap.js";
 import { has, value } from "./store.js";
 
@@ -134,7 +134,7 @@ export class Figures {
     const move = (ev) => {
       const c = cellAt(fig, ev);
       if (!c) { tip.style.display = "none"; this.outlinePick(); return; }
-      tip.innerHTML = `${esc(fig.title)} (${c.index.join(", ")})<br>value = ${exact(value(fig.t, c.flat))}`;
+      tip.innerHTML = `${esc(fig.title)} (${c.index.join(", ")})<br>value = ${precise(value(fig.t, c.flat))}`;
       const r = root.getBoundingClientRect();
       tip.style.display = "block";
       tip.style.left = Math.min(ev.clientX - r.left + 14, r.width - 180) + "px";

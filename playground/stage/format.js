@@ -1,18 +1,25 @@
-// Numbers and text as the stage writes them: a cell's short label, a value's exact line, a tensor's stats line,
-// escaped HTML and the little markdown the explanations use. No DOM: tests/js/format.test.mjs runs it in Node.
+// Numbers and text as the stage writes them: a tensor's values (a cell's label, a hovered value, a tensor's stats
+// line), escaped HTML and the little markdown the explanations use. The stage spells every value of a tensor it
+// draws; the server's texts (explanations, the precision line, messages) come spelled (numbers.py). Where both
+// spell a value, `digits` and `precise` are held to numbers.py's by one table, tests/fixtures/spellings.json.
+// No DOM: tests/js/format.test.mjs runs it in Node.
 
-// A cell's label: four significant digits, exponent form past 1e5 or under 1e-3, the non-finite by name.
-export function short(v) {
+// `n` significant digits, trailing zeros dropped, exponent form from 1e6 and under 1e-4, the non-finite by name:
+// 12345.68 reads "12345.7" at six and FP16's 12344 "12344", the digits a lesson is about (numbers.digits).
+export function digits(v, n) {
   if (Number.isNaN(v)) return "NaN";
   if (!Number.isFinite(v)) return v > 0 ? "+Inf" : "-Inf";
   const a = Math.abs(v);
   if (a === 0) return "0";
-  if (a >= 1e5 || a < 1e-3) return v.toExponential(1).replace("e+", "e");
-  return String(Number(v.toPrecision(4)));
+  if (a >= 1e6 || a < 1e-4) return v.toExponential(Math.max(0, n - 1)).replace(/\.?0+e/, "e").replace("e+", "e");
+  return String(Number(v.toPrecision(n)));
 }
 
-// A hovered value: float32's seven significant digits.
-export function exact(v) { return Number.isFinite(v) ? String(Number(v.toPrecision(7))) : short(v); }
+// A hovered value: whole numbers in full, else float32's seven significant digits (numbers.precise).
+export function precise(v) { return Number.isInteger(v) && Math.abs(v) < 1e15 ? String(v) : digits(v, 7); }
+
+// A tensor's min and max on its stats line: six significant digits, as a cell where it fits.
+export const STATS_DIGITS = 6;
 
 export function esc(s) {
   return String(s ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]);
@@ -49,5 +56,5 @@ export function summary(t) {
 
 export function stats(t) { // "shape (1, 1, 4, 7) · min -3 · max 5" and the NaN and Inf counts where there are any
   const { extent: [lo, hi], nan, inf } = summary(t);
-  return `shape (${t.shape.join(", ")}) · min ${short(lo)} · max ${short(hi)}` + (nan ? ` · ${nan} NaN` : "") + (inf ? ` · ${inf} Inf` : "");
+  return `shape (${t.shape.join(", ")}) · min ${digits(lo, STATS_DIGITS)} · max ${digits(hi, STATS_DIGITS)}` + (nan ? ` · ${nan} NaN` : "") + (inf ? ` · ${inf} Inf` : "");
 }

@@ -1,7 +1,7 @@
 // The heatmap: a tensor's planes (t.planes: those of the page drawn, store.js) side by side as coloured cells (their numbers written where a cell is large
 // enough), the colour scales, the cell size that fits the figures on one screen, and the cells under the pointer.
 // The scales and the layout are pure (tests/js/heatmap.test.mjs); painting needs a canvas.
-import { short, summary } from "./format.js";
+import { digits, summary } from "./format.js";
 
 export const FIGURE_GAP = 18, CAPTION_PX = 76, SMALL_PX = 120; // stage.css's .pg-row gap; a figure's caption (title and stats lines)
 export const LABEL_PX = 18; // the row of plane labels ("n 0 · c 1") over a figure of several planes
@@ -84,24 +84,14 @@ export function planeLabel(which, shape, plane) {
   return axes.map((a, i) => `${a} ${index[i]}`).join(" · ");
 }
 
-// A cell's number with `digits` significant digits (trailing zeros dropped), exponent form past 1e6 or under 1e-4:
-// 12345.68 reads "12345.7" and FP16's 12344 "12344", the digits a lesson is about.
-export function cellText(v, digits) {
-  if (!Number.isFinite(v)) return short(v);
-  const a = Math.abs(v);
-  if (a === 0) return "0";
-  if (a >= 1e6 || a < 1e-4) return v.toExponential(Math.max(0, digits - 1)).replace(/\.?0+e/, "e").replace("e+", "e");
-  return String(Number(v.toPrecision(digits)));
-}
-
 // The label a cell of `cell` px shows and its font: six significant digits where they fit at a legible size
 // (a fifth of the cell, at least 9 px), else five, four, three; the font as large as the cell allows (digits
 // scale with cells). `width(text, px)`: the text's width at that font size.
 export function cellLabel(v, cell, width) {
   const base = Math.max(9, Math.floor(cell * 0.3)), least = Math.max(9, Math.floor(cell * 0.2)), room = cell - 6;
   let text = "";
-  for (const digits of [6, 5, 4, 3]) {
-    text = cellText(v, digits);
+  for (const n of [6, 5, 4, 3]) {
+    text = digits(v, n);
     const px = Math.min(base, Math.floor(room * 10 / Math.max(width(text, 10), 1)));
     if (px >= least) return { text, px };
   }

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import blobs, numbers
+from ..colours import colour_range, finite_range
 from ..errors import ValidationError
 from ..layer import Layer
 from ..memo import Memo
@@ -71,9 +72,24 @@ def ordered(layer: Layer) -> list[Param]:
     return sorted(layer.params, key=lambda p: (p.name in late, late.get(p.name, 0), rank.get(p.name, len(FIRST))))
 
 
-# -- the URL's spelling ---------------------------------------------------------------------------------------
-def key(layer: Layer, p: Param, part: str | None = None) -> str:
-    return ".".join([layer.name, p.name] + ([part] if part else []))
+# -- the URL's spelling: every key a page's link holds is spelled here ------------------------------------------
+# The page's view, shared by every page and no configuration's (a room's link leaves it out): presenter mode, one
+# cell size for every figure (a documentation gallery's), the parts hidden. An example's name, which a page turns
+# into the values it sets.
+VIEW_PRESENTER, VIEW_CELL, HIDE, PRESET = "view.presenter", "view.cell", "hide", "preset"
+VIEW_KEYS = (VIEW_PRESENTER, VIEW_CELL, HIDE)
+
+
+def key(layer: Layer, p: Param | str, part: str | None = None) -> str:
+    """A parameter's key, `LAYER.PARAM` (per axis `LAYER.PARAM.AXIS`; `part` "": the prefix of its parts); `p` a
+    Param or a name (a legacy one's)."""
+    return ".".join([layer.name, getattr(p, "name", p)] + ([part] if part is not None else []))
+
+
+def input_key(layer: Layer, name: str, field: str) -> str:
+    """An input control's key: `LAYER.input.FIELD`, or `LAYER.input.NAME.FIELD` for each input of a layer of
+    several (`field` "": the prefix every input key of the page starts with)."""
+    return ".".join([layer.name, "input", *([name] if layer.several and field else []), field])
 
 
 def compare_key(layer: Layer) -> str:
@@ -210,6 +226,7 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
             "label": label(p),
             "help": p.help,
             "kind": p.kind,
+            "widget": p.of.widget(p),
             "used": used,
             "why_unused": "" if used else layer.why_unused(p.name, params),
             "weight": p.is_weight(params),
@@ -217,6 +234,8 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
         c.update(p.of.control(p, params.get(p.name), params, shape))
         if p.along_axes:
             c["keys"] = {ax: key(layer, p, ax) for ax in p.axis_names(len(shape))}
+        if p.along_axes and p.optional:
+            c["set_key"] = key(layer, p, "set")
         c["key"] = key(layer, p)
         out.append(c)
     return out
@@ -248,18 +267,6 @@ def as_planes(a: np.ndarray) -> np.ndarray:
     h = a.shape[-2] if a.ndim >= 2 else 1
     w = a.shape[-1] if a.ndim >= 1 else 1
     return a.reshape(-1, h, w)
-
-
-def finite_range(a: np.ndarray) -> tuple[float, float] | None:
-    """(min, max) of a tensor's finite values, None where there are none (in its own type: no float64 copy of a
-    32 MiB tensor)."""
-    a = np.asarray(a)
-    if a.dtype.kind != "f":
-        a = a.astype(np.float64)
-    finite = np.isfinite(a)
-    if not finite.any():
-        return None
-    return float(a.min(where=finite, initial=np.inf)), float(a.max(where=finite, initial=-np.inf))
 
 
 def stats(a: np.ndarray) -> dict:
@@ -361,26 +368,6 @@ def whole(t: dict, blob: bytes) -> np.ndarray:
     return np.stack([got[p] for p in range(planes)]).reshape(shape) if planes else np.zeros(shape, np.float32)
 
 
-# A tensor's values that differ by no more than this many float32 ε of the terms behind them (the largest of them,
-# or of the values themselves) are rounding noise: a convolution of [w, −w] gives 0 ± 10⁻¹¹ from terms of 10⁵.
-NOISE_EPS = 16
-
-
-def colour_range(a: np.ndarray, terms: float | None = None) -> list[float] | None:
-    """The range a tensor's colours should span: its finite values' [min, max], or one value ([m, m], drawn as a
-    constant) where the spread is rounding noise: within NOISE_EPS float32 ε of the largest |value| or of `terms`,
-    the magnitude of what was summed (onnxio.magnitude). None where no value is finite."""
-    found = finite_range(a)
-    if found is None:
-        return None
-    lo, hi = found
-    scale = max(abs(lo), abs(hi), terms or 0.0)
-    if hi - lo <= NOISE_EPS * float(np.finfo(np.float32).eps) * scale:
-        mid = 0.0 if lo <= 0.0 <= hi else (lo + hi) / 2  # noise about zero is zero
-        return [mid, mid]
-    return [lo, hi]
-
-
 def _output_range(layer: Layer, ev, y: np.ndarray) -> list[float] | None:
     """colour_range of an output, with the magnitude of its terms only where the spread is small beside its inputs'
     (a reference on |x| is worked out only then)."""
@@ -426,9 +413,7 @@ def problem(exc: ValidationError, layer: Layer, shape: tuple) -> dict:
     """A refused configuration: the message, the parameter and the query keys that set it (the stage marks
     them; its last good output stays drawn)."""
     keys = [
-        k
-        for k in query_keys(layer, shape)
-        if k == f"{layer.name}.{exc.param}" or k.startswith(f"{layer.name}.{exc.param}.")
+        k for k in query_keys(layer, shape) if k == key(layer, exc.param) or k.startswith(key(layer, exc.param, ""))
     ]
     return {"message": str(exc), "param": exc.param, "rule": exc.rule, "keys": keys}
 
@@ -730,7 +715,7 @@ def source_detail(ev) -> str:
     """The machine's side of the source badge: which backend, and whether its engine was built now or cached."""
     how = {k: ENGINE_STATUS[k] for k in ("built", "cached", "refused")}.get(ev.engine_status)
     backend = ev.backend.name if ev.backend.can_build else "no"
-    return f"{backend} engine " + (how or "not built yet")
+    return f"{backend} engine " + (how or ENGINE_STATUS["pending"])
 
 
 def precision_line(ev) -> str | None:
@@ -767,7 +752,13 @@ def describe(layer: Layer, shape: tuple, shapes: dict | None = None) -> dict[str
         "examples": examples(layer),
         "precisions": list(layer.param("precision").choices),
         "resets": resets(layer, params, shape),
-        "url": {"compare": compare_key(layer), "cell": cell_key(layer, ""), "old_cell": cell_key(layer, "", old=True)},
+        "url": {
+            "compare": compare_key(layer),
+            "cell": cell_key(layer, ""),
+            "old_cell": cell_key(layer, "", old=True),
+            "view": list(VIEW_KEYS),
+            "dropped": [PRESET],
+        },
     }
 
 

@@ -2,13 +2,11 @@
 // the projector), so that a phone opens the stage with its controls; and whether its address names this computer
 // only (a phone in the room cannot open 127.0.0.1). No DOM: tests/js/room.test.mjs runs it in Node.
 
-// URL keys of the presenter's view, not of the configuration: view.* (view.presenter, view.cell) and hide.
-export function isViewKey(k) { return k.startsWith("view.") || k === "hide"; }
-
-// `href` (an absolute URL) without the view's keys.
-export function roomLink(href) {
+// `href` (an absolute URL) without the presenter's view: `viewKeys`, the keys the server names so (protocol.VIEW_KEYS:
+// presenter mode, one cell size, the parts hidden), none of the configuration's.
+export function roomLink(href, viewKeys) {
   const u = new URL(href);
-  for (const k of [...u.searchParams.keys()]) if (isViewKey(k)) u.searchParams.delete(k);
+  for (const k of viewKeys) u.searchParams.delete(k);
   return u.href;
 }
 

@@ -33,6 +33,7 @@ import numpy as np
 
 from ..errors import ValidationError
 from ..layers import get_layer
+from ..prefetch import Position, neighbours
 from . import protocol
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ class Seat:
     used: float = field(default_factory=time.monotonic)
     busy: bool = False
     finishing: bool = False  # a drawn answer's follow-up in flight (`finish`)
-    last_query: tuple | None = None  # the configuration answered last (raw, canonical): speculative builds step from it
+    last_query: Position | None = None  # the configuration answered last: speculative builds step from it
     opened: object = None  # onnxio.Opened: the model's node this page opened (ONNX Runtime judges the node itself)
     others: dict = field(default_factory=dict)  # a layer of several inputs: the rest of its feed dict, by name
     evaluated: tuple | None = None  # (compare, Evaluation) of the last full answer: what the page's settle run draws
@@ -330,16 +331,14 @@ def answer(seat: Seat, message: dict) -> dict:
         if quick:  # drawn from the reference now; its engine is built behind the foreground
             prefetcher.offer(layer.name, [raw], seat.feed, backend=backend, cache=cache)
         elif seat.last_query is not None:
-            from ..prefetch import neighbours
-
             prefetcher.offer(
                 layer.name,
-                neighbours(layer, seat.last_query[0], raw, seat.last_query[1], ev.params),
+                neighbours(layer, seat.last_query, Position(raw, ev.params)),
                 seat.feed,
                 backend=backend,
                 cache=cache,
             )
-    seat.last_query = (raw, ev.params)  # the request's texts and their canonical values, which are stepped
+    seat.last_query = Position(raw, ev.params)
     opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
     out = protocol.answer(
         layer,

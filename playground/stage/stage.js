@@ -126,7 +126,7 @@ export class Stage {
   // opened under (never "localhost" when it was opened under another name), with the path and the query, less the
   // presenter's view (room.js): a phone opens the configuration with its controls.
   link() {
-    return roomLink(this.data.public ? this.data.public + window.location.pathname + window.location.search : window.location.href);
+    return roomLink(this.data.public ? this.data.public + window.location.pathname + window.location.search : window.location.href, this.table.view);
   }
 
   showLink() { // the link, and a warning where it names this computer only

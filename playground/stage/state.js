@@ -1,7 +1,8 @@
 // The stage's state as the page's URL holds it: one table of the URL's keys (built from the page's describe) and one
 // serializer, `serialize`, which `writeHistory` alone puts in the address bar. The configuration is held as the URL
 // spells it, one text per key (`LAYER.PARAM`, `LAYER.PARAM.AXIS`, `LAYER.PARAM.set`); compare mode is
-// `LAYER.compare`, the picked cell `LAYER.cell.AXIS` (an older link's `LAYER.extra.AXIS` still opens). No DOM but `writeHistory`: tests/js/state.test.mjs.
+// `LAYER.compare`, the picked cell `LAYER.cell.AXIS` (an older link's `LAYER.extra.AXIS` still opens). Every key
+// is the server's (protocol.describe): none is spelled here. No DOM but `writeHistory`: tests/js/state.test.mjs.
 
 // The URL's keys of one page: its parameters' keys and their defaults, which choices' keys decide other keys'
 // defaults (`resets`: activation's type decides alpha's), and the keys of compare mode and the picked cell (all
@@ -14,7 +15,8 @@ export function urlTable(describe) {
     compare: describe.url.compare,
     pickPrefix: describe.url.cell,
     oldPickPrefix: describe.url.old_cell, // the picked cell's keys before they were named `cell`: read, never written
-    dropped: ["preset"], // an example's name: the page turned it into the parameters it sets
+    view: describe.url.view, // the presenter's view (presenter mode, one cell size, hide): a room's link leaves it out
+    dropped: describe.url.dropped, // an example's name: the page turned it into the parameters it sets
   };
 }
 

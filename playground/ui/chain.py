@@ -13,6 +13,8 @@ from .. import chain as C
 from .. import chains
 from ..errors import PlaygroundError
 from ..layers import LAYERS
+from ..numbers import compact
+from ..stage.protocol import ENGINE_STATUS
 from . import state
 from .page import PRESENTER_CSS
 
@@ -33,7 +35,7 @@ def _address() -> C.Address:
 
 def _write(address: C.Address, structural: bool = False) -> None:
     """The address into the URL (the view's keys kept); `structural`: the layers changed, their controls restart."""
-    view = {k: v for k, v in st.query_params.to_dict().items() if k.startswith(C.OTHER_KEYS)}
+    view = {k: v for k, v in st.query_params.to_dict().items() if k in C.OTHER_KEYS}
     st.query_params.from_dict(address.query() | view)
     if structural:
         st.session_state[GENERATION] = st.session_state.get(GENERATION, 0) + 1
@@ -122,30 +124,23 @@ def _layer_list(address: C.Address) -> None:
         else:
             row = st.columns([5, 1, 1, 1], vertical_alignment="center")
             row[0].markdown(title)
-        row[1].button(
-            ":material/arrow_upward:",
-            key=f"chain.{gen}.up.{i}",
-            disabled=i == 0,
-            on_click=edit,
-            args=("up", i),
-            help="Move up",
-        )
-        row[2].button(
-            ":material/arrow_downward:",
-            key=f"chain.{gen}.down.{i}",
-            disabled=i == len(address.names) - 1,
-            on_click=edit,
-            args=("down", i),
-            help="Move down",
-        )
-        row[3].button(
-            ":material/close:",
-            key=f"chain.{gen}.remove.{i}",
-            disabled=len(address.names) == 1,
-            on_click=edit,
-            args=("remove", i),
-            help="Remove",
-        )
+        last = len(address.names) - 1
+        for cell, (what, icon, words, off) in zip(
+            row[1:],
+            (
+                ("up", "arrow_upward", "Move up", i == 0),
+                ("down", "arrow_downward", "Move down", i == last),
+                ("remove", "close", "Remove", last == 0),
+            ),
+        ):
+            cell.button(
+                f":material/{icon}:",
+                key=f"chain.{gen}.{what}.{i}",
+                disabled=off,
+                on_click=edit,
+                args=(what, i),
+                help=words,
+            )
 
     def add() -> None:
         name = st.session_state.get(f"chain.{gen}.add")
@@ -224,13 +219,15 @@ def _param_control(address, i, key, p, params, gen) -> None:
         value = st.session_state[widget]
         _set(address, i, p.name, value if isinstance(value, str) else p.to_text(value))
 
-    number = _number(given if given is not None else current, p.of.whole) if p.of.number else None
-    if p.of.widget == "choice":
+    # the kind's one decision (params.Kind.widget, the stage's too); a named number and the per-axis, permutation and
+    # text ones are typed here, a few values or a whole order in one text
+    form = p.of.widget(p)
+    number = _number(given if given is not None else current, p.of.whole) if form in ("slider", "named") else None
+    if form == "choice":
         value = given if given in p.choices else current if current in p.choices else p.choices[0]
         st.selectbox(label, p.choices, index=p.choices.index(value), key=widget, on_change=changed, help=hint)
-    elif p.of.widget == "toggle":
-        value = given.strip().lower() in ("true", "1", "yes", "on") if given is not None else bool(current)
-        st.checkbox(label, value=value, key=widget, on_change=changed, help=hint)
+    elif form == "toggle":
+        st.checkbox(label, value=_switch(p, given, current), key=widget, on_change=changed, help=hint)
     elif number is not None:  # a stepper: scrubbing redraws what follows
         whole = p.of.whole
         st.number_input(
@@ -245,6 +242,17 @@ def _param_control(address, i, key, p, params, gen) -> None:
     else:
         text = given if given is not None else (p.to_text(current) if params is not None else "")
         st.text_input(label, value=text, key=widget, on_change=changed, help=hint + " (empty: the default)")
+
+
+def _switch(p, given, current) -> bool:
+    """A toggle's value: the link's text as the parameter reads it (a text it refuses: off, its rule named by the
+    chain's resolve), else the resolved value."""
+    if given is None:
+        return bool(current)
+    try:
+        return bool(p.canonical(given, "chain", {}, ()))
+    except PlaygroundError:
+        return False
 
 
 def _number(value, whole: bool):
@@ -406,7 +414,7 @@ def _fusion(result: C.ChainEvaluation) -> None:
     if e.status not in ("built", "cached"):
         st.error(state.inert(e.report.error or e.status), icon=":material/block:")
         return
-    when = "from cache" if e.status == "cached" else "built now"
+    when = ENGINE_STATUS[e.status]
     computing = [layer for layer in e.layers if layer["role"] == "compute"]
     st.markdown(
         f"**{len(result.chain.keys)} chain layer(s) → {len(e.layers)} engine layer(s)**, "
@@ -501,7 +509,7 @@ def _opinions(result: C.ChainEvaluation) -> None:
         agrees = "agrees with" if ort["agrees"] else "differs from"
         st.caption(
             f"ONNX Runtime {ort['version']} on the chain's ONNX export {agrees} {ort['compared_to']} "
-            f"(max |difference| {ort['max_abs_diff']:.3g})."
+            f"(max |difference| {compact(ort['max_abs_diff'])})."
         )
     if parser and parser.get("status") in ("built", "cached"):
         same = {True: "fuses as", False: "fuses otherwise than", None: "was built beside"}[parser["same_fusion"]]

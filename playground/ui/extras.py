@@ -13,10 +13,11 @@ from .. import section
 from ..layers import get_layer
 from ..numbers import precise
 from . import state
+from .keys import key
 
 
 def _key(layer: str, name: str) -> str:
-    return f"{layer}.extra.{name}"
+    return key(layer, "extra", name)  # a widget's, never in a link (a link's LAYER.extra.AXIS is an old picked cell)
 
 
 def details(evaluation, pick: tuple[int, ...] | None, view: Any, evaluate) -> None:

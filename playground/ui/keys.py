@@ -6,20 +6,12 @@ from __future__ import annotations
 
 import re
 
-INPUT = "input"
-VIEW_PRESENTER = "view.presenter"
-VIEW_CELL = "view.cell"  # one cell size in px for every figure of the stage (a documentation gallery's)
-VIEW_CELL_RANGE = (8, 160)
-COMPARE = "compare"  # "{layer}.compare": compare mode's second precision
+VIEW_CELL_RANGE = (8, 160)  # view.cell's px
 COMPARE_OFF = "off"  # no second precision (links of earlier releases spell it)
 
 
 def key(layer: str, *parts) -> str:
     return ".".join([layer, *map(str, parts)])
-
-
-def input_key(layer: str, name: str) -> str:
-    return key(layer, INPUT, name)
 
 
 def key_selector(key: str) -> str:

@@ -29,21 +29,10 @@ from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, default_dims
 from ..layer import Layer
 from ..numbers import exact
 from ..stage import protocol
-from .keys import (
-    COMPARE,
-    COMPARE_OFF,
-    VIEW_CELL,
-    VIEW_CELL_RANGE,
-    VIEW_PRESENTER,
-    control_key,
-    input_key,
-    key,
-    key_selector,
-)
+from ..stage.protocol import HIDE, VIEW_CELL, VIEW_PRESENTER, compare_key, input_key, key
+from .keys import COMPARE_OFF, VIEW_CELL_RANGE, control_key, key_selector
 from .state import PageState
-from .widgets import field_name
 
-PRESET_PARAM, HIDE_PARAM = "preset", "hide"
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
 # Things `hide` can name besides the layer's parameters: container name -> what it is.
 PAGE_PARTS = {
@@ -79,7 +68,7 @@ def fields(layer: Layer) -> dict[str, Field]:
     compare mode and presenter mode."""
     out = {}
     for i in layer.input_names:  # LAYER.input.FIELD for one input; LAYER.input.NAME.FIELD for each of several
-        k = lambda name: input_key(layer.name, field_name(layer, i, name))  # noqa: E731
+        k = lambda field: input_key(layer, i, field)  # noqa: E731
         out[k("kind")] = Field("enum", choices=KINDS)
         if 4 in layer.ranks and 5 in layer.ranks:
             out[k("3d")] = Field("bool")
@@ -88,7 +77,7 @@ def fields(layer: Layer) -> dict[str, Field]:
         for name in ("low", "high", "value"):
             out[k(name)] = Field("float")
         out[k("seed")] = Field("int", 0, SEED_MAX)
-    out[key(layer.name, COMPARE)] = Field("enum", choices=(COMPARE_OFF, *layer.param("precision").choices))
+    out[compare_key(layer)] = Field("enum", choices=(COMPARE_OFF, *layer.param("precision").choices))
     out[VIEW_PRESENTER] = Field("bool")
     out[VIEW_CELL] = Field("int", *VIEW_CELL_RANGE)
     return out
@@ -195,7 +184,7 @@ class _Check:
         """The (first) input's shape the link asks for."""
         layer = self.layer
         name = name or layer.input_names[0]
-        k = lambda field: input_key(layer.name, field_name(layer, name, field))  # noqa: E731
+        k = lambda field: input_key(layer, name, field)  # noqa: E731
         default, rank = default_dims(layer.input_shape(name)), len(layer.input_shape(name))
         if k("3d") in self.fields:
             rank = 5 if self.get(k("3d"), rank == 5) else 4
@@ -207,7 +196,7 @@ class _Check:
 
     def run(self) -> None:
         for i in self.layer.input_names:
-            k = input_key(self.layer.name, field_name(self.layer, i, "kind"))
+            k = input_key(self.layer, i, "kind")
             if self.url.get(k) == "image":
                 self.drop(k, "an uploaded image cannot travel in a link; upload it again")
         for _ in range(len(self.raw) + 1):  # each round drops at least one value, or ends
@@ -230,12 +219,14 @@ class _Check:
                 self.drop(k, exc.rule)
             if blamed:
                 return True
-            sizes = [k for k in self.url if k in {input_key(layer.name, d) for d in DIM_NAMES[5]}]
+            sizes = [
+                k for k in self.url if k in {input_key(layer, n, d) for n in layer.input_names for d in DIM_NAMES[5]}
+            ]
             if exc.param == "input" and sizes:  # the sizes given, together, make an input beyond the budget:
                 for k in sizes:  # each is named (the input's defaults replace them all)
                     self.drop(k, f"with the other sizes given, makes {layer.name}.input invalid ({exc.rule})")
                 return True
-            given = list(self.params) or [k for k in self.url if k.startswith(input_key(layer.name, ""))]
+            given = list(self.params) or [k for k in self.url if k.startswith(input_key(layer, "", ""))]
             if given:  # a value given made another setting invalid (an input size, a later default): drop the last
                 self.drop(given[-1], f"makes {layer.name}.{exc.param} invalid ({exc.rule})")
                 return True
@@ -276,7 +267,7 @@ def _modernise(layer: Layer) -> bool:
     (convolution.precision=INT8) in the address, unless the link also gives the new one. True if it did."""
     changed = False
     for name, translate in layer.legacy.items():
-        old = key(layer.name, name)
+        old = key(layer, name)
         if old not in st.query_params:
             continue
         try:
@@ -287,8 +278,8 @@ def _modernise(layer: Layer) -> bool:
             )
             new = {}
         for param, value in new.items():
-            if key(layer.name, param) not in st.query_params:
-                st.query_params[key(layer.name, param)] = layer.param(param).to_text(value)
+            if key(layer, param) not in st.query_params:
+                st.query_params[key(layer, param)] = layer.param(param).to_text(value)
         del st.query_params[old]
         changed = True
     return changed
@@ -325,11 +316,11 @@ def hidden(layer: Layer) -> list[str]:
     """The known names the URL's `hide` lists (comma-separated, repeated or not); unknown ones are ignored. The
     list holds for the session: a page opened from the navigation (whose URL has no `hide`) gets it back in its
     URL, so its share link hides the same."""
-    given = [n.strip().lower() for v in st.query_params.get_all(HIDE_PARAM) for n in v.split(",") if n.strip()]
+    given = [n.strip().lower() for v in st.query_params.get_all(HIDE) for n in v.split(",") if n.strip()]
     if given:
         st.session_state[_HIDE] = list(dict.fromkeys(given))
     elif st.session_state.get(_HIDE):
-        st.query_params[HIDE_PARAM] = ",".join(st.session_state[_HIDE])
+        st.query_params[HIDE] = ",".join(st.session_state[_HIDE])
     known = hide_names(layer)
     return [n for n in st.session_state.get(_HIDE, []) if n in known]
 
@@ -344,7 +335,7 @@ def _drop_param(name: str) -> None:
 def show_all() -> None:
     """Forget `hide` (the View tab's button)."""
     st.session_state.pop(_HIDE, None)
-    _drop_param(HIDE_PARAM)
+    _drop_param(HIDE)
 
 
 def hide_css(layer: Layer, names: list[str]) -> str:

@@ -20,6 +20,8 @@ from .. import model as whole
 from ..errors import ValidationError
 from ..layers import LAYERS
 from ..memo import Memo
+from ..numbers import compact
+from ..stage.protocol import ENGINE_STATUS
 from . import state
 from .models import MODEL, NODE, ONNX, REAL
 
@@ -118,7 +120,7 @@ def _verdict(n: dict) -> str:
         return n["reason"] or ""
     verdict = "agrees" if n.get("agrees") else "differs" if n.get("agrees") is False else "not compared"
     if n.get("max_abs_diff") is not None:
-        verdict += f", max |diff| {n['max_abs_diff']:.3g}"
+        verdict += f", max |diff| {compact(n['max_abs_diff'])}"
     if n.get("rule"):
         verdict += f" (rule: {n['rule']})"
     if n.get("masked"):
@@ -279,7 +281,8 @@ def _draw(answer: dict, digest: str, name: str) -> None:
     engine = answer.get("engine") or {}
     st.subheader("Engine (TensorRT's ONNX parser, the whole model)")
     if engine.get("status") not in ("built", "cached"):
-        st.text(f"{engine.get('status', 'not built')}: {engine.get('error') or engine.get('why') or ''}")
+        status = engine.get("status", "not_built")
+        st.text(f"{ENGINE_STATUS.get(status, status)}: {engine.get('error') or engine.get('why') or ''}")
         return
     groups = {g["name"]: g for g in fused_groups(answer, digest, name)}
     st.dataframe(

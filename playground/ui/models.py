@@ -34,10 +34,10 @@ class NodeLink:
 
 
 @functools.lru_cache(maxsize=8)
-def _real_input(digest: str, node: str) -> np.ndarray:
+def _real_input(digest: str, tensor: str) -> np.ndarray:
     from .. import model as whole
 
-    return whole.real_input(onnxio._remembered(digest), node)
+    return whole.real_input(onnxio._remembered(digest), tensor)
 
 
 def node_input(inp, node: NodeLink | None):
@@ -109,7 +109,7 @@ def node_link(layer: Layer) -> NodeLink | None:
     real = None
     if st.query_params.get(REAL) == "1" and getattr(opened, "shapes", None) is None:  # one input: the stage's
         try:
-            real = opened.to_layer(_real_input(digest, opened.node))
+            real = opened.to_layer(_real_input(digest, opened.data))
             source = source | {
                 "notes": [
                     *opened.notes,

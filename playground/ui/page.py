@@ -65,7 +65,7 @@ def _layer_page(name: str) -> None:
     the page opens, when the input or the view changes, and when the stage settles on a configuration (the tabs
     under it follow)."""
     layer = get_layer(name)
-    if links.PRESET_PARAM in st.query_params:  # ?preset=NAME: the example's input and parameters, then the stage
+    if protocol.PRESET in st.query_params:  # ?preset=NAME: the example's input and parameters, then the stage
         _preset_link(layer)
     node = models.node_link(layer)  # ?onnx=DIGEST&node=NAME: a model's node
     if node is not None and node.opened.shapes:
@@ -167,10 +167,12 @@ def _preset_link(layer: Layer) -> None:
     """An example's link (?preset=NAME) opens it: `preset` goes (the URL then says it all). An unknown name is
     named. A parameter the link also gives is the link's, over the example's, and checked as any link's value; an
     input control it gives is the example's (its input is the example), and is named as ignored."""
-    name = st.query_params[links.PRESET_PARAM]
-    del st.query_params[links.PRESET_PARAM]
+    name = st.query_params[protocol.PRESET]
+    del st.query_params[protocol.PRESET]
     own = {k: st.query_params[k] for k in links.param_keys(layer) if k in st.query_params}
-    inputs = [k for k in links.fields(layer) if k.startswith(f"{layer.name}.input.") and k in st.query_params]
+    inputs = [
+        k for k in links.fields(layer) if k.startswith(protocol.input_key(layer, "", "")) and k in st.query_params
+    ]
     try:
         preset = presets.find(layer.name, name)
     except KeyError:
@@ -268,7 +270,7 @@ def _second_opinions(ev: Evaluation, opened) -> None:
     if ort.get("agrees"):
         st.success(
             f"ONNX Runtime {ort['version']} agrees with {ort['compared_to']}: max |difference| "
-            f"{numbers.shortest(ort['max_abs_diff'])}.",
+            f"{numbers.compact(ort['max_abs_diff'])}.",
             icon=":material/check_circle:",
         )
     else:
@@ -278,7 +280,8 @@ def _second_opinions(ev: Evaluation, opened) -> None:
             icon=":material/difference:",
         )
     if parser is None or parser.get("status") == "not_built":
-        st.caption(state.inert(f"TensorRT's ONNX parser: not built ({(parser or {}).get('why', 'no parser')})."))
+        why = (parser or {}).get("why", "no parser")
+        st.caption(state.inert(f"TensorRT's ONNX parser: {STATUS_TEXT['not_built']} ({why})."))
         return
     if parser.get("error"):
         st.warning(state.inert(f"{parser['parser']}: {parser['error']}"), icon=":material/error:")

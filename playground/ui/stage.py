@@ -16,6 +16,7 @@ import streamlit as st
 from ..core import complete
 from ..errors import ValidationError
 from ..layer import Layer
+from ..prefetch import Position
 from ..shared import engine_cache
 from ..stage import assets, protocol, server
 from . import keys
@@ -90,9 +91,8 @@ def draw(
             # the configuration the stage starts from, as its requests spell it: the first change's neighbours are
             # built ahead too
             with contextlib.suppress(protocol.RequestError):  # a model's weights by reference: no neighbours then
-                seat.last_query = (
-                    protocol.raw_params(layer, x.shape, protocol.query_of(layer, ev.params, x.shape)),
-                    ev.params,
+                seat.last_query = Position(
+                    protocol.raw_params(layer, x.shape, protocol.query_of(layer, ev.params, x.shape)), ev.params
                 )
     except (ValidationError, protocol.RequestError) as exc:
         problem = (
@@ -170,7 +170,7 @@ def draw(
 
 def view_cell() -> int | None:
     """The link's one cell size for every figure (view.cell=PX: a documentation gallery's), or None (fitted)."""
-    text = str(st.query_params.get(keys.VIEW_CELL, "")).strip()
+    text = str(st.query_params.get(protocol.VIEW_CELL, "")).strip()
     low, high = keys.VIEW_CELL_RANGE
     return int(text) if text.isdigit() and low <= int(text) <= high else None
 

@@ -3,14 +3,15 @@
 Key scheme (stable, derived from names, so links and presenter mode can address every control):
 
     "{layer}.input.{name}"       input controls: kind, 3d, N, C, D, H, W, low, high, seed, value, image
-    "view.presenter"             presenter mode, shared by every page
+                                 (stage.protocol.input_key, which names the input too for a layer of several)
+    "view.presenter"             presenter mode, shared by every page (stage.protocol.VIEW_PRESENTER)
     "{layer}.download.{what}"    download buttons (script, onnx, input/output .npy and .csv)
     "{layer}.tabs"               the tabs under the stage (of those only the open one is drawn)
 
 The input controls and the presenter toggle hold state of their own and are bound to the page URL
-(widgets.STATE, bind="query-params"): the query parameter is the widget key. The stage (playground.stage)
-writes its parameters in the same spelling, `LAYER.PARAM[.AXIS]` (stage.protocol.query_keys), and
-`LAYER.compare`; ui.links checks all of them when a page opens.
+(widgets.STATE, bind="query-params"): the query parameter is the widget key, spelled by stage.protocol as every
+key a link holds is: `LAYER.PARAM[.AXIS]` (query_keys), `LAYER.compare`, `LAYER.cell.AXIS`, the input's, the
+view's; ui.links checks all of them when a page opens.
 
 Containers keyed "ctl.{layer}.{name}" wrap what `hide` can hide (Streamlit gives a keyed element the CSS
 class `st-key-` + the key with every character outside [A-Za-z0-9_-] as "-": key_selector).
@@ -30,9 +31,9 @@ import streamlit as st
 from .. import plots
 from ..errors import PlaygroundError
 from ..shared import backend, engine_cache, prefetcher, shared  # noqa: F401 - the pages reach them as state.*
+from ..stage.protocol import VIEW_PRESENTER
 from ..style import DEFAULT, Theme
 from ..style import theme as theme_for
-from .keys import VIEW_PRESENTER
 
 
 class PageState:

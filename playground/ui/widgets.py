@@ -11,7 +11,7 @@ from streamlit.errors import StreamlitAPIException
 
 from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, InputError, default_dims, make_input
 from ..layer import Layer
-from .keys import VIEW_PRESENTER, input_key
+from ..stage.protocol import VIEW_PRESENTER, input_key
 from .state import ViewOptions
 
 PERSIST = "session"  # a value survives page switches and being hidden
@@ -28,13 +28,6 @@ KIND_LABELS = {
     "constant": "every value the same",
     "image": "an uploaded PNG/JPEG, resized to H × W (C = 1 grey, 3 RGB); not carried by links",
 }
-
-
-def field_name(layer: Layer, name: str, field: str) -> str:
-    """The input control `field` of input `name` under the page's input keys: `field` itself for a layer of one
-    input (LAYER.input.kind, as links have always spelled it), `NAME.field` for each input of several
-    (LAYER.input.b.kind)."""
-    return f"{name}.{field}" if layer.several else field
 
 
 def write_input(layer: Layer, input: dict | None = None) -> None:
@@ -63,7 +56,7 @@ def _write_one(layer: Layer, name: str, input: dict) -> None:
     for field, default in INPUT_DEFAULTS.items():
         values[field] = (type(default)(input.get(field, default)), default)
     for field, (value, default) in values.items():
-        k = input_key(layer.name, field_name(layer, name, field))
+        k = input_key(layer, name, field)
         st.session_state[k] = value
         try:
             if value == default:
@@ -112,7 +105,7 @@ def input_controls(layer: Layer) -> InputForm:
 
 
 def _one_input(layer: Layer, name: str) -> InputForm:
-    k = lambda field: input_key(layer.name, field_name(layer, name, field))  # noqa: E731
+    k = lambda field: input_key(layer, name, field)  # noqa: E731
     kind = st.selectbox("pattern", KINDS, key=k("kind"), **STATE)
     st.caption(KIND_LABELS.get(kind, ""))
     example = layer.input_shape(name)

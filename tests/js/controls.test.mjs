@@ -49,7 +49,7 @@ test("the note says why a control is unused, what it offers, or that it offers o
 test("a control's keys: its own, or an optional switch and one per axis", () => {
   assert.deepEqual(controlKeys({ key: "c.stride" }), ["c.stride"]);
   assert.deepEqual(controlKeys({ key: "c.pad", axes: ["h", "w"], keys: { h: "c.pad.h", w: "c.pad.w" } }), ["c.pad.h", "c.pad.w"]);
-  assert.deepEqual(controlKeys({ key: "r.s", optional: true, axes: ["h"], keys: { h: "r.s.h" } }), ["r.s.set", "r.s.h"]);
+  assert.deepEqual(controlKeys({ key: "r.s", set_key: "r.s.set", axes: ["h"], keys: { h: "r.s.h" } }), ["r.s.set", "r.s.h"]);
 });
 
 test("a per-value slider spans its declared slide, else twice the value either way within the bounds", () => {

@@ -1,31 +1,19 @@
 // format.js: the numbers and text the stage writes.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { esc, exact, extent, markdown, markdownInline, short, stats, summary } from "../../playground/stage/format.js";
+import { readFileSync } from "node:fs";
+import { digits, esc, extent, markdown, markdownInline, precise, stats, summary } from "../../playground/stage/format.js";
 
-test("short keeps four significant digits and drops trailing zeros", () => {
-  assert.equal(short(3.14159), "3.142");
-  assert.equal(short(-0.5), "-0.5");
-  assert.equal(short(12345), "12350");
-  assert.equal(short(0), "0");
+const table = JSON.parse(readFileSync(new URL("../fixtures/spellings.json", import.meta.url), "utf8"));
+const num = (v) => ({ NaN: NaN, Inf: Infinity, "-Inf": -Infinity, "-0": -0 })[v] ?? v;
+
+test("digits spells as the server's numbers.digits does (one table)", () => {
+  for (const [v, n, text] of table.digits) assert.equal(digits(num(v), n), text, `${v} at ${n}`);
 });
 
-test("short writes the very large and the very small with an exponent", () => {
-  assert.equal(short(123456), "1.2e5");
-  assert.equal(short(0.0001234), "1.2e-4");
-  assert.equal(short(-1e-7), "-1.0e-7");
-});
-
-test("short names the non-finite", () => {
-  assert.equal(short(NaN), "NaN");
-  assert.equal(short(Infinity), "+Inf");
-  assert.equal(short(-Infinity), "-Inf");
-});
-
-test("exact writes float32's seven significant digits", () => {
-  assert.equal(exact(Math.fround(0.1)), "0.1");
-  assert.equal(exact(1 / 3), "0.3333333");
-  assert.equal(exact(-Infinity), "-Inf");
+test("a hovered value is spelled as the server's numbers.precise (one table)", () => {
+  for (const [v, text] of table.precise) assert.equal(precise(num(v)), text, String(v));
+  assert.equal(precise(Math.fround(0.1)), "0.1");
 });
 
 test("esc escapes every character that could open markup", () => {
@@ -48,4 +36,6 @@ test("stats are the whole tensor's, the server's: NaN and Inf counted, 0…1 whe
   const t = { shape: [1, 8, 2, 2], stats: { min: 1, max: 4, nan: 1, inf: 1 }, planes: new Map([[0, new Float32Array([9, 9, 9, 9])]]) };
   assert.equal(stats(t), "shape (1, 8, 2, 2) · min 1 · max 4 · 1 NaN · 1 Inf"); // not the plane held's 9s
   assert.deepEqual(summary({ shape: [1], stats: { min: null, max: null, nan: 1, inf: 0 } }).extent, [0, 1]);
+  const lesson = { shape: [1, 2], stats: { min: 12344, max: 12345.68, nan: 0, inf: 0 } }; // FP16's rounding beside FP32's
+  assert.equal(stats(lesson), "shape (1, 2) · min 12344 · max 12345.7"); // six digits: the lesson is not rounded away
 });

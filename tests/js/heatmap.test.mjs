@@ -3,9 +3,10 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   DIVERGING, LUT_STEPS, MAGNITUDE, MAX_PLANES, NAN_RGB, NEGINF_RGB, POSINF_RGB, SEQUENTIAL, SMALL_PX,
-  LABEL_PX, cellAtPoint, cellLabel, cellText, chooseScales, colour, fitCells, interpolate, layout, planeLabel, planeOf, planes,
+  LABEL_PX, cellAtPoint, cellLabel, chooseScales, colour, fitCells, interpolate, layout, planeLabel, planeOf, planes,
   scaleFor, shown,
 } from "../../playground/stage/heatmap.js";
+import { digits } from "../../playground/stage/format.js";
 
 // a tensor as the tab holds it: its planes, and the whole tensor's stats as the server sends them
 const tensor = (shape, values) => {
@@ -93,12 +94,12 @@ test("the layout and the cell under a point agree, across planes and the padding
 });
 
 test("a cell keeps the digits a lesson is about: six significant where they fit", () => {
-  assert.equal(cellText(12345.68, 6), "12345.7"); // the powers-of-ten kernel's output
-  assert.equal(cellText(12344, 6), "12344"); // FP16's rounding of it
-  assert.equal(cellText(0.5, 6), "0.5");
-  assert.equal(cellText(1234567, 6), "1.23457e6");
-  assert.equal(cellText(0.0000123456, 4), "1.235e-5");
-  assert.equal(cellText(NaN, 6), "NaN");
+  assert.equal(digits(12345.68, 6), "12345.7"); // the powers-of-ten kernel's output
+  assert.equal(digits(12344, 6), "12344"); // FP16's rounding of it
+  assert.equal(digits(0.5, 6), "0.5");
+  assert.equal(digits(1234567, 6), "1.23457e6");
+  assert.equal(digits(0.0000123456, 4), "1.235e-5");
+  assert.equal(digits(NaN, 6), "NaN");
   const width = (s, px) => s.length * px * 0.6; // a font whose digits are 0.6 em wide
   const wide = cellLabel(12345.68, 56, width);
   assert.equal(wide.text, "12345.7");

@@ -5,7 +5,7 @@ import { isLoopback, loopbackWarning, roomLink } from "../../playground/stage/ro
 
 test("the shared link is the configuration without the presenter's view", () => {
   const href = "http://10.0.0.5:8501/convolution?convolution.stride_nd.h=2&view.presenter=true&hide=kernel%2Cbias&view.cell=40&convolution.compare=FP16";
-  const out = new URL(roomLink(href));
+  const out = new URL(roomLink(href, ["view.presenter", "view.cell", "hide"])); // protocol.VIEW_KEYS
   assert.equal(out.searchParams.get("convolution.stride_nd.h"), "2");
   assert.equal(out.searchParams.get("convolution.compare"), "FP16");
   for (const k of ["view.presenter", "hide", "view.cell"]) assert.equal(out.searchParams.has(k), false, k);

@@ -9,7 +9,7 @@ const table = urlTable({
   keys: ["act.type", "act.alpha", "act.stride.h", "act.stride.w"],
   defaults: { "act.type": "RELU", "act.alpha": "0", "act.stride.h": "1", "act.stride.w": "1" },
   resets: { "act.type": ["act.alpha"] },
-  url: { compare: "act.compare", cell: "act.cell.", old_cell: "act.extra." },
+  url: { compare: "act.compare", cell: "act.cell.", old_cell: "act.extra.", view: ["view.presenter", "view.cell", "hide"], dropped: ["preset"] },
 });
 const defaults = { "act.type": "RELU", "act.alpha": "0", "act.stride.h": "1", "act.stride.w": "1" };
 

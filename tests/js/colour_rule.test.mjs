@@ -1,0 +1,16 @@
+// The stage's colour rule against the table the Details tab's Plotly heatmaps are held to (tests/test_plots.py):
+// one rule, so a constant, all-zero or rounding-noise tensor is one colour on both.
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import { SEQUENTIAL, colour, scaleFor } from "../../playground/stage/heatmap.js";
+
+const { cases } = JSON.parse(readFileSync(new URL("../fixtures/colour_rule.json", import.meta.url), "utf8"));
+
+for (const c of cases) {
+  test(`the stage draws ${c.name} on the table's scale`, () => {
+    const s = scaleFor(c.range || [0, 1], false); // no finite value: the extent's [0, 1] (format.js)
+    assert.deepEqual({ lo: s.lo, hi: s.hi, diverging: s.diverging }, c.scale);
+    if (c.range && c.range[0] === c.range[1]) assert.deepEqual(colour(s, c.range[0]), SEQUENTIAL[0][1]);
+  });
+}
