@@ -41,6 +41,7 @@ from common import machine, pct, print_machine  # noqa: E402
 
 from playground import room as R  # noqa: E402
 from playground.chromium.browser import free_port  # noqa: E402
+from playground.stage import protocol  # noqa: E402
 
 # A page and the parameters its participants walk: (URL key, values). Revisits come from the small value sets.
 WALKS = {
@@ -62,6 +63,14 @@ PAGES = list(WALKS)
 RETRY_S = 10.0  # as the stage: a change unanswered for this long is shown as a problem
 
 
+def read_reply(r) -> dict:
+    """A reply as the stage reads it (net.js `readReply`): an answer's frame, JSON, or nothing it can read."""
+    kind = r.headers.get("content-type", "")
+    if kind.startswith(protocol.FRAME_TYPE):
+        return protocol.read_frame(r.content)[0]
+    return r.json() if kind.startswith("application/json") else {}
+
+
 @dataclass
 class Participant:
     i: int
@@ -81,6 +90,9 @@ class Participant:
     notes: list = field(default_factory=list)  # what went wrong on the way to an answer (reported where it errs)
     back_after: float | None = None  # seconds from the first failed change to the next answer (a kill)
     walk: list | None = None  # (URL key, values) it steps; None: its page's WALKS
+    answer_bytes: list = field(default_factory=list)  # each answer's body, as it came
+    new: list = field(default_factory=list)  # per change: whether its configuration was new to this page
+    seen: set = field(default_factory=set)
 
     async def open(self, http) -> None:
         """The page through the proxy: its cookie (affinity), then a Streamlit session whose run gives the seat."""
@@ -136,6 +148,9 @@ class Participant:
     async def change(self, http, rng) -> None:
         key, values = rng.choice(self.walk or WALKS[self.page])
         self.query[key] = str(rng.choice(values))
+        config = tuple(sorted(self.query.items()))
+        self.new.append(config not in self.seen)  # a configuration this page has not asked for before
+        self.seen.add(config)
         sent = time.monotonic()
         while True:
             try:
@@ -149,7 +164,7 @@ class Participant:
                     },
                     timeout=30,
                 )
-                reply = r.json() if r.headers.get("content-type", "").startswith("application/json") else {}
+                reply = read_reply(r)
                 status = r.status_code
             except Exception as exc:  # noqa: BLE001 - a dropped connection is a status 0, as in the browser
                 status, reply = 0, {"error": str(exc)}
@@ -158,8 +173,9 @@ class Participant:
                 self.latency.append((sent, ms))
                 if self.lost_at is not None:
                     self.back_after, self.lost_at = time.monotonic() - self.lost_at, None
-                for f in reply.get("answer", {}).get("figures", []):
-                    self.have.append(f["tensor"]["id"])
+                for f in reply.get("answer", {}).get("figures", []):  # the planes it was sent, as the tab holds them
+                    self.have += [protocol.plane_key(f["tensor"]["id"], p) for p, _ in f["tensor"]["sent"]]
+                self.answer_bytes.append(len(r.content))
                 return
             if status == 429:
                 await asyncio.sleep(0.1)

@@ -14,13 +14,24 @@ def colour_range(a: np.ndarray, terms: float | None = None) -> list[float] | Non
     """The range a tensor's colours should span: its finite values' [min, max], or one value ([m, m], drawn as a
     constant) where the spread is rounding noise: within NOISE_EPS float32 ε of the largest |value| or of `terms`,
     the magnitude of what was summed (onnxio.magnitude). None where no value is finite."""
-    a = np.asarray(a, np.float64)
-    finite = a[np.isfinite(a)]
-    if not finite.size:
+    found = finite_range(a)
+    if found is None:
         return None
-    lo, hi = float(finite.min()), float(finite.max())
+    lo, hi = found
     scale = max(abs(lo), abs(hi), terms or 0.0)
     if hi - lo <= NOISE_EPS * float(np.finfo(np.float32).eps) * scale:
         mid = 0.0 if lo <= 0.0 <= hi else (lo + hi) / 2  # noise about zero is zero
         return [mid, mid]
     return [lo, hi]
+
+
+def finite_range(a: np.ndarray) -> tuple[float, float] | None:
+    """(min, max) of a tensor's finite values, None where there are none (in its own type: no float64 copy of a
+    32 MiB tensor)."""
+    a = np.asarray(a)
+    if a.dtype.kind != "f":
+        a = a.astype(np.float64)
+    finite = np.isfinite(a)
+    if not finite.any():
+        return None
+    return float(a.min(where=finite, initial=np.inf)), float(a.max(where=finite, initial=-np.inf))

@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
-from playground.stage import server
+from playground.stage import protocol, server
 
 APP = str(Path(__file__).resolve().parent.parent / "main.py")
 TIMEOUT = 30  # the first TensorRT build in a process takes about a second; a loaded CI box more
@@ -121,13 +121,24 @@ def _post(token: str, body: dict) -> dict:
         server.ROUTE, content=json.dumps(body), headers={server.TOKEN_HEADER: token, "content-type": "application/json"}
     )
     assert r.status_code == 200, r.text
-    return r.json()
+    return read(r)
+
+
+def read(r) -> dict:
+    """A route's reply: an answer's frame (its planes' bytes kept as `__blob` on the answer) or JSON."""
+    if not r.headers.get("content-type", "").startswith(protocol.FRAME_TYPE):
+        return json.loads(r.content)
+    reply, blob = protocol.read_frame(r.content)
+    (reply.get("answer") or reply)["__blob"] = blob
+    return reply
 
 
 def tensor(answer: dict, which: str) -> np.ndarray:
-    """A figure's tensor as the answer carries it (float32, base64)."""
+    """A figure's tensor, whole, as the answer carries it: the route's frame or the page's inline base64 (every
+    plane of it sent: a small configuration)."""
     f = next(f for f in answer["figures"] if f["which"] == which)
-    return np.frombuffer(base64.b64decode(f["tensor"]["data"]), "<f4").reshape(f["tensor"]["shape"])
+    blob = answer["__blob"] if "__blob" in answer else base64.b64decode(answer["blob"])
+    return protocol.whole(f["tensor"], blob)
 
 
 def control(answer_or_describe: dict, name: str) -> dict:

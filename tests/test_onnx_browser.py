@@ -50,8 +50,16 @@ def test_upload_opens_a_node_and_its_link_reopens_it(browser, app, tmp_path):
     # six input channels: four planes drawn, the pager walks to the rest
     pager = f'{STAGE} [data-figure="input"] .pg-pager'
     assert "planes 1–4 of 6" in page.inner_text(pager)
+    held = (
+        "() => [...document.querySelector('.pg-stage').__stage.answer.figures.find((f) => f.which === 'input')"
+        ".t.planes.keys()].sort()"
+    )
+    stats = page.inner_text(f'{STAGE} [data-figure="input"] .pg-stats')
+    assert page.evaluate(held) == [0, 1, 2, 3]  # the answer carried the planes drawn, and the whole tensor's stats
     page.click(f"{pager} button[aria-label^='next']")
     page.wait_for_function("s => document.querySelector(s).innerText.includes('5–6 of 6')", arg=pager)
+    assert page.evaluate(held) == [0, 1, 2, 3, 4, 5]  # the page turned: its planes asked for by the tensor's id
+    assert page.inner_text(f'{STAGE} [data-figure="input"] .pg-stats') == stats
     link = page.url
     ctx.close()
 

@@ -2,7 +2,6 @@
 round trip URL texts → parameters → URL texts, answers, and the route's door (tokens, origins, sizes, bad
 requests, one evaluation at a time per page)."""
 
-import base64
 import contextlib
 import json
 import threading
@@ -93,13 +92,11 @@ def test_a_request_the_stage_never_sends_is_named(query, words):
 def test_the_answer_carries_what_the_stage_draws():
     layer = get_layer("convolution")
     ev = evaluate("convolution", {"stride_nd": "2,2", "precision": "FP16"}, run=False)
-    a = protocol.answer(layer, ev, pick=(0, 0, 1, 1))
-    json.dumps(a)  # all of it JSON
+    reply, blob = protocol.read_frame(protocol.frame({"answer": protocol.answer(layer, ev, pick=(0, 0, 1, 1))}))
+    a = reply["answer"]
     figures = {f["which"]: f for f in a["figures"]}
     assert list(figures) == ["input", "kernel", "output", "error"]
-    out = np.frombuffer(base64.b64decode(figures["output"]["tensor"]["data"]), "<f4").reshape(
-        figures["output"]["tensor"]["shape"]
-    )
+    out = protocol.whole(figures["output"]["tensor"], blob)
     assert np.array_equal(out, ev.output) and a["shapes"] == "Input (1, 1, 6, 9) → Output (1, 1, 2, 4)"
     cells = a["cells"]
     assert cells["picked"] == [0, 0, 1, 1] and len(cells["reads"]) == 8 and cells["complete"]
@@ -130,10 +127,15 @@ def seat(layer="convolution"):
 
 
 def post(client, token, body, **headers):
+    """The route's reply, its `json()` reading an answer's frame too (tests/apptest.py `read`)."""
+    from apptest import read
+
     data = body if isinstance(body, (bytes, str)) else json.dumps(body)
-    return client.post(
+    r = client.post(
         server.ROUTE, content=data, headers={server.TOKEN_HEADER: token, "content-type": "application/json", **headers}
     )
+    r.json = lambda: read(r)
+    return r
 
 
 def test_the_route_answers_a_change_and_a_refusal(client):
@@ -201,13 +203,23 @@ def test_seats_are_bounded_and_forget_the_idle():
     assert len(small.items) == 3 and small.take(tokens[-1]) is not None and small.take(tokens[0]) is None
 
 
+def framed(answer: dict) -> tuple[dict, bytes]:
+    reply, blob = protocol.read_frame(protocol.frame({"answer": answer}))
+    return reply["answer"], blob
+
+
 def test_a_tensor_the_browser_holds_is_not_sent_again():
     layer = get_layer("convolution")
     ev = evaluate("convolution", {}, run=False)
-    first = protocol.answer(layer, ev)
-    held = frozenset(f["tensor"]["id"] for f in first["figures"] if f["which"] in ("input", "kernel"))
-    again = {f["which"]: f["tensor"] for f in protocol.answer(layer, ev, held=held)["figures"]}
-    assert "data" not in again["input"] and "data" not in again["kernel"] and "data" in again["output"]
+    first, _ = framed(protocol.answer(layer, ev))
+    held = frozenset(
+        protocol.plane_key(f["tensor"]["id"], p)
+        for f in first["figures"]
+        if f["which"] in ("input", "kernel")
+        for p, _ in f["tensor"]["sent"]
+    )
+    again = {f["which"]: f["tensor"] for f in framed(protocol.answer(layer, ev, held=held))[0]["figures"]}
+    assert again["input"]["sent"] == [] and again["kernel"]["sent"] == [] and again["output"]["sent"] == [[0, 0]]
     other = evaluate("convolution", {"padding_nd": "1,1"}, run=False)
     assert {f["which"]: f["tensor"]["id"] for f in protocol.answer(layer, other)["figures"]}["input"] == again["input"][
         "id"

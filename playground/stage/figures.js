@@ -3,7 +3,8 @@
 // picks an output cell, and the PNG of all of them. The stage gives the answer and the picked cell (`stage.answer`,
 // `stage.pick`, `stage.setPick`).
 import { esc, precise, stats } from "./format.js";
-import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, layout, mark, paint } from "./heatmap.js";
+import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, layout, mark, paint, shown } from "./heatmap.js";
+import { has, value } from "./store.js";
 
 // Cells keep their size while values change (padding that widens the input, a refusal's banner): the row
 // scrolls sideways instead, up to this many times its width; past it (or on a resize, a new input, another set
@@ -53,6 +54,9 @@ export class Figures {
     const a = this.stage.answer, figs = a.figures.map((f) => ({ ...f }));
     const scales = chooseScales(figs);
     for (const f of figs) { f.pad = this.padding(f.which); f.first = this.pages[f.which] || 0; }
+    // a page of planes the tab does not hold (turned, or an answer asked before the turn): asked for, then drawn
+    const missing = figs.map((f) => [f, shown(f)]).filter(([f, g]) => !has(f.t, g.first, g.count));
+    if (missing.length) { this.stage.askPlanes(missing.map(([f, g]) => [f.t, g.first, g.count])); return; }
     const cellPx = this.cells(figs);
     this.rowEl.dataset.cells = JSON.stringify(cellPx); // for tests: the size each figure's cells are drawn at
     this.rowEl.innerHTML = "";
@@ -130,7 +134,7 @@ export class Figures {
     const move = (ev) => {
       const c = cellAt(fig, ev);
       if (!c) { tip.style.display = "none"; this.outlinePick(); return; }
-      tip.innerHTML = `${esc(fig.title)} (${c.index.join(", ")})<br>value = ${precise(fig.t.values[c.flat])}`;
+      tip.innerHTML = `${esc(fig.title)} (${c.index.join(", ")})<br>value = ${precise(value(fig.t, c.flat))}`;
       const r = root.getBoundingClientRect();
       tip.style.display = "block";
       tip.style.left = Math.min(ev.clientX - r.left + 14, r.width - 180) + "px";

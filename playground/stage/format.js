@@ -47,14 +47,11 @@ export function extent(v) {
   return lo === Infinity ? [0, 1] : [lo, hi];
 }
 
-// A tensor's range and non-finite counts, once (a revisit draws without a pass over it).
+// A tensor's range and non-finite counts: the whole tensor's, from the server (`t.stats`: the tab may hold only the
+// planes drawn), the range [0, 1] where no value is finite.
 export function summary(t) {
-  if (!t.__summary) {
-    let nan = 0, inf = 0;
-    for (const v of t.values) { if (Number.isNaN(v)) nan++; else if (!Number.isFinite(v)) inf++; }
-    t.__summary = { extent: extent(t.values), nan, inf };
-  }
-  return t.__summary;
+  const s = t.stats;
+  return { extent: s.min === null ? [0, 1] : [s.min, s.max], nan: s.nan, inf: s.inf };
 }
 
 export function stats(t) { // "shape (1, 1, 4, 7) · min -3 · max 5" and the NaN and Inf counts where there are any

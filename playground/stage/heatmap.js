@@ -1,4 +1,4 @@
-// The heatmap: a tensor's planes side by side as coloured cells (their numbers written where a cell is large
+// The heatmap: a tensor's planes (t.planes: those of the page drawn, store.js) side by side as coloured cells (their numbers written where a cell is large
 // enough), the colour scales, the cell size that fits the figures on one screen, and the cells under the pointer.
 // The scales and the layout are pure (tests/js/heatmap.test.mjs); painting needs a canvas.
 import { digits, summary } from "./format.js";
@@ -152,8 +152,8 @@ export function paint(fig, presenter, dpr = window.devicePixelRatio || 1) { // d
       ctx.strokeRect(x0 + 0.5, 1.5 + g.top, g.cols * g.cell - 1, g.rows * g.cell - 1); ctx.restore();
     }
     ctx.drawImage(bitmaps[p], ox, oy, g.w * g.cell, g.h * g.cell);
-    const q = g.first + p; // the tensor's plane drawn here
-    if (text) for (let i = 0, n = g.h * g.w; i < n; i++) colours[i] = colour(scale, t.values[q * n + i]);
+    const values = t.planes.get(g.first + p); // the tensor's plane drawn here
+    if (text) for (let i = 0, n = g.h * g.w; i < n; i++) colours[i] = colour(scale, values[i]);
     if (g.cell >= 6) { // cell borders: a white (zero) cell of a diverging scale stays visible
       ctx.beginPath(); ctx.strokeStyle = "rgba(0,0,0,0.22)"; ctx.lineWidth = 1;
       for (let i = 0; i <= g.h; i++) { ctx.moveTo(ox, oy + i * g.cell + 0.5); ctx.lineTo(ox + g.w * g.cell, oy + i * g.cell + 0.5); }
@@ -164,7 +164,7 @@ export function paint(fig, presenter, dpr = window.devicePixelRatio || 1) { // d
       ctx.textAlign = "center"; ctx.textBaseline = "middle";
       for (let i = 0; i < g.h; i++) for (let j = 0; j < g.w; j++) {
         const c = colours[i * g.w + j], light = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2] > 140;
-        const label = cellLabel(t.values[(q * g.h + i) * g.w + j], g.cell, width);
+        const label = cellLabel(values[i * g.w + j], g.cell, width);
         ctx.font = `${label.px}px system-ui, sans-serif`;
         ctx.fillStyle = light ? "#111" : "#fff";
         ctx.fillText(label.text, ox + (j + 0.5) * g.cell, oy + (i + 0.5) * g.cell, g.cell - 4);
@@ -178,11 +178,11 @@ export function planeBitmaps(t, g, scale) { // one pixel a cell, kept per tensor
   if (t.__bitmaps && t.__bitmaps.key === key) return t.__bitmaps.planes;
   const planes = [], n = g.h * g.w;
   for (let p = g.first; p < g.first + g.count; p++) {
-    const c = document.createElement("canvas");
+    const c = document.createElement("canvas"), values = t.planes.get(p); // the page's planes: sent or asked for
     c.width = g.w; c.height = g.h;
     const cx = c.getContext("2d"), img = cx.createImageData(g.w, g.h);
     for (let i = 0; i < n; i++) {
-      const rgb = colour(scale, t.values[p * n + i]);
+      const rgb = colour(scale, values[i]);
       img.data[4 * i] = rgb[0]; img.data[4 * i + 1] = rgb[1]; img.data[4 * i + 2] = rgb[2]; img.data[4 * i + 3] = 255;
     }
     cx.putImageData(img, 0, 0);

@@ -3,6 +3,8 @@
 // for the server's "one in flight" (429), a lost server (a room's replica gone, a restart) and an answer that names
 // a tensor the tab has let go. No DOM: the transport (`post`) and the timer are given (tests/js/net.test.mjs).
 
+import { FRAME_TYPE, readFrame } from "./store.js";
+
 // A request the page's server could not answer as itself: no server (0), its seat unknown there (401: another replica
 // or a restart), the proxy with no replica (502-504). Asked again for up to LOST_MS before it is shown as a problem.
 export const LOST = new Set([0, 401, 502, 503, 504]), LOST_MS = 10000;
@@ -17,12 +19,24 @@ export function postJson(route, token, body) {
   });
 }
 
-// `post` for Requests: the evaluation route's reply as { status, reply, serverMs } (a body that is no JSON: its status).
+// A reply of the stage's routes: an answer's frame (binary: its JSON, then the planes' values, which ride along as
+// `__src` for store.js), else JSON (a problem, an error; a body that is neither: its status).
+export async function readReply(r) {
+  if ((r.headers.get("Content-Type") || "").startsWith(FRAME_TYPE)) {
+    const { head, src } = readFrame(await r.arrayBuffer());
+    head.__src = src;
+    if (head.answer) head.answer.__src = src;
+    return head;
+  }
+  return r.json().catch(() => ({ error: `HTTP ${r.status}` }));
+}
+
+// `post` for Requests: the evaluation route's reply as { status, reply, serverMs }.
 export function evaluator(route, token) {
   return async (message) => {
     const r = await postJson(route, token, message);
     const serverMs = ((r.headers.get("Server-Timing") || "").match(/dur=([\d.]+)/) || [])[1] || "";
-    return { status: r.status, reply: await r.json().catch(() => ({ error: `HTTP ${r.status}` })), serverMs };
+    return { status: r.status, reply: await readReply(r), serverMs };
   };
 }
 

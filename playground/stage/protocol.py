@@ -4,9 +4,10 @@ The browser holds a configuration as the page's URL holds it, one text per query
 axis `LAYER.PARAM.AXIS`, an optional per-axis value's switch `LAYER.PARAM.set`): `query_keys` names them,
 `raw_params` reads them back into a layer's raw parameters, `query_of` writes resolved parameters as they are
 spelled. `controls` describes every parameter's control from the layer's declaration (what to draw, its range,
-the values it offers now, whether it is used and why not); `answer` is the evaluation as the stage draws it: the
-tensors (float32, base64), the figures' titles, the shapes, the output's source, the precision's error, the
-picked cell's read map and arithmetic, the explanation under the stage. Python stays the only validator
+the values it offers now, whether it is used and why not); `answer` is the evaluation as the stage draws it: of
+each tensor the planes drawn (float32, in a binary frame) and the whole tensor's stats, the figures' titles, the
+shapes, the output's source, the precision's error, the picked cell's read map and arithmetic, the explanation
+under the stage. Python stays the only validator
 (`Layer.resolve`), builder and source of outputs; the browser only draws, hovers and walks what it is sent.
 """
 
@@ -21,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import blobs, numbers
-from ..colours import colour_range
+from ..colours import colour_range, finite_range
 from ..errors import ValidationError
 from ..layer import Layer
 from ..memo import Memo
@@ -241,24 +242,137 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
 
 
 # -- the answer -----------------------------------------------------------------------------------------------
-def tensor(a: np.ndarray, held: frozenset | None = frozenset()) -> dict:
-    """A tensor as the browser reads it: shape, an id (a hash of its values) and little-endian float32 values in
-    base64, left out where the browser says it holds that id (the input, unchanged by a parameter, is sent once),
-    or where `held` is None (the page's first answer of a large configuration: the stage asks the route)."""
+# An answer carries, of each figure's tensor, the planes the stage draws (its page: PAGE_PLANES from the first, or
+# the page the request names) in binary, and the whole tensor's stats; the other planes are asked for by tensor id
+# as the person turns a page (`planes`). A 4·8·512·512 tensor's answer is 4 of its 32 planes, 4 MiB, not 45 MiB of
+# base64. PAGE_PLANES is the stage's MAX_PLANES (heatmap.js): a stage that draws more asks for the rest.
+PAGE_PLANES = 4
+FRAME_TYPE = "application/x-stage-frame"  # the route's binary answers (`frame`); errors stay JSON
+
+
+def tensor_id(a: np.ndarray) -> str:
+    """A hash of a float32 tensor's values and shape: the id the browser names a tensor (and its planes) by."""
+    h = hashlib.sha256(str(a.shape).encode())  # SHA-256 where the CPU hashes it (SHA-NI): 3× blake2b's speed
+    h.update(memoryview(np.ascontiguousarray(a)).cast("B"))
+    return h.hexdigest()[:24]
+
+
+def plane_key(tid: str, plane: int) -> str:
+    """How a request names one plane of a tensor it holds (`have`): "ID.PLANE"."""
+    return f"{tid}.{plane}"
+
+
+def as_planes(a: np.ndarray) -> np.ndarray:
+    """A tensor as its (n, c[, d]) planes of h × w, as the stage draws it (heatmap.js `planes`; rank 1: one row)."""
+    h = a.shape[-2] if a.ndim >= 2 else 1
+    w = a.shape[-1] if a.ndim >= 1 else 1
+    return a.reshape(-1, h, w)
+
+
+def stats(a: np.ndarray) -> dict:
+    """The whole tensor's min and max (of its finite values; None where there are none) and its NaN and ±Inf
+    counts: the stats line of a figure whose planes came in part is the whole tensor's."""
+    lo, hi = finite_range(a) or (None, None)
+    nan = int(np.count_nonzero(np.isnan(a)))
+    return {"min": lo, "max": hi, "nan": nan, "inf": int(a.size - np.count_nonzero(np.isfinite(a)) - nan)}
+
+
+def tensor(
+    a: np.ndarray, held: frozenset | None = frozenset(), page: tuple[int, int] | None = None, tid: str | None = None
+) -> dict:
+    """A tensor as the browser reads it: shape, id, the whole tensor's stats, the page of planes drawn (first,
+    count) and the planes of it to send, less those the browser says it holds (`held`: plane keys; None: no values
+    at all, the page's first answer of a large configuration, whose stage asks the route). The planes' values
+    travel in the answer's frame (`frame`, `inline`), which sets "sent": [[plane, offset], ...]."""
     a = np.ascontiguousarray(np.asarray(a, dtype="<f4"))
-    data = a.tobytes()
-    tid = hashlib.blake2b(data, digest_size=12, person=str(a.shape).encode()[:16]).hexdigest()
-    return {"shape": list(a.shape), "id": tid} | (
-        {} if held is None or tid in held else {"data": base64.b64encode(data).decode("ascii")}
-    )
+    tid, planes = tid or tensor_id(a), as_planes(a)
+    first, count = page or (0, PAGE_PLANES)
+    first = max(0, min(first, len(planes) - 1))
+    count = max(0, min(count, len(planes) - first))
+    send = [] if held is None else [p for p in range(first, first + count) if plane_key(tid, p) not in held]
+    return {
+        "shape": list(a.shape),
+        "id": tid,
+        "stats": stats(a),
+        "page": [first, count],
+        "_planes": [(p, planes[p]) for p in send],
+        "_array": a,
+    }
+
+
+def _blob(out: dict) -> bytes:
+    """Every figure's planes to send, one after another, each figure's `sent` naming its planes' offsets (in
+    float32 values); the arrays the answer held for this are let go from it."""
+    chunks, at = [], 0
+    for t in [f["tensor"] for f in out.get("figures", [])] + out.get("tensors", []):
+        t["sent"] = []
+        for p, values in t.pop("_planes", []):
+            t["sent"].append([p, at])
+            chunks.append(values.tobytes())
+            at += values.size
+        t.pop("_array", None)
+    return b"".join(chunks)
+
+
+def frame(reply: dict) -> bytes:
+    """A reply in the route's binary form: a little-endian uint32 n, n bytes of JSON (padded with spaces to 4
+    bytes), then the planes' little-endian float32 values (`sent` gives each plane's offset in values)."""
+    blob = _blob(reply.get("answer", reply))
+    head = json.dumps(reply, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+    head += b" " * (-len(head) % 4)
+    return len(head).to_bytes(4, "little") + head + blob
+
+
+def read_frame(data: bytes) -> tuple[dict, bytes]:
+    """(the reply, its planes' bytes) of a frame: what the browser reads (store.js `readFrame`)."""
+    n = int.from_bytes(data[:4], "little")
+    return json.loads(data[4 : 4 + n]), data[4 + n :]
+
+
+def inline(out: dict) -> dict:
+    """An answer carried in the page's own message (JSON only): its planes' bytes as base64 in `blob`."""
+    out["blob"] = base64.b64encode(_blob(out)).decode("ascii")
+    return out
+
+
+def within(out: dict, values: int) -> dict:
+    """The answer with its planes where they are at most `values` values together, else with none (the page's
+    first answer: its stage asks the route for them)."""
+    tensors = [f["tensor"] for f in out["figures"]]
+    if sum(v.size for t in tensors for _, v in t.get("_planes", [])) > values:
+        for t in tensors:
+            t["_planes"] = []
+    return out
+
+
+def arrays(out: dict) -> dict:
+    """The tensors of an answer not yet framed, by id, whose planes it does not all send (the browser may ask
+    for the rest: the server keeps these)."""
+    return {
+        t["id"]: t["_array"]
+        for t in (f["tensor"] for f in out.get("figures", []))
+        if "_array" in t and t["page"][1] < len(as_planes(t["_array"]))
+    }
+
+
+def whole(t: dict, blob: bytes) -> np.ndarray:
+    """A tensor entry's values, whole, from its frame's bytes, where every plane was sent (tests and benchmarks;
+    the browser draws planes)."""
+    shape = t["shape"]
+    h = shape[-2] if len(shape) >= 2 else 1
+    w = shape[-1] if shape else 1
+    planes = math.prod(shape) // max(h * w, 1)
+    got = {p: np.frombuffer(blob, "<f4", h * w, off * 4) for p, off in t["sent"]}
+    if sorted(got) != list(range(planes)):
+        raise ValueError(f"planes {sorted(got)} of {planes} sent: not the whole tensor")
+    return np.stack([got[p] for p in range(planes)]).reshape(shape) if planes else np.zeros(shape, np.float32)
 
 
 def _output_range(layer: Layer, ev, y: np.ndarray) -> list[float] | None:
     """colour_range of an output, with the magnitude of its terms only where the spread is small beside its inputs'
     (a reference on |x| is worked out only then)."""
     r = colour_range(y)
-    x = np.asarray(ev.input, np.float64)
-    big = float(np.abs(x[np.isfinite(x)]).max(initial=0.0))
+    big = max(map(abs, finite_range(ev.input) or (0.0,)))
     if r is None or r[0] == r[1] or r[1] - r[0] > 1e-3 * big:
         return r
     from ..onnxio import magnitude  # noqa: PLC0415 - needed only for a near-constant output
@@ -266,11 +380,33 @@ def _output_range(layer: Layer, ev, y: np.ndarray) -> list[float] | None:
     return colour_range(y, magnitude(layer, ev.input, ev.params))
 
 
-MAX_HELD = 64  # tensor ids a request may say the browser holds
-# A page's first answer carries its tensors' values up to this many (the spec's and a lesson's sizes, many times
+MAX_HELD = 64  # plane keys a request may say the browser holds
+MAX_PAGES = 16  # figures a request may name a page of planes for
+# A page's first answer carries its planes' values up to this many (the spec's and a lesson's sizes, many times
 # over); beyond, they come by the route, so that megabytes never pass through the page's own messages (one
 # event loop carries every page's, and a room would wait for them).
 INLINE_VALUES = 1 << 20
+
+
+def read_pages(value) -> dict[str, tuple[int, int]]:
+    """A request's `pages` ({figure: [first, count]}: the planes the stage shows of each figure), checked."""
+    if value is None:
+        return {}
+    if not (
+        isinstance(value, dict)
+        and len(value) <= MAX_PAGES
+        and all(
+            isinstance(k, str)
+            and len(k) <= 32
+            and isinstance(v, list)
+            and len(v) == 2
+            and all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < 1 << 24 for i in v)
+            and v[1] <= 64
+            for k, v in value.items()
+        )
+    ):
+        raise RequestError(f"pages must map at most {MAX_PAGES} figures to [first, count] (count at most 64)")
+    return {k: (v[0], v[1]) for k, v in value.items()}
 
 
 def problem(exc: ValidationError, layer: Layer, shape: tuple) -> dict:
@@ -290,28 +426,41 @@ def answer(
     lines: int = CELL_LINES,
     opinion: bool = False,
     opened=None,
+    pages: dict | None = None,
 ) -> dict:
-    """The evaluation as the stage draws it (core.Evaluation in, JSON-friendly out); `held`: the tensor ids the
-    browser already holds (their values are not sent again; None: no values at all); `lines`: how many cells'
-    arithmetic to write (the picked cell's always; a quick answer, while a slider is dragged, writes that one only); `opinion`: with ONNX
+    """The evaluation as the stage draws it (core.Evaluation in, JSON-friendly out once framed: `frame`,
+    `inline`); `held`: the plane keys the browser already holds (not sent again; None: no values at all);
+    `pages`: figure -> (first, count), the page of planes the stage shows of it (else the first PAGE_PLANES);
+    `lines`: how many cells' arithmetic to write (the picked cell's always; a quick answer, while a slider is dragged, writes that one only); `opinion`: with ONNX
     Runtime's (of the model's node `opened`, where given; else of the configuration's export)."""
     shape = ev.input.shape
+
+    def page(which: str) -> tuple[int, int] | None:
+        return (pages or {}).get(which)
+
     figures = [
         {
             "which": input_figure(layer, n),
             "title": f"Input {n.upper()}" if layer.several else "Input",
-            "tensor": tensor(a, held),
+            "tensor": tensor(a, held, page(input_figure(layer, n))),
             "range": colour_range(a),
         }
         for n, a in (ev.inputs or {"x": ev.input}).items()
     ]
     for title, t in layer.stage_tensors(ev.params) if layer.stage_tensors else []:
-        figures.append({"which": title.lower(), "title": title, "tensor": tensor(t, held), "range": colour_range(t)})
+        figures.append(
+            {
+                "which": title.lower(),
+                "title": title,
+                "tensor": tensor(t, held, page(title.lower())),
+                "range": colour_range(t),
+            }
+        )
     figures.append(
         {
             "which": "output",
             "title": output_title(ev, named=ev.compared is not None),
-            "tensor": tensor(ev.output, held),
+            "tensor": tensor(ev.output, held, page("output")),
             "range": _output_range(layer, ev, ev.output),
         }
     )
@@ -320,7 +469,7 @@ def answer(
             {
                 "which": "compared",
                 "title": output_title(ev.compared, named=True),
-                "tensor": tensor(ev.compared.output, held),
+                "tensor": tensor(ev.compared.output, held, page("compared")),
                 "range": _output_range(layer, ev.compared, ev.compared.output),
             }
         )
@@ -329,7 +478,7 @@ def answer(
                 {
                     "which": "difference",
                     "title": f"log₁₀ |{ev.difference['precision']}|",
-                    "tensor": tensor(ev.difference["log_error"], held),
+                    "tensor": tensor(ev.difference["log_error"], held, page("difference")),
                     "magnitude": True,
                 }
             )
@@ -338,7 +487,7 @@ def answer(
             {
                 "which": "error",
                 "title": "log₁₀ |error|",
-                "tensor": tensor(ev.precision_error["log_error"], held),
+                "tensor": tensor(ev.precision_error["log_error"], held, page("error")),
                 "magnitude": True,
             }
         )

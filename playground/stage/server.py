@@ -9,6 +9,8 @@ route answers only:
 - one evaluation at a time per seat (a second is 429: the stage coalesces, latest wins), and at most
   MAX_WAITING evaluations waiting for a worker over all seats (503 beyond: the room is told to wait, the server
   keeps answering); the layer's work and memory budgets apply as everywhere (`Layer.resolve`).
+An answer is a binary frame (`protocol.frame`: the planes each figure draws, with the whole tensors' stats);
+`POST /api/stage/planes` answers more planes of a tensor the seat's last answers sent in part (a page turned).
 A configuration the layer refuses is an answer (`problem`, status 200): the stage names the parameter and the
 rule and keeps its last good drawing. Anything else is a 4xx with a message; an unexpected failure is a 500 whose
 body says so in one line, never a traceback.
@@ -24,7 +26,7 @@ import re
 import secrets
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -36,6 +38,7 @@ from . import protocol
 
 log = logging.getLogger(__name__)
 ROUTE = "/api/stage/evaluate"
+PLANES_ROUTE = "/api/stage/planes"  # more planes of a tensor an answer sent in part (a page turned)
 QR_ROUTE = "/api/stage/qr"  # the link's QR code, for a room to scan off the presenter's screen
 MAX_LINK = 2048  # characters of a link a QR code is made of
 TOKEN_HEADER = "x-stage-token"
@@ -48,6 +51,10 @@ SEAT_IDLE_S = 4 * 3600
 WORKERS = 4  # evaluations at once (builds release the GIL; the references are NumPy)
 MAX_WAITING = 64
 SPECULATE_VALUES = 1 << 20  # inputs up to this many values get their neighbours built ahead (the spec's, many times)
+# A seat keeps the tensors of its last KEEP_ANSWERS answers that were sent in part (more planes than a page), for
+# the planes the stage asks for as its person turns a page; older ones are asked for by a new evaluation.
+KEEP_ANSWERS = 2
+MAX_PLANE_ASKS = 16  # tensors one planes request may name
 
 
 @dataclass
@@ -61,6 +68,15 @@ class Seat:
     opened: object = None  # onnxio.Opened: the model's node this page opened (ONNX Runtime judges the node itself)
     others: dict = field(default_factory=dict)  # a layer of several inputs: the rest of its feed dict, by name
     evaluated: tuple | None = None  # (compare, Evaluation) of the last full answer: what the page's settle run draws
+    kept: deque = field(default_factory=lambda: deque(maxlen=KEEP_ANSWERS))  # {tensor id: array} per answer sent
+
+    def keep(self, arrays: dict) -> None:
+        """The tensors of an answer sent in part (protocol.arrays), for the planes asked for later (`planes`)."""
+        if arrays:
+            self.kept.append(arrays)
+
+    def kept_tensor(self, tid: str):
+        return next((k[tid] for k in reversed(self.kept) if tid in k), None)
 
     def remembered(self, raw: dict, compare: str | None):
         """The last full answer's Evaluation where `raw` (the settled URL's) resolves to its configuration: the
@@ -148,7 +164,7 @@ _waiting_lock = threading.Lock()
 
 
 def _reply(status: int, body: dict | bytes, took_ms: float | None = None):
-    """A JSON response; `body` as bytes where it was written in a worker thread (an answer: tens of megabytes at the
+    """A response: JSON, or an answer's frame (`protocol.frame`, bytes written in a worker thread: megabytes at the
     work budget, whose writing would hold up every other page's messages on the server's event loop)."""
     from starlette.responses import JSONResponse, Response
 
@@ -156,7 +172,7 @@ def _reply(status: int, body: dict | bytes, took_ms: float | None = None):
     if took_ms is not None:  # the answer's own time, apart from the network and the browser (bench_browser reads it)
         headers["Server-Timing"] = f"answer;dur={took_ms:.1f}"
     if isinstance(body, bytes):
-        return Response(body, status_code=status, headers=headers, media_type="application/json")
+        return Response(body, status_code=status, headers=headers, media_type=protocol.FRAME_TYPE)
     return JSONResponse(body, status_code=status, headers=headers)
 
 
@@ -261,9 +277,8 @@ async def evaluate_route(request):
 def _answer(seat: Seat, message: dict) -> tuple[int, dict | bytes]:
     with _slots:
         try:
-            return 200, json.dumps(
-                answer(seat, message), ensure_ascii=False, allow_nan=False, separators=(",", ":")
-            ).encode()
+            reply = answer(seat, message)
+            return 200, protocol.frame(reply) if "answer" in reply else reply
         except protocol.RequestError as exc:  # the key it names, for the stage to mark (a text over MAX_TEXT)
             return 400, {"error": str(exc), "keys": [exc.key] if exc.key else []}
         except Exception as exc:  # noqa: BLE001 - a bug must still be an answer the page can show
@@ -275,7 +290,7 @@ def answer(seat: Seat, message: dict) -> dict:
     from .. import shared  # the process's backend, engine cache and speculative builder
     from ..core import evaluate
 
-    unknown = set(message) - {"params", "compare", "pick", "quick", "have", "finish"}
+    unknown = set(message) - {"params", "compare", "pick", "quick", "have", "finish", "pages"}
     if unknown:
         raise protocol.RequestError(f"unknown field {sorted(unknown)[0]!s:.40}")
     layer = get_layer(seat.layer)
@@ -294,7 +309,8 @@ def answer(seat: Seat, message: dict) -> dict:
         and len(have) <= protocol.MAX_HELD
         and all(isinstance(h, str) and len(h) <= 32 for h in have)
     ):
-        raise protocol.RequestError(f"have must be a list of at most {protocol.MAX_HELD} tensor ids")
+        raise protocol.RequestError(f"have must be a list of at most {protocol.MAX_HELD} plane keys")
+    pages = protocol.read_pages(message.get("pages"))
     backend, cache, prefetcher = shared.backend(), shared.engine_cache(), shared.prefetcher()
     quick = bool(message.get("quick")) and not backend.can_run  # TensorRT's output is never skipped where it runs
     if message.get("finish"):  # what follows a drawn answer: its engine's verdict and ONNX Runtime's badge
@@ -331,7 +347,9 @@ def answer(seat: Seat, message: dict) -> dict:
         frozenset(have),
         lines=0 if quick else protocol.CELL_LINES,
         opened=opened,
+        pages=pages,
     )
+    seat.keep(protocol.arrays(out))
     out["finish"] = not quick  # the stage asks for the engine's verdict and the badge once it has drawn
     return {"answer": out}
 
@@ -352,6 +370,45 @@ def finish(seat: Seat, layer, raw: dict, compare: str | None) -> dict:
     return protocol.verdict(ev) | {
         "onnxruntime": protocol.onnxruntime_badge(ev, opened) if protocol.has_opinion(layer) else None
     }
+
+
+async def planes_route(request):
+    """More planes of tensors this page's last answers sent in part: {"planes": [[id, first, count], ...]} in, a
+    frame out, {"tensors": [...], "gone": [ids no longer kept]} (the stage asks for a new evaluation then)."""
+    from starlette.concurrency import run_in_threadpool
+
+    opened, refused = await _door(request)
+    if refused is not None:
+        return refused
+    seat, message = opened
+    asks = message.get("planes")
+    if not (
+        set(message) == {"planes"}
+        and isinstance(asks, list)
+        and 0 < len(asks) <= MAX_PLANE_ASKS
+        and all(
+            isinstance(a, list)
+            and len(a) == 3
+            and isinstance(a[0], str)
+            and len(a[0]) <= 32
+            and all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < 1 << 24 for i in a[1:])
+            and a[2] <= 64
+            for a in asks
+        )
+    ):
+        return _reply(400, {"error": f"planes must be a list of at most {MAX_PLANE_ASKS} [tensor id, first, count]"})
+
+    def planes() -> bytes:
+        found, gone = [], []
+        for tid, first, count in asks:
+            a = seat.kept_tensor(tid)
+            if a is None:
+                gone.append(tid)
+            else:
+                found.append(protocol.tensor(a, frozenset(), (first, count), tid))
+        return protocol.frame({"tensors": found, "gone": gone})
+
+    return _reply(200, await run_in_threadpool(planes))
 
 
 PUBLIC_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")  # an http(s) address, without query or fragment
@@ -393,6 +450,7 @@ def routes():
 
     return [
         Route(ROUTE, evaluate_route, methods=["POST"]),
+        Route(PLANES_ROUTE, planes_route, methods=["POST"]),
         Route(QR_ROUTE, qr_route, methods=["POST"]),
         *assets.routes(),
     ]

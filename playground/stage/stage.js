@@ -6,9 +6,10 @@
 import { Controls } from "./controls.js";
 import { Figures } from "./figures.js";
 import { esc, markdown, markdownInline } from "./format.js";
-import { Requests, evaluator, postJson } from "./net.js";
+import { MAX_PLANES } from "./heatmap.js";
+import { Requests, evaluator, postJson, readReply } from "./net.js";
 import { loopbackWarning, roomLink } from "./room.js";
-import { Answers, Tensors } from "./store.js";
+import { Answers, Tensors, add, has } from "./store.js";
 import { cacheKey, changed, fileName, linkChanges, linkPicks, urlTable, writeHistory } from "./state.js";
 
 const SETTLE_MS = 1200; // a configuration the hand has left this long: the sections under the stage follow it (a page run)
@@ -184,7 +185,25 @@ export class Stage {
   cacheKey(query = this.query, compare = this.compare) { return cacheKey(query, compare); }
 
   request(quick) {
-    this.requests.ask({ params: { ...this.query }, compare: this.compare, pick: this.pick, quick }, ++this.seq);
+    const pages = Object.fromEntries(Object.entries(this.figures.pages).map(([which, first]) => [which, [first, MAX_PLANES]]));
+    this.requests.ask({ params: { ...this.query }, compare: this.compare, pick: this.pick, quick, pages }, ++this.seq);
+  }
+
+  // Planes of a page the tab does not hold ([tensor, first, count]: a page turned), asked for by tensor id from what
+  // the server keeps of its last answers, then drawn; where it no longer keeps them, the configuration is asked for
+  // again with the pages shown. One such request at a time.
+  async askPlanes(asks) {
+    if (this.planesAsked) return;
+    this.planesAsked = true;
+    let ok = false;
+    try {
+      const r = await postJson(this.data.planes, this.data.token, { planes: asks.map(([t, first, count]) => [t.id, first, count]) });
+      const reply = r.ok ? await readReply(r) : {};
+      for (const entry of reply.tensors || []) for (const [t] of asks) if (t.id === entry.id) add(t, entry, reply.__src);
+      ok = Boolean(reply.tensors) && !reply.gone.length && asks.every(([t, first, count]) => has(t, first, count));
+    } catch (e) { /* no server: asked for with the configuration below */ }
+    this.planesAsked = false;
+    if (ok) this.figures.draw(); else this.request(false);
   }
 
   answered(job, status, reply) { // true: ask again (a tensor it named was let go meanwhile: whole, this time)

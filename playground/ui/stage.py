@@ -113,14 +113,12 @@ def draw(
     st.session_state[_drawn_key(layer)] = identity
     answer = None
     if fresh:
-        inline = ev.input.size + ev.output.size <= protocol.INLINE_VALUES  # else the stage asks the route for them
         answer = protocol.answer(
-            layer,
-            ev,
-            picked(layer, ev),
-            frozenset() if inline else None,
-            opened=own if own is not None and own.stands(ev) else None,
+            layer, ev, picked(layer, ev), opened=own if own is not None and own.stands(ev) else None
         )
+        if seat is not None:  # the planes of a page turned later are asked for by id
+            seat.keep(protocol.arrays(answer))
+        answer = protocol.inline(protocol.within(answer, protocol.INLINE_VALUES))  # else the stage asks the route
         answer["finish"] = protocol.has_opinion(layer)  # ONNX Runtime's badge: asked for after the first paint
     describe = protocol.describe(layer, x.shape, {n: a.shape for n, a in xs.items()} if isinstance(xs, dict) else None)
     if node is not None:
@@ -138,6 +136,7 @@ def draw(
             "epoch": identity,
             "token": token,
             "route": server.ROUTE,
+            "planes": server.PLANES_ROUTE,
             "modules": assets.urls(),
             "describe": describe,
             "source": node.source if node is not None else None,

@@ -8,7 +8,13 @@ import {
 } from "../../playground/stage/heatmap.js";
 import { digits } from "../../playground/stage/format.js";
 
-const tensor = (shape, values) => ({ shape, values: new Float32Array(values) });
+// a tensor as the tab holds it: its planes, and the whole tensor's stats as the server sends them
+const tensor = (shape, values) => {
+  const finite = values.filter(Number.isFinite);
+  const stats = { min: finite.length ? Math.min(...finite) : null, max: finite.length ? Math.max(...finite) : null,
+                  nan: values.filter(Number.isNaN).length, inf: values.filter((v) => Math.abs(v) === Infinity).length };
+  return { shape, stats, planes: new Map([[0, new Float32Array(values)]]) };
+};
 
 test("a range across zero gets the diverging scale, symmetric about zero, zero on its white middle", () => {
   const s = scaleFor([-1, 3], false);

@@ -1,7 +1,8 @@
 // net.js: one request in flight, the latest waiting, and the one path that asks again, against a fake server.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { BUSY_RETRY_MS, LOST_MS, LOST_RETRY_MS, Requests } from "../../playground/stage/net.js";
+import { BUSY_RETRY_MS, LOST_MS, LOST_RETRY_MS, Requests, readReply } from "../../playground/stage/net.js";
+import { FRAME_TYPE } from "../../playground/stage/store.js";
 
 // A server whose replies the test gives, one pending request at a time, and a timer the test runs.
 function fake() {
@@ -108,4 +109,16 @@ test("a stopped stage hands nothing on", async () => {
   assert.deepEqual([f.replies, f.idles], [[], []]);
   f.requests.ask({ v: 2 }, 2);
   assert.equal(f.sent.length, 1);
+});
+
+test("a reply is read as the route sent it: an answer's frame (its planes ride along) or JSON", async () => {
+  const text = JSON.stringify({ answer: { figures: [] } }), json = Buffer.from(text + " ".repeat((4 - (text.length % 4)) % 4));
+  const n = Buffer.alloc(4); n.writeUInt32LE(json.length);
+  const body = Buffer.concat([n, json, Buffer.from(new Float32Array([7]).buffer)]);
+  const framed = await readReply(new Response(body, { headers: { "Content-Type": FRAME_TYPE } }));
+  assert.deepEqual(framed.answer.figures, []);
+  assert.equal(new Float32Array(framed.answer.__src.buffer, framed.answer.__src.base, 1)[0], 7);
+  const problem = await readReply(new Response(JSON.stringify({ problem: { message: "x" } }), { headers: { "Content-Type": "application/json" } }));
+  assert.equal(problem.problem.message, "x");
+  assert.deepEqual(await readReply(new Response("<html>", { status: 502 })), { error: "HTTP 502" });
 });
