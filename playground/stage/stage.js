@@ -262,11 +262,14 @@ export class Stage {
       this.problemEl.textContent = ""; this.problemEl.hidden = true; this.controls.mark([], null);
     }
     // The figures first: their room is read from the layout of the frame drawn last, before the text below changes
-    // it (read after, the layout would be worked out twice in one key press).
+    // it (read after, the layout would be worked out twice in one key press). The first answer's text goes first:
+    // until it is drawn the head is empty, and the figures' room is the room under it.
+    const text = () => { this.controls.refresh(answer.controls, answer.example || null); this.drawText(answer); };
+    const fresh = !this.headEl.__html;
+    if (fresh) text();
     this.figures.draw();
     this.drawCell();
-    this.controls.refresh(answer.controls, answer.example || null);
-    this.drawText(answer);
+    if (!fresh) text();
     if (url) this.writeUrl(); else this.showLink();
     this.root.dataset.drawMs = (performance.now() - began).toFixed(1);
     this.root.dataset.drawn = String(this.drawnSeq);
