@@ -54,8 +54,41 @@ DRAWN_AFTER_JS = (
   check(); })"""
     % STAGE
 )
-# Nothing in flight any more: the engine's badge has caught up with the drawn output.
-SETTLED_JS = "() => !document.querySelector('%s').classList.contains('pg-busy')" % STAGE
+# Nothing in flight any more: the engine's badge has caught up with the drawn output (the answer's follow-up,
+# `finish`, asked once it is drawn, is in).
+SETTLED_JS = (
+    """() => { const s = document.querySelector('%s'), a = s.__stage && s.__stage.answer;
+  return !s.classList.contains('pg-busy') && !(a && a.__finishing); }"""
+    % STAGE
+)
+
+
+# Where a press's time goes, by the page's clock: the key's event -> the answer drawn (`data-drawn` moved) -> the
+# next frame's start (requestAnimationFrame) -> the task after it (that frame's style, layout and paint done).
+PRESS_CLOCK_JS = (
+    """() => { const s = document.querySelector('%s'); window.__press = null;
+  document.addEventListener('keydown', () => { window.__press = { key: performance.now() }; }, true);
+  new MutationObserver(() => { const p = window.__press; if (!p || p.drawn) return;
+    p.drawn = performance.now() - p.key;
+    requestAnimationFrame(() => { p.frame = performance.now() - p.key;
+      setTimeout(() => { p.painted = performance.now() - p.key; }, 0); }); })
+    .observe(s, {attributes: true, attributeFilter: ['data-drawn']}); }"""
+    % STAGE
+)
+PRESS_READ_JS = (
+    """() => { const s = document.querySelector('%s').dataset, p = window.__press || {};
+  return { drawn: p.drawn, frame: p.frame, painted: p.painted, server: Number(s.serverMs), fetch: Number(s.fetchMs),
+           draw: Number(s.drawMs) }; }"""
+    % STAGE
+)
+PARTS = {  # what the breakdown prints, by the page's clock (ms)
+    "server": "the route's own time (Server-Timing)",
+    "fetch": "request sent -> reply parsed (the server's time included)",
+    "draw": "the answer drawn (show: controls, text, figures)",
+    "drawn": "key event -> the answer drawn",
+    "frame": "key event -> the next frame starts",
+    "painted": "key event -> that frame done (style, layout, paint)",
+}
 
 
 def open_stage(context, base, path):
@@ -71,9 +104,11 @@ def drawn(page) -> int:
     return int(page.get_attribute(STAGE, "data-drawn"))
 
 
-def stage_walk(page, steps, series: Series, settled: Series | None = None) -> None:
+def stage_walk(page, steps, series: Series, settled: Series | None = None, parts: dict | None = None) -> None:
     """steps: (query key of a range input, key to press); press -> the answer drawn and a frame painted (and,
-    into `settled`, press -> nothing in flight: the engine built and its badge drawn)."""
+    into `settled`, press -> nothing in flight: the engine built and its badge drawn; into `parts`, the page's
+    clock of each press, PARTS, where PRESS_CLOCK_JS was installed). A press answered from the tab's cache has
+    no request: its server and fetch are left out."""
     current = None
     for param, press in steps:
         if param != current:
@@ -84,16 +119,29 @@ def stage_walk(page, steps, series: Series, settled: Series | None = None) -> No
         page.keyboard.press(press)
         page.evaluate(DRAWN_AFTER_JS, before)
         series.latency.append((time.perf_counter() - start) * 1e3)
+        if parts is not None:
+            hits = int(page.get_attribute(STAGE, "data-hits") or 0)
         page.wait_for_function(SETTLED_JS, polling="raf")
         if settled is not None:
             settled.latency.append((time.perf_counter() - start) * 1e3)
+        if parts is not None:
+            for k, v in page.evaluate(PRESS_READ_JS).items():
+                if v is not None and not (k in ("server", "fetch") and hits > parts.get("_hits", 0)):
+                    parts.setdefault(k, []).append(v)
+            parts["_hits"] = hits
 
 
-def there_and_back(page, steps, new_name: str, back_name: str, settled: Series | None = None) -> list[Series]:
-    """`steps` to configurations not drawn before, then back over them (the tab's cache)."""
+def there_and_back(
+    page, steps, new_name: str, back_name: str, settled: Series | None = None, parts: dict | None = None
+) -> list[Series]:
+    """`steps` to configurations not drawn before, then back over them (the tab's cache); `parts`: {name: {}}
+    to be filled with each walk's breakdown (stage_walk)."""
     new, back = Series(new_name), Series(back_name)
-    stage_walk(page, steps, new, settled)
-    stage_walk(page, reverse(steps), back)
+    if parts is not None:
+        page.evaluate(PRESS_CLOCK_JS)
+        parts[new_name], parts[back_name] = {}, {}
+    stage_walk(page, steps, new, settled, parts and parts[new_name])
+    stage_walk(page, reverse(steps), back, None, parts and parts[back_name])
     return [new, back]
 
 
@@ -161,7 +209,7 @@ def main() -> None:
     print_machine(machine())
     steps, configs = padding_walk(args.changes)
     large_steps, large_cfg = padding_walk(args.large_changes)
-    results, drags = [], {}
+    results, drags, breakdown = [], {}, {}
     with (
         tempfile.TemporaryDirectory() as cache_dir,
         B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": cache_dir}) as base,
@@ -194,9 +242,9 @@ def main() -> None:
             page.close()
         page = open_stage(context, base, "convolution")
         built = Series("stage: new, its engine built and shown")
-        results += there_and_back(page, steps, "stage: new configuration", "stage: revisited configuration", built) + [
-            built
-        ]
+        results += there_and_back(
+            page, steps, "stage: new configuration", "stage: revisited configuration", built, breakdown
+        ) + [built]
         page.close()
         page = open_stage(
             context, base, "convolution?convolution.input.C=3&convolution.input.H=512&convolution.input.W=512"
@@ -230,6 +278,12 @@ def main() -> None:
         ("first load: the page idle, tabs drawn", loads_idle),
     ):
         print(f"{label:<42}{len(v):>4}{pct(v, 50):>9.0f}{pct(v, 95):>9.0f}{max(v):>9.0f}")
+    print("\nwhere a press's time goes, p50 ms by the page's clock (a press drawn from the tab's cache asks nothing)")
+    names = list(breakdown)
+    print(f"  {'':<58}" + "".join(f"{n.split(': ')[-1].split()[0]:>12}" for n in names))
+    for k, what in PARTS.items():
+        cells = [breakdown[n].get(k, []) for n in names]
+        print(f"  {what:<58}" + "".join(f"{pct(v, 50):>12.1f}" if v else f"{'-':>12}" for v in cells))
     print(f"\nsweep with speculative builds on: {sweep_hits:.0%} of the steps drawn from the tab's cache")
     print("\ndrags (2 s each)")
     for name, d in drags.items():

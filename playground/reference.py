@@ -181,6 +181,8 @@ def max_abs_diff(a, b) -> float:
 
 def _ints(name, value, n):
     """An int or a length-n int sequence, as a tuple; ValueError otherwise."""
+    if type(value) is tuple and len(value) == n and all(type(v) is int for v in value):
+        return value  # already so (a read map asks once per output cell: the general path is most of its time)
     values = (value,) * n if isinstance(value, (int, np.integer)) or np.ndim(value) == 0 else tuple(value)
     if len(values) != n or any(int(v) != v for v in values):
         raise ValueError(f"{name} must be an int or {n} ints, got {value!r}")
@@ -361,7 +363,5 @@ def receptive_field(out_index, input_size, kernel_size, stride, dilation, pre_pa
         raise ValueError(f"receptive_field: {e}; {args()}") from None
     if min(o + B) < 0 or min(K + S + D) < 1:
         raise ValueError(f"receptive_field: negative index/padding or non-positive kernel/stride/dilation; {args()}")
-    return [
-        tuple(oi * s - b + ki * d for oi, s, b, ki, d in zip(o, S, B, kpos, D))
-        for kpos in itertools.product(*map(range, K))
-    ]
+    # each axis's coordinates, crossed in row-major order (one tuple per kernel position)
+    return list(itertools.product(*([oi * s - b + ki * d for ki in range(k)] for oi, s, b, k, d in zip(o, S, B, K, D))))

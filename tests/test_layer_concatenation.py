@@ -27,10 +27,12 @@ def test_only_the_inputs_in_use_are_evaluated_built_and_drawn():
     ev = evaluate("concatenation", {"count": 2}, feed, run=False)
     assert list(ev.inputs) == ["a", "b"] and ev.output.shape == (1, 2, 2, 3)
     token = server.SEATS.open("concatenation", feed)
-    answer = server.answer(server.SEATS.take(token), {"params": {"concatenation.count": "3"}})["answer"]
+    seat, message = server.SEATS.take(token), {"params": {"concatenation.count": "3"}}
+    answer = server.answer(seat, message)["answer"]
     assert [f["which"] for f in answer["figures"]][:4] == ["input", "input.b", "input.c", "output"]
     assert answer["cells"]["also"]["input.c"]["0,2,1,2"] == [[0, 0, 1, 2]] and answer["cells"]["reads"]["0,2,1,2"] == []
-    assert answer["cells"]["lines"]["0,2,1,2"] == "C[0, 0, 1, 2] = **3**"
+    lines = server.answer(seat, {**message, "finish": True})["finish"]["cells"]["lines"]  # they follow the answer
+    assert lines["0,2,1,2"] == "C[0, 0, 1, 2] = **3**"
 
 
 def test_the_export_and_the_onnx_graph_have_the_inputs_in_use():

@@ -50,6 +50,9 @@ export class Figures {
     return fresh;
   }
 
+  // The figures of the answer shown. A figure that stays (the same `which`) keeps its elements and canvases (a
+  // fresh 2-D context costs more than painting a small tensor), and is painted again only where its picture
+  // changed: a kernel a padding step leaves alone is not redrawn.
   draw() {
     const a = this.stage.answer, figs = a.figures.map((f) => ({ ...f }));
     const scales = chooseScales(figs);
@@ -59,27 +62,39 @@ export class Figures {
     if (missing.length) { this.stage.askPlanes(missing.map(([f, g]) => [f.t, g.first, g.count])); return; }
     const cellPx = this.cells(figs);
     this.rowEl.dataset.cells = JSON.stringify(cellPx); // for tests: the size each figure's cells are drawn at
-    this.rowEl.innerHTML = "";
+    const old = this.figs, els = figs.map((f) => (old[f.which] ? old[f.which].el : this.figure(f.which)));
+    for (const el of [...this.rowEl.children]) if (!els.includes(el)) el.remove(); // a frame, a figure gone
     this.figs = {};
-    for (const f of figs) {
-      const el = document.createElement("figure");
-      el.className = "pg-figure"; el.dataset.figure = f.which;
-      const canvas = document.createElement("canvas"), overlay = document.createElement("canvas");
-      overlay.className = "pg-overlay";
-      const holder = document.createElement("div"); holder.className = "pg-canvas"; holder.append(canvas, overlay);
-      const cap = document.createElement("figcaption");
-      el.append(holder, cap);
-      this.rowEl.append(el);
+    figs.forEach((f, i) => {
+      const el = els[i], was = old[f.which];
+      if (this.rowEl.children[i] !== el) this.rowEl.insertBefore(el, this.rowEl.children[i] || null);
       const g = layout(f, cellPx[f.which], f.pad);
       el.style.width = Math.max(g.width, MIN_FIGURE_PX) + "px"; // the caption wraps under its figure
-      const fig = { ...f, g, canvas, overlay, scale: scales[f.which], el };
+      const fig = { ...f, g, canvas: el.__canvas, overlay: el.__overlay, scale: scales[f.which], el, dpr: window.devicePixelRatio || 1 };
       this.figs[f.which] = fig;
-      paint(fig, this.presenter);
-      cap.innerHTML = `<b>${esc(f.title)}</b><br><span class="pg-stats">${esc(stats(f.t))}</span>`;
-      if (g.total > g.count) cap.append(this.pager(f.which, g));
-      this.wire(fig);
-    }
+      if (!was || !samePicture(was, fig)) paint(fig, this.presenter);
+      const text = `<b>${esc(f.title)}</b><br><span class="pg-stats">${esc(stats(f.t))}</span>`;
+      const caption = text + (g.total > g.count ? `|${g.first}|${g.count}|${g.total}` : "");
+      if (el.__caption !== caption) { // the pager's buttons are the caption's: made again with it
+        const cap = el.querySelector("figcaption");
+        cap.innerHTML = text;
+        if (g.total > g.count) cap.append(this.pager(f.which, g));
+        el.__caption = caption;
+      }
+    });
     this.outlinePick();
+  }
+
+  figure(which) { // a figure's elements, wired once: its handlers read the figure drawn there now
+    const el = document.createElement("figure");
+    el.className = "pg-figure"; el.dataset.figure = which;
+    const canvas = document.createElement("canvas"), overlay = document.createElement("canvas");
+    overlay.className = "pg-overlay";
+    const holder = document.createElement("div"); holder.className = "pg-canvas"; holder.append(canvas, overlay);
+    el.append(holder, document.createElement("figcaption"));
+    Object.assign(el, { __canvas: canvas, __overlay: overlay });
+    this.wire(which, holder);
+    return el;
   }
 
   // Before the first answer's values are here (a large configuration's come by the route): a frame per figure, its
@@ -129,10 +144,10 @@ export class Figures {
     }
   }
 
-  wire(fig) {
+  wire(which, holder) {
     const tip = this.tip, root = this.stage.root;
     const move = (ev) => {
-      const c = cellAt(fig, ev);
+      const fig = this.figs[which], c = cellAt(fig, ev);
       if (!c) { tip.style.display = "none"; this.outlinePick(); return; }
       tip.innerHTML = `${esc(fig.title)} (${c.index.join(", ")})<br>value = ${precise(value(fig.t, c.flat))}`;
       const r = root.getBoundingClientRect();
@@ -141,20 +156,19 @@ export class Figures {
       tip.style.top = ev.clientY - r.top + 14 + "px";
       this.hover(fig, c.index);
     };
-    const holder = fig.canvas.parentElement;
     holder.addEventListener("pointerdown", (ev) => { this.lastPointer = ev.pointerType; });
     holder.addEventListener("mousemove", (ev) => { if (this.lastPointer !== "touch") move(ev); }); // not a tap's echo
     holder.addEventListener("mouseleave", () => { tip.style.display = "none"; this.outlinePick(); });
     holder.addEventListener("pointerup", (ev) => { // a tap shows the value, a second hides it
       if (ev.pointerType !== "touch") return;
-      const c = cellAt(fig, ev), key = c ? `${fig.which}:${c.index.join(",")}` : "";
+      const c = cellAt(this.figs[which], ev), key = c ? `${which}:${c.index.join(",")}` : "";
       if (!c || tip.dataset.tapped === key) { tip.style.display = "none"; tip.dataset.tapped = ""; return; }
       move(ev);
       tip.dataset.tapped = key;
     });
     holder.addEventListener("click", (ev) => {
-      const c = cellAt(fig, ev);
-      if (c && fig.which === "output" && this.stage.answer.cells) this.stage.setPick(c.index);
+      const c = cellAt(this.figs[which], ev);
+      if (c && which === "output" && this.stage.answer.cells) this.stage.setPick(c.index);
     });
   }
 
@@ -222,4 +236,11 @@ export class Figures {
       setTimeout(() => URL.revokeObjectURL(a.href), 1000);
     });
   }
+}
+
+// Whether a figure drawn before shows the same picture: its tensor, its cells' geometry and its colours (paint's inputs).
+function samePicture(was, fig) {
+  const g = fig.g, h = was.g, s = fig.scale, r = was.scale;
+  return was.t === fig.t && was.dpr === fig.dpr && s.lo === r.lo && s.hi === r.hi && s.stops === r.stops &&
+    Object.keys(g).every((k) => (Array.isArray(g[k]) ? g[k].join() === h[k].join() : g[k] === h[k]));
 }

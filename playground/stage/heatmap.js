@@ -139,7 +139,9 @@ export function paint(fig, presenter, dpr = window.devicePixelRatio || 1) { // d
   const ctx = canvas.getContext("2d"), text = g.cell >= (presenter ? 26 : 22);
   const colours = [], bitmaps = planeBitmaps(t, g, scale);
   ctx.imageSmoothingEnabled = false;
-  const width = (s, px) => { ctx.font = `${px}px system-ui, sans-serif`; return ctx.measureText(s).width; };
+  let font = null; // set only when it changes: a font is parsed each time it is set
+  const setFont = (px) => { if (px !== font) { ctx.font = `${px}px system-ui, sans-serif`; font = px; } };
+  const width = (s, px) => (px === 10 ? width10(s) : (setFont(px), ctx.measureText(s).width));
   for (let p = 0; p < g.count; p++) {
     const x0 = 1 + p * (g.cols * g.cell + g.gap), ox = x0 - g.lo[1] * g.cell, oy = 1 + g.top - g.lo[0] * g.cell;
     if (g.top) { // the plane's label: which n and c (a kernel's k and c) it is
@@ -165,12 +167,26 @@ export function paint(fig, presenter, dpr = window.devicePixelRatio || 1) { // d
       for (let i = 0; i < g.h; i++) for (let j = 0; j < g.w; j++) {
         const c = colours[i * g.w + j], light = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2] > 140;
         const label = cellLabel(values[i * g.w + j], g.cell, width);
-        ctx.font = `${label.px}px system-ui, sans-serif`;
+        setFont(label.px);
         ctx.fillStyle = light ? "#111" : "#fff";
         ctx.fillText(label.text, ox + (j + 0.5) * g.cell, oy + (i + 0.5) * g.cell, g.cell - 4);
       }
     }
   }
+}
+
+// A label's width at 10 px (cellLabel's yardstick), measured once on a canvas of its own: the cells' labels repeat
+// from one drawing to the next, and the painting canvas keeps the font it writes in.
+let measurer = null;
+const widths = new Map();
+function width10(s) {
+  let w = widths.get(s);
+  if (w === undefined) {
+    if (!measurer) { measurer = document.createElement("canvas").getContext("2d"); measurer.font = "10px system-ui, sans-serif"; }
+    if (widths.size >= 8192) widths.clear();
+    widths.set(s, (w = measurer.measureText(s).width));
+  }
+  return w;
 }
 
 export function planeBitmaps(t, g, scale) { // one pixel a cell, kept per tensor, scale and page: a revisit only scales them

@@ -313,9 +313,9 @@ def answer(seat: Seat, message: dict) -> dict:
     pages = protocol.read_pages(message.get("pages"))
     backend, cache, prefetcher = shared.backend(), shared.engine_cache(), shared.prefetcher()
     quick = bool(message.get("quick")) and not backend.can_run  # TensorRT's output is never skipped where it runs
-    if message.get("finish"):  # what follows a drawn answer: its engine's verdict and ONNX Runtime's badge
+    if message.get("finish"):  # what follows a drawn answer: its engine's verdict, ONNX Runtime's badge, the lines
         try:
-            return {"finish": finish(seat, layer, raw, compare)}
+            return {"finish": finish(seat, layer, raw, compare, tuple(pick) if pick else None)}
         except ValidationError as exc:
             return {"problem": protocol.problem(exc, layer, seat.x.shape)}
     try:  # where no engine runs, the reference is drawn first: its engine's build follows (`finish`)
@@ -345,18 +345,19 @@ def answer(seat: Seat, message: dict) -> dict:
         ev,
         tuple(pick) if pick else None,
         frozenset(have),
-        lines=0 if quick else protocol.CELL_LINES,
+        lines=0 if quick else 1,  # the picked (and the first) cell's arithmetic; the rest, most of the time, follows
         opened=opened,
         pages=pages,
     )
     seat.keep(protocol.arrays(out))
-    out["finish"] = not quick  # the stage asks for the engine's verdict and the badge once it has drawn
+    out["finish"] = not quick  # the stage asks for the engine's verdict, the badge and the cells' lines once drawn
     return {"answer": out}
 
 
-def finish(seat: Seat, layer, raw: dict, compare: str | None) -> dict:
-    """The answer's engine verdict (its build, where the answer was the reference drawn first) and ONNX Runtime's
-    badge, of the evaluation the seat remembers: the configuration is not evaluated again. None where the seat
+def finish(seat: Seat, layer, raw: dict, compare: str | None, pick: tuple | None = None) -> dict:
+    """The answer's engine verdict (its build, where the answer was the reference drawn first), ONNX Runtime's
+    badge and the read map with the output cells' arithmetic lines (the answer drawn carried the picked cell's),
+    of the evaluation the seat remembers: the configuration is not evaluated again. None where the seat
     remembers another configuration (the page has moved on: its own follow-up comes)."""
     from .. import shared
     from ..core import complete
@@ -367,9 +368,11 @@ def finish(seat: Seat, layer, raw: dict, compare: str | None) -> dict:
     with shared.prefetcher().foreground():
         complete(ev, shared.engine_cache())
     opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
-    return protocol.verdict(ev) | {
-        "onnxruntime": protocol.onnxruntime_badge(ev, opened) if protocol.has_opinion(layer) else None
-    }
+    return (
+        protocol.verdict(ev)
+        | {"onnxruntime": protocol.onnxruntime_badge(ev, opened) if protocol.has_opinion(layer) else None}
+        | ({"cells": protocol.read_map(layer, ev, pick)} if layer.reads is not None else {})
+    )
 
 
 async def planes_route(request):

@@ -14,6 +14,14 @@ import { cacheKey, changed, fileName, linkChanges, linkPicks, urlTable, writeHis
 
 const SETTLE_MS = 1200; // a configuration the hand has left this long: the sections under the stage follow it (a page run)
 
+// An element's markup, written only where it changed (written again, the same markup is made anew: its style and
+// layout worked out again in the key press's frame). Whether it was written.
+function html(el, markup) {
+  if (el.__html === markup) return false;
+  el.innerHTML = markup; el.__html = markup;
+  return true;
+}
+
 export default function mount(component) {
   const { data, parentElement, setTriggerValue } = component;
   let stage = parentElement.querySelector(".pg-stage");
@@ -49,7 +57,7 @@ export class Stage {
       post: async (message) => { // the tensors held are named as it leaves (a retry after a let-go names none)
         const asked = performance.now(), r = await evaluate({ ...message, have: this.tensors.held() });
         this.root.dataset.serverMs = r.serverMs;
-        this.root.dataset.fetchMs = (performance.now() - asked).toFixed(1); // where a change's time goes (bench_stage)
+        this.root.dataset.fetchMs = (performance.now() - asked).toFixed(1); // where a change's time goes (bench_browser)
         return r;
       },
       onSend: (job) => { if (!job.background) this.root.classList.add("pg-busy"); },
@@ -91,7 +99,10 @@ export class Stage {
       on: { set: (changes) => this.set(changes), release: (k, v) => this.release(k, v),
             example: (name) => this.trigger("example", name), compare: (v) => { this.compare = v; this.set({}); } },
     });
-    if (this.data.answer && this.tensors.resolve(this.data.answer)) this.show(this.data.answer, ++this.seq, true);
+    if (this.data.answer && this.tensors.resolve(this.data.answer)) { // drawn, and kept: a step back to it asks nothing
+      this.show(this.data.answer, ++this.seq, true);
+      this.cache.remember(this.cacheKey(), this.data.answer);
+    }
     else { // a large configuration's values come by the route (no answer: a stage mounted afresh asks for one)
       this.pick = this.data.pick || null;
       if (this.data.answer) this.figures.frames(this.data.answer);
@@ -169,11 +180,11 @@ export class Stage {
   // read map's lines, nothing to follow): the released value is asked in full, and drawn last.
   set(changes) {
     this.query = changed(this.table, this.query, changes);
-    this.writeUrl();
     const cached = this.cache.get(this.cacheKey());
-    if (cached) { this.root.dataset.hits = String(Number(this.root.dataset.hits || 0) + 1); this.show(cached, ++this.seq, false); }
+    if (cached) { this.root.dataset.hits = String(Number(this.root.dataset.hits || 0) + 1); this.show(cached, ++this.seq, false, true); }
     if (cached && !cached.__quick) { this.settle(); this.finish(); return; }
     this.request(!this.data.runs && !cached && this.controls.dragging);
+    if (!cached) this.writeUrl(); // after the request has left (a cached answer's show writes it, after the figures)
   }
 
   release(k, v) { // a slider let go: its value in full, where only a quick answer of it was drawn
@@ -227,7 +238,8 @@ export class Stage {
   }
 
   // What follows the answer drawn, asked for once it is on the screen: its engine's verdict (where no engine runs
-  // the reference is drawn first, its engine built now) and ONNX Runtime's badge. A small request beside the
+  // the reference is drawn first, its engine built now), ONNX Runtime's badge and the output cells' arithmetic
+  // (the answer carried the picked cell's: step and play walk the rest without a round trip). A small request beside the
   // change's queue (the server gives it a slot of its own: the next change is not held up behind the build); the
   // server completes the evaluation it remembers, none made again. Not retried: a later answer asks its own.
   async finish() {
@@ -235,9 +247,12 @@ export class Stage {
     if (!a || !a.finish || a.__quick || a.__finishing) return;
     a.__finishing = true;
     try {
-      const r = await postJson(this.data.route, this.data.token, { params: { ...this.query }, compare: this.compare, finish: true });
+      const r = await postJson(this.data.route, this.data.token, { params: { ...this.query }, compare: this.compare, pick: this.pick, finish: true });
       const reply = r.ok ? await r.json() : {};
-      if (reply.finish) { Object.assign(a, reply.finish); a.finish = false; if (a === this.answer) this.drawText(a); }
+      if (reply.finish) {
+        Object.assign(a, reply.finish); a.finish = false;
+        if (a === this.answer) { this.drawText(a); if (reply.finish.cells) this.drawCell(); }
+      }
     } catch (e) { /* no server: the badge waits for the next answer */ }
     a.__finishing = false;
   }
@@ -255,21 +270,26 @@ export class Stage {
   }
 
   // -- drawing -------------------------------------------------------------------------------------------------
-  show(answer, seq, first) {
+  show(answer, seq, first, url = false) { // url: the change drawn is the query's: the address bar follows it
     const began = performance.now();
     this.drawnSeq = Math.max(this.drawnSeq, seq);
     this.answer = answer;
     if (first || Object.keys(this.query).length === 0) this.query = { ...answer.query };
     else for (const [k, v] of Object.entries(answer.query)) if (!(k in this.query)) this.query[k] = v;
     if (answer.cells) this.pick = this.pick && answer.cells.reads[this.pick.join(",")] ? this.pick : answer.cells.picked;
-    if (seq > this.problemSeq) { // a valid answer after the refusal: its text and its marks go
+    if (seq > this.problemSeq && !this.problemEl.hidden) { // a valid answer after the refusal: its text and its marks go
       this.problemEl.textContent = ""; this.problemEl.hidden = true; this.controls.mark([], null);
     }
-    this.controls.refresh(answer.controls, answer.example || null);
-    this.drawText(answer);
+    // The figures first: their room is read from the layout of the frame drawn last, before the text below changes
+    // it (read after, the layout would be worked out twice in one key press). The first answer's text goes first:
+    // until it is drawn the head is empty, and the figures' room is the room under it.
+    const text = () => { this.controls.refresh(answer.controls, answer.example || null); this.drawText(answer); };
+    const fresh = !this.headEl.__html;
+    if (fresh) text();
     this.figures.draw();
     this.drawCell();
-    this.showLink();
+    if (!fresh) text();
+    if (url) this.writeUrl(); else this.showLink();
     this.root.dataset.drawMs = (performance.now() - began).toFixed(1);
     this.root.dataset.drawn = String(this.drawnSeq);
     this.root.dataset.query = JSON.stringify(this.query);
@@ -278,8 +298,9 @@ export class Stage {
   drawText(answer) { // what the engine's verdict changes: the head, the refusal line, the messages
     this.drawHead(answer);
     const refused = answer.engine.refusal || answer.engine.error;
-    this.precisionEl.textContent = [answer.precision, refused ? `${refused}. The output is the NumPy reference.` : ""].filter(Boolean).join(" · ");
-    this.explainEl.innerHTML = [...answer.explain, ...answer.messages.map((m) => "ℹ " + m)].map(markdown).join("");
+    const precision = [answer.precision, refused ? `${refused}. The output is the NumPy reference.` : ""].filter(Boolean).join(" · ");
+    if (this.precisionEl.textContent !== precision) this.precisionEl.textContent = precision;
+    html(this.explainEl, [...answer.explain, ...answer.messages.map((m) => "ℹ " + m)].map(markdown).join(""));
   }
 
   drawHead(answer) { // the title, shapes, formula and badges (ONNX Runtime's: once the server has judged)
@@ -294,7 +315,7 @@ export class Stage {
     if (src) head = `<span class="pg-badge pg-model" data-onnx-node="${esc(src.node)}" title="${esc([...src.differs, ...src.notes].join(" "))}">` +
       `${esc(src.model)} · ${esc(src.node)} (${esc(src.op)})</span> ` + head; // a model's node: its file and name
     if (ort) head += ` <span class="pg-badge ${ort.agrees ? "pg-ort-agrees" : "pg-ort-differs"}" data-onnxruntime="${ort.agrees}" title="${esc(ort.title)}">${esc(ort.text)}</span>`;
-    this.headEl.innerHTML = head;
+    html(this.headEl, head);
   }
 
   // A refused configuration (or a request the server could not answer): named, its parameter's controls marked red,
@@ -309,17 +330,18 @@ export class Stage {
   // -- the picked cell: its arithmetic, step and play on the read map the server sent ----------------------------
   drawCell() {
     const cells = this.answer.cells;
-    if (!cells) { this.cellEl.innerHTML = ""; return; }
+    if (!cells) { html(this.cellEl, ""); return; }
     const where = this.pick.join(","), line = cells.lines[where];
-    this.cellEl.innerHTML =
+    const drawn = html(this.cellEl,
       `<button class="pg-prev" aria-label="Previous output cell">◀ prev</button>` +
       `<button class="pg-next" aria-label="Next output cell">next ▶</button>` +
       `<button class="pg-play" aria-pressed="${Boolean(this.playing)}">${this.playing ? "pause" : "play"}</button>` +
       `<label class="pg-speed">speed <input type="range" min="0.25" max="4" step="0.25" value="${this.speed}" aria-label="Play speed, cells per second"></label>` +
-      `<span class="pg-line">output(${esc(where)}) = ${markdownInline(line || "…")}</span>`;
+      `<span class="pg-line">output(${esc(where)}) = ${markdownInline(line || "…")}</span>`);
     if (!line && Object.keys(cells.lines).length && this.lineAsked !== where) { // past the lines sent: ask once
       this.lineAsked = where; this.request(false);
     }
+    if (!drawn) return; // the same line: its buttons stand, wired
     this.cellEl.querySelector(".pg-prev").onclick = () => this.step(-1);
     this.cellEl.querySelector(".pg-next").onclick = () => this.step(1);
     this.cellEl.querySelector(".pg-play").onclick = () => this.togglePlay();
