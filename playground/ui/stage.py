@@ -152,6 +152,7 @@ def draw(
             "presenter": presenter,
             "compare": compare,
             "runs": ev.backend.can_run,
+            "opinion": protocol.has_opinion(layer),  # ONNX Runtime's badge will come: its place is held
             "hide": list(hide),
             "public": server.public_url(),
             "qr": server.QR_ROUTE,
