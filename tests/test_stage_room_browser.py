@@ -203,3 +203,36 @@ def test_presenter_figures_are_at_least_as_large_as_normal_ones(browser, app, si
     record_property("sizes", sizes)
     print(f"\noutput figure px at {size[0]}×{size[1]} (normal, presenter):", json.dumps(sizes))
     assert not smaller, "\n".join(smaller)
+
+
+@pytest.mark.parametrize("presenter", (False, True), ids=("normal", "presenter"))
+def test_the_skeleton_stands_where_the_stage_will_be(browser, app, presenter):
+    """Before the stage is here (its scripts held back), the page shows its skeleton: the layer's title, a row per
+    control with the link's value, and a box per figure where the figure will be and about its size; nothing that
+    looks for the stage finds it."""
+    view = "&view.presenter=true" if presenter else ""
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    try:
+        page = open_stage(ctx, app, f"convolution?convolution.stride_nd.h=2{view}")
+        final = page.eval_on_selector_all(
+            f"{STAGE} [data-figure] canvas:not(.pg-overlay)",
+            "els => els.map(e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.width]; })",
+        )
+        page.close()
+        page = ctx.new_page()
+        page.route("**/stage.js", lambda route: route.abort())  # the stage never comes: its skeleton stays
+        page.goto(f"{app}/convolution?convolution.stride_nd.h=2{view}")
+        page.wait_for_selector(".pg-skeleton .pg-frame")
+        assert page.locator(STAGE).count() == 0
+        assert page.inner_text(".pg-skeleton .pg-title") == "Convolution"
+        assert "2,1" in page.inner_text(".pg-skeleton .pg-controls")  # the link's stride, h then w
+        assert "shape (1, 1, 2, 7)" in page.inner_text(".pg-skeleton .pg-row")  # the output's, from the link
+        boxes = page.eval_on_selector_all(
+            ".pg-skeleton .pg-bone-fig",
+            "els => els.map(e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.width]; })",
+        )
+        assert len(boxes) == len(final) == 3
+        for (x, y, w), (fx, fy, fw) in zip(boxes, final):
+            assert abs(y - fy) <= 2 and abs(x - fx) <= 0.15 * fx + 2 and abs(w - fw) <= 0.15 * fw, (boxes, final)
+    finally:
+        ctx.close()

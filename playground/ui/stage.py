@@ -81,10 +81,7 @@ def draw(
         if painted(layer):
             st.empty()  # the stage keeps its place among the slot's elements
         else:
-            st.markdown(
-                skeleton(layer, xs if isinstance(xs, dict) else {layer.input_names[0]: x}, presenter, hide),
-                unsafe_allow_html=True,
-            )
+            st.html(skeleton(layer, xs if isinstance(xs, dict) else {layer.input_names[0]: x}, presenter, hide))
     own = node.opened if node is not None and node.opened.shape == x.shape else None
     token = server.SEATS.open(layer.name, xs, st.session_state.get(_token_key(layer)), opened=own)
     st.session_state[_token_key(layer)] = token
@@ -234,8 +231,9 @@ def skeleton(layer: Layer, shapes: dict, presenter: bool = False, hide: tuple = 
     if "parameters" in hide:
         controls = ""
     return (
-        f"<style>{(_HERE / 'stage.css').read_text(encoding='utf-8')}</style>"
-        f'<div class="pg-stage pg-skeleton{" pg-presenter" if presenter else ""}" aria-busy="true">'
+        # the stage's own sheet, for a root of another class: nothing that looks for the stage finds its skeleton
+        f"<style>{(_HERE / 'stage.css').read_text(encoding='utf-8').replace('.pg-stage', '.pg-skeleton')}</style>"
+        f'<div class="pg-skeleton{" pg-presenter" if presenter else ""}" aria-busy="true">'
         f'<div class="pg-controls">{controls}</div><div class="pg-figures">'
         f'<div class="pg-head"><div class="pg-titles"><span class="pg-title">{html.escape(layer.title)}</span></div>'
         f'<div class="pg-badges"></div></div><div class="pg-link"><button disabled>Copy link</button></div>'
