@@ -337,7 +337,8 @@ def test_an_open_sidebar_narrows_the_stage_never_covers_it(browser, app, size):
     page.wait_for_function(  # its opening slide over, and the figures drawn again for the narrower stage
         "() => { const s = document.querySelector('[data-testid=stSidebar]').getBoundingClientRect();"
         f" const row = document.querySelector('{STAGE} .pg-row');"
-        " return s.left === 0 && row.scrollWidth <= row.clientWidth; }"
+        " return s.left === 0 && row.scrollWidth <= row.clientWidth; }",
+        polling=100,  # not on animation frames: a page behind another may get none
     )
     edge = sidebar.bounding_box()["x"] + sidebar.bounding_box()["width"]
     assert edge > 200  # it is open
