@@ -92,7 +92,8 @@ export class Figures {
     const across = figs.reduce((w, f) => w + f.el.offsetWidth + FIGURE_GAP, -FIGURE_GAP);
     const units = sharing.reduce((n, f) => n + f.g.count * f.g.cols + (f.g.count - 1) * (f.g.gap === f.g.cell ? 1 : 0), 0);
     let by = Math.floor((width - across) / Math.max(units, 1));
-    for (const f of sharing) by = Math.min(by, Math.floor((top + height - f.el.getBoundingClientRect().bottom) / f.g.rows));
+    const slack = 8; // the lines under the figures may settle a few pixels taller once the cells have grown
+    for (const f of sharing) by = Math.min(by, Math.floor((top + height - slack - f.el.getBoundingClientRect().bottom) / f.g.rows));
     by = Math.min(by, PRESENTER_CAP - common);
     if (by < 1) return;
     const px = { ...cellPx };
