@@ -20,7 +20,10 @@ layer page on a warm server, from the navigation's start to the first frame afte
 by the page's own clock (data-painted-at); and, by this process's clock, until the page is idle with the tabs under
 the stage drawn (they follow the first paint).
 
-    python bench/bench_browser.py [--changes 24] [--large-changes 8] [--spec-runs 6]
+    python bench/bench_browser.py [--changes 24] [--large-changes 8] [--spec-runs 6] [--first-load-only]
+
+`--first-load-only` measures the first load alone (and the time to the stage's skeleton, the boxes a layer page draws
+before the stage is here).
 """
 
 from __future__ import annotations
@@ -54,6 +57,10 @@ DRAWN_AFTER_JS = (
   check(); })"""
     % STAGE
 )
+# When the page first shows the stage's skeleton (or the stage itself, where a page draws none), by the page's clock.
+SKELETON_JS = """(() => { new MutationObserver((_, obs) => {
+  if (document.querySelector('.pg-skeleton, .pg-stage')) { window.__skeletonAt = performance.now(); obs.disconnect(); }
+}).observe(document, { subtree: true, childList: true }); })();"""
 # Nothing in flight any more: the engine's badge has caught up with the drawn output (the answer's follow-up,
 # `finish`, asked once it is drawn, is in).
 SETTLED_JS = (
@@ -197,12 +204,52 @@ def slider_app_series(context, base, n: int) -> Series:
     return series
 
 
+def first_loads(context, base, n: int = 5) -> tuple[list, list, list]:
+    """`n` first loads of the convolution's page on a warm server: navigation → the stage painted (the page's
+    clock), → its skeleton (the page's clock), → the page idle with the tabs drawn (this process's clock)."""
+    context.add_init_script(SKELETON_JS)
+    open_stage(context, base, "convolution").close()  # the server's first build and imports
+    loads, skeletons, idle = [], [], []
+    for _ in range(n):
+        start = time.perf_counter()
+        page = open_stage(context, base, "convolution")
+        idle.append((time.perf_counter() - start) * 1e3)
+        page.wait_for_function(f"() => document.querySelector('{STAGE}').dataset.paintedAt")
+        loads.append(float(page.get_attribute(STAGE, "data-painted-at")))
+        skeletons.append(float(page.evaluate("() => window.__skeletonAt")))
+        page.close()
+    return loads, skeletons, idle
+
+
+def first_load_only() -> None:
+    print_machine(machine())
+    with (
+        tempfile.TemporaryDirectory() as cache_dir,
+        B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": cache_dir, "PLAYGROUND_PREFETCH": "0"}) as base,
+        B.chromium() as chrome,
+    ):
+        context = B.new_context(chrome, viewport=VIEWPORT, reduced_motion="reduce")
+        loads, skeletons, idle = first_loads(context, base, 9)
+        context.close()
+    print(f"\n{'series':<42}{'n':>4}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
+    for label, v in (
+        ("first load: the skeleton (page clock)", skeletons),
+        ("first load: the stage painted (page clock)", loads),
+        ("first load: the page idle, tabs drawn", idle),
+    ):
+        print(f"{label:<42}{len(v):>4}{pct(v, 50):>9.0f}{pct(v, 95):>9.0f}{max(v):>9.0f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--changes", type=int, default=24)
     ap.add_argument("--large-changes", type=int, default=8)
     ap.add_argument("--spec-runs", type=int, default=6)
+    ap.add_argument("--first-load-only", action="store_true")
     args = ap.parse_args()
+    if args.first_load_only:
+        first_load_only()
+        return
     launch.restart_tuned()
     if not detect().can_build:
         sys.exit("no TensorRT module installed: nothing to build")
@@ -231,15 +278,7 @@ def main() -> None:
         B.chromium() as chrome,
     ):
         context = B.new_context(chrome, viewport=VIEWPORT, reduced_motion="reduce")
-        open_stage(context, base, "convolution").close()  # the server's first build and imports
-        loads, loads_idle = [], []  # the stage on the screen (the page's own clock); the page idle (this one's)
-        for _ in range(5):
-            start = time.perf_counter()
-            page = open_stage(context, base, "convolution")
-            loads_idle.append((time.perf_counter() - start) * 1e3)
-            page.wait_for_function(f"() => document.querySelector('{STAGE}').dataset.paintedAt")
-            loads.append(float(page.get_attribute(STAGE, "data-painted-at")))
-            page.close()
+        loads, skeletons, loads_idle = first_loads(context, base)
         page = open_stage(context, base, "convolution")
         built = Series("stage: new, its engine built and shown")
         results += there_and_back(
@@ -274,6 +313,7 @@ def main() -> None:
     for label, v in (
         ("bare build_engine, small conv", bare_small),
         ("spec: fresh process import + build", spec),
+        ("first load: the skeleton (page clock)", skeletons),
         ("first load: the stage painted (page clock)", loads),
         ("first load: the page idle, tabs drawn", loads_idle),
     ):

@@ -313,15 +313,29 @@ def test_the_png_button_saves_every_figure_on_one_opaque_picture_named_by_the_co
     page.close()
 
 
-def test_opening_the_sidebar_does_not_reflow_the_stage(browser, app):
-    fresh = B.new_context(browser, viewport={"width": 1280, "height": 720})  # the sidebar closed, as a page opens
+@pytest.mark.parametrize("size", ((1280, 720), (1920, 1080), (1000, 700)), ids=lambda s: f"{s[0]}x{s[1]}")
+def test_an_open_sidebar_narrows_the_stage_never_covers_it(browser, app, size):
+    """Streamlit opens its sidebar beside the page on a screen this wide: the stage lays out in the width left
+    (its figures fitted again, one column where it gets narrow), and nothing of it lies under the sidebar."""
+    fresh = B.new_context(browser, viewport={"width": size[0], "height": size[1]})  # the sidebar closed
     page = open_stage(fresh, app, "convolution")
-    before = page.locator(f'{STAGE} [data-figure="output"]').bounding_box()
     page.click('[data-testid="stExpandSidebarButton"]')
     page.wait_for_selector('[data-testid="stSidebar"][data-collapsed="false"]')
-    page.wait_for_timeout(600)  # the sidebar's own opening animation
-    assert page.locator(f'{STAGE} [data-figure="output"]').bounding_box() == before
-    assert page.locator('[data-testid="stSidebar"]').bounding_box()["width"] > 200  # it is open, over the page
+    sidebar = page.locator('[data-testid="stSidebar"]')
+    page.wait_for_function(  # its opening slide over, and the figures drawn again for the narrower stage
+        "() => { const s = document.querySelector('[data-testid=stSidebar]').getBoundingClientRect();"
+        f" const row = document.querySelector('{STAGE} .pg-row');"
+        " return s.left === 0 && row.scrollWidth <= row.clientWidth; }",
+        polling=100,  # not on animation frames: a page behind another may get none
+    )
+    edge = sidebar.bounding_box()["x"] + sidebar.bounding_box()["width"]
+    assert edge > 200  # it is open
+    for part in (STAGE, f"{STAGE} .pg-controls", f'{STAGE} [data-figure="input"] canvas'):
+        assert page.locator(part).first.bounding_box()["x"] >= edge, part
+    right = page.eval_on_selector_all(
+        f"{STAGE} [data-figure]", "els => Math.max(...els.map((e) => e.getBoundingClientRect().right))"
+    )
+    assert right <= size[0] + 1  # the figures fit the width left
     fresh.close()
 
 

@@ -42,6 +42,10 @@ html, body, [data-testid="stApp"], [data-testid="stMain"], .pg-stage { backgroun
 /* as wide as its figures: the head's badges wrap over them (!important: the stage's own sheet is adopted, later) */
 .pg-stage .pg-figures { width: min-content !important; min-width: 24em; }
 .pg-stage .pg-row { flex-wrap: nowrap !important; }
+/* a picture holds the head's whole words: its lines wrap here, where nothing moves after */
+.pg-stage .pg-titles, .pg-stage .pg-badges, .pg-stage .pg-precision { height: auto !important; white-space: normal !important;
+  flex-wrap: wrap !important; }
+.pg-stage .pg-badge { overflow: visible !important; white-space: normal !important; }
 .pg-stage, .pg-stage figcaption, .pg-stage .pg-head, .pg-stage .pg-precision, .pg-stage .pg-line,
   .pg-stage .pg-label { color: %(fg)s !important; }
 """

@@ -11,6 +11,7 @@ import { has, value } from "./store.js";
 // of figures) the cells are fitted again.
 export const KEEP_UP_TO = 1.6;
 const MIN_FIGURE_PX = 120; // a figure's width at least: its caption's words
+const PRESENTER_CAP = 120; // fitCells' largest cell in presenter mode
 const BOLD = "bold 12px system-ui, sans-serif", SMALL = "11px system-ui, sans-serif"; // the PNG's captions
 
 export class Figures {
@@ -33,6 +34,7 @@ export class Figures {
   // one while it still fits (KEEP_UP_TO), else the largest that fits.
   cells(figs) {
     const fixed = Number(this.stage.data.cell) || 0;
+    this.fitted = false;
     if (fixed) return Object.fromEntries(figs.map((f) => [f.which, fixed]));
     const { width, height } = this.room(), key = `${figs.map((f) => f.which).join(",")}|${figs[0].t.shape}`;
     const across = (px) => figs.reduce((w, f) => w + Math.max(layout(f, px[f.which], f.pad).width, MIN_FIGURE_PX) + FIGURE_GAP, -FIGURE_GAP);
@@ -44,23 +46,24 @@ export class Figures {
     // the same figures in about the same room (a page scrollbar coming or going is not a new room)
     if (k && k.key === key && Math.abs(k.width - width) <= 40 && Math.abs(k.height - height) <= 80) {
       const wide = figs.reduce((w, f) => w + layout(f, k.px[f.which], f.pad).width + FIGURE_GAP, 0);
-      if (wide <= width * KEEP_UP_TO) return k.px;
+      if (wide <= width * KEEP_UP_TO) { this.fitted = false; return k.px; }
     }
     this.kept = { key, width, height, px: fresh };
+    this.fitted = true; // fitted afresh: presenter mode's figures may grow into the room left (grow)
     return fresh;
   }
 
   // The figures of the answer shown. A figure that stays (the same `which`) keeps its elements and canvases (a
   // fresh 2-D context costs more than painting a small tensor), and is painted again only where its picture
   // changed: a kernel a padding step leaves alone is not redrawn.
-  draw() {
+  draw(grown = null) { // grown: the cells grow() gave the figures just drawn
     const a = this.stage.answer, figs = a.figures.map((f) => ({ ...f }));
     const scales = chooseScales(figs);
     for (const f of figs) { f.pad = this.padding(f.which); f.first = this.pages[f.which] || 0; }
     // a page of planes the tab does not hold (turned, or an answer asked before the turn): asked for, then drawn
     const missing = figs.map((f) => [f, shown(f)]).filter(([f, g]) => !has(f.t, g.first, g.count));
     if (missing.length) { this.stage.askPlanes(missing.map(([f, g]) => [f.t, g.first, g.count])); return; }
-    const cellPx = this.cells(figs);
+    const cellPx = grown || this.cells(figs);
     this.rowEl.dataset.cells = JSON.stringify(cellPx); // for tests: the size each figure's cells are drawn at
     const old = this.figs, els = figs.map((f) => (old[f.which] ? old[f.which].el : this.figure(f.which)));
     for (const el of [...this.rowEl.children]) if (!els.includes(el)) el.remove(); // a frame, a figure gone
@@ -83,6 +86,27 @@ export class Figures {
       }
     });
     this.outlinePick();
+    if (this.presenter && this.fitted && !grown) this.grow(cellPx);
+  }
+
+  // Presenter mode: the figures take the free width and height. fitCells keeps a cell's height and a caption's
+  // 76 px spare for every figure; once drawn, the room really left under the figures and beside them is known, and
+  // the shared cells grow by what both leave (digits scale with cells), drawn once more.
+  grow(cellPx) {
+    const figs = Object.values(this.figs), { width, height } = this.room(), top = this.rowEl.getBoundingClientRect().top;
+    const common = Math.max(...Object.values(cellPx)), sharing = figs.filter((f) => cellPx[f.which] === common);
+    if (!sharing.length || common < 1) return;
+    const across = figs.reduce((w, f) => w + f.el.offsetWidth + FIGURE_GAP, -FIGURE_GAP);
+    const units = sharing.reduce((n, f) => n + f.g.count * f.g.cols + (f.g.count - 1) * (f.g.gap === f.g.cell ? 1 : 0), 0);
+    let by = Math.floor((width - across) / Math.max(units, 1));
+    const slack = 8; // the lines under the figures may settle a few pixels taller once the cells have grown
+    for (const f of sharing) by = Math.min(by, Math.floor((top + height - slack - f.el.getBoundingClientRect().bottom) / f.g.rows));
+    by = Math.min(by, PRESENTER_CAP - common);
+    if (by < 1) return;
+    const px = { ...cellPx };
+    for (const f of sharing) px[f.which] = common + by;
+    if (this.kept) this.kept.px = px; // kept as any fitted size is: a value change does not shrink it back
+    this.draw(px);
   }
 
   figure(which) { // a figure's elements, wired once: its handlers read the figure drawn there now

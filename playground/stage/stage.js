@@ -92,6 +92,15 @@ export class Stage {
     this.figures = new Figures(this, $(".pg-row"), this.tip);
     this.onResize = () => this.answer && this.figures.draw();
     window.addEventListener("resize", this.onResize);
+    // The stage's own width changes without the window's too (Streamlit's sidebar opens beside the page on a wide
+    // screen and narrows it): the figures are fitted to the width left to them.
+    let width = 0;
+    this.resizer = new ResizeObserver(([entry]) => {
+      const w = Math.round(entry.contentRect.width);
+      if (w !== width && width) this.onResize();
+      width = w;
+    });
+    this.resizer.observe(this.root);
     const hide = this.data.hide || [];
     for (const part of ["title", "formula", "explanation", "link"]) this.root.classList.toggle(`pg-hide-${part}`, hide.includes(part));
     this.controls = new Controls($(".pg-controls"), {
@@ -122,6 +131,7 @@ export class Stage {
   stop() {
     this.requests.stop();
     window.removeEventListener("resize", this.onResize);
+    this.resizer.disconnect();
     if (this.playing) clearInterval(this.playing);
     if (this.settleTimer) clearTimeout(this.settleTimer);
   }
@@ -280,14 +290,15 @@ export class Stage {
     if (seq > this.problemSeq && !this.problemEl.hidden) { // a valid answer after the refusal: its text and its marks go
       this.problemEl.textContent = ""; this.problemEl.hidden = true; this.controls.mark([], null);
     }
-    // The figures first: their room is read from the layout of the frame drawn last, before the text below changes
-    // it (read after, the layout would be worked out twice in one key press). The first answer's text goes first:
-    // until it is drawn the head is empty, and the figures' room is the room under it.
+    // The picked cell's line, then the figures: their room is read from the layout of the frame drawn last, before
+    // the text below changes it (read after, the layout would be worked out twice in one key press); the head's two
+    // lines hold their height whatever they say. The first answer's text goes first: until it is drawn the head is
+    // empty, and the figures' room is the room under it.
     const text = () => { this.controls.refresh(answer.controls, answer.example || null); this.drawText(answer); };
     const fresh = !this.headEl.__html;
     if (fresh) text();
-    this.figures.draw();
     this.drawCell();
+    this.figures.draw();
     if (!fresh) text();
     if (url) this.writeUrl(); else this.showLink();
     this.root.dataset.drawMs = (performance.now() - began).toFixed(1);
@@ -299,23 +310,31 @@ export class Stage {
     this.drawHead(answer);
     const refused = answer.engine.refusal || answer.engine.error;
     const precision = [answer.precision, refused ? `${refused}. The output is the NumPy reference.` : ""].filter(Boolean).join(" · ");
-    if (this.precisionEl.textContent !== precision) this.precisionEl.textContent = precision;
+    if (this.precisionEl.textContent !== precision) {
+      this.precisionEl.textContent = precision;
+      this.precisionEl.title = precision; // one line on the stage: the whole of it on hover
+    }
     html(this.explainEl, [...answer.explain, ...answer.messages.map((m) => "ℹ " + m)].map(markdown).join(""));
   }
 
+  // The head is two lines whatever they hold: the titles, and the badges (each cut short with its whole text on
+  // hover rather than wrapped), ONNX Runtime's slot held from the first paint: nothing under it moves as a badge
+  // arrives or changes its words.
   drawHead(answer) { // the title, shapes, formula and badges (ONNX Runtime's: once the server has judged)
     const ex = answer.example, src = this.data.source, ort = answer.onnxruntime;
-    let head = `<span class="pg-title">${esc(answer.title)}</span> <b>${esc(answer.shapes)}</b>` +
-      (answer.formula ? ` <code>${esc(answer.formula)}</code>` : "") +
-      ` <span class="pg-badge ${answer.source.tensorrt ? "pg-trt" : "pg-ref"}" data-engine="${esc(answer.engine.status)}" title="${esc(answer.source.detail)}">${esc(answer.source.label)}</span>`;
+    let titles = `<span class="pg-title">${esc(answer.title)}</span> <b>${esc(answer.shapes)}</b>` +
+      (answer.formula ? ` <code>${esc(answer.formula)}</code>` : "");
+    if (ex && this.data.presenter) titles = `<span class="pg-lesson">${esc(ex.kind)}: ${esc(ex.title)} ·</span> ` + titles; // the room reads what is shown
+    const badges = [];
+    if (src) badges.push(`<span class="pg-badge pg-model" data-onnx-node="${esc(src.node)}" title="${esc([src.model + " · " + src.node, ...src.differs, ...src.notes].join(" "))}">` +
+      `${esc(src.model)} · ${esc(src.node)} (${esc(src.op)})</span>`); // a model's node: its file and name
+    badges.push(`<span class="pg-badge ${answer.source.tensorrt ? "pg-trt" : "pg-ref"}" data-engine="${esc(answer.engine.status)}" title="${esc(answer.source.detail)}">${esc(answer.source.label)}</span>`);
     // the example's verdict in the server's plain words; the tolerance and the numbers on hover
-    if (ex) head += ` <span class="pg-badge ${ex.matches ? "pg-agrees" : "pg-differs"}" title="${esc([ex.message, ex.note].filter(Boolean).join(" — "))}">` +
-      `${esc(ex.badge)}</span>`;
-    if (ex && this.data.presenter) head = `<span class="pg-lesson">${esc(ex.kind)}: ${esc(ex.title)} ·</span> ` + head; // the room reads what is shown
-    if (src) head = `<span class="pg-badge pg-model" data-onnx-node="${esc(src.node)}" title="${esc([...src.differs, ...src.notes].join(" "))}">` +
-      `${esc(src.model)} · ${esc(src.node)} (${esc(src.op)})</span> ` + head; // a model's node: its file and name
-    if (ort) head += ` <span class="pg-badge ${ort.agrees ? "pg-ort-agrees" : "pg-ort-differs"}" data-onnxruntime="${ort.agrees}" title="${esc(ort.title)}">${esc(ort.text)}</span>`;
-    html(this.headEl, head);
+    if (ex) badges.push(`<span class="pg-badge ${ex.matches ? "pg-agrees" : "pg-differs"}" title="${esc([ex.message, ex.note].filter(Boolean).join(" — "))}">` +
+      `${esc(ex.badge)}</span>`);
+    if (ort) badges.push(`<span class="pg-badge pg-ort ${ort.agrees ? "pg-ort-agrees" : "pg-ort-differs"}" data-onnxruntime="${ort.agrees}" title="${esc(ort.title)}">${esc(ort.text)}</span>`);
+    else if (answer.finish && this.data.opinion) badges.push(`<span class="pg-badge pg-ort pg-ort-pending" title="ONNX Runtime runs this configuration's ONNX export after the figures are drawn">ONNX Runtime …</span>`);
+    html(this.headEl, `<div class="pg-titles">${titles}</div><div class="pg-badges">${badges.join("")}</div>`);
   }
 
   // A refused configuration (or a request the server could not answer): named, its parameter's controls marked red,

@@ -28,9 +28,7 @@ STAGE_CSS = (
     f"{PADDING_X_PX}px 3rem; }} "
     '[data-testid="stMain"] h3 { padding: 0; } '
     '[data-testid="stSidebar"][data-collapsed="true"] [data-testid="stSidebarContent"] '
-    "{ visibility: hidden; } "
-    '[data-testid="stSidebar"][data-collapsed="false"] { position: fixed !important; left: 0; '
-    "top: 0; height: 100vh !important; z-index: 999990; box-shadow: 4px 0 16px rgba(0, 0, 0, 0.2); }</style>"
+    "{ visibility: hidden; }</style>"
 )
 # Presenter mode: larger type everywhere (rem-based), black text, stronger borders on alerts and boxes.
 PRESENTER_CSS = (

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import html
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
@@ -74,6 +75,14 @@ def draw(
     what differs from it) and whose ONNX Runtime opinion is of the node itself while its configuration stands."""
     xs, x = x, (x[layer.input_names[0]] if isinstance(x, dict) else x)  # several inputs: the feed dict
     _follow_settle(layer, x.shape)
+    # The stage's place: its skeleton first, on the screen while the configuration is evaluated and the stage's
+    # scripts load, then the stage over it (stage.css stacks the two; the skeleton goes once the stage has painted).
+    slot = st.container(key=f"pg-slot-{layer.name}")
+    with slot:
+        if painted(layer):
+            st.empty()  # the stage keeps its place among the slot's elements
+        else:
+            st.html(skeleton(layer, xs if isinstance(xs, dict) else {layer.input_names[0]: x}, presenter, hide))
     own = node.opened if node is not None and node.opened.shape == x.shape else None
     token = server.SEATS.open(layer.name, xs, st.session_state.get(_token_key(layer)), opened=own)
     st.session_state[_token_key(layer)] = token
@@ -130,42 +139,107 @@ def draw(
             on_example(name)
             st.session_state[_epoch_key(layer)] = epoch + 1  # the stage takes the page's configuration again
 
-    _stage_component()(
-        key=f"{layer.name}.stage",
-        data={
-            "epoch": identity,
-            "token": token,
-            "route": server.ROUTE,
-            "planes": server.PLANES_ROUTE,
-            "modules": assets.urls(),
-            "describe": describe,
-            "source": node.source if node is not None else None,
-            "query": (
-                {**answer["query"], **({} if problem else query)}
-                if answer
-                else {**protocol.query_of(layer, ev.params, x.shape), **({} if problem else query)}
-            ),
-            "answer": answer,
-            "pick": None if answer else picked(layer, ev),
-            "problem": problem,
-            "presenter": presenter,
-            "compare": compare,
-            "runs": ev.backend.can_run,
-            "hide": list(hide),
-            "public": server.public_url(),
-            "qr": server.QR_ROUTE,
-            "painted": painted(layer),
-            "cell": view_cell(),
-        },
-        # "settled": the page runs, and the tabs under the stage follow the URL the stage wrote; "painted": the
-        # figures are on the screen, the page draws what it held back
-        on_settled_change=lambda: None,
-        on_example_change=example_picked,
-        on_painted_change=_was_painted(layer),
-        width="stretch",
-        height="content",
-    )
+    with slot:  # the stage in its slot, over its skeleton
+        _stage_component()(
+            key=f"{layer.name}.stage",
+            data={
+                "epoch": identity,
+                "token": token,
+                "route": server.ROUTE,
+                "planes": server.PLANES_ROUTE,
+                "modules": assets.urls(),
+                "describe": describe,
+                "source": node.source if node is not None else None,
+                "query": (
+                    {**answer["query"], **({} if problem else query)}
+                    if answer
+                    else {**protocol.query_of(layer, ev.params, x.shape), **({} if problem else query)}
+                ),
+                "answer": answer,
+                "pick": None if answer else picked(layer, ev),
+                "problem": problem,
+                "presenter": presenter,
+                "compare": compare,
+                "runs": ev.backend.can_run,
+                "opinion": protocol.has_opinion(layer),  # ONNX Runtime's badge will come: its place is held
+                "hide": list(hide),
+                "public": server.public_url(),
+                "qr": server.QR_ROUTE,
+                "painted": painted(layer),
+                "cell": view_cell(),
+            },
+            # "settled": the page runs, and the tabs under the stage follow the URL the stage wrote; "painted": the
+            # figures are on the screen, the page draws what it held back
+            on_settled_change=lambda: None,
+            on_example_change=example_picked,
+            on_painted_change=_was_painted(layer),
+            width="stretch",
+            height="content",
+        )
     return ev
+
+
+SKELETON_PLANES = 4  # heatmap.js's MAX_PLANES: the planes a figure shows at a time
+
+
+def skeleton(layer: Layer, shapes: dict, presenter: bool = False, hide: tuple = ()) -> str:
+    """The stage before it is here: the layer's title, a row per control (its label and the link's value) and a box
+    per figure, the size its cells will take (stage.css fits them as figures.js does, by the room left to them),
+    drawn from the page's own text while the configuration is evaluated and the stage's scripts load. Nothing is
+    evaluated for it: the output's shape is the layer's shape rule (its work budget's), the link's parameters read as
+    the stage reads them (the defaults where the link's are refused)."""
+    shapes = {n: tuple(a.shape) for n, a in shapes.items()}
+    first = shapes[layer.input_names[0]]
+    try:
+        query = url_query(layer, first)
+        params = layer.resolve(protocol.raw_params(layer, first, query), layer.shape_arg(shapes))
+    except (ValidationError, protocol.RequestError):
+        query, params = {}, layer.defaults(layer.shape_arg(shapes))
+    out = layer.cost(params, layer.shape_arg(shapes))[0] if layer.cost else first
+    figs = [(f"Input {n.upper()}" if layer.several else "Input", shapes[n]) for n in layer.used_inputs(params)]
+    with contextlib.suppress(Exception):  # a weight the link's value cannot make: its box is left out
+        figs += [(t, a.shape) for t, a in (layer.stage_tensors(params) if layer.stage_tensors else [])]
+    figs.append(("Output", tuple(out)))
+
+    def box(title: str, shape: tuple) -> tuple[str, int, int, tuple]:  # its title, columns and rows of cells
+        planes = int(np.prod(shape[:-2])) if len(shape) > 2 else 1
+        h, w, n = (shape[-2] if len(shape) > 1 else 1), shape[-1], min(planes, SKELETON_PLANES)
+        return title, n * w + n - 1, h, shape
+
+    boxes = [box(t, sh) for t, sh in figs]
+    across, rows = sum(b[1] for b in boxes), max(b[2] for b in boxes)
+    frames = "".join(
+        f'<div class="pg-frame" style="--cols: {cols}; --r: {r}"><div class="pg-bone-fig"></div>'
+        f"<b>{html.escape(t)}</b><br>shape {html.escape(str(tuple(sh)))}</div>"
+        for t, cols, r, sh in boxes
+    )
+    described = protocol.describe(layer, first, shapes if layer.several else None)["controls"]
+    texts = protocol.query_of(layer, params, first)
+
+    def value(c: dict) -> str:  # the text the control will show: its axes' values joined
+        return ",".join(texts.get(k, "") for k in c["keys"].values()) if c.get("keys") else texts.get(c["key"], "")
+
+    lines = [("Example or lesson", "", 1)] if protocol.examples(layer) and "preset" not in hide else []
+    lines += [("Compare with (compare)", "", 1)] if "compare" not in hide else []  # as controls.js heads the list
+    lines += [(c["label"], value(c), max(1, len(c.get("axes") or ()))) for c in described if c["name"] not in hide]
+    controls = "".join(
+        f'<div class="pg-control"><div class="pg-label"><span>{html.escape(label)}</span>'
+        f'<span class="pg-value">{html.escape(text)}</span></div>' + '<div class="pg-bone"></div>' * bones + "</div>"
+        for label, text, bones in lines
+    )
+    if "parameters" in hide:
+        controls = ""
+    return (
+        # the stage's own sheet, for a root of another class: nothing that looks for the stage finds its skeleton
+        f"<style>{(_HERE / 'stage.css').read_text(encoding='utf-8').replace('.pg-stage', '.pg-skeleton')}</style>"
+        f'<div class="pg-skeleton{" pg-presenter" if presenter else ""}" aria-busy="true">'
+        f'<div class="pg-controls">{controls}</div><div class="pg-figures">'
+        f'<div class="pg-head"><div class="pg-titles"><span class="pg-title">{html.escape(layer.title)}</span></div>'
+        f'<div class="pg-badges"></div></div><div class="pg-link"><button disabled>Copy link</button></div>'
+        '<div class="pg-precision"></div>'
+        f'<div class="pg-row" style="--across: {across}; --gaps: {18 * (len(boxes) - 1)}px; --rows: {rows}">'
+        f"{frames}</div></div></div>"
+    )
 
 
 def view_cell() -> int | None:
