@@ -137,8 +137,18 @@ class _References(Memo):
         super().__init__(max_bytes, weight=lambda a: a.nbytes)
 
     @staticmethod
-    def key(layer: str, params: dict, x) -> str:
-        """`x`: the one input, or the feed dict (every input's name, shape and values are part of the key)."""
+    def values(x) -> bytes:
+        """A digest of the input values (`x`: the one input, or the feed dict), made once per evaluation: at the
+        element budget each pass over them is 32 MB, and a precision below FP32 keys two references on them."""
+        h = hashlib.blake2b(digest_size=20)
+        for a in x.values() if isinstance(x, dict) else [x]:
+            h.update(memoryview(a).cast("B"))  # C-contiguous float32 (evaluate makes them so)
+        return h.digest()
+
+    @staticmethod
+    def key(layer: str, params: dict, x, values: bytes | None = None) -> str:
+        """`x`: the one input, or the feed dict (every input's name, shape and values are part of the key);
+        `values`: their digest (`values`), where the caller has it."""
         xs = x if isinstance(x, dict) else {"": x}
         h = hashlib.blake2b(
             json.dumps(
@@ -151,8 +161,7 @@ class _References(Memo):
             ).encode(),
             digest_size=20,
         )
-        for a in xs.values():
-            h.update(memoryview(a).cast("B"))  # C-contiguous float32 (evaluate makes them so)
+        h.update(values or _References.values(x))
         return h.hexdigest()
 
     def get(self, layer, params: dict, x, key: str | None = None) -> np.ndarray:
@@ -251,7 +260,8 @@ def _evaluate(
     data = xs if layer.several else xs[layer.inputs[0].name]  # a one-input layer's keys stay what they were
     params = P.with_data_scale(params, {n: a for n, a in xs.items() if n not in layer.index_inputs})
     backend = backend or detect()
-    key = _References.key(layer.name, params, data)
+    values = _References.values(data)
+    key = _References.key(layer.name, params, data, values)
     reference = _references.get(layer, params, data, key)
     result = Evaluation(
         layer.name,
@@ -269,7 +279,7 @@ def _evaluate(
     truth_key = None
     if params["precision"] != "FP32":
         truth_params = {**params, "precision": P.TRUTH}
-        truth_key = _References.key(layer.name, truth_params, data)
+        truth_key = _References.key(layer.name, truth_params, data, values)
         result.truth = _references.get(layer, truth_params, data, truth_key)
     if not backend.can_build:
         result.messages += [f"Not used: {why}." for why in backend.passed_over]

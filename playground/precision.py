@@ -167,14 +167,17 @@ def errors(y, truth, precision: str, scale: float) -> dict:
     (a comparison of two outputs). NaN/Inf in both at the same place agree. `scale`: the quantize scale (kept in
     the figures' memo key)."""
     y, t = np.asarray(y, np.float64), np.asarray(truth, np.float64)
-    same = (y == t) | (np.isnan(y) & np.isnan(t))
-    with np.errstate(invalid="ignore"):  # inf − inf where both agree: replaced by 0 here
-        diff = np.where(same, 0.0, np.abs(y - t))
-    diff = np.where(np.isnan(diff), np.inf, diff)
+    with np.errstate(invalid="ignore"):
+        diff = np.abs(y - t)  # NaN where either is NaN, or both the same infinity
+    odd = np.isnan(diff)
+    if odd.any():  # rare: only these cells need the slower rule
+        agree = (y[odd] == t[odd]) | (np.isnan(y[odd]) & np.isnan(t[odd]))
+        diff[odd] = np.where(agree, 0.0, np.inf)
     with np.errstate(divide="ignore", invalid="ignore"):  # where the truth is 0 only the absolute error speaks
-        rel = np.where(t != 0, diff / np.abs(t), np.nan)
+        rel = np.divide(diff, np.abs(t), out=np.zeros_like(diff), where=t != 0)
     max_abs = float(diff.max()) if diff.size else 0.0
-    max_rel = float(np.nanmax(rel)) if (~np.isnan(rel)).any() else 0.0  # an overflow to inf counts: inf
+    max_rel = float(np.fmax.reduce(rel, axis=None)) if rel.size else 0.0  # NaN (∞/∞, a NaN truth) passed over
+    max_rel = 0.0 if np.isnan(max_rel) else max_rel  # an overflow to inf counts: inf
     if precision == "INT8":
         step = output_step(t)
         units, unit = max_abs / step, f"output steps (amax/127 = {step:.4g} of the FP64 output)"
@@ -183,9 +186,11 @@ def errors(y, truth, precision: str, scale: float) -> dict:
     else:
         units, unit = max_rel / EPSILON[precision], f"ε = 2^{int(np.log2(EPSILON[precision]))}"
     exact = diff == 0  # drawn at one decade below the smallest error (log₁₀ 0 has no place on a colour scale)
-    floor = np.log10(diff[~exact & np.isfinite(diff)].min()) - 1 if (~exact & np.isfinite(diff)).any() else -8.0
+    least = float(np.min(diff, where=~exact, initial=np.inf))  # an infinity only where every error is one
+    floor = float(np.log10(least)) - 1 if 0 < least < np.inf else -8.0
     with np.errstate(divide="ignore"):
-        log_error = np.where(exact, floor, np.log10(diff)).astype(np.float32)
+        log_error = np.log10(diff, out=np.empty(diff.shape, np.float32))  # worked in float64, written float32
+    log_error[exact] = floor
     return {
         "precision": precision,
         "max_abs_error": max_abs,
