@@ -190,7 +190,7 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
     xl = real_feed(opened, values)
     try:
         with np.errstate(all="ignore"):
-            reference = opened.to_onnx(opened.finish(P.emulate(layer, xl, params)))
+            reference = opened.to_onnx(opened.finish(P.emulate(layer, xl, params), values))
             undefined = opened.to_onnx(layer.undefined(xl, params)) if layer.undefined and not opened.then else None
     except Exception as exc:  # noqa: BLE001 - one node's reference failing is that node's answer, not the model's
         return entry | {"agrees": None, "why": f"the layer's reference failed ({type(exc).__name__}: {exc})"}

@@ -312,8 +312,11 @@ class Opened:
     constants: dict = field(default_factory=dict)  # … and the inputs the model gives as constants, by input name
     tensors: tuple = ()  # … and the model's tensor each input reads, in the layer's order (an Add's may be swapped)
     # The steps TensorRT's parser builds after the layer for this node (`OnnxMap.then`), resolved: (layer, params,
-    # {input name: constant}); the node's output is the last step's.
+    # {input name: a constant, or the name of the model's tensor it reads}); the node's output is the last step's.
     then: tuple = ()
+    # … the tensors the steps read (a Sum's third input): {name: (ONNX's shape, the step's shape, the seed it opens
+    # with where no model's run gives it)}
+    more: dict = field(default_factory=dict)
 
     @property
     def data(self) -> str | None:
@@ -338,13 +341,26 @@ class Opened:
             "input_shape": list(self.onnx_shape),
             "differs": self.differs,
             "notes": self.notes,
-        } | ({"then": [{"layer": layer.name, "params": jsonable(p)} for layer, p, _ in self.then]} if self.then else {})
+        } | ({"then": [_step_json(*step) for step in self.then]} if self.then else {})
 
-    def finish(self, y: np.ndarray) -> np.ndarray:
-        """The node's output from the layer's: each step after it (`then`) computed by its own layer's reference."""
-        for layer, params, constants in self.then:
-            y = layer.forward({layer.input_names[0]: y} | constants, params)
+    def finish(self, y: np.ndarray, values: dict | None = None) -> np.ndarray:
+        """The node's output from the layer's: each step after it (`then`) computed by its own layer's reference, a
+        tensor it reads taken from `values` (the model's run, by name) or seeded as the page's inputs are."""
+        for layer, params, operands in self.then:
+            feed = {k: self.operand(v, values) for k, v in operands.items()}
+            y = layer.forward({layer.input_names[0]: y} | feed, params)
         return y
+
+    def operand(self, v, values: dict | None = None) -> np.ndarray:
+        """A step's operand in the step's layout: a constant as it is, a tensor's from `values` or its seed."""
+        if isinstance(v, np.ndarray):
+            return v
+        _, shape, seed = self.more[v]
+        if values is not None:
+            return np.asarray(values[v], np.float32).reshape(shape)
+        from .inputs import make_input
+
+        return make_input("random", shape, seed=seed)
 
     def to_layer(self, x: np.ndarray):
         """The node's data input in the layer's layout; for a layer of several inputs the feed dict: the others are
@@ -363,7 +379,8 @@ class Opened:
         """The node model's inputs (in its order) from an evaluation of this node."""
         if self.shapes is None:
             return ev.input.reshape(self.onnx_shape)
-        return {n: ev.inputs[n].reshape(s) for n, s in self.onnx_shapes.items() if n not in self.constants}
+        feed = {n: ev.inputs[n].reshape(s) for n, s in self.onnx_shapes.items() if n not in self.constants}
+        return feed | {t: self.operand(t).reshape(s) for t, (s, _, _) in self.more.items()}  # the steps' own
 
     def to_onnx(self, y: np.ndarray) -> np.ndarray:
         """The layer's output in ONNX's layout: the axes added to lift the node taken out again."""
@@ -547,17 +564,21 @@ def _open_several(
         else:
             onnx_shapes[i.name], more = _static(where, t, shapes.get(t), batch)
             notes += more
+    if known.opset < 7 and node.op_type in LEGACY_BROADCAST:  # B's axes where `axis` puts them, before any lift
+        big, small = [i.name for i in layer.inputs[:2]][:: -1 if swapped else 1]
+        onnx_shapes[small] = _legacy_broadcast(where, _attributes(node), onnx_shapes[big], onnx_shapes[small])
     rank = max(len(v) for v in onnx_shapes.values())
     if not 1 <= rank <= 4:
         raise ValidationError(where, "input", f"must have rank 1 … 4, not {rank}", rank)
     align = layer.onnx.align or (lambda op, n, v, r: (1,) * (r - len(v)) + tuple(v))  # as ONNX broadcasts
     after = 4 - rank if layer.onnx.lift == "trailing" else 0  # "leading": every 1 before
-    lifted = {
-        n: layer.onnx.lift_each(node.op_type, n, v)
-        if layer.onnx.lift_each
-        else (1,) * (4 - rank - after) + align(node.op_type, n, v, rank) + (1,) * after
-        for n, v in onnx_shapes.items()
-    }
+
+    def lift(n: str, v: tuple) -> tuple:
+        if layer.onnx.lift_each:
+            return layer.onnx.lift_each(node.op_type, n, v)
+        return (1,) * (4 - rank - after) + align(node.op_type, n, v, rank) + (1,) * after
+
+    lifted = {n: lift(n, v) for n, v in onnx_shapes.items()}
     constants = {n: a.reshape(lifted[n]) for n, a in constants.items()}
     first = layer.input_names[0]
     view = Node(
@@ -576,7 +597,28 @@ def _open_several(
         params = layer.resolve(raw, lifted)
     except ValidationError as exc:  # the layer's own rule, said of the node
         raise ValidationError(where, exc.param, exc.rule, exc.value) from None
-    then = _steps(layer, params, lifted, layer.onnx.then(view, raw) if layer.onnx.then else [], where)
+    more: dict = {}
+
+    def operand(i: int, step_input: str):
+        """The node's input i, read by a step: its constant lifted as the step's input, or the model's tensor."""
+        t = node.input[i]
+        if t in consts:
+            c = np.asarray(consts[t], np.float32)
+            if c.ndim > rank:
+                raise ValidationError(
+                    where, "inputs", f"input {i} ({t!r}) has rank {c.ndim}, over the first two's {rank}"
+                )
+            return c.reshape(lift(step_input, tuple(c.shape)))
+        if t in given or t in more:
+            raise ValidationError(where, "inputs", f"reads {t!r} twice: each tensor it reads opens as one input here")
+        v, more_notes = _static(where, t, shapes.get(t), batch)
+        if len(v) > rank:
+            raise ValidationError(where, "inputs", f"input {i} ({t!r}) has rank {len(v)}, over the first two's {rank}")
+        notes.extend(m for m in more_notes if m not in notes)
+        more[t] = (v, lift(step_input, v), SEED + i)
+        return t
+
+    then = _steps(layer, params, lifted, layer.onnx.then(view, raw) if layer.onnx.then else [], where, operand, more)
     if then:
         notes.append(
             f"{node.op_type} opens as TensorRT's ONNX parser builds it: {layer.name}, then "
@@ -586,6 +628,7 @@ def _open_several(
     out_shape = shapes.get(node.output[0]) if node.output else None
     out_shape = out_shape if out_shape and all(isinstance(d, int) and d > 0 for d in out_shape) else None
     tensors = {t: onnx_shapes[i.name] for i, t in zip(layer.inputs, given) if t not in consts}
+    tensors |= {t: v for t, (v, _, _) in more.items()}  # the steps' (a Sum's third): inputs of the node's model
     return Opened(
         model_name,
         name,
@@ -606,17 +649,49 @@ def _open_several(
         constants,
         tuple(given),
         then,
+        more,
     )
 
 
-def _steps(layer: Layer, params: dict, shapes: dict, steps: list, where: str) -> tuple:
+LEGACY_BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow"}  # before opset 7: `broadcast` and `axis` attributes
+
+
+def _legacy_broadcast(where: str, attrs: dict, a: tuple, b: tuple) -> tuple:
+    """B's shape at A's rank by ONNX's rule before opset 7: `broadcast` 0, B is A's shape; 1, B's shape is a
+    contiguous run of A's, from `axis` (none: at the end, as later opsets align), 1s elsewhere."""
+    if not attrs.get("broadcast", 0):
+        if tuple(b) != tuple(a):
+            raise ValidationError(
+                where, "broadcast", f"is 0 (opset < 7): B must have A's shape {a}, not {b}", attrs.get("broadcast", 0)
+            )
+        return tuple(b)
+    axis = attrs.get("axis", len(a) - len(b))
+    if not 0 <= axis <= len(a) - len(b):
+        raise ValidationError(
+            where,
+            "axis",
+            f"must be 0 … {len(a) - len(b)}: B {b} is aligned with A {a} from that axis (opset < 7)",
+            axis,
+        )
+    for k, (m, n) in enumerate(zip(a[axis:], b), axis):
+        if n not in (m, 1):
+            raise ValidationError(
+                where, "axis", f"puts B {b} at A {a}'s axis {axis}: its axis {k} is {n} against {m} (opset < 7)", axis
+            )
+    return (1,) * axis + tuple(b) + (1,) * (len(a) - axis - len(b))
+
+
+def _steps(layer: Layer, params: dict, shapes: dict, steps: list, where: str, operand=None, more=None) -> tuple:
     """The steps after the layer (`OnnxMap.then`), each resolved on the shape before it: (layer, params,
-    constants); ValidationError naming the node and the step's rule."""
+    operands: a constant, or the name of the model's tensor it reads, `more`'s, which `operand(index, input name)`
+    gives for the node's input of that index); ValidationError naming the node and the step's rule."""
     out, shape = [], layer.cost(params, shapes)[0] if layer.cost else shapes[layer.input_names[0]]
-    for name, raw, constants in steps:
+    for name, raw, operands in steps:
         step = get_layer(name)
-        constants = {k: np.asarray(v, np.float32) for k, v in constants.items()}
-        feed = {step.input_names[0]: tuple(shape)} | {k: v.shape for k, v in constants.items()}
+        constants = {k: operand(v, k) if isinstance(v, int) else np.asarray(v, np.float32) for k, v in operands.items()}
+        feed = {step.input_names[0]: tuple(shape)} | {
+            k: v.shape if isinstance(v, np.ndarray) else more[v][1] for k, v in constants.items()
+        }
         try:
             p = step.resolve(raw, feed if step.several else feed[step.input_names[0]])
         except ValidationError as exc:
@@ -624,6 +699,12 @@ def _steps(layer: Layer, params: dict, shapes: dict, steps: list, where: str) ->
         out.append((step, p, constants))
         shape = step.cost(p, feed if step.several else feed[step.input_names[0]])[0] if step.cost else shape
     return tuple(out)
+
+
+def _step_json(layer: Layer, params: dict, operands: dict) -> dict:
+    """A step as `--json` lists it: its layer, parameters and the model's tensors it reads."""
+    reads = {k: v for k, v in operands.items() if isinstance(v, str)}
+    return {"layer": layer.name, "params": jsonable(params)} | ({"reads": reads} if reads else {})
 
 
 def _static(where: str, data: str, shape, batch: int) -> tuple[tuple, list[str]]:

@@ -135,9 +135,11 @@ class OnnxMap:
     # A layer of several inputs whose inputs keep ranks of their own (a gather's indices): (op_type, input name, its
     # shape) -> that input's shape at rank 4; None: `align`, then `lift`.
     lift_each: Callable[[str, str, tuple], tuple] | None = None
-    # The layers TensorRT's ONNX parser adds after this one for the node (Gemm's α and C: ElementWise PROD and SUM):
-    # (node, raw parameters) -> [(layer name, raw parameters, {input name: constant})], each step's first input the
-    # output before it; [] where the node is the layer alone.
+    # The layers TensorRT's ONNX parser adds after this one for the node (Gemm's α and C: ElementWise PROD and SUM; an
+    # n-ary Sum's chain):
+    # (node, raw parameters) -> [(layer name, raw parameters, {input name: operand})], each step's first input the
+    # output before it, an operand a constant array or the index of the node's input it reads (a Sum's third: the
+    # model's tensor, or its constant); [] where the node is the layer alone.
     then: Callable[[Node, dict], list] | None = None
 
 

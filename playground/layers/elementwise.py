@@ -191,16 +191,32 @@ ONNX_OPS = {
 ONNX_BOOL, ONNX_FLOAT = 9, 1  # TensorProto.BOOL, TensorProto.FLOAT (no onnx import in a layer's declaration)
 
 
-# ONNX's n-ary Sum of two inputs is an Add (a ResNet's residual); of more, TensorRT's parser chains ElementWise layers
-READ_ALSO = {"Sum": "SUM"}
+# ONNX's n-ary ops: a Sum of two is an Add (a ResNet's residual); Mean is a Sum, then a PROD by 1/n (`onnx_then`)
+READ_ALSO = {"Sum": "SUM", "Mean": "SUM"}
+NARY = ("Sum", "Max", "Min", "Mean")
 
 
 def onnx_read(node: Node) -> dict:
-    """Add, Sub, Mul, Div, Pow, Max, Min, Sum (two inputs), And, Or, Xor, Equal, Greater, Less: the operation."""
+    """Add, Sub, Mul, Div, Pow, Max, Min, Sum, Mean, And, Or, Xor, Equal, Greater, Less: the operation (an n-ary
+    op's inputs after the second: `onnx_then`)."""
     op = READ_ALSO.get(node.op) or next(k for k, v in ONNX_OPS.items() if v == node.op)
-    if len([i for i in node.inputs if i]) != 2:
-        raise node.fail("inputs", f"{node.op} of {len(node.inputs)} inputs: the layer takes two", len(node.inputs))
+    given = len([i for i in node.inputs if i])
+    if given == 1 and node.op in NARY:
+        raise node.fail("inputs", f"{node.op} of one input is an identity (TensorRT's parser adds no layer for it)", 1)
+    if given != 2 and node.op not in NARY:
+        raise node.fail("inputs", f"{node.op} of {given} inputs: the layer takes two", given)
     return {"operation": op}
+
+
+def onnx_then(node: Node, raw: dict) -> list:
+    """An n-ary Sum, Max, Min or Mean as TensorRT's ONNX parser builds it (onnx-tensorrt's elementwiseHelper): a
+    chain of two-input layers, left to right, each step reading the next of the node's inputs (its index: the
+    model's tensor or constant); Mean's sum then an ElementWise PROD by 1/n, as the parser's importMean builds it."""
+    n = len([i for i in node.inputs if i])
+    steps = [("elementwise", raw, {"b": i}) for i in range(2, n)]
+    if node.op == "Mean":
+        steps.append(("elementwise", {"operation": "PROD"}, {"b": np.full((1, 1, 1, 1), 1 / n, np.float32)}))
+    return steps
 
 
 def onnx_write(g: Graph, xs: dict, p: dict, shapes: dict) -> str:
@@ -342,5 +358,5 @@ LAYER = Layer(
     cell=cell,
     explain=explain,
     undefined=undefined,
-    onnx=OnnxMap((*ONNX_OPS.values(), *READ_ALSO), onnx_read, onnx_write, lift="trailing"),
+    onnx=OnnxMap((*ONNX_OPS.values(), *READ_ALSO), onnx_read, onnx_write, lift="trailing", then=onnx_then),
 )
