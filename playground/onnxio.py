@@ -518,6 +518,7 @@ def _open(known: _Known, node, name: str, model_name: str, batch: int = 1, alone
 
 
 COMMUTATIVE = {"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal"}  # ONNX's: operands swap freely
+VARIADIC = {"Sum", "Max", "Min", "Mean"}  # ONNX's ops of 1 … n inputs
 
 
 def _open_several(
@@ -537,6 +538,10 @@ def _open_several(
     if swapped:  # a · b = b · a: the constant (PyTorch's 0.5 · x) becomes the input that may be one
         given.reverse()
     required = sum(i.used_when is None for i in layer.inputs)  # the rest: a concatenation's third and fourth
+    if node.op_type in VARIADIC and len([t for t in node.input if t]) == 1:
+        raise ValidationError(
+            where, "inputs", f"{node.op_type} of one input is an identity: TensorRT's parser adds no layer for it", 1
+        )
     if len(given) < required or "" in given:  # more inputs (Gemm's C) are the mapping's to judge
         most = f" … {len(layer.inputs)}" if required < len(layer.inputs) else ""
         raise ValidationError(
@@ -566,7 +571,10 @@ def _open_several(
             notes += more
     if known.opset < 7 and node.op_type in LEGACY_BROADCAST:  # B's axes where `axis` puts them, before any lift
         big, small = [i.name for i in layer.inputs[:2]][:: -1 if swapped else 1]
+        was = onnx_shapes[small]
         onnx_shapes[small] = _legacy_broadcast(where, _attributes(node), onnx_shapes[big], onnx_shapes[small])
+        if onnx_shapes[small] != was:
+            notes.append(f"Opset {known.opset}'s broadcast rule puts B {was} along A's axes as {onnx_shapes[small]}.")
     rank = max(len(v) for v in onnx_shapes.values())
     if not 1 <= rank <= 4:
         raise ValidationError(where, "input", f"must have rank 1 … 4, not {rank}", rank)

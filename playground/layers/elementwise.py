@@ -201,8 +201,6 @@ def onnx_read(node: Node) -> dict:
     op's inputs after the second: `onnx_then`)."""
     op = READ_ALSO.get(node.op) or next(k for k, v in ONNX_OPS.items() if v == node.op)
     given = len([i for i in node.inputs if i])
-    if given == 1 and node.op in NARY:
-        raise node.fail("inputs", f"{node.op} of one input is an identity (TensorRT's parser adds no layer for it)", 1)
     if given != 2 and node.op not in NARY:
         raise node.fail("inputs", f"{node.op} of {given} inputs: the layer takes two", given)
     return {"operation": op}
