@@ -605,7 +605,7 @@ def _open_several(
         params = layer.resolve(raw, lifted)
     except ValidationError as exc:  # the layer's own rule, said of the node
         raise ValidationError(where, exc.param, exc.rule, exc.value) from None
-    more: dict = {}
+    step_tensors: dict = {}  # the tensors the steps read: `Opened.more`
 
     def operand(i: int, step_input: str):
         """The node's input i, read by a step: its constant lifted as the step's input, or the model's tensor."""
@@ -617,16 +617,18 @@ def _open_several(
                     where, "inputs", f"input {i} ({t!r}) has rank {c.ndim}, over the first two's {rank}"
                 )
             return c.reshape(lift(step_input, tuple(c.shape)))
-        if t in given or t in more:
+        if t in given or t in step_tensors:
             raise ValidationError(where, "inputs", f"reads {t!r} twice: each tensor it reads opens as one input here")
         v, more_notes = _static(where, t, shapes.get(t), batch)
         if len(v) > rank:
             raise ValidationError(where, "inputs", f"input {i} ({t!r}) has rank {len(v)}, over the first two's {rank}")
         notes.extend(m for m in more_notes if m not in notes)
-        more[t] = (v, lift(step_input, v), SEED + i)
+        step_tensors[t] = (v, lift(step_input, v), SEED + i)
         return t
 
-    then = _steps(layer, params, lifted, layer.onnx.then(view, raw) if layer.onnx.then else [], where, operand, more)
+    then = _steps(
+        layer, params, lifted, layer.onnx.then(view, raw) if layer.onnx.then else [], where, operand, step_tensors
+    )
     if then:
         notes.append(
             f"{node.op_type} opens as TensorRT's ONNX parser builds it: {layer.name}, then "
@@ -636,7 +638,7 @@ def _open_several(
     out_shape = shapes.get(node.output[0]) if node.output else None
     out_shape = out_shape if out_shape and all(isinstance(d, int) and d > 0 for d in out_shape) else None
     tensors = {t: onnx_shapes[i.name] for i, t in zip(layer.inputs, given) if t not in consts}
-    tensors |= {t: v for t, (v, _, _) in more.items()}  # the steps' (a Sum's third): inputs of the node's model
+    tensors |= {t: v for t, (v, _, _) in step_tensors.items()}  # the steps' (a Sum's third): inputs of the node's model
     return Opened(
         model_name,
         name,
@@ -657,11 +659,12 @@ def _open_several(
         constants,
         tuple(given),
         then,
-        more,
+        step_tensors,
     )
 
 
-LEGACY_BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow"}  # before opset 7: `broadcast` and `axis` attributes
+# ops with `broadcast` and `axis` attributes before opset 7
+LEGACY_BROADCAST = {"Add", "Sub", "Mul", "Div", "Pow", "And", "Or", "Xor", "Equal", "Greater", "Less"}
 
 
 def _legacy_broadcast(where: str, attrs: dict, a: tuple, b: tuple) -> tuple:
