@@ -57,3 +57,33 @@ def test_the_layer_buttons_change_the_chain(browser, app):
         assert "layers=activation%2Cconvolution" in page.url or "layers=activation,convolution" in page.url
     finally:
         ctx.close()
+
+
+@pytest.mark.parametrize("width, height", [(1280, 720), (1920, 1080)])
+@pytest.mark.parametrize("presenter", [False, True])
+def test_each_layers_buttons_sit_on_its_line(browser, app, width, height, presenter):
+    query = "starter=leaky_by_hand" + ("&view.presenter=true" if presenter else "")
+    ctx, page = open_chain(browser, app, query, width, height)
+    try:
+        for i in range(4):
+            row = page.locator(f".st-key-chain-layer-{i}")
+            name = row.locator('[data-testid="stMarkdown"]').bounding_box()
+            buttons = [b.bounding_box() for b in row.locator("button:visible").all()]
+            assert len(buttons) == 3, i
+            for b in buttons:  # beside the name, its middle within the name's lines
+                assert b["x"] >= name["x"] + name["width"] - 1, (i, name, b)
+                assert name["y"] <= b["y"] + b["height"] / 2 <= name["y"] + name["height"], (i, name, b)
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("width, height, per_line", [(1280, 720, 2), (1920, 1080, 3)])
+def test_the_tensors_keep_a_legible_width(browser, app, width, height, per_line):
+    ctx, page = open_chain(browser, app, "starter=leaky_by_hand", width, height)
+    try:
+        boxes = [b.bounding_box() for b in page.locator(".st-key-chain-tensors > div").all()]
+        assert len(boxes) == 5  # the input and four layers
+        assert min(b["width"] for b in boxes) >= 320, boxes
+        assert sum(abs(b["y"] - boxes[0]["y"]) < 1 for b in boxes) == per_line, boxes
+    finally:
+        ctx.close()

@@ -8,6 +8,7 @@ import pytest
 from onnx import TensorProto, helper
 
 from playground.chromium import browser as B
+from playground.ui.page import PRESENTER_FONT_PX
 
 pytestmark = pytest.mark.browser
 GRAPH = ".pg-graph"
@@ -53,6 +54,15 @@ def test_model_page_draws_the_graph_and_links_a_node_to_its_stage(browser, app, 
     ctx.close()
 
 
+def test_the_model_page_honours_presenter_mode(browser, app):
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    page = ctx.new_page()
+    page.goto(app.rstrip("/") + "/model?view.presenter=true")
+    B.wait_until_idle(page)
+    assert page.evaluate("getComputedStyle(document.documentElement).fontSize") == f"{PRESENTER_FONT_PX}px"
+    ctx.close()
+
+
 def _conv_relu_softmax(path):
     import numpy as np
 
@@ -83,6 +93,7 @@ def test_the_graph_pans_zooms_finds_a_node_and_opens_a_run_as_a_chain(browser, a
     world = page.locator(f"{GRAPH} .pg-graph-world")
     # the wheel zooms about the pointer, Fit shows the whole graph again
     fitted = _zoom(page)
+    assert fitted > 1  # a small graph is drawn larger than life, its names legible on a projector
     page.locator(f"{GRAPH} .pg-graph-view").scroll_into_view_if_needed()
     view = page.locator(f"{GRAPH} .pg-graph-view").bounding_box()
     page.mouse.move(view["x"] + view["width"] / 2, view["y"] + view["height"] / 2)

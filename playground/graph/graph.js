@@ -8,6 +8,7 @@
 const NODE_W = 190, NODE_H = 46, PAD = 7;
 const NS = "http://www.w3.org/2000/svg";
 const MIN_K = 0.05, MAX_K = 4;
+const FIT_K = 2;  // Fit enlarges a small graph up to twice its size: its names legible on a projector
 let dagreModule = null;
 
 function loadDagre() {
@@ -143,7 +144,7 @@ function draw(root, data, dagre) {
   };
   const fit = () => {
     const w = view.clientWidth || 800, h = view.clientHeight || 600;
-    t.k = Math.min(MAX_K, Math.max(MIN_K, Math.min(w / size.width, h / size.height, 1)));
+    t.k = Math.min(MAX_K, Math.max(MIN_K, Math.min(w / size.width, h / size.height, FIT_K)));
     t.x = (w - size.width * t.k) / 2;
     t.y = (h - size.height * t.k) / 2;
     apply();

@@ -20,7 +20,11 @@ from .page import PRESENTER_CSS
 
 LAST_GOOD = "chain.last_good"  # session: the ChainEvaluation of the last chain that resolved
 GENERATION = "chain.generation"  # session: bumped when the layers change, so their controls start afresh
-PAGE_CSS = '<style>[data-testid="stMainBlockContainer"] { max-width: 100%; padding: 72px 24px 3rem; }</style>'
+PAGE_CSS = (
+    '<style>[data-testid="stMainBlockContainer"] { max-width: 100%%; padding: 72px 24px 3rem; } '
+    ".st-key-chain-tensors > div { flex: 1 1 %(least)dpx; min-width: %(least)dpx; max-width: %(most)dpx; }</style>"
+)
+TENSOR_PX = {False: (320, 440), True: (380, 560)}  # a tensor figure's least and most width, normal and presenter
 OUTLINE_LIMIT = 400  # outlined cells per slice; past it, their bounding box
 ROLE_TEXT = {"data movement": "moves data (Move, Transpose or reformat)"}
 
@@ -43,21 +47,21 @@ def _write(address: C.Address, structural: bool = False) -> None:
 
 def _chain_page() -> None:
     presenter = state.presenter_on()
-    st.html(PAGE_CSS + (PRESENTER_CSS if presenter else ""))
+    least, most = TENSOR_PX[presenter]
+    st.html(PAGE_CSS % {"least": least, "most": most} + (PRESENTER_CSS if presenter else ""))
     address = _address()
-    head, note = st.columns([1, 2], gap="medium")
-    with head:
-        st.subheader("Chain: what TensorRT fuses", anchor=False)
-        _starter_picker(address)
-    with note:
+    # one pair of columns from the top: the layer list follows the starter picker at once, however tall the note
+    left, right = st.columns([1, 2], gap="medium")
+    with right:
         starter = C.starter_of(address)
         if starter:
             st.info(f"**{starter.title}.** {starter.note}", icon=":material/school:")
         command = st.empty()  # the command line of the chain drawn, once it resolved
-    for problem in address.problems:
-        st.warning(state.inert(problem), icon=":material/link_off:")
-    left, right = st.columns([1, 2], gap="medium")
+        for problem in address.problems:
+            st.warning(state.inert(problem), icon=":material/link_off:")
     with left:
+        st.subheader("Chain: what TensorRT fuses", anchor=False)
+        _starter_picker(address)
         _layer_list(address)
         result, error = _evaluate(address)
         _pick_control(address, result.chain if result and not error else None)
@@ -115,25 +119,18 @@ def _layer_list(address: C.Address) -> None:
             names[i], names[j], params[i], params[j] = names[j], names[i], params[j], params[i]
         _write(C.Address(names, params, address.shape, address.pattern), structural=True)
 
-    presenter = state.presenter_on()
     for i, (key, name) in enumerate(zip(address.keys, address.names)):
-        title = f"**{i + 1}. `{key}`** {LAYERS[name].title}"
-        if presenter:  # large type: the name on its own line, the buttons under it wide enough for their icons
-            st.markdown(title)
-            row = [None, *st.columns([1, 1, 1, 2])]
-        else:
-            row = st.columns([5, 1, 1, 1], vertical_alignment="center")
-            row[0].markdown(title)
+        # one row that never wraps: the name takes what the three buttons leave (and wraps inside it, in presenter
+        # type at 1280 px), so a button always sits on its layer's line
+        row = st.container(horizontal=True, wrap=False, vertical_alignment="center", key=f"chain-layer-{i}")
+        row.markdown(f"**{i + 1}. `{key}`** {LAYERS[name].title}", width="stretch")
         last = len(address.names) - 1
-        for cell, (what, icon, words, off) in zip(
-            row[1:],
-            (
-                ("up", "arrow_upward", "Move up", i == 0),
-                ("down", "arrow_downward", "Move down", i == last),
-                ("remove", "close", "Remove", last == 0),
-            ),
+        for what, icon, words, off in (
+            ("up", "arrow_upward", "Move up", i == 0),
+            ("down", "arrow_downward", "Move down", i == last),
+            ("remove", "close", "Remove", last == 0),
         ):
-            cell.button(
+            row.button(
                 f":material/{icon}:",
                 key=f"chain.{gen}.{what}.{i}",
                 disabled=off,
@@ -380,27 +377,26 @@ def _tensors(result: C.ChainEvaluation, presenter: bool, pick=None) -> None:
                 + "."
             )
     owners = {k: result.engine.kernels_of(k) for k in result.chain.keys}
-    items = list(result.tensors.items())
-    per_row = 2 if presenter else 3  # presenter type needs the room
-    for start in range(0, len(items), per_row):
-        cols = st.columns(per_row)
-        for col, (key, t) in zip(cols, items[start : start + per_row]):
-            with col:
-                title = "input" if key == C.INPUT else key
-                fig, _stats = state.tensor_figure(np.asarray(t), f"{title} {tuple(t.shape)}", True, presenter)
-                if field.get(key):
-                    fig = _outlined(fig, field[key], tuple(t.shape))
-                state.chart(fig, key=f"chain.tensor.{start}.{key}", filename=f"chain_{key}", width="stretch")
-                if key != C.INPUT:
-                    where = owners.get(key) or []
-                    names = ", ".join(f"[{j}] {result.engine.layers[j]['name']}" for j in where)
-                    st.caption(
-                        f"Computed by engine layer {names}"
-                        if where
-                        else "No engine layer names it"
-                        if result.engine.layers
-                        else "No engine"
-                    )
+    # the figures flow: as many on a line as keep each at its least legible width (a 3×3 tensor's numbers in
+    # its cells), so a 1280 px screen puts two on a line where 1920 px puts three
+    grid = st.container(horizontal=True, wrap=True, gap="medium", key="chain-tensors")
+    for key, t in result.tensors.items():
+        with grid.container(key=f"chain-tensor-{key}"):
+            title = "input" if key == C.INPUT else key
+            fig, _stats = state.tensor_figure(np.asarray(t), f"{title} {tuple(t.shape)}", True, presenter)
+            if field.get(key):
+                fig = _outlined(fig, field[key], tuple(t.shape))
+            state.chart(fig, key=f"chain.tensor.{key}", filename=f"chain_{key}", width="stretch")
+            if key != C.INPUT:
+                where = owners.get(key) or []
+                names = ", ".join(f"[{j}] {result.engine.layers[j]['name']}" for j in where)
+                st.caption(
+                    f"Computed by engine layer {names}"
+                    if where
+                    else "No engine layer names it"
+                    if result.engine.layers
+                    else "No engine"
+                )
 
 
 def _fusion(result: C.ChainEvaluation) -> None:

@@ -29,6 +29,7 @@ _answers = Memo(8)  # by model digest and input: a page's reruns and revisits do
 _chains = Memo(256)  # by model digest and a run of nodes: the chain page's address, or why the run is no chain
 _models = Memo(2)  # by digest: the model loaded (checked, folded) once for all its runs' chains
 _HERE = Path(__file__).parents[1] / "graph"  # the graph's browser side: graph.js, graph.css, the vendored dagre
+PAGE_CSS = '<style>[data-testid="stMainBlockContainer"] { padding-top: 72px; }</style>'
 MAX_DRAWN = 1500  # nodes: a larger graph is listed, not drawn (its layout would hold the browser for seconds)
 _component = None
 
@@ -133,7 +134,11 @@ def model_page() -> None:
 
 
 def _model_page() -> None:
-    st.title("Whole ONNX model")
+    from .page import PRESENTER_CSS
+
+    # the graph nearer the first screen (Streamlit's top padding is for a page without the navigation bar)
+    st.html(PAGE_CSS + (PRESENTER_CSS if state.presenter_on() else ""))
+    st.subheader("Whole ONNX model", anchor=False)
     st.caption(
         "Every node on the tensor it really reads (ONNX Runtime runs the model once, every tensor marked as an "
         "output), its layer's reference against ONNX Runtime's output of it, and TensorRT's ONNX parser's "
@@ -242,7 +247,8 @@ def _draw(answer: dict, digest: str, name: str) -> None:
             state.inert(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}"), icon=":material/error:"
         )
     for out, o in answer.get("output", {}).items():
-        st.text(f"output {out}: {tuple(o['shape'])}, min {o['min']}, max {o['max']} [ONNX Runtime, the whole model]")
+        low, high = compact(o["min"]), compact(o["max"])
+        st.text(f"output {out}: {tuple(o['shape'])}, min {low}, max {high} [ONNX Runtime, the whole model]")
     pages = layer_pages()
     _first_difference(answer, digest, name, pages)
     st.subheader("Graph")
