@@ -339,6 +339,24 @@ def test_an_open_sidebar_narrows_the_stage_never_covers_it(browser, app, size):
     fresh.close()
 
 
+def test_a_stage_narrowed_a_little_fits_its_figures_again_rather_than_scroll(browser, app):
+    """A sidebar's slide narrows the stage in steps, the last a few pixels past the step the cells were fitted at:
+    after a resize the kept cells must fit the width (they are kept through a value change, not a resize)."""
+    fresh = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    page = open_stage(fresh, app, "convolution")
+    page.click('[data-testid="stExpandSidebarButton"]')
+    page.wait_for_selector('[data-testid="stSidebar"][data-collapsed="false"]')
+    fits = (
+        f"() => {{ const row = document.querySelector('{STAGE} .pg-row'); return row.scrollWidth <= row.clientWidth; }}"
+    )
+    page.wait_for_function(fits, polling=100)
+    for width in (1250, 1225, 1200):  # each step within the 40 px a kept size tolerates
+        page.set_viewport_size({"width": width, "height": 720})
+        page.wait_for_timeout(400)  # the resize observed and drawn
+        assert page.evaluate(fits), width
+    fresh.close()
+
+
 def test_the_tabs_under_the_stage_follow_a_change_on_a_page_opened_from_a_link(browser, app):
     """Streamlit's next runs send the query the page loaded with; the settle hands the page the URL the stage wrote,
     so the engine card (and the downloads) are of the configuration on the stage, not of the link's."""

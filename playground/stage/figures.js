@@ -42,11 +42,13 @@ export class Figures {
     while (across(fresh) > width && Object.values(fresh).every((v) => v > 4)) { // a narrow figure's caption holds it wider
       fresh = Object.fromEntries(Object.entries(fresh).map(([w, v]) => [w, Math.floor(v) - 1]));
     }
-    const k = this.kept;
-    // the same figures in about the same room (a page scrollbar coming or going is not a new room)
+    const k = this.kept, resized = this.resized;
+    this.resized = false;
+    // the same figures in about the same room (a page scrollbar coming or going is not a new room); after a resize
+    // (a sidebar opening in steps of its slide) kept cells must fit the width, not scroll: the slide's last step
+    // may be a few pixels from the step they were fitted at
     if (k && k.key === key && Math.abs(k.width - width) <= 40 && Math.abs(k.height - height) <= 80) {
-      const wide = figs.reduce((w, f) => w + layout(f, k.px[f.which], f.pad).width + FIGURE_GAP, 0);
-      if (wide <= width * KEEP_UP_TO) { this.fitted = false; return k.px; }
+      if (across(k.px) <= width * (resized ? 1 : KEEP_UP_TO)) { this.fitted = false; return k.px; }
     }
     this.kept = { key, width, height, px: fresh };
     this.fitted = true; // fitted afresh: presenter mode's figures may grow into the room left (grow)

@@ -90,7 +90,7 @@ export class Stage {
     this.tip.className = "pg-tip"; this.tip.setAttribute("role", "tooltip");
     this.root.append(this.tip);
     this.figures = new Figures(this, $(".pg-row"), this.tip);
-    this.onResize = () => this.answer && this.figures.draw();
+    this.onResize = () => { if (this.answer) { this.figures.resized = true; this.figures.draw(); } };
     window.addEventListener("resize", this.onResize);
     // The stage's own width changes without the window's too (Streamlit's sidebar opens beside the page on a wide
     // screen and narrows it): the figures are fitted to the width left to them.
