@@ -5,6 +5,7 @@ playground/stage/server.py): a layer page draws it once; its changes go to the r
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import html
 import urllib.parse
@@ -179,6 +180,12 @@ def draw(
     return ev
 
 
+@functools.cache
+def _skeleton_css() -> str:
+    """The stage's own sheet for a root of another class, read once (every first paint of a page draws it)."""
+    return (_HERE / "stage.css").read_text(encoding="utf-8").replace(".pg-stage", ".pg-skeleton")
+
+
 SKELETON_PLANES = 4  # heatmap.js's MAX_PLANES: the planes a figure shows at a time
 
 
@@ -231,7 +238,7 @@ def skeleton(layer: Layer, shapes: dict, presenter: bool = False, hide: tuple = 
         controls = ""
     return (
         # the stage's own sheet, for a root of another class: nothing that looks for the stage finds its skeleton
-        f"<style>{(_HERE / 'stage.css').read_text(encoding='utf-8').replace('.pg-stage', '.pg-skeleton')}</style>"
+        f"<style>{_skeleton_css()}</style>"
         f'<div class="pg-skeleton{" pg-presenter" if presenter else ""}" aria-busy="true">'
         f'<div class="pg-controls">{controls}</div><div class="pg-figures">'
         f'<div class="pg-head"><div class="pg-titles"><span class="pg-title">{html.escape(layer.title)}</span></div>'
