@@ -4,6 +4,6 @@ main.py's pages (home, then one page per declared layer) with the stage's route 
 
 import streamlit as st
 
-from playground.stage.server import routes
+from playground.serve.server import routes
 
 app = st.App("main.py", routes=routes())

@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from common import Series, bare_app_series, bare_builds, machine, padding_walk, pct, print_machine, reverse, spec_runs  # noqa: E402
 
 from playground.chromium import browser as B  # noqa: E402
-from playground.trt import launch  # noqa: E402
+from playground.serve import launch  # noqa: E402
 from playground.trt.backend import detect  # noqa: E402
 
 TIMEOUT_MS = 60_000

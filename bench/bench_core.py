@@ -1,7 +1,7 @@
 """Per parameter change: the spec's workflow vs the core, measured side by side in one run.
 
 (a) spec: a fresh Python process imports TensorRT and builds the one-layer network, started as a user starts the
-    spec's script; (a') the same, with the allocator settings the app starts with (playground.trt.launch);
+    spec's script; (a') the same, with the allocator settings the app starts with (playground.serve.launch);
 (b) core, warm process, cache miss: `evaluate` on a configuration it has not seen;
 (c) core, revisit: the same configuration again (engine cache hit).
 
@@ -23,7 +23,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from playground.core import evaluate  # noqa: E402
-from playground.trt import launch  # noqa: E402
+from playground.serve import launch  # noqa: E402
 from playground.trt.backend import detect  # noqa: E402
 from playground.trt.cache import EngineCache  # noqa: E402
 

@@ -1,5 +1,5 @@
 """Process RSS over many rebuilds: no unbounded growth, and the engine cache stays under its cap. This process
-runs with the allocator settings the app starts with (playground.trt.launch: it restarts itself with them).
+runs with the allocator settings the app starts with (playground.serve.launch: it restarts itself with them).
 
     python bench/bench_memory.py [--rebuilds 500] [--cap-mb 16]
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from playground.core import evaluate  # noqa: E402
-from playground.trt import launch  # noqa: E402
+from playground.serve import launch  # noqa: E402
 from playground.trt.cache import EngineCache  # noqa: E402
 
 

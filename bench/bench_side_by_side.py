@@ -33,7 +33,7 @@ import bench_browser as BB  # noqa: E402
 from common import Series, machine, padding_walk, pct, print_machine, reverse  # noqa: E402
 
 from playground.chromium import browser as B  # noqa: E402
-from playground.trt.launch import tuned_env  # noqa: E402
+from playground.serve.launch import tuned_env  # noqa: E402
 
 
 @contextlib.contextmanager

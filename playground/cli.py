@@ -201,7 +201,7 @@ def result_json(r) -> dict:
 
 def read_model(path: str) -> bytes:
     """The bytes of the model file `path`: a regular file within the model size cap, checked before reading."""
-    from .onnxio import MAX_MODEL_BYTES
+    from .onnx.opening import MAX_MODEL_BYTES
 
     fail = lambda rule: ValidationError("onnx", "MODEL", f"{path}: {rule}")  # noqa: E731
     try:
@@ -218,9 +218,9 @@ def read_model(path: str) -> bytes:
 
 def open_model(path: str):
     """The model file `path`, checked and its constants folded; its external data only from files beside it."""
-    from . import onnxio
+    from .onnx import opening
 
-    return onnxio.load_model(read_model(path), os.path.basename(path), os.path.dirname(os.path.abspath(path)))
+    return opening.load_model(read_model(path), os.path.basename(path), os.path.dirname(os.path.abspath(path)))
 
 
 def _opened_node(model, args):
@@ -228,8 +228,8 @@ def _opened_node(model, args):
     --input and a node that reads a graph input: the file (the node's shape; where the model names its batch
     dimension, the file's N). With --input and a node that reads a tensor the model computes: the file is the
     model's input and the node is fed its real tensor, from ONNX Runtime (a note says so)."""
-    from . import model as whole
-    from .onnxio import open_node, seeded_input
+    from .onnx import whole
+    from .onnx.opening import open_node, seeded_input
 
     opened = open_node(model, args.node, os.path.basename(args.onnx))
     given = _one_input(args.input, "an ONNX node")
@@ -266,8 +266,8 @@ def _opened_node(model, args):
 def _whole_model(model, args) -> bool:
     """`run --onnx` of a model of several nodes without --node (and not an export of this playground): ONNX
     Runtime's output of the whole model, labelled as such; True where that was the answer."""
-    from . import model as whole
-    from .onnxio import _graph_nodes, _own_configuration
+    from .onnx import whole
+    from .onnx.opening import _graph_nodes, _own_configuration
 
     nodes = _graph_nodes(model)
     if args.node is not None or len(nodes) < 2 or _own_configuration(model, args.onnx) is not None:
@@ -284,7 +284,7 @@ def _whole_model(model, args) -> bool:
     try:
         outputs = whole.run_model(model, feeds)
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words
-        from .onnxio import _ort_words
+        from .onnx.opening import _ort_words
 
         raise Failure(f"ONNX Runtime could not run {os.path.basename(args.onnx)}: {_ort_words(exc)}") from None
     name, y = next(iter(outputs.items()))
@@ -439,7 +439,7 @@ def cmd_run_chain(args) -> int:
     engine = result.engine
     marked = C.build(result.chain, marked=True) if args.mark_intermediates else None
     if args.json:
-        from .chain_onnx import opinions
+        from .onnx.chain import opinions
         from .trt.backend import detect
 
         out = result.to_json() | {"backend": detect().describe()} | opinions(result)
@@ -481,14 +481,14 @@ def _second_opinions(result, opened) -> dict:
     if layer.onnx is None:  # a layer with no ONNX mapping has no second opinion
         return {"onnxruntime": {"status": "no ONNX export of this layer yet"}, "onnx_parser": None}
     try:
-        from .opinions import second_opinions
+        from .onnx.opinions import second_opinions
     except ImportError as exc:
         return {"onnxruntime": {"status": f"not installed ({exc.name})"}, "onnx_parser": None}
     return second_opinions(result, opened)
 
 
 def cmd_onnx(args) -> int:
-    from .onnxio import list_nodes
+    from .onnx.opening import list_nodes
 
     nodes = list_nodes(open_model(args.model))
     if args.json:
@@ -505,7 +505,7 @@ def cmd_onnx(args) -> int:
 
 def cmd_model(args) -> int:
     """Every node of the model on its real input against ONNX Runtime, its output, and the parser's engine."""
-    from . import model as whole
+    from .onnx import whole
 
     given = {}
     for item in args.input:
@@ -602,7 +602,7 @@ def cmd_export(args) -> int:
     if args.input:
         x = load_inputs(args.layer, args.input)
     if args.format == "onnx":
-        from .onnxio import export_model
+        from .onnx.opening import export_model
         from .precision import with_data_scale
 
         layer = get_layer(args.layer)
@@ -636,7 +636,7 @@ def cmd_export_chain(args) -> int:
     given = _one_input(args.input, "a chain (its first layer's input)")
     x = read_npy(given, C.CHAIN, "--input") if given else None
     if args.format == "onnx":
-        from .chain_onnx import export_chain_model
+        from .onnx.chain import export_chain_model
 
         chain = C.resolve(C.parse_names(args.layer), parse_sets(C.CHAIN, args.set), None if x is None else x.shape)
         model = export_chain_model(chain)
@@ -662,7 +662,7 @@ def _script_out(script: str, out: str | None) -> int:
 
 
 def cmd_room(args) -> int:
-    from .room import RoomError, run
+    from .serve.room import RoomError, run
 
     if not 1 <= args.replicas <= 64:
         raise UsageError(f"--replicas {args.replicas}: must be between 1 and 64")

@@ -3,4 +3,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/setup.sh
-exec python -m playground.trt.launch streamlit run app.py "$@"  # the allocator set up for fast builds
+exec python -m playground.serve.launch streamlit run app.py "$@"  # the allocator set up for fast builds

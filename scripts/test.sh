@@ -36,10 +36,10 @@ part() {  # part NAME COMMAND...: run it, time it, keep the first failure's stat
 }
 part lint sh -c 'ruff check . && ruff format --check .'
 part js node --test --test-reporter=dot tests/js/
-# builds as fast as in the app: the allocator set up by playground.trt.launch
-part python python -m playground.trt.launch python -m pytest -m "not browser" "${args[@]}"
+# builds as fast as in the app: the allocator set up by playground.serve.launch
+part python python -m playground.serve.launch python -m pytest -m "not browser" "${args[@]}"
 if [ "$fast" -eq 0 ]; then
-  part browser python -m playground.trt.launch python -m pytest -m browser "${args[@]}"
+  part browser python -m playground.serve.launch python -m pytest -m browser "${args[@]}"
 fi
 echo "== times: ${times[*]}"
 exit "$status"

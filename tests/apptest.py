@@ -19,7 +19,8 @@ from starlette.testclient import TestClient
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
-from playground.stage import protocol, server
+from playground.serve import server
+from playground.stage import protocol
 
 APP = str(Path(__file__).resolve().parent.parent / "main.py")
 TIMEOUT = 30  # the first TensorRT build in a process takes about a second; a loaded CI box more

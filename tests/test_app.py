@@ -16,7 +16,7 @@ from apptest import APP, TIMEOUT, ask, control, open_page, open_tab, rerun, sett
 from streamlit.testing.v1 import AppTest
 
 from playground.layers import LAYERS
-from playground.stage import server
+from playground.serve import server
 
 
 def output(reply: dict) -> np.ndarray:

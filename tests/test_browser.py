@@ -24,7 +24,7 @@ import pytest
 from playground import presets
 from playground.chromium import browser as B
 from playground.layers import LAYERS
-from playground.trt import launch
+from playground.serve import launch
 from playground.trt.backend import detect
 
 pytestmark = pytest.mark.browser
@@ -137,7 +137,7 @@ def open_sidebar_tab(page, name: str) -> None:
 
 # -- tests ------------------------------------------------------------------------------------
 def test_the_app_server_starts_with_the_allocator_settings(app):
-    """As scripts/start.sh starts it (playground.trt.launch): the builds these tests wait for are the app's."""
+    """As scripts/start.sh starts it (playground.serve.launch): the builds these tests wait for are the app's."""
     environ = dict(e.split("=", 1) for e in Path(f"/proc/{app.pid}/environ").read_text().split("\0") if "=" in e)
     assert set(launch.TUNABLES) <= set(environ.get(launch.VARIABLE, "").split(":"))
 

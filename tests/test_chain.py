@@ -444,7 +444,7 @@ ONNX_STARTERS = [s for s in chains.STARTERS if "elementwise" not in s.layers]
 @needs_trt
 @pytest.mark.parametrize("starter", ONNX_STARTERS, ids=lambda s: s.name)
 def test_onnx_runtime_agrees_and_the_parser_fuses_as_the_chain_build_does(starter, built, tmp_path):
-    from playground.chain_onnx import opinions
+    from playground.onnx.chain import opinions
     from playground.trt.cache import EngineCache
 
     cache = EngineCache(tmp_path)
@@ -463,7 +463,7 @@ def test_onnx_runtime_agrees_and_the_parser_fuses_as_the_chain_build_does(starte
 
 
 def test_a_chain_with_a_layer_without_onnx_export_says_which(capsys):
-    from playground.chain_onnx import opinions
+    from playground.onnx.chain import opinions
 
     s = chains.find("conv_residual_relu")
     r = C.evaluate(s.layers, s.params, s.input(), build_engine=False)

@@ -1,4 +1,4 @@
-"""playground.trt.launch: the allocator settings the app, the tests and the benchmarks start with."""
+"""playground.serve.launch: the allocator settings the app, the tests and the benchmarks start with."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from playground.trt import launch
+from playground.serve import launch
 
 ROOT = Path(__file__).resolve().parents[1]
 OURS = launch.TUNABLES[0]
@@ -43,7 +43,7 @@ def test_launch_runs_the_command_with_the_tunables():
         [
             sys.executable,
             "-m",
-            "playground.trt.launch",
+            "playground.serve.launch",
             sys.executable,
             "-c",
             f"import os; print(os.environ.get({launch.VARIABLE!r}))",
@@ -60,9 +60,9 @@ def test_launch_runs_the_command_with_the_tunables():
 
 def test_launch_without_a_command_says_how_it_is_used():
     r = subprocess.run(
-        [sys.executable, "-m", "playground.trt.launch"], cwd=ROOT, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "playground.serve.launch"], cwd=ROOT, capture_output=True, text=True, timeout=60
     )
-    assert r.returncode != 0 and "python -m playground.trt.launch COMMAND" in r.stderr
+    assert r.returncode != 0 and "python -m playground.serve.launch COMMAND" in r.stderr
 
 
 @pytest.mark.parametrize("user, starts", [(None, 2), ("glibc.malloc.hugetlb=0", 1)])
@@ -72,7 +72,7 @@ def test_a_benchmark_restarts_itself_once_with_the_tunables(tmp_path, user, star
         textwrap.dedent(f"""
         import os, sys
         sys.path.insert(0, {str(ROOT)!r})
-        from playground.trt import launch
+        from playground.serve import launch
         print("start", flush=True)
         launch.restart_tuned()
         print("tunables", os.environ.get({launch.VARIABLE!r}))
@@ -132,4 +132,4 @@ def test_a_build_sized_block_gets_huge_pages_only_with_the_tunables():
 def test_the_launch_scripts_start_through_it():
     for script in ("scripts/start.sh", "scripts/test.sh"):
         text = (ROOT / script).read_text()
-        assert "python -m playground.trt.launch " in text, script
+        assert "python -m playground.serve.launch " in text, script

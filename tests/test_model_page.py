@@ -13,7 +13,7 @@ from onnx import TensorProto, helper  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 from streamlit.util import calc_hash  # noqa: E402
 
-from playground import onnxio  # noqa: E402
+from playground.onnx import opening  # noqa: E402
 
 
 def _model_bytes(first="Mul"):
@@ -43,7 +43,7 @@ def _open(**query) -> AppTest:
 
 
 def test_model_page_lists_nodes_with_verdicts_and_links():
-    digest, _ = onnxio.remember(_model_bytes("Identity"), "m.onnx")
+    digest, _ = opening.remember(_model_bytes("Identity"), "m.onnx")
     at = _open(onnx=digest, model="m.onnx")
     texts = [t.value for t in at.text]
     assert any("2 nodes, 1 open as a layer, 1 agree" in t for t in texts), texts
@@ -65,17 +65,17 @@ def test_a_model_page_link_opens_the_node_on_its_real_input():
     import numpy as np
     from apptest import open_page, stage_data
 
-    from playground import model as whole
-    from playground.stage import server
+    from playground.onnx import whole
+    from playground.serve import server
 
-    digest, model = onnxio.remember(_model_bytes(), "m.onnx")
+    digest, model = opening.remember(_model_bytes(), "m.onnx")
     feeds, _ = whole.feeds(model)
     at = open_page("activation", onnx=digest, node="relu", model="m.onnx", real="1")
     seat = server.SEATS.take(stage_data(at)["token"])
     np.testing.assert_array_equal(seat.x, 2 * feeds["x"])
     at = open_page("activation", onnx=digest, node="relu", model="m.onnx")
     seat = server.SEATS.take(stage_data(at)["token"])
-    np.testing.assert_array_equal(seat.x, onnxio.seeded_input(onnxio.open_remembered(digest, "relu", "m.onnx")))
+    np.testing.assert_array_equal(seat.x, opening.seeded_input(opening.open_remembered(digest, "relu", "m.onnx")))
 
 
 def _relus_bytes(count=3):
@@ -92,7 +92,7 @@ def _relus_bytes(count=3):
 
 def test_the_first_difference_is_named_and_listed_first(monkeypatch):
     """r1 and r2 made to differ: r1, the earlier, is named with a link to its stage and heads the node list."""
-    from playground import model as whole
+    from playground.onnx import whole
 
     real = whole.analyze
 
@@ -104,7 +104,7 @@ def test_the_first_difference_is_named_and_listed_first(monkeypatch):
         return answer
 
     monkeypatch.setattr(whole, "analyze", differing)
-    digest, _ = onnxio.remember(_relus_bytes(), "first.onnx")
+    digest, _ = opening.remember(_relus_bytes(), "first.onnx")
     at = _open(onnx=digest, model="first-difference.onnx")
     errors = [e.value for e in at.error]
     assert any("First node where the reference and ONNX Runtime part ways: r1 · Relu" in e for e in errors), errors
@@ -115,7 +115,7 @@ def test_the_first_difference_is_named_and_listed_first(monkeypatch):
 
 
 def test_the_analysis_names_its_steps_and_a_revisit_answers_at_once(monkeypatch):
-    from playground import model as whole
+    from playground.onnx import whole
 
     real, calls, steps = whole.analyze, [], []
 
@@ -125,7 +125,7 @@ def test_the_analysis_names_its_steps_and_a_revisit_answers_at_once(monkeypatch)
         return real(*args, **kwargs | {"progress": lambda s: (steps.append(s), inner(s))})
 
     monkeypatch.setattr(whole, "analyze", counted)
-    digest, _ = onnxio.remember(_relus_bytes(2), "steps.onnx")
+    digest, _ = opening.remember(_relus_bytes(2), "steps.onnx")
     at = _open(onnx=digest, model="steps-visit.onnx")
     assert [s.split(" ")[0] for s in steps] == ["ONNX", "Each", "TensorRT's"], steps
     assert at.status and at.status[0].proto.label.startswith("Analysed in"), at.status
@@ -137,10 +137,10 @@ def test_the_analysis_names_its_steps_and_a_revisit_answers_at_once(monkeypatch)
 
 def test_a_run_of_nodes_opens_as_a_chain_and_a_broken_run_says_why():
     from playground import chain as C
-    from playground import model as whole
     from playground.errors import ValidationError
+    from playground.onnx import whole
 
-    model = onnxio.load_model(_relus_bytes())
+    model = opening.load_model(_relus_bytes())
     query = whole.chain_of(model, ["r2", "r1"])  # in the model's order, whatever order they were picked in
     assert query["layers"] == "activation,activation" and query["input.shape"] == "1,2,3,3"
     assert query["activation.type"] == "RELU" and query["activation2.type"] == "RELU"
@@ -159,7 +159,7 @@ def test_a_run_of_nodes_opens_as_a_chain_and_a_broken_run_says_why():
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
     )
-    two = onnxio.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    two = opening.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
     with pytest.raises(ValidationError, match="'mul'"):
         whole.chain_of(two, ["relu", "mul"])
 
@@ -171,7 +171,7 @@ def test_a_models_weights_go_into_the_chain_by_reference():
 
     from playground import blobs
     from playground import chain as C
-    from playground import model as whole
+    from playground.onnx import whole
 
     w = np.random.default_rng(1).uniform(-1, 1, (8, 4, 3, 3)).astype(np.float32)  # 288 values
     g = helper.make_graph(
@@ -184,7 +184,7 @@ def test_a_models_weights_go_into_the_chain_by_reference():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 5, 5])],
         [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.ravel())],
     )
-    model = onnxio.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    model = opening.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
     query = whole.chain_of(model, ["conv", "relu"])
     assert query["layers"] == "convolution,activation"
     assert query["convolution.kernel"].startswith(blobs.WEIGHTS)

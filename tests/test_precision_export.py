@@ -11,12 +11,12 @@ import numpy as np
 import onnx
 import pytest
 
-from playground import onnxio
 from playground import precision as P
 from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
-from playground.onnxmap import Graph
-from playground.opinions import precision_opinions
+from playground.onnx import opening
+from playground.onnx.map import Graph
+from playground.onnx.opinions import precision_opinions
 from playground.trt.backend import detect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +26,7 @@ T = onnx.TensorProto
 
 def _export(layer: str, raw: dict, x=None):
     ev = evaluate(layer, raw, x, run=False, build=False)
-    return ev, onnxio.export_model(get_layer(layer), ev.params, ev.input.shape)  # check=True: onnx.checker
+    return ev, opening.export_model(get_layer(layer), ev.params, ev.input.shape)  # check=True: onnx.checker
 
 
 def _walk(model):

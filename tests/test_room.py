@@ -1,4 +1,4 @@
-"""A room of two replicas behind HAProxy (`playground.room`): a browser stays on its replica (its page, its
+"""A room of two replicas behind HAProxy (`playground.serve.room`): a browser stays on its replica (its page, its
 websocket and its stage's route), an engine one replica built is a cache hit on the other, and when a browser's
 replica is killed its page comes back on the other within 5 s, on the same configuration, with no error shown."""
 
@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from playground import room as R
 from playground.chromium import browser as B
+from playground.serve import room as R
 
 pytestmark = pytest.mark.browser
 STAGE = ".pg-stage"

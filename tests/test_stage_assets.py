@@ -9,7 +9,8 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from playground.stage import assets, server
+from playground.serve import server
+from playground.stage import assets
 from playground.ui import stage as ui_stage
 
 IMPORT = re.compile(r'^import .* from "\./([^"]+)";$', re.MULTILINE)

@@ -106,7 +106,7 @@ def test_a_key_press_is_one_evaluation_and_its_verdict_a_small_request_after_it(
 
 
 def protocol_route() -> str:
-    from playground.stage import server
+    from playground.serve import server
 
     return server.ROUTE
 

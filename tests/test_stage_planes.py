@@ -11,7 +11,8 @@ from starlette.testclient import TestClient
 
 from playground.core import evaluate
 from playground.layers import get_layer
-from playground.stage import protocol, server
+from playground.serve import server
+from playground.stage import protocol
 
 SHAPE = (4, 8, 128, 128)  # 32 planes of 16,384 values: 2 MiB a tensor
 PLANE_BYTES = SHAPE[2] * SHAPE[3] * 4

@@ -13,7 +13,8 @@ from starlette.testclient import TestClient
 
 from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
-from playground.stage import protocol, server
+from playground.serve import server
+from playground.stage import protocol
 
 NAMES = sorted(LAYERS)
 

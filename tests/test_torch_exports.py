@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from playground import cli
-from playground import model as whole
 from playground.cli import open_model
+from playground.onnx import whole
 
 HERE = Path(__file__).parent / "fixtures" / "torch"
 CASES = sorted(p.stem for p in HERE.glob("*.onnx"))

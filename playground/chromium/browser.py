@@ -22,7 +22,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from ..trt.launch import tuned_env
+from ..serve.launch import tuned_env
 from ..ui.keys import key_selector  # noqa: F401  (the helpers here and their users find widgets by it)
 
 ROOT = Path(__file__).resolve().parents[2]

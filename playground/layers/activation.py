@@ -10,7 +10,7 @@ from .. import reference as ref
 from ..examples import EXACT_SMALL, Preset, lesson, spec_input, table
 from ..inputs import centered_ramp
 from ..layer import Layer
-from ..onnxmap import Graph, Node, OnnxMap
+from ..onnx.map import Graph, Node, OnnxMap
 from ..params import Param
 from ..section import Chart, Code, Note, Text
 

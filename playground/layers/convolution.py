@@ -7,17 +7,18 @@ import itertools
 
 import numpy as np
 
-from .. import precision, window
+from .. import precision
 from .. import reference as ref
 from ..examples import CANCELLING, EXACT, FLOAT32_TABLE, INF, Preset, frozen, lesson, spec_input, table
 from ..explain import drawn_cells
 from ..inputs import tile_pattern
 from ..layer import Cell, Layer
 from ..numbers import precise
-from ..onnxmap import Graph, Node, OnnxMap, auto_pad, explicit_pads
+from ..onnx.map import Graph, Node, OnnxMap, auto_pad, explicit_pads
 from ..params import Param
 from ..precision import QUANTIZED, fake_quantize
 from ..section import Table, Text
+from . import _window as window
 
 
 def kernel_shape(p: dict, shape: tuple) -> tuple:

@@ -13,14 +13,14 @@ from dataclasses import replace
 import numpy as np
 
 from .. import reference as ref
-from .. import window
 from ..examples import derived
 from ..inputs import arange_pattern
 from ..layer import Cell, Layer
 from ..numbers import precise
-from ..onnxmap import Graph, Node, OnnxMap, explicit_pads
+from ..onnx.map import Graph, Node, OnnxMap, explicit_pads
 from ..params import Param, spatial_names
 from ..precision import QUANTIZED, fake_quantize
+from . import _window as window
 
 KERNEL = "kernel_size_nd"
 

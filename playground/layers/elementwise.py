@@ -9,7 +9,7 @@ from ..examples import derived
 from ..inputs import DIM_NAMES, arange_pattern, centered_ramp
 from ..layer import Cell, Input, Layer
 from ..numbers import precise
-from ..onnxmap import Graph, Node, OnnxMap
+from ..onnx.map import Graph, Node, OnnxMap
 from ..params import Param
 
 ARITHMETIC = ("SUM", "PROD", "MAX", "MIN", "SUB", "DIV", "POW", "FLOOR_DIV")

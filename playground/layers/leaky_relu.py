@@ -15,7 +15,7 @@ from ..examples import EXACT_SMALL, Preset, lesson, spec_input, table
 from ..inputs import centered_ramp
 from ..layer import Layer
 from ..numbers import precise
-from ..onnxmap import Graph, OnnxMap
+from ..onnx.map import Graph, OnnxMap
 from ..params import Param
 from ..section import Chart, Columns, Heatmap, Note, OnRequest, Table, Text
 from .prelu import FUSION_NOTE  # one of the constructions is a PReLU

@@ -10,7 +10,7 @@ from ..examples import derived
 from ..inputs import arange_pattern
 from ..layer import Cell, Layer
 from ..numbers import precise
-from ..onnxmap import Graph, Node, OnnxMap
+from ..onnx.map import Graph, Node, OnnxMap
 from ..params import Param
 
 K_MIN = float(np.float32(1e-5))  # TensorRT's least k, as the float32 it compares (an ONNX attribute reads it so)

@@ -10,7 +10,7 @@ from ..examples import derived
 from ..inputs import arange_pattern
 from ..layer import Cell, Input, Layer
 from ..numbers import precise
-from ..onnxmap import Graph, Node, OnnxMap
+from ..onnx.map import Graph, Node, OnnxMap
 from ..params import Param
 
 OPERATIONS = ("NONE", "TRANSPOSE", "VECTOR")

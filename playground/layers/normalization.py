@@ -12,7 +12,7 @@ from ..examples import derived, lesson
 from ..inputs import DIM_NAMES
 from ..layer import Cell, Input, Layer
 from ..numbers import precise
-from ..onnxmap import Graph, Node, OnnxMap
+from ..onnx.map import Graph, Node, OnnxMap
 from ..params import Param
 
 

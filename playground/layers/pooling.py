@@ -6,13 +6,13 @@ from __future__ import annotations
 import numpy as np
 
 from .. import reference as ref
-from .. import window
 from ..examples import derived
 from ..inputs import arange_pattern
 from ..layer import Cell, Layer
 from ..numbers import precise
-from ..onnxmap import Graph, Node, OnnxMap, auto_pad, explicit_pads
+from ..onnx.map import Graph, Node, OnnxMap, auto_pad, explicit_pads
 from ..params import Param
+from . import _window as window
 
 TYPES = ("MAX", "AVERAGE", "MAX_AVERAGE_BLEND")
 AVERAGING = ("AVERAGE", "MAX_AVERAGE_BLEND")

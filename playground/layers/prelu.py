@@ -9,7 +9,7 @@ from ..examples import EXACT_SMALL, Preset, spec_input, table
 from ..inputs import DIM_NAMES, centered_ramp
 from ..layer import Layer
 from ..numbers import precise
-from ..onnxmap import Graph, Node, OnnxMap
+from ..onnx.map import Graph, Node, OnnxMap
 from ..params import Param
 from ..section import Code, Note, Text
 

@@ -12,7 +12,7 @@ from ..examples import derived
 from ..inputs import DIM_NAMES, arange_pattern
 from ..layer import Cell, Layer
 from ..numbers import precise
-from ..onnxmap import Graph, Node, OnnxMap
+from ..onnx.map import Graph, Node, OnnxMap
 from ..params import Param
 
 OPERATIONS = ("SUM", "PROD", "MAX", "MIN", "AVG")

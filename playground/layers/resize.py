@@ -17,7 +17,7 @@ from ..examples import derived
 from ..inputs import arange_pattern
 from ..layer import Cell, Layer
 from ..numbers import precise
-from ..onnxmap import Graph, Node, OnnxMap
+from ..onnx.map import Graph, Node, OnnxMap
 from ..params import Param, spatial_names
 
 MODES = ("NEAREST", "LINEAR", "CUBIC")

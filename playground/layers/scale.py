@@ -11,7 +11,7 @@ from ..examples import EXACT_SMALL, INF, Preset, frozen, lesson, spec_input, tab
 from ..inputs import DIM_NAMES, arange_pattern
 from ..layer import Layer
 from ..numbers import precise
-from ..onnxmap import Graph, Node, OnnxMap
+from ..onnx.map import Graph, Node, OnnxMap
 from ..params import Param
 from ..section import Code, Note, Table, Text
 

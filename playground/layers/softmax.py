@@ -9,7 +9,7 @@ from ..errors import Stricter
 from ..examples import derived
 from ..layer import Cell, Layer
 from ..numbers import precise
-from ..onnxmap import Graph, Node, OnnxMap
+from ..onnx.map import Graph, Node, OnnxMap
 from ..params import Param
 
 AXIS_NAMES = {4: "NCHW", 5: "NCDHW"}

@@ -12,7 +12,7 @@ from ..examples import derived
 from ..inputs import centered_ramp
 from ..layer import Cell, Layer
 from ..numbers import precise
-from ..onnxmap import Graph, Node, OnnxMap
+from ..onnx.map import Graph, Node, OnnxMap
 from ..params import Param
 
 _erf = np.frompyfunc(math.erf, 1, 1)

@@ -375,7 +375,7 @@ def _output_range(layer: Layer, ev, y: np.ndarray) -> list[float] | None:
     big = max(map(abs, finite_range(ev.input) or (0.0,)))
     if r is None or r[0] == r[1] or r[1] - r[0] > 1e-3 * big:
         return r
-    from ..onnxio import magnitude  # noqa: PLC0415 - needed only for a near-constant output
+    from ..onnx.opening import magnitude  # noqa: PLC0415 - needed only for a near-constant output
 
     return colour_range(y, magnitude(layer, ev.input, ev.params))
 
@@ -539,7 +539,7 @@ def has_opinion(layer: Layer) -> bool:
 def onnxruntime_badge(ev, opened=None) -> dict | None:
     """ONNX Runtime's opinion as the stage's badge says it: agrees, or the rule where ONNX differs."""
     try:
-        from ..opinions import onnxruntime_opinion
+        from ..onnx.opinions import onnxruntime_opinion
     except ImportError:  # onnx or onnxruntime not installed: no badge
         return None
     o = onnxruntime_opinion(ev, opened)

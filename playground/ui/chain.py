@@ -494,7 +494,7 @@ def _engine(result: C.ChainEvaluation) -> None:
 
 def _opinions(result: C.ChainEvaluation) -> None:
     """ONNX Runtime's and TensorRT's ONNX parser's opinions on the chain, one line each."""
-    from ..chain_onnx import opinions
+    from ..onnx.chain import opinions
     from ..shared import backend, engine_cache
 
     o = opinions(result, backend(), engine_cache())

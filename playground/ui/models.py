@@ -10,24 +10,25 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from .. import blobs, onnxio
+from .. import blobs
 from ..errors import ValidationError
 from ..layer import Layer
 from ..layers import LAYERS
+from ..onnx import opening
 from ..stage import protocol
 from . import state, widgets
 
 ONNX, NODE, MODEL = "onnx", "node", "model"  # the link's keys
 REAL = "real"  # real=1: the stage opens on the tensor the node reads in its model (the model page's links)
-CAP_MIB = onnxio.MAX_MODEL_BYTES >> 20
+CAP_MIB = opening.MAX_MODEL_BYTES >> 20
 # The widget's own cap, in the megabytes Streamlit's browser side counts (10^6 bytes; 1024² on some systems),
 # rounded up: a model of exactly the cap passes it, and onnxio's check in bytes is the one boundary.
-WIDGET_MB = -(-onnxio.MAX_MODEL_BYTES // 10**6)
+WIDGET_MB = -(-opening.MAX_MODEL_BYTES // 10**6)
 
 
 @dataclass(frozen=True)
 class NodeLink:
-    opened: onnxio.Opened
+    opened: opening.Opened
     base: dict[str, str]  # the node's configuration as URL texts: the stage's defaults (a link writes what differs)
     source: dict  # what the stage says of it: model, node, op, the rules where ONNX differs
     real: np.ndarray | None = None  # the tensor the node reads in its model (a link's real=1), in the layer's shape
@@ -35,9 +36,9 @@ class NodeLink:
 
 @functools.lru_cache(maxsize=8)
 def _real_input(digest: str, tensor: str) -> np.ndarray:
-    from .. import model as whole
+    from ..onnx import whole
 
-    return whole.real_input(onnxio._remembered(digest), tensor)
+    return whole.real_input(opening._remembered(digest), tensor)
 
 
 def node_input(inp, node: NodeLink | None):
@@ -45,7 +46,7 @@ def node_input(inp, node: NodeLink | None):
     wrote (the node's shape, the seeded pattern): a pattern the user picks after is theirs."""
     if node is None or node.real is None or not isinstance(inp.x, np.ndarray) or inp.x.shape != node.real.shape:
         return inp
-    if not np.array_equal(inp.x, onnxio.seeded_input(node.opened).reshape(inp.x.shape)):
+    if not np.array_equal(inp.x, opening.seeded_input(node.opened).reshape(inp.x.shape)):
         return inp
     return dataclasses.replace(inp, x=node.real)
 
@@ -62,11 +63,11 @@ def uploader(key: str, pages: dict) -> None:
     if upload is None:
         return
     try:
-        digest, model = onnxio.remember(upload.getvalue(), upload.name)
+        digest, model = opening.remember(upload.getvalue(), upload.name)
     except ValidationError as exc:
         st.error(state.inert(str(exc)), icon=":material/error:")
         return
-    nodes = onnxio.list_nodes(model)
+    nodes = opening.list_nodes(model)
     opens = sum(n["layer"] is not None for n in nodes)
     st.caption(f"**{state.inert(upload.name)}**: {len(nodes)} node(s), {opens} open as a layer.")
     with st.container(height=320 if len(nodes) > 8 else "content", border=False):
@@ -91,7 +92,7 @@ def node_link(layer: Layer) -> NodeLink | None:
         return None
     name, model = st.query_params.get(NODE), str(st.query_params.get(MODEL) or "model.onnx")[:80]
     try:
-        opened = onnxio.open_remembered(digest, name, model)
+        opened = opening.open_remembered(digest, name, model)
         if opened.layer is not layer:
             raise ValidationError("onnx", NODE, f"{opened.node} opens as {opened.layer.title}, not {layer.title}")
         params = opened.params
@@ -103,8 +104,8 @@ def node_link(layer: Layer) -> NodeLink | None:
     if st.session_state.get(applied) != (digest, opened.node):
         st.session_state[applied] = (digest, opened.node)
         widgets.write_input(
-            layer, {"kind": "random", "shape": opened.shape, "seed": onnxio.SEED, "low": -4.0, "high": 4.0}
-        )  # onnxio.seeded_input's pattern
+            layer, {"kind": "random", "shape": opened.shape, "seed": opening.SEED, "low": -4.0, "high": 4.0}
+        )  # opening.seeded_input's pattern
     source = {"model": model, "node": opened.node, "op": opened.op, "differs": opened.differs, "notes": opened.notes}
     real = None
     if st.query_params.get(REAL) == "1" and getattr(opened, "shapes", None) is None:  # one input: the stage's

@@ -260,7 +260,7 @@ def _engine_panel(ev: Evaluation) -> None:
 
 def _second_opinions(ev: Evaluation, opened) -> None:
     """ONNX Runtime's answer and TensorRT's ONNX parser's network beside the layer's own build."""
-    from ..opinions import second_opinions
+    from ..onnx.opinions import second_opinions
 
     o = second_opinions(ev, opened)
     ort, parser = o["onnxruntime"], o["onnx_parser"]

@@ -19,8 +19,9 @@ from ..core import complete
 from ..errors import ValidationError
 from ..layer import Layer
 from ..prefetch import Position
+from ..serve import server
 from ..shared import engine_cache
-from ..stage import assets, protocol, server
+from ..stage import assets, protocol
 from . import keys
 
 NAME = "playground_stage"

@@ -24,12 +24,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import blobs, budget
-from .errors import PlaygroundError, ValidationError
-from .layer import Layer
-from .layers import LAYERS, get_layer
-from .onnxmap import OPSET, Graph, Node
-from .params import jsonable, same_params
+from .. import blobs, budget
+from ..errors import PlaygroundError, ValidationError
+from ..layer import Layer
+from ..layers import LAYERS, get_layer
+from ..params import jsonable, same_params
+from .map import OPSET, Graph, Node
 
 MAX_MODEL_BYTES = 64 << 20  # an upload or a file: ResNet-18's weights (45 MB) fit, a language model does not
 MAX_NODES = 10_000
@@ -358,7 +358,7 @@ class Opened:
         _, shape, seed = self.more[v]
         if values is not None:
             return np.asarray(values[v], np.float32).reshape(shape)
-        from .inputs import make_input
+        from ..inputs import make_input
 
         return make_input("random", shape, seed=seed)
 
@@ -367,7 +367,7 @@ class Opened:
         the model's constants, or seeded as the first is where none is given."""
         if self.shapes is None:
             return x.reshape(self.shape)
-        from .inputs import make_input
+        from ..inputs import make_input
 
         first, *others = [n for n in self.layer.input_names if n in self.shapes]  # the node's, in order
         return {first: x.reshape(self.shape)} | {
@@ -473,7 +473,7 @@ def _open(known: _Known, node, name: str, model_name: str, batch: int = 1, alone
         raise ValidationError(where, "input", f"must have rank {low} … 5, not {len(onnx_shape)}", onnx_shape)
     lift = max(4 - len(onnx_shape), 0)
     shape = onnx_shape[:2] + (1,) * lift + onnx_shape[2:] if layer.onnx.lift == "spatial" else onnx_shape + (1,) * lift
-    from .inputs import InputError, validate_shape
+    from ..inputs import InputError, validate_shape
 
     try:  # the page's input limits and the budget, as `run` meets them: the listing says so too
         validate_shape(shape)
@@ -798,7 +798,7 @@ def _own_configuration(model, model_name: str) -> Opened | None:
 
 def seeded_input(opened: Opened) -> np.ndarray:
     """The input a node opens with where none is given, in ONNX's layout: what its page's input pattern draws."""
-    from .inputs import make_input
+    from ..inputs import make_input
 
     return make_input("random", opened.shape, seed=SEED).reshape(opened.onnx_shape)
 

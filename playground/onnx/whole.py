@@ -1,6 +1,6 @@
 """A whole ONNX model against the layers: every node on its real input.
 
-load (onnxio.load_model: checked, constants folded) → feeds → run_all (ONNX Runtime, every tensor a graph
+load (opening.load_model: checked, constants folded) → feeds → run_all (ONNX Runtime, every tensor a graph
 output, as Polygraphy's `--onnx-outputs mark all`) → each node opened as its layer (onnxio's own opening, as
 for a single node) → the layer's reference on the tensor the node really reads, against ONNX Runtime's output
 of that node → TensorRT's ONNX parser builds the whole model: its engine layers and the nodes each computes.
@@ -14,9 +14,10 @@ import time
 
 import numpy as np
 
-from . import budget, onnxio
-from . import precision as P
-from .errors import ValidationError
+from .. import budget
+from .. import precision as P
+from ..errors import ValidationError
+from . import opening
 
 MODEL_WORK = 50  # a whole model's references together: this many times one configuration's work budget
 
@@ -46,9 +47,9 @@ def inputs_of(model) -> list[tuple[str, tuple]]:
 
 def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, np.ndarray], list[str]]:
     """Every input of the model: the array given for it (its shape the model's, but for a named batch dimension),
-    or the seeded pattern a node's page opens with (uniform −4 … 4, seed onnxio.SEED), N = 1 where the model names
+    or the seeded pattern a node's page opens with (uniform −4 … 4, seed opening.SEED), N = 1 where the model names
     its batch. (feeds, notes); ValidationError naming --input and the rule."""
-    from .inputs import make_input
+    from ..inputs import make_input
 
     given, notes, out = dict(given or {}), [], {}
     declared = inputs_of(model)
@@ -93,15 +94,15 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
             notes.append(f"Input {name}: its batch dimension {shape[0]!r} is symbolic; N = 1.")
         # the page's pattern, drawn over the values in order: a lower rank is the same values with axes of 1 added
         lifted = static + (1,) * (4 - len(static))
-        out[name] = make_input("random", lifted, seed=onnxio.SEED + i).reshape(static)
-        notes.append(f"Input {name}: the seeded random pattern (uniform −4 … 4, seed {onnxio.SEED + i}).")
+        out[name] = make_input("random", lifted, seed=opening.SEED + i).reshape(static)
+        notes.append(f"Input {name}: the seeded random pattern (uniform −4 … 4, seed {opening.SEED + i}).")
     return out, notes
 
 
 def mark_all(model):
     """The model with every node's output a graph output (as Polygraphy's `--onnx-outputs mark all`): ONNX
     Runtime then hands back every intermediate tensor of one run."""
-    onnx = onnxio._onnx()
+    onnx = opening._onnx()
     out = onnx.ModelProto()
     out.CopyFrom(model)
     have = {o.name for o in out.graph.output}
@@ -115,7 +116,7 @@ def mark_all(model):
 
 def run_all(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every tensor of one ONNX Runtime run of the model, by name (its inputs included)."""
-    s = onnxio.session(mark_all(model).SerializeToString())
+    s = opening.session(mark_all(model).SerializeToString())
     names = [o.name for o in s.get_outputs()]
     return dict(inputs) | dict(zip(names, s.run(names, inputs)))
 
@@ -132,7 +133,7 @@ def real_input(model, tensor: str) -> np.ndarray:
 
 def run_model(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The model's own outputs from ONNX Runtime, by name."""
-    s = onnxio.session(model.SerializeToString())
+    s = opening.session(model.SerializeToString())
     names = [o.name for o in s.get_outputs()]
     return dict(zip(names, s.run(names, inputs)))
 
@@ -159,7 +160,7 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
     x = values.get(data) if values and data else None
     try:
         batch = x.shape[0] if x is not None and x.ndim else 1
-        opened = onnxio._open(known, node, name, model_name, batch, alone=False)
+        opened = opening._open(known, node, name, model_name, batch, alone=False)
     except ValidationError as exc:
         return entry | {"reason": str(exc)}
     data = opened.data  # the tensor the layer's first input reads (a commuted Add's second operand)
@@ -194,13 +195,13 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
             undefined = opened.to_onnx(layer.undefined(xl, params)) if layer.undefined and not opened.then else None
     except Exception as exc:  # noqa: BLE001 - one node's reference failing is that node's answer, not the model's
         return entry | {"agrees": None, "why": f"the layer's reference failed ({type(exc).__name__}: {exc})"}
-    verdict = onnxio.compare(
+    verdict = opening.compare(
         np.asarray(outs[0]),
         reference,
-        lambda: onnxio.magnitude(layer, xl, params),
+        lambda: opening.magnitude(layer, xl, params),
         opened.differs,
         undefined,
-        onnxio.undefined_rule(layer),
+        opening.undefined_rule(layer),
     )
     return entry | verdict
 
@@ -237,12 +238,12 @@ def analyze(
     try:
         values = run_all(model, inputs)
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words, and the nodes still listed
-        error = onnxio._ort_words(exc)
-    known, spent = onnxio._Known(model), [0]
+        error = opening._ort_words(exc)
+    known, spent = opening._Known(model), [0]
     progress("Each node's layer reference on its real input, against ONNX Runtime")
     nodes = [
-        node_verdict(known, node, onnxio.node_name(node, i), model_name, values, spent)
-        for i, node in enumerate(onnxio._graph_nodes(model))
+        node_verdict(known, node, opening.node_name(node, i), model_name, values, spent)
+        for i, node in enumerate(opening._graph_nodes(model))
     ]
     out = {"model": model_name, "inputs": {k: list(v.shape) for k, v in inputs.items()}, "notes": notes, "nodes": nodes}
     if values is not None:
@@ -274,7 +275,7 @@ def with_shapes(model, shapes: dict[str, tuple]):
     shape it was fed (no optimization profile to write)."""
     if all(all(d.HasField("dim_value") for d in v.type.tensor_type.shape.dim) for v in model.graph.input):
         return model
-    onnx = onnxio._onnx()
+    onnx = opening._onnx()
     out = onnx.ModelProto()
     out.CopyFrom(model)
     for v in out.graph.input:
@@ -300,10 +301,10 @@ def engine_layers(model, names: list[str]) -> dict:
     """TensorRT's own ONNX parser on the whole model, built (or found in the engine cache): its status and engine
     layers, each with `fuses`, the model's nodes it computes (from the ONNX node names the parser records with
     each layer, or, where a build records none, those its name holds), and the nodes no layer names."""
-    from .core import default_cache
-    from .trt import engine as eng
-    from .trt.backend import detect
-    from .trt.cache import cache_key
+    from ..core import default_cache
+    from ..trt import engine as eng
+    from ..trt.backend import detect
+    from ..trt.cache import cache_key
 
     backend = detect()
     if not backend.can_build:
@@ -354,16 +355,16 @@ def chain_of(model, names: list[str], model_name: str = "model.onnx") -> dict:
     of the model's nodes: each opens as a layer of one input and reads the one before's output; the model's weights
     go by reference (playground.blobs) where they are too many for a link. ValidationError naming the node and the
     rule where the run is not a chain."""
-    from . import blobs
-    from . import chain as C
+    from .. import blobs
+    from .. import chain as C
 
     names = list(dict.fromkeys(names))
     if not names:
         raise ValidationError(C.CHAIN, "nodes", "select at least one node")
     if len(names) > C.MAX_LAYERS:
         raise ValidationError(C.CHAIN, "nodes", f"a chain holds at most {C.MAX_LAYERS} layers, not {len(names)}")
-    known = onnxio._Known(model)
-    by_name = {onnxio.node_name(n, i): n for i, n in enumerate(onnxio._graph_nodes(model))}
+    known = opening._Known(model)
+    by_name = {opening.node_name(n, i): n for i, n in enumerate(opening._graph_nodes(model))}
     order = {name: i for i, name in enumerate(by_name)}
     missing = [n for n in names if n not in by_name]
     if missing:
@@ -375,7 +376,7 @@ def chain_of(model, names: list[str], model_name: str = "model.onnx") -> dict:
         where = f"ONNX node {name!r} ({node.op_type})"
         if node.op_type in PASS_THROUGH:
             raise ValidationError(where, "layer", f"{PASS_THROUGH[node.op_type]}: no layer computes it")
-        o = onnxio._open(known, node, name, model_name, alone=False)
+        o = opening._open(known, node, name, model_name, alone=False)
         reads = [i for i in node.input if i and i not in known.consts]
         if o.layer.several or len(reads) != 1:
             raise ValidationError(where, "inputs", "reads several tensors: a chain's layers read one each")

@@ -27,7 +27,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import PlaygroundError, ValidationError
+from ..errors import PlaygroundError, ValidationError
 
 ROOT = Path(__file__).resolve().parents[1]
 COOKIE = "PGREPLICA"
@@ -97,7 +97,7 @@ class Replica:
     proc: subprocess.Popen | None = None
 
     def start(self, env: dict) -> None:
-        from .trt.launch import tuned_env
+        from ..serve.launch import tuned_env
 
         cmd = [
             sys.executable,
@@ -209,7 +209,7 @@ def check_options(
     import errno
     import socket
 
-    from .stage.server import PUBLIC_URL
+    from .server import PUBLIC_URL
 
     def fail(option: str, rule: str, value) -> ValidationError:
         return ValidationError("room", option, rule, value)

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import ValidationError
+from ..errors import ValidationError
 
 OPSET = 20  # what exports declare: Gelu (20), Pad's wrap mode (19), Resize without roi (13+)
 

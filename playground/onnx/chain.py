@@ -12,9 +12,9 @@ import re
 
 import numpy as np
 
-from . import chain as C
-from .errors import ValidationError
-from .onnxmap import OPSET, Graph
+from .. import chain as C
+from ..errors import ValidationError
+from .map import OPSET, Graph
 
 
 def fp32(chain: C.Chain) -> C.Chain:
@@ -73,9 +73,9 @@ def parser_fuses(layer: dict, keys: tuple[str, ...]) -> list[str]:
 
 def opinions(result: C.ChainEvaluation, backend=None, cache=None) -> dict:
     """{"onnxruntime": …, "onnx_parser": …} for the chain, or where it has no ONNX export, why not."""
-    from . import onnxio
-    from .trt import engine as eng
-    from .trt.backend import detect
+    from ..trt import engine as eng
+    from ..trt.backend import detect
+    from . import opening
 
     try:
         model = export_chain_model(result.chain, check=False).SerializeToString()
@@ -85,14 +85,14 @@ def opinions(result: C.ChainEvaluation, backend=None, cache=None) -> dict:
         return {"onnxruntime": {"status": f"not installed ({exc.name})"}, "onnx_parser": None}
     x = result.tensors[C.INPUT]
     reference = C.compute(fp32(result.chain), x)[result.chain.keys[-1]]
-    ort = onnxio.onnxruntime_check(
+    ort = opening.onnxruntime_check(
         model, x, reference, lambda: float(np.abs(reference).max(initial=0.0)), compared_to="the chain's FP32 reference"
     )
     backend = backend or detect()
     if not backend.can_build:
         return {"onnxruntime": ort, "onnx_parser": {"status": "not_built", "why": backend.why_not_run}}
-    from .core import default_cache
-    from .trt.cache import cache_key
+    from ..core import default_cache
+    from ..trt.cache import cache_key
 
     cache = cache or default_cache()
     settings = eng.BuildSettings.from_env()
@@ -121,7 +121,7 @@ def opinions(result: C.ChainEvaluation, backend=None, cache=None) -> dict:
 def _parse_and_build(backend, model: bytes, settings):
     """The model through TensorRT's OnnxParser (as engine.build_onnx parses it), built with each engine layer's
     metadata kept (the ONNX nodes it computes)."""
-    from .trt import engine as eng
+    from ..trt import engine as eng
 
     def network(trt, builder):
         net = builder.create_network(eng.network_flags(trt))

@@ -34,7 +34,7 @@ import numpy as np
 from ..errors import ValidationError
 from ..layers import get_layer
 from ..prefetch import Position, neighbours
-from . import protocol
+from ..stage import protocol
 
 log = logging.getLogger(__name__)
 ROUTE = "/api/stage/evaluate"
@@ -449,7 +449,7 @@ async def qr_route(request):
 def routes():
     from starlette.routing import Route
 
-    from . import assets
+    from ..stage import assets
 
     return [
         Route(ROUTE, evaluate_route, methods=["POST"]),

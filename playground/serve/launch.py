@@ -1,7 +1,7 @@
 """Start a process with the C library's allocator set up for TensorRT's builder: the app (scripts/start.sh), the
 test suite (scripts/test.sh), the app servers the tests and benchmarks start, the benchmarks themselves.
 
-    python -m playground.trt.launch COMMAND [ARG ...]
+    python -m playground.serve.launch COMMAND [ARG ...]
 
 Every TensorRT for RTX build allocates a 64 MiB host buffer and zeroes it. glibc hands a block that large back
 to the kernel when it is freed, so each build faults it in again, 4 KiB page by 4 KiB page: most of a small
