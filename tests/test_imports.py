@@ -16,7 +16,8 @@ import playground.layers
 def graph():
     g = grimp.build_graph("playground", include_external_packages=False)
     for m in pkgutil.iter_modules(playground.layers.__path__):  # LAYERS is found, not listed
-        g.add_import(importer="playground.layers", imported=f"playground.layers.{m.name}")
+        if playground.layers.is_layer(m.name):  # a helper (_window) is imported by the layers that use it
+            g.add_import(importer="playground.layers", imported=f"playground.layers.{m.name}")
     return g
 
 
@@ -98,3 +99,16 @@ def test_one_vocabulary_for_a_parameters_kind():
         if re.search(r"\.kind (==|in|!=)", line) and "dtype.kind" not in line
     ]
     assert switches == []
+
+
+def test_discovery_takes_every_layer_and_no_helper():
+    """A module of playground/layers/ is a layer's (it defines LAYER, and discovery finds it) or a helper's (its
+    name starts with "_", and discovery leaves it to the layers that import it)."""
+    import importlib
+
+    from playground.layers import LAYERS, is_layer
+
+    names = [m.name for m in pkgutil.iter_modules(playground.layers.__path__)]
+    assert "_window" in names and not is_layer("_window")
+    declared = {importlib.import_module(f"playground.layers.{n}").LAYER.name for n in names if is_layer(n)}
+    assert declared == set(LAYERS)
