@@ -1,6 +1,6 @@
 """The app: `streamlit run app.py` (scripts/start.sh runs the same). Streamlit finds the `app` below and serves
 main.py's pages (home, then one page per declared layer) with the stage's route beside them
-(`POST /api/stage/evaluate`, playground/stage/server.py), which answers a parameter change without a script run."""
+(`POST /api/stage/evaluate`, playground/serve/server.py), which answers a parameter change without a script run."""
 
 import streamlit as st
 

@@ -201,7 +201,7 @@ def result_json(r) -> dict:
 
 def read_model(path: str) -> bytes:
     """The bytes of the model file `path`: a regular file within the model size cap, checked before reading."""
-    from .onnx.opening import MAX_MODEL_BYTES
+    from .onnx.reading import MAX_MODEL_BYTES
 
     fail = lambda rule: ValidationError("onnx", "MODEL", f"{path}: {rule}")  # noqa: E731
     try:
@@ -218,9 +218,9 @@ def read_model(path: str) -> bytes:
 
 def open_model(path: str):
     """The model file `path`, checked and its constants folded; its external data only from files beside it."""
-    from .onnx import opening
+    from .onnx import reading
 
-    return opening.load_model(read_model(path), os.path.basename(path), os.path.dirname(os.path.abspath(path)))
+    return reading.load_model(read_model(path), os.path.basename(path), os.path.dirname(os.path.abspath(path)))
 
 
 def _opened_node(model, args):
@@ -267,10 +267,11 @@ def _whole_model(model, args) -> bool:
     """`run --onnx` of a model of several nodes without --node (and not an export of this playground): ONNX
     Runtime's output of the whole model, labelled as such; True where that was the answer."""
     from .onnx import whole
-    from .onnx.opening import _graph_nodes, _own_configuration
+    from .onnx.opening import own_configuration
+    from .onnx.reading import graph_nodes
 
-    nodes = _graph_nodes(model)
-    if args.node is not None or len(nodes) < 2 or _own_configuration(model, args.onnx) is not None:
+    nodes = graph_nodes(model)
+    if args.node is not None or len(nodes) < 2 or own_configuration(model, args.onnx) is not None:
         return False
     inputs = [name for name, _ in whole.inputs_of(model)]
     given = _one_input(args.input, "a whole model run by run --onnx")
@@ -284,9 +285,9 @@ def _whole_model(model, args) -> bool:
     try:
         outputs = whole.run_model(model, feeds)
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words
-        from .onnx.opening import _ort_words
+        from .onnx.runtime import ort_words
 
-        raise Failure(f"ONNX Runtime could not run {os.path.basename(args.onnx)}: {_ort_words(exc)}") from None
+        raise Failure(f"ONNX Runtime could not run {os.path.basename(args.onnx)}: {ort_words(exc)}") from None
     name, y = next(iter(outputs.items()))
     label = f"ONNX Runtime: the whole model ({len(nodes)} nodes); no layer of this playground computed it"
     notes.append(
@@ -602,7 +603,7 @@ def cmd_export(args) -> int:
     if args.input:
         x = load_inputs(args.layer, args.input)
     if args.format == "onnx":
-        from .onnx.opening import export_model
+        from .onnx.writing import export_model
         from .precision import with_data_scale
 
         layer = get_layer(args.layer)

@@ -13,7 +13,7 @@ NOISE_EPS = 16
 def colour_range(a: np.ndarray, terms: float | None = None) -> list[float] | None:
     """The range a tensor's colours should span: its finite values' [min, max], or one value ([m, m], drawn as a
     constant) where the spread is rounding noise: within NOISE_EPS float32 ε of the largest |value| or of `terms`,
-    the magnitude of what was summed (onnxio.magnitude). None where no value is finite."""
+    the magnitude of what was summed (onnx.runtime.magnitude). None where no value is finite."""
     found = finite_range(a)
     if found is None:
         return None

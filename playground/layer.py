@@ -123,7 +123,7 @@ class Layer:
     # What a backend is known to refuse that the layer's own check allows (another backend builds it):
     # (params, backend name) -> the reason, said before the build; None: nothing known.
     limits: Callable[[dict, str], str | None] | None = None
-    # Its ONNX mapping (playground.onnxmap.OnnxMap): the nodes it opens, the graph it exports; None: no export.
+    # Its ONNX mapping (playground.onnx.map.OnnxMap): the nodes it opens, the graph it exports; None: no export.
     onnx: Any = None
     # Its inputs, in the network's order; one named "x" unless declared. With several, `check`, `cost`, `reads` and
     # `explain` receive the shapes as a dict {input name: shape}.

@@ -310,16 +310,16 @@ def _model_of_size(size: int) -> bytes:
 def test_a_model_of_exactly_the_cap_is_accepted_and_one_byte_more_refused_in_one_unit(tmp_path, monkeypatch):
     import tomllib
 
-    from playground.onnx import opening
+    from playground.onnx import reading
     from playground.ui import models
 
     monkeypatch.setattr(blobs, "_store", blobs.BlobStore(tmp_path))
-    cap = opening.MAX_MODEL_BYTES
+    cap = reading.MAX_MODEL_BYTES
     assert cap == 64 << 20 and models.CAP_MIB == 64
-    digest, model = opening.remember(_model_of_size(cap), "cap.onnx")  # exactly 64 MiB: accepted
+    digest, model = reading.remember(_model_of_size(cap), "cap.onnx")  # exactly 64 MiB: accepted
     assert len(model.graph.node) == 1 and blobs.DIGEST.match(digest)
     with pytest.raises(Exception) as err:
-        opening.remember(_model_of_size(cap + 1), "over.onnx")
+        reading.remember(_model_of_size(cap + 1), "over.onnx")
     assert f"the cap is {cap:,}" in str(err.value) and "onnx.model" in str(err.value)
     # The browser's widget lets a model of the cap through (it counts 10^6 bytes a megabyte, or 1024²), and so does
     # the server's upload route (maxUploadSize MiB, against the request's length with its multipart framing).

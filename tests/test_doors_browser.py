@@ -142,7 +142,7 @@ def test_a_stage_whose_server_restarts_is_not_left_busy(browser, cache):
 def test_a_model_of_exactly_64_mib_uploads_and_one_byte_more_is_refused_by_name(page, app, tmp_path, extra, said):
     from test_doors import _model_of_size
 
-    from playground.onnx.opening import MAX_MODEL_BYTES
+    from playground.onnx.reading import MAX_MODEL_BYTES
 
     path = tmp_path / "cap.onnx"
     path.write_bytes(_model_of_size(MAX_MODEL_BYTES + extra))

@@ -112,3 +112,18 @@ def test_discovery_takes_every_layer_and_no_helper():
     assert "_window" in names and not is_layer("_window")
     declared = {importlib.import_module(f"playground.layers.{n}").LAYER.name for n in names if is_layer(n)}
     assert declared == set(LAYERS)
+
+
+def test_onnx_inside_its_package_is_the_library():
+    """playground/onnx/ holds the playground's ONNX modules; `import onnx` in them is still the onnx library (imports
+    are absolute), and none of them is named as a standard module is (run as a script, it would stand in for it)."""
+    import sys
+
+    import onnx
+
+    import playground.onnx
+    from playground.onnx import reading
+
+    assert reading.library() is onnx is not playground.onnx and hasattr(onnx, "checker")
+    names = {m.name for m in pkgutil.iter_modules(playground.onnx.__path__)}
+    assert {"reading", "opening", "writing", "runtime"} <= names and not names & sys.stdlib_module_names

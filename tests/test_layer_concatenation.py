@@ -37,20 +37,20 @@ def test_only_the_inputs_in_use_are_evaluated_built_and_drawn():
 
 def test_the_export_and_the_onnx_graph_have_the_inputs_in_use():
     from playground.export import export_script
-    from playground.onnx import opening
+    from playground.onnx import opening, reading, writing
 
     script = export_script("concatenation", {"count": 3, "axis": 3})
     assert "INPUT_NAMES, OUTPUT_NAME = {'a': 'inputT0', 'b': 'inputT1', 'c': 'inputT2'}" in script
     p = LAYER.resolve({"count": 3, "axis": 3}, (1, 1, 2, 3))
-    model = opening.export_model(LAYER, p, (1, 1, 2, 3))
+    model = writing.export_model(LAYER, p, (1, 1, 2, 3))
     assert [i.name for i in model.graph.input] == ["a", "b", "c"] and model.graph.node[0].op_type == "Concat"
-    back = opening.open_node(opening.load_model(model.SerializeToString()))
+    back = opening.open_node(reading.load_model(model.SerializeToString()))
     assert back.layer is LAYER and (back.params["count"], back.params["axis"]) == (3, 3) and len(back.shapes) == 3
 
 
 def test_an_onnx_concat_of_three_opens_with_its_axis_counted_from_the_end_and_agrees():
     onnx = pytest.importorskip("onnx")
-    from playground.onnx import opening
+    from playground.onnx import opening, reading
     from playground.onnx.opinions import second_opinions
 
     h = onnx.helper
@@ -59,7 +59,7 @@ def test_an_onnx_concat_of_three_opens_with_its_axis_counted_from_the_end_and_ag
     node = h.make_node("Concat", list(shapes), ["O"], name="cat", axis=-1)
     graph = h.make_graph([node], "g", inputs, [h.make_tensor_value_info("O", onnx.TensorProto.FLOAT, [2, 6])])
     model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
-    opened = opening.open_node(opening.load_model(model))
+    opened = opening.open_node(reading.load_model(model))
     assert opened.raw == {"count": 3, "axis": 1} and opened.shapes == {
         "a": (2, 3, 1, 1),
         "b": (2, 1, 1, 1),

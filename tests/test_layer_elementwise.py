@@ -235,9 +235,9 @@ def _binary_model(op, a_shape, b_shape, b_const=None, a_const=None):
 
 
 def test_an_onnx_node_of_two_tensors_of_different_ranks_opens_as_onnx_broadcasts_and_agrees():
-    from playground.onnx import opening
+    from playground.onnx import opening, reading
 
-    opened = opening.open_node(opening.load_model(_binary_model("Sub", (2, 3), (3,))))
+    opened = opening.open_node(reading.load_model(_binary_model("Sub", (2, 3), (3,))))
     assert opened.layer is LAYER and opened.raw == {"operation": "SUB"}
     assert opened.shapes == {"a": (2, 3, 1, 1), "b": (1, 3, 1, 1)}  # B aligned at the last axis, then lifted
     ev = evaluate("elementwise", opened.raw, opened.to_layer(np.arange(6, dtype=np.float32).reshape(2, 3)), run=False)
@@ -248,17 +248,17 @@ def test_an_onnx_node_of_two_tensors_of_different_ranks_opens_as_onnx_broadcasts
 
 
 def test_a_constant_operand_is_the_layers_constant_input_and_only_b_may_be_one():
-    from playground.onnx import opening
+    from playground.onnx import opening, reading
 
     opened = opening.open_node(
-        opening.load_model(_binary_model("Mul", (1, 2, 2, 2), (2, 1, 1), b_const=[[[3]], [[-1]]]))
+        reading.load_model(_binary_model("Mul", (1, 2, 2, 2), (2, 1, 1), b_const=[[[3]], [[-1]]]))
     )
     xs = opened.to_layer(np.ones((1, 2, 2, 2), np.float32))
     assert xs["b"].ravel().tolist() == [3, -1]
     assert run("PROD", xs["a"], xs["b"]).reference[0, :, 0, 0].tolist() == [3, -1]
     with pytest.raises(ValidationError, match="a .'A'. is a constant"):  # 1 − x: A may not be the constant
-        opening.open_node(opening.load_model(_binary_model("Sub", (1,), (1, 2, 2, 2), a_const=[1.0])))
-    added = opening.open_node(opening.load_model(_binary_model("Add", (1,), (1, 2, 2, 2), a_const=[1.0])))
+        opening.open_node(reading.load_model(_binary_model("Sub", (1,), (1, 2, 2, 2), a_const=[1.0])))
+    added = opening.open_node(reading.load_model(_binary_model("Add", (1,), (1, 2, 2, 2), a_const=[1.0])))
     assert added.tensors == ("B", "A") and "commutes" in added.notes[0]  # 1 + x = x + 1: the constant is B
 
 
@@ -281,17 +281,17 @@ def test_a_model_nodes_page_takes_its_constant_operand_and_each_tensors_shape(mo
     from apptest import open_page, stage_data, text
 
     from playground import blobs
-    from playground.onnx import opening
+    from playground.onnx import reading
 
     monkeypatch.setenv("PLAYGROUND_BLOBS", str(tmp_path))
     monkeypatch.setattr(blobs, "_store", None, raising=False)
-    digest, _ = opening.remember(_binary_model("Mul", (1, 2, 2, 2), (2, 1, 1), b_const=[[[3]], [[-1]]]), "mul.onnx")
+    digest, _ = reading.remember(_binary_model("Mul", (1, 2, 2, 2), (2, 1, 1), b_const=[[[3]], [[-1]]]), "mul.onnx")
     at = open_page("elementwise", onnx=digest, node="binary", model="mul.onnx")
     answer = stage_data(at)["answer"]
     b = next(f for f in answer["figures"] if f["which"] == "input.b")
     assert b["tensor"]["shape"] == [1, 2, 1, 1] and "From the model: input B (1, 2, 1, 1)" in text(at)
     assert answer["query"]["elementwise.operation"] == "PROD"
-    digest, _ = opening.remember(_binary_model("Add", (2, 3), (3,)), "add.onnx")
+    digest, _ = reading.remember(_binary_model("Add", (2, 3), (3,)), "add.onnx")
     at = open_page("elementwise", onnx=digest, node="binary", model="add.onnx")
     shapes = {f["which"]: f["tensor"]["shape"] for f in stage_data(at)["answer"]["figures"]}
     assert shapes["input"] == [2, 3, 1, 1] and shapes["input.b"] == [1, 3, 1, 1]  # each as the model has it
@@ -316,9 +316,9 @@ def test_onnx_sum_of_two_opens_as_sum_and_of_three_as_the_parsers_chain():
     import onnx
     from onnx import helper as h
 
-    from playground.onnx import opening, whole
+    from playground.onnx import opening, reading, whole
 
-    opened = opening.open_node(opening.load_model(_binary_model("Sum", (1, 2, 3, 4), (1, 2, 3, 4))))
+    opened = opening.open_node(reading.load_model(_binary_model("Sum", (1, 2, 3, 4), (1, 2, 3, 4))))
     assert opened.layer is LAYER and opened.raw == {"operation": "SUM"}
     x = [h.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [1, 2, 3, 4]) for n in "ABC"]
     three = h.make_model(
@@ -330,7 +330,7 @@ def test_onnx_sum_of_two_opens_as_sum_and_of_three_as_the_parsers_chain():
         ),
         opset_imports=[h.make_opsetid("", 17)],
     )
-    (node,) = whole.analyze(opening.load_model(three.SerializeToString()), "m.onnx", engine=False)["nodes"]
+    (node,) = whole.analyze(reading.load_model(three.SerializeToString()), "m.onnx", engine=False)["nodes"]
     assert node["layer"] == "elementwise" and node["agrees"] is True and node["reads"] == ["A", "B", "C"]
-    answer = whole.analyze(opening.load_model(_binary_model("Sum", (1, 2, 3, 4), (1, 2, 3, 4))), "m.onnx", engine=False)
+    answer = whole.analyze(reading.load_model(_binary_model("Sum", (1, 2, 3, 4), (1, 2, 3, 4))), "m.onnx", engine=False)
     assert [n["agrees"] for n in answer["nodes"]] == [True]

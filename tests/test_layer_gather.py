@@ -46,7 +46,7 @@ def test_no_precision_touches_the_indices(precision):
 def test_the_engine_casts_the_indices_and_onnx_reads_gather_elements():
     from onnx_cases import node_model
 
-    from playground.onnx import opening
+    from playground.onnx import opening, reading
     from playground.trt import engine as eng
     from playground.trt.backend import detect
 
@@ -56,7 +56,7 @@ def test_the_engine_casts_the_indices_and_onnx_reads_gather_elements():
         report = eng.build_engine(backend, LAYER, p, {"data": (1, 1, 3, 4), "indices": (1, 1, 3, 4)})
         assert report.status == "built", report.error
     model = node_model("GatherElements", (2, 3), {"i": np.int64([[2, 0, 1], [1, 1, 0]])}, axis=1)
-    opened = opening.open_node(opening.load_model(model.SerializeToString()))
+    opened = opening.open_node(reading.load_model(model.SerializeToString()))
     assert opened.raw == {"mode": "ELEMENT", "axis": 1} and opened.constants["indices"].ravel().tolist() == [
         2,
         0,
@@ -120,10 +120,10 @@ def _ort(model, feeds):
 def test_onnx_gather_and_gather_nd_open_and_agree_with_onnxruntime(op, data_shape, indices, attrs):
     from onnx_cases import node_model
 
-    from playground.onnx import opening
+    from playground.onnx import opening, reading
 
     model = node_model(op, data_shape, {"i": indices}, **attrs)
-    opened = opening.open_node(opening.load_model(model.SerializeToString()))
+    opened = opening.open_node(reading.load_model(model.SerializeToString()))
     x = np.random.default_rng(0).uniform(-4, 4, data_shape).astype(np.float32)
     ev = evaluate("gather", opened.raw, opened.to_layer(x), run=False)
     want = _ort(model, {model.graph.input[0].name: x})
@@ -133,11 +133,11 @@ def test_onnx_gather_and_gather_nd_open_and_agree_with_onnxruntime(op, data_shap
 def test_an_onnx_gather_with_negative_indices_opens_with_the_rule_and_masks_those_cells():
     from onnx_cases import node_model
 
-    from playground.onnx import opening
+    from playground.onnx import opening, reading
     from playground.onnx.opinions import onnxruntime_opinion
 
     model = node_model("Gather", (2, 3), {"i": np.int64([-1, 0])}, axis=1)
-    opened = opening.open_node(opening.load_model(model.SerializeToString()))
+    opened = opening.open_node(reading.load_model(model.SerializeToString()))
     assert opened.raw["mode"] == "DEFAULT" and "passes the indices" in opened.differs[0]
     ev = evaluate("gather", opened.raw, opened.to_layer(np.float32([[1, 2, 3], [4, 5, 6]])), run=False)
     ort = onnxruntime_opinion(ev, opened)
@@ -147,14 +147,14 @@ def test_an_onnx_gather_with_negative_indices_opens_with_the_rule_and_masks_thos
 def test_every_example_exports_and_onnxruntime_agrees():
     """Each mode's export (Gather, GatherElements, GatherND after a Cast and, but for ELEMENT, a Reshape of the
     indices to their rank) computes the example's table in ONNX Runtime."""
-    from playground.onnx import opening
+    from playground.onnx import runtime, writing
     from playground.presets import input_for
 
     for e in LAYER.examples:
         xs = LAYER.feed(input_for(e))
         shapes = {n: a.shape for n, a in xs.items()}
         p = LAYER.resolve(e.params, shapes)
-        verdict = opening.onnxruntime_check(
-            opening.export_model(LAYER, p, shapes).SerializeToString(), xs, e.expected, lambda: 1.0
+        verdict = runtime.onnxruntime_check(
+            writing.export_model(LAYER, p, shapes).SerializeToString(), xs, e.expected, lambda: 1.0
         )
         assert verdict["agrees"] and verdict["max_abs_diff"] == 0, (e.name, verdict)

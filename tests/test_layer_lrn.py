@@ -28,11 +28,11 @@ def test_an_even_window_is_refused_by_name():
 def test_onnx_lrn_opens_with_its_size_alpha_beta_and_bias_and_agrees():
     from onnx_cases import node_model
 
-    from playground.onnx import opening
+    from playground.onnx import opening, reading
     from playground.onnx.opinions import second_opinions
 
     model = node_model("LRN", (1, 6, 3, 3), size=5, alpha=0.5, beta=0.6, bias=2.0)
-    opened = opening.open_node(opening.load_model(model.SerializeToString()))
+    opened = opening.open_node(reading.load_model(model.SerializeToString()))
     assert opened.raw == {"window": 5, "alpha": 0.5, "beta": pytest.approx(0.6), "k": 2.0}
     x = np.random.default_rng(2).standard_normal((1, 6, 3, 3)).astype(np.float32)
     ev = evaluate("lrn", opened.raw, opened.to_layer(x), run=False)

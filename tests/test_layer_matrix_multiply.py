@@ -61,20 +61,20 @@ def _model(op, a_shape, b_shape, **attrs):
 
 
 def test_onnx_matmul_and_gemm_open_as_batched_products_and_agree_with_onnxruntime():
-    from playground.onnx import opening
+    from playground.onnx import opening, reading
     from playground.onnx.opinions import second_opinions
 
-    opened = opening.open_node(opening.load_model(_model("MatMul", (3, 2, 4), (4, 5))))
+    opened = opening.open_node(reading.load_model(_model("MatMul", (3, 2, 4), (4, 5))))
     assert opened.shapes == {"a": (1, 3, 2, 4), "b": (1, 1, 4, 5)}  # 1s before: batch axes
     x = np.random.default_rng(0).standard_normal((3, 2, 4)).astype(np.float32)
     ev = evaluate("matrix_multiply", opened.raw, opened.to_layer(x), run=False)
     assert ev.output.shape == (1, 3, 2, 5) and second_opinions(ev, opened)["onnxruntime"]["agrees"] is True
-    gemm = opening.open_node(opening.load_model(_model("Gemm", (3, 2), (5, 3), transA=1, transB=1)))
+    gemm = opening.open_node(reading.load_model(_model("Gemm", (3, 2), (5, 3), transA=1, transB=1)))
     assert gemm.raw == {"op0": "TRANSPOSE", "op1": "TRANSPOSE"}
-    scaled = opening.open_node(opening.load_model(_model("Gemm", (2, 3), (3, 5), alpha=2.0)))
+    scaled = opening.open_node(reading.load_model(_model("Gemm", (2, 3), (3, 5), alpha=2.0)))
     assert [(s.name, p["operation"]) for s, p, _ in scaled.then] == [("elementwise", "PROD")]  # α: a step after
     with pytest.raises(ValidationError, match="1-D"):
-        opening.open_node(opening.load_model(_model("MatMul", (2, 3), (3,))))
+        opening.open_node(reading.load_model(_model("MatMul", (2, 3), (3,))))
 
 
 def test_a_preset_link_sets_each_inputs_shape_and_the_page_draws_its_product():
@@ -91,10 +91,10 @@ def test_a_preset_link_sets_each_inputs_shape_and_the_page_draws_its_product():
 def test_a_matmul_of_weights_opens_with_them_as_the_constant_input_b():
     from onnx_cases import node_model, weights
 
-    from playground.onnx import opening
+    from playground.onnx import opening, reading
 
     w = weights(3, 4)
-    opened = opening.open_node(opening.load_model(node_model("MatMul", (2, 3), {"b": w}).SerializeToString()))
+    opened = opening.open_node(reading.load_model(node_model("MatMul", (2, 3), {"b": w}).SerializeToString()))
     assert opened.layer is LAYER and set(opened.constants) == {"b"} and opened.shapes["b"] == (1, 1, 3, 4)
     xs = opened.to_layer(np.ones((2, 3), np.float32))
     assert np.array_equal(xs["b"].reshape(3, 4), w)
@@ -103,11 +103,11 @@ def test_a_matmul_of_weights_opens_with_them_as_the_constant_input_b():
 def _gemm(x_shape, b, c=None, **attrs):
     from onnx_cases import node_model
 
-    from playground.onnx import opening
+    from playground.onnx import opening, reading
 
     consts = {"w": b} if c is None else {"w": b, "c": c}
     model = node_model("Gemm", x_shape, consts, opset=13, **attrs)
-    return model, opening.open_node(opening.load_model(model.SerializeToString()))
+    return model, opening.open_node(reading.load_model(model.SerializeToString()))
 
 
 @pytest.mark.parametrize(
@@ -139,9 +139,9 @@ def test_an_onnx_gemm_whose_c_the_model_computes_is_refused_naming_c():
     from onnx_cases import node_model
 
     from playground.errors import ValidationError
-    from playground.onnx import opening
+    from playground.onnx import opening, reading
 
     model = node_model("Gemm", (3, 6), {"w": np.ones((6, 4), np.float32)}, inputs=["w", "x"], opset=13)
     with pytest.raises(ValidationError) as e:
-        opening.open_node(opening.load_model(model.SerializeToString()))
+        opening.open_node(reading.load_model(model.SerializeToString()))
     assert e.value.param == "C" and "constant" in e.value.rule

@@ -89,10 +89,10 @@ def _model(op, shapes, consts, opset=18, **attrs):
     ],
 )
 def test_onnx_normalizations_open_with_their_scale_and_bias_and_agree(op, shape, consts, attrs, raw):
-    from playground.onnx import opening
+    from playground.onnx import opening, reading
     from playground.onnx.opinions import second_opinions
 
-    opened = opening.open_node(opening.load_model(_model(op, {"X": shape}, consts, **attrs)))
+    opened = opening.open_node(reading.load_model(_model(op, {"X": shape}, consts, **attrs)))
     assert {k: opened.raw[k] for k in raw} == raw and set(opened.constants) == {"scale", "bias"}
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     ev = evaluate("normalization", opened.raw, opened.to_layer(x), run=False)
@@ -100,11 +100,11 @@ def test_onnx_normalizations_open_with_their_scale_and_bias_and_agree(op, shape,
 
 
 def test_onnx_group_normalization_of_opset_21_scales_per_channel_which_tensorrt_does_not():
-    from playground.onnx import opening
+    from playground.onnx import opening, reading
 
     model = _model("GroupNormalization", {"X": (2, 4, 3)}, {"s": np.ones(4), "b": np.zeros(4)}, opset=21, num_groups=2)
     with pytest.raises(ValidationError, match="per channel from opset 21"):
-        opening.open_node(opening.load_model(model))
+        opening.open_node(reading.load_model(model))
 
 
 def test_the_export_of_groups_agrees_with_onnxruntime():

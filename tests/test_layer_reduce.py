@@ -53,10 +53,10 @@ def test_an_output_cell_gathers_its_line_and_says_so():
 def test_onnx_reduce_nodes_open_with_axes_from_attribute_or_input():
     from onnx_cases import node_model
 
-    from playground.onnx import opening
+    from playground.onnx import opening, reading
 
     def opened(model):
-        return opening.open_node(opening.load_model(model.SerializeToString()))
+        return opening.open_node(reading.load_model(model.SerializeToString()))
 
     old = opened(node_model("ReduceMax", (2, 3, 4), axes=[-1], keepdims=0, opset=13))
     assert old.raw == {"operation": "MAX", "axes": 4, "keep_dims": False} and old.shape == (2, 3, 4, 1)

@@ -15,10 +15,10 @@ def _model():
 
 
 def test_batch_normalization_is_a_channel_scale_and_agrees_with_onnxruntime():
-    from playground.onnx import opening
+    from playground.onnx import opening, reading
     from playground.onnx.opinions import second_opinions
 
-    opened = opening.open_node(opening.load_model(_model().SerializeToString()))
+    opened = opening.open_node(reading.load_model(_model().SerializeToString()))
     assert opened.layer.name == "scale" and opened.raw["mode"] == "CHANNEL"
     assert opened.raw["scale"].tolist() == [0.5, 4] and opened.raw["shift"].tolist() == [-0.5, 5]  # 1/√4; 2/√0.25
     x = np.arange(8, dtype=np.float32).reshape(1, 2, 2, 2)

@@ -78,9 +78,9 @@ def _leaky_by_where():
 
 
 def test_an_onnx_where_opens_in_a_model_and_agrees_with_onnxruntime():
-    from playground.onnx import opening, whole
+    from playground.onnx import reading, whole
 
-    model = opening.load_model(_leaky_by_where().SerializeToString())
+    model = reading.load_model(_leaky_by_where().SerializeToString())
     answer = whole.analyze(model, "where.onnx", engine=False)
     where = next(n for n in answer["nodes"] if n["name"] == "where")
     assert where["layer"] == "select" and where["agrees"] is True, where

@@ -43,11 +43,11 @@ def test_fp16_rounds_the_input_before_the_function():
 def test_onnx_math_nodes_open_and_agree_with_onnxruntime():
     from onnx_cases import node_model
 
-    from playground.onnx import opening
+    from playground.onnx import opening, reading
     from playground.onnx.opinions import second_opinions
 
     for op, name in (("Sign", "SIGN"), ("Round", "ROUND"), ("Erf", "ERF")):
-        opened = opening.open_node(opening.load_model(node_model(op, (2, 3)).SerializeToString()))
+        opened = opening.open_node(reading.load_model(node_model(op, (2, 3)).SerializeToString()))
         assert opened.raw == {"operation": name}
         ev = evaluate("unary", opened.raw, opened.to_layer(np.float32([[0.5, 1.5, np.nan], [-2.5, 0, 3]])), run=False)
         assert second_opinions(ev, opened)["onnxruntime"]["agrees"] is True, op

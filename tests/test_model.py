@@ -22,10 +22,7 @@ import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from playground.errors import ValidationError  # noqa: E402
-from playground.onnx import (
-    opening,  # noqa: E402
-    whole,  # noqa: E402
-)
+from playground.onnx import reading, whole  # noqa: E402
 
 LIGHT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
 SHAPE = (1, 3, 4, 5)
@@ -180,7 +177,7 @@ def test_model_command_checks_every_node_on_its_real_input(tmp_path):
 
 def test_a_wrong_layer_is_caught_on_the_real_input(monkeypatch):
     """The verdict is the layer's reference against ONNX Runtime: a reference that is off by a little fails."""
-    model = opening.load_model(neg_softmax().SerializeToString())
+    model = reading.load_model(neg_softmax().SerializeToString())
     good = whole.analyze(model, "m.onnx", engine=False)
     assert [n["agrees"] for n in good["nodes"] if n["layer"]] == [True, True]  # Neg (unary) and Softmax
     from playground import precision as P
@@ -200,7 +197,7 @@ def test_identity_and_dropout_open_as_nothing():
         ],
         {},
     )
-    answer = whole.analyze(opening.load_model(m.SerializeToString()), "m.onnx", engine=False)
+    answer = whole.analyze(reading.load_model(m.SerializeToString()), "m.onnx", engine=False)
     kinds = {n["name"]: (n["layer"], n["reason"]) for n in answer["nodes"]}
     assert kinds["id"][0] is None and "passes its input through" in kinds["id"][1]
     assert kinds["drop"][0] is None and kinds["relu"][0] == "activation"
@@ -238,7 +235,7 @@ def test_shape_chains_and_constant_of_shape_fold():
         },
         shape=(1, 3, 6, 6),
     )
-    model = opening.load_model(m.SerializeToString())
+    model = reading.load_model(m.SerializeToString())
     assert [node.name for node in model.graph.node] == ["conv", "reshape"]
     answer = whole.analyze(model, "m.onnx", engine=False)
     verdicts = {v["name"]: v for v in answer["nodes"]}
@@ -249,7 +246,7 @@ def test_shape_chains_and_constant_of_shape_fold():
 
 def test_light_squeezenet_opens_and_agrees():
     with open(os.path.join(LIGHT, "light_squeezenet.onnx"), "rb") as f:
-        model = opening.load_model(f.read(), "light_squeezenet.onnx")
+        model = reading.load_model(f.read(), "light_squeezenet.onnx")
     assert not [n for n in model.graph.node if n.op_type == "ConstantOfShape"]  # its weights, folded
     answer = whole.analyze(model, "light_squeezenet.onnx")
     computed = [
@@ -265,7 +262,7 @@ def test_light_squeezenet_opens_and_agrees():
 def test_light_shufflenet_opens_every_node_and_agrees():
     # its channel shuffle is Reshape → Transpose of five axes → Reshape, the third axis up to 136 long
     with open(os.path.join(LIGHT, "light_shufflenet.onnx"), "rb") as f:
-        model = opening.load_model(f.read(), "light_shufflenet.onnx")
+        model = reading.load_model(f.read(), "light_shufflenet.onnx")
     answer = whole.analyze(model, "light_shufflenet.onnx", engine=False)
     assert {n["op_type"] for n in answer["nodes"]} >= {"Transpose", "Reshape", "Conv", "Sum", "Concat"}
     assert [n for n in answer["nodes"] if n.get("agrees") is not True] == []
@@ -293,10 +290,10 @@ def test_external_data_beside_the_model_opens(tmp_path):
     assert ran.returncode == 0, ran.stderr
     answer = json.loads(ran.stdout)
     assert answer["layer"] == "convolution" and answer["onnxruntime"]["agrees"] is True
-    model = opening.load_model(path.read_bytes(), "conv.onnx", str(tmp_path))
+    model = reading.load_model(path.read_bytes(), "conv.onnx", str(tmp_path))
     np.testing.assert_array_equal(numpy_helper.to_array(model.graph.initializer[0]), w)
     with pytest.raises(ValidationError, match="self-contained"):  # an upload: no folder to read from
-        opening.load_model(path.read_bytes(), "conv.onnx")
+        reading.load_model(path.read_bytes(), "conv.onnx")
 
 
 @pytest.mark.parametrize(
@@ -323,9 +320,9 @@ def test_external_data_through_a_link_out_of_the_folder_is_refused(tmp_path):
 
 def test_external_data_within_the_size_cap(tmp_path, monkeypatch):
     path, _ = _external(tmp_path)
-    monkeypatch.setattr(opening, "MAX_MODEL_BYTES", path.stat().st_size + 100)
+    monkeypatch.setattr(reading, "MAX_MODEL_BYTES", path.stat().st_size + 100)
     with pytest.raises(ValidationError, match="external data are more than"):
-        opening.load_model(path.read_bytes(), "conv.onnx", str(tmp_path))
+        reading.load_model(path.read_bytes(), "conv.onnx", str(tmp_path))
 
 
 def test_folding_respects_the_element_budget(monkeypatch):
@@ -335,7 +332,7 @@ def test_folding_respects_the_element_budget(monkeypatch):
     )
     monkeypatch.setenv("PLAYGROUND_MAX_ELEMENTS", "1000000")
     with pytest.raises(ValidationError, match="PLAYGROUND_MAX_ELEMENTS"):
-        opening.load_model(m.SerializeToString())
+        reading.load_model(m.SerializeToString())
 
 
 # -- the cells a max over padding leaves undefined -----------------------------------------------------------------
@@ -370,7 +367,7 @@ def test_a_named_batch_takes_the_inputs_n_and_the_engine_is_built_for_it():
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 7])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 7])],
     )
-    model = opening.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    model = reading.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
     seeded = whole.analyze(model, "m.onnx", engine=False)
     assert seeded["inputs"] == {"x": [1, 7]} and any("symbolic" in n for n in seeded["notes"])
     x = _x((3, 7))
@@ -395,7 +392,7 @@ def test_a_shape_chain_feeding_resize_sizes_folds():
         {"zero": np.array([0], np.int64), "two": np.array([2], np.int64), "hw": np.array([8, 10], np.int64)},
         opset=13,
     )
-    model = opening.load_model(m.SerializeToString())
+    model = reading.load_model(m.SerializeToString())
     assert [node.name for node in model.graph.node] == ["resize"]
     [verdict] = whole.analyze(model, "m.onnx", engine=False)["nodes"]
     assert verdict["layer"] == "resize" and verdict["agrees"] is True and verdict["output_shape"] == [1, 3, 8, 10]
@@ -409,7 +406,7 @@ def test_a_disagreement_names_the_documented_rule():
         {"lo": np.float32(1.0), "hi": np.float32(-1.0)},
     )
     verdicts = {
-        v["name"]: v for v in whole.analyze(opening.load_model(m.SerializeToString()), "m.onnx", engine=False)["nodes"]
+        v["name"]: v for v in whole.analyze(reading.load_model(m.SerializeToString()), "m.onnx", engine=False)["nodes"]
     }
     clip = verdicts["clip"]
     assert clip["layer"] == "activation" and clip["agrees"] is False and clip["rule"].startswith("Clip with min > max")
@@ -437,7 +434,7 @@ def test_a_models_references_share_one_work_budget(monkeypatch):
     )
     monkeypatch.setenv("PLAYGROUND_MAX_MACS", "100")
     monkeypatch.setattr(whole, "MODEL_WORK", 1)
-    verdicts = whole.analyze(opening.load_model(m.SerializeToString()), "m.onnx", engine=False)["nodes"]
+    verdicts = whole.analyze(reading.load_model(m.SerializeToString()), "m.onnx", engine=False)["nodes"]
     assert verdicts[0]["agrees"] is True
     assert all(v["agrees"] is None and "work budget" in v["why"] for v in verdicts[1:]), verdicts
 

@@ -13,7 +13,7 @@ from onnx import TensorProto, helper  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 from streamlit.util import calc_hash  # noqa: E402
 
-from playground.onnx import opening  # noqa: E402
+from playground.onnx import opening, reading  # noqa: E402
 
 
 def _model_bytes(first="Mul"):
@@ -43,7 +43,7 @@ def _open(**query) -> AppTest:
 
 
 def test_model_page_lists_nodes_with_verdicts_and_links():
-    digest, _ = opening.remember(_model_bytes("Identity"), "m.onnx")
+    digest, _ = reading.remember(_model_bytes("Identity"), "m.onnx")
     at = _open(onnx=digest, model="m.onnx")
     texts = [t.value for t in at.text]
     assert any("2 nodes, 1 open as a layer, 1 agree" in t for t in texts), texts
@@ -68,7 +68,7 @@ def test_a_model_page_link_opens_the_node_on_its_real_input():
     from playground.onnx import whole
     from playground.serve import server
 
-    digest, model = opening.remember(_model_bytes(), "m.onnx")
+    digest, model = reading.remember(_model_bytes(), "m.onnx")
     feeds, _ = whole.feeds(model)
     at = open_page("activation", onnx=digest, node="relu", model="m.onnx", real="1")
     seat = server.SEATS.take(stage_data(at)["token"])
@@ -104,7 +104,7 @@ def test_the_first_difference_is_named_and_listed_first(monkeypatch):
         return answer
 
     monkeypatch.setattr(whole, "analyze", differing)
-    digest, _ = opening.remember(_relus_bytes(), "first.onnx")
+    digest, _ = reading.remember(_relus_bytes(), "first.onnx")
     at = _open(onnx=digest, model="first-difference.onnx")
     errors = [e.value for e in at.error]
     assert any("First node where the reference and ONNX Runtime part ways: r1 · Relu" in e for e in errors), errors
@@ -125,7 +125,7 @@ def test_the_analysis_names_its_steps_and_a_revisit_answers_at_once(monkeypatch)
         return real(*args, **kwargs | {"progress": lambda s: (steps.append(s), inner(s))})
 
     monkeypatch.setattr(whole, "analyze", counted)
-    digest, _ = opening.remember(_relus_bytes(2), "steps.onnx")
+    digest, _ = reading.remember(_relus_bytes(2), "steps.onnx")
     at = _open(onnx=digest, model="steps-visit.onnx")
     assert [s.split(" ")[0] for s in steps] == ["ONNX", "Each", "TensorRT's"], steps
     assert at.status and at.status[0].proto.label.startswith("Analysed in"), at.status
@@ -140,7 +140,7 @@ def test_a_run_of_nodes_opens_as_a_chain_and_a_broken_run_says_why():
     from playground.errors import ValidationError
     from playground.onnx import whole
 
-    model = opening.load_model(_relus_bytes())
+    model = reading.load_model(_relus_bytes())
     query = whole.chain_of(model, ["r2", "r1"])  # in the model's order, whatever order they were picked in
     assert query["layers"] == "activation,activation" and query["input.shape"] == "1,2,3,3"
     assert query["activation.type"] == "RELU" and query["activation2.type"] == "RELU"
@@ -159,7 +159,7 @@ def test_a_run_of_nodes_opens_as_a_chain_and_a_broken_run_says_why():
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
     )
-    two = opening.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    two = reading.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
     with pytest.raises(ValidationError, match="'mul'"):
         whole.chain_of(two, ["relu", "mul"])
 
@@ -184,7 +184,7 @@ def test_a_models_weights_go_into_the_chain_by_reference():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 8, 5, 5])],
         [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.ravel())],
     )
-    model = opening.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
+    model = reading.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
     query = whole.chain_of(model, ["conv", "relu"])
     assert query["layers"] == "convolution,activation"
     assert query["convolution.kernel"].startswith(blobs.WEIGHTS)

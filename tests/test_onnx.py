@@ -22,12 +22,12 @@ from onnx_cases import DIFFERING, HOSTILE, MAPPED, REFUSED, UNKNOWN_DOMAIN, node
 from playground import precision as P  # noqa: E402
 from playground.errors import ValidationError  # noqa: E402
 from playground.layers import LAYERS  # noqa: E402
-from playground.onnx import opening  # noqa: E402
+from playground.onnx import opening, reading, runtime, writing  # noqa: E402
 from playground.params import same_params  # noqa: E402
 
 
 def _opened(model):
-    return opening.open_node(opening.load_model(model.SerializeToString()))
+    return opening.open_node(reading.load_model(model.SerializeToString()))
 
 
 def _ort_on_node(opened, seed=3):
@@ -35,11 +35,11 @@ def _ort_on_node(opened, seed=3):
     x = np.random.default_rng(seed).standard_normal(opened.onnx_shape).astype(np.float32)
     params = opened.layer.resolve(opened.raw, opened.shape)
     reference = opened.to_onnx(P.emulate(opened.layer, opened.to_layer(x), params))
-    return opening.onnxruntime_check(
+    return runtime.onnxruntime_check(
         opened.node_model,
         x,
         reference,
-        lambda: opening.magnitude(opened.layer, opened.to_layer(x), params),
+        lambda: runtime.magnitude(opened.layer, opened.to_layer(x), params),
         opened.differs,
     )
 
@@ -63,7 +63,7 @@ def test_semantic_difference_is_named(case, make, rule):
 
 @pytest.mark.parametrize("case,make,attribute", REFUSED, ids=[c[0] for c in REFUSED])
 def test_unmappable_node_names_its_attribute(case, make, attribute):
-    model = opening.load_model(make().SerializeToString())
+    model = reading.load_model(make().SerializeToString())
     with pytest.raises(ValidationError) as exc:
         opening.open_node(model)
     assert exc.value.param == attribute and "ONNX node" in exc.value.layer, str(exc.value)
@@ -74,23 +74,23 @@ def test_unmappable_node_names_its_attribute(case, make, attribute):
 @pytest.mark.parametrize("case,make,words", HOSTILE, ids=[c[0] for c in HOSTILE])
 def test_hostile_model_refused(case, make, words):
     with pytest.raises(ValidationError) as exc:
-        opening.load_model(make(), "hostile.onnx")
+        reading.load_model(make(), "hostile.onnx")
     assert words in str(exc.value)
 
 
 def test_model_caps(monkeypatch):
     data = node_model("Relu", (1, 1, 2, 2)).SerializeToString()
-    monkeypatch.setattr(opening, "MAX_MODEL_BYTES", len(data) - 1)
+    monkeypatch.setattr(reading, "MAX_MODEL_BYTES", len(data) - 1)
     with pytest.raises(ValidationError, match="the cap is"):
-        opening.load_model(data)
-    monkeypatch.setattr(opening, "MAX_MODEL_BYTES", 1 << 20)
-    monkeypatch.setattr(opening, "MAX_NODES", 0)
+        reading.load_model(data)
+    monkeypatch.setattr(reading, "MAX_MODEL_BYTES", 1 << 20)
+    monkeypatch.setattr(reading, "MAX_NODES", 0)
     with pytest.raises(ValidationError, match="caps are"):
-        opening.load_model(data)
+        reading.load_model(data)
 
 
 def test_unknown_domain_is_listed_not_opened():
-    listed = opening.list_nodes(opening.load_model(UNKNOWN_DOMAIN()))
+    listed = opening.list_nodes(reading.load_model(UNKNOWN_DOMAIN()))
     assert listed[0]["layer"] is None and "com.example" in listed[0]["reason"]
 
 
@@ -108,9 +108,9 @@ def test_export_reopens_to_the_same_configuration(name):
     for preset in layer.examples:
         x, shape = presets.input_for(preset), preset.input_shape  # several inputs: a feed dict, a dict of shapes
         params = layer.resolve(dict(preset.params), shape)
-        model = opening.export_model(layer, params, shape)
+        model = writing.export_model(layer, params, shape)
         onnx.checker.check_model(model)
-        back = opening.open_node(opening.load_model(model.SerializeToString()))
+        back = opening.open_node(reading.load_model(model.SerializeToString()))
         assert back.layer is layer and same_params(layer.resolve(back.raw, back.shapes or back.shape), params), (
             preset.name
         )
@@ -118,7 +118,7 @@ def test_export_reopens_to_the_same_configuration(name):
         del model.metadata_props[:]
         nodes = [n for n in model.graph.node if n.op_type != "Constant"]
         if len(nodes) == 1 and layer.onnx.read is not None:
-            node = opening.open_node(opening.load_model(model.SerializeToString()))
+            node = opening.open_node(reading.load_model(model.SerializeToString()))
             fp32 = {**params, "precision": "FP32"}
             y = P.emulate(node.layer, x, node.layer.resolve(node.raw, node.shapes or node.shape))
             np.testing.assert_allclose(y, P.emulate(layer, x, fp32), rtol=1e-6, atol=1e-6, err_msg=preset.name)
@@ -148,11 +148,11 @@ def test_onnxruntime_agrees_on_the_contract_configurations(name):
         x = feed if layer.several else feed[layer.input_names[0]]
         reference = P.emulate(layer, x, params)
         undefined = layer.undefined(x, params) if layer.undefined else None
-        verdict = opening.onnxruntime_check(
-            opening.export_model(layer, params, d.shape).SerializeToString(),
+        verdict = runtime.onnxruntime_check(
+            writing.export_model(layer, params, d.shape).SerializeToString(),
             x,
             reference,
-            lambda: opening.magnitude(layer, x, params),
+            lambda: runtime.magnitude(layer, x, params),
             undefined=undefined,
         )
         known = ORT_LIMITS.get(name, ())
@@ -268,7 +268,7 @@ def test_an_nary_node_opens_as_the_parsers_chain_and_agrees_with_onnxruntime(cas
     from playground.onnx import whole
     from playground.onnx.opinions import onnxruntime_opinion
 
-    model = opening.load_model(_nary(op, specs).SerializeToString())
+    model = reading.load_model(_nary(op, specs).SerializeToString())
     (node,) = whole.analyze(model, "m.onnx", engine=False)["nodes"]
     assert node["layer"] == "elementwise" and node["agrees"] is True, node
     opened = opening.open_node(model)

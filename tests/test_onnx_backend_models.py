@@ -12,7 +12,7 @@ import pytest
 from onnx import numpy_helper
 
 from playground.errors import ValidationError
-from playground.onnx import opening, whole
+from playground.onnx import reading, whole
 
 DATA = Path(onnx.__file__).parent / "backend" / "test" / "data" / "pytorch-operator"
 CASES = sorted(p.name for p in DATA.iterdir() if (p / "model.onnx").exists()) if DATA.exists() else []
@@ -20,7 +20,7 @@ CASES = sorted(p.name for p in DATA.iterdir() if (p / "model.onnx").exists()) if
 
 def load(case: str):
     folder = DATA / case
-    model = opening.load_model((folder / "model.onnx").read_bytes(), f"{case}.onnx")
+    model = reading.load_model((folder / "model.onnx").read_bytes(), f"{case}.onnx")
     data = folder / "test_data_set_0"
     read = lambda f: numpy_helper.to_array(onnx.load_tensor(str(f)))  # noqa: E731
     inputs = [read(f) for f in sorted(data.glob("input_*.pb"))]

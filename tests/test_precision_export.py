@@ -14,7 +14,7 @@ import pytest
 from playground import precision as P
 from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
-from playground.onnx import opening
+from playground.onnx import writing
 from playground.onnx.map import Graph
 from playground.onnx.opinions import precision_opinions
 from playground.trt.backend import detect
@@ -26,7 +26,7 @@ T = onnx.TensorProto
 
 def _export(layer: str, raw: dict, x=None):
     ev = evaluate(layer, raw, x, run=False, build=False)
-    return ev, opening.export_model(get_layer(layer), ev.params, ev.input.shape)  # check=True: onnx.checker
+    return ev, writing.export_model(get_layer(layer), ev.params, ev.input.shape)  # check=True: onnx.checker
 
 
 def _walk(model):

@@ -16,7 +16,7 @@ def test_shipped_server_config_is_safe_by_default():
     cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     assert cfg["server"]["address"] == "localhost"  # a room is let in deliberately (README)
     assert cfg["server"]["enableXsrfProtection"] is True
-    from playground.onnx.opening import MAX_MODEL_BYTES
+    from playground.onnx.reading import MAX_MODEL_BYTES
 
     # an ONNX model of the cap and its upload's framing (the server's limit is in MiB, over the whole request); no
     # more than a MiB beyond

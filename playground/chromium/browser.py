@@ -70,7 +70,7 @@ def serve_app(
     address: str = "127.0.0.1",
 ):
     """Start `streamlit run app.py` (the pages and the stage's route; or another script) on a free loopback port, as
-    scripts/start.sh does (the allocator set up for builds: trt.launch); yield its base URL (an AppURL); stop it."""
+    scripts/start.sh does (the allocator set up for builds: serve.launch); yield its base URL (an AppURL); stop it."""
     port = port or free_port()  # free on 127.0.0.1 is free on the rest of the loopback range too
     cmd = [
         sys.executable,

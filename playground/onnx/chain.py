@@ -75,7 +75,7 @@ def opinions(result: C.ChainEvaluation, backend=None, cache=None) -> dict:
     """{"onnxruntime": …, "onnx_parser": …} for the chain, or where it has no ONNX export, why not."""
     from ..trt import engine as eng
     from ..trt.backend import detect
-    from . import opening
+    from . import runtime
 
     try:
         model = export_chain_model(result.chain, check=False).SerializeToString()
@@ -85,7 +85,7 @@ def opinions(result: C.ChainEvaluation, backend=None, cache=None) -> dict:
         return {"onnxruntime": {"status": f"not installed ({exc.name})"}, "onnx_parser": None}
     x = result.tensors[C.INPUT]
     reference = C.compute(fp32(result.chain), x)[result.chain.keys[-1]]
-    ort = opening.onnxruntime_check(
+    ort = runtime.onnxruntime_check(
         model, x, reference, lambda: float(np.abs(reference).max(initial=0.0)), compared_to="the chain's FP32 reference"
     )
     backend = backend or detect()

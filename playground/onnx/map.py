@@ -2,8 +2,8 @@
 and constant inputs → the layer's parameters, or the rule that stops it), the graph it exports (`write`), and the
 rules where ONNX's semantics and TensorRT's differ (`differs`).
 
-Nothing here imports `onnx`: a layer's declaration stays light. `playground.onnxio` loads models, hands each node
-to its layer as a `Node`, and turns a `Graph` into an ONNX model.
+Nothing here imports `onnx`: a layer's declaration stays light. `reading.py` loads models, `opening.py`
+hands each node to its layer as a `Node`, and `writing.py` turns a `Graph` into an ONNX model.
 """
 
 from __future__ import annotations

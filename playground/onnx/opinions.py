@@ -1,7 +1,7 @@
 """Two second opinions on one configuration, from its ONNX model: ONNX Runtime computes it (CPU), and TensorRT's own
 ONNX parser builds it, beside the network the layer's `build` made.
 
-The model is the configuration's export (`opening.export_model`), or for a node opened from a model, that node alone
+The model is the configuration's export (`writing.export_model`), or for a node opened from a model, that node alone
 with its constants. These two are of the FP32 configuration (against its reference); below FP32 a third,
 `precision_export`, takes the export in the configuration's precision (Q/DQ pairs for INT8/FP8, Casts for
 FP16/BF16): the parser builds it and ONNX Runtime runs it where it has kernels for that type, against the
@@ -18,10 +18,11 @@ from ..layers import get_layer
 from ..memo import Memo
 from ..trt import engine as eng
 from ..trt.cache import cache_key
-from . import opening
+from . import runtime, writing
+from .opened import Opened
 
 
-def second_opinions(ev: Evaluation, opened: opening.Opened | None = None) -> dict:
+def second_opinions(ev: Evaluation, opened: Opened | None = None) -> dict:
     """{"onnxruntime": …, "onnx_parser": …} for the evaluation `ev` (of `opened`'s node, where given), and below
     FP32 `precision_export` (`precision_opinions`) for a configuration (not a model's node, which is float32)."""
     opened = _as_node(opened)
@@ -52,7 +53,7 @@ CAST_RULE = (
 
 
 def precision_opinions(ev: Evaluation) -> dict:
-    """The configuration's export in its precision (`opening.export_model`): its Q/DQ and Cast nodes, TensorRT's
+    """The configuration's export in its precision (`writing.export_model`): its Q/DQ and Cast nodes, TensorRT's
     ONNX parser's build of it (beside the layer's own build in that precision), and ONNX Runtime's output against
     the playground's emulation (ONNX Runtime's own words where it has no kernel for the type, e.g. BF16 on CPU).
     TF32 is a builder flag, not an ONNX type: its export is the FP32 model."""
@@ -64,7 +65,7 @@ def precision_opinions(ev: Evaluation) -> dict:
             "why": f"ONNX has no {precision} type ({precision} is a builder flag): the export is the FP32 model",
         }
     layer = get_layer(ev.layer)
-    proto = opening.export_model(layer, ev.params, ev.input.shape, check=False)
+    proto = writing.export_model(layer, ev.params, ev.input.shape, check=False)
     model = proto.SerializeToString()
     counts: dict[str, int] = {}
     for node in proto.graph.node:
@@ -74,15 +75,15 @@ def precision_opinions(ev: Evaluation) -> dict:
     rule = QDQ_RULE if quantized else CAST_RULE.format(type="float16" if precision == "FP16" else "bfloat16")
     undefined = layer.undefined(ev.input, ev.params) if layer.undefined else None
     emulation = ev.reference  # the emulation of the precision, whichever output is shown
-    ort = opening.onnxruntime_check(
+    ort = runtime.onnxruntime_check(
         model,
         ev.input,
         emulation,
-        lambda: opening.magnitude(layer, ev.input, ev.params),
+        lambda: runtime.magnitude(layer, ev.input, ev.params),
         [rule],
         undefined,
         f"the playground's emulation of {precision}",
-        opening.undefined_rule(layer),
+        runtime.undefined_rule(layer),
         rtol=1e-5 if quantized else TYPE_EPS * P.EPSILON[precision],
     )
     parser = parser_check(ev, ev, model, tuple(emulation.shape))
@@ -98,7 +99,7 @@ def precision_opinions(ev: Evaluation) -> dict:
     }
 
 
-def _as_node(opened: opening.Opened | None) -> opening.Opened | None:
+def _as_node(opened: Opened | None) -> Opened | None:
     """`opened`, or None where it is a playground export reopened (its metadata's configuration, no node: op ""):
     its opinions are the configuration's, whose export in its precision that model is."""
     return opened if opened is not None and opened.op else None
@@ -107,7 +108,7 @@ def _as_node(opened: opening.Opened | None) -> opening.Opened | None:
 _opinions = Memo(256)  # by configuration: the page's run asks again for what the route answered
 
 
-def onnxruntime_opinion(ev: Evaluation, opened: opening.Opened | None = None) -> dict:
+def onnxruntime_opinion(ev: Evaluation, opened: Opened | None = None) -> dict:
     """ONNX Runtime's opinion alone (the stage's badge: a few milliseconds; no engine built for it)."""
     opened = _as_node(opened)
     if ev.output_key is None:  # TensorRT's output, measured afresh: no key to remember it by
@@ -116,7 +117,7 @@ def onnxruntime_opinion(ev: Evaluation, opened: opening.Opened | None = None) ->
     return _opinions.get_or_make(key, lambda: _onnxruntime(ev, opened, build=False)[2])
 
 
-def _onnxruntime(ev: Evaluation, opened: opening.Opened | None, build: bool):
+def _onnxruntime(ev: Evaluation, opened: Opened | None, build: bool):
     layer = get_layer(ev.layer)
     feed = ev.inputs if layer.several else ev.input  # a layer of several inputs: the model has one input each
     fp32 = (
@@ -128,21 +129,21 @@ def _onnxruntime(ev: Evaluation, opened: opening.Opened | None, build: bool):
         model, x, reference = opened.node_model, opened.onnx_feed(ev), opened.to_onnx(opened.finish(fp32.reference))
         differs = opened.differs
     else:
-        model = opening.export_model(layer, fp32.params, ev.shapes, check=False).SerializeToString()
+        model = writing.export_model(layer, fp32.params, ev.shapes, check=False).SerializeToString()
         x, reference, differs = feed, fp32.reference, []
     undefined = layer.undefined(feed, fp32.params) if layer.undefined else None
     if undefined is not None and opened is not None:
         undefined = opened.to_onnx(undefined) if not opened.then else None
     compared_to = "the reference" if fp32 is ev else "the FP32 reference (an ONNX model computes in float32)"
-    ort = opening.onnxruntime_check(
+    ort = runtime.onnxruntime_check(
         model,
         x,
         reference,
-        lambda: opening.magnitude(layer, feed, fp32.params),
+        lambda: runtime.magnitude(layer, feed, fp32.params),
         differs,
         undefined,
         compared_to,
-        opening.undefined_rule(layer),
+        runtime.undefined_rule(layer),
     )
     return (
         fp32,

@@ -1,8 +1,7 @@
 """A whole ONNX model against the layers: every node on its real input.
 
-load (opening.load_model: checked, constants folded) → feeds → run_all (ONNX Runtime, every tensor a graph
-output, as Polygraphy's `--onnx-outputs mark all`) → each node opened as its layer (onnxio's own opening, as
-for a single node) → the layer's reference on the tensor the node really reads, against ONNX Runtime's output
+load (reading.load_model: checked, constants folded) → feeds → run_all (ONNX Runtime, every tensor a graph
+output, as Polygraphy's `--onnx-outputs mark all`) → each node opened as its layer (as a single node is opened) → the layer's reference on the tensor the node really reads, against ONNX Runtime's output
 of that node → TensorRT's ONNX parser builds the whole model: its engine layers and the nodes each computes.
 """
 
@@ -17,7 +16,8 @@ import numpy as np
 from .. import budget
 from .. import precision as P
 from ..errors import ValidationError
-from . import opening
+from . import opening, reading, runtime
+from .opened import SEED, Known
 
 MODEL_WORK = 50  # a whole model's references together: this many times one configuration's work budget
 
@@ -47,7 +47,7 @@ def inputs_of(model) -> list[tuple[str, tuple]]:
 
 def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, np.ndarray], list[str]]:
     """Every input of the model: the array given for it (its shape the model's, but for a named batch dimension),
-    or the seeded pattern a node's page opens with (uniform −4 … 4, seed opening.SEED), N = 1 where the model names
+    or the seeded pattern a node's page opens with (uniform −4 … 4, seed SEED), N = 1 where the model names
     its batch. (feeds, notes); ValidationError naming --input and the rule."""
     from ..inputs import make_input
 
@@ -94,15 +94,15 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
             notes.append(f"Input {name}: its batch dimension {shape[0]!r} is symbolic; N = 1.")
         # the page's pattern, drawn over the values in order: a lower rank is the same values with axes of 1 added
         lifted = static + (1,) * (4 - len(static))
-        out[name] = make_input("random", lifted, seed=opening.SEED + i).reshape(static)
-        notes.append(f"Input {name}: the seeded random pattern (uniform −4 … 4, seed {opening.SEED + i}).")
+        out[name] = make_input("random", lifted, seed=SEED + i).reshape(static)
+        notes.append(f"Input {name}: the seeded random pattern (uniform −4 … 4, seed {SEED + i}).")
     return out, notes
 
 
 def mark_all(model):
     """The model with every node's output a graph output (as Polygraphy's `--onnx-outputs mark all`): ONNX
     Runtime then hands back every intermediate tensor of one run."""
-    onnx = opening._onnx()
+    onnx = reading.library()
     out = onnx.ModelProto()
     out.CopyFrom(model)
     have = {o.name for o in out.graph.output}
@@ -116,7 +116,7 @@ def mark_all(model):
 
 def run_all(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every tensor of one ONNX Runtime run of the model, by name (its inputs included)."""
-    s = opening.session(mark_all(model).SerializeToString())
+    s = runtime.session(mark_all(model).SerializeToString())
     names = [o.name for o in s.get_outputs()]
     return dict(inputs) | dict(zip(names, s.run(names, inputs)))
 
@@ -133,7 +133,7 @@ def real_input(model, tensor: str) -> np.ndarray:
 
 def run_model(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The model's own outputs from ONNX Runtime, by name."""
-    s = opening.session(model.SerializeToString())
+    s = runtime.session(model.SerializeToString())
     names = [o.name for o in s.get_outputs()]
     return dict(zip(names, s.run(names, inputs)))
 
@@ -160,7 +160,7 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
     x = values.get(data) if values and data else None
     try:
         batch = x.shape[0] if x is not None and x.ndim else 1
-        opened = opening._open(known, node, name, model_name, batch, alone=False)
+        opened = opening.open_known(known, node, name, model_name, batch, alone=False)
     except ValidationError as exc:
         return entry | {"reason": str(exc)}
     data = opened.data  # the tensor the layer's first input reads (a commuted Add's second operand)
@@ -195,13 +195,13 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
             undefined = opened.to_onnx(layer.undefined(xl, params)) if layer.undefined and not opened.then else None
     except Exception as exc:  # noqa: BLE001 - one node's reference failing is that node's answer, not the model's
         return entry | {"agrees": None, "why": f"the layer's reference failed ({type(exc).__name__}: {exc})"}
-    verdict = opening.compare(
+    verdict = runtime.compare(
         np.asarray(outs[0]),
         reference,
-        lambda: opening.magnitude(layer, xl, params),
+        lambda: runtime.magnitude(layer, xl, params),
         opened.differs,
         undefined,
-        opening.undefined_rule(layer),
+        runtime.undefined_rule(layer),
     )
     return entry | verdict
 
@@ -238,12 +238,12 @@ def analyze(
     try:
         values = run_all(model, inputs)
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words, and the nodes still listed
-        error = opening._ort_words(exc)
-    known, spent = opening._Known(model), [0]
+        error = runtime.ort_words(exc)
+    known, spent = Known(model), [0]
     progress("Each node's layer reference on its real input, against ONNX Runtime")
     nodes = [
-        node_verdict(known, node, opening.node_name(node, i), model_name, values, spent)
-        for i, node in enumerate(opening._graph_nodes(model))
+        node_verdict(known, node, reading.node_name(node, i), model_name, values, spent)
+        for i, node in enumerate(reading.graph_nodes(model))
     ]
     out = {"model": model_name, "inputs": {k: list(v.shape) for k, v in inputs.items()}, "notes": notes, "nodes": nodes}
     if values is not None:
@@ -275,7 +275,7 @@ def with_shapes(model, shapes: dict[str, tuple]):
     shape it was fed (no optimization profile to write)."""
     if all(all(d.HasField("dim_value") for d in v.type.tensor_type.shape.dim) for v in model.graph.input):
         return model
-    onnx = opening._onnx()
+    onnx = reading.library()
     out = onnx.ModelProto()
     out.CopyFrom(model)
     for v in out.graph.input:
@@ -363,8 +363,8 @@ def chain_of(model, names: list[str], model_name: str = "model.onnx") -> dict:
         raise ValidationError(C.CHAIN, "nodes", "select at least one node")
     if len(names) > C.MAX_LAYERS:
         raise ValidationError(C.CHAIN, "nodes", f"a chain holds at most {C.MAX_LAYERS} layers, not {len(names)}")
-    known = opening._Known(model)
-    by_name = {opening.node_name(n, i): n for i, n in enumerate(opening._graph_nodes(model))}
+    known = Known(model)
+    by_name = {reading.node_name(n, i): n for i, n in enumerate(reading.graph_nodes(model))}
     order = {name: i for i, name in enumerate(by_name)}
     missing = [n for n in names if n not in by_name]
     if missing:
@@ -376,7 +376,7 @@ def chain_of(model, names: list[str], model_name: str = "model.onnx") -> dict:
         where = f"ONNX node {name!r} ({node.op_type})"
         if node.op_type in PASS_THROUGH:
             raise ValidationError(where, "layer", f"{PASS_THROUGH[node.op_type]}: no layer computes it")
-        o = opening._open(known, node, name, model_name, alone=False)
+        o = opening.open_known(known, node, name, model_name, alone=False)
         reads = [i for i in node.input if i and i not in known.consts]
         if o.layer.several or len(reads) != 1:
             raise ValidationError(where, "inputs", "reads several tensors: a chain's layers read one each")

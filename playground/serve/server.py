@@ -65,7 +65,7 @@ class Seat:
     busy: bool = False
     finishing: bool = False  # a drawn answer's follow-up in flight (`finish`)
     last_query: Position | None = None  # the configuration answered last: speculative builds step from it
-    opened: object = None  # onnxio.Opened: the model's node this page opened (ONNX Runtime judges the node itself)
+    opened: object = None  # onnx.opened.Opened: the model's node this page opened (ONNX Runtime judges the node itself)
     others: dict = field(default_factory=dict)  # a layer of several inputs: the rest of its feed dict, by name
     evaluated: tuple | None = None  # (compare, Evaluation) of the last full answer: what the page's settle run draws
     kept: deque = field(default_factory=lambda: deque(maxlen=KEEP_ANSWERS))  # {tensor id: array} per answer sent

@@ -375,7 +375,7 @@ def _output_range(layer: Layer, ev, y: np.ndarray) -> list[float] | None:
     big = max(map(abs, finite_range(ev.input) or (0.0,)))
     if r is None or r[0] == r[1] or r[1] - r[0] > 1e-3 * big:
         return r
-    from ..onnx.opening import magnitude  # noqa: PLC0415 - needed only for a near-constant output
+    from ..onnx.runtime import magnitude  # noqa: PLC0415 - needed only for a near-constant output
 
     return colour_range(y, magnitude(layer, ev.input, ev.params))
 

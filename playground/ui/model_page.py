@@ -20,7 +20,7 @@ from ..errors import ValidationError
 from ..layers import LAYERS
 from ..memo import Memo
 from ..numbers import compact
-from ..onnx import opening, whole
+from ..onnx import reading, whole
 from ..stage.protocol import ENGINE_STATUS
 from . import state
 from .models import MODEL, NODE, ONNX, REAL
@@ -50,7 +50,7 @@ def chain_link(digest: str, names: list[str], name: str) -> tuple[dict | None, s
 
     def make():
         try:
-            model = _models.get_or_make(digest, lambda: opening._remembered(digest))
+            model = _models.get_or_make(digest, lambda: reading.remembered(digest))
             return whole.chain_of(model, names, name), None
         except ValidationError as exc:
             return None, str(exc)
@@ -144,7 +144,7 @@ def _model_page() -> None:
         "output), its layer's reference against ONNX Runtime's output of it, and TensorRT's ONNX parser's "
         "engine for the whole model."
     )
-    cap = opening.MAX_MODEL_BYTES >> 20
+    cap = reading.MAX_MODEL_BYTES >> 20
     upload = st.file_uploader(
         f"An ONNX model (.onnx, self-contained, at most {cap} MB)",
         type=["onnx"],
@@ -153,7 +153,7 @@ def _model_page() -> None:
     )
     if upload is not None:
         try:
-            digest, _ = opening.remember(upload.getvalue(), upload.name)
+            digest, _ = reading.remember(upload.getvalue(), upload.name)
         except ValidationError as exc:
             st.error(state.inert(str(exc)), icon=":material/error:")
             return
@@ -184,7 +184,7 @@ def _analysis(digest: str, name: str) -> dict:
             status.update(label=text + " …")
             st.text(text)
 
-        answer = whole.analyze(opening._remembered(digest), name, progress=step)
+        answer = whole.analyze(reading.remembered(digest), name, progress=step)
         status.update(label=f"Analysed in {answer['seconds']} s", state="complete")
     _answers.put(key, answer)
     return answer

@@ -14,21 +14,22 @@ from .. import blobs
 from ..errors import ValidationError
 from ..layer import Layer
 from ..layers import LAYERS
-from ..onnx import opening
+from ..onnx import opening, reading
+from ..onnx.opened import SEED, Opened
 from ..stage import protocol
 from . import state, widgets
 
 ONNX, NODE, MODEL = "onnx", "node", "model"  # the link's keys
 REAL = "real"  # real=1: the stage opens on the tensor the node reads in its model (the model page's links)
-CAP_MIB = opening.MAX_MODEL_BYTES >> 20
+CAP_MIB = reading.MAX_MODEL_BYTES >> 20
 # The widget's own cap, in the megabytes Streamlit's browser side counts (10^6 bytes; 1024² on some systems),
-# rounded up: a model of exactly the cap passes it, and onnxio's check in bytes is the one boundary.
-WIDGET_MB = -(-opening.MAX_MODEL_BYTES // 10**6)
+# rounded up: a model of exactly the cap passes it, and onnx.reading's check in bytes is the one boundary.
+WIDGET_MB = -(-reading.MAX_MODEL_BYTES // 10**6)
 
 
 @dataclass(frozen=True)
 class NodeLink:
-    opened: opening.Opened
+    opened: Opened
     base: dict[str, str]  # the node's configuration as URL texts: the stage's defaults (a link writes what differs)
     source: dict  # what the stage says of it: model, node, op, the rules where ONNX differs
     real: np.ndarray | None = None  # the tensor the node reads in its model (a link's real=1), in the layer's shape
@@ -38,7 +39,7 @@ class NodeLink:
 def _real_input(digest: str, tensor: str) -> np.ndarray:
     from ..onnx import whole
 
-    return whole.real_input(opening._remembered(digest), tensor)
+    return whole.real_input(reading.remembered(digest), tensor)
 
 
 def node_input(inp, node: NodeLink | None):
@@ -63,7 +64,7 @@ def uploader(key: str, pages: dict) -> None:
     if upload is None:
         return
     try:
-        digest, model = opening.remember(upload.getvalue(), upload.name)
+        digest, model = reading.remember(upload.getvalue(), upload.name)
     except ValidationError as exc:
         st.error(state.inert(str(exc)), icon=":material/error:")
         return
@@ -104,7 +105,7 @@ def node_link(layer: Layer) -> NodeLink | None:
     if st.session_state.get(applied) != (digest, opened.node):
         st.session_state[applied] = (digest, opened.node)
         widgets.write_input(
-            layer, {"kind": "random", "shape": opened.shape, "seed": opening.SEED, "low": -4.0, "high": 4.0}
+            layer, {"kind": "random", "shape": opened.shape, "seed": SEED, "low": -4.0, "high": 4.0}
         )  # opening.seeded_input's pattern
     source = {"model": model, "node": opened.node, "op": opened.op, "differs": opened.differs, "notes": opened.notes}
     real = None

@@ -1,6 +1,6 @@
 """The stage as one Streamlit component (components v2; its browser side is the ES modules of playground/stage,
 stage.js first, served as files by the stage's asset route, and stage.css; its server side
-playground/stage/server.py): a layer page draws it once; its changes go to the route, not through a script run."""
+playground/serve/server.py): a layer page draws it once; its changes go to the route, not through a script run."""
 
 from __future__ import annotations
 

@@ -75,7 +75,7 @@ def _export_refused(layer_name: str) -> str | None:
 
 
 def _onnx_bytes(layer: Layer, ev: Evaluation) -> bytes:
-    from ..onnx.opening import export_model
+    from ..onnx.writing import export_model
 
     return export_model(layer, ev.params, ev.shapes).SerializeToString()  # every input's shape
 

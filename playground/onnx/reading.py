@@ -1,0 +1,282 @@
+"""ONNX models read, as hostile input: a size cap, `onnx.checker`, external data only from a file beside the model (a
+file's `folder`; never a path that leaves it), bounded node and initializer counts, and every tensor's declared size
+within the work budget before it is read. Its constants are folded by ONNX Runtime's own graph optimizer (`fold`):
+the weights an export computes (ConstantOfShape, Shape → Slice → Concat feeding Reshape or Resize) open as
+constants. The server keeps an uploaded model (`remember`) for the links to its nodes.
+
+    load_model(bytes) → ModelProto (checked, folded) → opening.list_nodes / opening.open_node
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import stat
+import tempfile
+
+import numpy as np
+
+from .. import blobs, budget
+from ..errors import ValidationError
+
+MAX_MODEL_BYTES = 64 << 20  # an upload or a file: ResNet-18's weights (45 MB) fit, a language model does not
+MAX_NODES = 10_000
+MAX_INITIALIZERS = 10_000
+
+
+def _fail(rule: str, value=None) -> ValidationError:
+    return ValidationError("onnx", "model", rule, value)
+
+
+def library():
+    """The onnx library: only the commands and pages that read or write models pay for its import."""
+    import onnx  # noqa: PLC0415 - the library, not this package: imports are absolute
+
+    return onnx
+
+
+def load_model(data: bytes, name: str = "model.onnx", folder: str | None = None):
+    """The model in `data`, checked, its constants folded (`fold`); ValidationError naming the rule it breaks.
+    `folder`: the model file's directory, where a tensor's external data may be read (an upload has none)."""
+    onnx = library()
+    if len(data) > MAX_MODEL_BYTES:
+        raise _fail(f"{name} is {len(data):,} bytes; the cap is {MAX_MODEL_BYTES:,}")
+    try:
+        model = onnx.load_model_from_string(data)
+    except Exception as exc:  # noqa: BLE001 - protobuf's DecodeError and its kin: not a model
+        raise _fail(f"{name} is not an ONNX model ({type(exc).__name__})") from None
+    graph = model.graph
+    if not graph.node:
+        raise _fail(f"{name} has no nodes (is it an ONNX model?)")
+    if len(graph.node) > MAX_NODES or len(graph.initializer) > MAX_INITIALIZERS:
+        raise _fail(
+            f"{name} has {len(graph.node):,} nodes and {len(graph.initializer):,} initializers; the caps are "
+            f"{MAX_NODES:,} and {MAX_INITIALIZERS:,}"
+        )
+    external = []
+    for tensor in _tensors(graph):
+        over = budget.over_elements(tuple(tensor.dims), f"tensor {tensor.name!r}", "the model's tensors")
+        if over:
+            raise _fail(over)
+        if tensor.data_location == onnx.TensorProto.EXTERNAL or tensor.external_data:
+            if folder is None:
+                raise _fail(
+                    f"tensor {tensor.name!r} keeps its data in an external file; a model given without "
+                    "its folder (an upload) must be self-contained (a path in a model is never opened)"
+                )
+            external.append(tensor)
+    if external:
+        _read_external(external, folder, len(data), name)
+    if any(n.op_type in ("If", "Loop", "Scan") for n in graph.node) or graph.sparse_initializer:
+        raise _fail(f"{name} has subgraphs or sparse initializers, which single layers never need")
+    try:
+        onnx.checker.check_model(model)
+    except Exception as exc:  # noqa: BLE001 - the checker's ValidationError: its message says what
+        raise _fail(f"{name} fails onnx.checker: {str(exc).splitlines()[0][:300]}") from None
+    return fold(model)
+
+
+def _read_external(tensors, folder: str, model_bytes: int, name: str) -> None:
+    """Each tensor's external data read into the tensor: only a file directly in `folder` (a plain file name: no
+    directory, no link that leads out of it), the bytes it names within that file, and the model with all of its
+    data within the model size cap."""
+    onnx = library()
+    total, sizes = model_bytes, {}
+    for tensor in tensors:
+        info = {e.key: e.value for e in tensor.external_data}
+        where, what = info.get("location", ""), f"tensor {tensor.name!r}'s external data"
+        if not where or where != os.path.basename(where) or where in (".", "..") or "\\" in where or "\0" in where:
+            raise _fail(f"{what} is at {where!r}: only a file beside the model (a plain file name) is read")
+        path = os.path.join(folder, where)
+        try:
+            real = os.path.realpath(path)
+            if os.path.dirname(real) != os.path.realpath(folder):
+                raise _fail(f"{what}: {where!r} leads out of the model's folder")
+            if where not in sizes:
+                st = os.stat(real)
+                if not stat.S_ISREG(st.st_mode):
+                    raise _fail(f"{what}: {where!r} is not a regular file")
+                sizes[where] = st.st_size
+            offset, length = int(info.get("offset", 0)), info.get("length")
+            itemsize = onnx.helper.tensor_dtype_to_np_dtype(tensor.data_type).itemsize
+            length = int(length) if length is not None else math.prod(tensor.dims) * itemsize
+            if offset < 0 or length < 0 or offset + length > sizes[where]:
+                raise _fail(
+                    f"{what} names bytes {offset:,} … {offset + length:,} of {where!r}, which holds {sizes[where]:,}"
+                )
+            total += length
+            if total > MAX_MODEL_BYTES:
+                raise _fail(f"{name} and its external data are more than {MAX_MODEL_BYTES:,} bytes, the cap")
+            with open(real, "rb") as f:
+                f.seek(offset)
+                raw = f.read(length)
+        except ValidationError:
+            raise
+        except OSError as exc:
+            raise _fail(f"{what}: {where!r}: {exc.strerror or exc}") from None
+        except (ValueError, TypeError, KeyError):
+            raise _fail(f"{what} has an offset or length that is not a number, or a type without a size") from None
+        del tensor.external_data[:]
+        tensor.data_location = onnx.TensorProto.DEFAULT
+        tensor.raw_data = raw
+
+
+def named(model) -> None:
+    """Every node given the name it is listed under (`node_name`), in place: folding and marking outputs keep them."""
+    for i, node in enumerate(graph_nodes(model)):
+        node.name = node_name(node, i)
+
+
+# ONNX Runtime's basic rewrites other than constant folding: its fusions (Conv + BatchNormalization, …) would consume
+# folded weights, and sharing would merge equal ones under one name (a folded value is taken by its own name).
+UNFOLDING = [
+    "Level1_RuleBasedTransformer",
+    "CommonSubexpressionElimination",
+    "ConstantSharing",
+    "MatMulAddFusion",
+    "ReshapeFusion",
+]
+FOLD_TOTAL = 16  # the model's tensors together, as folded: at most this many times the per-tensor budget
+
+
+def _live(nodes, outputs: set, given: set) -> set[int]:
+    """The indices of the nodes the graph's `outputs` need, where the tensors in `given` need no node."""
+    needed, live = set(outputs), set()
+    for i in range(len(nodes) - 1, -1, -1):
+        if any(o in needed and o not in given for o in nodes[i].output if o):
+            live.add(i)
+            needed.update(nodes[i].input)
+    return live
+
+
+def fold(model):
+    """The model with every tensor ONNX Runtime's constant folding computes (ORT_ENABLE_BASIC, its optimized model)
+    as an initializer and the nodes that computed only those taken out; every other node as the model has it (the
+    optimizer's fusions are not taken: a node listed is a node of the model). Each tensor's size, as ONNX's shape
+    inference (with data propagation) finds it, within the budget before anything is computed. A model ONNX Runtime
+    does not load is returned as it is (its nodes are still listed, and refused with their reasons)."""
+    onnx = library()
+    named(model)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+    except Exception:  # noqa: BLE001 - inference is a help: the model stands without it
+        inferred = model
+    total = 0
+    for v in inferred.graph.value_info:
+        dims = [d.dim_value if d.HasField("dim_value") else 1 for d in v.type.tensor_type.shape.dim]
+        over = budget.over_elements(tuple(dims), f"tensor {v.name!r}", "the model's tensors")
+        if over:
+            raise _fail(over)
+        total += math.prod(dims)
+    if total > FOLD_TOTAL * budget.max_elements():
+        raise _fail(
+            f"{model.graph.name or 'the model'}'s tensors hold {total:,} values together; the budget is "
+            f"{FOLD_TOTAL} × {budget.max_elements():,} (PLAYGROUND_MAX_ELEMENTS)"
+        )
+    consts = {t.name for t in model.graph.initializer} | {
+        o for n in model.graph.node if n.op_type == "Constant" for o in n.output
+    }
+    computed = {o for n in model.graph.node if n.op_type != "Constant" for o in n.output if o}
+    if not computed:
+        return model
+    try:
+        import onnxruntime as ort  # noqa: PLC0415
+    except ImportError:
+        return model
+    with tempfile.TemporaryDirectory() as tmp:
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+        options.optimized_model_filepath = os.path.join(tmp, "folded.onnx")
+        options.intra_op_num_threads = 1
+        options.log_severity_level = 3
+        try:
+            ort.InferenceSession(
+                inferred.SerializeToString(),
+                options,  # the shapes found: Shape nodes fold providers=["CPUExecutionProvider"],
+                disabled_optimizers=UNFOLDING,
+            )
+            folded = onnx.load(options.optimized_model_filepath)
+        except Exception:  # noqa: BLE001 - ONNX Runtime refuses the model: its nodes are read as they are
+            return model
+    values = {t.name: t for t in folded.graph.initializer if t.name in computed}
+    if not values:
+        return model
+    outputs = {o.name for o in model.graph.output}
+    was = _live(model.graph.node, outputs, set())
+    now = _live(model.graph.node, outputs, set(values) - outputs)
+    # out: the nodes folding made needless (those computing folded tensors, or only feeding them); dead ones stay
+    keep = [n for i, n in enumerate(model.graph.node) if i in now or i not in was]
+    read = {i for n in keep for i in n.input}
+    produced = {o for n in keep for o in n.output}
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    del out.graph.node[:]
+    out.graph.node.extend(keep)
+    out.graph.initializer.extend(t for name, t in values.items() if name in read and name not in produced | consts)
+    out.ir_version = max(out.ir_version, 4)  # an initializer need not be a graph input (IR 3 asks it to be)
+    return out
+
+
+def _tensors(graph):
+    yield from graph.initializer
+    for node in graph.node:
+        for a in node.attribute:
+            if a.HasField("t"):
+                yield a.t
+            yield from a.tensors
+
+
+def opset_of(model) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+
+
+def constants(model) -> dict[str, np.ndarray]:
+    """Initializers and Constant nodes' values by name."""
+    onnx = library()
+    out = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    for node in model.graph.node:
+        if node.op_type == "Constant" and node.attribute:
+            a = node.attribute[0]
+            value = onnx.helper.get_attribute_value(a)
+            out[node.output[0]] = onnx.numpy_helper.to_array(value) if a.name == "value" else np.asarray(value)
+    return out
+
+
+def tensor_shapes(model) -> dict[str, tuple]:
+    """Every tensor's shape the model declares or ONNX's shape inference finds: a dimension a number, or a name."""
+    onnx = library()
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - inference is a help, the declarations stand without it
+        inferred = model
+    g = inferred.graph
+    out = {}
+    for v in list(g.input) + list(g.value_info) + list(g.output):
+        t = v.type.tensor_type
+        if t.HasField("shape"):
+            out[v.name] = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim)
+    for name, a in constants(model).items():
+        out[name] = a.shape
+    return out
+
+
+def graph_nodes(model) -> list:
+    """The nodes a person would open: every node but Constant ones (they are weights)."""
+    return [n for n in model.graph.node if n.op_type != "Constant"]
+
+
+def node_name(node, index: int) -> str:
+    return node.name or f"{node.op_type}_{index}"
+
+
+# -- kept by the server: an upload, and the links to its nodes ----------------------------------------------------
+def remember(data: bytes, name: str):
+    """Check the model in `data` and keep it (playground.blobs): (its digest, the model)."""
+    model = load_model(data, name)
+    return blobs.store().put(data, ".onnx"), model
+
+
+@functools.lru_cache(maxsize=8)
+def remembered(digest: str):
+    return load_model(blobs.store().get(digest, ".onnx", MAX_MODEL_BYTES))

@@ -1,0 +1,130 @@
+"""ONNX Runtime's opinion on a model (CPU, one thread): its session, its words where it refuses, and its output
+against the layer's reference (`compare`: within a tolerance of the output's magnitude, or of the terms summed,
+`magnitude`; the cells a layer leaves undefined set apart).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import numpy as np
+
+from ..layer import Layer
+
+
+def magnitude(layer: Layer, x, params: dict) -> float:
+    """The largest output of the layer on |x| (every input's, where `x` is a feed dict) with its weights' |values|:
+    what a float32 sum's rounding scales with (a sum that cancels to 0 from terms of 10⁵ is still rounded at
+    10⁵)."""
+    absolute = {
+        k: np.abs(v) if isinstance(v, np.ndarray) and layer.param(k).is_weight(params) else v for k, v in params.items()
+    }
+    xs = x if isinstance(x, dict) else {layer.input_names[0]: x}
+    try:
+        with np.errstate(all="ignore"):
+            m = np.abs(np.asarray(layer.forward({n: np.abs(a) for n, a in xs.items()}, absolute), np.float64))
+    except Exception:  # noqa: BLE001 - a layer whose reference needs signed weights: the input's size then
+        return float(max(np.abs(a).max(initial=0.0) for a in xs.values()))
+    m = m[np.isfinite(m)]
+    return float(m.max(initial=0.0))
+
+
+def ort_words(exc: Exception) -> str:
+    """ONNX Runtime's message without its source paths and C++ signatures: "Pad should be smaller than kernel."."""
+    text = " ".join(str(exc).split())
+    text = text.split("Status Message: ")[-1]
+    text = re.sub(
+        r"\[ONNXRuntimeError\] : \d+ : \w+ : |\S+\.(?:h|cc):\d+ |onnxruntime::\S+\(.*?\) (?:\[with .*?\] )?", "", text
+    )
+    return text.strip()[:300]
+
+
+def session(model_bytes: bytes):
+    """ONNX Runtime's CPU session on the model, one thread, its own log quiet (its refusals are answers)."""
+    import onnxruntime as ort  # noqa: PLC0415
+
+    ort.set_default_logger_severity(3)  # its refusals are reported in the answer, not on the server's stderr
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1  # one request's work stays on one core of a shared server
+    options.log_severity_level = 3
+    return ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
+
+
+def onnxruntime_check(
+    model_bytes: bytes,
+    x,
+    reference: np.ndarray,
+    scale: Callable[[], float],
+    differs=(),
+    undefined: np.ndarray | None = None,
+    compared_to: str = "the reference",
+    undefined_rule: str | None = None,
+    rtol: float = 1e-5,
+) -> dict:
+    """ONNX Runtime (CPU) on the model: its version, and `compare`'s verdict on its output against `reference`."""
+    try:
+        import onnxruntime as ort  # noqa: PLC0415
+    except ImportError:
+        return {"version": None, "agrees": None, "status": "not installed (pip install onnxruntime)"}
+    out = {"version": ort.__version__, "compared_to": compared_to}
+    try:
+        s = session(model_bytes)
+        given = list(x.values()) if isinstance(x, dict) else [x]  # several inputs: in the model's input order
+        y = s.run(None, {i.name: np.ascontiguousarray(a, np.float32) for i, a in zip(s.get_inputs(), given)})[0]
+    except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused or failed the model: its words are the answer
+        return out | {"status": "refused", "agrees": False, "error": ort_words(exc)}
+    return out | {"status": "ran"} | compare(y, reference, scale, differs, undefined, undefined_rule, rtol)
+
+
+def undefined_rule(layer: Layer) -> str | None:
+    """The layer's rule for the output cells it leaves undefined: its `undefined`'s own first sentence."""
+    doc = (layer.undefined.__doc__ or "") if layer.undefined else ""
+    return f"{layer.name}: {' '.join(doc.split())}" if doc else None
+
+
+def compare(
+    y: np.ndarray,
+    reference: np.ndarray,
+    scale: Callable[[], float],
+    differs=(),
+    undefined: np.ndarray | None = None,
+    rule_undefined: str | None = None,
+    rtol: float = 1e-5,
+) -> dict:
+    """ONNX Runtime's output `y` against the layer's `reference`: the largest |difference|, whether they agree
+    (within `rtol` (10⁻⁵) of the output's largest magnitude or, where that is not enough, of `scale()`, the `magnitude` of
+    the terms summed: a second reference, worked out only then; and NaN/Inf where the reference has them), and
+    where they do not, the rule in play that says why (`differs`), or that no known rule does. The cells the
+    layer leaves `undefined` (a max over padding only: NaN in the reference, −inf in ONNX Runtime) are not compared:
+    `masked` counts them and names the rule (`rule_undefined`)."""
+    reference = np.asarray(reference, np.float32)
+    if y.shape != reference.shape:
+        return {
+            "agrees": False,
+            "output_shape": list(y.shape),
+            "max_abs_diff": None,
+            "rule": differs[0] if differs else None,
+            "why": f"output shape {tuple(y.shape)} where the layer gives {tuple(reference.shape)}",
+        }
+    undefined = undefined if undefined is not None and undefined.shape == y.shape else np.zeros(y.shape, bool)
+    defined = ~undefined
+    both = defined & np.isfinite(reference) & np.isfinite(y)
+    diff = float(np.abs(y[both].astype(np.float64) - reference[both]).max()) if both.any() else 0.0
+    same_nonfinite = bool(np.array_equal(np.isfinite(y[defined]), np.isfinite(reference[defined])))
+    largest = float(np.abs(reference[both]).max()) if both.any() else 0.0
+    agrees = same_nonfinite and (diff <= rtol * max(1.0, largest) or diff <= rtol * max(1.0, scale()))
+    out = {
+        "agrees": agrees,
+        "output_shape": list(y.shape),
+        "max_abs_diff": diff,
+        "rule": None if agrees else (differs[0] if differs else None),
+    }
+    if undefined.any():
+        theirs = sorted({str(v) for v in np.unique(y[undefined])})[:4]
+        out["masked"] = {
+            "cells": int(undefined.sum()),
+            "rule": rule_undefined or "the layer leaves these cells undefined",
+            "onnxruntime_gives": theirs,
+        }
+    return out
