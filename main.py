@@ -7,9 +7,9 @@ script run of a fresh server, until st.navigation has been called once.
 
 import streamlit as st
 
+from playground.shared import freeze_startup_objects
 from playground.ui.chain import chain_page
 from playground.ui.page import HOME_ICON, layer_pages, page_path
-from playground.ui.state import freeze_startup_objects
 
 # The layer pages put their parameters beside the figures; the sidebar (input and view) starts closed so the
 # stage has the whole width of a projector.

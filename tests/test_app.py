@@ -304,7 +304,7 @@ def test_cached_figures_make_their_dict_once_and_serialise_unchanged():
     import plotly.io as pio
 
     from playground import plots
-    from playground.ui.state import frozen
+    from playground.ui.figures import frozen
 
     x = np.arange(54, dtype=np.float32).reshape(1, 1, 6, 9)
     fig = frozen(plots.tensor_figure(x, title="t")[0])
@@ -313,13 +313,13 @@ def test_cached_figures_make_their_dict_once_and_serialise_unchanged():
 
 
 def test_the_first_page_moves_startup_objects_out_of_the_collectors_sight():
-    """main.py calls state.freeze_startup_objects after the page: Python's full collections then skip the
+    """main.py calls shared.freeze_startup_objects after the page: Python's full collections then skip the
     long-lived objects of TensorRT, NumPy and Plotly (runner.postScriptGC is off for the same cost)."""
     import gc
 
-    from playground.ui import state
+    from playground import shared
 
-    state.freeze_startup_objects.clear()  # once per process: an earlier test's page may have frozen already
+    shared.freeze_startup_objects.clear()  # once per process: an earlier test's page may have frozen already
     gc.unfreeze()
     open_page("activation")
     assert gc.get_freeze_count() > 10_000, gc.get_freeze_count()

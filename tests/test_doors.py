@@ -264,7 +264,7 @@ def test_onnx_node_names_are_listed_as_text_not_markdown():
     from apptest import open_page, rerun
     from test_hostile import live
 
-    from playground.ui import state
+    from playground.ui.messages import inert
 
     at = open_page("prelu")
     model = _prelu_chain(HOSTILE_NAMES)
@@ -276,7 +276,7 @@ def test_onnx_node_names_are_listed_as_text_not_markdown():
     listed = [lb for lb in labels if "PRelu" in lb]
     assert len(listed) == len(HOSTILE_NAMES), labels
     for name, label in zip(HOSTILE_NAMES, listed):
-        assert label.startswith(state.inert(name)), label  # the name, escaped: it reads as given
+        assert label.startswith(inert(name)), label  # the name, escaped: it reads as given
         assert not any(c in label for c in ("](http", "](javascript")) or "\\]" in label
         assert live(label.replace("\\*\\*", "")) == [] and "**bold**" not in label
 

@@ -18,7 +18,7 @@ def _script(layer):
 
     from playground import core
     from playground.ui import extras
-    from playground.ui.state import ViewOptions
+    from playground.ui.view import ViewOptions
 
     evaluation = core.evaluate(layer, st.session_state.get("raw", {}))
     extras.details(
@@ -148,6 +148,6 @@ def test_convolution_int8_groups_and_3d():
 def _script_3d(x, p):
     from playground import core
     from playground.ui import extras
-    from playground.ui.state import ViewOptions
+    from playground.ui.view import ViewOptions
 
     extras.details(core.evaluate("convolution", p, x), (0, 1, 0, 0, 0), ViewOptions.of(True), core.evaluate)

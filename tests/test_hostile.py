@@ -27,8 +27,10 @@ from playground import budget, core, reference
 from playground.errors import ValidationError
 from playground.inputs import InputError, validate_shape
 from playground.layers import LAYERS, get_layer
+from playground.shared import backend, engine_cache, prefetcher
 from playground.trt.cache import MAGIC, EngineCache, encode
-from playground.ui import state
+from playground.ui.figures import tensor_figure
+from playground.ui.messages import inert
 
 ROOT = Path(__file__).resolve().parents[1]
 APP = str(ROOT / "main.py")
@@ -225,7 +227,7 @@ def live(text: str) -> list[str]:
 
 def test_inert_text_escapes_every_active_construct():
     assert live(HOSTILE) == list(ACTIVE)  # the check itself sees each construct
-    text = state.inert(HOSTILE)
+    text = inert(HOSTILE)
     assert live(text) == []
     assert text.replace("\\", "").replace("\u2060", "") == HOSTILE  # nothing else changes: it reads as typed
 
@@ -246,13 +248,13 @@ def test_a_hostile_value_comes_back_escaped_in_the_error():
 def test_what_sessions_share_survives_a_client_clearing_streamlits_caches():
     import streamlit as st
 
-    shared = state.engine_cache(), state.backend(), state.prefetcher()
+    shared = engine_cache(), backend(), prefetcher()
     x = np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3)
-    figure = state.tensor_figure(x, "input")
+    figure = tensor_figure(x, "input")
     st.cache_data.clear()  # what Streamlit does for a client's "Clear cache" (AppSession._handle_clear_cache_request)
     st.cache_resource.clear()
-    assert (state.engine_cache(), state.backend(), state.prefetcher()) == shared
-    assert state.tensor_figure(x.copy(), "input") is figure  # keyed by value, kept
+    assert (engine_cache(), backend(), prefetcher()) == shared
+    assert tensor_figure(x.copy(), "input") is figure  # keyed by value, kept
 
 
 # -- the CLI's files and paths --------------------------------------------------------------------

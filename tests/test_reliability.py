@@ -27,17 +27,17 @@ def test_shipped_server_config_is_safe_by_default():
 
 @pytest.fixture(autouse=True)
 def fresh_app_cache():
-    from playground.ui import state
+    from playground import shared
 
     yield
-    state.engine_cache.clear()  # later pages get the default directory again
+    shared.engine_cache.clear()  # later pages get the default directory again
 
 
 def _convolution_page(env_cache: Path, monkeypatch) -> AppTest:
     monkeypatch.setenv("PLAYGROUND_ENGINE_CACHE", str(env_cache))
-    from playground.ui import state
+    from playground import shared
 
-    state.engine_cache.clear()  # one per process: make it pick up this directory
+    shared.engine_cache.clear()  # one per process: make it pick up this directory
     return open_page("convolution")
 
 

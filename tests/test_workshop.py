@@ -20,7 +20,7 @@ from playground.chromium.snapshot import Shot
 from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
 from playground.ui import links
-from playground.ui.state import SPEC_TAB
+from playground.ui.keys import SPEC_TAB
 
 
 def warnings(at: AppTest) -> str:

@@ -1,5 +1,7 @@
 """The Streamlit UI: the only part of `playground` that imports Streamlit.
 
-state.py holds widget keys, view options and shared resources; widgets.py turns Param
-declarations into widgets; page.py lays out the home page and every layer page.
+page.py lays out the home page and every layer page, chain.py the chain page, model_page.py the model page;
+widgets.py turns Param declarations into the sidebar's controls; keys.py names every widget, container and tab;
+state.py holds a page's private session state, view.py the view options (presenter mode), figures.py the Plotly
+figures and tables as every page draws them, messages.py text shown as typed and errors as one line.
 """

@@ -15,8 +15,10 @@ from ..errors import PlaygroundError
 from ..layers import LAYERS
 from ..numbers import compact
 from ..stage.protocol import ENGINE_STATUS
-from . import state
+from .figures import chart, table, tensor_figure
+from .messages import guarded, inert
 from .page import PRESENTER_CSS
+from .view import presenter_on
 
 LAST_GOOD = "chain.last_good"  # session: the ChainEvaluation of the last chain that resolved
 GENERATION = "chain.generation"  # session: bumped when the layers change, so their controls start afresh
@@ -30,7 +32,7 @@ ROLE_TEXT = {"data movement": "moves data (Move, Transpose or reformat)"}
 
 
 def chain_page() -> None:
-    state.guarded(_chain_page)
+    guarded(_chain_page)
 
 
 def _address() -> C.Address:
@@ -46,7 +48,7 @@ def _write(address: C.Address, structural: bool = False) -> None:
 
 
 def _chain_page() -> None:
-    presenter = state.presenter_on()
+    presenter = presenter_on()
     least, most = TENSOR_PX[presenter]
     st.html(PAGE_CSS % {"least": least, "most": most} + (PRESENTER_CSS if presenter else ""))
     address = _address()
@@ -58,7 +60,7 @@ def _chain_page() -> None:
             st.info(f"**{starter.title}.** {starter.note}", icon=":material/school:")
         command = st.empty()  # the command line of the chain drawn, once it resolved
         for problem in address.problems:
-            st.warning(state.inert(problem), icon=":material/link_off:")
+            st.warning(inert(problem), icon=":material/link_off:")
     with left:
         st.subheader("Chain: what TensorRT fuses", anchor=False)
         _starter_picker(address)
@@ -68,7 +70,7 @@ def _chain_page() -> None:
         _controls(address, result.chain if result and not error else None)
     with right:
         if error:
-            st.error(state.inert(error), icon=":material/error:")
+            st.error(inert(error), icon=":material/error:")
         if result is None:
             return
         if error:
@@ -368,7 +370,7 @@ def _tensors(result: C.ChainEvaluation, presenter: bool, pick=None) -> None:
         try:
             field, stopped = C.receptive_field(result.chain, *pick)
         except PlaygroundError as exc:
-            st.warning(state.inert(exc), icon=":material/ads_click:")
+            st.warning(inert(exc), icon=":material/ads_click:")
         else:
             n = len(field.get(C.INPUT, []))
             st.caption(
@@ -383,10 +385,10 @@ def _tensors(result: C.ChainEvaluation, presenter: bool, pick=None) -> None:
     for key, t in result.tensors.items():
         with grid.container(key=f"chain-tensor-{key}"):
             title = "input" if key == C.INPUT else key
-            fig, _stats = state.tensor_figure(np.asarray(t), f"{title} {tuple(t.shape)}", True, presenter)
+            fig, _stats = tensor_figure(np.asarray(t), f"{title} {tuple(t.shape)}", True, presenter)
             if field.get(key):
                 fig = _outlined(fig, field[key], tuple(t.shape))
-            state.chart(fig, key=f"chain.tensor.{key}", filename=f"chain_{key}", width="stretch")
+            chart(fig, key=f"chain.tensor.{key}", filename=f"chain_{key}", width="stretch")
             if key != C.INPUT:
                 where = owners.get(key) or []
                 names = ", ".join(f"[{j}] {result.engine.layers[j]['name']}" for j in where)
@@ -405,10 +407,10 @@ def _fusion(result: C.ChainEvaluation) -> None:
     st.subheader("The engine", anchor=False)
     if e.report is None:
         for m in result.messages:
-            st.caption(state.inert(m))
+            st.caption(inert(m))
         return
     if e.status not in ("built", "cached"):
-        st.error(state.inert(e.report.error or e.status), icon=":material/block:")
+        st.error(inert(e.report.error or e.status), icon=":material/block:")
         return
     when = ENGINE_STATUS[e.status]
     computing = [layer for layer in e.layers if layer["role"] == "compute"]
@@ -458,7 +460,7 @@ def _engine(result: C.ChainEvaluation) -> None:
     _downloads(result)
     e = result.engine
     for m in result.messages:
-        st.caption(state.inert(m))
+        st.caption(inert(m))
     if e.report is None or e.status not in ("built", "cached"):
         return
     rows = [
@@ -473,7 +475,7 @@ def _engine(result: C.ChainEvaluation) -> None:
         }
         for i, layer in enumerate(e.layers)
     ]
-    state.table(rows, key="chain.engine_layers")
+    table(rows, key="chain.engine_layers")
     _opinions(result)
     if st.checkbox(
         "Also build it with every intermediate marked as an output (a debugging build)",
@@ -500,7 +502,7 @@ def _opinions(result: C.ChainEvaluation) -> None:
     o = opinions(result, backend(), engine_cache())
     ort, parser = o["onnxruntime"], o["onnx_parser"]
     if ort.get("status") != "ran":
-        st.caption(state.inert(f"ONNX Runtime: {ort.get('status')}"))
+        st.caption(inert(f"ONNX Runtime: {ort.get('status')}"))
     else:
         agrees = "agrees with" if ort["agrees"] else "differs from"
         st.caption(
@@ -511,6 +513,4 @@ def _opinions(result: C.ChainEvaluation) -> None:
         same = {True: "fuses as", False: "fuses otherwise than", None: "was built beside"}[parser["same_fusion"]]
         st.caption(f"TensorRT's ONNX parser ({parser['parser']}): its engine {same} {parser['compared_to']}.")
     elif parser:
-        st.caption(
-            state.inert(f"TensorRT's ONNX parser: {parser.get('error') or parser.get('why') or parser['status']}")
-        )
+        st.caption(inert(f"TensorRT's ONNX parser: {parser.get('error') or parser.get('why') or parser['status']}"))

@@ -1,5 +1,5 @@
 """Under the stage: a layer's section (its tables, charts, heatmaps and notes: playground.section blocks) and the
-picked output cell's terms, drawn with Streamlit. `view` is a ui.state.ViewOptions. Every widget key is
+picked output cell's terms, drawn with Streamlit. `view` is a ui.view.ViewOptions. Every widget key is
 "{layer}.extra.{name}"."""
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ import streamlit as st
 from .. import section
 from ..layers import get_layer
 from ..numbers import precise
-from . import state
+from .figures import chart, table, tensor_figure
 from .keys import key
+from .messages import inert
 
 
 def _key(layer: str, name: str) -> str:
@@ -43,15 +44,15 @@ def _draw_block(layer: str, block, view: Any) -> None:
     if isinstance(block, section.Code):
         st.code(block.text, language=None)
     elif isinstance(block, section.Note):
-        text = state.inert(block.text) if block.tone in ("warning", "error") else block.text
+        text = inert(block.text) if block.tone in ("warning", "error") else block.text
         getattr(st, block.tone)(text)
     elif isinstance(block, section.Table):
-        state.table(block.rows, _key(layer, block.name))
+        table(block.rows, _key(layer, block.name))
     elif isinstance(block, section.Chart):
-        state.chart(block.figure, _key(layer, block.name))
+        chart(block.figure, _key(layer, block.name))
     elif isinstance(block, section.Heatmap):
-        fig, _ = state.tensor_figure(block.tensor, block.title, True, view.presenter)
-        state.chart(fig, _key(layer, block.name), width="stretch")
+        fig, _ = tensor_figure(block.tensor, block.title, True, view.presenter)
+        chart(fig, _key(layer, block.name), width="stretch")
     elif isinstance(block, section.Columns):
         for column, col in zip(block.columns, st.columns(len(block.columns))):
             with col:

@@ -22,8 +22,9 @@ from ..memo import Memo
 from ..numbers import compact
 from ..onnx import reading, whole
 from ..stage.protocol import ENGINE_STATUS
-from . import state
+from .messages import guarded, inert
 from .models import MODEL, NODE, ONNX, REAL
+from .view import presenter_on
 
 _answers = Memo(8)  # by model digest and input: a page's reruns and revisits do not run the model again
 _chains = Memo(256)  # by model digest and a run of nodes: the chain page's address, or why the run is no chain
@@ -130,14 +131,14 @@ def _verdict(n: dict) -> str:
 
 
 def model_page() -> None:
-    state.guarded(_model_page)
+    guarded(_model_page)
 
 
 def _model_page() -> None:
     from .page import PRESENTER_CSS
 
     # the graph nearer the first screen (Streamlit's top padding is for a page without the navigation bar)
-    st.html(PAGE_CSS + (PRESENTER_CSS if state.presenter_on() else ""))
+    st.html(PAGE_CSS + (PRESENTER_CSS if presenter_on() else ""))
     st.subheader("Whole ONNX model", anchor=False)
     st.caption(
         "Every node on the tensor it really reads (ONNX Runtime runs the model once, every tensor marked as an "
@@ -155,7 +156,7 @@ def _model_page() -> None:
         try:
             digest, _ = reading.remember(upload.getvalue(), upload.name)
         except ValidationError as exc:
-            st.error(state.inert(str(exc)), icon=":material/error:")
+            st.error(inert(str(exc)), icon=":material/error:")
             return
         st.query_params[ONNX], st.query_params[MODEL] = digest, upload.name[:80]
     digest = st.query_params.get(ONNX)
@@ -166,7 +167,7 @@ def _model_page() -> None:
     try:
         answer = _analysis(digest, name)
     except blobs.Missing as exc:
-        st.warning(state.inert(f"URL parameter onnx: the model {digest[:12]}… {exc}"), icon=":material/link_off:")
+        st.warning(inert(f"URL parameter onnx: the model {digest[:12]}… {exc}"), icon=":material/link_off:")
         return
     _draw(answer, digest, name)
 
@@ -196,7 +197,7 @@ def _first_difference(answer: dict, digest: str, name: str, pages: dict) -> None
         return
     n = next(n for n in answer["nodes"] if n["name"] == first)
     st.error(
-        state.inert(
+        inert(
             f"First node where the reference and ONNX Runtime part ways: {first} · {n['op_type']} "
             f"({_verdict(n)}). Later differences may be its echo."
         ),
@@ -204,7 +205,7 @@ def _first_difference(answer: dict, digest: str, name: str, pages: dict) -> None
     )
     st.page_link(
         pages[n["layer"]],
-        label=state.inert(f"Open {first} on its real input"),
+        label=inert(f"Open {first} on its real input"),
         icon=":material/arrow_forward:",
         query_params={ONNX: digest, NODE: first, MODEL: name, REAL: "1"},
     )
@@ -218,7 +219,7 @@ def _selection(result, digest: str, name: str) -> None:
         return
     query, why = chain_link(digest, picked, name)
     if query is None:
-        st.warning(state.inert(f"The selected nodes are no chain: {why}"), icon=":material/link_off:")
+        st.warning(inert(f"The selected nodes are no chain: {why}"), icon=":material/link_off:")
         return
     from .chain import chain_page
 
@@ -241,11 +242,9 @@ def _draw(answer: dict, digest: str, name: str) -> None:
         + f" ({answer['seconds']} s)"
     )
     for note in answer["notes"]:
-        st.caption(state.inert(note))
+        st.caption(inert(note))
     if "onnxruntime_error" in answer:
-        st.error(
-            state.inert(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}"), icon=":material/error:"
-        )
+        st.error(inert(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}"), icon=":material/error:")
     for out, o in answer.get("output", {}).items():
         low, high = compact(o["min"]), compact(o["max"])
         st.text(f"output {out}: {tuple(o['shape'])}, min {low}, max {high} [ONNX Runtime, the whole model]")
@@ -280,7 +279,7 @@ def _draw(answer: dict, digest: str, name: str) -> None:
             verdict = _verdict(n)
             st.page_link(
                 pages[n["layer"]],
-                label=state.inert(f"{text} → {LAYERS[n['layer']].title}: {verdict}"),
+                label=inert(f"{text} → {LAYERS[n['layer']].title}: {verdict}"),
                 icon=":material/check_circle:" if n.get("agrees") else ":material/cancel:",
                 query_params={ONNX: digest, NODE: n["name"], MODEL: name, REAL: "1"},
             )

@@ -17,7 +17,8 @@ from ..layers import LAYERS
 from ..onnx import opening, reading
 from ..onnx.opened import SEED, Opened
 from ..stage import protocol
-from . import state, widgets
+from . import widgets
+from .messages import inert
 
 ONNX, NODE, MODEL = "onnx", "node", "model"  # the link's keys
 REAL = "real"  # real=1: the stage opens on the tensor the node reads in its model (the model page's links)
@@ -66,22 +67,22 @@ def uploader(key: str, pages: dict) -> None:
     try:
         digest, model = reading.remember(upload.getvalue(), upload.name)
     except ValidationError as exc:
-        st.error(state.inert(str(exc)), icon=":material/error:")
+        st.error(inert(str(exc)), icon=":material/error:")
         return
     nodes = opening.list_nodes(model)
     opens = sum(n["layer"] is not None for n in nodes)
-    st.caption(f"**{state.inert(upload.name)}**: {len(nodes)} node(s), {opens} open as a layer.")
+    st.caption(f"**{inert(upload.name)}**: {len(nodes)} node(s), {opens} open as a layer.")
     with st.container(height=320 if len(nodes) > 8 else "content", border=False):
         for n in nodes:
             if n["layer"]:
                 st.page_link(
                     pages[n["layer"]],  # a node's name is the model's text: shown as given, never markdown
-                    label=state.inert(f"{n['name']} · {n['op_type']} → {LAYERS[n['layer']].title}"),
+                    label=inert(f"{n['name']} · {n['op_type']} → {LAYERS[n['layer']].title}"),
                     icon=LAYERS[n["layer"]].icon,
                     query_params={ONNX: digest, NODE: n["name"], MODEL: upload.name[:80]},
                 )
             else:
-                st.caption(state.inert(f"{n['name']} · {n['op_type']}: {n['reason']}"))
+                st.caption(inert(f"{n['name']} · {n['op_type']}: {n['reason']}"))
 
 
 def node_link(layer: Layer) -> NodeLink | None:
@@ -99,7 +100,7 @@ def node_link(layer: Layer) -> NodeLink | None:
         params = opened.params
     except (ValidationError, blobs.Missing) as exc:
         what = f"the model {digest[:12]}… {exc}" if isinstance(exc, blobs.Missing) else str(exc)
-        st.warning(state.inert(f"URL parameter onnx: {what}"), icon=":material/link_off:")
+        st.warning(inert(f"URL parameter onnx: {what}"), icon=":material/link_off:")
         return None
     applied = f"_onnx_applied.{layer.name}"
     if st.session_state.get(applied) != (digest, opened.node):
@@ -120,9 +121,7 @@ def node_link(layer: Layer) -> NodeLink | None:
             }
         except Exception as exc:  # noqa: BLE001 - ONNX Runtime could not run the model: the seeded input, said
             st.warning(
-                state.inert(
-                    f"URL parameter real: the model could not be run ({exc}); the node opens on the seeded input"
-                ),
+                inert(f"URL parameter real: the model could not be run ({exc}); the node opens on the seeded input"),
                 icon=":material/warning:",
             )
     return NodeLink(opened, protocol.query_of(layer, params, opened.shape), source, real)

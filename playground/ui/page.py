@@ -7,14 +7,16 @@ import itertools
 
 import streamlit as st
 
-from .. import numbers, presets
+from .. import numbers, presets, shared
 from ..core import Evaluation, evaluate
 from ..layer import Layer
 from ..layers import LAYERS, get_layer
 from ..stage import protocol
 from . import extras, links, models, stage, state, widgets, workshop
-from .keys import control_key, key
-from .state import SPEC_TAB, guarded
+from .figures import table
+from .keys import SPEC_TAB, control_key, key
+from .messages import guarded, inert
+from .view import presenter_on
 
 PAGES_DIR = "app_pages"  # the home page's file; not pages/: see main.py
 HOME_ICON = ":material/home:"
@@ -97,10 +99,10 @@ def _layer_page(name: str) -> None:
     _link_problems(layer)
     if inp.error is not None:
         kept = " — the stage shows the last good input." if inp.x is not None else ""
-        st.error(state.inert(str(inp.error) + kept), icon=":material/error:")
+        st.error(inert(str(inp.error) + kept), icon=":material/error:")
     if inp.x is None:
         return
-    backend, engines = state.backend(), state.engine_cache()
+    backend, engines = shared.backend(), shared.engine_cache()
 
     def run(raw: dict, compare: str | None) -> Evaluation:
         return evaluate(layer.name, raw, inp.x, backend=backend, cache=engines, compare=compare)
@@ -191,7 +193,7 @@ def _link_problems(layer: Layer) -> None:
     problems = links.take_problems(layer)
     if problems:
         st.warning(
-            "\n".join(f"- {state.inert(m)}" for m in problems) if len(problems) > 1 else state.inert(problems[0]),
+            "\n".join(f"- {inert(m)}" for m in problems) if len(problems) > 1 else inert(problems[0]),
             icon=":material/link_off:",
         )
 
@@ -233,7 +235,7 @@ def _engine_panel(ev: Evaluation) -> None:
         st.markdown(f"**Engine layers** ({len(layers)})")
         if layers:
             fmt = lambda ts: "; ".join(f"{t['shape']} {t['format']}" for t in ts)  # noqa: E731
-            state.table(
+            table(
                 [
                     {
                         "name": l["name"],
@@ -274,26 +276,26 @@ def _second_opinions(ev: Evaluation, opened) -> None:
     else:
         why = ort.get("rule") or ort.get("why") or ort.get("error") or "no known rule explains it"
         st.warning(
-            state.inert(f"ONNX Runtime {ort.get('version') or ''} differs from {ort.get('compared_to')}: {why}."),
+            inert(f"ONNX Runtime {ort.get('version') or ''} differs from {ort.get('compared_to')}: {why}."),
             icon=":material/difference:",
         )
     if parser is None or parser.get("status") == "not_built":
         why = (parser or {}).get("why", "no parser")
-        st.caption(state.inert(f"TensorRT's ONNX parser: {STATUS_TEXT['not_built']} ({why})."))
+        st.caption(inert(f"TensorRT's ONNX parser: {STATUS_TEXT['not_built']} ({why})."))
         return
     if parser.get("error"):
-        st.warning(state.inert(f"{parser['parser']}: {parser['error']}"), icon=":material/error:")
+        st.warning(inert(f"{parser['parser']}: {parser['error']}"), icon=":material/error:")
         return
     same = "the same output shape" if parser["same_output_shape"] else "another output shape"
     layers = "the same engine layers" if parser["same_layers"] else parser.get("difference", "other engine layers")
     st.markdown(
-        state.inert(
+        inert(
             f"{parser['parser']} built the model ({STATUS_TEXT.get(parser['status'], parser['status'])}): "
             f"output {tuple(parser['output_shape'] or ())}, {same} as the layer's build, {layers}."
         )
     )
     pairs = itertools.zip_longest(parser["layers"], parser.get("layer_build", []), fillvalue="")
-    state.table([{"parser's network": a, "layer's build": b} for a, b in pairs], key=key(ev.layer, "parser_layers"))
+    table([{"parser's network": a, "layer's build": b} for a, b in pairs], key=key(ev.layer, "parser_layers"))
 
 
 def _passed_over(b) -> None:
@@ -308,7 +310,7 @@ def home_page() -> None:
 
 
 def _home_page() -> None:
-    if state.presenter_on():
+    if presenter_on():
         st.html(PRESENTER_CSS)
     st.title("TensorRT Layer Playground", anchor=False)
     st.markdown(
@@ -317,7 +319,7 @@ def _home_page() -> None:
         "built: its layers, formats, tactics, build time and log. Invalid combinations are caught with the "
         "rule they break; the last valid result stays on screen."
     )
-    b = state.backend()
+    b = shared.backend()
     with st.container(border=True):
         st.subheader("On this machine", anchor=False)
         cols = st.columns(5)

@@ -1,5 +1,5 @@
 """The sidebar's widgets: the input controls (pattern, shape, values, an uploaded image) and the view toggles. The
-parameters' controls are the stage's (playground.stage); keys: see state.py."""
+parameters' controls are the stage's (playground.stage); keys: see keys.py."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from streamlit.errors import StreamlitAPIException
 from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, InputError, default_dims, make_input
 from ..layer import Layer
 from ..stage.protocol import VIEW_PRESENTER, input_key
-from .state import ViewOptions
+from .view import ViewOptions
 
 PERSIST = "session"  # a value survives page switches and being hidden
 BIND = "query-params"  # the value is in the page URL under the widget key: links reproduce the state

@@ -14,8 +14,9 @@ from ..export import build_source, config_name, export_script
 from ..inputs import to_csv, to_npy_bytes
 from ..layer import Layer
 from ..layers import get_layer
+from .figures import chart, tensor_figure
 from .keys import control_key, key
-from .state import ViewOptions, chart, tensor_figure
+from .view import ViewOptions
 
 
 # -- the example on screen -----------------------------------------------------------------------------
