@@ -106,7 +106,7 @@ def read_npy(path: str, layer: str, param: str) -> np.ndarray:
         raise fail(exc.strerror or str(exc)) from None
     except ValueError as exc:
         raise fail(f"is not a readable .npy array ({exc})") from None
-    finite = x[np.isfinite(x)] if x.dtype.kind == "f" else x
+    finite = x[np.isfinite(x)] if np.issubdtype(x.dtype, np.floating) else x
     if finite.size and float(np.abs(finite).max()) > _FLOAT32_MAX:
         raise fail(f"holds values beyond float32's range (±{_FLOAT32_MAX:.4g}), which TensorRT computes in")
     return x.astype(np.float32)

@@ -121,7 +121,7 @@ def emulate(layer, x, params: dict) -> np.ndarray:
 
 
 def _rounded(value, precision: str):
-    if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+    if isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating):
         return round_to(value, precision)
     if isinstance(value, float):
         return float(round_to(value, precision))
@@ -234,7 +234,7 @@ class TypedNetwork:
         kind = trt.DataType.HALF if self._precision == "FP16" else trt.DataType.BF16
         if isinstance(value, trt.Weights) and value.size == 0:
             return trt.Weights(kind)
-        if isinstance(value, np.ndarray) and value.dtype.kind == "f":
+        if isinstance(value, np.ndarray) and np.issubdtype(value.dtype, np.floating):
             import ml_dtypes  # bfloat16 for NumPy; FP16 needs only NumPy
 
             with np.errstate(over="ignore"):  # beyond the type's range: ±inf, as the engine's cast gives

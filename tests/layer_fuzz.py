@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from playground import params as K
 from playground.errors import ValidationError
 from playground.params import Param
 
@@ -52,18 +53,18 @@ def _int(p: Param, rng, top=None) -> int:
 def _value(p: Param, rng, params: dict, shape: tuple):
     if p.optional and rng.random() < 0.5:
         return None
-    if p.kind == "enum":
+    if isinstance(p.of, K.Enum):
         return str(rng.choice(p.choices))
-    if p.kind == "bool":
+    if isinstance(p.of, K.Bool):
         return bool(rng.random() < 0.5)
-    if p.kind == "float":
+    if isinstance(p.of, K.Float):
         return _float(p, rng)
-    if p.kind == "int":
+    if isinstance(p.of, K.Int):
         offered = p.offered(params, shape)
         if isinstance(offered, list) and offered and rng.random() < 0.7:
             return int(rng.choice(offered))
         return _int(p, rng)
-    if p.kind == "ints":
+    if isinstance(p.of, K.Ints):
         default = p.default_for(params, shape) if not p.optional else None
         if default is not None and rng.random() < 0.35:
             return tuple(int(v) for v in rng.permutation(np.asarray(default)))

@@ -111,6 +111,7 @@ def record() -> list:
     sys.path.insert(0, str(ROOT))
     from playground import export, presets
     from playground.layers import LAYERS
+    from playground.params import Enum
     from playground.trt import engine
     from playground.trt.backend import detect
 
@@ -124,7 +125,7 @@ def record() -> list:
             configs += [
                 ({param.name: c}, layer.example_shape)
                 for param in layer.params
-                if param.kind == "enum"
+                if isinstance(param.of, Enum)
                 for c in param.choices
             ]
             for raw, shape in configs:

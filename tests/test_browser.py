@@ -254,7 +254,7 @@ def test_every_numeric_parameter_is_a_slider(page, app):
         open_stage(page, app, name)
         shape = layer.example_shape
         for p in layer.params:
-            if p.kind in ("int", "float") and p.name_of is None:
+            if p.of.number and p.name_of is None:
                 keys = [f"{name}.{p.name}"]
             elif p.along_axes and not p.permutation:  # an order of axes is one list of permutations
                 keys = [f"{name}.{p.name}.{ax}" for ax in p.axis_names(len(shape))]

@@ -85,16 +85,17 @@ def test_a_layer_imports_no_core(graph):
 
 
 def test_one_vocabulary_for_a_parameters_kind():
-    """Readers ask a parameter's kind object (`Param.of`), never compare its name: the kinds' behaviour lives in
-    params.py alone."""
+    """Readers ask a parameter's kind object (`Param.of`: `isinstance(p.of, Enum)`, `p.of.number`), never compare
+    its name: the kinds' behaviour lives in params.py alone. The tests, benchmarks and scripts ask it too."""
     import re
     from pathlib import Path
 
-    root = Path(playground.__file__).parent
+    root = Path(playground.__file__).parent.parent
+    files = [f for d in ("playground", "tests", "bench", "scripts", "app_pages") for f in (root / d).rglob("*.py")]
     switches = [
         f"{f.relative_to(root)}:{n}"
-        for f in root.rglob("*.py")
-        if f.name != "params.py"
+        for f in files + sorted(root.glob("*.py"))
+        if f.relative_to(root).as_posix() not in ("playground/params.py", "tests/test_imports.py")
         for n, line in enumerate(f.read_text().splitlines(), 1)
         if re.search(r"\.kind (==|in|!=)", line) and "dtype.kind" not in line
     ]

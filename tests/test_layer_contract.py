@@ -21,6 +21,7 @@ from playground import precision as P
 from playground import reference as ref
 from playground.errors import ValidationError
 from playground.layers import LAYERS
+from playground.params import Enum, Float
 from playground.presets import input_for
 from playground.trt.backend import detect
 
@@ -30,7 +31,7 @@ VALID = 50
 
 def _valid(layer) -> int:
     """VALID, or five draws per choice of the layer's longest enum (elementwise's 14 operations)."""
-    return max([VALID] + [5 * len(p.choices) for p in layer.params if p.kind == "enum"])
+    return max([VALID] + [5 * len(p.choices) for p in layer.params if isinstance(p.of, Enum)])
 
 
 SEED = 27
@@ -62,7 +63,7 @@ def test_the_fuzz_finds_enough_valid_configurations(fuzzed):
     layer, good, _ = fuzzed
     assert len(good) >= _valid(layer), f"{layer.name}: only {len(good)} valid configurations drawn"
     for p in layer.params:  # every choice of every enum is drawn among the valid ones
-        if p.kind == "enum":
+        if isinstance(p.of, Enum):
             seen = {d.params[p.name] for d in good}
             assert seen == set(p.choices), (layer.name, p.name, set(p.choices) - seen)
 
@@ -170,7 +171,7 @@ def test_examples_exist_and_tell_each_float_parameter_from_its_mirror(name):
     assert layer.examples, f"{name} has no example"
     derived = [e for e in layer.examples if e.hand_derived]
     assert all(e.expected is not None for e in derived)
-    floats = {p.name for p in layer.params if p.kind == "float" and p.low is not None and p.high is not None}
+    floats = {p.name for p in layer.params if isinstance(p.of, Float) and p.low is not None and p.high is not None}
     tested = {k for e in layer.examples if not e.is_lesson for k in e.params if k in floats}
     for param in tested:
         verdicts = [_mirrored_changes(layer, e, param) for e in layer.examples if not e.is_lesson and param in e.params]

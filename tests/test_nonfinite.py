@@ -6,6 +6,7 @@ import pytest
 from playground.core import evaluate
 from playground.errors import ValidationError
 from playground.layers import LAYERS, get_layer
+from playground.params import Array, Float
 from playground.trt.cache import EngineCache
 
 
@@ -26,7 +27,7 @@ def test_nonfinite_input_flows_through_every_layer(name, tmp_path):
 @pytest.mark.parametrize("bad", ["nan", "inf", "-inf"])
 def test_nonfinite_parameters_are_refused_by_name(name, bad):
     layer = get_layer(name)
-    numeric = [p for p in layer.params if p.kind in ("float", "array")]
+    numeric = [p for p in layer.params if isinstance(p.of, (Array, Float))]
     for p in numeric:
         with pytest.raises(ValidationError) as info:
             layer.resolve({p.name: bad}, layer.example_shape)

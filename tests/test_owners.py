@@ -107,6 +107,6 @@ def test_a_parameters_control_is_its_kinds_one_decision():
     assert widgets == {"choice", "toggle", "slider", "named", "axes", "permutation", "text"}
     controls = (ROOT / "stage" / "controls.js").read_text()
     assert all(f'w === "{w}"' in controls for w in widgets - {"text"})  # text: what is left
-    assert not re.search(r"c\.kind ===", controls)
+    assert not re.search(r"c\.kind\s*===", controls)
     chain = (ROOT / "ui" / "chain.py").read_text()
     assert "p.of.widget(p)" in chain and not re.search(r"p\.kind|of\.name", chain)

@@ -16,7 +16,7 @@ from playground import precision as P
 from playground import presets
 from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
-from playground.params import same_params
+from playground.params import Enum, same_params
 from playground.trt.backend import detect
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -138,7 +138,7 @@ def test_every_layer_builds_in_every_precision_and_computes_in_it():
 
     backend, refused = detect(), {}
     for name, layer in LAYERS.items():
-        enums = [p for p in layer.params if p.kind == "enum" and p.name != "precision"]
+        enums = [p for p in layer.params if isinstance(p.of, Enum) and p.name != "precision"]
         configs = [({}, "")] + [({p.name: c}, f"{p.name}={c}") for p in enums for c in p.choices]
         for raw, label in configs:
             for prec in layer.param("precision").choices[1:]:  # every one but FP32

@@ -287,7 +287,7 @@ def with_shapes(model, shapes: dict[str, tuple]):
 
 def _summary(y: np.ndarray) -> dict:
     y = np.asarray(y)
-    finite = y[np.isfinite(y)] if y.dtype.kind == "f" else y
+    finite = y[np.isfinite(y)] if np.issubdtype(y.dtype, np.floating) else y
     return {
         "shape": list(y.shape),
         "dtype": str(y.dtype),
