@@ -339,6 +339,14 @@ def test_the_upload_widget_says_the_cap_in_the_unit_the_check_uses():
 
 
 # -- the command line and `room` ----------------------------------------------------------------------------------
+def test_the_room_starts_its_replicas_in_the_checkout():
+    """Each replica is `streamlit run app.py` from the checkout's root (a root one folder off would run it where a
+    module of playground/ stands in for the standard library's)."""
+    from playground.serve import room
+
+    assert (room.ROOT / "app.py").is_file() and (room.ROOT / "playground" / "serve" / "room.py").is_file()
+
+
 def _room(*args, timeout=30):
     """`python -m playground room ARGS`; one that starts after all is stopped as Ctrl-C stops it (SIGTERM: the
     room stops its proxy and replicas), and the test fails."""

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..errors import PlaygroundError, ValidationError
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 COOKIE = "PGREPLICA"
 CHECK_MS = 1000  # health-check interval; a replica is out after FALL misses
 FALL, RISE = 2, 2
