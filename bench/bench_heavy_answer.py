@@ -49,7 +49,7 @@ def measure(layers: list[str]) -> dict:
 
 
 def run(tree: Path, layers: list[str]) -> dict:
-    env = {**os.environ, "PYTHONPATH": str(tree)}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), os.environ.get("PYTHONPATH", "")])}
     done = subprocess.run(
         [sys.executable, __file__, "--child", str(tree), "--layers", ",".join(layers)],
         env=env,
