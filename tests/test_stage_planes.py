@@ -242,3 +242,53 @@ def test_the_pages_input_is_hashed_once_for_its_every_answer(client, large, monk
     assert not any(np.shares_memory(a, x) for a in hashed)
     assert len(hashed) == 1 + 3  # the figures: RELU's output; FP16's and BF16's outputs and their difference
     assert ids == [protocol.tensor_id(x)] * 2  # the same id as the values hashed afresh
+
+
+@pytest.fixture(scope="module")
+def tight_app(tmp_path_factory):
+    """The app with a pages' cap of 1.75 MiB: two pages on a 1·8·128·128 input (512 KiB a tensor) hold 2 MiB, and
+    the second page's answer lets the first's kept tensors and evaluation go (its input, 0.5 MiB, stays)."""
+    from playground.chromium import browser as B
+
+    cache = str(tmp_path_factory.mktemp("engine_cache"))
+    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": cache, "PLAYGROUND_PAGES_MB": "1.75"}) as url:
+        yield url
+
+
+@pytest.mark.browser
+def test_a_page_whose_kept_tensors_went_turns_its_page_by_asking_again(browser, tight_app):
+    from playground.chromium import browser as B
+
+    link = f"{tight_app}/activation?" + "&".join(
+        f"activation.input.{k}={v}" for k, v in {"kind": "random", "N": 1, "C": 8, "H": 128, "W": 128}.items()
+    )
+    stage = ".pg-stage"
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    pages, errors = [], []
+    for seed in (1, 2):  # the second page's input differs: a seat of its own
+        page = ctx.new_page()
+        page.set_default_timeout(60_000)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(f"{link}&activation.input.seed={seed}")
+        page.wait_for_selector(f'{stage}[data-drawn] [data-figure="output"] canvas')
+        pages.append(page)
+    first = pages[0]
+    replies = []
+    first.on("response", lambda r: replies.append(r) if "/api/stage/" in r.url else None)
+    pager = f'{stage} [data-figure="input"] .pg-pager'
+    held = (
+        "() => [...document.querySelector('.pg-stage').__stage.answer.figures.find((f) => f.which === 'input')"
+        ".t.planes.keys()].sort()"
+    )
+    assert "planes 1–4 of 8" in first.inner_text(pager) and first.evaluate(held) == [0, 1, 2, 3]
+    stats = first.inner_text(f'{stage} [data-figure="input"] .pg-stats')
+    first.click(f"{pager} button[aria-label^='next']")
+    first.wait_for_function("s => document.querySelector(s).innerText.includes('5–8 of 8')", arg=pager)
+    first.wait_for_function(f"() => ({held})().length === 8")
+    assert first.inner_text(f'{stage} [data-figure="input"] .pg-stats') == stats
+    routes = [r.url.rsplit("/", 1)[-1] for r in replies]
+    assert routes[:2] == ["planes", "evaluate"], routes  # the planes were gone: the configuration asked for again
+    gone, _ = protocol.read_frame(replies[0].body())
+    assert gone["gone"] and not gone["tensors"]
+    assert not errors
+    ctx.close()

@@ -46,10 +46,24 @@ MAX_BODY_BYTES = 64 << 10
 BODY_WAIT_S = 10.0  # a body declared and not sent within this is answered 408 (the stage's are sent at once)
 MAX_DEPTH = 8  # arrays and objects inside each other: the stage's deepest is 2 (params, pick); json.loads recurses
 MAX_SEATS = 4096  # open pages remembered; the least recently used is forgotten first
-# What they hold together: inputs, the last full answer's evaluation, the tensors kept for pages turned (a room of
-# 200 at the element budget, 32 MiB an input and about 200 MiB beside it, would be 45 GiB). `Seats.trim` says what
-# is let go first.
-MAX_SEAT_BYTES = 1 << 30
+# What they hold together (PLAYGROUND_PAGES_MB): inputs, the last full answer's evaluation, the tensors kept for
+# pages turned (a room of 200 at the element budget, 32 MiB an input and about 160 MiB beside it, would be 37 GiB).
+# `Seats.trim` says what is let go first.
+MAX_SEAT_MB = 1024
+
+
+def max_seat_bytes() -> int:
+    """PLAYGROUND_PAGES_MB in bytes; where it is not a number in its range, the server says so and keeps the
+    default (it is read as the server starts: there is no page to say it on)."""
+    from ..budget import env_number
+
+    try:
+        return int(env_number("PLAYGROUND_PAGES_MB", MAX_SEAT_MB, 1, 2**20, float) * 2**20)
+    except ValidationError as exc:
+        log.warning("%s; the pages' cap stays %d MB", exc, MAX_SEAT_MB)
+        return MAX_SEAT_MB << 20
+
+
 SEAT_IDLE_S = 4 * 3600
 WORKERS = 4  # evaluations at once (builds release the GIL; the references are NumPy)
 MAX_WAITING = 64
@@ -156,8 +170,9 @@ def _arrays(seat: Seat):
 class Seats:
     """The open pages' seats, by token (bounded, idle ones forgotten), and the bytes they hold (`trim`)."""
 
-    def __init__(self, limit: int = MAX_SEATS, idle_s: float = SEAT_IDLE_S, max_bytes: int = MAX_SEAT_BYTES):
-        self.limit, self.idle_s, self.max_bytes = limit, idle_s, max_bytes
+    def __init__(self, limit: int = MAX_SEATS, idle_s: float = SEAT_IDLE_S, max_bytes: int | None = None):
+        self.limit, self.idle_s = limit, idle_s
+        self.max_bytes = max_bytes if max_bytes is not None else max_seat_bytes()
         self.items: OrderedDict[str, Seat] = OrderedDict()
         self.lock = threading.Lock()
         self.total = 0  # the seats' `counted` bytes together
