@@ -129,13 +129,16 @@ def digest(a: np.ndarray) -> bytes:
     the values in the reference memo's keys and, with the shape, the id the stage names a tensor by. One pass over
     an input of the element budget is 32 MB: a caller that holds an array's digest passes it on (a page's seat
     makes its input's once, `evaluate`'s `digests`)."""
-    fixed = not a.flags.writeable and (a.base is None or isinstance(a.base, np.ndarray) and not a.base.flags.writeable)
+    fixed, b = isinstance(a, np.ndarray) and not a.flags.writeable, getattr(a, "base", None)
+    while fixed and b is not None:  # a view: the memory it shows must be read-only all the way down
+        fixed, b = isinstance(b, np.ndarray) and not b.flags.writeable, getattr(b, "base", None)
     if fixed:
         with _digested_lock:
             ref, known = _digested.get(id(a), (None, None))
         if ref is not None and ref() is a:
             return known
-    h = hashlib.sha256(memoryview(np.ascontiguousarray(a)).cast("B")).digest()
+    c = np.ascontiguousarray(a).reshape(-1)
+    h = hashlib.sha256(memoryview(c).cast("B") if c.size else b"").digest()
     if fixed:
         key = id(a)
         with _digested_lock:

@@ -193,9 +193,7 @@ class Seats:
         if seat is None or seat.layer != layer or not _same({"": seat.x, **seat.others}, {"": x, **others}):
             made = Seat(layer, x, others=others, digests={n: digest(a) for n, a in xs.items()}, owner=self)
             with self.lock:
-                old = self.items.pop(token, None)
-                if old is not None:
-                    self.total -= old.counted
+                self._drop(token)  # the page's former seat, an answer of it still in flight counted no more
                 self.items[token] = seat = made
         seat.opened = opened
         with self.lock:
