@@ -191,12 +191,13 @@ class Seats:
                 token = secrets.token_urlsafe(24)
             seat = self.items.get(token)
         if seat is None or seat.layer != layer or not _same({"": seat.x, **seat.others}, {"": x, **others}):
-            made = Seat(layer, x, others=others, digests={n: digest(a) for n, a in xs.items()}, owner=self)
-            with self.lock:
-                self._drop(token)  # the page's former seat, an answer of it still in flight counted no more
-                self.items[token] = seat = made
+            seat = Seat(layer, x, others=others, digests={n: digest(a) for n, a in xs.items()})  # the lock let go
         seat.opened = opened
         with self.lock:
+            if self.items.get(token) is not seat:  # a new seat, or this one let go meanwhile (`trim`)
+                self._drop(token)  # the page's former seat: an answer of it still in flight counts no more
+                seat.owner, seat.counted = self, 0
+                self.items[token] = seat
             self.items.move_to_end(token)
         self.trim(seat)
         return token
@@ -434,9 +435,8 @@ def answer(seat: Seat, message: dict) -> dict:
         return {"problem": protocol.problem(exc, layer, seat.x.shape)}
     if not quick:
         seat.remember(compare, ev)
-    if (
-        seat.input_bytes // 4 <= SPECULATE_VALUES
-    ):  # beyond, a neighbour costs seconds of the room's CPU: the release builds
+    # beyond, a neighbour costs seconds of the room's CPU: the release builds
+    if seat.input_bytes // 4 <= SPECULATE_VALUES:
         if quick:  # drawn from the reference now; its engine is built behind the foreground
             prefetcher.offer(layer.name, [raw], seat.feed, backend=backend, cache=cache)
         elif seat.last_query is not None:
