@@ -121,12 +121,12 @@ def default_cache() -> EngineCache:
 # The digests of read-only arrays (the references, the error maps, a layer's examples: never written after they
 # are made) by identity, while the array lives: a revisited configuration's tensors are not hashed again.
 _digested: dict[int, tuple] = {}
-_digested_lock = threading.Lock()
+_digested_lock = threading.RLock()  # a collection inside it may call `_forget_digest` on the same thread
 
 
 def digest(a: np.ndarray) -> bytes:
-    """SHA-256 of a C-contiguous array's bytes (SHA-256 where the CPU has SHA instructions: 3× BLAKE2b's speed):
-    the values in the reference memo's keys and, with the shape, the id the stage names a tensor by. One pass over
+    """SHA-256 of an array's bytes in C order (where the CPU has SHA instructions, 3-5× BLAKE2b's speed): the
+    values in the reference memo's keys and, with the shape, the id the stage names a tensor by. One pass over
     an input of the element budget is 32 MB: a caller that holds an array's digest passes it on (a page's seat
     makes its input's once, `evaluate`'s `digests`)."""
     fixed, b = isinstance(a, np.ndarray) and not a.flags.writeable, getattr(a, "base", None)
@@ -141,8 +141,9 @@ def digest(a: np.ndarray) -> bytes:
     h = hashlib.sha256(memoryview(c).cast("B") if c.size else b"").digest()
     if fixed:
         key = id(a)
+        entry = (weakref.ref(a, lambda _, key=key: _forget_digest(key)), h)
         with _digested_lock:
-            _digested[key] = (weakref.ref(a, lambda _, key=key: _forget_digest(key)), h)
+            _digested[key] = entry
     return h
 
 
