@@ -14,7 +14,11 @@ def colour_range(a: np.ndarray, terms: float | None = None) -> list[float] | Non
     """The range a tensor's colours should span: its finite values' [min, max], or one value ([m, m], drawn as a
     constant) where the spread is rounding noise: within NOISE_EPS float32 ε of the largest |value| or of `terms`,
     the magnitude of what was summed (onnx.runtime.magnitude). None where no value is finite."""
-    found = finite_range(a)
+    return spread(finite_range(a), terms)
+
+
+def spread(found: tuple[float, float] | None, terms: float | None = None) -> list[float] | None:
+    """`colour_range` of a tensor whose finite range is `found` (`finite_range`'s, made once for its stats too)."""
     if found is None:
         return None
     lo, hi = found

@@ -10,6 +10,7 @@ import dataclasses
 import hashlib
 import json
 import threading
+import weakref
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -47,6 +48,7 @@ class Evaluation:
     difference: dict | None = None  # precision.errors of this output against the compared one's
     output_key: str | None = None  # the reference memo's key of the output shown while it is the emulation
     inputs: dict = field(default_factory=dict)  # the feed dict by input name (`input` is the first of them)
+    digests: dict = field(default_factory=dict)  # `digest` of each of `inputs`, by name: the cache keys' and the ids'
 
     @property
     def shapes(self):
@@ -116,6 +118,42 @@ def default_cache() -> EngineCache:
         return _default_cache
 
 
+# The digests of read-only arrays (the references, the error maps, a layer's examples: never written after they
+# are made) by identity, while the array lives: a revisited configuration's tensors are not hashed again.
+_digested: dict[int, tuple] = {}
+_digested_lock = threading.RLock()  # a collection inside it may call `_forget_digest` on the same thread
+
+
+def digest(a: np.ndarray) -> bytes:
+    """SHA-256 of an array's bytes in C order (where the CPU has SHA instructions, 3-5× BLAKE2b's speed): the
+    values in the reference memo's keys and, with the shape, the id the stage names a tensor by. One pass over
+    an input of the element budget is 32 MB: a caller that holds an array's digest passes it on (a page's seat
+    makes its input's once, `evaluate`'s `digests`)."""
+    fixed, b = isinstance(a, np.ndarray) and not a.flags.writeable, getattr(a, "base", None)
+    while fixed and b is not None:  # a view: the memory it shows must be read-only all the way down
+        fixed, b = isinstance(b, np.ndarray) and not b.flags.writeable, getattr(b, "base", None)
+    if fixed:
+        with _digested_lock:
+            ref, known = _digested.get(id(a), (None, None))
+        if ref is not None and ref() is a:
+            return known
+    c = np.ascontiguousarray(a).reshape(-1)
+    h = hashlib.sha256(memoryview(c).cast("B") if c.size else b"").digest()
+    if fixed:
+        key = id(a)
+        entry = (weakref.ref(a, lambda _, key=key: _forget_digest(key)), h)
+        with _digested_lock:
+            _digested[key] = entry
+    return h
+
+
+def _forget_digest(key: int) -> None:
+    with _digested_lock:
+        entry = _digested.get(key)
+        if entry is not None and entry[0]() is None:
+            del _digested[key]
+
+
 class _Engines(Memo):
     """Deserialized engines by cache key, so a revisit on a GPU does not deserialize again."""
 
@@ -137,18 +175,9 @@ class _References(Memo):
         super().__init__(max_bytes, weight=lambda a: a.nbytes)
 
     @staticmethod
-    def values(x) -> bytes:
-        """A digest of the input values (`x`: the one input, or the feed dict), made once per evaluation: at the
-        element budget each pass over them is 32 MB, and a precision below FP32 keys two references on them."""
-        h = hashlib.blake2b(digest_size=20)
-        for a in x.values() if isinstance(x, dict) else [x]:
-            h.update(memoryview(a).cast("B"))  # C-contiguous float32 (evaluate makes them so)
-        return h.digest()
-
-    @staticmethod
     def key(layer: str, params: dict, x, values: bytes | None = None) -> str:
         """`x`: the one input, or the feed dict (every input's name, shape and values are part of the key);
-        `values`: their digest (`values`), where the caller has it."""
+        `values`: their `digest`s one after another, where the caller has them."""
         xs = x if isinstance(x, dict) else {"": x}
         h = hashlib.blake2b(
             json.dumps(
@@ -161,7 +190,7 @@ class _References(Memo):
             ).encode(),
             digest_size=20,
         )
-        h.update(values or _References.values(x))
+        h.update(values or b"".join(map(digest, x.values() if isinstance(x, dict) else [x])))
         return h.hexdigest()
 
     def get(self, layer, params: dict, x, key: str | None = None) -> np.ndarray:
@@ -213,12 +242,15 @@ def evaluate(
     run: bool = True,
     compare: str | None = None,
     build: bool = True,
+    digests: dict | None = None,
 ) -> Evaluation:
     """The configuration's verdict; `compare` names a second precision to evaluate the same configuration in
     (compare mode: `compared` and the `difference` between the two outputs). build=False: the reference only,
     at once, its engine "pending" (a stage being scrubbed where no engine runs; the engine is built after). `x`: the
-    input array (a layer's first input), or the feed dict {input name: array}; an input not given is its example."""
-    result = _evaluate(layer_name, raw_params, x, backend=backend, cache=cache, run=run, build=build)
+    input array (a layer's first input), or the feed dict {input name: array}; an input not given is its example.
+    `digests`: {input name: `digest`} of the arrays given, where the caller holds them (a page's seat): the inputs
+    are not hashed again."""
+    result = _evaluate(layer_name, raw_params, x, backend=backend, cache=cache, run=run, build=build, digests=digests)
     if compare is not None and compare != result.params["precision"]:
         other = _evaluate(
             layer_name,
@@ -228,6 +260,7 @@ def evaluate(
             cache=cache,
             run=run,
             build=build,
+            digests=result.digests,
         )
         result.compared = other
         if other.output.shape == result.output.shape:
@@ -251,6 +284,7 @@ def _evaluate(
     cache: EngineCache | None,
     run: bool,
     build: bool = True,
+    digests: dict | None = None,
 ) -> Evaluation:
     layer = get_layer(layer_name)
     raw_params = raw_params or {}
@@ -260,7 +294,8 @@ def _evaluate(
     data = xs if layer.several else xs[layer.inputs[0].name]  # a one-input layer's keys stay what they were
     params = P.with_data_scale(params, {n: a for n, a in xs.items() if n not in layer.index_inputs})
     backend = backend or detect()
-    values = _References.values(data)
+    digests = {n: (digests or {}).get(n) or digest(a) for n, a in xs.items()}  # one pass over each input, at most
+    values = b"".join(digests.values())
     key = _References.key(layer.name, params, data, values)
     reference = _references.get(layer, params, data, key)
     result = Evaluation(
@@ -275,6 +310,7 @@ def _evaluate(
         messages=layer.notes_for(raw_params, params),
         output_key=key,
         inputs=xs,
+        digests=digests,
     )
     truth_key = None
     if params["precision"] != "FP32":

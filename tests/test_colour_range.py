@@ -4,6 +4,7 @@ range that never stretches rounding noise into colours."""
 import numpy as np
 import pytest
 
+from playground.colours import colour_range
 from playground.core import evaluate
 from playground.inputs import make_input, tile_pattern
 from playground.layers import get_layer
@@ -46,11 +47,11 @@ def test_groups_lesson_on_the_spec_pattern_teaches():
 )
 def test_colour_range(values, terms, drawn):
     a = np.array(values, np.float32)
-    r = protocol.colour_range(a, terms)
+    r = colour_range(a, terms)
     assert (r[0] == r[1]) == (drawn == "constant")
     finite = a[np.isfinite(a)]
     assert finite.min() <= r[0] <= r[1] <= finite.max() or r[0] == r[1] == 0.0
 
 
 def test_colour_range_of_nothing_finite():
-    assert protocol.colour_range(np.array([np.nan, -np.inf])) is None
+    assert colour_range(np.array([np.nan, -np.inf])) is None

@@ -61,3 +61,17 @@ def test_the_memo_keeps_within_its_byte_budget():
     assert layer.calls == 4
     refs.get(layer, configs[0], x)  # the oldest was dropped
     assert layer.calls == 5
+
+
+def test_a_digest_is_remembered_only_for_memory_nothing_can_write():
+    a = np.arange(6, dtype=np.float32)
+    before = core.digest(a)
+    a[0] = 9  # writable: hashed afresh
+    assert core.digest(a) != before
+    view = a[:]
+    view.setflags(write=False)  # a read-only view of memory that can still be written
+    before = core.digest(view)
+    a[1] = 7
+    assert core.digest(view) != before
+    a.setflags(write=False)
+    assert core.digest(a) is core.digest(a)  # the same bytes object: remembered, not hashed again

@@ -9,6 +9,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
+from playground.colours import colour_range
 from playground.core import evaluate
 from playground.layers import get_layer
 from playground.serve import server
@@ -66,7 +67,7 @@ def test_a_large_configurations_answer_is_the_planes_drawn_with_the_whole_tensor
             assert np.array_equal(plane, whole.reshape(-1, *SHAPE[2:])[p], equal_nan=True)
     assert figures["input"]["stats"]["nan"] == 2 and figures["input"]["stats"]["inf"] == 2
     ranges = {f["which"]: f.get("range") for f in reply["answer"]["figures"]}
-    assert ranges["input"] == protocol.colour_range(x) and ranges["output"] == protocol.colour_range(y)
+    assert ranges["input"] == colour_range(x) and ranges["output"] == colour_range(y)
 
 
 def test_a_page_turned_is_asked_for_by_tensor_id_and_is_the_tensors_slice(client, large):
@@ -152,3 +153,143 @@ def test_the_planes_route_has_the_evaluation_routes_door(client, large, headers,
         headers={server.TOKEN_HEADER: large[0], "content-type": "application/json", **headers},
     )
     assert r.status_code == status and r.json()["error"]
+
+
+MiB = 1 << 20
+
+
+def test_what_pages_hold_is_bounded_by_the_seats_cap(client, monkeypatch):
+    """Pages at a large size each hold their input, their last answer's evaluation (an FP16 output, its float64
+    truth, its error maps) and the tensors kept for pages turned: about 12 MiB a page here. Measured by what NumPy
+    allocated and is still alive once core's own memos are let go, eight such pages stay within the seats' cap."""
+    import gc
+    import tracemalloc
+
+    from playground import core
+
+    cap = 24 * MiB
+    monkeypatch.setattr(server, "SEATS", server.Seats(max_bytes=cap))
+    rng = np.random.default_rng(1)
+    ask = {"params": {"activation.type": "SIGMOID", "activation.precision": "FP16"}}
+    post(client, server.SEATS.open("activation", np.ones((1, 1, 4, 4), np.float32)), ask)  # the modules imported
+    tracemalloc.start()
+    try:
+        tokens = []
+        for _ in range(8):
+            tokens.append(server.SEATS.open("activation", rng.uniform(-4, 4, SHAPE).astype(np.float32)))
+            post(client, tokens[-1], ask)
+        core._references.clear()
+        core._measures.clear()
+        gc.collect()
+        alive, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert alive <= cap + 3 * MiB, f"{alive / MiB:.0f} MiB alive"  # 8 pages unbounded would be 96
+    assert server.SEATS.total <= cap + 16 * MiB  # the newest page keeps what it holds, whatever it weighs
+    assert server.SEATS.total == sum(s.held for s in server.SEATS.items.values())
+
+
+def test_over_the_cap_the_kept_tensors_go_first_and_the_page_asks_again_with_its_page(client, monkeypatch):
+    """The first page's kept tensors, then its evaluation, go before any page's seat: its planes are gone, and
+    its configuration asked for again with the page shown is answered with those planes."""
+    x = np.random.default_rng(2).uniform(-4, 4, SHAPE).astype(np.float32)
+    one = 2 * MiB  # a tensor of SHAPE
+    monkeypatch.setattr(server, "SEATS", server.Seats(max_bytes=7 * one))
+    first = server.SEATS.open("activation", x)
+    _, reply, _ = post(client, first, {"params": {"activation.type": "TANH"}})
+    out = next(f["tensor"] for f in reply["answer"]["figures"] if f["which"] == "output")
+    seat = server.SEATS.take(first)
+    assert seat.kept and seat.evaluated is not None and seat.held == 2 * one  # the input, the output (kept: the same)
+    others = []
+    for i in range(3):  # 2 tensors a page: the fourth page's answer passes the cap by one tensor
+        others.append(server.SEATS.open("activation", x + i + 1))
+        post(client, others[-1], {"params": {"activation.type": "TANH"}})
+    assert not seat.kept and seat.evaluated is None and seat.held == one  # its input stays
+    second = server.SEATS.items[others[0]]  # every page's kept tensors went before the first's evaluation
+    assert not second.kept and second.evaluated is not None
+    assert all(server.SEATS.take(t) is not None for t in [first, *others])
+    assert server.SEATS.total <= 7 * one
+    _, planes, _ = post(client, first, {"planes": [[out["id"], 28, 4]]}, server.PLANES_ROUTE)
+    assert planes["gone"] == [out["id"]] and planes["tensors"] == []
+    _, again, blob = post(client, first, {"params": {"activation.type": "TANH"}, "pages": {"output": [28, 4]}})
+    t = next(f["tensor"] for f in again["answer"]["figures"] if f["which"] == "output")
+    assert t["id"] == out["id"] and [p for p, _ in t["sent"]] == [28, 29, 30, 31]
+    y = np.tanh(x.astype(np.float64)).astype(np.float32).reshape(-1, *SHAPE[2:])
+    for p, at in t["sent"]:
+        plane = np.frombuffer(blob, "<f4", SHAPE[2] * SHAPE[3], at * 4).reshape(SHAPE[2:])
+        np.testing.assert_allclose(plane, y[p], rtol=1e-6, atol=1e-7)
+    # a page's seat goes only once no page keeps anything beside its input (the newest aside), least recent first
+    while first in server.SEATS.items:
+        pages = list(server.SEATS.items)
+        server.SEATS.open("activation", x - len(pages))
+    assert set(server.SEATS.items) == set(pages[1:]) | {next(reversed(server.SEATS.items))}
+    assert all(s.held == s.input_bytes for s in list(server.SEATS.items.values())[:-1])
+    assert server.SEATS.total <= 7 * one
+
+
+def test_the_pages_input_is_hashed_once_for_its_every_answer(client, large, monkeypatch):
+    """The seat's digest of its input, made when the page opened it, is the evaluations' cache key's and the input
+    figure's id: no answer passes over the input to hash it again (nor compare mode's second evaluation)."""
+    from playground import core
+
+    token, x = large
+    hashed = []
+    real = core.digest
+    monkeypatch.setattr(core, "digest", lambda a: hashed.append(a) or real(a))
+    ids = []
+    for params, compare in (({"activation.type": "RELU"}, None), ({"activation.precision": "FP16"}, "BF16")):
+        _, reply, _ = post(client, token, {"params": params, "compare": compare})
+        ids += [f["tensor"]["id"] for f in reply["answer"]["figures"] if f["which"] == "input"]
+    assert not any(np.shares_memory(a, x) for a in hashed)
+    assert len(hashed) == 1 + 3  # the figures: RELU's output; FP16's and BF16's outputs and their difference
+    assert ids == [protocol.tensor_id(x)] * 2  # the same id as the values hashed afresh
+
+
+@pytest.fixture(scope="module")
+def tight_app(tmp_path_factory):
+    """The app with a pages' cap of 1.75 MiB: two pages on a 1·8·128·128 input (512 KiB a tensor) hold 2 MiB, and
+    the second page's answer lets the first's kept tensors and evaluation go (its input, 0.5 MiB, stays)."""
+    from playground.chromium import browser as B
+
+    cache = str(tmp_path_factory.mktemp("engine_cache"))
+    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": cache, "PLAYGROUND_PAGES_MB": "1.75"}) as url:
+        yield url
+
+
+@pytest.mark.browser
+def test_a_page_whose_kept_tensors_went_turns_its_page_by_asking_again(browser, tight_app):
+    from playground.chromium import browser as B
+
+    link = f"{tight_app}/activation?" + "&".join(
+        f"activation.input.{k}={v}" for k, v in {"kind": "random", "N": 1, "C": 8, "H": 128, "W": 128}.items()
+    )
+    stage = ".pg-stage"
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    pages, errors = [], []
+    for seed in (1, 2):  # the second page's input differs: a seat of its own
+        page = ctx.new_page()
+        page.set_default_timeout(60_000)
+        page.on("pageerror", lambda exc: errors.append(str(exc)))
+        page.goto(f"{link}&activation.input.seed={seed}")
+        page.wait_for_selector(f'{stage}[data-drawn] [data-figure="output"] canvas')
+        pages.append(page)
+    first = pages[0]
+    replies = []
+    first.on("response", lambda r: replies.append(r) if "/api/stage/" in r.url else None)
+    pager = f'{stage} [data-figure="input"] .pg-pager'
+    held = (
+        "() => [...document.querySelector('.pg-stage').__stage.answer.figures.find((f) => f.which === 'input')"
+        ".t.planes.keys()].sort()"
+    )
+    assert "planes 1–4 of 8" in first.inner_text(pager) and first.evaluate(held) == [0, 1, 2, 3]
+    stats = first.inner_text(f'{stage} [data-figure="input"] .pg-stats')
+    first.click(f"{pager} button[aria-label^='next']")
+    first.wait_for_function("s => document.querySelector(s).innerText.includes('5–8 of 8')", arg=pager)
+    first.wait_for_function(f"() => ({held})().length === 8")
+    assert first.inner_text(f'{stage} [data-figure="input"] .pg-stats') == stats
+    routes = [r.url.rsplit("/", 1)[-1] for r in replies]
+    assert routes[:2] == ["planes", "evaluate"], routes  # the planes were gone: the configuration asked for again
+    gone, _ = protocol.read_frame(replies[0].body())
+    assert gone["gone"] and not gone["tensors"]
+    assert not errors
+    ctx.close()

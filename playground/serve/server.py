@@ -46,7 +46,24 @@ MAX_BODY_BYTES = 64 << 10
 BODY_WAIT_S = 10.0  # a body declared and not sent within this is answered 408 (the stage's are sent at once)
 MAX_DEPTH = 8  # arrays and objects inside each other: the stage's deepest is 2 (params, pick); json.loads recurses
 MAX_SEATS = 4096  # open pages remembered; the least recently used is forgotten first
-MAX_SEAT_BYTES = 1 << 30  # their inputs together (a room of 200 at the element budget's 32 MiB would be 6 GiB)
+# What they hold together (PLAYGROUND_PAGES_MB): inputs, the last full answer's evaluation, the tensors kept for
+# pages turned (a room of 200 at the element budget, 32 MiB an input and about 160 MiB beside it, would be 37 GiB).
+# `Seats.trim` says what is let go first.
+MAX_SEAT_MB = 1024
+
+
+def max_seat_bytes() -> int:
+    """PLAYGROUND_PAGES_MB in bytes; where it is not a number in its range, the server says so and keeps the
+    default (it is read as the server starts: there is no page to say it on)."""
+    from ..budget import env_number
+
+    try:
+        return int(env_number("PLAYGROUND_PAGES_MB", MAX_SEAT_MB, 1, 2**20, float) * 2**20)
+    except ValidationError as exc:
+        log.warning("%s; the pages' cap stays %d MB", exc, MAX_SEAT_MB)
+        return MAX_SEAT_MB << 20
+
+
 SEAT_IDLE_S = 4 * 3600
 WORKERS = 4  # evaluations at once (builds release the GIL; the references are NumPy)
 MAX_WAITING = 64
@@ -69,14 +86,27 @@ class Seat:
     others: dict = field(default_factory=dict)  # a layer of several inputs: the rest of its feed dict, by name
     evaluated: tuple | None = None  # (compare, Evaluation) of the last full answer: what the page's settle run draws
     kept: deque = field(default_factory=lambda: deque(maxlen=KEEP_ANSWERS))  # {tensor id: array} per answer sent
+    digests: dict = field(default_factory=dict)  # core.digest of each input, by name: made once, when it is opened
+    owner: Seats | None = field(default=None, repr=False)  # whose byte count this seat's holdings are part of
+    counted: int = 0  # the bytes the owner counts for it (`held` when last counted)
 
     def keep(self, arrays: dict) -> None:
         """The tensors of an answer sent in part (protocol.arrays), for the planes asked for later (`planes`)."""
         if arrays:
             self.kept.append(arrays)
+            self._recount()
+
+    def remember(self, compare: str | None, ev) -> None:
+        """The last full answer's evaluation (`remembered`)."""
+        self.evaluated = (compare, ev)
+        self._recount()
+
+    def _recount(self) -> None:
+        if self.owner is not None:
+            self.owner.trim(self)
 
     def kept_tensor(self, tid: str):
-        return next((k[tid] for k in reversed(self.kept) if tid in k), None)
+        return next((k[tid] for k in reversed(list(self.kept)) if tid in k), None)  # a copy: `trim` may clear it
 
     def remembered(self, raw: dict, compare: str | None):
         """The last full answer's Evaluation where `raw` (the settled URL's) resolves to its configuration: the
@@ -102,55 +132,126 @@ class Seat:
         return {get_layer(self.layer).input_names[0]: self.x, **self.others} if self.others else self.x
 
     @property
-    def nbytes(self) -> int:
+    def input_bytes(self) -> int:
         return self.x.nbytes + sum(a.nbytes for a in self.others.values())
+
+    @property
+    def held(self) -> int:
+        """The bytes this page keeps alive: its inputs, its last full answer's evaluation (inputs, outputs, truth,
+        error maps, compare mode's) and the tensors kept for pages turned, each buffer once (an answer's tensors
+        are mostly its evaluation's; the input figure is the input). Some are also in core's memos, which count
+        them apart: a seat holds them past those memos' eviction, so they count here too."""
+        seen, total = set(), 0
+        for a in _arrays(self):
+            while isinstance(a.base, np.ndarray):  # a view: its buffer's owner
+                a = a.base
+            if id(a) not in seen:
+                seen.add(id(a))
+                total += a.nbytes
+        return total
+
+
+def _arrays(seat: Seat):
+    yield seat.x
+    yield from seat.others.values()
+    evs = [seat.evaluated[1]] if seat.evaluated is not None else []
+    while evs:
+        ev = evs.pop()
+        yield from (a for a in (ev.input, ev.reference, ev.output, ev.truth) if isinstance(a, np.ndarray))
+        yield from ev.inputs.values()
+        for e in (ev.precision_error, ev.difference):
+            yield from (v for v in (e or {}).values() if isinstance(v, np.ndarray))
+        if ev.compared is not None:
+            evs.append(ev.compared)
+    for kept in list(seat.kept):
+        yield from kept.values()
 
 
 class Seats:
-    """The open pages' seats, by token (bounded, idle ones forgotten)."""
+    """The open pages' seats, by token (bounded, idle ones forgotten), and the bytes they hold (`trim`)."""
 
-    def __init__(self, limit: int = MAX_SEATS, idle_s: float = SEAT_IDLE_S, max_bytes: int = MAX_SEAT_BYTES):
-        self.limit, self.idle_s, self.max_bytes = limit, idle_s, max_bytes
+    def __init__(self, limit: int = MAX_SEATS, idle_s: float = SEAT_IDLE_S, max_bytes: int | None = None):
+        self.limit, self.idle_s = limit, idle_s
+        self.max_bytes = max_bytes if max_bytes is not None else max_seat_bytes()
         self.items: OrderedDict[str, Seat] = OrderedDict()
         self.lock = threading.Lock()
+        self.total = 0  # the seats' `counted` bytes together
 
     def open(self, layer: str, x, token: str | None = None, opened=None) -> str:
         """A seat for this page's input: an array, or the feed dict of a layer of several inputs (the same token
         again where the page already has one)."""
-        xs = get_layer(layer).feed(x) if isinstance(x, dict) else {"": np.asarray(x, dtype=np.float32, order="C")}
+        from ..core import digest
+
+        names = get_layer(layer).input_names
+        xs = get_layer(layer).feed(x) if isinstance(x, dict) else {names[0]: np.asarray(x, dtype=np.float32, order="C")}
         x, *rest = xs.values()
         others = dict(zip(list(xs)[1:], rest))
         with self.lock:
             if token is None or token not in self.items:
                 token = secrets.token_urlsafe(24)
             seat = self.items.get(token)
-            if seat is None or seat.layer != layer or not _same({"": seat.x, **seat.others}, {"": x, **others}):
-                self.items[token] = seat = Seat(layer, x, others=others)
-            seat.opened = opened
+        if seat is None or seat.layer != layer or not _same({"": seat.x, **seat.others}, {"": x, **others}):
+            seat = Seat(layer, x, others=others, digests={n: digest(a) for n, a in xs.items()})  # the lock let go
+        seat.opened = opened
+        with self.lock:
+            if self.items.get(token) is not seat:  # a new seat, or this one let go meanwhile (`trim`)
+                self._drop(token)  # the page's former seat: an answer of it still in flight counts no more
+                seat.owner, seat.counted = self, 0
+                self.items[token] = seat
             self.items.move_to_end(token)
-            self._forget()
+        self.trim(seat)
         return token
 
     def take(self, token: str) -> Seat | None:
         with self.lock:
             seat = self.items.get(token)
             if seat is None or time.monotonic() - seat.used > self.idle_s:
-                self.items.pop(token, None)
+                self._drop(token)
                 return None
             seat.used = time.monotonic()
             self.items.move_to_end(token)
             return seat
 
-    def _forget(self) -> None:
-        """The least recently used seats go while there are too many, their inputs hold too much (the newest stays:
-        its page is being drawn), or they have been idle too long; a page whose seat went is told to reload."""
-        now, held = time.monotonic(), sum(s.nbytes for s in self.items.values())
-        while len(self.items) > 1 and (
-            len(self.items) > self.limit
-            or held > self.max_bytes
-            or now - next(iter(self.items.values())).used > self.idle_s
-        ):
-            held -= self.items.popitem(last=False)[1].nbytes
+    def _drop(self, token: str) -> None:
+        seat = self.items.pop(token, None)
+        if seat is not None:
+            self.total -= seat.counted
+            seat.owner = None
+
+    def trim(self, seat: Seat) -> None:
+        """Count what `seat` holds now, then let go while the seats hold too much: first the tensors kept for
+        pages turned (a page asking for one is told it is gone and asks for its configuration again), then the
+        last answers' evaluations (a settle run evaluates its configuration afresh), least recently used page
+        first; then whole pages, least recently used first (one whose seat went is told to reload). `seat`, the
+        page being answered, keeps what it holds. Too many pages, and idle ones, go too."""
+        with self.lock:
+            if seat.owner is self:
+                counted = seat.held
+                self.total += counted - seat.counted
+                seat.counted = counted
+            now = time.monotonic()
+            while len(self.items) > 1 and (
+                len(self.items) > self.limit or now - next(iter(self.items.values())).used > self.idle_s
+            ):
+                self._drop(next(iter(self.items)))
+            for let_go in ("kept", "evaluated"):
+                for other in list(self.items.values()):
+                    if self.total <= self.max_bytes:
+                        return
+                    if other is not seat and (other.kept if let_go == "kept" else other.evaluated is not None):
+                        if let_go == "kept":
+                            other.kept.clear()
+                        else:
+                            other.evaluated = None
+                        counted = other.held
+                        self.total += counted - other.counted
+                        other.counted = counted
+            while len(self.items) > 1 and self.total > self.max_bytes:
+                oldest = next(iter(self.items))
+                if self.items[oldest] is seat:
+                    self.items.move_to_end(oldest)  # the page being answered stays; the next oldest goes
+                    oldest = next(iter(self.items))
+                self._drop(oldest)
 
 
 def _same(a: dict, b: dict) -> bool:
@@ -321,13 +422,21 @@ def answer(seat: Seat, message: dict) -> dict:
     try:  # where no engine runs, the reference is drawn first: its engine's build follows (`finish`)
         with prefetcher.foreground():
             ev = evaluate(
-                layer.name, raw, seat.feed, backend=backend, cache=cache, compare=compare, build=backend.can_run
+                layer.name,
+                raw,
+                seat.feed,
+                backend=backend,
+                cache=cache,
+                compare=compare,
+                build=backend.can_run,
+                digests=seat.digests,
             )
     except ValidationError as exc:
         return {"problem": protocol.problem(exc, layer, seat.x.shape)}
     if not quick:
-        seat.evaluated = (compare, ev)
-    if seat.nbytes // 4 <= SPECULATE_VALUES:  # beyond, a neighbour costs seconds of the room's CPU: the release builds
+        seat.remember(compare, ev)
+    # beyond, a neighbour costs seconds of the room's CPU: the release builds
+    if seat.input_bytes // 4 <= SPECULATE_VALUES:
         if quick:  # drawn from the reference now; its engine is built behind the foreground
             prefetcher.offer(layer.name, [raw], seat.feed, backend=backend, cache=cache)
         elif seat.last_query is not None:

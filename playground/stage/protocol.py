@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import blobs, numbers
-from ..colours import colour_range, finite_range
+from ..colours import spread
 from ..errors import ValidationError
 from ..layer import Layer
 from ..memo import Memo
@@ -250,11 +250,12 @@ PAGE_PLANES = 4
 FRAME_TYPE = "application/x-stage-frame"  # the route's binary answers (`frame`); errors stay JSON
 
 
-def tensor_id(a: np.ndarray) -> str:
-    """A hash of a float32 tensor's values and shape: the id the browser names a tensor (and its planes) by."""
-    h = hashlib.sha256(str(a.shape).encode())  # SHA-256 where the CPU hashes it (SHA-NI): 3× blake2b's speed
-    h.update(memoryview(np.ascontiguousarray(a)).cast("B"))
-    return h.hexdigest()[:24]
+def tensor_id(a: np.ndarray, values: bytes | None = None) -> str:
+    """The id the browser names a tensor (and its planes) by: a hash of its shape and of its values' `core.digest`
+    (`values`, where the caller has it: an input's, which its evaluation's cache key was made of)."""
+    from ..core import digest
+
+    return hashlib.sha256(str(a.shape).encode() + (values or digest(a))).hexdigest()[:24]
 
 
 def plane_key(tid: str, plane: int) -> str:
@@ -271,21 +272,40 @@ def as_planes(a: np.ndarray) -> np.ndarray:
 
 def stats(a: np.ndarray) -> dict:
     """The whole tensor's min and max (of its finite values; None where there are none) and its NaN and ±Inf
-    counts: the stats line of a figure whose planes came in part is the whole tensor's."""
-    lo, hi = finite_range(a) or (None, None)
-    nan = int(np.count_nonzero(np.isnan(a)))
-    return {"min": lo, "max": hi, "nan": nan, "inf": int(a.size - np.count_nonzero(np.isfinite(a)) - nan)}
+    counts: the stats line of a figure whose planes came in part is the whole tensor's (its colour range too:
+    `spread`)."""
+    finite = np.isfinite(a)
+    count = int(np.count_nonzero(finite))
+    lo = float(a.min(where=finite, initial=np.inf)) if count else None
+    hi = float(a.max(where=finite, initial=-np.inf)) if count else None
+    nan = int(np.count_nonzero(np.isnan(a))) if count < a.size else 0
+    return {"min": lo, "max": hi, "nan": nan, "inf": int(a.size - count - nan)}
+
+
+_stats = Memo(256)  # by tensor id (its values and shape): a revisit, and the page's input at every change, are not
+# passed over again
+
+
+def ranged(t: dict, terms: float | None = None) -> list[float] | None:
+    """The colour range (`colours.colour_range`) of a `tensor` entry, from its stats."""
+    s = t["stats"]
+    return spread(None if s["min"] is None else (s["min"], s["max"]), terms)
 
 
 def tensor(
-    a: np.ndarray, held: frozenset | None = frozenset(), page: tuple[int, int] | None = None, tid: str | None = None
+    a: np.ndarray,
+    held: frozenset | None = frozenset(),
+    page: tuple[int, int] | None = None,
+    tid: str | None = None,
+    values: bytes | None = None,
 ) -> dict:
     """A tensor as the browser reads it: shape, id, the whole tensor's stats, the page of planes drawn (first,
     count) and the planes of it to send, less those the browser says it holds (`held`: plane keys; None: no values
     at all, the page's first answer of a large configuration, whose stage asks the route). The planes' values
-    travel in the answer's frame (`frame`, `inline`), which sets "sent": [[plane, offset], ...]."""
+    travel in the answer's frame (`frame`, `inline`), which sets "sent": [[plane, offset], ...]; `values`: the
+    values' `core.digest`, where the caller has it."""
     a = np.ascontiguousarray(np.asarray(a, dtype="<f4"))
-    tid, planes = tid or tensor_id(a), as_planes(a)
+    tid, planes = tid or tensor_id(a, values), as_planes(a)
     first, count = page or (0, PAGE_PLANES)
     first = max(0, min(first, len(planes) - 1))
     count = max(0, min(count, len(planes) - first))
@@ -293,7 +313,7 @@ def tensor(
     return {
         "shape": list(a.shape),
         "id": tid,
-        "stats": stats(a),
+        "stats": _stats.get_or_make(tid, lambda: stats(a)),
         "page": [first, count],
         "_planes": [(p, planes[p]) for p in send],
         "_array": a,
@@ -368,16 +388,16 @@ def whole(t: dict, blob: bytes) -> np.ndarray:
     return np.stack([got[p] for p in range(planes)]).reshape(shape) if planes else np.zeros(shape, np.float32)
 
 
-def _output_range(layer: Layer, ev, y: np.ndarray) -> list[float] | None:
-    """colour_range of an output, with the magnitude of its terms only where the spread is small beside its inputs'
-    (a reference on |x| is worked out only then)."""
-    r = colour_range(y)
-    big = max(map(abs, finite_range(ev.input) or (0.0,)))
+def _output_range(layer: Layer, ev, y: dict, x: dict) -> list[float] | None:
+    """colour_range of an output (its `tensor` entry `y`), with the magnitude of its terms only where the spread is
+    small beside its input's (`x`: the first input's entry; a reference on |x| is worked out only then)."""
+    r = ranged(y)
+    big = max(abs(v) for v in (x["stats"]["min"], x["stats"]["max"], 0.0) if v is not None)
     if r is None or r[0] == r[1] or r[1] - r[0] > 1e-3 * big:
         return r
     from ..onnx.runtime import magnitude  # noqa: PLC0415 - needed only for a near-constant output
 
-    return colour_range(y, magnitude(layer, ev.input, ev.params))
+    return ranged(y, magnitude(layer, ev.input, ev.params))
 
 
 MAX_HELD = 64  # plane keys a request may say the browser holds
@@ -438,41 +458,23 @@ def answer(
     def page(which: str) -> tuple[int, int] | None:
         return (pages or {}).get(which)
 
+    def figure(which: str, title: str, a: np.ndarray, values: bytes | None = None) -> dict:
+        t = tensor(a, held, page(which), values=values)
+        return {"which": which, "title": title, "tensor": t, "range": ranged(t)}
+
+    digests = getattr(ev, "digests", None) or {}
     figures = [
-        {
-            "which": input_figure(layer, n),
-            "title": f"Input {n.upper()}" if layer.several else "Input",
-            "tensor": tensor(a, held, page(input_figure(layer, n))),
-            "range": colour_range(a),
-        }
+        figure(input_figure(layer, n), f"Input {n.upper()}" if layer.several else "Input", a, digests.get(n))
         for n, a in (ev.inputs or {"x": ev.input}).items()
     ]
+    first = figures[0]["tensor"]
     for title, t in layer.stage_tensors(ev.params) if layer.stage_tensors else []:
-        figures.append(
-            {
-                "which": title.lower(),
-                "title": title,
-                "tensor": tensor(t, held, page(title.lower())),
-                "range": colour_range(t),
-            }
-        )
-    figures.append(
-        {
-            "which": "output",
-            "title": output_title(ev, named=ev.compared is not None),
-            "tensor": tensor(ev.output, held, page("output")),
-            "range": _output_range(layer, ev, ev.output),
-        }
-    )
+        figures.append(figure(title.lower(), title, t))
+    figures.append(figure("output", output_title(ev, named=ev.compared is not None), ev.output))
+    figures[-1]["range"] = _output_range(layer, ev, figures[-1]["tensor"], first)
     if ev.compared is not None and ev.compared.output.shape == ev.output.shape:
-        figures.append(
-            {
-                "which": "compared",
-                "title": output_title(ev.compared, named=True),
-                "tensor": tensor(ev.compared.output, held, page("compared")),
-                "range": _output_range(layer, ev.compared, ev.compared.output),
-            }
-        )
+        figures.append(figure("compared", output_title(ev.compared, named=True), ev.compared.output))
+        figures[-1]["range"] = _output_range(layer, ev.compared, figures[-1]["tensor"], first)
         if ev.difference is not None:
             figures.append(
                 {

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from ..core import complete
+from ..core import complete, digest
 from ..errors import ValidationError
 from ..layer import Layer
 from ..prefetch import Position
@@ -98,7 +98,7 @@ def draw(
         ev = seat.remembered(raw, compare) if seat is not None else None
         ev = complete(ev, engine_cache()) if ev is not None else evaluate(raw, compare)  # built, where it was pending
         if seat is not None:  # ONNX Runtime's badge, which the stage asks for once it has drawn, judges this one
-            seat.evaluated = (compare, ev)
+            seat.remember(compare, ev)
             # the configuration the stage starts from, as its requests spell it: the first change's neighbours are
             # built ahead too
             with contextlib.suppress(protocol.RequestError):  # a model's weights by reference: no neighbours then
@@ -113,9 +113,11 @@ def draw(
         )
         ev = evaluate({}, compare)
     epoch = st.session_state.get(_epoch_key(layer), 0)
-    identity = hashlib.blake2b(
+    arrays = xs.values() if isinstance(xs, dict) else [x]
+    identity = hashlib.blake2b(  # the input's values by the seat's digests of them (made once, when it was opened)
         f"{token}|{epoch}|{x.shape}".encode()
-        + b"".join(a.tobytes() + str(a.shape).encode() for a in (xs.values() if isinstance(xs, dict) else [x])),
+        + b"".join(seat.digests.values() if seat is not None else map(digest, arrays))
+        + b"".join(str(a.shape).encode() for a in arrays),
         digest_size=8,
     ).hexdigest()
     # A run whose stage the browser already holds (a settle, the first paint's): the stage keeps its own drawing and
