@@ -60,8 +60,8 @@ def layer_page(name: str) -> None:
 def _layer_page(name: str) -> None:
     """A layer page: the sidebar (input, view, an ONNX upload) and the stage (playground.stage), one component that
     owns the controls, the figures and the URL; a change is answered by the server's route. This script runs when
-    the page opens, when the input or the view changes, and when the stage settles on a configuration (the tabs
-    under it follow)."""
+    the page opens, when the stage has first painted (the sidebar and the tabs under it, held back till then), when
+    the input or the view changes, and when the stage settles on a configuration (the tabs under it follow)."""
     layer = get_layer(name)
     if protocol.PRESET in st.query_params:  # ?preset=NAME: the example's input and parameters, then the stage
         _preset_link(layer)
