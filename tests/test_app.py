@@ -19,6 +19,7 @@ from apptest import (
     control,
     open_page,
     open_tab,
+    paint,
     rerun,
     settle,
     stage_data,
@@ -102,10 +103,7 @@ def test_the_sidebar_follows_the_first_paint_and_its_controls_hold_the_input_the
     first = open_page(layer, painted=False, **query)  # the first run draws the stage alone: no sidebar widget
     assert not first.sidebar.children and stage_data(first)["painted"] is False
     drawn = stage_data(first)
-    from playground.ui import stage
-
-    first.session_state[stage._painted_key(LAYERS[layer])] = True  # as the stage's first paint tells the page
-    after = rerun(first)
+    after = rerun(paint(first, layer))
     assert [t.label for t in after.sidebar.tabs] == ["Input", "View"]
     assert after.sidebar.selectbox[0].value == query.get(
         f"{layer}.input.kind", query.get(f"{layer}.input.a.kind", "spec")
