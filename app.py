@@ -1,9 +1,11 @@
 """The app: `streamlit run app.py` (scripts/start.sh runs the same). Streamlit finds the `app` below and serves
 main.py's pages (home, then one page per declared layer) with the stage's route beside them
-(`POST /api/stage/evaluate`, playground/serve/server.py), which answers a parameter change without a script run."""
+(`POST /api/stage/evaluate`, playground/serve/server.py), which answers a parameter change without a script run,
+and each page's HTML at its own address (playground/ui/entry.py: its websocket opens without a detour)."""
 
 import streamlit as st
 
 from playground.serve.server import routes
+from playground.ui import entry
 
-app = st.App("main.py", routes=routes())
+app = st.App("main.py", routes=routes() + entry.routes())

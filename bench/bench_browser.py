@@ -57,10 +57,38 @@ DRAWN_AFTER_JS = (
   check(); })"""
     % STAGE
 )
-# When the page first shows the stage's skeleton (or the stage itself, where a page draws none), by the page's clock.
+# When the page first shows the stage's skeleton (or the stage itself, where a page draws none), by the page's clock;
+# and, for the first load's timeline, when its websocket opened and its first script run's first and last messages
+# came (ForwardMsg's top-level fields new_session, 4, and script_finished, 6, read as the run tracker reads them).
 SKELETON_JS = """(() => { new MutationObserver((_, obs) => {
   if (document.querySelector('.pg-skeleton, .pg-stage')) { window.__skeletonAt = performance.now(); obs.disconnect(); }
-}).observe(document, { subtree: true, childList: true }); })();"""
+}).observe(document, { subtree: true, childList: true });
+  const T = window.__loadAt = {}, Native = window.WebSocket;
+  const has = (data, field) => { if (!(data instanceof ArrayBuffer)) return false;
+    const b = new Uint8Array(data); let i = 0;
+    const varint = () => { let v = 0, m = 1, c; do { c = b[i++]; v += (c & 0x7f) * m; m *= 128; } while (c & 0x80); return v; };
+    while (i < b.length) { const tag = varint(), wt = tag % 8; if (Math.floor(tag / 8) === field) return true;
+      if (wt === 0) varint(); else if (wt === 1) i += 8; else if (wt === 5) i += 4; else if (wt === 2) { const n = varint(); i += n; } else return false; }
+    return false; };
+  window.WebSocket = class extends Native { constructor(...a) { super(...a);
+    this.addEventListener('open', () => { T.websocket ??= performance.now(); });
+    this.addEventListener('message', (ev) => { const now = performance.now();
+      if (has(ev.data, 4)) T.runStarted ??= now;
+      if (has(ev.data, 6)) T.runFinished ??= now; }); } };
+})();"""
+# The first load's timeline, by the page's clock (ms since navigation): (what, where it is read).
+TIMELINE = [
+    (
+        "Streamlit's scripts run (DOMContentLoaded)",
+        "performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd",
+    ),
+    ("the websocket open", "window.__loadAt.websocket"),
+    ("the script run's first message (new_session)", "window.__loadAt.runStarted"),
+    ("the script run finished (script_finished)", "window.__loadAt.runFinished"),
+    ("the skeleton drawn", "window.__skeletonAt"),
+    ("the stage mounted (its modules loaded)", "Number(document.querySelector('.pg-stage').dataset.mountedAt)"),
+    ("the stage painted", "Number(document.querySelector('.pg-stage').dataset.paintedAt)"),
+]
 # Nothing in flight any more: the engine's badge has caught up with the drawn output (the answer's follow-up,
 # `finish`, asked once it is drawn, is in).
 SETTLED_JS = (
@@ -204,9 +232,10 @@ def slider_app_series(context, base, n: int) -> Series:
     return series
 
 
-def first_loads(context, base, n: int = 5) -> tuple[list, list, list]:
+def first_loads(context, base, n: int = 5, timeline: dict | None = None) -> tuple[list, list, list]:
     """`n` first loads of the convolution's page on a warm server: navigation → the stage painted (the page's
-    clock), → its skeleton (the page's clock), → the page idle with the tabs drawn (this process's clock)."""
+    clock), → its skeleton (the page's clock), → the page idle with the tabs drawn (this process's clock); into
+    `timeline`, each TIMELINE mark's times."""
     context.add_init_script(SKELETON_JS)
     open_stage(context, base, "convolution").close()  # the server's first build and imports
     loads, skeletons, idle = [], [], []
@@ -217,6 +246,8 @@ def first_loads(context, base, n: int = 5) -> tuple[list, list, list]:
         page.wait_for_function(f"() => document.querySelector('{STAGE}').dataset.paintedAt")
         loads.append(float(page.get_attribute(STAGE, "data-painted-at")))
         skeletons.append(float(page.evaluate("() => window.__skeletonAt")))
+        for what, where in TIMELINE if timeline is not None else ():
+            timeline.setdefault(what, []).append(float(page.evaluate(f"() => {where}")))
         page.close()
     return loads, skeletons, idle
 
@@ -229,8 +260,12 @@ def first_load_only() -> None:
         B.chromium() as chrome,
     ):
         context = B.new_context(chrome, viewport=VIEWPORT, reduced_motion="reduce")
-        loads, skeletons, idle = first_loads(context, base, 9)
+        timeline: dict = {}
+        loads, skeletons, idle = first_loads(context, base, 9, timeline)
         context.close()
+    print("\nthe first load's timeline, ms since navigation by the page's clock (p50 of each mark)")
+    for what, times in timeline.items():
+        print(f"  {what:<48}{pct(times, 50):>8.0f}")
     print(f"\n{'series':<42}{'n':>4}{'p50 ms':>9}{'p95 ms':>9}{'max ms':>9}")
     for label, v in (
         ("first load: the skeleton (page clock)", skeletons),

@@ -39,12 +39,19 @@ def open_page(layer: str, painted: bool = True, **query) -> AppTest:
     at.run()
     switch_to_layer(at, layer)
     if painted:
-        from playground.layers import get_layer
-        from playground.ui import stage
-
-        at.session_state[stage._painted_key(get_layer(layer))] = True
+        paint(at, layer)
     at.query_params.update(query)  # set before the page first runs, as opening a link does
     return rerun(at)
+
+
+def paint(at: AppTest, layer: str) -> AppTest:
+    """As the stage's first paint on `layer`'s page tells it: its next run draws what it held back (the sidebar, the
+    tabs under the stage)."""
+    from playground.layers import get_layer
+    from playground.ui import stage
+
+    at.session_state[stage._painted_key(get_layer(layer))] = True
+    return at
 
 
 def rerun(at: AppTest) -> AppTest:

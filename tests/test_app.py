@@ -12,7 +12,21 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from apptest import APP, TIMEOUT, ask, control, open_page, open_tab, rerun, settle, stage_data, tensor, text
+from apptest import (
+    APP,
+    TIMEOUT,
+    ask,
+    control,
+    open_page,
+    open_tab,
+    paint,
+    rerun,
+    settle,
+    stage_data,
+    switch_to_layer,
+    tensor,
+    text,
+)
 from streamlit.testing.v1 import AppTest
 
 from playground.layers import LAYERS
@@ -71,6 +85,31 @@ def test_the_tabs_under_the_stage_wait_for_its_first_paint():
     at = open_page("convolution", painted=False)  # the stage's first paint comes first, then it asks for the rest
     assert not at.main.tabs and stage_data(at)["painted"] is False
     assert [t.label for t in open_page("convolution").tabs][:3] == ["Details", "Engine", "Downloads"]
+
+
+@pytest.mark.parametrize(
+    "layer, query",
+    [
+        ("convolution", {}),
+        (
+            "convolution",
+            {"convolution.input.kind": "random", "convolution.input.H": "5", "convolution.input.seed": "3"},
+        ),
+        ("convolution", {"convolution.input.3d": "true", "convolution.input.D": "2", "view.presenter": "true"}),
+        ("elementwise", {"elementwise.input.b.kind": "constant", "elementwise.input.b.value": "2.5"}),
+    ],
+)
+def test_the_sidebar_follows_the_first_paint_and_its_controls_hold_the_input_the_stage_drew(layer, query):
+    first = open_page(layer, painted=False, **query)  # the first run draws the stage alone: no sidebar widget
+    assert not first.sidebar.children and stage_data(first)["painted"] is False
+    drawn = stage_data(first)
+    after = rerun(paint(first, layer))
+    assert [t.label for t in after.sidebar.tabs] == ["Input", "View"]
+    assert after.sidebar.selectbox[0].value == query.get(
+        f"{layer}.input.kind", query.get(f"{layer}.input.a.kind", "spec")
+    )
+    assert stage_data(after)["epoch"] == drawn["epoch"]  # the same input and view: the stage the browser holds
+    assert stage_data(after)["presenter"] == drawn["presenter"] == (query.get("view.presenter") == "true")
 
 
 def test_the_details_tab_holds_a_layers_section_or_its_picked_cell():
@@ -323,3 +362,12 @@ def test_the_first_page_moves_startup_objects_out_of_the_collectors_sight():
     gc.unfreeze()
     open_page("activation")
     assert gc.get_freeze_count() > 10_000, gc.get_freeze_count()
+
+
+def test_an_input_that_waits_for_its_control_draws_the_sidebar_at_once():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    switch_to_layer(at, "convolution")
+    at.session_state["convolution.input.kind"] = "image"  # as an example may write it; no upload yet: no stage
+    rerun(at)
+    assert not at.get("bidi_component") and at.sidebar.tabs, "the image's upload control is there to use"

@@ -12,7 +12,7 @@ import json
 
 import numpy as np
 import pytest
-from apptest import ask, open_page, open_tab, rerun, stage_answer, stage_data, switch_to_layer, tensor
+from apptest import ask, open_page, open_tab, paint, rerun, stage_answer, stage_data, switch_to_layer, tensor
 from streamlit.testing.v1 import AppTest
 
 from playground import presets, style
@@ -261,7 +261,7 @@ def test_every_preset_name_is_a_valid_url_preset():
 def test_hide_holds_across_page_changes_until_shown_again():
     at = open_page("convolution", hide="input,kernel")
     switch_to_layer(at, "scale")
-    rerun(at)
+    rerun(paint(at, "scale"))  # its stage painted: its sidebar is drawn
     assert ".st-key-ctl-scale-input" in html(at)  # kept for the next page, with the names it knows
     assert at.query_params.get("hide") in ("input,kernel", ["input,kernel"])  # and back in its link
     at.button(key="scale.show_all").click()

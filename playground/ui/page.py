@@ -62,8 +62,8 @@ def layer_page(name: str) -> None:
 def _layer_page(name: str) -> None:
     """A layer page: the sidebar (input, view, an ONNX upload) and the stage (playground.stage), one component that
     owns the controls, the figures and the URL; a change is answered by the server's route. This script runs when
-    the page opens, when the input or the view changes, and when the stage settles on a configuration (the tabs
-    under it follow)."""
+    the page opens, when the stage has first painted (the sidebar and the tabs under it, held back till then), when
+    the input or the view changes, and when the stage settles on a configuration (the tabs under it follow)."""
     layer = get_layer(name)
     if protocol.PRESET in st.query_params:  # ?preset=NAME: the example's input and parameters, then the stage
         _preset_link(layer)
@@ -72,28 +72,12 @@ def _layer_page(name: str) -> None:
         _node_inputs(layer, node.opened)
     links.check_url(layer)  # drops the URL values the layer refuses (and runs the page again)
     hide = links.hidden(layer)
-    with st.sidebar:
-        titles = [t.capitalize() for t in links.TABS]  # the order `hide` counts on; the first not hidden opens
-        shown_first = next((t for t in titles if t.lower() not in hide), titles[0])
-        input_tab, view_tab = st.tabs(titles, default=shown_first)
-    with input_tab, st.container(key=control_key(name, "input")):
-        inp = models.node_input(widgets.input_controls(layer), node)  # a model page's link: the node's real input
-        if node is not None and node.opened.constants and isinstance(inp.x, dict):
-            inp.x = {**inp.x, **node.opened.constants}  # the model's constants, not the controls' pattern
-            st.caption(
-                "From the model: "
-                + ", ".join(f"input {n.upper()} {tuple(a.shape)}" for n, a in node.opened.constants.items())
-                + " (its constant)."
-            )
-    with view_tab, st.container(key=control_key(name, "view")):
-        view = widgets.view_controls()
-        if hide:
-            st.caption("Hidden by the link (`hide`): " + ", ".join(hide))
-            st.button(
-                "Show everything", key=key(name, "show_all"), on_click=links.show_all, icon=":material/visibility:"
-            )
-    with st.sidebar:
-        models.uploader(key(name, "onnx_upload"), layer_pages())
+    inp, view = None, None
+    if not stage.painted(layer):  # the stage's first paint comes first: the sidebar (collapsed) follows it
+        unseen = widgets.Unseen(layer)
+        inp, view = _input(layer, node, unseen), widgets.view_controls(unseen)
+    if inp is None or inp.x is None:  # else no stage would paint: the input's controls say what it lacks
+        inp, view = _sidebar(layer, node, hide)
     st.html(STAGE_CSS + links.hide_css(layer, hide) + (PRESENTER_CSS if view.presenter else ""))
     _rerun_on_reconnect()
     _link_problems(layer)
@@ -136,6 +120,42 @@ def _layer_page(name: str) -> None:
     if SPEC_TAB in tabs and tabs[SPEC_TAB].open:
         with tabs[SPEC_TAB]:
             workshop.spec_tab(layer, ev, view)
+
+
+def _sidebar(layer: Layer, node, hide: list) -> tuple:
+    """The sidebar: the input's controls, the view's, an ONNX upload; (the input form, the view options)."""
+    with st.sidebar:
+        titles = [t.capitalize() for t in links.TABS]  # the order `hide` counts on; the first not hidden opens
+        shown_first = next((t for t in titles if t.lower() not in hide), titles[0])
+        input_tab, view_tab = st.tabs(titles, default=shown_first)
+    with input_tab, st.container(key=control_key(layer.name, "input")):
+        inp = _input(layer, node, st)
+    with view_tab, st.container(key=control_key(layer.name, "view")):
+        view = widgets.view_controls()
+        if hide:
+            st.caption("Hidden by the link (`hide`): " + ", ".join(hide))
+            st.button(
+                "Show everything",
+                key=key(layer.name, "show_all"),
+                on_click=links.show_all,
+                icon=":material/visibility:",
+            )
+    with st.sidebar:
+        models.uploader(key(layer.name, "onnx_upload"), layer_pages())
+    return inp, view
+
+
+def _input(layer: Layer, node, ui) -> widgets.InputForm:
+    """The input the controls hold (`ui`: Streamlit, or widgets.Unseen: not drawn)."""
+    inp = models.node_input(widgets.input_controls(layer, ui), node)  # a model page's link: the node's real input
+    if node is not None and node.opened.constants and isinstance(inp.x, dict):
+        inp.x = {**inp.x, **node.opened.constants}  # the model's constants, not the controls' pattern
+        ui.caption(
+            "From the model: "
+            + ", ".join(f"input {n.upper()} {tuple(a.shape)}" for n, a in node.opened.constants.items())
+            + " (its constant)."
+        )
+    return inp
 
 
 def _node_inputs(layer: Layer, opened) -> None:

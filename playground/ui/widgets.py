@@ -3,6 +3,7 @@ parameters' controls are the stage's (playground.stage); keys: see keys.py."""
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,6 +13,7 @@ from streamlit.errors import StreamlitAPIException
 from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, InputError, default_dims, make_input
 from ..layer import Layer
 from ..stage.protocol import VIEW_PRESENTER, input_key
+from . import links
 from .view import ViewOptions
 
 PERSIST = "session"  # a value survives page switches and being hidden
@@ -88,14 +90,15 @@ def _image_tensor(data: bytes, shape: tuple) -> np.ndarray:
     return make_input("image", shape, image=data)  # decoding and resizing is the slow part
 
 
-def input_controls(layer: Layer) -> InputForm:
-    """The input's controls; for a layer of several inputs, one group per input under its name."""
+def input_controls(layer: Layer, ui=st) -> InputForm:
+    """The input's controls; for a layer of several inputs, one group per input under its name. `ui`: Streamlit,
+    or `Unseen(layer)`: the same input, its controls not drawn."""
     if not layer.several:
-        return _one_input(layer, layer.input_names[0])
+        return _one_input(layer, layer.input_names[0], ui)
     forms = {}
     for i in layer.inputs:
-        st.markdown(f"**Input {i.name.upper()}**" + (f" · {i.help}" if i.help else ""))
-        forms[i.name] = _one_input(layer, i.name)
+        ui.markdown(f"**Input {i.name.upper()}**" + (f" · {i.help}" if i.help else ""))
+        forms[i.name] = _one_input(layer, i.name, ui)
     bad = next((f for f in forms.values() if f.error is not None), None)
     first = forms[layer.input_names[0]]
     feed = {n: f.x for n, f in forms.items()}
@@ -104,43 +107,43 @@ def input_controls(layer: Layer) -> InputForm:
     return InputForm(feed, bad.error if bad else None, first.shape)
 
 
-def _one_input(layer: Layer, name: str) -> InputForm:
+def _one_input(layer: Layer, name: str, ui=st) -> InputForm:
     k = lambda field: input_key(layer, name, field)  # noqa: E731
-    kind = st.selectbox("pattern", KINDS, key=k("kind"), **STATE)
-    st.caption(KIND_LABELS.get(kind, ""))
+    kind = ui.selectbox("pattern", KINDS, key=k("kind"), **STATE)
+    ui.caption(KIND_LABELS.get(kind, ""))
     example = layer.input_shape(name)
     rank = len(example)
     if 5 in layer.ranks and 4 in layer.ranks:
-        rank = 5 if st.toggle("3-D input (N, C, D, H, W)", value=rank == 5, key=k("3d"), **STATE) else 4
+        rank = 5 if ui.toggle("3-D input (N, C, D, H, W)", value=rank == 5, key=k("3d"), **STATE) else 4
     default = default_dims(example)
     dims = DIM_NAMES[rank]
     values = {}
     for row in (dims[:-2], dims[-2:]):  # batch and channels (and depth), then the plane
-        for col, d in zip(st.columns(len(row)), row):
+        for col, d in zip(ui.columns(len(row)), row):
             lo, hi = LIMITS[d]
             with col:
-                values[d] = int(st.number_input(d, lo, hi, int(default[d]), 1, key=k(d), **STATE))
+                values[d] = int(ui.number_input(d, lo, hi, int(default[d]), 1, key=k(d), **STATE))
     shape = tuple(values[d] for d in dims)
     opts: dict = {}
     if kind in ("ramp", "random", "checkerboard"):
-        lo_col, hi_col = st.columns(2)
+        lo_col, hi_col = ui.columns(2)
         with lo_col:
-            opts["low"] = st.number_input(
+            opts["low"] = ui.number_input(
                 "low", value=INPUT_DEFAULTS["low"], step=0.5, key=k("low"), format="%g", **STATE
             )
         with hi_col:
-            opts["high"] = st.number_input(
+            opts["high"] = ui.number_input(
                 "high", value=INPUT_DEFAULTS["high"], step=0.5, key=k("high"), format="%g", **STATE
             )
     if kind == "random":
-        opts["seed"] = int(st.number_input("seed", 0, SEED_MAX, INPUT_DEFAULTS["seed"], 1, key=k("seed"), **STATE))
+        opts["seed"] = int(ui.number_input("seed", 0, SEED_MAX, INPUT_DEFAULTS["seed"], 1, key=k("seed"), **STATE))
     if kind == "constant":
-        opts["value"] = st.number_input(
+        opts["value"] = ui.number_input(
             "value", value=INPUT_DEFAULTS["value"], step=0.5, key=k("value"), format="%g", **STATE
         )
     upload = None
     if kind == "image":
-        upload = st.file_uploader(
+        upload = ui.file_uploader(
             "image (resized to H × W; C = 1 grey, 3 RGB)",
             type=["png", "jpg", "jpeg"],
             key=k("image"),
@@ -163,8 +166,8 @@ def _last_good_key(layer: Layer, name: str) -> str:
     return f"_last_good_input.{layer.name}.{name}"
 
 
-def view_controls() -> ViewOptions:
-    presenter = st.toggle(
+def view_controls(ui=st) -> ViewOptions:
+    presenter = ui.toggle(
         "Presenter mode",
         value=False,
         key=VIEW_PRESENTER,
@@ -172,3 +175,41 @@ def view_controls() -> ViewOptions:
         **STATE,
     )
     return ViewOptions.of(presenter)
+
+
+class Unseen:
+    """The input and view controls' values without drawing them, for `input_controls` and `view_controls` in place
+    of Streamlit: what each bound widget takes when first drawn (its URL value as `links.parse` reads it, else the
+    session state an example wrote, else its default). A layer page's first run draws the stage alone; the sidebar,
+    collapsed, follows the stage's first paint (its widgets cost the browser more than the stage), with these
+    values."""
+
+    def __init__(self, layer: Layer):
+        self.fields = links.fields(layer)
+
+    def value(self, key: str, default):
+        text = st.query_params.get(key)
+        if text is not None and key in self.fields:
+            with contextlib.suppress(ValueError):  # a value the link check let stand is read the same way
+                return links.parse(self.fields[key], text)
+        return st.session_state.get(key, default)
+
+    def selectbox(self, label, options, index=0, *, key, **_):
+        return self.value(key, options[index])
+
+    def toggle(self, label, value=False, *, key, **_):
+        return self.value(key, value)
+
+    def number_input(self, label, min_value=None, max_value=None, value=None, step=None, *, key, **_):
+        return self.value(key, value)
+
+    def file_uploader(self, *_, **__):
+        return None  # an upload is in no link: an image input waits for its control
+
+    def columns(self, spec, **_):
+        return [contextlib.nullcontext() for _ in range(spec if isinstance(spec, int) else len(spec))]
+
+    def caption(self, *_, **__):
+        pass
+
+    markdown = caption

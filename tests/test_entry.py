@@ -1,0 +1,44 @@
+"""A page's HTML at its own address (playground/ui/entry.py): Streamlit's own page, told where the server is (its
+frontend would otherwise ask /NAME/_stcore/health first, then / after a back-off) and, on a layer page, naming the
+stage's modules to fetch while Streamlit's own load; Streamlit's other addresses are left to it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from starlette.applications import Starlette
+from starlette.testclient import TestClient
+from streamlit import file_util
+
+from playground.layers import LAYERS
+from playground.stage import assets
+from playground.ui import entry
+
+PRELOAD = re.compile(r'<link rel="modulepreload" href="([^"]+)">')
+
+
+@pytest.fixture(scope="module")
+def client():
+    return TestClient(Starlette(routes=entry.routes()), base_url="http://playground.test")
+
+
+def test_a_layer_page_is_streamlits_page_told_the_server_and_the_stages_modules(client):
+    r = client.get("/convolution?convolution.stride_nd.h=2")
+    assert r.status_code == 200 and r.headers["cache-control"] == "no-cache"
+    own = Path(file_util.get_static_dir(), "index.html").read_text(encoding="utf-8")
+    head, body = own.split("</head>")
+    assert r.text.startswith(head) and r.text.endswith("</head>" + body)  # Streamlit's page, lines added to its head
+    assert "window.__streamlit = { BACKEND_BASE_URL: " in r.text
+    assert PRELOAD.findall(r.text) == assets.urls()  # what the stage's component imports
+
+
+def test_every_page_but_home_is_served_and_only_the_layers_name_the_stage(client):
+    assert set(entry.page_paths()) == {"model", "chain", *LAYERS}
+    for path in entry.page_paths():
+        r = client.get(f"/{path}")
+        assert r.status_code == 200 and "BACKEND_BASE_URL" in r.text, path
+        assert bool(PRELOAD.findall(r.text)) == (path in LAYERS), path
+    for path in ("/", "/favicon.png", "/oauth2callback", "/_stcore/health", "/convolution/_stcore/health"):
+        assert client.get(path).status_code == 404, path  # Streamlit's own routes answer these
