@@ -4,6 +4,7 @@ main.py's pages (home, then one page per declared layer) with the stage's route 
 
 import streamlit as st
 
-from playground.stage.server import routes
+from playground.stage.server import routes, without_delay
 
+without_delay()  # replies on kept-alive connections not held for the browser's delayed ACK (server.without_delay)
 app = st.App("main.py", routes=routes())
