@@ -13,6 +13,8 @@ import { Answers, Tensors, add, has } from "./store.js";
 import { cacheKey, changed, fileName, linkChanges, linkPicks, urlTable, writeHistory } from "./state.js";
 
 const SETTLE_MS = 1200; // a configuration the hand has left this long: the sections under the stage follow it (a page run)
+// Resolved once the next frame is painted (its requestAnimationFrame, then the task after it).
+const afterFrame = () => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
 
 // An element's markup, written only where it changed (written again, the same markup is made anew: its style and
 // layout worked out again in the key press's frame). Whether it was written.
@@ -124,11 +126,12 @@ export class Stage {
     requestAnimationFrame(() => setTimeout(() => {
       this.root.dataset.paintedAt = performance.now().toFixed(0); // since the page's navigation (bench_browser)
       if (!this.data.painted) this.trigger("painted", this.data.epoch);
-      this.finish(); // ONNX Runtime's badge of the first answer, after its paint
+      this.finish(true); // ONNX Runtime's badge of the first answer, after its paint
     }, 0));
   }
 
   stop() {
+    this.stopped = true;
     this.requests.stop();
     window.removeEventListener("resize", this.onResize);
     this.resizer.disconnect();
@@ -194,7 +197,7 @@ export class Stage {
     if (cached) { this.root.dataset.hits = String(Number(this.root.dataset.hits || 0) + 1); this.show(cached, ++this.seq, false, true); }
     if (cached && !cached.__quick) { this.settle(); this.finish(); return; }
     this.request(!this.data.runs && !cached && this.controls.dragging);
-    if (!cached) this.writeUrl(); // after the request has left (a cached answer's show writes it, after the figures)
+    if (!cached) this.writeUrlSoon(); // after the request has left (a cached answer's show writes it, after the figures)
   }
 
   release(k, v) { // a slider let go: its value in full, where only a quick answer of it was drawn
@@ -252,12 +255,15 @@ export class Stage {
   // (the answer carried the picked cell's: step and play walk the rest without a round trip). A small request beside the
   // change's queue (the server gives it a slot of its own: the next change is not held up behind the build); the
   // server completes the evaluation it remembers, none made again. Not retried: a later answer asks its own.
-  async finish() {
+  // It leaves after the answer's frame: on a machine of few cores its build would share them with that paint.
+  async finish(now = false) {
     const a = this.answer;
     if (!a || !a.finish || a.__quick || a.__finishing) return;
     a.__finishing = true;
+    const message = { params: { ...this.query }, compare: this.compare, pick: this.pick, finish: true };
+    if (!now) await afterFrame();
     try {
-      const r = await postJson(this.data.route, this.data.token, { params: { ...this.query }, compare: this.compare, pick: this.pick, finish: true });
+      const r = await postJson(this.data.route, this.data.token, message);
       const reply = r.ok ? await r.json() : {};
       if (reply.finish) {
         Object.assign(a, reply.finish); a.finish = false;
@@ -270,6 +276,14 @@ export class Stage {
   settle() {
     if (this.settleTimer) clearTimeout(this.settleTimer);
     this.settleTimer = setTimeout(() => this.trigger("settled", { search: window.location.search }), SETTLE_MS);
+  }
+
+  // The address bar follows after the frame that draws the change: history.replaceState takes milliseconds (tens on
+  // a loaded machine), which in the key handler would hold a revisit's frame, or a new configuration's reply.
+  // Changes within one frame write it once.
+  writeUrlSoon() {
+    if (this.urlSoon) return;
+    this.urlSoon = afterFrame().then(() => { this.urlSoon = null; if (!this.stopped) this.writeUrl(); });
   }
 
   writeUrl() {
@@ -300,7 +314,7 @@ export class Stage {
     this.drawCell();
     this.figures.draw();
     if (!fresh) text();
-    if (url) this.writeUrl(); else this.showLink();
+    if (url) this.writeUrlSoon(); else this.showLink();
     this.root.dataset.drawMs = (performance.now() - began).toFixed(1);
     this.root.dataset.drawn = String(this.drawnSeq);
     this.root.dataset.query = JSON.stringify(this.query);
