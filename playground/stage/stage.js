@@ -13,8 +13,13 @@ import { Answers, Tensors, add, has } from "./store.js";
 import { cacheKey, changed, fileName, linkChanges, linkPicks, urlTable, writeHistory } from "./state.js";
 
 const SETTLE_MS = 1200; // a configuration the hand has left this long: the sections under the stage follow it (a page run)
-// Resolved once the next frame is painted (its requestAnimationFrame, then the task after it).
-const afterFrame = () => new Promise((done) => requestAnimationFrame(() => setTimeout(done, 0)));
+const URL_MS = 150; // the address bar follows the configuration this long after its last change (writeUrlSoon)
+// Resolved once the next frame is painted (its requestAnimationFrame, then the task after it), or after 100 ms where
+// no frame comes (a hidden tab paints none).
+const afterFrame = () => new Promise((done) => {
+  const late = setTimeout(done, 100);
+  requestAnimationFrame(() => setTimeout(() => { clearTimeout(late); done(); }, 0));
+});
 
 // An element's markup, written only where it changed (written again, the same markup is made anew: its style and
 // layout worked out again in the key press's frame). Whether it was written.
@@ -132,6 +137,7 @@ export class Stage {
 
   stop() {
     this.stopped = true;
+    clearTimeout(this.urlTimer);
     this.requests.stop();
     window.removeEventListener("resize", this.onResize);
     this.resizer.disconnect();
@@ -162,6 +168,7 @@ export class Stage {
   }
 
   async copyLink(button) {
+    this.flushUrl();
     try { await navigator.clipboard.writeText(this.link()); button.textContent = "Copied"; }
     catch (e) { // no clipboard (an address that is not a secure context): the link selected for Ctrl+C
       const r = document.createRange(); r.selectNodeContents(this.urlEl);
@@ -171,6 +178,7 @@ export class Stage {
   }
 
   async showQr() { // over the stage, not in its flow: nothing moves; a click or Escape closes it
+    this.flushUrl();
     let panel = this.root.querySelector(".pg-qr");
     if (panel) { panel.remove(); return; }
     const r = await postJson(this.data.qr, this.data.token, { url: this.link() });
@@ -275,15 +283,21 @@ export class Stage {
 
   settle() {
     if (this.settleTimer) clearTimeout(this.settleTimer);
-    this.settleTimer = setTimeout(() => this.trigger("settled", { search: window.location.search }), SETTLE_MS);
+    this.settleTimer = setTimeout(() => { this.flushUrl(); this.trigger("settled", { search: window.location.search }); }, SETTLE_MS);
   }
 
-  // The address bar follows after the frame that draws the change: history.replaceState takes milliseconds (tens on
-  // a loaded machine), which in the key handler would hold a revisit's frame, or a new configuration's reply.
-  // Changes within one frame write it once.
+  // The address bar follows URL_MS after the last change, not in the key's handler: history.replaceState and the
+  // link's text take milliseconds (tens on a loaded machine) that would hold a revisit's frame, or a new
+  // configuration's reply, and the task right after that frame. A sweep of changes writes it once, after them.
   writeUrlSoon() {
-    if (this.urlSoon) return;
-    this.urlSoon = afterFrame().then(() => { this.urlSoon = null; if (!this.stopped) this.writeUrl(); });
+    clearTimeout(this.urlTimer);
+    this.urlTimer = setTimeout(() => this.flushUrl(), URL_MS);
+  }
+
+  flushUrl() { // a write owed, now (the settle's page run and the link's buttons read the address bar)
+    if (!this.urlTimer) return;
+    clearTimeout(this.urlTimer); this.urlTimer = null;
+    if (!this.stopped) this.writeUrl();
   }
 
   writeUrl() {
