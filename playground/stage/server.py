@@ -475,8 +475,13 @@ def without_delay() -> int:
         try:
             if not stat.S_ISSOCK(os.fstat(fd).st_mode):
                 continue
-            sock = socket.socket(fileno=os.dup(fd))  # the same socket, by another descriptor: closed after
+            other = os.dup(fd)  # the same socket, by another descriptor: closed after
         except OSError:
+            continue
+        try:
+            sock = socket.socket(fileno=other)
+        except OSError:
+            os.close(other)
             continue
         with sock:
             try:

@@ -205,7 +205,7 @@ export class Stage {
     if (cached) { this.root.dataset.hits = String(Number(this.root.dataset.hits || 0) + 1); this.show(cached, ++this.seq, false, true); }
     if (cached && !cached.__quick) { this.settle(); this.finish(); return; }
     this.request(!this.data.runs && !cached && this.controls.dragging);
-    if (!cached) this.writeUrlSoon(); // after the request has left (a cached answer's show writes it, after the figures)
+    if (!cached) this.writeUrlSoon(); // after the request has left (a cached answer's show asks for it, after the figures)
   }
 
   release(k, v) { // a slider let go: its value in full, where only a quick answer of it was drawn
