@@ -10,16 +10,9 @@ import { MAX_PLANES } from "./heatmap.js";
 import { Requests, evaluator, postJson, readReply } from "./net.js";
 import { loopbackWarning, roomLink } from "./room.js";
 import { Answers, Tensors, add, has } from "./store.js";
-import { cacheKey, changed, fileName, linkChanges, linkPicks, urlTable, writeHistory } from "./state.js";
+import { Later, cacheKey, changed, fileName, linkChanges, linkPicks, urlTable, writeHistory } from "./state.js";
 
 const SETTLE_MS = 1200; // a configuration the hand has left this long: the sections under the stage follow it (a page run)
-const URL_MS = 150; // the address bar follows the configuration this long after its last change (writeUrlSoon)
-// Resolved once the next frame is painted (its requestAnimationFrame, then the task after it), or after 100 ms where
-// no frame comes (a hidden tab paints none).
-const afterFrame = () => new Promise((done) => {
-  const late = setTimeout(done, 100);
-  requestAnimationFrame(() => setTimeout(() => { clearTimeout(late); done(); }, 0));
-});
 
 // An element's markup, written only where it changed (written again, the same markup is made anew: its style and
 // layout worked out again in the key press's frame). Whether it was written.
@@ -59,6 +52,8 @@ export class Stage {
     this.answer = null; this.pick = null; this.playing = null; this.speed = 1;
     this.pickInUrl = linkPicks(this.table, window.location.search); // a link's picked cell stays in the URL
     this.settleTimer = null;
+    // The address bar follows 150 ms after the last change, outside the key's handler (replaceState takes ms: tens loaded)
+    this.url = new Later(() => this.writeUrl(), 150);
     const evaluate = evaluator(data.route, data.token);
     this.requests = new Requests({
       post: async (message) => { // the tensors held are named as it leaves (a retry after a let-go names none)
@@ -131,13 +126,12 @@ export class Stage {
     requestAnimationFrame(() => setTimeout(() => {
       this.root.dataset.paintedAt = performance.now().toFixed(0); // since the page's navigation (bench_browser)
       if (!this.data.painted) this.trigger("painted", this.data.epoch);
-      this.finish(true); // ONNX Runtime's badge of the first answer, after its paint
+      this.finish(); // ONNX Runtime's badge of the first answer, after its paint
     }, 0));
   }
 
   stop() {
-    this.stopped = true;
-    clearTimeout(this.urlTimer);
+    this.url.cancel();
     this.requests.stop();
     window.removeEventListener("resize", this.onResize);
     this.resizer.disconnect();
@@ -168,8 +162,7 @@ export class Stage {
   }
 
   async copyLink(button) {
-    this.flushUrl();
-    try { await navigator.clipboard.writeText(this.link()); button.textContent = "Copied"; }
+    this.url.now(); try { await navigator.clipboard.writeText(this.link()); button.textContent = "Copied"; }
     catch (e) { // no clipboard (an address that is not a secure context): the link selected for Ctrl+C
       const r = document.createRange(); r.selectNodeContents(this.urlEl);
       getSelection().removeAllRanges(); getSelection().addRange(r); button.textContent = "Selected: press Ctrl+C";
@@ -178,8 +171,7 @@ export class Stage {
   }
 
   async showQr() { // over the stage, not in its flow: nothing moves; a click or Escape closes it
-    this.flushUrl();
-    let panel = this.root.querySelector(".pg-qr");
+    this.url.now(); let panel = this.root.querySelector(".pg-qr");
     if (panel) { panel.remove(); return; }
     const r = await postJson(this.data.qr, this.data.token, { url: this.link() });
     panel = document.createElement("div");
@@ -205,7 +197,7 @@ export class Stage {
     if (cached) { this.root.dataset.hits = String(Number(this.root.dataset.hits || 0) + 1); this.show(cached, ++this.seq, false, true); }
     if (cached && !cached.__quick) { this.settle(); this.finish(); return; }
     this.request(!this.data.runs && !cached && this.controls.dragging);
-    if (!cached) this.writeUrlSoon(); // after the request has left (a cached answer's show asks for it, after the figures)
+    if (!cached) this.url.soon(); // after the request has left (a cached answer's show asks for it, after the figures)
   }
 
   release(k, v) { // a slider let go: its value in full, where only a quick answer of it was drawn
@@ -263,15 +255,12 @@ export class Stage {
   // (the answer carried the picked cell's: step and play walk the rest without a round trip). A small request beside the
   // change's queue (the server gives it a slot of its own: the next change is not held up behind the build); the
   // server completes the evaluation it remembers, none made again. Not retried: a later answer asks its own.
-  // It leaves after the answer's frame: on a machine of few cores its build would share them with that paint.
-  async finish(now = false) {
+  async finish() {
     const a = this.answer;
     if (!a || !a.finish || a.__quick || a.__finishing) return;
     a.__finishing = true;
-    const message = { params: { ...this.query }, compare: this.compare, pick: this.pick, finish: true };
-    if (!now) await afterFrame();
     try {
-      const r = await postJson(this.data.route, this.data.token, message);
+      const r = await postJson(this.data.route, this.data.token, { params: { ...this.query }, compare: this.compare, pick: this.pick, finish: true });
       const reply = r.ok ? await r.json() : {};
       if (reply.finish) {
         Object.assign(a, reply.finish); a.finish = false;
@@ -283,21 +272,7 @@ export class Stage {
 
   settle() {
     if (this.settleTimer) clearTimeout(this.settleTimer);
-    this.settleTimer = setTimeout(() => { this.flushUrl(); this.trigger("settled", { search: window.location.search }); }, SETTLE_MS);
-  }
-
-  // The address bar follows URL_MS after the last change, not in the key's handler: history.replaceState and the
-  // link's text take milliseconds (tens on a loaded machine) that would hold a revisit's frame, or a new
-  // configuration's reply, and the task right after that frame. A sweep of changes writes it once, after them.
-  writeUrlSoon() {
-    clearTimeout(this.urlTimer);
-    this.urlTimer = setTimeout(() => this.flushUrl(), URL_MS);
-  }
-
-  flushUrl() { // a write owed, now (the settle's page run and the link's buttons read the address bar)
-    if (!this.urlTimer) return;
-    clearTimeout(this.urlTimer); this.urlTimer = null;
-    if (!this.stopped) this.writeUrl();
+    this.settleTimer = setTimeout(() => { this.url.now(); this.trigger("settled", { search: window.location.search }); }, SETTLE_MS);
   }
 
   writeUrl() {
@@ -328,7 +303,7 @@ export class Stage {
     this.drawCell();
     this.figures.draw();
     if (!fresh) text();
-    if (url) this.writeUrlSoon(); else this.showLink();
+    if (url) this.url.soon(); else this.showLink();
     this.root.dataset.drawMs = (performance.now() - began).toFixed(1);
     this.root.dataset.drawn = String(this.drawnSeq);
     this.root.dataset.query = JSON.stringify(this.query);
