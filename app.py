@@ -5,7 +5,8 @@ and each page's HTML at its own address (playground/ui/entry.py: its websocket o
 
 import streamlit as st
 
-from playground.serve.server import routes
+from playground.serve.server import routes, without_delay
 from playground.ui import entry
 
+without_delay()  # replies on kept-alive connections not held for the browser's delayed ACK (server.without_delay)
 app = st.App("main.py", routes=routes() + entry.routes())

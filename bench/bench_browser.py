@@ -99,10 +99,12 @@ SETTLED_JS = (
 
 
 # Where a press's time goes, by the page's clock: the key's event -> the answer drawn (`data-drawn` moved) -> the
-# next frame's start (requestAnimationFrame) -> the task after it (that frame's style, layout and paint done).
+# next frame's start (requestAnimationFrame) -> the task after it (that frame's style, layout and paint done); and
+# its request's Resource Timing (the first evaluation asked after the key: the change's, not its follow-up's).
 PRESS_CLOCK_JS = (
     """() => { const s = document.querySelector('%s'); window.__press = null;
-  document.addEventListener('keydown', () => { window.__press = { key: performance.now() }; }, true);
+  document.addEventListener('keydown', () => { performance.clearResourceTimings();
+    window.__press = { key: performance.now() }; }, true);
   new MutationObserver(() => { const p = window.__press; if (!p || p.drawn) return;
     p.drawn = performance.now() - p.key;
     requestAnimationFrame(() => { p.frame = performance.now() - p.key;
@@ -112,13 +114,17 @@ PRESS_CLOCK_JS = (
 )
 PRESS_READ_JS = (
     """() => { const s = document.querySelector('%s').dataset, p = window.__press || {};
+  const r = performance.getEntriesByType('resource').find((e) => e.name.includes('/api/stage/evaluate'));
   return { drawn: p.drawn, frame: p.frame, painted: p.painted, server: Number(s.serverMs), fetch: Number(s.fetchMs),
+           ttfb: r ? r.responseStart - r.requestStart : null, body: r ? r.responseEnd - r.responseStart : null,
            draw: Number(s.drawMs) }; }"""
     % STAGE
 )
 PARTS = {  # what the breakdown prints, by the page's clock (ms)
     "server": "the route's own time (Server-Timing)",
     "fetch": "request sent -> reply parsed (the server's time included)",
+    "ttfb": "  of it: request on the wire -> the reply's first byte",
+    "body": "  of it: the reply's first byte -> its last",
     "draw": "the answer drawn (show: controls, text, figures)",
     "drawn": "key event -> the answer drawn",
     "frame": "key event -> the next frame starts",
@@ -143,7 +149,7 @@ def stage_walk(page, steps, series: Series, settled: Series | None = None, parts
     """steps: (query key of a range input, key to press); press -> the answer drawn and a frame painted (and,
     into `settled`, press -> nothing in flight: the engine built and its badge drawn; into `parts`, the page's
     clock of each press, PARTS, where PRESS_CLOCK_JS was installed). A press answered from the tab's cache has
-    no request: its server and fetch are left out."""
+    no request: its server, fetch, ttfb and body are left out."""
     current = None
     for param, press in steps:
         if param != current:
@@ -161,7 +167,7 @@ def stage_walk(page, steps, series: Series, settled: Series | None = None, parts
             settled.latency.append((time.perf_counter() - start) * 1e3)
         if parts is not None:
             for k, v in page.evaluate(PRESS_READ_JS).items():
-                if v is not None and not (k in ("server", "fetch") and hits > parts.get("_hits", 0)):
+                if v is not None and not (k in ("server", "fetch", "ttfb", "body") and hits > parts.get("_hits", 0)):
                     parts.setdefault(k, []).append(v)
             parts["_hits"] = hits
 

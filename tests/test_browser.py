@@ -288,6 +288,7 @@ def test_an_examples_link_then_a_change_gives_a_link_that_reopens_the_change(pag
     assert stats(page, "input").startswith("shape (1, 2, 6, 9)") and "preset" not in page.url
     press(page, "convolution.stride_nd.h", "ArrowRight")
     wait_stats(page, f"shape {strided}")
+    page.wait_for_function("() => location.search.includes('convolution.stride_nd.h=2')")  # a moment after the change
     params = urllib.parse.parse_qs(urllib.parse.urlsplit(page.url).query)
     assert params.get("convolution.input.C") == ["2"] and params.get("convolution.stride_nd.h") == ["2"], params
     other = open_stage(context.new_page(), app, page.url.split("/", 3)[3])

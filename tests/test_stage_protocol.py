@@ -149,6 +149,35 @@ def test_the_route_answers_a_change_and_a_refusal(client):
     assert r.json()["answer"]["engine"]["status"] == "pending"  # drawn from the reference, the build behind it
 
 
+def test_server_timing_names_the_route_s_phases_and_they_add_up_to_its_time(client):
+    r = post(client, seat(), {"params": {"convolution.padding_nd.h": "1"}})
+    phases = dict(e.split(";dur=") for e in r.headers["Server-Timing"].split(", "))
+    assert list(phases)[0] == "answer"  # the route's own time first: the stage reads the first
+    assert {"door", "thread", "slot", "evaluate", "frame", "back"} <= set(phases)
+    ms = {k: float(v) for k, v in phases.items()}
+    inside = ms["thread"] + ms["slot"] + ms["evaluate"] + ms["frame"] + ms["back"]
+    assert ms["evaluate"] > 0 and abs(inside - ms["answer"]) < 0.5, ms
+
+
+def test_the_server_s_connections_send_without_waiting_for_an_acknowledgement():
+    """A listener bound as Streamlit binds one (protocol 0: asyncio leaves Nagle's algorithm on for its connections)
+    hands its connections TCP_NODELAY once `without_delay` has run."""
+    import socket
+
+    def accepted(listener):
+        with socket.create_connection(listener.getsockname()):
+            conn, _ = listener.accept()
+            with conn:
+                return conn.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+    with socket.socket(family=socket.AF_INET) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        assert listener.proto == 0 and accepted(listener) == 0
+        assert server.without_delay() >= 1
+        assert accepted(listener) != 0
+
+
 @pytest.mark.parametrize(
     "body, headers, status, words",
     [

@@ -264,14 +264,15 @@ _waiting = 0
 _waiting_lock = threading.Lock()
 
 
-def _reply(status: int, body: dict | bytes, took_ms: float | None = None):
+def _reply(status: int, body: dict | bytes, timing: dict | None = None):
     """A response: JSON, or an answer's frame (`protocol.frame`, bytes written in a worker thread: megabytes at the
-    work budget, whose writing would hold up every other page's messages on the server's event loop)."""
+    work budget, whose writing would hold up every other page's messages on the server's event loop). `timing`:
+    {phase: ms} for Server-Timing, the route's own time `answer` first (bench_browser reads it)."""
     from starlette.responses import JSONResponse, Response
 
     headers = {"Cache-Control": "no-store"}
-    if took_ms is not None:  # the answer's own time, apart from the network and the browser (bench_browser reads it)
-        headers["Server-Timing"] = f"answer;dur={took_ms:.1f}"
+    if timing:  # apart from the network and the browser
+        headers["Server-Timing"] = ", ".join(f"{k};dur={v:.1f}" for k, v in timing.items())
     if isinstance(body, bytes):
         return Response(body, status_code=status, headers=headers, media_type=protocol.FRAME_TYPE)
     return JSONResponse(body, status_code=status, headers=headers)
@@ -350,6 +351,7 @@ def depth(body: bytes) -> int:
 async def evaluate_route(request):
     from starlette.concurrency import run_in_threadpool
 
+    entered = time.perf_counter()
     opened, refused = await _door(request)
     if refused is not None:
         return refused
@@ -366,20 +368,31 @@ async def evaluate_route(request):
         setattr(seat, flag, True)
         _waiting += 1
     started = time.perf_counter()
+    marks = {"door": (started - entered) * 1e3}
     try:
-        status, reply = await run_in_threadpool(_answer, seat, message)
+        status, reply = await run_in_threadpool(_answer, seat, message, started, marks)
     finally:
         with _waiting_lock:
             setattr(seat, flag, False)
             _waiting -= 1
-    return _reply(status, reply, (time.perf_counter() - started) * 1e3)
+    now = time.perf_counter()
+    marks["back"] = (now - marks.pop("_out")) * 1e3 if "_out" in marks else 0.0
+    return _reply(status, reply, {"answer": (now - started) * 1e3, **marks})
 
 
-def _answer(seat: Seat, message: dict) -> tuple[int, dict | bytes]:
+def _answer(seat: Seat, message: dict, asked: float = 0.0, marks: dict | None = None) -> tuple[int, dict | bytes]:
+    marks = {} if marks is None else marks
+    t0 = time.perf_counter()
     with _slots:
+        t1 = time.perf_counter()
+        marks["thread"], marks["slot"] = (t0 - asked) * 1e3, (t1 - t0) * 1e3
         try:
             reply = answer(seat, message)
-            return 200, protocol.frame(reply) if "answer" in reply else reply
+            t2 = time.perf_counter()
+            out = protocol.frame(reply) if "answer" in reply else reply
+            t3 = time.perf_counter()
+            marks["evaluate"], marks["frame"], marks["_out"] = (t2 - t1) * 1e3, (t3 - t2) * 1e3, t3
+            return 200, out
         except protocol.RequestError as exc:  # the key it names, for the stage to mark (a text over MAX_TEXT)
             return 400, {"error": str(exc), "keys": [exc.key] if exc.key else []}
         except Exception as exc:  # noqa: BLE001 - a bug must still be an answer the page can show
@@ -553,6 +566,44 @@ async def qr_route(request):
     from starlette.responses import Response
 
     return Response(svg.getvalue(), media_type="image/svg+xml", headers={"Cache-Control": "no-store"})
+
+
+def without_delay() -> int:
+    """Nagle's algorithm off on the connections this process's server accepts; how many listening sockets it set.
+    Streamlit binds its listening socket itself, of protocol 0, and asyncio turns Nagle off only on a connection
+    whose socket names TCP: a kept-alive reply's body, written after its headers, then waited for the browser's
+    delayed acknowledgement (40 ms on Linux), most of a key press's round trip. A connection inherits TCP_NODELAY
+    from its listener, so it is set there: on each TCP socket the process listens on (app.py runs this as the server
+    imports it, the socket bound)."""
+    import socket
+    import stat
+
+    fds = [int(f) for f in os.listdir("/proc/self/fd")] if os.path.isdir("/proc/self/fd") else range(1024)
+    done = 0
+    for fd in fds:
+        try:
+            if not stat.S_ISSOCK(os.fstat(fd).st_mode):
+                continue
+            other = os.dup(fd)  # the same socket, by another descriptor: closed after
+        except OSError:
+            continue
+        try:
+            sock = socket.socket(fileno=other)
+        except OSError:
+            os.close(other)
+            continue
+        with sock:
+            try:
+                if (
+                    sock.family in (socket.AF_INET, socket.AF_INET6)
+                    and sock.type == socket.SOCK_STREAM
+                    and sock.getsockopt(socket.SOL_SOCKET, socket.SO_ACCEPTCONN)
+                ):
+                    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                    done += 1
+            except OSError as exc:
+                log.info("stage: TCP_NODELAY not set on a listening socket (%s)", exc)
+    return done
 
 
 def routes():

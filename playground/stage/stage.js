@@ -10,7 +10,7 @@ import { MAX_PLANES } from "./heatmap.js";
 import { Requests, evaluator, postJson, readReply } from "./net.js";
 import { loopbackWarning, roomLink } from "./room.js";
 import { Answers, Tensors, add, has } from "./store.js";
-import { cacheKey, changed, fileName, linkChanges, linkPicks, urlTable, writeHistory } from "./state.js";
+import { Later, cacheKey, changed, fileName, linkChanges, linkPicks, urlTable, writeHistory } from "./state.js";
 
 const SETTLE_MS = 1200; // a configuration the hand has left this long: the sections under the stage follow it (a page run)
 
@@ -52,6 +52,8 @@ export class Stage {
     this.answer = null; this.pick = null; this.playing = null; this.speed = 1;
     this.pickInUrl = linkPicks(this.table, window.location.search); // a link's picked cell stays in the URL
     this.settleTimer = null;
+    // The address bar follows 150 ms after the last change, outside the key's handler (replaceState takes ms: tens loaded)
+    this.url = new Later(() => this.writeUrl(), 150);
     const evaluate = evaluator(data.route, data.token);
     this.requests = new Requests({
       post: async (message) => { // the tensors held are named as it leaves (a retry after a let-go names none)
@@ -129,6 +131,7 @@ export class Stage {
   }
 
   stop() {
+    this.url.cancel();
     this.requests.stop();
     window.removeEventListener("resize", this.onResize);
     this.resizer.disconnect();
@@ -159,7 +162,7 @@ export class Stage {
   }
 
   async copyLink(button) {
-    try { await navigator.clipboard.writeText(this.link()); button.textContent = "Copied"; }
+    this.url.now(); try { await navigator.clipboard.writeText(this.link()); button.textContent = "Copied"; }
     catch (e) { // no clipboard (an address that is not a secure context): the link selected for Ctrl+C
       const r = document.createRange(); r.selectNodeContents(this.urlEl);
       getSelection().removeAllRanges(); getSelection().addRange(r); button.textContent = "Selected: press Ctrl+C";
@@ -168,7 +171,7 @@ export class Stage {
   }
 
   async showQr() { // over the stage, not in its flow: nothing moves; a click or Escape closes it
-    let panel = this.root.querySelector(".pg-qr");
+    this.url.now(); let panel = this.root.querySelector(".pg-qr");
     if (panel) { panel.remove(); return; }
     const r = await postJson(this.data.qr, this.data.token, { url: this.link() });
     panel = document.createElement("div");
@@ -194,7 +197,7 @@ export class Stage {
     if (cached) { this.root.dataset.hits = String(Number(this.root.dataset.hits || 0) + 1); this.show(cached, ++this.seq, false, true); }
     if (cached && !cached.__quick) { this.settle(); this.finish(); return; }
     this.request(!this.data.runs && !cached && this.controls.dragging);
-    if (!cached) this.writeUrl(); // after the request has left (a cached answer's show writes it, after the figures)
+    if (!cached) this.url.soon(); // after the request has left (a cached answer's show asks for it, after the figures)
   }
 
   release(k, v) { // a slider let go: its value in full, where only a quick answer of it was drawn
@@ -269,7 +272,7 @@ export class Stage {
 
   settle() {
     if (this.settleTimer) clearTimeout(this.settleTimer);
-    this.settleTimer = setTimeout(() => this.trigger("settled", { search: window.location.search }), SETTLE_MS);
+    this.settleTimer = setTimeout(() => { this.url.now(); this.trigger("settled", { search: window.location.search }); }, SETTLE_MS);
   }
 
   writeUrl() {
@@ -300,7 +303,7 @@ export class Stage {
     this.drawCell();
     this.figures.draw();
     if (!fresh) text();
-    if (url) this.writeUrl(); else this.showLink();
+    if (url) this.url.soon(); else this.showLink();
     this.root.dataset.drawMs = (performance.now() - began).toFixed(1);
     this.root.dataset.drawn = String(this.drawnSeq);
     this.root.dataset.query = JSON.stringify(this.query);

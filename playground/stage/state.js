@@ -46,6 +46,17 @@ export function writeHistory(table, state) {
   window.history.replaceState(window.history.state, "", url.toString());
 }
 
+// `write` run `ms` after the last `soon()` (a sweep of changes: once, after them); `now()` runs one owed at once,
+// `cancel()` drops it. The timer is given (tests/js/state.test.mjs).
+export class Later {
+  constructor(write, ms, timer = (fn, t) => setTimeout(fn, t), clear = (id) => clearTimeout(id)) { // window's own, unbound
+    Object.assign(this, { write, ms, timer, clear, owed: null });
+  }
+  soon() { this.clear(this.owed); this.owed = this.timer(() => this.now(), this.ms); }
+  now() { if (this.owed === null) return; this.clear(this.owed); this.owed = null; this.write(); }
+  cancel() { this.clear(this.owed); this.owed = null; }
+}
+
 // The keys whose texts in `search` differ from `query`'s (a key left out of a link means its default, unless a choice
 // decides its default: the page's run said it then). Where the page's script ran on an older query than the address
 // bar holds (the page reconnected to another replica), the address bar wins.

@@ -1,7 +1,7 @@
-// state.js: the URL table, its one serializer, and reading a link back.
+// state.js: the URL table, its one serializer, reading a link back, and the address bar written a moment later.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { cacheKey, changed, fileName, linkChanges, linkPicks, serialize, urlTable } from "../../playground/stage/state.js";
+import { Later, cacheKey, changed, fileName, linkChanges, linkPicks, serialize, urlTable } from "../../playground/stage/state.js";
 
 // activation-like: type decides alpha's default; a per-axis parameter beside it
 const table = urlTable({
@@ -71,4 +71,22 @@ test("a picture is named by what differs from the defaults", () => {
   const q = { ...defaults, "act.stride.h": "2", "act.type": "LEAKY RELU/x" };
   assert.equal(fileName(table, q, "FP16"), "act--type-LEAKY-RELU-x--stride.h-2--compare-FP16");
   assert.equal(fileName(table, defaults, null), "act");
+});
+
+test("Later writes once, after the last of a sweep of changes; now() writes one owed at once, cancel() drops it", () => {
+  const timers = new Map(); let next = 0, writes = 0;
+  const timer = (fn, ms) => { timers.set(++next, { fn, ms }); return next; };
+  const clear = (id) => { timers.delete(id); };
+  const fire = () => { const due = [...timers.values()]; timers.clear(); due.forEach((t) => t.fn()); };
+  const later = new Later(() => { writes += 1; }, 150, timer, clear);
+  later.soon(); later.soon(); later.soon();
+  assert.equal(timers.size, 1); assert.equal([...timers.values()][0].ms, 150); assert.equal(writes, 0);
+  fire();
+  assert.equal(writes, 1);
+  later.now(); // nothing owed: nothing written
+  assert.equal(writes, 1);
+  later.soon(); later.now();
+  assert.equal(writes, 2); assert.equal(timers.size, 0);
+  later.soon(); later.cancel(); fire();
+  assert.equal(writes, 2);
 });
