@@ -1,0 +1,61 @@
+"""The stage as the room sees it: a projector's 1280 × 720 with the sidebar open (the head's badges read whole, the
+engine's naming its builder and status) and a phone's 390 × 844 (cells big enough to see, the head's words whole, and
+an open sidebar that plainly gives the stage back). One page load each."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from playground.chromium import browser as B
+from playground.stage import protocol
+
+pytestmark = pytest.mark.browser
+STAGE = ".pg-stage"
+SIDEBAR = '[data-testid="stSidebar"]'
+# Each badge and the badges' line: cut (text-overflow or the line's overflow) where its content is wider than its box.
+CUT_JS = """() => [...document.querySelectorAll('.pg-stage .pg-badges, .pg-stage .pg-badge')]
+  .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.className + ': ' + e.textContent)"""
+ENGINE_WORDS = re.compile(
+    r"^(\w+ engine (" + "|".join(re.escape(w) for w in protocol.ENGINE_STATUS.values()) + ")|no TensorRT builder: .+)$"
+)
+
+
+def _open(browser, app, path, **context):
+    ctx = B.new_context(browser, **context)
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.errors = errors
+    page.goto(f"{app}/{path}")
+    page.wait_for_selector(f"{STAGE}[data-drawn] [data-figure='output'] canvas")
+    page.wait_for_selector(f"{STAGE} [data-onnxruntime]")  # the head's last badge: its words are all there
+    return ctx, page
+
+
+def _sidebar_open(page) -> None:
+    page.locator('[data-testid="stExpandSidebarButton"]').click()
+    page.wait_for_function(
+        f"""() => {{ const s = document.querySelector('{SIDEBAR}'); const r = s.getBoundingClientRect();
+        return s.dataset.collapsed === 'false' && r.left >= 0 && r.width > 200; }}"""
+    )
+    page.wait_for_timeout(500)  # the stage lays out again in the width left (its resize observer)
+
+
+@pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
+def test_the_heads_badges_read_whole_at_1280_with_the_sidebar_open(browser, app, presenter):
+    ctx, page = _open(
+        browser,
+        app,
+        "convolution" + ("?view.presenter=true" if presenter else ""),
+        viewport={"width": 1280, "height": 720},
+    )
+    _sidebar_open(page)
+    assert page.evaluate(CUT_JS) == []
+    engine = page.locator(f"{STAGE} .pg-badge[data-engine]")
+    assert ENGINE_WORDS.match(engine.inner_text()), engine.inner_text()  # the builder and its engine's status
+    assert "the output is" in engine.get_attribute("title")  # the plain sentence on hover
+    assert not page.errors
+    ctx.close()
