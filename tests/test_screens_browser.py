@@ -59,3 +59,29 @@ def test_the_heads_badges_read_whole_at_1280_with_the_sidebar_open(browser, app,
     assert "the output is" in engine.get_attribute("title")  # the plain sentence on hover
     assert not page.errors
     ctx.close()
+
+
+def test_a_phone_sees_the_cells_reads_the_head_and_gets_the_stage_back_from_the_sidebar(browser, app):
+    ctx, page = _open(
+        browser,
+        app,
+        "convolution",
+        viewport={"width": 390, "height": 844},
+        is_mobile=True,
+        has_touch=True,
+    )
+    cells = page.evaluate(f"JSON.parse(document.querySelector('{STAGE} .pg-row').dataset.cells)")
+    assert min(cells.values()) >= 10, cells  # the captions are wider than a phone: the row scrolls, cells kept
+    assert page.evaluate(CUT_JS) == []  # the head's words wrap on a phone, whole
+    page.locator('[data-testid="stExpandSidebarButton"]').tap()
+    page.wait_for_function(f"document.querySelector('{SIDEBAR}').dataset.collapsed === 'false'")
+    # the page beside the open sidebar is dimmed: a tap there closes it (Streamlit's drawer below 768 px)
+    shadow = page.evaluate(f"getComputedStyle(document.querySelector('{SIDEBAR}')).boxShadow")
+    assert max(map(float, re.findall(r"([\d.]+)px", shadow)), default=0) >= 390, shadow  # its spread: the page
+    page.evaluate("document.querySelector('[data-testid=\"stSidebarContent\"]').scrollTop = 1e6")
+    close = page.locator('[data-testid="stSidebarCollapseButton"] button').bounding_box()
+    assert close is not None and 0 <= close["y"] < 100  # its close button stays in view as its content scrolls
+    page.touchscreen.tap(370, 420)
+    page.wait_for_function(f"document.querySelector('{SIDEBAR}').dataset.collapsed === 'true'")
+    assert not page.errors
+    ctx.close()
