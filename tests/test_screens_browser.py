@@ -85,3 +85,19 @@ def test_a_phone_sees_the_cells_reads_the_head_and_gets_the_stage_back_from_the_
     page.wait_for_function(f"document.querySelector('{SIDEBAR}').dataset.collapsed === 'true'")
     assert not page.errors
     ctx.close()
+
+
+def test_the_home_pages_figures_read_whole_in_presenter_type_at_1280(browser, app):
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(f"{app}/?view.presenter=true")
+    B.wait_until_idle(page)
+    values = page.locator('[data-testid="stMetricValue"]')
+    assert values.count() == 5
+    cut = page.evaluate(
+        """() => [...document.querySelectorAll('[data-testid="stMetricValue"], [data-testid="stMetricValue"] *')]
+        .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.textContent)"""
+    )
+    assert cut == []  # the backend's name ("tensorrt_rtx") was "tensorr…"
+    ctx.close()
