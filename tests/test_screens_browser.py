@@ -57,6 +57,9 @@ def test_the_heads_badges_read_whole_at_1280_with_the_sidebar_open(browser, app,
     engine = page.locator(f"{STAGE} .pg-badge[data-engine]")
     assert ENGINE_WORDS.match(engine.inner_text()), engine.inner_text()  # the builder and its engine's status
     assert "the output is" in engine.get_attribute("title")  # the plain sentence on hover
+    # presenter mode's lesson comes before the title: it is the one cut short, the shapes after it read
+    titles, shapes = (page.locator(f"{STAGE} .pg-titles{s}").bounding_box() for s in ("", " > b"))
+    assert shapes["x"] + shapes["width"] <= titles["x"] + titles["width"] + 1, (shapes, titles)
     assert not page.errors
     ctx.close()
 
