@@ -104,3 +104,40 @@ def test_the_home_pages_figures_read_whole_in_presenter_type_at_1280(browser, ap
     )
     assert cut == []  # the backend's name ("tensorrt_rtx") was "tensorr…"
     ctx.close()
+
+
+def test_the_badges_after_the_engines_stay_put_while_it_builds(browser, app):
+    """A value changed: the engine's words go "not built yet", then "built now"; ONNX Runtime's badge after it does
+    not slide sideways and back (each head drawn is recorded, the transient one too)."""
+    ctx, page = _open(browser, app, "convolution", viewport={"width": 1280, "height": 720})
+    B.wait_until_idle(page)
+    page.evaluate(
+        """() => { window.__heads = []; const head = document.querySelector('.pg-stage .pg-head');
+        new MutationObserver(() => { const e = head.querySelector('[data-engine]'), o = head.querySelector('.pg-ort');
+          if (e && o) window.__heads.push([e.dataset.engine, Math.round(o.getBoundingClientRect().left)]); })
+          .observe(head, {childList: true, subtree: true, characterData: true}); }"""
+    )
+    page.focus('[data-param="convolution.padding_nd.w"]')
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        "window.__heads.some(([s]) => s === 'built') && document.querySelector('[data-onnxruntime]')"
+    )
+    heads = page.evaluate("window.__heads")
+    assert "pending" in {s for s, _ in heads}, heads  # the transient words were drawn
+    assert len({left for _, left in heads}) == 1, heads
+    ctx.close()
+
+
+def test_presenter_modes_strip_opened_by_the_keyboard_keeps_the_stage_in_the_window(browser, app):
+    """Tab reaching a control of the folded strip opens it in the window, over the figures' foot: the stage does not
+    scroll the head and figures away from the room."""
+    ctx, page = _open(browser, app, "convolution?view.presenter=true", viewport={"width": 1280, "height": 720})
+    head = page.locator(f"{STAGE} .pg-head")
+    top = head.bounding_box()["y"]
+    for param in ("kernel_size_nd.w", "padding_nd.w"):  # a second line of a control, under the fold when opened
+        page.focus(f'[data-param="convolution.{param}"]')
+        page.wait_for_timeout(200)
+        assert head.bounding_box()["y"] == top, param
+        box = page.locator(f'[data-param="convolution.{param}"]').bounding_box()
+        assert box["y"] + box["height"] <= 720, box  # the focused control is in the window
+    ctx.close()
