@@ -1,6 +1,8 @@
-"""The stage as the room sees it: a projector's 1280 × 720 with the sidebar open (the head's badges read whole, the
-engine's naming its builder and status) and a phone's 390 × 844 (cells big enough to see, the head's words whole, and
-an open sidebar that plainly gives the stage back). One page load each."""
+"""The pages as the room sees them: a projector's 1280 × 720 with the sidebar open (the head's badges read whole, the
+engine's naming its builder and status, the shapes after presenter mode's lesson), a phone's 390 × 844 (cells big
+enough to see, the head's words whole, an open sidebar that plainly gives the stage back), the home page's metrics in
+presenter type, and a stage that holds still (the badges while an engine builds, the strip Tab opens). One page load
+each."""
 
 from __future__ import annotations
 
