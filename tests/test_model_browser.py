@@ -14,12 +14,12 @@ pytestmark = pytest.mark.browser
 GRAPH = ".pg-graph"
 
 
-def _open_model(browser, app, path, height=900):
+def _open_model(browser, app, path, height=900, query=""):
     """A fresh page of the model page with `path` uploaded and its three nodes drawn: (context, page)."""
     ctx = B.new_context(browser, viewport={"width": 1280, "height": height})
     page = ctx.new_page()
     page.set_default_timeout(60_000)
-    page.goto(app.rstrip("/") + "/model")
+    page.goto(app.rstrip("/") + "/model" + query)
     B.wait_until_idle(page)
     page.set_input_files('input[type="file"]', str(path))
     page.wait_for_selector(f"{GRAPH}[data-drawn='3']")
@@ -79,6 +79,20 @@ def _conv_relu_softmax(path):
         [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.ravel())],
     )
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+@pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
+def test_the_graph_is_on_the_first_screen_of_a_1280_by_720_projector(browser, app, tmp_path, presenter):
+    """The title, the upload and the model's counts share the first lines; the legend and the model's notes follow
+    the graph: most of the graph's view shows before any scroll."""
+    path = tmp_path / "crs.onnx"
+    _conv_relu_softmax(path)
+    ctx, page = _open_model(browser, app, path, height=720, query="?view.presenter=true" if presenter else "")
+    B.wait_until_idle(page)
+    assert page.evaluate("scrollY") == 0
+    view = page.locator(f"{GRAPH} .pg-graph-view").bounding_box()
+    assert view["y"] + 300 <= 720, view  # 300 px of the graph at least under the first screen's fold
+    ctx.close()
 
 
 def _zoom(page) -> float:

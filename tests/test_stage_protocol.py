@@ -4,6 +4,7 @@ requests, one evaluation at a time per page)."""
 
 import contextlib
 import json
+import re
 import threading
 
 import numpy as np
@@ -371,6 +372,10 @@ def test_badges_say_in_plain_words_what_they_judge():
     int8 = protocol.answer(layer, evaluate("convolution", {"precision": "INT8"}, run=False))
     if int8["example"]:  # INT8 of the spec's table: the verdict names the table, never a bare ✓ beside the error
         assert "cookbook's table" in int8["example"]["badge"]
-    label = a["source"]["label"]
-    if not a["source"]["tensorrt"]:  # the output is the reference: said first, the machine's details on hover
-        assert label.endswith("the output is the NumPy reference") and "engine" in a["source"]["detail"]
+    label, face = a["source"]["label"], a["source"]["detail"]
+    if not a["source"]["tensorrt"]:  # the output is the reference: the hover's sentence says so
+        assert label.endswith("the output is the NumPy reference")
+    # the badge's face: the builder and its engine's status, in few enough words to read whole on a projector
+    statuses = "|".join(map(re.escape, protocol.ENGINE_STATUS.values()))
+    assert re.fullmatch(rf"(tensorrt|tensorrt_rtx) engine ({statuses})|no TensorRT builder: .+", face), face
+    assert len(face) <= 40, face

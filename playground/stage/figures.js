@@ -39,7 +39,10 @@ export class Figures {
     const { width, height } = this.room(), key = `${figs.map((f) => f.which).join(",")}|${figs[0].t.shape}`;
     const across = (px) => figs.reduce((w, f) => w + Math.max(layout(f, px[f.which], f.pad).width, MIN_FIGURE_PX) + FIGURE_GAP, -FIGURE_GAP);
     let fresh = fitCells(figs, width, height, this.presenter);
-    while (across(fresh) > width && Object.values(fresh).every((v) => v > 4)) { // a narrow figure's caption holds it wider
+    // a narrow figure's caption holds it wider: the cells shrink while that narrows the row, and no further (on a
+    // phone the captions alone are wider than the stage: the row scrolls, its cells kept big enough to read)
+    const least = figs.length * (MIN_FIGURE_PX + FIGURE_GAP) - FIGURE_GAP;
+    while (across(fresh) > Math.max(width, least) && Object.values(fresh).every((v) => v > 4)) {
       fresh = Object.fromEntries(Object.entries(fresh).map(([w, v]) => [w, Math.floor(v) - 1]));
     }
     const k = this.kept, resized = this.resized;

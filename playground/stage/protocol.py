@@ -699,7 +699,7 @@ ENGINE_STATUS = {
 
 
 def source_badge(ev) -> str:
-    """Where the output shown comes from, in plain words first (the machine's details: `source_detail`, on hover)."""
+    """Where the output shown comes from, in plain words: the badge's hover (its face is `source_detail`'s words)."""
     if ev.output_source == "tensorrt":
         return ev.source_label
     precision = ev.params.get("precision", "FP32")
@@ -714,10 +714,12 @@ def source_badge(ev) -> str:
 
 
 def source_detail(ev) -> str:
-    """The machine's side of the source badge: which backend, and whether its engine was built now or cached."""
+    """The badge's face, a few words that read whole in the stage's head at 1280 px: the builder and its engine's
+    status (built now, from cache, refused), or that no builder is here."""
+    if not ev.backend.can_build:
+        return f"no TensorRT builder: engine {ENGINE_STATUS['not_built']}"
     how = {k: ENGINE_STATUS[k] for k in ("built", "cached", "refused")}.get(ev.engine_status)
-    backend = ev.backend.name if ev.backend.can_build else "no"
-    return f"{backend} engine " + (how or ENGINE_STATUS["pending"])
+    return f"{ev.backend.name} engine " + (how or ENGINE_STATUS["pending"])
 
 
 def precision_line(ev) -> str | None:

@@ -331,7 +331,8 @@ export class Stage {
     const badges = [];
     if (src) badges.push(`<span class="pg-badge pg-model" data-onnx-node="${esc(src.node)}" title="${esc([src.model + " · " + src.node, ...src.differs, ...src.notes].join(" "))}">` +
       `${esc(src.model)} · ${esc(src.node)} (${esc(src.op)})</span>`); // a model's node: its file and name
-    badges.push(`<span class="pg-badge ${answer.source.tensorrt ? "pg-trt" : "pg-ref"}" data-engine="${esc(answer.engine.status)}" title="${esc(answer.source.detail)}">${esc(answer.source.label)}</span>`);
+    // the engine's builder and status, short enough to read whole beside the others; the plain sentence on hover
+    badges.push(`<span class="pg-badge ${answer.source.tensorrt ? "pg-trt" : "pg-ref"}" data-engine="${esc(answer.engine.status)}" title="${esc(`${answer.source.label} (${answer.source.detail})`)}">${esc(answer.source.detail)}</span>`);
     // the example's verdict in the server's plain words; the tolerance and the numbers on hover
     if (ex) badges.push(`<span class="pg-badge ${ex.matches ? "pg-agrees" : "pg-differs"}" title="${esc([ex.message, ex.note].filter(Boolean).join(" — "))}">` +
       `${esc(ex.badge)}</span>`);

@@ -139,14 +139,18 @@ def _model_page() -> None:
 
     # the graph nearer the first screen (Streamlit's top padding is for a page without the navigation bar)
     st.html(PAGE_CSS + (PRESENTER_CSS if presenter_on() else ""))
-    st.subheader("Whole ONNX model", anchor=False)
-    st.caption(
-        "Every node on the tensor it really reads (ONNX Runtime runs the model once, every tensor marked as an "
-        "output), its layer's reference against ONNX Runtime's output of it, and TensorRT's ONNX parser's "
-        "engine for the whole model."
-    )
+    # the title and the model's counts beside the upload and the analysis's status, not over them: the graph is on
+    # the first screen of a 1280 × 720 projector
+    head, side = st.columns([3, 2])
+    with head:
+        st.subheader("Whole ONNX model", anchor=False)
+        st.caption(
+            "Every node on the tensor it really reads (ONNX Runtime runs the model once, every tensor marked as an "
+            "output), its layer's reference against ONNX Runtime's output of it, and TensorRT's ONNX parser's "
+            "engine for the whole model."
+        )
     cap = reading.MAX_MODEL_BYTES >> 20
-    upload = st.file_uploader(
+    upload = side.file_uploader(
         f"An ONNX model (.onnx, self-contained, at most {cap} MB)",
         type=["onnx"],
         key="model.upload",
@@ -165,11 +169,12 @@ def _model_page() -> None:
         return
     name = str(st.query_params.get(MODEL) or "model.onnx")[:80]
     try:
-        answer = _analysis(digest, name)
+        with side:
+            answer = _analysis(digest, name)
     except blobs.Missing as exc:
         st.warning(inert(f"URL parameter onnx: the model {digest[:12]}… {exc}"), icon=":material/link_off:")
         return
-    _draw(answer, digest, name)
+    _draw(answer, digest, name, head)
 
 
 def _analysis(digest: str, name: str) -> dict:
@@ -231,33 +236,24 @@ def _selection(result, digest: str, name: str) -> None:
     )
 
 
-def _draw(answer: dict, digest: str, name: str) -> None:
+def _draw(answer: dict, digest: str, name: str, head) -> None:
+    """The model's counts (in `head`, beside the upload), the first difference, the graph, then what explains it."""
     from .page import layer_pages
 
     c = answer["counts"]
-    st.text(
+    head.text(
         f"{name}: {c['nodes']} nodes, {c['opened']} open as a layer, {c['agreeing']} agree with ONNX Runtime "
         f"on their real input"
         + (f", {c['engine_layers']} engine layers" if "engine_layers" in c else "")
         + f" ({answer['seconds']} s)"
     )
-    for note in answer["notes"]:
-        st.caption(inert(note))
     if "onnxruntime_error" in answer:
-        st.error(inert(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}"), icon=":material/error:")
-    for out, o in answer.get("output", {}).items():
-        low, high = compact(o["min"]), compact(o["max"])
-        st.text(f"output {out}: {tuple(o['shape'])}, min {low}, max {high} [ONNX Runtime, the whole model]")
+        st.error(
+            inert(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}"), icon=":material/error:"
+        )
     pages = layer_pages()
     _first_difference(answer, digest, name, pages)
-    st.subheader("Graph")
     if len(answer["nodes"]) <= MAX_DRAWN:
-        st.caption(
-            "Green: the layer agrees with ONNX Runtime on the node's real input; red: it differs; grey: no "
-            "layer computes the node. A node that opens is a link to its layer's page; shift-click selects a run. "
-            "A dashed outline is one engine layer (hover: its name; click: its nodes as a chain). Wheel: zoom, "
-            "drag: pan."
-        )
         result = _graph_component()(
             key="model.graph",
             data=graph_data(answer, digest, name),
@@ -265,9 +261,20 @@ def _draw(answer: dict, digest: str, name: str) -> None:
             height="content",
             on_selection_change=lambda: None,
         )
+        st.caption(
+            "Green: the layer agrees with ONNX Runtime on the node's real input; red: it differs; grey: no "
+            "layer computes the node. A node that opens is a link to its layer's page; shift-click selects a run. "
+            "A dashed outline is one engine layer (hover: its name; click: its nodes as a chain). Wheel: zoom, "
+            "drag: pan."
+        )
         _selection(result, digest, name)
     else:
         st.text(f"{len(answer['nodes'])} nodes: more than {MAX_DRAWN}, listed below and not drawn.")
+    for note in answer["notes"]:
+        st.caption(inert(note))
+    for out, o in answer.get("output", {}).items():
+        low, high = compact(o["min"]), compact(o["max"])
+        st.text(f"output {out}: {tuple(o['shape'])}, min {low}, max {high} [ONNX Runtime, the whole model]")
     st.subheader("Nodes")
     with st.container(height=480 if len(answer["nodes"]) > 12 else "content", border=False):
         first = whole.first_difference(answer["nodes"])

@@ -32,9 +32,11 @@ STAGE_CSS = (
     '[data-testid="stSidebar"][data-collapsed="true"] [data-testid="stSidebarContent"] '
     "{ visibility: hidden; }</style>"
 )
-# Presenter mode: larger type everywhere (rem-based), black text, stronger borders on alerts and boxes.
+# Presenter mode: larger type everywhere (rem-based), black text, stronger borders on alerts and boxes; the home
+# page's figures (its metrics) at the size they have without it, whole in a fifth of 1280 px ("tensorrt_rtx").
 PRESENTER_CSS = (
     f"<style>html {{ font-size: {PRESENTER_FONT_PX}px; }} "
+    '[data-testid="stMetricValue"] { font-size: 1.8rem; } '
     '[data-testid="stMain"] { color: #000; } '
     '[data-testid="stMain"] [data-testid="stCaptionContainer"] { color: #222; } '
     '[data-testid="stMain"] [data-testid="stVerticalBlockBorderWrapper"] { border-color: #555; }</style>'
