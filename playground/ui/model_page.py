@@ -248,9 +248,7 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
         + f" ({answer['seconds']} s)"
     )
     if "onnxruntime_error" in answer:
-        st.error(
-            inert(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}"), icon=":material/error:"
-        )
+        st.error(inert(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}"), icon=":material/error:")
     pages = layer_pages()
     _first_difference(answer, digest, name, pages)
     if len(answer["nodes"]) <= MAX_DRAWN:
