@@ -377,5 +377,5 @@ def test_badges_say_in_plain_words_what_they_judge():
         assert label.endswith("the output is the NumPy reference")
     # the badge's face: the builder and its engine's status, in few enough words to read whole on a projector
     statuses = "|".join(map(re.escape, protocol.ENGINE_STATUS.values()))
-    assert re.fullmatch(rf"(tensorrt|tensorrt_rtx) engine ({statuses})|no TensorRT builder: .+", face), face
+    assert re.fullmatch(rf"(TensorRT|TensorRT-RTX) engine ({statuses})|no TensorRT builder: .+", face), face
     assert len(face) <= 40, face

@@ -719,7 +719,7 @@ def source_detail(ev) -> str:
     if not ev.backend.can_build:
         return f"no TensorRT builder: engine {ENGINE_STATUS['not_built']}"
     how = {k: ENGINE_STATUS[k] for k in ("built", "cached", "refused")}.get(ev.engine_status)
-    return f"{ev.backend.name} engine " + (how or ENGINE_STATUS["pending"])
+    return f"{ev.backend.title} engine " + (how or ENGINE_STATUS["pending"])
 
 
 def precision_line(ev) -> str | None:

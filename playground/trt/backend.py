@@ -32,6 +32,9 @@ def rtx_runs_on(compute_capability: tuple[int, int]) -> bool:
     return tuple(compute_capability) in RTX_COMPUTE_CAPABILITIES or tuple(compute_capability) >= RTX_FROM
 
 
+TITLES = {"tensorrt": "TensorRT", "tensorrt_rtx": "TensorRT-RTX", "numpy": "NumPy"}
+
+
 @dataclass(frozen=True)
 class Backend:
     name: str  # tensorrt | tensorrt_rtx | numpy
@@ -45,6 +48,11 @@ class Backend:
     @property
     def can_build(self) -> bool:
         return self.trt is not None
+
+    @property
+    def title(self) -> str:
+        """The builder's name as its documentation spells it (a badge a room reads: "TensorRT-RTX", not the module)."""
+        return TITLES.get(self.name, self.name)
 
     @property
     def device(self) -> str:
