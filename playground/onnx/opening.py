@@ -79,7 +79,7 @@ def open_known(known: Known, node, name: str, model_name: str, batch: int = 1, a
         opens = sorted({op for layer in LAYERS.values() if layer.onnx for op in layer.onnx.ops})
         raise ValidationError(where, "op_type", f"has no layer here; the layers open {', '.join(opens)}")
     shapes, consts = known.shapes, known.consts
-    consts_of = [consts.get(i) if i else None for i in node.input]
+    consts_of = [None] + [consts.get(i) if i else None for i in node.input[1:]]
     probe = Node(name, node.op_type, attributes(node), consts_of, (), (), known.opset, list(node.input))  # no shapes
     identity = layer.onnx.identity(probe) if layer.onnx.identity else None
     if identity:  # TensorRT's parser builds an IIdentityLayer: the shuffle layer doing nothing is that copy
