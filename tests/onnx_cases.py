@@ -289,6 +289,18 @@ MAPPED = [
     ("activation_clip", "activation", lambda: node_model("Clip", (1, 2, 3, 4), {"lo": F32(-0.5), "hi": F32(0.7)})),
     ("activation_clip_opset6", "activation", lambda: node_model("Clip", (1, 2, 3, 4), opset=6, min=0.0, max=6.0)),
     ("activation_relu_rank2", "activation", lambda: node_model("Relu", (3, 7))),
+    # identities (TensorRT's parser builds an IIdentityLayer): the shuffle layer doing nothing
+    *[
+        (f"{op.lower()}_of_one", "shuffle", (lambda op=op: node_model(op, (2, 3, 4))))
+        for op in ("Sum", "Max", "Min", "Mean")
+    ],
+    ("reducesum_noop_13", "shuffle", lambda: node_model("ReduceSum", (2, 3, 4), opset=13, noop_with_empty_axes=1)),
+    (
+        "reducemax_noop_18_empty_axes",
+        "shuffle",
+        lambda: node_model("ReduceMax", (1, 2, 3, 4), {"axes": I64()}, opset=18, noop_with_empty_axes=1, keepdims=0),
+    ),
+    ("reducemean_noop_18", "shuffle", lambda: node_model("ReduceMean", (2, 5), opset=18, noop_with_empty_axes=1)),
 ]
 
 # The rules ONNX and TensorRT's layers differ by: (id, model, the rule's first words). ONNX Runtime disagrees here.

@@ -56,8 +56,9 @@ def _model(op, a_shape, b_shape, **attrs):
     h = onnx.helper
     inputs = [h.make_tensor_value_info(n, onnx.TensorProto.FLOAT, list(s)) for n, s in (("A", a_shape), ("B", b_shape))]
     node = h.make_node(op, ["A", "B"], ["Y"], name="mm", **attrs)
-    graph = h.make_graph([node], "g", inputs, [h.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, [])])
-    return h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]).SerializeToString()
+    graph = h.make_graph([node], "g", inputs, [h.make_tensor_value_info("Y", onnx.TensorProto.FLOAT, None)])
+    model = h.make_model(graph, opset_imports=[h.make_opsetid("", 17)])
+    return onnx.shape_inference.infer_shapes(model).SerializeToString()  # the output's shape, as the checker wants
 
 
 def test_onnx_matmul_and_gemm_open_as_batched_products_and_agree_with_onnxruntime():
@@ -73,8 +74,33 @@ def test_onnx_matmul_and_gemm_open_as_batched_products_and_agree_with_onnxruntim
     assert gemm.raw == {"op0": "TRANSPOSE", "op1": "TRANSPOSE"}
     scaled = opening.open_node(reading.load_model(_model("Gemm", (2, 3), (3, 5), alpha=2.0)))
     assert [(s.name, p["operation"]) for s, p, _ in scaled.then] == [("elementwise", "PROD")]  # α: a step after
-    with pytest.raises(ValidationError, match="1-D"):
-        opening.open_node(reading.load_model(_model("MatMul", (2, 3), (3,))))
+
+
+@pytest.mark.parametrize(
+    "a_shape,b_shape,raw,lifted,out",
+    [
+        ((2, 3), (3,), "NONE", {"a": (1, 1, 2, 3), "b": (1, 1, 3, 1)}, (2,)),  # B a column
+        ((4,), (4, 5), "NONE", {"a": (1, 1, 1, 4), "b": (1, 1, 4, 5)}, (5,)),  # A a row
+        ((4,), (2, 4, 5), "NONE", {"a": (1, 1, 1, 4), "b": (1, 2, 4, 5)}, (2, 5)),  # … against a batch of B
+        ((2, 3, 4), (4,), "NONE", {"a": (1, 2, 3, 4), "b": (1, 1, 4, 1)}, (2, 3)),
+        ((4,), (4,), "VECTOR", {"a": (1, 1, 1, 4), "b": (1, 1, 1, 4)}, ()),  # a dot product: VECTOR · VECTOR
+    ],
+)
+def test_onnx_matmul_of_a_1d_input_opens_as_numpys_matmul_reads_it(a_shape, b_shape, raw, lifted, out):
+    """NumPy's matmul: a 1-D A is a row (a 1 before it), a 1-D B a column (a 1 after), that axis gone from the output;
+    two 1-D inputs a dot product, as TensorRT's ONNX parser builds it (VECTOR · VECTOR)."""
+    from playground.onnx import opening, reading
+    from playground.onnx.opinions import second_opinions
+
+    opened = opening.open_node(reading.load_model(_model("MatMul", a_shape, b_shape)))
+    assert opened.raw == {"op0": raw, "op1": raw} and opened.shapes == lifted
+    x = np.random.default_rng(1).standard_normal(a_shape).astype(np.float32)
+    ev = evaluate("matrix_multiply", opened.raw, opened.to_layer(x), run=False)
+    b = ev.inputs["b"].reshape(b_shape)
+    assert np.allclose(opened.to_onnx(ev.reference), np.matmul(x, b), atol=1e-5)
+    assert opened.to_onnx(ev.reference).shape == out
+    ort = second_opinions(ev, opened)["onnxruntime"]
+    assert ort["status"] == "ran" and ort["agrees"] is True, ort
 
 
 def test_a_preset_link_sets_each_inputs_shape_and_the_page_draws_its_product():

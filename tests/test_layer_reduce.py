@@ -64,8 +64,28 @@ def test_onnx_reduce_nodes_open_with_axes_from_attribute_or_input():
     assert new.raw == {"operation": "SUM", "axes": 5, "keep_dims": True}
     every = opened(node_model("ReduceMean", (2, 3), opset=13))
     assert every.raw["axes"] == 3  # no axes: all of them (the lifted 1s stay)
-    with pytest.raises(ValidationError, match="noop_with_empty_axes"):
-        opened(node_model("ReduceSum", (2, 3), opset=13, noop_with_empty_axes=1))
+    # noop_with_empty_axes with no axes: ONNX returns the input, TensorRT's parser an identity; with axes, it reduces
+    noop = opened(node_model("ReduceSum", (2, 3), opset=13, noop_with_empty_axes=1))
+    assert noop.layer.name == "shuffle" and noop.raw == {} and "noop_with_empty_axes" in noop.notes[-1]
+    some = opened(node_model("ReduceSum", (2, 3), {"axes": np.int64([1])}, opset=13, noop_with_empty_axes=1))
+    assert some.layer.name == "reduce" and some.raw["axes"] == 2
+    with pytest.raises(ValidationError) as e:  # axes the model computes: not known when it is built
+        opened(_axes_computed())
+    assert e.value.param == "axes" and "constant" in e.value.rule
+
+
+def _axes_computed():
+    import onnx
+    from onnx import helper
+
+    x = helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2, 3])
+    axes = helper.make_tensor_value_info("axes", onnx.TensorProto.INT64, [1])
+    y = helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, ["a", "b"])
+    node = helper.make_node("ReduceSum", ["x", "axes"], ["y"], name="r", noop_with_empty_axes=1)
+    model = helper.make_model(
+        helper.make_graph([node], "g", [x, axes], [y]), opset_imports=[helper.make_opsetid("", 13)]
+    )
+    return model
 
 
 def test_a_page_of_a_lower_rank_output_draws_and_picks_its_cells():

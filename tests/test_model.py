@@ -203,6 +203,41 @@ def test_identity_and_dropout_open_as_nothing():
     assert kinds["drop"][0] is None and kinds["relu"][0] == "activation"
 
 
+def test_a_1d_matmul_an_empty_reduce_and_a_sum_of_one_open_on_their_real_inputs():
+    """x (2, 3, 4) → ReduceSum, noop_with_empty_axes and no axes (the input unchanged) → Sum of one (itself) →
+    MatMul by a 1-D w (a column: (2, 3)) → summed over its first axis (3,) → MatMul of that 1-D A by W (a row:
+    (5,)) → MatMul by a 1-D u (a dot product: ()): each opens and agrees with ONNX Runtime on its real input."""
+    m = _model(
+        [
+            helper.make_node("ReduceSum", ["x"], ["r"], name="noop", noop_with_empty_axes=1),
+            helper.make_node("Sum", ["r"], ["s"], name="sum1"),
+            helper.make_node("MatMul", ["s", "w"], ["col"], name="by_column"),
+            helper.make_node("ReduceSum", ["col", "first"], ["vec"], name="over_n", keepdims=0),
+            helper.make_node("MatMul", ["vec", "W"], ["row"], name="as_row"),
+            helper.make_node("MatMul", ["row", "u"], ["y"], name="dot"),
+        ],
+        {
+            "w": np.float32([1, -2, 0.5, 3]),
+            "first": np.int64([0]),
+            "W": np.arange(15, dtype=np.float32).reshape(3, 5) / 7 - 1,
+            "u": np.float32([0.25, -1, 4, 2, -0.5]),
+        },
+        shape=(2, 3, 4),
+        opset=13,
+    )
+    answer = whole.analyze(reading.load_model(m.SerializeToString()), "m.onnx", engine=False)
+    nodes = {n["name"]: n for n in answer["nodes"]}
+    assert {k: n["layer"] for k, n in nodes.items()} == {
+        "noop": "shuffle",
+        "sum1": "shuffle",
+        "by_column": "matrix_multiply",
+        "over_n": "reduce",
+        "as_row": "matrix_multiply",
+        "dot": "matrix_multiply",
+    }
+    assert all(n["agrees"] is True for n in nodes.values()), nodes
+
+
 def test_unknown_input_name_is_refused(tmp_path):
     path, xin = _files(tmp_path, mul_relu, _x())
     bad = _cli("model", path, "--input", f"nope={xin}")

@@ -295,10 +295,26 @@ def test_cli_runs_an_nary_node_with_its_steps_against_onnxruntime(tmp_path):
     assert [s.get("reads") for s in answer["onnx"]["then"]] == [{"b": "in2"}, None]
 
 
-def test_an_nary_node_of_one_input_or_a_repeated_tensor_is_refused_by_its_inputs():
-    with pytest.raises(ValidationError) as one:
-        _opened(_nary("Max", [((2, 3), False)]))
-    assert one.value.param == "inputs" and "identity" in one.value.rule
+@pytest.mark.parametrize("op", ["Sum", "Max", "Min", "Mean"])
+def test_an_nary_node_of_one_input_opens_as_the_identity_the_parser_builds(op):
+    """onnx-tensorrt's elementwiseHelper wraps a lone input in an identity layer (Mean's PROD by 1/1 after it): the
+    shuffle layer doing nothing here, its output the input, as ONNX Runtime's is; in a whole model too."""
+    from playground.onnx import whole
+
+    model = _nary(op, [((2, 3, 4), False)])
+    opened = _opened(model)
+    assert opened.layer.name == "shuffle" and opened.then == () and f"{op} of one input" in opened.notes[-1]
+    x = opening.seeded_input(opened)
+    assert np.array_equal(opened.to_onnx(opened.layer.reference(opened.to_layer(x), opened.params)), x)
+    assert _ort_on_node(opened)["agrees"] is True
+    (node,) = whole.analyze(reading.load_model(model.SerializeToString()), "m.onnx", engine=False)["nodes"]
+    assert node["layer"] == "shuffle" and node["agrees"] is True, node
+    with pytest.raises(ValidationError) as constant:  # one constant input: nothing the model computes to copy
+        _opened(_nary(op, [((2, 3), True)]))
+    assert constant.value.param == "input" and "constant" in constant.value.rule
+
+
+def test_an_nary_node_reading_a_tensor_twice_is_refused_by_its_inputs():
     from onnx import helper
 
     x = [helper.make_tensor_value_info(n, onnx.TensorProto.FLOAT, [2, 3]) for n in "ab"]

@@ -206,6 +206,14 @@ def onnx_read(node: Node) -> dict:
     return {"operation": op}
 
 
+def onnx_identity(node: Node) -> str | None:
+    """A Sum, Max, Min or Mean of one input is that input (Mean's PROD by 1/1, which the parser adds, changes
+    nothing)."""
+    if node.op in NARY and len([i for i in node.inputs if i]) == 1:
+        return f"{node.op} of one input is that input"
+    return None
+
+
 def onnx_then(node: Node, raw: dict) -> list:
     """An n-ary Sum, Max, Min or Mean as TensorRT's ONNX parser builds it (onnx-tensorrt's elementwiseHelper): a
     chain of two-input layers, left to right, each step reading the next of the node's inputs (its index: the
@@ -356,5 +364,12 @@ LAYER = Layer(
     cell=cell,
     explain=explain,
     undefined=undefined,
-    onnx=OnnxMap((*ONNX_OPS.values(), *READ_ALSO), onnx_read, onnx_write, lift="trailing", then=onnx_then),
+    onnx=OnnxMap(
+        (*ONNX_OPS.values(), *READ_ALSO),
+        onnx_read,
+        onnx_write,
+        lift="trailing",
+        then=onnx_then,
+        identity=onnx_identity,
+    ),
 )

@@ -134,21 +134,29 @@ def explain(p, shapes):
 
 # -- ONNX: MatMul (NumPy's matmul); Gemm, its α and C as TensorRT's ONNX parser builds them (steps after the layer) --
 def onnx_read(node: Node) -> dict:
-    """MatMul: both inputs matrices (a 1-D one is a vector, which one side alone cannot be at rank 4); Gemm: transA,
-    transB → TRANSPOSE (α and C: `onnx_then`)."""
-    for name, shape in zip("AB", node.shapes):
-        if len(shape) < 2:
-            raise node.fail(
-                name,
-                "is 1-D (a vector): the layer reads both inputs at rank 4, where VECTOR on one side only has no shape",
-                shape,
-            )
+    """MatMul: NumPy's matmul, as TensorRT's ONNX parser builds it: two 1-D inputs VECTOR · VECTOR (a dot product);
+    one 1-D input a matrix of one row (A) or one column (B) (`onnx_align`), its length-1 axis dropped from the output
+    by its shape; Gemm: transA, transB → TRANSPOSE (α and C: `onnx_then`)."""
     if node.op == "MatMul":
-        return {"op0": "NONE", "op1": "NONE"}
+        dot = all(len(shape) == 1 for shape in node.shapes)
+        return {"op0": "VECTOR" if dot else "NONE", "op1": "VECTOR" if dot else "NONE"}
+    for name, shape in zip("AB", node.shapes):
+        if len(shape) != 2:
+            raise node.fail(name, f"has rank {len(shape)}: ONNX's Gemm takes matrices (rank 2)", shape)
     return {
         "op0": "TRANSPOSE" if node.attr("transA", 0) else "NONE",
         "op1": "TRANSPOSE" if node.attr("transB", 0) else "NONE",
     }
+
+
+def onnx_align(op: str, name: str, shape: tuple, rank: int) -> tuple:
+    """An input at the node's rank, batch axes as ONNX broadcasts them (1s before); MatMul's 1-D input beside a
+    matrix is a row (A: a 1 before it) or a column (B: a 1 after it), as NumPy's matmul reads it and TensorRT's
+    parser reshapes it (two 1-D inputs stay vectors: VECTOR · VECTOR)."""
+    shape = tuple(shape)
+    if len(shape) == 1 and rank > 1:
+        shape = shape + (1,) if name == "b" else (1,) + shape
+    return (1,) * (rank - len(shape)) + shape
 
 
 def onnx_then(node: Node, raw: dict) -> list:
@@ -283,5 +291,5 @@ LAYER = Layer(
     reads=reads,
     cell=cell,
     explain=explain,
-    onnx=OnnxMap(("MatMul", "Gemm"), onnx_read, onnx_write, lift="leading", then=onnx_then),
+    onnx=OnnxMap(("MatMul", "Gemm"), onnx_read, onnx_write, lift="leading", align=onnx_align, then=onnx_then),
 )

@@ -102,14 +102,25 @@ def explain(p, shape):
     ]
 
 
+def _axes(node: Node):
+    """The node's axes: an input from opset 13 (ReduceSum) or 18 (the others), an attribute before; None: none."""
+    return node.const(1, "axes", required=False) if len(node.inputs) > 1 else node.attr("axes")
+
+
+def onnx_identity(node: Node) -> str | None:
+    """`noop_with_empty_axes` with no axes: ONNX's rule returns the input unchanged (TensorRT's parser: an identity)."""
+    given = _axes(node)
+    if node.attr("noop_with_empty_axes", 0) and (given is None or len(given) == 0):
+        return "noop_with_empty_axes is 1 and no axes are given: ONNX returns the input unchanged"
+    return None
+
+
 def onnx_read(node: Node) -> dict:
-    """ReduceSum, ReduceProd, ReduceMax, ReduceMin, ReduceMean: `axes` (an input from opset 13 for ReduceSum and 18
-    for the others, an attribute before; none: every axis), `keepdims`; ✗ noop_with_empty_axes."""
+    """ReduceSum, ReduceProd, ReduceMax, ReduceMin, ReduceMean: `axes` (none: every axis) → the bitmask, `keepdims`
+    (noop_with_empty_axes with none: `onnx_identity`)."""
     op = next(k for k, v in ONNX_OPS.items() if v == node.op)
     rank = len(node.onnx_shape)
-    given = node.const(1, "axes", required=False) if len(node.inputs) > 1 else node.attr("axes")
-    if node.attr("noop_with_empty_axes", 0) and (given is None or len(given) == 0):
-        raise node.fail("noop_with_empty_axes", "with no axes makes the node an identity: no reduction to build", 1)
+    given = _axes(node)
     axes = range(rank) if given is None or len(given) == 0 else [int(a) for a in np.ravel(given)]
     if any(not -rank <= a < rank for a in axes):
         raise node.fail("axes", f"must lie in −{rank} … {rank - 1}", list(axes))
@@ -217,5 +228,5 @@ LAYER = Layer(
     reads=reads,
     cell=cell,
     explain=explain,
-    onnx=OnnxMap(tuple(ONNX_OPS.values()), onnx_read, onnx_write, lift="trailing"),
+    onnx=OnnxMap(tuple(ONNX_OPS.values()), onnx_read, onnx_write, lift="trailing", identity=onnx_identity),
 )

@@ -141,6 +141,13 @@ class OnnxMap:
     # output before it, an operand a constant array or the index of the node's input it reads (a Sum's third: the
     # model's tensor, or its constant); [] where the node is the layer alone.
     then: Callable[[Node, dict], list] | None = None
+    # A node that passes its input through, for which TensorRT's ONNX parser builds an IIdentityLayer (a Sum of one
+    # input, a Reduce with noop_with_empty_axes and no axes): (node; its shapes not yet known) -> why, or None. It
+    # opens as the shuffle layer doing nothing (`IDENTITY`): no layer here is TensorRT's identity.
+    identity: Callable[[Node], str | None] | None = None
+
+
+IDENTITY = ("shuffle", {})  # the layer and raw parameters an identity opens as: no transpose, no reshape
 
 
 def explicit_pads(pre, post) -> list[int]:

@@ -16,7 +16,7 @@ from ..errors import ValidationError
 from ..layer import Layer
 from ..layers import LAYERS, get_layer
 from . import reading
-from .map import Node
+from .map import IDENTITY, Node
 from .opened import SEED, Known, Opened, attributes, node_model, static_shape
 from .several import open_several
 from .writing import META_LAYER, META_PARAMS
@@ -78,9 +78,14 @@ def open_known(known: Known, node, name: str, model_name: str, batch: int = 1, a
     if layer is None:
         opens = sorted({op for layer in LAYERS.values() if layer.onnx for op in layer.onnx.ops})
         raise ValidationError(where, "op_type", f"has no layer here; the layers open {', '.join(opens)}")
+    shapes, consts = known.shapes, known.consts
+    consts_of = [None] + [consts.get(i) if i else None for i in node.input[1:]]
+    probe = Node(name, node.op_type, attributes(node), consts_of, (), (), known.opset, list(node.input))  # no shapes
+    identity = layer.onnx.identity(probe) if layer.onnx.identity else None
+    if identity:  # TensorRT's parser builds an IIdentityLayer: the shuffle layer doing nothing is that copy
+        layer = get_layer(IDENTITY[0])
     if layer.several:
         return open_several(known, node, name, model_name, layer, where, batch, alone)
-    shapes, consts = known.shapes, known.consts
     data = node.input[0] if node.input else ""
     if data in consts:
         raise ValidationError(where, "input", "is a constant: the layer's input must be a tensor the model computes")
@@ -108,7 +113,12 @@ def open_known(known: Known, node, name: str, model_name: str, batch: int = 1, a
         known.opset,
         list(node.input),
     )
-    raw = layer.onnx.read(view)
+    raw = dict(IDENTITY[1]) if identity else layer.onnx.read(view)
+    if identity:
+        notes.append(
+            f"{identity}: TensorRT's ONNX parser builds an identity layer for it; it opens as the shuffle layer "
+            "doing nothing (no transpose, no reshape), the same copy."
+        )
     try:
         params = layer.resolve(raw, shape)
     except ValidationError as exc:  # the layer's own rule, said of the node

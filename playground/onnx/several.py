@@ -14,7 +14,6 @@ from .map import Node
 from .opened import SEED, Known, Opened, attributes, node_model, static_shape
 
 COMMUTATIVE = {"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal"}  # ONNX's: operands swap freely
-VARIADIC = {"Sum", "Max", "Min", "Mean"}  # ONNX's ops of 1 … n inputs
 
 
 def open_several(
@@ -34,10 +33,6 @@ def open_several(
     if swapped:  # a · b = b · a: the constant (PyTorch's 0.5 · x) becomes the input that may be one
         given.reverse()
     required = sum(i.used_when is None for i in layer.inputs)  # the rest: a concatenation's third and fourth
-    if node.op_type in VARIADIC and len([t for t in node.input if t]) == 1:
-        raise ValidationError(
-            where, "inputs", f"{node.op_type} of one input is an identity: TensorRT's parser adds no layer for it", 1
-        )
     if len(given) < required or "" in given:  # more inputs (Gemm's C) are the mapping's to judge
         most = f" … {len(layer.inputs)}" if required < len(layer.inputs) else ""
         raise ValidationError(
@@ -132,7 +127,10 @@ def open_several(
             + "; the node's output (and ONNX Runtime's comparison) is after the last."
         )
     out_shape = shapes.get(node.output[0]) if node.output else None
-    out_shape = out_shape if out_shape and all(isinstance(d, int) and d > 0 for d in out_shape) else None
+    # a scalar (MatMul's dot product of two 1-D inputs) is a shape too: ()
+    out_shape = (
+        tuple(out_shape) if out_shape is not None and all(isinstance(d, int) and d > 0 for d in out_shape) else None
+    )
     tensors = {t: onnx_shapes[i.name] for i, t in zip(layer.inputs, given) if t not in consts}
     tensors |= {t: v for t, (v, _, _) in step_tensors.items()}  # the steps' (a Sum's third): inputs of the node's model
     return Opened(
