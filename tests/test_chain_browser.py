@@ -3,6 +3,8 @@ sizes, normal and presenter, with no error and no traceback; the layer list's bu
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from playground import chains
@@ -36,13 +38,21 @@ def test_each_starter_chain_opens_with_its_note_and_its_engine(browser, app, sta
 
 @pytest.mark.parametrize("width, height", [(1280, 720), (1920, 1080)])
 @pytest.mark.parametrize("presenter", [False, True])
-def test_the_engine_is_on_the_first_screen_at_projector_sizes(browser, app, width, height, presenter):
-    query = "starter=conv_prelu" + ("&view.presenter=true" if presenter else "")
+def test_what_fused_and_the_tensors_are_on_the_first_screen_at_projector_sizes(browser, app, width, height, presenter):
+    """The engine's line says what fused, folded over its layers; under it, the first line of tensors is in the window
+    (the figures' plots, what the page is for)."""
+    query = "starter=leaky_by_hand" + ("&view.presenter=true" if presenter else "")
     ctx, page = open_chain(browser, app, query, width, height)
     try:
-        heading = page.get_by_role("heading", name="The engine")
-        box = heading.bounding_box()
-        assert box is not None and box["y"] + box["height"] <= height, box
+        summary = page.locator(".st-key-chain-engine summary")
+        assert re.search(
+            r"The engine: 4 chain layer\(s\) → 1 engine layer\(s\), fused: scale \+ activation", summary.inner_text()
+        )
+        box = summary.bounding_box()
+        assert box["y"] + box["height"] <= height, box
+        plots = [b.bounding_box() for b in page.locator(".st-key-chain-tensors .nsewdrag").all()]
+        first = [b for b in plots if abs(b["y"] - plots[0]["y"]) < 1]
+        assert len(first) >= 2 and all(b["y"] + b["height"] <= height for b in first), (first, height)
         assert page.locator(EXCEPTION).count() == 0
     finally:
         ctx.close()

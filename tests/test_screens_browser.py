@@ -143,3 +143,15 @@ def test_presenter_modes_strip_opened_by_the_keyboard_keeps_the_stage_in_the_win
         box = page.locator(f'[data-param="convolution.{param}"]').bounding_box()
         assert box["y"] + box["height"] <= 720, box  # the focused control is in the window
     ctx.close()
+
+
+def test_the_titles_line_cut_short_at_1280_reads_whole_on_hover(browser, app):
+    """ElementWise's title, shapes and formula run past 1280 px beside the open sidebar, where the line is cut with
+    "…": its whole text is on hover, as the badges' are."""
+    ctx, page = _open(browser, app, "elementwise", viewport={"width": 1280, "height": 720})
+    _sidebar_open(page)
+    titles = page.locator(f"{STAGE} .pg-titles")
+    words = " ".join(titles.text_content().split())
+    assert " ".join((titles.get_attribute("title") or "").split()) == words
+    assert not page.errors
+    ctx.close()

@@ -11,7 +11,6 @@ import { Requests, evaluator, postJson, readReply } from "./net.js";
 import { loopbackWarning, roomLink } from "./room.js";
 import { Answers, Tensors, add, has } from "./store.js";
 import { Later, cacheKey, changed, fileName, linkChanges, linkPicks, urlTable, writeHistory } from "./state.js";
-
 const SETTLE_MS = 1200; // a configuration the hand has left this long: the sections under the stage follow it (a page run)
 
 // An element's markup, written only where it changed (written again, the same markup is made anew: its style and
@@ -320,14 +319,14 @@ export class Stage {
     html(this.explainEl, [...answer.explain, ...answer.messages.map((m) => "ℹ " + m)].map(markdown).join(""));
   }
 
-  // The head is two lines whatever they hold: the titles, and the badges (each cut short with its whole text on
+  // The head is two lines whatever they hold: the titles and the badges (each cut short with its whole text on
   // hover rather than wrapped), ONNX Runtime's slot held from the first paint: nothing under it moves as a badge
   // arrives or changes its words.
   drawHead(answer) { // the title, shapes, formula and badges (ONNX Runtime's: once the server has judged)
     const ex = answer.example, src = this.data.source, ort = answer.onnxruntime;
-    let titles = `<span class="pg-title">${esc(answer.title)}</span> <b>${esc(answer.shapes)}</b>` +
+    const lesson = ex && this.data.presenter ? `${ex.kind}: ${ex.title} ·` : ""; // the room reads what is shown
+    const titles = (lesson ? `<span class="pg-lesson">${esc(lesson)}</span> ` : "") + `<span class="pg-title">${esc(answer.title)}</span> <b>${esc(answer.shapes)}</b>` +
       (answer.formula ? ` <code>${esc(answer.formula)}</code>` : "");
-    if (ex && this.data.presenter) titles = `<span class="pg-lesson">${esc(ex.kind)}: ${esc(ex.title)} ·</span> ` + titles; // the room reads what is shown
     const badges = [];
     if (src) badges.push(`<span class="pg-badge pg-model" data-onnx-node="${esc(src.node)}" title="${esc([src.model + " · " + src.node, ...src.differs, ...src.notes].join(" "))}">` +
       `${esc(src.model)} · ${esc(src.node)} (${esc(src.op)})</span>`); // a model's node: its file and name
@@ -338,7 +337,7 @@ export class Stage {
       `${esc(ex.badge)}</span>`);
     if (ort) badges.push(`<span class="pg-badge pg-ort ${ort.agrees ? "pg-ort-agrees" : "pg-ort-differs"}" data-onnxruntime="${ort.agrees}" title="${esc(ort.title)}">${esc(ort.text)}</span>`);
     else if (answer.finish && this.data.opinion) badges.push(`<span class="pg-badge pg-ort pg-ort-pending" title="ONNX Runtime runs this configuration's ONNX export after the figures are drawn">ONNX Runtime …</span>`);
-    html(this.headEl, `<div class="pg-titles">${titles}</div><div class="pg-badges">${badges.join("")}</div>`);
+    html(this.headEl, `<div class="pg-titles" title="${esc([lesson, answer.title, answer.shapes, answer.formula].filter(Boolean).join(" "))}">${titles}</div><div class="pg-badges">${badges.join("")}</div>`);
   }
 
   // A refused configuration (or a request the server could not answer): named, its parameter's controls marked red,

@@ -58,7 +58,6 @@ def _chain_page() -> None:
         starter = C.starter_of(address)
         if starter:
             st.info(f"**{starter.title}.** {starter.note}", icon=":material/school:")
-        command = st.empty()  # the command line of the chain drawn, once it resolved
         for problem in address.problems:
             st.warning(inert(problem), icon=":material/link_off:")
     with left:
@@ -75,16 +74,17 @@ def _chain_page() -> None:
             return
         if error:
             st.caption("The figures below are the last chain that resolved.")
-        else:
+        # what fused in one line, then the tensors: the figures are on the first screen of a 1280 × 720 projector
+        _fusion(result)
+        _tensors(result, presenter, address.pick if not error else None)
+        if not error:
             from ..chain_export import playground_command
 
-            command.caption(
+            st.caption(
                 "Up to six layers as one TensorRT network: every tensor along the chain, and the engine's "
                 "layers with the chain's layers each one computes. On the command line: "
                 f"`{playground_command(result.chain, result.tensors[C.INPUT])} --json`"
             )
-        _fusion(result)
-        _tensors(result, presenter, address.pick if not error else None)
         _engine(result)
 
 
@@ -402,9 +402,9 @@ def _tensors(result: C.ChainEvaluation, presenter: bool, pick=None) -> None:
 
 
 def _fusion(result: C.ChainEvaluation) -> None:
-    """The engine in a few lines: each engine layer, in order, with the chain's layers it computes."""
+    """The engine in one line that says what fused, folded over each engine layer in order with the chain's layers
+    it computes."""
     e = result.engine
-    st.subheader("The engine", anchor=False)
     if e.report is None:
         for m in result.messages:
             st.caption(inert(m))
@@ -412,14 +412,26 @@ def _fusion(result: C.ChainEvaluation) -> None:
     if e.status not in ("built", "cached"):
         st.error(inert(e.report.error or e.status), icon=":material/block:")
         return
-    when = ENGINE_STATUS[e.status]
-    computing = [layer for layer in e.layers if layer["role"] == "compute"]
-    st.markdown(
-        f"**{len(result.chain.keys)} chain layer(s) → {len(e.layers)} engine layer(s)**, "
-        f"{len(computing)} of them computing ({e.builder}, {e.report.bytes:,} bytes, "
-        f"{e.report.build_ms:.0f} ms, {when}; not run here):"
+    with st.expander(_fusion_line(result), icon=":material/memory:", key="chain-engine"):
+        computing = [layer for layer in e.layers if layer["role"] == "compute"]
+        st.markdown(
+            f"{len(computing)} of the {len(e.layers)} engine layer(s) computing ({e.builder}, {e.report.bytes:,} "
+            f"bytes, {e.report.build_ms:.0f} ms, {ENGINE_STATUS[e.status]}; not run here):"
+        )
+        st.markdown(_layer_lines(e))
+
+
+def _fusion_line(result: C.ChainEvaluation) -> str:
+    """The engine's summary: how many layers became how many, and which chain layers one engine layer computes."""
+    e = result.engine
+    fused = [" + ".join(f"`{k}`" for k in layer["fuses"]) for layer in e.layers if len(layer["fuses"]) > 1]
+    what = "fused: " + "; ".join(fused) if fused else "nothing fused" if len(result.chain.keys) > 1 else ""
+    unnamed = f"; no engine layer names {', '.join(f'`{k}`' for k in e.absorbed)}" if e.absorbed else ""
+    return (
+        f"**The engine: {len(result.chain.keys)} chain layer(s) → {len(e.layers)} engine layer(s)**"
+        + (f", {what}" if what else "")
+        + unnamed
     )
-    st.markdown(_layer_lines(e))
 
 
 def _layer_lines(e: C.ChainBuild) -> str:
