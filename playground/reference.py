@@ -343,25 +343,42 @@ def receptive_field(out_index, input_size, kernel_size, stride, dilation, pre_pa
 
     Coordinates outside [0, input_size) are padding.
     """
+    return window_reader(input_size, kernel_size, stride, dilation, pre_padding)(out_index)
+
+
+def window_reader(input_size, kernel_size, stride, dilation, pre_padding):
+    """receptive_field of one window's geometry, checked once: a function of out_index (a read map asks it once per
+    output cell, all of one geometry: checking the geometry again for each cell was most of its time)."""
     n = 1 if np.ndim(input_size) == 0 else len(input_size)
 
-    def args():  # an error's only
-        return (
-            f"out_index {out_index}, input_size {input_size}, kernel_size {kernel_size}, "
+    def args(out_index=None):  # an error's only
+        return ("" if out_index is None else f"out_index {out_index}, ") + (
+            f"input_size {input_size}, kernel_size {kernel_size}, "
             f"stride {stride}, dilation {dilation}, pre_padding {pre_padding}"
         )
 
     try:
-        o, _, K, S, D, B = (
+        _, K, S, D, B = (
             _ints(name, v, n)
             for name, v in zip(
-                ("out_index", "input_size", "kernel_size", "stride", "dilation", "pre_padding"),
-                (out_index, input_size, kernel_size, stride, dilation, pre_padding),
+                ("input_size", "kernel_size", "stride", "dilation", "pre_padding"),
+                (input_size, kernel_size, stride, dilation, pre_padding),
             )
         )
     except ValueError as e:
         raise ValueError(f"receptive_field: {e}; {args()}") from None
-    if min(o + B) < 0 or min(K + S + D) < 1:
-        raise ValueError(f"receptive_field: negative index/padding or non-positive kernel/stride/dilation; {args()}")
-    # each axis's coordinates, crossed in row-major order (one tuple per kernel position)
-    return list(itertools.product(*([oi * s - b + ki * d for ki in range(k)] for oi, s, b, k, d in zip(o, S, B, K, D))))
+    if min(B) < 0 or min(K + S + D) < 1:
+        raise ValueError(f"receptive_field: negative padding or non-positive kernel/stride/dilation; {args()}")
+    # each axis's offsets from the window's corner (ki * d), crossed in row-major order per output position
+    axes = tuple((s, b, [ki * d for ki in range(k)]) for s, b, k, d in zip(S, B, K, D))
+
+    def read(out_index):
+        try:
+            o = _ints("out_index", out_index, n)
+        except ValueError as e:
+            raise ValueError(f"receptive_field: {e}; {args(out_index)}") from None
+        if min(o) < 0:
+            raise ValueError(f"receptive_field: negative index; {args(out_index)}")
+        return list(itertools.product(*([oi * s - b + off for off in offs] for oi, (s, b, offs) in zip(o, axes))))
+
+    return read

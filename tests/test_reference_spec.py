@@ -327,6 +327,22 @@ def test_receptive_field_corner_reads_padding():
     assert ref.receptive_field((0, 0), (6, 9), (2, 2), (1, 1), (2, 1), (1, 1)) == [(-1, -1), (-1, 0), (1, -1), (1, 0)]
 
 
+def test_window_reader_checks_its_geometry_once_and_each_index():
+    read = ref.window_reader((6, 9), (2, 3), (2, 1), (1, 2), (1, 0))
+    for o in [(0, 0), (2, 4), (3, 5)]:
+        assert (
+            read(o)
+            == [(o[0] * 2 - 1 + kh, o[1] - 0 + kw * 2) for kh in range(2) for kw in range(3)]
+            == ref.receptive_field(o, (6, 9), (2, 3), (2, 1), (1, 2), (1, 0))
+        )
+    with pytest.raises(ValueError, match=r"negative index; out_index \(-1, 0\)"):
+        read((-1, 0))
+    with pytest.raises(ValueError, match=r"out_index must be an int or 2 ints"):
+        read((1, 2, 3))
+    with pytest.raises(ValueError, match=r"non-positive kernel/stride/dilation; input_size \(6, 9\)"):
+        ref.window_reader((6, 9), (2, 0), (1, 1), (1, 1), (0, 0))
+
+
 def test_quantize_rounds_half_to_even_and_saturates():
     q = ref.quantize_int8(np.float32([0.25, 0.75, 1.25, -0.75, 300, -300]), 0.5)
     assert q.dtype == np.int8

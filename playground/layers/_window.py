@@ -103,9 +103,14 @@ def dilation(p: dict, rank: int) -> tuple:
 def geometry(p: dict, shape: tuple, window: str) -> tuple[tuple, tuple, tuple]:
     """(resolved pre, resolved post, output spatial size) per axis, as TensorRT computes them, for the window
     parameter `window` (kernel_size_nd, window_size_nd) over input `shape`."""
+    return _geometry(*_window_args(p, shape, window))
+
+
+def _window_args(p: dict, shape: tuple, window: str) -> tuple:
+    """(spatial size, window, stride, dilation, pre, post, padding mode), hashable: what a window's geometry is of."""
     pre, post = effective_padding(p)
     args = (shape[2:], p[window], p["stride_nd"], dilation(p, len(p[window])), pre, post)
-    return _geometry(*(v if isinstance(v, (int, np.integer)) else tuple(v) for v in args), p["padding_mode"])
+    return (*(v if isinstance(v, (int, np.integer)) else tuple(v) for v in args), p["padding_mode"])
 
 
 @functools.lru_cache(maxsize=256)  # asked once per output cell (explain.hover_windows: every cell's window)
@@ -148,8 +153,14 @@ def check_fits(fail, p: dict, shape: tuple, window: str) -> None:
 def cells_read(p: dict, shape: tuple, window: str, position: tuple) -> list[tuple]:
     """The input coordinates (spatial) output `position` reads, one per window cell in row-major order; outside
     [0, size) they are padding."""
-    pre = geometry(p, shape, window)[0]
-    return ref.receptive_field(position, shape[2:], p[window], p["stride_nd"], dilation(p, len(p[window])), pre)
+    return _reader(*_window_args(p, shape, window))(position)
+
+
+@functools.lru_cache(maxsize=256)  # one geometry's, asked once per output cell (the read map's every window)
+def _reader(size, kernel, stride, dilation, pre, post, mode):
+    return ref.window_reader(
+        size, kernel, stride, dilation, _geometry(size, kernel, stride, dilation, pre, post, mode)[0]
+    )
 
 
 def window_cells(p: dict, window: str) -> list[tuple]:
