@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from test_stage_browser import open_stage
 
 from playground.chromium import browser as B
 from playground.stage import protocol
@@ -20,19 +21,15 @@ SIDEBAR = '[data-testid="stSidebar"]'
 CUT_JS = """() => [...document.querySelectorAll('.pg-stage .pg-badges, .pg-stage .pg-badge')]
   .filter(e => e.scrollWidth > e.clientWidth + 1).map(e => e.className + ': ' + e.textContent)"""
 ENGINE_WORDS = re.compile(
-    r"^(\w+ engine (" + "|".join(re.escape(w) for w in protocol.ENGINE_STATUS.values()) + ")|no TensorRT builder: .+)$"
+    r"^((TensorRT|TensorRT-RTX) engine ("
+    + "|".join(re.escape(w) for w in protocol.ENGINE_STATUS.values())
+    + ")|no TensorRT builder: .+)$"
 )
 
 
 def _open(browser, app, path, **context):
     ctx = B.new_context(browser, **context)
-    page = ctx.new_page()
-    page.set_default_timeout(60_000)
-    errors = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.errors = errors
-    page.goto(f"{app}/{path}")
-    page.wait_for_selector(f"{STAGE}[data-drawn] [data-figure='output'] canvas")
+    page = open_stage(ctx, app, path)
     page.wait_for_selector(f"{STAGE} [data-onnxruntime]")  # the head's last badge: its words are all there
     return ctx, page
 
