@@ -157,7 +157,7 @@ def test_every_page_loads_and_names_its_backend(page, app, name):
     shown = " · ".join(f"{n.upper()} {layer.input_shape(n)}" for n in layer.used_inputs(layer.defaults()))
     assert shapes(page).startswith(f"{shown if layer.several else 'Input ' + str(layer.example_shape)} → Output (")
     badge = page.locator(f"{STAGE} .pg-head .pg-badge").first  # plain words first, the machine's on hover
-    assert backend.name in badge.inner_text() + (badge.get_attribute("title") or "") or not backend.can_build
+    assert backend.title in badge.inner_text() + (badge.get_attribute("title") or "") or not backend.can_build
     assert stats(page, "input").startswith("shape (") and stats(page).startswith("shape (")
 
 
