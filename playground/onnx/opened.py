@@ -150,6 +150,16 @@ def step_json(layer: Layer, params: dict, operands: dict) -> dict:
     return {"layer": layer.name, "params": jsonable(params)} | ({"reads": reads} if reads else {})
 
 
+def output_shape(node, shapes: dict, batch: int | None = None) -> tuple | None:
+    """The node's first output's shape as the model's shape inference states it, where every axis is a known
+    length (a scalar, MatMul's dot product of two 1-D inputs, is the shape ()); None where it is not known.
+    `batch`: the page's batch in place of the first axis (a model's named batch axis)."""
+    shape = shapes.get(node.output[0]) if node.output else None
+    if shape and batch is not None:
+        shape = (batch,) + tuple(shape[1:])
+    return tuple(shape) if shape is not None and all(isinstance(d, int) and d > 0 for d in shape) else None
+
+
 def static_shape(where: str, data: str, shape, batch: int) -> tuple[tuple, list[str]]:
     """The data input's shape with every dimension a number: a named first dimension (a batch) is `batch`."""
     if shape is None:

@@ -17,7 +17,7 @@ from ..layer import Layer
 from ..layers import LAYERS, get_layer
 from . import reading
 from .map import IDENTITY, Node
-from .opened import SEED, Known, Opened, attributes, node_model, static_shape
+from .opened import SEED, Known, Opened, attributes, node_model, output_shape, static_shape
 from .several import open_several
 from .writing import META_LAYER, META_PARAMS
 
@@ -123,10 +123,7 @@ def open_known(known: Known, node, name: str, model_name: str, batch: int = 1, a
         params = layer.resolve(raw, shape)
     except ValidationError as exc:  # the layer's own rule, said of the node
         raise ValidationError(where, exc.param, exc.rule, exc.value) from None
-    out_shape = shapes.get(node.output[0]) if node.output else None
-    if out_shape and batch_free:
-        out_shape = (batch,) + tuple(out_shape[1:])
-    out_shape = out_shape if out_shape and all(isinstance(d, int) and d > 0 for d in out_shape) else None
+    out_shape = output_shape(node, shapes, batch if batch_free else None) or None  # a lone input's: never a scalar
     return Opened(
         model_name,
         name,

@@ -11,7 +11,7 @@ from ..errors import ValidationError
 from ..layer import Layer
 from ..layers import get_layer
 from .map import Node
-from .opened import SEED, Known, Opened, attributes, node_model, static_shape
+from .opened import SEED, Known, Opened, attributes, node_model, output_shape, static_shape
 
 COMMUTATIVE = {"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal"}  # ONNX's: operands swap freely
 
@@ -126,11 +126,7 @@ def open_several(
             + ", then ".join(f"{s.name} {p.get('operation', '')}".strip() for s, p, _ in then)
             + "; the node's output (and ONNX Runtime's comparison) is after the last."
         )
-    out_shape = shapes.get(node.output[0]) if node.output else None
-    # a scalar (MatMul's dot product of two 1-D inputs) is a shape too: ()
-    out_shape = (
-        tuple(out_shape) if out_shape is not None and all(isinstance(d, int) and d > 0 for d in out_shape) else None
-    )
+    out_shape = output_shape(node, shapes)
     tensors = {t: onnx_shapes[i.name] for i, t in zip(layer.inputs, given) if t not in consts}
     tensors |= {t: v for t, (v, _, _) in step_tensors.items()}  # the steps' (a Sum's third): inputs of the node's model
     return Opened(
