@@ -301,6 +301,16 @@ MAPPED = [
         lambda: node_model("ReduceMax", (1, 2, 3, 4), {"axes": I64()}, opset=18, noop_with_empty_axes=1, keepdims=0),
     ),
     ("reducemean_noop_18", "shuffle", lambda: node_model("ReduceMean", (2, 5), opset=18, noop_with_empty_axes=1)),
+    ("identity", "shuffle", lambda: node_model("Identity", (1, 2, 3, 4))),
+    ("identity_rank2", "shuffle", lambda: node_model("Identity", (3, 7))),
+    ("dropout_opset10_ratio", "shuffle", lambda: node_model("Dropout", (1, 2, 3, 4), opset=10, ratio=0.3)),
+    ("dropout_opset13", "shuffle", lambda: node_model("Dropout", (2, 5), opset=13)),
+    (
+        "dropout_training_false",
+        "shuffle",
+        lambda: node_model("Dropout", (1, 2, 3, 4), {"r": np.float32(0.7), "t": np.array(False)}, opset=13),
+    ),
+    ("dropout_mask_unread", "shuffle", lambda: _dropout(mask_out=False, mask_read=False)),
 ]
 
 # The rules ONNX and TensorRT's layers differ by: (id, model, the rule's first words). ONNX Runtime disagrees here.
@@ -379,6 +389,14 @@ REFUSED = [
     ),
     ("conv_weights_not_constant", lambda: _weights_from_input(), "W"),
     ("clip_unbounded", lambda: node_model("Clip", (1, 1, 2, 3), {"lo": F32(0.0)}), "max"),
+    (
+        "dropout_training_true",
+        lambda: node_model("Dropout", (1, 2, 3), {"r": np.float32(0.5), "t": np.array(True)}),
+        "training_mode",
+    ),
+    ("dropout_training_input", lambda: _dropout(training_input=True), "training_mode"),
+    ("dropout_mask_an_output", lambda: _dropout(mask_out=True, mask_read=False), "mask"),
+    ("dropout_mask_read", lambda: _dropout(mask_out=False, mask_read=True), "mask"),
     ("hardmax_no_layer", lambda: node_model("Hardmax", (2, 3)), "op_type"),
     ("conv_rank6", lambda: node_model("Relu", (1, 1, 1, 1, 1, 2)), "input"),
     ("conv_kernel_beyond_budget", lambda: node_model("Conv", (1, 64, 64, 64), {"w": weights(64, 64, 5, 5)}), "output"),
@@ -399,6 +417,24 @@ def _with_constant_weights() -> onnx.ModelProto:
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _dropout(mask_out=False, mask_read=False, training_input=False) -> onnx.ModelProto:
+    """A Dropout (opset 13) writing y and its mask m: m a graph output, or read by a Cast (then an output), or
+    neither; training_mode a graph input where `training_input`."""
+    inputs = ["x", "", "t"] if training_input else ["x"]
+    nodes = [helper.make_node("Dropout", inputs, ["y", "m"], name="dropout")]
+    outputs = [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3])]
+    if mask_out:
+        outputs.append(helper.make_tensor_value_info("m", TensorProto.BOOL, [1, 2, 3]))
+    if mask_read:
+        nodes.append(helper.make_node("Cast", ["m"], ["mf"], name="mask_as_float", to=TensorProto.FLOAT))
+        outputs.append(helper.make_tensor_value_info("mf", TensorProto.FLOAT, [1, 2, 3]))
+    graph_inputs = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3])]
+    if training_input:
+        graph_inputs.append(helper.make_tensor_value_info("t", TensorProto.BOOL, []))
+    graph = helper.make_graph(nodes, "g", graph_inputs, outputs)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
 def _two_outputs() -> onnx.ModelProto:

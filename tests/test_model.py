@@ -22,7 +22,7 @@ import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from playground.errors import ValidationError  # noqa: E402
-from playground.onnx import reading, whole  # noqa: E402
+from playground.onnx import opening, reading, whole  # noqa: E402
 
 LIGHT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
 SHAPE = (1, 3, 4, 5)
@@ -188,19 +188,31 @@ def test_a_wrong_layer_is_caught_on_the_real_input(monkeypatch):
     assert [n["agrees"] for n in bad["nodes"] if n["layer"]] == [False, False]
 
 
-def test_identity_and_dropout_open_as_nothing():
+def test_identity_and_dropout_open_as_the_identity_the_parser_builds():
+    """Identity, a Dropout at inference (its ratio a constant, training_mode a constant false) and one whose mask is
+    written but read by nothing each open as the shuffle layer doing nothing and agree with ONNX Runtime on their
+    real input; a Dropout whose mask a node reads is listed with that rule."""
     m = _model(
         [
             helper.make_node("Identity", ["x"], ["i"], name="id"),
-            helper.make_node("Dropout", ["i"], ["d"], name="drop"),
-            helper.make_node("Relu", ["d"], ["y"], name="relu"),
+            helper.make_node("Dropout", ["i", "ratio", "off"], ["d"], name="drop"),
+            helper.make_node("Relu", ["d"], ["r"], name="relu"),
+            helper.make_node("Dropout", ["r"], ["e", "unread"], name="drop_mask_unread"),
+            helper.make_node("Dropout", ["e"], ["f", "mask"], name="drop_mask_read"),
+            helper.make_node("Cast", ["mask"], ["mf"], name="mask_float", to=TensorProto.FLOAT),
+            helper.make_node("Add", ["f", "mf"], ["y"], name="add"),
         ],
-        {},
+        {"ratio": np.float32(0.5), "off": np.array(False)},
+        opset=13,
     )
     answer = whole.analyze(reading.load_model(m.SerializeToString()), "m.onnx", engine=False)
-    kinds = {n["name"]: (n["layer"], n["reason"]) for n in answer["nodes"]}
-    assert kinds["id"][0] is None and "passes its input through" in kinds["id"][1]
-    assert kinds["drop"][0] is None and kinds["relu"][0] == "activation"
+    nodes = {n["name"]: n for n in answer["nodes"]}
+    for name in ("id", "drop", "drop_mask_unread"):
+        assert nodes[name]["layer"] == "shuffle" and nodes[name]["agrees"] is True, nodes[name]
+    assert nodes["drop_mask_read"]["layer"] is None and "mask" in nodes["drop_mask_read"]["reason"]
+    assert nodes["relu"]["layer"] == "activation" and nodes["add"]["layer"] == "elementwise"
+    notes = opening.open_node(reading.load_model(m.SerializeToString()), "drop").notes
+    assert any(n.startswith("Dropout at inference") and "identity layer" in n for n in notes), notes
 
 
 def test_a_1d_matmul_an_empty_reduce_and_a_sum_of_one_open_on_their_real_inputs():

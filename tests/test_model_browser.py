@@ -29,7 +29,7 @@ def _open_model(browser, app, path, height=900, query=""):
 def test_model_page_draws_the_graph_and_links_a_node_to_its_stage(browser, app, tmp_path):
     g = helper.make_graph(
         [
-            helper.make_node("Identity", ["x"], ["m"], name="<b>mul</b>"),
+            helper.make_node("Hardmax", ["x"], ["m"], name="<b>mul</b>"),
             helper.make_node("Relu", ["m"], ["r"], name="relu"),
             helper.make_node("Softmax", ["r"], ["y"], name="softmax", axis=1),
         ],

@@ -17,7 +17,7 @@ from playground.onnx import opening, reading  # noqa: E402
 
 
 def _model_bytes(first="Mul"):
-    """first(x) → Relu; a Mul by 2, or an Identity (which no layer computes, whatever layers are declared)."""
+    """first(x) → Relu; a Mul by 2, or a Hardmax (which no layer computes)."""
     inputs = ["x", "two"] if first == "Mul" else ["x"]
     g = helper.make_graph(
         [
@@ -43,11 +43,11 @@ def _open(**query) -> AppTest:
 
 
 def test_model_page_lists_nodes_with_verdicts_and_links():
-    digest, _ = reading.remember(_model_bytes("Identity"), "m.onnx")
+    digest, _ = reading.remember(_model_bytes("Hardmax"), "m.onnx")
     at = _open(onnx=digest, model="m.onnx")
     texts = [t.value for t in at.text]
     assert any("2 nodes, 1 open as a layer, 1 agree" in t for t in texts), texts
-    assert any(t.startswith("**bold** [x](http://e.x) · Identity:") for t in texts), texts  # as typed
+    assert any(t.startswith("**bold** [x](http://e.x) · Hardmax:") for t in texts), texts  # as typed
     links = [e for e in at.get("page_link")]
     assert len(links) == 1
     link = links[0].proto
@@ -191,3 +191,25 @@ def test_a_models_weights_go_into_the_chain_by_reference():
     address = C.from_query(query)
     chain = C.resolve(address.names, address.raw(), address.shape)
     np.testing.assert_array_equal(chain.links[0].params["kernel"], w)
+
+
+def test_identity_and_dropout_open_on_the_model_page():
+    """Identity → Dropout (inference) → Relu: all three open (the first two as the identity TensorRT's parser
+    builds: the shuffle layer doing nothing), agree with ONNX Runtime and link to their layer's page."""
+    g = helper.make_graph(
+        [
+            helper.make_node("Identity", ["x"], ["i"], name="id"),
+            helper.make_node("Dropout", ["i"], ["d"], name="drop", ratio=0.5),
+            helper.make_node("Relu", ["d"], ["y"], name="relu"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
+    )
+    data = helper.make_model(g, opset_imports=[helper.make_opsetid("", 10)]).SerializeToString()
+    digest, _ = reading.remember(data, "m.onnx")
+    at = _open(onnx=digest, model="m.onnx")
+    texts = [t.value for t in at.text]
+    assert any("3 nodes, 3 open as a layer, 3 agree" in t for t in texts), texts
+    links = {e.proto.label.split(" ")[0]: e.proto.page for e in at.get("page_link")}
+    assert links["id"].endswith("shuffle") and links["drop"].endswith("shuffle"), links

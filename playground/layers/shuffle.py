@@ -176,6 +176,32 @@ def onnx_read(node: Node) -> dict:
     return {"reshape_dims": tuple(shape)}
 
 
+PASS_THROUGH = ("Identity", "Dropout")  # ONNX nodes that compute nothing at inference
+
+
+def onnx_identity(node: Node) -> str | None:
+    """Identity, and Dropout at inference (no training_mode, or a constant false; the ratio then does nothing):
+    TensorRT's ONNX parser builds an identity layer for each. A Dropout that trains, or whose mask something reads,
+    is more than its input."""
+    if node.op == "Identity":
+        return "Identity passes its input through"
+    if node.op != "Dropout":
+        return None
+    if any(node.read[1:]):
+        raise node.fail(
+            "mask", "is read by another node or is a graph output: only Dropout's output at inference opens"
+        )
+    given = len(node.inputs) > 2 and node.inputs[2] != ""
+    if given and node.consts[2] is None:
+        raise node.fail(
+            "training_mode",
+            "must be a constant false (an initializer or a Constant node): a Dropout that may train drops values",
+        )
+    if given and np.any(node.consts[2]):
+        raise node.fail("training_mode", "must be false: a Dropout that trains drops values at random", True)
+    return "Dropout at inference (training_mode absent or false; its ratio unused) passes its input through"
+
+
 def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
     """Transpose, Reshape (allowzero where 0 is a size), Transpose: each left out where it changes nothing."""
     y = x
@@ -304,7 +330,13 @@ LAYER = Layer(
     check=check,
     cost=cost,
     ranks=(4, 5),
-    onnx=OnnxMap(("Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze"), onnx_read, onnx_write, lift="trailing"),
+    onnx=OnnxMap(
+        ("Transpose", "Reshape", "Flatten", "Squeeze", "Unsqueeze", *PASS_THROUGH),
+        onnx_read,
+        onnx_write,
+        lift="trailing",
+        identity=onnx_identity,
+    ),
     examples=EXAMPLES,
     reads=reads,
     cell=cell,

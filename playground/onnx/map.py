@@ -33,6 +33,7 @@ class Node:
     opset: int
     inputs: list[str] = field(default_factory=list)  # the node's input names ("" for an omitted optional one)
     shapes: list[tuple] = field(default_factory=list)  # a layer of several inputs: each input's shape, as declared
+    read: tuple[bool, ...] = ()  # per output: whether another node or the graph's outputs read it (Dropout's mask)
 
     @property
     def lifted(self) -> int:

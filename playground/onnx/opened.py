@@ -133,7 +133,8 @@ class Opened:
 
 
 class Known:
-    """What a model's nodes read, worked out once per model: every tensor's shape and every constant's value."""
+    """What a model's nodes read, worked out once per model: every tensor's shape and every constant's value, and
+    the tensors something reads (a node, or the graph's outputs)."""
 
     def __init__(self, model):
         self.model, self.shapes, self.consts, self.opset = (
@@ -142,6 +143,10 @@ class Known:
             reading.constants(model),
             reading.opset_of(model),
         )
+        self.read = {i for n in model.graph.node for i in n.input if i} | {o.name for o in model.graph.output}
+
+    def outputs_read(self, node) -> tuple[bool, ...]:
+        return tuple(bool(o) and o in self.read for o in node.output)
 
 
 def step_json(layer: Layer, params: dict, operands: dict) -> dict:

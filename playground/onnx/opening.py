@@ -80,7 +80,8 @@ def open_known(known: Known, node, name: str, model_name: str, batch: int = 1, a
         raise ValidationError(where, "op_type", f"has no layer here; the layers open {', '.join(opens)}")
     shapes, consts = known.shapes, known.consts
     consts_of = [None] + [consts.get(i) if i else None for i in node.input[1:]]
-    probe = Node(name, node.op_type, attributes(node), consts_of, (), (), known.opset, list(node.input))  # no shapes
+    read = known.outputs_read(node)
+    probe = Node(name, node.op_type, attributes(node), consts_of, (), (), known.opset, list(node.input), read=read)
     identity = layer.onnx.identity(probe) if layer.onnx.identity else None
     if identity:  # TensorRT's parser builds an IIdentityLayer: the shuffle layer doing nothing is that copy
         layer = get_layer(IDENTITY[0])
@@ -112,6 +113,7 @@ def open_known(known: Known, node, name: str, model_name: str, batch: int = 1, a
         onnx_shape,
         known.opset,
         list(node.input),
+        read=read,
     )
     raw = dict(IDENTITY[1]) if identity else layer.onnx.read(view)
     if identity:

@@ -28,10 +28,6 @@ def work_budget() -> int:
     return MODEL_WORK * budget.max_macs()
 
 
-# Nodes that compute nothing at inference: listed with this reason, never as a layer.
-PASS_THROUGH = {"Identity": "passes its input through", "Dropout": "passes its input through at inference"}
-
-
 def inputs_of(model) -> list[tuple[str, tuple]]:
     """The graph inputs the model is fed (not those an initializer gives: IR 3 lists weights as inputs), with the
     shapes the model declares (a dimension a number, or a name)."""
@@ -150,8 +146,6 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
         "reads": [i for i in node.input if i and i not in known.consts],
         "writes": [o for o in node.output if o],
     }
-    if node.op_type in PASS_THROUGH:
-        return entry | {"reason": f"{PASS_THROUGH[node.op_type]}: no layer computes it"}
     outs = [values[o] for o in node.output if o and values and o in values]
     if outs and all(np.asarray(o).dtype.kind not in "f" for o in outs):
         return entry | {"reason": f"computes {outs[0].dtype} values (shape arithmetic), not a tensor a layer computes"}
@@ -374,8 +368,6 @@ def chain_of(model, names: list[str], model_name: str = "model.onnx") -> dict:
     for name in names:
         node = by_name[name]
         where = f"ONNX node {name!r} ({node.op_type})"
-        if node.op_type in PASS_THROUGH:
-            raise ValidationError(where, "layer", f"{PASS_THROUGH[node.op_type]}: no layer computes it")
         o = opening.open_known(known, node, name, model_name, alone=False)
         reads = [i for i in node.input if i and i not in known.consts]
         if o.layer.several or len(reads) != 1:
