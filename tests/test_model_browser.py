@@ -95,6 +95,30 @@ def test_the_graph_is_on_the_first_screen_of_a_1280_by_720_projector(browser, ap
     ctx.close()
 
 
+@pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
+def test_the_graphs_names_grow_with_presenter_modes_type(browser, app, tmp_path, presenter):
+    """A node's name and detail are rem-sized as the page's other text (12 and 11 px at the root's 16 px, 15 and
+    13.75 px in presenter mode), its box grows with them, and each name fits in its box."""
+    path = tmp_path / "crs.onnx"
+    _conv_relu_softmax(path)
+    ctx, page = _open_model(browser, app, path, height=720, query="?view.presenter=true" if presenter else "")
+    root = PRESENTER_FONT_PX if presenter else 16
+    sizes = page.evaluate(
+        """g => [...document.querySelectorAll(g + ' .pg-graph-node')].map(n => ({
+            label: parseFloat(getComputedStyle(n.querySelector('.pg-graph-label')).fontSize),
+            detail: parseFloat(getComputedStyle(n.querySelector('.pg-graph-detail')).fontSize),
+            box: +n.querySelector('rect').getAttribute('width'),
+            text: Math.max(n.querySelector('.pg-graph-label').getBBox().width,
+                           n.querySelector('.pg-graph-detail').getBBox().width)}))""",
+        GRAPH,
+    )
+    assert len(sizes) == 3
+    for s in sizes:
+        assert s["label"] == 12 * root / 16 and s["detail"] == 11 * root / 16, s
+        assert s["box"] == pytest.approx(190 * root / 16) and s["text"] < s["box"], s
+    ctx.close()
+
+
 def _zoom(page) -> float:
     return float(page.get_attribute(GRAPH, "data-zoom"))
 

@@ -5,7 +5,9 @@
 // chain, why}] (the engine's fused layers, each with its chain page's URL or why it is none); DAGRE_SOURCE (the
 // vendored module's text) is prepended by the page's Python. What is a chain is Python's decision: this side only
 // gathers the shift-clicked nodes (state "selection") and draws the links it is given.
-const NODE_W = 190, NODE_H = 46, PAD = 7;
+// A node's box and the spacing, at the root's 16 px type; drawn at the page's type (presenter mode's root is larger:
+// the names grow as every rem-sized text does, their boxes with them). The names' sizes are graph.css's, in rem.
+const BOX = { w: 190, h: 46, pad: 7, label: 18, detail: 36, inset: 8, nodesep: 24, ranksep: 36, margin: 16 };
 const NS = "http://www.w3.org/2000/svg";
 const MIN_K = 0.05, MAX_K = 4;
 const FIT_K = 2;  // Fit enlarges a small graph up to twice its size: its names legible on a projector
@@ -55,18 +57,24 @@ export default function (component) {
   });
 }
 
-function layout(data, dagre) {
+function scaled(root) {
+  const u = parseFloat(getComputedStyle(root.ownerDocument.documentElement).fontSize) / 16 || 1;
+  return Object.fromEntries(Object.entries(BOX).map(([k, v]) => [k, v * u]));
+}
+
+function layout(data, dagre, dim) {
   const g = new dagre.graphlib.Graph();
-  g.setGraph({ rankdir: "TB", nodesep: 24, ranksep: 36, marginx: 16, marginy: 16 });
+  g.setGraph({ rankdir: "TB", nodesep: dim.nodesep, ranksep: dim.ranksep, marginx: dim.margin, marginy: dim.margin });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const n of data.nodes) g.setNode(n.id, { width: NODE_W, height: NODE_H });
+  for (const n of data.nodes) g.setNode(n.id, { width: dim.w, height: dim.h });
   for (const [a, b] of data.edges) if (g.hasNode(a) && g.hasNode(b)) g.setEdge(a, b);
   dagre.layout(g);
   return g;
 }
 
 function draw(root, data, dagre) {
-  const g = layout(data, dagre);
+  const dim = scaled(root), NODE_W = dim.w, NODE_H = dim.h, PAD = dim.pad;
+  const g = layout(data, dagre, dim);
   const size = g.graph();
   const byId = new Map(data.nodes.map((n) => [n.id, n]));
 
@@ -122,9 +130,9 @@ function draw(root, data, dagre) {
     const title = el("title", {}, group);
     title.textContent = `${n.label}\n${n.detail}` + (id === data.first ? "\nthe first node that differs" : "") +
       "\nshift-click: select for a chain";
-    const label = el("text", { x: 8, y: 18, class: "pg-graph-label" }, group);
+    const label = el("text", { x: dim.inset, y: dim.label, class: "pg-graph-label" }, group);
     label.textContent = n.label.length > 28 ? n.label.slice(0, 27) + "…" : n.label;
-    const detail = el("text", { x: 8, y: 36, class: "pg-graph-detail" }, group);
+    const detail = el("text", { x: dim.inset, y: dim.detail, class: "pg-graph-detail" }, group);
     detail.textContent = n.short.length > 30 ? n.short.slice(0, 29) + "…" : n.short;
     boxes.set(id, group);
   }
