@@ -9,6 +9,9 @@ import pytest
 
 from playground import chains
 from playground.chromium import browser as B
+from playground.ui.chain import ENGINE_OPEN_PX
+from playground.ui.keys import key_selector
+from playground.ui.view import VIEWPORT_PROBE
 
 pytestmark = pytest.mark.browser
 
@@ -20,6 +23,8 @@ def open_chain(browser, app, query: str, width: int = 1920, height: int = 1080):
     ctx = B.new_context(browser, viewport={"width": width, "height": height}, reduced_motion="reduce")
     page = ctx.new_page()
     page.goto(f"{app}/chain?{query}")
+    B.wait_until_idle(page, 120_000)
+    page.wait_for_selector(key_selector(VIEWPORT_PROBE), state="detached")  # the window's size said: the page redrawn
     B.wait_until_idle(page, 120_000)
     return ctx, page
 
@@ -39,8 +44,9 @@ def test_each_starter_chain_opens_with_its_note_and_its_engine(browser, app, sta
 @pytest.mark.parametrize("width, height", [(1280, 720), (1920, 1080)])
 @pytest.mark.parametrize("presenter", [False, True])
 def test_what_fused_and_the_tensors_are_on_the_first_screen_at_projector_sizes(browser, app, width, height, presenter):
-    """The engine's line says what fused, folded over its layers; under it, the first line of tensors is in the window
-    (the figures' plots, what the page is for)."""
+    """The engine's line says what fused, over its layers: open where the window has room for them (1920 × 1080),
+    folded at 1280 × 720; under it, the first line of tensors is in the window (the figures' plots, what the page is
+    for)."""
     query = "starter=leaky_by_hand" + ("&view.presenter=true" if presenter else "")
     ctx, page = open_chain(browser, app, query, width, height)
     try:
@@ -50,6 +56,10 @@ def test_what_fused_and_the_tensors_are_on_the_first_screen_at_projector_sizes(b
         )
         box = summary.bounding_box()
         assert box["y"] + box["height"] <= height, box
+        opened = page.locator(".st-key-chain-engine details").evaluate("d => d.open")
+        assert opened == (height >= ENGINE_OPEN_PX), opened
+        if opened:
+            assert "__myl_MoveReluMulAddMulAddAdd" in page.locator(".st-key-chain-engine").inner_text()
         plots = [b.bounding_box() for b in page.locator(".st-key-chain-tensors .nsewdrag").all()]
         first = [b for b in plots if abs(b["y"] - plots[0]["y"]) < 1]
         assert len(first) >= 2 and all(b["y"] + b["height"] <= height for b in first), (first, height)

@@ -18,7 +18,7 @@ from ..stage.protocol import ENGINE_STATUS
 from .figures import chart, table, tensor_figure
 from .messages import guarded, inert
 from .page import PRESENTER_CSS
-from .view import presenter_on
+from .view import presenter_on, probe_viewport, viewport
 
 LAST_GOOD = "chain.last_good"  # session: the ChainEvaluation of the last chain that resolved
 GENERATION = "chain.generation"  # session: bumped when the layers change, so their controls start afresh
@@ -27,6 +27,9 @@ PAGE_CSS = (
     ".st-key-chain-tensors > div { flex: 1 1 %(least)dpx; min-width: %(least)dpx; max-width: %(most)dpx; }</style>"
 )
 TENSOR_PX = {False: (320, 440), True: (380, 560)}  # a tensor figure's least and most width, normal and presenter
+# A window at least this tall opens the engine's layers under the line that says what fused: a 1920 × 1080 screen
+# still shows the first line of tensors under them, where a 1280 × 720 projector keeps them folded for the tensors.
+ENGINE_OPEN_PX = 900
 OUTLINE_LIMIT = 400  # outlined cells per slice; past it, their bounding box
 ROLE_TEXT = {"data movement": "moves data (Move, Transpose or reformat)"}
 
@@ -86,6 +89,7 @@ def _chain_page() -> None:
                 f"`{playground_command(result.chain, result.tensors[C.INPUT])} --json`"
             )
         _engine(result)
+    probe_viewport()  # last, drawn under everything: once it has said the window's size it is gone
 
 
 def _starter_picker(address: C.Address) -> None:
@@ -412,7 +416,16 @@ def _fusion(result: C.ChainEvaluation) -> None:
     if e.status not in ("built", "cached"):
         st.error(inert(e.report.error or e.status), icon=":material/block:")
         return
-    with st.expander(_fusion_line(result), icon=":material/memory:", key="chain-engine"):
+    size = viewport()
+    room = size is not None and size["height"] >= ENGINE_OPEN_PX
+    # expanded= is read when an expander is first drawn: the open one is another (its own key) once the window's
+    # size says there is room; the container's key is the place's, whichever it holds
+    with (
+        st.container(key="chain-engine"),
+        st.expander(
+            _fusion_line(result), expanded=room, icon=":material/memory:", key="chain-engine-open" if room else None
+        ),
+    ):
         computing = [layer for layer in e.layers if layer["role"] == "compute"]
         st.markdown(
             f"{len(computing)} of the {len(e.layers)} engine layer(s) computing ({e.builder}, {e.report.bytes:,} "

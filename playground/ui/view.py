@@ -1,5 +1,5 @@
-"""How results are drawn (`ViewOptions`: presenter mode and its theme), and presenter mode before its toggle is
-drawn (`presenter_on`)."""
+"""How results are drawn (`ViewOptions`: presenter mode and its theme), presenter mode before its toggle is drawn
+(`presenter_on`), and the browser window's size, read once (`viewport`, `probe_viewport`)."""
 
 from __future__ import annotations
 
@@ -33,3 +33,39 @@ def presenter_on() -> bool:
         if value:  # carried to the toggle of the layer page opened next (home links carry no query)
             st.session_state[VIEW_PRESENTER] = True
     return bool(value)
+
+
+VIEWPORT = "view.viewport"  # session: the browser window's {"width", "height"} in CSS px, once it has said it
+VIEWPORT_PROBE = "view.viewport.probe"
+# Says the window's size once, as the component's state: a fact for the page's Python to decide by.
+_PROBE_JS = """
+export default function (component) {
+  if (component.parentElement.__said) return;
+  component.parentElement.__said = true;
+  component.setStateValue("size", { width: window.innerWidth, height: window.innerHeight });
+}
+"""
+_probe = None
+
+
+def viewport() -> dict | None:
+    """The browser window's size ({"width", "height"}, CSS px) as it was when a page first asked (`probe_viewport`);
+    None until it has said it. The server cannot know it before the page has been drawn once."""
+    return st.session_state.get(VIEWPORT)
+
+
+def probe_viewport() -> None:
+    """Where the window's size is not known yet: a component of no height that says it once; its answer reruns the
+    page, and `viewport` has it from then on (the probe is not drawn again)."""
+    global _probe
+    if viewport() is not None:
+        return
+    if _probe is None:  # registered once per process
+        _probe = st.components.v2.component("playground_viewport", js=_PROBE_JS)
+
+    def keep():
+        size = (st.session_state.get(VIEWPORT_PROBE) or {}).get("size")
+        if size:
+            st.session_state[VIEWPORT] = {"width": int(size["width"]), "height": int(size["height"])}
+
+    _probe(key=VIEWPORT_PROBE, on_size_change=keep, height=0)
