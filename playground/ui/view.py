@@ -35,8 +35,8 @@ def presenter_on() -> bool:
     return bool(value)
 
 
-VIEWPORT = "view.viewport"  # session: the browser window's {"width", "height"} in CSS px, once it has said it
-VIEWPORT_PROBE = "view.viewport.probe"
+VIEWPORT = "_viewport"  # session, no URL key: the browser window's {"width", "height"} in CSS px, once said
+VIEWPORT_PROBE = "viewport-probe"  # the probe component's key (no URL key either)
 # Says the window's size once, as the component's state: a fact for the page's Python to decide by.
 _PROBE_JS = """
 export default function (component) {
