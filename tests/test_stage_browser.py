@@ -158,7 +158,7 @@ def test_a_dragged_slider_draws_as_the_hand_moves_and_ends_on_the_released_value
     page.wait_for_function(
         f"() => JSON.parse(document.querySelector('{STAGE}').dataset.query)"
         f"['convolution.padding_nd.h'] === '{high}' && !document.querySelector('{STAGE}')"
-        ".classList.contains('pg-busy')"
+        ".hasAttribute('data-busy')"
     )
     assert drawn(page) - before >= 3  # several positions drawn while the thumb moved, not only the last
     assert f"shape (1, 1, {6 + 2 * int(high) - 2}, 7)" in stats(page, "output")
@@ -465,7 +465,7 @@ def test_a_slider_snaps_to_what_the_latest_answer_offers(context, app):
     page.wait_for_function(
         f"() => JSON.parse(document.querySelector('{STAGE}').dataset.query)['convolution.num_groups'] === '2'"
     )
-    page.wait_for_function(f"() => !document.querySelector('{STAGE}').classList.contains('pg-busy')")
+    page.wait_for_function(f"() => !document.querySelector('{STAGE}').hasAttribute('data-busy')")
     assert page.locator(f"{STAGE} .pg-problem").is_hidden()
     wait_url(page, "num_groups=2")
     page.close()

@@ -61,7 +61,7 @@ export class Stage {
         this.root.dataset.fetchMs = (performance.now() - asked).toFixed(1); // where a change's time goes (bench_browser)
         return r;
       },
-      onSend: (job) => { if (!job.background) this.root.classList.add("pg-busy"); },
+      onSend: (job) => { if (!job.background) this.root.dataset.busy = ""; },
       onReply: (job, status, reply) => this.answered(job, status, reply),
       onIdle: (job, status, reply) => this.rested(job, reply),
     });
@@ -69,7 +69,7 @@ export class Stage {
 
   start() {
     this.root.dataset.mountedAt = performance.now().toFixed(0); // since the page's navigation (bench_browser)
-    this.root.classList.remove("pg-busy"); // the stage before this one may have gone mid-request (a server restart)
+    delete this.root.dataset.busy; // the stage before this one may have gone mid-request (a server restart)
     this.root.classList.toggle("pg-presenter", Boolean(this.data.presenter));
     this.root.innerHTML =
       `<div class="pg-controls" role="group" aria-label="Parameters of ${esc(this.data.describe.title)}"></div>` +
@@ -245,7 +245,7 @@ export class Stage {
 
   rested(job, reply) { // the last reply is in and nothing waits
     if (reply.answer && job.message.quick && !this.controls.dragging) { this.request(false); return; }
-    this.root.classList.remove("pg-busy");
+    delete this.root.dataset.busy;
     if (!job.message.quick) { this.settle(); this.finish(); }
   }
 
