@@ -3,7 +3,7 @@
 // picks an output cell, and the PNG of all of them. The stage gives the answer and the picked cell (`stage.answer`,
 // `stage.pick`, `stage.setPick`).
 import { esc, precise, stats } from "./format.js";
-import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, layout, mark, paint, shown } from "./heatmap.js";
+import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, layout, mark, paint, shown, sized } from "./heatmap.js";
 import { has, value } from "./store.js";
 
 // Cells keep their size while values change (padding that widens the input, a refusal's banner): the row
@@ -73,14 +73,22 @@ export class Figures {
     const old = this.figs, els = figs.map((f) => (old[f.which] ? old[f.which].el : this.figure(f.which)));
     for (const el of [...this.rowEl.children]) if (!els.includes(el)) el.remove(); // a frame, a figure gone
     this.figs = {};
-    figs.forEach((f, i) => {
+    // the page written first (places, widths, canvases' sizes), then painted: a canvas in the page works out the
+    // page's layout when its font is set, once where nothing was written between
+    const fresh = figs.map((f, i) => {
       const el = els[i], was = old[f.which];
       if (this.rowEl.children[i] !== el) this.rowEl.insertBefore(el, this.rowEl.children[i] || null);
       const g = layout(f, cellPx[f.which], f.pad);
       el.style.width = Math.max(g.width, MIN_FIGURE_PX) + "px"; // the caption wraps under its figure
       const fig = { ...f, g, canvas: el.__canvas, overlay: el.__overlay, scale: scales[f.which], el, dpr: window.devicePixelRatio || 1 };
       this.figs[f.which] = fig;
-      if (!was || !samePicture(was, fig)) paint(fig, this.presenter);
+      if (was && samePicture(was, fig)) return null;
+      for (const c of [fig.canvas, fig.overlay]) sized(c, g, fig.dpr);
+      return fig;
+    });
+    for (const fig of fresh) if (fig) paint(fig, this.presenter);
+    figs.forEach((f, i) => {
+      const el = els[i], g = this.figs[f.which].g;
       const text = `<b>${esc(f.title)}</b><br><span class="pg-stats">${esc(stats(f.t))}</span>`;
       const caption = text + (g.total > g.count ? `|${g.first}|${g.count}|${g.total}` : "");
       if (el.__caption !== caption) { // the pager's buttons are the caption's: made again with it
