@@ -169,9 +169,9 @@ def test_hover_outlines_the_window_and_a_click_picks_the_cell(context, app):
     page = open_stage(context, app, "convolution")
     canvas = page.locator(f'{STAGE} [data-figure="output"] canvas').first
     box = canvas.bounding_box()
-    blank = page.evaluate(f"() => document.querySelector('{STAGE} [data-figure=input] .pg-overlay').toDataURL()")
+    blank = page.evaluate(f"() => document.querySelector('{STAGE} [data-figure=input] .pg-overlay').innerHTML")
     page.mouse.move(box["x"] + box["width"] * 0.9, box["y"] + box["height"] * 0.9)
-    hovered = page.evaluate(f"() => document.querySelector('{STAGE} [data-figure=input] .pg-overlay').toDataURL()")
+    hovered = page.evaluate(f"() => document.querySelector('{STAGE} [data-figure=input] .pg-overlay').innerHTML")
     assert hovered != blank
     assert "value =" in page.inner_text(f"{STAGE} .pg-tip")
     page.mouse.click(box["x"] + box["width"] * 0.9, box["y"] + box["height"] * 0.9)
