@@ -13,6 +13,7 @@ import pytest
 
 from playground.chromium import browser as B
 from playground.layers import LAYERS
+from playground.serve import server
 from playground.stage import protocol
 
 pytestmark = pytest.mark.browser
@@ -162,6 +163,19 @@ def test_a_dragged_slider_draws_as_the_hand_moves_and_ends_on_the_released_value
     )
     assert drawn(page) - before >= 3  # several positions drawn while the thumb moved, not only the last
     assert f"shape (1, 1, {6 + 2 * int(high) - 2}, 7)" in stats(page, "output")
+    page.close()
+
+
+def test_a_change_is_answered_uncompressed(context, app):
+    """The app's stage route answers outside Streamlit's gzip (server.Uncompressed): float32 planes gzip barely
+    shrinks, at a cost the server's event loop pays for every answer."""
+    page = open_stage(context, app, "convolution?convolution.num_output_maps=3")
+    with page.expect_response(lambda r: r.url.endswith(server.ROUTE) and r.request.method == "POST") as answer:
+        page.focus('[data-param="convolution.padding_nd.w"]')
+        page.keyboard.press("ArrowRight")
+    r = answer.value
+    assert r.status == 200 and r.headers["content-type"].startswith(protocol.FRAME_TYPE)
+    assert int(r.headers["content-length"]) > 1000 and "content-encoding" not in r.headers
     page.close()
 
 
