@@ -99,7 +99,7 @@ TIMELINE = [
 # `finish`, asked once it is drawn, is in).
 SETTLED_JS = (
     """() => { const s = document.querySelector('%s'), a = s.__stage && s.__stage.answer;
-  return !s.classList.contains('pg-busy') && !(a && a.__finishing); }"""
+  return !s.hasAttribute('data-busy') && !(a && a.__finishing); }"""
     % STAGE
 )
 
@@ -238,7 +238,7 @@ def drag(page, param: str, seconds: float = 2.0) -> dict:
         time.sleep(max(0.0, start + i / 60 - time.perf_counter()))
     page.mouse.up()
     released = slider.input_value()
-    page.wait_for_function(f"() => !document.querySelector('{STAGE}').classList.contains('pg-busy')")
+    page.wait_for_function(f"() => !document.querySelector('{STAGE}').hasAttribute('data-busy')")
     page.wait_for_timeout(300)
     log = page.evaluate("() => window.__drawnLog")
     values = [q.get(param) for q in log]

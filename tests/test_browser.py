@@ -107,7 +107,7 @@ def wait_stats(page, text: str, which: str = "output") -> None:
 
 
 def wait_idle_stage(page) -> None:
-    page.wait_for_function(f"() => !document.querySelector('{STAGE}').classList.contains('pg-busy')")
+    page.wait_for_function(f"() => !document.querySelector('{STAGE}').hasAttribute('data-busy')")
 
 
 def press(page, param: str, *keys: str) -> None:

@@ -554,3 +554,27 @@ def test_a_body_declared_and_never_sent_is_answered_408_in_bounded_time(live_rou
     assert reply.startswith("HTTP/1.1 408") and "did not arrive within 1 s" in reply, reply
     assert time.monotonic() - start < 5
     assert "Traceback" not in log()
+
+
+# -- what leaves ----------------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("ours", [True, False])
+def test_an_answer_leaves_uncompressed_through_streamlits_middleware(ours):
+    """Streamlit gzips every response over 1 kB on its event loop; an answer (float32 planes, which gzip barely
+    shrinks) leaves as it is where the app's middleware stands outside Streamlit's: the same request without it is
+    gzipped, so this test would see a change that dropped it."""
+    from streamlit.web.server.starlette.starlette_app import create_streamlit_middleware
+
+    app = Starlette(
+        routes=server.routes(), middleware=(server.middleware() if ours else []) + create_streamlit_middleware()
+    )
+    client = TestClient(app, base_url="http://stage.test")
+    L = get_layer("convolution")
+    token = server.SEATS.open("convolution", L.example_input((1, 2, 32, 32)))
+    r = client.post(
+        server.ROUTE,
+        content=json.dumps({"params": {}}),
+        headers={server.TOKEN_HEADER: token, "content-type": "application/json", "accept-encoding": "gzip"},
+    )
+    assert r.status_code == 200 and r.headers["content-type"].startswith(protocol.FRAME_TYPE)
+    assert int(r.headers.get("content-length", 0) or len(r.content)) > 1000  # over Streamlit's gzip threshold
+    assert r.headers.get("content-encoding") == (None if ours else "gzip")

@@ -121,7 +121,7 @@ def test_a_stage_whose_server_restarts_is_not_left_busy(browser, cache):
         # The server is gone: a change asks, and asks again, the stage dimmed meanwhile.
         page.focus('[data-param="convolution.stride_nd.h"]')
         page.keyboard.press("ArrowRight")
-        page.wait_for_function(f"() => document.querySelector('{STAGE}').classList.contains('pg-busy')")
+        page.wait_for_function(f"() => document.querySelector('{STAGE}').hasAttribute('data-busy')")
         with B.serve_app(port=port, env={"PLAYGROUND_ENGINE_CACHE": cache}):
             # The page reconnects, runs again and starts its stage afresh on the URL's configuration.
             page.wait_for_function(
@@ -131,7 +131,7 @@ def test_a_stage_whose_server_restarts_is_not_left_busy(browser, cache):
             time.sleep(LOST_MS / 1000 + 2)  # the first stage's retries have long given up
             state = page.evaluate(
                 f"() => {{ const s = document.querySelector('{STAGE}'); return "
-                "{busy: s.classList.contains('pg-busy'), inflight: s.__stage.inflight}; }"
+                "{busy: s.hasAttribute('data-busy'), inflight: s.__stage.inflight}; }"
             )
             assert state == {"busy": False, "inflight": None}, state
     finally:

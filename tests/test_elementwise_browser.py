@@ -29,7 +29,7 @@ def page(tmp_path_factory):
 
 
 def overlay(page, which: str) -> str:
-    return page.evaluate(f"() => document.querySelector('{STAGE} [data-figure=\"{which}\"] .pg-overlay').toDataURL()")
+    return page.evaluate(f"() => document.querySelector('{STAGE} [data-figure=\"{which}\"] .pg-overlay').innerHTML")
 
 
 def test_both_inputs_are_figures_of_their_own_shapes(page):

@@ -13,6 +13,7 @@ import pytest
 
 from playground.chromium import browser as B
 from playground.layers import LAYERS
+from playground.serve import server
 from playground.stage import protocol
 
 pytestmark = pytest.mark.browser
@@ -158,10 +159,23 @@ def test_a_dragged_slider_draws_as_the_hand_moves_and_ends_on_the_released_value
     page.wait_for_function(
         f"() => JSON.parse(document.querySelector('{STAGE}').dataset.query)"
         f"['convolution.padding_nd.h'] === '{high}' && !document.querySelector('{STAGE}')"
-        ".classList.contains('pg-busy')"
+        ".hasAttribute('data-busy')"
     )
     assert drawn(page) - before >= 3  # several positions drawn while the thumb moved, not only the last
     assert f"shape (1, 1, {6 + 2 * int(high) - 2}, 7)" in stats(page, "output")
+    page.close()
+
+
+def test_a_change_is_answered_uncompressed(context, app):
+    """The app's stage route answers outside Streamlit's gzip (server.Uncompressed): float32 planes gzip barely
+    shrinks, at a cost the server's event loop pays for every answer."""
+    page = open_stage(context, app, "convolution?convolution.num_output_maps=3")
+    with page.expect_response(lambda r: r.url.endswith(server.ROUTE) and r.request.method == "POST") as answer:
+        page.focus('[data-param="convolution.padding_nd.w"]')
+        page.keyboard.press("ArrowRight")
+    r = answer.value
+    assert r.status == 200 and r.headers["content-type"].startswith(protocol.FRAME_TYPE)
+    assert int(r.headers["content-length"]) > 1000 and "content-encoding" not in r.headers
     page.close()
 
 
@@ -169,9 +183,9 @@ def test_hover_outlines_the_window_and_a_click_picks_the_cell(context, app):
     page = open_stage(context, app, "convolution")
     canvas = page.locator(f'{STAGE} [data-figure="output"] canvas').first
     box = canvas.bounding_box()
-    blank = page.evaluate(f"() => document.querySelector('{STAGE} [data-figure=input] .pg-overlay').toDataURL()")
+    blank = page.evaluate(f"() => document.querySelector('{STAGE} [data-figure=input] .pg-overlay').innerHTML")
     page.mouse.move(box["x"] + box["width"] * 0.9, box["y"] + box["height"] * 0.9)
-    hovered = page.evaluate(f"() => document.querySelector('{STAGE} [data-figure=input] .pg-overlay').toDataURL()")
+    hovered = page.evaluate(f"() => document.querySelector('{STAGE} [data-figure=input] .pg-overlay').innerHTML")
     assert hovered != blank
     assert "value =" in page.inner_text(f"{STAGE} .pg-tip")
     page.mouse.click(box["x"] + box["width"] * 0.9, box["y"] + box["height"] * 0.9)
@@ -465,7 +479,7 @@ def test_a_slider_snaps_to_what_the_latest_answer_offers(context, app):
     page.wait_for_function(
         f"() => JSON.parse(document.querySelector('{STAGE}').dataset.query)['convolution.num_groups'] === '2'"
     )
-    page.wait_for_function(f"() => !document.querySelector('{STAGE}').classList.contains('pg-busy')")
+    page.wait_for_function(f"() => !document.querySelector('{STAGE}').hasAttribute('data-busy')")
     assert page.locator(f"{STAGE} .pg-problem").is_hidden()
     wait_url(page, "num_groups=2")
     page.close()

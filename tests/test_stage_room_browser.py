@@ -46,7 +46,7 @@ def query(page) -> dict:
 def drawn_after(page, seq: int) -> None:
     page.wait_for_function(
         f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {seq} && "
-        f"!document.querySelector('{STAGE}').classList.contains('pg-busy')"
+        f"!document.querySelector('{STAGE}').hasAttribute('data-busy')"
     )
 
 

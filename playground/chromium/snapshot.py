@@ -188,7 +188,7 @@ def take(
             found = None
             if shot.page != "home":
                 page.wait_for_selector(f'{STAGE}[data-drawn] [data-figure="output"] canvas')
-                page.wait_for_function(f"() => !document.querySelector('{STAGE}').classList.contains('pg-busy')")
+                page.wait_for_function(f"() => !document.querySelector('{STAGE}').hasAttribute('data-busy')")
             style = page.add_style_tag(content=SNAPSHOT_CSS % {"bg": bg, "fg": fg} + ("" if badges else NO_BADGES_CSS))
             page.evaluate(STEADY_JS)
             page.mouse.move(0, 0)
@@ -244,7 +244,7 @@ def pick_example(page, layer: str, name: str, timeout_ms: float = 60_000) -> boo
             f"""(name) => {{
             const stage = document.querySelector('{STAGE}');
             const picker = stage && stage.querySelector('[data-control="example"]');
-            return picker && picker.value === name && !stage.classList.contains('pg-busy'); }}""",
+            return picker && picker.value === name && !stage.hasAttribute('data-busy'); }}""",
             arg=named[0].name if named else "",
             timeout=5_000,
         )  # "": none named

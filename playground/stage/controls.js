@@ -22,6 +22,10 @@ export function snap(v, offered, from, stepwise) {
   return best;
 }
 
+// A text written where it changed only (written again, the same text is a new node: the stage's layout is worked out
+// again in the next frame).
+function text(el, s) { if (el.textContent !== s) el.textContent = s; }
+
 // The note under a control: why it is unused, or what it offers ("offers 1, 2"; "only 1 fits this configuration").
 export function note(c) {
   if (!c.used) return c.why_unused || "";
@@ -250,7 +254,7 @@ export class Controls {
       const box = this.el.querySelector(`.pg-control[data-name="${c.name}"]`);
       if (!box) continue;
       box.classList.toggle("pg-unused", !c.used);
-      box.querySelector(".pg-note").textContent = note(c);
+      text(box.querySelector(".pg-note"), note(c));
       if (c.widget === "permutation") { this.permutation(c, box, query); continue; }
       const setOff = c.set_key && query[c.set_key] !== "true";
       for (const k of controlKeys(c)) {
@@ -261,12 +265,12 @@ export class Controls {
         el.disabled = !c.used || (setOff && k !== c.set_key);
         if (el.type === "range") {
           if (c.tops && c.axes) { const t = c.tops[c.axes.indexOf(k.split(".").pop())]; if (t !== undefined) el.max = Math.max(t, Number(v)); }
-          el.setAttribute("aria-valuenow", v);
+          if (el.getAttribute("aria-valuenow") !== v) el.setAttribute("aria-valuenow", v);
           const exact = el.parentElement.querySelector(".pg-exact");
           if (exact && document.activeElement !== exact) exact.value = v;
         }
       }
-      if (c.widget === "slider" || c.widget === "named") box.querySelector(".pg-value").textContent = query[c.key] ?? "";
+      if (c.widget === "slider" || c.widget === "named") text(box.querySelector(".pg-value"), query[c.key] ?? "");
       if (c.widget === "text") this.valueSliders(c, box);
     }
   }

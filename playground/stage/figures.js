@@ -3,7 +3,7 @@
 // picks an output cell, and the PNG of all of them. The stage gives the answer and the picked cell (`stage.answer`,
 // `stage.pick`, `stage.setPick`).
 import { esc, precise, stats } from "./format.js";
-import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, layout, mark, paint, shown } from "./heatmap.js";
+import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, fitOverlay, layout, mark, overlay, paint, shown, sized, strokeMarks } from "./heatmap.js";
 import { has, value } from "./store.js";
 
 // Cells keep their size while values change (padding that widens the input, a refusal's banner): the row
@@ -73,14 +73,22 @@ export class Figures {
     const old = this.figs, els = figs.map((f) => (old[f.which] ? old[f.which].el : this.figure(f.which)));
     for (const el of [...this.rowEl.children]) if (!els.includes(el)) el.remove(); // a frame, a figure gone
     this.figs = {};
-    figs.forEach((f, i) => {
+    // the page written first (places, widths, canvases' sizes), then painted: a canvas in the page works out the
+    // page's layout when its font is set, once where nothing was written between
+    const fresh = figs.map((f, i) => {
       const el = els[i], was = old[f.which];
       if (this.rowEl.children[i] !== el) this.rowEl.insertBefore(el, this.rowEl.children[i] || null);
       const g = layout(f, cellPx[f.which], f.pad);
       el.style.width = Math.max(g.width, MIN_FIGURE_PX) + "px"; // the caption wraps under its figure
       const fig = { ...f, g, canvas: el.__canvas, overlay: el.__overlay, scale: scales[f.which], el, dpr: window.devicePixelRatio || 1 };
       this.figs[f.which] = fig;
-      if (!was || !samePicture(was, fig)) paint(fig, this.presenter);
+      if (was && samePicture(was, fig)) return null;
+      sized(fig.canvas, g, fig.dpr); fitOverlay(fig.overlay, g);
+      return fig;
+    });
+    for (const fig of fresh) if (fig) paint(fig, this.presenter);
+    figs.forEach((f, i) => {
+      const el = els[i], g = this.figs[f.which].g;
       const text = `<b>${esc(f.title)}</b><br><span class="pg-stats">${esc(stats(f.t))}</span>`;
       const caption = text + (g.total > g.count ? `|${g.first}|${g.count}|${g.total}` : "");
       if (el.__caption !== caption) { // the pager's buttons are the caption's: made again with it
@@ -117,11 +125,10 @@ export class Figures {
   figure(which) { // a figure's elements, wired once: its handlers read the figure drawn there now
     const el = document.createElement("figure");
     el.className = "pg-figure"; el.dataset.figure = which;
-    const canvas = document.createElement("canvas"), overlay = document.createElement("canvas");
-    overlay.className = "pg-overlay";
-    const holder = document.createElement("div"); holder.className = "pg-canvas"; holder.append(canvas, overlay);
+    const canvas = document.createElement("canvas"), marks = overlay();
+    const holder = document.createElement("div"); holder.className = "pg-canvas"; holder.append(canvas, marks);
     el.append(holder, document.createElement("figcaption"));
-    Object.assign(el, { __canvas: canvas, __overlay: overlay });
+    Object.assign(el, { __canvas: canvas, __overlay: marks });
     this.wire(which, holder);
     return el;
   }
@@ -239,10 +246,10 @@ export class Figures {
     ctx.fillText(`${answer.title} · ${answer.shapes}`, pad, pad);
     let x = pad;
     figs.forEach((f, i) => {
-      const y = pad + title + 6, sharp = { ...f, canvas: document.createElement("canvas"), overlay: document.createElement("canvas") };
+      const y = pad + title + 6, sharp = { ...f, canvas: document.createElement("canvas"), overlay: null };
       paint(sharp, this.presenter, scale);
       ctx.drawImage(sharp.canvas, x, y, f.g.width, f.g.height);
-      ctx.drawImage(f.overlay, x, y, f.g.width, f.g.height);
+      strokeMarks(ctx, f.overlay, x, y);
       ctx.fillStyle = "#111827"; ctx.font = BOLD;
       ctx.fillText(f.title, x, y + f.g.height + 4);
       ctx.font = SMALL;

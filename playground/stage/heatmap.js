@@ -129,25 +129,32 @@ export function layout(f, cell, pad) {
            height: Math.ceil(rows * cell + 2 + top) };
 }
 
+// A canvas at a figure's size: resized only where its size changed (a resize hands the compositor a new bitmap and
+// resets the context), else cleared.
+export function sized(c, g, dpr) {
+  const w = Math.round(g.width * dpr), h = Math.round(g.height * dpr), ctx = c.getContext("2d");
+  if (c.width !== w || c.height !== h) {
+    c.width = w; c.height = h; c.style.width = g.width + "px"; c.style.height = g.height + "px"; ctx.__px = null;
+  } else { ctx.setTransform(1, 0, 0, 1, 0, 0); ctx.clearRect(0, 0, w, h); }
+  ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+}
+
 export function paint(fig, presenter, dpr = window.devicePixelRatio || 1) { // dpr: the PNG paints at 2
-  const { g, canvas, overlay, t, scale } = fig;
-  for (const c of [canvas, overlay]) {
-    c.width = Math.round(g.width * dpr); c.height = Math.round(g.height * dpr);
-    c.style.width = g.width + "px"; c.style.height = g.height + "px";
-    c.getContext("2d").setTransform(dpr, 0, 0, dpr, 0, 0);
-  }
+  const { g, canvas, overlay: marks, t, scale } = fig;
+  sized(canvas, g, dpr);
+  if (marks) fitOverlay(marks, g);
   const ctx = canvas.getContext("2d"), text = g.cell >= (presenter ? 26 : 22);
   const colours = [], bitmaps = planeBitmaps(t, g, scale);
   ctx.imageSmoothingEnabled = false;
-  let font = null; // set only when it changes: a font is parsed each time it is set
-  const setFont = (px) => { if (px !== font) { ctx.font = `${px}px system-ui, sans-serif`; font = px; } };
+  // set only when it changes (kept by a canvas that kept its size): a canvas in the page works out its style and
+  // layout whenever its font is set
+  const setFont = (px) => { if (px !== ctx.__px) { ctx.font = `${px}px system-ui, sans-serif`; ctx.__px = px; } };
   const width = (s, px) => (px === 10 ? width10(s) : (setFont(px), ctx.measureText(s).width));
   for (let p = 0; p < g.count; p++) {
     const x0 = 1 + p * (g.cols * g.cell + g.gap), ox = x0 - g.lo[1] * g.cell, oy = 1 + g.top - g.lo[0] * g.cell;
     if (g.top) { // the plane's label: which n and c (a kernel's k and c) it is
-      ctx.save(); ctx.fillStyle = "#374151"; ctx.textAlign = "left"; ctx.textBaseline = "top";
-      ctx.font = `${LABEL_PX - 5}px system-ui, sans-serif`;
-      ctx.fillText(planeLabel(fig.which, t.shape, g.first + p), x0, 1, Math.max(g.cols * g.cell, 40)); ctx.restore();
+      ctx.fillStyle = "#374151"; ctx.textAlign = "left"; ctx.textBaseline = "top"; setFont(LABEL_PX - 5);
+      ctx.fillText(planeLabel(fig.which, t.shape, g.first + p), x0, 1, Math.max(g.cols * g.cell, 40));
     }
     if (g.lo[0] < 0 || g.lo[1] < 0 || g.rows > g.h || g.cols > g.w) { // the padded border, dashed
       ctx.save(); ctx.setLineDash([4, 3]); ctx.strokeStyle = "#6b7280"; ctx.lineWidth = 1;
@@ -162,14 +169,21 @@ export function paint(fig, presenter, dpr = window.devicePixelRatio || 1) { // d
       for (let j = 0; j <= g.w; j++) { ctx.moveTo(ox + j * g.cell + 0.5, oy); ctx.lineTo(ox + j * g.cell + 0.5, oy + g.h * g.cell); }
       ctx.stroke();
     }
-    if (text) { // the numbers, as large as a cell allows and never wider than it
+    if (text) { // the numbers, as large as a cell allows and never wider than it; a font size's at once
       ctx.textAlign = "center"; ctx.textBaseline = "middle";
+      const bySize = new Map();
       for (let i = 0; i < g.h; i++) for (let j = 0; j < g.w; j++) {
-        const c = colours[i * g.w + j], light = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2] > 140;
         const label = cellLabel(values[i * g.w + j], g.cell, width);
-        setFont(label.px);
-        ctx.fillStyle = light ? "#111" : "#fff";
-        ctx.fillText(label.text, ox + (j + 0.5) * g.cell, oy + (i + 0.5) * g.cell, g.cell - 4);
+        if (!bySize.has(label.px)) bySize.set(label.px, []);
+        bySize.get(label.px).push([label.text, i, j]);
+      }
+      for (const [px, labels] of bySize) {
+        setFont(px);
+        for (const [s, i, j] of labels) {
+          const c = colours[i * g.w + j];
+          ctx.fillStyle = 0.299 * c[0] + 0.587 * c[1] + 0.114 * c[2] > 140 ? "#111" : "#fff";
+          ctx.fillText(s, ox + (j + 0.5) * g.cell, oy + (i + 0.5) * g.cell, g.cell - 4);
+        }
       }
     }
   }
@@ -235,19 +249,54 @@ export function cellAtPoint(g, shape, x, y) {
   return { index, flat: (plane * g.h + i) * g.w + j };
 }
 
-export function clear(c) { const ctx = c.getContext("2d"); ctx.save(); ctx.setTransform(1, 0, 0, 1, 0, 0); ctx.clearRect(0, 0, c.width, c.height); ctx.restore(); }
+// The marks over a figure (the picked cell, the cells a hovered one reads or feeds) are outlines in an SVG laid over
+// its canvas, not a second canvas: a canvas is a bitmap the page hands the compositor whole on every change (a
+// figure's two were most of a frame's cost), an outline is a few path commands. Each mark is kept as path data
+// ([d, colour, dash]), which the PNG strokes again on its own canvas (strokeMarks).
+const SVG = "http://www.w3.org/2000/svg";
 
-export function mark(fig, cells, colour, dashOutside) { // a white halo under the colour: visible on any cell
-  const ctx = fig.overlay.getContext("2d"), g = fig.g, shape = fig.t.shape;
+export function overlay() { const el = document.createElementNS(SVG, "svg"); el.setAttribute("class", "pg-overlay"); el.__marks = []; return el; }
+
+export function fitOverlay(el, g) { // the overlay at its figure's size, in CSS pixels
+  if (el.getAttribute("width") !== String(g.width)) el.setAttribute("width", g.width);
+  if (el.getAttribute("height") !== String(g.height)) el.setAttribute("height", g.height);
+}
+
+export function clear(el) { if (el.__marks.length) { el.replaceChildren(); el.__marks = []; } }
+
+// The outlines of `cells` (full indices, or a plane's [h, w]) on a figure laid out as `g`, as path data: { solid,
+// dashed } (dashed: cells outside the tensor, its padding, where `dashOutside`); a cell on another page of planes
+// has none.
+export function outlines(g, shape, cells, dashOutside) {
+  const paths = { solid: "", dashed: "" };
   for (const c of cells) {
     const h = c[c.length - 2], w = c[c.length - 1], plane = planeOf(shape, c.length === shape.length ? c : [...c.slice(0, -2)]);
-    if (plane < g.first || plane >= g.first + g.count) continue; // on another page of planes
-    const inside = h >= 0 && w >= 0 && h < g.h && w < g.w;
-    const [x, y] = cellXY(g, plane, h, w);
-    ctx.save();
-    ctx.setLineDash(dashOutside && !inside ? [4, 3] : []);
-    ctx.lineWidth = 4; ctx.strokeStyle = "#ffffff"; ctx.strokeRect(x + 2, y + 2, g.cell - 4, g.cell - 4);
-    ctx.lineWidth = 2; ctx.strokeStyle = colour; ctx.strokeRect(x + 2, y + 2, g.cell - 4, g.cell - 4);
-    ctx.restore();
+    if (plane < g.first || plane >= g.first + g.count) continue;
+    const inside = h >= 0 && w >= 0 && h < g.h && w < g.w, [x, y] = cellXY(g, plane, h, w), side = g.cell - 4;
+    paths[dashOutside && !inside ? "dashed" : "solid"] += `M${x + 2} ${y + 2}h${side}v${side}h${-side}Z`;
   }
+  return paths;
+}
+
+export function mark(fig, cells, colour, dashOutside) { // a white halo under the colour: visible on any cell
+  const paths = outlines(fig.g, fig.t.shape, cells, dashOutside);
+  for (const [d, dash] of [[paths.solid, ""], [paths.dashed, "4 3"]]) {
+    if (!d) continue;
+    for (const [width, stroke] of [[4, "#ffffff"], [2, colour]]) {
+      const path = document.createElementNS(SVG, "path");
+      for (const [k, v] of Object.entries({ d, fill: "none", stroke, "stroke-width": width, "stroke-dasharray": dash || "none" })) path.setAttribute(k, v);
+      fig.overlay.append(path);
+    }
+    fig.overlay.__marks.push([d, colour, dash]);
+  }
+}
+
+export function strokeMarks(ctx, el, x, y) { // the overlay's marks on a canvas (the PNG), its corner at (x, y)
+  ctx.save(); ctx.translate(x, y);
+  for (const [d, colour, dash] of el.__marks) {
+    const path = new Path2D(d);
+    ctx.setLineDash(dash ? dash.split(" ").map(Number) : []);
+    for (const [width, stroke] of [[4, "#ffffff"], [2, colour]]) { ctx.lineWidth = width; ctx.strokeStyle = stroke; ctx.stroke(path); }
+  }
+  ctx.restore();
 }

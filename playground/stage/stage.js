@@ -61,7 +61,7 @@ export class Stage {
         this.root.dataset.fetchMs = (performance.now() - asked).toFixed(1); // where a change's time goes (bench_browser)
         return r;
       },
-      onSend: (job) => { if (!job.background) this.root.classList.add("pg-busy"); },
+      onSend: (job) => { if (!job.background) this.root.dataset.busy = ""; },
       onReply: (job, status, reply) => this.answered(job, status, reply),
       onIdle: (job, status, reply) => this.rested(job, reply),
     });
@@ -69,7 +69,7 @@ export class Stage {
 
   start() {
     this.root.dataset.mountedAt = performance.now().toFixed(0); // since the page's navigation (bench_browser)
-    this.root.classList.remove("pg-busy"); // the stage before this one may have gone mid-request (a server restart)
+    delete this.root.dataset.busy; // the stage before this one may have gone mid-request (a server restart)
     this.root.classList.toggle("pg-presenter", Boolean(this.data.presenter));
     this.root.innerHTML =
       `<div class="pg-controls" role="group" aria-label="Parameters of ${esc(this.data.describe.title)}"></div>` +
@@ -103,7 +103,7 @@ export class Stage {
     });
     this.resizer.observe(this.root);
     const hide = this.data.hide || [];
-    for (const part of ["title", "formula", "explanation", "link"]) this.root.classList.toggle(`pg-hide-${part}`, hide.includes(part));
+    for (const part of ["title", "formula", "explanation", "link", "parameters"]) this.root.classList.toggle(`pg-hide-${part}`, hide.includes(part));
     this.controls = new Controls($(".pg-controls"), {
       layer: this.layer, describe: this.data.describe, hide, compare: this.compare, query: () => this.query,
       on: { set: (changes) => this.set(changes), release: (k, v) => this.release(k, v),
@@ -124,6 +124,7 @@ export class Stage {
     // paint does not wait for them.
     requestAnimationFrame(() => setTimeout(() => {
       this.root.dataset.paintedAt = performance.now().toFixed(0); // since the page's navigation (bench_browser)
+      for (const el of this.root.closest('[class*="st-key-pg-slot-"]')?.children || []) if (el.querySelector(".pg-skeleton")) el.style.display = "none";
       if (!this.data.painted) this.trigger("painted", this.data.epoch);
       this.finish(); // ONNX Runtime's badge of the first answer, after its paint
     }, 0));
@@ -153,11 +154,9 @@ export class Stage {
   }
 
   showLink() { // the link, and a warning where it names this computer only
-    const link = this.link(), warn = loopbackWarning(link);
-    this.urlEl.textContent = link;
-    this.loopbackEl.textContent = warn ? "⚠ only this computer can open this link" : "";
-    this.loopbackEl.title = warn;
-    this.loopbackEl.hidden = !warn;
+    const link = this.link(), warn = loopbackWarning(link); // written where it changed: any text written costs a layout
+    if (this.urlEl.textContent !== link) this.urlEl.textContent = link;
+    if (this.loopbackEl.title !== warn) Object.assign(this.loopbackEl, { textContent: warn ? "⚠ only this computer can open this link" : "", title: warn, hidden: !warn });
   }
 
   async copyLink(button) {
@@ -245,7 +244,7 @@ export class Stage {
 
   rested(job, reply) { // the last reply is in and nothing waits
     if (reply.answer && job.message.quick && !this.controls.dragging) { this.request(false); return; }
-    this.root.classList.remove("pg-busy");
+    delete this.root.dataset.busy;
     if (!job.message.quick) { this.settle(); this.finish(); }
   }
 
@@ -337,7 +336,7 @@ export class Stage {
       `${esc(ex.badge)}</span>`);
     if (ort) badges.push(`<span class="pg-badge pg-ort ${ort.agrees ? "pg-ort-agrees" : "pg-ort-differs"}" data-onnxruntime="${ort.agrees}" title="${esc(ort.title)}">${esc(ort.text)}</span>`);
     else if (answer.finish && this.data.opinion) badges.push(`<span class="pg-badge pg-ort pg-ort-pending" title="ONNX Runtime runs this configuration's ONNX export after the figures are drawn">ONNX Runtime …</span>`);
-    html(this.headEl, `<div class="pg-titles" title="${esc([lesson, answer.title, answer.shapes, answer.formula].filter(Boolean).join(" "))}">${titles}</div><div class="pg-badges">${badges.join("")}</div>`);
+    html(this.headEl, `<div class="pg-titles${lesson ? " pg-lessoned" : ""}" title="${esc([lesson, answer.title, answer.shapes, answer.formula].filter(Boolean).join(" "))}">${titles}</div><div class="pg-badges">${badges.join("")}</div>`);
   }
 
   // A refused configuration (or a request the server could not answer): named, its parameter's controls marked red,

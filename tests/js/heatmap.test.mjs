@@ -3,8 +3,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   DIVERGING, LUT_STEPS, MAGNITUDE, MAX_PLANES, NAN_RGB, NEGINF_RGB, POSINF_RGB, SEQUENTIAL, SMALL_PX,
-  LABEL_PX, cellAtPoint, cellLabel, chooseScales, colour, fitCells, interpolate, layout, planeLabel, planeOf, planes,
-  scaleFor, shown,
+  LABEL_PX, cellAtPoint, cellLabel, chooseScales, colour, fitCells, interpolate, layout, outlines, planeLabel, planeOf,
+  planes, scaleFor, shown,
 } from "../../playground/stage/heatmap.js";
 import { digits } from "../../playground/stage/format.js";
 
@@ -126,4 +126,15 @@ test("the server's range wins over the values: rounding noise is drawn as one co
   assert.equal(own.diverging, true); // its own values stretch ±7e-12 over the whole diverging scale
   const served = chooseScales([{ which: "output", t: noise, range: [0, 0] }]).output;
   assert.deepEqual(colour(served, 7e-12), colour(served, -7e-12)); // one value: one colour
+});
+
+test("a mark's outlines: one square inside each cell, the padding's dashed, a cell on another page of planes none", () => {
+  const t = { t: { shape: [1, 6, 3, 4] } }, g = layout({ ...t, first: 0 }, 10, { lo: [-1, -1], hi: [3, 4] });
+  assert.equal(g.count, MAX_PLANES);
+  const { solid, dashed } = outlines(g, t.t.shape, [[0, 0, 0, 0], [0, 1, 2, 3], [0, 0, -1, 0], [0, MAX_PLANES, 0, 0]], true);
+  // plane 0's cell (0, 0) sits one padding cell in from the figure's corner (1 px border); plane 1 one plane across
+  const across = g.cols * g.cell + g.gap;
+  assert.equal(solid, `M13 ${13 + g.top}h6v6h-6ZM${13 + across + 30} ${13 + g.top + 20}h6v6h-6Z`);
+  assert.equal(dashed, `M13 ${3 + g.top}h6v6h-6Z`);
+  assert.equal(outlines(g, t.t.shape, [[0, 0, -1, 0]], false).dashed, ""); // not asked to dash: drawn solid
 });
