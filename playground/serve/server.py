@@ -450,15 +450,12 @@ def answer(seat: Seat, message: dict) -> dict:
         seat.remember(compare, ev)
     # beyond, a neighbour costs seconds of the room's CPU: the release builds
     if seat.input_bytes // 4 <= SPECULATE_VALUES:
+        ahead = {"backend": backend, "cache": cache, "digests": seat.digests}  # the input is not hashed again
         if quick:  # drawn from the reference now; its engine is built behind the foreground
-            prefetcher.offer(layer.name, [raw], seat.feed, backend=backend, cache=cache)
+            prefetcher.offer(layer.name, [raw], seat.feed, **ahead)
         elif seat.last_query is not None:
             prefetcher.offer(
-                layer.name,
-                neighbours(layer, seat.last_query, Position(raw, ev.params)),
-                seat.feed,
-                backend=backend,
-                cache=cache,
+                layer.name, neighbours(layer, seat.last_query, Position(raw, ev.params)), seat.feed, **ahead
             )
     seat.last_query = Position(raw, ev.params)
     opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
