@@ -13,7 +13,14 @@ from playground import precision as P
 from playground.layers import get_layer
 from playground.stage import protocol
 
-SHAPE = (1, 5, 512, 512)  # 1.3 M values: above chunks.THRESHOLD, so the slices go to the pool
+SHAPE = (1, 5, 512, 512)  # 1.3 M values: above chunks.THRESHOLD, so the slices go to the pool where there is one
+
+
+@pytest.fixture(autouse=True, params=[2, 4], ids=["2 cores", "4 cores"])
+def cores(request, monkeypatch):
+    """Each test on a 2-CPU machine (no pool: every slice in the caller's thread) and on a 4-core one (a pool of 3)."""
+    monkeypatch.setattr(chunks, "cores", lambda: request.param)
+    return request.param
 
 
 def plain_errors(y, truth, precision: str) -> dict:
@@ -121,11 +128,11 @@ def test_a_heavy_configurations_answer_is_the_plain_arithmetics(layer):
     assert error["id"] == protocol.tensor_id(log_error)
 
 
-def test_the_pool_is_used_only_above_the_threshold_and_keeps_the_callers_errstate():
+def test_the_pool_is_used_only_above_the_threshold_beside_a_core_left_free_and_keeps_the_callers_errstate(cores):
     seen = []
 
     def work(s):
-        seen.append(s)
+        seen.append((s, threading.current_thread().name))
         return np.geterr()["over"]
 
     with np.errstate(over="raise"):
@@ -133,10 +140,17 @@ def test_the_pool_is_used_only_above_the_threshold_and_keeps_the_callers_errstat
         large = chunks.each(chunks.THRESHOLD + 1, work)
     assert len(small) == chunks.THRESHOLD // chunks.SLICE and set(small) == {"raise"}
     assert len(large) == len(small) + 1 and set(large) == {"raise"}  # the pool's threads had the caller's rule
-    assert sorted(s.start for s in seen[len(small) :]) == list(range(0, chunks.THRESHOLD + 1, chunks.SLICE))
+    parts, names = zip(*seen[len(small) :])
+    assert sorted(s.start for s in parts) == list(range(0, chunks.THRESHOLD + 1, chunks.SLICE))
+    here = threading.current_thread().name
+    assert {n for _, n in seen[: len(small)]} == {here}  # small: in the caller's thread
+    if cores == 2:  # one core is the room's: no pool
+        assert set(names) == {here}
+    else:
+        assert all(n.startswith("chunks") for n in names)
 
 
-def test_work_made_beside_runs_on_the_pool_with_the_callers_context_and_small_work_when_asked():
+def test_work_made_beside_runs_on_the_pool_with_the_callers_context_and_small_work_when_asked(cores):
     from playground import reference as ref
 
     def where():
@@ -145,6 +159,10 @@ def test_work_made_beside_runs_on_the_pool_with_the_callers_context_and_small_wo
     with ref.exact():
         large = chunks.beside(where, chunks.THRESHOLD + 1)
         small = chunks.beside(where, chunks.THRESHOLD)
-    name, kind = large()
-    assert kind is np.float64 and (name.startswith("chunks") or chunks.cores() == 1)
-    assert small() == (threading.current_thread().name, np.float32)  # made when asked, outside exact()
+    here = (threading.current_thread().name, np.float32)  # made when asked, outside exact()
+    assert small() == here
+    if cores == 2:  # no pool: the large one too
+        assert large() == here
+    else:
+        name, kind = large()
+        assert kind is np.float64 and name.startswith("chunks")
