@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import chunks
 from . import precision as P
 from .layers import get_layer
 from .memo import Memo
@@ -297,6 +298,12 @@ def _evaluate(
     digests = {n: (digests or {}).get(n) or digest(a) for n, a in xs.items()}  # one pass over each input, at most
     values = b"".join(digests.values())
     key = _References.key(layer.name, params, data, values)
+    truth_key = truth = None
+    if params["precision"] != "FP32":  # the float64 truth is made beside the output, on another core where large
+        truth_params = {**params, "precision": P.TRUTH}
+        truth_key = _References.key(layer.name, truth_params, data, values)
+        size = sum(a.size for a in xs.values())
+        truth = chunks.beside(lambda: _references.get(layer, truth_params, data, truth_key), size)
     reference = _references.get(layer, params, data, key)
     result = Evaluation(
         layer.name,
@@ -312,11 +319,8 @@ def _evaluate(
         inputs=xs,
         digests=digests,
     )
-    truth_key = None
-    if params["precision"] != "FP32":
-        truth_params = {**params, "precision": P.TRUTH}
-        truth_key = _References.key(layer.name, truth_params, data, values)
-        result.truth = _references.get(layer, truth_params, data, truth_key)
+    if truth is not None:
+        result.truth = truth()
     if not backend.can_build:
         result.messages += [f"Not used: {why}." for why in backend.passed_over]
         result.messages.append(f"No engine was built ({backend.why_not_run}).")

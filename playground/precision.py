@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import chunks
 from . import reference as ref
 
 PRECISIONS = ("FP32", "TF32", "FP16", "BF16", "INT8", "FP8")
@@ -45,8 +46,9 @@ def round_to(a, precision: str) -> np.ndarray:
         return _tf32(a)
     if precision not in FLOAT_TYPES:
         return a
+    kind = numpy_type(precision)
     with np.errstate(over="ignore"):
-        return a.astype(numpy_type(precision)).astype(np.float32)
+        return chunks.apply(a, lambda v: v.astype(kind).astype(np.float32), np.float32)
 
 
 def _tf32(a: np.ndarray) -> np.ndarray:
@@ -165,40 +167,67 @@ def errors(y, truth, precision: str, scale: float) -> dict:
     """Max |y − truth|, max relative error (where truth ≠ 0), and the error in units of the precision: ε for the
     float types (relative), the output's own INT8 step for INT8 (`output_step`); none for a precision with no unit
     (a comparison of two outputs). NaN/Inf in both at the same place agree. `scale`: the quantize scale (kept in
-    the figures' memo key)."""
-    y, t = np.asarray(y, np.float64), np.asarray(truth, np.float64)
-    with np.errstate(invalid="ignore"):
-        diff = np.abs(y - t)  # NaN where either is NaN, or both the same infinity
-    odd = np.isnan(diff)
-    if odd.any():  # rare: only these cells need the slower rule
-        agree = (y[odd] == t[odd]) | (np.isnan(y[odd]) & np.isnan(t[odd]))
-        diff[odd] = np.where(agree, 0.0, np.inf)
-    with np.errstate(divide="ignore", invalid="ignore"):  # where the truth is 0 only the absolute error speaks
-        rel = np.divide(diff, np.abs(t), out=np.zeros_like(diff), where=t != 0)
-    max_abs = float(diff.max()) if diff.size else 0.0
-    max_rel = float(np.fmax.reduce(rel, axis=None)) if rel.size else 0.0  # NaN (∞/∞, a NaN truth) passed over
+    the figures' memo key). Worked in float64 a slice at a time (`chunks`): the same values as one pass over the
+    whole tensors, without their float64 copies."""
+    y, t = np.asarray(y), np.asarray(truth)
+    if y.shape != t.shape:
+        y, t = np.broadcast_arrays(y, t)
+    shape, n = y.shape, y.size
+    ys, ts = chunks.flat(y), chunks.flat(t)
+    error, log_error = np.empty(shape, np.float32), np.empty(shape, np.float32)  # the arrays themselves, no views:
+    errs, logs, exact = error.reshape(-1), log_error.reshape(-1), np.empty(n, bool)  # core.digest knows them
+
+    def part(s):
+        yb, tb = ys[s].astype(np.float64), ts[s].astype(np.float64, copy=False)
+        with np.errstate(invalid="ignore"):
+            diff = np.abs(yb - tb)  # NaN where either is NaN, or both the same infinity
+        odd = np.isnan(diff)
+        if odd.any():  # rare: only these cells need the slower rule
+            agree = (yb[odd] == tb[odd]) | (np.isnan(yb[odd]) & np.isnan(tb[odd]))
+            diff[odd] = np.where(agree, 0.0, np.inf)
+        # where the truth is 0 only the absolute error speaks; selected after, not masked (a masked loop over a
+        # ReLU's half of zeros is several times slower)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rel = np.where(tb != 0, diff / np.abs(tb), 0.0)
+        zero = exact[s] = diff == 0
+        errs[s] = diff
+        with np.errstate(divide="ignore"):
+            np.log10(diff, out=logs[s])  # worked in float64, written float32
+        return (
+            float(diff.max()),
+            float(np.fmax.reduce(rel, axis=None)),  # NaN (∞/∞, a NaN truth) passed over
+            float(np.where(zero, np.inf, diff).min()),  # the least error that is not 0
+            int(zero.sum()),
+        )
+
+    parts = chunks.each(n, part)
+    max_abs = max((p[0] for p in parts), default=0.0)
+    max_rel = float(np.fmax.reduce(np.array([p[1] for p in parts]))) if parts else 0.0
     max_rel = 0.0 if np.isnan(max_rel) else max_rel  # an overflow to inf counts: inf
     if precision == "INT8":
-        step = output_step(t)
+        step = output_step(np.asarray(t, np.float64))
         units, unit = max_abs / step, f"output steps (amax/127 = {step:.4g} of the FP64 output)"
     elif precision not in EPSILON:  # two outputs compared with each other: no unit of their own
         units, unit = None, ""
     else:
         units, unit = max_rel / EPSILON[precision], f"ε = 2^{int(np.log2(EPSILON[precision]))}"
-    exact = diff == 0  # drawn at one decade below the smallest error (log₁₀ 0 has no place on a colour scale)
-    least = float(np.min(diff, where=~exact, initial=np.inf))  # an infinity only where every error is one
+    # exact cells are drawn at one decade below the smallest error (log₁₀ 0 has no place on a colour scale)
+    least = min((p[2] for p in parts), default=np.inf)  # an infinity only where every error is one
     floor = float(np.log10(least)) - 1 if 0 < least < np.inf else -8.0
-    with np.errstate(divide="ignore"):
-        log_error = np.log10(diff, out=np.empty(diff.shape, np.float32))  # worked in float64, written float32
-    log_error[exact] = floor
+    at = np.float32(floor)
+
+    def place(s):  # log_error[exact] = floor, selected rather than masked, a slice at a time
+        logs[s] = np.where(exact[s], at, logs[s])
+
+    chunks.each(n, place)
     return {
         "precision": precision,
         "max_abs_error": max_abs,
         "max_rel_error": max_rel,
         "error_units": units,
         "unit": unit,
-        "exact_cells": int(exact.sum()),
-        "error": diff.astype(np.float32),
+        "exact_cells": sum(p[3] for p in parts),
+        "error": error,
         "log_error": log_error,
         "exact_at": float(floor),
     }

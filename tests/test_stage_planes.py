@@ -229,6 +229,42 @@ def test_over_the_cap_the_kept_tensors_go_first_and_the_page_asks_again_with_its
     assert server.SEATS.total <= 7 * one
 
 
+def test_a_follow_up_whose_evaluation_the_cap_let_go_evaluates_it_again_once(client, monkeypatch):
+    """The drawn answer's follow-up (`finish`: the engine's verdict, ONNX Runtime's badge) of a page whose
+    evaluation went under the pages' cap meanwhile is answered: the configuration is evaluated once more. A page
+    that has moved on is still answered nothing (its own follow-up comes)."""
+    from playground import core
+
+    x = np.random.default_rng(3).uniform(-4, 4, SHAPE).astype(np.float32)
+    one = 2 * MiB  # a tensor of SHAPE
+    monkeypatch.setattr(server, "SEATS", server.Seats(max_bytes=7 * one))
+    first = server.SEATS.open("activation", x)
+    ask = {"params": {"activation.type": "SIGMOID"}}
+    post(client, first, ask)
+    for i in range(3):  # the fourth page's answer lets the first's evaluation go
+        post(client, server.SEATS.open("activation", x + i + 1), ask)
+    seat = server.SEATS.take(first)
+    assert seat.evaluated is None
+    evaluations, real = [], core.evaluate
+    monkeypatch.setattr(core, "evaluate", lambda *a, **k: evaluations.append(a[:2]) or real(*a, **k))
+
+    def finish(params):
+        r = client.post(
+            server.ROUTE,
+            content=json.dumps({"params": params, "finish": True}),
+            headers={server.TOKEN_HEADER: first, "content-type": "application/json"},
+        )
+        assert r.status_code == 200, r.text
+        return r.json()["finish"]
+
+    assert finish({"activation.type": "TANH"}) is None and not evaluations  # not the configuration drawn
+    done = finish(ask["params"])
+    assert done is not None and done["engine"]["status"] in protocol.ENGINE_STATUS, done
+    assert evaluations == [("activation", {"type": "SIGMOID"})]
+    assert seat.evaluated is not None and seat.evaluated[1].params["type"] == "SIGMOID"
+    assert finish(ask["params"]) is not None and len(evaluations) == 1  # remembered again: not evaluated twice
+
+
 def test_the_pages_input_is_hashed_once_for_its_every_answer(client, large, monkeypatch):
     """The seat's digest of its input, made when the page opened it, is the evaluations' cache key's and the input
     figure's id: no answer passes over the input to hash it again (nor compare mode's second evaluation)."""

@@ -347,6 +347,23 @@ def test_the_route_offers_the_moved_sliders_neighbours(client, monkeypatch):
         assert [raw[name] for raw in offered[-1]] == want, (key, offered)
 
 
+def test_the_neighbours_built_ahead_reuse_the_pages_digest_of_its_input(client, monkeypatch):
+    """A page's input is hashed once, when it is opened: its neighbours' evaluations, built ahead, take the seat's
+    digest as the page's own evaluations do (an input of 1 M values is 4 MB a hash)."""
+    from playground import core, shared
+
+    x = np.random.default_rng(5).uniform(-4, 4, (1, 1, 16, 16)).astype(np.float32)
+    hashed, digest = [], core.digest
+    monkeypatch.setattr(core, "digest", lambda a: (hashed.append(a is x), digest(a))[1])
+    token = server.SEATS.open("activation", x)
+    assert hashed.count(True) == 1  # the seat's, as it opens
+    before = shared.prefetcher().built
+    for value in ("0.5", "0.25"):
+        assert "answer" in post(client, token, {"params": {"activation.type": "ELU", "activation.alpha": value}}).json()
+    assert shared.prefetcher().idle(timeout=120) and shared.prefetcher().built >= before + 2  # both neighbours
+    assert hashed.count(True) == 1
+
+
 @pytest.mark.parametrize("name", ["convolution", "deconvolution", "pooling"])
 def test_same_padding_modes_leave_the_explicit_padding_unused(name):
     layer = get_layer(name)

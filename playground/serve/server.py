@@ -85,6 +85,7 @@ class Seat:
     opened: object = None  # onnx.opened.Opened: the model's node this page opened (ONNX Runtime judges the node itself)
     others: dict = field(default_factory=dict)  # a layer of several inputs: the rest of its feed dict, by name
     evaluated: tuple | None = None  # (compare, Evaluation) of the last full answer: what the page's settle run draws
+    let_go: tuple | None = None  # (compare, params, inputs) of that evaluation where the pages' cap let it go (`trim`)
     kept: deque = field(default_factory=lambda: deque(maxlen=KEEP_ANSWERS))  # {tensor id: array} per answer sent
     digests: dict = field(default_factory=dict)  # core.digest of each input, by name: made once, when it is opened
     owner: Seats | None = field(default=None, repr=False)  # whose byte count this seat's holdings are part of
@@ -98,7 +99,7 @@ class Seat:
 
     def remember(self, compare: str | None, ev) -> None:
         """The last full answer's evaluation (`remembered`)."""
-        self.evaluated = (compare, ev)
+        self.evaluated, self.let_go = (compare, ev), None
         self._recount()
 
     def _recount(self) -> None:
@@ -114,17 +115,18 @@ class Seat:
         it is another configuration (or one the layer refuses: the page's own evaluation names the rule)."""
         if self.evaluated is None or self.evaluated[0] != compare:
             return None
-        from ..params import same_params
-        from ..precision import with_data_scale
-
         ev = self.evaluated[1]
-        try:
-            params = with_data_scale(
-                get_layer(self.layer).resolve(raw, {n: a.shape for n, a in ev.inputs.items()}), ev.inputs
-            )
-        except ValidationError:
-            return None
-        return ev if same_params(params, ev.params) else None
+        return ev if _resolves_to(self.layer, raw, ev.params, ev.inputs) else None
+
+    def forgot(self, raw: dict, compare: str | None) -> bool:
+        """Whether the last full answer was of `raw`'s configuration and its evaluation was let go under the pages'
+        cap since (`trim`): its follow-up evaluates it again."""
+        return (
+            self.evaluated is None
+            and self.let_go is not None
+            and self.let_go[0] == compare
+            and _resolves_to(self.layer, raw, *self.let_go[1:])
+        )
 
     @property
     def feed(self):
@@ -242,7 +244,8 @@ class Seats:
                         if let_go == "kept":
                             other.kept.clear()
                         else:
-                            other.evaluated = None
+                            ev = other.evaluated[1]
+                            other.let_go, other.evaluated = (other.evaluated[0], ev.params, ev.inputs), None
                         counted = other.held
                         self.total += counted - other.counted
                         other.counted = counted
@@ -252,6 +255,18 @@ class Seats:
                     self.items.move_to_end(oldest)  # the page being answered stays; the next oldest goes
                     oldest = next(iter(self.items))
                 self._drop(oldest)
+
+
+def _resolves_to(layer: str, raw: dict, params: dict, inputs: dict) -> bool:
+    """Whether `raw` resolves to `params` on `inputs` (an evaluation's: the inputs its configuration reads)."""
+    from ..params import same_params
+    from ..precision import with_data_scale
+
+    try:
+        mine = with_data_scale(get_layer(layer).resolve(raw, {n: a.shape for n, a in inputs.items()}), inputs)
+    except ValidationError:  # a configuration the layer refuses: the page's own evaluation names the rule
+        return False
+    return same_params(mine, params)
 
 
 def _same(a: dict, b: dict) -> bool:
@@ -427,14 +442,10 @@ def answer(seat: Seat, message: dict) -> dict:
     pages = protocol.read_pages(message.get("pages"))
     backend, cache, prefetcher = shared.backend(), shared.engine_cache(), shared.prefetcher()
     quick = bool(message.get("quick")) and not backend.can_run  # TensorRT's output is never skipped where it runs
-    if message.get("finish"):  # what follows a drawn answer: its engine's verdict, ONNX Runtime's badge, the lines
-        try:
-            return {"finish": finish(seat, layer, raw, compare, tuple(pick) if pick else None)}
-        except ValidationError as exc:
-            return {"problem": protocol.problem(exc, layer, seat.x.shape)}
-    try:  # where no engine runs, the reference is drawn first: its engine's build follows (`finish`)
+
+    def evaluated():  # where no engine runs, the reference is drawn first: its engine's build follows (`finish`)
         with prefetcher.foreground():
-            ev = evaluate(
+            return evaluate(
                 layer.name,
                 raw,
                 seat.feed,
@@ -444,21 +455,28 @@ def answer(seat: Seat, message: dict) -> dict:
                 build=backend.can_run,
                 digests=seat.digests,
             )
+
+    if message.get("finish"):  # what follows a drawn answer: its engine's verdict, ONNX Runtime's badge, the lines
+        try:
+            if seat.forgot(raw, compare):  # its evaluation let go under the pages' cap: made again, once
+                seat.remember(compare, evaluated())
+            return {"finish": finish(seat, layer, raw, compare, tuple(pick) if pick else None)}
+        except ValidationError as exc:
+            return {"problem": protocol.problem(exc, layer, seat.x.shape)}
+    try:
+        ev = evaluated()
     except ValidationError as exc:
         return {"problem": protocol.problem(exc, layer, seat.x.shape)}
     if not quick:
         seat.remember(compare, ev)
     # beyond, a neighbour costs seconds of the room's CPU: the release builds
     if seat.input_bytes // 4 <= SPECULATE_VALUES:
+        ahead = {"backend": backend, "cache": cache, "digests": seat.digests}  # the input is not hashed again
         if quick:  # drawn from the reference now; its engine is built behind the foreground
-            prefetcher.offer(layer.name, [raw], seat.feed, backend=backend, cache=cache)
+            prefetcher.offer(layer.name, [raw], seat.feed, **ahead)
         elif seat.last_query is not None:
             prefetcher.offer(
-                layer.name,
-                neighbours(layer, seat.last_query, Position(raw, ev.params)),
-                seat.feed,
-                backend=backend,
-                cache=cache,
+                layer.name, neighbours(layer, seat.last_query, Position(raw, ev.params)), seat.feed, **ahead
             )
     seat.last_query = Position(raw, ev.params)
     opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
@@ -479,8 +497,9 @@ def answer(seat: Seat, message: dict) -> dict:
 def finish(seat: Seat, layer, raw: dict, compare: str | None, pick: tuple | None = None) -> dict:
     """The answer's engine verdict (its build, where the answer was the reference drawn first), ONNX Runtime's
     badge and the read map with the output cells' arithmetic lines (the answer drawn carried the picked cell's),
-    of the evaluation the seat remembers: the configuration is not evaluated again. None where the seat
-    remembers another configuration (the page has moved on: its own follow-up comes)."""
+    of the evaluation the seat remembers: the configuration is not evaluated again (unless the pages' cap let its
+    evaluation go: `answer` makes it again first). None where the seat remembers another configuration (the page
+    has moved on: its own follow-up comes)."""
     from .. import shared
     from ..core import complete
 
