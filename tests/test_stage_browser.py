@@ -170,7 +170,15 @@ def test_a_change_is_answered_uncompressed(context, app):
     """The app's stage route answers outside Streamlit's gzip (server.Uncompressed): float32 planes gzip barely
     shrinks, at a cost the server's event loop pays for every answer."""
     page = open_stage(context, app, "convolution?convolution.num_output_maps=3")
-    with page.expect_response(lambda r: r.url.endswith(server.ROUTE) and r.request.method == "POST") as answer:
+
+    def change(r):  # the change's answer, not a follow-up (`finish`) of the page's first one still on its way
+        return (
+            r.url.endswith(server.ROUTE)
+            and r.request.method == "POST"
+            and '"finish"' not in (r.request.post_data or "")
+        )
+
+    with page.expect_response(change) as answer:
         page.focus('[data-param="convolution.padding_nd.w"]')
         page.keyboard.press("ArrowRight")
     r = answer.value

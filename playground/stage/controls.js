@@ -23,8 +23,8 @@ export function snap(v, offered, from, stepwise) {
 }
 
 // A text written where it changed only (written again, the same text is a new node: the stage's layout is worked out
-// again in the next frame).
-function text(el, s) { if (el.textContent !== s) el.textContent = s; }
+// again in the next frame). The stage's own lines are written so too.
+export function text(el, s) { if (el.textContent !== s) el.textContent = s; }
 
 // The note under a control: why it is unused, or what it offers ("offers 1, 2"; "only 1 fits this configuration").
 export function note(c) {

@@ -246,8 +246,9 @@ export class Figures {
     ctx.fillText(`${answer.title} · ${answer.shapes}`, pad, pad);
     let x = pad;
     figs.forEach((f, i) => {
-      const y = pad + title + 6, sharp = { ...f, canvas: document.createElement("canvas"), overlay: null };
-      paint(sharp, this.presenter, scale);
+      const y = pad + title + 6, sharp = { ...f, canvas: document.createElement("canvas") };
+      sized(sharp.canvas, f.g, scale); // `scale` device pixels a CSS pixel
+      paint(sharp, this.presenter);
       ctx.drawImage(sharp.canvas, x, y, f.g.width, f.g.height);
       strokeMarks(ctx, f.overlay, x, y);
       ctx.fillStyle = "#111827"; ctx.font = BOLD;

@@ -139,10 +139,10 @@ export function sized(c, g, dpr) {
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
 }
 
-export function paint(fig, presenter, dpr = window.devicePixelRatio || 1) { // dpr: the PNG paints at 2
-  const { g, canvas, overlay: marks, t, scale } = fig;
-  sized(canvas, g, dpr);
-  if (marks) fitOverlay(marks, g);
+// A figure's tensor on its canvas, sized for it first (`sized`: the page's figures are all sized before any is
+// painted, see figures.js).
+export function paint(fig, presenter) {
+  const { g, canvas, t, scale } = fig;
   const ctx = canvas.getContext("2d"), text = g.cell >= (presenter ? 26 : 22);
   const colours = [], bitmaps = planeBitmaps(t, g, scale);
   ctx.imageSmoothingEnabled = false;

@@ -3,7 +3,7 @@
 // reruns the page's script. Its parts, one job each: state.js (the URL), net.js (the requests), store.js (what the
 // tab keeps), controls.js, figures.js and heatmap.js (the drawing), format.js (numbers and text). ui/stage.py mounts
 // it; the files are served by the stage's asset route (assets.py).
-import { Controls } from "./controls.js";
+import { Controls, text } from "./controls.js";
 import { Figures } from "./figures.js";
 import { esc, markdown, markdownInline } from "./format.js";
 import { MAX_PLANES } from "./heatmap.js";
@@ -155,7 +155,7 @@ export class Stage {
 
   showLink() { // the link, and a warning where it names this computer only
     const link = this.link(), warn = loopbackWarning(link); // written where it changed: any text written costs a layout
-    if (this.urlEl.textContent !== link) this.urlEl.textContent = link;
+    text(this.urlEl, link);
     if (this.loopbackEl.title !== warn) Object.assign(this.loopbackEl, { textContent: warn ? "⚠ only this computer can open this link" : "", title: warn, hidden: !warn });
   }
 

@@ -63,9 +63,11 @@ def probe_viewport() -> None:
     if _probe is None:  # registered once per process
         _probe = st.components.v2.component("playground_viewport", js=_PROBE_JS)
 
-    def keep():
+    def keep():  # a browser's message: kept only where it is two sizes a window can have
         size = (st.session_state.get(VIEWPORT_PROBE) or {}).get("size")
-        if size:
+        if isinstance(size, dict) and all(
+            isinstance(size.get(k), (int, float)) and 0 < size[k] < 100_000 for k in ("width", "height")
+        ):
             st.session_state[VIEWPORT] = {"width": int(size["width"]), "height": int(size["height"])}
 
     _probe(key=VIEWPORT_PROBE, on_size_change=keep, height=0)
