@@ -306,13 +306,17 @@ def test_a_link_that_leaves_out_what_a_later_parameter_reads_still_opens():
     assert layer.resolve(raw, (1, 1, 2, 2))["shape"] == (3, 3)
 
 
-def test_a_quick_answer_carries_the_picked_cells_window_alone_and_a_full_one_every_window(client):
+def test_a_changes_answer_carries_the_picked_cells_window_and_its_follow_up_every_window(client):
     token = seat()
-    quick = post(client, token, {"params": {"convolution.padding_nd.w": "3"}, "quick": True, "pick": [0, 0, 1, 2]})
-    cells = quick.json()["answer"]["cells"]
-    assert list(cells["reads"]) == ["0,0,1,2"] and not cells["complete"]  # a slider on the move: nobody hovers
-    full = post(client, token, {"params": {"convolution.padding_nd.w": "3"}}).json()["answer"]["cells"]
-    assert full["complete"] and len(full["reads"]) == 4 * 13 and full["reads"]["0,0,1,2"] == cells["reads"]["0,0,1,2"]
+    query = {"convolution.padding_nd.w": "3"}
+    quick = post(client, token, {"params": query, "quick": True, "pick": [0, 0, 1, 2]}).json()["answer"]["cells"]
+    assert list(quick["reads"]) == ["0,0,1,2"] and not quick["complete"]  # a slider on the move
+    cells = post(client, token, {"params": query, "pick": [0, 0, 1, 2]}).json()["answer"]["cells"]
+    assert list(cells["reads"]) == ["0,0,1,2"] and list(cells["lines"]) == ["0,0,1,2"] and not cells["complete"]
+    done = post(client, token, {"params": query, "pick": [0, 0, 1, 2], "finish": True}).json()["finish"]["cells"]
+    assert done["complete"] and len(done["reads"]) == 4 * 13 and done["reads"]["0,0,1,2"] == cells["reads"]["0,0,1,2"]
+    # the input's padded border is drawn from the first answer: it is the follow-up's, every window's
+    assert quick["extent"] == cells["extent"] == done["extent"] == {"lo": [0, -3], "hi": [5, 11]}
 
 
 def test_the_route_offers_the_moved_sliders_neighbours(client, monkeypatch):
@@ -396,3 +400,42 @@ def test_badges_say_in_plain_words_what_they_judge():
     statuses = "|".join(map(re.escape, protocol.ENGINE_STATUS.values()))
     assert re.fullmatch(rf"(TensorRT|TensorRT-RTX) engine ({statuses})|no TensorRT builder: .+", face), face
     assert len(face) <= 40, face
+
+
+# Windowed geometries whose padding is read unevenly: strides that skip the last cells, dilation, explicit pre/post
+# and the SAME modes (the corners' windows must still reach as far as any cell's).
+UNEVEN = [
+    ("convolution", {"stride_nd": "2,3", "padding_nd": "1,2"}),
+    (
+        "convolution",
+        {"dilation_nd": "2,2", "padding_nd": "2,1", "padding_mode": "EXPLICIT_ROUND_UP", "stride_nd": "2,2"},
+    ),
+    ("convolution", {"padding_mode": "SAME_UPPER", "stride_nd": "2,2"}),
+    ("convolution", {"pre_padding": "2,0", "post_padding": "0,3"}),
+    ("pooling", {"window_size_nd": "3,3", "stride_nd": "2,2", "padding_nd": "1,1", "padding_mode": "SAME_LOWER"}),
+    ("deconvolution", {"stride_nd": "2,2", "padding_nd": "1,1"}),
+]
+
+
+def _configurations():
+    from playground.presets import examples, input_for
+
+    for name in (n for n in NAMES if get_layer(n).reads is not None):  # the layers that draw windows
+        yield pytest.param(name, {}, None, id=f"{name}-default")
+        for p in examples(name):
+            yield pytest.param(name, p.params, input_for(p), id=f"{name}-{p.name}")
+    for name, params in UNEVEN:
+        yield pytest.param(name, params, None, id=f"{name}-{'-'.join(params.values())}")
+
+
+@pytest.mark.parametrize("name, params, x", list(_configurations()))
+def test_the_padded_extent_a_change_is_drawn_with_is_every_windows(name, params, x):
+    """The answer of a change carries the picked cell's window alone, and the input's padded extent from the
+    output's corners: it is the extent every cell's window reaches (the follow-up's), so the input's figure keeps
+    its border when the follow-up lands."""
+    layer, ev = get_layer(name), evaluate(name, params, x, run=False)
+    assert ev.reference.size <= protocol.READ_MAP_CELLS  # the follow-up sends the whole map
+    part = protocol.read_map(layer, ev, None, lines=1, every=False)
+    whole = protocol.read_map(layer, ev, None)
+    assert whole["complete"] and len(whole["reads"]) == ev.reference.size and len(part["reads"]) == 1
+    assert part["extent"] == whole["extent"] == protocol.extent(ev.input.shape, whole["reads"].values())

@@ -76,17 +76,18 @@ def test_a_follow_up_of_a_configuration_the_page_has_left_builds_nothing():
 
 
 def test_the_answer_carries_the_picked_cells_arithmetic_and_its_follow_up_the_rest(trips):
-    """The key press's answer is drawn as soon as its reference is: its read map has every cell's window (hover and
-    the input's padded border need them) but the picked cell's line alone; the follow-up brings the others' lines
-    (step and play walk them without a round trip), from the evaluation remembered."""
+    """The key press's answer is drawn as soon as its reference is: its read map has the picked cell's window and
+    line, and the input's padded extent (its figure's border); the follow-up brings every cell's window and the
+    others' lines (hover, step and play walk them without a round trip), from the evaluation remembered."""
     at = open_page("convolution")
     shared.prefetcher().idle()
     trips.clear()
     query = {"convolution.padding_nd.w": "2"}
     cells = ask(at, query, pick=[0, 0, 1, 3])["answer"]["cells"]
-    assert cells["picked"] == [0, 0, 1, 3] and list(cells["lines"]) == ["0,0,0,0", "0,0,1,3"]
-    assert len(cells["reads"]) == 4 * 11 and cells["complete"] is True  # every output cell of 1×1×4×11
+    assert cells["picked"] == [0, 0, 1, 3] and list(cells["lines"]) == list(cells["reads"]) == ["0,0,1,3"]
+    assert cells["complete"] is False and cells["extent"] == {"lo": [0, -2], "hi": [5, 10]}
     done = ask(at, query, pick=[0, 0, 1, 3], finish=True)["finish"]["cells"]
-    assert done["reads"] == cells["reads"] and len(done["lines"]) == 44  # under CELL_LINES: every cell's
-    assert done["lines"]["0,0,1,3"] == cells["lines"]["0,0,1,3"]
+    assert len(done["reads"]) == 4 * 11 and done["complete"] is True  # every output cell of 1×1×4×11
+    assert done["reads"]["0,0,1,3"] == cells["reads"]["0,0,1,3"] and done["extent"] == cells["extent"]
+    assert len(done["lines"]) == 44 and done["lines"]["0,0,1,3"] == cells["lines"]["0,0,1,3"]  # under CELL_LINES
     assert len(trips) == 1, trips

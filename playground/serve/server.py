@@ -485,7 +485,8 @@ def answer(seat: Seat, message: dict) -> dict:
         ev,
         tuple(pick) if pick else None,
         frozenset(have),
-        lines=0 if quick else 1,  # the picked (and the first) cell's arithmetic; the rest, most of the time, follows
+        lines=0 if quick else 1,  # the picked (and the first) cell's arithmetic; the rest follows (`finish`)
+        every=False,  # the picked cell's window: a new geometry's windows are most of the answer's time
         opened=opened,
         pages=pages,
     )

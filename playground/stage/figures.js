@@ -153,16 +153,9 @@ export class Figures {
     return nav;
   }
 
-  padding(which) { // the input's panel grows by the padding the windows read (drawn dashed)
-    const answer = this.stage.answer;
-    if (which !== "input" || !answer.cells) return null;
-    const shape = answer.figures[0].tensor.shape, h = shape.length - 2;
-    let lo = [0, 0], hi = [shape[h] - 1, shape[h + 1] - 1];
-    for (const cells of Object.values(answer.cells.reads)) for (const c of cells) {
-      lo = [Math.min(lo[0], c[c.length - 2]), Math.min(lo[1], c[c.length - 1])];
-      hi = [Math.max(hi[0], c[c.length - 2]), Math.max(hi[1], c[c.length - 1])];
-    }
-    return { lo, hi };
+  padding(which) { // the input's panel grows by the padding the windows read (drawn dashed): the server's extent
+    const cells = this.stage.answer.cells;
+    return which === "input" && cells && cells.extent ? cells.extent : null;
   }
 
   outlinePick() { // the picked output cell and the input window it reads

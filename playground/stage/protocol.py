@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import itertools
 import json
 import math
 from typing import Any
@@ -445,6 +446,7 @@ def answer(
     pick: tuple | None = None,
     held: frozenset | None = frozenset(),
     lines: int = CELL_LINES,
+    every: bool = True,
     opinion: bool = False,
     opened=None,
     pages: dict | None = None,
@@ -452,7 +454,7 @@ def answer(
     """The evaluation as the stage draws it (core.Evaluation in, JSON-friendly out once framed: `frame`,
     `inline`); `held`: the plane keys the browser already holds (not sent again; None: no values at all);
     `pages`: figure -> (first, count), the page of planes the stage shows of it (else the first PAGE_PLANES);
-    `lines`: how many cells' arithmetic to write (the picked cell's always; a quick answer, while a slider is dragged, writes that one only); `opinion`: with ONNX
+    `lines`: how many cells' arithmetic to write (the picked cell's always; a quick answer, while a slider is dragged, writes that one only); `every`: every output cell's window (else the picked cell's, `read_map`); `opinion`: with ONNX
     Runtime's (of the model's node `opened`, where given; else of the configuration's export)."""
     shape = ev.input.shape
 
@@ -525,7 +527,7 @@ def answer(
         "explain": list(layer.explain(ev.params, ev.shapes)) if layer.explain else [],
     }
     if layer.reads is not None:
-        out["cells"] = read_map(layer, ev, pick, lines)
+        out["cells"] = read_map(layer, ev, pick, lines, every)
     out["example"] = example(layer, ev)
     if opinion and has_opinion(layer):
         out["onnxruntime"] = onnxruntime_badge(ev, opened)
@@ -625,14 +627,15 @@ def examples(layer: Layer) -> list[dict]:
     return [{"name": p.name, "title": p.title, "kind": p.kind} for p in presets.examples(layer.name)]
 
 
-def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES) -> dict:
+def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES, every: bool = True) -> dict:
     """The output cells' input windows (hover, pick, step and play run on them in the browser) and their
-    arithmetic lines, for outputs up to READ_MAP_CELLS (CELL_LINES) cells; the picked cell's always. A quick answer
-    (lines 0: a slider on the move, nobody hovering) has the picked cell's alone: a new geometry's windows are most
-    of its time, and the full answer after it brings them."""
+    arithmetic lines, for outputs up to READ_MAP_CELLS (CELL_LINES) cells; the picked cell's always; and the
+    input's padded extent (`extent`), which the input's figure is drawn with. A change's answer has the picked
+    cell's window alone (`every` false: a new geometry's windows are most of its time); its follow-up
+    (`finish`) brings them all."""
     out_shape, shape = tuple(ev.reference.shape), ev.shapes
     count = math.prod(out_shape)
-    every = count <= READ_MAP_CELLS and lines > 0
+    every = every and count <= READ_MAP_CELLS
     indices = [tuple(int(v) for v in i) for i in np.ndindex(*out_shape)] if every else []
     picked = (
         tuple(pick)
@@ -642,10 +645,12 @@ def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES) -> d
     if picked not in indices:
         indices.append(picked)
     reads, written, also = _reads(layer, ev.params, shape, tuple(indices)), {}, {}
+    corners = _reads(layer, ev.params, shape, _corners(out_shape))
     if layer.several:  # {input: cells} per output cell: the first input's are `reads`, the others' `also`
         first, *others = [n for n in layer.input_names if n in ev.inputs]  # the inputs in use
         also = {input_figure(layer, n): {k: v[n] for k, v in reads.items()} for n in others}
         reads = {k: v[first] for k, v in reads.items()}
+        corners = {k: v[first] for k, v in corners.items()}
     for i, index in enumerate(indices):
         where = ",".join(map(str, index))
         if layer.cell is not None and (i < lines or index == picked):
@@ -662,7 +667,26 @@ def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES) -> d
         "reads": reads,
         "lines": written,
         "complete": every,
+        "extent": extent(ev.input.shape, corners.values()),
     } | ({"also": also} if also else {})
+
+
+def _corners(shape: tuple) -> tuple:
+    """The output's corner cells (every axis at its first or last index): a window moves monotonically with its
+    output cell, so the corners' windows reach as far past the input as any cell's does."""
+    return tuple(dict.fromkeys(itertools.product(*((0, n - 1) for n in shape))))
+
+
+def extent(shape: tuple, windows) -> dict | None:
+    """The input's last two axes as far as `windows` read them ({"lo": [h, w], "hi": [h, w]}): past [0, size) is
+    the padding, drawn dashed around the input (None: an input of fewer axes has none)."""
+    if len(shape) < 2:
+        return None
+    lo, hi = [0, 0], [int(shape[-2]) - 1, int(shape[-1]) - 1]
+    for cells in windows:
+        for c in cells:
+            lo, hi = [min(lo[0], c[-2]), min(lo[1], c[-1])], [max(hi[0], c[-2]), max(hi[1], c[-1])]
+    return {"lo": lo, "hi": hi}
 
 
 _read_maps = Memo(64)  # a geometry's read map, kept: the values change far more often

@@ -263,7 +263,7 @@ export class Stage {
       if (reply.finish) {
         Object.assign(a, reply.finish); a.finish = false;
         if (a === this.answer) { this.drawText(a); if (reply.finish.cells) this.drawCell(); }
-      }
+      } else if (r.ok && a === this.answer) this.request(false); // the server remembers another (this one drawn from the tab's cache): asked again
     } catch (e) { /* no server: the badge waits for the next answer */ }
     a.__finishing = false;
   }

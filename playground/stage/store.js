@@ -85,7 +85,8 @@ export class Tensors {
   }
 }
 
-export class Answers { // by cacheKey; a quick answer (a drag's: no engine built) is replaced by the full one
+export class Answers { // by cacheKey; a quick answer (a drag's: no engine built), or one whose follow-up (`finish`)
+  // never landed, is replaced by the newer one
   constructor(limit = CACHE_BYTES) { this.limit = limit; this.byKey = new Map(); this.bytes = 0; }
 
   get(key) { return this.byKey.get(key); }
@@ -94,7 +95,7 @@ export class Answers { // by cacheKey; a quick answer (a drag's: no engine built
 
   remember(key, answer) {
     const old = this.byKey.get(key);
-    if (old && !old.__quick) return;
+    if (old && !old.__quick && !old.finish) return;
     if (old) { this.byKey.delete(key); this.bytes -= old.__bytes; }
     answer.__bytes = answer.figures.reduce((n, f) => n + bytes(f.t), 0) + 4096;
     this.byKey.set(key, answer); this.bytes += answer.__bytes;

@@ -84,3 +84,15 @@ test("a full answer replaces a quick one, never the other way round; the oldest 
   answers.remember("k3", answer(false, 1000)); // 4000 bytes more: the first key goes
   assert.ok(!answers.has("k") && answers.has("k2") && answers.has("k3"));
 });
+
+test("an answer whose follow-up never landed is replaced by the newer one; a followed-up one stays", () => {
+  const answer = (finish) => ({ finish, figures: [{ t: { planes: new Map([[0, new Float32Array(1)]]) } }] });
+  const answers = new Answers();
+  const pending = answer(true), again = answer(true);
+  answers.remember("k", pending);
+  answers.remember("k", again); // the page asked once more: its follow-up is the one that will land
+  assert.equal(answers.get("k"), again);
+  again.finish = false; // landed: the windows and the badge are in it
+  answers.remember("k", answer(true));
+  assert.equal(answers.get("k"), again);
+});
