@@ -204,6 +204,49 @@ def test_hover_outlines_the_window_and_a_click_picks_the_cell(context, app):
     page.close()
 
 
+def complete(page) -> bool:
+    return page.evaluate(f"() => Boolean(document.querySelector('{STAGE}').__stage.answer.cells.complete)")
+
+
+def test_a_changes_windows_follow_its_answer_and_the_inputs_border_waits_for_none_of_them(context, app):
+    """A key press's answer has the picked cell's window and the input's padded extent; its follow-up brings every
+    window (hover reads them). A follow-up that brings nothing while the page still shows its answer (the server
+    remembers another configuration) has the configuration asked again, and that answer's follow-up lands."""
+    page = open_stage(context, app, "convolution")
+    B.wait_until_idle(page)
+    input_width = f"() => document.querySelector('{STAGE} [data-figure=input] canvas').width"
+    sent, cut = [], {"left": 1}
+
+    def follow_up(route):  # the change's first follow-up answered as if the server had moved on
+        body = json.loads(route.request.post_data)
+        if body.get("finish") and body["params"]["convolution.padding_nd.w"] == "2" and cut["left"]:
+            cut["left"] -= 1
+            route.fulfill(status=200, content_type="application/json", body='{"finish": null}')
+        else:
+            route.continue_()
+
+    page.on("request", lambda r: sent.append(json.loads(r.post_data)) if r.url.endswith(protocol_route()) else None)
+    page.route(f"**{protocol_route()}", follow_up)
+    for w in ("1", "2"):
+        before = drawn(page)
+        page.focus('[data-param="convolution.padding_nd.w"]')
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {before}")
+        width = page.evaluate(input_width)  # drawn with the answer's extent: the follow-up changes no border
+        page.wait_for_function(f"() => document.querySelector('{STAGE}').__stage.answer.cells.complete === true")
+        assert page.evaluate(input_width) == width and query(page)["convolution.padding_nd.w"] == w
+    asked = [(m["params"]["convolution.padding_nd.w"], bool(m.get("finish"))) for m in sent]
+    assert asked == [("1", False), ("1", True), ("2", False), ("2", True), ("2", False), ("2", True)], asked
+    canvas = page.locator(f'{STAGE} [data-figure="output"] canvas').first
+    canvas.scroll_into_view_if_needed()
+    box = canvas.bounding_box()
+    page.mouse.move(box["x"] + box["width"] * 0.9, box["y"] + box["height"] * 0.9)  # a far cell: not the picked
+    hover = f"() => document.querySelectorAll('{STAGE} [data-figure=input] .pg-overlay [stroke=\"#0057b8\"]').length"
+    assert page.evaluate(hover) > 0  # the hovered cell's window, from the follow-up's map
+    assert complete(page) and not page.errors
+    page.close()
+
+
 def test_a_link_reopens_the_configuration_and_a_refusal_keeps_the_last_good_drawing(context, app):
     page = open_stage(context, app, "convolution?convolution.stride_nd.w=2&convolution.padding_mode=SAME_UPPER")
     assert query(page)["convolution.stride_nd.w"] == "2" and "shape (1, 1, 6, 5)" in stats(page, "output")
