@@ -214,6 +214,11 @@ def test_cli_lists_runs_and_exports(tmp_path):
     assert back["params"] == direct["params"] and back["onnxruntime"]["agrees"] is True
     assert _cli("export", "pooling", "--format", "onnx").returncode == 2  # a model needs --out
 
+    dropout = tmp_path / "dropout.onnx"
+    onnx.save(node_model("Dropout", (2, 5), opset=13), dropout)
+    said = _cli("onnx", str(dropout))
+    assert said.returncode == 0 and "Dropout            → identity (shuffle)" in said.stdout, said.stdout
+
 
 @pytest.mark.parametrize("name", list(LAYERS))
 def test_onnx_parser_builds_every_layers_export(name):
