@@ -489,6 +489,7 @@ def _second_opinions(result, opened) -> dict:
 
 
 def cmd_onnx(args) -> int:
+    from .onnx.map import opens_as
     from .onnx.opening import list_nodes
 
     nodes = list_nodes(open_model(args.model))
@@ -497,7 +498,7 @@ def cmd_onnx(args) -> int:
         return 0
     width = max(len(n["name"]) for n in nodes)
     for n in nodes:
-        opens = f"→ {n['layer']}" if n["layer"] else f"✗ {n['reason']}"
+        opens = f"→ {opens_as(n['layer'], n.get('identity'))}" if n["layer"] else f"✗ {n['reason']}"
         print(f"{n['name']:<{width}}  {n['op_type']:<18} {opens}")
         for d in n.get("differs") or []:
             print(f"{'':<{width}}  {'':<18}   ONNX differs: {d}")
@@ -507,6 +508,7 @@ def cmd_onnx(args) -> int:
 def cmd_model(args) -> int:
     """Every node of the model on its real input against ONNX Runtime, its output, and the parser's engine."""
     from .onnx import whole
+    from .onnx.map import opens_as
 
     given = {}
     for item in args.input:
@@ -532,10 +534,13 @@ def cmd_model(args) -> int:
         if n["layer"] is None:
             verdict = f"✗ {n['reason']}"
         elif n.get("agrees") is None:
-            verdict = f"→ {n['layer']}" + (f": not compared ({n['why']})" if n.get("why") else "")
+            verdict = f"→ {opens_as(n['layer'], n.get('identity'))}" + (
+                f": not compared ({n['why']})" if n.get("why") else ""
+            )
         else:
             verdict = (
-                f"→ {n['layer']}: {'agrees' if n['agrees'] else 'DIFFERS'} with ONNX Runtime, max |diff| "
+                f"→ {opens_as(n['layer'], n.get('identity'))}: {'agrees' if n['agrees'] else 'DIFFERS'} with ONNX Runtime, "
+                "max |diff| "
                 f"{n['max_abs_diff'] if n.get('max_abs_diff') is not None else n.get('why')}"
             )
             if n.get("rule"):

@@ -395,6 +395,9 @@ REFUSED = [
         "training_mode",
     ),
     ("dropout_training_input", lambda: _dropout(training_input=True), "training_mode"),
+    # before opset 7 is_test says inference, and its default (0) trains
+    ("dropout_opset6_is_test_0", lambda: node_model("Dropout", (1, 2, 3), opset=6, is_test=0), "is_test"),
+    ("dropout_opset6_is_test_absent", lambda: node_model("Dropout", (1, 2, 3), opset=6, ratio=0.2), "is_test"),
     ("dropout_mask_an_output", lambda: _dropout(mask_out=True, mask_read=False), "mask"),
     ("dropout_mask_read", lambda: _dropout(mask_out=False, mask_read=True), "mask"),
     ("hardmax_no_layer", lambda: node_model("Hardmax", (2, 3)), "op_type"),

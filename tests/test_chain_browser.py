@@ -11,7 +11,7 @@ from playground import chains
 from playground.chromium import browser as B
 from playground.ui.chain import ENGINE_OPEN_PX
 from playground.ui.keys import key_selector
-from playground.ui.view import VIEWPORT_PROBE
+from playground.ui.view import SETTLE_MS, VIEWPORT_PROBE
 
 pytestmark = pytest.mark.browser
 
@@ -24,9 +24,14 @@ def open_chain(browser, app, query: str, width: int = 1920, height: int = 1080):
     page = ctx.new_page()
     page.goto(f"{app}/chain?{query}")
     B.wait_until_idle(page, 120_000)
-    page.wait_for_selector(key_selector(VIEWPORT_PROBE), state="detached")  # the window's size said: the page redrawn
-    B.wait_until_idle(page, 120_000)
+    said(page, height)
     return ctx, page
+
+
+def said(page, height: int) -> None:
+    """Wait until the page has been drawn knowing the window is `height` tall (the probe holds what it knows)."""
+    page.wait_for_selector(f"{key_selector(VIEWPORT_PROBE)} [data-known='{height}']", state="attached")
+    B.wait_until_idle(page, 120_000)
 
 
 @pytest.mark.parametrize("starter", chains.STARTERS, ids=lambda s: s.name)
@@ -105,5 +110,41 @@ def test_the_tensors_keep_a_legible_width(browser, app, width, height, per_line)
         assert len(boxes) == 5  # the input and four layers
         assert min(b["width"] for b in boxes) >= 320, boxes
         assert sum(abs(b["y"] - boxes[0]["y"]) < 1 for b in boxes) == per_line, boxes
+    finally:
+        ctx.close()
+
+
+def _engine_open(page) -> bool:
+    return page.locator(".st-key-chain-engine details").evaluate("d => d.open")
+
+
+def test_a_resize_across_the_engines_height_opens_or_folds_it_and_one_within_a_side_reruns_nothing(browser, app):
+    """The window's size is said again where a resize, once settled, crosses the height the engine's layers open
+    at: 1080 → 720 folds them, 720 → 1000 opens them again. A resize that stays on one side (1000 → 950, then a
+    drag through several heights above it) asks the server for no run."""
+    ctx, page = open_chain(browser, app, "starter=leaky_by_hand", 1920, 1080)
+    try:
+        assert _engine_open(page)
+        page.set_viewport_size({"width": 1280, "height": 720})
+        said(page, 720)
+        assert not _engine_open(page)
+        page.set_viewport_size({"width": 1920, "height": 1000})
+        said(page, 1000)
+        assert _engine_open(page)
+        before = B.mark(page)
+        for h in (950, ENGINE_OPEN_PX + 40, ENGINE_OPEN_PX, 990):
+            page.set_viewport_size({"width": 1600, "height": h})
+            page.wait_for_timeout(60)  # a drag: each size held for less than the settling time
+        page.set_viewport_size({"width": 1500, "height": 950})
+        page.wait_for_timeout(4 * SETTLE_MS)
+        assert B.mark(page) == before, "a resize on one side of the engine's height reran the page"
+        assert _engine_open(page) and page.locator(f"{key_selector(VIEWPORT_PROBE)} [data-known='1000']").count()
+        # a drag that crosses and comes back before it settles says nothing either
+        page.set_viewport_size({"width": 1500, "height": 700})
+        page.wait_for_timeout(60)
+        page.set_viewport_size({"width": 1500, "height": 960})
+        page.wait_for_timeout(4 * SETTLE_MS)
+        assert B.mark(page) == before
+        assert page.locator(EXCEPTION).count() == 0
     finally:
         ctx.close()

@@ -208,9 +208,10 @@ def test_identity_and_dropout_open_as_the_identity_the_parser_builds():
     answer = whole.analyze(reading.load_model(m.SerializeToString()), "m.onnx", engine=False)
     nodes = {n["name"]: n for n in answer["nodes"]}
     for name in ("id", "drop", "drop_mask_unread"):
-        assert nodes[name]["layer"] == "shuffle" and nodes[name]["agrees"] is True, nodes[name]
+        assert nodes[name]["layer"] == "shuffle" and nodes[name]["identity"] and nodes[name]["agrees"], nodes[name]
     assert nodes["drop_mask_read"]["layer"] is None and "mask" in nodes["drop_mask_read"]["reason"]
     assert nodes["relu"]["layer"] == "activation" and nodes["add"]["layer"] == "elementwise"
+    assert not nodes["relu"]["identity"] and not nodes["add"]["identity"]
     notes = opening.open_node(reading.load_model(m.SerializeToString()), "drop").notes
     assert any(n.startswith("Dropout at inference") and "identity layer" in n for n in notes), notes
 

@@ -234,3 +234,39 @@ def test_the_first_difference_is_marked_and_a_click_centres_it(browser, tmp_path
         assert abs(box["x"] + box["width"] / 2 - (view["x"] + view["width"] / 2)) < 2
         assert abs(box["y"] + box["height"] / 2 - (view["y"] + view["height"] / 2)) < 2
         ctx.close()
+
+
+@pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
+def test_an_identitys_box_says_it_is_one_and_fits_its_words(browser, app, tmp_path, presenter):
+    """Identity → Dropout (inference) → ReduceMean with no axes (the input itself): each box says the node opens as
+    an identity, the shuffle layer after it, whole and inside its box, at 1280 × 720."""
+    g = helper.make_graph(
+        [
+            helper.make_node("Identity", ["x"], ["i"], name="id"),
+            helper.make_node("Dropout", ["i"], ["d"], name="drop"),
+            helper.make_node("ReduceMean", ["d"], ["y"], name="mean", noop_with_empty_axes=1),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
+    )
+    path = tmp_path / "identities.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)]), path)
+    ctx, page = _open_model(browser, app, path, height=720, query="?view.presenter=true" if presenter else "")
+    boxes = page.evaluate(
+        """g => [...document.querySelectorAll(g + ' .pg-graph-node')].map(n => ({
+            node: n.dataset.node, said: n.querySelector('.pg-graph-detail').textContent,
+            box: +n.querySelector('rect').getAttribute('width'),
+            right: n.querySelector('.pg-graph-detail').getBBox().x + n.querySelector('.pg-graph-detail').getBBox().width}))""",
+        GRAPH,
+    )
+    said = {b["node"]: b["said"] for b in boxes}
+    assert said == {
+        "id": "Identity → identity (shuffle)",
+        "drop": "Dropout → identity (shuffle)",
+        "mean": "ReduceMean → identity (shuffle)",
+    }, said
+    for b in boxes:
+        assert b["right"] < b["box"], b  # the words end inside the box
+    page.locator(f"{GRAPH} .pg-graph-view").screenshot(path=str(tmp_path / "identities.png"))
+    ctx.close()

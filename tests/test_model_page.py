@@ -13,7 +13,8 @@ from onnx import TensorProto, helper  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 from streamlit.util import calc_hash  # noqa: E402
 
-from playground.onnx import opening, reading  # noqa: E402
+from playground.onnx import opening, reading, whole  # noqa: E402
+from playground.ui.model_page import graph_data  # noqa: E402
 
 
 def _model_bytes(first="Mul"):
@@ -195,7 +196,8 @@ def test_a_models_weights_go_into_the_chain_by_reference():
 
 def test_identity_and_dropout_open_on_the_model_page():
     """Identity → Dropout (inference) → Relu: all three open (the first two as the identity TensorRT's parser
-    builds: the shuffle layer doing nothing), agree with ONNX Runtime and link to their layer's page."""
+    builds: the shuffle layer doing nothing), agree with ONNX Runtime and link to their layer's page; the graph's
+    boxes and the rows say the first two are identities, the shuffle layer after."""
     g = helper.make_graph(
         [
             helper.make_node("Identity", ["x"], ["i"], name="id"),
@@ -213,3 +215,14 @@ def test_identity_and_dropout_open_on_the_model_page():
     assert any("3 nodes, 3 open as a layer, 3 agree" in t for t in texts), texts
     links = {e.proto.label.split(" ")[0]: e.proto.page for e in at.get("page_link")}
     assert links["id"].endswith("shuffle") and links["drop"].endswith("shuffle"), links
+    labels = {e.proto.label.split(" ")[0]: e.proto.label for e in at.get("page_link")}
+    assert labels["drop"].startswith("drop · Dropout → identity (Shuffle): agrees"), labels
+    assert labels["id"].startswith("id · Identity → identity (Shuffle): agrees"), labels
+    assert labels["relu"].startswith("relu · Relu → Activation: agrees"), labels
+    answer = whole.analyze(reading.load_model(data), "m.onnx", engine=False)
+    shorts = {n["id"]: n["short"] for n in graph_data(answer, digest, "m.onnx")["nodes"]}
+    assert shorts == {
+        "id": "Identity → identity (shuffle)",
+        "drop": "Dropout → identity (shuffle)",
+        "relu": "Relu → activation",
+    }

@@ -214,6 +214,11 @@ def test_cli_lists_runs_and_exports(tmp_path):
     assert back["params"] == direct["params"] and back["onnxruntime"]["agrees"] is True
     assert _cli("export", "pooling", "--format", "onnx").returncode == 2  # a model needs --out
 
+    dropout = tmp_path / "dropout.onnx"
+    onnx.save(node_model("Dropout", (2, 5), opset=13), dropout)
+    said = _cli("onnx", str(dropout))
+    assert said.returncode == 0 and "Dropout            → identity (shuffle)" in said.stdout, said.stdout
+
 
 @pytest.mark.parametrize("name", list(LAYERS))
 def test_onnx_parser_builds_every_layers_export(name):
@@ -350,3 +355,45 @@ def test_an_opset_6_broadcast_aligns_b_at_its_axis_as_onnxs_legacy_rule_says():
         with pytest.raises(ValidationError) as refused:
             _opened(_nary("Mul", [((2, 4, 3, 4), False), ((4,), True)], opset=6, **attrs))
         assert refused.value.param == param and "opset < 7" in refused.value.rule
+
+
+def test_a_dropout_before_opset_7_opens_only_at_inference_as_is_test_says():
+    """Dropout-1 and Dropout-6 say inference by `is_test` (default 0: training). In a model at opset 6, Relu →
+    Dropout: is_test 1 opens as the identity TensorRT's parser builds; is_test 0, or none, is refused naming
+    is_test. ONNX Runtime runs no Dropout before opset 7 (no kernel), so the node is checked as onnx's version
+    converter takes it to opset 7 (which refuses is_test 0 as well)."""
+    from onnx import TensorProto, helper, version_converter
+
+    from playground.onnx import whole
+
+    def model(**is_test):
+        g = helper.make_graph(
+            [
+                helper.make_node("Relu", ["x"], ["r"], name="relu"),
+                helper.make_node("Dropout", ["r"], ["y"], name="drop", ratio=0.5, **is_test),
+            ],
+            "g",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
+        )
+        return reading.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 6)]).SerializeToString())
+
+    inference = model(is_test=1)
+    nodes = {n["name"]: n for n in whole.analyze(inference, "m.onnx", engine=False)["nodes"]}
+    assert nodes["drop"]["layer"] == "shuffle" and nodes["relu"]["layer"] == "activation", nodes
+    opened = opening.open_node(inference, "drop")
+    assert any(n.startswith("Dropout at inference (opset 6, is_test 1") for n in opened.notes), opened.notes
+    assert "Dropout(6)" in runtime.onnxruntime_check(opened.node_model, np.zeros((1, 2, 3, 3)), None, None)["error"]
+    at_6 = onnx.load_from_string(opened.node_model)
+    opened.node_model = version_converter.convert_version(at_6, 7).SerializeToString()
+    verdict = _ort_on_node(opened)
+    assert verdict["status"] == "ran" and verdict["agrees"], verdict
+    for training in (model(is_test=0), model()):
+        listed = {n["name"]: n for n in whole.analyze(training, "m.onnx", engine=False)["nodes"]}["drop"]
+        assert listed["layer"] is None, listed
+        assert listed["reason"].startswith("ONNX node 'drop' (Dropout).is_test: must be 1 before opset 7"), listed
+        with pytest.raises(ValidationError) as refused:
+            opening.open_node(training, "drop")
+        assert refused.value.param == "is_test" and "trains" in refused.value.rule
+    with pytest.raises(RuntimeError, match="is_test"):
+        version_converter.convert_version(node_model("Dropout", (1, 2, 3), opset=6, is_test=0), 7)

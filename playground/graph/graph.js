@@ -62,6 +62,20 @@ function scaled(root) {
   return Object.fromEntries(Object.entries(BOX).map(([k, v]) => [k, v * u]));
 }
 
+// (text, room) -> the text, cut with "…" where it is wider than `room` ("ReduceMean → identity (shuffle)" fits, an
+// op's long name may not): measured on a canvas in `sample`'s font, so a graph of 1500 boxes lays out once, not per box.
+function textFitter(sample) {
+  const ctx = sample.ownerDocument.createElement("canvas").getContext("2d");
+  const s = getComputedStyle(sample);
+  ctx.font = `${s.fontStyle} ${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;
+  return (text, room) => {
+    if (ctx.measureText(text).width <= room) return text;
+    let n = text.length - 1;
+    while (n > 1 && ctx.measureText(text.slice(0, n) + "…").width > room) n--;
+    return text.slice(0, n) + "…";
+  };
+}
+
 function layout(data, dagre, dim) {
   const g = new dagre.graphlib.Graph();
   g.setGraph({ rankdir: "TB", nodesep: dim.nodesep, ranksep: dim.ranksep, marginx: dim.margin, marginy: dim.margin });
@@ -101,6 +115,7 @@ function draw(root, data, dagre) {
   const world = el("g", { class: "pg-graph-world" }, svg);
 
   const boxes = new Map();  // id -> the node's <g>
+  let fitDetail = null;  // the details' measure, made at the first box (its font is graph.css's)
   for (const grp of data.groups || []) {
     const members = grp.nodes.filter((id) => g.hasNode(id)).map((id) => g.node(id));
     if (!members.length) continue;
@@ -133,7 +148,8 @@ function draw(root, data, dagre) {
     const label = el("text", { x: dim.inset, y: dim.label, class: "pg-graph-label" }, group);
     label.textContent = n.label.length > 28 ? n.label.slice(0, 27) + "…" : n.label;
     const detail = el("text", { x: dim.inset, y: dim.detail, class: "pg-graph-detail" }, group);
-    detail.textContent = n.short.length > 30 ? n.short.slice(0, 29) + "…" : n.short;
+    fitDetail = fitDetail || textFitter(detail);
+    detail.textContent = fitDetail(n.short, NODE_W - 2 * dim.inset);
     boxes.set(id, group);
   }
 

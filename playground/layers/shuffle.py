@@ -180,9 +180,9 @@ PASS_THROUGH = ("Identity", "Dropout")  # ONNX nodes that compute nothing at inf
 
 
 def onnx_identity(node: Node) -> str | None:
-    """Identity, and Dropout at inference (no training_mode, or a constant false; the ratio then does nothing):
-    TensorRT's ONNX parser builds an identity layer for each. A Dropout that trains, or whose mask something reads,
-    is more than its input."""
+    """Identity, and Dropout at inference (opset 7 on: no training_mode, or a constant false; before: is_test 1; the
+    ratio then does nothing): TensorRT's ONNX parser builds an identity layer for each. A Dropout that trains, or
+    whose mask something reads, is more than its input."""
     if node.op == "Identity":
         return "Identity passes its input through"
     if node.op != "Dropout":
@@ -191,6 +191,16 @@ def onnx_identity(node: Node) -> str | None:
         raise node.fail(
             "mask", "is read by another node or is a graph output: only Dropout's output at inference opens"
         )
+    if node.opset < 7:
+        # Dropout-1 and Dropout-6: "is_test (int, default 0) if nonzero, run dropout in test mode where the output
+        # is simply Y = X", so an absent is_test trains (TensorRT's parser reads an absent one as 1: the spec rules).
+        if not node.attr("is_test", 0):
+            raise node.fail(
+                "is_test",
+                "must be 1 before opset 7: a Dropout with is_test 0 (its default) trains, dropping values at random",
+                node.attr("is_test", 0),
+            )
+        return f"Dropout at inference (opset {node.opset}, is_test 1; its ratio unused) passes its input through"
     given = len(node.inputs) > 2 and node.inputs[2] != ""
     if given and node.consts[2] is None:
         raise node.fail(

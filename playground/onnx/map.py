@@ -151,6 +151,12 @@ class OnnxMap:
 IDENTITY = ("shuffle", {})  # the layer and raw parameters an identity opens as: no transpose, no reshape
 
 
+def opens_as(layer: str, identity: bool = False) -> str:
+    """What a node opens as, in the graph, the pages' rows and the CLI: `layer` (its name or title), said to be an
+    identity first where the node computes nothing ("identity (shuffle)"): a Dropout is no reshaping."""
+    return f"identity ({layer})" if identity else layer
+
+
 def explicit_pads(pre, post) -> list[int]:
     """ONNX's pads from (pre, post) per spatial axis."""
     return [int(v) for v in pre] + [int(v) for v in post]

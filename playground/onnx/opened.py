@@ -58,6 +58,7 @@ class Opened:
     # … the tensors the steps read (a Sum's third input): {name: (ONNX's shape, the step's shape, the seed it opens
     # with where no model's run gives it)}
     more: dict = field(default_factory=dict)
+    identity: bool = False  # the node computes nothing: it opens as `map.IDENTITY`, the copy TensorRT's parser builds
 
     @property
     def data(self) -> str | None:

@@ -63,6 +63,7 @@ def list_nodes(model) -> list[dict]:
             opened = open_known(known, node, name, "", alone=False)
             entry["layer"] = opened.layer.name
             entry["differs"] = opened.differs
+            entry["identity"] = opened.identity
         except ValidationError as exc:
             entry["reason"] = str(exc)
         out.append(entry)
@@ -142,6 +143,7 @@ def open_known(known: Known, node, name: str, model_name: str, batch: int = 1, a
         tuple(range(2, 2 + lift)) if layer.onnx.lift == "spatial" else tuple(range(len(onnx_shape), 4)),
         params,
         tensors=(data,),
+        identity=bool(identity),
     )
 
 

@@ -161,6 +161,7 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
     x = values.get(data) if values and data else None
     entry |= {
         "layer": opened.layer.name,
+        "identity": opened.identity,
         "differs": opened.differs,
         "input": data,
         "input_shape": list(opened.onnx_shape),

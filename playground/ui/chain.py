@@ -89,7 +89,7 @@ def _chain_page() -> None:
                 f"`{playground_command(result.chain, result.tensors[C.INPUT])} --json`"
             )
         _engine(result)
-    probe_viewport()  # last, drawn under everything: once it has said the window's size it is gone
+    probe_viewport((ENGINE_OPEN_PX,))  # last, under everything: the engine's layers open by the window's height
 
 
 def _starter_picker(address: C.Address) -> None:

@@ -21,6 +21,7 @@ from ..layers import LAYERS
 from ..memo import Memo
 from ..numbers import compact
 from ..onnx import reading, whole
+from ..onnx.map import opens_as
 from ..stage.protocol import ENGINE_STATUS
 from .messages import guarded, inert
 from .models import MODEL, NODE, ONNX, REAL
@@ -101,7 +102,7 @@ def graph_data(answer: dict, digest: str, name: str) -> dict:
                 "label": n["name"],
                 "status": status,
                 "detail": _verdict(n),
-                "short": f"{n['op_type']} → {n['layer']}" if n["layer"] else n["op_type"],
+                "short": f"{n['op_type']} → {opens_as(n['layer'], n.get('identity'))}" if n["layer"] else n["op_type"],
                 "href": f"./{n['layer']}?" + urlencode({ONNX: digest, NODE: n["name"], MODEL: name, REAL: "1"})
                 if n["layer"]
                 else None,
@@ -284,7 +285,7 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
             verdict = _verdict(n)
             st.page_link(
                 pages[n["layer"]],
-                label=inert(f"{text} → {LAYERS[n['layer']].title}: {verdict}"),
+                label=inert(f"{text} → {opens_as(LAYERS[n['layer']].title, n.get('identity'))}: {verdict}"),
                 icon=":material/check_circle:" if n.get("agrees") else ":material/cancel:",
                 query_params={ONNX: digest, NODE: n["name"], MODEL: name, REAL: "1"},
             )

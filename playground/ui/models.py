@@ -15,6 +15,7 @@ from ..errors import ValidationError
 from ..layer import Layer
 from ..layers import LAYERS
 from ..onnx import opening, reading
+from ..onnx.map import opens_as
 from ..onnx.opened import SEED, Opened
 from ..stage import protocol
 from . import widgets
@@ -77,7 +78,9 @@ def uploader(key: str, pages: dict) -> None:
             if n["layer"]:
                 st.page_link(
                     pages[n["layer"]],  # a node's name is the model's text: shown as given, never markdown
-                    label=inert(f"{n['name']} · {n['op_type']} → {LAYERS[n['layer']].title}"),
+                    label=inert(
+                        f"{n['name']} · {n['op_type']} → {opens_as(LAYERS[n['layer']].title, n.get('identity'))}"
+                    ),
                     icon=LAYERS[n["layer"]].icon,
                     query_params={ONNX: digest, NODE: n["name"], MODEL: upload.name[:80]},
                 )
