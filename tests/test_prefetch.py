@@ -68,12 +68,16 @@ def test_a_busy_server_prefetches_nothing():
     pre = Prefetcher(lambda *a, **k: started.set())
     x = np.zeros((1, 1, 3, 3), np.float32)
     pre.offer("activation", [{"type": "TANH"}], x)
-    deadline = time.monotonic() + 4 * QUIET_S
+    deadline, widest = time.monotonic() + 4 * QUIET_S, 0.0
     while time.monotonic() < deadline:
         with pre.foreground():
             time.sleep(0.01)
+        left = time.monotonic()
         time.sleep(QUIET_S / 5)
-        assert not started.is_set(), "a speculative build started between close foreground evaluations"
+        widest = max(widest, time.monotonic() - left)  # a loaded machine may oversleep into a real gap
+        assert not started.is_set() or widest >= QUIET_S, (
+            "a speculative build started between close foreground evaluations"
+        )
     assert started.wait(5)
 
 
