@@ -11,6 +11,7 @@ from playground.shared import freeze_startup_objects
 from playground.ui.chain import chain_page
 from playground.ui.entry import CHAIN_PATH, MODEL_PATH
 from playground.ui.page import HOME_ICON, layer_pages, page_path
+from playground.ui.stage import menu_position
 
 # The layer pages put their parameters beside the figures; the sidebar (input and view) starts closed so the
 # stage has the whole width of a projector.
@@ -21,5 +22,5 @@ pages = [st.Page(page_path("home"), title="Home", icon=HOME_ICON, default=True)]
 pages.append(st.Page(page_path("model"), title="Model", icon=":material/account_tree:", url_path=MODEL_PATH))
 pages.append(st.Page(chain_page, title="Chain", icon=":material/linear_scale:", url_path=CHAIN_PATH))
 pages += list(layer_pages().values())
-st.navigation(pages, position="top").run()
+st.navigation(pages, position=menu_position()).run()
 freeze_startup_objects()  # after the page: by then TensorRT and every figure module are loaded

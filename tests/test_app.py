@@ -87,6 +87,30 @@ def test_the_tabs_under_the_stage_wait_for_its_first_paint():
     assert [t.label for t in open_page("convolution").tabs][:3] == ["Details", "Engine", "Downloads"]
 
 
+def test_the_pages_menu_waits_for_a_layer_pages_first_paint_then_stays(monkeypatch):
+    """The menu's links would cost the stage's first paint: a session's first view of a layer page places it once
+    the stage has painted; any other page, or a session that has shown it, has it at once."""
+    import types
+
+    from playground.ui import stage as stage_ui
+
+    fake = types.SimpleNamespace(session_state={}, context=types.SimpleNamespace(url=None))
+    monkeypatch.setattr(stage_ui, "st", fake)
+    position = stage_ui.menu_position
+
+    fake.context.url = "http://room.example:8501/prefix/convolution"
+    assert position() == "hidden" and position() == "hidden"  # the stage has not painted: no menu yet
+    stage_ui._was_painted(LAYERS["convolution"])()
+    assert position() == "top"
+    fake.context.url = "http://room.example:8501/prefix/activation"  # another layer, not painted: the menu stays
+    assert position() == "top"
+    fake.session_state.clear()
+    for url in ("http://room.example:8501/", "http://room.example:8501/chain", "http://room.example:8501/model", None):
+        fake.context.url = url
+        assert position() == "top", url  # no stage to wait for (or no address known): the menu at once
+        fake.session_state.clear()
+
+
 @pytest.mark.parametrize(
     "layer, query",
     [

@@ -247,6 +247,21 @@ def test_a_changes_windows_follow_its_answer_and_the_inputs_border_waits_for_non
     page.close()
 
 
+def test_the_pages_menu_follows_the_stages_first_paint_and_moves_nothing(context, app):
+    page = context.new_page()
+    page.goto(f"{app}/convolution")
+    page.wait_for_function(
+        f"() => document.querySelector('{STAGE}') && document.querySelector('{STAGE}').dataset.paintedAt"
+    )
+    box = page.locator(STAGE).bounding_box()
+    page.wait_for_selector('[data-testid="stTopNavLink"]')  # the paint's run places the menu
+    assert page.locator(STAGE).bounding_box() == box  # in the header: the stage stays where it was painted
+    page.click('[data-testid="stTopNavLink"]:has-text("Activation")')  # and it leads to another layer's page
+    page.wait_for_selector(f'{STAGE}[data-drawn] [data-param="activation.type"]')
+    assert page.locator('[data-testid="stTopNavLink"]').count() > 0
+    page.close()
+
+
 def test_a_link_reopens_the_configuration_and_a_refusal_keeps_the_last_good_drawing(context, app):
     page = open_stage(context, app, "convolution?convolution.stride_nd.w=2&convolution.padding_mode=SAME_UPPER")
     assert query(page)["convolution.stride_nd.w"] == "2" and "shape (1, 1, 6, 5)" in stats(page, "output")

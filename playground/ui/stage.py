@@ -18,6 +18,7 @@ import streamlit as st
 from ..core import complete, digest
 from ..errors import ValidationError
 from ..layer import Layer
+from ..layers import LAYERS
 from ..prefetch import Position
 from ..serve import server
 from ..shared import engine_cache
@@ -332,6 +333,24 @@ def painted(layer: Layer) -> bool:
     """Whether this session's stage of `layer` has drawn its figures on the screen: until then the page holds back
     the tabs under it, so that a page's first paint is the stage's."""
     return bool(st.session_state.get(_painted_key(layer)))
+
+
+MENU_SHOWN = "_menu_shown"  # session: the pages' menu has been shown once (it stays)
+
+
+def menu_position() -> str:
+    """Where the pages' menu goes: at the top, except while a session's first view of a layer page waits for its
+    stage's first paint (the menu's twenty-odd links cost that first paint about 150 ms on a 2-core machine); the
+    paint's run shows it, and from then on it stays. The page is read from the browser's address (`st.context.url`),
+    the menu being placed before the page is known."""
+    if st.session_state.get(MENU_SHOWN):
+        return "top"
+    path = urllib.parse.urlsplit(st.context.url or "").path.rstrip("/")
+    name = path.rsplit("/", 1)[-1]
+    if name in LAYERS and not st.session_state.get(_painted_key(LAYERS[name])):
+        return "hidden"
+    st.session_state[MENU_SHOWN] = True
+    return "top"
 
 
 def _was_painted(layer: Layer) -> Callable[[], None]:
