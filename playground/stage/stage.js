@@ -12,6 +12,8 @@ import { loopbackWarning, roomLink } from "./room.js";
 import { Answers, Tensors, add, has } from "./store.js";
 import { Later, cacheKey, changed, fileName, linkChanges, linkPicks, urlTable, writeHistory } from "./state.js";
 const SETTLE_MS = 1200; // a configuration the hand has left this long: the sections under the stage follow it (a page run)
+// What follows a drawing (its follow-up, the page's held-back run) waits for the frame showing it, not to hold it up
+const afterPaint = (fn) => requestAnimationFrame(() => setTimeout(fn, 0));
 
 // An element's markup, written only where it changed (written again, the same markup is made anew: its style and
 // layout worked out again in the key press's frame). Whether it was written.
@@ -122,12 +124,12 @@ export class Stage {
     this.followUrl();
     // Once the figures are on the screen, the page draws what it held back (the tabs under the stage): the first
     // paint does not wait for them.
-    requestAnimationFrame(() => setTimeout(() => {
+    afterPaint(() => {
       this.root.dataset.paintedAt = performance.now().toFixed(0); // since the page's navigation (bench_browser)
       for (const el of this.root.closest('[class*="st-key-pg-slot-"]')?.children || []) if (el.querySelector(".pg-skeleton")) el.style.display = "none";
       if (!this.data.painted) this.trigger("painted", this.data.epoch);
       this.finish(); // ONNX Runtime's badge of the first answer, after its paint
-    }, 0));
+    });
   }
 
   stop() {
@@ -203,7 +205,6 @@ export class Stage {
     const cached = this.cache.get(this.cacheKey());
     if (this.requests.idle && (!cached || cached.__quick)) this.request(false);
   }
-
   cacheKey(query = this.query, compare = this.compare) { return cacheKey(query, compare); }
 
   request(quick) {
@@ -245,7 +246,7 @@ export class Stage {
   rested(job, reply) { // the last reply is in and nothing waits
     if (reply.answer && job.message.quick && !this.controls.dragging) { this.request(false); return; }
     delete this.root.dataset.busy;
-    if (!job.message.quick) { this.settle(); this.finish(); }
+    if (!job.message.quick) { this.settle(); afterPaint(() => this.finish()); }
   }
 
   // What follows the answer drawn, asked for once it is on the screen: its engine's verdict (where no engine runs
