@@ -30,9 +30,10 @@ def test_only_the_inputs_in_use_are_evaluated_built_and_drawn():
     seat, message = server.SEATS.take(token), {"params": {"concatenation.count": "3"}}
     answer = server.answer(seat, message)["answer"]
     assert [f["which"] for f in answer["figures"]][:4] == ["input", "input.b", "input.c", "output"]
-    assert answer["cells"]["also"]["input.c"]["0,2,1,2"] == [[0, 0, 1, 2]] and answer["cells"]["reads"]["0,2,1,2"] == []
-    lines = server.answer(seat, {**message, "finish": True})["finish"]["cells"]["lines"]  # they follow the answer
-    assert lines["0,2,1,2"] == "C[0, 0, 1, 2] = **3**"
+    assert list(answer["cells"]["reads"]) == ["0,0,0,0"]  # the picked cell's window: the others follow the answer
+    cells = server.answer(seat, {**message, "finish": True})["finish"]["cells"]
+    assert cells["also"]["input.c"]["0,2,1,2"] == [[0, 0, 1, 2]] and cells["reads"]["0,2,1,2"] == []
+    assert cells["lines"]["0,2,1,2"] == "C[0, 0, 1, 2] = **3**"
 
 
 def test_the_export_and_the_onnx_graph_have_the_inputs_in_use():
