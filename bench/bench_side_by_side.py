@@ -30,7 +30,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
 import bench_browser as BB  # noqa: E402
-from common import Series, machine, padding_walk, pct, print_machine, reverse  # noqa: E402
+from common import Series, machine, padding_walk, pct, print_machine, reverse, until_painted  # noqa: E402
 
 from playground.chromium import browser as B  # noqa: E402
 from playground.serve.launch import tuned_env  # noqa: E402
@@ -110,7 +110,7 @@ def main() -> None:
             slider.bring_to_front()
             start = time.perf_counter()
             slider.keyboard.press("ArrowRight")
-            slider.wait_for_function(f"() => document.body.innerText.includes('value is {i + 1}')", polling="raf")
+            until_painted(slider, "(i) => document.body.textContent.includes('value is ' + i)", i + 1)
             times.setdefault("slider app: one slider, one text", []).append((time.perf_counter() - start) * 1e3)
         for step in reverse(steps):
             for tag, page in pages.items():

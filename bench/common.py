@@ -112,6 +112,18 @@ _CAPTION_JS = """() => { const c = [...document.querySelectorAll('[data-testid="
   return c.length ? c[c.length - 1].innerText : null; }"""
 
 
+def until_painted(page, holds: str, arg=None) -> None:
+    """Wait until `holds(arg)` (a JS function's source) is true at a frame's start and that frame has been painted:
+    the next frame has started (requestAnimationFrame). Every series of a key press to its pixels ends so (the
+    stage's, the floor's and the Streamlit baselines'): one end point for all."""
+    page.evaluate(
+        """([holds, arg]) => new Promise((done) => { const f = (0, eval)('(' + holds + ')');
+  const check = () => { if (f(arg)) requestAnimationFrame(() => done(true)); else requestAnimationFrame(check); };
+  check(); })""",
+        [holds, arg],
+    )
+
+
 def bare_app_series(changes: int, name: str, viewport: dict) -> Series:
     """bench/bare_app.py (one slider, two Plotly heatmaps) on a server of its own: `changes` arrow-key steps, each
     press -> its new caption drawn and the app idle."""
@@ -127,10 +139,10 @@ def bare_app_series(changes: int, name: str, viewport: dict) -> Series:
             before, after = page.evaluate(_CAPTION_JS), page.evaluate("() => window.__playgroundRuns.requested")
             start = time.perf_counter()
             page.keyboard.press("ArrowRight")
-            page.wait_for_function(
+            until_painted(
+                page,
                 f"([before, after]) => ({_CAPTION_JS})() !== before && !window.__playgroundBusy(after)",
-                arg=[before, after],
-                polling="raf",
+                [before, after],
             )
             series.latency.append((time.perf_counter() - start) * 1e3)
         context.close()
