@@ -217,10 +217,11 @@ def test_a_changes_windows_follow_its_answer_and_the_inputs_border_waits_for_non
     input_width = f"() => document.querySelector('{STAGE} [data-figure=input] canvas').width"
     sent, cut = [], {"left": 1}
 
-    def follow_up(route):  # the change's first follow-up answered as if the server had moved on
+    def follow_up(route):  # w 2's first follow-up answered as if the server had moved on; w 3's, every one
         body = json.loads(route.request.post_data)
-        if body.get("finish") and body["params"]["convolution.padding_nd.w"] == "2" and cut["left"]:
-            cut["left"] -= 1
+        w = body["params"]["convolution.padding_nd.w"]
+        if body.get("finish") and ((w == "2" and cut["left"]) or w == "3"):
+            cut["left"] -= w == "2"
             route.fulfill(status=200, content_type="application/json", body='{"finish": null}')
         else:
             route.continue_()
@@ -244,6 +245,17 @@ def test_a_changes_windows_follow_its_answer_and_the_inputs_border_waits_for_non
     hover = f"() => document.querySelectorAll('{STAGE} [data-figure=input] .pg-overlay [stroke=\"#0057b8\"]').length"
     assert page.evaluate(hover) > 0  # the hovered cell's window, from the follow-up's map
     assert complete(page) and not page.errors
+    before = drawn(page)  # a server that never follows up: the configuration is asked again once, not forever
+    page.focus('[data-param="convolution.padding_nd.w"]')
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {before}")
+    page.wait_for_timeout(1500)
+    asked = [
+        (m["params"]["convolution.padding_nd.w"], bool(m.get("finish")))
+        for m in sent
+        if m["params"].get("convolution.padding_nd.w") == "3"
+    ]
+    assert asked == [("3", False), ("3", True), ("3", False), ("3", True)], asked
     page.close()
 
 

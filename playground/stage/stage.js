@@ -250,10 +250,10 @@ export class Stage {
   }
 
   // What follows the answer drawn, asked for once it is on the screen: its engine's verdict (where no engine runs
-  // the reference is drawn first, its engine built now), ONNX Runtime's badge and the output cells' arithmetic
-  // (the answer carried the picked cell's: step and play walk the rest without a round trip). A small request beside the
-  // change's queue (the server gives it a slot of its own: the next change is not held up behind the build); the
-  // server completes the evaluation it remembers, none made again. Not retried: a later answer asks its own.
+  // the reference is drawn first, its engine built now), ONNX Runtime's badge, every output cell's window and their
+  // arithmetic (the answer carried the picked cell's). A small request beside the change's queue (a slot of its own on
+  // the server: the next change is not held up behind the build) completing the evaluation the server remembers; where
+  // it remembers another (this answer came from the tab's cache), the configuration is asked again, once.
   async finish() {
     const a = this.answer;
     if (!a || !a.finish || a.__quick || a.__finishing) return;
@@ -262,9 +262,9 @@ export class Stage {
       const r = await postJson(this.data.route, this.data.token, { params: { ...this.query }, compare: this.compare, pick: this.pick, finish: true });
       const reply = r.ok ? await r.json() : {};
       if (reply.finish) {
-        Object.assign(a, reply.finish); a.finish = false;
+        Object.assign(a, reply.finish); a.finish = false; this.askedAgain = null;
         if (a === this.answer) { this.drawText(a); if (reply.finish.cells) this.drawCell(); }
-      } else if (r.ok && a === this.answer) this.request(false); // the server remembers another (this one drawn from the tab's cache): asked again
+      } else if (r.ok && a === this.answer && this.askedAgain !== this.cacheKey()) { this.askedAgain = this.cacheKey(); this.request(false); }
     } catch (e) { /* no server: the badge waits for the next answer */ }
     a.__finishing = false;
   }
