@@ -195,7 +195,7 @@ export class Stage {
     this.query = changed(this.table, this.query, changes);
     const cached = this.cache.get(this.cacheKey());
     if (cached) { this.root.dataset.hits = String(Number(this.root.dataset.hits || 0) + 1); this.show(cached, ++this.seq, false, true); }
-    if (cached && !cached.__quick) { this.settle(); this.finish(); return; }
+    if (cached && !cached.__quick) { this.settle(); afterPaint(() => this.finish()); return; }
     this.request(!this.data.runs && !cached && this.controls.dragging);
     if (!cached) this.url.soon(); // after the request has left (a cached answer's show asks for it, after the figures)
   }
