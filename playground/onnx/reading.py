@@ -55,8 +55,8 @@ def load_model(data: bytes, name: str = "model.onnx", folder: str | None = None)
             f"{MAX_NODES:,} and {MAX_INITIALIZERS:,}"
         )
     external = []
-    for tensor in _tensors(graph):
-        over = budget.over_elements(tuple(tensor.dims), f"tensor {tensor.name!r}", "the model's tensors")
+    for tensor, dims in _tensors(graph):
+        over = budget.over_elements(dims, f"tensor {tensor.name!r}", "the model's tensors")
         if over:
             raise _fail(over)
         if tensor.data_location == onnx.TensorProto.EXTERNAL or tensor.external_data:
@@ -68,8 +68,14 @@ def load_model(data: bytes, name: str = "model.onnx", folder: str | None = None)
             external.append(tensor)
     if external:
         _read_external(external, folder, len(data), name)
-    if any(n.op_type in ("If", "Loop", "Scan") for n in graph.node) or graph.sparse_initializer:
-        raise _fail(f"{name} has subgraphs or sparse initializers, which single layers never need")
+    nested = next((n for n in graph.node for a in n.attribute if a.HasField("g") or a.graphs), None)
+    if nested is not None or graph.sparse_initializer:
+        what = (
+            f"node {nested.name or nested.op_type!r} ({nested.op_type}) holds a graph"
+            if nested
+            else "it has sparse initializers"
+        )
+        raise _fail(f"{name}: {what}; subgraphs and sparse initializers are not read (single layers never need them)")
     try:
         onnx.checker.check_model(model)
     except Exception as exc:  # noqa: BLE001 - the checker's ValidationError: its message says what
@@ -219,12 +225,33 @@ def fold(model):
 
 
 def _tensors(graph):
-    yield from graph.initializer
+    """Every tensor the graph holds, with the shape it stands for: initializers, sparse ones (their values and
+    indices, each of the dense shape's size at most), attributes' tensors of every node of any domain, and those of
+    the graphs nested in attributes (If, Loop, Scan, or another domain's): each is a tensor whose data may be
+    external, so each goes through the same rule."""
+
+    def sparse(s):
+        yield s.values, tuple(s.dims)
+        yield s.indices, tuple(s.indices.dims)
+
+    for t in graph.initializer:
+        yield t, tuple(t.dims)
+    for s in graph.sparse_initializer:
+        yield from sparse(s)
     for node in graph.node:
         for a in node.attribute:
             if a.HasField("t"):
-                yield a.t
-            yield from a.tensors
+                yield a.t, tuple(a.t.dims)
+            for t in a.tensors:
+                yield t, tuple(t.dims)
+            if a.HasField("sparse_tensor"):
+                yield from sparse(a.sparse_tensor)
+            for s in a.sparse_tensors:
+                yield from sparse(s)
+            if a.HasField("g"):
+                yield from _tensors(a.g)
+            for g in a.graphs:
+                yield from _tensors(g)
 
 
 def opset_of(model) -> int:

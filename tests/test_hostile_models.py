@@ -1,0 +1,126 @@
+"""The doors a model, a request body and a several-input link open, tried as a hostile participant would: no file
+read through a model, no answer amplified past its request, no map or work unbounded, every node reachable by its
+own name, and the command line's refusals exit 2 naming the rule."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+
+import onnx  # noqa: E402
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+from playground.errors import ValidationError  # noqa: E402
+from playground.onnx import reading  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def cli(*args, timeout=120, cwd=ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "playground", *args], capture_output=True, text=True, cwd=cwd, timeout=timeout
+    )
+
+
+def _graph(nodes, inits=(), shape=(1, 1, 2, 2), name="g", outputs=None):
+    return helper.make_graph(
+        nodes,
+        name,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info(o, TensorProto.FLOAT, list(shape)) for o in (outputs or [nodes[-1].output[0]])],
+        list(inits),
+    )
+
+
+def _model(graph, *opsets) -> onnx.ModelProto:
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17), *opsets])
+
+
+def _external(tensor, location: str, length: int | None = None) -> None:
+    """`tensor`'s data said to be in the file `location` (never beside the model in these tests)."""
+    for field in ("raw_data", "float_data", "int64_data"):
+        tensor.ClearField(field)
+    tensor.data_location = TensorProto.EXTERNAL
+    tensor.external_data.add(key="location", value=location)
+    if length is not None:
+        tensor.external_data.add(key="length", value=str(length))
+
+
+# -- 1. every tensor a model holds goes through the external-data rule ---------------------------------------------
+def _sparse_constant(location: str) -> onnx.ModelProto:
+    """Add(x, c) where c is a Constant's sparse_value whose 4 values are bytes of the file `location`."""
+    values = numpy_helper.from_array(np.zeros(4, np.float32), "c_values")
+    _external(values, location, 16)
+    indices = numpy_helper.from_array(np.arange(4, dtype=np.int64), "c_indices")
+    sparse = helper.make_sparse_tensor(values, indices, [1, 1, 2, 2])
+    const = helper.make_node("Constant", [], ["c"], sparse_value=sparse)
+    return _model(_graph([const, helper.make_node("Add", ["x", "c"], ["y"], name="add")]))
+
+
+def _nested(location: str, domain: str) -> onnx.ModelProto:
+    """A node (of `domain`) whose graph attribute holds an initializer read from `location`."""
+    inner_w = numpy_helper.from_array(np.zeros((1, 1, 2, 2), np.float32), "w")
+    _external(inner_w, location)
+    body = helper.make_graph(
+        [helper.make_node("Identity", ["w"], ["o"])],
+        "body",
+        [],
+        [helper.make_tensor_value_info("o", 1, None)],
+        [inner_w],
+    )
+    if domain:
+        node = helper.make_node("Wrap", ["x"], ["y"], name="wrap", domain=domain, body=body)
+        return _model(_graph([node]), helper.make_opsetid(domain, 1))
+    cond = numpy_helper.from_array(np.array(True), "cond")
+    node = helper.make_node("If", ["cond"], ["y"], name="if", then_branch=body, else_branch=body)
+    return _model(_graph([node], [cond]))
+
+
+def _dense_attribute(location: str) -> onnx.ModelProto:
+    value = numpy_helper.from_array(np.zeros((1, 1, 2, 2), np.float32), "c")
+    _external(value, location)
+    const = helper.make_node("Constant", [], ["c"], value=value)
+    return _model(_graph([const, helper.make_node("Add", ["x", "c"], ["y"], name="add")]))
+
+
+MODELS_READING = {
+    "sparse_value": _sparse_constant,
+    "dense_attribute": _dense_attribute,
+    "if_branch": lambda where: _nested(where, ""),
+    "other_domain_graph": lambda where: _nested(where, "com.example"),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(MODELS_READING))
+@pytest.mark.parametrize("location", ["README.md", ".git/config"])
+def test_no_tensor_of_a_model_reads_a_file_it_does_not_own(kind, location, tmp_path):
+    data = MODELS_READING[kind](location).SerializeToString()
+    with pytest.raises(ValidationError, match="external"):  # an upload: nothing external at all
+        reading.load_model(data, "m.onnx")
+    path = tmp_path / "m.onnx"
+    path.write_bytes(data)
+    ran = cli("run", "--onnx", str(path), "--output", str(tmp_path / "y.npy"), "--json")
+    assert ran.returncode == 2, ran.stdout[-400:] + ran.stderr[-400:]
+    assert "external data" in ran.stderr and "Traceback" not in ran.stderr
+    assert not (tmp_path / "y.npy").exists()
+
+
+def test_a_sparse_value_beside_the_model_is_read_within_the_rule(tmp_path):
+    (tmp_path / "c.data").write_bytes(np.arange(4, dtype=np.float32).tobytes())
+    model = reading.load_model(_sparse_constant("c.data").SerializeToString(), "m.onnx", str(tmp_path))
+    assert not any(t.external_data for t, _ in reading._tensors(model.graph))
+
+
+def test_a_node_of_another_domain_holding_a_graph_is_refused_by_the_no_subgraphs_rule():
+    m = _nested("x", "com.example")
+    m.graph.node[0].attribute[0].g.ClearField("initializer")
+    m.graph.node[0].attribute[0].g.node[0].input[0] = "x"
+    with pytest.raises(ValidationError, match="node 'wrap' \\(Wrap\\) holds a graph; subgraphs"):
+        reading.load_model(m.SerializeToString(), "m.onnx")
