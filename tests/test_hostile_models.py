@@ -124,3 +124,49 @@ def test_a_node_of_another_domain_holding_a_graph_is_refused_by_the_no_subgraphs
     m.graph.node[0].attribute[0].g.node[0].input[0] = "x"
     with pytest.raises(ValidationError, match="node 'wrap' \\(Wrap\\) holds a graph; subgraphs"):
         reading.load_model(m.SerializeToString(), "m.onnx")
+
+
+# -- 2. a request body is UTF-8 (or refused) before its nesting is counted ----------------------------------------
+@pytest.fixture()
+def client():
+    from starlette.applications import Starlette
+    from starlette.testclient import TestClient
+
+    from playground.serve import server
+
+    return TestClient(Starlette(routes=server.routes()), base_url="http://stage.test", raise_server_exceptions=False)
+
+
+def _token(layer="convolution"):
+    from playground.layers import get_layer
+    from playground.serve import server
+
+    L = get_layer(layer)
+    return server.SEATS.open(layer, L.example_input(L.example_shape))
+
+
+def _post(client, data: bytes, route: str, token: str | None = None):
+    from playground.serve import server
+
+    headers = {server.TOKEN_HEADER: token or _token(), "content-type": "application/json"}
+    return client.post(route, content=data, headers=headers)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-32", "utf-32-be"])
+@pytest.mark.parametrize("route", ["ROUTE", "PLANES_ROUTE", "QR_ROUTE"])
+def test_a_body_not_in_utf8_is_refused_before_its_nesting_is_counted(client, encoding, route, caplog):
+    from playground.serve import server
+
+    deep = ("[" * 5000 + "]" * 5000).encode(encoding)
+    assert len(deep) < server.MAX_BODY_BYTES
+    with caplog.at_level("DEBUG"):
+        r = _post(client, deep, getattr(server, route))
+    # with a byte-order mark it is not UTF-8; without one (UTF-16-LE) its NULs are, and its brackets are counted
+    refusals = (
+        "the body must be JSON in UTF-8",
+        f"the body nests arrays and objects more than {server.MAX_DEPTH} deep",
+    )
+    assert r.status_code == 400 and r.json()["error"] in refusals, r.text
+    assert not [rec for rec in caplog.records if rec.exc_info or rec.levelname in ("ERROR", "CRITICAL")]
+    r = _post(client, '{"params": {}}'.encode(encoding), server.ROUTE)  # shallow: still not UTF-8
+    assert r.status_code == 400 and ("UTF-8" in r.json()["error"] or "not JSON" in r.json()["error"])

@@ -5,7 +5,7 @@ A page's script opens a seat (`SEATS.open`): a per-session secret that names the
 the sidebar made (every input's, for a layer of several); the stage sends it in the `X-Stage-Token` header. The
 route answers only:
 - a known, live seat's token, from the page's own origin (a browser's `Origin` must name the `Host` it asks);
-- a JSON body of at most MAX_BODY_BYTES, in the protocol's form (protocol.raw_params names what is wrong);
+- a JSON body in UTF-8 of at most MAX_BODY_BYTES, in the protocol's form (protocol.raw_params names what is wrong);
 - one evaluation at a time per seat (a second is 429: the stage coalesces, latest wins), and at most
   MAX_WAITING evaluations waiting for a worker over all seats (503 beyond: the room is told to wait, the server
   keeps answering); the layer's work and memory budgets apply as everywhere (`Layer.resolve`).
@@ -325,11 +325,15 @@ async def _door(request):
         return None, _reply(408, {"error": f"the request body did not arrive within {BODY_WAIT_S:.0f} s"})
     if len(body) > MAX_BODY_BYTES:
         return None, _reply(413, {"error": f"the request body is over {MAX_BODY_BYTES} bytes"})
-    if depth(body) > MAX_DEPTH:
+    try:  # UTF-8 only (json.loads would take UTF-16 and UTF-32 too, whose brackets `depth` does not see)
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, _reply(400, {"error": "the body must be JSON in UTF-8"})
+    if depth(body) > MAX_DEPTH:  # valid UTF-8: a bracket's byte is a bracket
         return None, _reply(400, {"error": f"the body nests arrays and objects more than {MAX_DEPTH} deep"})
     try:
-        message = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+        message = json.loads(text)
+    except ValueError as exc:
         return None, _reply(400, {"error": f"the body is not JSON: {str(exc)[:120]}"})
     if not isinstance(message, dict):
         return None, _reply(400, {"error": "the body must be a JSON object"})
