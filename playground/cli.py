@@ -488,6 +488,19 @@ def _second_opinions(result, opened) -> dict:
     return second_opinions(result, opened)
 
 
+NAME_COLUMN = 48  # the widest a listing's name column gets: a longer name is cut (--json has it whole)
+
+
+def _name_width(nodes: list[dict]) -> int:
+    return min(NAME_COLUMN, max(len(n["name"]) for n in nodes))
+
+
+def _cut(text: str, width: int) -> str:
+    """`text` in a column of `width` characters: padded, or cut with "…" (a model's names are its author's: a line
+    padded to the longest of them made a 1 MB model print gigabytes)."""
+    return f"{text:<{width}}" if len(text) <= width else text[: width - 1] + "…"
+
+
 def cmd_onnx(args) -> int:
     from .onnx.map import opens_as
     from .onnx.opening import list_nodes
@@ -496,10 +509,10 @@ def cmd_onnx(args) -> int:
     if args.json:
         print(json.dumps({"model": os.path.basename(args.model), "nodes": nodes}))
         return 0
-    width = max(len(n["name"]) for n in nodes)
+    width = _name_width(nodes)
     for n in nodes:
         opens = f"→ {opens_as(n['layer'], n.get('identity'))}" if n["layer"] else f"✗ {n['reason']}"
-        print(f"{n['name']:<{width}}  {n['op_type']:<18} {opens}")
+        print(f"{_cut(n['name'], width)}  {_cut(n['op_type'], 18)} {opens}")
         for d in n.get("differs") or []:
             print(f"{'':<{width}}  {'':<18}   ONNX differs: {d}")
     return 0
@@ -515,6 +528,8 @@ def cmd_model(args) -> int:
         name, sep, path = item.partition("=")  # a file path may hold "=" too
         if not sep or not name or not path:
             raise UsageError(f"--input {item}: takes NAME=FILE.npy (NAME a graph input of the model)")
+        if name in given:
+            raise ValidationError("model", "--input", f"input {name} is given twice", item)
         given[name] = read_npy(path, "model", f"--input {name}")
     if args.output:
         output_path(args.output, "--output", ".npy")
@@ -529,7 +544,7 @@ def cmd_model(args) -> int:
         print(json.dumps(_finite(answer), allow_nan=False, default=str))
         return 0
     nodes = answer["nodes"]
-    width = max(len(n["name"]) for n in nodes)
+    width = _name_width(nodes)
     for n in nodes:
         if n["layer"] is None:
             verdict = f"✗ {n['reason']}"
@@ -547,7 +562,7 @@ def cmd_model(args) -> int:
                 verdict += f" (rule: {n['rule']})"
             if n.get("masked"):
                 verdict += f"; {n['masked']['cells']} undefined cell(s) not compared"
-        print(f"{n['name']:<{width}}  {n['op_type']:<18} {verdict}")
+        print(f"{_cut(n['name'], width)}  {_cut(n['op_type'], 18)} {verdict}")
     for name, o in answer.get("output", {}).items():
         print(f"output {name}: {tuple(o['shape'])} min {o['min']} max {o['max']}  [{answer['output_source']}]")
     if "onnxruntime_error" in answer:

@@ -4,6 +4,7 @@ own name, and the command line's refusals exit 2 naming the rule."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -170,3 +171,54 @@ def test_a_body_not_in_utf8_is_refused_before_its_nesting_is_counted(client, enc
     assert not [rec for rec in caplog.records if rec.exc_info or rec.levelname in ("ERROR", "CRITICAL")]
     r = _post(client, '{"params": {}}'.encode(encoding), server.ROUTE)  # shallow: still not UTF-8
     assert r.status_code == 400 and ("UTF-8" in r.json()["error"] or "not JSON" in r.json()["error"])
+
+
+# -- 8, 12, 13, 14: the command line on a hostile model ----------------------------------------------------------
+def _relus(names: list[str], shape=(1, 1, 2, 2)) -> onnx.ModelProto:
+    tensors = ["x"] + [f"t{i}" for i in range(len(names))]
+    nodes = [helper.make_node("Relu", [a], [b], name=n) for a, b, n in zip(tensors, tensors[1:], names)]
+    return _model(_graph(nodes, shape=shape))
+
+
+def test_the_listing_cuts_a_long_name_instead_of_padding_every_line_to_it(tmp_path):
+    long = "n" * 200_000
+    path = tmp_path / "long.onnx"
+    path.write_bytes(_relus([long] + [f"r{i}" for i in range(300)]).SerializeToString())
+    for command in ("onnx", "model"):
+        ran = cli(command, str(path), *(["--no-engine"] if command == "model" else []))
+        assert ran.returncode == 0, ran.stderr
+        assert len(ran.stdout) < 100_000, (command, len(ran.stdout))  # was 300 lines × 200,000 characters
+        first = ran.stdout.splitlines()[0]
+        assert first.startswith("n" * 40) and "…" in first and len(first) < 200
+    listed = json.loads(cli("onnx", str(path), "--json").stdout)
+    assert listed["nodes"][0]["name"] == long  # --json keeps it whole
+
+
+def test_the_checkers_refusal_is_kept_whole_and_bounded():
+    nodes = [helper.make_node("Relu", ["b"], ["a"], name="one"), helper.make_node("Relu", ["a"], ["b"], name="two")]
+    cycle = _model(_graph(nodes, outputs=["b"]))
+    with pytest.raises(ValidationError) as err:
+        reading.load_model(cycle.SerializeToString(), "cycle.onnx")
+    assert "however input 'b' of node: name: one OpType: Relu is not output of any previous nodes" in str(err.value)
+    cycle.graph.node[0].name = "x" * 100_000
+    with pytest.raises(ValidationError) as err:
+        reading.load_model(cycle.SerializeToString(), "cycle.onnx")
+    assert len(str(err.value)) < reading.MAX_CHECKER_WORDS + 200 and str(err.value).endswith("…")
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 10_000, 10_000), (1, 1, 1000, 10)])
+def test_model_exits_2_for_a_graph_input_over_the_budget_or_the_pattern(shape, tmp_path):
+    path = tmp_path / "big.onnx"
+    path.write_bytes(_relus(["r"], shape).SerializeToString())
+    ran = cli("model", str(path), "--no-engine")
+    assert ran.returncode == 2 and "--input" in ran.stderr and "x" in ran.stderr, ran.stderr
+    assert "Traceback" not in ran.stderr
+
+
+def test_model_refuses_an_input_given_twice_as_run_does(tmp_path):
+    path = tmp_path / "m.onnx"
+    path.write_bytes(_relus(["r"]).SerializeToString())
+    for name in ("a", "b"):
+        np.save(tmp_path / f"{name}.npy", np.full((1, 1, 2, 2), 1.0 if name == "a" else -1.0, np.float32))
+    ran = cli("model", str(path), "--no-engine", "--input", f"x={tmp_path}/a.npy", "--input", f"x={tmp_path}/b.npy")
+    assert ran.returncode == 2 and "input x is given twice" in ran.stderr, ran.stderr

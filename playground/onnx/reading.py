@@ -79,8 +79,18 @@ def load_model(data: bytes, name: str = "model.onnx", folder: str | None = None)
     try:
         onnx.checker.check_model(model)
     except Exception as exc:  # noqa: BLE001 - the checker's ValidationError: its message says what
-        raise _fail(f"{name} fails onnx.checker: {str(exc).splitlines()[0][:300]}") from None
+        raise _fail(f"{name} fails onnx.checker: {checker_words(exc)}") from None
     return fold(model)
+
+
+MAX_CHECKER_WORDS = 1000  # characters of onnx.checker's refusal kept: its whole sentence, a model's text bounded
+
+
+def checker_words(exc: Exception) -> str:
+    """onnx.checker's refusal whole, its lines joined (it names a node on lines of their own), cut only past
+    MAX_CHECKER_WORDS (a model's names can make it megabytes)."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= MAX_CHECKER_WORDS else text[: MAX_CHECKER_WORDS - 1] + "…"
 
 
 def _read_external(tensors, folder: str, model_bytes: int, name: str) -> None:

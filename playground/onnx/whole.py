@@ -45,7 +45,7 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
     """Every input of the model: the array given for it (its shape the model's, but for a named batch dimension),
     or the seeded pattern a node's page opens with (uniform −4 … 4, seed SEED), N = 1 where the model names
     its batch. (feeds, notes); ValidationError naming --input and the rule."""
-    from ..inputs import make_input
+    from ..inputs import InputError, make_input
 
     given, notes, out = dict(given or {}), [], {}
     declared = inputs_of(model)
@@ -86,11 +86,19 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
                 f"{name} has rank {len(static)}: give it (--input "
                 f"{name}=FILE.npy); the seeded pattern is drawn for ranks up to 5",
             )
+        over = budget.over_elements(static, f"graph input {name!r}", f"its size (--input {name}=FILE.npy)")
+        if over:
+            raise ValidationError("model", "--input", over)
         if static != shape:
             notes.append(f"Input {name}: its batch dimension {shape[0]!r} is symbolic; N = 1.")
         # the page's pattern, drawn over the values in order: a lower rank is the same values with axes of 1 added
         lifted = static + (1,) * (4 - len(static))
-        out[name] = make_input("random", lifted, seed=SEED + i).reshape(static)
+        try:
+            out[name] = make_input("random", lifted, seed=SEED + i).reshape(static)
+        except InputError as exc:  # a side past the page's sliders: the model's input is given then
+            raise ValidationError(
+                "model", "--input", f"{name} {shape}: {exc}; give it (--input {name}=FILE.npy)"
+            ) from None
         notes.append(f"Input {name}: the seeded random pattern (uniform −4 … 4, seed {SEED + i}).")
     return out, notes
 
