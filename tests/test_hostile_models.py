@@ -222,3 +222,25 @@ def test_model_refuses_an_input_given_twice_as_run_does(tmp_path):
         np.save(tmp_path / f"{name}.npy", np.full((1, 1, 2, 2), 1.0 if name == "a" else -1.0, np.float32))
     ran = cli("model", str(path), "--no-engine", "--input", f"x={tmp_path}/a.npy", "--input", f"x={tmp_path}/b.npy")
     assert ran.returncode == 2 and "input x is given twice" in ran.stderr, ran.stderr
+
+
+# -- 9. every node reachable by its own name -------------------------------------------------------------------------
+def test_duplicate_and_colliding_node_names_are_made_unique_and_every_node_is_reachable(tmp_path):
+    # two nodes named "dup", an unnamed Relu (made "Relu_2") beside a node given the name "Relu_2"
+    names = ["dup", "dup", "", "Relu_2"]
+    path = tmp_path / "dup.onnx"
+    path.write_bytes(_relus(names).SerializeToString())
+    listed = [n["name"] for n in json.loads(cli("onnx", str(path), "--json").stdout)["nodes"]]
+    assert listed == ["dup", "dup#1", "Relu_2#2", "Relu_2"]
+    x = tmp_path / "x.npy"
+    np.save(x, np.full((1, 1, 2, 2), -1.0, np.float32))
+    for i, name in enumerate(listed):  # each name opens its own node: the i-th reads t{i-1} (x for the first)
+        ran = cli("run", "--onnx", str(path), "--node", name, "--json")
+        assert ran.returncode == 0, ran.stderr
+        assert json.loads(ran.stdout)["onnx"]["node"] == name
+    model = reading.load_model(path.read_bytes(), "dup.onnx")
+    from playground.onnx import opening, whole
+
+    assert [opening.open_node(model, n).data for n in listed] == ["x", "t0", "t1", "t2"]
+    answer = whole.analyze(model, "dup.onnx", engine=False)
+    assert [n["name"] for n in answer["nodes"]] == listed and all(n["agrees"] for n in answer["nodes"])

@@ -139,9 +139,20 @@ def _read_external(tensors, folder: str, model_bytes: int, name: str) -> None:
 
 
 def named(model) -> None:
-    """Every node given the name it is listed under (`node_name`), in place: folding and marking outputs keep them."""
-    for i, node in enumerate(graph_nodes(model)):
-        node.name = node_name(node, i)
+    """Every node given the name it is listed under, in place (folding and marking outputs keep them), unique by
+    construction: its own name (the first node that bears it keeps it), or `node_name`'s OP_INDEX for a node without
+    one; a second node of the same name, or a made name some node bears, qualified by its index (NAME#INDEX). Each
+    node is then reached by its name alone (--node, a link, the graph)."""
+    nodes = graph_nodes(model)
+    given, taken = {n.name for n in nodes if n.name}, set()
+    for i, node in enumerate(nodes):
+        name = node_name(node, i)
+        if name in taken or (not node.name and name in given):
+            base, name, k = name, f"{name}#{i}", 1
+            while name in taken or name in given:
+                name, k = f"{base}#{i}#{k}", k + 1
+        taken.add(name)
+        node.name = name
 
 
 # ONNX Runtime's basic rewrites other than constant folding: its fusions (Conv + BatchNormalization, …) would consume
