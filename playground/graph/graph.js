@@ -76,20 +76,27 @@ function textFitter(sample) {
   };
 }
 
-function layout(data, dagre, dim) {
+// {size, at: Map(node id -> its box {x, y}), edges: [points]}. dagre keeps its nodes as an object's properties, so a
+// model's name ("__proto__", "constructor") is never its key: each node is laid out as "n" + its index.
+export function layout(data, dagre, dim) {
   const g = new dagre.graphlib.Graph();
   g.setGraph({ rankdir: "TB", nodesep: dim.nodesep, ranksep: dim.ranksep, marginx: dim.margin, marginy: dim.margin });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const n of data.nodes) g.setNode(n.id, { width: dim.w, height: dim.h });
-  for (const [a, b] of data.edges) if (g.hasNode(a) && g.hasNode(b)) g.setEdge(a, b);
+  const key = new Map(data.nodes.map((n, i) => [n.id, "n" + i]));
+  for (const n of data.nodes) g.setNode(key.get(n.id), { width: dim.w, height: dim.h });
+  for (const [a, b] of data.edges) if (key.has(a) && key.has(b)) g.setEdge(key.get(a), key.get(b));
   dagre.layout(g);
-  return g;
+  return {
+    size: g.graph(),
+    at: new Map([...key].map(([id, k]) => [id, g.node(k)])),
+    edges: g.edges().map((e) => g.edge(e).points),
+  };
 }
 
 function draw(root, data, dagre) {
   const dim = scaled(root), NODE_W = dim.w, NODE_H = dim.h, PAD = dim.pad;
-  const g = layout(data, dagre, dim);
-  const size = g.graph();
+  const laid = layout(data, dagre, dim), at = laid.at;
+  const size = laid.size;
   const byId = new Map(data.nodes.map((n) => [n.id, n]));
 
   // the bar: search, fit, the first difference, the selection
@@ -117,7 +124,7 @@ function draw(root, data, dagre) {
   const boxes = new Map();  // id -> the node's <g>
   let fitDetail = null;  // the details' measure, made at the first box (its font is graph.css's)
   for (const grp of data.groups || []) {
-    const members = grp.nodes.filter((id) => g.hasNode(id)).map((id) => g.node(id));
+    const members = grp.nodes.filter((id) => at.has(id)).map((id) => at.get(id));
     if (!members.length) continue;
     const x0 = Math.min(...members.map((b) => b.x)) - NODE_W / 2 - PAD;
     const y0 = Math.min(...members.map((b) => b.y)) - NODE_H / 2 - PAD;
@@ -131,12 +138,12 @@ function draw(root, data, dagre) {
     title.textContent = `engine layer ${grp.name} (${grp.type}) computes ${grp.nodes.join(", ")}\n` +
       (grp.chain ? "click: open these nodes as a chain" : "not a chain: " + grp.why);
   }
-  for (const e of g.edges()) {
-    const pts = g.edge(e).points.map((p) => `${p.x},${p.y}`).join(" ");
+  for (const points of laid.edges) {
+    const pts = points.map((p) => `${p.x},${p.y}`).join(" ");
     el("polyline", { points: pts, class: "pg-graph-edge" }, world);
   }
-  for (const id of g.nodes()) {
-    const n = byId.get(id), box = g.node(id);
+  for (const [id, box] of at) {
+    const n = byId.get(id);
     const holder = n.href ? el("a", { href: n.href, target: "_self" }, world) : world;
     const group = el("g", { class: `pg-graph-node pg-graph-${n.status}` + (id === data.first ? " pg-graph-first" : ""),
                             transform: `translate(${box.x - NODE_W / 2},${box.y - NODE_H / 2})` }, holder);
@@ -174,7 +181,7 @@ function draw(root, data, dagre) {
     apply();
   };
   const centre = (id) => {
-    const box = g.node(id), w = view.clientWidth || 800, h = view.clientHeight || 600;
+    const box = at.get(id), w = view.clientWidth || 800, h = view.clientHeight || 600;
     t.k = Math.max(t.k, 1);
     t.x = w / 2 - box.x * t.k;
     t.y = h / 2 - box.y * t.k;
@@ -256,5 +263,5 @@ function draw(root, data, dagre) {
   };
   first();
   requestAnimationFrame(first);
-  root.dataset.drawn = String(g.nodeCount());
+  root.dataset.drawn = String(at.size);
 }
