@@ -242,3 +242,37 @@ def test_duplicate_and_colliding_node_names_are_made_unique_and_every_node_is_re
     assert [opening.open_node(model, n).data for n in listed] == ["x", "t0", "t1", "t2"]
     answer = whole.analyze(model, "dup.onnx", engine=False)
     assert [n["name"] for n in answer["nodes"]] == listed and all(n["agrees"] for n in answer["nodes"])
+
+
+# -- 11. a several-input node link judges its inputs as the page feeds them ------------------------------------------
+@pytest.mark.parametrize(
+    "layer, op, a_shape, const",
+    [
+        ("elementwise", "Add", [1, 4, 5, 5], np.ones((1, 4, 1, 1), np.float32)),
+        ("elementwise", "Mul", [1, 2, 6, 7], np.full((1, 1, 6, 7), 2.0, np.float32)),
+        ("matrix_multiply", "MatMul", [1, 1, 5, 3], np.ones((3, 7), np.float32)),
+    ],
+)
+def test_a_several_input_node_link_warns_about_no_key_it_never_gave(layer, op, a_shape, const, tmp_path, monkeypatch):
+    """The link writes the controls of the inputs the model computes; a constant operand (B) is the model's, and the
+    link's values are judged against it, not against B's default controls."""
+    from apptest import open_page, stage_data
+
+    from playground import blobs
+
+    monkeypatch.setenv("PLAYGROUND_BLOBS", str(tmp_path))
+    monkeypatch.setattr(blobs, "_store", None, raising=False)
+    g = helper.make_graph(
+        [helper.make_node(op, ["A", "K"], ["Y"], name="n")],
+        "g",
+        [helper.make_tensor_value_info("A", TensorProto.FLOAT, a_shape)],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(const, "K")],
+    )
+    data = onnx.shape_inference.infer_shapes(_model(g)).SerializeToString()
+    digest, _ = reading.remember(data, "m.onnx")
+    at = open_page(layer, onnx=digest, node="n", model="m.onnx")
+    assert [w.value for w in at.warning] == []
+    answer = stage_data(at)["answer"]
+    shapes = {f["which"]: f["tensor"]["shape"] for f in answer["figures"]}
+    assert shapes["input"][-2:] == a_shape[-2:]  # the node's input, not the defaults the warnings put back

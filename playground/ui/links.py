@@ -157,8 +157,8 @@ class _Check:
     the stage reads them (stage.protocol) and checked by the layer's rules; every URL value that breaks one is
     dropped and reported."""
 
-    def __init__(self, layer: Layer, raw: dict[str, str]):
-        self.layer, self.fields = layer, fields(layer)
+    def __init__(self, layer: Layer, raw: dict[str, str], fixed: dict[str, tuple] | None = None):
+        self.layer, self.fields, self.fixed = layer, fields(layer), fixed or {}
         self.raw = raw  # key -> URL text, only keys of this page
         self.url: dict[str, Any] = {}  # input and view key -> parsed value still in force
         self.params: dict[str, str] = {}  # parameter key -> URL text still in force
@@ -184,6 +184,8 @@ class _Check:
         """The (first) input's shape the link asks for."""
         layer = self.layer
         name = name or layer.input_names[0]
+        if name in self.fixed:
+            return tuple(self.fixed[name])
         k = lambda field: input_key(layer, name, field)  # noqa: E731
         default, rank = default_dims(layer.input_shape(name)), len(layer.input_shape(name))
         if k("3d") in self.fields:
@@ -235,9 +237,10 @@ class _Check:
         return False
 
 
-def check_url(layer: Layer) -> None:
+def check_url(layer: Layer, fixed: dict[str, tuple] | None = None) -> None:
     """The first time a page runs in a session, drop the URL values its layer would refuse, say so,
-    and run again (a widget takes its URL value when first drawn, whatever the session state says)."""
+    and run again (a widget takes its URL value when first drawn, whatever the session state says). `fixed`: the
+    shapes of inputs the page feeds whatever their controls say (a model node's constant operands), judged as fed."""
     page = PageState(layer.name)
     if page.get("url_checked"):
         return
@@ -245,7 +248,7 @@ def check_url(layer: Layer) -> None:
         st.rerun()  # the page reads the new spelling's values
     known = fields(layer).keys() | param_keys(layer)
     given = {k: st.query_params[k] for k in st.query_params if k in known}
-    check = _Check(layer, given)
+    check = _Check(layer, given, fixed)
     check.run()
     removed = False
     for k in check.dropped:

@@ -72,7 +72,8 @@ def _layer_page(name: str) -> None:
     node = models.node_link(layer)  # ?onnx=DIGEST&node=NAME: a model's node
     if node is not None and node.opened.shapes:
         _node_inputs(layer, node.opened)
-    links.check_url(layer)  # drops the URL values the layer refuses (and runs the page again)
+    constants = {n: a.shape for n, a in node.opened.constants.items()} if node is not None else None
+    links.check_url(layer, constants)  # drops the URL values the layer refuses (and runs the page again)
     hide = links.hidden(layer)
     inp, view = None, None
     if not stage.painted(layer):  # the stage's first paint comes first: the sidebar (collapsed) follows it
