@@ -276,3 +276,62 @@ def test_a_several_input_node_link_warns_about_no_key_it_never_gave(layer, op, a
     answer = stage_data(at)["answer"]
     shapes = {f["which"]: f["tensor"]["shape"] for f in answer["figures"]}
     assert shapes["input"][-2:] == a_shape[-2:]  # the node's input, not the defaults the warnings put back
+
+
+# -- 3. a planes request is answered each tensor once, within a cap, in the seat's queue -----------------------------
+PLANES_SHAPE = (4, 8, 128, 128)  # 32 planes of 64 KiB: 2 MiB a tensor
+
+
+def _planes_seat(client):
+    from apptest import read
+
+    from playground.serve import server
+
+    x = np.random.default_rng(0).uniform(-4, 4, PLANES_SHAPE).astype(np.float32)
+    token = server.SEATS.open("activation", x)
+    reply = read(_post(client, json.dumps({"params": {}}).encode(), server.ROUTE, token))
+    return token, [f["tensor"]["id"] for f in reply["answer"]["figures"]]
+
+
+def test_a_planes_request_answers_each_tensor_once_within_the_cap(client, monkeypatch):
+    from playground.serve import server
+    from playground.stage import protocol
+
+    monkeypatch.setenv("PLAYGROUND_MAX_ELEMENTS", str(int(np.prod(PLANES_SHAPE))))  # the cap: two such tensors
+    token, (tin, tout) = _planes_seat(client)
+    r = _post(client, json.dumps({"planes": [[tout, 0, 64]] * 16}).encode(), server.PLANES_ROUTE, token)
+    assert r.status_code == 200, r.text
+    reply, blob = protocol.read_frame(r.content)
+    assert [t["id"] for t in reply["tensors"]] == [tout] and len(blob) == 4 * np.prod(PLANES_SHAPE)
+    both = json.dumps({"planes": [[tin, 0, 64], [tout, 0, 64], [tin, 0, 4]]}).encode()
+    assert _post(client, both, server.PLANES_ROUTE, token).status_code == 200  # two tensors: exactly the cap
+    monkeypatch.setenv("PLAYGROUND_MAX_ELEMENTS", str(int(np.prod(PLANES_SHAPE)) - 1))
+    r = _post(client, both, server.PLANES_ROUTE, token)
+    assert r.status_code == 413 and "an answer of planes carries at most" in r.json()["error"]
+    assert "PLAYGROUND_MAX_ELEMENTS" in r.json()["error"]
+
+
+def test_a_planes_request_waits_in_the_seats_queue_as_an_evaluation_does(client, monkeypatch):
+    import threading
+
+    from playground.serve import server
+
+    token, (_, tout) = _planes_seat(client)
+    entered = []
+
+    class Slots:
+        def __enter__(self):
+            entered.append(threading.current_thread().name)
+
+        def __exit__(self, *exc):
+            return False
+
+    monkeypatch.setattr(server, "_slots", Slots())
+    body = json.dumps({"planes": [[tout, 4, 4]]}).encode()
+    assert _post(client, body, server.PLANES_ROUTE, token).status_code == 200 and len(entered) == 1
+    server.SEATS.take(token).paging = True  # one in flight: a second is told to wait, as evaluate's 429
+    r = _post(client, body, server.PLANES_ROUTE, token)
+    assert r.status_code == 429 and len(entered) == 1
+    server.SEATS.take(token).paging = False
+    monkeypatch.setattr(server, "_waiting", server.MAX_WAITING)
+    assert _post(client, body, server.PLANES_ROUTE, token).status_code == 503

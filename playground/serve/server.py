@@ -72,6 +72,15 @@ SPECULATE_VALUES = 1 << 20  # inputs up to this many values get their neighbours
 # the planes the stage asks for as its person turns a page; older ones are asked for by a new evaluation.
 KEEP_ANSWERS = 2
 MAX_PLANE_ASKS = 16  # tensors one planes request may name
+PLANES_ANSWER_TENSORS = 2  # an answer of planes carries at most two whole tensors' bytes at the element budget
+
+
+def max_planes_bytes() -> int:
+    """The most bytes of planes one planes request is answered (a page turned asks for a few planes of a figure or
+    two): twice a tensor at the element budget, 64 MiB by default."""
+    from .. import budget
+
+    return PLANES_ANSWER_TENSORS * 4 * budget.max_elements()
 
 
 @dataclass
@@ -81,6 +90,7 @@ class Seat:
     used: float = field(default_factory=time.monotonic)
     busy: bool = False
     finishing: bool = False  # a drawn answer's follow-up in flight (`finish`)
+    paging: bool = False  # a planes request in flight (`planes_route`)
     last_query: Position | None = None  # the configuration answered last: speculative builds step from it
     opened: object = None  # onnx.opened.Opened: the model's node this page opened (ONNX Runtime judges the node itself)
     others: dict = field(default_factory=dict)  # a layer of several inputs: the rest of its feed dict, by name
@@ -547,17 +557,46 @@ async def planes_route(request):
     ):
         return _reply(400, {"error": f"planes must be a list of at most {MAX_PLANE_ASKS} [tensor id, first, count]"})
 
-    def planes() -> bytes:
-        found, gone = [], []
-        for tid, first, count in asks:
-            a = seat.kept_tensor(tid)
-            if a is None:
-                gone.append(tid)
-            else:
-                found.append(protocol.tensor(a, frozenset(), (first, count), tid))
-        return protocol.frame({"tensors": found, "gone": gone})
+    # each tensor once (the first page asked of it): a request naming one tensor 16 times is answered one
+    asks = list({a[0]: a for a in reversed(asks)}.values())[::-1]
+    cap, size = max_planes_bytes(), 0
+    for tid, first, count in asks:
+        a = seat.kept_tensor(tid)
+        size += protocol.page_bytes(a.shape, (first, count)) if a is not None else 0
+    if size > cap:
+        return _reply(
+            413,
+            {
+                "error": f"the planes asked hold {size:,} bytes; an answer of planes carries at most {cap:,} "
+                f"({PLANES_ANSWER_TENSORS} tensors at the element budget, PLAYGROUND_MAX_ELEMENTS)"
+            },
+        )
 
-    return _reply(200, await run_in_threadpool(planes))
+    def planes() -> bytes:
+        with _slots:  # the seat's other work's workers: a page turned waits its turn as an evaluation does
+            found, gone = [], []
+            for tid, first, count in asks:
+                a = seat.kept_tensor(tid)
+                if a is None:
+                    gone.append(tid)
+                else:
+                    found.append(protocol.tensor(a, frozenset(), (first, count), tid))
+            return protocol.frame({"tensors": found, "gone": gone})
+
+    global _waiting
+    with _waiting_lock:
+        if seat.paging:
+            return _reply(429, {"error": "this page has a planes request in flight: send the next when it ends"})
+        if _waiting >= MAX_WAITING:
+            return _reply(503, {"error": "the server is busy with other pages: try again in a moment"})
+        seat.paging = True
+        _waiting += 1
+    try:
+        return _reply(200, await run_in_threadpool(planes))
+    finally:
+        with _waiting_lock:
+            seat.paging = False
+            _waiting -= 1
 
 
 PUBLIC_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")  # an http(s) address, without query or fragment

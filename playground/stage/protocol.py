@@ -272,6 +272,16 @@ def as_planes(a: np.ndarray) -> np.ndarray:
     return a.reshape(-1, h, w)
 
 
+def page_bytes(shape: tuple, page: tuple[int, int]) -> int:
+    """The bytes of the planes (first, count) of a tensor of `shape` that `tensor` sends (the page clamped as it
+    clamps it)."""
+    h = shape[-2] if len(shape) >= 2 else 1
+    w = shape[-1] if len(shape) >= 1 else 1
+    total = math.prod(shape) // max(1, h * w)
+    first = max(0, min(page[0], total - 1))
+    return 4 * h * w * max(0, min(page[1], total - first))
+
+
 def stats(a: np.ndarray) -> dict:
     """The whole tensor's min and max (of its finite values; None where there are none) and its NaN and ±Inf
     counts: the stats line of a figure whose planes came in part is the whole tensor's (its colour range too:
