@@ -335,3 +335,68 @@ def test_a_planes_request_waits_in_the_seats_queue_as_an_evaluation_does(client,
     server.SEATS.take(token).paging = False
     monkeypatch.setattr(server, "_waiting", server.MAX_WAITING)
     assert _post(client, body, server.PLANES_ROUTE, token).status_code == 503
+
+
+# -- 4, 5. a read map holds regions and is kept by its bytes; a trace is bounded by its work ----------------------
+def _normalization_ev(shape):
+    from playground.core import evaluate
+
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    c = (1, shape[1], 1, 1)
+    return evaluate(
+        "normalization", {}, {"x": x, "scale": np.ones(c, np.float32), "bias": np.zeros(c, np.float32)}, run=False
+    )
+
+
+def test_a_window_that_is_a_whole_group_is_sent_as_its_region():
+    from playground.layers import get_layer
+    from playground.stage import protocol
+
+    layer = get_layer("normalization")
+    ev = _normalization_ev((1, 4, 256, 256))  # each cell reads its channel's 65,536 cells
+    cells = protocol.read_map(layer, ev, (0, 2, 5, 7))
+    assert cells["reads"]["0,2,5,7"] == {"lo": [0, 2, 0, 0], "hi": [0, 2, 255, 255]}
+    assert cells["extent"] == {"lo": [0, 0], "hi": [255, 255]}
+    assert len(json.dumps(cells)) < 4000  # was 65,536 cells listed: about 1.3 MB
+    reduce = get_layer("reduce")
+    from playground.core import evaluate
+
+    ev = evaluate("reduce", {"axes": 15, "keep_dims": True}, np.ones((1, 4, 256, 256), np.float32), run=False)
+    assert ev.reference.size == 1
+    cells = protocol.read_map(reduce, ev, None)
+    assert cells["reads"]["0,0,0,0"] == {"lo": [0, 0, 0, 0], "hi": [0, 3, 255, 255]} and len(json.dumps(cells)) < 4000
+    # a small window, or one that is not every cell of its bounds in order, stays a list
+    assert protocol.window([(0, 0), (0, 1)]) == [[0, 0], [0, 1]]
+    holes = [(0, i) for i in range(0, 200, 2)]
+    assert protocol.window(holes) == [list(c) for c in holes]
+    assert protocol.window(list(reversed([(0, i) for i in range(100)])))[0] == [0, 99]
+
+
+def test_read_maps_are_kept_by_their_bytes():
+    from playground.stage import protocol
+
+    memo = protocol._read_maps
+    listed = {f"0,0,{i},0": [[0, 0, i, j] for j in range(60)] for i in range(1000)}  # 60,000 cells listed
+    assert protocol._map_bytes(listed) > 60_000 * 36
+    assert protocol._map_bytes({"0": {"lo": [0] * 4, "hi": [9] * 4}}) < 1000
+    memo.clear()
+    for i in range(protocol.READ_MAP_BYTES // protocol._map_bytes(listed) + 5):
+        memo.put(("test", i), listed)
+    assert memo.total <= protocol.READ_MAP_BYTES and len(memo) < 64
+    memo.clear()
+
+
+def test_tracing_through_two_normalizations_is_bounded_by_its_work(monkeypatch):
+    from playground import chain as C
+    from playground.layers.normalization import LAYER
+
+    calls = []
+    reads = LAYER.reads
+    object.__setattr__(LAYER, "reads", lambda *a: calls.append(1) or reads(*a))
+    try:
+        c = C.resolve("normalization+normalization", {}, (1, 1, 96, 96))
+        field, stopped = C.receptive_field(c, "normalization2", (0, 0, 5, 5))
+    finally:
+        object.__setattr__(LAYER, "reads", reads)
+    assert stopped and len(field[C.INPUT]) == 96 * 96  # every cell found; the rest of the 9,216 groups not read
+    assert len(calls) <= C.TRACE_WORK // (96 * 96) + 2  # was 9,217 reads of 9,216 cells each

@@ -264,11 +264,56 @@ export function fitOverlay(el, g) { // the overlay at its figure's size, in CSS 
 
 export function clear(el) { if (el.__marks.length) { el.replaceChildren(); el.__marks = []; } }
 
-// The outlines of `cells` (full indices, or a plane's [h, w]) on a figure laid out as `g`, as path data: { solid,
-// dashed } (dashed: cells outside the tensor, its padding, where `dashOutside`); a cell on another page of planes
-// has none.
+// A window as the server sends it (protocol.window): its cells, or its region { lo, hi } (inclusive bounds of full
+// indices: a whole group, a reduced axis), every cell of which it reads in row-major order.
+export const isRegion = (cells) => !Array.isArray(cells);
+
+export function inWindow(cells, index) { // whether the window reads the cell `index`
+  if (isRegion(cells)) return index.every((v, i) => v >= cells.lo[i] && v <= cells.hi[i]);
+  const key = index.join(",");
+  return cells.some((c) => c.join(",") === key);
+}
+
+export function windowSize(cells) {
+  return isRegion(cells) ? cells.lo.reduce((n, lo, i) => n * (cells.hi[i] - lo + 1), 1) : cells.length;
+}
+
+export function windowCell(cells, k) { // the window's k-th cell (a region's in row-major order)
+  if (!isRegion(cells)) return cells[k];
+  const cell = [];
+  for (let i = cells.lo.length - 1; i >= 0; i--) {
+    const d = cells.hi[i] - cells.lo[i] + 1;
+    cell.unshift(cells.lo[i] + (k % d));
+    k = Math.floor(k / d);
+  }
+  return cell;
+}
+
+// A region's outlines: one rectangle on each plane of the page drawn that it covers (not one per cell).
+function regionOutlines(g, shape, { lo, hi }, paths) {
+  const r = lo.length, lead = r - 2;
+  for (let plane = g.first; plane < g.first + g.count; plane++) {
+    let rest = plane, inside = true;
+    for (let k = shape.length - 3; k >= 0; k--) { // the plane's leading index, checked against the region's
+      const v = rest % shape[k];
+      rest = Math.floor(rest / shape[k]);
+      const i = k - (shape.length - 2 - lead);
+      if (i >= 0 && (v < lo[i] || v > hi[i])) inside = false;
+    }
+    if (!inside) continue;
+    const [x, y] = cellXY(g, plane, lo[r - 2], lo[r - 1]);
+    const w = (hi[r - 1] - lo[r - 1] + 1) * g.cell - 4, h = (hi[r - 2] - lo[r - 2] + 1) * g.cell - 4;
+    paths.solid += `M${x + 2} ${y + 2}h${w}v${h}h${-w}Z`;
+  }
+  return paths;
+}
+
+// The outlines of `cells` (full indices, or a plane's [h, w]; or a region) on a figure laid out as `g`, as path data:
+// { solid, dashed } (dashed: cells outside the tensor, its padding, where `dashOutside`); a cell on another page of
+// planes has none.
 export function outlines(g, shape, cells, dashOutside) {
   const paths = { solid: "", dashed: "" };
+  if (isRegion(cells)) return regionOutlines(g, shape, cells, paths);
   for (const c of cells) {
     const h = c[c.length - 2], w = c[c.length - 1], plane = planeOf(shape, c.length === shape.length ? c : [...c.slice(0, -2)]);
     if (plane < g.first || plane >= g.first + g.count) continue;

@@ -694,12 +694,45 @@ def extent(shape: tuple, windows) -> dict | None:
         return None
     lo, hi = [0, 0], [int(shape[-2]) - 1, int(shape[-1]) - 1]
     for cells in windows:
-        for c in cells:
+        for c in [cells["lo"], cells["hi"]] if isinstance(cells, dict) else cells:  # a region: its bounds
             lo, hi = [min(lo[0], c[-2]), min(lo[1], c[-1])], [max(hi[0], c[-2]), max(hi[1], c[-1])]
     return {"lo": lo, "hi": hi}
 
 
-_read_maps = Memo(64)  # a geometry's read map, kept: the values change far more often
+REGION_CELLS = 64  # a window of more cells that fills its bounds is sent as its region, not as its cells
+READ_MAP_BYTES = 64 << 20  # read maps kept together, by the bytes they hold (a map of one Normalization on 1 M
+# values listed every cell of its group: 17 MB a message, and 64 of them kept)
+
+
+def window(cells) -> list | dict:
+    """A window as the stage reads it: its cells ([[index], ...]), or, where it is more than REGION_CELLS cells that
+    are every cell of their bounds in row-major order (a whole group, a reduced axis, a convolution's full window),
+    its region {"lo": [index], "hi": [index]} (inclusive): heatmap.js outlines it, tests a cell against it, and
+    counts its cells in the same order."""
+    if len(cells) <= REGION_CELLS:
+        return [list(c) for c in cells]
+    a = np.asarray(cells, np.int64)
+    lo, hi = a.min(axis=0), a.max(axis=0)
+    dims = tuple(int(d) for d in hi - lo + 1)
+    if math.prod(dims) == len(a) and np.array_equal(np.ravel_multi_index(tuple((a - lo).T), dims), np.arange(len(a))):
+        return {"lo": lo.tolist(), "hi": hi.tolist()}
+    return a.tolist()
+
+
+def _map_bytes(reads: dict) -> int:
+    """About what a read map holds in Python: a listed cell's ints and its list, a region's two lists."""
+
+    def size(w):
+        if isinstance(w, dict) and "lo" in w:
+            return 200
+        if isinstance(w, dict):  # {input: window}
+            return sum(size(v) for v in w.values())
+        return 64 + sum(64 + 36 * len(c) for c in w)
+
+    return sum(100 + size(w) for w in reads.values())
+
+
+_read_maps = Memo(READ_MAP_BYTES, _map_bytes)  # a geometry's read map, kept: the values change far more often
 
 
 def _reads(layer: Layer, params: dict, shape: tuple, indices: tuple) -> dict:
@@ -713,8 +746,8 @@ def _reads(layer: Layer, params: dict, shape: tuple, indices: tuple) -> dict:
 
     def listed(cells):  # a layer of several inputs reads {input: cells}
         if isinstance(cells, dict):
-            return {n: [list(c) for c in v] for n, v in cells.items()}
-        return [list(c) for c in cells]
+            return {n: window(v) for n, v in cells.items()}
+        return window(cells)
 
     return _read_maps.get_or_make(
         key, lambda: {",".join(map(str, i)): listed(layer.reads(params, shape, i)) for i in indices}
