@@ -284,6 +284,8 @@ def _whole_model(model, args) -> bool:
     feeds, notes = whole.feeds(model, {inputs[0]: load_input(given)} if given else None)
     try:
         outputs = whole.run_model(model, feeds)
+    except ValidationError:  # a node past the run's memory cap
+        raise
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words
         from .onnx.runtime import ort_words
 

@@ -5,6 +5,7 @@ own name, and the command line's refusals exit 2 naming the rule."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -400,3 +401,54 @@ def test_tracing_through_two_normalizations_is_bounded_by_its_work(monkeypatch):
         object.__setattr__(LAYER, "reads", reads)
     assert stopped and len(field[C.INPUT]) == 96 * 96  # every cell found; the rest of the 9,216 groups not read
     assert len(calls) <= C.TRACE_WORK // (96 * 96) + 2  # was 9,217 reads of 9,216 cells each
+
+
+# -- 6. constants grown by folding or at run time are bounded --------------------------------------------------------
+def test_a_constant_folding_would_grow_to_an_unknown_size_is_refused_naming_the_node():
+    shape = numpy_helper.from_array(np.array([4000, 4000], np.int64), "s")  # 16 M values: over the budget
+    nodes = [
+        helper.make_node("Abs", ["s"], ["a"], name="abs"),  # shape inference cannot see through it
+        helper.make_node(
+            "ConstantOfShape", ["a"], ["c"], name="grow", value=numpy_helper.from_array(np.ones(1, np.float32))
+        ),
+        helper.make_node("Add", ["x", "c"], ["y"], name="add"),
+    ]
+    m = _model(_graph(nodes, [shape], shape=(1,), outputs=[]))
+    m.graph.output.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, ["h", "w"]))
+    with pytest.raises(ValidationError) as err:
+        reading.load_model(m.SerializeToString(), "grow.onnx")
+    assert "node 'grow' (ConstantOfShape) makes a constant 'c' whose size is known only once it is computed" in str(
+        err.value
+    )
+
+
+def test_a_tensor_grown_at_run_time_is_refused_by_the_runs_memory_cap_naming_the_node(tmp_path):
+    nodes = [
+        helper.make_node("Cast", ["x"], ["s"], name="cast", to=TensorProto.INT64),
+        helper.make_node("Expand", ["one", "s"], ["y"], name="expand"),
+    ]
+    m = _model(_graph(nodes, [numpy_helper.from_array(np.ones(1, np.float32), "one")], shape=(2,), outputs=[]))
+    m.graph.output.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, ["h", "w"]))
+    path = tmp_path / "expand.onnx"
+    path.write_bytes(m.SerializeToString())
+    np.save(tmp_path / "x.npy", np.array([3000, 3000], np.float32))  # 9 M values: 36 MB, past a 16 MiB cap
+    env = {**os.environ, "PLAYGROUND_MAX_ELEMENTS": str(1 << 18)}  # the run's cap: 16 × 4 × 2^18 = 16 MiB
+    for args in (["model", str(path), "--no-engine"], ["run", "--onnx", str(path)]):
+        ran = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "playground",
+                *args,
+                "--input",
+                f"x={tmp_path}/x.npy" if args[0] == "model" else f"{tmp_path}/x.npy",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            timeout=120,
+            env=env,
+        )
+        assert ran.returncode == 2, ran.stdout[-300:] + ran.stderr[-600:]
+        assert "node 'expand' (Expand) needs 36,000,000 bytes" in ran.stderr and "PLAYGROUND_MAX_ELEMENTS" in ran.stderr
+        assert "Traceback" not in ran.stderr

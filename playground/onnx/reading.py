@@ -167,6 +167,23 @@ UNFOLDING = [
 FOLD_TOTAL = 16  # the model's tensors together, as folded: at most this many times the per-tensor budget
 
 
+def _grown(model, known: dict) -> None:
+    """Refuse a constant folding would grow to a size shape inference cannot tell (a ConstantOfShape of a shape an
+    Abs computes): ONNX Runtime's folding computes it before anything could bound it, so a constant is folded only
+    where its size is known (and within the budget)."""
+    consts = {t.name for t in model.graph.initializer}
+    for node in model.graph.node:
+        if all(not i or i in consts for i in node.input):
+            unknown = [o for o in node.output if o and o not in known and node.op_type != "Constant"]
+            if unknown:
+                raise _fail(
+                    f"node {node.name or node.op_type!r} ({node.op_type}) makes a constant {unknown[0]!r} whose size "
+                    "is known only once it is computed; constants are folded only where shape inference finds "
+                    "their size within the budget (PLAYGROUND_MAX_ELEMENTS)"
+                )
+            consts.update(o for o in node.output if o)
+
+
 def _live(nodes, outputs: set, given: set) -> set[int]:
     """The indices of the nodes the graph's `outputs` need, where the tensors in `given` need no node."""
     needed, live = set(outputs), set()
@@ -189,13 +206,18 @@ def fold(model):
         inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
     except Exception:  # noqa: BLE001 - inference is a help: the model stands without it
         inferred = model
-    total = 0
-    for v in inferred.graph.value_info:
-        dims = [d.dim_value if d.HasField("dim_value") else 1 for d in v.type.tensor_type.shape.dim]
+    total, known = 0, {}
+    for v in list(inferred.graph.value_info) + list(inferred.graph.output):
+        t = v.type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
+        if not t.HasField("shape") or None in dims:
+            continue  # its size is known once computed: a constant's is refused below, a run's by the arena
+        known[v.name] = dims
         over = budget.over_elements(tuple(dims), f"tensor {v.name!r}", "the model's tensors")
         if over:
             raise _fail(over)
         total += math.prod(dims)
+    _grown(model, known)
     if total > FOLD_TOTAL * budget.max_elements():
         raise _fail(
             f"{model.graph.name or 'the model'}'s tensors hold {total:,} values together; the budget is "

@@ -122,7 +122,10 @@ def run_all(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Every tensor of one ONNX Runtime run of the model, by name (its inputs included)."""
     s = runtime.session(mark_all(model).SerializeToString())
     names = [o.name for o in s.get_outputs()]
-    return dict(inputs) | dict(zip(names, s.run(names, inputs)))
+    try:
+        return dict(inputs) | dict(zip(names, s.run(names, inputs)))
+    except Exception as exc:  # noqa: BLE001 - a node past the run's memory cap is refused by name; else as raised
+        raise runtime.over_memory(exc) or exc from None
 
 
 def real_input(model, tensor: str) -> np.ndarray:
@@ -139,7 +142,10 @@ def run_model(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """The model's own outputs from ONNX Runtime, by name."""
     s = runtime.session(model.SerializeToString())
     names = [o.name for o in s.get_outputs()]
-    return dict(zip(names, s.run(names, inputs)))
+    try:
+        return dict(zip(names, s.run(names, inputs)))
+    except Exception as exc:  # noqa: BLE001 - a node past the run's memory cap is refused by name; else as raised
+        raise runtime.over_memory(exc) or exc from None
 
 
 def node_verdict(known, node, name: str, model_name: str, values: dict | None, spent: list | None = None) -> dict:
@@ -240,6 +246,8 @@ def analyze(
     values, error = None, None
     try:
         values = run_all(model, inputs)
+    except ValidationError:  # a node past the run's memory cap: refused, naming it
+        raise
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words, and the nodes still listed
         error = runtime.ort_words(exc)
     known, spent = Known(model), [0]
