@@ -452,3 +452,28 @@ def test_a_tensor_grown_at_run_time_is_refused_by_the_runs_memory_cap_naming_the
         assert ran.returncode == 2, ran.stdout[-300:] + ran.stderr[-600:]
         assert "node 'expand' (Expand) needs 36,000,000 bytes" in ran.stderr and "PLAYGROUND_MAX_ELEMENTS" in ran.stderr
         assert "Traceback" not in ran.stderr
+
+
+# -- the model page's analysis is the model's, whatever name a link gives it -------------------------------------
+def test_the_model_pages_analysis_is_made_once_per_model_whatever_its_display_name(monkeypatch):
+    from apptest import APP, TIMEOUT
+    from streamlit.testing.v1 import AppTest
+    from streamlit.util import calc_hash
+
+    from playground.onnx import whole
+    from playground.ui import model_page
+
+    digest, _ = reading.remember(_relus(["r", "s"]).SerializeToString(), "m.onnx")
+    made = []
+    analyze = whole.analyze
+    monkeypatch.setattr(whole, "analyze", lambda *a, **k: made.append(a[1]) or analyze(*a, **k))
+    model_page._answers.clear()
+    for name in ("a.onnx", "b.onnx", "c.onnx"):
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.run()
+        at._page_hash = calc_hash("model")
+        at.query_params.update(onnx=digest, model=name)
+        at.run()
+        assert not at.exception, at.exception
+        assert any(name in (m.value or "") for m in at.markdown) or any(name in t.value for t in at.text)
+    assert made == ["a.onnx"]

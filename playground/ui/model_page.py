@@ -179,12 +179,13 @@ def _model_page() -> None:
 
 
 def _analysis(digest: str, name: str) -> dict:
-    """The model's analysis on its seeded input, made once per model digest (a revisit answers at once); while it
-    is made, a status names the step under way."""
-    key = (digest, "seeded", name)
+    """The model's analysis on its seeded input, made once per model digest, whatever name a link gives it (a
+    revisit, or the same model under another `model=`, answers at once); while it is made, a status names the step
+    under way."""
+    key = (digest, "seeded")
     answer = _answers.get(key)
     if answer is not None:
-        return answer
+        return answer | {"model": name}
     with st.status("Opening the model", expanded=False) as status:
 
         def step(text: str) -> None:
