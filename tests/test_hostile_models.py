@@ -477,3 +477,17 @@ def test_the_model_pages_analysis_is_made_once_per_model_whatever_its_display_na
         assert not at.exception, at.exception
         assert any(name in (m.value or "") for m in at.markdown) or any(name in t.value for t in at.text)
     assert made == ["a.onnx"]
+
+
+# -- 7. the parser's whole-model build has a budget ---------------------------------------------------------------
+def test_a_model_past_the_engine_builds_node_budget_is_listed_and_not_built(tmp_path, monkeypatch):
+    from playground.onnx import whole
+
+    built = []
+    monkeypatch.setattr("playground.trt.engine.build_onnx", lambda *a, **k: built.append(1))
+    names = [f"r{i}" for i in range(whole.MAX_ENGINE_NODES + 1)]
+    model = reading.load_model(_relus(names).SerializeToString(), "many.onnx")
+    answer = whole.analyze(model, "many.onnx")
+    engine = answer["engine"]
+    assert engine["status"] == "not_built" and f"at most {whole.MAX_ENGINE_NODES:,}" in engine["why"], engine
+    assert built == [] and len(answer["nodes"]) == len(names) and answer["counts"]["engine_layers"] == 0

@@ -20,6 +20,7 @@ from . import opening, reading, runtime
 from .opened import SEED, Known
 
 MODEL_WORK = 50  # a whole model's references together: this many times one configuration's work budget
+MAX_ENGINE_NODES = 1_000  # nodes of a model TensorRT's parser builds whole (the model's own verdicts go on beyond)
 
 
 def work_budget() -> int:
@@ -320,6 +321,14 @@ def engine_layers(model, names: list[str]) -> dict:
     backend = detect()
     if not backend.can_build:
         return {"status": "not_built", "why": backend.why_not_run}
+    if len(names) > MAX_ENGINE_NODES:  # the parser's build grows faster than its nodes: 2,000 took 13 s, 10,000 minutes
+        return {
+            "status": "not_built",
+            "why": f"the model has {len(names):,} nodes; TensorRT's parser builds whole models of at most "
+            f"{MAX_ENGINE_NODES:,} here (1,000 take about 4 s), so its engine is not built",
+            "layers": [],
+            "unnamed": names,
+        }
     data = model.SerializeToString()
     settings = eng.BuildSettings.from_env()
     key = cache_key("onnx_model", {"model": hashlib.sha256(data).hexdigest()}, (), backend, settings)
