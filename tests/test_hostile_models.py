@@ -209,8 +209,15 @@ def test_the_checkers_refusal_is_kept_whole_and_bounded():
 
 @pytest.mark.parametrize("shape", [(1, 1, 10_000, 10_000), (1, 1, 1000, 10)])
 def test_model_exits_2_for_a_graph_input_over_the_budget_or_the_pattern(shape, tmp_path):
-    path = tmp_path / "big.onnx"
-    path.write_bytes(_relus(["r"], shape).SerializeToString())
+    path = tmp_path / "big.onnx"  # its output is one value: only its input is over
+    pool = helper.make_node("GlobalAveragePool", ["x"], ["y"], name="pool")
+    g = helper.make_graph(
+        [pool],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 1, 1])],
+    )
+    path.write_bytes(_model(g).SerializeToString())
     ran = cli("model", str(path), "--no-engine")
     assert ran.returncode == 2 and "--input" in ran.stderr and "x" in ran.stderr, ran.stderr
     assert "Traceback" not in ran.stderr
@@ -491,3 +498,28 @@ def test_a_model_past_the_engine_builds_node_budget_is_listed_and_not_built(tmp_
     engine = answer["engine"]
     assert engine["status"] == "not_built" and f"at most {whole.MAX_ENGINE_NODES:,}" in engine["why"], engine
     assert built == [] and len(answer["nodes"]) == len(names) and answer["counts"]["engine_layers"] == 0
+
+
+def test_a_whole_group_at_the_element_budget_is_held_as_its_bounds_not_its_cells():
+    import tracemalloc
+
+    from playground import budget
+    from playground.box import Box
+    from playground.core import evaluate
+    from playground.layers import get_layer
+    from playground.stage import protocol
+
+    box = Box([(0,), range(2, 4), range(3)])
+    assert len(box) == 6 and list(box) == [(0, c, w) for c in (2, 3) for w in range(3)] and box[4] == (0, 3, 1)
+    assert box == [(0, c, w) for c in (2, 3) for w in range(3)]
+    shape = (4, 8, 512, 512)
+    assert np.prod(shape) == budget.max_elements()
+    ev = evaluate("reduce", {"axes": 15, "keep_dims": True}, np.ones(shape, np.float32), run=False)
+    protocol._read_maps.clear()
+    tracemalloc.start()
+    cells = protocol.read_map(get_layer("reduce"), ev, None)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert cells["reads"]["0,0,0,0"] == {"lo": [0, 0, 0, 0], "hi": [3, 7, 511, 511]}
+    assert "8388608 values" in cells["lines"]["0,0,0,0"]
+    assert peak < 80 << 20, peak  # the line's values as one float64 view (64 MiB), never 8 M tuples (about 1 GB)

@@ -3,11 +3,10 @@ and group normalization, y = (x − mean) / √(var + ε) · scale + bias over t
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from .. import reference as ref
+from ..box import Box
 from ..examples import derived, lesson
 from ..inputs import DIM_NAMES
 from ..layer import Cell, Input, Layer
@@ -104,7 +103,7 @@ def _members(p, shape, index):
     else:
         axes = axes_of(p, len(shape))
         ranges = [range(d) if a in axes else (index[a],) for a, d in enumerate(shape)]
-    return [tuple(c) for c in itertools.product(*ranges)]
+    return Box(ranges)  # a whole group: held as its bounds, not millions of cells
 
 
 def reads(p, shapes, index):
@@ -123,7 +122,7 @@ def reads(p, shapes, index):
 def cell(xs, p, index, reference_output=None):
     shapes = {n: xs[n].shape for n in xs}
     cells = reads(p, shapes, index)
-    values = np.float64([xs["x"][c] for c in cells["x"]])
+    values = np.asarray(cells["x"].of(xs["x"]), np.float64).ravel()
     mean, var = values.mean(), ((values - values.mean()) ** 2).mean()
     v = float(xs["x"][tuple(index)])
     s, b = float(xs["scale"][cells["scale"][0]]), float(xs["bias"][cells["bias"][0]])

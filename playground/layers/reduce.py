@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from .. import reference as ref
+from ..box import Box
 from ..errors import Stricter
 from ..examples import derived
 from ..inputs import DIM_NAMES, arange_pattern
@@ -76,14 +75,14 @@ def reads(p, shape, index):
     kept = iter(index) if not p["keep_dims"] else iter(i for a, i in enumerate(index) if a not in axes)
     fixed = {a: next(kept) for a in range(len(shape)) if a not in axes}
     ranges = [range(shape[a]) if a in axes else (fixed[a],) for a in range(len(shape))]
-    return [tuple(c) for c in itertools.product(*ranges)]
+    return Box(ranges)  # every cell along the reduced axes: held as its bounds
 
 
 def cell(x, p, index, reference_output=None):
-    values = [float(x[c]) for c in reads(p, x.shape, index)]
+    values = np.asarray(reads(p, x.shape, index).of(x), np.float64).ravel()
     shown = precise(float(reference_output[tuple(index)])) if reference_output is not None else "?"
     name = p["operation"].lower() if p["operation"] != "AVG" else "mean"
-    terms = ", ".join(precise(v) for v in values) if len(values) <= 12 else f"{len(values)} values"
+    terms = ", ".join(precise(float(v)) for v in values) if len(values) <= 12 else f"{len(values)} values"
     return Cell(
         f"{name}({terms}) = **{shown}**", (), (f"{len(values)} input cells along {axes_text(p['axes'], x.shape)}.",)
     )

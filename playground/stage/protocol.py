@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .. import blobs, chunks, numbers
+from ..box import Box
 from ..colours import spread
 from ..errors import ValidationError
 from ..layer import Layer
@@ -711,6 +712,8 @@ def window(cells) -> list | dict:
     counts its cells in the same order."""
     if len(cells) <= REGION_CELLS:
         return [list(c) for c in cells]
+    if isinstance(cells, Box):  # a layer's whole group, declared as its bounds
+        return {"lo": list(cells.lo), "hi": list(cells.hi)}
     a = np.asarray(cells, np.int64)
     lo, hi = a.min(axis=0), a.max(axis=0)
     dims = tuple(int(d) for d in hi - lo + 1)
