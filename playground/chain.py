@@ -30,6 +30,7 @@ import numpy as np
 
 from . import budget
 from . import precision as P
+from .box import Box
 from .errors import ValidationError
 from .layer import Layer
 from .layers import LAYERS
@@ -270,7 +271,7 @@ def receptive_field(chain: Chain, key: str, index) -> tuple[dict[str, list[tuple
     if len(index) != len(shapes[key]) or not all(0 <= i < n for i, n in zip(index, shapes[key])):
         raise ValidationError(CHAIN, "pick", f"must be a cell of {key}, whose shape is {shapes[key]}", index)
     need: dict[str, dict[tuple, None]] = {key: {index: None}}
-    work = 0
+    work, boxes = 0, set()  # a group read again (every cell of a Normalization's group reads it) is read once
     for link in reversed(chain.links[: keys.index(key)]):
         cells = need.get(link.key)
         if not cells:
@@ -282,6 +283,10 @@ def receptive_field(chain: Chain, key: str, index) -> tuple[dict[str, list[tuple
             for name, found in by_input.items():
                 source, shape = link.sources[name], link.shapes[name]
                 into = need.setdefault(source, {})
+                if isinstance(found, Box):
+                    if (source, found.lo, found.hi) in boxes:
+                        continue
+                    boxes.add((source, found.lo, found.hi))
                 work += len(found)
                 if work > TRACE_WORK:
                     return {k: list(v) for k, v in need.items()}, True
