@@ -94,10 +94,12 @@ def session(model_bytes: bytes):
     """ONNX Runtime's CPU session on the model, one thread, its own log quiet (its refusals are answers)."""
     import onnxruntime as ort  # noqa: PLC0415
 
-    ort.set_default_logger_severity(3)  # its refusals are reported in the answer, not on the server's stderr
+    ort.set_default_logger_severity(
+        4
+    )  # its refusals (errors, 3) are reported in the answer, not on the server's stderr
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1  # one request's work stays on one core of a shared server
-    options.log_severity_level = 3
+    options.log_severity_level = 4
     if _shared_arena(ort):  # every run's tensors from the capped arena
         options.add_session_config_entry("session.use_env_allocators", "1")
     return ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
