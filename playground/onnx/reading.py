@@ -181,6 +181,10 @@ def _grown(model, known: dict) -> None:
                     "is known only once it is computed; constants are folded only where shape inference finds "
                     "their size within the budget (PLAYGROUND_MAX_ELEMENTS)"
                 )
+            for o in node.output:
+                over = o in known and budget.over_elements(known[o], f"constant {o!r}", "the model's tensors")
+                if over:
+                    raise _fail(over)
             consts.update(o for o in node.output if o)
 
 
@@ -207,12 +211,15 @@ def fold(model):
     except Exception:  # noqa: BLE001 - inference is a help: the model stands without it
         inferred = model
     total, known = 0, {}
+    outputs = {o.name for o in inferred.graph.output}
     for v in list(inferred.graph.value_info) + list(inferred.graph.output):
         t = v.type.tensor_type
         dims = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
         if not t.HasField("shape") or None in dims:
             continue  # its size is known once computed: a constant's is refused below, a run's by the arena
-        known[v.name] = dims
+        known[v.name] = tuple(dims)
+        if v.name in outputs:
+            continue  # a graph output's node is listed with its reason (a constant one is held by `_grown`)
         over = budget.over_elements(tuple(dims), f"tensor {v.name!r}", "the model's tensors")
         if over:
             raise _fail(over)
