@@ -325,7 +325,7 @@ def engine_layers(model, names: list[str]) -> dict:
         return {
             "status": "not_built",
             "why": f"the model has {len(names):,} nodes; TensorRT's parser builds whole models of at most "
-            f"{MAX_ENGINE_NODES:,} here (1,000 take about 4 s), so its engine is not built",
+            f"{MAX_ENGINE_NODES:,} here (1,000 take about 4 s); its engine is left out",
             "layers": [],
             "unnamed": names,
         }
