@@ -94,9 +94,8 @@ def session(model_bytes: bytes):
     """ONNX Runtime's CPU session on the model, one thread, its own log quiet (its refusals are answers)."""
     import onnxruntime as ort  # noqa: PLC0415
 
-    ort.set_default_logger_severity(
-        4
-    )  # its refusals (errors, 3) are reported in the answer, not on the server's stderr
+    # its refusals (errors, severity 3) are reported in the answer, not on the server's stderr: fatal ones only
+    ort.set_default_logger_severity(4)
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1  # one request's work stays on one core of a shared server
     options.log_severity_level = 4

@@ -557,8 +557,10 @@ async def planes_route(request):
     ):
         return _reply(400, {"error": f"planes must be a list of at most {MAX_PLANE_ASKS} [tensor id, first, count]"})
 
-    # each tensor once (the first page asked of it): a request naming one tensor 16 times is answered one
-    asks = list({a[0]: a for a in reversed(asks)}.values())[::-1]
+    once: dict[str, list] = {}  # each tensor once, the first page asked of it (one named 16 times is answered once)
+    for a in asks:
+        once.setdefault(a[0], a)
+    asks = list(once.values())
     cap, size = max_planes_bytes(), 0
     for tid, first, count in asks:
         a = seat.kept_tensor(tid)
