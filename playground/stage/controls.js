@@ -299,6 +299,26 @@ export class Controls {
     this.marked = new Set(keys.filter((k) => this.inputs[k]));
   }
 
+  // The link's keys the page does not use (the page's message for each, ui/links.py): their controls outlined, the
+  // message on hover, until the control is moved (`moved`).
+  markDropped(dropped) {
+    for (const [k, message] of Object.entries(dropped || {})) {
+      const el = this.inputs[k];
+      if (!el) continue;
+      el.classList.add("pg-dropped"); el.dataset.dropped = message;
+      if (!el.title) el.title = message;
+    }
+  }
+
+  moved(keys) {
+    for (const k of keys) {
+      const el = this.inputs[k];
+      if (!el || !el.dataset.dropped) continue;
+      if (el.title === el.dataset.dropped) el.removeAttribute("title");
+      el.classList.remove("pg-dropped"); delete el.dataset.dropped;
+    }
+  }
+
   markOne(k, rule) {
     const el = this.inputs[k];
     if (!el) return;

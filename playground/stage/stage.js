@@ -111,6 +111,7 @@ export class Stage {
       on: { set: (changes) => this.set(changes), release: (k, v) => this.release(k, v),
             example: (name) => this.trigger("example", name), compare: (v) => { this.compare = v; this.set({}); } },
     });
+    this.controls.markDropped(this.data.dropped);
     if (this.data.answer && this.tensors.resolve(this.data.answer)) { // drawn, and kept: a step back to it asks nothing
       this.show(this.data.answer, ++this.seq, true);
       this.cache.remember(this.cacheKey(), this.data.answer);
@@ -192,6 +193,7 @@ export class Stage {
   // engine's verdict follows (`finish`). While a thumb is dragged where no engine runs the answers are "quick" (no
   // read map's lines, nothing to follow): the released value is asked in full, and drawn last.
   set(changes) {
+    this.controls.moved(Object.keys(changes));
     this.query = changed(this.table, this.query, changes);
     const cached = this.cache.get(this.cacheKey());
     if (cached) { this.root.dataset.hits = String(Number(this.root.dataset.hits || 0) + 1); this.show(cached, ++this.seq, false, true); }
