@@ -101,6 +101,8 @@ def test_a_per_axis_parameter_in_the_clis_spelling_opens_its_axes():
     [
         ({"convolution.stride_nd": "2,2,2"}, "must be 2 whole numbers, one per axis h, w, for a 4-D input"),
         ({"convolution.strides": "2"}, "is not a setting of the convolution page"),
+        ({"activation.type": "RELU"}, "is not a setting of the convolution page, but of the activation page"),
+        ({"view.instrument": "false"}, "view.instrument: is not a setting of the convolution page"),
         ({"convolution.stride_nd": "3,3", "convolution.stride_nd.h": "2"}, "the link gives its per-axis keys too"),
         ({"convolution.input.seed": "7"}, "the spec pattern does not read seed"),
         ({"convolution.stride_nd.d": "2"}, "not a parameter of this convolution page"),

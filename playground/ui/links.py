@@ -27,6 +27,7 @@ import streamlit as st
 from ..errors import ValidationError
 from ..inputs import DIM_NAMES, KIND_OPTIONS, KINDS, LIMITS, SEED_MAX, default_dims
 from ..layer import Layer
+from ..layers import LAYERS
 from ..numbers import exact
 from ..stage import protocol
 from ..stage.protocol import HIDE, VIEW_CELL, VIEW_PRESENTER, compare_key, input_key, key
@@ -205,7 +206,9 @@ class _Check:
         layer, rank = self.layer, len(self.shape())
         p = next((p for p in layer.params if p.along_axes and k == protocol.key(layer, p)), None)
         if p is None:
-            self.drop(k, f"is not a setting of the {layer.name} page", "not used")
+            other = k.split(".")[0]
+            whose = f", but of the {other} page" if other in LAYERS and other != layer.name else ""
+            self.drop(k, f"is not a setting of the {layer.name} page{whose}", "not used")
             return
         text, axes = self.raw[k].strip(), p.axis_names(rank)
         parts = {protocol.key(layer, p, a): v.strip() for a, v in zip(axes, text.split(","))}
@@ -362,10 +365,18 @@ def check_url(layer: Layer) -> None:
     page.set("url_checked", True)
 
 
+STREAMLIT_KEYS = ("embed", "embed_options")  # Streamlit's own: how the app is framed
+
+
 def _unknown(layer: Layer, k: str) -> bool:
-    """A key of this layer's name that no part of the page reads (the picked cell's are read by the stage)."""
+    """A key no part of this page reads: not its own (fields, param_keys), nor the picked cell's (the stage's), a
+    model's node's (ui.models), `hide`, `preset` or Streamlit's."""
+    from .models import MODEL, NODE, ONNX, REAL  # ui.models reads the input's widgets, which read these links
+
     cell = (protocol.cell_key(layer, "", old) for old in (False, True))
-    return k.startswith(layer.name + ".") and not any(k.startswith(c) for c in cell)
+    return k not in (HIDE, protocol.PRESET, ONNX, NODE, MODEL, REAL, *STREAMLIT_KEYS) and not any(
+        k.startswith(c) for c in cell
+    )
 
 
 def _modernise(layer: Layer) -> bool:
