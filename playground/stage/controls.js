@@ -63,8 +63,9 @@ export function permutationText(perm, axes) {
 }
 
 export class Controls {
-  // on: { set(changes), release(key, value), example(name), compare(value) }; query(): the stage's configuration.
-  constructor(el, { layer, describe, hide, compare, query, on }) {
+  // on: { set(changes), release(key, value), example(name), compare(value) }; query(): the stage's configuration;
+  // dropped: { key: message } of the link's values the page does not use (their controls marked until moved).
+  constructor(el, { layer, describe, hide, compare, query, on, dropped }) {
     Object.assign(this, { el, layer, describe, hide: new Set(hide || []), query, on });
     this.inputs = {}; this.latest = {}; this.dragging = false; this.marked = new Set();
     const d = describe;
@@ -73,6 +74,7 @@ export class Controls {
     for (const c of d.controls) if (!this.hide.has(c.name)) el.append(this.control(c));
     if (this.hide.has("parameters")) el.hidden = true;
     this.refresh(d.controls);
+    this.markDropped(dropped);
   }
 
   picker(list) { // the spec's examples and the lessons: picking one sets the input too, which the page owns
