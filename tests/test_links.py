@@ -83,7 +83,7 @@ def test_a_depth_given_to_a_4d_input_is_named_beside_the_sizes_out_of_range():
 
 
 def test_a_per_axis_parameter_in_the_clis_spelling_opens_its_axes():
-    at = open_page("convolution", **{"convolution.stride_nd": "2,2", "convolution.pre_padding": "1,0"})
+    at = open_page("convolution", **{"convolution.stride_nd": "2", "convolution.pre_padding": "1,0"})  # 2: both axes
     assert not at.warning, _warnings(at)
     assert "convolution.stride_nd" not in at.query_params  # the page's own spelling replaces it
     assert (at.query_params["convolution.stride_nd.h"], at.query_params["convolution.stride_nd.w"]) == ("2", "2")
@@ -99,7 +99,7 @@ def test_a_per_axis_parameter_in_the_clis_spelling_opens_its_axes():
 @pytest.mark.parametrize(
     "query,rule",
     [
-        ({"convolution.stride_nd": "2,2,2"}, "must be 2 whole numbers, one per axis h, w, for a 4-D input"),
+        ({"convolution.stride_nd": "2,2,2"}, "must be one whole number or 2, one per axis h, w, for a 4-D input"),
         ({"convolution.strides": "2"}, "is not a setting of the convolution page"),
         ({"activation.type": "RELU"}, "is not a setting of the convolution page, but of the activation page"),
         ({"view.instrument": "false"}, "view.instrument: is not a setting of the convolution page"),

@@ -211,11 +211,12 @@ class _Check:
             self.drop(k, f"is not a setting of the {layer.name} page{whose}", "not used")
             return
         text, axes = self.raw[k].strip(), p.axis_names(rank)
-        parts = {protocol.key(layer, p, a): v.strip() for a, v in zip(axes, text.split(","))}
+        values = text.split(",") * (len(axes) if "," not in text else 1)  # one value is every axis's, as the CLI's
+        parts = {protocol.key(layer, p, a): v.strip() for a, v in zip(axes, values)}
         if p.optional and text.lower() in ("", "none"):
             parts = {protocol.key(layer, p, "set"): "false"}
-        elif len(text.split(",")) != len(axes):
-            rule = f"must be {len(axes)} whole numbers, one per axis {', '.join(axes)}, for a {rank}-D input"
+        elif len(values) != len(axes):
+            rule = f"must be one whole number or {len(axes)}, one per axis {', '.join(axes)}, for a {rank}-D input"
             self.drop(k, rule, "not used")
             return
         elif p.optional:
