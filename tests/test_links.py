@@ -80,6 +80,8 @@ def test_a_depth_given_to_a_4d_input_is_named_beside_the_sizes_out_of_range():
     assert 'convolution.input.C: must be between 1 and 4096 (got "4097")' in shown
     assert 'convolution.input.D: this input is 4-D (convolution.input.3d is not true): it has no D (got "9")' in shown
     assert not any(k in at.query_params for k in query)
+    css = "\n".join(e.proto.body for e in at.get("html") if "outline" in e.proto.body)  # the sidebar's marks
+    assert ".st-key-convolution-input-N" in css and ".st-key-convolution-input-C" in css, css
 
 
 def test_a_per_axis_parameter_in_the_clis_spelling_opens_its_axes():
