@@ -153,3 +153,13 @@ def test_every_key_at_its_maximum_together_is_used_or_named(name):
     at = open_page(name, **query)
     _shows(at, query)
     assert at.warning  # at their maxima together, something is beyond a rule
+
+
+def test_a_link_of_many_stray_keys_names_the_first_and_counts_the_rest():
+    query = {f"stray{i}": str(i) for i in range(40)} | {"x" * 300: "1", "convolution.stride_nd.h": "2"}
+    at = open_page("convolution", **query)
+    shown = _warnings(at)
+    assert 'URL parameter stray0: is not a setting of the convolution page (got "0") — not used.' in shown
+    assert "and 22 more: not settings of the convolution page — not used." in shown, shown
+    assert "x" * 40 not in shown  # a long name is cut short
+    assert dict(at.query_params) == {"convolution.stride_nd.h": "2"}  # only what the page uses stays

@@ -5,7 +5,11 @@ axis `LAYER.PARAM.AXIS`, `LAYER.compare`), the input controls (bound to the URL:
 `LAYER.input.NAME`) and presenter mode (`view.presenter`). What the layer refuses (`?convolution.num_groups=2`
 with C = 1, `?prelu.slopes=1,2`, `?convolution.input.H=100000`, `?activation.alpha=1e999`) is checked here, with
 the layer's own rules, before the page is drawn: each such value is removed from the URL (the page then uses its
-default) and the page says "URL parameter NAME: rule — replaced by the default.".
+default) and the page says "URL parameter NAME: rule — replaced by the default." (values that break a budget
+together: one line naming each). A key no part of the page reads (another layer's, a size of a rank the input lacks,
+a value option its pattern does not read) is named too, "— not used.", and removed: the URL, which Copy link and the
+QR code carry, holds only what the page shows. A per-axis parameter's whole spelling (`LAYER.PARAM=2,2`, the CLI's
+and the chain's) becomes its axes' keys.
 For a layer of several inputs the input controls' keys name the input too: `LAYER.input.INPUT.NAME`.
 
 Two query parameters are neither:
@@ -154,6 +158,7 @@ def message(name: str, rule: str, value: str | None = None, outcome: str = "repl
 
 
 BUDGET = "the budget is "  # how budget.over_elements and over_work begin a rule
+NAMED = 16  # stray keys of a link named one by one (the rest counted in one line)
 PROBES = 8  # parameters of a link over a budget tried one by one for their part in it (each probe makes its kernel)
 
 
@@ -172,7 +177,7 @@ class _Check:
 
     def __init__(self, layer: Layer, raw: dict[str, str], others: dict[str, str] | None = None):
         self.layer, self.fields = layer, fields(layer)
-        self.raw = {**(others or {}), **raw}  # key -> URL text: this page's keys, and the others of its layer's name
+        self.raw = {**(others or {}), **raw}  # key -> URL text: this page's keys, and those no part of it reads
         self.url: dict[str, Any] = {}  # input and view key -> parsed value still in force
         self.params: dict[str, str] = {}  # parameter key -> URL text still in force
         self.dropped: dict[str, str] = {}  # key -> message (keys dropped together share one)
@@ -185,8 +190,23 @@ class _Check:
                 self.url[k] = parse(self.fields[k], text)
             except ValueError as exc:
                 self.drop(k, str(exc))
-        for k in others or {}:
-            self._other(k)
+        strays = [k for k in others or {} if not self._other(k)]  # its name too is the link's text: cut short
+        raw_of = self.raw.get
+        for k in strays[:NAMED]:
+            whose = k.split(".")[0]
+            whose = f", but of the {whose} page" if whose in LAYERS and whose != layer.name else ""
+            self.drop(k, "", "not used")
+            self.dropped[k] = message(
+                quoted(k), f"is not a setting of the {layer.name} page{whose}", raw_of(k), "not used"
+            )
+        if len(strays) > NAMED:  # a link of a thousand stray keys: the first named, the rest in one line
+            rest = strays[NAMED:]
+            more = f" and {len(rest) - 3} more" if len(rest) > 3 else ""
+            listed = ", ".join(quoted(k, 24) for k in rest[:3])
+            line = f"URL parameters {listed}{more}: not settings of the {layer.name} page — not used."
+            for k in rest:
+                self.drop(k, "")
+                self.dropped[k] = line
         self._unused_inputs()
 
     def drop(self, k: str, rule: str, outcome: str = "replaced by the default") -> None:
@@ -200,16 +220,13 @@ class _Check:
             self.drop(k, rule)
             self.dropped[k] = text
 
-    def _other(self, k: str) -> None:
-        """A key of this layer's name that is none of the page's: a per-axis parameter's whole spelling becomes its
-        axes' keys; anything else is named, not used."""
+    def _other(self, k: str) -> bool:
+        """A key no part of the page reads: a per-axis parameter's whole spelling becomes its axes' keys (or is
+        named, where it cannot); False for any other (a stray, named by the caller)."""
         layer, rank = self.layer, len(self.shape())
         p = next((p for p in layer.params if p.along_axes and k == protocol.key(layer, p)), None)
         if p is None:
-            other = k.split(".")[0]
-            whose = f", but of the {other} page" if other in LAYERS and other != layer.name else ""
-            self.drop(k, f"is not a setting of the {layer.name} page{whose}", "not used")
-            return
+            return False
         text, axes = self.raw[k].strip(), p.axis_names(rank)
         values = text.split(",") * (len(axes) if "," not in text else 1)  # one value is every axis's, as the CLI's
         parts = {protocol.key(layer, p, a): v.strip() for a, v in zip(axes, values)}
@@ -218,16 +235,17 @@ class _Check:
         elif len(values) != len(axes):
             rule = f"must be one whole number or {len(axes)}, one per axis {', '.join(axes)}, for a {rank}-D input"
             self.drop(k, rule, "not used")
-            return
+            return True
         elif p.optional:
             parts[protocol.key(layer, p, "set")] = "true"
         if any(a in self.raw for a in parts):  # the page's own spelling, given too, is the one read
             self.drop(k, "the link gives its per-axis keys too, which are used", "not used")
-            return
+            return True
         self.dropped[k] = ""  # leaves the URL, its axes' keys written in its place (nothing to say)
         self.params.update(parts)
         self.raw.update(parts)
         self.written.update(parts)
+        return True
 
     def _unused_inputs(self) -> None:
         """An input's size along an axis its rank lacks (D of a 4-D input) and a value option its pattern does not
