@@ -96,6 +96,10 @@ def test_a_per_axis_parameter_in_the_clis_spelling_opens_its_axes():
         "1",
     )
     assert stage_data(at)["answer"]["shapes"] == "Input (1, 1, 6, 9) → Output (1, 1, 3, 4)"
+    at = open_page("convolution", **{"convolution.pre_padding": "none", "convolution.padding_nd": "1,1"})
+    q = stage_data(at)["query"]
+    assert not at.warning and (q["convolution.pre_padding.set"], q["convolution.padding_nd.w"]) == ("false", "1")
+    assert stage_data(at)["answer"]["shapes"] == "Input (1, 1, 6, 9) → Output (1, 1, 6, 9)"
 
 
 @pytest.mark.parametrize(
