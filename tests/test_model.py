@@ -374,13 +374,41 @@ def test_external_data_within_the_size_cap(tmp_path, monkeypatch):
 
 
 def test_folding_respects_the_element_budget(monkeypatch):
+    """A model is read under the whole-model budget: a tensor over it is refused by name, a stage's budget plays no
+    part; all of its tensors together are held to PLAYGROUND_MODEL_MAX_MB."""
     m = _model(
         [helper.make_node("ConstantOfShape", ["big"], ["w"]), helper.make_node("Add", ["x", "w"], ["y"])],
         {"big": np.array([100_000, 3, 4, 5], np.int64)},
     )
-    monkeypatch.setenv("PLAYGROUND_MAX_ELEMENTS", "1000000")
-    with pytest.raises(ValidationError, match="PLAYGROUND_MAX_ELEMENTS"):
+    monkeypatch.setenv("PLAYGROUND_MAX_ELEMENTS", "1000")  # the stage's: not the model's
+    monkeypatch.setenv("PLAYGROUND_MODEL_MAX_ELEMENTS", "1000000")
+    with pytest.raises(
+        ValidationError, match="PLAYGROUND_MODEL_MAX_ELEMENTS. and this tensor 'w' would hold 6,000,000"
+    ):
         reading.load_model(m.SerializeToString())
+    monkeypatch.setenv("PLAYGROUND_MODEL_MAX_ELEMENTS", "10000000")
+    monkeypatch.setenv("PLAYGROUND_MODEL_MAX_MB", "40")  # w and y: 12,000,000 values, 46 MiB
+    with pytest.raises(ValidationError, match="12,000,064 values together .* 40 MiB \\(PLAYGROUND_MODEL_MAX_MB\\)"):
+        reading.load_model(m.SerializeToString())
+    monkeypatch.setenv("PLAYGROUND_MODEL_MAX_MB", "64")
+    assert "w" in {t.name for t in reading.load_model(m.SerializeToString()).graph.initializer}
+
+
+def test_a_node_over_the_stages_budget_is_judged_in_its_model(monkeypatch):
+    """A convolution of 6,912 multiply-adds under a stage budget of 1,000: the model judges it (its own budget), the
+    node's stage refuses it with the stage's rule; under a model budget of 1,000 per node the model lists it with
+    PLAYGROUND_MODEL_MAX_MACS."""
+    w = np.random.default_rng(3).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    m = _model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv", pads=[1, 1, 1, 1])], {"w": w}, (1, 3, 8, 8))
+    monkeypatch.setenv("PLAYGROUND_MAX_MACS", "1000")
+    model = reading.load_model(m.SerializeToString())
+    (v,) = whole.analyze(model, "m.onnx", engine=False)["nodes"]
+    assert v["layer"] == "convolution" and v["agrees"] is True
+    with pytest.raises(ValidationError, match="per configuration \\(PLAYGROUND_MAX_MACS\\)"):
+        opening.open_node(model, "conv")
+    monkeypatch.setenv("PLAYGROUND_MODEL_MAX_MACS", "1000")
+    (v,) = whole.analyze(model, "m.onnx", engine=False)["nodes"]
+    assert v["layer"] is None and "per node (PLAYGROUND_MODEL_MAX_MACS)" in v["reason"]
 
 
 # -- the cells a max over padding leaves undefined -----------------------------------------------------------------
@@ -480,7 +508,7 @@ def test_a_models_references_share_one_work_budget(monkeypatch):
     m = _model(
         [n("Relu", ["x"], ["a"], name="r1"), n("Relu", ["a"], ["b"], name="r2"), n("Relu", ["b"], ["y"], name="r3")], {}
     )
-    monkeypatch.setenv("PLAYGROUND_MAX_MACS", "100")
+    monkeypatch.setenv("PLAYGROUND_MODEL_MAX_MACS", "100")
     monkeypatch.setattr(whole, "MODEL_WORK", 1)
     verdicts = whole.analyze(reading.load_model(m.SerializeToString()), "m.onnx", engine=False)["nodes"]
     assert verdicts[0]["agrees"] is True

@@ -19,13 +19,14 @@ from ..errors import ValidationError
 from . import opening, reading, runtime
 from .opened import SEED, Known
 
-MODEL_WORK = 50  # a whole model's references together: this many times one configuration's work budget
+MODEL_WORK = 50  # a whole model's references together: this many times one node's work budget
 
 
 def work_budget() -> int:
-    """The multiply-adds the references of one model's nodes may take together (one configuration's budget is a
-    participant's largest layer; a model is many)."""
-    return MODEL_WORK * budget.max_macs()
+    """The multiply-adds the references of one model's nodes may take together, under the whole-model budget
+    (`budget.whole_model`: PLAYGROUND_MODEL_MAX_MACS is one node's; a model is many)."""
+    with budget.whole_model():
+        return MODEL_WORK * budget.max_macs()
 
 
 def inputs_of(model) -> list[tuple[str, tuple]]:
@@ -181,7 +182,7 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
             return entry | {
                 "agrees": None,
                 "why": f"the model's work budget of {work_budget():,} multiply-adds "
-                f"({MODEL_WORK} × PLAYGROUND_MAX_MACS) is spent by the nodes before",
+                f"({MODEL_WORK} × PLAYGROUND_MODEL_MAX_MACS) is spent by the nodes before",
             }
     xl = real_feed(opened, values)
     try:
@@ -224,8 +225,13 @@ def analyze(
 ) -> dict:
     """The `model` command's answer: every node's verdict, the model's output, and TensorRT's parser's engine.
     `outputs`: a dict that takes the model's output arrays by name (the answer summarizes them); `progress(step)`
-    is told each step as it starts (the model page names it while the person waits)."""
-    progress = progress or (lambda step: None)
+    is told each step as it starts (the model page names it while the person waits). Under the whole-model budget
+    (`budget.whole_model`): each node is held to one node's, not to a stage's."""
+    with budget.whole_model():
+        return _analyze(model, model_name, given, engine, outputs, progress or (lambda step: None))
+
+
+def _analyze(model, model_name, given, engine, outputs, progress) -> dict:
     start = time.perf_counter()
     inputs, notes = feeds(model, given)
     progress("ONNX Runtime runs the model, every tensor marked as an output")
