@@ -527,7 +527,7 @@ def cmd_model(args) -> int:
             np.save(f, np.asarray(next(iter(outputs.values()))), allow_pickle=False)
     if args.json:
         print(json.dumps(_finite(answer), allow_nan=False, default=str))
-        return 0
+        return _refused(answer)
     nodes = answer["nodes"]
     width = max(len(n["name"]) for n in nodes)
     for n in nodes:
@@ -564,12 +564,23 @@ def cmd_model(args) -> int:
             )
     c = answer["counts"]
     print(
-        f"{c['nodes']} nodes, {c['opened']} opened as layers, {c['agreeing']} agreeing with ONNX Runtime"
+        f"{c['nodes']} nodes"
+        + (f" ({c['folded']} constant nodes folded)" if c.get("folded") else "")
+        + f", {c['opened']} opened as layers, {c['agreeing']} agreeing with ONNX Runtime"
         + (f", {c['engine_layers']} engine layers" if "engine_layers" in c else "")
         + f"; {answer['seconds']} s"
     )
     for m in answer["notes"]:
         print("note:", m)
+    return _refused(answer)
+
+
+def _refused(answer: dict) -> int:
+    """2 where the model is refused (an opset ONNX Runtime has no kernel for, which no conversion mends), said on
+    stderr after its nodes are listed; else 0."""
+    if answer.get("refused"):
+        print(f"error: {answer['refused']}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -532,3 +532,67 @@ def test_the_badge_counts_the_masked_cells_and_names_the_rule():
     assert (
         f"{cells} cell(s) not compared" in badge["title"] and "pooling:" in badge["title"] and "-inf" in badge["title"]
     )
+
+
+# -- opsets ONNX Runtime has no kernels for, and what folding took out -------------------------------------------
+BACKEND = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+
+
+def _old_opset(op: str, opset: int, **attrs):
+    """One node at an opset ONNX Runtime's CPU kernels start after (they start at 7): AveragePool-1, Mul-6."""
+    inputs = ["x", "y"] if op == "Mul" else ["x"]
+    graph = helper.make_graph(
+        [helper.make_node(op, inputs, ["z"], name=op.lower(), **attrs)],
+        "g",
+        [helper.make_tensor_value_info(i, TensorProto.FLOAT, [1, 2, 5, 5]) for i in inputs],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 2, 4, 4] if op == "AveragePool" else [1, 2, 5, 5])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=3)
+
+
+@pytest.mark.parametrize(
+    "make,op",
+    [
+        (lambda: _old_opset("AveragePool", 1, kernel_shape=[2, 2]), "AveragePool-1"),
+        (lambda: _old_opset("Mul", 6), "Mul-6"),
+    ],
+)
+def test_an_opset_onnxruntime_has_no_kernel_for_is_converted_and_said(make, op):
+    model = reading.load_model(make().SerializeToString(), "old.onnx")
+    answer = whole.analyze(model, "old.onnx", engine=False)
+    said = f"no kernel for {op}: it runs the model converted to opset 7 by onnx.version_converter"
+    assert any(said in n for n in answer["notes"]), answer["notes"]
+    assert "onnxruntime_error" not in answer and answer["counts"]["agreeing"] == 1
+    assert reading.opset_of(model) == int(op.split("-")[1])  # the nodes are read at the model's own opset
+
+
+def test_onnxs_own_opset_6_model_is_converted_by_the_cli(tmp_path):
+    """pytorch-operator/test_operator_basic: Add-6, Mul-6, Tanh, Sigmoid, Neg; ONNX Runtime refused it (exit 1
+    before)."""
+    path = os.path.join(BACKEND, "pytorch-operator", "test_operator_basic", "model.onnx")
+    ran = _cli("model", path, "--no-engine")
+    assert ran.returncode == 0, ran.stderr
+    assert "5 nodes, 5 opened as layers, 5 agreeing" in ran.stdout
+    assert "no kernel for Add-6: it runs the model converted to opset 7" in ran.stdout
+
+
+def test_a_model_no_conversion_mends_is_refused_with_exit_2(tmp_path):
+    """A Dropout-6 that trains (is_test 0): ONNX Runtime has no Dropout-6 kernel and the converter refuses is_test 0;
+    the node is listed with its own reason, the model refused naming the op and the converter's rule."""
+    from onnx_cases import node_model
+
+    path = tmp_path / "old.onnx"
+    path.write_bytes(node_model("Dropout", (1, 2, 3), opset=6, is_test=0).SerializeToString())
+    ran = _cli("model", str(path), "--no-engine")
+    assert ran.returncode == 2, ran.stderr
+    assert "is_test: must be 1 before opset 7" in ran.stdout
+    assert "the model is opset 6 and ONNX Runtime has no kernel for Dropout-6" in ran.stderr
+    assert "Attribute is_test must not have value 0" in ran.stderr
+
+
+def test_counts_name_the_nodes_folding_took_out():
+    """light_squeezenet: 105 nodes in the file, its 39 ConstantOfShape weights folded, 66 listed."""
+    path = os.path.join(LIGHT, "light_squeezenet.onnx")
+    assert len(onnx.load(path).graph.node) == 105
+    ran = _cli("model", path, "--no-engine")
+    assert "66 nodes (39 constant nodes folded), 66 opened as layers, 66 agreeing" in ran.stdout, ran.stdout[-500:]

@@ -80,7 +80,20 @@ def _load_model(data: bytes, name: str, folder: str | None):
         onnx.checker.check_model(model)
     except Exception as exc:  # noqa: BLE001 - the checker's ValidationError: its message says what
         raise _fail(f"{name} fails onnx.checker: {str(exc).splitlines()[0][:300]}") from None
-    return fold(model)
+    before = len(model.graph.node)
+    out = fold(model)
+    meta = {p.key: p.value for p in out.metadata_props}
+    onnx.helper.set_model_props(out, meta | {FOLDED: str(before - len(out.graph.node))})
+    return out
+
+
+FOLDED = "playground.folded"  # kept with the loaded model (its metadata): the nodes constant folding took out
+
+
+def folded_count(model) -> int:
+    """The nodes constant folding took out of the model on loading (they computed its weights)."""
+    value = next((p.value for p in model.metadata_props if p.key == FOLDED), "0")
+    return int(value) if value.isdigit() else 0
 
 
 def _read_external(tensors, folder: str, model_bytes: int, name: str) -> None:

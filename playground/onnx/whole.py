@@ -16,7 +16,7 @@ import numpy as np
 from .. import budget
 from .. import precision as P
 from ..errors import ValidationError
-from . import opening, reading, runtime
+from . import opening, reading, runtime, upgrade
 from .opened import SEED, Known
 
 MODEL_WORK = 50  # a whole model's references together: this many times one node's work budget
@@ -111,9 +111,10 @@ def mark_all(model):
     return out
 
 
-def run_all(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Every tensor of one ONNX Runtime run of the model, by name (its inputs included)."""
-    s = runtime.session(mark_all(model).SerializeToString())
+def run_all(model, inputs: dict[str, np.ndarray], notes: list | None = None) -> dict[str, np.ndarray]:
+    """Every tensor of one ONNX Runtime run of the model, by name (its inputs included); of an opset ONNX Runtime
+    has no kernel for, its conversion's (`for_runtime`, its note added to `notes`)."""
+    s = runtime.session(mark_all(for_runtime(model, notes)).SerializeToString())
     names = [o.name for o in s.get_outputs()]
     return dict(inputs) | dict(zip(names, s.run(names, inputs)))
 
@@ -128,9 +129,18 @@ def real_input(model, tensor: str) -> np.ndarray:
     return np.asarray(values[tensor], np.float32)
 
 
-def run_model(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The model's own outputs from ONNX Runtime, by name."""
-    s = runtime.session(model.SerializeToString())
+def for_runtime(model, notes: list | None = None):
+    """The model ONNX Runtime runs: the model, or its conversion to an opset it has kernels for (the nodes are still
+    read at the model's own opset, as TensorRT's parser reads them); ValidationError where none converts."""
+    converted, note = upgrade.for_runtime(model, "the model")
+    if note and notes is not None:
+        notes.append(note)
+    return converted
+
+
+def run_model(model, inputs: dict[str, np.ndarray], notes: list | None = None) -> dict[str, np.ndarray]:
+    """The model's own outputs from ONNX Runtime, by name (`for_runtime`)."""
+    s = runtime.session(for_runtime(model, notes).SerializeToString())
     names = [o.name for o in s.get_outputs()]
     return dict(zip(names, s.run(names, inputs)))
 
@@ -235,9 +245,11 @@ def _analyze(model, model_name, given, engine, outputs, progress) -> dict:
     start = time.perf_counter()
     inputs, notes = feeds(model, given)
     progress("ONNX Runtime runs the model, every tensor marked as an output")
-    values, error = None, None
+    values, error, refused = None, None, None
     try:
-        values = run_all(model, inputs)
+        values = run_all(model, inputs, notes)
+    except ValidationError as exc:  # no opset ONNX Runtime runs: its nodes listed, the model refused (exit 2)
+        error, refused = exc.rule, str(exc)
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words, and the nodes still listed
         error = runtime.ort_words(exc)
     known, spent = Known(model), [0]
@@ -254,9 +266,12 @@ def _analyze(model, model_name, given, engine, outputs, progress) -> dict:
         out["output_source"] = "onnxruntime: the whole model"
     else:
         out["onnxruntime_error"] = error
+    if refused:
+        out["refused"] = refused
     opened = [n for n in nodes if n["layer"]]
     out["counts"] = {
         "nodes": len(nodes),
+        "folded": reading.folded_count(model),  # the nodes constant folding took out on loading (weights)
         "opened": len(opened),
         "agreeing": sum(1 for n in opened if n.get("agrees") is True),
         "disagreeing": sum(1 for n in opened if n.get("agrees") is False),
