@@ -518,6 +518,8 @@ def cmd_model(args) -> int:
         given[name] = read_npy(path, "model", f"--input {name}")
     if args.output:
         output_path(args.output, "--output", ".npy")
+    if args.node_data:
+        output_path(args.node_data, "--node-data", ".json")
     outputs = {}
     answer = whole.analyze(
         open_model(args.model), os.path.basename(args.model), given, engine=not args.no_engine, outputs=outputs
@@ -525,6 +527,11 @@ def cmd_model(args) -> int:
     if args.output and outputs:
         with written(args.output, "wb") as f:  # the model's first output, as ONNX Runtime computed it
             np.save(f, np.asarray(next(iter(outputs.values()))), allow_pickle=False)
+    if args.node_data:
+        from .onnx.node_data import node_data
+
+        with written(args.node_data, "w") as f:
+            json.dump(node_data(answer), f, allow_nan=False)
     if args.json:
         print(json.dumps(_finite(answer), allow_nan=False, default=str))
         return _refused(answer)
@@ -790,6 +797,11 @@ def parser() -> argparse.ArgumentParser:
     )
     model.add_argument("--output", help="write the model's first output here (.npy), as ONNX Runtime computed it")
     model.add_argument("--no-engine", action="store_true", help="skip TensorRT's parser build")
+    model.add_argument(
+        "--node-data",
+        metavar="FILE.json",
+        help="write each node's max |diff| as Model Explorer's node data (its node data provider's JSON)",
+    )
     model.add_argument("--json", action="store_true", help="print one JSON object")
     model.set_defaults(func=cmd_model)
 

@@ -596,3 +596,67 @@ def test_counts_name_the_nodes_folding_took_out():
     assert len(onnx.load(path).graph.node) == 105
     ran = _cli("model", path, "--no-engine")
     assert "66 nodes (39 constant nodes folded), 66 opened as layers, 66 agreeing" in ran.stdout, ran.stdout[-500:]
+
+
+# -- Model Explorer's node data ---------------------------------------------------------------------------------
+# The JSON Model Explorer's node data provider reads, as its node_data_builder.py declares it (ModelNodeData: graph
+# id → GraphNodeData; its `results`: node id → NodeDataResult, a numeric `value` and optional CSS colours).
+NODE_DATA_SCHEMA = {
+    "type": "object",
+    "minProperties": 1,
+    "additionalProperties": {
+        "type": "object",
+        "required": ["results"],
+        "properties": {
+            "results": {
+                "type": "object",
+                "additionalProperties": {
+                    "type": "object",
+                    "required": ["value"],
+                    "properties": {
+                        "value": {"type": "number"},
+                        "bgColor": {"type": "string"},
+                        "textColor": {"type": "string"},
+                    },
+                    "additionalProperties": False,
+                },
+            },
+            "thresholds": {"type": "array"},
+            "gradient": {"type": "array"},
+        },
+        "additionalProperties": False,
+    },
+}
+
+
+def test_node_data_for_model_explorer_holds_each_nodes_max_diff(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    x = _x()
+    path, xin = _files(tmp_path, gelu_tanh, x)
+    out = tmp_path / "nodes.json"
+    ran = _cli("model", path, "--input", f"x={xin}", "--no-engine", "--json", "--node-data", str(out))
+    assert ran.returncode == 0, ran.stderr
+    data = json.loads(out.read_text())
+    jsonschema.validate(data, NODE_DATA_SCHEMA)
+    answer = json.loads(ran.stdout)
+    (graph,) = data
+    assert graph == gelu_tanh().graph.name
+    compared = {n["name"]: n["max_abs_diff"] for n in answer["nodes"] if n["layer"] and n["agrees"] is not None}
+    assert compared and {k: v["value"] for k, v in data[graph]["results"].items()} == compared
+    assert {v["bgColor"] for v in data[graph]["results"].values()} == {"#c8e6c9"}  # all agree: green
+    bad = _cli("model", path, "--no-engine", "--node-data", str(tmp_path / "nodes.txt"))
+    assert bad.returncode == 2 and "--node-data" in bad.stderr and ".json" in bad.stderr
+
+
+def test_node_data_colours_a_difference_red(monkeypatch):
+    from playground import precision as P
+    from playground.onnx.node_data import node_data
+
+    real = P.emulate
+    monkeypatch.setattr(P, "emulate", lambda layer, x, p: real(layer, x, p) * 1.001)
+    answer = whole.analyze(reading.load_model(neg_softmax().SerializeToString()), "m.onnx", engine=False)
+    data = node_data(answer)
+    pytest.importorskip("jsonschema").validate(data, NODE_DATA_SCHEMA)
+    results = data["g"]["results"]
+    assert set(results) == {"/Neg", "/Softmax"} and {r["bgColor"] for r in results.values()} == {"#ffcdd2"}
+    assert all(r["value"] > 0 for r in results.values())

@@ -258,7 +258,13 @@ def _analyze(model, model_name, given, engine, outputs, progress) -> dict:
         node_verdict(known, node, reading.node_name(node, i), model_name, values, spent)
         for i, node in enumerate(reading.graph_nodes(model))
     ]
-    out = {"model": model_name, "inputs": {k: list(v.shape) for k, v in inputs.items()}, "notes": notes, "nodes": nodes}
+    out = {
+        "model": model_name,
+        "graph": model.graph.name,
+        "inputs": {k: list(v.shape) for k, v in inputs.items()},
+        "notes": notes,
+        "nodes": nodes,
+    }
     if values is not None:
         out["output"] = {o.name: _summary(values[o.name]) for o in model.graph.output if o.name in values}
         if outputs is not None:
