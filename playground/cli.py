@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -506,8 +507,9 @@ def cmd_onnx(args) -> int:
 
 
 def cmd_model(args) -> int:
-    """Every node of the model on its real input against ONNX Runtime, its output, and the parser's engine."""
-    from .onnx import whole
+    """Every node of the model on its real input against ONNX Runtime, its output, and the parser's engine; kept
+    per model digest in the engine cache's store (onnx.kept), so a second open reads the answer."""
+    from .onnx import kept, reading
     from .onnx.map import opens_as
 
     given = {}
@@ -520,10 +522,18 @@ def cmd_model(args) -> int:
         output_path(args.output, "--output", ".npy")
     if args.node_data:
         output_path(args.node_data, "--node-data", ".json")
-    outputs = {}
-    answer = whole.analyze(
-        open_model(args.model), os.path.basename(args.model), given, engine=not args.no_engine, outputs=outputs
-    )
+    outputs, data, name = {}, read_model(args.model), os.path.basename(args.model)
+    folder = os.path.dirname(os.path.abspath(args.model))
+    load = lambda: reading.load_model(data, name, folder)  # noqa: E731 - only where the answer is not kept
+    wanted = outputs if args.output else None
+    if b"location" in data:  # external data may be named (its key): those bytes are not the model's digest
+        from .onnx import whole
+
+        answer = whole.analyze(load(), name, given, engine=not args.no_engine, outputs=outputs)
+        answer["notes"].append("Not kept in the cache: the model may read external data, which its digest omits.")
+    else:
+        digest = hashlib.sha256(data).hexdigest()
+        answer = kept.analysis(digest, name, load, given, engine=not args.no_engine, outputs=wanted)
     if args.output and outputs:
         with written(args.output, "wb") as f:  # the model's first output, as ONNX Runtime computed it
             np.save(f, np.asarray(next(iter(outputs.values()))), allow_pickle=False)
@@ -576,7 +586,14 @@ def cmd_model(args) -> int:
         + f", {c['opened']} opened as layers, {c['agreeing']} agreeing with ONNX Runtime"
         + (f", {c['engine_layers']} engine layers" if "engine_layers" in c else "")
         + f"; {answer['seconds']} s"
+        + (
+            f" (kept in the cache: its first analysis took {answer['cache']['first_seconds']} s)"
+            if answer.get("cache", {}).get("status") == "cached"
+            else ""
+        )
     )
+    for m in answer.get("cache", {}).get("notes", []):
+        print("note:", m)
     for m in answer["notes"]:
         print("note:", m)
     return _refused(answer)

@@ -660,3 +660,67 @@ def test_node_data_colours_a_difference_red(monkeypatch):
     results = data["g"]["results"]
     assert set(results) == {"/Neg", "/Softmax"} and {r["bgColor"] for r in results.values()} == {"#ffcdd2"}
     assert all(r["value"] > 0 for r in results.values())
+
+
+# -- kept per model digest ------------------------------------------------------------------------------------------
+def _kept(tmp_path, monkeypatch):
+    from playground.onnx import kept
+
+    monkeypatch.setenv("PLAYGROUND_ENGINE_CACHE", str(tmp_path / "cache"))
+    data = gelu_tanh().SerializeToString()
+    return kept, data, __import__("hashlib").sha256(data).hexdigest()
+
+
+def test_a_second_open_reads_the_kept_answer_and_loads_nothing(tmp_path, monkeypatch):
+    kept, data, digest = _kept(tmp_path, monkeypatch)
+    first = kept.analysis(digest, "a.onnx", lambda: reading.load_model(data), engine=False)
+    assert first["cache"]["status"] == "analysed" and first["cache"]["tensors_kept"] is True
+
+    def never():
+        raise AssertionError("a kept answer loads no model")
+
+    outputs = {}
+    second = kept.analysis(digest, "b.onnx", never, engine=False, outputs=outputs)
+    assert second["cache"]["status"] == "cached" and second["model"] == "b.onnx"
+    assert second["nodes"] == first["nodes"] and second["counts"] == first["counts"]
+    assert second["cache"]["first_seconds"] == first["seconds"]
+    (y,) = outputs.values()  # the model's output, from the kept tensors of its run
+    np.testing.assert_allclose(y, EXPECTED["gelu_tanh"][1](whole.feeds(gelu_tanh())[0]["x"]), rtol=1e-5, atol=1e-6)
+    # another input, another answer; the node's real input is read from the kept run
+    other = kept.analysis(digest, "a.onnx", lambda: reading.load_model(data), {"x": _x()}, engine=False)
+    assert other["cache"]["status"] == "analysed"
+    model = reading.load_model(data)
+    want = whole.run_all(model, whole.feeds(model)[0])["c"]
+    monkeypatch.setattr(whole, "run_all", lambda *a, **k: pytest.fail("the kept run is read, not run again"))
+    np.testing.assert_array_equal(whole.real_input(model, "c", digest), want)
+
+
+@pytest.mark.parametrize("suffix", [".answer", ".tensors"])
+@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage"])
+def test_a_damaged_cache_file_is_refused_and_made_again(tmp_path, monkeypatch, suffix, damage):
+    kept, data, digest = _kept(tmp_path, monkeypatch)
+    first = kept.analysis(digest, "a.onnx", lambda: reading.load_model(data), engine=False)
+    (f,) = (tmp_path / "cache" / "models").glob(f"*{suffix}")
+    raw = bytearray(f.read_bytes())
+    if damage == "flip":
+        raw[-3] ^= 0xFF  # in the last part's bytes: its SHA-256 no longer matches
+    f.write_bytes(bytes(raw[: len(raw) // 2]) if damage == "truncate" else b"\x00" * 64 if damage == "garbage" else raw)
+    if suffix == ".tensors":
+        names = ["x"] + [o for n in gelu_tanh().graph.node for o in n.output]
+        assert any(kept.tensor(digest, n) is None for n in names) and not f.exists()  # refused, deleted: never trusted
+        return
+    again = kept.analysis(digest, "a.onnx", lambda: reading.load_model(data), engine=False)
+    assert again["cache"]["status"] == "analysed" and again["nodes"] == first["nodes"]
+    assert any("unreadable" in n and "redone" in n for n in again["cache"]["notes"]), again["cache"]
+    assert kept.analysis(digest, "a.onnx", None, engine=False)["cache"]["status"] == "cached"  # kept anew
+
+
+def test_the_cli_says_a_second_open_came_from_the_cache(tmp_path):
+    path = tmp_path / "m.onnx"
+    onnx.save(gelu_tanh(), path)
+    env = {"PLAYGROUND_ENGINE_CACHE": str(tmp_path / "cache")}
+    first, second = (_cli("model", str(path), "--no-engine", env=env) for _ in range(2))
+    assert first.returncode == second.returncode == 0, first.stderr + second.stderr
+    assert "kept in the cache" not in first.stdout and "(kept in the cache: its first analysis took" in second.stdout
+    lines = lambda out: [line for line in out.splitlines() if line.startswith("/")]  # noqa: E731 - the node lines
+    assert lines(first.stdout) == lines(second.stdout) and lines(first.stdout)

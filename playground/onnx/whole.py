@@ -119,11 +119,20 @@ def run_all(model, inputs: dict[str, np.ndarray], notes: list | None = None) -> 
     return dict(inputs) | dict(zip(names, s.run(names, inputs)))
 
 
-def real_input(model, tensor: str) -> np.ndarray:
+def real_input(model, tensor: str, digest: str | None = None) -> np.ndarray:
     """The tensor `tensor` (a node's `Opened.data`: what its layer's first input reads) when the model runs on its
-    seeded inputs (`feeds`): what the model page's link opens the node's stage with."""
-    inputs, _ = feeds(model)
-    values = run_all(model, inputs)
+    seeded inputs (`feeds`): what the model page's link opens the node's stage with. `digest`: the model's, whose
+    run the cache keeps (`kept`): read from there, or run once and kept for the model's other nodes."""
+    from . import kept
+
+    found = kept.tensor(digest, tensor) if digest else None
+    if found is not None:
+        return np.asarray(found, np.float32)
+    if digest:
+        values = kept.run_tensors(digest, model)
+    else:
+        inputs, _ = feeds(model)
+        values = run_all(model, inputs)
     if tensor not in values:
         raise ValidationError("model", "node", f"the model has no tensor {tensor!r}")
     return np.asarray(values[tensor], np.float32)
@@ -232,16 +241,18 @@ def analyze(
     engine: bool = True,
     outputs: dict | None = None,
     progress=None,
+    tensors: dict | None = None,
 ) -> dict:
     """The `model` command's answer: every node's verdict, the model's output, and TensorRT's parser's engine.
-    `outputs`: a dict that takes the model's output arrays by name (the answer summarizes them); `progress(step)`
-    is told each step as it starts (the model page names it while the person waits). Under the whole-model budget
-    (`budget.whole_model`): each node is held to one node's, not to a stage's."""
+    `outputs`: a dict that takes the model's output arrays by name (the answer summarizes them); `tensors`: one that
+    takes every tensor of ONNX Runtime's run (the cache keeps them); `progress(step, done)` is told each step as it
+    starts, and while the nodes are judged the fraction done (the model page shows it while the person waits).
+    Under the whole-model budget (`budget.whole_model`): each node is held to one node's, not to a stage's."""
     with budget.whole_model():
-        return _analyze(model, model_name, given, engine, outputs, progress or (lambda step: None))
+        return _analyze(model, model_name, given, engine, outputs, progress or (lambda step, done=None: None), tensors)
 
 
-def _analyze(model, model_name, given, engine, outputs, progress) -> dict:
+def _analyze(model, model_name, given, engine, outputs, progress, tensors) -> dict:
     start = time.perf_counter()
     inputs, notes = feeds(model, given)
     progress("ONNX Runtime runs the model, every tensor marked as an output")
@@ -252,12 +263,14 @@ def _analyze(model, model_name, given, engine, outputs, progress) -> dict:
         error, refused = exc.rule, str(exc)
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words, and the nodes still listed
         error = runtime.ort_words(exc)
-    known, spent = Known(model), [0]
-    progress("Each node's layer reference on its real input, against ONNX Runtime")
-    nodes = [
-        node_verdict(known, node, reading.node_name(node, i), model_name, values, spent)
-        for i, node in enumerate(reading.graph_nodes(model))
-    ]
+    if tensors is not None and values is not None:
+        tensors.update(values)
+    known, spent, nodes = Known(model), [0], []
+    step = "Each node's layer reference on its real input, against ONNX Runtime"
+    every = reading.graph_nodes(model)
+    for i, node in enumerate(every):
+        progress(step, i / len(every))
+        nodes.append(node_verdict(known, node, reading.node_name(node, i), model_name, values, spent))
     out = {
         "model": model_name,
         "graph": model.graph.name,
