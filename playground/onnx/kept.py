@@ -110,7 +110,7 @@ def analysis(
     from . import whole
 
     tensors: dict = {}
-    answer = whole.analyze(load(), name, given, engine, outputs, progress, tensors)
+    answer = whole.analyze(load(), name, given, engine=engine, outputs=outputs, progress=progress, tensors=tensors)
     kept = keep_tensors(store, run_key(digest, given), tensors)
     del tensors
     answer["seconds"] = round(time.perf_counter() - start, 3)  # loading and folding too: the whole first open

@@ -286,14 +286,15 @@ MAX_HEADER_BYTES = 16 << 20  # a record's index (a tensor's name, offset, type, 
 
 
 class Records:
-    """Checked records in the engine cache's store (its `models/` directory), capped by `PLAYGROUND_MODEL_CACHE_MB`
+    """Checked records in the engine cache's store (its `models/` directory, or `PLAYGROUND_MODEL_CACHE`), capped by
+    `PLAYGROUND_MODEL_CACHE_MB`
     (default 1024), least recently used first out. A record is a header (a JSON object) and a payload of parts,
     each part's offset, length and SHA-256 in the header: a part is read alone (one tensor of a model's run) and
     checked on reading, so a truncated or corrupted file is refused, deleted and made again, never trusted. Written
     atomically; a directory that cannot be written keeps nothing (the work is done again)."""
 
     def __init__(self, path: str | os.PathLike | None = None, cap_bytes: int | None = None):
-        self.path = Path(path) if path else cache_dir() / RECORDS
+        self.path = Path(path or os.environ.get("PLAYGROUND_MODEL_CACHE") or cache_dir() / RECORDS)
         self.cap_bytes = (
             cap_bytes
             if cap_bytes is not None

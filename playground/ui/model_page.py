@@ -20,7 +20,7 @@ from ..errors import ValidationError
 from ..layers import LAYERS
 from ..memo import Memo
 from ..numbers import compact
-from ..onnx import reading, whole
+from ..onnx import kept, reading, whole
 from ..onnx.map import opens_as
 from ..stage.protocol import ENGINE_STATUS
 from .messages import guarded, inert
@@ -179,20 +179,34 @@ def _model_page() -> None:
 
 
 def _analysis(digest: str, name: str) -> dict:
-    """The model's analysis on its seeded input, made once per model digest (a revisit answers at once); while it
-    is made, a status names the step under way."""
+    """The model's analysis on its seeded input, made once per model digest and kept in the engine cache's store
+    (onnx.kept: a revisit, or anyone in the room opening the same model, reads it); while it is made, a status names
+    the step under way and a bar the share of nodes judged."""
     key = (digest, "seeded", name)
     answer = _answers.get(key)
     if answer is not None:
         return answer
     with st.status("Opening the model", expanded=False) as status:
+        bar, shown = st.progress(0.0), [None, -1]
 
-        def step(text: str) -> None:
-            status.update(label=text + " …")
-            st.text(text)
+        def step(text: str, done: float | None = None) -> None:
+            if text != shown[0]:
+                shown[0] = text
+                status.update(label=text + " …")
+                st.text(text)
+            if done is not None and int(done * 100) != shown[1]:  # a message per percent, not per node
+                shown[1] = int(done * 100)
+                bar.progress(min(done, 1.0), text=f"{shown[1]} % of the nodes judged")
 
-        answer = whole.analyze(reading.remembered(digest), name, progress=step)
-        status.update(label=f"Analysed in {answer['seconds']} s", state="complete")
+        answer = kept.analysis(digest, name, lambda: reading.remembered(digest), progress=step)
+        bar.progress(1.0)
+        cache = answer.get("cache", {})
+        status.update(
+            label=f"Read from the cache in {answer['seconds']} s (its first analysis took {cache['first_seconds']} s)"
+            if cache.get("status") == "cached"
+            else f"Analysed in {answer['seconds']} s",
+            state="complete",
+        )
     _answers.put(key, answer)
     return answer
 
