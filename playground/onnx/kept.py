@@ -73,14 +73,26 @@ def run_key(digest: str, given=None) -> str:
     return _key("run", model=digest, inputs=inputs_digest(given))
 
 
-def answer_key(digest: str, given=None, engine: bool = True) -> str:
-    built = None
-    if engine:
-        from ..trt import engine as eng
-        from ..trt.backend import detect
+def builder_fingerprint() -> list:
+    """What the parser's build depends on, found without importing TensorRT or asking the GPU (a second open would
+    spend longer on that than on reading its answer): the backend asked for, each TensorRT module installed (its
+    file and when it was written) and the builder settings."""
+    import importlib.util
+    import os
 
-        backend = detect()
-        built = [backend.name, backend.version, backend.can_build, vars(eng.BuildSettings.from_env())]
+    from ..trt import engine as eng
+    from ..trt.backend import MODULES
+
+    found = []
+    for name in MODULES:
+        spec = importlib.util.find_spec(name)
+        origin = spec.origin if spec and spec.origin else None
+        found.append([name, origin, os.stat(origin).st_mtime_ns if origin and os.path.exists(origin) else None])
+    return [os.environ.get("PLAYGROUND_BACKEND"), found, vars(eng.BuildSettings.from_env())]
+
+
+def answer_key(digest: str, given=None, engine: bool = True) -> str:
+    built = builder_fingerprint() if engine else None
     return _key("answer", model=digest, inputs=inputs_digest(given), engine=built)
 
 
