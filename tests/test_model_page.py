@@ -243,3 +243,35 @@ def test_identity_and_dropout_open_on_the_model_page():
         "drop": "Dropout → identity (shuffle)",
         "relu": "Relu → activation",
     }
+
+
+def test_the_analysis_runs_in_the_background_once_for_every_page_waiting(monkeypatch):
+    """Two pages opening one model while it is analysed join one analysis in its own thread: the model is analysed
+    once, each gets its answer; a failure reaches the page that waits and the next open starts afresh."""
+    import threading
+
+    from playground.ui import model_page
+
+    real, calls, gate = whole.analyze, [], threading.Event()
+
+    def held(*args, **kwargs):
+        calls.append(threading.current_thread().name)
+        gate.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(whole, "analyze", held)
+    digest, _ = reading.remember(_relus_bytes(2), "bg.onnx")
+    first, second = model_page._job(digest, "bg.onnx"), model_page._job(digest, "bg.onnx")
+    assert first is second and not first.finished.is_set()
+    gate.set()
+    assert first.finished.wait(60) and first.error is None
+    assert first.answer["counts"]["nodes"] == 2 and calls == [f"model-analysis-{digest[:12]}"]
+
+    def broken(*args, **kwargs):
+        raise ValueError("no")
+
+    monkeypatch.setattr(whole, "analyze", broken)
+    monkeypatch.setenv("PLAYGROUND_MODEL_CACHE", str(__import__("tempfile").mkdtemp()))  # nothing kept to read
+    failed = model_page._job(digest, "bg.onnx")
+    assert failed is not first and failed.finished.wait(60) and isinstance(failed.error, ValueError)
+    assert model_page._job(digest, "bg.onnx") is not failed  # a failed analysis is not kept: the next open retries
