@@ -221,15 +221,9 @@ def build(trt, network, x, p):
 
 
 def onnx_read(node: Node) -> dict:
-    """MaxPool / AveragePool (and their Global forms): kernel_shape, strides, pads or auto_pad, ceil_mode,
-    count_include_pad. TensorRT's pooling has no dilation and no indices output."""
-    if node.op.startswith("Global"):
-        return {
-            "type": "MAX" if node.op == "GlobalMaxPool" else "AVERAGE",
-            WINDOW: node.shape[2:],
-            "stride_nd": 1,
-            "padding_nd": 0,
-        }
+    """MaxPool / AveragePool: kernel_shape, strides, pads or auto_pad, ceil_mode, count_include_pad. TensorRT's
+    pooling has no dilation and no indices output. (Their Global forms open as reduce, as TensorRT's parser builds
+    them.)"""
     if any(d != 1 for d in node.attr("dilations") or ()):
         raise node.fail("dilations", "must be 1: TensorRT's pooling layer has no dilation", node.attr("dilations"))
     if node.op == "MaxPool" and node.attr("_outputs", 1) > 1:
@@ -447,5 +441,5 @@ LAYER = Layer(
     cell=cell,
     explain=explain,
     undefined=undefined,
-    onnx=OnnxMap(("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"), onnx_read, onnx_write, onnx_differs),
+    onnx=OnnxMap(("MaxPool", "AveragePool"), onnx_read, onnx_write, onnx_differs),
 )

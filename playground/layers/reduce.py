@@ -18,6 +18,9 @@ from ..params import Param
 OPERATIONS = ("SUM", "PROD", "MAX", "MIN", "AVG")
 NUMPY = {"SUM": np.sum, "PROD": np.prod, "MAX": np.max, "MIN": np.min, "AVG": np.mean}
 ONNX_OPS = {"SUM": "ReduceSum", "PROD": "ReduceProd", "MAX": "ReduceMax", "MIN": "ReduceMin", "AVG": "ReduceMean"}
+# TensorRT's ONNX parser builds these as a reduce over every spatial axis, kept as 1s (its globalPoolingHelper), so
+# they open at any spatial size (a pooling window is at most 15 wide)
+GLOBAL_POOLS = {"GlobalAveragePool": "AVG", "GlobalMaxPool": "MAX"}
 
 
 def axes_of(p: dict, rank: int) -> tuple[int, ...]:
@@ -117,9 +120,12 @@ def onnx_identity(node: Node) -> str | None:
 
 def onnx_read(node: Node) -> dict:
     """ReduceSum, ReduceProd, ReduceMax, ReduceMin, ReduceMean: `axes` (none: every axis) → the bitmask, `keepdims`
-    (noop_with_empty_axes with none: `onnx_identity`)."""
-    op = next(k for k, v in ONNX_OPS.items() if v == node.op)
+    (noop_with_empty_axes with none: `onnx_identity`); GlobalAveragePool, GlobalMaxPool: AVG, MAX over every axis
+    after N and C, kept."""
     rank = len(node.onnx_shape)
+    if node.op in GLOBAL_POOLS:
+        return {"operation": GLOBAL_POOLS[node.op], "axes": sum(1 << a for a in range(2, rank)), "keep_dims": True}
+    op = next(k for k, v in ONNX_OPS.items() if v == node.op)
     given = _axes(node)
     axes = range(rank) if given is None or len(given) == 0 else [int(a) for a in np.ravel(given)]
     if any(not -rank <= a < rank for a in axes):
@@ -228,5 +234,5 @@ LAYER = Layer(
     reads=reads,
     cell=cell,
     explain=explain,
-    onnx=OnnxMap(tuple(ONNX_OPS.values()), onnx_read, onnx_write, lift="trailing", identity=onnx_identity),
+    onnx=OnnxMap((*ONNX_OPS.values(), *GLOBAL_POOLS), onnx_read, onnx_write, lift="trailing", identity=onnx_identity),
 )

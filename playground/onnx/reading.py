@@ -38,7 +38,13 @@ def library():
 
 def load_model(data: bytes, name: str = "model.onnx", folder: str | None = None):
     """The model in `data`, checked, its constants folded (`fold`); ValidationError naming the rule it breaks.
-    `folder`: the model file's directory, where a tensor's external data may be read (an upload has none)."""
+    `folder`: the model file's directory, where a tensor's external data may be read (an upload has none). A model
+    is read under the whole-model budget (`budget.whole_model`); a node opened on a stage, under the stage's."""
+    with budget.whole_model():
+        return _load_model(data, name, folder)
+
+
+def _load_model(data: bytes, name: str, folder: str | None):
     onnx = library()
     if len(data) > MAX_MODEL_BYTES:
         raise _fail(f"{name} is {len(data):,} bytes; the cap is {MAX_MODEL_BYTES:,}")
@@ -74,7 +80,20 @@ def load_model(data: bytes, name: str = "model.onnx", folder: str | None = None)
         onnx.checker.check_model(model)
     except Exception as exc:  # noqa: BLE001 - the checker's ValidationError: its message says what
         raise _fail(f"{name} fails onnx.checker: {str(exc).splitlines()[0][:300]}") from None
-    return fold(model)
+    before = len(model.graph.node)
+    out = fold(model)
+    meta = {p.key: p.value for p in out.metadata_props}
+    onnx.helper.set_model_props(out, meta | {FOLDED: str(before - len(out.graph.node))})
+    return out
+
+
+FOLDED = "playground.folded"  # kept with the loaded model (its metadata): the nodes constant folding took out
+
+
+def folded_count(model) -> int:
+    """The nodes constant folding took out of the model on loading (they computed its weights)."""
+    value = next((p.value for p in model.metadata_props if p.key == FOLDED), "0")
+    return int(value) if value.isdigit() else 0
 
 
 def _read_external(tensors, folder: str, model_bytes: int, name: str) -> None:
@@ -137,7 +156,6 @@ UNFOLDING = [
     "MatMulAddFusion",
     "ReshapeFusion",
 ]
-FOLD_TOTAL = 16  # the model's tensors together, as folded: at most this many times the per-tensor budget
 
 
 def _live(nodes, outputs: set, given: set) -> set[int]:
@@ -162,18 +180,17 @@ def fold(model):
         inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
     except Exception:  # noqa: BLE001 - inference is a help: the model stands without it
         inferred = model
-    total = 0
-    for v in inferred.graph.value_info:
+    weights = {t.name: math.prod(t.dims) for t in model.graph.initializer}
+    total, g = sum(weights.values()), inferred.graph  # the weights, then the inputs and every tensor computed
+    for v in [v for v in g.input if v.name not in weights] + list(g.value_info) + list(g.output):
         dims = [d.dim_value if d.HasField("dim_value") else 1 for d in v.type.tensor_type.shape.dim]
         over = budget.over_elements(tuple(dims), f"tensor {v.name!r}", "the model's tensors")
         if over:
             raise _fail(over)
         total += math.prod(dims)
-    if total > FOLD_TOTAL * budget.max_elements():
-        raise _fail(
-            f"{model.graph.name or 'the model'}'s tensors hold {total:,} values together; the budget is "
-            f"{FOLD_TOTAL} × {budget.max_elements():,} (PLAYGROUND_MAX_ELEMENTS)"
-        )
+    over = budget.over_model_total(total, model.graph.name or "the model")
+    if over:
+        raise _fail(over)
     consts = {t.name for t in model.graph.initializer} | {
         o for n in model.graph.node if n.op_type == "Constant" for o in n.output
     }
