@@ -128,6 +128,11 @@ class Layer:
     # Its inputs, in the network's order; one named "x" unless declared. With several, `check`, `cost`, `reads` and
     # `explain` receive the shapes as a dict {input name: shape}.
     inputs: tuple[Input, ...] = ONE_INPUT
+    # A page's inputs brought along by a choice that reads them otherwise (a matrix product's TRANSPOSE: the operand
+    # stored transposed, so the choice is valid on the page's input and reads the same matrix): (params unchecked,
+    # feed dict) -> (the feed dict, what was done), or None. A page applies it only where the given inputs are
+    # refused (`fitted`); the CLI and a model's node take their inputs as given.
+    fit: Callable[[dict, dict], tuple[dict, str] | None] | None = None
 
     def __post_init__(self):  # every layer has the precision parameters, after its own
         own = {p.name for p in self.params}
@@ -262,6 +267,19 @@ class Layer:
         if over:  # before the reference computes or TensorRT builds
             raise self.fail("output", over)
         return params
+
+    def fitted(self, raw: dict, xs: dict) -> tuple[dict, dict, str] | None:
+        """(the feed dict `fit` brings along, its resolved parameters, what was done) where `raw` is refused on
+        `xs` and valid on that feed; None where the layer brings nothing along or the fitted feed is refused too."""
+        if self.fit is None:
+            return None
+        try:
+            brought = self.fit(self.unchecked(raw, {n: a.shape for n, a in xs.items()}), xs)
+            if brought is None:
+                return None
+            return brought[0], self.resolve(raw, {n: a.shape for n, a in brought[0].items()}), brought[1]
+        except ValidationError:
+            return None
 
     def _coerced(self, raw: dict, shape: tuple, coerce) -> dict:
         params: dict = {}

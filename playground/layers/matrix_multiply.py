@@ -57,6 +57,20 @@ def check(fail, p, shapes):
     return p
 
 
+def fit(p, xs):
+    """The page's operand of a TRANSPOSE brought along: stored transposed (its last two axes swapped), so that the
+    choice reads the very matrix NONE read on the page's input, and the figure shows the layout it needs."""
+    moved = [n for n, op in (("a", p["op0"]), ("b", p["op1"])) if op == "TRANSPOSE" and xs[n].ndim >= 2]
+    if not moved:
+        return None
+    out = {n: np.ascontiguousarray(np.swapaxes(a, -1, -2)) if n in moved else a for n, a in xs.items()}
+    what = " and ".join(f"{n.upper()} {tuple(xs[n].shape)} → {tuple(out[n].shape)}" for n in moved)
+    return out, (
+        f"Stored transposed for TRANSPOSE: {what}, its last two axes swapped, so the matrix read is the one the "
+        "page's input holds (the same product, the operand laid out as TRANSPOSE expects)."
+    )
+
+
 def cost(p, shapes):
     _, _, k, _, out = geometry(p, shapes)
     return out, int(np.prod(out)) * k, "one multiply-add per output value and K", "the inputs' sizes"
@@ -291,5 +305,6 @@ LAYER = Layer(
     reads=reads,
     cell=cell,
     explain=explain,
+    fit=fit,
     onnx=OnnxMap(("MatMul", "Gemm"), onnx_read, onnx_write, lift="leading", align=onnx_align, then=onnx_then),
 )
