@@ -243,6 +243,11 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
     return out
 
 
+def compare_choices(layer: Layer, params: dict) -> list[str]:
+    """The precisions compare mode offers: every one but the configuration's own (beside itself it shows nothing)."""
+    return [c for c in layer.param("precision").choices if c != params.get("precision")]
+
+
 # -- the answer -----------------------------------------------------------------------------------------------
 # An answer carries, of each figure's tensor, the planes the stage draws (its page: PAGE_PLANES from the first, or
 # the page the request names) in binary, and the whole tensor's stats; the other planes are asked for by tensor id
@@ -514,6 +519,7 @@ def answer(
         "title": layer.title,
         "query": query_of(layer, ev.params, shape),
         "controls": controls(layer, ev.params, shape),
+        "compare_choices": compare_choices(layer, ev.params),
         "figures": figures,
         "shapes": (
             " · ".join(f"{n.upper()} {tuple(a.shape)}" for n, a in ev.inputs.items())
@@ -793,6 +799,7 @@ def describe(layer: Layer, shape: tuple, shapes: dict | None = None) -> dict[str
         "defaults": query_of(layer, params, shape),
         "examples": examples(layer),
         "precisions": list(layer.param("precision").choices),
+        "compare_choices": compare_choices(layer, params),
         "resets": resets(layer, params, shape),
         "url": {
             "compare": compare_key(layer),
