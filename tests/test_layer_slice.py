@@ -21,13 +21,13 @@ def sliced(raw, x=X):
 def test_hand_computed_slices():
     assert sliced({"start": "0,0,1,1", "shape": "1,1,2,3"})[0, 0].tolist() == [[7, 8, 9], [12, 13, 14]]
     assert sliced({"start": "0,0,3,4", "shape": "1,1,2,2", "stride": "1,1,-2,-3"})[0, 0].tolist() == [[20, 17], [10, 7]]
-    # the defaults read half of each spatial axis, so that a slider's first step is a valid slice
+    # the defaults read half of each axis, so that a slider's first step is a valid slice
     assert sliced({})[0, 0].tolist() == X[0, 0, :2, :3].tolist()
     L = get_layer("slice")
     for name in ("start", "shape"):
         for axis in (2, 3):
             for step in (-1, 1) if name == "shape" else (1,):  # start is at 0: below is outside
-                value = list(L.defaults()[name])
+                value = list(L.defaults(X.shape)[name])
                 value[axis] += step
                 L.resolve({name: ",".join(map(str, value))}, X.shape)  # raises where refused
 

@@ -82,9 +82,9 @@ def cost(p, shape):
 
 
 def default_shape(shape) -> tuple:
-    """Half of each spatial axis (N and C whole): a slice with room to move, so that a start slider's first step
-    up and an output size's either way are valid slices, not refusals."""
-    return tuple(shape[:2]) + tuple(max(1, -(-n // 2)) for n in shape[2:])
+    """Half of each axis (rounded up): a slice with room to move, so that a start slider's first step up, a
+    stride's and an output size's either way are valid slices that read other cells, not refusals."""
+    return tuple(max(1, -(-n // 2)) for n in shape)
 
 
 def shape_offered(p, shape):
@@ -139,7 +139,18 @@ def explain(p, shape):
             else " → " + ", ".join("fill" if v < 0 else str(int(v)) for v in src[:10]) + (" …" if i.size > 10 else "")
         )
         rows.append(f"axis {axis} (size {size}): {listed}{mapped}")
-    return [
+    inside = all(
+        np.array_equal(source(p["mode"], coordinates(p, a), n), coordinates(p, a)) for a, n in enumerate(shape)
+    )
+    same = (
+        [
+            f"Every coordinate lies inside the input: mode {p['mode']} reads what STRICT_BOUNDS reads; move the start "
+            "or the output size past an edge to see what it reads there."
+        ]
+        if inside and p["mode"] != "STRICT_BOUNDS"
+        else []
+    )
+    return same + [
         f"**{p['mode']}**: {MODE_WORDS[p['mode']]}.",
         "Coordinates read per axis, start + i·stride (→ where the mode maps those outside):\n\n"
         + "\n".join(f"- {r}" for r in rows),
@@ -334,7 +345,9 @@ LAYER = Layer(
             label="Fill value",
         ),  # a constant, cast to the data's type
     ),
-    example_shape=(1, 1, 4, 5),
+    # three images of three channels: every axis has room for a start, a stride and a size to move on the first
+    # touch (on an axis of size 1 only the start 0 and a stride that never steps read inside)
+    example_shape=(3, 3, 4, 5),
     example_input=arange_pattern,
     reference=reference,
     build=build,
