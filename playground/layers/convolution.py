@@ -871,6 +871,7 @@ LAYER = Layer(
     check=check,
     cost=cost,
     notes=notes,
+    explain=lambda p, shape: window.unchanged_notes(p, shape, "kernel_size_nd"),
     ranks=(4, 5),
     stage_tensors=lambda p: [("Kernel", p["kernel"])],
     legacy={"int8": _int8_spelling},

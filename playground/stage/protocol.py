@@ -189,6 +189,7 @@ def query_of(layer: Layer, params: dict, shape: tuple) -> dict[str, str]:
                 out[key(layer, p, "set")] = "true" if value is not None else "false"
             names = p.axis_names(len(shape))
             shown = value if value is not None else (p.default_for(params, shape) if not p.optional else None)
+            shown = params.get(p.fallback) if shown is None and p.fallback else shown  # what is in force
             for ax, v in zip(names, shown or ((int(p.low or 0),) * len(names))):
                 out[key(layer, p, ax)] = str(int(v))
         elif isinstance(value, np.ndarray):
