@@ -539,19 +539,18 @@ def test_the_red_marks_follow_the_latest_answer(context, app):
 
 def test_a_slider_snaps_to_what_the_latest_answer_offers(context, app):
     """num_groups offers the common divisors of C and num_output_maps: with C = 4 and 2 output maps, 1 and 2 (the
-    page opened offering 1 alone); a control that offers one value says so and stays."""
+    page opened offering 1 alone); a control that offers one value is disabled and says the rule its next breaks."""
     page = open_stage(context, app, "convolution?convolution.input.C=4")
     groups = f'{STAGE} .pg-control[data-name="num_groups"] .pg-note'
-    assert page.inner_text(groups) == "only 1 fits this configuration"
-    page.focus('[data-param="convolution.num_groups"]')
-    page.keyboard.press("ArrowRight")
-    assert query(page)["convolution.num_groups"] == "1"
+    assert page.inner_text(groups) == "only 1 fits this configuration: 2 must divide num_output_maps=1"
+    assert page.is_disabled('[data-param="convolution.num_groups"]')
     assert page.input_value('[data-param="convolution.num_groups"]') == "1"
     before = drawn(page)
     page.focus('[data-param="convolution.num_output_maps"]')
     page.keyboard.press("ArrowRight")
     page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {before}")
     page.wait_for_function(f"() => document.querySelector('{groups}').textContent === 'offers 1, 2'")
+    assert not page.is_disabled('[data-param="convolution.num_groups"]')
     page.focus('[data-param="convolution.num_groups"]')
     page.keyboard.press("ArrowRight")
     page.wait_for_function(

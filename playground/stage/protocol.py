@@ -235,6 +235,8 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
             "weight": p.is_weight(params),
         }
         c.update(p.of.control(p, params.get(p.name), params, shape))
+        if used and len(c.get("offered") or ()) == 1 and not c.get("names"):  # a slider with nowhere to go
+            c["used"], c["why_unused"] = False, only_one(layer, p, params, shape, c["offered"][0])
         if p.along_axes:
             c["keys"] = {ax: key(layer, p, ax) for ax in p.axis_names(len(shape))}
         if p.along_axes and p.optional:
@@ -242,6 +244,17 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
         c["key"] = key(layer, p)
         out.append(c)
     return out
+
+
+def only_one(layer: Layer, p: Param, params: dict, shape: tuple, value) -> str:
+    """Why a control that offers one value is disabled: that value, and the rule its next one breaks."""
+    step = value + (p.step or 1)
+    try:
+        p.coerce(step, layer.name, params, shape)
+        rule = None
+    except ValidationError as exc:
+        rule = exc.rule
+    return f"only {value} fits this configuration" + (f": {step} {rule}" if rule else "")
 
 
 def compare_choices(layer: Layer, params: dict) -> list[str]:
