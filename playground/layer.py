@@ -107,6 +107,9 @@ class Layer:
     # indices (outside the input: padding, drawn dashed). With it the page has a picked output cell: clicked,
     # hovered (its cells outlined on the input), stepped and played, and kept in the share link.
     reads: Callable[[dict, tuple, tuple], list[tuple]] | None = None
+    # The input cells the whole output reads, geometry only: (params, input shape) -> full input indices. The stage
+    # outlines them on the input beside the picked cell's window (a slice's region); None: no region drawn.
+    region: Callable[[dict, tuple], list[tuple]] | None = None
     # That cell's arithmetic: (input, params, output index, reference output) -> Cell.
     cell: Callable[..., Cell] | None = None
     # The picked cell's index names per output rank (URL keys LAYER.cell.NAME); the default n, c, [d,] h, w.

@@ -204,6 +204,22 @@ def test_hover_outlines_the_window_and_a_click_picks_the_cell(context, app):
     page.close()
 
 
+def test_a_slice_outlines_its_region_on_the_input_and_the_region_follows_the_start(context, app, tmp_path):
+    """The cells the slice reads are outlined on the input (green, one border around a box of cells) under the
+    picked cell's window; a start moved moves the border."""
+    page = open_stage(context, app, "slice")
+    region = f"{STAGE} [data-figure=input] .pg-overlay path[stroke='#2e7d32']"
+    page.wait_for_selector(region, state="attached")
+    before = page.get_attribute(region, "d")
+    page.screenshot(path=str(tmp_path / "slice.png"))
+    seq = drawn(page)
+    page.focus('[data-param="slice.start.h"]')
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {seq}")
+    page.wait_for_function(f"(b) => document.querySelector(\"{region}\").getAttribute('d') !== b", arg=before)
+    page.close()
+
+
 def complete(page) -> bool:
     return page.evaluate(f"() => Boolean(document.querySelector('{STAGE}').__stage.answer.cells.complete)")
 

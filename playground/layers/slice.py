@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .. import reference as ref
@@ -110,6 +112,15 @@ def reads(p, shape, index):
     return [at] if src == at or -1 in src else [at, src]
 
 
+def region(p, shape):
+    """The input cells the slice reads (where its mode maps a coordinate outside, the cell it reads there; FILL's
+    outside reads none): the region the stage outlines on the input. The cells' count is the output's at most."""
+    if int(np.prod(p["shape"])) > 4096:
+        return []
+    per_axis = [np.unique(source(p["mode"], coordinates(p, a), n)) for a, n in enumerate(shape)]
+    return list(itertools.product(*([int(v) for v in s if v >= 0] for s in per_axis)))
+
+
 def cell(x, p, index, reference_output=None):
     cells = reads(p, x.shape, index)
     at, src = cells[0], cells[-1]
@@ -144,8 +155,8 @@ def explain(p, shape):
     )
     same = (
         [
-            f"Every coordinate lies inside the input: mode {p['mode']} reads what STRICT_BOUNDS reads; move the start "
-            "or the output size past an edge to see what it reads there."
+            f"Every coordinate lies inside the input: mode {p['mode']} changes nothing here (it reads what "
+            "STRICT_BOUNDS reads); move the start or the output size past an edge to see what it reads there."
         ]
         if inside and p["mode"] != "STRICT_BOUNDS"
         else []
@@ -357,6 +368,7 @@ LAYER = Layer(
     onnx=OnnxMap(("Slice",), onnx_read, onnx_write, lift="trailing"),
     examples=EXAMPLES,
     reads=reads,
+    region=region,
     cell=cell,
     explain=explain,
 )

@@ -280,15 +280,41 @@ export function outlines(g, shape, cells, dashOutside) {
 
 export function mark(fig, cells, colour, dashOutside) { // a white halo under the colour: visible on any cell
   const paths = outlines(fig.g, fig.t.shape, cells, dashOutside);
-  for (const [d, dash] of [[paths.solid, ""], [paths.dashed, "4 3"]]) {
-    if (!d) continue;
-    for (const [width, stroke] of [[4, "#ffffff"], [2, colour]]) {
-      const path = document.createElementNS(SVG, "path");
-      for (const [k, v] of Object.entries({ d, fill: "none", stroke, "stroke-width": width, "stroke-dasharray": dash || "none" })) path.setAttribute(k, v);
-      fig.overlay.append(path);
-    }
-    fig.overlay.__marks.push([d, colour, dash]);
+  for (const [d, dash] of [[paths.solid, ""], [paths.dashed, "4 3"]]) if (d) stroke(fig, d, colour, dash);
+}
+
+// The border of a set of cells (a slice's region): each cell's sides that no other cell of the set shares, so a
+// box of cells reads as one box and cells apart (a stride) as boxes apart.
+export function regionPath(g, shape, cells) {
+  const seen = new Set(), shown = [];
+  for (const c of cells) {
+    const h = c[c.length - 2], w = c[c.length - 1], plane = planeOf(shape, c);
+    if (plane < g.first || plane >= g.first + g.count) continue;
+    seen.add(`${plane},${h},${w}`); shown.push([plane, h, w]);
   }
+  let d = "";
+  for (const [plane, h, w] of shown) {
+    const [x, y] = cellXY(g, plane, h, w), s = g.cell, out = (dh, dw) => !seen.has(`${plane},${h + dh},${w + dw}`);
+    if (out(-1, 0)) d += `M${x} ${y}h${s}`;
+    if (out(1, 0)) d += `M${x} ${y + s}h${s}`;
+    if (out(0, -1)) d += `M${x} ${y}v${s}`;
+    if (out(0, 1)) d += `M${x + s} ${y}v${s}`;
+  }
+  return d;
+}
+
+export function markRegion(fig, cells, colour) {
+  const d = regionPath(fig.g, fig.t.shape, cells);
+  if (d) stroke(fig, d, colour, "");
+}
+
+function stroke(fig, d, colour, dash) {
+  for (const [width, line] of [[4, "#ffffff"], [2, colour]]) {
+    const path = document.createElementNS(SVG, "path");
+    for (const [k, v] of Object.entries({ d, fill: "none", stroke: line, "stroke-width": width, "stroke-dasharray": dash || "none" })) path.setAttribute(k, v);
+    fig.overlay.append(path);
+  }
+  fig.overlay.__marks.push([d, colour, dash]);
 }
 
 export function strokeMarks(ctx, el, x, y) { // the overlay's marks on a canvas (the PNG), its corner at (x, y)

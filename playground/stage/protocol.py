@@ -32,6 +32,7 @@ from ..params import Param, same_value
 from ..trt.cache import canonical
 
 READ_MAP_CELLS = 1024  # output cells whose input windows are sent with an answer (hover, pick, step, play)
+REGION_CELLS = 4096  # input cells of a layer's region (Layer.region) an answer outlines; beyond, none
 CELL_LINES = 64  # output cells whose arithmetic line is sent (beyond: the picked cell's, asked for as it moves)
 MAX_QUERY_KEYS = 256  # a request naming more keys than any layer has is refused before it is read
 MAX_TEXT = 4096  # characters of one value (an array typed by hand, a preset's name)
@@ -680,15 +681,20 @@ def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES, ever
                 ).line
             except Exception:  # noqa: BLE001 - an explanation that fails names the cell's value instead
                 written[where] = numbers.precise(float(ev.reference[index]))
-    return {
-        "axes": list(layer.axes_of_cell(len(out_shape))),
-        "shape": list(out_shape),
-        "picked": list(picked),
-        "reads": reads,
-        "lines": written,
-        "complete": every,
-        "extent": extent(ev.input.shape, corners.values()),
-    } | ({"also": also} if also else {})
+    region = layer.region(ev.params, shape) if layer.region is not None else []
+    return (
+        {
+            "axes": list(layer.axes_of_cell(len(out_shape))),
+            "shape": list(out_shape),
+            "picked": list(picked),
+            "reads": reads,
+            "lines": written,
+            "complete": every,
+            "extent": extent(ev.input.shape, corners.values()),
+        }
+        | ({"also": also} if also else {})
+        | ({"region": [list(c) for c in region]} if 0 < len(region) <= REGION_CELLS else {})
+    )
 
 
 def _corners(shape: tuple) -> tuple:

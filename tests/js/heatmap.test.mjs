@@ -4,7 +4,7 @@ import { test } from "node:test";
 import {
   DIVERGING, LUT_STEPS, MAGNITUDE, MAX_PLANES, NAN_RGB, NEGINF_RGB, POSINF_RGB, SEQUENTIAL, SMALL_PX,
   LABEL_PX, cellAtPoint, cellLabel, chooseScales, colour, fitCells, interpolate, layout, outlines, planeLabel, planeOf,
-  planes, scaleFor, shown,
+  planes, regionPath, scaleFor, shown,
 } from "../../playground/stage/heatmap.js";
 import { digits } from "../../playground/stage/format.js";
 
@@ -137,4 +137,14 @@ test("a mark's outlines: one square inside each cell, the padding's dashed, a ce
   assert.equal(solid, `M13 ${13 + g.top}h6v6h-6ZM${13 + across + 30} ${13 + g.top + 20}h6v6h-6Z`);
   assert.equal(dashed, `M13 ${3 + g.top}h6v6h-6Z`);
   assert.equal(outlines(g, t.t.shape, [[0, 0, -1, 0]], false).dashed, ""); // not asked to dash: drawn solid
+});
+
+test("a region's border: a box of cells one outline, cells apart (a stride) each their own, another page none", () => {
+  const shape = [1, 6, 3, 4], g = layout({ t: { shape }, first: 0 }, 10, null);
+  const edges = (d) => d.split("M").filter(Boolean).length;
+  assert.equal(edges(regionPath(g, shape, [[0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0], [0, 0, 1, 1]])), 8); // 2 × 2: 8 sides
+  const [x, y] = [1, 1 + (g.top || 0)];
+  assert.equal(regionPath(g, shape, [[0, 0, 0, 0]]), `M${x} ${y}h10M${x} ${y + 10}h10M${x} ${y}v10M${x + 10} ${y}v10`);
+  assert.equal(edges(regionPath(g, shape, [[0, 0, 0, 0], [0, 0, 0, 2]])), 8); // a column apart: two boxes
+  assert.equal(regionPath(g, shape, [[0, MAX_PLANES, 0, 0]]), ""); // a plane on the next page
 });
