@@ -319,6 +319,15 @@ def test_an_example_sets_the_input_and_the_parameters_and_states_its_verdict(con
 
 def test_compare_mode_adds_the_second_output_and_their_difference(context, app):
     page = open_stage(context, app, "convolution")
+    options = "el => [...el.options].map(o => o.value)"
+    assert page.eval_on_selector('[data-param="convolution.compare"]', options) == [
+        "",
+        "TF32",
+        "FP16",
+        "BF16",
+        "INT8",
+        "FP8",
+    ]
     before = drawn(page)
     page.select_option('[data-param="convolution.compare"]', "FP16")
     page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {before}")
@@ -326,6 +335,17 @@ def test_compare_mode_adds_the_second_output_and_their_difference(context, app):
     assert figures == ["input", "kernel", "output", "compared", "difference"]
     assert "FP32 − FP16" in page.inner_text(f"{STAGE} .pg-precision")
     wait_url(page, "convolution.compare=FP16")
+    before = drawn(page)  # the configuration in FP16 compared with FP16 is no comparison: FP32 is offered instead
+    page.select_option('[data-param="convolution.precision"]', "FP16")
+    page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {before}")
+    assert page.eval_on_selector('[data-param="convolution.compare"]', options) == [
+        "",
+        "FP32",
+        "TF32",
+        "BF16",
+        "INT8",
+        "FP8",
+    ]
     page.close()
 
 

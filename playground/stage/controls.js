@@ -258,9 +258,11 @@ export class Controls {
     box.append(wrap);
   }
 
-  // The latest answer's schema: values, bounds, what is offered and used; the example it is, where it is one.
-  refresh(list, example) {
+  // The latest answer's schema: values, bounds, what is offered and used; the example it is, where it is one; the
+  // precisions compare mode offers.
+  refresh(list, example, compareChoices, compare) {
     const query = this.query();
+    this.compareChoices(compareChoices, compare);
     if (this.exampleEl && example !== undefined) this.exampleEl.value = example ? example.name : "";
     for (const c of list) {
       this.latest[c.name] = c;
