@@ -300,11 +300,11 @@ def _evaluate(
     try:
         params = layer.resolve(raw_params, {n: a.shape for n, a in xs.items()})  # ValidationError before TensorRT
     except ValidationError:
-        brought = layer.fitted(raw_params, xs) if fit else None
+        brought = layer.fitted(raw_params, {n: a.shape for n, a in xs.items()}) if fit else None
         if brought is None:
             raise
-        given, (xs, params, _) = xs, brought
-        digests = {n: d for n, d in (digests or {}).items() if xs[n] is given[n]}  # the inputs brought: new ones
+        (orders, params, _), digests = brought, {n: d for n, d in (digests or {}).items() if n not in brought[0]}
+        xs = {n: np.ascontiguousarray(np.transpose(a, orders[n])) if n in orders else a for n, a in xs.items()}
     xs = {n: xs[n] for n in layer.used_inputs(params)}  # only the inputs this configuration reads go on
     data = xs if layer.several else xs[layer.inputs[0].name]  # a one-input layer's keys stay what they were
     params = P.with_data_scale(params, {n: a for n, a in xs.items() if n not in layer.index_inputs})

@@ -133,8 +133,8 @@ class Layer:
     inputs: tuple[Input, ...] = ONE_INPUT
     # A page's inputs brought along by a choice that reads them otherwise (a matrix product's TRANSPOSE: the operand
     # stored transposed, so the choice is valid on the page's input and reads the same matrix): (params unchecked,
-    # feed dict) -> (the feed dict, what was done), or None. A page applies it only where the given inputs are
-    # refused (`fitted`); the CLI and a model's node take their inputs as given.
+    # {input name: shape}) -> ({input name: the order of its axes}, what was done), or None. A page applies it only
+    # where the given inputs are refused (`fitted`); the CLI and a model's node take their inputs as given.
     fit: Callable[[dict, dict], tuple[dict, str] | None] | None = None
 
     def __post_init__(self):  # every layer has the precision parameters, after its own
@@ -271,16 +271,19 @@ class Layer:
             raise self.fail("output", over)
         return params
 
-    def fitted(self, raw: dict, xs: dict) -> tuple[dict, dict, str] | None:
-        """(the feed dict `fit` brings along, its resolved parameters, what was done) where `raw` is refused on
-        `xs` and valid on that feed; None where the layer brings nothing along or the fitted feed is refused too."""
+    def fitted(self, raw: dict, shape) -> tuple[dict, dict, str] | None:
+        """({input name: the order of its axes} that `fit` brings the inputs along in, the parameters resolved on
+        the inputs so brought, what was done), where `raw` is valid on them; None where the layer brings nothing
+        along or they are refused too. `shape`: as `resolve` takes it."""
         if self.fit is None:
             return None
         try:
-            brought = self.fit(self.unchecked(raw, {n: a.shape for n, a in xs.items()}), xs)
+            shapes = self.shapes_of(shape)
+            brought = self.fit(self.unchecked(raw, shapes), shapes)
             if brought is None:
                 return None
-            return brought[0], self.resolve(raw, {n: a.shape for n, a in brought[0].items()}), brought[1]
+            moved = {n: tuple(s[a] for a in brought[0].get(n, range(len(s)))) for n, s in shapes.items()}
+            return brought[0], self.resolve(raw, moved), brought[1]
         except ValidationError:
             return None
 

@@ -57,15 +57,15 @@ def check(fail, p, shapes):
     return p
 
 
-def fit(p, xs):
+def fit(p, shapes):
     """The page's operand of a TRANSPOSE brought along: stored transposed (its last two axes swapped), so that the
     choice reads the very matrix NONE read on the page's input, and the figure shows the layout it needs."""
-    moved = [n for n, op in (("a", p["op0"]), ("b", p["op1"])) if op == "TRANSPOSE" and xs[n].ndim >= 2]
+    moved = [n for n, op in (("a", p["op0"]), ("b", p["op1"])) if op == "TRANSPOSE" and len(shapes[n]) >= 2]
     if not moved:
         return None
-    out = {n: np.ascontiguousarray(np.swapaxes(a, -1, -2)) if n in moved else a for n, a in xs.items()}
-    what = " and ".join(f"{n.upper()} {tuple(xs[n].shape)} → {tuple(out[n].shape)}" for n in moved)
-    return out, (
+    orders = {n: (*range(len(shapes[n]) - 2), len(shapes[n]) - 1, len(shapes[n]) - 2) for n in moved}
+    what = " and ".join(f"{n.upper()} {tuple(shapes[n])} → {tuple(shapes[n][a] for a in orders[n])}" for n in moved)
+    return orders, (
         f"Stored transposed for TRANSPOSE: {what}, its last two axes swapped, so the matrix read is the one the "
         "page's input holds (the same product, the operand laid out as TRANSPOSE expects)."
     )

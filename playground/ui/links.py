@@ -214,6 +214,8 @@ class _Check:
                 return True
             return False
         except ValidationError as exc:
+            if layer.fitted(protocol.raw_params(layer, shape, self.params), self.shapes()) is not None:
+                return False  # valid on the inputs the page brings along (Layer.fit): the page's evaluation does
             blamed = [k for k in protocol.problem(exc, layer, shape)["keys"] if k in self.params]
             for k in blamed:
                 self.drop(k, exc.rule)
