@@ -84,18 +84,21 @@ export function planeLabel(which, shape, plane) {
   return axes.map((a, i) => `${a} ${index[i]}`).join(" · ");
 }
 
-// The label a cell of `cell` px shows and its font: six significant digits where they fit at a legible size
-// (a fifth of the cell, at least 9 px), else five, four, three; the font as large as the cell allows (digits
-// scale with cells). `width(text, px)`: the text's width at that font size.
+// The label a cell of `cell` px shows and its font: six significant digits, the font as large as the cell allows
+// (digits scale with cells) down to MIN_DIGIT_PX; a smaller font comes before fewer digits, and the digits never
+// drop below a number's whole part (12345.68 is "12346" at the least, never "12300"). `width(text, px)`: the
+// text's width at that font size.
+export const MIN_DIGIT_PX = 8;
 export function cellLabel(v, cell, width) {
-  const base = Math.max(9, Math.floor(cell * 0.3)), least = Math.max(9, Math.floor(cell * 0.2)), room = cell - 6;
+  const base = Math.max(9, Math.floor(cell * 0.3)), room = cell - 6, a = Math.abs(v);
+  const whole = Number.isFinite(a) && a >= 1 && a < 1e6 ? String(Math.trunc(a)).length : 0;
   let text = "";
-  for (const n of [6, 5, 4, 3]) {
+  for (let n = 6; n >= Math.max(whole, 3); n--) {
     text = digits(v, n);
     const px = Math.min(base, Math.floor(room * 10 / Math.max(width(text, 10), 1)));
-    if (px >= least) return { text, px };
+    if (px >= MIN_DIGIT_PX) return { text, px };
   }
-  return { text, px: least };
+  return { text, px: MIN_DIGIT_PX };
 }
 
 export function fitCells(figs, width, height, presenter) {

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   DIVERGING, LUT_STEPS, MAGNITUDE, MAX_PLANES, NAN_RGB, NEGINF_RGB, POSINF_RGB, SEQUENTIAL, SMALL_PX,
-  LABEL_PX, cellAtPoint, cellLabel, chooseScales, colour, fitCells, interpolate, layout, outlines, planeLabel, planeOf,
+  LABEL_PX, MIN_DIGIT_PX, cellAtPoint, cellLabel, chooseScales, colour, fitCells, interpolate, layout, outlines, planeLabel, planeOf,
   planes, regionPath, scaleFor, shown,
 } from "../../playground/stage/heatmap.js";
 import { digits } from "../../playground/stage/format.js";
@@ -107,6 +107,22 @@ test("a cell keeps the digits a lesson is about: six significant where they fit"
   assert.equal(cellLabel(12344, 52, width).text, "12344");
   assert.ok(cellLabel(12345.68, 100, width).px > wide.px); // digits scale with cells
   assert.equal(cellLabel(12345.68, 24, width).text.length < 7, true); // a small cell: fewer digits, still legible
+});
+
+test("a smaller font comes before fewer digits, and the digits keep a number's whole part", () => {
+  const width = (s, px) => s.length * px * 0.56; // about system-ui's digits
+  // the powers-of-ten lesson at two output maps: its cells about 30 px
+  for (const cell of [24, 30, 36, 44]) {
+    for (const v of [12345.679, 97831.27, 23156.49]) {
+      const label = cellLabel(v, cell, width);
+      assert.ok(!/00$/.test(label.text), `${v} at ${cell} px reads ${label.text}`); // never 12300, 97800
+      assert.ok(label.text.replace(/[-.]/g, "").length >= 5 && label.px >= MIN_DIGIT_PX, JSON.stringify(label));
+    }
+  }
+  // six digits while they fit at MIN_DIGIT_PX: 7 characters of 0.56 em need 8 · 0.56 · 7 ≈ 31 px, a cell of 37
+  assert.deepEqual(cellLabel(12345.679, 40, width), { text: "12345.7", px: 8 });
+  assert.equal(cellLabel(12345.679, 30, width).text, "12346"); // then five: the whole part, no fewer
+  assert.equal(cellLabel(0.123456, 24, width).text.length <= 8, true); // a fraction may drop digits: no whole part
 });
 
 test("each plane carries its n and c (a kernel's k and c)", () => {
