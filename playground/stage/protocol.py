@@ -410,6 +410,21 @@ def whole(t: dict, blob: bytes) -> np.ndarray:
     return np.stack([got[p] for p in range(planes)]).reshape(shape) if planes else np.zeros(shape, np.float32)
 
 
+SHARE_VALUES = 4096  # outputs up to this many values are checked for drawing their inputs' values (`shares_values`)
+
+
+def shares_values(layer: Layer, ev) -> bool:
+    """Whether every finite value of the output is one of its data inputs' (a concatenation, a MAX, a slice): it is
+    then drawn on their colour scale, a value one colour on every figure (heatmap.js chooseScales). Checked for
+    outputs and inputs of up to SHARE_VALUES values each; larger ones go by their ranges alone."""
+    y = ev.output
+    data = [a for n, a in (ev.inputs or {"x": ev.input}).items() if n not in layer.index_inputs]
+    if not data or y.size > SHARE_VALUES or any(a.size > SHARE_VALUES for a in data):
+        return False
+    finite = y[np.isfinite(y)]
+    return finite.size > 0 and bool(np.isin(finite, np.concatenate([a.ravel() for a in data])).all())
+
+
 def _output_range(layer: Layer, ev, y: dict, x: dict) -> list[float] | None:
     """colour_range of an output (its `tensor` entry `y`), with the magnitude of its terms only where the spread is
     small beside its input's (`x`: the first input's entry; a reference on |x| is worked out only then)."""
@@ -501,6 +516,7 @@ def answer(
     digests = getattr(ev, "digests", None) or {}
     figures = [
         figure(input_figure(layer, n), f"Input {n.upper()}" if layer.several else "Input", a, digests.get(n))
+        | ({"index": True} if n in layer.index_inputs else {})  # indices, not values: a colour scale of their own
         for n, a in (ev.inputs or {"x": ev.input}).items()
     ]
     first = figures[0]["tensor"]
@@ -508,6 +524,8 @@ def answer(
         figures.append(figure(title.lower(), title, t))
     figures.append(figure("output", output_title(ev, named=ev.compared is not None), ev.output))
     figures[-1]["range"] = _output_range(layer, ev, figures[-1]["tensor"], first)
+    if shares_values(layer, ev):
+        figures[-1]["shares"] = True
     if ev.compared is not None and ev.compared.output.shape == ev.output.shape:
         figures.append(figure("compared", output_title(ev.compared, named=True), ev.compared.output))
         figures[-1]["range"] = _output_range(layer, ev.compared, figures[-1]["tensor"], first)
