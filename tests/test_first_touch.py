@@ -55,7 +55,7 @@ def _differs(a: dict, b: dict) -> bool:
     return any(x.shape != y.shape or not np.array_equal(x, y, equal_nan=True) for x, y in zip(a.values(), b.values()))
 
 
-def _said(layer, answer: dict, default: dict, name: str) -> bool:
+def _said(answer: dict, default: dict, name: str) -> bool:
     """A line under the stage the default's answer has not, naming the parameter and saying that it changes nothing
     here (and why): the explanations and the messages, which the stage draws together."""
     new = set(answer["explain"] + answer["messages"]) - set(default["explain"] + default["messages"])
@@ -175,7 +175,7 @@ def walk(layer) -> tuple[list[str], int]:
             answer, problem = _answer(layer, q)
             if problem:
                 failed.append(f"{what}: refused: {problem}")
-            elif not _differs(_drawing(answer), base) and not _said(layer, answer, default, c["name"]):
+            elif not _differs(_drawing(answer), base) and not _said(answer, default, c["name"]):
                 failed.append(f"{what}: draws the same as the default, with no word why")
     offered = default.get("compare_choices", list(layer.param("precision").choices))
     count += 1
