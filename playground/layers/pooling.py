@@ -190,6 +190,7 @@ def explain(p, shape):
     for axis, (n, k, s, b, a, o) in enumerate(zip(shape[2:], p[WINDOW], p["stride_nd"], pre, post, out)):
         rows.append(f"axis {axis}: input {n}, window {k}, stride {s}, padding {b} + {a} → {o} outputs")
     text = ["**Output size per axis** (the convolution's arithmetic, dilation 1): " + "; ".join(rows) + "."]
+    text += window.unchanged_notes(p, shape, WINDOW)
     if p["type"] == "MAX_AVERAGE_BLEND":
         text.append(
             f"MAX_AVERAGE_BLEND: (1 − blend_factor)·max + blend_factor·average = "

@@ -33,6 +33,14 @@ def axes_text(mask: int, shape: tuple) -> str:
     return ", ".join(names[a] for a in range(len(shape)) if mask >> a & 1) + f" (axes = {mask})"
 
 
+def idle_axes(mask: int, shape: tuple) -> str | None:
+    """The axes of size 1 a bitmask names, in words ("N"), where it names some besides others: a mean, sum or
+    extreme over one value is that value, so naming them changes nothing. None where it names none (or only those)."""
+    names = DIM_NAMES.get(len(shape), tuple(str(i) for i in range(len(shape))))
+    idle = [a for a in range(len(shape)) if mask >> a & 1 and shape[a] == 1]
+    return ", ".join(names[a] for a in idle) if idle and len(idle) < bin(mask).count("1") else None
+
+
 def axes_rule(axes, p, shape):
     if axes < 1:
         return "must name at least one axis (a bitmask above 0)"
@@ -98,11 +106,15 @@ def formula(p: dict) -> str:
 
 
 def explain(p, shape):
-    out = output_shape(p, shape)
+    out, idle = output_shape(p, shape), idle_axes(p["axes"], shape)
     return [
         f"{p['operation']} over {axes_text(p['axes'], shape)}: {shape} → {out}. TensorRT takes the axes as a "
         "bitmask, bit a for axis a; keep_dims keeps each reduced axis as size 1, else it goes."
-    ]
+    ] + (
+        [f"axes: {idle}, of size 1, changes nothing here beside the others (keep_dims keeps it; off, it goes)."]
+        if idle and p["keep_dims"]
+        else []
+    )
 
 
 def _axes(node: Node):

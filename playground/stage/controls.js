@@ -70,7 +70,7 @@ export class Controls {
     this.inputs = {}; this.latest = {}; this.dragging = false; this.marked = new Set();
     const d = describe;
     if (d.examples.length && !this.hide.has("preset")) el.append(this.picker(d.examples));
-    if (!this.hide.has("compare")) el.append(this.comparer(d.precisions, compare, d.url.compare));
+    if (!this.hide.has("compare")) el.append(this.comparer(d.compare_choices || d.precisions, compare, d.url.compare));
     for (const c of d.controls) if (!this.hide.has(c.name)) el.append(this.control(c));
     if (this.hide.has("parameters")) el.hidden = true;
     this.refresh(d.controls);
@@ -97,12 +97,25 @@ export class Controls {
     box.innerHTML = `<label class="pg-label" for="pg-${this.layer}-compare"><span>Compare with (compare)</span></label>`;
     const sel = document.createElement("select");
     sel.id = `pg-${this.layer}-compare`; sel.dataset.param = key;
-    sel.append(new Option("off", ""));
-    for (const p of precisions) sel.append(new Option(p, p));
-    sel.value = compare || "";
+    this.compareEl = sel;
+    this.compareChoices(precisions, compare);
     sel.addEventListener("change", () => this.on.compare(sel.value || null));
     box.append(sel);
     return box;
+  }
+
+  // The precisions compare mode offers now (protocol.compare_choices: every one but the configuration's own), "off"
+  // first; the one compared stays picked while it is offered.
+  compareChoices(choices, compare) {
+    const sel = this.compareEl;
+    if (!sel || !choices) return;
+    const now = ["", ...choices];
+    if ([...sel.options].map((o) => o.value).join() !== now.join()) {
+      sel.innerHTML = "";
+      sel.append(new Option("off", ""));
+      for (const p of choices) sel.append(new Option(p, p));
+    }
+    sel.value = compare && choices.includes(compare) ? compare : "";
   }
 
   control(c) {
@@ -247,9 +260,11 @@ export class Controls {
     box.append(wrap);
   }
 
-  // The latest answer's schema: values, bounds, what is offered and used; the example it is, where it is one.
-  refresh(list, example) {
+  // The latest answer's schema: values, bounds, what is offered and used; the example it is, where it is one; the
+  // precisions compare mode offers.
+  refresh(list, example, compareChoices, compare) {
     const query = this.query();
+    this.compareChoices(compareChoices, compare);
     if (this.exampleEl && example !== undefined) this.exampleEl.value = example ? example.name : "";
     for (const c of list) {
       this.latest[c.name] = c;

@@ -296,7 +296,7 @@ export class Stage {
     // the text below changes it (read after, the layout would be worked out twice in one key press); the head's two
     // lines hold their height whatever they say. The first answer's text goes first: until it is drawn the head is
     // empty, and the figures' room is the room under it.
-    const text = () => { this.controls.refresh(answer.controls, answer.example || null); this.drawText(answer); };
+    const text = () => { this.controls.refresh(answer.controls, answer.example || null, answer.compare_choices, this.compare); this.drawText(answer); };
     const fresh = !this.headEl.__html;
     if (fresh) text();
     this.drawCell();

@@ -304,6 +304,8 @@ class _Check:
                 return True
             return False
         except ValidationError as exc:
+            if layer.fitted(protocol.raw_params(layer, shape, self.params), self.shapes()) is not None:
+                return False  # valid on the inputs the page brings along (Layer.fit): the page's evaluation does
             sizes = [
                 k for k in self.url if k in {input_key(layer, n, d) for n in layer.input_names for d in DIM_NAMES[5]}
             ]

@@ -91,7 +91,7 @@ def _layer_page(name: str) -> None:
     backend, engines = shared.backend(), shared.engine_cache()
 
     def run(raw: dict, compare: str | None) -> Evaluation:
-        return evaluate(layer.name, raw, inp.x, backend=backend, cache=engines, compare=compare)
+        return evaluate(layer.name, raw, inp.x, backend=backend, cache=engines, compare=compare, fit=True)
 
     def example(chosen: str) -> None:  # the input is the sidebar's; the parameters go to the URL the stage reads
         _open_example(layer, presets.find(layer.name, chosen))
