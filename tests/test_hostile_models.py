@@ -439,7 +439,7 @@ def test_a_tensor_grown_at_run_time_is_refused_by_the_runs_memory_cap_naming_the
     path = tmp_path / "expand.onnx"
     path.write_bytes(m.SerializeToString())
     np.save(tmp_path / "x.npy", np.array([3000, 3000], np.float32))  # 9 M values: 36 MB, past a 16 MiB cap
-    env = {**os.environ, "PLAYGROUND_MAX_ELEMENTS": str(1 << 18)}  # the run's cap: 16 × 4 × 2^18 = 16 MiB
+    env = {**os.environ, "PLAYGROUND_MODEL_MAX_MB": "16", "PLAYGROUND_MODEL_CACHE": str(tmp_path / "kept")}
     for args in (["model", str(path), "--no-engine"], ["run", "--onnx", str(path)]):
         ran = subprocess.run(
             [
@@ -457,7 +457,7 @@ def test_a_tensor_grown_at_run_time_is_refused_by_the_runs_memory_cap_naming_the
             env=env,
         )
         assert ran.returncode == 2, ran.stdout[-300:] + ran.stderr[-600:]
-        assert "node 'expand' (Expand) needs 36,000,000 bytes" in ran.stderr and "PLAYGROUND_MAX_ELEMENTS" in ran.stderr
+        assert "node 'expand' (Expand) needs 36,000,000 bytes" in ran.stderr and "PLAYGROUND_MODEL_MAX_MB" in ran.stderr
         assert "Traceback" not in ran.stderr and "[E:onnxruntime" not in ran.stderr  # the refusal, once, in words
 
 

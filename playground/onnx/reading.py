@@ -38,7 +38,13 @@ def library():
 
 def load_model(data: bytes, name: str = "model.onnx", folder: str | None = None):
     """The model in `data`, checked, its constants folded (`fold`); ValidationError naming the rule it breaks.
-    `folder`: the model file's directory, where a tensor's external data may be read (an upload has none)."""
+    `folder`: the model file's directory, where a tensor's external data may be read (an upload has none). A model
+    is read under the whole-model budget (`budget.whole_model`); a node opened on a stage, under the stage's."""
+    with budget.whole_model():
+        return _load_model(data, name, folder)
+
+
+def _load_model(data: bytes, name: str, folder: str | None):
     onnx = library()
     if len(data) > MAX_MODEL_BYTES:
         raise _fail(f"{name} is {len(data):,} bytes; the cap is {MAX_MODEL_BYTES:,}")
@@ -80,7 +86,20 @@ def load_model(data: bytes, name: str = "model.onnx", folder: str | None = None)
         onnx.checker.check_model(model)
     except Exception as exc:  # noqa: BLE001 - the checker's ValidationError: its message says what
         raise _fail(f"{name} fails onnx.checker: {checker_words(exc)}") from None
-    return fold(model)
+    before = len(model.graph.node)
+    out = fold(model)
+    meta = {p.key: p.value for p in out.metadata_props}
+    onnx.helper.set_model_props(out, meta | {FOLDED: str(before - len(out.graph.node))})
+    return out
+
+
+FOLDED = "playground.folded"  # kept with the loaded model (its metadata): the nodes constant folding took out
+
+
+def folded_count(model) -> int:
+    """The nodes constant folding took out of the model on loading (they computed its weights)."""
+    value = next((p.value for p in model.metadata_props if p.key == FOLDED), "0")
+    return int(value) if value.isdigit() else 0
 
 
 MAX_CHECKER_WORDS = 1000  # characters of onnx.checker's refusal kept: its whole sentence, a model's text bounded
@@ -164,13 +183,12 @@ UNFOLDING = [
     "MatMulAddFusion",
     "ReshapeFusion",
 ]
-FOLD_TOTAL = 16  # the model's tensors together, as folded: at most this many times the per-tensor budget
 
 
 def _grown(model, known: dict) -> None:
     """Refuse a constant folding would grow to a size shape inference cannot tell (a ConstantOfShape of a shape an
     Abs computes): ONNX Runtime's folding computes it before anything could bound it, so a constant is folded only
-    where its size is known (and within the budget)."""
+    where its size is known (and so held to the budget with every tensor)."""
     consts = {t.name for t in model.graph.initializer}
     for node in model.graph.node:
         if all(not i or i in consts for i in node.input):
@@ -181,10 +199,6 @@ def _grown(model, known: dict) -> None:
                     "is known only once it is computed; constants are folded only where shape inference finds "
                     "their size within the budget (PLAYGROUND_MAX_ELEMENTS)"
                 )
-            for o in node.output:
-                over = o in known and budget.over_elements(known[o], f"constant {o!r}", "the model's tensors")
-                if over:
-                    raise _fail(over)
             consts.update(o for o in node.output if o)
 
 
@@ -210,26 +224,22 @@ def fold(model):
         inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
     except Exception:  # noqa: BLE001 - inference is a help: the model stands without it
         inferred = model
-    total, known = 0, {}
-    outputs = {o.name for o in inferred.graph.output}
-    for v in list(inferred.graph.value_info) + list(inferred.graph.output):
+    weights = {t.name: math.prod(t.dims) for t in model.graph.initializer}
+    total, g, known = sum(weights.values()), inferred.graph, {}  # the weights, then the inputs and every tensor
+    for v in [v for v in g.input if v.name not in weights] + list(g.value_info) + list(g.output):
         t = v.type.tensor_type
         dims = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
         if not t.HasField("shape") or None in dims:
-            continue  # its size is known once computed: a constant's is refused below, a run's by the arena
+            continue  # its size is known once computed: a constant's is refused below (`_grown`), a run's by the arena
         known[v.name] = tuple(dims)
-        if v.name in outputs:
-            continue  # a graph output's node is listed with its reason (a constant one is held by `_grown`)
         over = budget.over_elements(tuple(dims), f"tensor {v.name!r}", "the model's tensors")
         if over:
             raise _fail(over)
         total += math.prod(dims)
     _grown(model, known)
-    if total > FOLD_TOTAL * budget.max_elements():
-        raise _fail(
-            f"{model.graph.name or 'the model'}'s tensors hold {total:,} values together; the budget is "
-            f"{FOLD_TOTAL} × {budget.max_elements():,} (PLAYGROUND_MAX_ELEMENTS)"
-        )
+    over = budget.over_model_total(total, model.graph.name or "the model")
+    if over:
+        raise _fail(over)
     consts = {t.name for t in model.graph.initializer} | {
         o for n in model.graph.node if n.op_type == "Constant" for o in n.output
     }

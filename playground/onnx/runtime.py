@@ -32,15 +32,15 @@ def magnitude(layer: Layer, x, params: dict) -> float:
     return float(m.max(initial=0.0))
 
 
-MODEL_MEMORY = 16  # ONNX Runtime's arena for the process's runs: this many tensors at the element budget (512 MiB)
 _arena = threading.Lock()
 _arena_bytes: list[int] = []  # the arena's cap, once registered (the process's one CPU arena)
 
 
 def memory_cap() -> int:
+    """The bytes ONNX Runtime's runs may hold at once: PLAYGROUND_MODEL_MAX_MB, a whole model's tensors together."""
     from .. import budget
 
-    return MODEL_MEMORY * 4 * budget.max_elements()
+    return int(budget.env_number("PLAYGROUND_MODEL_MAX_MB", 1024, 1, 2**20)) << 20
 
 
 def _shared_arena(ort) -> bool:
@@ -80,8 +80,8 @@ def ort_words(exc: Exception) -> str:
     if over:
         op, name, cap, asked = over.groups()
         return (
-            f"node {name!r} ({op}) needs {int(asked):,} bytes at once beyond what its run may hold: a model's run "
-            f"holds at most {int(cap):,} bytes ({MODEL_MEMORY} tensors at the element budget, PLAYGROUND_MAX_ELEMENTS)"
+            f"node {name!r} ({op}) needs {int(asked):,} bytes at once beyond what its run may hold: ONNX Runtime's "
+            f"runs hold at most {int(cap):,} bytes (PLAYGROUND_MODEL_MAX_MB)"
         )
     text = text.split("Status Message: ")[-1]
     text = re.sub(

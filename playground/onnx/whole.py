@@ -16,17 +16,18 @@ import numpy as np
 from .. import budget
 from .. import precision as P
 from ..errors import ValidationError
-from . import opening, reading, runtime
+from . import opening, reading, runtime, upgrade
 from .opened import SEED, Known
 
-MODEL_WORK = 50  # a whole model's references together: this many times one configuration's work budget
+MODEL_WORK = 50  # a whole model's references together: this many times one node's work budget
 MAX_ENGINE_NODES = 1_000  # nodes of a model TensorRT's parser builds whole (the model's own verdicts go on beyond)
 
 
 def work_budget() -> int:
-    """The multiply-adds the references of one model's nodes may take together (one configuration's budget is a
-    participant's largest layer; a model is many)."""
-    return MODEL_WORK * budget.max_macs()
+    """The multiply-adds the references of one model's nodes may take together, under the whole-model budget
+    (`budget.whole_model`: PLAYGROUND_MODEL_MAX_MACS is one node's; a model is many)."""
+    with budget.whole_model():
+        return MODEL_WORK * budget.max_macs()
 
 
 def inputs_of(model) -> list[tuple[str, tuple]]:
@@ -119,9 +120,10 @@ def mark_all(model):
     return out
 
 
-def run_all(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Every tensor of one ONNX Runtime run of the model, by name (its inputs included)."""
-    s = runtime.session(mark_all(model).SerializeToString())
+def run_all(model, inputs: dict[str, np.ndarray], notes: list | None = None) -> dict[str, np.ndarray]:
+    """Every tensor of one ONNX Runtime run of the model, by name (its inputs included); of an opset ONNX Runtime
+    has no kernel for, its conversion's (`for_runtime`, its note added to `notes`)."""
+    s = runtime.session(mark_all(for_runtime(model, notes)).SerializeToString())
     names = [o.name for o in s.get_outputs()]
     try:
         return dict(inputs) | dict(zip(names, s.run(names, inputs)))
@@ -129,19 +131,37 @@ def run_all(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         raise runtime.over_memory(exc) or exc from None
 
 
-def real_input(model, tensor: str) -> np.ndarray:
+def real_input(model, tensor: str, digest: str | None = None) -> np.ndarray:
     """The tensor `tensor` (a node's `Opened.data`: what its layer's first input reads) when the model runs on its
-    seeded inputs (`feeds`): what the model page's link opens the node's stage with."""
-    inputs, _ = feeds(model)
-    values = run_all(model, inputs)
+    seeded inputs (`feeds`): what the model page's link opens the node's stage with. `digest`: the model's, whose
+    run the cache keeps (`kept`): read from there, or run once and kept for the model's other nodes."""
+    from . import kept
+
+    found = kept.tensor(digest, tensor) if digest else None
+    if found is not None:
+        return np.asarray(found, np.float32)
+    if digest:
+        values = kept.run_tensors(digest, model)
+    else:
+        inputs, _ = feeds(model)
+        values = run_all(model, inputs)
     if tensor not in values:
         raise ValidationError("model", "node", f"the model has no tensor {tensor!r}")
     return np.asarray(values[tensor], np.float32)
 
 
-def run_model(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The model's own outputs from ONNX Runtime, by name."""
-    s = runtime.session(model.SerializeToString())
+def for_runtime(model, notes: list | None = None):
+    """The model ONNX Runtime runs: the model, or its conversion to an opset it has kernels for (the nodes are still
+    read at the model's own opset, as TensorRT's parser reads them); ValidationError where none converts."""
+    converted, note = upgrade.for_runtime(model, "the model")
+    if note and notes is not None:
+        notes.append(note)
+    return converted
+
+
+def run_model(model, inputs: dict[str, np.ndarray], notes: list | None = None) -> dict[str, np.ndarray]:
+    """The model's own outputs from ONNX Runtime, by name (`for_runtime`)."""
+    s = runtime.session(for_runtime(model, notes).SerializeToString())
     names = [o.name for o in s.get_outputs()]
     try:
         return dict(zip(names, s.run(names, inputs)))
@@ -196,7 +216,7 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
             return entry | {
                 "agrees": None,
                 "why": f"the model's work budget of {work_budget():,} multiply-adds "
-                f"({MODEL_WORK} × PLAYGROUND_MAX_MACS) is spent by the nodes before",
+                f"({MODEL_WORK} × PLAYGROUND_MODEL_MAX_MACS) is spent by the nodes before",
             }
     xl = real_feed(opened, values)
     try:
@@ -236,28 +256,43 @@ def analyze(
     engine: bool = True,
     outputs: dict | None = None,
     progress=None,
+    tensors: dict | None = None,
 ) -> dict:
     """The `model` command's answer: every node's verdict, the model's output, and TensorRT's parser's engine.
-    `outputs`: a dict that takes the model's output arrays by name (the answer summarizes them); `progress(step)`
-    is told each step as it starts (the model page names it while the person waits)."""
-    progress = progress or (lambda step: None)
+    `outputs`: a dict that takes the model's output arrays by name (the answer summarizes them); `tensors`: one that
+    takes every tensor of ONNX Runtime's run (the cache keeps them); `progress(step, done)` is told each step as it
+    starts, and while the nodes are judged the fraction done (the model page shows it while the person waits).
+    Under the whole-model budget (`budget.whole_model`): each node is held to one node's, not to a stage's."""
+    with budget.whole_model():
+        return _analyze(model, model_name, given, engine, outputs, progress or (lambda step, done=None: None), tensors)
+
+
+def _analyze(model, model_name, given, engine, outputs, progress, tensors) -> dict:
     start = time.perf_counter()
     inputs, notes = feeds(model, given)
     progress("ONNX Runtime runs the model, every tensor marked as an output")
-    values, error = None, None
+    values, error, refused = None, None, None
     try:
-        values = run_all(model, inputs)
-    except ValidationError:  # a node past the run's memory cap: refused, naming it
-        raise
+        values = run_all(model, inputs, notes)
+    except ValidationError as exc:  # no opset ONNX Runtime runs, or a node past the run's memory cap: its nodes
+        error, refused = exc.rule, str(exc)  # listed, the model refused (exit 2)
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words, and the nodes still listed
         error = runtime.ort_words(exc)
-    known, spent = Known(model), [0]
-    progress("Each node's layer reference on its real input, against ONNX Runtime")
-    nodes = [
-        node_verdict(known, node, reading.node_name(node, i), model_name, values, spent)
-        for i, node in enumerate(reading.graph_nodes(model))
-    ]
-    out = {"model": model_name, "inputs": {k: list(v.shape) for k, v in inputs.items()}, "notes": notes, "nodes": nodes}
+    if tensors is not None and values is not None:
+        tensors.update(values)
+    known, spent, nodes = Known(model), [0], []
+    step = "Each node's layer reference on its real input, against ONNX Runtime"
+    every = reading.graph_nodes(model)
+    for i, node in enumerate(every):
+        progress(step, i / len(every))
+        nodes.append(node_verdict(known, node, reading.node_name(node, i), model_name, values, spent))
+    out = {
+        "model": model_name,
+        "graph": model.graph.name,
+        "inputs": {k: list(v.shape) for k, v in inputs.items()},
+        "notes": notes,
+        "nodes": nodes,
+    }
     if values is not None:
         out["output"] = {o.name: _summary(values[o.name]) for o in model.graph.output if o.name in values}
         if outputs is not None:
@@ -265,9 +300,12 @@ def analyze(
         out["output_source"] = "onnxruntime: the whole model"
     else:
         out["onnxruntime_error"] = error
+    if refused:
+        out["refused"] = refused
     opened = [n for n in nodes if n["layer"]]
     out["counts"] = {
         "nodes": len(nodes),
+        "folded": reading.folded_count(model),  # the nodes constant folding took out on loading (weights)
         "opened": len(opened),
         "agreeing": sum(1 for n in opened if n.get("agrees") is True),
         "disagreeing": sum(1 for n in opened if n.get("agrees") is False),

@@ -468,6 +468,7 @@ def answer(seat: Seat, message: dict) -> dict:
                 compare=compare,
                 build=backend.can_run,
                 digests=seat.digests,
+                fit=True,
             )
 
     if message.get("finish"):  # what follows a drawn answer: its engine's verdict, ONNX Runtime's badge, the lines

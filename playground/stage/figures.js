@@ -3,7 +3,7 @@
 // picks an output cell, and the PNG of all of them. The stage gives the answer and the picked cell (`stage.answer`,
 // `stage.pick`, `stage.setPick`).
 import { esc, precise, stats } from "./format.js";
-import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, fitOverlay, inWindow, layout, mark, overlay, paint, shown, sized, strokeMarks, windowCell, windowSize } from "./heatmap.js";
+import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, fitOverlay, inWindow, layout, mark, markRegion, overlay, paint, shown, sized, strokeMarks, windowCell, windowSize } from "./heatmap.js";
 import { has, value } from "./store.js";
 
 // Cells keep their size while values change (padding that widens the input, a refusal's banner): the row
@@ -158,10 +158,11 @@ export class Figures {
     return which === "input" && cells && cells.extent ? cells.extent : null;
   }
 
-  outlinePick() { // the picked output cell and the input window it reads
+  outlinePick() { // the layer's region on the input (a slice's), the picked output cell and the input window it reads
     for (const f of Object.values(this.figs)) clear(f.overlay);
     const cells = this.stage.answer.cells, pick = this.stage.pick;
     if (!cells || !this.figs.output) return;
+    if (cells.region && this.figs.input) markRegion(this.figs.input, cells.region, "#2e7d32");
     mark(this.figs.output, [pick], "#ff6600", false);
     if (this.figs.input) mark(this.figs.input, cells.reads[pick.join(",")] || [], "#000000", true);
     this.markAlso(pick, "#000000");

@@ -41,7 +41,7 @@ class NodeLink:
 def _real_input(digest: str, tensor: str) -> np.ndarray:
     from ..onnx import whole
 
-    return whole.real_input(reading.remembered(digest), tensor)
+    return whole.real_input(reading.remembered(digest), tensor, digest)
 
 
 def node_input(inp, node: NodeLink | None):
