@@ -8,7 +8,7 @@ import pytest
 from apptest import open_page, stage_data
 
 from playground.layers import LAYERS
-from playground.params import Param
+from playground.params import KINDS, Bool, Float, Ints, Param
 from playground.ui import links
 
 
@@ -125,9 +125,9 @@ def test_a_key_the_page_does_not_use_is_named_and_leaves_the_link(query, rule):
 def _maximum(p: Param) -> str | None:
     """A parameter's largest value as a URL text, where it has one (an array has none)."""
     if p.of.options(p):
-        return str(p.of.options(p)[-1]).lower() if p.kind == "bool" else p.to_text(p.of.options(p)[-1])
-    if p.high is not None and p.kind in ("int", "float", "ints"):
-        return str(int(p.high)) if p.kind != "float" else repr(float(p.high))
+        return str(p.of.options(p)[-1]).lower() if isinstance(p.of, Bool) else p.to_text(p.of.options(p)[-1])
+    if p.high is not None and (p.of.number or isinstance(p.of, Ints)):
+        return str(int(p.high)) if not isinstance(p.of, Float) else repr(float(p.high))
     return None
 
 
@@ -135,7 +135,7 @@ def _at_maxima(layer) -> dict[str, str]:
     """Every key of the page at its largest value: the input's sizes, the view's, each parameter's (per axis)."""
     query = {}
     for k, f in links.fields(layer).items():
-        if f.kind == "bool":
+        if isinstance(KINDS[f.kind], Bool):
             query[k] = "true"
         elif f.choices:
             query[k] = f.choices[-1]

@@ -692,7 +692,7 @@ def test_a_second_open_reads_the_kept_answer_and_loads_nothing(tmp_path, monkeyp
     model = reading.load_model(data)
     want = whole.run_all(model, whole.feeds(model)[0])["c"]
     monkeypatch.setattr(whole, "run_all", lambda *a, **k: pytest.fail("the kept run is read, not run again"))
-    np.testing.assert_array_equal(whole.real_input(model, "c", digest), want)
+    np.testing.assert_array_equal(kept.real_input(model, "c", digest), want)
 
 
 @pytest.mark.parametrize("suffix", [".answer", ".tensors"])

@@ -195,3 +195,13 @@ def run_tensors(digest: str, model, given=None) -> dict[str, np.ndarray]:
     values = whole.run_all(model, inputs)
     keep_tensors(_records(), run_key(digest, given), values)
     return values
+
+
+def real_input(model, tensor_name: str, digest: str) -> np.ndarray:
+    """`whole.real_input` read from the model's kept run (`digest`), or run once and kept for its other nodes."""
+    from . import whole
+
+    found = tensor(digest, tensor_name)
+    if found is not None:
+        return np.asarray(found, np.float32)
+    return whole.picked(run_tensors(digest, model), tensor_name)

@@ -131,20 +131,16 @@ def run_all(model, inputs: dict[str, np.ndarray], notes: list | None = None) -> 
         raise runtime.over_memory(exc) or exc from None
 
 
-def real_input(model, tensor: str, digest: str | None = None) -> np.ndarray:
+def real_input(model, tensor: str) -> np.ndarray:
     """The tensor `tensor` (a node's `Opened.data`: what its layer's first input reads) when the model runs on its
-    seeded inputs (`feeds`): what the model page's link opens the node's stage with. `digest`: the model's, whose
-    run the cache keeps (`kept`): read from there, or run once and kept for the model's other nodes."""
-    from . import kept
+    seeded inputs (`feeds`): what the model page's link opens the node's stage with (`kept.real_input` reads it
+    from the model's kept run)."""
+    inputs, _ = feeds(model)
+    return picked(run_all(model, inputs), tensor)
 
-    found = kept.tensor(digest, tensor) if digest else None
-    if found is not None:
-        return np.asarray(found, np.float32)
-    if digest:
-        values = kept.run_tensors(digest, model)
-    else:
-        inputs, _ = feeds(model)
-        values = run_all(model, inputs)
+
+def picked(values: dict, tensor: str) -> np.ndarray:
+    """`tensor` of a model's run, as float32; a name the run has not is refused naming it."""
     if tensor not in values:
         raise ValidationError("model", "node", f"the model has no tensor {tensor!r}")
     return np.asarray(values[tensor], np.float32)

@@ -35,7 +35,7 @@ from ..layers import LAYERS
 from ..numbers import exact
 from ..stage import protocol
 from ..stage.protocol import HIDE, VIEW_CELL, VIEW_PRESENTER, compare_key, input_key, key
-from .keys import COMPARE_OFF, VIEW_CELL_RANGE, control_key, key_selector
+from .keys import COMPARE_OFF, MODEL, NODE, ONNX, REAL, VIEW_CELL_RANGE, control_key, key_selector
 from .state import PageState
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -401,8 +401,6 @@ STREAMLIT_KEYS = ("embed", "embed_options")  # Streamlit's own: how the app is f
 def _unknown(layer: Layer, k: str) -> bool:
     """A key no part of this page reads: not its own (fields, param_keys), nor the picked cell's (the stage's), a
     model's node's (ui.models), `hide`, `preset` or Streamlit's."""
-    from .models import MODEL, NODE, ONNX, REAL  # ui.models reads the input's widgets, which read these links
-
     cell = (protocol.cell_key(layer, "", old) for old in (False, True))
     return k not in (HIDE, protocol.PRESET, ONNX, NODE, MODEL, REAL, *STREAMLIT_KEYS) and not any(
         k.startswith(c) for c in cell

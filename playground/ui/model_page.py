@@ -25,8 +25,8 @@ from ..numbers import compact
 from ..onnx import kept, reading, whole
 from ..onnx.map import opens_as
 from ..stage.protocol import ENGINE_STATUS
+from .keys import MODEL, NODE, ONNX, REAL
 from .messages import guarded, inert
-from .models import MODEL, NODE, ONNX, REAL
 from .view import presenter_on
 
 _answers = Memo(8)  # by model digest and input: a page's reruns and revisits do not run the model again
