@@ -492,3 +492,71 @@ def keep_plan(c: Composer, values, outputs, precision, policy, measure, composed
         "output": {o: measure(env[o], values[o]) for o in outputs},
         "env": env,
     }
+
+
+def _figures(m: dict | None, sqnr: bool) -> str:
+    if not m or "error" in m:
+        return (m or {}).get("error", "—")
+    if m.get("shape_differs"):
+        return "shape differs"
+    cos = "lost" if m["cosine"] is None else f"{m['cosine']:.6f}"
+    out = f"cos {cos} max|d| {m['max_abs']:.3g} rel {m['max_rel']:.3g} l0 {m['l0']:.3f}"
+    if m["nonfinite"]:
+        out += f" nonfinite {m['nonfinite']}"
+    if sqnr and "sqnr_db" in m:
+        out += f" sqnr {m['sqnr_db']:.1f} dB"
+    return out
+
+
+def lines(answer: dict) -> list[str]:
+    """The answer as the command prints it without --json: a line a node, then the verdicts."""
+    p = answer["precision"]
+    sqnr = p["precision"] in P.QUANTIZED
+    width = max(len(n["name"]) for n in answer["nodes"])
+    out = [f"{answer['model']} in {p['precision']}: node, local error | accumulated error (against the FP32 run)"]
+    for n in answer["nodes"]:
+        if n["layer"] is None:
+            out.append(f"{n['name']:<{width}}  {n['op_type']:<14} ONNX Runtime computes it: {n['reason']}")
+            continue
+        e = n["precision"]
+        out.append(
+            f"{n['name']:<{width}}  {n['op_type']:<14} {_figures(e['local'], sqnr)} | {_figures(e['accumulated'], sqnr)}"
+        )
+    for name, o in answer["output"].items():
+        out.append(
+            f"output {name}: composed in FP32 {'agrees' if o['agrees'] else 'DIFFERS'} with ONNX Runtime, "
+            f"max |diff| {o['max_abs_diff']:.3g}"
+        )
+    pol = p["policy"]
+    rule = f"cosine ≥ {pol['min_cosine']}, no cell lost" + (
+        f", every cell within atol {pol['l0']['atol']:g} + rtol {pol['l0']['rtol']:g}·|FP32|" if pol["l0"] else ""
+    )
+    f = p["first_divergence"]
+    out.append(
+        f"first divergence ({rule}): "
+        + (
+            f"{f['node']} ({f['op_type']}, {f['metric']}; "
+            + ("its own local error crosses too" if f["local_explains"] else "inherited: its local error holds")
+            + ")"
+            if f
+            else "none"
+        )
+        + f"; {p['evaluations']} composed evaluation(s)"
+    )
+    plan = p["plan"]
+    out.append(
+        f"keep in FP32 ({len(p['keep_fp32'])}): {', '.join(p['keep_fp32']) or 'nothing'}; the output "
+        + ("meets" if p["output"]["meets_with_plan"] else "does NOT meet")
+        + f" the policy with it ({plan['evaluations']} of {plan['budget']} evaluations)"
+    )
+    for name, m in p["output"]["with_plan"].items():
+        out.append(f"  output {name} with the plan: {_figures(m, sqnr)}")
+    for name, m in p["output"]["without_plan"].items():
+        out.append(f"  output {name} without it : {_figures(m, sqnr)}")
+    if plan.get("reopened"):
+        r = plan["reopened"]
+        out.append(f"  the written plan reopens: {r['nodes']} nodes, " + ("meets" if r["meets"] else "does NOT meet"))
+    for m in answer["notes"]:
+        out.append(f"note: {m}")
+    out.append(f"{answer['seconds']} s")
+    return out

@@ -120,3 +120,24 @@ def _own_scale(w: np.ndarray, precision: str) -> float:
     from .. import precision as P
 
     return P.scale_from_data(w, precision)
+
+
+def reopened(data: bytes, name: str, c: Composer, policy) -> dict:
+    """The written plan model opened here as any model (checked, folded), run by ONNX Runtime and composed by the
+    layers at FP32 (its casts and Q/DQ run by ONNX Runtime, node by node): its output against the original model's
+    FP32 output, under the policy."""
+    from . import whole
+    from .precision_model import metrics
+
+    model = reading.load_model(data, name)
+    inputs, _ = whole.feeds(model, {k: v for k, v in c.inputs.items()})
+    again = Composer(model, whole.run_all(model, inputs), inputs)
+    env = again.evaluate(lambda s: "FP32")
+    atol, rtol = policy.tolerances
+    outputs = {o: metrics(env[o], c.values[o], atol, rtol) for o in (v.name for v in c.model.graph.output)}
+    return {
+        "nodes": len(again.steps),
+        "opened": sum(1 for s in again.steps if s.opened),
+        "output": outputs,
+        "meets": all(policy.crosses(m) is None for m in outputs.values()),
+    }
