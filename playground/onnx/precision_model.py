@@ -44,38 +44,43 @@ WEIGHTS = {"convolution", "deconvolution"}  # the layers whose reference quantiz
 def metrics(y, ref, atol: float = POLYGRAPHY_TOL, rtol: float = POLYGRAPHY_TOL, sqnr: bool = False) -> dict:
     """`y` against the FP32 `ref`: max |diff|, max relative diff (where ref ≠ 0), cosine similarity, Polygraphy's
     elementwise check (every cell |y − ref| ≤ atol + rtol·|ref|) and trtexec's l0 (the fraction of cells outside it),
-    the cells non-finite in `y` where `ref` is finite, and SQNR in dB (INT8/FP8). Worked in float64."""
-    y = np.asarray(y, np.float64).ravel()
-    r = np.asarray(ref, np.float64).ravel()
+    the cells non-finite in `y` where `ref` is finite, and SQNR in dB (INT8/FP8). Sums in float64, without BLAS (a
+    dot product of a few vectors is not worth its threads)."""
+    y = np.asarray(y).ravel()
+    r = np.asarray(ref).ravel()
     if y.shape != r.shape:
         return {"shape_differs": True, "nonfinite": 0, "cosine": None}
-    finite = np.isfinite(r)
-    lost = int((~np.isfinite(y) & finite).sum())
-    both = finite & np.isfinite(y)
-    d = np.abs(y[both] - r[both])
+    finite_y, finite_r = np.isfinite(y), np.isfinite(r)
+    lost = int(np.count_nonzero(finite_r & ~finite_y))
+    if not (finite_y.all() and finite_r.all()):
+        both = finite_r & finite_y
+        y, r = y[both], r[both]
+    y, r = y.astype(np.float64), r.astype(np.float64)
+    d = np.abs(y - r)
+    ar = np.abs(r)
+    outside = int(np.count_nonzero(d > atol + rtol * ar)) + lost
     with np.errstate(divide="ignore", invalid="ignore"):
-        rel = np.where(r[both] != 0, d / np.abs(r[both]), 0.0)
-        outside = int((d > atol + rtol * np.abs(r[both])).sum()) + lost
-    ny, nr = float(np.linalg.norm(y[both])), float(np.linalg.norm(r[both]))
+        rel = np.divide(d, ar, out=np.zeros_like(d), where=ar != 0)
+    yy, rr, yr = (float(np.einsum("i,i->", a, b)) for a, b in ((y, y), (r, r), (y, r)))
     if lost:
         cosine = None  # not a number where a cell is lost
-    elif ny == 0 and nr == 0:
+    elif yy == 0 and rr == 0:
         cosine = 1.0
-    elif ny == 0 or nr == 0:
+    elif yy == 0 or rr == 0:
         cosine = 0.0
     else:
-        cosine = float(np.dot(y[both], r[both]) / (ny * nr))
+        cosine = yr / math.sqrt(yy * rr)
     out = {
         "max_abs": float(d.max()) if d.size else 0.0,
         "max_rel": float(rel.max()) if rel.size else 0.0,
         "cosine": cosine,
         "elementwise": outside == 0,
-        "l0": outside / max(r.size, 1),
+        "l0": outside / max(np.size(ref), 1),
         "nonfinite": lost,
     }
     if sqnr:
-        noise = float(np.sum(d * d))
-        out["sqnr_db"] = math.inf if noise == 0 else 10 * math.log10(max(float(np.sum(r[both] ** 2)), 1e-300) / noise)
+        noise = float(np.einsum("i,i->", d, d))
+        out["sqnr_db"] = math.inf if noise == 0 else 10 * math.log10(max(rr, 1e-300) / noise)
     return out
 
 
