@@ -178,3 +178,33 @@ def test_cli_refuses_options_out_of_their_rule(tmp_path, args, named):
     path.write_bytes(LESSONS["softmax_fp16"].build().SerializeToString())
     r = _cli(str(path), *args)
     assert r.returncode == 2 and named in r.stderr, r.stderr
+
+
+def test_model_page_in_a_precision_colours_the_graph_and_names_the_first_divergence():
+    from apptest import APP, TIMEOUT
+    from streamlit.testing.v1 import AppTest
+    from streamlit.util import calc_hash
+
+    from playground.ui.model_page import graph_data
+    from playground.ui.model_precision import recolour
+
+    data = LESSONS["softmax_fp16"].build().SerializeToString()
+    digest, model = reading.remember(data, "softmax_fp16.onnx")
+    answer = pm.analyze(model, "softmax_fp16.onnx", None, "FP16")
+    plain = {"nodes": [n | {"reads": [], "writes": []} for n in answer["nodes"]]}
+    boxes = recolour(graph_data(plain, digest, "softmax_fp16.onnx"), answer)
+    status = {b["id"]: b["status"] for b in boxes["nodes"]}
+    assert status == {"/attn/Add": "agrees", "/attn/Softmax": "differs"} and boxes["first"] == "/attn/Softmax"
+    assert "accumulated cosine 0.95" in next(b["detail"] for b in boxes["nodes"] if b["id"] == "/attn/Softmax")
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at._page_hash = calc_hash("model")
+    at.query_params.update({"onnx": digest, "model": "softmax_fp16.onnx", "precision": "FP16"})
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="model.precision").value == "FP16"
+    assert any("First divergence in FP16: /attn/Softmax" in e.value for e in at.error), [e.value for e in at.error]
+    assert any("Keep in FP32 (2" in t.value for t in at.text)
+    at.selectbox(key="model.precision").set_value("FP32").run()
+    assert not any("First divergence" in e.value for e in at.error) and "precision" not in at.query_params

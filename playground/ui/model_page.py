@@ -23,6 +23,7 @@ from ..numbers import compact
 from ..onnx import reading, whole
 from ..onnx.map import opens_as
 from ..stage.protocol import ENGINE_STATUS
+from . import model_precision
 from .messages import guarded, inert
 from .models import MODEL, NODE, ONNX, REAL
 from .view import presenter_on
@@ -251,18 +252,31 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
     if "onnxruntime_error" in answer:
         st.error(inert(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}"), icon=":material/error:")
     pages = layer_pages()
-    _first_difference(answer, digest, name, pages)
+    precision = model_precision.chosen()
+    data = graph_data(answer, digest, name)
+    if precision == "FP32":
+        _first_difference(answer, digest, name, pages)
+    else:
+        low = model_precision.analysis(digest, name, precision)
+        model_precision.summary(low, digest, name, pages)
+        data = model_precision.recolour(data, low)
     if len(answer["nodes"]) <= MAX_DRAWN:
         result = _graph_component()(
             key="model.graph",
-            data=graph_data(answer, digest, name),
+            data=data,
             width="stretch",
             height="content",
             on_selection_change=lambda: None,
         )
         st.caption(
-            "Green: the layer agrees with ONNX Runtime on the node's real input; red: it differs; grey: no "
-            "layer computes the node. A node that opens is a link to its layer's page; shift-click selects a run. "
+            (
+                "Green: the layer agrees with ONNX Runtime on the node's real input; red: it differs; grey: no "
+                "layer computes the node."
+                if precision == "FP32"
+                else f"Green: the node's accumulated error in {precision} holds the policy; red: it crosses it "
+                "(hover: both errors); grey: ONNX Runtime computes the node."
+            )
+            + " A node that opens is a link to its layer's page; shift-click selects a run. "
             "A dashed outline is one engine layer (hover: its name; click: its nodes as a chain). Wheel: zoom, "
             "drag: pan."
         )
