@@ -605,6 +605,8 @@ def _model_precision(args, given: dict) -> int:
     policy = pm.Policy(pm.MIN_COSINE if args.min_cosine is None else args.min_cosine, args.atol, args.rtol)
     budget = pm.PLAN_BUDGET if args.plan_budget is None else args.plan_budget
     model = open_model(args.model)
+    if args.plan_model:
+        pp.writable(model, args.precision)
     answer, c = pm.study(model, os.path.basename(args.model), given, args.precision, policy, budget)
     p = answer["precision"]
     p["autocast"] = pp.nodes_to_exclude(p["keep_fp32"], args.precision)

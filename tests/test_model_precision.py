@@ -171,6 +171,7 @@ def test_cli_json_and_the_plan_files(tmp_path):
         (["--precision", "FP16", "--rtol", "-1"], "--rtol"),
         (["--precision", "FP16", "--plan-budget", "-1"], "--plan-budget"),
         (["--precision", "FP16", "--plan-model", "x.txt"], "--plan-model"),
+        (["--precision", "FP8", "--plan-model", "x.onnx"], "opset 19"),  # before any work: FLOAT8 from opset 19
     ],
 )
 def test_cli_refuses_options_out_of_their_rule(tmp_path, args, named):

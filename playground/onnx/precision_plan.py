@@ -41,15 +41,21 @@ def nodes_to_exclude(keep: list[str], precision: str) -> dict:
     }
 
 
-def plan_model(c: Composer, precision: str, keep: list[str]):
-    """The model of `c` with every opened node not in `keep` in `precision` (casts or Q/DQ placed)."""
-    onnx = reading.library()
-    h, TP = onnx.helper, onnx.TensorProto
-    opset = next((o.version for o in c.model.opset_import if o.domain in ("", "ai.onnx")), 0)
+def writable(model, precision: str) -> None:
+    """ValidationError naming --plan-model where the model's opset has no spelling of the precision's casts or Q/DQ
+    (FLOAT8E4M3FN from opset 19, BFLOAT16 casts from 13, a QuantizeLinear of one scale from 10)."""
+    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
     if opset < LEAST_OPSET[precision]:
         raise ValidationError(
             "model", "--plan-model", f"{precision} needs opset {LEAST_OPSET[precision]} (the model's is {opset})"
         )
+
+
+def plan_model(c: Composer, precision: str, keep: list[str]):
+    """The model of `c` with every opened node not in `keep` in `precision` (casts or Q/DQ placed)."""
+    writable(c.model, precision)
+    onnx = reading.library()
+    h, TP = onnx.helper, onnx.TensorProto
     out = onnx.ModelProto()
     out.CopyFrom(c.model)
     graph = out.graph
