@@ -197,6 +197,15 @@ def test_model_page_in_a_precision_colours_the_graph_and_names_the_first_diverge
     status = {b["id"]: b["status"] for b in boxes["nodes"]}
     assert status == {"/attn/Add": "agrees", "/attn/Softmax": "differs"} and boxes["first"] == "/attn/Softmax"
     assert "accumulated cosine 0.95" in next(b["detail"] for b in boxes["nodes"] if b["id"] == "/attn/Softmax")
+    # coloured by the local error: the layernorm lesson's ReduceMean_1 crosses on its own input, the Div inherits
+    ln = LESSONS["layernorm_fp16"].build().SerializeToString()
+    ln_digest, ln_model = reading.remember(ln, "layernorm_fp16.onnx")
+    ln_answer = pm.analyze(ln_model, "layernorm_fp16.onnx", None, "FP16")
+    ln_plain = {"nodes": [n | {"reads": [], "writes": []} for n in ln_answer["nodes"]]}
+    local = {b["id"]: b["status"] for b in recolour(graph_data(ln_plain, ln_digest, "m"), ln_answer, "local")["nodes"]}
+    accumulated = {b["id"]: b["status"] for b in recolour(graph_data(ln_plain, ln_digest, "m"), ln_answer)["nodes"]}
+    assert local["/ln/ReduceMean_1"] == accumulated["/ln/ReduceMean_1"] == "differs"
+    assert local["/ln/Div"] == "agrees" and accumulated["/ln/Div"] == "differs"
 
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
@@ -207,5 +216,7 @@ def test_model_page_in_a_precision_colours_the_graph_and_names_the_first_diverge
     assert at.selectbox(key="model.precision").value == "FP16"
     assert any("First divergence in FP16: /attn/Softmax" in e.value for e in at.error), [e.value for e in at.error]
     assert any("Keep in FP32 (2" in t.value for t in at.text)
+    at.toggle(key="model.precision_local").set_value(True).run()
+    assert not at.exception, at.exception
     at.selectbox(key="model.precision").set_value("FP32").run()
     assert not any("First divergence" in e.value for e in at.error) and "precision" not in at.query_params

@@ -259,7 +259,7 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
     else:
         low = model_precision.analysis(digest, name, precision)
         model_precision.summary(low, digest, name, pages)
-        data = model_precision.recolour(data, low)
+        data = model_precision.recolour(data, low, model_precision.which())
     if len(answer["nodes"]) <= MAX_DRAWN:
         result = _graph_component()(
             key="model.graph",
@@ -273,7 +273,7 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
                 "Green: the layer agrees with ONNX Runtime on the node's real input; red: it differs; grey: no "
                 "layer computes the node."
                 if precision == "FP32"
-                else f"Green: the node's accumulated error in {precision} holds the policy; red: it crosses it "
+                else f"Green: the node's error in {precision} (as toggled) holds the policy; red: it crosses it "
                 "(hover: both errors); grey: ONNX Runtime computes the node."
             )
             + " A node that opens is a link to its layer's page; shift-click selects a run. "

@@ -62,19 +62,28 @@ def _figures(m: dict | None) -> str:
     return f"{cos}, max |diff| {compact(m['max_abs'])}" + (f", {m['nonfinite']} non-finite" if m["nonfinite"] else "")
 
 
-def recolour(data: dict, answer: dict) -> dict:
-    """The graph's data with each opened node's status its accumulated error against the policy (green holds, red
-    crosses), its detail both errors, and the first divergence marked."""
+def which() -> str:
+    """The error the graph is coloured by: "accumulated" (the model composed in the precision) or, toggled,
+    "local" (each node alone on its real FP32 input)."""
+    local = st.toggle(
+        "Colour by local error", key="model.precision_local", help="each node alone in the precision, on its real input"
+    )
+    return "local" if local else "accumulated"
+
+
+def recolour(data: dict, answer: dict, by: str = "accumulated") -> dict:
+    """The graph's data with each opened node's status its `by` error ("accumulated" or "local") against the
+    policy (green holds, red crosses), its detail both errors, and the first divergence marked."""
     p = answer["precision"]
     policy = pm.Policy(p["policy"]["min_cosine"])
     kept = set(p["keep_fp32"])
-    by = {n["name"]: n for n in answer["nodes"]}
+    nodes = {n["name"]: n for n in answer["nodes"]}
     for box in data["nodes"]:
-        n = by.get(box["id"])
+        n = nodes.get(box["id"])
         if not n or not n.get("precision"):
             continue
         e = n["precision"]
-        box["status"] = "differs" if policy.crosses(e["accumulated"]) else "agrees"
+        box["status"] = "differs" if policy.crosses(e[by]) else "agrees"
         box["detail"] = f"{p['precision']}: accumulated {_figures(e['accumulated'])}; local {_figures(e['local'])}" + (
             "; kept in FP32 by the plan" if n["name"] in kept else ""
         )
