@@ -101,7 +101,7 @@ def test_int8_lesson_the_saturated_convolution_alone_crosses():
     assert by["/conv1/Conv"]["local"]["cosine"] > 0.999 and by["/conv1/Conv"]["local"]["sqnr_db"] > 30
     assert by["/conv2/Conv"]["local"]["cosine"] < pm.MIN_COSINE and by["/conv2/Conv"]["local"]["sqnr_db"] < 20
     assert answer["precision"]["keep_fp32"] == ["/conv2/Conv"]
-    assert answer["precision"]["scales"] == {"r1": 0.01}
+    assert answer["precision"]["scales_given"] == {"r1": 0.01}
 
 
 def test_a_prefix_in_the_precision_composes_as_the_whole():

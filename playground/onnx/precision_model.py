@@ -406,7 +406,7 @@ def study(
             },
             "onnxruntime_nodes": by_ort,
             "fp32_taken": sorted(c.fp32_taken),
-            "scales": {t: c.scales[t] for t in c.scales} if quantized else None,
+            "scales_given": dict(c.scales) if quantized else None,
         },
         "counts": {
             "nodes": len(nodes),
