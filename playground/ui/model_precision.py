@@ -4,6 +4,8 @@ marked, and the keep-FP32 plan stated."""
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import streamlit as st
 
 from ..memo import Memo
@@ -84,6 +86,8 @@ def recolour(data: dict, answer: dict, by: str = "accumulated") -> dict:
             continue
         e = n["precision"]
         box["status"] = "differs" if policy.crosses(e[by]) else "agrees"
+        if box.get("href"):  # the node's stage in the precision (the URL holds what differs from the node)
+            box["href"] += "&" + urlencode({PRECISION: p["precision"]})
         box["detail"] = f"{p['precision']}: accumulated {_figures(e['accumulated'])}; local {_figures(e['local'])}" + (
             "; kept in FP32 by the plan" if n["name"] in kept else ""
         )
@@ -112,9 +116,9 @@ def summary(answer: dict, digest: str, name: str, pages: dict) -> None:
         )
         st.page_link(
             pages[n["layer"]],
-            label=inert(f"Open {first['node']} on its real input"),
+            label=inert(f"Open {first['node']} on its real input in {p['precision']}"),
             icon=":material/arrow_forward:",
-            query_params={ONNX: digest, NODE: first["node"], MODEL: name, REAL: "1"},
+            query_params={ONNX: digest, NODE: first["node"], MODEL: name, REAL: "1", PRECISION: p["precision"]},
         )
     else:
         st.success(f"No node diverges in {p['precision']} (cosine ≥ {p['policy']['min_cosine']}, no cell lost).")
