@@ -606,7 +606,7 @@ def _model_precision(args, given: dict) -> int:
     budget = pm.PLAN_BUDGET if args.plan_budget is None else args.plan_budget
     model = open_model(args.model)
     if args.plan_model:
-        pp.writable(model, args.precision)
+        pp.written_opset(model, args.precision)  # refused before the analysis where it cannot be written
     answer, c = pm.study(model, os.path.basename(args.model), given, args.precision, policy, budget)
     p = answer["precision"]
     p["autocast"] = pp.nodes_to_exclude(p["keep_fp32"], args.precision)

@@ -178,7 +178,8 @@ def test_cli_json_and_the_plan_files(tmp_path):
         (["--precision", "FP16", "--rtol", "-1"], "--rtol"),
         (["--precision", "FP16", "--plan-budget", "-1"], "--plan-budget"),
         (["--precision", "FP16", "--plan-model", "x.txt"], "--plan-model"),
-        (["--precision", "FP8", "--plan-model", "x.onnx"], "opset 19"),  # before any work: FLOAT8 from opset 19
+        (["--precision", "FP16", "--plan-exclude", "x.txt"], "--plan-exclude"),
+        (["--precision", "FP16", "--output", "y.npy"], "--output"),
     ],
 )
 def test_cli_refuses_options_out_of_their_rule(tmp_path, args, named):
@@ -230,3 +231,16 @@ def test_model_page_in_a_precision_colours_the_graph_and_names_the_first_diverge
     assert not at.exception, at.exception
     at.selectbox(key="model.precision").set_value("FP32").run()
     assert not any("First divergence" in e.value for e in at.error) and "precision" not in at.query_params
+
+
+def test_a_plan_below_the_opset_of_its_q_dq_is_written_through_onnx_version_converter():
+    """An opset-9 model (ONNX's light models are): its INT8 plan is raised to opset 13 by ONNX's version converter,
+    QuantizeLinear placed, and reopens meeting the policy."""
+    lesson = LESSONS["int8_saturated_conv"].build()
+    lesson.opset_import[0].version = 9  # Conv and Relu read the same at 9
+    model = _open(lesson)
+    answer, c = pm.study(model, "old.onnx", None, "INT8")
+    written = pp.plan_model(c, "INT8", answer["precision"]["keep_fp32"])
+    assert pp.opset_of(written) == 13 and any(n.op_type == "QuantizeLinear" for n in written.graph.node)
+    assert json.loads({e.key: e.value for e in written.metadata_props}[pp.PLAN_KEY])["opset"] == [9, 13]
+    assert pp.reopened(written.SerializeToString(), "old_plan.onnx", c, pm.Policy())["meets"] is True

@@ -560,7 +560,11 @@ def lines(answer: dict) -> list[str]:
         out.append(f"  output {name} without it : {_figures(m, sqnr)}")
     if plan.get("reopened"):
         r = plan["reopened"]
-        out.append(f"  the written plan reopens: {r['nodes']} nodes, " + ("meets" if r["meets"] else "does NOT meet"))
+        out.append(
+            f"  the written plan {r['error']}"
+            if "error" in r
+            else f"  the written plan reopens: {r['nodes']} nodes, " + ("meets" if r["meets"] else "does NOT meet")
+        )
     for m in answer["notes"]:
         out.append(f"note: {m}")
     out.append(f"{answer['seconds']} s")

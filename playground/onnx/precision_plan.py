@@ -16,7 +16,7 @@ import re
 import numpy as np
 
 from ..errors import ValidationError
-from . import reading
+from . import reading, runtime
 from .precision_model import Composer
 
 PLAN_KEY = "playground.precision_plan"
@@ -24,7 +24,7 @@ ATTRIBUTE_OPS = {"Resize", "Upsample", "Clip", "Slice", "Pad", "Reshape", "Expan
 WEIGHT_OPS = {"Conv", "ConvTranspose", "MatMul", "Gemm"}  # their constant input 1: weights with their own scale
 FLOAT_TYPE = {"FP16": 10, "BF16": 16}  # TensorProto.FLOAT16, BFLOAT16
 QUANT_TYPE = {"INT8": 3, "FP8": 17}  # TensorProto.INT8, FLOAT8E4M3FN
-LEAST_OPSET = {"FP16": 6, "BF16": 13, "INT8": 13, "FP8": 19}
+LEAST_OPSET = {"FP16": 6, "BF16": 13, "INT8": 10, "FP8": 19}
 
 
 def nodes_to_exclude(keep: list[str], precision: str) -> dict:
@@ -41,28 +41,43 @@ def nodes_to_exclude(keep: list[str], precision: str) -> dict:
     }
 
 
-def writable(model, precision: str) -> None:
-    """ValidationError naming --plan-model where the model's opset has no spelling of the precision's casts or Q/DQ
-    (FLOAT8E4M3FN from opset 19, BFLOAT16 casts from 13, a QuantizeLinear of one scale from 10)."""
-    opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
-    if opset < LEAST_OPSET[precision]:
+def opset_of(model) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 0)
+
+
+def written_opset(model, precision: str):
+    """The model at an opset that spells the precision's casts or Q/DQ (FLOAT8E4M3FN from opset 19, a Cast to
+    BFLOAT16 from 13, QuantizeLinear from 10): as it is, or raised by ONNX's version converter; ValidationError
+    naming --plan-model where the converter cannot."""
+    have, least = opset_of(model), LEAST_OPSET[precision]
+    if have >= least:
+        return model
+    from onnx import version_converter
+
+    try:  # to 13 at least: the converter's adapters into opset 10 write a Round, which opset 10 has not
+        return version_converter.convert_version(model, max(least, 13))
+    except Exception as exc:  # noqa: BLE001 - the converter's refusal, in its words
         raise ValidationError(
-            "model", "--plan-model", f"{precision} needs opset {LEAST_OPSET[precision]} (the model's is {opset})"
-        )
+            "model",
+            "--plan-model",
+            f"{precision} needs opset {least}; ONNX's version converter cannot raise this model's {have} "
+            f"({type(exc).__name__}: {str(exc)[:200]})",
+        ) from None
 
 
 def plan_model(c: Composer, precision: str, keep: list[str]):
     """The model of `c` with every opened node not in `keep` in `precision` (casts or Q/DQ placed)."""
-    writable(c.model, precision)
     onnx = reading.library()
     h, TP = onnx.helper, onnx.TensorProto
     out = onnx.ModelProto()
-    out.CopyFrom(c.model)
+    out.CopyFrom(written_opset(c.model, precision))
     graph = out.graph
     kept, made, extra_inits = set(keep), {}, []
     consts = c.known.consts
     by_name = {s.name: s for s in c.steps}
     new_nodes = []
+    # nodes the version converter made (no node of the analysis): left in float32, named in the metadata
+    untouched = [reading.node_name(n, i) for i, n in enumerate(graph.node) if reading.node_name(n, i) not in by_name]
 
     def rounded(t: str, scale: float | None = None) -> str:
         key = (t, scale)
@@ -118,7 +133,8 @@ def plan_model(c: Composer, precision: str, keep: list[str]):
     graph.initializer.extend(extra_inits)
     del graph.value_info[:]  # the renamed tensors' types: shape inference finds them again
     entry = out.metadata_props.add()
-    entry.key, entry.value = PLAN_KEY, json.dumps({"precision": precision, "keep_fp32": list(keep)})
+    plan = {"precision": precision, "keep_fp32": list(keep), "opset": [opset_of(c.model), opset_of(out)]}
+    entry.key, entry.value = PLAN_KEY, json.dumps(plan | ({"converter_nodes": untouched} if untouched else {}))
     return out
 
 
@@ -135,10 +151,14 @@ def reopened(data: bytes, name: str, c: Composer, policy) -> dict:
     from . import whole
     from .precision_model import metrics
 
-    model = reading.load_model(data, name)
-    inputs, _ = whole.feeds(model, {k: v for k, v in c.inputs.items()})
-    again = Composer(model, whole.run_all(model, inputs), inputs)
-    env = again.evaluate(lambda s: "FP32")
+    try:
+        model = reading.load_model(data, name)
+        inputs, _ = whole.feeds(model, dict(c.inputs))
+        again = Composer(model, whole.run_all(model, inputs), inputs)
+        env = again.evaluate(lambda s: "FP32")
+    except Exception as exc:  # noqa: BLE001 - the written model does not reopen: that is the answer
+        words = str(exc) if isinstance(exc, ValidationError) else runtime.ort_words(exc)
+        return {"meets": False, "error": f"it does not reopen: {words}"}
     atol, rtol = policy.tolerances
     outputs = {o: metrics(env[o], c.values[o], atol, rtol) for o in (v.name for v in c.model.graph.output)}
     return {
