@@ -133,6 +133,7 @@ def test_light_squeezenet_composed_in_fp32_agrees_and_fp16_names_a_divergence():
     assert len(opened) == answer["counts"]["opened"] == 66
     assert all(n["precision"]["local"] and n["precision"]["accumulated"] for n in opened)
     p = answer["precision"]
+    assert p["onnxruntime_nodes"] == [] and p["onnxruntime_instead"] == {}  # every node composed by its layer
     # its activations grow past FP16's range: the first node whose output overflows, on its own input too
     first = p["first_divergence"]
     assert first["metric"] == "nonfinite" and first["local_explains"] is True

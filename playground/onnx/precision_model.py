@@ -149,6 +149,7 @@ class Composer:
         self.steps: list[Step] = []
         self.sessions: dict = {}
         self.fp32_taken: set[str] = set()  # tensors composition takes from the FP32 run, named in the answer
+        self.fallback: dict[str, str] = {}  # opened nodes ONNX Runtime computed in the composition instead, and why
         spent = [0]
         for i, node in enumerate(reading.graph_nodes(model)):
             name = reading.node_name(node, i)
@@ -281,13 +282,16 @@ class Composer:
             node = step.node
             outs = None
             if step.opened is not None:
+                fp32 = np.asarray(self.values[node.output[0]])
                 try:
                     y = self.compute(step, env, of(step))
-                    if y.shape == np.shape(self.values[node.output[0]]):
-                        outs = [y] + [self.values.get(o) for o in node.output[1:]]
+                    if y.shape == fp32.shape:
+                        outs = [y.astype(fp32.dtype, copy=False)] + [self.values.get(o) for o in node.output[1:]]
                         self.fp32_taken.update(o for o in node.output[1:] if o in self.known.read)
-                except Exception:  # noqa: BLE001 - the layer's reference failed here: ONNX Runtime computes it
-                    outs = None
+                    else:
+                        self.fallback[step.name] = f"the layer gives {y.shape}, the model {fp32.shape}"
+                except Exception as exc:  # noqa: BLE001 - the layer's reference failed: ONNX Runtime computes it
+                    self.fallback[step.name] = f"the layer's reference failed ({type(exc).__name__}: {exc})"
             if outs is None:
                 outs = self.by_onnxruntime(step, env)
             for name, v in zip(node.output, outs):
@@ -405,6 +409,7 @@ def study(
                 "meets_with_plan": plan["meets"],
             },
             "onnxruntime_nodes": by_ort,
+            "onnxruntime_instead": c.fallback,
             "fp32_taken": sorted(c.fp32_taken),
             "scales_given": dict(c.scales) if quantized else None,
         },
