@@ -586,6 +586,7 @@ def _model_precision(args, given: dict) -> int:
     """`model --precision P`: playground.onnx.precision_model's answer, the plan written where asked."""
     from .onnx import precision_model as pm
     from .onnx import precision_plan as pp
+    from .onnx import reading
 
     if not args.precision:
         used = next(o for o in PRECISION_OPTIONS if getattr(args, o) is not None)
@@ -614,7 +615,10 @@ def _model_precision(args, given: dict) -> int:
         with written(args.plan_exclude, "w") as f:
             json.dump(p["autocast"]["nodes_to_exclude"], f)
     if args.plan_model:
-        planned = pp.plan_model(c, args.precision, p["keep_fp32"]).SerializeToString()
+        source = reading.library().load_model_from_string(read_model(args.model))
+        reading.named(source)  # the names the analysis gave its nodes
+        external = any(t.data_location == 1 for t in source.graph.initializer)  # EXTERNAL: the folded model then
+        planned = pp.plan_model(c, args.precision, p["keep_fp32"], None if external else source).SerializeToString()
         with written(args.plan_model, "wb") as f:
             f.write(planned)
         p["plan"]["reopened"] = pp.reopened(planned, os.path.basename(args.plan_model), c, policy)

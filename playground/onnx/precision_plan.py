@@ -65,18 +65,20 @@ def written_opset(model, precision: str):
         ) from None
 
 
-def plan_model(c: Composer, precision: str, keep: list[str]):
-    """The model of `c` with every opened node not in `keep` in `precision` (casts or Q/DQ placed)."""
+def plan_model(c: Composer, precision: str, keep: list[str], source=None):
+    """The model of `c` with every opened node not in `keep` in `precision` (casts or Q/DQ placed). `source`: the
+    model as given, its nodes named as loading names them (`reading.named`), unfolded: written on it, weights an op
+    computes (ONNX's light models' ConstantOfShape) stay that op and the file stays the size it was."""
     onnx = reading.library()
     h, TP = onnx.helper, onnx.TensorProto
     out = onnx.ModelProto()
-    out.CopyFrom(written_opset(c.model, precision))
+    out.CopyFrom(written_opset(c.model if source is None else source, precision))
     graph = out.graph
     kept, made, extra_inits = set(keep), {}, []
     consts = c.known.consts
     by_name = {s.name: s for s in c.steps}
     new_nodes = []
-    # nodes the version converter made (no node of the analysis): left in float32, named in the metadata
+    # nodes no step of the analysis is (the constants loading folds, the version converter's): left in float32
     untouched = [reading.node_name(n, i) for i, n in enumerate(graph.node) if reading.node_name(n, i) not in by_name]
 
     def rounded(t: str, scale: float | None = None) -> str:
@@ -134,7 +136,7 @@ def plan_model(c: Composer, precision: str, keep: list[str]):
     del graph.value_info[:]  # the renamed tensors' types: shape inference finds them again
     entry = out.metadata_props.add()
     plan = {"precision": precision, "keep_fp32": list(keep), "opset": [opset_of(c.model), opset_of(out)]}
-    entry.key, entry.value = PLAN_KEY, json.dumps(plan | ({"converter_nodes": untouched} if untouched else {}))
+    entry.key, entry.value = PLAN_KEY, json.dumps(plan | {"float32_nodes": len(untouched), "of": untouched[:20]})
     return out
 
 
