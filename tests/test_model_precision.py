@@ -52,6 +52,7 @@ def test_policy_rules():
     assert pm.Policy(min_cosine=1.0).crosses(pm.metrics(np.array([1.0, 3.0]), np.array([1.0, 2.0]))) == "cosine"
     lost = pm.metrics(np.array([np.inf, 2.0]), np.array([1.0, 2.0]))
     assert pm.Policy(min_cosine=-1).crosses(lost) == "nonfinite"  # always, whatever the threshold
+    assert pm.Policy().crosses({"error": "ValueError: …"}) is None  # a reference that failed is listed, not judged
 
 
 @pytest.mark.parametrize("name", list(LESSONS))

@@ -106,7 +106,7 @@ class Policy:
 
     def crosses(self, m: dict | None) -> str | None:
         """The metric that trips (`nonfinite`, `cosine`, `l0`), or None."""
-        if m is None:
+        if m is None or "error" in m:  # not computed: said where it is listed
             return None
         if m.get("shape_differs"):
             return "shape"
