@@ -246,3 +246,30 @@ def test_a_plan_below_the_opset_of_its_q_dq_is_written_through_onnx_version_conv
     assert pp.opset_of(written) == 13 and any(n.op_type == "QuantizeLinear" for n in written.graph.node)
     assert json.loads({e.key: e.value for e in written.metadata_props}[pp.PLAN_KEY])["opset"] == [9, 13]
     assert pp.reopened(written.SerializeToString(), "old_plan.onnx", c, pm.Policy())["meets"] is True
+
+
+def test_model_page_in_a_precision_says_why_a_model_onnx_runtime_refuses_is_not_analysed():
+    from apptest import APP, TIMEOUT
+    from onnx import TensorProto, helper
+    from streamlit.testing.v1 import AppTest
+    from streamlit.util import calc_hash
+
+    g = helper.make_graph(
+        [
+            helper.make_node("MaxPool", ["x"], ["p"], name="pool", kernel_shape=[2, 2], pads=[2, 2, 2, 2]),
+            helper.make_node("Relu", ["p"], ["y"], name="relu"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 7, 7])],
+    )
+    data = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    digest, _ = reading.remember(data, "refused.onnx")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at._page_hash = calc_hash("model")
+    at.query_params.update({"onnx": digest, "model": "refused.onnx", "precision": "FP16"})
+    at.run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert any(e.startswith("FP16:") and "ONNX Runtime cannot run it" in e for e in errors), errors

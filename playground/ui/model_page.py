@@ -254,10 +254,10 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
     pages = layer_pages()
     precision = model_precision.chosen()
     data = graph_data(answer, digest, name)
-    if precision == "FP32":
+    low = None if precision == "FP32" else model_precision.analysis(digest, name, precision)
+    if low is None:
         _first_difference(answer, digest, name, pages)
     else:
-        low = model_precision.analysis(digest, name, precision)
         model_precision.summary(low, digest, name, pages)
         data = model_precision.recolour(data, low, model_precision.which())
     if len(answer["nodes"]) <= MAX_DRAWN:
@@ -272,7 +272,7 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
             (
                 "Green: the layer agrees with ONNX Runtime on the node's real input; red: it differs; grey: no "
                 "layer computes the node."
-                if precision == "FP32"
+                if low is None
                 else f"Green: the node's error in {precision} (as toggled) holds the policy; red: it crosses it "
                 "(hover: both errors); grey: ONNX Runtime computes the node."
             )

@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from ..errors import ValidationError
 from ..memo import Memo
 from ..numbers import compact
 from ..onnx import precision_model as pm
@@ -41,8 +42,9 @@ def chosen() -> str:
     return picked
 
 
-def analysis(digest: str, name: str, precision: str) -> dict:
-    """`model --precision`'s answer on the seeded input, made once per model and precision."""
+def analysis(digest: str, name: str, precision: str) -> dict | None:
+    """`model --precision`'s answer on the seeded input, made once per model and precision; None, said, where the
+    model cannot be analysed (ONNX Runtime refuses it: the FP32 view stays)."""
     key = (digest, name, precision)
     answer = _answers.get(key)
     if answer is None:
@@ -51,7 +53,12 @@ def analysis(digest: str, name: str, precision: str) -> dict:
             def step(text: str) -> None:
                 status.update(label=text + " …")
 
-            answer = pm.analyze(reading.remembered(digest), name, None, precision, progress=step)
+            try:
+                answer = pm.analyze(reading.remembered(digest), name, None, precision, progress=step)
+            except ValidationError as exc:
+                status.update(label=f"{precision}: not analysed", state="error")
+                st.error(inert(f"{precision}: {exc}"), icon=":material/error:")
+                return None
             status.update(label=f"{precision} analysed in {answer['seconds']} s", state="complete")
         _answers.put(key, answer)
     return answer
