@@ -6,6 +6,8 @@
     run --onnx MODEL.onnx [--node NAME] [--input IN.npy] [--output OUT.npy] [--json]
     onnx MODEL.onnx [--json]
     model MODEL.onnx [--input NAME=FILE.npy]... [--output OUT.npy] [--no-engine] [--json]
+    model MODEL.onnx --precision FP16|BF16|INT8|FP8 [--input NAME=FILE.npy]... [--atol A] [--rtol R]
+        [--min-cosine C] [--plan-budget N] [--plan-model OUT.onnx] [--plan-exclude OUT.json] [--json]
     layers [LAYER]
     room --replicas N --port P [--bind ADDRESS] [--public-url URL]
     export LAYER [--preset NAME] [--set NAME=VALUE]... [--input IN.npy] [--format python|onnx] [--out FILE]
@@ -178,6 +180,8 @@ def _finite(v):
     in nested dicts too."""
     if isinstance(v, dict):
         return {k: _finite(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_finite(x) for x in v]
     return str(v) if isinstance(v, float) and not math.isfinite(v) else v
 
 
@@ -537,6 +541,8 @@ def cmd_model(args) -> int:
         given[name] = read_npy(path, "model", f"--input {name}")
     if args.output:
         output_path(args.output, "--output", ".npy")
+    if args.precision or any(getattr(args, o) is not None for o in PRECISION_OPTIONS):
+        return _model_precision(args, given)
     if args.node_data:
         output_path(args.node_data, "--node-data", ".json")
     outputs, data, name = {}, read_model(args.model), os.path.basename(args.model)
@@ -622,6 +628,56 @@ def _refused(answer: dict) -> int:
     if answer.get("refused"):
         print(f"error: {answer['refused']}", file=sys.stderr)
         return 2
+    return 0
+
+
+PRECISION_OPTIONS = ("atol", "rtol", "min_cosine", "plan_budget", "plan_model", "plan_exclude")
+
+
+def _model_precision(args, given: dict) -> int:
+    """`model --precision P`: playground.onnx.precision_model's answer, the plan written where asked."""
+    from .onnx import precision_model as pm
+    from .onnx import precision_plan as pp
+    from .onnx import reading
+
+    if not args.precision:
+        used = next(o for o in PRECISION_OPTIONS if getattr(args, o) is not None)
+        raise UsageError(f"--{used.replace('_', '-')}: needs --precision FP16|BF16|INT8|FP8")
+    for option, low, high in (("atol", 0, math.inf), ("rtol", 0, math.inf), ("min_cosine", -1, 1)):
+        v = getattr(args, option)
+        if v is not None and not (math.isfinite(v) and low <= v <= high):
+            raise UsageError(f"--{option.replace('_', '-')} {v}: must be a finite number in [{low}, {high}]")
+    if args.plan_budget is not None and not 0 <= args.plan_budget <= 1000:
+        raise UsageError(f"--plan-budget {args.plan_budget}: must be 0 … 1000 composed evaluations")
+    if args.output:
+        raise UsageError("--output: the model's output is ONNX Runtime's; with --precision its figures are in --json")
+    if args.plan_model:
+        output_path(args.plan_model, "--plan-model", ".onnx")
+    if args.plan_exclude:
+        output_path(args.plan_exclude, "--plan-exclude", ".json")
+    policy = pm.Policy(pm.MIN_COSINE if args.min_cosine is None else args.min_cosine, args.atol, args.rtol)
+    budget = pm.PLAN_BUDGET if args.plan_budget is None else args.plan_budget
+    model = open_model(args.model)
+    if args.plan_model:
+        pp.written_opset(model, args.precision)  # refused before the analysis where it cannot be written
+    answer, c = pm.study(model, os.path.basename(args.model), given, args.precision, policy, budget)
+    p = answer["precision"]
+    p["autocast"] = pp.nodes_to_exclude(p["keep_fp32"], args.precision)
+    if args.plan_exclude:
+        with written(args.plan_exclude, "w") as f:
+            json.dump(p["autocast"]["nodes_to_exclude"], f)
+    if args.plan_model:
+        source = reading.library().load_model_from_string(read_model(args.model))
+        reading.named(source)  # the names the analysis gave its nodes
+        external = any(t.data_location == 1 for t in source.graph.initializer)  # EXTERNAL: the folded model then
+        planned = pp.plan_model(c, args.precision, p["keep_fp32"], None if external else source).SerializeToString()
+        with written(args.plan_model, "wb") as f:
+            f.write(planned)
+        p["plan"]["reopened"] = pp.reopened(planned, os.path.basename(args.plan_model), c, policy)
+    if args.json:
+        print(json.dumps(_finite(answer), allow_nan=False, default=str))
+    else:
+        print("\n".join(pm.lines(answer)))
     return 0
 
 
@@ -836,6 +892,17 @@ def parser() -> argparse.ArgumentParser:
         metavar="FILE.json",
         help="write each node's max |diff| as Model Explorer's node data (its node data provider's JSON)",
     )
+    model.add_argument(
+        "--precision",
+        choices=["FP16", "BF16", "INT8", "FP8"],
+        help="every node in this precision: its local and accumulated error, the first divergence, a keep-FP32 plan",
+    )
+    model.add_argument("--atol", type=float, help="--precision: a cell diverges beyond atol + rtol·|FP32| (l0 > 0)")
+    model.add_argument("--rtol", type=float, help="--precision: with --atol (each 1e-5 where only one is given)")
+    model.add_argument("--min-cosine", type=float, help="--precision: the least cosine similarity (default 0.997)")
+    model.add_argument("--plan-budget", type=int, help="--precision: composed evaluations for the plan (default 12)")
+    model.add_argument("--plan-model", metavar="OUT.onnx", help="--precision: write the model with the plan placed")
+    model.add_argument("--plan-exclude", metavar="OUT.json", help="--precision: write ModelOpt's nodes_to_exclude")
     model.add_argument("--json", action="store_true", help="print one JSON object")
     model.set_defaults(func=cmd_model)
 

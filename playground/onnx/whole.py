@@ -111,13 +111,25 @@ def mark_all(model):
     onnx = reading.library()
     out = onnx.ModelProto()
     out.CopyFrom(model)
-    have = {o.name for o in out.graph.output}
+    have = {o.name for o in out.graph.output} | unreturnable(model)
     for node in out.graph.node:
         for name in node.output:
             if name and name not in have:
                 out.graph.output.append(onnx.ValueInfoProto(name=name))  # ONNX Runtime infers its type
                 have.add(name)
     return out
+
+
+def unreturnable(model) -> set[str]:
+    """The tensors ONNX Runtime cannot hand back to NumPy (bfloat16, after a Cast to it): left unmarked."""
+    onnx = reading.library()
+    bf16 = onnx.TensorProto.BFLOAT16
+    if not any(
+        n.op_type == "Cast" and any(a.name == "to" and a.i == bf16 for a in n.attribute) for n in model.graph.node
+    ):
+        return set()
+    inferred = onnx.shape_inference.infer_shapes(model).graph.value_info
+    return {v.name for v in inferred if v.type.tensor_type.elem_type == bf16}
 
 
 def run_all(model, inputs: dict[str, np.ndarray], notes: list | None = None) -> dict[str, np.ndarray]:

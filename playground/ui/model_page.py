@@ -25,6 +25,7 @@ from ..numbers import compact
 from ..onnx import kept, reading, whole
 from ..onnx.map import opens_as
 from ..stage.protocol import ENGINE_STATUS
+from . import model_precision
 from .keys import MODEL, NODE, ONNX, REAL
 from .messages import guarded, inert
 from .view import presenter_on
@@ -315,18 +316,31 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
     if "onnxruntime_error" in answer:
         st.error(inert(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}"), icon=":material/error:")
     pages = layer_pages()
-    _first_difference(answer, digest, name, pages)
+    precision = model_precision.chosen()
+    data = graph_data(answer, digest, name)
+    low = None if precision == "FP32" else model_precision.analysis(digest, name, precision)
+    if low is None:
+        _first_difference(answer, digest, name, pages)
+    else:
+        model_precision.summary(low, digest, name, pages)
+        data = model_precision.recolour(data, low, model_precision.which())
     if len(answer["nodes"]) <= MAX_DRAWN:
         result = _graph_component()(
             key="model.graph",
-            data=graph_data(answer, digest, name),
+            data=data,
             width="stretch",
             height="content",
             on_selection_change=lambda: None,
         )
         st.caption(
-            "Green: the layer agrees with ONNX Runtime on the node's real input; red: it differs; grey: no "
-            "layer computes the node. A node that opens is a link to its layer's page; shift-click selects a run. "
+            (
+                "Green: the layer agrees with ONNX Runtime on the node's real input; red: it differs; grey: no "
+                "layer computes the node."
+                if low is None
+                else f"Green: the node's error in {precision} (as toggled) holds the policy; red: it crosses it "
+                "(hover: both errors); grey: ONNX Runtime computes the node."
+            )
+            + " A node that opens is a link to its layer's page; shift-click selects a run. "
             "A dashed outline is one engine layer (hover: its name; click: its nodes as a chain). Wheel: zoom, "
             "drag: pan."
         )

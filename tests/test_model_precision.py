@@ -1,0 +1,275 @@
+"""`model --precision`: each opened node's local and accumulated error, the first divergence under the policy, the
+keep-FP32 plan and its written model, the three lessons with their known first divergent node, and the composed
+FP32 model against ONNX Runtime (ONNX's light SqueezeNet)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+pytest.importorskip("ml_dtypes")
+
+import onnx  # noqa: E402
+
+from playground.onnx import precision_model as pm  # noqa: E402
+from playground.onnx import precision_plan as pp  # noqa: E402
+from playground.onnx import reading  # noqa: E402
+from playground.onnx.precision_lessons import LESSONS  # noqa: E402
+
+LIGHT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
+
+
+def _open(model, name="lesson.onnx"):
+    return reading.load_model(model.SerializeToString(), name)
+
+
+def test_metrics_by_hand():
+    ref = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    y = np.array([1.0, 2.0, 3.0, 5.0], np.float32)
+    m = pm.metrics(y, ref, sqnr=True)
+    assert m["max_abs"] == 1.0 and m["max_rel"] == 0.25
+    assert m["l0"] == 0.25 and m["elementwise"] is False and m["nonfinite"] == 0
+    assert m["cosine"] == pytest.approx(34 / math.sqrt(30 * 39))
+    assert m["sqnr_db"] == pytest.approx(10 * math.log10(30 / 1))
+    # within atol + rtol·|ref|: 1 ≤ 0 + 0.25·4
+    assert pm.metrics(y, ref, atol=0, rtol=0.25)["elementwise"] is True
+    lost = pm.metrics(np.array([1.0, np.inf], np.float32), np.array([1.0, 2.0], np.float32))
+    assert lost["nonfinite"] == 1 and lost["cosine"] is None and lost["l0"] == 0.5
+
+
+def test_policy_rules():
+    good = pm.metrics(np.array([1.0, 2.0001]), np.array([1.0, 2.0]))
+    assert pm.Policy().crosses(good) is None  # cosine ≈ 1; Polygraphy's 1e-5 only where asked
+    assert pm.Policy(atol=1e-5, rtol=1e-5).crosses(good) == "l0"
+    assert pm.Policy(min_cosine=1.0).crosses(pm.metrics(np.array([1.0, 3.0]), np.array([1.0, 2.0]))) == "cosine"
+    lost = pm.metrics(np.array([np.inf, 2.0]), np.array([1.0, 2.0]))
+    assert pm.Policy(min_cosine=-1).crosses(lost) == "nonfinite"  # always, whatever the threshold
+    assert pm.Policy().crosses({"error": "ValueError: …"}) is None  # a reference that failed is listed, not judged
+
+
+@pytest.mark.parametrize("name", list(LESSONS))
+def test_lesson_names_its_first_divergent_node_and_the_plan_reopens(name):
+    lesson = LESSONS[name]
+    model = _open(lesson.build())
+    answer, c = pm.study(model, name, None, lesson.precision)
+    p = answer["precision"]
+    opened = answer["counts"]["opened"]
+    assert p["first_divergence"]["node"] == lesson.first
+    assert p["first_divergence"]["local_explains"] is True
+    assert p["evaluations"] <= math.ceil(math.log2(opened)) + 2
+    assert p["output"]["meets_without_plan"] is False
+    assert p["output"]["meets_with_plan"] is True and lesson.first in p["keep_fp32"]
+    # every opened node has both errors; the composed FP32 output agrees with ONNX Runtime
+    for n in answer["nodes"]:
+        assert n["layer"] and n["precision"]["local"]["cosine"] is not None or n["precision"]["local"]["nonfinite"]
+        assert "accumulated" in n["precision"]
+    assert all(o["agrees"] for o in answer["output"].values())
+    written = pp.plan_model(c, lesson.precision, p["keep_fp32"]).SerializeToString()
+    again = pp.reopened(written, f"{name}_plan.onnx", c, pm.Policy())
+    assert again["meets"] is True
+    placed = len(model.graph.node) < again["nodes"]  # the casts or Q/DQ, where a node is left in the precision
+    assert placed == (len(p["keep_fp32"]) < opened)
+    meta = {e.key: e.value for e in onnx.load_model_from_string(written).metadata_props}
+    assert json.loads(meta[pp.PLAN_KEY])["keep_fp32"] == p["keep_fp32"]
+    if lesson.holds:
+        held, hc = pm.study(model, name, None, lesson.holds)
+        assert held["precision"]["first_divergence"] is None and held["precision"]["keep_fp32"] == []
+        # every node in BF16: its casts reopen (ONNX Runtime hands no bfloat16 to NumPy: those tensors come back
+        # as float32, exactly) and the model still meets the policy
+        all_low = pp.plan_model(hc, lesson.holds, []).SerializeToString()
+        again = pp.reopened(all_low, f"{name}_{lesson.holds}.onnx", hc, pm.Policy())
+        assert again["meets"] is True and again["nodes"] > 3 * len(model.graph.node)  # a pair out, pairs in
+        cosine = again["output"][model.graph.output[0].name]["cosine"]
+        assert cosine < 1 - 1e-7  # the casts round: not the FP32 model again
+
+
+def test_layernorm_lesson_figures():
+    """FP16: the Pow's squares (up to 400²) are lost cells; the ReduceMean after reads them and is lost too (its
+    own local error: a mean of 160,000 overflows FP16 as well); the output keeps only β (cosine far from 1)."""
+    model = _open(LESSONS["layernorm_fp16"].build())
+    answer = pm.analyze(model, "layernorm_fp16", None, "FP16")
+    by = {n["name"]: n["precision"] for n in answer["nodes"]}
+    assert by["/ln/Pow"]["local"]["nonfinite"] > 0 and by["/ln/Sub"]["accumulated"]["cosine"] > 0.9999
+    assert by["/ln/Add_1"]["accumulated"]["cosine"] < 0.5
+    assert answer["precision"]["keep_fp32"] == ["/ln/Pow", "/ln/ReduceMean_1"]
+
+
+def test_int8_lesson_the_saturated_convolution_alone_crosses():
+    model = _open(LESSONS["int8_saturated_conv"].build())
+    answer = pm.analyze(model, "int8_saturated_conv", None, "INT8")
+    by = {n["name"]: n["precision"] for n in answer["nodes"]}
+    assert by["/conv1/Conv"]["local"]["cosine"] > 0.999 and by["/conv1/Conv"]["local"]["sqnr_db"] > 30
+    assert by["/conv2/Conv"]["local"]["cosine"] < pm.MIN_COSINE and by["/conv2/Conv"]["local"]["sqnr_db"] < 20
+    assert answer["precision"]["keep_fp32"] == ["/conv2/Conv"]
+    assert answer["precision"]["scales_given"] == {"r1": 0.01}
+
+
+def test_a_prefix_in_the_precision_composes_as_the_whole():
+    """What the search rests on: with the first k nodes in FP16 and the rest in FP32, the nodes up to k compose
+    exactly as with every node in FP16 (a node reads only nodes before it)."""
+    model = _open(LESSONS["layernorm_fp16"].build())
+    _, c = pm.study(model, "layernorm_fp16", None, "FP16")
+    whole = c.evaluate(lambda s: "FP16")
+    k = 4
+    prefix = c.evaluate(lambda s: "FP16" if s.index <= k else "FP32")
+    for s in c.steps[: k + 1]:
+        np.testing.assert_array_equal(prefix[s.node.output[0]], whole[s.node.output[0]])
+    assert not np.array_equal(prefix[c.steps[-1].node.output[0]], whole[c.steps[-1].node.output[0]])
+
+
+def test_light_squeezenet_composed_in_fp32_agrees_and_fp16_names_a_divergence():
+    with open(os.path.join(LIGHT, "light_squeezenet.onnx"), "rb") as f:
+        model = reading.load_model(f.read(), "light_squeezenet.onnx")
+    answer = pm.analyze(model, "light_squeezenet.onnx", None, "FP16")
+    assert all(o["agrees"] for o in answer["output"].values())
+    opened = [n for n in answer["nodes"] if n["layer"]]
+    assert len(opened) == answer["counts"]["opened"] == 66
+    assert all(n["precision"]["local"] and n["precision"]["accumulated"] for n in opened)
+    p = answer["precision"]
+    assert p["onnxruntime_nodes"] == [] and p["onnxruntime_instead"] == {}  # every node composed by its layer
+    # its activations grow past FP16's range: the first node whose output overflows, on its own input too
+    first = p["first_divergence"]
+    assert first["metric"] == "nonfinite" and first["local_explains"] is True
+    assert p["output"]["meets_without_plan"] is False and p["output"]["meets_with_plan"] is True
+    assert first["node"] in p["keep_fp32"]
+
+
+def _cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "playground", "model", *args], capture_output=True, text=True, timeout=300
+    )
+
+
+def test_cli_json_and_the_plan_files(tmp_path):
+    lessons = tmp_path / "lessons"
+    subprocess.run([sys.executable, "-m", "playground.onnx.precision_lessons", str(lessons)], check=True)
+    plan, exclude = tmp_path / "plan.onnx", tmp_path / "exclude.json"
+    r = _cli(
+        str(lessons / "softmax_fp16.onnx"),
+        "--precision",
+        "FP16",
+        "--plan-model",
+        str(plan),
+        "--plan-exclude",
+        str(exclude),
+        "--json",
+    )
+    assert r.returncode == 0, r.stderr
+    p = json.loads(r.stdout)["precision"]
+    assert p["first_divergence"]["node"] == "/attn/Softmax" and p["first_divergence"]["metric"] == "cosine"
+    assert p["policy"]["min_cosine"] == 0.997 and p["policy"]["l0"] is None
+    assert json.loads(exclude.read_text()) == ["^/attn/Add$", "^/attn/Softmax$"]
+    assert p["plan"]["reopened"]["meets"] is True and plan.exists()
+    r = _cli(str(plan), "--precision", "FP16", "--json")  # the plan model is a model like any
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize(
+    "args, named",
+    [
+        (["--atol", "1e-3"], "--atol"),
+        (["--precision", "FP16", "--min-cosine", "2"], "--min-cosine"),
+        (["--precision", "FP16", "--rtol", "-1"], "--rtol"),
+        (["--precision", "FP16", "--plan-budget", "-1"], "--plan-budget"),
+        (["--precision", "FP16", "--plan-model", "x.txt"], "--plan-model"),
+        (["--precision", "FP16", "--plan-exclude", "x.txt"], "--plan-exclude"),
+        (["--precision", "FP16", "--output", "y.npy"], "--output"),
+    ],
+)
+def test_cli_refuses_options_out_of_their_rule(tmp_path, args, named):
+    path = tmp_path / "m.onnx"
+    path.write_bytes(LESSONS["softmax_fp16"].build().SerializeToString())
+    r = _cli(str(path), *args)
+    assert r.returncode == 2 and named in r.stderr, r.stderr
+
+
+def test_model_page_in_a_precision_colours_the_graph_and_names_the_first_divergence():
+    from apptest import APP, TIMEOUT
+    from streamlit.testing.v1 import AppTest
+    from streamlit.util import calc_hash
+
+    from playground.ui.model_page import graph_data
+    from playground.ui.model_precision import recolour
+
+    data = LESSONS["softmax_fp16"].build().SerializeToString()
+    digest, model = reading.remember(data, "softmax_fp16.onnx")
+    answer = pm.analyze(model, "softmax_fp16.onnx", None, "FP16")
+    plain = {"nodes": [n | {"reads": [], "writes": []} for n in answer["nodes"]]}
+    boxes = recolour(graph_data(plain, digest, "softmax_fp16.onnx"), answer)
+    status = {b["id"]: b["status"] for b in boxes["nodes"]}
+    assert status == {"/attn/Add": "agrees", "/attn/Softmax": "differs"} and boxes["first"] == "/attn/Softmax"
+    softmax = next(b for b in boxes["nodes"] if b["id"] == "/attn/Softmax")
+    assert "accumulated cosine 0.95" in softmax["detail"] and softmax["href"].endswith("&precision=FP16")
+    # coloured by the local error: the layernorm lesson's ReduceMean_1 crosses on its own input, the Div inherits
+    ln = LESSONS["layernorm_fp16"].build().SerializeToString()
+    ln_digest, ln_model = reading.remember(ln, "layernorm_fp16.onnx")
+    ln_answer = pm.analyze(ln_model, "layernorm_fp16.onnx", None, "FP16")
+    ln_plain = {"nodes": [n | {"reads": [], "writes": []} for n in ln_answer["nodes"]]}
+    local = {b["id"]: b["status"] for b in recolour(graph_data(ln_plain, ln_digest, "m"), ln_answer, "local")["nodes"]}
+    accumulated = {b["id"]: b["status"] for b in recolour(graph_data(ln_plain, ln_digest, "m"), ln_answer)["nodes"]}
+    assert local["/ln/ReduceMean_1"] == accumulated["/ln/ReduceMean_1"] == "differs"
+    assert local["/ln/Div"] == "agrees" and accumulated["/ln/Div"] == "differs"
+
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at._page_hash = calc_hash("model")
+    at.query_params.update({"onnx": digest, "model": "softmax_fp16.onnx", "precision": "FP16"})
+    at.run()
+    assert not at.exception, at.exception
+    assert at.selectbox(key="model.precision").value == "FP16"
+    assert any("First divergence in FP16: /attn/Softmax" in e.value for e in at.error), [e.value for e in at.error]
+    assert any("Keep in FP32 (2" in t.value for t in at.text)
+    link = next(e.proto for e in at.get("page_link") if "/attn/Softmax on its real input" in e.proto.label)
+    assert "precision=FP16" in link.query_string and link.page.endswith("softmax")
+    at.toggle(key="model.precision_local").set_value(True).run()
+    assert not at.exception, at.exception
+    at.selectbox(key="model.precision").set_value("FP32").run()
+    assert not any("First divergence" in e.value for e in at.error) and "precision" not in at.query_params
+
+
+def test_a_plan_below_the_opset_of_its_q_dq_is_written_through_onnx_version_converter():
+    """An opset-9 model (ONNX's light models are): its INT8 plan is raised to opset 13 by ONNX's version converter,
+    QuantizeLinear placed, and reopens meeting the policy."""
+    lesson = LESSONS["int8_saturated_conv"].build()
+    lesson.opset_import[0].version = 9  # Conv and Relu read the same at 9
+    model = _open(lesson)
+    answer, c = pm.study(model, "old.onnx", None, "INT8")
+    written = pp.plan_model(c, "INT8", answer["precision"]["keep_fp32"])
+    assert pp.opset_of(written) == 13 and any(n.op_type == "QuantizeLinear" for n in written.graph.node)
+    assert json.loads({e.key: e.value for e in written.metadata_props}[pp.PLAN_KEY])["opset"] == [9, 13]
+    assert pp.reopened(written.SerializeToString(), "old_plan.onnx", c, pm.Policy())["meets"] is True
+
+
+def test_model_page_in_a_precision_says_why_a_model_onnx_runtime_refuses_is_not_analysed():
+    from apptest import APP, TIMEOUT
+    from onnx import TensorProto, helper
+    from streamlit.testing.v1 import AppTest
+    from streamlit.util import calc_hash
+
+    g = helper.make_graph(
+        [
+            helper.make_node("MaxPool", ["x"], ["p"], name="pool", kernel_shape=[2, 2], pads=[2, 2, 2, 2]),
+            helper.make_node("Relu", ["p"], ["y"], name="relu"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 1, 4, 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 1, 7, 7])],
+    )
+    data = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    digest, _ = reading.remember(data, "refused.onnx")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at._page_hash = calc_hash("model")
+    at.query_params.update({"onnx": digest, "model": "refused.onnx", "precision": "FP16"})
+    at.run()
+    assert not at.exception, at.exception
+    errors = [e.value for e in at.error]
+    assert any(e.startswith("FP16:") and "ONNX Runtime cannot run it" in e for e in errors), errors
