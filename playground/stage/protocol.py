@@ -891,7 +891,20 @@ def describe(layer: Layer, shape: tuple, shapes: dict | None = None) -> dict[str
             "old_cell": cell_key(layer, "", old=True),
             "view": list(VIEW_KEYS),
             "dropped": [PRESET],
+            "switched": switched(layer, shape),
         },
+    }
+
+
+def switched(layer: Layer, shape: tuple) -> dict[str, str]:
+    """Each axis key of an optional per-axis parameter, to its `.set` key: a link carries the axes only while the
+    parameter is set (unset, its control shows what is in force, `Param.fallback`, which a link must not read as
+    set)."""
+    return {
+        key(layer, p, ax): key(layer, p, "set")
+        for p in layer.params
+        if p.along_axes and p.optional
+        for ax in p.axis_names(len(shape))
     }
 
 

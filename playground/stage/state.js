@@ -17,19 +17,22 @@ export function urlTable(describe) {
     oldPickPrefix: describe.url.old_cell, // the picked cell's keys before they were named `cell`: read, never written
     view: describe.url.view, // the presenter's view (presenter mode, one cell size, hide): a room's link leaves it out
     dropped: describe.url.dropped, // an example's name: the page turned it into the parameters it sets
+    switched: describe.url.switched || {}, // an optional parameter's axis keys, each to its `.set` key
   };
 }
 
 // The search string of `state` ({ query, compare, pick: { axes, index } or null }) over the current `search`: a
 // parameter's key is left out where its value is the default, unless its default follows a choice that is not the
-// default's (LEAKY_RELU's alpha 0 is not what a link without alpha opens: 0.01); other pages' and the page's own
+// default's (LEAKY_RELU's alpha 0 is not what a link without alpha opens: 0.01), and an unset optional parameter's
+// axes are left out (`switched`); other pages' and the page's own
 // keys (the sidebar's input) stay; the picked cell's keys are written where `pick` is given, else left as they are.
 export function serialize(table, state, search = "") {
   const params = new URLSearchParams(search), query = state.query, defaults = table.defaults;
   for (const k of table.keys) {
     const v = query[k];
     const implied = v === defaults[k] && !(table.owners[k] || []).some((o) => query[o] !== defaults[o]);
-    if (v === undefined || implied) params.delete(k); else params.set(k, v);
+    const unset = k in table.switched && query[table.switched[k]] !== "true"; // shows what is in force, not a value
+    if (v === undefined || implied || unset) params.delete(k); else params.set(k, v);
   }
   for (const k of table.dropped) params.delete(k);
   if (state.compare) params.set(table.compare, state.compare); else params.delete(table.compare);

@@ -326,9 +326,12 @@ def set_query(layer: Layer, params: dict, shape: tuple, shapes: dict | None = No
         if query.get(owner) != defaults.get(owner)
         for k in keys
     }  # their defaults follow a choice moved
+    switched = protocol.switched(layer, shape)
     for k, v in query.items():
         if k in st.query_params:
             del st.query_params[k]
+        if k in switched and query.get(switched[k]) != "true":
+            continue  # an unset parameter's axes show what is in force (Param.fallback): no value of its own
         if defaults.get(k) != v or k in owned:
             st.query_params[k] = v
 

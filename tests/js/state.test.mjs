@@ -96,3 +96,18 @@ test("Later writes a frame after a change, then at most once per `ms`, never pos
   later.soon(); later.cancel(); fire();
   assert.equal(writes, 3);
 });
+
+test("an unset optional parameter's axes stay out of the link; set, they are written", () => {
+  const describe = {
+    layer: "convolution",
+    keys: ["convolution.pre_padding.set", "convolution.pre_padding.h"],
+    defaults: { "convolution.pre_padding.set": "false", "convolution.pre_padding.h": "0" },
+    url: { compare: "convolution.compare", cell: "convolution.cell.", old_cell: "convolution.extra.", view: [], dropped: [],
+      switched: { "convolution.pre_padding.h": "convolution.pre_padding.set" } },
+  };
+  const table = urlTable(describe);
+  const shown = { "convolution.pre_padding.set": "false", "convolution.pre_padding.h": "1" }; // padding_nd's, in force
+  assert.equal(serialize(table, { query: shown }), "");
+  assert.equal(serialize(table, { query: { ...shown, "convolution.pre_padding.set": "true" } }),
+    "?convolution.pre_padding.set=true&convolution.pre_padding.h=1");
+});
