@@ -104,6 +104,6 @@ test("the first view opens groups while it shows at most a dozen boxes, folds st
   assert.deepEqual(ancestors(tree, "/blocks/blocks.7/relu"), [
     "g:/blocks", "f:g:/blocks/blocks.0", "p:f:g:/blocks/blocks.0:7", "g:/blocks/blocks.7"]); // 40 alike: parts of 7
   assert.deepEqual(tree.items.get("p:f:g:/blocks/blocks.0:7").children.map((c) => c.name).slice(0, 2), [
-    "blocks.7", "blocks.8");
+    "blocks.7", "blocks.8"]);
   assert.deepEqual(ancestors(tree, "nothing"), []);
 });
