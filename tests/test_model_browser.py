@@ -129,13 +129,18 @@ def test_the_graph_pans_zooms_finds_a_node_and_opens_a_run_as_a_chain(browser, a
     ctx, page = _open_model(browser, app, path)
     B.wait_until_idle(page)
     world = page.locator(f"{GRAPH} .pg-graph-world")
-    # the wheel zooms about the pointer, Fit shows the whole graph again
+    # the wheel alone scrolls the page; with Ctrl it zooms about the pointer; Fit shows the whole graph again
     fitted = _zoom(page)
     assert fitted > 1  # a small graph is drawn larger than life, its names legible on a projector
     page.locator(f"{GRAPH} .pg-graph-view").scroll_into_view_if_needed()
     view = page.locator(f"{GRAPH} .pg-graph-view").bounding_box()
     page.mouse.move(view["x"] + view["width"] / 2, view["y"] + view["height"] / 2)
     page.mouse.wheel(0, -400)
+    page.wait_for_selector(f"{GRAPH} .pg-graph-hint:not([hidden])")  # it says how to zoom
+    assert _zoom(page) == fitted
+    page.keyboard.down("Control")
+    page.mouse.wheel(0, -400)
+    page.keyboard.up("Control")
     page.wait_for_function(f"() => +document.querySelector('{GRAPH}').dataset.zoom > {fitted}")
     page.click(f"{GRAPH} .pg-graph-fit")
     assert _zoom(page) == fitted

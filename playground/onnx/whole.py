@@ -145,8 +145,10 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
         "reason": None,
         "reads": [i for i in node.input if i and i not in known.consts],
         "writes": [o for o in node.output if o],
+        "attributes": key_attributes(node),
     }
     outs = [values[o] for o in node.output if o and values and o in values]
+    entry["shapes"] = [list(np.shape(o)) for o in outs]  # the model's run's, output by output (the graph's edges)
     if outs and all(np.asarray(o).dtype.kind not in "f" for o in outs):
         return entry | {"reason": f"computes {outs[0].dtype} values (shape arithmetic), not a tensor a layer computes"}
     # before the node opens (its batch is its data's): the first tensor it reads that the model computes
@@ -199,6 +201,19 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
         runtime.undefined_rule(layer),
     )
     return entry | verdict
+
+
+KEY_ATTRIBUTES = ("kernel_shape", "strides", "dilations", "group", "axis", "axes", "perm")
+
+
+def key_attributes(node) -> dict:
+    """The attributes a node's box names beside its op (a window's kernel and stride, an axis), those the node sets."""
+    onnx = reading.library()
+    out = {}
+    for a in node.attribute:
+        if a.name in KEY_ATTRIBUTES and a.type in (onnx.AttributeProto.INT, onnx.AttributeProto.INTS):
+            out[a.name] = int(a.i) if a.type == onnx.AttributeProto.INT else [int(v) for v in a.ints]
+    return out
 
 
 def real_feed(opened, values: dict):

@@ -10,7 +10,7 @@ function blocks(count, ops = ["Conv", "Relu", "Add"]) {
   const nodes = [node("/stem/conv", "Conv"), node("/stem/relu")];
   for (let b = 0; b < count; b++) for (const op of ops) nodes.push(node(`/blocks/blocks.${b}/${op.toLowerCase()}`, op));
   nodes.push(node("/head/pool", "GlobalAveragePool"), node("/head/fc", "Gemm"));
-  const edges = nodes.slice(1).map((n, i) => [nodes[i].id, n.id, "1×8×4×4"]);
+  const edges = nodes.slice(1).map((n, i) => [nodes[i].id, n.id, "1×8×4×4", nodes[i].id + ":0"]);
   return { nodes, edges };
 }
 
@@ -69,6 +69,10 @@ test("a cut of the tree shows collapsed containers as boxes, edges between the b
   assert.deepEqual(top.boxes.map((b) => b.id), ["g:/stem", "g:/blocks", "g:/head"]);
   assert.deepEqual(top.edges.map((e) => [e.from, e.to, e.n]), [["g:/stem", "g:/blocks", 1], ["g:/blocks", "g:/head", 1]]);
   assert.equal(top.edges[0].label, "1×8×4×4");
+  // a tensor read three times across a cut is one tensor on its edge; two tensors are two
+  const twice = [...edges, ["/stem/relu", "/blocks/blocks.0/add", "1×8×4×4", "/stem/relu:0"],
+                 ["/stem/conv", "/blocks/blocks.0/add", "1×8×4×4", "/stem/conv:0"]];
+  assert.deepEqual(shown(tree, new Set(), twice).edges.map((e) => e.n), [2, 1]);
   const open = shown(tree, new Set(["g:/blocks", "f:g:/blocks/blocks.0"]), edges);
   assert.deepEqual(open.clusters, [{ id: "g:/blocks", parent: null }, { id: "f:g:/blocks/blocks.0", parent: "g:/blocks" }]);
   assert.ok(open.boxes.some((b) => b.id === "g:/blocks/blocks.1" && b.parent === "f:g:/blocks/blocks.0"));
