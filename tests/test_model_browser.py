@@ -51,6 +51,9 @@ def test_model_page_draws_the_graph_and_links_a_node_to_its_stage(browser, app, 
     page.wait_for_selector(".pg-stage[data-drawn] [data-onnxruntime]")
     assert "/activation" in page.url and "node=relu" in page.url
     assert "relu (Relu)" in page.locator(".pg-stage [data-onnx-node]").inner_text()
+    # its input figure names where the tensor comes from: the node before's output, by ONNX Runtime
+    caption = page.locator(".pg-stage .pg-figure[data-figure='input'] figcaption b").inner_text()
+    assert caption == "Input = <b>mul</b>'s output, by ONNX Runtime", caption
     ctx.close()
 
 

@@ -74,9 +74,12 @@ def test_a_model_page_link_opens_the_node_on_its_real_input():
     at = open_page("activation", onnx=digest, node="relu", model="m.onnx", real="1")
     seat = server.SEATS.take(stage_data(at)["token"])
     np.testing.assert_array_equal(seat.x, 2 * feeds["x"])
+    # the input figure says where its tensor comes from: the Mul's output (its name the model's text), ONNX Runtime's
+    assert stage_data(at)["source"]["inputs"] == [["input", "**bold** [x](http://e.x)'s output, by ONNX Runtime"]]
     at = open_page("activation", onnx=digest, node="relu", model="m.onnx")
     seat = server.SEATS.take(stage_data(at)["token"])
     np.testing.assert_array_equal(seat.x, opening.seeded_input(opening.open_remembered(digest, "relu", "m.onnx")))
+    assert "inputs" not in stage_data(at)["source"]  # the seeded pattern: no origin claimed
 
 
 def _relus_bytes(count=3):

@@ -7,7 +7,7 @@
 
 export const MAX_CHILDREN = 1000; // a scope group's children at most: a larger one splits (Model Explorer's rule)
 export const LEVEL = 12; // the top level's (and a fold's) items at most: a first view whose names stay readable
-export const FIRST_VIEW = 12; // boxes the first view opens groups up to
+export const FIRST_VIEW = 8; // boxes (an open group's outline one of them) the first view opens groups up to
 
 const STATUSES = ["differs", "agrees", "open", "none"]; // a container's colour: its worst member's
 
@@ -183,8 +183,8 @@ export function ancestors(tree, nodeId) {
   return out;
 }
 
-// The first view's expanded set: groups and parts opened breadth first, each while the boxes shown stay within
-// `budget` (a fold stays folded: its blocks are alike)
+// The first view's expanded set: groups and parts opened breadth first, each while the boxes shown (and the open
+// groups' outlines, which take a box's room) stay within `budget` (a fold stays folded: its blocks are alike)
 export function firstExpanded(tree, budget = FIRST_VIEW) {
   const expanded = new Set();
   let shown = tree.root.children.length;
@@ -194,7 +194,7 @@ export function firstExpanded(tree, budget = FIRST_VIEW) {
     if (c.kind === "node" || c.kind === "fold") continue;
     if (shown + c.children.length > budget) continue;
     expanded.add(c.id);
-    shown += c.children.length; // the container stays, drawn as its cluster's outline
+    shown += c.children.length; // its box is its outline now
     queue.push(...c.children);
   }
   return expanded;
