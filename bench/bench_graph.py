@@ -5,7 +5,11 @@ one run on the seeded input, median of 5), the first open (upload → the model'
 `.pg-graph[data-graph-state="ready"]`) and the second open of its link in a fresh tab (the analysis kept: navigation
 → the first view), with how many boxes the first view draws and the worker's layout time.
 
-    python bench/bench_graph.py [--sizes 1000,10000] [--no-densenet] [--shots DIR]
+    python bench/bench_graph.py [--sizes 1000,10000] [--no-densenet] [--backend numpy] [--shots DIR]
+
+`--backend numpy` leaves out TensorRT's parser build of the whole model (PLAYGROUND_BACKEND=numpy for the app): a
+10,000-layer engine takes TensorRT for RTX's builder many minutes on 2 CPUs, and the graph does not wait on it once
+the analysis is kept.
 """
 
 from __future__ import annotations
@@ -135,6 +139,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="1000,10000", help="the generated models' node counts, comma-separated")
     ap.add_argument("--no-densenet", action="store_true", help="leave out ONNX's light DenseNet-121")
     ap.add_argument("--shots", type=Path, help="a folder for each first view's screenshot (1280 × 720)")
+    ap.add_argument("--backend", help="the app's PLAYGROUND_BACKEND (numpy: no engine build of the whole model)")
     args = ap.parse_args()
     print_machine(machine())
     work = Path(tempfile.mkdtemp(prefix="bench-graph-"))
@@ -144,7 +149,11 @@ def main() -> None:
     if args.shots:
         args.shots.mkdir(parents=True, exist_ok=True)
     rows = []
-    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(work / "cache")}, timeout=120) as url, B.chromium() as browser:
+    env = {"PLAYGROUND_ENGINE_CACHE": str(work / "cache")} | (
+        {"PLAYGROUND_BACKEND": args.backend} if args.backend else {}
+    )
+    print("backend:", args.backend or "the machine's own")
+    with B.serve_app(env=env, timeout=120) as url, B.chromium() as browser:
         for path in models:
             made, run = onnxruntime_ms(path)
             rows.append((path.name, made, run, open_model(browser, url, path, args.shots)))

@@ -137,7 +137,7 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
   const info = html("div", { class: "pg-graph-info", hidden: "", role: "status" }, view);
   const card = html("div", { class: "pg-graph-card", hidden: "" }, view);
 
-  const worker = layoutWorker(root, dagreUrl);
+  let worker = layoutWorker(root, dagreUrl);
   let seq = 0, shown = null, laid = null, slow = null, ready = false;
   const boxes = new Map(); // item id -> its drawn <g>
   const centres = new Map(); // item id -> [x, y] in the world
@@ -160,9 +160,9 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
     slow = setTimeout(() => {
       said.textContent = `Laying out ${v.boxes.length} boxes … `;
       const cancel = html("button", { type: "button", class: "pg-graph-cancel" }, said, "Cancel");
-      cancel.addEventListener("click", () => { // the worker is stopped; the view drawn before stays
-        worker.onmessage = null;
+      cancel.addEventListener("click", () => { // the worker is stopped (a fresh one for the next); the view stays
         worker.terminate();
+        worker = layoutWorker(root, dagreUrl);
         said.textContent = "Layout cancelled: close a group to see fewer boxes.";
         root.dataset.graphState = ready ? "ready" : "cancelled";
         expanded = before;
