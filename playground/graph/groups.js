@@ -6,7 +6,7 @@
 // every lookup by name is a Map.
 
 export const MAX_CHILDREN = 1000; // a scope group's children at most: a larger one splits (Model Explorer's rule)
-export const LEVEL = 12; // the top level's (and a fold's) items at most: a first view whose names stay readable
+export const LEVEL = 8; // the top level's (and a fold's) items at most: a chain of them fits 720 px, readable
 export const FIRST_VIEW = 8; // boxes (an open group's outline one of them) the first view opens groups up to
 
 const STATUSES = ["differs", "agrees", "open", "none"]; // a container's colour: its worst member's
@@ -121,15 +121,15 @@ function fold(children, parent, items, signatures) {
 }
 
 // more than `max` children: parts of consecutive ones, a balanced tree (each level at most `max` items, the parts
-// as even as they go): 668 nodes at 12 a level are 9 parts of 9 parts of at most 9 nodes
+// as even as they go): 668 nodes at 8 a level are 6 parts of 5 parts of 5 parts of 4 or 5 nodes
 function split(item, max, items, signatures) {
   const n = item.children.length;
   if (n <= max) return;
   const levels = Math.ceil(Math.log(n) / Math.log(max) - 1e-9);
-  const size = Math.ceil(Math.pow(n, (levels - 1) / levels));
+  const count = Math.ceil(n / Math.ceil(Math.pow(n, (levels - 1) / levels))); // parts, then as even as they go
   const parts = [];
-  for (let i = 0; i < n; i += size) {
-    const run = item.children.slice(i, i + size);
+  for (let k = 0; k < count; k++) {
+    const i = Math.floor((k * n) / count), run = item.children.slice(i, Math.floor(((k + 1) * n) / count));
     if (run.length === 1) { parts.push(run[0]); continue; }
     const p = container(`p:${item.id}:${i}`, "part", `${run[0].name} … ${run[run.length - 1].name}`, item);
     p.children = run;
