@@ -114,7 +114,10 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
   const search = html("input", { type: "search", class: "pg-graph-search", placeholder: "Find a node by name",
                                  "aria-label": "find a node by name", list: listId }, bar);
   const names = html("datalist", { id: listId }, bar);
-  for (const n of data.nodes.slice(0, 5000)) html("option", {}, names).value = n.id; // the browser's list stays quick
+  search.addEventListener("focus", () => { // the names offered once asked for: the first view does not wait on them
+    if (names.childElementCount) return;
+    for (const n of data.nodes.slice(0, 5000)) html("option", {}, names).value = n.id; // the list stays quick
+  });
   const fitButton = html("button", { type: "button", class: "pg-graph-fit", title: "show the whole graph" }, bar,
                          "Fit");
   const collapseButton = html("button", { type: "button", class: "pg-graph-collapse",

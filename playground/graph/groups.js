@@ -12,13 +12,13 @@ export const FIRST_VIEW = 8; // boxes (an open group's outline one of them) the 
 const STATUSES = ["differs", "agrees", "open", "none"]; // a container's colour: its worst member's
 
 // nodes: [{id, path, op, status, diff}] in the model's order (ONNX's: topological); path: the name whose scopes
-// group the node (its own name, or its output's where the model leaves it unnamed). -> {root, items, leafOf}
+// group the node where it is not its own (its output's, where the model leaves it unnamed). -> {root, items, leafOf}
 export function buildTree(nodes) {
   const items = new Map(), leafOf = new Map();
   const root = container("root", "group", "", null);
   items.set(root.id, root);
   for (const n of nodes) {
-    const parts = String(n.path ?? n.id).split("/").filter(Boolean);
+    const parts = String(n.path || n.id).split("/").filter(Boolean);
     let at = root, key = "";
     for (const p of parts.slice(0, -1)) {
       key += "/" + p;

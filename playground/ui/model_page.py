@@ -30,6 +30,7 @@ from .view import presenter_on
 _answers = Memo(8)  # by model digest and input: a page's reruns and revisits do not run the model again
 _chains = Memo(256)  # by model digest and a run of nodes: the chain page's address, or why the run is no chain
 _models = Memo(2)  # by digest: the model loaded (checked, folded) once for all its runs' chains
+_graphs = Memo(8)  # by model digest and name: what the graph draws, made once as the analysis it comes from
 _HERE = Path(__file__).parents[1] / "graph"  # the graph's browser side: graph.js, its modules, graph.css, dagre
 _MODULES = ("dagre.esm.js", "groups.js", "layout.js")  # graph.js loads them from their text (layout.js: its worker)
 # the graph takes the first screen: the page's height less the navigation bar, the counts' line and the graph's bar
@@ -140,7 +141,7 @@ def graph_data(answer: dict, digest: str, name: str) -> dict:
             {
                 "id": n["name"],
                 # scopes from the name, else (a name without any: the model's or our `Op_i`) from its output's
-                "path": writes[0] if "/" not in n["name"] and writes and "/" in writes[0] else n["name"],
+                "path": writes[0] if "/" not in n["name"] and writes and "/" in writes[0] else None,
                 "op": n["op_type"],
                 "status": status,
                 "detail": _verdict(n),
@@ -295,7 +296,7 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
     pages = layer_pages()
     result = _graph_component()(
         key="model.graph",
-        data=graph_data(answer, digest, name),
+        data=_graphs.get_or_make((digest, name, id(answer)), lambda: graph_data(answer, digest, name)),
         width="stretch",
         height="content",
         on_selection_change=lambda: None,
