@@ -389,7 +389,7 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
     card.replaceChildren();
     html("b", {}, card, item.kind === "node" ? item.node.id : item.name);
     const lines = item.kind === "node"
-      ? [item.node.short, item.node.shape ? "output " + item.node.shape : "", item.node.detail,
+      ? [item.node.short, item.node.shape ? "output " + item.node.shape : "", item.node.href ? item.node.detail : "",
          "max |diff| " + (typeof item.node.diff === "number" ? item.node.diff.toPrecision(3) : "—"),
          item.node.href ? "click: open on its layer's page · shift-click: select for a chain" :
            "click: why it does not open"]
@@ -457,6 +457,7 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
       close.addEventListener("click", (e) => { e.stopPropagation(); info.hidden = true; });
       info.hidden = false;
       info.dataset.node = n.id;
+      card.hidden = true; // the reason, not the card over it
     }
   }, true);
   clear.addEventListener("click", () => { selection.length = 0; showSelection(); });
