@@ -1,7 +1,9 @@
 // groups.js: the graph's groups from name scopes, folded repeats, split levels, and what a cut of the tree shows.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { LEVEL, MAX_CHILDREN, ancestors, buildTree, firstExpanded, stem, visible } from "../../playground/graph/groups.js";
+import {
+  LEVEL, MAX_CHILDREN, ancestors, buildTree, describe, firstExpanded, stem, visible,
+} from "../../playground/graph/groups.js";
 
 const node = (id, op = "Relu", status = "agrees", diff = 0) => ({ id, path: id, op, status, diff });
 
@@ -98,6 +100,7 @@ test("a container's colour is its worst member's, its |diff| the largest", () =>
   assert.equal(g.status, "differs");
   assert.equal(g.diff, 0.5);
   assert.deepEqual(g.statuses, { differs: 1, agrees: 1, open: 0, none: 1 });
+  assert.equal(describe(g), "3 nodes · 1 differs · 1 agrees · 1 without a layer");
 });
 
 test("the first view opens groups while it shows at most 8 boxes and outlines, folds stay folded", () => {
