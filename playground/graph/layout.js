@@ -5,7 +5,7 @@
 // height, boxes: [[id, x, y]], clusters: [[id, x, y, w, h]], edges: [[x, y, x, y, …]]} (centres, in the order given).
 let dagre = null;
 
-self.onmessage = async (ev) => {
+if (typeof self !== "undefined" && typeof window === "undefined") self.onmessage = async (ev) => { // in the worker
   const msg = ev.data;
   if (msg.dagre) {
     dagre = import(msg.dagre).then((m) => m.default || m);
@@ -18,7 +18,8 @@ self.onmessage = async (ev) => {
   }
 };
 
-function layout(d, { seq, boxes, clusters, edges, spacing }) {
+// (dagre, a request) -> its answer (tests/js/layout.test.mjs calls it outside a worker)
+export function layout(d, { seq, boxes, clusters, edges, spacing }) {
   const g = new d.graphlib.Graph({ compound: clusters.length > 0 });
   g.setGraph({ rankdir: "TB", nodesep: spacing.nodesep, ranksep: spacing.ranksep, marginx: spacing.margin,
                marginy: spacing.margin });
