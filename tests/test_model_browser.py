@@ -147,6 +147,16 @@ def test_the_graph_pans_zooms_finds_a_node_and_opens_a_run_as_a_chain(browser, a
     page.wait_for_function(f"() => +document.querySelector('{GRAPH}').dataset.zoom > {fitted}")
     page.click(f"{GRAPH} .pg-graph-fit")
     assert _zoom(page) == fitted
+    # after a click into the graph the wheel is the graph's; a click outside gives it back to the page
+    page.mouse.click(view["x"] + 5, view["y"] + 5)
+    page.mouse.wheel(0, -400)
+    page.wait_for_function(f"() => +document.querySelector('{GRAPH}').dataset.zoom > {fitted}")
+    page.click(f"{GRAPH} .pg-graph-fit")
+    page.wait_for_selector(f"{GRAPH} .pg-graph-hint", state="hidden")  # the first wheel's hint gone
+    page.mouse.move(view["x"] + view["width"] / 2, view["y"] + view["height"] / 2)
+    page.mouse.wheel(0, -400)
+    page.wait_for_selector(f"{GRAPH} .pg-graph-hint:not([hidden])")
+    assert _zoom(page) == fitted
     # a drag pans and follows no link
     before = world.get_attribute("transform")
     page.mouse.move(view["x"] + 20, view["y"] + 20)
