@@ -229,3 +229,33 @@ def test_identity_and_dropout_open_on_the_model_page():
         "drop": "Dropout → identity (shuffle)",
         "relu": "Relu → activation",
     }
+
+
+def test_the_graphs_boxes_name_op_and_key_attributes_and_its_edges_the_tensors_shape():
+    """A Conv that sets no kernel (its weight's, 3×3) of stride 2 → Softmax(axis 1) → Hardmax: each box's words, the
+    edges' shapes as ONNX Runtime's run gives them, and a grey node's reason as its detail."""
+    import numpy as np
+
+    w = np.ones((4, 2, 3, 3), np.float32)
+    g = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "w"], ["c"], name="conv", strides=[2, 2], dilations=[1, 1]),
+            helper.make_node("Softmax", ["c"], ["s"], name="soft", axis=1),
+            helper.make_node("Hardmax", ["s"], ["y"], name="hard"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 7, 7])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 3, 3])],
+        [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.ravel())],
+    )
+    data = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    answer = whole.analyze(reading.load_model(data), "m.onnx", engine=False)
+    graph = graph_data(answer, "d" * 64, "m.onnx")
+    boxes = {n["id"]: n for n in graph["nodes"]}
+    assert boxes["conv"]["short"] == "Conv k3×3 s2×2 → convolution"  # dilation 1 and group 1 go unsaid
+    assert boxes["soft"]["short"] == "Softmax axis 1 → softmax"
+    assert boxes["hard"]["short"] == "Hardmax" and boxes["hard"]["href"] is None
+    assert boxes["hard"]["detail"] == next(n["reason"] for n in answer["nodes"] if n["name"] == "hard")
+    assert boxes["conv"]["shape"] == "1×4×3×3" and boxes["conv"]["diff"] is not None
+    assert graph["edges"] == [["conv", "soft", "1×4×3×3", "c"], ["soft", "hard", "1×4×3×3", "s"]]
+    assert all(n["path"] is None for n in graph["nodes"])  # grouped by their names

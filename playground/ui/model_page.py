@@ -98,10 +98,10 @@ def _dims(shape) -> str:
 
 
 def _attributes(attrs: dict) -> str:
-    """A node's key attributes as its box says them: `k3×3 s2 d2 g32 axis1 perm(0,2,1)`."""
+    """A node's key attributes as its box says them: `k3×3 s2×2 d2×2 g32 axis 1 perm(0,2,1)`."""
     said = {"kernel_shape": "k", "strides": "s", "dilations": "d", "group": "g", "axis": "axis ", "axes": "axes "}
     out = []
-    for name, value in attrs.items():
+    for name, value in sorted(attrs.items(), key=lambda a: list(whole.KEY_ATTRIBUTES).index(a[0])):
         if name == "perm":
             out.append("perm(" + ",".join(map(str, value)) + ")")
         elif name in ("strides", "dilations") and all(v == 1 for v in value):
