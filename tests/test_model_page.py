@@ -259,3 +259,19 @@ def test_the_graphs_boxes_name_op_and_key_attributes_and_its_edges_the_tensors_s
     assert boxes["conv"]["shape"] == "1×4×3×3" and boxes["conv"]["diff"] is not None
     assert graph["edges"] == [["conv", "soft", "1×4×3×3", "c"], ["soft", "hard", "1×4×3×3", "s"]]
     assert all(n["path"] is None for n in graph["nodes"])  # grouped by their names
+
+
+def test_a_large_models_nodes_are_one_table_listed_on_asking():
+    """Past 400 nodes the page lists no link per node: a toggle lists them all as one table, each row's link its
+    node's layer page on its real input."""
+    from playground.ui.model_page import LISTED
+
+    digest, _ = reading.remember(_relus_bytes(LISTED + 1), "many.onnx")
+    at = _open(onnx=digest, model="many.onnx")
+    assert not at.get("page_link") and not at.dataframe[1:]  # the engine's table at most
+    toggle = at.toggle(key="model.list")
+    assert toggle.label == f"List all {LISTED + 1} nodes"
+    toggle.set_value(True).run()
+    table = next(d.value for d in at.dataframe if "node" in d.value.columns)
+    assert len(table) == LISTED + 1 and list(table["node"][:2]) == ["r0", "r1"]
+    assert table["open"][0] == f"./activation?onnx={digest}&node=r0&model=many.onnx&real=1"

@@ -232,11 +232,8 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
       const line = [];
       for (let j = 0; j < pts.length; j += 2) line.push(`${pts[j]},${pts[j + 1]}`);
       el("polyline", { points: line.join(" "), class: "pg-graph-edge" }, world);
-      const said = e.n > 1 ? `${e.n} tensors` : e.label;
-      if (said) {
-        const label = el("text", { x: pts[0] + 4, y: pts[1] + dim.shape, class: "pg-graph-shape" }, world);
-        label.textContent = said;
-      }
+      const words = e.n > 1 ? `${e.n} tensors` : e.label;
+      if (words) el("text", { x: pts[0] + 4, y: pts[1] + dim.shape, class: "pg-graph-shape" }, world).textContent = words;
     });
     for (const [id, x, y] of laid.boxes) {
       const item = tree.items.get(id);

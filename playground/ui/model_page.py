@@ -38,7 +38,7 @@ PAGE_CSS = (
     '<style>[data-testid="stMainBlockContainer"] { padding-top: 64px; }'
     ".pg-graph { --pg-graph-height: calc(100vh - 64px - 7.5rem); }</style>"
 )
-LISTED = 400  # nodes: a larger model's nodes are a table (one element), not a link each
+LISTED = 400  # nodes: a larger model's nodes are a table (one element, on asking), not a link each
 _component = None
 
 
@@ -318,7 +318,9 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
     st.subheader("Nodes")
     first = whole.first_difference(answer["nodes"])
     ordered = sorted(answer["nodes"], key=lambda n: n["name"] != first)  # the first difference first
-    if len(ordered) > LISTED:  # one table, not an element per node: a large model's page stays quick
+    if len(ordered) > LISTED:  # one table, not an element per node, once asked for: the graph first finds a node
+        if not st.toggle(f"List all {len(ordered):,} nodes", key="model.list"):
+            return _engine(answer, digest, name)
         st.dataframe(
             [
                 {
@@ -348,6 +350,11 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
                     icon=":material/check_circle:" if n.get("agrees") else ":material/cancel:",
                     query_params={ONNX: digest, NODE: n["name"], MODEL: name, REAL: "1"},
                 )
+    _engine(answer, digest, name)
+
+
+def _engine(answer: dict, digest: str, name: str) -> None:
+    """The parser's engine layers, each with the model's nodes it computes (and its chain page where they are one)."""
     engine = answer.get("engine") or {}
     st.subheader("Engine (TensorRT's ONNX parser, the whole model)")
     if engine.get("status") not in ("built", "cached"):
