@@ -206,6 +206,6 @@ export function describe(item) {
   const s = item.statuses, said = [`${item.count} node${item.count === 1 ? "" : "s"}`];
   if (s.differs) said.push(`${s.differs} differ${s.differs === 1 ? "s" : ""}`);
   if (s.agrees) said.push(`${s.agrees} agree${s.agrees === 1 ? "s" : ""}`);
-  if (s.none) said.push(`${s.none} without a layer`);
+  if (s.none) said.push(`${s.none} grey`); // the legend's word: no layer computes them
   return (item.kind === "fold" ? `×${item.repeat} alike · ` : "") + said.join(" · ");
 }

@@ -100,7 +100,7 @@ test("a container's colour is its worst member's, its |diff| the largest", () =>
   assert.equal(g.status, "differs");
   assert.equal(g.diff, 0.5);
   assert.deepEqual(g.statuses, { differs: 1, agrees: 1, open: 0, none: 1 });
-  assert.equal(describe(g), "3 nodes · 1 differs · 1 agrees · 1 without a layer");
+  assert.equal(describe(g), "3 nodes · 1 differs · 1 agrees · 1 grey");
 });
 
 test("the first view opens groups while it shows at most 8 boxes and outlines, folds stay folded", () => {
