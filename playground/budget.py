@@ -12,11 +12,20 @@ the work of a configuration is bounded too:
 - `REFERENCE_CHUNK_BYTES`: the most temporary memory the convolution reference takes at once (it
   computes in slices of output rows rather than materialising every window).
 
+A whole model (`python -m playground model`, the model page) is judged under a budget of its own
+(`whole_model()`), sized for a person's own model on their own machine rather than for a room's interactive stage:
+`PLAYGROUND_MODEL_MAX_ELEMENTS` values per tensor (default 2^27, VGG-19's 102.8 M-value fc6 weight fits),
+`PLAYGROUND_MODEL_MAX_MACS` multiply-adds per node (default 2·10^9, VGG-19's 1.85 G convolutions fit) and
+`PLAYGROUND_MODEL_MAX_MB` for all of the model's tensors together (weights and every tensor ONNX Runtime computes,
+float32; default 1024): what loading and one run that keeps every tensor hold at once.
+
 A bigger machine raises them through the environment; the README says how.
 """
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
 import os
 
@@ -43,12 +52,62 @@ def env_number(name: str, default, low, high, cast=int):
     return value
 
 
+# Whether the work under way is a whole model's (per thread and task: a room's stage beside it keeps its own budget)
+_WHOLE_MODEL = contextvars.ContextVar("whole_model", default=False)
+FOLD_TOTAL = 16  # a model's tensors together outside `whole_model`: at most this many times the per-tensor budget
+
+
+@contextlib.contextmanager
+def whole_model():
+    """Within it, `max_elements` and `max_macs` are the whole-model budget's (PLAYGROUND_MODEL_MAX_*)."""
+    token = _WHOLE_MODEL.set(True)
+    try:
+        yield
+    finally:
+        _WHOLE_MODEL.reset(token)
+
+
+def in_whole_model() -> bool:
+    return _WHOLE_MODEL.get()
+
+
+def _elements_setting() -> str:
+    return "PLAYGROUND_MODEL_MAX_ELEMENTS" if in_whole_model() else "PLAYGROUND_MAX_ELEMENTS"
+
+
+def _macs_setting() -> str:
+    return "PLAYGROUND_MODEL_MAX_MACS" if in_whole_model() else "PLAYGROUND_MAX_MACS"
+
+
 def max_elements() -> int:
+    if in_whole_model():
+        return env_number("PLAYGROUND_MODEL_MAX_ELEMENTS", 2**27, 1, 2**31)
     return env_number("PLAYGROUND_MAX_ELEMENTS", 8 * 2**20, 1, 2**31)
 
 
 def max_macs() -> int:
+    if in_whole_model():
+        return env_number("PLAYGROUND_MODEL_MAX_MACS", 2 * 10**9, 1, 10**14)
     return env_number("PLAYGROUND_MAX_MACS", 100_000_000, 1, 10**13)
+
+
+def over_model_total(values: int, what: str) -> str | None:
+    """The rule a model whose tensors hold `values` together breaks, or None: within `whole_model`,
+    PLAYGROUND_MODEL_MAX_MB of float32; elsewhere FOLD_TOTAL times the per-tensor budget."""
+    if in_whole_model():
+        mb = env_number("PLAYGROUND_MODEL_MAX_MB", 1024, 1, 2**20)
+        if values * 4 <= mb * 2**20:
+            return None
+        return (
+            f"{what}'s tensors hold {values:,} values together ({values * 4 / 2**20:,.0f} MiB of float32); the "
+            f"whole-model budget is {mb:,} MiB (PLAYGROUND_MODEL_MAX_MB)"
+        )
+    if values <= FOLD_TOTAL * max_elements():
+        return None
+    return (
+        f"{what}'s tensors hold {values:,} values together; the budget is "
+        f"{FOLD_TOTAL} × {max_elements():,} (PLAYGROUND_MAX_ELEMENTS)"
+    )
 
 
 def over_elements(shape: tuple, what: str, lower: str) -> str | None:
@@ -57,7 +116,7 @@ def over_elements(shape: tuple, what: str, lower: str) -> str | None:
     if n <= cap:
         return None
     return (
-        f"the budget is {cap:,} values per tensor (PLAYGROUND_MAX_ELEMENTS) and this {what} would hold "
+        f"the budget is {cap:,} values per tensor ({_elements_setting()}) and this {what} would hold "
         f"{n:,} ({'×'.join(map(str, shape))}); lower {lower}"
     )
 
@@ -68,6 +127,7 @@ def over_work(macs: int, formula: str, lower: str) -> str | None:
     if macs <= cap:
         return None
     return (
-        f"the budget is {cap:,} multiply-adds per configuration (PLAYGROUND_MAX_MACS) and this one needs "
+        f"the budget is {cap:,} multiply-adds per {'node' if in_whole_model() else 'configuration'} "
+        f"({_macs_setting()}) and this one needs "
         f"{macs:,} ({formula}); lower {lower}"
     )

@@ -30,6 +30,7 @@ import numpy as np
 
 from . import budget
 from . import precision as P
+from .box import Box
 from .errors import ValidationError
 from .layer import Layer
 from .layers import LAYERS
@@ -253,13 +254,15 @@ def compute(chain: Chain, x: np.ndarray | None = None) -> dict[str, np.ndarray]:
 
 # -- a cell's receptive field -----------------------------------------------------------------------------------
 TRACE_LIMIT = 20_000  # cells kept per tensor while tracing: past it the trace says it stopped
+TRACE_WORK = 1_000_000  # cells read while tracing, kept or not: a whole group read for each cell of a whole group
+# (two Normalizations on 96 × 96: 9,216 × 9,216) is bounded by the work, not by the cells kept
 
 
 def receptive_field(chain: Chain, key: str, index) -> tuple[dict[str, list[tuple]], bool]:
     """({tensor key (INPUT, or a layer's key): the cells of it that cell `index` of tensor `key` depends on}, whether
-    the trace stopped at TRACE_LIMIT cells of a tensor), traced back through every layer by its declared `reads` (a
-    layer without them computes each cell from the same cell: activations, scales); cells outside a tensor (padding)
-    read nothing and are left out."""
+    the trace stopped at TRACE_LIMIT cells of a tensor or TRACE_WORK cells read), traced back through every layer by
+    its declared `reads` (a layer without them computes each cell from the same cell: activations, scales); cells
+    outside a tensor (padding) read nothing and are left out."""
     keys = (INPUT,) + chain.keys
     if key not in keys:
         raise ValidationError(CHAIN, "pick", f"{key!r} is no tensor of this chain; it has " + ", ".join(keys))
@@ -268,7 +271,7 @@ def receptive_field(chain: Chain, key: str, index) -> tuple[dict[str, list[tuple
     if len(index) != len(shapes[key]) or not all(0 <= i < n for i, n in zip(index, shapes[key])):
         raise ValidationError(CHAIN, "pick", f"must be a cell of {key}, whose shape is {shapes[key]}", index)
     need: dict[str, dict[tuple, None]] = {key: {index: None}}
-    stopped = False
+    work, boxes = 0, set()  # a group read again (every cell of a Normalization's group reads it) is read once
     for link in reversed(chain.links[: keys.index(key)]):
         cells = need.get(link.key)
         if not cells:
@@ -280,14 +283,20 @@ def receptive_field(chain: Chain, key: str, index) -> tuple[dict[str, list[tuple
             for name, found in by_input.items():
                 source, shape = link.sources[name], link.shapes[name]
                 into = need.setdefault(source, {})
+                if isinstance(found, Box):
+                    if (source, found.lo, found.hi) in boxes:
+                        continue
+                    boxes.add((source, found.lo, found.hi))
+                work += len(found)
+                if work > TRACE_WORK:
+                    return {k: list(v) for k, v in need.items()}, True
                 for c in found:
                     c = tuple(int(v) for v in c)
                     if all(0 <= v < n for v, n in zip(c, shape)):
                         if len(into) >= TRACE_LIMIT:
-                            stopped = True
-                            break
+                            return {k: list(v) for k, v in need.items()}, True
                         into[c] = None
-    return {k: list(v) for k, v in need.items()}, stopped
+    return {k: list(v) for k, v in need.items()}, False
 
 
 # -- the network -----------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import math
 import os
@@ -284,6 +285,8 @@ def _whole_model(model, args) -> bool:
     feeds, notes = whole.feeds(model, {inputs[0]: load_input(given)} if given else None)
     try:
         outputs = whole.run_model(model, feeds)
+    except ValidationError:  # a node past the run's memory cap
+        raise
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words
         from .onnx.runtime import ort_words
 
@@ -488,6 +491,19 @@ def _second_opinions(result, opened) -> dict:
     return second_opinions(result, opened)
 
 
+NAME_COLUMN = 48  # the widest a listing's name column gets: a longer name is cut (--json has it whole)
+
+
+def _name_width(nodes: list[dict]) -> int:
+    return min(NAME_COLUMN, max(len(n["name"]) for n in nodes))
+
+
+def _cut(text: str, width: int) -> str:
+    """`text` in a column of `width` characters: padded, or cut with "…" (a model's names are its author's: a line
+    padded to the longest of them made a 1 MB model print gigabytes)."""
+    return f"{text:<{width}}" if len(text) <= width else text[: width - 1] + "…"
+
+
 def cmd_onnx(args) -> int:
     from .onnx.map import opens_as
     from .onnx.opening import list_nodes
@@ -496,18 +512,19 @@ def cmd_onnx(args) -> int:
     if args.json:
         print(json.dumps({"model": os.path.basename(args.model), "nodes": nodes}))
         return 0
-    width = max(len(n["name"]) for n in nodes)
+    width = _name_width(nodes)
     for n in nodes:
         opens = f"→ {opens_as(n['layer'], n.get('identity'))}" if n["layer"] else f"✗ {n['reason']}"
-        print(f"{n['name']:<{width}}  {n['op_type']:<18} {opens}")
+        print(f"{_cut(n['name'], width)}  {_cut(n['op_type'], 18)} {opens}")
         for d in n.get("differs") or []:
             print(f"{'':<{width}}  {'':<18}   ONNX differs: {d}")
     return 0
 
 
 def cmd_model(args) -> int:
-    """Every node of the model on its real input against ONNX Runtime, its output, and the parser's engine."""
-    from .onnx import whole
+    """Every node of the model on its real input against ONNX Runtime, its output, and the parser's engine; kept
+    per model digest in the engine cache's store (onnx.kept), so a second open reads the answer."""
+    from .onnx import kept, reading
     from .onnx.map import opens_as
 
     given = {}
@@ -515,21 +532,38 @@ def cmd_model(args) -> int:
         name, sep, path = item.partition("=")  # a file path may hold "=" too
         if not sep or not name or not path:
             raise UsageError(f"--input {item}: takes NAME=FILE.npy (NAME a graph input of the model)")
+        if name in given:
+            raise ValidationError("model", "--input", f"input {name} is given twice", item)
         given[name] = read_npy(path, "model", f"--input {name}")
     if args.output:
         output_path(args.output, "--output", ".npy")
-    outputs = {}
-    answer = whole.analyze(
-        open_model(args.model), os.path.basename(args.model), given, engine=not args.no_engine, outputs=outputs
-    )
+    if args.node_data:
+        output_path(args.node_data, "--node-data", ".json")
+    outputs, data, name = {}, read_model(args.model), os.path.basename(args.model)
+    folder = os.path.dirname(os.path.abspath(args.model))
+    load = lambda: reading.load_model(data, name, folder)  # noqa: E731 - only where the answer is not kept
+    wanted = outputs if args.output else None
+    if b"location" in data:  # external data may be named (its key): those bytes are not the model's digest
+        from .onnx import whole
+
+        answer = whole.analyze(load(), name, given, engine=not args.no_engine, outputs=outputs)
+        answer["notes"].append("Not kept in the cache: the model may read external data, which its digest omits.")
+    else:
+        digest = hashlib.sha256(data).hexdigest()
+        answer = kept.analysis(digest, name, load, given, engine=not args.no_engine, outputs=wanted)
     if args.output and outputs:
         with written(args.output, "wb") as f:  # the model's first output, as ONNX Runtime computed it
             np.save(f, np.asarray(next(iter(outputs.values()))), allow_pickle=False)
+    if args.node_data:
+        from .onnx.node_data import node_data
+
+        with written(args.node_data, "w") as f:
+            json.dump(node_data(answer), f, allow_nan=False)
     if args.json:
         print(json.dumps(_finite(answer), allow_nan=False, default=str))
-        return 0
+        return _refused(answer)
     nodes = answer["nodes"]
-    width = max(len(n["name"]) for n in nodes)
+    width = _name_width(nodes)
     for n in nodes:
         if n["layer"] is None:
             verdict = f"✗ {n['reason']}"
@@ -547,7 +581,7 @@ def cmd_model(args) -> int:
                 verdict += f" (rule: {n['rule']})"
             if n.get("masked"):
                 verdict += f"; {n['masked']['cells']} undefined cell(s) not compared"
-        print(f"{n['name']:<{width}}  {n['op_type']:<18} {verdict}")
+        print(f"{_cut(n['name'], width)}  {_cut(n['op_type'], 18)} {verdict}")
     for name, o in answer.get("output", {}).items():
         print(f"output {name}: {tuple(o['shape'])} min {o['min']} max {o['max']}  [{answer['output_source']}]")
     if "onnxruntime_error" in answer:
@@ -564,12 +598,30 @@ def cmd_model(args) -> int:
             )
     c = answer["counts"]
     print(
-        f"{c['nodes']} nodes, {c['opened']} opened as layers, {c['agreeing']} agreeing with ONNX Runtime"
+        f"{c['nodes']} nodes"
+        + (f" ({c['folded']} constant nodes folded)" if c.get("folded") else "")
+        + f", {c['opened']} opened as layers, {c['agreeing']} agreeing with ONNX Runtime"
         + (f", {c['engine_layers']} engine layers" if "engine_layers" in c else "")
         + f"; {answer['seconds']} s"
+        + (
+            f" (kept in the cache: its first analysis took {answer['cache']['first_seconds']} s)"
+            if answer.get("cache", {}).get("status") == "cached"
+            else ""
+        )
     )
+    for m in answer.get("cache", {}).get("notes", []):
+        print("note:", m)
     for m in answer["notes"]:
         print("note:", m)
+    return _refused(answer)
+
+
+def _refused(answer: dict) -> int:
+    """2 where the model is refused (an opset ONNX Runtime has no kernel for, which no conversion mends), said on
+    stderr after its nodes are listed; else 0."""
+    if answer.get("refused"):
+        print(f"error: {answer['refused']}", file=sys.stderr)
+        return 2
     return 0
 
 
@@ -779,6 +831,11 @@ def parser() -> argparse.ArgumentParser:
     )
     model.add_argument("--output", help="write the model's first output here (.npy), as ONNX Runtime computed it")
     model.add_argument("--no-engine", action="store_true", help="skip TensorRT's parser build")
+    model.add_argument(
+        "--node-data",
+        metavar="FILE.json",
+        help="write each node's max |diff| as Model Explorer's node data (its node data provider's JSON)",
+    )
     model.add_argument("--json", action="store_true", help="print one JSON object")
     model.set_defaults(func=cmd_model)
 

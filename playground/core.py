@@ -17,6 +17,7 @@ import numpy as np
 
 from . import chunks
 from . import precision as P
+from .errors import ValidationError
 from .layers import get_layer
 from .memo import Memo
 from .reference import max_abs_diff
@@ -244,14 +245,18 @@ def evaluate(
     compare: str | None = None,
     build: bool = True,
     digests: dict | None = None,
+    fit: bool = False,
 ) -> Evaluation:
     """The configuration's verdict; `compare` names a second precision to evaluate the same configuration in
     (compare mode: `compared` and the `difference` between the two outputs). build=False: the reference only,
     at once, its engine "pending" (a stage being scrubbed where no engine runs; the engine is built after). `x`: the
     input array (a layer's first input), or the feed dict {input name: array}; an input not given is its example.
     `digests`: {input name: `digest`} of the arrays given, where the caller holds them (a page's seat): the inputs
-    are not hashed again."""
-    result = _evaluate(layer_name, raw_params, x, backend=backend, cache=cache, run=run, build=build, digests=digests)
+    are not hashed again. `fit`: a page's evaluation, whose inputs the layer brings along where a choice reads them
+    otherwise (`Layer.fit`: a matrix product's TRANSPOSE), a message saying so."""
+    result = _evaluate(
+        layer_name, raw_params, x, backend=backend, cache=cache, run=run, build=build, digests=digests, fit=fit
+    )
     if compare is not None and compare != result.params["precision"]:
         other = _evaluate(
             layer_name,
@@ -286,11 +291,20 @@ def _evaluate(
     run: bool,
     build: bool = True,
     digests: dict | None = None,
+    fit: bool = False,
 ) -> Evaluation:
     layer = get_layer(layer_name)
     raw_params = raw_params or {}
     xs = layer.feed(x)  # 0-d stays 0-d
-    params = layer.resolve(raw_params, {n: a.shape for n, a in xs.items()})  # ValidationError before TensorRT
+    brought = None
+    try:
+        params = layer.resolve(raw_params, {n: a.shape for n, a in xs.items()})  # ValidationError before TensorRT
+    except ValidationError:
+        brought = layer.fitted(raw_params, {n: a.shape for n, a in xs.items()}) if fit else None
+        if brought is None:
+            raise
+        (orders, params, _), digests = brought, {n: d for n, d in (digests or {}).items() if n not in brought[0]}
+        xs = {n: np.ascontiguousarray(np.transpose(a, orders[n])) if n in orders else a for n, a in xs.items()}
     xs = {n: xs[n] for n in layer.used_inputs(params)}  # only the inputs this configuration reads go on
     data = xs if layer.several else xs[layer.inputs[0].name]  # a one-input layer's keys stay what they were
     params = P.with_data_scale(params, {n: a for n, a in xs.items() if n not in layer.index_inputs})
@@ -314,7 +328,7 @@ def _evaluate(
         "reference",
         backend,
         "not_built",
-        messages=layer.notes_for(raw_params, params),
+        messages=layer.notes_for(raw_params, params) + ([brought[2]] if brought else []),
         output_key=key,
         inputs=xs,
         digests=digests,

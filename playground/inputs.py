@@ -24,6 +24,7 @@ __all__ = [
     "InputError",
     "LIMITS",
     "KINDS",
+    "KIND_OPTIONS",
     "make_input",
     "image_to_tensor",
     "validate_shape",
@@ -67,6 +68,13 @@ LIMITS: dict = {
 # (their printed tables depend on it); "spec" gives each channel its own plane where the pattern does so (the
 # convolution's tile_pattern).
 KINDS = ("spec", "spec_repeat", "ramp", "random", "checkerboard", "constant", "image")
+# The value options each pattern reads (make_input's keywords): a control of another is not drawn, nor used.
+KIND_OPTIONS = {
+    "ramp": ("low", "high"),
+    "random": ("low", "high", "seed"),
+    "checkerboard": ("low", "high"),
+    "constant": ("value",),
+}
 
 DIM_NAMES = {4: ("N", "C", "H", "W"), 5: ("N", "C", "D", "H", "W")}
 SEED_MAX = 2**31 - 1  # what the seed control and a link may hold

@@ -107,6 +107,9 @@ class Layer:
     # indices (outside the input: padding, drawn dashed). With it the page has a picked output cell: clicked,
     # hovered (its cells outlined on the input), stepped and played, and kept in the share link.
     reads: Callable[[dict, tuple, tuple], list[tuple]] | None = None
+    # The input cells the whole output reads, geometry only: (params, input shape) -> full input indices. The stage
+    # outlines them on the input beside the picked cell's window (a slice's region); None: no region drawn.
+    region: Callable[[dict, tuple], list[tuple]] | None = None
     # That cell's arithmetic: (input, params, output index, reference output) -> Cell.
     cell: Callable[..., Cell] | None = None
     # The picked cell's index names per output rank (URL keys LAYER.cell.NAME); the default n, c, [d,] h, w.
@@ -128,6 +131,11 @@ class Layer:
     # Its inputs, in the network's order; one named "x" unless declared. With several, `check`, `cost`, `reads` and
     # `explain` receive the shapes as a dict {input name: shape}.
     inputs: tuple[Input, ...] = ONE_INPUT
+    # A page's inputs brought along by a choice that reads them otherwise (a matrix product's TRANSPOSE: the operand
+    # stored transposed, so the choice is valid on the page's input and reads the same matrix): (params unchecked,
+    # {input name: shape}) -> ({input name: the order of its axes}, what was done), or None. A page applies it only
+    # where the given inputs are refused (`fitted`); the CLI and a model's node take their inputs as given.
+    fit: Callable[[dict, dict], tuple[dict, str] | None] | None = None
 
     def __post_init__(self):  # every layer has the precision parameters, after its own
         own = {p.name for p in self.params}
@@ -262,6 +270,22 @@ class Layer:
         if over:  # before the reference computes or TensorRT builds
             raise self.fail("output", over)
         return params
+
+    def fitted(self, raw: dict, shape) -> tuple[dict, dict, str] | None:
+        """({input name: the order of its axes} that `fit` brings the inputs along in, the parameters resolved on
+        the inputs so brought, what was done), where `raw` is valid on them; None where the layer brings nothing
+        along or they are refused too. `shape`: as `resolve` takes it."""
+        if self.fit is None:
+            return None
+        try:
+            shapes = self.shapes_of(shape)
+            brought = self.fit(self.unchecked(raw, shapes), shapes)
+            if brought is None:
+                return None
+            moved = {n: tuple(s[a] for a in brought[0].get(n, range(len(s)))) for n, s in shapes.items()}
+            return brought[0], self.resolve(raw, moved), brought[1]
+        except ValidationError:
+            return None
 
     def _coerced(self, raw: dict, shape: tuple, coerce) -> dict:
         params: dict = {}

@@ -313,6 +313,9 @@ class Param:
     # ints that are an order of axes (a shuffle's transposes): the stage offers whole permutations, one pick, never
     # a half-made one ("0,2,2,3") on the way from one order to another
     permutation: bool = False
+    # An optional one's stand-in while unset (pre_padding: padding_nd): the parameter whose values its controls show
+    # then, so that setting it starts from what is in force and moves one side from there.
+    fallback: str | None = None
 
     def __post_init__(self):
         assert self.kind in KINDS, self.kind

@@ -163,8 +163,14 @@ MAPPED = [
         "pooling",
         lambda: node_model("AveragePool", (1, 1, 4, 4, 4), kernel_shape=[2, 2, 2], strides=[2, 2, 2]),
     ),
-    ("globalaveragepool", "pooling", lambda: node_model("GlobalAveragePool", (1, 3, 5, 4))),
-    ("globalmaxpool", "pooling", lambda: node_model("GlobalMaxPool", (1, 3, 5, 4))),
+    ("globalaveragepool", "reduce", lambda: node_model("GlobalAveragePool", (1, 3, 5, 4))),
+    ("globalmaxpool", "reduce", lambda: node_model("GlobalMaxPool", (1, 3, 5, 4))),
+    (
+        "globalaveragepool_32x24",
+        "reduce",
+        lambda: node_model("GlobalAveragePool", (1, 3, 32, 24)),
+    ),  # a pooling window: ≤ 15
+    ("globalmaxpool3d", "reduce", lambda: node_model("GlobalMaxPool", (1, 2, 3, 20, 17))),
     *[
         (
             f"resize_{mode}_{ctm}",
@@ -301,6 +307,7 @@ MAPPED = [
         lambda: node_model("ReduceMax", (1, 2, 3, 4), {"axes": I64()}, opset=18, noop_with_empty_axes=1, keepdims=0),
     ),
     ("reducemean_noop_18", "shuffle", lambda: node_model("ReduceMean", (2, 5), opset=18, noop_with_empty_axes=1)),
+    ("reducemean_hw_64x48", "reduce", lambda: node_model("ReduceMean", (1, 4, 64, 48), axes=[2, 3], opset=13)),
     ("identity", "shuffle", lambda: node_model("Identity", (1, 2, 3, 4))),
     ("identity_rank2", "shuffle", lambda: node_model("Identity", (3, 7))),
     ("dropout_opset10_ratio", "shuffle", lambda: node_model("Dropout", (1, 2, 3, 4), opset=10, ratio=0.3)),

@@ -50,3 +50,27 @@ def test_hovering_an_output_cell_outlines_the_cell_each_input_gives_it(page):
     other = overlay(page, "input.b")
     assert first == last != other  # the row broadcasts; the column does not
     assert overlay(page, "input") != first and not page.errors
+
+
+def test_the_inputs_keep_their_colours_as_the_operation_changes_and_max_shares_them(page):
+    """On the page's own example (A −4 … 4, B 1 … 9) the operands are drawn on one scale of theirs: SUM and MAX
+    leave their pictures alone; MAX's output, whose values are theirs, is drawn on it too."""
+    page.goto(page.url.split("?")[0])
+    page.wait_for_selector(f'{STAGE}[data-drawn] [data-figure="output"] canvas')
+
+    def pixels(which):
+        return page.evaluate(f"() => document.querySelector('{STAGE} [data-figure=\"{which}\"] canvas').toDataURL()")
+
+    def scale(which):  # the scale the figure was painted on, as the stage holds it
+        return page.evaluate(
+            f"() => {{ const s = document.querySelector('{STAGE}').__stage.figures.figs['{which}'].scale;"
+            " return [s.lo, s.hi]; }"
+        )
+
+    before = {w: (pixels(w), scale(w)) for w in ("input", "input.b")}
+    for op in ("PROD", "MAX"):
+        seq = int(page.get_attribute(STAGE, "data-drawn"))
+        page.select_option('[data-param="elementwise.operation"]', op)
+        page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {seq}")
+        assert {w: (pixels(w), scale(w)) for w in ("input", "input.b")} == before, op
+    assert scale("output") == scale("input") and not page.errors

@@ -171,3 +171,23 @@ def test_an_onnx_gemm_whose_c_the_model_computes_is_refused_naming_c():
     with pytest.raises(ValidationError) as e:
         opening.open_node(reading.load_model(model.SerializeToString()))
     assert e.value.param == "C" and "constant" in e.value.rule
+
+
+@pytest.mark.parametrize("op", ["op0", "op1"])
+def test_a_pages_transpose_brings_its_operand_along_and_the_cli_takes_its_inputs_as_given(op):
+    """On the page's example (A 2 × 3, B 3 × 2), TRANSPOSE of either operand is valid: that operand is stored
+    transposed, so the product is NONE's and the figure shows the layout TRANSPOSE reads; a message says so. Without
+    `fit` (the CLI, a model's node) the same inputs are refused, naming input.b."""
+    feed = LAYER.feed()
+    none = evaluate("matrix_multiply", {}, feed, run=False, build=False)
+    ev = evaluate("matrix_multiply", {op: "TRANSPOSE"}, feed, run=False, build=False, fit=True)
+    name = "a" if op == "op0" else "b"
+    assert ev.inputs[name].shape == feed[name].shape[:2] + feed[name].shape[:1:-1]
+    assert np.array_equal(ev.inputs[name], np.swapaxes(feed[name], -1, -2))
+    assert np.array_equal(ev.output, none.output)
+    assert any(m.startswith("Stored transposed for TRANSPOSE") and name.upper() in m for m in ev.messages)
+    with pytest.raises(ValidationError) as e:
+        evaluate("matrix_multiply", {op: "TRANSPOSE"}, feed, run=False, build=False)
+    assert e.value.param == "input.b"
+    fitted = LAYER.fitted({op: "TRANSPOSE"}, {n: a.shape for n, a in feed.items()})
+    assert fitted is not None and fitted[1][op] == "TRANSPOSE"  # what a link's check asks (ui.links)

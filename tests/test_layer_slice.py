@@ -21,13 +21,13 @@ def sliced(raw, x=X):
 def test_hand_computed_slices():
     assert sliced({"start": "0,0,1,1", "shape": "1,1,2,3"})[0, 0].tolist() == [[7, 8, 9], [12, 13, 14]]
     assert sliced({"start": "0,0,3,4", "shape": "1,1,2,2", "stride": "1,1,-2,-3"})[0, 0].tolist() == [[20, 17], [10, 7]]
-    # the defaults read half of each spatial axis, so that a slider's first step is a valid slice
+    # the defaults read half of each axis, so that a slider's first step is a valid slice
     assert sliced({})[0, 0].tolist() == X[0, 0, :2, :3].tolist()
     L = get_layer("slice")
     for name in ("start", "shape"):
         for axis in (2, 3):
             for step in (-1, 1) if name == "shape" else (1,):  # start is at 0: below is outside
-                value = list(L.defaults()[name])
+                value = list(L.defaults(X.shape)[name])
                 value[axis] += step
                 L.resolve({name: ",".join(map(str, value))}, X.shape)  # raises where refused
 
@@ -121,3 +121,27 @@ def test_tensorrt_builds_every_mode_and_agrees_on_the_shape(raw, tmp_path):
     r = evaluate("slice", raw, cache=EngineCache(tmp_path))
     assert r.error is None and r.engine_status == "built", r.error
     assert tuple(r.report.output_shape) == r.reference.shape
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [{}, {"stride": "1,1,2,2", "shape": "1,1,2,3"}, {"start": "0,0,-1,-1", "shape": "1,1,6,7", "mode": "FILL"}],
+    ids=["default", "stride_2", "fill_around"],
+)
+def test_the_region_outlined_on_the_input_is_every_cell_the_output_reads(raw):
+    """The answer's region (outlined on the input) is the union of the cells each output cell reads from: inside the
+    input, FILL's outside reading none."""
+    from playground.core import evaluate
+    from playground.stage import protocol
+
+    L = get_layer("slice")
+    x = X if raw else None  # the default on the page's own example
+    ev = evaluate("slice", raw, x, build=False)
+    region = protocol.read_map(L, ev, None)["region"]
+    shape = ev.input.shape
+    read = {
+        tuple(L.reads(ev.params, shape, i)[-1])
+        for i in np.ndindex(*ev.output.shape)
+        if all(0 <= v < n for v, n in zip(L.reads(ev.params, shape, i)[-1], shape))
+    }
+    assert sorted(map(tuple, region)) == sorted(read) and len(region) == len(read)

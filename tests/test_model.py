@@ -374,13 +374,41 @@ def test_external_data_within_the_size_cap(tmp_path, monkeypatch):
 
 
 def test_folding_respects_the_element_budget(monkeypatch):
+    """A model is read under the whole-model budget: a tensor over it is refused by name, a stage's budget plays no
+    part; all of its tensors together are held to PLAYGROUND_MODEL_MAX_MB."""
     m = _model(
         [helper.make_node("ConstantOfShape", ["big"], ["w"]), helper.make_node("Add", ["x", "w"], ["y"])],
         {"big": np.array([100_000, 3, 4, 5], np.int64)},
     )
-    monkeypatch.setenv("PLAYGROUND_MAX_ELEMENTS", "1000000")
-    with pytest.raises(ValidationError, match="PLAYGROUND_MAX_ELEMENTS"):
+    monkeypatch.setenv("PLAYGROUND_MAX_ELEMENTS", "1000")  # the stage's: not the model's
+    monkeypatch.setenv("PLAYGROUND_MODEL_MAX_ELEMENTS", "1000000")
+    with pytest.raises(
+        ValidationError, match="PLAYGROUND_MODEL_MAX_ELEMENTS. and this tensor 'w' would hold 6,000,000"
+    ):
         reading.load_model(m.SerializeToString())
+    monkeypatch.setenv("PLAYGROUND_MODEL_MAX_ELEMENTS", "10000000")
+    monkeypatch.setenv("PLAYGROUND_MODEL_MAX_MB", "40")  # w and y: 12,000,000 values, 46 MiB
+    with pytest.raises(ValidationError, match="12,000,064 values together .* 40 MiB \\(PLAYGROUND_MODEL_MAX_MB\\)"):
+        reading.load_model(m.SerializeToString())
+    monkeypatch.setenv("PLAYGROUND_MODEL_MAX_MB", "64")
+    assert "w" in {t.name for t in reading.load_model(m.SerializeToString()).graph.initializer}
+
+
+def test_a_node_over_the_stages_budget_is_judged_in_its_model(monkeypatch):
+    """A convolution of 6,912 multiply-adds under a stage budget of 1,000: the model judges it (its own budget), the
+    node's stage refuses it with the stage's rule; under a model budget of 1,000 per node the model lists it with
+    PLAYGROUND_MODEL_MAX_MACS."""
+    w = np.random.default_rng(3).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    m = _model([helper.make_node("Conv", ["x", "w"], ["y"], name="conv", pads=[1, 1, 1, 1])], {"w": w}, (1, 3, 8, 8))
+    monkeypatch.setenv("PLAYGROUND_MAX_MACS", "1000")
+    model = reading.load_model(m.SerializeToString())
+    (v,) = whole.analyze(model, "m.onnx", engine=False)["nodes"]
+    assert v["layer"] == "convolution" and v["agrees"] is True
+    with pytest.raises(ValidationError, match="per configuration \\(PLAYGROUND_MAX_MACS\\)"):
+        opening.open_node(model, "conv")
+    monkeypatch.setenv("PLAYGROUND_MODEL_MAX_MACS", "1000")
+    (v,) = whole.analyze(model, "m.onnx", engine=False)["nodes"]
+    assert v["layer"] is None and "per node (PLAYGROUND_MODEL_MAX_MACS)" in v["reason"]
 
 
 # -- the cells a max over padding leaves undefined -----------------------------------------------------------------
@@ -480,7 +508,7 @@ def test_a_models_references_share_one_work_budget(monkeypatch):
     m = _model(
         [n("Relu", ["x"], ["a"], name="r1"), n("Relu", ["a"], ["b"], name="r2"), n("Relu", ["b"], ["y"], name="r3")], {}
     )
-    monkeypatch.setenv("PLAYGROUND_MAX_MACS", "100")
+    monkeypatch.setenv("PLAYGROUND_MODEL_MAX_MACS", "100")
     monkeypatch.setattr(whole, "MODEL_WORK", 1)
     verdicts = whole.analyze(reading.load_model(m.SerializeToString()), "m.onnx", engine=False)["nodes"]
     assert verdicts[0]["agrees"] is True
@@ -504,3 +532,195 @@ def test_the_badge_counts_the_masked_cells_and_names_the_rule():
     assert (
         f"{cells} cell(s) not compared" in badge["title"] and "pooling:" in badge["title"] and "-inf" in badge["title"]
     )
+
+
+# -- opsets ONNX Runtime has no kernels for, and what folding took out -------------------------------------------
+BACKEND = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+
+
+def _old_opset(op: str, opset: int, **attrs):
+    """One node at an opset ONNX Runtime's CPU kernels start after (they start at 7): AveragePool-1, Mul-6."""
+    inputs = ["x", "y"] if op == "Mul" else ["x"]
+    graph = helper.make_graph(
+        [helper.make_node(op, inputs, ["z"], name=op.lower(), **attrs)],
+        "g",
+        [helper.make_tensor_value_info(i, TensorProto.FLOAT, [1, 2, 5, 5]) for i in inputs],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, [1, 2, 4, 4] if op == "AveragePool" else [1, 2, 5, 5])],
+    )
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)], ir_version=3)
+
+
+@pytest.mark.parametrize(
+    "make,op",
+    [
+        (lambda: _old_opset("AveragePool", 1, kernel_shape=[2, 2]), "AveragePool-1"),
+        (lambda: _old_opset("Mul", 6), "Mul-6"),
+    ],
+)
+def test_an_opset_onnxruntime_has_no_kernel_for_is_converted_and_said(make, op):
+    model = reading.load_model(make().SerializeToString(), "old.onnx")
+    answer = whole.analyze(model, "old.onnx", engine=False)
+    said = f"no kernel for {op}: it runs the model converted to opset 7 by onnx.version_converter"
+    assert any(said in n for n in answer["notes"]), answer["notes"]
+    assert "onnxruntime_error" not in answer and answer["counts"]["agreeing"] == 1
+    assert reading.opset_of(model) == int(op.split("-")[1])  # the nodes are read at the model's own opset
+
+
+def test_onnxs_own_opset_6_model_is_converted_by_the_cli(tmp_path):
+    """pytorch-operator/test_operator_basic: Add-6, Mul-6, Tanh, Sigmoid, Neg; ONNX Runtime refused it (exit 1
+    before)."""
+    path = os.path.join(BACKEND, "pytorch-operator", "test_operator_basic", "model.onnx")
+    ran = _cli("model", path, "--no-engine")
+    assert ran.returncode == 0, ran.stderr
+    assert "5 nodes, 5 opened as layers, 5 agreeing" in ran.stdout
+    assert "no kernel for Add-6: it runs the model converted to opset 7" in ran.stdout
+
+
+def test_a_model_no_conversion_mends_is_refused_with_exit_2(tmp_path):
+    """A Dropout-6 that trains (is_test 0): ONNX Runtime has no Dropout-6 kernel and the converter refuses is_test 0;
+    the node is listed with its own reason, the model refused naming the op and the converter's rule."""
+    from onnx_cases import node_model
+
+    path = tmp_path / "old.onnx"
+    path.write_bytes(node_model("Dropout", (1, 2, 3), opset=6, is_test=0).SerializeToString())
+    ran = _cli("model", str(path), "--no-engine")
+    assert ran.returncode == 2, ran.stderr
+    assert "is_test: must be 1 before opset 7" in ran.stdout
+    assert "the model is opset 6 and ONNX Runtime has no kernel for Dropout-6" in ran.stderr
+    assert "Attribute is_test must not have value 0" in ran.stderr
+
+
+def test_counts_name_the_nodes_folding_took_out():
+    """light_squeezenet: 105 nodes in the file, its 39 ConstantOfShape weights folded, 66 listed."""
+    path = os.path.join(LIGHT, "light_squeezenet.onnx")
+    assert len(onnx.load(path).graph.node) == 105
+    ran = _cli("model", path, "--no-engine")
+    assert "66 nodes (39 constant nodes folded), 66 opened as layers, 66 agreeing" in ran.stdout, ran.stdout[-500:]
+
+
+# -- Model Explorer's node data ---------------------------------------------------------------------------------
+# The JSON Model Explorer's node data provider reads, as its node_data_builder.py declares it (ModelNodeData: graph
+# id → GraphNodeData; its `results`: node id → NodeDataResult, a numeric `value` and optional CSS colours).
+NODE_DATA_SCHEMA = {
+    "type": "object",
+    "minProperties": 1,
+    "additionalProperties": {
+        "type": "object",
+        "required": ["results"],
+        "properties": {
+            "results": {
+                "type": "object",
+                "additionalProperties": {
+                    "type": "object",
+                    "required": ["value"],
+                    "properties": {
+                        "value": {"type": "number"},
+                        "bgColor": {"type": "string"},
+                        "textColor": {"type": "string"},
+                    },
+                    "additionalProperties": False,
+                },
+            },
+            "thresholds": {"type": "array"},
+            "gradient": {"type": "array"},
+        },
+        "additionalProperties": False,
+    },
+}
+
+
+def test_node_data_for_model_explorer_holds_each_nodes_max_diff(tmp_path):
+    jsonschema = pytest.importorskip("jsonschema")
+    x = _x()
+    path, xin = _files(tmp_path, gelu_tanh, x)
+    out = tmp_path / "nodes.json"
+    ran = _cli("model", path, "--input", f"x={xin}", "--no-engine", "--json", "--node-data", str(out))
+    assert ran.returncode == 0, ran.stderr
+    data = json.loads(out.read_text())
+    jsonschema.validate(data, NODE_DATA_SCHEMA)
+    answer = json.loads(ran.stdout)
+    (graph,) = data
+    assert graph == gelu_tanh().graph.name
+    compared = {n["name"]: n["max_abs_diff"] for n in answer["nodes"] if n["layer"] and n["agrees"] is not None}
+    assert compared and {k: v["value"] for k, v in data[graph]["results"].items()} == compared
+    assert {v["bgColor"] for v in data[graph]["results"].values()} == {"#c8e6c9"}  # all agree: green
+    bad = _cli("model", path, "--no-engine", "--node-data", str(tmp_path / "nodes.txt"))
+    assert bad.returncode == 2 and "--node-data" in bad.stderr and ".json" in bad.stderr
+
+
+def test_node_data_colours_a_difference_red(monkeypatch):
+    from playground import precision as P
+    from playground.onnx.node_data import node_data
+
+    real = P.emulate
+    monkeypatch.setattr(P, "emulate", lambda layer, x, p: real(layer, x, p) * 1.001)
+    answer = whole.analyze(reading.load_model(neg_softmax().SerializeToString()), "m.onnx", engine=False)
+    data = node_data(answer)
+    pytest.importorskip("jsonschema").validate(data, NODE_DATA_SCHEMA)
+    results = data["g"]["results"]
+    assert set(results) == {"/Neg", "/Softmax"} and {r["bgColor"] for r in results.values()} == {"#ffcdd2"}
+    assert all(r["value"] > 0 for r in results.values())
+
+
+# -- kept per model digest ------------------------------------------------------------------------------------------
+def _kept(tmp_path, monkeypatch):
+    from playground.onnx import kept
+
+    monkeypatch.setenv("PLAYGROUND_ENGINE_CACHE", str(tmp_path / "cache"))
+    data = gelu_tanh().SerializeToString()
+    return kept, data, __import__("hashlib").sha256(data).hexdigest()
+
+
+def test_a_second_open_reads_the_kept_answer_and_loads_nothing(tmp_path, monkeypatch):
+    kept, data, digest = _kept(tmp_path, monkeypatch)
+    first = kept.analysis(digest, "a.onnx", lambda: reading.load_model(data), engine=False)
+    assert first["cache"]["status"] == "analysed" and first["cache"]["tensors_kept"] is True
+
+    def never():
+        raise AssertionError("a kept answer loads no model")
+
+    outputs = {}
+    second = kept.analysis(digest, "b.onnx", never, engine=False, outputs=outputs)
+    assert second["cache"]["status"] == "cached" and second["model"] == "b.onnx"
+    assert second["nodes"] == first["nodes"] and second["counts"] == first["counts"]
+    assert second["cache"]["first_seconds"] == first["seconds"]
+    (y,) = outputs.values()  # the model's output, from the kept tensors of its run
+    np.testing.assert_allclose(y, EXPECTED["gelu_tanh"][1](whole.feeds(gelu_tanh())[0]["x"]), rtol=1e-5, atol=1e-6)
+    # another input, another answer; the node's real input is read from the kept run
+    other = kept.analysis(digest, "a.onnx", lambda: reading.load_model(data), {"x": _x()}, engine=False)
+    assert other["cache"]["status"] == "analysed"
+    model = reading.load_model(data)
+    want = whole.run_all(model, whole.feeds(model)[0])["c"]
+    monkeypatch.setattr(whole, "run_all", lambda *a, **k: pytest.fail("the kept run is read, not run again"))
+    np.testing.assert_array_equal(kept.real_input(model, "c", digest), want)
+
+
+@pytest.mark.parametrize("suffix", [".answer", ".tensors"])
+@pytest.mark.parametrize("damage", ["flip", "truncate", "garbage"])
+def test_a_damaged_cache_file_is_refused_and_made_again(tmp_path, monkeypatch, suffix, damage):
+    kept, data, digest = _kept(tmp_path, monkeypatch)
+    first = kept.analysis(digest, "a.onnx", lambda: reading.load_model(data), engine=False)
+    (f,) = (tmp_path / "cache" / "models").glob(f"*{suffix}")
+    raw = bytearray(f.read_bytes())
+    if damage == "flip":
+        raw[-3] ^= 0xFF  # in the last part's bytes: its SHA-256 no longer matches
+    f.write_bytes(bytes(raw[: len(raw) // 2]) if damage == "truncate" else b"\x00" * 64 if damage == "garbage" else raw)
+    if suffix == ".tensors":
+        names = ["x"] + [o for n in gelu_tanh().graph.node for o in n.output]
+        assert any(kept.tensor(digest, n) is None for n in names) and not f.exists()  # refused, deleted: never trusted
+        return
+    again = kept.analysis(digest, "a.onnx", lambda: reading.load_model(data), engine=False)
+    assert again["cache"]["status"] == "analysed" and again["nodes"] == first["nodes"]
+    assert any("unreadable" in n and "redone" in n for n in again["cache"]["notes"]), again["cache"]
+    assert kept.analysis(digest, "a.onnx", None, engine=False)["cache"]["status"] == "cached"  # kept anew
+
+
+def test_the_cli_says_a_second_open_came_from_the_cache(tmp_path):
+    path = tmp_path / "m.onnx"
+    onnx.save(gelu_tanh(), path)
+    env = {"PLAYGROUND_ENGINE_CACHE": str(tmp_path / "cache")}
+    first, second = (_cli("model", str(path), "--no-engine", env=env) for _ in range(2))
+    assert first.returncode == second.returncode == 0, first.stderr + second.stderr
+    assert "kept in the cache" not in first.stdout and "(kept in the cache: its first analysis took" in second.stdout
+    lines = lambda out: [line for line in out.splitlines() if line.startswith("/")]  # noqa: E731 - the node lines
+    assert lines(first.stdout) == lines(second.stdout) and lines(first.stdout)

@@ -33,6 +33,13 @@ def _model_bytes(first="Mul"):
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
 
 
+@pytest.fixture(autouse=True)
+def _own_model_cache(tmp_path, monkeypatch):
+    """Each test's analyses kept apart (the engines stay shared): a test that watches an analysis being made is
+    not answered from another's, or from an earlier run's."""
+    monkeypatch.setenv("PLAYGROUND_MODEL_CACHE", str(tmp_path / "models"))
+
+
 def _open(**query) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
@@ -126,17 +133,27 @@ def test_the_analysis_names_its_steps_and_a_revisit_answers_at_once(monkeypatch)
     def counted(*args, **kwargs):
         calls.append(args[1])
         inner = kwargs["progress"]
-        return real(*args, **kwargs | {"progress": lambda s: (steps.append(s), inner(s))})
+        return real(*args, **kwargs | {"progress": lambda s, done=None: (steps.append((s, done)), inner(s, done))})
 
     monkeypatch.setattr(whole, "analyze", counted)
     digest, _ = reading.remember(_relus_bytes(2), "steps.onnx")
     at = _open(onnx=digest, model="steps-visit.onnx")
-    assert [s.split(" ")[0] for s in steps] == ["ONNX", "Each", "TensorRT's"], steps
+    named = list(dict.fromkeys(s for s, _ in steps))
+    assert [s.split(" ")[0] for s in named] == ["ONNX", "Each", "TensorRT's"], steps
+    assert [d for _, d in steps if d is not None] == [0.0, 0.5]  # the share of nodes judged, node by node
     assert at.status and at.status[0].proto.label.startswith("Analysed in"), at.status
+    assert at.get("progress"), "the bar of nodes judged"
     again = _open(onnx=digest, model="steps-visit.onnx")  # a revisit: the answer kept for the model and its input
     assert calls == ["steps-visit.onnx"]
     assert not again.status
     assert any("2 nodes, 2 open as a layer" in t.value for t in again.text)
+    from playground.ui import model_page
+
+    model_page._answers.clear()  # another server process sharing the cache: read from the kept answer, not analysed
+    elsewhere = _open(onnx=digest, model="steps-visit.onnx")
+    assert calls == ["steps-visit.onnx"]
+    assert elsewhere.status[0].proto.label.startswith("Read from the cache in"), elsewhere.status
+    assert any("2 nodes, 2 open as a layer" in t.value for t in elsewhere.text)
 
 
 def test_a_run_of_nodes_opens_as_a_chain_and_a_broken_run_says_why():
@@ -275,3 +292,35 @@ def test_a_large_models_nodes_are_one_table_listed_on_asking():
     table = next(d.value for d in at.dataframe if "node" in d.value.columns)
     assert len(table) == LISTED + 1 and list(table["node"][:2]) == ["r0", "r1"]
     assert table["open"][0] == f"./activation?onnx={digest}&node=r0&model=many.onnx&real=1"
+
+
+def test_the_analysis_runs_in_the_background_once_for_every_page_waiting(monkeypatch):
+    """Two pages opening one model while it is analysed join one analysis in its own thread: the model is analysed
+    once, each gets its answer; a failure reaches the page that waits and the next open starts afresh."""
+    import threading
+
+    from playground.ui import model_page
+
+    real, calls, gate = whole.analyze, [], threading.Event()
+
+    def held(*args, **kwargs):
+        calls.append(threading.current_thread().name)
+        gate.wait(30)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(whole, "analyze", held)
+    digest, _ = reading.remember(_relus_bytes(2), "bg.onnx")
+    first, second = model_page._job(digest, "bg.onnx"), model_page._job(digest, "bg.onnx")
+    assert first is second and not first.finished.is_set()
+    gate.set()
+    assert first.finished.wait(60) and first.error is None
+    assert first.answer["counts"]["nodes"] == 2 and calls == [f"model-analysis-{digest[:12]}"]
+
+    def broken(*args, **kwargs):
+        raise ValueError("no")
+
+    monkeypatch.setattr(whole, "analyze", broken)
+    monkeypatch.setenv("PLAYGROUND_MODEL_CACHE", str(__import__("tempfile").mkdtemp()))  # nothing kept to read
+    failed = model_page._job(digest, "bg.onnx")
+    assert failed is not first and failed.finished.wait(60) and isinstance(failed.error, ValueError)
+    assert model_page._job(digest, "bg.onnx") is not failed  # a failed analysis is not kept: the next open retries

@@ -63,6 +63,6 @@ def test_each_model_is_judged(case):
 def test_most_models_are_compared_whole():
     verdicts = {c: judge(c) for c in CASES}
     compared = [c for c, v in verdicts.items() if v == "compared"]
-    # the rest: float64 models (refused: the playground computes in float32), opsets ONNX Runtime no longer runs,
-    # integer inputs
-    assert len(compared) >= 24, {c: v for c, v in verdicts.items() if v != "compared"}
+    # the rest: float64 models (refused: the playground computes in float32), integer inputs; the opset 6 models
+    # ONNX Runtime has no kernels for run converted by onnx.version_converter (24 were compared before)
+    assert len(compared) >= 29, {c: v for c, v in verdicts.items() if v != "compared"}

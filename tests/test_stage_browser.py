@@ -204,6 +204,22 @@ def test_hover_outlines_the_window_and_a_click_picks_the_cell(context, app):
     page.close()
 
 
+def test_a_slice_outlines_its_region_on_the_input_and_the_region_follows_the_start(context, app, tmp_path):
+    """The cells the slice reads are outlined on the input (green, one border around a box of cells) under the
+    picked cell's window; a start moved moves the border."""
+    page = open_stage(context, app, "slice")
+    region = f"{STAGE} [data-figure=input] .pg-overlay path[stroke='#2e7d32']"
+    page.wait_for_selector(region, state="attached")
+    before = page.get_attribute(region, "d")
+    page.screenshot(path=str(tmp_path / "slice.png"))
+    seq = drawn(page)
+    page.focus('[data-param="slice.start.h"]')
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {seq}")
+    page.wait_for_function(f"(b) => document.querySelector(\"{region}\").getAttribute('d') !== b", arg=before)
+    page.close()
+
+
 def complete(page) -> bool:
     return page.evaluate(f"() => Boolean(document.querySelector('{STAGE}').__stage.answer.cells.complete)")
 
@@ -303,6 +319,15 @@ def test_an_example_sets_the_input_and_the_parameters_and_states_its_verdict(con
 
 def test_compare_mode_adds_the_second_output_and_their_difference(context, app):
     page = open_stage(context, app, "convolution")
+    options = "el => [...el.options].map(o => o.value)"
+    assert page.eval_on_selector('[data-param="convolution.compare"]', options) == [
+        "",
+        "TF32",
+        "FP16",
+        "BF16",
+        "INT8",
+        "FP8",
+    ]
     before = drawn(page)
     page.select_option('[data-param="convolution.compare"]', "FP16")
     page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {before}")
@@ -310,6 +335,17 @@ def test_compare_mode_adds_the_second_output_and_their_difference(context, app):
     assert figures == ["input", "kernel", "output", "compared", "difference"]
     assert "FP32 − FP16" in page.inner_text(f"{STAGE} .pg-precision")
     wait_url(page, "convolution.compare=FP16")
+    before = drawn(page)  # the configuration in FP16 compared with FP16 is no comparison: FP32 is offered instead
+    page.select_option('[data-param="convolution.precision"]', "FP16")
+    page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {before}")
+    assert page.eval_on_selector('[data-param="convolution.compare"]', options) == [
+        "",
+        "FP32",
+        "TF32",
+        "BF16",
+        "INT8",
+        "FP8",
+    ]
     page.close()
 
 
@@ -539,19 +575,18 @@ def test_the_red_marks_follow_the_latest_answer(context, app):
 
 def test_a_slider_snaps_to_what_the_latest_answer_offers(context, app):
     """num_groups offers the common divisors of C and num_output_maps: with C = 4 and 2 output maps, 1 and 2 (the
-    page opened offering 1 alone); a control that offers one value says so and stays."""
+    page opened offering 1 alone); a control that offers one value is disabled and says the rule its next breaks."""
     page = open_stage(context, app, "convolution?convolution.input.C=4")
     groups = f'{STAGE} .pg-control[data-name="num_groups"] .pg-note'
-    assert page.inner_text(groups) == "only 1 fits this configuration"
-    page.focus('[data-param="convolution.num_groups"]')
-    page.keyboard.press("ArrowRight")
-    assert query(page)["convolution.num_groups"] == "1"
+    assert page.inner_text(groups) == "only 1 fits this configuration: 2 must divide num_output_maps=1"
+    assert page.is_disabled('[data-param="convolution.num_groups"]')
     assert page.input_value('[data-param="convolution.num_groups"]') == "1"
     before = drawn(page)
     page.focus('[data-param="convolution.num_output_maps"]')
     page.keyboard.press("ArrowRight")
     page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {before}")
     page.wait_for_function(f"() => document.querySelector('{groups}').textContent === 'offers 1, 2'")
+    assert not page.is_disabled('[data-param="convolution.num_groups"]')
     page.focus('[data-param="convolution.num_groups"]')
     page.keyboard.press("ArrowRight")
     page.wait_for_function(

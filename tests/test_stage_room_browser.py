@@ -12,6 +12,7 @@ import re
 import pytest
 
 from playground.chromium import browser as B
+from playground.core import evaluate
 from playground.layers import LAYERS
 
 pytestmark = pytest.mark.browser
@@ -98,6 +99,15 @@ def test_planes_carry_their_labels_and_cells_their_digits(context, app):
     for c in range(3):
         assert f"n 0 · c {c}" in texts
     page.close()
+    for maps in (2, 4):  # more planes, smaller cells: a smaller font first, and never fewer digits than the whole part
+        page = open_stage(context, app, f"convolution?convolution.num_output_maps={maps}")
+        texts = set(page.evaluate("() => window.__texts"))
+        y = evaluate("convolution", {"num_output_maps": maps}, build=False).output
+        big = {float(v) for v in y.ravel() if abs(v) >= 10000}
+        rounded = {str(int(float(f"{v:.{n}g}"))) for v in big for n in (3, 4)} - {str(round(v)) for v in big}
+        assert not texts & rounded, sorted(texts & rounded)  # no "12300", "97800"
+        assert texts & {str(round(v)) for v in big} | {f"{v:.6g}" for v in big}
+        page.close()
 
 
 def test_nothing_on_the_stage_moves_as_values_change(context, app):

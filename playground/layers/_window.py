@@ -43,7 +43,6 @@ def padding_params(high: int = MAX_PADDING) -> tuple[Param, ...]:
     """stride_nd, padding_mode, padding_nd, pre_padding and post_padding, as every windowed layer has them. The
     mode comes before the padding it overrides: SAME_* pad to fit, so the explicit padding is unused there (its
     controls disabled, its note naming the mode)."""
-    explicit = lambda p: not str(p.get("padding_mode") or "").startswith("SAME")  # noqa: E731
     return (
         per_axis("stride_nd", 1, "Step of the window per spatial axis.", 1, 16, label="Stride"),
         Param(
@@ -71,6 +70,7 @@ def padding_params(high: int = MAX_PADDING) -> tuple[Param, ...]:
             0,
             high,
             optional=True,
+            fallback="padding_nd",
             label="Padding before",
             used_when=explicit,
         ),
@@ -81,6 +81,7 @@ def padding_params(high: int = MAX_PADDING) -> tuple[Param, ...]:
             0,
             high,
             optional=True,
+            fallback="padding_nd",
             label="Padding after",
             used_when=explicit,
         ),
@@ -116,6 +117,40 @@ def _window_args(p: dict, shape: tuple, window: str) -> tuple:
 @functools.lru_cache(maxsize=256)  # asked once per output cell (explain.hover_windows: every cell's window)
 def _geometry(*args) -> tuple[tuple, tuple, tuple]:
     return ref.conv_padding(*args)
+
+
+def unchanged_notes(p: dict, shape: tuple, window: str) -> list[str]:
+    """Why a padding control set on the first touch draws what the default does, where it does: a side's override
+    set to padding_nd's values; EXPLICIT_ROUND_UP where the division it rounds is exact (a stride of 1 always)."""
+    out = [
+        f"{name}, set to padding_nd's values {tuple(p['padding_nd'])}, changes nothing here: move one to change "
+        f"that side alone."
+        for name in ("pre_padding", "post_padding")
+        if p.get(name) is not None and tuple(p[name]) == tuple(p["padding_nd"]) and explicit(p)
+    ]
+    return out + _rounding_note(p, shape, window) if window else out
+
+
+def explicit(p: dict) -> bool:
+    """Under an explicit padding mode: SAME_* pad to fit and ignore the explicit padding."""
+    return not str(p.get("padding_mode") or "").startswith("SAME")
+
+
+def _rounding_note(p: dict, shape: tuple, window: str) -> list[str]:
+    if p["padding_mode"] != "EXPLICIT_ROUND_UP":
+        return []
+    pre, post = effective_padding(p)
+    spans = [
+        size + a + b - (1 + d * (k - 1))
+        for size, k, d, a, b in zip(shape[2:], p[window], dilation(p, len(p[window])), pre, post)
+    ]
+    if any(span % s for span, s in zip(spans, p["stride_nd"])):
+        return []
+    return [
+        "padding_mode EXPLICIT_ROUND_UP changes nothing here: on every axis (size + padding − the window's span) "
+        "divides by the stride exactly, so there is nothing to round; a stride that leaves a remainder (2 on an "
+        "odd span) shows the extra output row it adds."
+    ]
 
 
 def largest_window(p: dict, shape: tuple) -> tuple | None:

@@ -518,7 +518,9 @@ CONVOLUTION = [
         (1, 2, 4, 7),
         "num_groups",
         "The powers_of_ten preset alternates the sign per output map, which is the spec's concatenate([w, -w]). "
-        "The spec adds: in INT8 mode each group's channel counts must be multiples of 4.",
+        "The spec adds: in INT8 mode each group's channel counts must be multiples of 4. Its two channels are alike "
+        "(the input pattern spec_repeat), so the maps are w and −w of one plane; the pattern spec gives each channel "
+        "its own digits, and each group then reads its own plane.",
         input={"kind": "spec_repeat", "shape": (1, 2, 6, 9)},
     ),  # the spec's two channels alike
     _conv(
@@ -871,6 +873,7 @@ LAYER = Layer(
     check=check,
     cost=cost,
     notes=notes,
+    explain=lambda p, shape: window.unchanged_notes(p, shape, "kernel_size_nd"),
     ranks=(4, 5),
     stage_tensors=lambda p: [("Kernel", p["kernel"])],
     legacy={"int8": _int8_spelling},

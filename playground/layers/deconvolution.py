@@ -224,6 +224,12 @@ def explain(p, shape):
         "(stride above it) only the bias remains. It is the convolution with the same attributes run "
         "backwards: that convolution maps this output's size back to the input's.",
     ]
+    text += window.unchanged_notes(p, shape, None)
+    if p["padding_mode"] == "EXPLICIT_ROUND_UP":
+        text.append(
+            "padding_mode EXPLICIT_ROUND_UP changes nothing here: a deconvolution's output size has no division to "
+            "round (the explicit modes crop the padding as given); SAME_UPPER and SAME_LOWER change it."
+        )
     if p["padding_mode"].startswith("SAME"):
         text.append(
             f"{p['padding_mode']} crops max(dilation·(kernel − 1) + 1 − stride, 0) cells per axis, the odd "

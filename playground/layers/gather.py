@@ -458,7 +458,7 @@ LAYER = Layer(
         Param(
             "indices_rank",
             "int",
-            1,
+            2,  # the example's indices, (1, 1, 3, 3), read whole: DEFAULT and ND are valid on the page's first touch
             "The rank the indices are read at (DEFAULT, ND): their last this many axes, the first ones 1. DEFAULT's "
             "output has rank 4 + this − 1.",
             low=0,

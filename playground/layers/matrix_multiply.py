@@ -57,6 +57,20 @@ def check(fail, p, shapes):
     return p
 
 
+def fit(p, shapes):
+    """The page's operand of a TRANSPOSE brought along: stored transposed (its last two axes swapped), so that the
+    choice reads the very matrix NONE read on the page's input, and the figure shows the layout it needs."""
+    moved = [n for n, op in (("a", p["op0"]), ("b", p["op1"])) if op == "TRANSPOSE" and len(shapes[n]) >= 2]
+    if not moved:
+        return None
+    orders = {n: (*range(len(shapes[n]) - 2), len(shapes[n]) - 1, len(shapes[n]) - 2) for n in moved}
+    what = " and ".join(f"{n.upper()} {tuple(shapes[n])} → {tuple(shapes[n][a] for a in orders[n])}" for n in moved)
+    return orders, (
+        f"Stored transposed for TRANSPOSE: {what}, its last two axes swapped, so the matrix read is the one the "
+        "page's input holds (the same product, the operand laid out as TRANSPOSE expects)."
+    )
+
+
 def cost(p, shapes):
     _, _, k, _, out = geometry(p, shapes)
     return out, int(np.prod(out)) * k, "one multiply-add per output value and K", "the inputs' sizes"
@@ -291,5 +305,6 @@ LAYER = Layer(
     reads=reads,
     cell=cell,
     explain=explain,
+    fit=fit,
     onnx=OnnxMap(("MatMul", "Gemm"), onnx_read, onnx_write, lift="leading", align=onnx_align, then=onnx_then),
 )

@@ -3,26 +3,21 @@ and group normalization, y = (x − mean) / √(var + ε) · scale + bias over t
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from .. import reference as ref
+from ..box import Box
 from ..examples import derived, lesson
 from ..inputs import DIM_NAMES
 from ..layer import Cell, Input, Layer
 from ..numbers import precise
 from ..onnx.map import Graph, Node, OnnxMap
 from ..params import Param
+from .reduce import axes_text, idle_axes
 
 
 def axes_of(p: dict, rank: int) -> tuple[int, ...]:
     return tuple(a for a in range(rank) if p["axes"] >> a & 1)
-
-
-def axes_text(mask: int, shape: tuple) -> str:
-    names = DIM_NAMES.get(len(shape), tuple(str(i) for i in range(len(shape))))
-    return ", ".join(names[a] for a in range(len(shape)) if mask >> a & 1) + f" (axes = {mask})"
 
 
 def spatial_mask(rank: int) -> int:
@@ -104,7 +99,7 @@ def _members(p, shape, index):
     else:
         axes = axes_of(p, len(shape))
         ranges = [range(d) if a in axes else (index[a],) for a, d in enumerate(shape)]
-    return [tuple(c) for c in itertools.product(*ranges)]
+    return Box(ranges)  # a whole group: held as its bounds, not millions of cells
 
 
 def reads(p, shapes, index):
@@ -123,7 +118,7 @@ def reads(p, shapes, index):
 def cell(xs, p, index, reference_output=None):
     shapes = {n: xs[n].shape for n in xs}
     cells = reads(p, shapes, index)
-    values = np.float64([xs["x"][c] for c in cells["x"]])
+    values = np.asarray(cells["x"].of(xs["x"]), np.float64).ravel()
     mean, var = values.mean(), ((values - values.mean()) ** 2).mean()
     v = float(xs["x"][tuple(index)])
     s, b = float(xs["scale"][cells["scale"][0]]), float(xs["bias"][cells["bias"][0]])
@@ -166,7 +161,21 @@ def explain(p, shapes):
         + f"; scale {shapes['scale']} and bias {shapes['bias']} broadcast over the result.",
         "The layer divides by the spread it measures, so the input's scale drops out: but in FP16 an input past "
         "65 504 is already inf when the layer reads it (BF16's range is float32's).",
-    ]
+    ] + _idle(p, x)
+
+
+def _idle(p: dict, x: tuple) -> list[str]:
+    """Why a choice draws what the default does, where it does: axes of size 1 named beside others, groups of one
+    channel each (instance normalization's already)."""
+    out, idle = [], idle_axes(p["axes"], x)
+    if idle:
+        out.append(f"axes: {idle}, of size 1, changes nothing here beside the others (one value's mean is itself).")
+    if p["num_groups"] > 1 and x[1] == p["num_groups"]:
+        out.append(
+            f"num_groups {p['num_groups']} changes nothing here: with C = {x[1]} each group holds one channel, which "
+            "instance normalization (num_groups 1) normalizes alone already; more channels per group show it."
+        )
+    return out
 
 
 # -- ONNX ------------------------------------------------------------------------------------------------------

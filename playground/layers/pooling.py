@@ -190,6 +190,7 @@ def explain(p, shape):
     for axis, (n, k, s, b, a, o) in enumerate(zip(shape[2:], p[WINDOW], p["stride_nd"], pre, post, out)):
         rows.append(f"axis {axis}: input {n}, window {k}, stride {s}, padding {b} + {a} → {o} outputs")
     text = ["**Output size per axis** (the convolution's arithmetic, dilation 1): " + "; ".join(rows) + "."]
+    text += window.unchanged_notes(p, shape, WINDOW)
     if p["type"] == "MAX_AVERAGE_BLEND":
         text.append(
             f"MAX_AVERAGE_BLEND: (1 − blend_factor)·max + blend_factor·average = "
@@ -221,15 +222,9 @@ def build(trt, network, x, p):
 
 
 def onnx_read(node: Node) -> dict:
-    """MaxPool / AveragePool (and their Global forms): kernel_shape, strides, pads or auto_pad, ceil_mode,
-    count_include_pad. TensorRT's pooling has no dilation and no indices output."""
-    if node.op.startswith("Global"):
-        return {
-            "type": "MAX" if node.op == "GlobalMaxPool" else "AVERAGE",
-            WINDOW: node.shape[2:],
-            "stride_nd": 1,
-            "padding_nd": 0,
-        }
+    """MaxPool / AveragePool: kernel_shape, strides, pads or auto_pad, ceil_mode, count_include_pad. TensorRT's
+    pooling has no dilation and no indices output. (Their Global forms open as reduce, as TensorRT's parser builds
+    them.)"""
     if any(d != 1 for d in node.attr("dilations") or ()):
         raise node.fail("dilations", "must be 1: TensorRT's pooling layer has no dilation", node.attr("dilations"))
     if node.op == "MaxPool" and node.attr("_outputs", 1) > 1:
@@ -447,5 +442,5 @@ LAYER = Layer(
     cell=cell,
     explain=explain,
     undefined=undefined,
-    onnx=OnnxMap(("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"), onnx_read, onnx_write, onnx_differs),
+    onnx=OnnxMap(("MaxPool", "AveragePool"), onnx_read, onnx_write, onnx_differs),
 )

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 from .. import reference as ref
+from ..box import Box
 from ..errors import Stricter
 from ..examples import derived
 from ..inputs import DIM_NAMES, arange_pattern
@@ -18,6 +17,9 @@ from ..params import Param
 OPERATIONS = ("SUM", "PROD", "MAX", "MIN", "AVG")
 NUMPY = {"SUM": np.sum, "PROD": np.prod, "MAX": np.max, "MIN": np.min, "AVG": np.mean}
 ONNX_OPS = {"SUM": "ReduceSum", "PROD": "ReduceProd", "MAX": "ReduceMax", "MIN": "ReduceMin", "AVG": "ReduceMean"}
+# TensorRT's ONNX parser builds these as a reduce over every spatial axis, kept as 1s (its globalPoolingHelper), so
+# they open at any spatial size (a pooling window is at most 15 wide)
+GLOBAL_POOLS = {"GlobalAveragePool": "AVG", "GlobalMaxPool": "MAX"}
 
 
 def axes_of(p: dict, rank: int) -> tuple[int, ...]:
@@ -28,6 +30,14 @@ def axes_text(mask: int, shape: tuple) -> str:
     """ "H, W (axes = 12)": the bitmask as the input's axis names."""
     names = DIM_NAMES.get(len(shape), tuple(str(i) for i in range(len(shape))))
     return ", ".join(names[a] for a in range(len(shape)) if mask >> a & 1) + f" (axes = {mask})"
+
+
+def idle_axes(mask: int, shape: tuple) -> str | None:
+    """The axes of size 1 a bitmask names, in words ("N"), where it names some besides others: a mean, sum or
+    extreme over one value is that value, so naming them changes nothing. None where it names none (or only those)."""
+    names = DIM_NAMES.get(len(shape), tuple(str(i) for i in range(len(shape))))
+    idle = [a for a in range(len(shape)) if mask >> a & 1 and shape[a] == 1]
+    return ", ".join(names[a] for a in idle) if idle and len(idle) < bin(mask).count("1") else None
 
 
 def axes_rule(axes, p, shape):
@@ -76,14 +86,14 @@ def reads(p, shape, index):
     kept = iter(index) if not p["keep_dims"] else iter(i for a, i in enumerate(index) if a not in axes)
     fixed = {a: next(kept) for a in range(len(shape)) if a not in axes}
     ranges = [range(shape[a]) if a in axes else (fixed[a],) for a in range(len(shape))]
-    return [tuple(c) for c in itertools.product(*ranges)]
+    return Box(ranges)  # every cell along the reduced axes: held as its bounds
 
 
 def cell(x, p, index, reference_output=None):
-    values = [float(x[c]) for c in reads(p, x.shape, index)]
+    values = np.asarray(reads(p, x.shape, index).of(x), np.float64).ravel()
     shown = precise(float(reference_output[tuple(index)])) if reference_output is not None else "?"
     name = p["operation"].lower() if p["operation"] != "AVG" else "mean"
-    terms = ", ".join(precise(v) for v in values) if len(values) <= 12 else f"{len(values)} values"
+    terms = ", ".join(precise(float(v)) for v in values) if len(values) <= 12 else f"{len(values)} values"
     return Cell(
         f"{name}({terms}) = **{shown}**", (), (f"{len(values)} input cells along {axes_text(p['axes'], x.shape)}.",)
     )
@@ -95,11 +105,15 @@ def formula(p: dict) -> str:
 
 
 def explain(p, shape):
-    out = output_shape(p, shape)
+    out, idle = output_shape(p, shape), idle_axes(p["axes"], shape)
     return [
         f"{p['operation']} over {axes_text(p['axes'], shape)}: {shape} → {out}. TensorRT takes the axes as a "
         "bitmask, bit a for axis a; keep_dims keeps each reduced axis as size 1, else it goes."
-    ]
+    ] + (
+        [f"axes: {idle}, of size 1, changes nothing here beside the others (keep_dims keeps it; off, it goes)."]
+        if idle and p["keep_dims"]
+        else []
+    )
 
 
 def _axes(node: Node):
@@ -117,9 +131,12 @@ def onnx_identity(node: Node) -> str | None:
 
 def onnx_read(node: Node) -> dict:
     """ReduceSum, ReduceProd, ReduceMax, ReduceMin, ReduceMean: `axes` (none: every axis) → the bitmask, `keepdims`
-    (noop_with_empty_axes with none: `onnx_identity`)."""
-    op = next(k for k, v in ONNX_OPS.items() if v == node.op)
+    (noop_with_empty_axes with none: `onnx_identity`); GlobalAveragePool, GlobalMaxPool: AVG, MAX over every axis
+    after N and C, kept."""
     rank = len(node.onnx_shape)
+    if node.op in GLOBAL_POOLS:
+        return {"operation": GLOBAL_POOLS[node.op], "axes": sum(1 << a for a in range(2, rank)), "keep_dims": True}
+    op = next(k for k, v in ONNX_OPS.items() if v == node.op)
     given = _axes(node)
     axes = range(rank) if given is None or len(given) == 0 else [int(a) for a in np.ravel(given)]
     if any(not -rank <= a < rank for a in axes):
@@ -228,5 +245,5 @@ LAYER = Layer(
     reads=reads,
     cell=cell,
     explain=explain,
-    onnx=OnnxMap(tuple(ONNX_OPS.values()), onnx_read, onnx_write, lift="trailing", identity=onnx_identity),
+    onnx=OnnxMap((*ONNX_OPS.values(), *GLOBAL_POOLS), onnx_read, onnx_write, lift="trailing", identity=onnx_identity),
 )

@@ -268,6 +268,11 @@ def explain(p, shape):
             ),
         }[p["resize_mode"]]
     )
+    if 1 not in out and p["selector_for_single_pixel"] != "FORMULA":
+        text.append(
+            f"selector_for_single_pixel {p['selector_for_single_pixel']} changes nothing here: it decides only an "
+            "axis resized to one cell (an output size of 1 shows it)."
+        )
     if 1 in out:
         text.append(
             f"An axis resized to one cell samples coordinate 0 under selector_for_single_pixel UPPER; "

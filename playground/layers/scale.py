@@ -45,12 +45,20 @@ def check(fail, p, shape):
 
 def notes(p):
     fractional = not np.all(np.equal(np.mod(p["power"], 1), 0))
+    alike = p["mode"] != "UNIFORM" and all(np.all(p[n] == p[n].ravel()[0]) for n in COEFFICIENTS)
     return (
         [
             "A negative base with a fractional power has no real result: those cells are NaN, "
             "in TensorRT and in the reference alike."
         ]
         if fractional
+        else []
+    ) + (
+        [
+            f"mode {p['mode']} changes nothing here: scale, shift and power hold one value each, repeated for every "
+            f"{'channel' if p['mode'] == 'CHANNEL' else 'element'}; give each its own values to see it."
+        ]
+        if alike
         else []
     )
 

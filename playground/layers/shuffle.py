@@ -133,7 +133,15 @@ def explain(p, shape):
         )
     out = dims or moved
     steps.append(f"second_transpose {p['second_transpose']}: {out} → {tuple(out[a] for a in p['second_transpose'])}")
-    return [
+    idle = (  # said once it is turned off (the default is on), where no 0 in reshape_dims reads it
+        [
+            "zero_is_placeholder off changes nothing here: it decides only what a 0 in reshape_dims means (on: that "
+            "axis copied; off: an axis of length 0)."
+        ]
+        if not p["zero_is_placeholder"] and not (dims is not None and 0 in p["reshape_dims"])
+        else []
+    )
+    return idle + [
         "**The three steps**, in TensorRT's order:\n\n" + "\n".join(f"{i}. {s}" for i, s in enumerate(steps, 1)),
         "On the input 1, 2, 3, … each value is its cell's row-major position + 1: read the output's values to "
         "see where each element came from.",

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .. import reference as ref
@@ -82,9 +84,9 @@ def cost(p, shape):
 
 
 def default_shape(shape) -> tuple:
-    """Half of each spatial axis (N and C whole): a slice with room to move, so that a start slider's first step
-    up and an output size's either way are valid slices, not refusals."""
-    return tuple(shape[:2]) + tuple(max(1, -(-n // 2)) for n in shape[2:])
+    """Half of each axis (rounded up): a slice with room to move, so that a start slider's first step up, a
+    stride's and an output size's either way are valid slices that read other cells, not refusals."""
+    return tuple(max(1, -(-n // 2)) for n in shape)
 
 
 def shape_offered(p, shape):
@@ -108,6 +110,15 @@ def reads(p, shape, index):
     at = tuple(int(coordinates(p, a)[i]) for a, i in enumerate(index))
     src = tuple(int(source(p["mode"], v, size)) for v, size in zip(at, shape))
     return [at] if src == at or -1 in src else [at, src]
+
+
+def region(p, shape):
+    """The input cells the slice reads (where its mode maps a coordinate outside, the cell it reads there; FILL's
+    outside reads none): the region the stage outlines on the input. The cells' count is the output's at most."""
+    if int(np.prod(p["shape"])) > 4096:
+        return []
+    per_axis = [np.unique(source(p["mode"], coordinates(p, a), n)) for a, n in enumerate(shape)]
+    return list(itertools.product(*([int(v) for v in s if v >= 0] for s in per_axis)))
 
 
 def cell(x, p, index, reference_output=None):
@@ -139,7 +150,18 @@ def explain(p, shape):
             else " → " + ", ".join("fill" if v < 0 else str(int(v)) for v in src[:10]) + (" …" if i.size > 10 else "")
         )
         rows.append(f"axis {axis} (size {size}): {listed}{mapped}")
-    return [
+    inside = all(
+        np.array_equal(source(p["mode"], coordinates(p, a), n), coordinates(p, a)) for a, n in enumerate(shape)
+    )
+    same = (
+        [
+            f"Every coordinate lies inside the input: mode {p['mode']} changes nothing here (it reads what "
+            "STRICT_BOUNDS reads); move the start or the output size past an edge to see what it reads there."
+        ]
+        if inside and p["mode"] != "STRICT_BOUNDS"
+        else []
+    )
+    return same + [
         f"**{p['mode']}**: {MODE_WORDS[p['mode']]}.",
         "Coordinates read per axis, start + i·stride (→ where the mode maps those outside):\n\n"
         + "\n".join(f"- {r}" for r in rows),
@@ -334,7 +356,9 @@ LAYER = Layer(
             label="Fill value",
         ),  # a constant, cast to the data's type
     ),
-    example_shape=(1, 1, 4, 5),
+    # three images of three channels: every axis has room for a start, a stride and a size to move on the first
+    # touch (on an axis of size 1 only the start 0 and a stride that never steps read inside)
+    example_shape=(3, 3, 4, 5),
     example_input=arange_pattern,
     reference=reference,
     build=build,
@@ -344,6 +368,7 @@ LAYER = Layer(
     onnx=OnnxMap(("Slice",), onnx_read, onnx_write, lift="trailing"),
     examples=EXAMPLES,
     reads=reads,
+    region=region,
     cell=cell,
     explain=explain,
 )

@@ -38,7 +38,13 @@ def library():
 
 def load_model(data: bytes, name: str = "model.onnx", folder: str | None = None):
     """The model in `data`, checked, its constants folded (`fold`); ValidationError naming the rule it breaks.
-    `folder`: the model file's directory, where a tensor's external data may be read (an upload has none)."""
+    `folder`: the model file's directory, where a tensor's external data may be read (an upload has none). A model
+    is read under the whole-model budget (`budget.whole_model`); a node opened on a stage, under the stage's."""
+    with budget.whole_model():
+        return _load_model(data, name, folder)
+
+
+def _load_model(data: bytes, name: str, folder: str | None):
     onnx = library()
     if len(data) > MAX_MODEL_BYTES:
         raise _fail(f"{name} is {len(data):,} bytes; the cap is {MAX_MODEL_BYTES:,}")
@@ -55,8 +61,8 @@ def load_model(data: bytes, name: str = "model.onnx", folder: str | None = None)
             f"{MAX_NODES:,} and {MAX_INITIALIZERS:,}"
         )
     external = []
-    for tensor in _tensors(graph):
-        over = budget.over_elements(tuple(tensor.dims), f"tensor {tensor.name!r}", "the model's tensors")
+    for tensor, dims in _tensors(graph):
+        over = budget.over_elements(dims, f"tensor {tensor.name!r}", "the model's tensors")
         if over:
             raise _fail(over)
         if tensor.data_location == onnx.TensorProto.EXTERNAL or tensor.external_data:
@@ -68,13 +74,42 @@ def load_model(data: bytes, name: str = "model.onnx", folder: str | None = None)
             external.append(tensor)
     if external:
         _read_external(external, folder, len(data), name)
-    if any(n.op_type in ("If", "Loop", "Scan") for n in graph.node) or graph.sparse_initializer:
-        raise _fail(f"{name} has subgraphs or sparse initializers, which single layers never need")
+    nested = next((n for n in graph.node for a in n.attribute if a.HasField("g") or a.graphs), None)
+    if nested is not None or graph.sparse_initializer:
+        what = (
+            f"node {nested.name or nested.op_type!r} ({nested.op_type}) holds a graph"
+            if nested
+            else "it has sparse initializers"
+        )
+        raise _fail(f"{name}: {what}; subgraphs and sparse initializers are not read (single layers never need them)")
     try:
         onnx.checker.check_model(model)
     except Exception as exc:  # noqa: BLE001 - the checker's ValidationError: its message says what
-        raise _fail(f"{name} fails onnx.checker: {str(exc).splitlines()[0][:300]}") from None
-    return fold(model)
+        raise _fail(f"{name} fails onnx.checker: {checker_words(exc)}") from None
+    before = len(model.graph.node)
+    out = fold(model)
+    meta = {p.key: p.value for p in out.metadata_props}
+    onnx.helper.set_model_props(out, meta | {FOLDED: str(before - len(out.graph.node))})
+    return out
+
+
+FOLDED = "playground.folded"  # kept with the loaded model (its metadata): the nodes constant folding took out
+
+
+def folded_count(model) -> int:
+    """The nodes constant folding took out of the model on loading (they computed its weights)."""
+    value = next((p.value for p in model.metadata_props if p.key == FOLDED), "0")
+    return int(value) if value.isdigit() else 0
+
+
+MAX_CHECKER_WORDS = 1000  # characters of onnx.checker's refusal kept: its whole sentence, a model's text bounded
+
+
+def checker_words(exc: Exception) -> str:
+    """onnx.checker's refusal whole, its lines joined (it names a node on lines of their own), cut only past
+    MAX_CHECKER_WORDS (a model's names can make it megabytes)."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= MAX_CHECKER_WORDS else text[: MAX_CHECKER_WORDS - 1] + "…"
 
 
 def _read_external(tensors, folder: str, model_bytes: int, name: str) -> None:
@@ -123,9 +158,20 @@ def _read_external(tensors, folder: str, model_bytes: int, name: str) -> None:
 
 
 def named(model) -> None:
-    """Every node given the name it is listed under (`node_name`), in place: folding and marking outputs keep them."""
-    for i, node in enumerate(graph_nodes(model)):
-        node.name = node_name(node, i)
+    """Every node given the name it is listed under, in place (folding and marking outputs keep them), unique by
+    construction: its own name (the first node that bears it keeps it), or `node_name`'s OP_INDEX for a node without
+    one; a second node of the same name, or a made name some node bears, qualified by its index (NAME#INDEX). Each
+    node is then reached by its name alone (--node, a link, the graph)."""
+    nodes = graph_nodes(model)
+    given, taken = {n.name for n in nodes if n.name}, set()
+    for i, node in enumerate(nodes):
+        name = node_name(node, i)
+        if name in taken or (not node.name and name in given):
+            base, name, k = name, f"{name}#{i}", 1
+            while name in taken or name in given:
+                name, k = f"{base}#{i}#{k}", k + 1
+        taken.add(name)
+        node.name = name
 
 
 # ONNX Runtime's basic rewrites other than constant folding: its fusions (Conv + BatchNormalization, …) would consume
@@ -137,7 +183,23 @@ UNFOLDING = [
     "MatMulAddFusion",
     "ReshapeFusion",
 ]
-FOLD_TOTAL = 16  # the model's tensors together, as folded: at most this many times the per-tensor budget
+
+
+def _grown(model, known: dict) -> None:
+    """Refuse a constant folding would grow to a size shape inference cannot tell (a ConstantOfShape of a shape an
+    Abs computes): ONNX Runtime's folding computes it before anything could bound it, so a constant is folded only
+    where its size is known (and so held to the budget with every tensor)."""
+    consts = {t.name for t in model.graph.initializer}
+    for node in model.graph.node:
+        if all(not i or i in consts for i in node.input):
+            unknown = [o for o in node.output if o and o not in known and node.op_type != "Constant"]
+            if unknown:
+                raise _fail(
+                    f"node {node.name or node.op_type!r} ({node.op_type}) makes a constant {unknown[0]!r} whose size "
+                    "is known only once it is computed; constants are folded only where shape inference finds "
+                    "their size within the budget (PLAYGROUND_MAX_ELEMENTS)"
+                )
+            consts.update(o for o in node.output if o)
 
 
 def _live(nodes, outputs: set, given: set) -> set[int]:
@@ -162,18 +224,22 @@ def fold(model):
         inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
     except Exception:  # noqa: BLE001 - inference is a help: the model stands without it
         inferred = model
-    total = 0
-    for v in inferred.graph.value_info:
-        dims = [d.dim_value if d.HasField("dim_value") else 1 for d in v.type.tensor_type.shape.dim]
+    weights = {t.name: math.prod(t.dims) for t in model.graph.initializer}
+    total, g, known = sum(weights.values()), inferred.graph, {}  # the weights, then the inputs and every tensor
+    for v in [v for v in g.input if v.name not in weights] + list(g.value_info) + list(g.output):
+        t = v.type.tensor_type
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in t.shape.dim]
+        if not t.HasField("shape") or None in dims:
+            continue  # its size is known once computed: a constant's is refused below (`_grown`), a run's by the arena
+        known[v.name] = tuple(dims)
         over = budget.over_elements(tuple(dims), f"tensor {v.name!r}", "the model's tensors")
         if over:
             raise _fail(over)
         total += math.prod(dims)
-    if total > FOLD_TOTAL * budget.max_elements():
-        raise _fail(
-            f"{model.graph.name or 'the model'}'s tensors hold {total:,} values together; the budget is "
-            f"{FOLD_TOTAL} × {budget.max_elements():,} (PLAYGROUND_MAX_ELEMENTS)"
-        )
+    _grown(model, known)
+    over = budget.over_model_total(total, model.graph.name or "the model")
+    if over:
+        raise _fail(over)
     consts = {t.name for t in model.graph.initializer} | {
         o for n in model.graph.node if n.op_type == "Constant" for o in n.output
     }
@@ -219,12 +285,33 @@ def fold(model):
 
 
 def _tensors(graph):
-    yield from graph.initializer
+    """Every tensor the graph holds, with the shape it stands for: initializers, sparse ones (their values and
+    indices, each of the dense shape's size at most), attributes' tensors of every node of any domain, and those of
+    the graphs nested in attributes (If, Loop, Scan, or another domain's): each is a tensor whose data may be
+    external, so each goes through the same rule."""
+
+    def sparse(s):
+        yield s.values, tuple(s.dims)
+        yield s.indices, tuple(s.indices.dims)
+
+    for t in graph.initializer:
+        yield t, tuple(t.dims)
+    for s in graph.sparse_initializer:
+        yield from sparse(s)
     for node in graph.node:
         for a in node.attribute:
             if a.HasField("t"):
-                yield a.t
-            yield from a.tensors
+                yield a.t, tuple(a.t.dims)
+            for t in a.tensors:
+                yield t, tuple(t.dims)
+            if a.HasField("sparse_tensor"):
+                yield from sparse(a.sparse_tensor)
+            for s in a.sparse_tensors:
+                yield from sparse(s)
+            if a.HasField("g"):
+                yield from _tensors(a.g)
+            for g in a.graphs:
+                yield from _tensors(g)
 
 
 def opset_of(model) -> int:

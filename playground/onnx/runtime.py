@@ -6,10 +6,12 @@ against the layer's reference (`compare`: within a tolerance of the output's mag
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable
 
 import numpy as np
 
+from ..errors import ValidationError
 from ..layer import Layer
 
 
@@ -30,9 +32,57 @@ def magnitude(layer: Layer, x, params: dict) -> float:
     return float(m.max(initial=0.0))
 
 
+_arena = threading.Lock()
+_arena_bytes: list[int] = []  # the arena's cap, once registered (the process's one CPU arena)
+
+
+def memory_cap() -> int:
+    """The bytes ONNX Runtime's runs may hold at once: PLAYGROUND_MODEL_MAX_MB, a whole model's tensors together."""
+    from .. import budget
+
+    return int(budget.env_number("PLAYGROUND_MODEL_MAX_MB", 1024, 1, 2**20)) << 20
+
+
+def _shared_arena(ort) -> bool:
+    """ONNX Runtime's CPU arena, shared by the process's sessions and capped at `memory_cap` bytes (registered once):
+    a tensor a model grows at run time (an Expand to a size computed from its input) is refused by the arena, not
+    allocated. False where this ONNX Runtime cannot register one."""
+    with _arena:
+        if not _arena_bytes:
+            try:
+                info = ort.OrtMemoryInfo("Cpu", ort.OrtAllocatorType.ORT_ARENA_ALLOCATOR, 0, ort.OrtMemType.DEFAULT)
+                ort.create_and_register_allocator(
+                    info, ort.OrtArenaCfg({"max_mem": memory_cap(), "arena_extend_strategy": 1})
+                )
+                _arena_bytes.append(memory_cap())
+            except Exception:  # noqa: BLE001 - an older ONNX Runtime: its own arena, unbounded
+                _arena_bytes.append(0)
+        return _arena_bytes[0] > 0
+
+
+_OUT_OF_ARENA = re.compile(
+    r"running (\S+) node\. Name:'([^']*)'.*?Available memory of (\d+) is smaller than requested bytes of (\d+)"
+)
+
+
+def over_memory(exc: Exception) -> ValidationError | None:
+    """The refusal of a run the arena's cap stopped (naming the node and the rule), or None."""
+    if _OUT_OF_ARENA.search(" ".join(str(exc).split())):
+        return ValidationError("model", "memory", ort_words(exc))
+    return None
+
+
 def ort_words(exc: Exception) -> str:
-    """ONNX Runtime's message without its source paths and C++ signatures: "Pad should be smaller than kernel."."""
+    """ONNX Runtime's message without its source paths and C++ signatures: "Pad should be smaller than kernel."; a
+    node refused by the arena's cap, named with the bytes it asked and the rule."""
     text = " ".join(str(exc).split())
+    over = _OUT_OF_ARENA.search(text)
+    if over:
+        op, name, cap, asked = over.groups()
+        return (
+            f"node {name!r} ({op}) needs {int(asked):,} bytes at once beyond what its run may hold: ONNX Runtime's "
+            f"runs hold at most {int(cap):,} bytes (PLAYGROUND_MODEL_MAX_MB)"
+        )
     text = text.split("Status Message: ")[-1]
     text = re.sub(
         r"\[ONNXRuntimeError\] : \d+ : \w+ : |\S+\.(?:h|cc):\d+ |onnxruntime::\S+\(.*?\) (?:\[with .*?\] )?", "", text
@@ -44,10 +94,13 @@ def session(model_bytes: bytes):
     """ONNX Runtime's CPU session on the model, one thread, its own log quiet (its refusals are answers)."""
     import onnxruntime as ort  # noqa: PLC0415
 
-    ort.set_default_logger_severity(3)  # its refusals are reported in the answer, not on the server's stderr
+    # its refusals (errors, severity 3) are reported in the answer, not on the server's stderr: fatal ones only
+    ort.set_default_logger_severity(4)
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1  # one request's work stays on one core of a shared server
-    options.log_severity_level = 3
+    options.log_severity_level = 4
+    if _shared_arena(ort):  # every run's tensors from the capped arena
+        options.add_session_config_entry("session.use_env_allocators", "1")
     return ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
 
 

@@ -16,16 +16,18 @@ import numpy as np
 from .. import budget
 from .. import precision as P
 from ..errors import ValidationError
-from . import opening, reading, runtime
+from . import opening, reading, runtime, upgrade
 from .opened import SEED, Known
 
-MODEL_WORK = 50  # a whole model's references together: this many times one configuration's work budget
+MODEL_WORK = 50  # a whole model's references together: this many times one node's work budget
+MAX_ENGINE_NODES = 1_000  # nodes of a model TensorRT's parser builds whole (the model's own verdicts go on beyond)
 
 
 def work_budget() -> int:
-    """The multiply-adds the references of one model's nodes may take together (one configuration's budget is a
-    participant's largest layer; a model is many)."""
-    return MODEL_WORK * budget.max_macs()
+    """The multiply-adds the references of one model's nodes may take together, under the whole-model budget
+    (`budget.whole_model`: PLAYGROUND_MODEL_MAX_MACS is one node's; a model is many)."""
+    with budget.whole_model():
+        return MODEL_WORK * budget.max_macs()
 
 
 def inputs_of(model) -> list[tuple[str, tuple]]:
@@ -45,7 +47,7 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
     """Every input of the model: the array given for it (its shape the model's, but for a named batch dimension),
     or the seeded pattern a node's page opens with (uniform −4 … 4, seed SEED), N = 1 where the model names
     its batch. (feeds, notes); ValidationError naming --input and the rule."""
-    from ..inputs import make_input
+    from ..inputs import InputError, make_input
 
     given, notes, out = dict(given or {}), [], {}
     declared = inputs_of(model)
@@ -86,11 +88,19 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
                 f"{name} has rank {len(static)}: give it (--input "
                 f"{name}=FILE.npy); the seeded pattern is drawn for ranks up to 5",
             )
+        over = budget.over_elements(static, f"graph input {name!r}", f"its size (--input {name}=FILE.npy)")
+        if over:
+            raise ValidationError("model", "--input", over)
         if static != shape:
             notes.append(f"Input {name}: its batch dimension {shape[0]!r} is symbolic; N = 1.")
         # the page's pattern, drawn over the values in order: a lower rank is the same values with axes of 1 added
         lifted = static + (1,) * (4 - len(static))
-        out[name] = make_input("random", lifted, seed=SEED + i).reshape(static)
+        try:
+            out[name] = make_input("random", lifted, seed=SEED + i).reshape(static)
+        except InputError as exc:  # a side past the page's sliders: the model's input is given then
+            raise ValidationError(
+                "model", "--input", f"{name} {shape}: {exc}; give it (--input {name}=FILE.npy)"
+            ) from None
         notes.append(f"Input {name}: the seeded random pattern (uniform −4 … 4, seed {SEED + i}).")
     return out, notes
 
@@ -110,28 +120,49 @@ def mark_all(model):
     return out
 
 
-def run_all(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """Every tensor of one ONNX Runtime run of the model, by name (its inputs included)."""
-    s = runtime.session(mark_all(model).SerializeToString())
+def run_all(model, inputs: dict[str, np.ndarray], notes: list | None = None) -> dict[str, np.ndarray]:
+    """Every tensor of one ONNX Runtime run of the model, by name (its inputs included); of an opset ONNX Runtime
+    has no kernel for, its conversion's (`for_runtime`, its note added to `notes`)."""
+    s = runtime.session(mark_all(for_runtime(model, notes)).SerializeToString())
     names = [o.name for o in s.get_outputs()]
-    return dict(inputs) | dict(zip(names, s.run(names, inputs)))
+    try:
+        return dict(inputs) | dict(zip(names, s.run(names, inputs)))
+    except Exception as exc:  # noqa: BLE001 - a node past the run's memory cap is refused by name; else as raised
+        raise runtime.over_memory(exc) or exc from None
 
 
 def real_input(model, tensor: str) -> np.ndarray:
     """The tensor `tensor` (a node's `Opened.data`: what its layer's first input reads) when the model runs on its
-    seeded inputs (`feeds`): what the model page's link opens the node's stage with."""
+    seeded inputs (`feeds`): what the model page's link opens the node's stage with (`kept.real_input` reads it
+    from the model's kept run)."""
     inputs, _ = feeds(model)
-    values = run_all(model, inputs)
+    return picked(run_all(model, inputs), tensor)
+
+
+def picked(values: dict, tensor: str) -> np.ndarray:
+    """`tensor` of a model's run, as float32; a name the run has not is refused naming it."""
     if tensor not in values:
         raise ValidationError("model", "node", f"the model has no tensor {tensor!r}")
     return np.asarray(values[tensor], np.float32)
 
 
-def run_model(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The model's own outputs from ONNX Runtime, by name."""
-    s = runtime.session(model.SerializeToString())
+def for_runtime(model, notes: list | None = None):
+    """The model ONNX Runtime runs: the model, or its conversion to an opset it has kernels for (the nodes are still
+    read at the model's own opset, as TensorRT's parser reads them); ValidationError where none converts."""
+    converted, note = upgrade.for_runtime(model, "the model")
+    if note and notes is not None:
+        notes.append(note)
+    return converted
+
+
+def run_model(model, inputs: dict[str, np.ndarray], notes: list | None = None) -> dict[str, np.ndarray]:
+    """The model's own outputs from ONNX Runtime, by name (`for_runtime`)."""
+    s = runtime.session(for_runtime(model, notes).SerializeToString())
     names = [o.name for o in s.get_outputs()]
-    return dict(zip(names, s.run(names, inputs)))
+    try:
+        return dict(zip(names, s.run(names, inputs)))
+    except Exception as exc:  # noqa: BLE001 - a node past the run's memory cap is refused by name; else as raised
+        raise runtime.over_memory(exc) or exc from None
 
 
 def node_verdict(known, node, name: str, model_name: str, values: dict | None, spent: list | None = None) -> dict:
@@ -183,7 +214,7 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
             return entry | {
                 "agrees": None,
                 "why": f"the model's work budget of {work_budget():,} multiply-adds "
-                f"({MODEL_WORK} × PLAYGROUND_MAX_MACS) is spent by the nodes before",
+                f"({MODEL_WORK} × PLAYGROUND_MODEL_MAX_MACS) is spent by the nodes before",
             }
     xl = real_feed(opened, values)
     try:
@@ -240,26 +271,43 @@ def analyze(
     engine: bool = True,
     outputs: dict | None = None,
     progress=None,
+    tensors: dict | None = None,
 ) -> dict:
     """The `model` command's answer: every node's verdict, the model's output, and TensorRT's parser's engine.
-    `outputs`: a dict that takes the model's output arrays by name (the answer summarizes them); `progress(step)`
-    is told each step as it starts (the model page names it while the person waits)."""
-    progress = progress or (lambda step: None)
+    `outputs`: a dict that takes the model's output arrays by name (the answer summarizes them); `tensors`: one that
+    takes every tensor of ONNX Runtime's run (the cache keeps them); `progress(step, done)` is told each step as it
+    starts, and while the nodes are judged the fraction done (the model page shows it while the person waits).
+    Under the whole-model budget (`budget.whole_model`): each node is held to one node's, not to a stage's."""
+    with budget.whole_model():
+        return _analyze(model, model_name, given, engine, outputs, progress or (lambda step, done=None: None), tensors)
+
+
+def _analyze(model, model_name, given, engine, outputs, progress, tensors) -> dict:
     start = time.perf_counter()
     inputs, notes = feeds(model, given)
     progress("ONNX Runtime runs the model, every tensor marked as an output")
-    values, error = None, None
+    values, error, refused = None, None, None
     try:
-        values = run_all(model, inputs)
+        values = run_all(model, inputs, notes)
+    except ValidationError as exc:  # no opset ONNX Runtime runs, or a node past the run's memory cap: its nodes
+        error, refused = exc.rule, str(exc)  # listed, the model refused (exit 2)
     except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words, and the nodes still listed
         error = runtime.ort_words(exc)
-    known, spent = Known(model), [0]
-    progress("Each node's layer reference on its real input, against ONNX Runtime")
-    nodes = [
-        node_verdict(known, node, reading.node_name(node, i), model_name, values, spent)
-        for i, node in enumerate(reading.graph_nodes(model))
-    ]
-    out = {"model": model_name, "inputs": {k: list(v.shape) for k, v in inputs.items()}, "notes": notes, "nodes": nodes}
+    if tensors is not None and values is not None:
+        tensors.update(values)
+    known, spent, nodes = Known(model), [0], []
+    step = "Each node's layer reference on its real input, against ONNX Runtime"
+    every = reading.graph_nodes(model)
+    for i, node in enumerate(every):
+        progress(step, i / len(every))
+        nodes.append(node_verdict(known, node, reading.node_name(node, i), model_name, values, spent))
+    out = {
+        "model": model_name,
+        "graph": model.graph.name,
+        "inputs": {k: list(v.shape) for k, v in inputs.items()},
+        "notes": notes,
+        "nodes": nodes,
+    }
     if values is not None:
         out["output"] = {o.name: _summary(values[o.name]) for o in model.graph.output if o.name in values}
         if outputs is not None:
@@ -267,9 +315,12 @@ def analyze(
         out["output_source"] = "onnxruntime: the whole model"
     else:
         out["onnxruntime_error"] = error
+    if refused:
+        out["refused"] = refused
     opened = [n for n in nodes if n["layer"]]
     out["counts"] = {
         "nodes": len(nodes),
+        "folded": reading.folded_count(model),  # the nodes constant folding took out on loading (weights)
         "opened": len(opened),
         "agreeing": sum(1 for n in opened if n.get("agrees") is True),
         "disagreeing": sum(1 for n in opened if n.get("agrees") is False),
@@ -323,6 +374,14 @@ def engine_layers(model, names: list[str]) -> dict:
     backend = detect()
     if not backend.can_build:
         return {"status": "not_built", "why": backend.why_not_run}
+    if len(names) > MAX_ENGINE_NODES:  # the parser's build grows faster than its nodes: 2,000 took 13 s, 10,000 minutes
+        return {
+            "status": "not_built",
+            "why": f"the model has {len(names):,} nodes; TensorRT's parser builds whole models of at most "
+            f"{MAX_ENGINE_NODES:,} here (1,000 take about 4 s); its engine is left out",
+            "layers": [],
+            "unnamed": names,
+        }
     data = model.SerializeToString()
     settings = eng.BuildSettings.from_env()
     key = cache_key("onnx_model", {"model": hashlib.sha256(data).hexdigest()}, (), backend, settings)

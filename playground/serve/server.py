@@ -5,7 +5,7 @@ A page's script opens a seat (`SEATS.open`): a per-session secret that names the
 the sidebar made (every input's, for a layer of several); the stage sends it in the `X-Stage-Token` header. The
 route answers only:
 - a known, live seat's token, from the page's own origin (a browser's `Origin` must name the `Host` it asks);
-- a JSON body of at most MAX_BODY_BYTES, in the protocol's form (protocol.raw_params names what is wrong);
+- a JSON body in UTF-8 of at most MAX_BODY_BYTES, in the protocol's form (protocol.raw_params names what is wrong);
 - one evaluation at a time per seat (a second is 429: the stage coalesces, latest wins), and at most
   MAX_WAITING evaluations waiting for a worker over all seats (503 beyond: the room is told to wait, the server
   keeps answering); the layer's work and memory budgets apply as everywhere (`Layer.resolve`).
@@ -72,6 +72,15 @@ SPECULATE_VALUES = 1 << 20  # inputs up to this many values get their neighbours
 # the planes the stage asks for as its person turns a page; older ones are asked for by a new evaluation.
 KEEP_ANSWERS = 2
 MAX_PLANE_ASKS = 16  # tensors one planes request may name
+PLANES_ANSWER_TENSORS = 2  # an answer of planes carries at most two whole tensors' bytes at the element budget
+
+
+def max_planes_bytes() -> int:
+    """The most bytes of planes one planes request is answered (a page turned asks for a few planes of a figure or
+    two): twice a tensor at the element budget, 64 MiB by default."""
+    from .. import budget
+
+    return PLANES_ANSWER_TENSORS * 4 * budget.max_elements()
 
 
 @dataclass
@@ -81,6 +90,7 @@ class Seat:
     used: float = field(default_factory=time.monotonic)
     busy: bool = False
     finishing: bool = False  # a drawn answer's follow-up in flight (`finish`)
+    paging: bool = False  # a planes request in flight (`planes_route`)
     last_query: Position | None = None  # the configuration answered last: speculative builds step from it
     opened: object = None  # onnx.opened.Opened: the model's node this page opened (ONNX Runtime judges the node itself)
     others: dict = field(default_factory=dict)  # a layer of several inputs: the rest of its feed dict, by name
@@ -325,11 +335,15 @@ async def _door(request):
         return None, _reply(408, {"error": f"the request body did not arrive within {BODY_WAIT_S:.0f} s"})
     if len(body) > MAX_BODY_BYTES:
         return None, _reply(413, {"error": f"the request body is over {MAX_BODY_BYTES} bytes"})
-    if depth(body) > MAX_DEPTH:
+    try:  # UTF-8 only (json.loads would take UTF-16 and UTF-32 too, whose brackets `depth` does not see)
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, _reply(400, {"error": "the body must be JSON in UTF-8"})
+    if depth(body) > MAX_DEPTH:  # valid UTF-8: a bracket's byte is a bracket
         return None, _reply(400, {"error": f"the body nests arrays and objects more than {MAX_DEPTH} deep"})
     try:
-        message = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+        message = json.loads(text)
+    except ValueError as exc:
         return None, _reply(400, {"error": f"the body is not JSON: {str(exc)[:120]}"})
     if not isinstance(message, dict):
         return None, _reply(400, {"error": "the body must be a JSON object"})
@@ -454,6 +468,7 @@ def answer(seat: Seat, message: dict) -> dict:
                 compare=compare,
                 build=backend.can_run,
                 digests=seat.digests,
+                fit=True,
             )
 
     if message.get("finish"):  # what follows a drawn answer: its engine's verdict, ONNX Runtime's badge, the lines
@@ -543,17 +558,48 @@ async def planes_route(request):
     ):
         return _reply(400, {"error": f"planes must be a list of at most {MAX_PLANE_ASKS} [tensor id, first, count]"})
 
-    def planes() -> bytes:
-        found, gone = [], []
-        for tid, first, count in asks:
-            a = seat.kept_tensor(tid)
-            if a is None:
-                gone.append(tid)
-            else:
-                found.append(protocol.tensor(a, frozenset(), (first, count), tid))
-        return protocol.frame({"tensors": found, "gone": gone})
+    once: dict[str, list] = {}  # each tensor once, the first page asked of it (one named 16 times is answered once)
+    for a in asks:
+        once.setdefault(a[0], a)
+    asks = list(once.values())
+    cap, size = max_planes_bytes(), 0
+    for tid, first, count in asks:
+        a = seat.kept_tensor(tid)
+        size += protocol.page_bytes(a.shape, (first, count)) if a is not None else 0
+    if size > cap:
+        return _reply(
+            413,
+            {
+                "error": f"the planes asked hold {size:,} bytes; an answer of planes carries at most {cap:,} "
+                f"({PLANES_ANSWER_TENSORS} tensors at the element budget, PLAYGROUND_MAX_ELEMENTS)"
+            },
+        )
 
-    return _reply(200, await run_in_threadpool(planes))
+    def planes() -> bytes:
+        with _slots:  # the seat's other work's workers: a page turned waits its turn as an evaluation does
+            found, gone = [], []
+            for tid, first, count in asks:
+                a = seat.kept_tensor(tid)
+                if a is None:
+                    gone.append(tid)
+                else:
+                    found.append(protocol.tensor(a, frozenset(), (first, count), tid))
+            return protocol.frame({"tensors": found, "gone": gone})
+
+    global _waiting
+    with _waiting_lock:
+        if seat.paging:
+            return _reply(429, {"error": "this page has a planes request in flight: send the next when it ends"})
+        if _waiting >= MAX_WAITING:
+            return _reply(503, {"error": "the server is busy with other pages: try again in a moment"})
+        seat.paging = True
+        _waiting += 1
+    try:
+        return _reply(200, await run_in_threadpool(planes))
+    finally:
+        with _waiting_lock:
+            seat.paging = False
+            _waiting -= 1
 
 
 PUBLIC_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")  # an http(s) address, without query or fragment

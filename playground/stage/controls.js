@@ -63,16 +63,18 @@ export function permutationText(perm, axes) {
 }
 
 export class Controls {
-  // on: { set(changes), release(key, value), example(name), compare(value) }; query(): the stage's configuration.
-  constructor(el, { layer, describe, hide, compare, query, on }) {
+  // on: { set(changes), release(key, value), example(name), compare(value) }; query(): the stage's configuration;
+  // dropped: { key: message } of the link's values the page does not use (their controls marked until moved).
+  constructor(el, { layer, describe, hide, compare, query, on, dropped }) {
     Object.assign(this, { el, layer, describe, hide: new Set(hide || []), query, on });
     this.inputs = {}; this.latest = {}; this.dragging = false; this.marked = new Set();
     const d = describe;
     if (d.examples.length && !this.hide.has("preset")) el.append(this.picker(d.examples));
-    if (!this.hide.has("compare")) el.append(this.comparer(d.precisions, compare, d.url.compare));
+    if (!this.hide.has("compare")) el.append(this.comparer(d.compare_choices || d.precisions, compare, d.url.compare));
     for (const c of d.controls) if (!this.hide.has(c.name)) el.append(this.control(c));
     if (this.hide.has("parameters")) el.hidden = true;
     this.refresh(d.controls);
+    this.markDropped(dropped);
   }
 
   picker(list) { // the spec's examples and the lessons: picking one sets the input too, which the page owns
@@ -95,12 +97,25 @@ export class Controls {
     box.innerHTML = `<label class="pg-label" for="pg-${this.layer}-compare"><span>Compare with (compare)</span></label>`;
     const sel = document.createElement("select");
     sel.id = `pg-${this.layer}-compare`; sel.dataset.param = key;
-    sel.append(new Option("off", ""));
-    for (const p of precisions) sel.append(new Option(p, p));
-    sel.value = compare || "";
+    this.compareEl = sel;
+    this.compareChoices(precisions, compare);
     sel.addEventListener("change", () => this.on.compare(sel.value || null));
     box.append(sel);
     return box;
+  }
+
+  // The precisions compare mode offers now (protocol.compare_choices: every one but the configuration's own), "off"
+  // first; the one compared stays picked while it is offered.
+  compareChoices(choices, compare) {
+    const sel = this.compareEl;
+    if (!sel || !choices) return;
+    const now = ["", ...choices];
+    if ([...sel.options].map((o) => o.value).join() !== now.join()) {
+      sel.innerHTML = "";
+      sel.append(new Option("off", ""));
+      for (const p of choices) sel.append(new Option(p, p));
+    }
+    sel.value = compare && choices.includes(compare) ? compare : "";
   }
 
   control(c) {
@@ -245,9 +260,11 @@ export class Controls {
     box.append(wrap);
   }
 
-  // The latest answer's schema: values, bounds, what is offered and used; the example it is, where it is one.
-  refresh(list, example) {
+  // The latest answer's schema: values, bounds, what is offered and used; the example it is, where it is one; the
+  // precisions compare mode offers.
+  refresh(list, example, compareChoices, compare) {
     const query = this.query();
+    this.compareChoices(compareChoices, compare);
     if (this.exampleEl && example !== undefined) this.exampleEl.value = example ? example.name : "";
     for (const c of list) {
       this.latest[c.name] = c;
@@ -297,6 +314,26 @@ export class Controls {
     for (const k of this.marked) if (!keys.includes(k)) this.markOne(k, null);
     for (const k of keys) this.markOne(k, rule);
     this.marked = new Set(keys.filter((k) => this.inputs[k]));
+  }
+
+  // The link's keys the page does not use (the page's message for each, ui/links.py): their controls outlined, the
+  // message on hover, until the control is moved (`moved`).
+  markDropped(dropped) {
+    for (const [k, message] of Object.entries(dropped || {})) {
+      const el = this.inputs[k];
+      if (!el) continue;
+      el.classList.add("pg-dropped"); el.dataset.dropped = message;
+      if (!el.title) el.title = message;
+    }
+  }
+
+  moved(keys) {
+    for (const k of keys) {
+      const el = this.inputs[k];
+      if (!el || !el.dataset.dropped) continue;
+      if (el.title === el.dataset.dropped) el.removeAttribute("title");
+      el.classList.remove("pg-dropped"); delete el.dataset.dropped;
+    }
   }
 
   markOne(k, rule) {

@@ -3,7 +3,7 @@
 // picks an output cell, and the PNG of all of them. The stage gives the answer and the picked cell (`stage.answer`,
 // `stage.pick`, `stage.setPick`).
 import { esc, precise, stats } from "./format.js";
-import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, fitOverlay, layout, mark, overlay, paint, shown, sized, strokeMarks } from "./heatmap.js";
+import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, fitOverlay, inWindow, layout, mark, markRegion, overlay, paint, shown, sized, strokeMarks, windowCell, windowSize } from "./heatmap.js";
 import { has, value } from "./store.js";
 
 // Cells keep their size while values change (padding that widens the input, a refusal's banner): the row
@@ -158,10 +158,11 @@ export class Figures {
     return which === "input" && cells && cells.extent ? cells.extent : null;
   }
 
-  outlinePick() { // the picked output cell and the input window it reads
+  outlinePick() { // the layer's region on the input (a slice's), the picked output cell and the input window it reads
     for (const f of Object.values(this.figs)) clear(f.overlay);
     const cells = this.stage.answer.cells, pick = this.stage.pick;
     if (!cells || !this.figs.output) return;
+    if (cells.region && this.figs.input) markRegion(this.figs.input, cells.region, "#2e7d32");
     mark(this.figs.output, [pick], "#ff6600", false);
     if (this.figs.input) mark(this.figs.input, cells.reads[pick.join(",")] || [], "#000000", true);
     this.markAlso(pick, "#000000");
@@ -210,14 +211,14 @@ export class Figures {
       if (reads && this.figs.input) mark(this.figs.input, reads, "#0057b8", true);
       this.markAlso(index, "#0057b8");
     } else if (fig.which === "input") {
-      const key = index.join(","), fed = [];
-      for (const [out, reads] of Object.entries(cells.reads)) if (reads.some((c) => c.join(",") === key)) fed.push(out.split(",").map(Number));
+      const fed = [];
+      for (const [out, reads] of Object.entries(cells.reads)) if (inWindow(reads, index)) fed.push(out.split(",").map(Number));
       if (this.figs.output) mark(this.figs.output, fed, "#0057b8", false);
     } else if (fig.which === "kernel") {
       // a convolution's reads are channel by channel, each its window's taps row by row: (c, tap) is one cell
       const reads = cells.reads[this.stage.pick.join(",")] || [], sp = fig.t.shape.slice(2);
       const taps = sp.reduce((a, b) => a * b, 1), tap = index.slice(2).reduce((acc, v, i) => acc * sp[i] + v, 0);
-      const hit = reads.length === fig.t.shape[1] * taps ? [reads[index[1] * taps + tap]] : [];
+      const hit = windowSize(reads) === fig.t.shape[1] * taps ? [windowCell(reads, index[1] * taps + tap)] : [];
       if (this.figs.input) mark(this.figs.input, hit, "#c2185b", true);
     }
   }

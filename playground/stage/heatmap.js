@@ -7,23 +7,30 @@ export const FIGURE_GAP = 18, CAPTION_PX = 76, SMALL_PX = 120; // stage.css's .p
 export const LABEL_PX = 18; // the row of plane labels ("n 0 · c 1") over a figure of several planes
 export const MAX_PLANES = 4; // planes a figure shows at a time: its pager walks through the rest
 
-// Input and outputs share one scale where their ranges are alike (spans within 2.5× of each other), so equal values
-// look equal; a softmax's 0…1 on an input's −4…4, or a deconvolution's 0…45 from an input of 1…9, get their own.
-// Compare mode's two outputs always share one. Error maps have theirs. A figure's range is the server's where it
-// sends one (`range`: a spread of float32 rounding noise is one value, drawn as a constant), else its values'.
+// Figures that share values share one scale, so that a value has one colour on all of them. The data inputs (not a
+// kernel, not indices: `index`) share theirs where their ranges are alike (spans within 2.5× of the whole), whatever
+// the output: an ElementWise's operands keep their colours as the operation changes. The output (and compare mode's,
+// which always shares with it) is drawn on the inputs' scale where its values are theirs (`shares`, which the server
+// checks: a concatenation, a MAX, a slice), or lie within their range with a span alike (an average, a ReLU): then
+// every input is drawn on it too, however their own ranges differ (a concatenation's parts). Else it has its own: a
+// softmax's 0…1 on an input's −4…4, a sum's new values.
+// Error maps have theirs. A figure's range is the server's where it sends one (`range`: a spread of float32 rounding
+// noise is one value, drawn as a constant), else its values'.
 export function chooseScales(figs) {
   const out = {}, ranges = {};
   for (const f of figs) ranges[f.which] = f.range || summary(f.t).extent;
   const span = (r) => Math.max(r[1] - r[0], 1e-12);
-  const data = figs.filter((f) => !f.magnitude && f.which !== "kernel").map((f) => f.which);
-  const joined = data.map((w) => ranges[w]).reduce((a, r) => [Math.min(a[0], r[0]), Math.max(a[1], r[1])], [Infinity, -Infinity]);
-  const alike = data.every((w) => span(joined) / span(ranges[w]) <= 2.5);
+  const join = (ws) => ws.map((w) => ranges[w]).reduce((a, r) => [Math.min(a[0], r[0]), Math.max(a[1], r[1])], [Infinity, -Infinity]);
+  const inputs = figs.filter((f) => f.which.startsWith("input") && !f.index && !f.magnitude).map((f) => f.which);
+  const outputs = figs.filter((f) => f.which === "output" || f.which === "compared").map((f) => f.which);
+  const given = join(inputs), made = join(outputs), slack = 1e-6 * span(given);
+  const within = made[0] >= given[0] - slack && made[1] <= given[1] + slack && span(given) / span(made) <= 2.5;
+  const shares = inputs.length > 0 && outputs.length > 0 && (figs.some((f) => f.which === "output" && f.shares) || within);
+  const alike = shares || inputs.every((w) => span(given) / span(ranges[w]) <= 2.5);
   for (const f of figs) {
     let r = ranges[f.which];
-    if (alike && data.includes(f.which)) r = joined;
-    if ((f.which === "output" || f.which === "compared") && ranges.compared) {
-      r = [Math.min(ranges.output[0], ranges.compared[0]), Math.max(ranges.output[1], ranges.compared[1])];
-    }
+    if (inputs.includes(f.which) && alike) r = given;
+    else if (outputs.includes(f.which)) r = shares ? given : made;
     out[f.which] = scaleFor(r, Boolean(f.magnitude));
   }
   return out;
@@ -84,18 +91,21 @@ export function planeLabel(which, shape, plane) {
   return axes.map((a, i) => `${a} ${index[i]}`).join(" · ");
 }
 
-// The label a cell of `cell` px shows and its font: six significant digits where they fit at a legible size
-// (a fifth of the cell, at least 9 px), else five, four, three; the font as large as the cell allows (digits
-// scale with cells). `width(text, px)`: the text's width at that font size.
+// The label a cell of `cell` px shows and its font: six significant digits, the font as large as the cell allows
+// (digits scale with cells) down to MIN_DIGIT_PX; a smaller font comes before fewer digits, and the digits never
+// drop below a number's whole part (12345.68 is "12346" at the least, never "12300"). `width(text, px)`: the
+// text's width at that font size.
+export const MIN_DIGIT_PX = 8;
 export function cellLabel(v, cell, width) {
-  const base = Math.max(9, Math.floor(cell * 0.3)), least = Math.max(9, Math.floor(cell * 0.2)), room = cell - 6;
+  const base = Math.max(9, Math.floor(cell * 0.3)), room = cell - 6, a = Math.abs(v);
+  const whole = Number.isFinite(a) && a >= 1 && a < 1e6 ? String(Math.trunc(a)).length : 0;
   let text = "";
-  for (const n of [6, 5, 4, 3]) {
+  for (let n = 6; n >= Math.max(whole, 3); n--) {
     text = digits(v, n);
     const px = Math.min(base, Math.floor(room * 10 / Math.max(width(text, 10), 1)));
-    if (px >= least) return { text, px };
+    if (px >= MIN_DIGIT_PX) return { text, px };
   }
-  return { text, px: least };
+  return { text, px: MIN_DIGIT_PX };
 }
 
 export function fitCells(figs, width, height, presenter) {
@@ -264,11 +274,56 @@ export function fitOverlay(el, g) { // the overlay at its figure's size, in CSS 
 
 export function clear(el) { if (el.__marks.length) { el.replaceChildren(); el.__marks = []; } }
 
-// The outlines of `cells` (full indices, or a plane's [h, w]) on a figure laid out as `g`, as path data: { solid,
-// dashed } (dashed: cells outside the tensor, its padding, where `dashOutside`); a cell on another page of planes
-// has none.
+// A window as the server sends it (protocol.window): its cells, or its region { lo, hi } (inclusive bounds of full
+// indices: a whole group, a reduced axis), every cell of which it reads in row-major order.
+export const isRegion = (cells) => !Array.isArray(cells);
+
+export function inWindow(cells, index) { // whether the window reads the cell `index`
+  if (isRegion(cells)) return index.every((v, i) => v >= cells.lo[i] && v <= cells.hi[i]);
+  const key = index.join(",");
+  return cells.some((c) => c.join(",") === key);
+}
+
+export function windowSize(cells) {
+  return isRegion(cells) ? cells.lo.reduce((n, lo, i) => n * (cells.hi[i] - lo + 1), 1) : cells.length;
+}
+
+export function windowCell(cells, k) { // the window's k-th cell (a region's in row-major order)
+  if (!isRegion(cells)) return cells[k];
+  const cell = [];
+  for (let i = cells.lo.length - 1; i >= 0; i--) {
+    const d = cells.hi[i] - cells.lo[i] + 1;
+    cell.unshift(cells.lo[i] + (k % d));
+    k = Math.floor(k / d);
+  }
+  return cell;
+}
+
+// A region's outlines: one rectangle on each plane of the page drawn that it covers (not one per cell).
+function regionOutlines(g, shape, { lo, hi }, paths) {
+  const r = lo.length, lead = r - 2;
+  for (let plane = g.first; plane < g.first + g.count; plane++) {
+    let rest = plane, inside = true;
+    for (let k = shape.length - 3; k >= 0; k--) { // the plane's leading index, checked against the region's
+      const v = rest % shape[k];
+      rest = Math.floor(rest / shape[k]);
+      const i = k - (shape.length - 2 - lead);
+      if (i >= 0 && (v < lo[i] || v > hi[i])) inside = false;
+    }
+    if (!inside) continue;
+    const [x, y] = cellXY(g, plane, lo[r - 2], lo[r - 1]);
+    const w = (hi[r - 1] - lo[r - 1] + 1) * g.cell - 4, h = (hi[r - 2] - lo[r - 2] + 1) * g.cell - 4;
+    paths.solid += `M${x + 2} ${y + 2}h${w}v${h}h${-w}Z`;
+  }
+  return paths;
+}
+
+// The outlines of `cells` (full indices, or a plane's [h, w]; or a region) on a figure laid out as `g`, as path data:
+// { solid, dashed } (dashed: cells outside the tensor, its padding, where `dashOutside`); a cell on another page of
+// planes has none.
 export function outlines(g, shape, cells, dashOutside) {
   const paths = { solid: "", dashed: "" };
+  if (isRegion(cells)) return regionOutlines(g, shape, cells, paths);
   for (const c of cells) {
     const h = c[c.length - 2], w = c[c.length - 1], plane = planeOf(shape, c.length === shape.length ? c : [...c.slice(0, -2)]);
     if (plane < g.first || plane >= g.first + g.count) continue;
@@ -280,15 +335,41 @@ export function outlines(g, shape, cells, dashOutside) {
 
 export function mark(fig, cells, colour, dashOutside) { // a white halo under the colour: visible on any cell
   const paths = outlines(fig.g, fig.t.shape, cells, dashOutside);
-  for (const [d, dash] of [[paths.solid, ""], [paths.dashed, "4 3"]]) {
-    if (!d) continue;
-    for (const [width, stroke] of [[4, "#ffffff"], [2, colour]]) {
-      const path = document.createElementNS(SVG, "path");
-      for (const [k, v] of Object.entries({ d, fill: "none", stroke, "stroke-width": width, "stroke-dasharray": dash || "none" })) path.setAttribute(k, v);
-      fig.overlay.append(path);
-    }
-    fig.overlay.__marks.push([d, colour, dash]);
+  for (const [d, dash] of [[paths.solid, ""], [paths.dashed, "4 3"]]) if (d) stroke(fig, d, colour, dash);
+}
+
+// The border of a set of cells (a slice's region): each cell's sides that no other cell of the set shares, so a
+// box of cells reads as one box and cells apart (a stride) as boxes apart.
+export function regionPath(g, shape, cells) {
+  const seen = new Set(), shown = [];
+  for (const c of cells) {
+    const h = c[c.length - 2], w = c[c.length - 1], plane = planeOf(shape, c);
+    if (plane < g.first || plane >= g.first + g.count) continue;
+    seen.add(`${plane},${h},${w}`); shown.push([plane, h, w]);
   }
+  let d = "";
+  for (const [plane, h, w] of shown) {
+    const [x, y] = cellXY(g, plane, h, w), s = g.cell, out = (dh, dw) => !seen.has(`${plane},${h + dh},${w + dw}`);
+    if (out(-1, 0)) d += `M${x} ${y}h${s}`;
+    if (out(1, 0)) d += `M${x} ${y + s}h${s}`;
+    if (out(0, -1)) d += `M${x} ${y}v${s}`;
+    if (out(0, 1)) d += `M${x + s} ${y}v${s}`;
+  }
+  return d;
+}
+
+export function markRegion(fig, cells, colour) {
+  const d = regionPath(fig.g, fig.t.shape, cells);
+  if (d) stroke(fig, d, colour, "");
+}
+
+function stroke(fig, d, colour, dash) {
+  for (const [width, line] of [[4, "#ffffff"], [2, colour]]) {
+    const path = document.createElementNS(SVG, "path");
+    for (const [k, v] of Object.entries({ d, fill: "none", stroke: line, "stroke-width": width, "stroke-dasharray": dash || "none" })) path.setAttribute(k, v);
+    fig.overlay.append(path);
+  }
+  fig.overlay.__marks.push([d, colour, dash]);
 }
 
 export function strokeMarks(ctx, el, x, y) { // the overlay's marks on a canvas (the PNG), its corner at (x, y)

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from .. import blobs, chunks, numbers
+from ..box import Box
 from ..colours import spread
 from ..errors import ValidationError
 from ..layer import Layer
@@ -32,6 +33,7 @@ from ..params import Param, same_value
 from ..trt.cache import canonical
 
 READ_MAP_CELLS = 1024  # output cells whose input windows are sent with an answer (hover, pick, step, play)
+REGION_CELLS = 4096  # input cells of a layer's region (Layer.region) an answer outlines; beyond, none
 CELL_LINES = 64  # output cells whose arithmetic line is sent (beyond: the picked cell's, asked for as it moves)
 MAX_QUERY_KEYS = 256  # a request naming more keys than any layer has is refused before it is read
 MAX_TEXT = 4096  # characters of one value (an array typed by hand, a preset's name)
@@ -189,6 +191,7 @@ def query_of(layer: Layer, params: dict, shape: tuple) -> dict[str, str]:
                 out[key(layer, p, "set")] = "true" if value is not None else "false"
             names = p.axis_names(len(shape))
             shown = value if value is not None else (p.default_for(params, shape) if not p.optional else None)
+            shown = params.get(p.fallback) if shown is None and p.fallback else shown  # what is in force
             for ax, v in zip(names, shown or ((int(p.low or 0),) * len(names))):
                 out[key(layer, p, ax)] = str(int(v))
         elif isinstance(value, np.ndarray):
@@ -234,6 +237,8 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
             "weight": p.is_weight(params),
         }
         c.update(p.of.control(p, params.get(p.name), params, shape))
+        if used and len(c.get("offered") or ()) == 1 and not c.get("names"):  # a slider with nowhere to go
+            c["used"], c["why_unused"] = False, only_one(layer, p, params, shape, c["offered"][0])
         if p.along_axes:
             c["keys"] = {ax: key(layer, p, ax) for ax in p.axis_names(len(shape))}
         if p.along_axes and p.optional:
@@ -241,6 +246,22 @@ def controls(layer: Layer, params: dict, shape: tuple) -> list[dict]:
         c["key"] = key(layer, p)
         out.append(c)
     return out
+
+
+def only_one(layer: Layer, p: Param, params: dict, shape: tuple, value) -> str:
+    """Why a control that offers one value is disabled: that value, and the rule its next one breaks."""
+    step = value + (p.step or 1)
+    try:
+        p.coerce(step, layer.name, params, shape)
+        rule = None
+    except ValidationError as exc:
+        rule = exc.rule
+    return f"only {value} fits this configuration" + (f": {step} {rule}" if rule else "")
+
+
+def compare_choices(layer: Layer, params: dict) -> list[str]:
+    """The precisions compare mode offers: every one but the configuration's own (beside itself it shows nothing)."""
+    return [c for c in layer.param("precision").choices if c != params.get("precision")]
 
 
 # -- the answer -----------------------------------------------------------------------------------------------
@@ -270,6 +291,16 @@ def as_planes(a: np.ndarray) -> np.ndarray:
     h = a.shape[-2] if a.ndim >= 2 else 1
     w = a.shape[-1] if a.ndim >= 1 else 1
     return a.reshape(-1, h, w)
+
+
+def page_bytes(shape: tuple, page: tuple[int, int]) -> int:
+    """The bytes of the planes (first, count) of a tensor of `shape` that `tensor` sends (the page clamped as it
+    clamps it)."""
+    h = shape[-2] if len(shape) >= 2 else 1
+    w = shape[-1] if len(shape) >= 1 else 1
+    total = math.prod(shape) // max(1, h * w)
+    first = max(0, min(page[0], total - 1))
+    return 4 * h * w * max(0, min(page[1], total - first))
 
 
 def stats(a: np.ndarray) -> dict:
@@ -390,6 +421,21 @@ def whole(t: dict, blob: bytes) -> np.ndarray:
     return np.stack([got[p] for p in range(planes)]).reshape(shape) if planes else np.zeros(shape, np.float32)
 
 
+SHARE_VALUES = 4096  # outputs up to this many values are checked for drawing their inputs' values (`shares_values`)
+
+
+def shares_values(layer: Layer, ev) -> bool:
+    """Whether every finite value of the output is one of its data inputs' (a concatenation, a MAX, a slice): it is
+    then drawn on their colour scale, a value one colour on every figure (heatmap.js chooseScales). Checked for
+    outputs and inputs of up to SHARE_VALUES values each; larger ones go by their ranges alone."""
+    y = ev.output
+    data = [a for n, a in (ev.inputs or {"x": ev.input}).items() if n not in layer.index_inputs]
+    if not data or y.size > SHARE_VALUES or any(a.size > SHARE_VALUES for a in data):
+        return False
+    finite = y[np.isfinite(y)]
+    return finite.size > 0 and bool(np.isin(finite, np.concatenate([a.ravel() for a in data])).all())
+
+
 def _output_range(layer: Layer, ev, y: dict, x: dict) -> list[float] | None:
     """colour_range of an output (its `tensor` entry `y`), with the magnitude of its terms only where the spread is
     small beside its input's (`x`: the first input's entry; a reference on |x| is worked out only then)."""
@@ -481,6 +527,7 @@ def answer(
     digests = getattr(ev, "digests", None) or {}
     figures = [
         figure(input_figure(layer, n), f"Input {n.upper()}" if layer.several else "Input", a, digests.get(n))
+        | ({"index": True} if n in layer.index_inputs else {})  # indices, not values: a colour scale of their own
         for n, a in (ev.inputs or {"x": ev.input}).items()
     ]
     first = figures[0]["tensor"]
@@ -488,6 +535,8 @@ def answer(
         figures.append(figure(title.lower(), title, t))
     figures.append(figure("output", output_title(ev, named=ev.compared is not None), ev.output))
     figures[-1]["range"] = _output_range(layer, ev, figures[-1]["tensor"], first)
+    if shares_values(layer, ev):
+        figures[-1]["shares"] = True
     if ev.compared is not None and ev.compared.output.shape == ev.output.shape:
         figures.append(figure("compared", output_title(ev.compared, named=True), ev.compared.output))
         figures[-1]["range"] = _output_range(layer, ev.compared, figures[-1]["tensor"], first)
@@ -514,6 +563,7 @@ def answer(
         "title": layer.title,
         "query": query_of(layer, ev.params, shape),
         "controls": controls(layer, ev.params, shape),
+        "compare_choices": compare_choices(layer, ev.params),
         "figures": figures,
         "shapes": (
             " · ".join(f"{n.upper()} {tuple(a.shape)}" for n, a in ev.inputs.items())
@@ -660,15 +710,20 @@ def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES, ever
                 ).line
             except Exception:  # noqa: BLE001 - an explanation that fails names the cell's value instead
                 written[where] = numbers.precise(float(ev.reference[index]))
-    return {
-        "axes": list(layer.axes_of_cell(len(out_shape))),
-        "shape": list(out_shape),
-        "picked": list(picked),
-        "reads": reads,
-        "lines": written,
-        "complete": every,
-        "extent": extent(ev.input.shape, corners.values()),
-    } | ({"also": also} if also else {})
+    region = layer.region(ev.params, shape) if layer.region is not None else []
+    return (
+        {
+            "axes": list(layer.axes_of_cell(len(out_shape))),
+            "shape": list(out_shape),
+            "picked": list(picked),
+            "reads": reads,
+            "lines": written,
+            "complete": every,
+            "extent": extent(ev.input.shape, corners.values()),
+        }
+        | ({"also": also} if also else {})
+        | ({"region": [list(c) for c in region]} if 0 < len(region) <= REGION_CELLS else {})
+    )
 
 
 def _corners(shape: tuple) -> tuple:
@@ -684,12 +739,47 @@ def extent(shape: tuple, windows) -> dict | None:
         return None
     lo, hi = [0, 0], [int(shape[-2]) - 1, int(shape[-1]) - 1]
     for cells in windows:
-        for c in cells:
+        for c in [cells["lo"], cells["hi"]] if isinstance(cells, dict) else cells:  # a region: its bounds
             lo, hi = [min(lo[0], c[-2]), min(lo[1], c[-1])], [max(hi[0], c[-2]), max(hi[1], c[-1])]
     return {"lo": lo, "hi": hi}
 
 
-_read_maps = Memo(64)  # a geometry's read map, kept: the values change far more often
+WINDOW_CELLS = 64  # a window of more cells that fills its bounds is sent as its bounds, not as its cells
+READ_MAP_BYTES = 64 << 20  # read maps kept together, by the bytes they hold (a map of one Normalization on 1 M
+# values listed every cell of its group: 17 MB a message, and 64 of them kept)
+
+
+def window(cells) -> list | dict:
+    """A window as the stage reads it: its cells ([[index], ...]), or, where it is more than WINDOW_CELLS cells that
+    are every cell of their bounds in row-major order (a whole group, a reduced axis, a convolution's full window),
+    its region {"lo": [index], "hi": [index]} (inclusive): heatmap.js outlines it, tests a cell against it, and
+    counts its cells in the same order."""
+    if len(cells) <= WINDOW_CELLS:
+        return [list(c) for c in cells]
+    if isinstance(cells, Box):  # a layer's whole group, declared as its bounds
+        return {"lo": list(cells.lo), "hi": list(cells.hi)}
+    a = np.asarray(cells, np.int64)
+    lo, hi = a.min(axis=0), a.max(axis=0)
+    dims = tuple(int(d) for d in hi - lo + 1)
+    if math.prod(dims) == len(a) and np.array_equal(np.ravel_multi_index(tuple((a - lo).T), dims), np.arange(len(a))):
+        return {"lo": lo.tolist(), "hi": hi.tolist()}
+    return a.tolist()
+
+
+def _map_bytes(reads: dict) -> int:
+    """About what a read map holds in Python: a listed cell's ints and its list, a region's two lists."""
+
+    def size(w):
+        if isinstance(w, dict) and "lo" in w:
+            return 200
+        if isinstance(w, dict):  # {input: window}
+            return sum(size(v) for v in w.values())
+        return 64 + sum(64 + 36 * len(c) for c in w)
+
+    return sum(100 + size(w) for w in reads.values())
+
+
+_read_maps = Memo(READ_MAP_BYTES, _map_bytes)  # a geometry's read map, kept: the values change far more often
 
 
 def _reads(layer: Layer, params: dict, shape: tuple, indices: tuple) -> dict:
@@ -703,8 +793,8 @@ def _reads(layer: Layer, params: dict, shape: tuple, indices: tuple) -> dict:
 
     def listed(cells):  # a layer of several inputs reads {input: cells}
         if isinstance(cells, dict):
-            return {n: [list(c) for c in v] for n, v in cells.items()}
-        return [list(c) for c in cells]
+            return {n: window(v) for n, v in cells.items()}
+        return window(cells)
 
     return _read_maps.get_or_make(
         key, lambda: {",".join(map(str, i)): listed(layer.reads(params, shape, i)) for i in indices}
@@ -793,6 +883,7 @@ def describe(layer: Layer, shape: tuple, shapes: dict | None = None) -> dict[str
         "defaults": query_of(layer, params, shape),
         "examples": examples(layer),
         "precisions": list(layer.param("precision").choices),
+        "compare_choices": compare_choices(layer, params),
         "resets": resets(layer, params, shape),
         "url": {
             "compare": compare_key(layer),

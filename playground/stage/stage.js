@@ -11,6 +11,9 @@ import { Requests, evaluator, postJson, readReply } from "./net.js";
 import { loopbackWarning, roomLink } from "./room.js";
 import { Answers, Tensors, add, has } from "./store.js";
 import { Later, cacheKey, changed, fileName, linkChanges, linkPicks, urlTable, writeHistory } from "./state.js";
+// The address bar follows a change a frame later, outside the key's handler (replaceState takes ms: tens loaded), and
+// once per URL_MS while a sweep lasts (Chromium and Firefox refuse a page more than 200 writes in ten seconds)
+const URL_MS = 100;
 const SETTLE_MS = 1200; // a configuration the hand has left this long: the sections under the stage follow it (a page run)
 // What follows a drawing (its follow-up, the page's held-back run) waits for the frame showing it, not to hold it up
 const afterPaint = (fn) => requestAnimationFrame(() => setTimeout(fn, 0));
@@ -26,7 +29,8 @@ function html(el, markup) {
 export default function mount(component) {
   const { data, parentElement, setTriggerValue } = component;
   let stage = parentElement.querySelector(".pg-stage");
-  if (stage && stage.__epoch === data.epoch) return undefined; // a rerun of the page with the same stage: nothing to do
+  // a rerun of the page with the same stage: nothing to draw; the address bar is the stage's again (ownUrl)
+  if (stage && stage.__epoch === data.epoch) { stage.__stage?.ownUrl(); return undefined; }
   if (!stage) {
     stage = document.createElement("div");
     stage.className = "pg-stage";
@@ -53,8 +57,7 @@ export class Stage {
     this.answer = null; this.pick = null; this.playing = null; this.speed = 1;
     this.pickInUrl = linkPicks(this.table, window.location.search); // a link's picked cell stays in the URL
     this.settleTimer = null;
-    // The address bar follows 150 ms after the last change, outside the key's handler (replaceState takes ms: tens loaded)
-    this.url = new Later(() => this.writeUrl(), 150);
+    this.url = new Later(() => this.writeUrl(), URL_MS);
     const evaluate = evaluator(data.route, data.token);
     this.requests = new Requests({
       post: async (message) => { // the tensors held are named as it leaves (a retry after a let-go names none)
@@ -89,33 +92,27 @@ export class Stage {
     $(".pg-png").onclick = () => this.figures.savePng(fileName(this.table, this.query, this.compare));
     if ($(".pg-qr-button")) $(".pg-qr-button").onclick = () => this.showQr();
     $(".pg-copy").onclick = () => this.copyLink($(".pg-copy"));
-    this.tip = document.createElement("div");
-    this.tip.className = "pg-tip"; this.tip.setAttribute("role", "tooltip");
-    this.root.append(this.tip);
+    this.tip = Object.assign(document.createElement("div"), { className: "pg-tip" });
+    this.tip.setAttribute("role", "tooltip"); this.root.append(this.tip);
     this.figures = new Figures(this, $(".pg-row"), this.tip);
     this.onResize = () => { if (this.answer) { this.figures.resized = true; this.figures.draw(); } };
     window.addEventListener("resize", this.onResize);
     // The stage's own width changes without the window's too (Streamlit's sidebar opens beside the page on a wide
     // screen and narrows it): the figures are fitted to the width left to them.
     let width = 0;
-    this.resizer = new ResizeObserver(([entry]) => {
-      const w = Math.round(entry.contentRect.width);
-      if (w !== width && width) this.onResize();
-      width = w;
-    });
+    this.resizer = new ResizeObserver(([entry]) => { const w = Math.round(entry.contentRect.width); if (w !== width && width) this.onResize(); width = w; });
     this.resizer.observe(this.root);
     const hide = this.data.hide || [];
     for (const part of ["title", "formula", "explanation", "link", "parameters"]) this.root.classList.toggle(`pg-hide-${part}`, hide.includes(part));
     this.controls = new Controls($(".pg-controls"), {
-      layer: this.layer, describe: this.data.describe, hide, compare: this.compare, query: () => this.query,
+      layer: this.layer, describe: this.data.describe, hide, compare: this.compare, query: () => this.query, dropped: this.data.dropped,
       on: { set: (changes) => this.set(changes), release: (k, v) => this.release(k, v),
             example: (name) => this.trigger("example", name), compare: (v) => { this.compare = v; this.set({}); } },
     });
     if (this.data.answer && this.tensors.resolve(this.data.answer)) { // drawn, and kept: a step back to it asks nothing
       this.show(this.data.answer, ++this.seq, true);
       this.cache.remember(this.cacheKey(), this.data.answer);
-    }
-    else { // a large configuration's values come by the route (no answer: a stage mounted afresh asks for one)
+    } else { // a large configuration's values come by the route (no answer: a stage mounted afresh asks for one)
       this.pick = this.data.pick || null;
       if (this.data.answer) this.figures.frames(this.data.answer);
       this.request(false);
@@ -133,10 +130,8 @@ export class Stage {
   }
 
   stop() {
-    this.url.cancel();
-    this.requests.stop();
-    window.removeEventListener("resize", this.onResize);
-    this.resizer.disconnect();
+    this.url.cancel(); this.requests.stop();
+    window.removeEventListener("resize", this.onResize); this.resizer.disconnect();
     if (this.playing) clearInterval(this.playing);
     if (this.settleTimer) clearTimeout(this.settleTimer);
   }
@@ -162,7 +157,7 @@ export class Stage {
   }
 
   async copyLink(button) {
-    this.url.now(); try { await navigator.clipboard.writeText(this.link()); button.textContent = "Copied"; }
+    this.ownUrl(); try { await navigator.clipboard.writeText(this.link()); button.textContent = "Copied"; }
     catch (e) { // no clipboard (an address that is not a secure context): the link selected for Ctrl+C
       const r = document.createRange(); r.selectNodeContents(this.urlEl);
       getSelection().removeAllRanges(); getSelection().addRange(r); button.textContent = "Selected: press Ctrl+C";
@@ -171,7 +166,7 @@ export class Stage {
   }
 
   async showQr() { // over the stage, not in its flow: nothing moves; a click or Escape closes it
-    this.url.now(); let panel = this.root.querySelector(".pg-qr");
+    this.ownUrl(); let panel = this.root.querySelector(".pg-qr");
     if (panel) { panel.remove(); return; }
     const r = await postJson(this.data.qr, this.data.token, { url: this.link() });
     panel = document.createElement("div");
@@ -192,6 +187,7 @@ export class Stage {
   // engine's verdict follows (`finish`). While a thumb is dragged where no engine runs the answers are "quick" (no
   // read map's lines, nothing to follow): the released value is asked in full, and drawn last.
   set(changes) {
+    this.controls.moved(Object.keys(changes));
     this.query = changed(this.table, this.query, changes);
     const cached = this.cache.get(this.cacheKey());
     if (cached) { this.root.dataset.hits = String(Number(this.root.dataset.hits || 0) + 1); this.show(cached, ++this.seq, false, true); }
@@ -271,8 +267,12 @@ export class Stage {
 
   settle() {
     if (this.settleTimer) clearTimeout(this.settleTimer);
-    this.settleTimer = setTimeout(() => { this.url.now(); this.trigger("settled", { search: window.location.search }); }, SETTLE_MS);
+    this.settleTimer = setTimeout(() => { this.ownUrl(); this.trigger("settled", { search: window.location.search }); }, SETTLE_MS);
   }
+
+  // The address bar from the stage's state now (a link copied, a settle, a page's run: a run that set the URL's keys had
+  // Streamlit push the server's, a settle behind the hand); one writer, one decision: the stage's.
+  ownUrl() { this.url.cancel(); this.writeUrl(); }
 
   writeUrl() {
     const cells = this.answer && this.answer.cells;
@@ -296,7 +296,7 @@ export class Stage {
     // the text below changes it (read after, the layout would be worked out twice in one key press); the head's two
     // lines hold their height whatever they say. The first answer's text goes first: until it is drawn the head is
     // empty, and the figures' room is the room under it.
-    const text = () => { this.controls.refresh(answer.controls, answer.example || null); this.drawText(answer); };
+    const text = () => { this.controls.refresh(answer.controls, answer.example || null, answer.compare_choices, this.compare); this.drawText(answer); };
     const fresh = !this.headEl.__html;
     if (fresh) text();
     this.drawCell();

@@ -39,21 +39,25 @@ export function serialize(table, state, search = "") {
   return text ? `?${text}` : "";
 }
 
-// The one writer of the address bar (replaceState: a slider's sweep is not a hundred entries of history).
+// The one writer of the address bar (replaceState: a slider's sweep is not a hundred entries of history). Whether it
+// wrote: a browser that rate-limits history writes refuses one now and then (the next change's write follows).
 export function writeHistory(table, state) {
   const url = new URL(window.location.href);
   url.search = serialize(table, state, url.search);
-  window.history.replaceState(window.history.state, "", url.toString());
+  if (url.href === window.location.href) return true;
+  try { window.history.replaceState(window.history.state, "", url.toString()); return true; } catch (e) { return false; }
 }
 
-// `write` run `ms` after the last `soon()` (a sweep of changes: once, after them); `now()` runs one owed at once,
-// `cancel()` drops it. The timer is given (tests/js/state.test.mjs).
+// `write` run a frame (FRAME_MS) after `soon()`, or `ms` after the last write where that is later: a sweep of changes,
+// a held key, writes every `ms` while it lasts, never postponed by the next change. `now()` runs one owed at once,
+// `cancel()` drops it. The timer and the clock are given (tests/js/state.test.mjs).
+const FRAME_MS = 16; // out of the change's own frame: its figures are painted first
 export class Later {
-  constructor(write, ms, timer = (fn, t) => setTimeout(fn, t), clear = (id) => clearTimeout(id)) { // window's own, unbound
-    Object.assign(this, { write, ms, timer, clear, owed: null });
+  constructor(write, ms, timer = (fn, t) => setTimeout(fn, t), clear = (id) => clearTimeout(id), clock = () => performance.now()) { // window's own, unbound
+    Object.assign(this, { write, ms, timer, clear, clock, owed: null, last: -Infinity });
   }
-  soon() { this.clear(this.owed); this.owed = this.timer(() => this.now(), this.ms); }
-  now() { if (this.owed === null) return; this.clear(this.owed); this.owed = null; this.write(); }
+  soon() { if (this.owed === null) this.owed = this.timer(() => this.now(), Math.max(FRAME_MS, this.last + this.ms - this.clock())); }
+  now() { if (this.owed === null) return; this.clear(this.owed); this.owed = null; this.last = this.clock(); this.write(); }
   cancel() { this.clear(this.owed); this.owed = null; }
 }
 

@@ -276,3 +276,142 @@ class EngineCache:
         ):  # the newest: just asked for
             with self._guard:
                 self._memory.pop(p.stem, None)
+
+
+# -- records beside the engines: a whole model's analysis and ONNX Runtime's tensors, per model digest --------------
+RECORD_MAGIC = b"TRTPG-RECORD\n"
+RECORDS = "models"  # the subdirectory of the engine cache's directory they are kept in
+DEFAULT_RECORDS_MB = 1024
+MAX_HEADER_BYTES = 16 << 20  # a record's index (a tensor's name, offset, type, shape and digest each)
+
+
+class Records:
+    """Checked records in the engine cache's store (its `models/` directory, or `PLAYGROUND_MODEL_CACHE`), capped by
+    `PLAYGROUND_MODEL_CACHE_MB`
+    (default 1024), least recently used first out. A record is a header (a JSON object) and a payload of parts,
+    each part's offset, length and SHA-256 in the header: a part is read alone (one tensor of a model's run) and
+    checked on reading, so a truncated or corrupted file is refused, deleted and made again, never trusted. Written
+    atomically; a directory that cannot be written keeps nothing (the work is done again)."""
+
+    def __init__(self, path: str | os.PathLike | None = None, cap_bytes: int | None = None):
+        self.path = Path(path or os.environ.get("PLAYGROUND_MODEL_CACHE") or cache_dir() / RECORDS)
+        self.cap_bytes = (
+            cap_bytes
+            if cap_bytes is not None
+            else int(env_number("PLAYGROUND_MODEL_CACHE_MB", DEFAULT_RECORDS_MB, 1, 2**20, float) * 2**20)
+        )
+        self.warnings: list[str] = []
+
+    def file(self, key: str, suffix: str) -> Path:
+        return self.path / f"{key}{suffix}"
+
+    def put(self, key: str, suffix: str, header: dict, parts: dict[str, bytes | memoryview]) -> bool:
+        """Keep `parts` (name → bytes) under `key` with `header`; False (and a warning) where it cannot be written
+        or is larger than the whole cap."""
+        index, offset = {}, 0
+        for name, data in parts.items():
+            n = memoryview(data).nbytes
+            index[name] = [offset, n, hashlib.sha256(data).hexdigest()]
+            offset += n
+        if offset > self.cap_bytes:
+            return False
+        head = json.dumps({"header": header, "parts": index}).encode()
+        f = self.file(key, suffix)
+        tmp = None
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=self.path, prefix=".tmp-", delete=False) as tmp:
+                tmp.write(RECORD_MAGIC + struct.pack("<I", len(head)) + head)
+                for data in parts.values():
+                    tmp.write(data)
+            os.replace(tmp.name, f)
+        except OSError as exc:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp.name)
+            self.warnings.append(f"could not keep {f.name} in the cache ({exc.strerror or exc})")
+            return False
+        evict_oldest(
+            [p for p in self.path.iterdir() if p.is_file() and not p.name.startswith(".")], self.cap_bytes, keep=f
+        )
+        return True
+
+    def open(self, key: str, suffix: str, notes: list[str] | None = None) -> Record | None:
+        """The record kept under `key`, its header read and checked (its parts are read on demand), or None where
+        there is none or it is unreadable (then it is deleted, and `notes` says so)."""
+        f = self.file(key, suffix)
+        if not os.path.lexists(f):
+            return None
+        try:
+            fd = os.open(f, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+            handle = os.fdopen(fd, "rb")
+        except OSError as exc:
+            return self._unreadable(f, exc.strerror or exc, notes)
+        try:
+            size = os.fstat(fd).st_size
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ValueError("not a regular file")
+            start = len(RECORD_MAGIC) + 4
+            head = handle.read(start)
+            if len(head) < start or not head.startswith(RECORD_MAGIC):
+                raise ValueError("not a cache record (bad header)")
+            (n,) = struct.unpack("<I", head[len(RECORD_MAGIC) :])
+            if n > min(MAX_HEADER_BYTES, size - start):
+                raise ValueError("truncated header")
+            meta = json.loads(handle.read(n))
+            parts = meta.get("parts") if isinstance(meta, dict) else None
+            ok = isinstance(parts, dict) and all(
+                isinstance(v, list)
+                and len(v) == 3
+                and type(v[0]) is int
+                and type(v[1]) is int
+                and v[0] >= 0
+                and v[1] >= 0
+                and isinstance(v[2], str)
+                for v in parts.values()
+            )
+            if not ok or not isinstance(meta.get("header"), dict):
+                raise ValueError("header malformed")
+            if sum(v[1] for v in parts.values()) != size - start - n:
+                raise ValueError("truncated or extended (the parts do not fill the file)")
+        except (OSError, ValueError) as exc:
+            handle.close()
+            return self._unreadable(f, exc.strerror if isinstance(exc, OSError) and exc.strerror else exc, notes)
+        with contextlib.suppress(OSError):
+            os.utime(f)  # mtime is the LRU clock
+        return Record(self, f, handle, start + n, meta["header"], parts, notes)
+
+    def _unreadable(self, f: Path, why, notes: list[str] | None) -> None:
+        (notes if notes is not None else self.warnings).append(f"cache file {f.name} was unreadable ({why}); redone")
+        with contextlib.suppress(OSError):
+            f.unlink()
+        return None
+
+
+class Record:
+    """An open record: its `header`, and each part read alone and checked (`part`); close it when done."""
+
+    def __init__(self, store: Records, file: Path, handle, base: int, header: dict, parts: dict, notes):
+        self.store, self.file, self._handle, self._base = store, file, handle, base
+        self.header, self.parts, self._notes = header, parts, notes
+
+    def part(self, name: str) -> bytes:
+        """The part's bytes, checked against its SHA-256; KeyError where there is none, ValueError (the file
+        deleted, so the work is done again) where they do not match."""
+        offset, length, sha = self.parts[name]
+        self._handle.seek(self._base + offset)
+        data = self._handle.read(length)
+        if len(data) != length or hashlib.sha256(data).hexdigest() != sha:
+            self.close()
+            self.store._unreadable(self.file, f"part {name!r} truncated or corrupted", self._notes)
+            raise ValueError(f"cache file {self.file.name}: part {name!r} is corrupted")
+        return data
+
+    def close(self) -> None:
+        self._handle.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

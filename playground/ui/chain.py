@@ -379,7 +379,11 @@ def _tensors(result: C.ChainEvaluation, presenter: bool, pick=None) -> None:
             n = len(field.get(C.INPUT, []))
             st.caption(
                 f"Cell {pick[1]} of {pick[0]} depends on {n} cell(s) of the chain's input"
-                + (f" (the trace stopped at {C.TRACE_LIMIT:,} cells of a tensor)" if stopped else "")
+                + (
+                    f" (the trace stopped at {C.TRACE_LIMIT:,} cells of a tensor or {C.TRACE_WORK:,} cells read)"
+                    if stopped
+                    else ""
+                )
                 + "."
             )
     owners = {k: result.engine.kernels_of(k) for k in result.chain.keys}

@@ -43,3 +43,7 @@ def key_selector(key: str) -> str:
 def control_key(layer: str, name: str) -> str:
     """The key of the container around a control that `?hide=name` can hide."""
     return f"ctl.{layer}.{name}"
+
+
+ONNX, NODE, MODEL = "onnx", "node", "model"  # a model node's link keys (ui.models)
+REAL = "real"  # real=1: the stage opens on the tensor the node reads in its model (the model page's links)

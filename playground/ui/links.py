@@ -5,7 +5,11 @@ axis `LAYER.PARAM.AXIS`, `LAYER.compare`), the input controls (bound to the URL:
 `LAYER.input.NAME`) and presenter mode (`view.presenter`). What the layer refuses (`?convolution.num_groups=2`
 with C = 1, `?prelu.slopes=1,2`, `?convolution.input.H=100000`, `?activation.alpha=1e999`) is checked here, with
 the layer's own rules, before the page is drawn: each such value is removed from the URL (the page then uses its
-default) and the page says "URL parameter NAME: rule — replaced by the default.".
+default) and the page says "URL parameter NAME: rule — replaced by the default." (values that break a budget
+together: one line naming each). A key no part of the page reads (another layer's, a size of a rank the input lacks,
+a value option its pattern does not read) is named too, "— not used.", and removed: the URL, which Copy link and the
+QR code carry, holds only what the page shows. A per-axis parameter's whole spelling (`LAYER.PARAM=2,2`, the CLI's
+and the chain's) becomes its axes' keys.
 For a layer of several inputs the input controls' keys name the input too: `LAYER.input.INPUT.NAME`.
 
 Two query parameters are neither:
@@ -25,12 +29,13 @@ import numpy as np
 import streamlit as st
 
 from ..errors import ValidationError
-from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, default_dims
+from ..inputs import DIM_NAMES, KIND_OPTIONS, KINDS, LIMITS, SEED_MAX, default_dims
 from ..layer import Layer
+from ..layers import LAYERS
 from ..numbers import exact
 from ..stage import protocol
 from ..stage.protocol import HIDE, VIEW_CELL, VIEW_PRESENTER, compare_key, input_key, key
-from .keys import COMPARE_OFF, VIEW_CELL_RANGE, control_key, key_selector
+from .keys import COMPARE_OFF, MODEL, NODE, ONNX, REAL, VIEW_CELL_RANGE, control_key, key_selector
 from .state import PageState
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
@@ -147,22 +152,42 @@ def quoted(text: str, limit: int = 40) -> str:
     return t if len(t) <= limit else t[: limit - 1] + "…"
 
 
-def message(name: str, rule: str, value: str | None = None) -> str:
+def message(name: str, rule: str, value: str | None = None, outcome: str = "replaced by the default") -> str:
     got = f' (got "{quoted(value)}")' if value not in (None, "") else ""
-    return f"URL parameter {name}: {rule}{got} — replaced by the default."
+    return f"URL parameter {name}: {rule}{got} — {outcome}."
+
+
+BUDGET = "the budget is "  # how budget.over_elements and over_work begin a rule
+NAMED = 16  # stray keys of a link named one by one (the rest counted in one line)
+PROBES = 8  # parameters of a link over a budget tried one by one for their part in it (each probe makes its kernel)
+
+
+def together(names: list[str], raw: dict[str, str], rule: str) -> str:
+    """Several URL values that each pass on their own and break a budget together: every one named."""
+    given = ", ".join(f'{k} (got "{quoted(raw[k])}")' if raw.get(k) else k for k in names)
+    return f"URL parameters {given}: these together break the budget of {rule.removeprefix(BUDGET)} — replaced by the defaults."
 
 
 class _Check:
-    """One pass over a page's URL values: the input and view fields parsed one by one, then the parameters read as
-    the stage reads them (stage.protocol) and checked by the layer's rules; every URL value that breaks one is
-    dropped and reported."""
+    """One pass over a page's URL values: the keys this page does not use named (another page's spelling, a size of
+    a rank the input does not have, a value option of another pattern), a per-axis parameter's whole spelling
+    (`LAYER.PARAM=2,2`, as the CLI and the chain write it) read as its axes' keys, the input and view fields parsed
+    one by one, then the parameters read as the stage reads them (stage.protocol) and checked by the layer's rules;
+    every URL value that breaks one is dropped and reported."""
 
-    def __init__(self, layer: Layer, raw: dict[str, str]):
-        self.layer, self.fields = layer, fields(layer)
-        self.raw = raw  # key -> URL text, only keys of this page
+    def __init__(
+        self,
+        layer: Layer,
+        raw: dict[str, str],
+        others: dict[str, str] | None = None,
+        fixed: dict[str, tuple] | None = None,
+    ):
+        self.layer, self.fields, self.fixed = layer, fields(layer), fixed or {}
+        self.raw = {**(others or {}), **raw}  # key -> URL text: this page's keys, and those no part of it reads
         self.url: dict[str, Any] = {}  # input and view key -> parsed value still in force
         self.params: dict[str, str] = {}  # parameter key -> URL text still in force
-        self.dropped: dict[str, str] = {}  # key -> message
+        self.dropped: dict[str, str] = {}  # key -> message (keys dropped together share one)
+        self.written: dict[str, str] = {}  # key -> text the page writes for a key given in another spelling
         for k, text in raw.items():
             if k not in self.fields:
                 self.params[k] = text
@@ -171,11 +196,82 @@ class _Check:
                 self.url[k] = parse(self.fields[k], text)
             except ValueError as exc:
                 self.drop(k, str(exc))
+        strays = [k for k in others or {} if not self._other(k)]  # its name too is the link's text: cut short
+        raw_of = self.raw.get
+        for k in strays[:NAMED]:
+            whose = k.split(".")[0]
+            whose = f", but of the {whose} page" if whose in LAYERS and whose != layer.name else ""
+            self.drop(k, "", "not used")
+            self.dropped[k] = message(
+                quoted(k), f"is not a setting of the {layer.name} page{whose}", raw_of(k), "not used"
+            )
+        if len(strays) > NAMED:  # a link of a thousand stray keys: the first named, the rest in one line
+            rest = strays[NAMED:]
+            more = f" and {len(rest) - 3} more" if len(rest) > 3 else ""
+            listed = ", ".join(quoted(k, 24) for k in rest[:3])
+            line = f"URL parameters {listed}{more}: not settings of the {layer.name} page — not used."
+            for k in rest:
+                self.drop(k, "")
+                self.dropped[k] = line
+        self._unused_inputs()
 
-    def drop(self, k: str, rule: str) -> None:
+    def drop(self, k: str, rule: str, outcome: str = "replaced by the default") -> None:
         self.url.pop(k, None)
         self.params.pop(k, None)
-        self.dropped[k] = message(k, rule, self.raw.get(k))
+        self.dropped[k] = message(k, rule, self.raw.get(k), outcome)
+
+    def drop_together(self, keys: list[str], rule: str) -> None:
+        text = together(keys, self.raw, rule) if len(keys) > 1 else message(keys[0], rule, self.raw.get(keys[0]))
+        for k in keys:
+            self.drop(k, rule)
+            self.dropped[k] = text
+
+    def _other(self, k: str) -> bool:
+        """A key no part of the page reads: a per-axis parameter's whole spelling becomes its axes' keys (or is
+        named, where it cannot); False for any other (a stray, named by the caller)."""
+        layer, rank = self.layer, len(self.shape())
+        p = next((p for p in layer.params if p.along_axes and k == protocol.key(layer, p)), None)
+        if p is None:
+            return False
+        text, axes = self.raw[k].strip(), p.axis_names(rank)
+        values = text.split(",") * (len(axes) if "," not in text else 1)  # one value is every axis's, as the CLI's
+        parts = {protocol.key(layer, p, a): v.strip() for a, v in zip(axes, values)}
+        if p.optional and text.lower() in ("", "none"):
+            parts = {protocol.key(layer, p, "set"): "false"}
+        elif len(values) != len(axes):
+            rule = f"must be one whole number or {len(axes)}, one per axis {', '.join(axes)}, for a {rank}-D input"
+            self.drop(k, rule, "not used")
+            return True
+        elif p.optional:
+            parts[protocol.key(layer, p, "set")] = "true"
+        if any(a in self.raw for a in parts):  # the page's own spelling, given too, is the one read
+            self.drop(k, "the link gives its per-axis keys too, which are used", "not used")
+            return True
+        self.dropped[k] = ""  # leaves the URL, its axes' keys written in its place (nothing to say)
+        self.params.update(parts)
+        self.raw.update(parts)
+        self.written.update(parts)
+        return True
+
+    def _unused_inputs(self) -> None:
+        """An input's size along an axis its rank lacks (D of a 4-D input) and a value option its pattern does not
+        read (the seed of a ramp): named, not used."""
+        layer = self.layer
+        for name in layer.input_names:
+            k = lambda field: input_key(layer, name, field)  # noqa: E731
+            dims = DIM_NAMES[len(self.shape(name))]
+            for d in sorted(set(DIM_NAMES[5]) - set(dims)):
+                if k(d) in self.url:
+                    why = f" ({k('3d')} is not true)" if k("3d") in self.fields else ""
+                    self.drop(k(d), f"this input is {len(dims)}-D{why}: it has no {d}", "not used")
+            kind = self.get(k("kind"), "spec")
+            for option in ("low", "high", "seed", "value"):
+                if k(option) in self.url and option not in KIND_OPTIONS.get(kind, ()):
+                    self.drop(k(option), f"the {kind} pattern does not read {option}", "not used")
+
+    def problems(self) -> list[str]:
+        """What the page says: one line per message (keys dropped together share one)."""
+        return list(dict.fromkeys(m for m in self.dropped.values() if m))
 
     def get(self, k: str, default: Any) -> Any:
         return self.url[k] if k in self.url else st.session_state.get(k, default)
@@ -184,6 +280,8 @@ class _Check:
         """The (first) input's shape the link asks for."""
         layer = self.layer
         name = name or layer.input_names[0]
+        if name in self.fixed:
+            return tuple(self.fixed[name])
         k = lambda field: input_key(layer, name, field)  # noqa: E731
         default, rank = default_dims(layer.input_shape(name)), len(layer.input_shape(name))
         if k("3d") in self.fields:
@@ -214,14 +312,22 @@ class _Check:
                 return True
             return False
         except ValidationError as exc:
+            if layer.fitted(protocol.raw_params(layer, shape, self.params), self.shapes()) is not None:
+                return False  # valid on the inputs the page brings along (Layer.fit): the page's evaluation does
+            sizes = [
+                k for k in self.url if k in {input_key(layer, n, d) for n in layer.input_names for d in DIM_NAMES[5]}
+            ]
+            if exc.rule.startswith(BUDGET):  # the values that break it together, all named (each alone may pass):
+                # the input's sizes, or the parameters that count towards the output's
+                counted = sizes if exc.param == "input" else self._counted(exc)
+                if counted:
+                    self.drop_together(counted, exc.rule)
+                    return True
             blamed = [k for k in protocol.problem(exc, layer, shape)["keys"] if k in self.params]
             for k in blamed:
                 self.drop(k, exc.rule)
             if blamed:
                 return True
-            sizes = [
-                k for k in self.url if k in {input_key(layer, n, d) for n in layer.input_names for d in DIM_NAMES[5]}
-            ]
             if exc.param == "input" and sizes:  # the sizes given, together, make an input beyond the budget:
                 for k in sizes:  # each is named (the input's defaults replace them all)
                     self.drop(k, f"with the other sizes given, makes {layer.name}.input invalid ({exc.rule})")
@@ -234,10 +340,31 @@ class _Check:
             return False
         return False
 
+    def _counted(self, exc: ValidationError) -> list[str]:
+        """The URL's parameter keys that count towards the refusal `exc`: a parameter counts where without its keys
+        the layer says something else. Each probe evaluates the layer's rules once (a kernel is made): past
+        PROBES parameters given, all of them are named together instead."""
+        groups: dict[str, list[str]] = {}
+        for k in self.params:
+            p = next((p.name for p in self.layer.params if k.startswith(protocol.key(self.layer, p, ""))), k)
+            groups.setdefault(p, []).append(k)
+        if len(groups) > PROBES:
+            return list(self.params)
+        return [k for keys in groups.values() if self._counts(keys, exc) for k in keys]
 
-def check_url(layer: Layer) -> None:
+    def _counts(self, keys: list[str], exc: ValidationError) -> bool:
+        rest = {q: v for q, v in self.params.items() if q not in keys}
+        try:
+            self.layer.resolve(protocol.raw_params(self.layer, self.shape(), rest), self.shapes())
+        except Exception as other:  # noqa: BLE001 - any other answer is another answer
+            return str(other) != str(exc)
+        return True
+
+
+def check_url(layer: Layer, fixed: dict[str, tuple] | None = None) -> None:
     """The first time a page runs in a session, drop the URL values its layer would refuse, say so,
-    and run again (a widget takes its URL value when first drawn, whatever the session state says)."""
+    and run again (a widget takes its URL value when first drawn, whatever the session state says). `fixed`: the
+    shapes of inputs the page feeds whatever their controls say (a model node's constant operands), judged as fed."""
     page = PageState(layer.name)
     if page.get("url_checked"):
         return
@@ -245,7 +372,8 @@ def check_url(layer: Layer) -> None:
         st.rerun()  # the page reads the new spelling's values
     known = fields(layer).keys() | param_keys(layer)
     given = {k: st.query_params[k] for k in st.query_params if k in known}
-    check = _Check(layer, given)
+    others = {k: st.query_params[k] for k in st.query_params if k not in known and _unknown(layer, k)}
+    check = _Check(layer, given, others, fixed)
     check.run()
     removed = False
     for k in check.dropped:
@@ -254,12 +382,29 @@ def check_url(layer: Layer) -> None:
             removed = True
         except Exception:  # noqa: BLE001 - bound already (not a fresh page): the widget's own error shows instead
             pass
-    if check.dropped:
-        page.setdefault("url_problems", []).extend(check.dropped.values())
+    for k, v in check.written.items():
+        if k not in check.dropped:
+            st.query_params[k] = v
+    problems = check.problems()
+    if problems:
+        page.setdefault("url_problems", []).extend(problems)
+        page.set("url_dropped", {**page.get("url_dropped", {}), **{k: m for k, m in check.dropped.items() if m}})
         page.pop("url_problems_seen")  # shown afresh
     if removed:
         st.rerun()
     page.set("url_checked", True)
+
+
+STREAMLIT_KEYS = ("embed", "embed_options")  # Streamlit's own: how the app is framed
+
+
+def _unknown(layer: Layer, k: str) -> bool:
+    """A key no part of this page reads: not its own (fields, param_keys), nor the picked cell's (the stage's), a
+    model's node's (ui.models), `hide`, `preset` or Streamlit's."""
+    cell = (protocol.cell_key(layer, "", old) for old in (False, True))
+    return k not in (HIDE, protocol.PRESET, ONNX, NODE, MODEL, REAL, *STREAMLIT_KEYS) and not any(
+        k.startswith(c) for c in cell
+    )
 
 
 def _modernise(layer: Layer) -> bool:
@@ -297,10 +442,22 @@ def take_problems(layer: Layer) -> list[str]:
     }
     seen = page.setdefault("url_problems_seen", {})
     if any(k in controls and controls[k] != v for k, v in seen.items()):  # a control drawn before has changed
-        page.pop("url_problems"), page.pop("url_problems_seen")
+        page.pop("url_problems"), page.pop("url_problems_seen"), page.pop("url_dropped")
         return []
     seen.update(controls)  # controls drawn since the problems were found count from now on
     return problems
+
+
+def dropped(layer: Layer) -> dict[str, str]:
+    """The link's keys the page does not use, each with its message, while the page names them (take_problems):
+    their controls are marked."""
+    return PageState(layer.name).get("url_dropped") or {}
+
+
+def dropped_css(keys) -> str:
+    """The sidebar's controls of keys the link gave and the page does not use, outlined as the stage's are."""
+    rules = [key_selector(k) for k in keys]
+    return ("<style>" + ", ".join(rules) + " { outline: 2px solid #b45309; }</style>") if rules else ""
 
 
 # -- ?hide=a,b --------------------------------------------------------------------------------------

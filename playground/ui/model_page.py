@@ -10,6 +10,8 @@ first; a run of nodes (shift-clicked on the graph, or an engine layer's fused no
 from __future__ import annotations
 
 import json
+import threading
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -20,17 +22,17 @@ from ..errors import ValidationError
 from ..layers import LAYERS
 from ..memo import Memo
 from ..numbers import compact
-from ..onnx import reading, whole
+from ..onnx import kept, reading, whole
 from ..onnx.map import opens_as
 from ..stage.protocol import ENGINE_STATUS
+from .keys import MODEL, NODE, ONNX, REAL
 from .messages import guarded, inert
-from .models import MODEL, NODE, ONNX, REAL
 from .view import presenter_on
 
 _answers = Memo(8)  # by model digest and input: a page's reruns and revisits do not run the model again
 _chains = Memo(256)  # by model digest and a run of nodes: the chain page's address, or why the run is no chain
 _models = Memo(2)  # by digest: the model loaded (checked, folded) once for all its runs' chains
-_graphs = Memo(8)  # by model digest and name: what the graph draws, made once as the analysis it comes from
+_graphs = Memo(8)  # by model digest, name and analysis (its seconds): what the graph draws, made once
 _HERE = Path(__file__).parents[1] / "graph"  # the graph's browser side: graph.js, its modules, graph.css, dagre
 _MODULES = ("dagre.esm.js", "groups.js", "layout.js")  # graph.js loads them from their text (layout.js: its worker)
 # the graph takes the first screen: the page's height less the navigation bar, the counts' line and the graph's bar
@@ -221,21 +223,83 @@ def _model_page() -> None:
         _draw(answer, digest, name, head)
 
 
+@dataclass
+class _Job:
+    """One model's analysis under way in a thread of its own: the step it is at and the share of nodes judged (what
+    the page polls), then its answer or the exception that stopped it."""
+
+    step: str | None = None
+    done: float = 0.0
+    answer: dict | None = None
+    error: BaseException | None = None
+    finished: threading.Event = field(default_factory=threading.Event)
+
+    def progress(self, step: str, done: float | None = None) -> None:
+        self.step, self.done = step, self.done if done is None else done
+
+
+_jobs: dict[str, _Job] = {}  # by model digest: a page that reloads, or a second visitor, joins the one
+_jobs_lock = threading.Lock()
+POLL_S = 0.25
+
+
+def _job(digest: str, name: str) -> _Job:
+    """The analysis of this model (whatever its name), started in the background where none is under way."""
+    key = digest
+    with _jobs_lock:
+        job = _jobs.get(key)
+        if job is None:
+            job = _jobs[key] = _Job()
+
+            def run() -> None:
+                try:
+                    job.answer = kept.analysis(digest, name, lambda: reading.remembered(digest), progress=job.progress)
+                except BaseException as exc:  # noqa: BLE001 - handed to the page that waits, which shows it
+                    job.error = exc
+                finally:
+                    with _jobs_lock:
+                        _jobs.pop(key, None)
+                    job.finished.set()
+
+            threading.Thread(target=run, name=f"model-analysis-{digest[:12]}", daemon=True).start()
+    return job
+
+
 def _analysis(digest: str, name: str) -> dict:
-    """The model's analysis on its seeded input, made once per model digest (a revisit answers at once); while it
-    is made, a status names the step under way."""
-    key = (digest, "seeded", name)
+    """The model's analysis on its seeded input, made once per model digest, whatever name a link gives it, and kept
+    in the engine cache's store (onnx.kept: a revisit, the same model under another `model=`, or anyone in the room
+    opening it, reads it). It runs in the background (a page left, or reloaded, while it runs does not stop it, and
+    every page waiting on the model shares it); the page waiting shows a status naming the step under way and a bar
+    the share of nodes judged."""
+    key = (digest, "seeded")
     answer = _answers.get(key)
     if answer is not None:
-        return answer
+        return answer | {"model": name}
     with st.status("Opening the model", expanded=False) as status:
-
-        def step(text: str) -> None:
-            status.update(label=text + " …")
-            st.text(text)
-
-        answer = whole.analyze(reading.remembered(digest), name, progress=step)
-        status.update(label=f"Analysed in {answer['seconds']} s", state="complete")
+        bar, shown, job = st.progress(0.0), [None, -1], _job(digest, name)
+        while True:
+            finished = job.finished.wait(POLL_S)
+            step, done = job.step, job.done
+            if step is not None and step != shown[0]:
+                shown[0] = step
+                status.update(label=step + " …")
+                st.text(step)
+            if int(done * 100) != shown[1]:  # a message per percent, not per node
+                shown[1] = int(done * 100)
+                bar.progress(min(done, 1.0), text=f"{shown[1]} % of the nodes judged")
+            if finished:
+                break
+        if job.error is not None:
+            raise job.error
+        answer = job.answer
+        bar.progress(1.0)
+        cache = answer.get("cache", {})
+        status.update(
+            label=f"Read from the cache in {answer['seconds']} s (its first analysis took {cache['first_seconds']} s)"
+            if cache.get("status") == "cached"
+            else f"Analysed in {answer['seconds']} s",
+            state="complete",
+        )
     _answers.put(key, answer)
     return answer
 
@@ -296,7 +360,7 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
     pages = layer_pages()
     result = _graph_component()(
         key="model.graph",
-        data=_graphs.get_or_make((digest, name, id(answer)), lambda: graph_data(answer, digest, name)),
+        data=_graphs.get_or_make((digest, name, answer["seconds"]), lambda: graph_data(answer, digest, name)),
         width="stretch",
         height="content",
         on_selection_change=lambda: None,

@@ -19,10 +19,9 @@ from ..onnx.map import opens_as
 from ..onnx.opened import SEED, Opened
 from ..stage import protocol
 from . import widgets
+from .keys import MODEL, NODE, ONNX, REAL
 from .messages import inert
 
-ONNX, NODE, MODEL = "onnx", "node", "model"  # the link's keys
-REAL = "real"  # real=1: the stage opens on the tensor the node reads in its model (the model page's links)
 CAP_MIB = reading.MAX_MODEL_BYTES >> 20
 # The widget's own cap, in the megabytes Streamlit's browser side counts (10^6 bytes; 1024² on some systems),
 # rounded up: a model of exactly the cap passes it, and onnx.reading's check in bytes is the one boundary.
@@ -57,9 +56,9 @@ def origin(digest: str, tensor: str) -> str:
 
 @functools.lru_cache(maxsize=8)
 def _real_input(digest: str, tensor: str) -> np.ndarray:
-    from ..onnx import whole
+    from ..onnx import kept
 
-    return whole.real_input(reading.remembered(digest), tensor)
+    return kept.real_input(reading.remembered(digest), tensor, digest)
 
 
 def node_input(inp, node: NodeLink | None):

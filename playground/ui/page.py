@@ -72,7 +72,8 @@ def _layer_page(name: str) -> None:
     node = models.node_link(layer)  # ?onnx=DIGEST&node=NAME: a model's node
     if node is not None and node.opened.shapes:
         _node_inputs(layer, node.opened)
-    links.check_url(layer)  # drops the URL values the layer refuses (and runs the page again)
+    constants = {n: a.shape for n, a in node.opened.constants.items()} if node is not None else None
+    links.check_url(layer, constants)  # drops the URL values the layer refuses (and runs the page again)
     hide = links.hidden(layer)
     inp, view = None, None
     if not stage.painted(layer):  # the stage's first paint comes first: the sidebar (collapsed) follows it
@@ -82,7 +83,7 @@ def _layer_page(name: str) -> None:
         inp, view = _sidebar(layer, node, hide)
     st.html(STAGE_CSS + links.hide_css(layer, hide) + (PRESENTER_CSS if view.presenter else ""))
     _rerun_on_reconnect()
-    _link_problems(layer)
+    dropped = _link_problems(layer)
     if inp.error is not None:
         kept = " — the stage shows the last good input." if inp.x is not None else ""
         st.error(inert(str(inp.error) + kept), icon=":material/error:")
@@ -91,12 +92,14 @@ def _layer_page(name: str) -> None:
     backend, engines = shared.backend(), shared.engine_cache()
 
     def run(raw: dict, compare: str | None) -> Evaluation:
-        return evaluate(layer.name, raw, inp.x, backend=backend, cache=engines, compare=compare)
+        return evaluate(layer.name, raw, inp.x, backend=backend, cache=engines, compare=compare, fit=True)
 
     def example(chosen: str) -> None:  # the input is the sidebar's; the parameters go to the URL the stage reads
         _open_example(layer, presets.find(layer.name, chosen))
 
-    ev = stage.draw(layer, inp.x, run, presenter=view.presenter, hide=tuple(hide), on_example=example, node=node)
+    ev = stage.draw(
+        layer, inp.x, run, presenter=view.presenter, hide=tuple(hide), on_example=example, node=node, dropped=dropped
+    )
     if not stage.painted(layer):  # the stage's first paint comes first; it asks for the rest at once
         return
     # Of the tabs only the open one is drawn (on_change="rerun"): a page opens without the engine's table.
@@ -210,14 +213,21 @@ def _preset_link(layer: Layer) -> None:
     problems += [f"URL parameter {k}: the example {preset.name} sets the input — ignored." for k in inputs]
 
 
-def _link_problems(layer: Layer) -> None:
-    """What the link asked that the layer refuses: one box, one line per parameter."""
+def _link_problems(layer: Layer) -> dict[str, str]:
+    """What the link asked that the page does not use: one box, one line per message, and the sidebar's controls of
+    those keys outlined; {key: message} for the stage, which marks its own."""
     problems = links.take_problems(layer)
-    if problems:
-        st.warning(
-            "\n".join(f"- {inert(m)}" for m in problems) if len(problems) > 1 else inert(problems[0]),
-            icon=":material/link_off:",
-        )
+    if not problems:
+        return {}
+    st.warning(
+        "\n".join(f"- {inert(m)}" for m in problems) if len(problems) > 1 else inert(problems[0]),
+        icon=":material/link_off:",
+    )
+    dropped = links.dropped(layer)
+    css = links.dropped_css(k for k in dropped if k in links.fields(layer))
+    if css:
+        st.html(css)
+    return dropped
 
 
 @st.fragment(run_every=600)

@@ -69,13 +69,16 @@ def draw(
     hide: tuple = (),
     on_example: Callable[[str], None] | None = None,
     node=None,
+    dropped: dict[str, str] | None = None,
 ) -> object:
     """Draw the stage for `layer` on input `x`; returns the Evaluation of the configuration the URL holds (the
     defaults where the link's is refused: the stage names the refusal). `evaluate(raw, compare)` evaluates a
     configuration the page's way (its cache, backend, budgets); `on_example(name)`: an example or lesson was
     picked on the stage (it sets the input, which the page's sidebar owns, and the URL, then the page runs).
     `node` (ui.models.NodeLink): a model's node, whose configuration is the page's starting point (the URL holds
-    what differs from it) and whose ONNX Runtime opinion is of the node itself while its configuration stands."""
+    what differs from it) and whose ONNX Runtime opinion is of the node itself while its configuration stands.
+    `dropped`: {query key: message} of the link's values the page does not use (ui.links): their controls are
+    marked until changed."""
     xs, x = x, (x[layer.input_names[0]] if isinstance(x, dict) else x)  # several inputs: the feed dict
     _follow_settle(layer, x.shape)
     # The stage's place: its skeleton first, on the screen while the configuration is evaluated and the stage's
@@ -172,6 +175,7 @@ def draw(
                 "qr": server.QR_ROUTE,
                 "painted": painted(layer),
                 "cell": view_cell(),
+                "dropped": dropped or {},
             },
             # "settled": the page runs, and the tabs under the stage follow the URL the stage wrote; "painted": the
             # figures are on the screen, the page draws what it held back

@@ -13,6 +13,7 @@ class PageState:
     SLOTS = {
         "url_checked": "the URL was checked when the page first ran in this session",
         "url_problems": "link problems to show, until a control changes",
+        "url_dropped": "the URL's keys the page does not use, each with its message: their controls are marked",
         "url_problems_seen": "the controls' values when the problems were first shown",
     }
 

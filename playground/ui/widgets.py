@@ -10,7 +10,7 @@ import numpy as np
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from ..inputs import DIM_NAMES, KINDS, LIMITS, SEED_MAX, InputError, default_dims, make_input
+from ..inputs import DIM_NAMES, KIND_OPTIONS, KINDS, LIMITS, SEED_MAX, InputError, default_dims, make_input
 from ..layer import Layer
 from ..stage.protocol import VIEW_PRESENTER, input_key
 from . import links
@@ -125,7 +125,8 @@ def _one_input(layer: Layer, name: str, ui=st) -> InputForm:
                 values[d] = int(ui.number_input(d, lo, hi, int(default[d]), 1, key=k(d), **STATE))
     shape = tuple(values[d] for d in dims)
     opts: dict = {}
-    if kind in ("ramp", "random", "checkerboard"):
+    options = KIND_OPTIONS.get(kind, ())
+    if "low" in options:
         lo_col, hi_col = ui.columns(2)
         with lo_col:
             opts["low"] = ui.number_input(
@@ -135,9 +136,9 @@ def _one_input(layer: Layer, name: str, ui=st) -> InputForm:
             opts["high"] = ui.number_input(
                 "high", value=INPUT_DEFAULTS["high"], step=0.5, key=k("high"), format="%g", **STATE
             )
-    if kind == "random":
+    if "seed" in options:
         opts["seed"] = int(ui.number_input("seed", 0, SEED_MAX, INPUT_DEFAULTS["seed"], 1, key=k("seed"), **STATE))
-    if kind == "constant":
+    if "value" in options:
         opts["value"] = ui.number_input(
             "value", value=INPUT_DEFAULTS["value"], step=0.5, key=k("value"), format="%g", **STATE
         )

@@ -3,8 +3,8 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   DIVERGING, LUT_STEPS, MAGNITUDE, MAX_PLANES, NAN_RGB, NEGINF_RGB, POSINF_RGB, SEQUENTIAL, SMALL_PX,
-  LABEL_PX, cellAtPoint, cellLabel, chooseScales, colour, fitCells, interpolate, layout, outlines, planeLabel, planeOf,
-  planes, scaleFor, shown,
+  LABEL_PX, MIN_DIGIT_PX, cellAtPoint, cellLabel, chooseScales, colour, fitCells, interpolate, layout, outlines, planeLabel, planeOf,
+  planes, regionPath, scaleFor, shown,
 } from "../../playground/stage/heatmap.js";
 import { digits } from "../../playground/stage/format.js";
 
@@ -47,11 +47,41 @@ test("interpolate is exact on the stops and linear between them", () => {
   assert.deepEqual(interpolate([[0, [0, 0, 0]], [1, [100, 200, 50]]], 0.25), [25, 50, 13]);
 });
 
-test("input and output share one scale where their spans are alike, not where they differ widely", () => {
+test("input and output share one scale where the output's values lie within the input's, spans alike", () => {
   const alike = chooseScales([{ which: "input", t: tensor([4], [-4, 4]) }, { which: "output", t: tensor([4], [-2, 3]) }]);
   assert.deepEqual([alike.output.lo, alike.output.hi], [-4, 4]);
   const apart = chooseScales([{ which: "input", t: tensor([4], [-4, 4]) }, { which: "output", t: tensor([4], [0, 1]) }]);
-  assert.deepEqual([apart.output.lo, apart.output.hi], [0, 1]);
+  assert.deepEqual([apart.output.lo, apart.output.hi], [0, 1]); // a softmax's 0…1: its own
+  const beyond = chooseScales([{ which: "input", t: tensor([2], [1, 27]) }, { which: "output", t: tensor([2], [-6.5, 6.5]) }]);
+  assert.deepEqual([beyond.input.lo, beyond.input.hi, beyond.output.lo, beyond.output.hi], [1, 27, -6.5, 6.5]); // new values
+});
+
+test("an ElementWise's operands keep their scale as the operation changes; the output joins it where it shares values", () => {
+  const a = { which: "input", t: tensor([2], [-4, 4]) }, b = { which: "input.b", t: tensor([2], [1, 9]) };
+  const scales = (lo, hi) => chooseScales([a, b, { which: "output", t: tensor([2], [lo, hi]) }]);
+  for (const [lo, hi] of [[-3, 13], [-6, 36], [1, 9], [-4, 4], [0, 0]]) { // SUM, PROD, MAX, MIN, EQUAL
+    const s = scales(lo, hi);
+    assert.deepEqual([s.input.lo, s.input.hi, s["input.b"].lo, s["input.b"].hi], [-9, 9, -9, 9]);
+  }
+  assert.deepEqual([scales(1, 9).output.lo, scales(1, 9).output.hi], [-9, 9]); // MAX: its values are theirs
+  const narrow = chooseScales([a, { which: "input.b", t: tensor([2], [1, 3]) }, { which: "output", t: tensor([2], [1, 4]) }]);
+  assert.deepEqual([narrow.output.lo, narrow.output.hi], [1, 4]); // within, but a third of their span: its own…
+  const max = chooseScales([a, { which: "input.b", t: tensor([2], [1, 3]) }, { which: "output", t: tensor([2], [1, 4]), shares: true }]);
+  assert.deepEqual([max.output.lo, max.output.hi, max.input.lo, max["input.b"].hi], [-4, 4, -4, 4]); // …unless its values are theirs
+  assert.deepEqual([scales(-3, 13).output.lo, scales(-3, 13).output.hi], [-13, 13]); // SUM: its own
+});
+
+test("a concatenation's parts and output share one scale however far apart the parts are; indices keep their own", () => {
+  const s = chooseScales([
+    { which: "input", t: tensor([2], [1, 6]) }, { which: "input.b", t: tensor([2], [-6, -1]) },
+    { which: "input.c", t: tensor([2], [7, 12]) }, { which: "output", t: tensor([2], [-6, 12]) },
+  ]);
+  for (const w of ["input", "input.b", "input.c", "output"]) assert.deepEqual([s[w].lo, s[w].hi], [-12, 12], w);
+  const g = chooseScales([
+    { which: "input", t: tensor([2], [1, 9]) }, { which: "input.indices", t: tensor([2], [0, 2]), index: true },
+    { which: "output", t: tensor([2], [1, 9]) },
+  ]);
+  assert.deepEqual([g.output.lo, g.output.hi, g["input.indices"].lo, g["input.indices"].hi], [1, 9, 0, 2]);
 });
 
 test("compare mode's two outputs always share one scale; the kernel and error maps keep their own", () => {
@@ -109,6 +139,22 @@ test("a cell keeps the digits a lesson is about: six significant where they fit"
   assert.equal(cellLabel(12345.68, 24, width).text.length < 7, true); // a small cell: fewer digits, still legible
 });
 
+test("a smaller font comes before fewer digits, and the digits keep a number's whole part", () => {
+  const width = (s, px) => s.length * px * 0.56; // about system-ui's digits
+  // the powers-of-ten lesson at two output maps: its cells about 30 px
+  for (const cell of [24, 30, 36, 44]) {
+    for (const v of [12345.679, 97831.27, 23156.49]) {
+      const label = cellLabel(v, cell, width);
+      assert.ok(!/00$/.test(label.text), `${v} at ${cell} px reads ${label.text}`); // never 12300, 97800
+      assert.ok(label.text.replace(/[-.]/g, "").length >= 5 && label.px >= MIN_DIGIT_PX, JSON.stringify(label));
+    }
+  }
+  // six digits while they fit at MIN_DIGIT_PX: 7 characters of 0.56 em need 8 · 0.56 · 7 ≈ 31 px, a cell of 37
+  assert.deepEqual(cellLabel(12345.679, 40, width), { text: "12345.7", px: 8 });
+  assert.equal(cellLabel(12345.679, 30, width).text, "12346"); // then five: the whole part, no fewer
+  assert.equal(cellLabel(0.123456, 24, width).text.length <= 8, true); // a fraction may drop digits: no whole part
+});
+
 test("each plane carries its n and c (a kernel's k and c)", () => {
   assert.equal(planeLabel("input", [1, 4, 3, 3], 2), "n 0 · c 2");
   assert.equal(planeLabel("output", [2, 3, 3, 3], 4), "n 1 · c 1");
@@ -137,4 +183,14 @@ test("a mark's outlines: one square inside each cell, the padding's dashed, a ce
   assert.equal(solid, `M13 ${13 + g.top}h6v6h-6ZM${13 + across + 30} ${13 + g.top + 20}h6v6h-6Z`);
   assert.equal(dashed, `M13 ${3 + g.top}h6v6h-6Z`);
   assert.equal(outlines(g, t.t.shape, [[0, 0, -1, 0]], false).dashed, ""); // not asked to dash: drawn solid
+});
+
+test("a region's border: a box of cells one outline, cells apart (a stride) each their own, another page none", () => {
+  const shape = [1, 6, 3, 4], g = layout({ t: { shape }, first: 0 }, 10, null);
+  const edges = (d) => d.split("M").filter(Boolean).length;
+  assert.equal(edges(regionPath(g, shape, [[0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0], [0, 0, 1, 1]])), 8); // 2 × 2: 8 sides
+  const [x, y] = [1, 1 + (g.top || 0)];
+  assert.equal(regionPath(g, shape, [[0, 0, 0, 0]]), `M${x} ${y}h10M${x} ${y + 10}h10M${x} ${y}v10M${x + 10} ${y}v10`);
+  assert.equal(edges(regionPath(g, shape, [[0, 0, 0, 0], [0, 0, 0, 2]])), 8); // a column apart: two boxes
+  assert.equal(regionPath(g, shape, [[0, MAX_PLANES, 0, 0]]), ""); // a plane on the next page
 });

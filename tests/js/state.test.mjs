@@ -73,20 +73,26 @@ test("a picture is named by what differs from the defaults", () => {
   assert.equal(fileName(table, defaults, null), "act");
 });
 
-test("Later writes once, after the last of a sweep of changes; now() writes one owed at once, cancel() drops it", () => {
-  const timers = new Map(); let next = 0, writes = 0;
+test("Later writes a frame after a change, then at most once per `ms`, never postponed by the next change", () => {
+  const timers = new Map(); let next = 0, writes = 0, clock = 1000;
   const timer = (fn, ms) => { timers.set(++next, { fn, ms }); return next; };
   const clear = (id) => { timers.delete(id); };
-  const fire = () => { const due = [...timers.values()]; timers.clear(); due.forEach((t) => t.fn()); };
-  const later = new Later(() => { writes += 1; }, 150, timer, clear);
+  const fire = () => { const due = [...timers.values()]; timers.clear(); due.forEach((t) => { clock += t.ms; t.fn(); }); };
+  const later = new Later(() => { writes += 1; }, 100, timer, clear, () => clock);
   later.soon(); later.soon(); later.soon();
-  assert.equal(timers.size, 1); assert.equal([...timers.values()][0].ms, 150); assert.equal(writes, 0);
+  // one timer, the first change's, a frame away: a held key's later presses do not push the write back
+  assert.deepEqual([...timers.keys()], [1]); assert.equal(timers.get(1).ms, 16); assert.equal(writes, 0);
   fire();
   assert.equal(writes, 1);
+  clock += 30; later.soon(); // 30 ms after a write: the next waits till 100 ms after it
+  assert.equal([...timers.values()][0].ms, 70);
+  fire(); assert.equal(writes, 2);
+  clock += 500; later.soon(); // after a rest: a frame away again
+  assert.equal([...timers.values()][0].ms, 16);
+  later.now(); // owed: written at once
+  assert.equal(writes, 3); assert.equal(timers.size, 0);
   later.now(); // nothing owed: nothing written
-  assert.equal(writes, 1);
-  later.soon(); later.now();
-  assert.equal(writes, 2); assert.equal(timers.size, 0);
+  assert.equal(writes, 3);
   later.soon(); later.cancel(); fire();
-  assert.equal(writes, 2);
+  assert.equal(writes, 3);
 });
