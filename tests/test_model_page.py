@@ -274,7 +274,7 @@ def test_the_graphs_boxes_name_op_and_key_attributes_and_its_edges_the_tensors_s
     assert boxes["hard"]["short"] == "Hardmax" and boxes["hard"]["href"] is None
     assert boxes["hard"]["detail"] == next(n["reason"] for n in answer["nodes"] if n["name"] == "hard")
     assert boxes["conv"]["shape"] == "1×4×3×3" and boxes["conv"]["diff"] is not None
-    assert graph["edges"] == [["conv", "soft", "1×4×3×3", "c"], ["soft", "hard", "1×4×3×3", "s"]]
+    assert graph["edges"] == [[0, 0, 1, "1×4×3×3"], [1, 0, 2, "1×4×3×3"]]  # conv's c → soft, soft's s → hard
     assert all(n["path"] is None for n in graph["nodes"])  # grouped by their names
 
 

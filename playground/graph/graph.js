@@ -3,9 +3,9 @@
 // @dagrejs/dagre, MIT), each box coloured by its verdict; a node that opens as a layer is a link to its layer's
 // page, a grey node's click says why it does not open, a group's click opens it. Every text is set as text
 // (textContent, value): a model's names are never markup, and never an object's key (Maps only). The page hands:
-// nodes [{id, path, op, short, detail, status, href, diff, shape}], edges [[from, to, shape, tensor]], first (the first
-// node that differs, or null), groups [{name, type, nodes, chain, why}] (the engine's fused layers, each with its
-// chain page's URL or why it is none); SOURCES (the three modules' texts, by file name) is prepended by the page's
+// nodes [{id, path, op, short, detail, status, href, diff, shape}], edges [[writer, its output, reader, shape]]
+// (by the nodes' indices), first (the first node that differs, or null), groups [{name, type, nodes, chain, why}]
+// (the engine's fused layers, each with its chain page's URL or why it is none); SOURCES (the three modules' texts, by file name) is prepended by the page's
 // Python. What is a chain is Python's decision: this side only gathers the shift-clicked nodes (state "selection").
 // A box and the spacing, at the root's 16 px type; drawn at the page's type (presenter mode's root is larger: the
 // names grow as every rem-sized text does, their boxes with them). The names' sizes are graph.css's, in rem.
@@ -106,6 +106,8 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
   const dim = scaled(root);
   const byId = new Map(data.nodes.map((n) => [n.id, n]));
   const tree = G.buildTree(data.nodes);
+  // [writer, its output, reader, shape] by the nodes' indices -> [from, to, shape, tensor] by their names
+  const edges = data.edges.map(([a, k, b, shape]) => [data.nodes[a].id, data.nodes[b].id, shape, a + ":" + k]);
   let expanded = G.firstExpanded(tree);
 
   // the bar: search, fit, the first difference, the selection, what the graph says
@@ -149,7 +151,7 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
 
   // -- layout: the tree cut at the expanded set, sent to the worker; its answer drawn -------------------------------
   const relayout = (then) => {
-    const v = G.visible(tree, expanded, data.edges);
+    const v = G.visible(tree, expanded, edges);
     const mine = ++seq, began = performance.now();
     root.dataset.graphState = "layout";
     worker.postMessage({

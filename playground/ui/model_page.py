@@ -118,16 +118,18 @@ def _attributes(attrs: dict) -> str:
 def graph_data(answer: dict, digest: str, name: str) -> dict:
     """What the graph draws: a box per node (its verdict as its status, its op and key attributes, its max |diff|,
     a link to its layer's page where it opens, else why not), the name whose scopes group it (its own, or its first
-    output's where the model names no node), an edge wherever a node reads a tensor another writes (the tensor's
-    shape as ONNX Runtime's run gives it, and its name), the first node that differs, and the engine's fused groups."""
-    producer, shape = {}, {}
-    for n in answer["nodes"]:
+    output's where the model names no node), an edge wherever a node reads a tensor another writes ([the writer's
+    index, the tensor's among its outputs, the reader's index, the tensor's shape as ONNX Runtime's run gives it]:
+    indices, as 10,000 nodes' edges would send their names again and again), the first node that differs, and the
+    engine's fused groups."""
+    producer, shape = {}, {}  # tensor -> (its node's index, its output's index); its shape's words
+    for j, n in enumerate(answer["nodes"]):
         for i, t in enumerate(n.get("writes", [])):
-            producer[t] = n["name"]
+            producer[t] = (j, i)
             if i < len(n.get("shapes", [])):
                 shape[t] = _dims(n["shapes"][i])
     nodes, edges = [], []
-    for n in answer["nodes"]:
+    for j, n in enumerate(answer["nodes"]):
         status = (
             "none"
             if n["layer"] is None
@@ -153,7 +155,7 @@ def graph_data(answer: dict, digest: str, name: str) -> dict:
                 "href": _href(n, digest, name),
             }
         )
-        edges += [[producer[t], n["name"], shape.get(t, ""), t] for t in n.get("reads", []) if t in producer]
+        edges += [[*producer[t], j, shape.get(t, "")] for t in n.get("reads", []) if t in producer]
     return {
         "key": f"{digest}|{name}",
         "nodes": nodes,
