@@ -51,6 +51,9 @@ def test_model_page_draws_the_graph_and_links_a_node_to_its_stage(browser, app, 
     page.wait_for_selector(".pg-stage[data-drawn] [data-onnxruntime]")
     assert "/activation" in page.url and "node=relu" in page.url
     assert "relu (Relu)" in page.locator(".pg-stage [data-onnx-node]").inner_text()
+    # its input figure names where the tensor comes from: the node before's output, by ONNX Runtime
+    caption = page.locator(".pg-stage .pg-figure[data-figure='input'] figcaption b").inner_text()
+    assert caption == "Input = <b>mul</b>'s output, by ONNX Runtime", caption
     ctx.close()
 
 
@@ -129,15 +132,30 @@ def test_the_graph_pans_zooms_finds_a_node_and_opens_a_run_as_a_chain(browser, a
     ctx, page = _open_model(browser, app, path)
     B.wait_until_idle(page)
     world = page.locator(f"{GRAPH} .pg-graph-world")
-    # the wheel zooms about the pointer, Fit shows the whole graph again
+    # the wheel alone scrolls the page; with Ctrl it zooms about the pointer; Fit shows the whole graph again
     fitted = _zoom(page)
     assert fitted > 1  # a small graph is drawn larger than life, its names legible on a projector
     page.locator(f"{GRAPH} .pg-graph-view").scroll_into_view_if_needed()
     view = page.locator(f"{GRAPH} .pg-graph-view").bounding_box()
     page.mouse.move(view["x"] + view["width"] / 2, view["y"] + view["height"] / 2)
     page.mouse.wheel(0, -400)
+    page.wait_for_selector(f"{GRAPH} .pg-graph-hint:not([hidden])")  # it says how to zoom
+    assert _zoom(page) == fitted
+    page.keyboard.down("Control")
+    page.mouse.wheel(0, -400)
+    page.keyboard.up("Control")
     page.wait_for_function(f"() => +document.querySelector('{GRAPH}').dataset.zoom > {fitted}")
     page.click(f"{GRAPH} .pg-graph-fit")
+    assert _zoom(page) == fitted
+    # after a click into the graph the wheel is the graph's; a click outside gives it back to the page
+    page.mouse.click(view["x"] + 5, view["y"] + 5)
+    page.mouse.wheel(0, -400)
+    page.wait_for_function(f"() => +document.querySelector('{GRAPH}').dataset.zoom > {fitted}")
+    page.click(f"{GRAPH} .pg-graph-fit")
+    page.wait_for_selector(f"{GRAPH} .pg-graph-hint", state="hidden")  # the first wheel's hint gone
+    page.mouse.move(view["x"] + view["width"] / 2, view["y"] + view["height"] / 2)
+    page.mouse.wheel(0, -400)
+    page.wait_for_selector(f"{GRAPH} .pg-graph-hint:not([hidden])")
     assert _zoom(page) == fitted
     # a drag pans and follows no link
     before = world.get_attribute("transform")
@@ -269,4 +287,109 @@ def test_an_identitys_box_says_it_is_one_and_fits_its_words(browser, app, tmp_pa
     for b in boxes:
         assert b["right"] < b["box"], b  # the words end inside the box
     page.locator(f"{GRAPH} .pg-graph-view").screenshot(path=str(tmp_path / "identities.png"))
+    ctx.close()
+
+
+def test_a_grey_nodes_click_says_why_it_does_not_open(browser, app, tmp_path):
+    """The Hardmax no layer computes: its click shows the reason the page's list gives it, and follows no link."""
+    g = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["r"], name="relu"),
+            helper.make_node("Hardmax", ["r"], ["y"], name="hard", axis=1),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
+    )
+    path = tmp_path / "grey.onnx"
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(app.rstrip("/") + "/model")
+    B.wait_until_idle(page)
+    page.set_input_files('input[type="file"]', str(path))
+    page.wait_for_selector(f"{GRAPH}[data-graph-state='ready'][data-drawn='2']")
+    info = page.locator(f"{GRAPH} .pg-graph-info")
+    assert not info.is_visible()
+    page.locator(f"{GRAPH} .pg-graph-node[data-node='hard']").click()
+    info.wait_for(state="visible")
+    listed = next(t for t in page.locator("[data-testid='stText']").all_inner_texts() if t.startswith("hard · "))
+    reason = listed.split(": ", 1)[1]
+    assert reason and info.get_attribute("data-node") == "hard"
+    assert page.inner_text(f"{GRAPH} .pg-graph-reason") == reason
+    assert "/model" in page.url
+    page.locator(f"{GRAPH} .pg-graph-info button").click()
+    info.wait_for(state="hidden")
+    ctx.close()
+
+
+def _scoped(path, blocks=6):
+    """A stem, `blocks` alike blocks (/enc/block.i/relu → mul), and a head named as a JavaScript object's own keys."""
+    nodes, prev = [helper.make_node("Relu", ["x"], ["s"], name="/stem/relu")], "s"
+    for b in range(blocks):
+        nodes += [
+            helper.make_node("Relu", [prev], [f"r{b}"], name=f"/enc/block.{b}/relu"),
+            helper.make_node("Mul", [f"r{b}", "two"], [f"m{b}"], name=f"/enc/block.{b}/mul"),
+        ]
+        prev = f"m{b}"
+    nodes += [
+        helper.make_node("Relu", [prev], ["h"], name="__proto__"),
+        helper.make_node("Softmax", ["h"], ["y"], name="constructor", axis=1),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
+        [helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])],
+    )
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+
+
+def test_alike_blocks_are_folded_a_group_opens_on_click_and_a_hidden_node_is_found(browser, app, tmp_path):
+    path = tmp_path / "scoped.onnx"
+    _scoped(path)
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(app.rstrip("/") + "/model")
+    B.wait_until_idle(page)
+    page.set_input_files('input[type="file"]', str(path))
+    page.wait_for_selector(f"{GRAPH}[data-graph-state='ready']")
+    fold = page.locator(f"{GRAPH} .pg-graph-group[data-group='f:g:/enc/block.0']")
+    assert "block.0 … block.5" in fold.text_content() and "×6 alike" in fold.text_content()
+    assert page.locator(f"{GRAPH} .pg-graph-node[data-node='/enc/block.2/relu']").count() == 0
+    # the object's own keys are nodes as any other, and the edges name their tensor's shape
+    assert page.locator(f"{GRAPH} .pg-graph-node[data-node='__proto__']").count() == 1
+    assert page.locator(f"{GRAPH} .pg-graph-node[data-node='constructor']").count() == 1
+    assert "1×2×3×3" in page.locator(f"{GRAPH} .pg-graph-shape").all_text_contents()
+    # hover: what the fold holds and its largest |diff|; a click opens it, then one of its blocks
+    fold.hover()
+    page.wait_for_selector(f"{GRAPH} .pg-graph-card:not([hidden])")
+    assert "12 nodes · 12 agree" in page.inner_text(f"{GRAPH} .pg-graph-card")
+    assert "max |diff|" in page.inner_text(f"{GRAPH} .pg-graph-card")
+    fold.click()
+    block = page.locator(f"{GRAPH} .pg-graph-group[data-group='g:/enc/block.2']")
+    block.wait_for()
+    block.click()
+    relu = page.locator(f"{GRAPH} .pg-graph-node[data-node='/enc/block.2/relu']")
+    relu.wait_for()
+    assert relu.locator(".pg-graph-label").text_content() == "relu"
+    assert "Mul → elementwise" in page.text_content(f"{GRAPH} .pg-graph-node[data-node='/enc/block.2/mul']")
+    relu.hover()
+    page.wait_for_selector(f"{GRAPH} .pg-graph-card[data-for='n:/enc/block.2/relu']")
+    card = page.inner_text(f"{GRAPH} .pg-graph-card")
+    assert "output 1×2×3×3" in card and "max |diff| 0" in card, card
+    # its name's "−" closes the block again; Collapse gives the first view back
+    page.locator(f"{GRAPH} .pg-graph-cluster[data-group='g:/enc/block.2'] .pg-graph-cluster-name").click()
+    relu.wait_for(state="detached")
+    page.click(f"{GRAPH} .pg-graph-collapse")
+    block.wait_for(state="detached")
+    # a node inside a closed group is found: its groups open, it is centred
+    page.fill(f"{GRAPH} .pg-graph-search", "block.4/mul")
+    page.press(f"{GRAPH} .pg-graph-search", "Enter")
+    page.wait_for_selector(f"{GRAPH}[data-centred='/enc/block.4/mul']")
+    assert page.locator(f"{GRAPH} .pg-graph-found[data-node='/enc/block.4/mul']").count() == 1
+    page.screenshot(path=str(tmp_path / "scoped.png"))
     ctx.close()

@@ -81,9 +81,12 @@ def test_a_model_page_link_opens_the_node_on_its_real_input():
     at = open_page("activation", onnx=digest, node="relu", model="m.onnx", real="1")
     seat = server.SEATS.take(stage_data(at)["token"])
     np.testing.assert_array_equal(seat.x, 2 * feeds["x"])
+    # the input figure says where its tensor comes from: the Mul's output (its name the model's text), ONNX Runtime's
+    assert stage_data(at)["source"]["inputs"] == [["input", "**bold** [x](http://e.x)'s output, by ONNX Runtime"]]
     at = open_page("activation", onnx=digest, node="relu", model="m.onnx")
     seat = server.SEATS.take(stage_data(at)["token"])
     np.testing.assert_array_equal(seat.x, opening.seeded_input(opening.open_remembered(digest, "relu", "m.onnx")))
+    assert "inputs" not in stage_data(at)["source"]  # the seeded pattern: no origin claimed
 
 
 def _relus_bytes(count=3):
@@ -243,6 +246,52 @@ def test_identity_and_dropout_open_on_the_model_page():
         "drop": "Dropout → identity (shuffle)",
         "relu": "Relu → activation",
     }
+
+
+def test_the_graphs_boxes_name_op_and_key_attributes_and_its_edges_the_tensors_shape():
+    """A Conv that sets no kernel (its weight's, 3×3) of stride 2 → Softmax(axis 1) → Hardmax: each box's words, the
+    edges' shapes as ONNX Runtime's run gives them, and a grey node's reason as its detail."""
+    import numpy as np
+
+    w = np.ones((4, 2, 3, 3), np.float32)
+    g = helper.make_graph(
+        [
+            helper.make_node("Conv", ["x", "w"], ["c"], name="conv", strides=[2, 2], dilations=[1, 1]),
+            helper.make_node("Softmax", ["c"], ["s"], name="soft", axis=1),
+            helper.make_node("Hardmax", ["s"], ["y"], name="hard"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 7, 7])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4, 3, 3])],
+        [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.ravel())],
+    )
+    data = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    answer = whole.analyze(reading.load_model(data), "m.onnx", engine=False)
+    graph = graph_data(answer, "d" * 64, "m.onnx")
+    boxes = {n["id"]: n for n in graph["nodes"]}
+    assert boxes["conv"]["short"] == "Conv k3×3 s2×2 → convolution"  # dilation 1 and group 1 go unsaid
+    assert boxes["soft"]["short"] == "Softmax axis 1 → softmax"
+    assert boxes["hard"]["short"] == "Hardmax" and boxes["hard"]["href"] is None
+    assert boxes["hard"]["detail"] == next(n["reason"] for n in answer["nodes"] if n["name"] == "hard")
+    assert boxes["conv"]["shape"] == "1×4×3×3" and boxes["conv"]["diff"] is not None
+    assert graph["edges"] == [[0, 0, 1, "1×4×3×3"], [1, 0, 2, "1×4×3×3"]]  # conv's c → soft, soft's s → hard
+    assert all(n["path"] is None for n in graph["nodes"])  # grouped by their names
+
+
+def test_a_large_models_nodes_are_one_table_listed_on_asking():
+    """Past 400 nodes the page lists no link per node: a toggle lists them all as one table, each row's link its
+    node's layer page on its real input."""
+    from playground.ui.model_page import LISTED
+
+    digest, _ = reading.remember(_relus_bytes(LISTED + 1), "many.onnx")
+    at = _open(onnx=digest, model="many.onnx")
+    assert not at.get("page_link") and not at.dataframe[1:]  # the engine's table at most
+    toggle = at.toggle(key="model.list")
+    assert toggle.label == f"List all {LISTED + 1} nodes"
+    toggle.set_value(True).run()
+    table = next(d.value for d in at.dataframe if "node" in d.value.columns)
+    assert len(table) == LISTED + 1 and list(table["node"][:2]) == ["r0", "r1"]
+    assert table["open"][0] == f"./activation?onnx={digest}&node=r0&model=many.onnx&real=1"
 
 
 def test_the_analysis_runs_in_the_background_once_for_every_page_waiting(monkeypatch):

@@ -1,25 +1,36 @@
-// The model page's graph: the model's nodes laid out by dagre (vendored: dagre.esm.js, @dagrejs/dagre, MIT), each
-// a box coloured by its verdict; a node that opens as a layer is a link to its layer's page. Every text is set as
-// text (textContent, value): a model's names are never markup. The page hands: nodes [{id, label, detail, short,
-// status, href}], edges [[from, to]], first (the first node that differs, or null), groups [{name, type, nodes,
-// chain, why}] (the engine's fused layers, each with its chain page's URL or why it is none); DAGRE_SOURCE (the
-// vendored module's text) is prepended by the page's Python. What is a chain is Python's decision: this side only
-// gathers the shift-clicked nodes (state "selection") and draws the links it is given.
-// A node's box and the spacing, at the root's 16 px type; drawn at the page's type (presenter mode's root is larger:
-// the names grow as every rem-sized text does, their boxes with them). The names' sizes are graph.css's, in rem.
-const BOX = { w: 190, h: 46, pad: 7, label: 18, detail: 36, inset: 8, nodesep: 24, ranksep: 36, margin: 16 };
+// The model page's graph: the model's nodes in groups from their name scopes (groups.js: collapsed at first, alike
+// blocks folded, no level too long), laid out in a web worker (layout.js, by the vendored dagre: dagre.esm.js,
+// @dagrejs/dagre, MIT), each box coloured by its verdict; a node that opens as a layer is a link to its layer's
+// page, a grey node's click says why it does not open, a group's click opens it. Every text is set as text
+// (textContent, value): a model's names are never markup, and never an object's key (Maps only). The page hands:
+// nodes [{id, path, op, short, detail, status, href, diff, shape}], edges [[writer, its output, reader, shape]]
+// (by the nodes' indices), first (the first node that differs, or null), groups [{name, type, nodes, chain, why}]
+// (the engine's fused layers, each with its chain page's URL or why it is none); SOURCES (the three modules' texts, by file name) is prepended by the page's
+// Python. What is a chain is Python's decision: this side only gathers the shift-clicked nodes (state "selection").
+// A box and the spacing, at the root's 16 px type; drawn at the page's type (presenter mode's root is larger: the
+// names grow as every rem-sized text does, their boxes with them). The names' sizes are graph.css's, in rem.
+const BOX = { w: 190, h: 46, pad: 7, label: 18, detail: 36, inset: 8, nodesep: 24, ranksep: 40, margin: 16,
+              shape: 12, stack: 4 };
 const NS = "http://www.w3.org/2000/svg";
-const MIN_K = 0.05, MAX_K = 4;
-const FIT_K = 2;  // Fit enlarges a small graph up to twice its size: its names legible on a projector
-let dagreModule = null;
+const MIN_K = 0.02, MAX_K = 4;
+const FIT_K = 2; // Fit enlarges a small graph up to twice its size: its names legible on a projector
+const READABLE_K = 0.6; // the first view's least zoom: below it the names are unreadable, the top is shown instead
+const SLOW_MS = 2500; // a layout that takes longer may be cancelled (Netron's offer)
+const MINIMAP = { w: 168, h: 120 };
+let modules = null;
 
-function loadDagre() {
-  // the vendored module as it ships, loaded from its own text (no static route, no edit of the file)
-  if (!dagreModule) {
-    const url = URL.createObjectURL(new Blob([DAGRE_SOURCE], { type: "text/javascript" }));
-    dagreModule = import(url).then((m) => { URL.revokeObjectURL(url); return m.default || m; });
+function blobUrl(name) {
+  return URL.createObjectURL(new Blob([SOURCES[name]], { type: "text/javascript" }));
+}
+
+function loadModules() {
+  // the modules as they ship, loaded from their own text (no static route, no edit of the files); dagre's address
+  // is kept for the layout worker's import
+  if (!modules) {
+    const dagre = blobUrl("dagre.esm.js"), groups = blobUrl("groups.js");
+    modules = import(groups).then((m) => ({ groups: m, dagre }));
   }
-  return dagreModule;
+  return modules;
 }
 
 function el(name, attrs, parent) {
@@ -40,7 +51,7 @@ function html(name, attrs, parent, text) {
 export default function (component) {
   const { data, parentElement } = component;
   let root = parentElement.querySelector(".pg-graph");
-  if (root) root.__component = component;  // the latest setStateValue
+  if (root) root.__component = component; // the latest setStateValue
   if (root && root.__key === data.key) return;
   if (!root) {
     root = document.createElement("div");
@@ -49,11 +60,15 @@ export default function (component) {
     root.__component = component;
   }
   root.__key = data.key;
-  root.__listening?.abort();  // the window's listeners of the graph drawn before
+  root.__listening?.abort(); // the window's listeners of the graph drawn before
   root.__listening = new AbortController();
+  root.__worker?.terminate();
   root.replaceChildren();
-  loadDagre().then((dagre) => draw(root, data, dagre)).catch((err) => {
+  root.dataset.graphState = "loading";
+  root.__began = performance.now(); // the graph's own time: its data here -> its first view drawn (data-graph-ms)
+  loadModules().then((m) => draw(root, data, m)).catch((err) => {
     root.textContent = "The graph could not be drawn: " + err;
+    root.dataset.graphState = "error";
   });
 }
 
@@ -62,52 +77,53 @@ function scaled(root) {
   return Object.fromEntries(Object.entries(BOX).map(([k, v]) => [k, v * u]));
 }
 
-// (text, room) -> the text, cut with "…" where it is wider than `room` ("ReduceMean → identity (shuffle)" fits, an
-// op's long name may not): measured on a canvas in `sample`'s font, so a graph of 1500 boxes lays out once, not per box.
+// (text, room) -> the text, cut with "…" where it is wider than `room`: measured on a canvas in `sample`'s font, so
+// a graph of many boxes lays out once, not per box.
 function textFitter(sample) {
   const ctx = sample.ownerDocument.createElement("canvas").getContext("2d");
   const s = getComputedStyle(sample);
   ctx.font = `${s.fontStyle} ${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;
   return (text, room) => {
     if (ctx.measureText(text).width <= room) return text;
-    let n = text.length - 1;
-    while (n > 1 && ctx.measureText(text.slice(0, n) + "…").width > room) n--;
-    return text.slice(0, n) + "…";
+    let lo = 1, hi = text.length - 1; // the longest head that fits with its "…"
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (ctx.measureText(text.slice(0, mid) + "…").width <= room) lo = mid; else hi = mid - 1;
+    }
+    return text.slice(0, lo) + "…";
   };
 }
 
-// {size, at: Map(node id -> its box {x, y}), edges: [points]}. dagre keeps its nodes as an object's properties, so a
-// model's name ("__proto__", "constructor") is never its key: each node is laid out as "n" + its index.
-export function layout(data, dagre, dim) {
-  const g = new dagre.graphlib.Graph();
-  g.setGraph({ rankdir: "TB", nodesep: dim.nodesep, ranksep: dim.ranksep, marginx: dim.margin, marginy: dim.margin });
-  g.setDefaultEdgeLabel(() => ({}));
-  const key = new Map(data.nodes.map((n, i) => [n.id, "n" + i]));
-  for (const n of data.nodes) g.setNode(key.get(n.id), { width: dim.w, height: dim.h });
-  for (const [a, b] of data.edges) if (key.has(a) && key.has(b)) g.setEdge(key.get(a), key.get(b));
-  dagre.layout(g);
-  return {
-    size: g.graph(),
-    at: new Map([...key].map(([id, k]) => [id, g.node(k)])),
-    edges: g.edges().map((e) => g.edge(e).points),
-  };
+// The layout worker: one per graph, its replies matched to the latest request (an older one is dropped)
+function layoutWorker(root, dagreUrl) {
+  const worker = new Worker(blobUrl("layout.js"), { type: "module" });
+  worker.postMessage({ dagre: dagreUrl });
+  root.__worker = worker;
+  return worker;
 }
 
-function draw(root, data, dagre) {
-  const dim = scaled(root), NODE_W = dim.w, NODE_H = dim.h, PAD = dim.pad;
-  const laid = layout(data, dagre, dim), at = laid.at;
-  const size = laid.size;
+function draw(root, data, { groups: G, dagre: dagreUrl }) {
+  const dim = scaled(root);
   const byId = new Map(data.nodes.map((n) => [n.id, n]));
+  const tree = G.buildTree(data.nodes);
+  // [writer, its output, reader, shape] by the nodes' indices -> [from, to, shape, tensor] by their names
+  const edges = data.edges.map(([a, k, b, shape]) => [data.nodes[a].id, data.nodes[b].id, shape, a + ":" + k]);
+  let expanded = G.firstExpanded(tree);
 
-  // the bar: search, fit, the first difference, the selection
+  // the bar: search, fit, the first difference, the selection, what the graph says
   const bar = html("div", { class: "pg-graph-bar" }, root);
   const listId = "pg-graph-names-" + Math.random().toString(36).slice(2);
   const search = html("input", { type: "search", class: "pg-graph-search", placeholder: "Find a node by name",
                                  "aria-label": "find a node by name", list: listId }, bar);
   const names = html("datalist", { id: listId }, bar);
-  for (const n of data.nodes) html("option", {}, names).value = n.id;
+  search.addEventListener("focus", () => { // the names offered once asked for: the first view does not wait on them
+    if (names.childElementCount) return;
+    for (const n of data.nodes.slice(0, 5000)) html("option", {}, names).value = n.id; // the list stays quick
+  });
   const fitButton = html("button", { type: "button", class: "pg-graph-fit", title: "show the whole graph" }, bar,
                          "Fit");
+  const collapseButton = html("button", { type: "button", class: "pg-graph-collapse",
+                                          title: "close every group: the first view again" }, bar, "Collapse");
   let jump = null;
   if (data.first && byId.has(data.first)) {
     jump = html("button", { type: "button", class: "pg-graph-jump" }, bar, "First difference: " + data.first);
@@ -117,54 +133,157 @@ function draw(root, data, dagre) {
   const picked = html("span", { class: "pg-graph-picked" }, bar);
   const clear = html("button", { type: "button", class: "pg-graph-clear", hidden: "" }, bar, "Clear selection");
 
-  const view = html("div", { class: "pg-graph-view" }, root);
+  const view = html("div", { class: "pg-graph-view", tabindex: "0" }, root);
   const svg = el("svg", { role: "img", "aria-label": "the model's graph" }, view);
   const world = el("g", { class: "pg-graph-world" }, svg);
+  const mini = html("canvas", { class: "pg-graph-minimap", width: MINIMAP.w, height: MINIMAP.h,
+                                title: "the whole graph: click or drag to move the view" }, view);
+  const hint = html("div", { class: "pg-graph-hint", hidden: "" }, view,
+                    "Ctrl + wheel zooms (or click into the graph first); the wheel alone scrolls the page");
+  const info = html("div", { class: "pg-graph-info", hidden: "", role: "status" }, view);
+  const card = html("div", { class: "pg-graph-card", hidden: "" }, view);
 
-  const boxes = new Map();  // id -> the node's <g>
-  let fitDetail = null;  // the details' measure, made at the first box (its font is graph.css's)
-  for (const grp of data.groups || []) {
-    const members = grp.nodes.filter((id) => at.has(id)).map((id) => at.get(id));
-    if (!members.length) continue;
-    const x0 = Math.min(...members.map((b) => b.x)) - NODE_W / 2 - PAD;
-    const y0 = Math.min(...members.map((b) => b.y)) - NODE_H / 2 - PAD;
-    const x1 = Math.max(...members.map((b) => b.x)) + NODE_W / 2 + PAD;
-    const y1 = Math.max(...members.map((b) => b.y)) + NODE_H / 2 + PAD;
-    const holder = grp.chain ? el("a", { href: grp.chain, target: "_self" }, world) : world;
-    const rect = el("rect", { x: x0, y: y0, width: x1 - x0, height: y1 - y0, rx: 10,
-                              class: "pg-graph-fused" + (grp.chain ? " pg-graph-chain" : "") }, holder);
-    rect.dataset.layer = grp.name;
-    const title = el("title", {}, rect);
-    title.textContent = `engine layer ${grp.name} (${grp.type}) computes ${grp.nodes.join(", ")}\n` +
-      (grp.chain ? "click: open these nodes as a chain" : "not a chain: " + grp.why);
-  }
-  for (const points of laid.edges) {
-    const pts = points.map((p) => `${p.x},${p.y}`).join(" ");
-    el("polyline", { points: pts, class: "pg-graph-edge" }, world);
-  }
-  for (const [id, box] of at) {
-    const n = byId.get(id);
-    const holder = n.href ? el("a", { href: n.href, target: "_self" }, world) : world;
-    const group = el("g", { class: `pg-graph-node pg-graph-${n.status}` + (id === data.first ? " pg-graph-first" : ""),
-                            transform: `translate(${box.x - NODE_W / 2},${box.y - NODE_H / 2})` }, holder);
-    group.dataset.node = n.id;
-    el("rect", { width: NODE_W, height: NODE_H, rx: 6 }, group);
-    const title = el("title", {}, group);
-    title.textContent = `${n.label}\n${n.detail}` + (id === data.first ? "\nthe first node that differs" : "") +
-      "\nshift-click: select for a chain";
-    const label = el("text", { x: dim.inset, y: dim.label, class: "pg-graph-label" }, group);
-    label.textContent = n.label.length > 28 ? n.label.slice(0, 27) + "…" : n.label;
-    const detail = el("text", { x: dim.inset, y: dim.detail, class: "pg-graph-detail" }, group);
-    fitDetail = fitDetail || textFitter(detail);
-    detail.textContent = fitDetail(n.short, NODE_W - 2 * dim.inset);
-    boxes.set(id, group);
-  }
-
-  // pan and zoom: one transform on the world; the wheel zooms about the pointer, a drag pans
+  let worker = layoutWorker(root, dagreUrl);
+  let seq = 0, shown = null, laid = null, slow = null, ready = false;
+  const boxes = new Map(); // item id -> its drawn <g>
+  const centres = new Map(); // item id -> [x, y] in the world
   const t = { k: 1, x: 0, y: 0 };
+
+  // -- layout: the tree cut at the expanded set, sent to the worker; its answer drawn -------------------------------
+  const relayout = (then) => {
+    const v = G.visible(tree, expanded, edges);
+    const mine = ++seq, began = performance.now();
+    root.dataset.graphState = "layout";
+    worker.postMessage({
+      seq: mine,
+      boxes: v.boxes.map((b) => ({ id: b.id, parent: b.parent, w: dim.w, h: dim.h + (isLeaf(b.id) ? 0 : dim.stack) })),
+      clusters: v.clusters,
+      edges: v.edges.map((e) => [e.from, e.to]),
+      spacing: { nodesep: dim.nodesep, ranksep: dim.ranksep, margin: dim.margin },
+    });
+    const before = expanded;
+    clearTimeout(slow);
+    slow = setTimeout(() => {
+      said.textContent = `Laying out ${v.boxes.length} boxes … `;
+      const cancel = html("button", { type: "button", class: "pg-graph-cancel" }, said, "Cancel");
+      cancel.addEventListener("click", () => { // the worker is stopped (a fresh one for the next); the view stays
+        worker.terminate();
+        worker = layoutWorker(root, dagreUrl);
+        said.textContent = "Layout cancelled: close a group to see fewer boxes.";
+        root.dataset.graphState = ready ? "ready" : "cancelled";
+        expanded = before;
+      });
+    }, SLOW_MS);
+    worker.onmessage = (ev) => {
+      const r = ev.data;
+      if (r.seq !== seq) return;
+      clearTimeout(slow);
+      if (r.error) {
+        said.textContent = "The graph could not be laid out: " + r.error;
+        root.dataset.graphState = "error";
+        return;
+      }
+      if (said.querySelector(".pg-graph-cancel")) said.textContent = "";
+      shown = v;
+      laid = r;
+      render();
+      root.dataset.layoutMs = (performance.now() - began).toFixed(0);
+      then?.();
+      if (!ready) root.dataset.graphMs = (performance.now() - root.__began).toFixed(0);
+      root.dataset.graphState = "ready";
+      ready = true;
+    };
+  };
+  const isLeaf = (id) => tree.items.get(id)?.kind === "node";
+
+  let fitDetail = null, fitLabel = null, fitGroup = null;
+  const render = () => {
+    world.replaceChildren();
+    boxes.clear();
+    centres.clear();
+    for (const [id, x, y] of laid.boxes) centres.set(id, [x, y]);
+    const W = dim.w, H = dim.h;
+    for (const [id, x, y, w, h] of laid.clusters) { // an open group: its outline, its name (a click closes it)
+      const item = tree.items.get(id);
+      const g = el("g", { class: "pg-graph-cluster", "data-status": item.status }, world);
+      g.dataset.group = id;
+      el("rect", { x: x - w / 2, y: y - h / 2, width: w, height: h, rx: 10 }, g);
+      const head = el("text", { x: x - w / 2 + dim.inset, y: y - h / 2 + dim.shape + 2, class: "pg-graph-cluster-name" },
+                      g);
+      head.textContent = "− " + item.name + (item.kind === "fold" ? ` (×${item.repeat} alike)` : "");
+      el("title", {}, head).textContent = "click: close this group";
+      centres.set(id, [x, y]);
+    }
+    for (const grp of data.groups || []) { // an engine layer's fused nodes, where each is drawn as itself
+      const members = grp.nodes.map((n) => centres.get("n:" + n));
+      if (!members.length || members.some((m) => !m)) continue;
+      const x0 = Math.min(...members.map((m) => m[0])) - W / 2 - dim.pad;
+      const y0 = Math.min(...members.map((m) => m[1])) - H / 2 - dim.pad;
+      const x1 = Math.max(...members.map((m) => m[0])) + W / 2 + dim.pad;
+      const y1 = Math.max(...members.map((m) => m[1])) + H / 2 + dim.pad;
+      const holder = grp.chain ? el("a", { href: grp.chain, target: "_self" }, world) : world;
+      const rect = el("rect", { x: x0, y: y0, width: x1 - x0, height: y1 - y0, rx: 10,
+                                class: "pg-graph-fused" + (grp.chain ? " pg-graph-chain" : "") }, holder);
+      rect.dataset.layer = grp.name;
+      el("title", {}, rect).textContent = `engine layer ${grp.name} (${grp.type}) computes ${grp.nodes.join(", ")}\n` +
+        (grp.chain ? "click: open these nodes as a chain" : "not a chain: " + grp.why);
+    }
+    shown.edges.forEach((e, i) => { // each edge, and the shape of the tensor it carries beside its first bend
+      const pts = laid.edges[i];
+      if (!pts || pts.length < 4) return;
+      const line = [];
+      for (let j = 0; j < pts.length; j += 2) line.push(`${pts[j]},${pts[j + 1]}`);
+      el("polyline", { points: line.join(" "), class: "pg-graph-edge" }, world);
+      const words = e.n > 1 ? `${e.n} tensors` : e.label;
+      if (words) el("text", { x: pts[0] + 4, y: pts[1] + dim.shape, class: "pg-graph-shape" }, world).textContent = words;
+    });
+    for (const [id, x, y] of laid.boxes) {
+      const item = tree.items.get(id);
+      if (item.kind === "node") drawNode(item, x, y);
+      else drawGroup(item, x, y);
+    }
+    for (const id of selection) boxes.get("n:" + id)?.classList.add("pg-graph-picked");
+    root.dataset.drawn = String(laid.boxes.length);
+    apply();
+  };
+
+  const drawNode = (item, x, y) => {
+    const n = item.node, W = dim.w, H = dim.h;
+    const holder = n.href ? el("a", { href: n.href, target: "_self" }, world) : world;
+    const g = el("g", { class: `pg-graph-node pg-graph-${n.status}` + (n.id === data.first ? " pg-graph-first" : ""),
+                        transform: `translate(${x - W / 2},${y - H / 2})` }, holder);
+    g.dataset.node = n.id;
+    el("rect", { width: W, height: H, rx: 6 }, g);
+    const label = el("text", { x: dim.inset, y: dim.label, class: "pg-graph-label" }, g);
+    fitLabel = fitLabel || textFitter(label);
+    label.textContent = fitLabel(item.name, W - 2 * dim.inset);
+    const detail = el("text", { x: dim.inset, y: dim.detail, class: "pg-graph-detail" }, g);
+    fitDetail = fitDetail || textFitter(detail);
+    detail.textContent = fitDetail(n.short, W - 2 * dim.inset);
+    boxes.set(item.id, g);
+  };
+
+  const drawGroup = (item, x, y) => { // a closed group: a stack of boxes, its name and what it holds
+    const W = dim.w, H = dim.h, s = dim.stack;
+    const g = el("g", { class: `pg-graph-group pg-graph-kind-${item.kind}`, "data-status": item.status,
+                        transform: `translate(${x - W / 2},${y - (H + s) / 2})` }, world);
+    g.dataset.group = item.id;
+    el("rect", { x: s, y: 0, width: W - s, height: H, rx: 6, class: "pg-graph-under" }, g);
+    el("rect", { x: 0, y: s, width: W - s, height: H, rx: 6 }, g);
+    const label = el("text", { x: dim.inset, y: s + dim.label, class: "pg-graph-label" }, g);
+    fitLabel = fitLabel || textFitter(label);
+    label.textContent = fitLabel("+ " + item.name, W - s - 2 * dim.inset);
+    const detail = el("text", { x: dim.inset, y: s + dim.detail, class: "pg-graph-detail" }, g);
+    fitGroup = fitGroup || textFitter(detail);
+    detail.textContent = fitGroup(G.describe(item), W - s - 2 * dim.inset);
+    boxes.set(item.id, g);
+  };
+
+  // -- pan and zoom: one transform on the world; the minimap shows where the view is -------------------------------
   const apply = () => {
     world.setAttribute("transform", `translate(${t.x},${t.y}) scale(${t.k})`);
     root.dataset.zoom = t.k.toFixed(3);
+    drawMinimap();
   };
   const zoomAt = (k, px, py) => {
     k = Math.min(MAX_K, Math.max(MIN_K, k));
@@ -173,28 +292,75 @@ function draw(root, data, dagre) {
     t.k = k;
     apply();
   };
+  const viewSize = () => [view.clientWidth || 800, view.clientHeight || 600];
   const fit = () => {
-    const w = view.clientWidth || 800, h = view.clientHeight || 600;
-    t.k = Math.min(MAX_K, Math.max(MIN_K, Math.min(w / size.width, h / size.height, FIT_K)));
-    t.x = (w - size.width * t.k) / 2;
-    t.y = (h - size.height * t.k) / 2;
+    const [w, h] = viewSize();
+    t.k = Math.min(MAX_K, Math.max(MIN_K, Math.min(w / laid.width, h / laid.height, FIT_K)));
+    t.x = (w - laid.width * t.k) / 2;
+    t.y = (h - laid.height * t.k) / 2;
     apply();
   };
-  const centre = (id) => {
-    const box = at.get(id), w = view.clientWidth || 800, h = view.clientHeight || 600;
-    t.k = Math.max(t.k, 1);
-    t.x = w / 2 - box.x * t.k;
-    t.y = h / 2 - box.y * t.k;
+  const first = () => { // the whole graph where its names stay readable, else its top (the inputs) at full width
+    fit();
+    if (t.k >= READABLE_K) return;
+    const [w] = viewSize();
+    t.k = Math.max(READABLE_K, Math.min(1, w / laid.width));
+    t.x = Math.min(dim.margin, (w - laid.width * t.k) / 2);
+    t.y = 0;
     apply();
-    for (const b of root.querySelectorAll(".pg-graph-found")) b.classList.remove("pg-graph-found");
-    boxes.get(id).classList.add("pg-graph-found");
-    root.dataset.centred = id;
   };
+  const drawMinimap = () => {
+    const [w, h] = viewSize();
+    const whole = laid.width * t.k <= w + 1 && laid.height * t.k <= h + 1;
+    mini.hidden = whole; // all of the graph is in view: no map needed
+    if (whole) return;
+    const s = Math.min(MINIMAP.w / laid.width, MINIMAP.h / laid.height);
+    const ox = (MINIMAP.w - laid.width * s) / 2, oy = (MINIMAP.h - laid.height * s) / 2;
+    mini.__map = { s, ox, oy };
+    const ctx = mini.getContext("2d");
+    ctx.clearRect(0, 0, MINIMAP.w, MINIMAP.h);
+    for (const [, x, y, cw, ch] of laid.clusters) {
+      ctx.strokeStyle = "#999";
+      ctx.strokeRect(ox + (x - cw / 2) * s, oy + (y - ch / 2) * s, cw * s, ch * s);
+    }
+    for (const [id, x, y] of laid.boxes) {
+      ctx.fillStyle = COLOURS[tree.items.get(id).kind === "node" ? tree.items.get(id).node.status
+                                                                : tree.items.get(id).status] || COLOURS.none;
+      ctx.fillRect(ox + (x - dim.w / 2) * s, oy + (y - dim.h / 2) * s, Math.max(1, dim.w * s), Math.max(1, dim.h * s));
+    }
+    ctx.strokeStyle = "#1565c0";
+    ctx.lineWidth = 2;
+    ctx.strokeRect(ox + (-t.x / t.k) * s, oy + (-t.y / t.k) * s, (w / t.k) * s, (h / t.k) * s);
+  };
+  const mapTo = (ev) => { // the view centred where the minimap was pressed
+    const r = mini.getBoundingClientRect(), m = mini.__map, [w, h] = viewSize();
+    const wx = (ev.clientX - r.left - m.ox) / m.s, wy = (ev.clientY - r.top - m.oy) / m.s;
+    t.x = w / 2 - wx * t.k;
+    t.y = h / 2 - wy * t.k;
+    apply();
+  };
+  let mapping = false;
+  mini.addEventListener("pointerdown", (ev) => { ev.stopPropagation(); mapping = true; mapTo(ev); });
+  window.addEventListener("pointermove", (ev) => { if (mapping) mapTo(ev); }, { signal: root.__listening.signal });
+
+  // the wheel scrolls the page, unless Ctrl is held over the graph or the graph was clicked into (as the anchors)
+  let engaged = false, hintTimer = null;
   view.addEventListener("wheel", (ev) => {
+    if (!ev.ctrlKey && !engaged) {
+      hint.hidden = false;
+      clearTimeout(hintTimer);
+      hintTimer = setTimeout(() => { hint.hidden = true; }, 1500);
+      return;
+    }
     ev.preventDefault();
     const r = view.getBoundingClientRect();
     zoomAt(t.k * Math.exp(-ev.deltaY * 0.0015), ev.clientX - r.left, ev.clientY - r.top);
   }, { passive: false });
+  window.addEventListener("pointerdown", (ev) => {
+    engaged = view.contains(ev.target);
+    root.classList.toggle("pg-graph-engaged", engaged);
+  }, { signal: root.__listening.signal, capture: true });
+
   let drag = null, dragged = false;
   view.addEventListener("pointerdown", (ev) => {
     if (ev.button !== 0) return;
@@ -202,39 +368,118 @@ function draw(root, data, dagre) {
     dragged = false;
   });
   window.addEventListener("pointermove", (ev) => {
-    if (!drag) return;
+    if (!drag || mapping) return;
     const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
-    if (!dragged && Math.hypot(dx, dy) < 4) return;  // a click, not a drag
+    if (!dragged && Math.hypot(dx, dy) < 4) return; // a click, not a drag
     dragged = true;
     view.classList.add("pg-graph-panning");
     t.x = drag.tx + dx;
     t.y = drag.ty + dy;
     apply();
   }, { signal: root.__listening.signal });
-  window.addEventListener("pointerup", () => { drag = null; view.classList.remove("pg-graph-panning"); },
+  window.addEventListener("pointerup", () => { drag = null; mapping = false; view.classList.remove("pg-graph-panning"); },
                           { signal: root.__listening.signal });
 
-  // a click: a drag's end follows no link; shift-click selects a node for a chain (Python says whether it is one)
+  // -- hover: a box's card (its op, attributes, output shape, verdict, max |diff|) --------------------------------
+  svg.addEventListener("pointerover", (ev) => {
+    const g = ev.target.closest(".pg-graph-node, .pg-graph-group");
+    if (!g) { card.hidden = true; return; }
+    const item = tree.items.get(g.dataset.group || "n:" + g.dataset.node);
+    card.replaceChildren();
+    html("b", {}, card, item.kind === "node" ? item.node.id : item.name);
+    const lines = item.kind === "node"
+      ? [item.node.short, item.node.shape ? "output " + item.node.shape : "", item.node.href ? item.node.detail : "",
+         "max |diff| " + (typeof item.node.diff === "number" ? item.node.diff.toPrecision(3) : "—"),
+         item.node.href ? "click: open on its layer's page · shift-click: select for a chain" :
+           "click: why it does not open"]
+      : [G.describe(item), "max |diff| " + (typeof item.diff === "number" ? item.diff.toPrecision(3) : "—"),
+         "click: open this group"];
+    for (const line of lines) if (line) html("div", {}, card, line);
+    const r = view.getBoundingClientRect(), b = g.getBoundingClientRect();
+    card.hidden = false;
+    card.style.left = Math.min(b.right - r.left + 8, r.width - card.offsetWidth - 8) + "px";
+    card.style.top = Math.max(4, Math.min(b.top - r.top, r.height - card.offsetHeight - 4)) + "px";
+    card.dataset.for = item.id;
+  });
+  svg.addEventListener("pointerleave", () => { card.hidden = true; });
+
+  // -- a click: a drag's end follows no link; shift-click selects a node for a chain (Python says whether it is
+  // one); a group opens, an open group's name closes it; a grey node says why it does not open
   const selection = [];
   const showSelection = () => {
-    for (const [id, b] of boxes) b.classList.toggle("pg-graph-picked", selection.includes(id));
+    for (const [id, b] of boxes) if (isLeaf(id)) b.classList.toggle("pg-graph-picked", selection.includes(id.slice(2)));
     picked.textContent = selection.length ? `${selection.length} selected for a chain` : "";
     clear.hidden = !selection.length;
     root.__component.setStateValue("selection", [...selection]);
   };
+  const keepAt = (id, screen) => () => { // after a layout, the item `id` where it was on screen
+    const c = centres.get(id);
+    if (!c) return;
+    t.x = screen[0] - c[0] * t.k;
+    t.y = screen[1] - c[1] * t.k;
+    apply();
+  };
+  const onScreen = (id) => { const c = centres.get(id); return [t.x + c[0] * t.k, t.y + c[1] * t.k]; };
+  const toggle = (id, open) => {
+    const at = onScreen(id);
+    expanded = new Set(expanded);
+    if (open) expanded.add(id);
+    else for (const e of [...expanded]) if (e === id || within(e, id)) expanded.delete(e);
+    info.hidden = true;
+    relayout(keepAt(id, at));
+  };
+  const within = (inner, outer) => {
+    for (let at = tree.items.get(inner)?.parent; at; at = at.parent) if (at.id === outer) return true;
+    return false;
+  };
   svg.addEventListener("click", (ev) => {
     if (dragged) { ev.preventDefault(); ev.stopPropagation(); dragged = false; return; }
-    if (!ev.shiftKey) return;
+    const group = ev.target.closest(".pg-graph-group");
+    if (group) { toggle(group.dataset.group, true); return; }
+    const head = ev.target.closest(".pg-graph-cluster-name");
+    if (head) { toggle(head.parentNode.dataset.group, false); return; }
     const box = ev.target.closest(".pg-graph-node");
-    if (!box) return;
-    ev.preventDefault();
-    const id = box.dataset.node, at = selection.indexOf(id);
-    if (at >= 0) selection.splice(at, 1); else selection.push(id);
-    showSelection();
+    if (!box) { info.hidden = true; return; }
+    const n = byId.get(box.dataset.node);
+    if (ev.shiftKey) {
+      ev.preventDefault();
+      const at = selection.indexOf(n.id);
+      if (at >= 0) selection.splice(at, 1); else selection.push(n.id);
+      showSelection();
+      return;
+    }
+    if (!n.href) { // a grey node: the reason it does not open, where it was clicked
+      info.replaceChildren();
+      html("b", {}, info, `${n.id} · ${n.op}`);
+      html("div", { class: "pg-graph-reason" }, info, n.detail || "no layer computes this node");
+      const close = html("button", { type: "button", "aria-label": "close" }, info, "×");
+      close.addEventListener("click", (e) => { e.stopPropagation(); info.hidden = true; });
+      info.hidden = false;
+      info.dataset.node = n.id;
+      card.hidden = true; // the reason, not the card over it
+    }
   }, true);
   clear.addEventListener("click", () => { selection.length = 0; showSelection(); });
 
+  // -- finding a node: its groups opened, it centred ----------------------------------------------------------------
+  const centre = (nodeId) => {
+    const show = () => {
+      const id = "n:" + nodeId, c = centres.get(id), [w, h] = viewSize();
+      t.k = Math.max(t.k, 1);
+      t.x = w / 2 - c[0] * t.k;
+      t.y = h / 2 - c[1] * t.k;
+      apply();
+      for (const b of root.querySelectorAll(".pg-graph-found")) b.classList.remove("pg-graph-found");
+      boxes.get(id).classList.add("pg-graph-found");
+      root.dataset.centred = nodeId;
+    };
+    const closed = G.ancestors(tree, nodeId).filter((id) => !expanded.has(id));
+    if (!closed.length) { show(); return; }
+    expanded = new Set([...expanded, ...closed]);
+    relayout(show);
+  };
   fitButton.addEventListener("click", fit);
+  collapseButton.addEventListener("click", () => { expanded = G.firstExpanded(tree); relayout(fit); });
   if (jump) jump.addEventListener("click", () => centre(data.first));
   const find = () => {
     const q = search.value.trim();
@@ -251,17 +496,7 @@ function draw(root, data, dagre) {
   search.addEventListener("keydown", (ev) => { if (ev.key === "Enter") find(); });
   search.addEventListener("change", find);
 
-  // the first view: the whole graph where its names stay readable, else its top (the model's inputs) at full width
-  const first = () => {
-    fit();
-    if (t.k >= 0.6) return;
-    const w = view.clientWidth || 800;
-    t.k = Math.min(1, w / size.width);
-    t.x = (w - size.width * t.k) / 2;
-    t.y = 0;
-    apply();
-  };
-  first();
-  requestAnimationFrame(first);
-  root.dataset.drawn = String(at.size);
+  relayout(() => { first(); requestAnimationFrame(() => { if (laid) first(); }); });
 }
+
+const COLOURS = { agrees: "#7cc47f", differs: "#e57373", open: "#90b4e8", none: "#bdbdbd" }; // the minimap's boxes

@@ -188,8 +188,10 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
         "reason": None,
         "reads": [i for i in node.input if i and i not in known.consts],
         "writes": [o for o in node.output if o],
+        "attributes": key_attributes(node, known.consts),
     }
     outs = [values[o] for o in node.output if o and values and o in values]
+    entry["shapes"] = [list(np.shape(o)) for o in outs]  # the model's run's, output by output (the graph's edges)
     if outs and all(np.asarray(o).dtype.kind not in "f" for o in outs):
         return entry | {"reason": f"computes {outs[0].dtype} values (shape arithmetic), not a tensor a layer computes"}
     # before the node opens (its batch is its data's): the first tensor it reads that the model computes
@@ -242,6 +244,23 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
         runtime.undefined_rule(layer),
     )
     return entry | verdict
+
+
+KEY_ATTRIBUTES = ("kernel_shape", "strides", "dilations", "group", "axis", "axes", "perm")
+
+
+def key_attributes(node, consts: dict) -> dict:
+    """The attributes a node's box names beside its op (a window's kernel and stride, an axis), those the node sets;
+    a convolution's kernel, where it sets none, its weight's (ONNX infers it so)."""
+    onnx = reading.library()
+    out = {}
+    for a in node.attribute:
+        if a.name in KEY_ATTRIBUTES and a.type in (onnx.AttributeProto.INT, onnx.AttributeProto.INTS):
+            out[a.name] = int(a.i) if a.type == onnx.AttributeProto.INT else [int(v) for v in a.ints]
+    weight = node.input[1] if node.op_type in ("Conv", "ConvTranspose") and len(node.input) > 1 else None
+    if "kernel_shape" not in out and weight in consts:
+        out = {"kernel_shape": [int(d) for d in np.shape(consts[weight])[2:]]} | out
+    return out
 
 
 def real_feed(opened, values: dict):

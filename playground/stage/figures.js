@@ -62,7 +62,7 @@ export class Figures {
   // fresh 2-D context costs more than painting a small tensor), and is painted again only where its picture
   // changed: a kernel a padding step leaves alone is not redrawn.
   draw(grown = null) { // grown: the cells grow() gave the figures just drawn
-    const a = this.stage.answer, figs = a.figures.map((f) => ({ ...f }));
+    const a = this.stage.answer, figs = a.figures.map((f) => ({ ...f, title: sourced(f, this.stage.data.source) }));
     const scales = chooseScales(figs);
     for (const f of figs) { f.pad = this.padding(f.which); f.first = this.pages[f.which] || 0; }
     // a page of planes the tab does not hold (turned, or an answer asked before the turn): asked for, then drawn
@@ -274,4 +274,11 @@ function samePicture(was, fig) {
   const g = fig.g, h = was.g, s = fig.scale, r = was.scale;
   return was.t === fig.t && was.dpr === fig.dpr && s.lo === r.lo && s.hi === r.hi && s.stops === r.stops &&
     Object.keys(g).every((k) => (Array.isArray(g[k]) ? g[k].join() === h[k].join() : g[k] === h[k]));
+}
+
+// An input figure of a model's node on its real input says where its tensor comes from ("Input = relu's output, by
+// ONNX Runtime"): the page's words ([figure, origin] pairs), a Map by figure
+export function sourced(f, source) {
+  const from = source && source.inputs ? new Map(source.inputs).get(f.which) : undefined;
+  return from ? `${f.title} = ${from}` : f.title;
 }

@@ -33,17 +33,23 @@ from .view import presenter_on
 _answers = Memo(8)  # by model digest and input: a page's reruns and revisits do not run the model again
 _chains = Memo(256)  # by model digest and a run of nodes: the chain page's address, or why the run is no chain
 _models = Memo(2)  # by digest: the model loaded (checked, folded) once for all its runs' chains
-_HERE = Path(__file__).parents[1] / "graph"  # the graph's browser side: graph.js, graph.css, the vendored dagre
-PAGE_CSS = '<style>[data-testid="stMainBlockContainer"] { padding-top: 72px; }</style>'
-MAX_DRAWN = 1500  # nodes: a larger graph is listed, not drawn (its layout would hold the browser for seconds)
+_graphs = Memo(8)  # by model digest, name and analysis (its seconds): what the graph draws, made once
+_HERE = Path(__file__).parents[1] / "graph"  # the graph's browser side: graph.js, its modules, graph.css, dagre
+_MODULES = ("dagre.esm.js", "groups.js", "layout.js")  # graph.js loads them from their text (layout.js: its worker)
+# the graph takes the first screen: the page's height less the navigation bar, the counts' line and the graph's bar
+PAGE_CSS = (
+    '<style>[data-testid="stMainBlockContainer"] { padding-top: 64px; }'
+    ".pg-graph { --pg-graph-height: calc(100vh - 64px - 7.5rem); }</style>"
+)
+LISTED = 400  # nodes: a larger model's nodes are a table (one element, on asking), not a link each
 _component = None
 
 
 def _graph_component():
     global _component
     if _component is None:  # registered once per process
-        dagre = (_HERE / "dagre.esm.js").read_text(encoding="utf-8")
-        js = f"const DAGRE_SOURCE = {json.dumps(dagre)};\n" + (_HERE / "graph.js").read_text(encoding="utf-8")
+        sources = {n: (_HERE / n).read_text(encoding="utf-8") for n in _MODULES}
+        js = f"const SOURCES = {json.dumps(sources)};\n" + (_HERE / "graph.js").read_text(encoding="utf-8")
         _component = st.components.v2.component(
             "playground_graph", js=js, css=(_HERE / "graph.css").read_text(encoding="utf-8"), isolate_styles=False
         )
@@ -83,13 +89,48 @@ def fused_groups(answer: dict, digest: str, name: str) -> list[dict]:
     return groups
 
 
+def _href(n: dict, digest: str, name: str) -> str | None:
+    """The node's layer page on its real input, where it opens."""
+    if n["layer"] is None:
+        return None
+    return f"./{n['layer']}?" + urlencode({ONNX: digest, NODE: n["name"], MODEL: name, REAL: "1"})
+
+
+def _dims(shape) -> str:
+    return "×".join(str(d) for d in shape) if shape else "scalar"
+
+
+def _attributes(attrs: dict) -> str:
+    """A node's key attributes as its box says them: `k3×3 s2×2 d2×2 g32 axis 1 perm(0,2,1)`."""
+    said = {"kernel_shape": "k", "strides": "s", "dilations": "d", "group": "g", "axis": "axis ", "axes": "axes "}
+    out = []
+    for name, value in sorted(attrs.items(), key=lambda a: list(whole.KEY_ATTRIBUTES).index(a[0])):
+        if name == "perm":
+            out.append("perm(" + ",".join(map(str, value)) + ")")
+        elif name in ("strides", "dilations") and all(v == 1 for v in value):
+            continue  # the default: nothing to say
+        elif name == "group" and value == 1:
+            continue
+        else:
+            out.append(said[name] + (_dims(value) if isinstance(value, list) else str(value)))
+    return " ".join(out)
+
+
 def graph_data(answer: dict, digest: str, name: str) -> dict:
-    """What the graph draws: a box per node (its verdict as its status, a link to its layer's page where it opens),
-    an edge wherever a node reads a tensor another writes, the first node that differs, and the engine's fused
-    groups."""
-    producer = {t: n["name"] for n in answer["nodes"] for t in n.get("writes", [])}
+    """What the graph draws: a box per node (its verdict as its status, its op and key attributes, its max |diff|,
+    a link to its layer's page where it opens, else why not), the name whose scopes group it (its own, or its first
+    output's where the model names no node), an edge wherever a node reads a tensor another writes ([the writer's
+    index, the tensor's among its outputs, the reader's index, the tensor's shape as ONNX Runtime's run gives it]:
+    indices, as 10,000 nodes' edges would send their names again and again), the first node that differs, and the
+    engine's fused groups."""
+    producer, shape = {}, {}  # tensor -> (its node's index, its output's index); its shape's words
+    for j, n in enumerate(answer["nodes"]):
+        for i, t in enumerate(n.get("writes", [])):
+            producer[t] = (j, i)
+            if i < len(n.get("shapes", [])):
+                shape[t] = _dims(n["shapes"][i])
     nodes, edges = [], []
-    for n in answer["nodes"]:
+    for j, n in enumerate(answer["nodes"]):
         status = (
             "none"
             if n["layer"] is None
@@ -99,19 +140,23 @@ def graph_data(answer: dict, digest: str, name: str) -> dict:
             if n.get("agrees") is False
             else "open"
         )
+        op = " ".join(filter(None, [n["op_type"], _attributes(n.get("attributes", {}))]))
+        writes = n.get("writes", [])
         nodes.append(
             {
                 "id": n["name"],
-                "label": n["name"],
+                # scopes from the name, else (a name without any: the model's or our `Op_i`) from its output's
+                "path": writes[0] if "/" not in n["name"] and writes and "/" in writes[0] else None,
+                "op": n["op_type"],
                 "status": status,
                 "detail": _verdict(n),
-                "short": f"{n['op_type']} → {opens_as(n['layer'], n.get('identity'))}" if n["layer"] else n["op_type"],
-                "href": f"./{n['layer']}?" + urlencode({ONNX: digest, NODE: n["name"], MODEL: name, REAL: "1"})
-                if n["layer"]
-                else None,
+                "short": f"{op} → {opens_as(n['layer'], n.get('identity'))}" if n["layer"] else op,
+                "diff": n.get("max_abs_diff"),
+                "shape": shape.get(writes[0]) if writes else None,
+                "href": _href(n, digest, name),
             }
         )
-        edges += [[producer[t], n["name"]] for t in n.get("reads", []) if t in producer]
+        edges += [[*producer[t], j, shape.get(t, "")] for t in n.get("reads", []) if t in producer]
     return {
         "key": f"{digest}|{name}",
         "nodes": nodes,
@@ -141,21 +186,13 @@ def model_page() -> None:
 def _model_page() -> None:
     from .page import PRESENTER_CSS
 
-    # the graph nearer the first screen (Streamlit's top padding is for a page without the navigation bar)
     st.html(PAGE_CSS + (PRESENTER_CSS if presenter_on() else ""))
-    # the title and the model's counts beside the upload and the analysis's status, not over them: the graph is on
-    # the first screen of a 1280 × 720 projector
-    head, side = st.columns([3, 2])
-    with head:
-        st.subheader("Whole ONNX model", anchor=False)
-        st.caption(
-            "Every node on the tensor it really reads (ONNX Runtime runs the model once, every tensor marked as an "
-            "output), its layer's reference against ONNX Runtime's output of it, and TensorRT's ONNX parser's "
-            "engine for the whole model."
-        )
+    # an open model's graph comes first, the page's height: its counts one line above it, the upload below it
+    head, body, side = st.container(), st.container(), st.container()
     cap = reading.MAX_MODEL_BYTES >> 20
+    opened = bool(st.query_params.get(ONNX))
     upload = side.file_uploader(
-        f"An ONNX model (.onnx, self-contained, at most {cap} MB)",
+        ("Open another ONNX model" if opened else "An ONNX model") + f" (.onnx, self-contained, at most {cap} MB)",
         type=["onnx"],
         key="model.upload",
         max_upload_size=cap,
@@ -164,21 +201,29 @@ def _model_page() -> None:
         try:
             digest, _ = reading.remember(upload.getvalue(), upload.name)
         except ValidationError as exc:
-            st.error(inert(str(exc)), icon=":material/error:")
+            side.error(inert(str(exc)), icon=":material/error:")
             return
         st.query_params[ONNX], st.query_params[MODEL] = digest, upload.name[:80]
     digest = st.query_params.get(ONNX)
     if not digest:
-        st.info("Upload a model, or open one from a link.", icon=":material/upload_file:")
+        with head:
+            st.subheader("Whole ONNX model", anchor=False)
+            st.caption(
+                "Every node on the tensor it really reads (ONNX Runtime runs the model once, every tensor marked as "
+                "an output), its layer's reference against ONNX Runtime's output of it, and TensorRT's ONNX parser's "
+                "engine for the whole model."
+            )
+            st.info("Upload a model, or open one from a link.", icon=":material/upload_file:")
         return
     name = str(st.query_params.get(MODEL) or "model.onnx")[:80]
     try:
         with side:
             answer = _analysis(digest, name)
     except blobs.Missing as exc:
-        st.warning(inert(f"URL parameter onnx: the model {digest[:12]}… {exc}"), icon=":material/link_off:")
+        head.warning(inert(f"URL parameter onnx: the model {digest[:12]}… {exc}"), icon=":material/link_off:")
         return
-    _draw(answer, digest, name, head)
+    with body:
+        _draw(answer, digest, name, head)
 
 
 @dataclass
@@ -284,7 +329,7 @@ def _first_difference(answer: dict, digest: str, name: str, pages: dict) -> None
 
 def _selection(result, digest: str, name: str) -> None:
     """The run of nodes shift-clicked on the graph: a link to it as a chain, or why it is none."""
-    picked = [str(n) for n in (getattr(result, "selection", None) or [])][: 2 * MAX_DRAWN]
+    picked = [str(n) for n in (getattr(result, "selection", None) or [])][:64]
     if not picked:
         st.caption("Shift-click consecutive nodes on the graph to open them as a chain.")
         return
@@ -308,7 +353,7 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
 
     c = answer["counts"]
     head.text(
-        f"{name}: {c['nodes']} nodes, {c['opened']} open as a layer, {c['agreeing']} agree with ONNX Runtime "
+        f"Whole ONNX model {name}: {c['nodes']} nodes, {c['opened']} open as a layer, {c['agreeing']} agree with ONNX Runtime "
         f"on their real input"
         + (f", {c['engine_layers']} engine layers" if "engine_layers" in c else "")
         + f" ({answer['seconds']} s)"
@@ -317,56 +362,79 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
         st.error(inert(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}"), icon=":material/error:")
     pages = layer_pages()
     precision = model_precision.chosen()
-    data = graph_data(answer, digest, name)
+    data = _graphs.get_or_make((digest, name, answer["seconds"]), lambda: graph_data(answer, digest, name))
     low = None if precision == "FP32" else model_precision.analysis(digest, name, precision)
-    if low is None:
-        _first_difference(answer, digest, name, pages)
-    else:
+    if low is not None:
         model_precision.summary(low, digest, name, pages)
         data = model_precision.recolour(data, low, model_precision.which())
-    if len(answer["nodes"]) <= MAX_DRAWN:
-        result = _graph_component()(
-            key="model.graph",
-            data=data,
-            width="stretch",
-            height="content",
-            on_selection_change=lambda: None,
+    result = _graph_component()(
+        key="model.graph",
+        data=data,
+        width="stretch",
+        height="content",
+        on_selection_change=lambda: None,
+    )
+    st.caption(
+        (
+            "Green: the layer agrees with ONNX Runtime on the node's real input; red: it differs; grey: no layer "
+            "computes the node (click: why)."
+            if low is None
+            else f"Green: the node's error in {precision} (as toggled) holds the policy; red: it crosses it "
+            "(hover: both errors); grey: ONNX Runtime computes the node (click: why)."
         )
-        st.caption(
-            (
-                "Green: the layer agrees with ONNX Runtime on the node's real input; red: it differs; grey: no "
-                "layer computes the node."
-                if low is None
-                else f"Green: the node's error in {precision} (as toggled) holds the policy; red: it crosses it "
-                "(hover: both errors); grey: ONNX Runtime computes the node."
-            )
-            + " A node that opens is a link to its layer's page; shift-click selects a run. "
-            "A dashed outline is one engine layer (hover: its name; click: its nodes as a chain). Wheel: zoom, "
-            "drag: pan."
-        )
-        _selection(result, digest, name)
-    else:
-        st.text(f"{len(answer['nodes'])} nodes: more than {MAX_DRAWN}, listed below and not drawn.")
+        + " A stack is a group of nodes from their names' scopes, or alike blocks "
+        "folded (click: open it; its name's −: close it). A node that opens is a link to its layer's page; "
+        "shift-click selects a run. A dashed outline is one engine layer (click: its nodes as a chain). Drag: pan; "
+        "Ctrl + wheel, or the wheel after a click into the graph: zoom."
+    )
+    _selection(result, digest, name)
+    if low is None:
+        _first_difference(answer, digest, name, pages)
     for note in answer["notes"]:
         st.caption(inert(note))
     for out, o in answer.get("output", {}).items():
         low, high = compact(o["min"]), compact(o["max"])
         st.text(f"output {out}: {tuple(o['shape'])}, min {low}, max {high} [ONNX Runtime, the whole model]")
     st.subheader("Nodes")
-    with st.container(height=480 if len(answer["nodes"]) > 12 else "content", border=False):
-        first = whole.first_difference(answer["nodes"])
-        for n in sorted(answer["nodes"], key=lambda n: n["name"] != first):  # the first difference first
-            text = f"{n['name']} · {n['op_type']}"
-            if n["layer"] is None:
-                st.text(f"{text}: {n['reason']}")
-                continue
-            verdict = _verdict(n)
-            st.page_link(
-                pages[n["layer"]],
-                label=inert(f"{text} → {opens_as(LAYERS[n['layer']].title, n.get('identity'))}: {verdict}"),
-                icon=":material/check_circle:" if n.get("agrees") else ":material/cancel:",
-                query_params={ONNX: digest, NODE: n["name"], MODEL: name, REAL: "1"},
-            )
+    first = whole.first_difference(answer["nodes"])
+    ordered = sorted(answer["nodes"], key=lambda n: n["name"] != first)  # the first difference first
+    if len(ordered) > LISTED:  # one table, not an element per node, once asked for: the graph first finds a node
+        if not st.toggle(f"List all {len(ordered):,} nodes", key="model.list"):
+            return _engine(answer, digest, name)
+        st.dataframe(
+            [
+                {
+                    "node": n["name"],
+                    "op": n["op_type"],
+                    "opens as": opens_as(LAYERS[n["layer"]].title, n.get("identity")) if n["layer"] else "",
+                    "verdict": _verdict(n) if n["layer"] else n["reason"],
+                    "open": _href(n, digest, name),
+                }
+                for n in ordered
+            ],
+            column_config={"open": st.column_config.LinkColumn("open", display_text="open")},
+            hide_index=True,
+            width="stretch",
+        )
+    else:
+        with st.container(height=480 if len(ordered) > 12 else "content", border=False):
+            for n in ordered:
+                text = f"{n['name']} · {n['op_type']}"
+                if n["layer"] is None:
+                    st.text(f"{text}: {n['reason']}")
+                    continue
+                verdict = _verdict(n)
+                st.page_link(
+                    pages[n["layer"]],
+                    label=inert(f"{text} → {opens_as(LAYERS[n['layer']].title, n.get('identity'))}: {verdict}"),
+                    icon=":material/check_circle:" if n.get("agrees") else ":material/cancel:",
+                    query_params={ONNX: digest, NODE: n["name"], MODEL: name, REAL: "1"},
+                )
+    _engine(answer, digest, name)
+
+
+def _engine(answer: dict, digest: str, name: str) -> None:
+    """The parser's engine layers, each with the model's nodes it computes (and its chain page where they are one)."""
     engine = answer.get("engine") or {}
     st.subheader("Engine (TensorRT's ONNX parser, the whole model)")
     if engine.get("status") not in ("built", "cached"):

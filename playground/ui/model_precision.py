@@ -82,7 +82,9 @@ def which() -> str:
 
 def recolour(data: dict, answer: dict, by: str = "accumulated") -> dict:
     """The graph's data with each opened node's status its `by` error ("accumulated" or "local") against the
-    policy (green holds, red crosses), its detail both errors, and the first divergence marked."""
+    policy (green holds, red crosses), its detail both errors, and the first divergence marked (a copy: the FP32
+    graph's data is kept for the page's reruns)."""
+    data = {**data, "nodes": [dict(box) for box in data["nodes"]]}
     p = answer["precision"]
     policy = pm.Policy(p["policy"]["min_cosine"])
     kept = set(p["keep_fp32"])

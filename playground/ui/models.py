@@ -34,6 +34,24 @@ class NodeLink:
     base: dict[str, str]  # the node's configuration as URL texts: the stage's defaults (a link writes what differs)
     source: dict  # what the stage says of it: model, node, op, the rules where ONNX differs
     real: np.ndarray | None = None  # the tensor the node reads in its model (a link's real=1), in the layer's shape
+    origins: tuple = ()  # ((figure, where its tensor comes from), …): the inputs `real` feeds, said on their figures
+
+    def source_of(self, x) -> dict:
+        """What the stage says of the node: with each input figure's origin while the input is the real tensor (a
+        pattern the user picks after is theirs, and said as nothing more)."""
+        real = self.real is not None and np.shape(x) == self.real.shape and np.array_equal(x, self.real)
+        return self.source | {"inputs": [list(o) for o in self.origins]} if real else self.source
+
+
+@functools.lru_cache(maxsize=64)
+def origin(digest: str, tensor: str) -> str:
+    """Where a tensor of the model comes from, as an input figure says it: "A = NODE's output, by ONNX Runtime"
+    without its "A = " (the node that writes it), or the model's input (its seeded pattern)."""
+    model = reading.remembered(digest)
+    for i, n in enumerate(reading.graph_nodes(model)):
+        if tensor in n.output:
+            return f"{reading.node_name(n, i)}'s output, by ONNX Runtime"
+    return f"the model's input {tensor} (its seeded pattern)"
 
 
 @functools.lru_cache(maxsize=8)
@@ -111,10 +129,11 @@ def node_link(layer: Layer) -> NodeLink | None:
             layer, {"kind": "random", "shape": opened.shape, "seed": SEED, "low": -4.0, "high": 4.0}
         )  # opening.seeded_input's pattern
     source = {"model": model, "node": opened.node, "op": opened.op, "differs": opened.differs, "notes": opened.notes}
-    real = None
+    real, origins = None, ()
     if st.query_params.get(REAL) == "1" and getattr(opened, "shapes", None) is None:  # one input: the stage's
         try:
             real = opened.to_layer(_real_input(digest, opened.data))
+            origins = ((protocol.input_figure(layer, layer.input_names[0]), origin(digest, opened.data)),)
             source = source | {
                 "notes": [
                     *opened.notes,
@@ -126,4 +145,4 @@ def node_link(layer: Layer) -> NodeLink | None:
                 inert(f"URL parameter real: the model could not be run ({exc}); the node opens on the seeded input"),
                 icon=":material/warning:",
             )
-    return NodeLink(opened, protocol.query_of(layer, params, opened.shape), source, real)
+    return NodeLink(opened, protocol.query_of(layer, params, opened.shape), source, real, origins)

@@ -157,7 +157,7 @@ def draw(
                 "planes": server.PLANES_ROUTE,
                 "modules": assets.urls(),
                 "describe": describe,
-                "source": node.source if node is not None else None,
+                "source": node.source_of(x) if node is not None else None,
                 "query": (
                     {**answer["query"], **({} if problem else query)}
                     if answer
