@@ -85,17 +85,17 @@ export function planeLabel(which, shape, plane) {
 }
 
 // The label a cell of `cell` px shows and its font: six significant digits where they fit at a legible size
-// (a fifth of the cell, at least 9 px), else five, four, three; the font as large as the cell allows (digits
-// scale with cells). `width(text, px)`: the text's width at that font size.
-export function cellLabel(v, cell, width) {
-  const base = Math.max(9, Math.floor(cell * 0.3)), least = Math.max(9, Math.floor(cell * 0.2)), room = cell - 6;
-  let text = "";
+// (a fifth of the cell, at least 9 px, at least `floor` px), else five, four, three; the font as large as the cell
+// allows (digits scale with cells). `width(text, px)`: the text's width at that font size.
+export function cellLabel(v, cell, width, floor = 0) {
+  const least = Math.max(9, floor, Math.floor(cell * 0.2)), base = Math.max(least, Math.floor(cell * 0.3)), room = cell - 6;
+  let narrowest = null;
   for (const n of [6, 5, 4, 3]) {
-    text = digits(v, n);
-    const px = Math.min(base, Math.floor(room * 10 / Math.max(width(text, 10), 1)));
+    const text = digits(v, n), wide = Math.max(width(text, 10), 1), px = Math.min(base, Math.floor(room * 10 / wide));
     if (px >= least) return { text, px };
+    if (!narrowest || wide < narrowest.wide) narrowest = { text, wide }; // "12346" before "12300": as narrow, more digits
   }
-  return { text, px: least };
+  return { text: narrowest.text, px: least };
 }
 
 export function fitCells(figs, width, height, presenter) {
@@ -173,7 +173,7 @@ export function paint(fig, presenter) {
       ctx.textAlign = "center"; ctx.textBaseline = "middle";
       const bySize = new Map();
       for (let i = 0; i < g.h; i++) for (let j = 0; j < g.w; j++) {
-        const label = cellLabel(values[i * g.w + j], g.cell, width);
+        const label = cellLabel(values[i * g.w + j], g.cell, width, fig.least);
         if (!bySize.has(label.px)) bySize.set(label.px, []);
         bySize.get(label.px).push([label.text, i, j]);
       }
