@@ -204,3 +204,32 @@ def test_the_titles_line_cut_short_at_1280_reads_whole_on_hover(browser, app):
     assert " ".join((titles.get_attribute("title") or "").split()) == words
     assert not page.errors
     ctx.close()
+
+
+def test_the_home_pages_skeleton_is_on_the_screen_within_a_second_while_the_server_has_not_answered(browser, app):
+    """The home page's title and its three ways in come with its HTML: a server too busy to run the page (its
+    websocket held, never answered) still shows them within 1 s of the navigation; the page's own title replaces
+    them."""
+    import time
+
+    from playground.ui.entry import WAYS_IN
+
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    page = ctx.new_page()
+    page.route_web_socket("**/_stcore/stream", lambda ws: None)  # held: no script run answers
+    began = time.monotonic()
+    page.goto(f"{app}/", wait_until="commit")
+    skeleton = page.locator("#pg-home-skeleton")
+    skeleton.wait_for(state="visible", timeout=5_000)
+    assert time.monotonic() - began < 1.0
+    page.wait_for_timeout(1500)  # Streamlit's scripts have run meanwhile: the skeleton stays until the page draws
+    assert skeleton.is_visible() and all(w in skeleton.inner_text() for w in WAYS_IN)
+    ctx.close()
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    page = ctx.new_page()
+    page.goto(f"{app}/")
+    page.wait_for_selector('[data-testid="stMain"] h1')
+    page.wait_for_selector("#pg-home-skeleton", state="detached")
+    B.wait_until_idle(page)
+    assert page.locator('[class*="st-key-home-way-"] img').count() == 3  # the ways in, each with its picture
+    ctx.close()

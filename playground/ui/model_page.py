@@ -23,6 +23,7 @@ from ..numbers import compact
 from ..onnx import reading, whole
 from ..onnx.map import opens_as
 from ..stage.protocol import ENGINE_STATUS
+from . import models
 from .messages import guarded, inert
 from .models import MODEL, NODE, ONNX, REAL
 from .view import presenter_on
@@ -31,7 +32,15 @@ _answers = Memo(8)  # by model digest and input: a page's reruns and revisits do
 _chains = Memo(256)  # by model digest and a run of nodes: the chain page's address, or why the run is no chain
 _models = Memo(2)  # by digest: the model loaded (checked, folded) once for all its runs' chains
 _HERE = Path(__file__).parents[1] / "graph"  # the graph's browser side: graph.js, graph.css, the vendored dagre
-PAGE_CSS = '<style>[data-testid="stMainBlockContainer"] { padding-top: 72px; }</style>'
+# The graph first and the window's height less the top bar and the model's line over it (graph.css's own height is
+# for a graph among other things); the page's title and the upload come after the graph.
+PAGE_CSS = (
+    '<style>[data-testid="stMainBlockContainer"] { padding-top: 72px; } '
+    ".pg-graph-view { height: max(320px, calc(100vh - 172px)) !important; }</style>"
+)
+PRESENTER_GRAPH_CSS = (
+    "<style>.pg-graph-view { height: max(320px, calc(100vh - 196px)) !important; }</style>"  # its type
+)
 MAX_DRAWN = 1500  # nodes: a larger graph is listed, not drawn (its layout would hold the browser for seconds)
 _component = None
 
@@ -138,44 +147,38 @@ def model_page() -> None:
 def _model_page() -> None:
     from .page import PRESENTER_CSS
 
-    # the graph nearer the first screen (Streamlit's top padding is for a page without the navigation bar)
-    st.html(PAGE_CSS + (PRESENTER_CSS if presenter_on() else ""))
-    # the title and the model's counts beside the upload and the analysis's status, not over them: the graph is on
-    # the first screen of a 1280 × 720 projector
-    head, side = st.columns([3, 2])
-    with head:
+    st.html(PAGE_CSS + (PRESENTER_CSS + PRESENTER_GRAPH_CSS if presenter_on() else ""))
+    # The model's line and its graph first, the whole window's height (at 1280 x 720 the title and the upload over it
+    # left the graph 330 px); what explains it after; the title, what the page does and the upload last (first where
+    # no model is open yet: then they are all there is).
+    top, rest, foot = st.container(), st.container(), st.container(border=True)
+    with foot:
         st.subheader("Whole ONNX model", anchor=False)
         st.caption(
             "Every node on the tensor it really reads (ONNX Runtime runs the model once, every tensor marked as an "
             "output), its layer's reference against ONNX Runtime's output of it, and TensorRT's ONNX parser's "
             "engine for the whole model."
         )
-    cap = reading.MAX_MODEL_BYTES >> 20
-    upload = side.file_uploader(
-        f"An ONNX model (.onnx, self-contained, at most {cap} MB)",
-        type=["onnx"],
-        key="model.upload",
-        max_upload_size=cap,
-    )
+        upload = models.uploader_widget("model.upload", "An ONNX model (.onnx, self-contained")
     if upload is not None:
         try:
             digest, _ = reading.remember(upload.getvalue(), upload.name)
         except ValidationError as exc:
-            st.error(inert(str(exc)), icon=":material/error:")
+            top.error(inert(str(exc)), icon=":material/error:")
             return
         st.query_params[ONNX], st.query_params[MODEL] = digest, upload.name[:80]
     digest = st.query_params.get(ONNX)
     if not digest:
-        st.info("Upload a model, or open one from a link.", icon=":material/upload_file:")
+        top.info("Upload a model (below), or open one from a link.", icon=":material/upload_file:")
         return
     name = str(st.query_params.get(MODEL) or "model.onnx")[:80]
     try:
-        with side:
+        with top:
             answer = _analysis(digest, name)
     except blobs.Missing as exc:
-        st.warning(inert(f"URL parameter onnx: the model {digest[:12]}… {exc}"), icon=":material/link_off:")
+        top.warning(inert(f"URL parameter onnx: the model {digest[:12]}… {exc}"), icon=":material/link_off:")
         return
-    _draw(answer, digest, name, head)
+    _draw(answer, digest, name, top, rest)
 
 
 def _analysis(digest: str, name: str) -> dict:
@@ -185,14 +188,15 @@ def _analysis(digest: str, name: str) -> dict:
     answer = _answers.get(key)
     if answer is not None:
         return answer
-    with st.status("Opening the model", expanded=False) as status:
+    holder = st.empty()  # the status goes once the analysis is done: the model's line says how long it took
+    with holder.status("Opening the model", expanded=False) as status:
 
         def step(text: str) -> None:
             status.update(label=text + " …")
             st.text(text)
 
         answer = whole.analyze(reading.remembered(digest), name, progress=step)
-        status.update(label=f"Analysed in {answer['seconds']} s", state="complete")
+    holder.empty()
     _answers.put(key, answer)
     return answer
 
@@ -237,29 +241,39 @@ def _selection(result, digest: str, name: str) -> None:
     )
 
 
-def _draw(answer: dict, digest: str, name: str, head) -> None:
-    """The model's counts (in `head`, beside the upload), the first difference, the graph, then what explains it."""
+def _draw(answer: dict, digest: str, name: str, top, rest) -> None:
+    """The model's counts and its graph (in `top`), then (in `rest`) the first difference and what explains it."""
     from .page import layer_pages
 
     c = answer["counts"]
-    head.text(
+    top.text(
         f"{name}: {c['nodes']} nodes, {c['opened']} open as a layer, {c['agreeing']} agree with ONNX Runtime "
         f"on their real input"
         + (f", {c['engine_layers']} engine layers" if "engine_layers" in c else "")
         + f" ({answer['seconds']} s)"
     )
     if "onnxruntime_error" in answer:
-        st.error(inert(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}"), icon=":material/error:")
-    pages = layer_pages()
-    _first_difference(answer, digest, name, pages)
-    if len(answer["nodes"]) <= MAX_DRAWN:
-        result = _graph_component()(
-            key="model.graph",
-            data=graph_data(answer, digest, name),
-            width="stretch",
-            height="content",
-            on_selection_change=lambda: None,
+        top.error(
+            inert(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}"), icon=":material/error:"
         )
+    pages = layer_pages()
+    if len(answer["nodes"]) <= MAX_DRAWN:
+        with top:
+            result = _graph_component()(
+                key="model.graph",
+                data=graph_data(answer, digest, name),
+                width="stretch",
+                height="content",
+                on_selection_change=lambda: None,
+            )
+    with rest:
+        _explained(answer, digest, name, pages, result if len(answer["nodes"]) <= MAX_DRAWN else None)
+
+
+def _explained(answer: dict, digest: str, name: str, pages: dict, result) -> None:
+    """Under the graph: the first difference, how to read the graph, the nodes and the engine."""
+    _first_difference(answer, digest, name, pages)
+    if result is not None:
         st.caption(
             "Green: the layer agrees with ONNX Runtime on the node's real input; red: it differs; grey: no "
             "layer computes the node. A node that opens is a link to its layer's page; shift-click selects a run. "
