@@ -68,13 +68,26 @@ def test_a_gallery_of_one_width_without_the_picked_cells_outlines_and_with_absol
     """--width: every picture that wide, whatever its layer's figures (one plane or several, wide or tall) or page;
     --no-pick: no picked cell's outline; --base-url: the gallery's links absolute. Without them, the same figures
     have the outline and a width of their own."""
+    import onnx
+    from onnx import TensorProto, helper
     from PIL import Image
 
+    model = tmp_path / "relu.onnx"
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
+    )
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), model)
     out, cache = tmp_path / "one", tmp_path / "cache"
-    pages = ("home", "chain", "convolution", "normalization", "resize", "concatenation")
-    _snapshot(out, cache, "--pages", *pages, "--width", "800", "--no-pick", "--base-url", "https://docs.example.org/")
+    pages = ("home", "chain", "model", "convolution", "normalization", "resize", "concatenation")
+    _snapshot(
+        out, cache, "--pages", *pages, "--model", str(model), "--width", "800", "--no-pick",
+        "--base-url", "https://docs.example.org/",
+    )  # fmt: skip
     shots = json.loads((out / "shots.json").read_text())
-    assert len(shots) == len(pages)
+    assert len(shots) == len(pages) and "model.png" in shots
     assert {Image.open(out / name).size[0] for name in shots} == {800}, {n: Image.open(out / n).size for n in shots}
     for name, shot in shots.items():  # every figure inside its picture
         for f in shot["figures"]:
@@ -82,6 +95,7 @@ def test_a_gallery_of_one_width_without_the_picked_cells_outlines_and_with_absol
     assert _orange(out / "convolution.png") == 0
     index = (out / "index.md").read_text()
     assert "[https://docs.example.org/convolution](https://docs.example.org/convolution)" in index
+    assert "(https://docs.example.org/model?onnx=" in index and "model=relu.onnx" in index  # the model, by its digest
     assert "](/" not in index and "`/" not in index  # no link left relative
 
     plain = tmp_path / "plain"
