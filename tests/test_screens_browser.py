@@ -1,7 +1,7 @@
 """The pages as the room sees them: a projector's 1280 × 720 with the sidebar open (the head's badges read whole, the
 engine's naming its builder and status, the shapes after presenter mode's lesson), a phone's 390 × 844 (cells big
 enough to see, the head's words whole, an open sidebar that plainly gives the stage back), the home page's metrics in
-presenter type, and a stage that holds still (the badges while an engine builds, the strip Tab opens). One page load
+presenter type, and a stage that holds still (the badges while an engine builds, a control Tab reaches). One page load
 each."""
 
 from __future__ import annotations
@@ -161,6 +161,12 @@ def test_presenter_mode_at_1280_shows_every_layers_first_slider_and_a_click_move
         controls = page.locator(f"{STAGE} .pg-controls").bounding_box()
         output = page.locator(f'{STAGE} [data-figure="output"]').bounding_box()
         assert output["x"] >= controls["x"] + controls["width"], name  # the figures beside the controls
+        # the cells' digits are drawn no smaller than the captions under them (heatmap.js's cellLabel floor)
+        least, caption = page.evaluate(
+            """() => { const s = document.querySelector('.pg-stage');
+            return [s.__stage.figures.figs.output.least, parseFloat(getComputedStyle(s.querySelector('figcaption')).fontSize)]; }"""
+        )
+        assert least >= caption >= 12, (name, least, caption)
         if s is first and s["opacity"] < 1:
             continue  # no slider the default configuration uses (an activation's ReLU): an unused one snaps back
         slider = page.locator(f'{STAGE} .pg-controls input[type=range][data-param="{s["key"]}"]')
