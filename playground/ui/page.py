@@ -328,11 +328,12 @@ def _passed_over(b) -> None:
 
 
 # -- home -------------------------------------------------------------------------------------
-def home_page() -> None:
-    guarded(_home_page)
+def home_page(chain_page) -> None:
+    """`chain_page`: the chain page's function (ui.chain, which draws on this module: handed in, not imported)."""
+    guarded(lambda: _home_page(chain_page))
 
 
-def _home_page() -> None:
+def _home_page(chain_page) -> None:
     # What costs nothing first (the title, the ways in): the machine's backend is looked up after them
     if presenter_on():
         st.html(PRESENTER_CSS)
@@ -342,8 +343,6 @@ def _home_page() -> None:
         "heatmaps beside the engine TensorRT built. Invalid combinations are caught with the rule they break; the "
         "last valid result stays on screen."
     )
-    from .chain import chain_page
-
     pages = layer_pages()
     ways = (  # the skeleton served with the page (entry.HOME_SKELETON) names them too
         (
