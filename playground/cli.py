@@ -14,6 +14,7 @@
     export LAYER+LAYER[+…] [--set KEY.NAME=VALUE]... [--input IN.npy] [--format python|script|onnx] [--out FILE]
     snapshot --out DIR [--pages ...] [--presets ...] [--width W] [--height H] [--presenter]
              [--crop figures|stage|page] [--scale 1|2|3] [--background white|dark] [--query TEXT] [--cell PX]
+             [--no-pick] [--base-url URL] [--model MODEL.onnx]   (--pages also takes chain and model)
 
 Exit status (one path for all, `main`): 0 success, 2 invalid parameters, input or options (the message names
 the parameter or option and the rule), 3 the backend's builder refused a configuration the layer's rules allow
@@ -795,16 +796,34 @@ def cmd_snapshot(args) -> int:
     pages = args.pages if args.pages is not None else (["home", *LAYERS] if not args.presets else [])
     if args.out.exists() and not args.out.is_dir():
         raise UsageError(f"--out {args.out}: is a file; it must name a directory (made if missing)")
+    if args.width is not None and not 320 <= args.width <= 7680:
+        raise UsageError(f"--width {args.width}: must be 320 to 7680 px")
+    if args.base_url and not re.match(r"^https?://[^\s]+$", args.base_url):
+        raise UsageError(f"--base-url {args.base_url!r}: must be an http:// or https:// address")
+    model = None
+    if args.model is not None:
+        from .errors import ValidationError
+        from .onnx import reading
+
+        try:
+            data = args.model.read_bytes()
+            model = (reading.remember(data, args.model.name)[0], args.model.name[:80])  # the server reads it from there
+        except OSError as exc:
+            raise UsageError(f"--model {args.model}: cannot be read ({exc.strerror})") from None
+        except ValidationError as exc:
+            raise UsageError(f"--model {args.model}: {exc}") from None
     try:
-        shots = shots_from(pages, args.presets)
+        shots = shots_from(pages, args.presets, model)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
     try:
         take(
             shots,
             args.out,
-            width=args.width,
             height=args.height,
+            picture_width=args.width,
+            pick=not args.no_pick,
+            base_url=args.base_url.rstrip("/"),
             presenter=args.presenter,
             crop="page" if args.full_page else args.crop,
             scale=args.scale,
@@ -956,8 +975,22 @@ def parser() -> argparse.ArgumentParser:
     snapshot.add_argument("--out", required=True, type=Path)
     snapshot.add_argument("--pages", nargs="*", default=None, help="home and/or layer names (default: all pages)")
     snapshot.add_argument("--presets", nargs="*", default=[], help="LAYER:PRESET, LAYER:all or all")
-    snapshot.add_argument("--width", type=int, default=1920)
-    snapshot.add_argument("--height", type=int, default=1080)
+    snapshot.add_argument(
+        "--width",
+        type=int,
+        default=None,
+        metavar="PX",
+        help="every picture this wide (a layer's figures laid out in it, wrapping; a page shot in a window that wide); "
+        "default: the window 1920 px wide, each picture cropped to its content",
+    )
+    snapshot.add_argument("--height", type=int, default=1080, help="the window's height")
+    snapshot.add_argument(
+        "--no-pick", action="store_true", help="leave out the picked cell's and its windows' outlines"
+    )
+    snapshot.add_argument("--base-url", default="", help="the gallery's links absolute, under this address")
+    snapshot.add_argument(
+        "--model", type=Path, default=None, help="the ONNX model the model page (--pages model) shows"
+    )
     snapshot.add_argument("--presenter", action="store_true", help="presenter mode (large fonts, high contrast)")
     snapshot.add_argument(
         "--badges",

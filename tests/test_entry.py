@@ -34,11 +34,17 @@ def test_a_layer_page_is_streamlits_page_told_the_server_and_the_stages_modules(
     assert PRELOAD.findall(r.text) == assets.urls()  # what the stage's component imports
 
 
-def test_every_page_but_home_is_served_and_only_the_layers_name_the_stage(client):
+def test_every_page_is_served_and_only_the_layers_name_the_stage_and_only_home_carries_its_skeleton(client):
     assert set(entry.page_paths()) == {"model", "chain", *LAYERS}
-    for path in entry.page_paths():
+    for path in ["", *entry.page_paths()]:
         r = client.get(f"/{path}")
         assert r.status_code == 200 and "BACKEND_BASE_URL" in r.text, path
         assert bool(PRELOAD.findall(r.text)) == (path in LAYERS), path
-    for path in ("/", "/favicon.png", "/oauth2callback", "/_stcore/health", "/convolution/_stcore/health"):
+        assert ('id="pg-home-skeleton"' in r.text) == (path == ""), path
+    home = client.get("/?view.presenter=true").text
+    body = home[home.index("<body") :]
+    # first in the body, before Streamlit's root (its scripts empty the root), naming the three ways in
+    assert body.index("pg-home-skeleton") < body.index('id="root"')
+    assert all(w in body for w in entry.WAYS_IN)
+    for path in ("/favicon.png", "/oauth2callback", "/_stcore/health", "/convolution/_stcore/health"):
         assert client.get(path).status_code == 404, path  # Streamlit's own routes answer these

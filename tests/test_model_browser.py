@@ -85,16 +85,40 @@ def _conv_relu_softmax(path):
 
 
 @pytest.mark.parametrize("presenter", [False, True], ids=["normal", "presenter"])
-def test_the_graph_is_on_the_first_screen_of_a_1280_by_720_projector(browser, app, tmp_path, presenter):
-    """The title, the upload and the model's counts share the first lines; the legend and the model's notes follow
-    the graph: most of the graph's view shows before any scroll."""
+def test_the_graph_is_first_and_the_first_screens_height_on_a_1280_by_720_projector(browser, app, tmp_path, presenter):
+    """The model's line, then the graph, as high as the window leaves; the title, the upload, the legend and the
+    model's notes come after it."""
     path = tmp_path / "crs.onnx"
     _conv_relu_softmax(path)
     ctx, page = _open_model(browser, app, path, height=720, query="?view.presenter=true" if presenter else "")
     B.wait_until_idle(page)
     assert page.evaluate("scrollY") == 0
     view = page.locator(f"{GRAPH} .pg-graph-view").bounding_box()
-    assert view["y"] + 300 <= 720, view  # 300 px of the graph at least under the first screen's fold
+    assert view["y"] <= 200 and view["y"] + view["height"] <= 720 and view["height"] >= 500, view
+    upload = page.locator('[data-testid="stFileUploader"]').bounding_box()
+    assert upload["y"] >= view["y"] + view["height"], upload  # the upload under the graph
+    ctx.close()
+
+
+def test_a_model_uploaded_on_the_home_page_links_to_its_model_page(browser, app, tmp_path):
+    path = tmp_path / "crs.onnx"
+    _conv_relu_softmax(path)
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(app.rstrip("/") + "/")
+    B.wait_until_idle(page)
+    # one size in one unit: the label's MiB, not Streamlit's own "68MB per file" beside it
+    upload = page.locator('[data-testid="stFileUploader"]')
+    assert "at most 64 MiB" in upload.inner_text() and "MB per file" not in upload.inner_text()
+    page.set_input_files('input[type="file"]', str(path))
+    link = page.locator('[data-testid="stMain"] a[href*="model?onnx="]')
+    link.wait_for()
+    assert "model=crs.onnx" in link.get_attribute("href")
+    link.click()
+    page.wait_for_selector(f"{GRAPH}[data-drawn='3']")
+    assert "/model?onnx=" in page.url
+    assert page.locator(f"{GRAPH} .pg-graph-node").count() == 3  # the same model, drawn
     ctx.close()
 
 

@@ -1,7 +1,7 @@
 """The pages as the room sees them: a projector's 1280 × 720 with the sidebar open (the head's badges read whole, the
 engine's naming its builder and status, the shapes after presenter mode's lesson), a phone's 390 × 844 (cells big
 enough to see, the head's words whole, an open sidebar that plainly gives the stage back), the home page's metrics in
-presenter type, and a stage that holds still (the badges while an engine builds, the strip Tab opens). One page load
+presenter type, and a stage that holds still (the badges while an engine builds, a control Tab reaches). One page load
 each."""
 
 from __future__ import annotations
@@ -127,13 +127,71 @@ def test_the_badges_after_the_engines_stay_put_while_it_builds(browser, app):
     ctx.close()
 
 
-def test_presenter_modes_strip_opened_by_the_keyboard_keeps_the_stage_in_the_window(browser, app):
-    """Tab reaching a control of the folded strip opens it in the window, over the figures' foot: the stage does not
-    scroll the head and figures away from the room."""
+# The first slider of the stage's controls (`used`: of a control the configuration uses): where it is, whether the point at its middle is the slider itself (nothing
+# over it), and how opaque it is with everything it lies in (a folded control is transparent, not hidden).
+FIRST_SLIDER_JS = """(used) => {
+  const s = document.querySelector(`.pg-stage .pg-controls .pg-control${used ? ':not(.pg-unused)' : ''} input[type=range]`);
+  if (!s) return null;
+  const r = s.getBoundingClientRect(), hit = document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2);
+  let opacity = 1;
+  for (let e = s; e; e = e.parentElement) opacity *= Number(getComputedStyle(e).opacity);
+  return {x: r.x, y: r.y, width: r.width, height: r.height, hit: hit === s, opacity, key: s.dataset.param};
+}"""
+
+
+def test_presenter_mode_at_1280_shows_every_layers_first_slider_and_a_click_moves_it(browser, app):
+    """A presenter with a clicker or a touch screen cannot hover: on every layer page the first slider is in the
+    window, whole, drawn (not folded away) and the thing under the pointer, and a click on it, with no hover before,
+    moves its value and the stage's configuration; the figures are beside the controls, not under them."""
+    from playground.layers import LAYERS
+
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720}, has_touch=True)
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    seen = {}
+    for name in LAYERS:
+        page.goto(f"{app}/{name}?view.presenter=true")
+        page.wait_for_selector(f'{STAGE}[data-drawn] [data-figure="output"] canvas')
+        page.mouse.move(1279, 719)  # away from the controls: nothing is hovered
+        first = page.evaluate(FIRST_SLIDER_JS, False)
+        assert first is not None, name
+        for s in (first, page.evaluate(FIRST_SLIDER_JS, True) or first):
+            inside = s["x"] >= 0 and s["y"] >= 0 and s["x"] + s["width"] <= 1280 and s["y"] + s["height"] <= 720
+            assert inside and s["hit"] and s["opacity"] >= 0.6, (name, s)  # drawn and on top (an unused one dimmed)
+        controls = page.locator(f"{STAGE} .pg-controls").bounding_box()
+        output = page.locator(f'{STAGE} [data-figure="output"]').bounding_box()
+        assert output["x"] >= controls["x"] + controls["width"], name  # the figures beside the controls
+        # the cells' digits are drawn no smaller than the captions under them (heatmap.js's cellLabel floor)
+        least, caption = page.evaluate(
+            """() => { const s = document.querySelector('.pg-stage');
+            return [s.__stage.figures.figs.output.least, parseFloat(getComputedStyle(s.querySelector('figcaption')).fontSize)]; }"""
+        )
+        assert least >= caption >= 12, (name, least, caption)
+        if s is first and s["opacity"] < 1:
+            continue  # no slider the default configuration uses (an activation's ReLU): an unused one snaps back
+        slider = page.locator(f'{STAGE} .pg-controls input[type=range][data-param="{s["key"]}"]')
+        before, drawn = slider.input_value(), page.get_attribute(STAGE, "data-query")
+        at_max = slider.evaluate("e => Number(e.value) >= Number(e.max)")
+        page.mouse.click(s["x"] + (3 if at_max else s["width"] - 3), s["y"] + s["height"] / 2)  # the other end
+        # the stage draws another configuration (the click reached the stage, not only the thumb)
+        page.wait_for_function(
+            "(q) => document.querySelector('.pg-stage').dataset.query !== q || document.querySelector('.pg-problem:not(:empty)')",
+            arg=drawn,
+        )
+        answered = page.get_attribute(STAGE, "data-query") != drawn or page.locator(f"{STAGE} .pg-problem").is_visible()
+        seen[name] = (before, slider.input_value(), answered)  # a refusal (its banner) is an answer too
+    stuck = {n: v for n, v in seen.items() if v[0] == v[1] or not v[2]}
+    assert not stuck and len(seen) >= 10, (stuck, sorted(set(LAYERS) - set(seen)))
+    ctx.close()
+
+
+def test_presenter_modes_controls_reached_by_the_keyboard_keep_the_stage_in_the_window(browser, app):
+    """Tab reaching a control low in presenter mode's column scrolls the column, not the page: the head and the
+    figures stay where the room sees them."""
     ctx, page = _open(browser, app, "convolution?view.presenter=true", viewport={"width": 1280, "height": 720})
     head = page.locator(f"{STAGE} .pg-head")
     top = head.bounding_box()["y"]
-    for param in ("kernel_size_nd.w", "padding_nd.w"):  # a second line of a control, under the fold when opened
+    for param in ("kernel_size_nd.w", "padding_nd.w", "dilation_nd.w"):
         page.focus(f'[data-param="convolution.{param}"]')
         page.wait_for_timeout(200)
         assert head.bounding_box()["y"] == top, param
@@ -151,4 +209,33 @@ def test_the_titles_line_cut_short_at_1280_reads_whole_on_hover(browser, app):
     words = " ".join(titles.text_content().split())
     assert " ".join((titles.get_attribute("title") or "").split()) == words
     assert not page.errors
+    ctx.close()
+
+
+def test_the_home_pages_skeleton_is_on_the_screen_within_a_second_while_the_server_has_not_answered(browser, app):
+    """The home page's title and its three ways in come with its HTML: a server too busy to run the page (its
+    websocket held, never answered) still shows them within 1 s of the navigation; the page's own title replaces
+    them."""
+    import time
+
+    from playground.ui.entry import WAYS_IN
+
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    page = ctx.new_page()
+    page.route_web_socket("**/_stcore/stream", lambda ws: None)  # held: no script run answers
+    began = time.monotonic()
+    page.goto(f"{app}/", wait_until="commit")
+    skeleton = page.locator("#pg-home-skeleton")
+    skeleton.wait_for(state="visible", timeout=5_000)
+    assert time.monotonic() - began < 1.0
+    page.wait_for_timeout(1500)  # Streamlit's scripts have run meanwhile: the skeleton stays until the page draws
+    assert skeleton.is_visible() and all(w in skeleton.inner_text() for w in WAYS_IN)
+    ctx.close()
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    page = ctx.new_page()
+    page.goto(f"{app}/")
+    page.wait_for_selector('[data-testid="stMain"] h1')
+    page.wait_for_selector("#pg-home-skeleton", state="detached")
+    B.wait_until_idle(page)
+    assert page.locator('[class*="st-key-home-way-"] img').count() == 3  # the ways in, each with its picture
     ctx.close()

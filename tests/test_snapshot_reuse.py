@@ -53,3 +53,52 @@ def test_a_layer_of_several_inputs_has_its_examples_picked_on_one_page(tmp_path)
     log = _snapshot(tmp_path / "picked", tmp_path / "cache", "--presets", *picked)
     assert log.count("opening http") == 1 and log.count("on the open page") == 1, log
     assert len(json.loads((tmp_path / "picked" / "shots.json").read_text())) == 2
+
+
+def _orange(path: Path) -> int:
+    """The picked cell's outline's pixels (heatmap.js marks it #ff6600): how many the picture holds."""
+    import numpy as np
+    from PIL import Image
+
+    img = np.asarray(Image.open(path).convert("RGB")).astype(int)
+    return int((np.abs(img - (255, 102, 0)).sum(axis=-1) < 30).sum())
+
+
+def test_a_gallery_of_one_width_without_the_picked_cells_outlines_and_with_absolute_links(tmp_path):
+    """--width: every picture that wide, whatever its layer's figures (one plane or several, wide or tall) or page;
+    --no-pick: no picked cell's outline; --base-url: the gallery's links absolute. Without them, the same figures
+    have the outline and a width of their own."""
+    import onnx
+    from onnx import TensorProto, helper
+    from PIL import Image
+
+    model = tmp_path / "relu.onnx"
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
+    )
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), model)
+    out, cache = tmp_path / "one", tmp_path / "cache"
+    pages = ("home", "chain", "model", "convolution", "normalization", "resize", "concatenation")
+    _snapshot(
+        out, cache, "--pages", *pages, "--model", str(model), "--width", "800", "--no-pick",
+        "--base-url", "https://docs.example.org/",
+    )  # fmt: skip
+    shots = json.loads((out / "shots.json").read_text())
+    assert len(shots) == len(pages) and "model.png" in shots
+    assert {Image.open(out / name).size[0] for name in shots} == {800}, {n: Image.open(out / n).size for n in shots}
+    for name, shot in shots.items():  # every figure inside its picture
+        for f in shot["figures"]:
+            assert shot["clip"]["x"] <= f["x"] and f["x"] + f["width"] <= shot["clip"]["x"] + 800 + 1, (name, f)
+    assert _orange(out / "convolution.png") == 0
+    index = (out / "index.md").read_text()
+    assert "[https://docs.example.org/convolution](https://docs.example.org/convolution)" in index
+    assert "(https://docs.example.org/model?onnx=" in index and "model=relu.onnx" in index  # the model, by its digest
+    assert "](/" not in index and "`/" not in index  # no link left relative
+
+    plain = tmp_path / "plain"
+    _snapshot(plain, cache, "--pages", "convolution", "normalization")
+    assert _orange(plain / "convolution.png") > 20  # the picked cell's outline
+    assert {Image.open(plain / n).size[0] for n in ("convolution.png", "normalization.png")} != {800}

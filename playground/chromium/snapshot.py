@@ -8,13 +8,17 @@ layer page's picture holds is `--crop`:
     figures  the heatmaps, the shape line and the source badge, cropped to their content with a margin (default)
     stage    the same with the controls beside them, as they are set
     page     the whole page (`--full-page` is its old spelling)
-`--scale` is the device pixel ratio (2 or 3 for a documentation column), `--background white|dark` an opaque
+`--width PX` makes every picture of the gallery that wide: a layer's figures (or its stage, `--crop stage`) are laid
+out in that width, fitted to it, the figures wrapping onto another row where one cell size (`--cell`) will not
+fit them side by side; a page (home, chain, model) is shot in a window that wide. `--no-pick` leaves out the picked
+cell's and its windows' outlines and the picked cell's line. `--scale` is the device pixel ratio (2 or 3 for a
+documentation column), `--background white|dark` an opaque
 background, `--badges` keeps the machine's badges (which engine, from cache; left out by default: a figure for
 documentation is of the layer, not of the machine that drew it). The stage's link row, its cell buttons and tooltips are left out of the picture; the badge's "engine
 built now / from cache" is written "engine built", so the same state gives byte-identical PNGs. `shots.json` beside them
 records each picture's crop and its figures' boxes (what the tests check). A file is named by its configuration
 (`convolution--stride_nd-2-2--padding_mode-SAME_UPPER.png`), and the gallery gives each picture its layer and
-parameters in words, the link that reopens it, the `python -m playground run …` line that reproduces it (run in the
+parameters in words, the link that reopens it (absolute under `--base-url`), the `python -m playground run …` line that reproduces it (run in the
 gallery's folder: the arrays it names, `NAME.input.npy`, are written there) and the example's own note, as the alt
 text too.
 """
@@ -50,7 +54,7 @@ html, body, [data-testid="stApp"], [data-testid="stMain"], .pg-stage { backgroun
   .pg-stage .pg-label { color: %(fg)s !important; }
 """
 # The crop (page coordinates) of `which` parts of the stage, with a margin, and the figures' own boxes.
-CROP_JS = """([parts, margin]) => {
+CROP_JS = """([parts, margin, fixed]) => {
   const boxes = [];
   for (const sel of parts) for (const e of document.querySelectorAll(sel)) {
     const r = e.getBoundingClientRect();
@@ -60,6 +64,8 @@ CROP_JS = """([parts, margin]) => {
   const left = Math.max(0, Math.min(...boxes.map(b => b.left)) - margin), top = Math.max(0, Math.min(...boxes.map(b => b.top)) - margin);
   const right = Math.max(...boxes.map(b => b.right)) + margin, bottom = Math.max(...boxes.map(b => b.bottom)) + margin;
   const clip = {x: left, y: top + window.scrollY, width: right - left, height: bottom - top};
+  if (fixed) { const a = document.querySelector(fixed.anchor).getBoundingClientRect();
+    Object.assign(clip, {x: Math.max(0, a.left - margin), width: fixed.width}); }
   const figures = [...document.querySelectorAll('.pg-stage [data-figure]')].map(e => { const r = e.getBoundingClientRect();
     return {which: e.dataset.figure, x: r.left, y: r.top + window.scrollY, width: r.width, height: r.height}; });
   const controls = [...document.querySelectorAll('.pg-stage [data-param], .pg-stage [data-control], .pg-stage button')]
@@ -78,6 +84,15 @@ PARTS = {
     ],
 }
 MARGIN = 12
+# --no-pick: the picked cell's outline, the windows it reads and its line are left out (the marks are an overlay's)
+NO_PICK_CSS = ".pg-stage .pg-overlay, .pg-stage .pg-cell { display: none !important; }"
+# --width: the part cropped is laid out that wide (its figures fitted to it on the resize that follows)
+WIDTH_CSS = """%(part)s { width: %(px)dpx !important; min-width: 0 !important; max-width: none !important; }
+.pg-stage .pg-row { flex-wrap: wrap !important; overflow: visible !important; }"""
+WIDTH_PART = {"figures": ".pg-stage .pg-figures", "stage": ".pg-stage"}
+RESIZED_JS = """() => new Promise((done) => { window.dispatchEvent(new Event('resize'));
+  requestAnimationFrame(() => requestAnimationFrame(done)); })"""
+PAGES = ("home", "chain", "model")  # shot whole, not as a stage
 NO_BADGES_CSS = ".pg-stage .pg-badge { display: none !important; }"
 # Whether this run built the engine or found it cached is no part of the figure: the badge says "built" either way.
 STEADY_JS = """() => document.querySelectorAll('.pg-stage .pg-badge').forEach(e => {
@@ -90,14 +105,15 @@ PRESET_PARAM, PRESENTER_PARAM = protocol.PRESET, protocol.VIEW_PRESENTER
 
 @dataclass(frozen=True)
 class Shot:
-    page: str  # "home" or a layer name
-    preset: str | None = None
+    page: str  # "home", "chain", "model" or a layer name
+    preset: str | None = None  # a layer's example or lesson; the model page's model (its digest)
+    model_name: str = "model.onnx"
 
     @property
     def name(self) -> str:
         """The file's name: the page and, for an example, its configuration in words (parameters that differ from
         the defaults, e.g. convolution--stride_nd-2-2--padding_mode-SAME_UPPER)."""
-        if not self.preset:
+        if not self.preset or self.page in PAGES:
             return self.page
         from ..export import config_name
         from ..layers import get_layer
@@ -112,21 +128,26 @@ class Shot:
         own URL binding; `extra` is more query text (hide=…, a picked cell)."""
         query = {k: v for k, v in ((PRESET_PARAM, self.preset), (PRESENTER_PARAM, "true" if presenter else None)) if v}
         path = "" if self.page == "home" else self.page
+        if self.page == "model" and self.preset:  # a model's page: the model the server keeps, by its digest
+            query = {"onnx": self.preset, "model": self.model_name, **query}
+            query.pop(PRESET_PARAM, None)
         text = "&".join(t for t in (urllib.parse.urlencode(query), extra.lstrip("?&")) if t)
         return f"{base}/{path}" + (f"?{text}" if text else "")
 
 
-def shots_from(pages: list[str], presets: list[str]) -> list[Shot]:
+def shots_from(pages: list[str], presets: list[str], model: tuple[str, str] | None = None) -> list[Shot]:
     """Pages by name; presets as LAYER:PRESET, LAYER:all (every example and lesson of a layer) or all (of every
-    layer)."""
+    layer); `model`: the (digest, file name) the model page shows."""
     from ..layers import LAYERS
 
     presets = [f"{layer}:all" for layer in LAYERS] if "all" in presets else presets
     shots = []
     for page in pages:
-        if page != "home" and page not in LAYERS:
-            raise ValueError(f"--pages: unknown page {page!r}; choose home or one of {', '.join(LAYERS)}")
-        shots.append(Shot(page))
+        if page not in PAGES and page not in LAYERS:
+            raise ValueError(f"--pages: unknown page {page!r}; choose {', '.join(PAGES)} or one of {', '.join(LAYERS)}")
+        if page == "model" and model is None:
+            raise ValueError("--pages model: needs --model FILE.onnx (the model its page shows)")
+        shots.append(Shot(page, *model) if page == "model" else Shot(page))
     for item in presets:
         layer, sep, name = item.partition(":")
         if not sep or layer not in LAYERS:
@@ -154,10 +175,17 @@ def take(
     background: str = "white",
     query: str = "",
     badges: bool = False,
+    picture_width: int | None = None,
+    pick: bool = True,
+    base_url: str = "",
     progress=print,
 ) -> list[Path]:
+    """`width` × `height`: the window; `picture_width`: every picture that wide (the window then at least as wide as
+    the part shot needs); `pick`: the picked cell's outlines drawn; `base_url`: the gallery's links under it."""
     if crop not in CROPS or background not in BACKGROUNDS or scale not in (1, 2, 3):
         raise ValueError(f"crop must be one of {', '.join(CROPS)}, background white or dark, scale 1, 2 or 3")
+    if picture_width is not None:  # a page is shot in a window that wide; a stage's part is laid out that wide
+        width = picture_width if crop == "page" else max(width, picture_width + 400)
     out.mkdir(parents=True, exist_ok=True)
     bg, fg = BACKGROUNDS[background]
     written, records = [], {}
@@ -175,25 +203,42 @@ def take(
             link = shot.url(base, presenter, query)
             if style is not None:  # the stage sizes its figures without the picture's style, as on a page load
                 style.evaluate("e => e.remove()")
+            window = picture_width if picture_width is not None and shot.page in PAGES else width
+            if page.viewport_size["width"] != window:  # a page is shot in a window as wide as its picture
+                page.set_viewport_size({"width": window, "height": height})
+                showing = None
             if shot.preset and shot.page == showing and pick_example(page, shot.page, shot.preset):
                 progress(f"[{i}/{len(shots)}] {shot.name}: picked {shot.preset} on the open page")
             else:
                 progress(f"[{i}/{len(shots)}] {shot.name}: opening {link}")
                 page.goto(link)
                 browser.wait_until_idle(page)
-                showing = shot.page if shot.page != "home" else None
+                showing = shot.page if shot.page not in PAGES else None
             exception = page.locator('[data-testid="stException"]')
             if exception.count():
                 raise RuntimeError(f"{shot.name}: the page shows an exception: {exception.first.inner_text()[:500]}")
             found = None
-            if shot.page != "home":
+            layer = shot.page not in PAGES
+            if layer:
                 page.wait_for_selector(f'{STAGE}[data-drawn] [data-figure="output"] canvas')
                 page.wait_for_function(f"() => !document.querySelector('{STAGE}').hasAttribute('data-busy')")
-            style = page.add_style_tag(content=SNAPSHOT_CSS % {"bg": bg, "fg": fg} + ("" if badges else NO_BADGES_CSS))
+            elif shot.page == "model":  # its graph laid out
+                page.wait_for_selector(".pg-graph svg g", timeout=120_000)
+            sized = layer and picture_width is not None and crop != "page"
+            sheet = (
+                SNAPSHOT_CSS % {"bg": bg, "fg": fg} + ("" if badges else NO_BADGES_CSS) + ("" if pick else NO_PICK_CSS)
+            )
+            if sized:
+                sheet += WIDTH_CSS % {"part": WIDTH_PART[crop], "px": picture_width - 2 * MARGIN}
+            style = page.add_style_tag(content=sheet)
+            if sized:  # the figures fitted to the width given them
+                page.evaluate(RESIZED_JS)
+                page.wait_for_function(f"() => !document.querySelector('{STAGE}').hasAttribute('data-busy')")
             page.evaluate(STEADY_JS)
             page.mouse.move(0, 0)
-            if shot.page != "home" and crop != "page":
-                found = page.evaluate(CROP_JS, [PARTS[crop], MARGIN])
+            if layer and crop != "page":
+                fixed = {"anchor": WIDTH_PART[crop], "width": picture_width} if sized else None
+                found = page.evaluate(CROP_JS, [PARTS[crop], MARGIN, fixed])
             name = shot.name if shot.name not in {p.stem for p in written} else f"{shot.name}--{shot.preset}"
             path = out / f"{name}.png"  # two examples of one configuration (another input): the second named too
             page.screenshot(
@@ -209,7 +254,7 @@ def take(
         context.close()
     (out / "shots.json").write_text(json.dumps(records, indent=1) + "\n")
     files: dict = {}
-    (out / "index.md").write_text(gallery(shots, written, query, files))
+    (out / "index.md").write_text(gallery(shots, written, query, files, base_url))
     for name, array in files.items():  # what the reproduce lines read
         np.save(out / name, array)
     progress(f"wrote {len(written)} PNG(s), shots.json and index.md to {out}")
@@ -253,19 +298,23 @@ def pick_example(page, layer: str, name: str, timeout_ms: float = 60_000) -> boo
     return True
 
 
-def gallery(shots: list[Shot], paths: list[Path], query: str = "", files: dict | None = None) -> str:
-    """index.md: per picture, its title, the link that reopens it (relative to the app's address), the command
-    that reproduces its output and what to see, as the alt text too. The arrays the commands read go into `files`
-    (file name → array), named by the picture."""
+def gallery(
+    shots: list[Shot], paths: list[Path], query: str = "", files: dict | None = None, base_url: str = ""
+) -> str:
+    """index.md: per picture, its title, the link that reopens it (relative to the app's address, or absolute under
+    `base_url`), the command that reproduces its output and what to see, as the alt text too. The arrays the commands
+    read go into `files` (file name → array), named by the picture."""
     from ..export import playground_command
     from ..layers import get_layer
     from ..presets import find, input_for
 
+    titles = {"home": "The home page", "chain": "A chain of layers", "model": "A whole ONNX model"}
     lines = ["# TensorRT Layer Playground — figures", ""]
     for shot, path in zip(shots, paths):
-        link = shot.url("", False, query).lstrip("/") or "/"
-        if shot.page == "home":
-            lines += ["## Home", "", f"![The home page]({path.name})", "", f"Link: `/{link}`", ""]
+        address = shot.url(base_url.rstrip("/"), False, query)
+        link = f"[{address}]({address})" if base_url else f"`/{address.lstrip('/')}`"
+        if shot.page in PAGES:
+            lines += [f"## {titles[shot.page]}", "", f"![{titles[shot.page]}]({path.name})", "", f"Link: {link}", ""]
             continue
         layer = get_layer(shot.page)
         if shot.preset:
@@ -283,7 +332,7 @@ def gallery(shots: list[Shot], paths: list[Path], query: str = "", files: dict |
             "",
             note,
             "",
-            f"- Link: `/{link}`",
+            f"- Link: {link}",
             f"- Reproduce: `{playground_command(layer, params, x, files, path.stem)}`",
             "",
         ]

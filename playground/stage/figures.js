@@ -21,13 +21,20 @@ export class Figures {
   }
 
   // Where the figures may go: the row's width, and the window's height under the row's top (less, in presenter
-  // mode, the strip of controls under the figures).
+  // mode, the picked cell's line under the figures; the controls are beside them).
   room() {
-    const strip = this.presenter ? (this.stage.root.querySelector(".pg-controls")?.offsetHeight || 0) : 0;
     const line = this.stage.answer && this.stage.answer.cells ? Math.max(this.stage.cellEl?.offsetHeight || 0, 40) : 0;
-    const under = this.presenter ? line + strip + 16 : 110; // the picked cell's line (and the folded controls)
+    const under = this.presenter ? line + 16 : 110;
     return { width: this.rowEl.clientWidth || 800,
              height: Math.max(200, window.innerHeight - this.rowEl.getBoundingClientRect().top - under) };
+  }
+
+  // The smallest font a cell's digits take: in presenter mode the captions' (the room reads the digits before the
+  // captions: fewer digits before smaller ones), else heatmap.js's own floor.
+  least() {
+    if (!this.presenter) return 0;
+    const cap = this.rowEl.querySelector("figcaption");
+    return cap ? Math.round(parseFloat(getComputedStyle(cap).fontSize)) : 16;
   }
 
   // One size for every figure's cells: the page's (view.cell: a documentation gallery's one size), else the kept
@@ -75,12 +82,13 @@ export class Figures {
     this.figs = {};
     // the page written first (places, widths, canvases' sizes), then painted: a canvas in the page works out the
     // page's layout when its font is set, once where nothing was written between
+    const least = this.least();
     const fresh = figs.map((f, i) => {
       const el = els[i], was = old[f.which];
       if (this.rowEl.children[i] !== el) this.rowEl.insertBefore(el, this.rowEl.children[i] || null);
       const g = layout(f, cellPx[f.which], f.pad);
       el.style.width = Math.max(g.width, MIN_FIGURE_PX) + "px"; // the caption wraps under its figure
-      const fig = { ...f, g, canvas: el.__canvas, overlay: el.__overlay, scale: scales[f.which], el, dpr: window.devicePixelRatio || 1 };
+      const fig = { ...f, g, least, canvas: el.__canvas, overlay: el.__overlay, scale: scales[f.which], el, dpr: window.devicePixelRatio || 1 };
       this.figs[f.which] = fig;
       if (was && samePicture(was, fig)) return null;
       sized(fig.canvas, g, fig.dpr); fitOverlay(fig.overlay, g);
@@ -272,7 +280,7 @@ export class Figures {
 // Whether a figure drawn before shows the same picture: its tensor, its cells' geometry and its colours (paint's inputs).
 function samePicture(was, fig) {
   const g = fig.g, h = was.g, s = fig.scale, r = was.scale;
-  return was.t === fig.t && was.dpr === fig.dpr && s.lo === r.lo && s.hi === r.hi && s.stops === r.stops &&
+  return was.t === fig.t && was.dpr === fig.dpr && was.least === fig.least && s.lo === r.lo && s.hi === r.hi && s.stops === r.stops &&
     Object.keys(g).every((k) => (Array.isArray(g[k]) ? g[k].join() === h[k].join() : g[k] === h[k]));
 }
 

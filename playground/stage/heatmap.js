@@ -92,20 +92,20 @@ export function planeLabel(which, shape, plane) {
 }
 
 // The label a cell of `cell` px shows and its font: six significant digits, the font as large as the cell allows
-// (digits scale with cells) down to MIN_DIGIT_PX; a smaller font comes before fewer digits, and the digits never
-// drop below a number's whole part (12345.68 is "12346" at the least, never "12300"). `width(text, px)`: the
-// text's width at that font size.
+// (digits scale with cells) down to MIN_DIGIT_PX, or down to `floor` px where one is given (presenter mode: the
+// captions' size); a smaller font comes before fewer digits, and the digits never drop below a number's whole part
+// (12345.68 is "12346" at the least, never "12300"). `width(text, px)`: the text's width at that font size.
 export const MIN_DIGIT_PX = 8;
-export function cellLabel(v, cell, width) {
-  const base = Math.max(9, Math.floor(cell * 0.3)), room = cell - 6, a = Math.abs(v);
-  const whole = Number.isFinite(a) && a >= 1 && a < 1e6 ? String(Math.trunc(a)).length : 0;
+export function cellLabel(v, cell, width, floor = 0) {
+  const least = Math.max(MIN_DIGIT_PX, floor), base = Math.max(9, floor, Math.floor(cell * 0.3)), room = cell - 6;
+  const a = Math.abs(v), whole = Number.isFinite(a) && a >= 1 && a < 1e6 ? String(Math.trunc(a)).length : 0;
   let text = "";
   for (let n = 6; n >= Math.max(whole, 3); n--) {
     text = digits(v, n);
     const px = Math.min(base, Math.floor(room * 10 / Math.max(width(text, 10), 1)));
-    if (px >= MIN_DIGIT_PX) return { text, px };
+    if (px >= least) return { text, px };
   }
-  return { text, px: MIN_DIGIT_PX };
+  return { text, px: least };
 }
 
 export function fitCells(figs, width, height, presenter) {
@@ -183,7 +183,7 @@ export function paint(fig, presenter) {
       ctx.textAlign = "center"; ctx.textBaseline = "middle";
       const bySize = new Map();
       for (let i = 0; i < g.h; i++) for (let j = 0; j < g.w; j++) {
-        const label = cellLabel(values[i * g.w + j], g.cell, width);
+        const label = cellLabel(values[i * g.w + j], g.cell, width, fig.least);
         if (!bySize.has(label.px)) bySize.set(label.px, []);
         bySize.get(label.px).push([label.text, i, j]);
       }

@@ -3,8 +3,10 @@ its head (run or fetched before its scripts, which are modules: they run once th
 its last part, a proxy's prefix kept): without it the frontend of a page opened at /NAME first asks
 /NAME/_stcore/health, is refused, and asks / after a 100 ms back-off, and every layer page's first load waited that
 long before its websocket opened. A layer page's also name the stage's modules (modulepreload): the browser fetches
-and compiles them while Streamlit's own scripts load, not after the stage's component has mounted. The home page
-(/) is asked for at its own address and needs neither."""
+and compiles them while Streamlit's own scripts load, not after the stage's component has mounted. The home page's
+(/) carries its skeleton in the HTML itself (`HOME_SKELETON`): the title and the three ways in are on the screen as
+the page arrives, not after Streamlit's scripts, its websocket and the page's first run (seconds on a loaded
+server), and go as the page's own first element is drawn."""
 
 from __future__ import annotations
 
@@ -14,12 +16,38 @@ from pathlib import Path
 
 MODEL_PATH, CHAIN_PATH = "model", "chain"  # main.py's pages besides home (/) and the layers' (/NAME)
 BASE_URL_JS = '<script>window.__streamlit = { BACKEND_BASE_URL: new URL(".", location.href).href };</script>'
+WAYS_IN = ("One layer", "A chain of layers", "Your ONNX model")  # the home page's three ways in (ui/page.py)
+# Over the page (not in Streamlit's root, which its scripts empty), under its top bar; gone once the page's title
+# (or a message in its place) is drawn: not on Streamlit's own placeholders, drawn while it waits for the server.
+# Plain HTML and CSS: nothing to load first.
+HOME_SKELETON = (
+    '<div id="pg-home-skeleton" aria-busy="true" style="position: fixed; inset: 60px 0 0 0; z-index: 999990; '
+    'background: #fff; padding: 24px 5rem; font-family: sans-serif; color: #31333f">'
+    '<div style="font-size: 2.75rem; font-weight: 700; padding: 1rem 0">TensorRT Layer Playground</div>'
+    '<div style="display: flex; gap: 1rem">'
+    + "".join(
+        '<div style="flex: 1; border: 1px solid #e6e7ea; border-radius: 8px; padding: 1rem; min-height: 220px">'
+        f'<div style="font-weight: 600; font-size: 1.4rem">{w}</div>'
+        '<div style="height: 120px; margin-top: 12px; border-radius: 6px; background: #f0f2f6"></div></div>'
+        for w in WAYS_IN
+    )
+    + "</div></div>"
+    "<script>(() => { const gone = () => { const s = document.getElementById('pg-home-skeleton');"
+    ' if (s && document.querySelector(\'[data-testid="stMain"] :is(h1, [data-testid="stAlert"], [data-testid="stException"])\')) {'
+    " s.remove(); return true; } return !s; };"
+    " const o = new MutationObserver(() => { if (gone()) o.disconnect(); });"
+    " o.observe(document.documentElement, {childList: true, subtree: true});"
+    # a page that never draws (no server): Streamlit's own words about it are not hidden for long
+    " setTimeout(() => { o.disconnect(); document.getElementById('pg-home-skeleton')?.remove(); }, 15000); })();"
+    "</script>"
+)
 
 
 @functools.cache
-def index_html(stage: bool) -> str:
+def index_html(stage: bool, home: bool = False) -> str:
     """Streamlit's own page (read once: it ships with Streamlit) with the lines added at the end of its head (its own
-    scripts are fetched first); `stage`: a page that draws the stage."""
+    scripts are fetched first); `stage`: a page that draws the stage; `home`: the home page, its skeleton first in
+    its body."""
     from streamlit import file_util
 
     from ..stage import assets
@@ -28,28 +56,34 @@ def index_html(stage: bool) -> str:
     # the same addresses the stage's component imports (ui/stage.py), resolved from the page's as it resolves them
     preload = "".join(f'<link rel="modulepreload" href="{html.escape(u)}">' for u in assets.urls()) if stage else ""
     end = page.index("</head>")
-    return page[:end] + BASE_URL_JS + preload + page[end:]
+    page = page[:end] + BASE_URL_JS + preload + page[end:]
+    if home:
+        body = page.index(">", page.index("<body")) + 1
+        page = page[:body] + HOME_SKELETON + page[body:]
+    return page
 
 
 def page_paths() -> list[str]:
-    """Every page's address but home's."""
+    """Every page's address but home's (/)."""
     from ..layers import LAYERS
 
     return [MODEL_PATH, CHAIN_PATH, *LAYERS]
 
 
 def routes() -> list:
-    """One route per page's address (Streamlit's own routes, its files and /oauth2callback, keep theirs): Streamlit's
-    page as it serves it (not kept: a new release's scripts have new names), with the lines above."""
+    """One route per page's address, home's (/) too (Streamlit's own routes, its files and /oauth2callback, keep
+    theirs): Streamlit's page as it serves it (not kept: a new release's scripts have new names), with the lines above."""
     from starlette.responses import HTMLResponse
     from starlette.routing import Route
 
     from ..layers import LAYERS
 
-    def page(stage: bool):
+    def page(stage: bool, home: bool = False):
         async def route(request):
-            return HTMLResponse(index_html(stage), headers={"Cache-Control": "no-cache"})
+            return HTMLResponse(index_html(stage, home), headers={"Cache-Control": "no-cache"})
 
         return route
 
-    return [Route(f"/{path}", page(path in LAYERS), methods=["GET", "HEAD"]) for path in page_paths()]
+    return [Route("/", page(False, home=True), methods=["GET", "HEAD"])] + [
+        Route(f"/{path}", page(path in LAYERS), methods=["GET", "HEAD"]) for path in page_paths()
+    ]

@@ -25,7 +25,7 @@ from ..numbers import compact
 from ..onnx import kept, reading, whole
 from ..onnx.map import opens_as
 from ..stage.protocol import ENGINE_STATUS
-from . import model_precision
+from . import model_precision, models
 from .keys import MODEL, NODE, ONNX, REAL
 from .messages import guarded, inert
 from .view import presenter_on
@@ -189,14 +189,11 @@ def _model_page() -> None:
     st.html(PAGE_CSS + (PRESENTER_CSS if presenter_on() else ""))
     # an open model's graph comes first, the page's height: its counts one line above it, the upload below it
     head, body, side = st.container(), st.container(), st.container()
-    cap = reading.MAX_MODEL_BYTES >> 20
     opened = bool(st.query_params.get(ONNX))
-    upload = side.file_uploader(
-        ("Open another ONNX model" if opened else "An ONNX model") + f" (.onnx, self-contained, at most {cap} MB)",
-        type=["onnx"],
-        key="model.upload",
-        max_upload_size=cap,
-    )
+    with side:
+        upload = models.uploader_widget(
+            "model.upload", ("Open another ONNX model" if opened else "An ONNX model") + " (.onnx, self-contained"
+        )
     if upload is not None:
         try:
             digest, _ = reading.remember(upload.getvalue(), upload.name)
@@ -348,7 +345,7 @@ def _selection(result, digest: str, name: str) -> None:
 
 
 def _draw(answer: dict, digest: str, name: str, head) -> None:
-    """The model's counts (in `head`, beside the upload), the first difference, the graph, then what explains it."""
+    """The model's counts (in `head`, over the graph), the graph, then the first difference and what explains it."""
     from .page import layer_pages
 
     c = answer["counts"]

@@ -19,7 +19,7 @@ from ..onnx.map import opens_as
 from ..onnx.opened import SEED, Opened
 from ..stage import protocol
 from . import widgets
-from .keys import MODEL, NODE, ONNX, REAL
+from .keys import MODEL, NODE, ONNX, REAL, key_selector
 from .messages import inert
 
 CAP_MIB = reading.MAX_MODEL_BYTES >> 20
@@ -71,15 +71,19 @@ def node_input(inp, node: NodeLink | None):
     return dataclasses.replace(inp, x=node.real)
 
 
-def uploader(key: str, pages: dict) -> None:
+def uploader_widget(key: str, label: str):
+    """An .onnx file uploader whose label (`label`, then the cap) says the cap once, in MiB: the widget's own line (in
+    the megabytes it counts, a larger number: it lets a model of exactly the cap through) is not shown."""
+    hide = f"{key_selector(key)} [data-testid='stFileUploaderDropzoneInstructions'] span {{ display: none; }}"
+    st.html(f"<style>{hide}</style>")
+    return st.file_uploader(f"{label}, at most {CAP_MIB} MiB)", type=["onnx"], key=key, max_upload_size=WIDGET_MB)
+
+
+def uploader(key: str, pages: dict, model_page=None) -> None:
     """An .onnx upload and its nodes, as `python -m playground onnx` lists them: a link for each that opens (to
-    its layer's page in `pages`, by layer name)."""
-    upload = st.file_uploader(
-        f"Open a node of an ONNX model (.onnx, at most {CAP_MIB} MiB)",
-        type=["onnx"],
-        key=key,
-        max_upload_size=WIDGET_MB,
-    )
+    its layer's page in `pages`, by layer name), and one to the whole model on `model_page` (the model page's
+    st.Page or file) where given."""
+    upload = uploader_widget(key, "Open an ONNX model (.onnx")
     if upload is None:
         return
     try:
@@ -90,6 +94,13 @@ def uploader(key: str, pages: dict) -> None:
     nodes = opening.list_nodes(model)
     opens = sum(n["layer"] is not None for n in nodes)
     st.caption(f"**{inert(upload.name)}**: {len(nodes)} node(s), {opens} open as a layer.")
+    if model_page is not None:
+        st.page_link(
+            model_page,
+            label=inert(f"The whole model: {upload.name[:80]} on the Model page (its graph, verdicts and engine)"),
+            icon=":material/account_tree:",
+            query_params={ONNX: digest, MODEL: upload.name[:80]},
+        )
     with st.container(height=320 if len(nodes) > 8 else "content", border=False):
         for n in nodes:
             if n["layer"]:

@@ -12,7 +12,8 @@ from ..core import Evaluation, evaluate
 from ..layer import Layer
 from ..layers import LAYERS, get_layer
 from ..stage import protocol
-from . import extras, links, models, stage, state, widgets, workshop
+from . import extras, home_pictures, links, models, stage, state, widgets, workshop
+from .entry import CHAIN_PATH, WAYS_IN
 from .figures import table
 from .keys import SPEC_TAB, control_key, key
 from .messages import guarded, inert
@@ -146,7 +147,7 @@ def _sidebar(layer: Layer, node, hide: list) -> tuple:
                 icon=":material/visibility:",
             )
     with st.sidebar:
-        models.uploader(key(layer.name, "onnx_upload"), layer_pages())
+        models.uploader(key(layer.name, "onnx_upload"), layer_pages(), page_path("model"))
     return inp, view
 
 
@@ -337,20 +338,54 @@ def _passed_over(b) -> None:
 
 
 # -- home -------------------------------------------------------------------------------------
-def home_page() -> None:
-    guarded(_home_page)
+def home_page(chain_page) -> None:
+    """`chain_page`: the chain page's function (ui.chain, which draws on this module: handed in, not imported)."""
+    guarded(lambda: _home_page(chain_page))
 
 
-def _home_page() -> None:
+def _home_page(chain_page) -> None:
+    # What costs nothing first (the title, the ways in): the machine's backend is looked up after them
     if presenter_on():
         st.html(PRESENTER_CSS)
     st.title("TensorRT Layer Playground", anchor=False)
     st.markdown(
-        "Pick a layer, move a parameter, and a real TensorRT engine is built for exactly that "
-        "configuration. The input and output tensors are drawn as heatmaps, next to the engine TensorRT "
-        "built: its layers, formats, tactics, build time and log. Invalid combinations are caught with the "
-        "rule they break; the last valid result stays on screen."
+        "Move a parameter and a real TensorRT engine is built for exactly that configuration: the tensors drawn as "
+        "heatmaps beside the engine TensorRT built. Invalid combinations are caught with the rule they break; the "
+        "last valid result stays on screen."
     )
+    pages = layer_pages()
+    ways = (  # the skeleton served with the page (entry.HOME_SKELETON) names them too
+        (
+            pages["convolution"],
+            "Convolution, or any of the 20 layers below",
+            "Move a layer's parameters: every output cell, the input window it reads, the engine TensorRT built.",
+        ),
+        (
+            st.Page(chain_page, title="Chain", url_path=CHAIN_PATH),
+            "The chain page",
+            "Chain layers and see which ones TensorRT fuses into one kernel (Convolution → ReLU does).",
+        ),
+        (
+            page_path("model"),
+            "The model page",
+            "Open an ONNX model: its graph, each node on its real input, its verdict, what TensorRT fused.",
+        ),
+    )
+    for i, (col, title, picture, (page, label, text)) in enumerate(
+        zip(st.columns(3), WAYS_IN, home_pictures.PICTURES, ways)
+    ):
+        with col.container(border=True, height="stretch", key=f"home-way-{i}"):
+            st.subheader(title, anchor=False)
+            st.html(picture)
+            st.markdown(text)
+            st.page_link(page, label=label, icon=":material/arrow_forward:")
+    with st.container(border=True):
+        st.subheader("Your model", anchor=False)
+        st.caption(
+            "Upload an ONNX model: its whole graph on the Model page, and each node on its layer's page with every "
+            "attribute set and its weights (also on the command line: `python -m playground onnx model.onnx`)."
+        )
+        models.uploader("home.onnx_upload", pages, page_path("model"))
     b = shared.backend()
     with st.container(border=True):
         st.subheader("On this machine", anchor=False)
@@ -374,16 +409,8 @@ def _home_page() -> None:
         else:
             st.warning(f"No engine is built here: {b.why_not_run}.", icon=":material/warning:")
         _passed_over(b)
-    with st.container(border=True):
-        st.subheader("Your model's layers", anchor=False)
-        st.caption(
-            "Upload an ONNX model: each node opens on its layer's page with every attribute set and its "
-            "weights, beside ONNX Runtime's answer and TensorRT's ONNX parser (also on the command line: "
-            "`python -m playground onnx model.onnx`)."
-        )
-        models.uploader("home.onnx_upload", layer_pages())
     st.subheader("Layers", anchor=False)
-    cols, pages = st.columns(3), layer_pages()
+    cols = st.columns(3)
     for i, (name, layer) in enumerate(LAYERS.items()):
         with cols[i % 3].container(border=True, height="stretch"):
             st.page_link(pages[name], label=layer.title, icon=layer.icon)

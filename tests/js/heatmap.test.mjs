@@ -155,6 +155,17 @@ test("a smaller font comes before fewer digits, and the digits keep a number's w
   assert.equal(cellLabel(0.123456, 24, width).text.length <= 8, true); // a fraction may drop digits: no whole part
 });
 
+test("a floor (presenter mode's captions) keeps the digits that large: fewer digits before a smaller font", () => {
+  const width = (s, px) => s.length * px * 0.6;
+  const free = cellLabel(12345.68, 56, width), floored = cellLabel(12345.68, 56, width, 16);
+  assert.ok(free.px < 16, JSON.stringify(free)); // six digits at 12 px without the floor
+  assert.equal(floored.px >= 16 && width(floored.text, floored.px) <= 56 - 6, true, JSON.stringify(floored));
+  assert.equal(floored.text, "12346");
+  assert.equal(cellLabel(0.5, 56, width, 16).text, "0.5"); // a short value keeps its digits
+  // where no count of digits fits at the floor, the most digits of the narrowest text (not "12300": as wide)
+  assert.equal(cellLabel(12345.68, 40, width, 16).text, "12346");
+});
+
 test("each plane carries its n and c (a kernel's k and c)", () => {
   assert.equal(planeLabel("input", [1, 4, 3, 3], 2), "n 0 · c 2");
   assert.equal(planeLabel("output", [2, 3, 3, 3], 4), "n 1 · c 1");
