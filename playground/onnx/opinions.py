@@ -65,7 +65,8 @@ def precision_opinions(ev: Evaluation) -> dict:
             "why": f"ONNX has no {precision} type ({precision} is a builder flag): the export is the FP32 model",
         }
     layer = get_layer(ev.layer)
-    proto = writing.export_model(layer, ev.params, ev.input.shape, check=False)
+    feed = ev.inputs if layer.several else ev.input  # a layer of several inputs: the model has one input each
+    proto = writing.export_model(layer, ev.params, ev.shapes, check=False)  # the configuration's shapes
     model = proto.SerializeToString()
     counts: dict[str, int] = {}
     for node in proto.graph.node:
@@ -73,13 +74,13 @@ def precision_opinions(ev: Evaluation) -> dict:
             counts[node.op_type] = counts.get(node.op_type, 0) + 1
     quantized = precision in P.QUANTIZED
     rule = QDQ_RULE if quantized else CAST_RULE.format(type="float16" if precision == "FP16" else "bfloat16")
-    undefined = layer.undefined(ev.input, ev.params) if layer.undefined else None
+    undefined = layer.undefined(feed, ev.params) if layer.undefined else None
     emulation = ev.reference  # the emulation of the precision, whichever output is shown
     ort = runtime.onnxruntime_check(
         model,
-        ev.input,
+        feed,
         emulation,
-        lambda: runtime.magnitude(layer, ev.input, ev.params),
+        lambda: runtime.magnitude(layer, feed, ev.params),
         [rule],
         undefined,
         f"the playground's emulation of {precision}",
