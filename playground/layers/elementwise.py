@@ -364,6 +364,7 @@ LAYER = Layer(
     cell=cell,
     explain=explain,
     undefined=undefined,
+    sums=lambda p: p["operation"] in ("SUM", "SUB"),
     onnx=OnnxMap(
         (*ONNX_OPS.values(), *READ_ALSO),
         onnx_read,

@@ -291,5 +291,6 @@ LAYER = Layer(
     reads=reads,
     cell=cell,
     explain=explain,
+    sums=lambda p: True,
     onnx=OnnxMap(("MatMul", "Gemm"), onnx_read, onnx_write, lift="leading", align=onnx_align, then=onnx_then),
 )

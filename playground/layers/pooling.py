@@ -447,5 +447,6 @@ LAYER = Layer(
     cell=cell,
     explain=explain,
     undefined=undefined,
+    sums=lambda p: p["type"] in AVERAGING,
     onnx=OnnxMap(("MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"), onnx_read, onnx_write, onnx_differs),
 )

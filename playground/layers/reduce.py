@@ -228,5 +228,6 @@ LAYER = Layer(
     reads=reads,
     cell=cell,
     explain=explain,
+    sums=lambda p: p["operation"] in ("SUM", "AVG"),
     onnx=OnnxMap(tuple(ONNX_OPS.values()), onnx_read, onnx_write, lift="trailing", identity=onnx_identity),
 )

@@ -33,8 +33,8 @@ def second_opinions(ev: Evaluation, opened: Opened | None = None) -> dict:
     return out
 
 
-# ONNX Runtime against the emulation, FP16/BF16: within this many ε of the type of the output's largest magnitude
-# (or of the terms summed): its kernels may sum in the type where the emulation sums in float64.
+# ONNX Runtime against the emulation, FP16/BF16: each cell within this many ε of the type of its value (or of its
+# terms' sum, `runtime.compare`): its kernels may sum in the type where the emulation sums in float64.
 TYPE_EPS = 4
 # Why ONNX Runtime's INT8/FP8 output may differ from the emulation's at a tie.
 QDQ_RULE = (
@@ -80,7 +80,7 @@ def precision_opinions(ev: Evaluation) -> dict:
         model,
         feed,
         emulation,
-        lambda: runtime.magnitude(layer, feed, ev.params),
+        lambda: runtime.terms(layer, feed, ev.params),
         [rule],
         undefined,
         f"the playground's emulation of {precision}",
@@ -92,9 +92,9 @@ def precision_opinions(ev: Evaluation) -> dict:
         "precision": precision,
         "status": "exported",
         "nodes": counts,
-        "tolerance": "10⁻⁵ of the output's magnitude"
+        "tolerance": "each cell: atol + rtol·|emulation|, rtol 10⁻⁵"
         if quantized
-        else f"{TYPE_EPS} ε ({precision}) of the output's magnitude",
+        else f"each cell: atol + rtol·|emulation|, rtol {TYPE_EPS} ε ({precision})",
         "onnxruntime": ort,
         "onnx_parser": parser,
     }
@@ -140,7 +140,7 @@ def _onnxruntime(ev: Evaluation, opened: Opened | None, build: bool):
         model,
         x,
         reference,
-        lambda: runtime.magnitude(layer, feed, fp32.params),
+        lambda: runtime.terms(layer, feed, fp32.params),
         differs,
         undefined,
         compared_to,

@@ -193,7 +193,7 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
     verdict = runtime.compare(
         np.asarray(outs[0]),
         reference,
-        lambda: runtime.magnitude(layer, xl, params),
+        lambda: runtime.terms(layer, xl, params),
         opened.differs,
         undefined,
         runtime.undefined_rule(layer),
