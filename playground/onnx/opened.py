@@ -59,11 +59,22 @@ class Opened:
     # with where no model's run gives it)}
     more: dict = field(default_factory=dict)
     identity: bool = False  # the node computes nothing: it opens as `map.IDENTITY`, the copy TensorRT's parser builds
+    # The model's tensors the node reads, by name, where it is fed its real inputs (`whole.node_values`): its steps'
+    # operands and ONNX Runtime's feed come from them; None: the seeded patterns.
+    values: dict | None = None
 
     @property
     def data(self) -> str | None:
         """The model's tensor the layer's first input reads (None: not known here)."""
         return self.tensors[0] if self.tensors else None
+
+    @property
+    def tensors_read(self) -> tuple[str, ...]:
+        """Every tensor of the model the node reads that is not a constant, in the layer's order (a step's last)."""
+        if self.shapes is None:
+            return (self.data,) if self.data else ()
+        own = [t for n, t in zip(self.layer.input_names, self.tensors) if n not in self.constants]
+        return tuple(dict.fromkeys(own + list(self.more)))
 
     def stands(self, ev) -> bool:
         """`ev` is of this node as it stands: its input shape and every parameter (the data-derived quantize scale
@@ -87,7 +98,9 @@ class Opened:
 
     def finish(self, y: np.ndarray, values: dict | None = None) -> np.ndarray:
         """The node's output from the layer's: each step after it (`then`) computed by its own layer's reference, a
-        tensor it reads taken from `values` (the model's run, by name) or seeded as the page's inputs are."""
+        tensor it reads taken from `values` (the model's run, by name; `self.values` where none are given) or seeded
+        as the page's inputs are."""
+        values = self.values if values is None else values
         for layer, params, operands in self.then:
             feed = {k: self.operand(v, values) for k, v in operands.items()}
             y = layer.forward({layer.input_names[0]: y} | feed, params)
@@ -122,7 +135,7 @@ class Opened:
         if self.shapes is None:
             return ev.input.reshape(self.onnx_shape)
         feed = {n: ev.inputs[n].reshape(s) for n, s in self.onnx_shapes.items() if n not in self.constants}
-        return feed | {t: self.operand(t).reshape(s) for t, (s, _, _) in self.more.items()}  # the steps' own
+        return feed | {t: self.operand(t, self.values).reshape(s) for t, (s, _, _) in self.more.items()}  # the steps'
 
     def to_onnx(self, y: np.ndarray) -> np.ndarray:
         """The layer's output in ONNX's layout: the axes added to lift the node taken out again."""

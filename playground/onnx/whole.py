@@ -117,14 +117,51 @@ def run_all(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     return dict(inputs) | dict(zip(names, s.run(names, inputs)))
 
 
-def real_input(model, tensor: str) -> np.ndarray:
-    """The tensor `tensor` (a node's `Opened.data`: what its layer's first input reads) when the model runs on its
-    seeded inputs (`feeds`): what the model page's link opens the node's stage with."""
+def real_values(model, tensors: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The tensors (a node's `Opened.tensors_read`) when the model runs on its seeded inputs (`feeds`): what the
+    model page's link opens the node's stage with, by name."""
     inputs, _ = feeds(model)
-    values = run_all(model, inputs)
-    if tensor not in values:
-        raise ValidationError("model", "node", f"the model has no tensor {tensor!r}")
-    return np.asarray(values[tensor], np.float32)
+    values = run_all(model, inputs) if any(t not in inputs for t in tensors) else inputs
+    missing = [t for t in tensors if t not in values]
+    if missing:
+        raise ValidationError("model", "node", f"the model has no tensor {missing[0]!r}")
+    return {t: np.asarray(values[t], np.float32) for t in tensors}
+
+
+def depends_on(model, tensors) -> list[str]:
+    """The graph inputs (`inputs_of`) the tensors are computed from, in the model's input order."""
+    fed = [n for n, _ in inputs_of(model)]
+    made_by = {o: node for node in model.graph.node for o in node.output if o}
+    seen, todo = set(), list(tensors)
+    while todo:
+        t = todo.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        if t in made_by:
+            todo.extend(i for i in made_by[t].input if i)
+    return [n for n in fed if n in seen]
+
+
+def node_values(model, opened, given: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, str], list]:
+    """Every tensor the node reads (`Opened.tensors_read`), real: a graph input the array `given` for it (or the
+    seeded pattern, `feeds`), a tensor the model computes from ONNX Runtime's run of the model on those inputs.
+    ({tensor: array}, {tensor: where it came from}, notes); ValidationError naming --input and the rule."""
+    fed, notes = feeds(model, given)
+    reads = opened.tensors_read
+    computed = [t for t in reads if t not in fed]
+    values = run_all(model, fed) if computed else fed
+    sources = {}
+    for t in reads:
+        if t in given:
+            sources[t] = f"--input {t}: the file given"
+        elif t in fed:
+            sources[t] = f"graph input {t}: the seeded pattern (uniform −4 … 4)"
+        else:
+            sources[t] = "ONNX Runtime's run of the model on " + ", ".join(
+                f"{n} ({'the file given' if n in given else 'seeded'})" for n in depends_on(model, [t])
+            )
+    return {t: np.asarray(values[t], np.float32) for t in reads}, sources, notes
 
 
 def run_model(model, inputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
