@@ -567,8 +567,14 @@ def cmd_model(args) -> int:
     if args.output and outputs:
         with written(args.output, "wb") as f:  # the model's first output, as ONNX Runtime computed it
             np.save(f, np.asarray(next(iter(outputs.values()))), allow_pickle=False)
+    unwritten = None
+    if args.output and not outputs:  # the answer is still printed; the exit status says the file is not there
+        why = answer.get("onnxruntime_error") or "the model has no tensor output (a sequence is none)"
+        unwritten = Failure(f"--output {args.output}: not written: ONNX Runtime gave no output ({why})")
     if args.json:
         print(json.dumps(_finite(answer), allow_nan=False, default=str))
+        if unwritten:
+            raise unwritten
         return 0
     nodes = answer["nodes"]
     width = max(len(n["name"]) for n in nodes)
@@ -612,6 +618,8 @@ def cmd_model(args) -> int:
     )
     for m in answer["notes"]:
         print("note:", m)
+    if unwritten:
+        raise unwritten
     return 0
 
 

@@ -504,3 +504,51 @@ def test_the_badge_counts_the_masked_cells_and_names_the_rule():
     assert (
         f"{cells} cell(s) not compared" in badge["title"] and "pooling:" in badge["title"] and "-inf" in badge["title"]
     )
+
+
+# -- ONNX sequences and an output that cannot be written -----------------------------------------------------------
+def _sequence_model():
+    """x, y → SequenceConstruct → SequenceAt(…, 1) → Relu: the nodes of a sequence are listed, the Relu opens."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("SequenceConstruct", ["x", "y"], ["s"], name="construct"),
+            helper.make_node("SequenceAt", ["s", "one"], ["t"], name="at"),
+            helper.make_node("Relu", ["t"], ["z"], name="relu"),
+        ],
+        "g",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(SHAPE)) for n in ("x", "y")],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.int64(1), "one")],
+    )
+    return onnx.shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+
+
+def test_a_sequence_model_is_listed_not_a_traceback(tmp_path):
+    path = tmp_path / "seq.onnx"
+    onnx.save(_sequence_model(), path)
+    ran = _cli("model", str(path), "--no-engine", "--json")
+    assert ran.returncode == 0, ran.stderr
+    nodes = {n["name"]: n for n in json.loads(ran.stdout)["nodes"]}
+    for name in ("construct", "at"):
+        assert nodes[name]["layer"] is None and "sequence" in nodes[name]["reason"], nodes[name]
+    assert nodes["relu"]["layer"] == "activation" and nodes["relu"]["agrees"] is True
+
+
+def test_model_output_that_onnx_runtime_cannot_give_exits_non_zero(tmp_path):
+    """A Gather whose indices the model takes as a float input: ONNX Runtime refuses the seeded float32 feed, so
+    --output cannot be written: the answer is printed, the exit status is 1 and the message names --output."""
+    graph = helper.make_graph(
+        [helper.make_node("Gather", ["x", "i"], ["y"], name="gather")],
+        "g",
+        [
+            helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3]),
+            helper.make_tensor_value_info("i", TensorProto.INT64, [2]),
+        ],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    path, out = tmp_path / "g.onnx", tmp_path / "y.npy"
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(onnx.shape_inference.infer_shapes(model), path)
+    ran = _cli("model", str(path), "--no-engine", "--output", str(out))
+    assert ran.returncode == 1 and "--output" in ran.stderr and "not written" in ran.stderr, ran.stderr
+    assert not out.exists()

@@ -184,6 +184,9 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
         "writes": [o for o in node.output if o],
     }
     outs = [values[o] for o in node.output if o and values and o in values]
+    held = [values[t] for t in (*node.input, *node.output) if t and values and t in values]
+    if any(not isinstance(v, np.ndarray) for v in held):  # ONNX Runtime hands a sequence back as a list
+        return entry | {"reason": "reads or writes an ONNX sequence (a list of tensors): no layer computes one"}
     if outs and all(np.asarray(o).dtype.kind not in "f" for o in outs):
         return entry | {"reason": f"computes {outs[0].dtype} values (shape arithmetic), not a tensor a layer computes"}
     # before the node opens (its batch is its data's): the first tensor it reads that the model computes
@@ -279,9 +282,10 @@ def analyze(
     ]
     out = {"model": model_name, "inputs": {k: list(v.shape) for k, v in inputs.items()}, "notes": notes, "nodes": nodes}
     if values is not None:
-        out["output"] = {o.name: _summary(values[o.name]) for o in model.graph.output if o.name in values}
+        tensors = {o.name: values[o.name] for o in model.graph.output if isinstance(values.get(o.name), np.ndarray)}
+        out["output"] = {name: _summary(y) for name, y in tensors.items()}  # a sequence output is none of them
         if outputs is not None:
-            outputs.update({o.name: values[o.name] for o in model.graph.output if o.name in values})
+            outputs.update(tensors)
         out["output_source"] = "onnxruntime: the whole model"
     else:
         out["onnxruntime_error"] = error
