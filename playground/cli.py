@@ -941,7 +941,8 @@ def _main(argv: list[str] | None) -> int:
     try:
         return args.func(args)
     except (ValidationError, UsageError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        stricter = getattr(exc, "stricter", None)  # a rule TensorRT's builder does not make: why the playground does
+        print(f"error: {exc}" + (f" ({stricter})" if stricter else ""), file=sys.stderr)
         return 2
     except Refused as exc:
         print(f"refused: {exc}", file=sys.stderr)

@@ -29,7 +29,11 @@ def export_chain_model(chain: C.Chain, check: bool = True):
     for link in chain.links:
         if link.layer.onnx is None or link.layer.several:
             raise ValidationError(
-                link.key, "onnx", f"{link.layer.name} has no ONNX export yet, so neither has this chain"
+                link.key,
+                "onnx",
+                f"{link.layer.name} has no ONNX export in a chain yet"
+                + (" (a layer of several inputs)" if link.layer.several else "")
+                + ", so neither has this chain",
             )
     g = Graph()
     tensors, names = {C.INPUT: g.input}, []
