@@ -482,7 +482,12 @@ LAYER = Layer(
         ),
     ),
     inputs=(
-        Input("data", "The tensor read.", example=lambda s: arange_pattern(s, 1)),
+        Input(
+            "data",
+            "The tensor read; may be a model's constant (an Embedding's table).",
+            example=lambda s: arange_pattern(s, 1),
+            constant=True,
+        ),
         Input(
             "indices",
             "Whole numbers 0 … size − 1 along the axis (cast to INT32, which truncates a fraction; no precision "

@@ -49,6 +49,8 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
 
     given, notes, out = dict(given or {}), [], {}
     declared = inputs_of(model)
+    types = _input_types(model)
+    kinds = {n: np.dtype(t).kind for n, t in types.items()}
     unknown = sorted(set(given) - {n for n, _ in declared})
     if unknown:
         raise ValidationError(
@@ -62,6 +64,9 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
             fits = x.ndim == len(shape) and all(isinstance(d, str) or d == n for d, n in zip(shape, x.shape))
             if not fits:
                 raise ValidationError("model", "--input", f"{name} must have the model's shape {shape}, not {x.shape}")
+            if kinds.get(name, "f") in "iub":  # indices, a mask: in the model's own type
+                out[name] = np.ascontiguousarray(x, types[name])
+                continue
             with np.errstate(over="ignore"):
                 x32 = np.ascontiguousarray(x, np.float32)
             if (np.isinf(x32) & np.isfinite(x)).any():
@@ -93,6 +98,20 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
         out[name] = make_input("random", lifted, seed=SEED + i).reshape(static)
         notes.append(f"Input {name}: the seeded random pattern (uniform −4 … 4, seed {SEED + i}).")
     return out, notes
+
+
+def _input_types(model) -> dict:
+    """The NumPy type of each graph input the model declares a tensor type for."""
+    onnx = reading.library()
+    out = {}
+    for v in model.graph.input:
+        elem = v.type.tensor_type.elem_type
+        if elem:
+            try:
+                out[v.name] = onnx.helper.tensor_dtype_to_np_dtype(elem)
+            except Exception:  # noqa: BLE001 - a type NumPy has no name for (bfloat16, float8): fed as float32
+                continue
+    return out
 
 
 def mark_all(model):
@@ -187,7 +206,11 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
     held = [values[t] for t in (*node.input, *node.output) if t and values and t in values]
     if any(not isinstance(v, np.ndarray) for v in held):  # ONNX Runtime hands a sequence back as a list
         return entry | {"reason": "reads or writes an ONNX sequence (a list of tensors): no layer computes one"}
-    if outs and all(np.asarray(o).dtype.kind not in "f" for o in outs):
+    # integers are shape arithmetic; a BOOL (a comparison, Not, IsNaN) a layer computes, as 0 and 1, unless it is
+    # of integers (a comparison of shapes)
+    ins = [values[t] for t in node.input if t and t not in known.consts and values and t in values]
+    kinds = {np.asarray(o).dtype.kind for o in outs}
+    if outs and "f" not in kinds and (kinds != {"b"} or any(np.asarray(v).dtype.kind in "iu" for v in ins)):
         return entry | {"reason": f"computes {outs[0].dtype} values (shape arithmetic), not a tensor a layer computes"}
     # before the node opens (its batch is its data's): the first tensor it reads that the model computes
     data = next((i for i in node.input if i and i not in known.consts), node.input[0] if node.input else None)
@@ -198,7 +221,6 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
     except ValidationError as exc:
         return entry | {"reason": str(exc)}
     data = opened.data  # the tensor the layer's first input reads (a commuted Add's second operand)
-    x = values.get(data) if values and data else None
     entry |= {
         "layer": opened.layer.name,
         "identity": opened.identity,
@@ -206,13 +228,18 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
         "input": data,
         "input_shape": list(opened.onnx_shape),
     }
-    if x is None or not outs:
+    reads = opened.tensors_read  # every tensor it reads, not a constant (an Embedding's indices, not its table)
+    if not reads or not values or any(t not in values for t in reads) or not outs:
         return entry
-    if x.shape != opened.onnx_shape:
-        return entry | {
-            "agrees": False,
-            "why": f"ONNX Runtime's tensor {data!r} is {x.shape}; the node opens on {opened.onnx_shape}",
-        }
+    want = {data: opened.onnx_shape}  # a layer of several inputs: each input's
+    if opened.shapes is not None:
+        want = {t: tuple(opened.onnx_shapes[n]) for n, t in zip(opened.layer.input_names, opened.tensors) if t in reads}
+    for t, shape in want.items():
+        if np.shape(values[t]) != shape:
+            return entry | {
+                "agrees": False,
+                "why": f"ONNX Runtime's tensor {t!r} is {np.shape(values[t])}; the node opens on {shape}",
+            }
     layer, params = opened.layer, opened.params
     if spent is not None:
         shape = getattr(opened, "shapes", None) or opened.shape  # a layer of several inputs: its shapes by name
