@@ -535,20 +535,29 @@ def test_a_sequence_model_is_listed_not_a_traceback(tmp_path):
 
 
 def test_model_output_that_onnx_runtime_cannot_give_exits_non_zero(tmp_path):
-    """A Gather whose indices the model takes as a float input: ONNX Runtime refuses the seeded float32 feed, so
-    --output cannot be written: the answer is printed, the exit status is 1 and the message names --output."""
-    graph = helper.make_graph(
-        [helper.make_node("Gather", ["x", "i"], ["y"], name="gather")],
-        "g",
-        [
-            helper.make_tensor_value_info("x", TensorProto.FLOAT, [4, 3]),
-            helper.make_tensor_value_info("i", TensorProto.INT64, [2]),
-        ],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    """An opset-6 PRelu, for which ONNX Runtime's CPU has no kernel: --output cannot be written, so the answer is
+    printed, the exit status is 1 and the message names --output."""
+    path, out = tmp_path / "p.onnx", tmp_path / "y.npy"
+    onnx.save(
+        _model([helper.make_node("PRelu", ["x", "s"], ["y"], name="prelu")], {"s": np.float32([0.1])}, opset=6), path
     )
-    path, out = tmp_path / "g.onnx", tmp_path / "y.npy"
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    onnx.save(onnx.shape_inference.infer_shapes(model), path)
     ran = _cli("model", str(path), "--no-engine", "--output", str(out))
     assert ran.returncode == 1 and "--output" in ran.stderr and "not written" in ran.stderr, ran.stderr
-    assert not out.exists()
+    assert "prelu" in ran.stdout and not out.exists()
+
+
+def test_a_double_input_is_fed_in_its_own_type():
+    """x (float64) → Cast → Relu: the seeded pattern goes in as float64, the model runs and the Relu agrees."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("Cast", ["x"], ["c"], name="cast", to=TensorProto.FLOAT),
+            helper.make_node("Relu", ["c"], ["y"], name="relu"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.DOUBLE, list(SHAPE))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    m = onnx.shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    answer = whole.analyze(reading.load_model(m.SerializeToString()), "m.onnx", engine=False)
+    assert "onnxruntime_error" not in answer, answer["onnxruntime_error"]
+    assert {n["name"]: n.get("agrees") for n in answer["nodes"]}["relu"] is True

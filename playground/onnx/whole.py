@@ -97,7 +97,8 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
         lifted = static + (1,) * (4 - len(static))
         out[name] = make_input("random", lifted, seed=SEED + i).reshape(static)
         notes.append(f"Input {name}: the seeded random pattern (uniform −4 … 4, seed {SEED + i}).")
-    return out, notes
+    # in the type the model declares (float64, float16; integers truncated): ONNX Runtime takes no other
+    return {k: v.astype(types[k]) if k in types and v.dtype != types[k] else v for k, v in out.items()}, notes
 
 
 def _input_types(model) -> dict:
