@@ -551,6 +551,7 @@ def cmd_model(args) -> int:
     """Every node of the model on its real input against ONNX Runtime, its output, and the parser's engine."""
     from .onnx import whole
     from .onnx.map import opens_as
+    from .onnx.runtime import worst_text
 
     given = {}
     for item in args.input:
@@ -591,6 +592,8 @@ def cmd_model(args) -> int:
                 "max |diff| "
                 f"{n['max_abs_diff'] if n.get('max_abs_diff') is not None else n.get('why')}"
             )
+            if n.get("worst") and not n["agrees"]:
+                verdict += f"; {worst_text(n)}"
             if n.get("rule"):
                 verdict += f" (rule: {n['rule']})"
             if n.get("masked"):

@@ -102,6 +102,20 @@ def onnxruntime_check(
     return out | {"status": "ran"} | compare(y, reference, scale, differs, undefined, undefined_rule, rtol)
 
 
+def worst_text(verdict: dict, fmt=lambda v: f"{v:.6g}") -> str:
+    """`compare`'s worst cell in words: "worst cell [0, 2]: 1.5 against 1.50001, |diff| 1e-05 ≤ 2.5e-05
+    (atol + rtol·|reference|)"; "" where there is none."""
+    w = verdict.get("worst")
+    if not w:
+        return ""
+    head = f"worst cell {w['index']}: {fmt(w['onnxruntime'])} against {fmt(w['reference'])}"
+    if w["abs_diff"] is None:
+        return f"{head} (a NaN or ±inf only with the same)"
+    within = "≤" if w["abs_diff"] <= w["tolerance"] else ">"
+    term = "atol + rtol·Σ|terms|" if w["term"] == "sums" else w["term"]
+    return f"{head}, |diff| {fmt(w['abs_diff'])} {within} {fmt(w['tolerance'])} ({term})"
+
+
 def undefined_rule(layer: Layer) -> str | None:
     """The layer's rule for the output cells it leaves undefined: its `undefined`'s own first sentence."""
     doc = (layer.undefined.__doc__ or "") if layer.undefined else ""
