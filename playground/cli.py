@@ -236,6 +236,8 @@ def _opened_node(model, args):
     opened = open_node(model, args.node, os.path.basename(args.onnx))
     reads = opened.tensors_read  # none: a playground export, whose input is the model's
     inputs = [name for name, _ in whole.inputs_of(model)]
+    if not reads and opened.shapes is not None:  # an export of a layer of several inputs: one file per input
+        return _export_inputs(opened, args.input)
     if not reads or (not args.input and all(t in inputs for t in reads)):
         given = _one_input(args.input, "a playground export")
         x = load_input(given) if given else seeded_input(opened)
@@ -270,6 +272,22 @@ def _opened_node(model, args):
         )
     xl = whole.real_feed(opened, values)
     return opened, xl, values, sources
+
+
+def _export_inputs(opened, items: list[str] | None):
+    """`_opened_node`'s answer for a playground export of a layer of several inputs (the model's inputs are the
+    layer's, by name): each --input file (in the layer's order, or NAME=FILE.npy) or the page's seeded pattern."""
+    from .onnx.opening import seeded_input
+
+    given = load_inputs(opened.layer.name, items) or {}
+    xl = opened.to_layer(seeded_input(opened))
+    for n, x in given.items():
+        if n not in opened.shapes or x.shape != tuple(opened.shapes[n]):
+            want = opened.shapes.get(n)
+            raise ValidationError("input", f"--input {n}", f"must have the export's shape {want}, not {x.shape}")
+    xl = {n: given.get(n, a) for n, a in xl.items()}
+    sources = {n: "--input: the file given" if n in given else "the seeded pattern, as the page opens" for n in xl}
+    return opened, xl, {n: a.reshape(opened.onnx_shapes[n]) for n, a in xl.items()}, sources
 
 
 def _node_files(model, opened, items: list[str], inputs: list[str]) -> dict[str, np.ndarray]:

@@ -123,3 +123,26 @@ def test_one_input_per_graph_input_the_node_depends_on(tmp_path, capsys):
         str(tmp_path / "w.npy"),
     )
     assert code == 2 and "--input" in err and "depends on 1 graph input(s) (x)" in err
+
+
+def test_an_export_of_a_layer_of_several_inputs_takes_one_input_each(tmp_path, capsys):
+    """`export elementwise --format onnx` reopened: one --input per layer input, positional or NAME=FILE.npy."""
+    path = tmp_path / "ew.onnx"
+    assert main(["export", "elementwise", "--format", "onnx", "--out", str(path)]) == 0
+    capsys.readouterr()
+    a, b = _x(4, (1, 1, 3, 3)), _x(5, (1, 1, 3, 3))
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b)
+    out = tmp_path / "y.npy"
+    for given in (
+        [str(tmp_path / "a.npy"), str(tmp_path / "b.npy")],
+        [f"b={tmp_path / 'b.npy'}", f"a={tmp_path / 'a.npy'}"],
+    ):
+        argv = ["--onnx", str(path), "--output", str(out)]
+        for g in given:
+            argv += ["--input", g]
+        code, answer = _run(capsys, *argv)
+        assert code == 0, answer
+        np.testing.assert_allclose(np.load(out), a + b, rtol=1e-6)
+        assert answer["onnxruntime"]["agrees"] is True
+        assert [i["source"] for i in answer["onnx"]["inputs"]] == ["--input: the file given"] * 2
