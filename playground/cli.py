@@ -252,7 +252,10 @@ def _opened_node(model, args):
             shown = {t: xl[n].reshape(opened.onnx_shapes[n]) for n, t in zip(opened.layer.input_names, opened.tensors)}
             shown = {t: a for t, a in shown.items() if t in reads}
         source = "--input: the file given" if given else "the seeded pattern (uniform −4 … 4), as the node's page opens"
-        return opened, xl, shown, {t: source for t in shown} | {t: "seeded (no model run)" for t in opened.more}
+        sources = {t: source for t in shown}
+        for t, (s, _, seed) in opened.more.items():  # a step's operand (a Sum's third): its own seeded pattern
+            shown[t], sources[t] = opened.operand(t).reshape(s), f"the seeded pattern (seed {seed}), as the page opens"
+        return opened, xl, shown, sources
     given = _node_files(model, opened, args.input or [], inputs)
     values, sources, notes = whole.node_values(model, opened, given)
     first = values[reads[0]]
