@@ -3,7 +3,7 @@
     run LAYER [--set NAME=VALUE]... [--input [NAME=]IN.npy]... [--output OUT.npy] [--json] [--compare PRECISION]
     run LAYER+LAYER[+…] [--set KEY.NAME=VALUE]... [--input IN.npy] [--output OUT.npy] [--json] [--intermediates DIR]
         [--mark-intermediates]
-    run --onnx MODEL.onnx [--node NAME] [--input IN.npy] [--output OUT.npy] [--json]
+    run --onnx MODEL.onnx [--node NAME] [--input [NAME=]IN.npy]... [--output OUT.npy] [--json]
     onnx MODEL.onnx [--json]
     model MODEL.onnx [--input NAME=FILE.npy]... [--output OUT.npy] [--no-engine] [--json]
     model MODEL.onnx --precision FP16|BF16|INT8|FP8 [--input NAME=FILE.npy]... [--atol A] [--rtol R]
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import hashlib
 import json
 import math
@@ -230,43 +231,97 @@ def open_model(path: str):
 
 
 def _opened_node(model, args):
-    """(the node opened, its input in ONNX's layout). Without --input: the seeded input its page opens with. With
-    --input and a node that reads a graph input: the file (the node's shape; where the model names its batch
-    dimension, the file's N). With --input and a node that reads a tensor the model computes: the file is the
-    model's input and the node is fed its real tensor, from ONNX Runtime (a note says so)."""
+    """(the node opened, its layer's input, {tensor: the input in ONNX's layout}, {tensor: where it came from}). The
+    node reads its real tensors: a graph input the file given for it (--input, positional in the order of the
+    graph inputs the node depends on, or NAME=FILE.npy) or the seeded pattern; a tensor the model computes from
+    ONNX Runtime's run of the model on those inputs. Without --input, a node that reads only graph inputs opens on
+    the seeded input its page opens with."""
     from .onnx import whole
     from .onnx.opening import open_node, seeded_input
 
     opened = open_node(model, args.node, os.path.basename(args.onnx))
-    given = _one_input(args.input, "an ONNX node")
-    if given is None:
-        return opened, seeded_input(opened)
-    x = load_input(given)
-    reads = opened.data  # the tensor its first input reads (None: a playground export, whose input is the model's)
+    reads = opened.tensors_read  # none: a playground export, whose input is the model's
     inputs = [name for name, _ in whole.inputs_of(model)]
-    if reads is not None and reads not in inputs:
-        if len(inputs) != 1:
+    if not reads and opened.shapes is not None:  # an export of a layer of several inputs: one file per input
+        return _export_inputs(opened, args.input)
+    if not reads or (not args.input and all(t in inputs for t in reads)):
+        given = _one_input(args.input, "a playground export")
+        x = load_input(given) if given else seeded_input(opened)
+        if x.shape != opened.onnx_shape:
             raise ValidationError(
-                "input",
-                "--input",
-                f"node {opened.node!r} reads {reads!r}, which the model "
-                f"computes from {len(inputs)} inputs; give them with `model --input NAME=FILE`",
+                "input", "--input", f"must have the node's input shape {opened.onnx_shape}, not {x.shape}"
             )
-        feeds, _ = whole.feeds(model, {inputs[0]: x})
-        real = whole.run_all(model, feeds)[reads]
-        if real.shape != opened.onnx_shape:
-            opened = open_node(model, opened.node, opened.model, batch=real.shape[0])
+        xl = opened.to_layer(x)
+        if opened.shapes is None:
+            shown = {reads[0] if reads else "x": x}
+        else:  # the page's patterns: the first input's and the others', each seeded by its place in the node
+            shown = {t: xl[n].reshape(opened.onnx_shapes[n]) for n, t in zip(opened.layer.input_names, opened.tensors)}
+            shown = {t: a for t, a in shown.items() if t in reads}
+        source = "--input: the file given" if given else "the seeded pattern (uniform −4 … 4), as the node's page opens"
+        sources = {t: source for t in shown}
+        for t, (s, _, seed) in opened.more.items():  # a step's operand (a Sum's third): its own seeded pattern
+            shown[t], sources[t] = opened.operand(t).reshape(s), f"the seeded pattern (seed {seed}), as the page opens"
+        return opened, xl, shown, sources
+    given = _node_files(model, opened, args.input or [], inputs)
+    values, sources, notes = whole.node_values(model, opened, given)
+    first = values[reads[0]]
+    if first.shape != opened.onnx_shape:  # a named batch: the node opens with its input's N
+        opened = open_node(model, opened.node, opened.model, batch=first.shape[0] if first.ndim else 1)
+    want = opened.onnx_shapes or {opened.layer.input_names[0]: opened.onnx_shape}
+    for n, t in zip(opened.layer.input_names, opened.tensors or reads):
+        if n in want and n not in opened.constants and values[t].shape != tuple(want[n]):
+            raise ValidationError(
+                "input", "--input", f"{t} is {values[t].shape}; node {opened.node!r} opens on {tuple(want[n])}"
+            )
+    opened = dataclasses.replace(opened, values=values, notes=list(opened.notes) + notes)
+    if any(t not in inputs for t in reads):
         opened.notes.append(
-            f"--input is the model's input {inputs[0]!r}: node {opened.node!r} reads {reads!r}, "
-            "a tensor the model computes, fed its value from ONNX Runtime's run of the model."
+            f"Node {opened.node!r} reads tensors the model computes: each is fed its value from ONNX Runtime's run "
+            "of the model's input(s) (`onnx.inputs` names each one's source)."
         )
-        return opened, real
-    want = opened.onnx_shape
-    if x.shape != want and opened.batch_free and x.ndim == len(want) and x.shape[1:] == want[1:]:
-        opened = open_node(model, opened.node, opened.model, batch=x.shape[0])
-    elif x.shape != want:
-        raise ValidationError("input", "--input", f"must have the node's input shape {want}, not {x.shape}")
-    return opened, x
+    xl = whole.real_feed(opened, values)
+    return opened, xl, values, sources
+
+
+def _export_inputs(opened, items: list[str] | None):
+    """`_opened_node`'s answer for a playground export of a layer of several inputs (the model's inputs are the
+    layer's, by name): each --input file (in the layer's order, or NAME=FILE.npy) or the page's seeded pattern."""
+    from .onnx.opening import seeded_input
+
+    given = load_inputs(opened.layer.name, items) or {}
+    xl = opened.to_layer(seeded_input(opened))
+    for n, x in given.items():
+        if n not in opened.shapes or x.shape != tuple(opened.shapes[n]):
+            want = opened.shapes.get(n)
+            raise ValidationError("input", f"--input {n}", f"must have the export's shape {want}, not {x.shape}")
+    xl = {n: given.get(n, a) for n, a in xl.items()}
+    sources = {n: "--input: the file given" if n in given else "the seeded pattern, as the page opens" for n in xl}
+    return opened, xl, {n: a.reshape(opened.onnx_shapes[n]) for n, a in xl.items()}, sources
+
+
+def _node_files(model, opened, items: list[str], inputs: list[str]) -> dict[str, np.ndarray]:
+    """The --input files of a node of a model: NAME=FILE.npy for a graph input, or a plain path for the next graph
+    input the node depends on, in the model's order."""
+    from .onnx import whole
+
+    needed = whole.depends_on(model, opened.tensors_read)
+    given: dict[str, np.ndarray] = {}
+    for text in items:
+        name, sep, path = text.partition("=")
+        if not (sep and name in inputs):  # a plain path (which may hold "=") takes the next input not named yet
+            name, path = next((n for n in needed if n not in given), None), text
+            if name is None:
+                raise ValidationError(
+                    "input",
+                    "--input",
+                    f"node {opened.node!r} depends on {len(needed)} graph input(s) ({', '.join(needed) or 'none'}); "
+                    f"{len(items)} files given",
+                    text,
+                )
+        if name in given:
+            raise ValidationError("input", "--input", f"graph input {name} is given twice", text)
+        given[name] = read_npy(path, "input", f"--input {name}")
+    return given
 
 
 def _whole_model(model, args) -> bool:
@@ -355,8 +410,8 @@ def cmd_run(args) -> int:
         model = open_model(args.onnx)
         if _whole_model(model, args):
             return 0
-        opened, onnx_x = _opened_node(model, args)
-        layer_name, raw, x = opened.layer.name, opened.raw, opened.to_layer(onnx_x)
+        opened, x, shown_inputs, sources = _opened_node(model, args)
+        layer_name, raw = opened.layer.name, opened.raw
     else:
         layer_name, raw = args.layer, parse_sets(args.layer, args.set)
         x = load_inputs(args.layer, args.input)
@@ -371,16 +426,24 @@ def cmd_run(args) -> int:
     if args.json:
         out = result_json(result)
         if opened is not None:
-            out["onnx"] = opened.describe() | {"output_shape": list(shown.shape)}
+            out["onnx"] = opened.describe() | {
+                "output_shape": list(shown.shape),
+                "inputs": [
+                    {"tensor": t, "shape": list(a.shape), "source": sources[t]} for t, a in shown_inputs.items()
+                ],
+            }
         out |= _second_opinions(result, opened)
         print(json.dumps(_finite(out), allow_nan=False, default=str))
     else:
         np.set_printoptions(precision=8, linewidth=200, suppress=True)
         if opened is not None:
             print(f"node    : {opened.node} ({opened.op}) of {opened.model} as {opened.layer.name}")
-        shown_inputs = [onnx_x] if opened else list((result.inputs or {"x": result.input}).values())
-        for i, a in enumerate(shown_inputs):
-            print(f"inputH{i} :", a.shape, a, sep="\n")
+        if opened is not None:
+            for t, a in shown_inputs.items():
+                print(f"input {t} ({sources[t]}):", a.shape, a, sep="\n")
+        else:
+            for i, a in enumerate((result.inputs or {"x": result.input}).values()):
+                print(f"inputH{i} :", a.shape, a, sep="\n")
         print(f"outputH0: {shown.shape}  [{result.source_label}]", shown, sep="\n")
         if result.compared is not None:
             other, d = result.compared, result.difference
@@ -531,6 +594,7 @@ def cmd_model(args) -> int:
     per model digest in the engine cache's store (onnx.kept), so a second open reads the answer."""
     from .onnx import kept, reading
     from .onnx.map import opens_as
+    from .onnx.runtime import worst_text
 
     given = {}
     for item in args.input:
@@ -566,8 +630,14 @@ def cmd_model(args) -> int:
 
         with written(args.node_data, "w") as f:
             json.dump(node_data(answer), f, allow_nan=False)
+    unwritten = None
+    if args.output and not outputs:  # the answer is still printed; the exit status says the file is not there
+        why = answer.get("onnxruntime_error") or "the model has no tensor output (a sequence is none)"
+        unwritten = Failure(f"--output {args.output}: not written: ONNX Runtime gave no output ({why})")
     if args.json:
         print(json.dumps(_finite(answer), allow_nan=False, default=str))
+        if unwritten:
+            raise unwritten
         return _refused(answer)
     nodes = answer["nodes"]
     width = _name_width(nodes)
@@ -584,6 +654,8 @@ def cmd_model(args) -> int:
                 "max |diff| "
                 f"{n['max_abs_diff'] if n.get('max_abs_diff') is not None else n.get('why')}"
             )
+            if n.get("worst") and not n["agrees"]:
+                verdict += f"; {worst_text(n)}"
             if n.get("rule"):
                 verdict += f" (rule: {n['rule']})"
             if n.get("masked"):
@@ -620,6 +692,8 @@ def cmd_model(args) -> int:
         print("note:", m)
     for m in answer["notes"]:
         print("note:", m)
+    if unwritten:
+        raise unwritten
     return _refused(answer)
 
 
@@ -863,7 +937,8 @@ def parser() -> argparse.ArgumentParser:
         action="append",
         metavar="[NAME=]IN.npy",
         help="input tensor (.npy); default: the layer's spec example. A layer of several inputs takes "
-        "one --input per input, in its declared order, or NAME=IN.npy",
+        "one --input per input, in its declared order, or NAME=IN.npy; with --onnx, one per graph input the node "
+        "depends on, in the model's order, or NAME=IN.npy (NAME a graph input)",
     )
     run.add_argument("--output", help="write the shown output tensor here (.npy, float32)")
     run.add_argument("--json", action="store_true", help="print one JSON object")
@@ -1047,7 +1122,8 @@ def _main(argv: list[str] | None) -> int:
     try:
         return args.func(args)
     except (ValidationError, UsageError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        stricter = getattr(exc, "stricter", None)  # a rule TensorRT's builder does not make: why the playground does
+        print(f"error: {exc}" + (f" ({stricter})" if stricter else ""), file=sys.stderr)
         return 2
     except Refused as exc:
         print(f"refused: {exc}", file=sys.stderr)

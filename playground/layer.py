@@ -123,6 +123,10 @@ class Layer:
     # mask over the output (pooling: a max over padding only, which TensorRT does not document; scale: a negative
     # base to a fractional power). None: none; the layer's contract holds every other cell finite.
     undefined: Callable[[np.ndarray, dict], np.ndarray] | None = None
+    # params -> whether each output cell is a sum of terms (a convolution's, a mean's): float32 rounds such a sum at
+    # its terms' magnitude, which a cell that cancels to near 0 does not show; ONNX Runtime's agreement then allows
+    # rtol of the terms' sum of |values| too (`onnx.runtime.compare`). None: never (a max, a product, a lookup).
+    sums: Callable[[dict], bool] | None = None
     # What a backend is known to refuse that the layer's own check allows (another backend builds it):
     # (params, backend name) -> the reason, said before the build; None: nothing known.
     limits: Callable[[dict, str], str | None] | None = None

@@ -53,6 +53,8 @@ def test_layer_page_hands_its_stage_the_defaults_and_shows_the_engine_panel(laye
     shown = text(rerun(open_tab(at, layer, "Engine")))
     assert "Output shown: **" in shown and "device: **" in shown
     assert "| engine | engine size |" in shown and "Build time **" in shown
+    if LAYERS[layer].onnx is not None:  # ONNX Runtime's verdict, judged cell by cell, with its worst cell
+        assert "cell by cell" in shown and "worst cell [" in shown, shown
 
 
 def test_home_page_describes_backend_and_lists_layers():

@@ -483,7 +483,7 @@ def test_a_chain_with_a_layer_without_onnx_export_says_which(capsys):
         )
         == 2
     )
-    assert "elementwise.onnx: elementwise has no ONNX export yet" in capsys.readouterr().err
+    assert "elementwise.onnx: elementwise has no ONNX export in a chain yet" in capsys.readouterr().err
 
 
 def test_cli_exports_a_chain_as_an_onnx_model(tmp_path, capsys):
@@ -544,3 +544,22 @@ def test_an_engine_layers_chain_layers_are_read_from_its_metadata_or_its_name(la
 )
 def test_a_move_transpose_or_reformat_kernel_is_named_as_data_movement(layer, role):
     assert C.role_of(layer) == role
+
+
+def test_the_readme_names_every_layer_a_chain_export_refuses():
+    """The README's sentence on chains without an ONNX export names each layer that export refuses, by title."""
+    from pathlib import Path
+
+    from playground.layers import LAYERS
+    from playground.onnx.chain import export_chain_model
+
+    readme = Path(__file__).resolve().parent.parent.joinpath("README.md").read_text(encoding="utf-8")
+    sentence = next(line for line in readme.split(". ") if "their chain export is not written yet" in line)
+    for name, layer in LAYERS.items():
+        if name == "activation":
+            continue
+        try:
+            export_chain_model(C.resolve(f"activation+{name}"), check=False)
+        except ValidationError as exc:
+            assert "no ONNX export in a chain" in str(exc)
+            assert layer.title in sentence, (layer.title, sentence)

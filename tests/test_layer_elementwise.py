@@ -79,7 +79,11 @@ def test_a_missing_input_is_its_example_and_one_input_layers_take_an_array():
 
 def test_undefined_cells_by_rule_only():
     p = LAYER.resolve({"operation": "DIV"}, {"a": A.shape, "b": B.shape})
-    assert LAYER.undefined({"a": A, "b": np.float32([0, 1, 1]).reshape(1, 1, 1, 3)}, p)[..., 0].all()
+    a = np.float32([[0, 1, -2], [3, 0, 5]]).reshape(A.shape)
+    zeros = np.float32([0, -0.0, 0]).reshape(1, 1, 1, 3)
+    assert LAYER.undefined({"a": a, "b": zeros}, p).tolist() == [[[[True, False, False], [False, True, False]]]]
+    y = LAYER.forward({"a": a, "b": zeros}, p)  # x / ±0 of x ≠ 0: IEEE's ±inf, compared as any value
+    assert y.ravel()[[1, 2, 3, 5]].tolist() == [-np.inf, -np.inf, np.inf, np.inf]
     pw = LAYER.resolve({"operation": "POW"}, {"a": A.shape, "b": B.shape})
     half = np.float32([0.5, 2, 2]).reshape(1, 1, 1, 3)
     assert LAYER.undefined({"a": A, "b": half}, pw).tolist() == [[[[True, False, False], [False, False, False]]]]

@@ -29,11 +29,15 @@ def test_indices_may_not_reach_past_the_data_off_the_axis():
     assert e.value.param == "input.indices" and "is 4 along H, where the data has 3" in e.value.rule
 
 
-def test_an_index_that_is_no_whole_number_in_range_is_undefined_and_nan():
-    ev = run(np.float32([[0, 4, -1, 1.5]]).reshape(1, 1, 1, 4))
-    assert LAYER.undefined(ev.inputs, ev.params).ravel().tolist() == [False, True, True, True]
-    assert ev.output[0, 0, 0, 0] == 1 and np.isnan(ev.output.ravel()[1:]).all()
-    assert "no documented result" in LAYER.cell(ev.inputs, ev.params, (0, 0, 0, 3), ev.reference).notes[0]
+def test_an_index_out_of_range_is_undefined_and_nan_and_a_fraction_truncates_as_the_cast_to_int32():
+    """TensorRT's Cast to INT32 truncates toward 0 (1.5 → 1, 2.9 → 2, −0.5 → 0): only 4, −1 and NaN have no
+    documented result."""
+    ev = run(np.float32([[0, 4, -1, 1.5, 2.9, -0.5, np.nan]]).reshape(1, 1, 1, 7))
+    assert LAYER.undefined(ev.inputs, ev.params).ravel().tolist() == [False, True, True, False, False, False, True]
+    y = ev.output.ravel()
+    assert y[[0, 3, 4, 5]].tolist() == [1, 2, 3, 1] and np.isnan(y[[1, 2, 6]]).all()
+    assert "no documented result" in LAYER.cell(ev.inputs, ev.params, (0, 0, 0, 1), ev.reference).notes[0]
+    assert "data[0, 0, 0, 1]" in LAYER.cell(ev.inputs, ev.params, (0, 0, 0, 3), ev.reference).line
 
 
 @pytest.mark.parametrize("precision", ["FP16", "INT8"])

@@ -692,7 +692,7 @@ def test_a_second_open_reads_the_kept_answer_and_loads_nothing(tmp_path, monkeyp
     model = reading.load_model(data)
     want = whole.run_all(model, whole.feeds(model)[0])["c"]
     monkeypatch.setattr(whole, "run_all", lambda *a, **k: pytest.fail("the kept run is read, not run again"))
-    np.testing.assert_array_equal(kept.real_input(model, "c", digest), want)
+    np.testing.assert_array_equal(kept.real_values(model, ("c",), digest)["c"], want)
 
 
 @pytest.mark.parametrize("suffix", [".answer", ".tensors"])
@@ -724,3 +724,64 @@ def test_the_cli_says_a_second_open_came_from_the_cache(tmp_path):
     assert "kept in the cache" not in first.stdout and "(kept in the cache: its first analysis took" in second.stdout
     lines = lambda out: [line for line in out.splitlines() if line.startswith("/")]  # noqa: E731 - the node lines
     assert lines(first.stdout) == lines(second.stdout) and lines(first.stdout)
+
+
+# -- ONNX sequences and an output that cannot be written -----------------------------------------------------------
+def _sequence_model():
+    """x, y → SequenceConstruct → SequenceAt(…, 1) → Relu: the nodes of a sequence are listed, the Relu opens."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("SequenceConstruct", ["x", "y"], ["s"], name="construct"),
+            helper.make_node("SequenceAt", ["s", "one"], ["t"], name="at"),
+            helper.make_node("Relu", ["t"], ["z"], name="relu"),
+        ],
+        "g",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(SHAPE)) for n in ("x", "y")],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.int64(1), "one")],
+    )
+    return onnx.shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+
+
+def test_a_sequence_model_is_listed_not_a_traceback(tmp_path):
+    path = tmp_path / "seq.onnx"
+    onnx.save(_sequence_model(), path)
+    ran = _cli("model", str(path), "--no-engine", "--json")
+    assert ran.returncode == 0, ran.stderr
+    nodes = {n["name"]: n for n in json.loads(ran.stdout)["nodes"]}
+    for name in ("construct", "at"):
+        assert nodes[name]["layer"] is None and "sequence" in nodes[name]["reason"], nodes[name]
+    assert nodes["relu"]["layer"] == "activation" and nodes["relu"]["agrees"] is True
+
+
+def test_model_output_that_onnx_runtime_cannot_give_exits_non_zero(tmp_path):
+    """A model whose only output is a sequence: ONNX Runtime gives no tensor to write, so the answer is printed,
+    the exit status is 1 and the message names --output."""
+    graph = helper.make_graph(
+        [helper.make_node("SequenceConstruct", ["x", "y"], ["s"], name="construct")],
+        "g",
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, list(SHAPE)) for n in ("x", "y")],
+        [helper.make_tensor_sequence_value_info("s", TensorProto.FLOAT, None)],
+    )
+    path, out = tmp_path / "s.onnx", tmp_path / "y.npy"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    ran = _cli("model", str(path), "--no-engine", "--output", str(out))
+    assert ran.returncode == 1 and "--output" in ran.stderr and "not written" in ran.stderr, ran.stderr
+    assert "construct" in ran.stdout and not out.exists()
+
+
+def test_a_double_input_is_fed_in_its_own_type():
+    """x (float64) → Cast → Relu: the seeded pattern goes in as float64, the model runs and the Relu agrees."""
+    graph = helper.make_graph(
+        [
+            helper.make_node("Cast", ["x"], ["c"], name="cast", to=TensorProto.FLOAT),
+            helper.make_node("Relu", ["c"], ["y"], name="relu"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.DOUBLE, list(SHAPE))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+    )
+    m = onnx.shape_inference.infer_shapes(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    answer = whole.analyze(reading.load_model(m.SerializeToString()), "m.onnx", engine=False)
+    assert "onnxruntime_error" not in answer, answer["onnxruntime_error"]
+    assert {n["name"]: n.get("agrees") for n in answer["nodes"]}["relu"] is True

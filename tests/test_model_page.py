@@ -324,3 +324,31 @@ def test_the_analysis_runs_in_the_background_once_for_every_page_waiting(monkeyp
     failed = model_page._job(digest, "bg.onnx")
     assert failed is not first and failed.finished.wait(60) and isinstance(failed.error, ValueError)
     assert model_page._job(digest, "bg.onnx") is not failed  # a failed analysis is not kept: the next open retries
+
+
+def test_a_model_page_link_opens_every_input_of_a_node_on_its_real_tensor():
+    """An Add of Relu(x) and Mul(x, 2), both tensors the model computes: with real=1 the stage's A and B are those
+    tensors for the model's seeded x, neither a seeded pattern."""
+    import numpy as np
+    from apptest import open_page, stage_data
+
+    from playground.serve import server
+
+    g = helper.make_graph(
+        [
+            helper.make_node("Relu", ["x"], ["r"], name="relu"),
+            helper.make_node("Mul", ["x", "two"], ["m"], name="mul"),
+            helper.make_node("Add", ["r", "m"], ["y"], name="add"),
+        ],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
+        [helper.make_tensor("two", TensorProto.FLOAT, [], [2.0])],
+    )
+    data = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    digest, model = reading.remember(data, "m.onnx")
+    x = whole.feeds(model)[0]["x"]
+    at = open_page("elementwise", onnx=digest, node="add", model="m.onnx", real="1")
+    seat = server.SEATS.take(stage_data(at)["token"])
+    np.testing.assert_array_equal(seat.x, np.maximum(x, 0))
+    np.testing.assert_array_equal(seat.others["b"], 2 * x)

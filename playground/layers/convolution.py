@@ -883,5 +883,6 @@ LAYER = Layer(
     cell=cell,
     cell_axes=lambda rank: ("n", "k", "d", "h", "w") if rank == 5 else ("n", "k", "h", "w"),
     section=section,
+    sums=lambda p: True,
     onnx=OnnxMap(("Conv",), onnx_read, onnx_write),
 )

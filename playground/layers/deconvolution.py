@@ -521,5 +521,6 @@ LAYER = Layer(
     explain=explain,
     cell_axes=lambda rank: ("n", "k", "d", "h", "w") if rank == 5 else ("n", "k", "h", "w"),
     limits=limits,
+    sums=lambda p: True,
     onnx=OnnxMap(("ConvTranspose",), onnx_read, onnx_write),
 )

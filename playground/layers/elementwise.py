@@ -90,12 +90,12 @@ def reference(xs, p):
 
 
 def undefined(xs, p):
-    """Cells with no finite value by the operation's own rule: a division by 0, a negative base to a fractional
-    power, 0 to a negative power."""
+    """Cells no rule gives a number: 0 / 0 (IEEE's invalid operation), a negative base to a fractional power, 0 to
+    a negative power. x / ±0 of x ≠ 0 is IEEE's ±inf, a value like any other: compared, not masked."""
     a, b = np.broadcast_arrays(np.asarray(xs["a"], np.float64), np.asarray(xs["b"], np.float64))
     op = p["operation"]
     if op in ("DIV", "FLOOR_DIV"):
-        return b == 0
+        return (a == 0) & (b == 0)
     if op == "POW":
         return ((a < 0) & (b != np.round(b))) | ((a == 0) & (b < 0))
     return np.zeros(a.shape, bool)
@@ -364,6 +364,7 @@ LAYER = Layer(
     cell=cell,
     explain=explain,
     undefined=undefined,
+    sums=lambda p: p["operation"] in ("SUM", "SUB"),
     onnx=OnnxMap(
         (*ONNX_OPS.values(), *READ_ALSO),
         onnx_read,

@@ -128,15 +128,17 @@ def cost(p, shapes):
 
 
 def _valid(idx, size):
-    """Whole numbers within 0 … size − 1: the indices with a documented result (TensorRT documents
-    0 ≤ index < the axis' length)."""
-    return (idx == np.floor(idx)) & (idx >= 0) & (idx < size)
+    """The indices with a documented result: within 0 … size − 1 once cast to INT32, which truncates toward 0
+    as TensorRT's Cast does (1.7 → 1, −0.5 → 0; TensorRT documents 0 ≤ index < the axis' length)."""
+    t = np.trunc(idx)
+    return np.isfinite(t) & (t >= 0) & (t < size)
 
 
 def _gathered(xs, p):
     """(the gathered values in float64, the output cells whose index has no documented result)."""
     data = np.asarray(xs["data"], np.float64)
-    full = np.asarray(xs["indices"], np.float64)
+    with np.errstate(invalid="ignore"):
+        full = np.trunc(np.asarray(xs["indices"], np.float64))  # the build's cast to INT32 truncates
     mode = p["mode"]
     if mode == "ELEMENT":
         axis = p["axis"]
@@ -165,15 +167,15 @@ def _gathered(xs, p):
 
 
 def reference(xs, p):
-    """The gathered data cells; an index that is not a whole number in 0 … size − 1 gives NaN (no documented
-    result: `undefined`)."""
+    """The gathered data cells, each index truncated to a whole number as the cast to INT32 does; one outside
+    0 … size − 1 (or not finite) gives NaN (no documented result: `undefined`)."""
     y, bad = _gathered(xs, p)
     return np.asarray(np.where(bad, np.nan, y), dtype=ref.result_type())
 
 
 def undefined(xs, p):
-    """An index that is not a whole number within 0 … the axis' length − 1: TensorRT documents no result for it
-    (a negative index among them: ONNX counts it from the end)."""
+    """An index that, truncated to INT32, is outside 0 … the axis' length − 1 (or is not finite): TensorRT
+    documents no result for it (a negative index among them: ONNX counts it from the end)."""
     return np.array(_gathered(xs, p)[1])
 
 
@@ -238,7 +240,7 @@ def cell(xs, p, index, reference_output=None):
             f"index {', '.join(precise(v) for v in values)}: **{shown}**",
             (),
             (
-                "An index must be a whole number in 0 … "
+                "An index, truncated to a whole number (the cast to INT32), must be in 0 … "
                 + ", ".join(str(s - 1) for s in sizes)
                 + "; this one has no documented result"
                 + (
@@ -480,11 +482,16 @@ LAYER = Layer(
         ),
     ),
     inputs=(
-        Input("data", "The tensor read.", example=lambda s: arange_pattern(s, 1)),
+        Input(
+            "data",
+            "The tensor read; may be a model's constant (an Embedding's table).",
+            example=lambda s: arange_pattern(s, 1),
+            constant=True,
+        ),
         Input(
             "indices",
-            "Whole numbers 0 … size − 1 along the axis (cast to INT32; no precision touches "
-            "them); may be a model's constant.",
+            "Whole numbers 0 … size − 1 along the axis (cast to INT32, which truncates a fraction; no precision "
+            "touches them); may be a model's constant.",
             example=_indices_example,
             constant=True,
             data=False,

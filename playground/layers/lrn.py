@@ -174,5 +174,6 @@ LAYER = Layer(
     reads=reads,
     cell=cell,
     undefined=undefined,
+    sums=lambda p: True,
     onnx=OnnxMap(("LRN",), onnx_read, onnx_write, lift="spatial"),
 )

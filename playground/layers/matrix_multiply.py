@@ -306,5 +306,6 @@ LAYER = Layer(
     cell=cell,
     explain=explain,
     fit=fit,
+    sums=lambda p: True,
     onnx=OnnxMap(("MatMul", "Gemm"), onnx_read, onnx_write, lift="leading", align=onnx_align, then=onnx_then),
 )

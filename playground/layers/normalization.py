@@ -390,6 +390,7 @@ LAYER = Layer(
     cell=cell,
     explain=explain,
     undefined=undefined,
+    sums=lambda p: True,
     onnx=OnnxMap(
         ("LayerNormalization", "InstanceNormalization", "GroupNormalization"),
         onnx_read,

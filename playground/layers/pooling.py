@@ -442,5 +442,6 @@ LAYER = Layer(
     cell=cell,
     explain=explain,
     undefined=undefined,
+    sums=lambda p: p["type"] in AVERAGING,
     onnx=OnnxMap(("MaxPool", "AveragePool"), onnx_read, onnx_write, onnx_differs),
 )

@@ -125,9 +125,20 @@ def section(ev, ctx):
 
 
 def onnx_read(node: Node) -> dict:
-    """PRelu: the slope, broadcast as NumPy does (aligned at the last axis), is one, per channel or per element."""
+    """PRelu: the slope, broadcast as NumPy does (aligned at the last axis), is one, per channel or per element.
+    Before opset 7 PRelu had no such broadcast: a 1-D slope of C values is one per channel (axis 1), as PyTorch's
+    exports of that opset write it."""
     slope = node.const(1, "slope")
     rank = len(node.onnx_shape)
+    if node.opset < 7 and slope.ndim == 1 and slope.size > 1 and rank >= 2:
+        if slope.size != node.onnx_shape[1]:
+            raise node.fail(
+                "slope",
+                f"has {slope.size} values: before opset 7 a 1-D slope is one per channel, and the input has "
+                f"{node.onnx_shape[1]} (axis 1)",
+                slope.shape,
+            )
+        slope = slope.reshape((1, slope.size) + (1,) * (rank - 2))
     if slope.ndim > rank:
         raise node.fail("slope", f"has rank {slope.ndim}, more than the input's {rank}", slope.shape)
     slope = slope.reshape((1,) * (rank - slope.ndim) + slope.shape + (1,) * node.lifted)

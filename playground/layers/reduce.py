@@ -245,5 +245,6 @@ LAYER = Layer(
     reads=reads,
     cell=cell,
     explain=explain,
+    sums=lambda p: p["operation"] in ("SUM", "AVG"),
     onnx=OnnxMap((*ONNX_OPS.values(), *GLOBAL_POOLS), onnx_read, onnx_write, lift="trailing", identity=onnx_identity),
 )

@@ -627,6 +627,7 @@ LAYER = Layer(
     cost=cost,
     formula=formula,
     ranks=(4, 5),
+    sums=lambda p: p["resize_mode"] != "NEAREST",
     onnx=OnnxMap(("Resize",), onnx_read, onnx_write, onnx_differs),
     examples=EXAMPLES,
     reads=reads,

@@ -370,5 +370,6 @@ LAYER = Layer(
     examples=tuple(SCALE),
     section=section,
     undefined=undefined,
+    sums=lambda p: True,
     onnx=OnnxMap(("BatchNormalization",), onnx_read, onnx_write, lift="trailing"),
 )

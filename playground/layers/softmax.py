@@ -214,6 +214,7 @@ LAYER = Layer(
     build=build,
     formula=formula,
     ranks=(4, 5),
+    sums=lambda p: True,
     onnx=OnnxMap(("Softmax",), onnx_read, onnx_write, lift="trailing"),
     examples=EXAMPLES,
     reads=reads,

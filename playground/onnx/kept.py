@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import budget
+from ..errors import ValidationError
 
 FORMAT = 1
 ANSWER, TENSORS = ".answer", ".tensors"
@@ -197,11 +198,13 @@ def run_tensors(digest: str, model, given=None) -> dict[str, np.ndarray]:
     return values
 
 
-def real_input(model, tensor_name: str, digest: str) -> np.ndarray:
-    """`whole.real_input` read from the model's kept run (`digest`), or run once and kept for its other nodes."""
-    from . import whole
-
-    found = tensor(digest, tensor_name)
-    if found is not None:
-        return np.asarray(found, np.float32)
-    return whole.picked(run_tensors(digest, model), tensor_name)
+def real_values(model, tensors: tuple[str, ...], digest: str) -> dict[str, np.ndarray]:
+    """`whole.real_values` read from the model's kept run (`digest`), or run once and kept for its other nodes."""
+    found = {t: tensor(digest, t) for t in tensors}
+    if any(v is None for v in found.values()):
+        values = run_tensors(digest, model)
+        missing = [t for t in tensors if t not in values]
+        if missing:
+            raise ValidationError("model", "node", f"the model has no tensor {missing[0]!r}")
+        found = {t: values[t] for t in tensors}
+    return {t: np.asarray(v, np.float32) for t, v in found.items()}

@@ -59,11 +59,22 @@ class Opened:
     # with where no model's run gives it)}
     more: dict = field(default_factory=dict)
     identity: bool = False  # the node computes nothing: it opens as `map.IDENTITY`, the copy TensorRT's parser builds
+    # The model's tensors the node reads, by name, where it is fed its real inputs (`whole.node_values`): its steps'
+    # operands and ONNX Runtime's feed come from them; None: the seeded patterns.
+    values: dict | None = None
 
     @property
     def data(self) -> str | None:
         """The model's tensor the layer's first input reads (None: not known here)."""
         return self.tensors[0] if self.tensors else None
+
+    @property
+    def tensors_read(self) -> tuple[str, ...]:
+        """Every tensor of the model the node reads that is not a constant, in the layer's order (a step's last)."""
+        if self.shapes is None:
+            return (self.data,) if self.data else ()
+        own = [t for n, t in zip(self.layer.input_names, self.tensors) if n not in self.constants]
+        return tuple(dict.fromkeys(own + list(self.more)))
 
     def stands(self, ev) -> bool:
         """`ev` is of this node as it stands: its input shape and every parameter (the data-derived quantize scale
@@ -87,7 +98,9 @@ class Opened:
 
     def finish(self, y: np.ndarray, values: dict | None = None) -> np.ndarray:
         """The node's output from the layer's: each step after it (`then`) computed by its own layer's reference, a
-        tensor it reads taken from `values` (the model's run, by name) or seeded as the page's inputs are."""
+        tensor it reads taken from `values` (the model's run, by name; `self.values` where none are given) or seeded
+        as the page's inputs are."""
+        values = self.values if values is None else values
         for layer, params, operands in self.then:
             feed = {k: self.operand(v, values) for k, v in operands.items()}
             y = layer.forward({layer.input_names[0]: y} | feed, params)
@@ -112,7 +125,7 @@ class Opened:
         from ..inputs import make_input
 
         first, *others = [n for n in self.layer.input_names if n in self.shapes]  # the node's, in order
-        return {first: x.reshape(self.shape)} | {
+        return {first: self.constants[first] if first in self.constants else x.reshape(self.shape)} | {
             n: self.constants[n] if n in self.constants else make_input("random", self.shapes[n], seed=SEED + i)
             for i, n in enumerate(others, 1)
         }
@@ -122,7 +135,7 @@ class Opened:
         if self.shapes is None:
             return ev.input.reshape(self.onnx_shape)
         feed = {n: ev.inputs[n].reshape(s) for n, s in self.onnx_shapes.items() if n not in self.constants}
-        return feed | {t: self.operand(t).reshape(s) for t, (s, _, _) in self.more.items()}  # the steps' own
+        return feed | {t: self.operand(t, self.values).reshape(s) for t, (s, _, _) in self.more.items()}  # the steps'
 
     def to_onnx(self, y: np.ndarray) -> np.ndarray:
         """The layer's output in ONNX's layout: the axes added to lift the node taken out again."""
@@ -188,7 +201,24 @@ def static_shape(where: str, data: str, shape, batch: int) -> tuple[tuple, list[
     return tuple(int(d) for d in shape), notes
 
 
-BOOL_INPUTS = {"Where": (0,)}  # the inputs ONNX types BOOL, by op: the layer reads them as float32, nonzero true
+# the inputs ONNX types BOOL, by op: the layer reads them as float32, nonzero true
+BOOL_INPUTS = {"Where": (0,), "Not": (0,), "And": (0, 1), "Or": (0, 1), "Xor": (0, 1)}
+# the inputs ONNX types INT64 (a gather's indices), by op: the layer reads them as float32 and casts them to INT32
+INT_INPUTS = {"Gather": (1,), "GatherElements": (1,), "GatherND": (1,)}
+# the ops whose output ONNX types BOOL: the layer gives it as float32 0 and 1 (its build casts it)
+BOOL_OUTPUTS = {
+    "Equal",
+    "Greater",
+    "Less",
+    "GreaterOrEqual",
+    "LessOrEqual",
+    "Not",
+    "And",
+    "Or",
+    "Xor",
+    "IsNaN",
+    "IsInf",
+}
 
 
 def node_model(model, node, onnx_shape: tuple, consts: dict, tensors: dict | None = None) -> bytes:
@@ -198,16 +228,32 @@ def node_model(model, node, onnx_shape: tuple, consts: dict, tensors: dict | Non
     h = onnx.helper
     tensors = tensors or {node.input[0]: onnx_shape}
     inits = [onnx.numpy_helper.from_array(consts[i], i) for i in node.input if i and i in consts and i not in tensors]
-    boolean = {node.input[i] for i in BOOL_INPUTS.get(node.op_type, ()) if node.input[i] in tensors}
-    # a BOOL input (Where's condition) comes in as float32, as the layer's does, and is cast where the node reads it
+    typed = {
+        node.input[i]: onnx.TensorProto.BOOL for i in BOOL_INPUTS.get(node.op_type, ()) if node.input[i] in tensors
+    }
+    typed |= {
+        node.input[i]: onnx.TensorProto.INT64 for i in INT_INPUTS.get(node.op_type, ()) if node.input[i] in tensors
+    }
+    # a BOOL input (Where's condition) or an INT64 one (Gather's indices) comes in as float32, as the layer's does,
+    # and is cast where the node reads it (to INT64: truncated, as the layer's cast to INT32 does)
     xs = [
-        h.make_tensor_value_info(f"{t}_float" if t in boolean else t, onnx.TensorProto.FLOAT, list(v))
+        h.make_tensor_value_info(f"{t}_float" if t in typed else t, onnx.TensorProto.FLOAT, list(v))
         for t, v in tensors.items()
     ]
-    casts = [h.make_node("Cast", [f"{t}_float"], [t], to=onnx.TensorProto.BOOL) for t in sorted(boolean)]
-    outputs = [h.make_tensor_value_info(o, onnx.TensorProto.FLOAT, None) for o in node.output[:1]]
-    only = h.make_node(node.op_type, list(node.input), list(node.output[:1]), name=node.name or "node")
+    casts = [h.make_node("Cast", [f"{t}_float"], [t], to=typed[t]) for t in sorted(typed)]
+    out = node.output[0]
+    only = h.make_node(
+        node.op_type,
+        list(node.input),
+        [f"{out}_bool" if node.op_type in BOOL_OUTPUTS else out],
+        name=node.name or "node",
+    )
     only.attribute.extend(node.attribute)
-    graph = h.make_graph([*casts, only], "node", xs, outputs, inits)
+    # a BOOL output (a comparison's) goes out as float32 0 and 1, as the layer's does
+    after = (
+        [h.make_node("Cast", [f"{out}_bool"], [out], to=onnx.TensorProto.FLOAT)] if node.op_type in BOOL_OUTPUTS else []
+    )
+    outputs = [h.make_tensor_value_info(out, onnx.TensorProto.FLOAT, None)]
+    graph = h.make_graph([*casts, only, *after], "node", xs, outputs, inits)
     opsets = [o for o in model.opset_import if o.domain in ("", "ai.onnx")]
     return h.make_model(graph, opset_imports=opsets, ir_version=model.ir_version).SerializeToString()

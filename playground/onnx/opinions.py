@@ -33,8 +33,8 @@ def second_opinions(ev: Evaluation, opened: Opened | None = None) -> dict:
     return out
 
 
-# ONNX Runtime against the emulation, FP16/BF16: within this many ε of the type of the output's largest magnitude
-# (or of the terms summed): its kernels may sum in the type where the emulation sums in float64.
+# ONNX Runtime against the emulation, FP16/BF16: each cell within this many ε of the type of its value (or of its
+# terms' sum, `runtime.compare`): its kernels may sum in the type where the emulation sums in float64.
 TYPE_EPS = 4
 # Why ONNX Runtime's INT8/FP8 output may differ from the emulation's at a tie.
 QDQ_RULE = (
@@ -65,7 +65,8 @@ def precision_opinions(ev: Evaluation) -> dict:
             "why": f"ONNX has no {precision} type ({precision} is a builder flag): the export is the FP32 model",
         }
     layer = get_layer(ev.layer)
-    proto = writing.export_model(layer, ev.params, ev.input.shape, check=False)
+    feed = ev.inputs if layer.several else ev.input  # a layer of several inputs: the model has one input each
+    proto = writing.export_model(layer, ev.params, ev.shapes, check=False)  # the configuration's shapes
     model = proto.SerializeToString()
     counts: dict[str, int] = {}
     for node in proto.graph.node:
@@ -73,13 +74,13 @@ def precision_opinions(ev: Evaluation) -> dict:
             counts[node.op_type] = counts.get(node.op_type, 0) + 1
     quantized = precision in P.QUANTIZED
     rule = QDQ_RULE if quantized else CAST_RULE.format(type="float16" if precision == "FP16" else "bfloat16")
-    undefined = layer.undefined(ev.input, ev.params) if layer.undefined else None
+    undefined = layer.undefined(feed, ev.params) if layer.undefined else None
     emulation = ev.reference  # the emulation of the precision, whichever output is shown
     ort = runtime.onnxruntime_check(
         model,
-        ev.input,
+        feed,
         emulation,
-        lambda: runtime.magnitude(layer, ev.input, ev.params),
+        lambda: runtime.terms(layer, feed, ev.params),
         [rule],
         undefined,
         f"the playground's emulation of {precision}",
@@ -91,9 +92,9 @@ def precision_opinions(ev: Evaluation) -> dict:
         "precision": precision,
         "status": "exported",
         "nodes": counts,
-        "tolerance": "10⁻⁵ of the output's magnitude"
+        "tolerance": "each cell: atol + rtol·|emulation|, rtol 10⁻⁵"
         if quantized
-        else f"{TYPE_EPS} ε ({precision}) of the output's magnitude",
+        else f"each cell: atol + rtol·|emulation|, rtol {TYPE_EPS} ε ({precision})",
         "onnxruntime": ort,
         "onnx_parser": parser,
     }
@@ -139,7 +140,7 @@ def _onnxruntime(ev: Evaluation, opened: Opened | None, build: bool):
         model,
         x,
         reference,
-        lambda: runtime.magnitude(layer, feed, fp32.params),
+        lambda: runtime.terms(layer, feed, fp32.params),
         differs,
         undefined,
         compared_to,

@@ -1,6 +1,6 @@
 """ONNX Runtime's opinion on a model (CPU, one thread): its session, its words where it refuses, and its output
-against the layer's reference (`compare`: within a tolerance of the output's magnitude, or of the terms summed,
-`magnitude`; the cells a layer leaves undefined set apart).
+against the layer's reference (`compare`: cell by cell, as Polygraphy judges, within atol + rtol·|reference| or,
+where a cell is a sum, of its terms' magnitude, `terms`; the cells a layer leaves undefined set apart).
 """
 
 from __future__ import annotations
@@ -14,20 +14,38 @@ import numpy as np
 from ..errors import ValidationError
 from ..layer import Layer
 
+# Polygraphy's defaults for its per-cell rule (`polygraphy run --atol --rtol`). Its own check fails a cell only over
+# both atol and rtol·|reference|; the sum here (NumPy's allclose) is at most twice as wide, and says one number.
+ATOL = RTOL = 1e-5
+AGREEMENT = (
+    "each cell: |ONNX Runtime − reference| ≤ atol + rtol·|reference| (Polygraphy's defaults); a NaN or ±inf only "
+    "with the same"
+)
+SUMS = (
+    "where the layer's cell is a sum of terms: ≤ atol + rtol·Σ|terms| too (float32 rounds a sum at its terms' "
+    "magnitude, though it cancels)"
+)
 
-def magnitude(layer: Layer, x, params: dict) -> float:
-    """The largest output of the layer on |x| (every input's, where `x` is a feed dict) with its weights' |values|:
-    what a float32 sum's rounding scales with (a sum that cancels to 0 from terms of 10⁵ is still rounded at
-    10⁵)."""
+
+def _on_absolute(layer: Layer, x, params: dict):
+    """|The layer's output| on |x| (every input's, where `x` is a feed dict) with its weights' |values|: each cell's
+    sum of |terms| where the cell is a sum; a scalar (the inputs' largest |value|) where the reference needs signed
+    weights."""
     absolute = {
         k: np.abs(v) if isinstance(v, np.ndarray) and layer.param(k).is_weight(params) else v for k, v in params.items()
     }
     xs = x if isinstance(x, dict) else {layer.input_names[0]: x}
     try:
         with np.errstate(all="ignore"):
-            m = np.abs(np.asarray(layer.forward({n: np.abs(a) for n, a in xs.items()}, absolute), np.float64))
+            return np.abs(np.asarray(layer.forward({n: np.abs(a) for n, a in xs.items()}, absolute), np.float64))
     except Exception:  # noqa: BLE001 - a layer whose reference needs signed weights: the input's size then
-        return float(max(np.abs(a).max(initial=0.0) for a in xs.values()))
+        return np.float64(max(np.abs(a).max(initial=0.0) for a in xs.values()))
+
+
+def magnitude(layer: Layer, x, params: dict) -> float:
+    """The largest output of the layer on |x| with its weights' |values| (`_on_absolute`): what a float32 sum's
+    rounding scales with (a sum that cancels to 0 from terms of 10⁵ is still rounded at 10⁵)."""
+    m = np.asarray(_on_absolute(layer, x, params))
     m = m[np.isfinite(m)]
     return float(m.max(initial=0.0))
 
@@ -72,6 +90,14 @@ def over_memory(exc: Exception) -> ValidationError | None:
     return None
 
 
+def terms(layer: Layer, x, params: dict):
+    """Each output cell's sum of |terms| (`_on_absolute`) where the layer's cells are sums (`Layer.sums`), for
+    `compare`'s second term; None where they are not (a max, a product, a lookup: no sum to round)."""
+    if layer.sums is None or not layer.sums(params):
+        return None
+    return _on_absolute(layer, x, params)
+
+
 def ort_words(exc: Exception) -> str:
     """ONNX Runtime's message without its source paths and C++ signatures: "Pad should be smaller than kernel."; a
     node refused by the arena's cap, named with the bytes it asked and the rule."""
@@ -108,12 +134,12 @@ def onnxruntime_check(
     model_bytes: bytes,
     x,
     reference: np.ndarray,
-    scale: Callable[[], float],
+    scale: Callable[[], np.ndarray | None],
     differs=(),
     undefined: np.ndarray | None = None,
     compared_to: str = "the reference",
     undefined_rule: str | None = None,
-    rtol: float = 1e-5,
+    rtol: float = RTOL,
 ) -> dict:
     """ONNX Runtime (CPU) on the model: its version, and `compare`'s verdict on its output against `reference`."""
     try:
@@ -130,6 +156,20 @@ def onnxruntime_check(
     return out | {"status": "ran"} | compare(y, reference, scale, differs, undefined, undefined_rule, rtol)
 
 
+def worst_text(verdict: dict, fmt=lambda v: f"{v:.6g}") -> str:
+    """`compare`'s worst cell in words: "worst cell [0, 2]: 1.5 against 1.50001, |diff| 1e-05 ≤ 2.5e-05
+    (atol + rtol·|reference|)"; "" where there is none."""
+    w = verdict.get("worst")
+    if not w:
+        return ""
+    head = f"worst cell {w['index']}: {fmt(w['onnxruntime'])} against {fmt(w['reference'])}"
+    if w["abs_diff"] is None:
+        return f"{head} (a NaN or ±inf only with the same)"
+    within = "≤" if w["abs_diff"] <= w["tolerance"] else ">"
+    term = "atol + rtol·Σ|terms|" if w["term"] == "sums" else w["term"]
+    return f"{head}, |diff| {fmt(w['abs_diff'])} {within} {fmt(w['tolerance'])} ({term})"
+
+
 def undefined_rule(layer: Layer) -> str | None:
     """The layer's rule for the output cells it leaves undefined: its `undefined`'s own first sentence."""
     doc = (layer.undefined.__doc__ or "") if layer.undefined else ""
@@ -139,18 +179,20 @@ def undefined_rule(layer: Layer) -> str | None:
 def compare(
     y: np.ndarray,
     reference: np.ndarray,
-    scale: Callable[[], float],
+    scale: Callable[[], np.ndarray | None] | None = None,
     differs=(),
     undefined: np.ndarray | None = None,
     rule_undefined: str | None = None,
-    rtol: float = 1e-5,
+    rtol: float = RTOL,
+    atol: float = ATOL,
 ) -> dict:
-    """ONNX Runtime's output `y` against the layer's `reference`: the largest |difference|, whether they agree
-    (within `rtol` (10⁻⁵) of the output's largest magnitude or, where that is not enough, of `scale()`, the `magnitude` of
-    the terms summed: a second reference, worked out only then; and NaN/Inf where the reference has them), and
-    where they do not, the rule in play that says why (`differs`), or that no known rule does. The cells the
-    layer leaves `undefined` (a max over padding only: NaN in the reference, −inf in ONNX Runtime) are not compared:
-    `masked` counts them and names the rule (`rule_undefined`)."""
+    """ONNX Runtime's output `y` against the layer's `reference`, cell by cell as Polygraphy judges: a cell agrees
+    where |y − ref| ≤ atol + rtol·|ref| (`AGREEMENT`) or, where the layer's cells are sums (`scale()`: each cell's
+    sum of |terms|, `terms`; worked out only where the first term is not enough), ≤ atol + rtol·Σ|terms| (`SUMS`);
+    a non-finite cell agrees only with the same value (NaN with NaN, +inf with +inf). Where they do not agree, the
+    rule in play that says why (`differs`), or that no known rule does. The cells the layer leaves `undefined` (a
+    max over padding only: NaN in the reference, −inf in ONNX Runtime) are not compared: `masked` counts them and
+    names the rule (`rule_undefined`). `worst`: the cell furthest over (or nearest to) its tolerance."""
     reference = np.asarray(reference, np.float32)
     if y.shape != reference.shape:
         return {
@@ -161,18 +203,48 @@ def compare(
             "why": f"output shape {tuple(y.shape)} where the layer gives {tuple(reference.shape)}",
         }
     undefined = undefined if undefined is not None and undefined.shape == y.shape else np.zeros(y.shape, bool)
-    defined = ~undefined
-    both = defined & np.isfinite(reference) & np.isfinite(y)
-    diff = float(np.abs(y[both].astype(np.float64) - reference[both]).max()) if both.any() else 0.0
-    same_nonfinite = bool(np.array_equal(np.isfinite(y[defined]), np.isfinite(reference[defined])))
-    largest = float(np.abs(reference[both]).max()) if both.any() else 0.0
-    agrees = same_nonfinite and (diff <= rtol * max(1.0, largest) or diff <= rtol * max(1.0, scale()))
+    a, b = np.asarray(y, np.float64), np.asarray(reference, np.float64)
+    finite = ~undefined & np.isfinite(a) & np.isfinite(b)
+    unequal = ~undefined & ~finite & ~(np.isnan(a) & np.isnan(b)) & (a != b)  # NaN ≠ ±inf, +inf ≠ −inf, inf ≠ 1
+    with np.errstate(all="ignore"):
+        diff = np.where(finite, np.abs(a - b), 0.0)
+    tolerance = atol + rtol * np.abs(np.where(finite, b, 0.0))
+    by = np.zeros(y.shape, bool)  # the cells the sum's term decides
+    if scale is not None and (finite & (diff > tolerance)).any():
+        sums = scale()
+        if sums is not None:
+            sums = np.asarray(sums, np.float64)
+            sums = sums.reshape(y.shape) if sums.size == y.size else np.full(y.shape, np.nanmax(sums, initial=0.0))
+            wider = atol + rtol * np.where(np.isfinite(sums), sums, 0.0)
+            by = wider > tolerance
+            tolerance = np.maximum(tolerance, wider)
+    over = finite & (diff > tolerance)
+    agrees = not (over.any() or unequal.any())
     out = {
         "agrees": agrees,
         "output_shape": list(y.shape),
-        "max_abs_diff": diff,
+        "max_abs_diff": float(diff.max(initial=0.0)),
         "rule": None if agrees else (differs[0] if differs else None),
+        "tolerance": {"rule": AGREEMENT, "atol": atol, "rtol": rtol} | ({"sums": SUMS} if scale is not None else {}),
     }
+    if over.any() or unequal.any():
+        out["cells_differ"] = int(over.sum() + unequal.sum())
+    if unequal.any():
+        cell = np.unravel_index(int(np.flatnonzero(unequal)[0]), y.shape)
+    elif finite.any():
+        with np.errstate(all="ignore"):
+            cell = np.unravel_index(int(np.argmax(np.where(finite, diff / tolerance, -1.0))), y.shape)
+    else:
+        cell = None
+    if cell is not None:
+        out["worst"] = {
+            "index": [int(i) for i in cell],
+            "onnxruntime": float(a[cell]),
+            "reference": float(b[cell]),
+            "abs_diff": float(diff[cell]) if finite[cell] else None,
+            "tolerance": float(tolerance[cell]) if finite[cell] else 0.0,
+            "term": "sums" if by[cell] else "atol + rtol·|reference|" if finite[cell] else "non-finite: equal",
+        }
     if undefined.any():
         theirs = sorted({str(v) for v in np.unique(y[undefined])})[:4]
         out["masked"] = {

@@ -51,6 +51,8 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
 
     given, notes, out = dict(given or {}), [], {}
     declared = inputs_of(model)
+    types = _input_types(model)
+    kinds = {n: np.dtype(t).kind for n, t in types.items()}
     unknown = sorted(set(given) - {n for n, _ in declared})
     if unknown:
         raise ValidationError(
@@ -64,6 +66,9 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
             fits = x.ndim == len(shape) and all(isinstance(d, str) or d == n for d, n in zip(shape, x.shape))
             if not fits:
                 raise ValidationError("model", "--input", f"{name} must have the model's shape {shape}, not {x.shape}")
+            if kinds.get(name, "f") in "iub":  # indices, a mask: in the model's own type
+                out[name] = np.ascontiguousarray(x, types[name])
+                continue
             with np.errstate(over="ignore"):
                 x32 = np.ascontiguousarray(x, np.float32)
             if (np.isinf(x32) & np.isfinite(x)).any():
@@ -102,7 +107,22 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
                 "model", "--input", f"{name} {shape}: {exc}; give it (--input {name}=FILE.npy)"
             ) from None
         notes.append(f"Input {name}: the seeded random pattern (uniform −4 … 4, seed {SEED + i}).")
-    return out, notes
+    # in the type the model declares (float64, float16; integers truncated): ONNX Runtime takes no other
+    return {k: v.astype(types[k]) if k in types and v.dtype != types[k] else v for k, v in out.items()}, notes
+
+
+def _input_types(model) -> dict:
+    """The NumPy type of each graph input the model declares a tensor type for."""
+    onnx = reading.library()
+    out = {}
+    for v in model.graph.input:
+        elem = v.type.tensor_type.elem_type
+        if elem:
+            try:
+                out[v.name] = onnx.helper.tensor_dtype_to_np_dtype(elem)
+            except Exception:  # noqa: BLE001 - a type NumPy has no name for (bfloat16, float8): fed as float32
+                continue
+    return out
 
 
 def mark_all(model):
@@ -143,19 +163,51 @@ def run_all(model, inputs: dict[str, np.ndarray], notes: list | None = None) -> 
         raise runtime.over_memory(exc) or exc from None
 
 
-def real_input(model, tensor: str) -> np.ndarray:
-    """The tensor `tensor` (a node's `Opened.data`: what its layer's first input reads) when the model runs on its
-    seeded inputs (`feeds`): what the model page's link opens the node's stage with (`kept.real_input` reads it
-    from the model's kept run)."""
+def real_values(model, tensors: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The tensors (a node's `Opened.tensors_read`) when the model runs on its seeded inputs (`feeds`): what the
+    model page's link opens the node's stage with, by name."""
     inputs, _ = feeds(model)
-    return picked(run_all(model, inputs), tensor)
+    values = run_all(model, inputs) if any(t not in inputs for t in tensors) else inputs
+    missing = [t for t in tensors if t not in values]
+    if missing:
+        raise ValidationError("model", "node", f"the model has no tensor {missing[0]!r}")
+    return {t: np.asarray(values[t], np.float32) for t in tensors}
 
 
-def picked(values: dict, tensor: str) -> np.ndarray:
-    """`tensor` of a model's run, as float32; a name the run has not is refused naming it."""
-    if tensor not in values:
-        raise ValidationError("model", "node", f"the model has no tensor {tensor!r}")
-    return np.asarray(values[tensor], np.float32)
+def depends_on(model, tensors) -> list[str]:
+    """The graph inputs (`inputs_of`) the tensors are computed from, in the model's input order."""
+    fed = [n for n, _ in inputs_of(model)]
+    made_by = {o: node for node in model.graph.node for o in node.output if o}
+    seen, todo = set(), list(tensors)
+    while todo:
+        t = todo.pop()
+        if t in seen:
+            continue
+        seen.add(t)
+        if t in made_by:
+            todo.extend(i for i in made_by[t].input if i)
+    return [n for n in fed if n in seen]
+
+
+def node_values(model, opened, given: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], dict[str, str], list]:
+    """Every tensor the node reads (`Opened.tensors_read`), real: a graph input the array `given` for it (or the
+    seeded pattern, `feeds`), a tensor the model computes from ONNX Runtime's run of the model on those inputs.
+    ({tensor: array}, {tensor: where it came from}, notes); ValidationError naming --input and the rule."""
+    fed, notes = feeds(model, given)
+    reads = opened.tensors_read
+    computed = [t for t in reads if t not in fed]
+    values = run_all(model, fed) if computed else fed
+    sources = {}
+    for t in reads:
+        if t in given:
+            sources[t] = f"--input {t}: the file given"
+        elif t in fed:
+            sources[t] = f"graph input {t}: the seeded pattern (uniform −4 … 4)"
+        else:
+            sources[t] = "ONNX Runtime's run of the model on " + ", ".join(
+                f"{n} ({'the file given' if n in given else 'seeded'})" for n in depends_on(model, [t])
+            )
+    return {t: np.asarray(values[t], np.float32) for t in reads}, sources, notes
 
 
 def for_runtime(model, notes: list | None = None):
@@ -191,8 +243,15 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
         "attributes": key_attributes(node, known.consts),
     }
     outs = [values[o] for o in node.output if o and values and o in values]
+    held = [values[t] for t in (*node.input, *node.output) if t and values and t in values]
+    if any(not isinstance(v, np.ndarray) for v in held):  # ONNX Runtime hands a sequence back as a list
+        return entry | {"reason": "reads or writes an ONNX sequence (a list of tensors): no layer computes one"}
     entry["shapes"] = [list(np.shape(o)) for o in outs]  # the model's run's, output by output (the graph's edges)
-    if outs and all(np.asarray(o).dtype.kind not in "f" for o in outs):
+    # integers are shape arithmetic; a BOOL (a comparison, Not, IsNaN) a layer computes, as 0 and 1, unless it is
+    # of integers (a comparison of shapes)
+    ins = [values[t] for t in node.input if t and t not in known.consts and values and t in values]
+    kinds = {np.asarray(o).dtype.kind for o in outs}
+    if outs and "f" not in kinds and (kinds != {"b"} or any(np.asarray(v).dtype.kind in "iu" for v in ins)):
         return entry | {"reason": f"computes {outs[0].dtype} values (shape arithmetic), not a tensor a layer computes"}
     # before the node opens (its batch is its data's): the first tensor it reads that the model computes
     data = next((i for i in node.input if i and i not in known.consts), node.input[0] if node.input else None)
@@ -203,7 +262,6 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
     except ValidationError as exc:
         return entry | {"reason": str(exc)}
     data = opened.data  # the tensor the layer's first input reads (a commuted Add's second operand)
-    x = values.get(data) if values and data else None
     entry |= {
         "layer": opened.layer.name,
         "identity": opened.identity,
@@ -211,13 +269,18 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
         "input": data,
         "input_shape": list(opened.onnx_shape),
     }
-    if x is None or not outs:
+    reads = opened.tensors_read  # every tensor it reads, not a constant (an Embedding's indices, not its table)
+    if not reads or not values or any(t not in values for t in reads) or not outs:
         return entry
-    if x.shape != opened.onnx_shape:
-        return entry | {
-            "agrees": False,
-            "why": f"ONNX Runtime's tensor {data!r} is {x.shape}; the node opens on {opened.onnx_shape}",
-        }
+    want = {data: opened.onnx_shape}  # a layer of several inputs: each input's
+    if opened.shapes is not None:
+        want = {t: tuple(opened.onnx_shapes[n]) for n, t in zip(opened.layer.input_names, opened.tensors) if t in reads}
+    for t, shape in want.items():
+        if np.shape(values[t]) != shape:
+            return entry | {
+                "agrees": False,
+                "why": f"ONNX Runtime's tensor {t!r} is {np.shape(values[t])}; the node opens on {shape}",
+            }
     layer, params = opened.layer, opened.params
     if spent is not None:
         shape = getattr(opened, "shapes", None) or opened.shape  # a layer of several inputs: its shapes by name
@@ -238,7 +301,7 @@ def node_verdict(known, node, name: str, model_name: str, values: dict | None, s
     verdict = runtime.compare(
         np.asarray(outs[0]),
         reference,
-        lambda: runtime.magnitude(layer, xl, params),
+        lambda: runtime.terms(layer, xl, params),
         opened.differs,
         undefined,
         runtime.undefined_rule(layer),
@@ -321,9 +384,10 @@ def _analyze(model, model_name, given, engine, outputs, progress, tensors) -> di
         "nodes": nodes,
     }
     if values is not None:
-        out["output"] = {o.name: _summary(values[o.name]) for o in model.graph.output if o.name in values}
+        tensors = {o.name: values[o.name] for o in model.graph.output if isinstance(values.get(o.name), np.ndarray)}
+        out["output"] = {name: _summary(y) for name, y in tensors.items()}  # a sequence output is none of them
         if outputs is not None:
-            outputs.update({o.name: values[o.name] for o in model.graph.output if o.name in values})
+            outputs.update(tensors)
         out["output_source"] = "onnxruntime: the whole model"
     else:
         out["onnxruntime_error"] = error

@@ -172,6 +172,10 @@ def _verdict(n: dict) -> str:
     verdict = "agrees" if n.get("agrees") else "differs" if n.get("agrees") is False else "not compared"
     if n.get("max_abs_diff") is not None:
         verdict += f", max |diff| {compact(n['max_abs_diff'])}"
+    if n.get("worst"):
+        from ..onnx.runtime import worst_text
+
+        verdict += f"; {worst_text(n, compact)}"
     if n.get("rule"):
         verdict += f" (rule: {n['rule']})"
     if n.get("masked"):

@@ -33,14 +33,19 @@ class NodeLink:
     opened: Opened
     base: dict[str, str]  # the node's configuration as URL texts: the stage's defaults (a link writes what differs)
     source: dict  # what the stage says of it: model, node, op, the rules where ONNX differs
-    real: np.ndarray | None = None  # the tensor the node reads in its model (a link's real=1), in the layer's shape
+    # the tensors the node reads in its model (a link's real=1), in the layer's shapes: one array, or the feed dict
+    real: np.ndarray | dict | None = None
     origins: tuple = ()  # ((figure, where its tensor comes from), …): the inputs `real` feeds, said on their figures
 
     def source_of(self, x) -> dict:
-        """What the stage says of the node: with each input figure's origin while the input is the real tensor (a
+        """What the stage says of the node: with each input figure's origin while that input is the real tensor (a
         pattern the user picks after is theirs, and said as nothing more)."""
-        real = self.real is not None and np.shape(x) == self.real.shape and np.array_equal(x, self.real)
-        return self.source | {"inputs": [list(o) for o in self.origins]} if real else self.source
+        if self.real is None:
+            return self.source
+        real = self.real if isinstance(self.real, dict) else {None: self.real}
+        given = x if isinstance(x, dict) else {None: x}
+        same = all(np.shape(given.get(n)) == v.shape and np.array_equal(given.get(n), v) for n, v in real.items())
+        return self.source | {"inputs": [list(o) for o in self.origins]} if same else self.source
 
 
 @functools.lru_cache(maxsize=64)
@@ -55,18 +60,31 @@ def origin(digest: str, tensor: str) -> str:
 
 
 @functools.lru_cache(maxsize=8)
-def _real_input(digest: str, tensor: str) -> np.ndarray:
+def _real_values(digest: str, tensors: tuple[str, ...]) -> dict[str, np.ndarray]:
     from ..onnx import kept
 
-    return kept.real_input(reading.remembered(digest), tensor, digest)
+    return kept.real_values(reading.remembered(digest), tensors, digest)
 
 
 def node_input(inp, node: NodeLink | None):
-    """The page's input form with the node's real tensor as its input, while the controls still hold what the link
-    wrote (the node's shape, the seeded pattern): a pattern the user picks after is theirs."""
-    if node is None or node.real is None or not isinstance(inp.x, np.ndarray) or inp.x.shape != node.real.shape:
+    """The page's input form with the node's real tensors as its inputs, while the controls still hold what the link
+    wrote (the node's shapes, the seeded patterns): a pattern the user picks after is theirs (input by input, for a
+    layer of several)."""
+    if node is None or node.real is None:
         return inp
-    if not np.array_equal(inp.x, opening.seeded_input(node.opened).reshape(inp.x.shape)):
+    seeded = node.opened.to_layer(opening.seeded_input(node.opened))
+    if isinstance(node.real, dict):
+        if not isinstance(inp.x, dict):
+            return inp
+        x = dict(inp.x)
+        for n, real in node.real.items():
+            mine = x.get(n)
+            if isinstance(mine, np.ndarray) and mine.shape == real.shape and np.array_equal(mine, seeded[n]):
+                x[n] = real
+        return dataclasses.replace(inp, x=x)
+    if not isinstance(inp.x, np.ndarray) or inp.x.shape != node.real.shape:
+        return inp
+    if not np.array_equal(inp.x, seeded.reshape(inp.x.shape)):
         return inp
     return dataclasses.replace(inp, x=node.real)
 
@@ -141,14 +159,23 @@ def node_link(layer: Layer) -> NodeLink | None:
         )  # opening.seeded_input's pattern
     source = {"model": model, "node": opened.node, "op": opened.op, "differs": opened.differs, "notes": opened.notes}
     real, origins = None, ()
-    if st.query_params.get(REAL) == "1" and getattr(opened, "shapes", None) is None:  # one input: the stage's
+    if st.query_params.get(REAL) == "1" and opened.tensors_read:
         try:
-            real = opened.to_layer(_real_input(digest, opened.data))
-            origins = ((protocol.input_figure(layer, layer.input_names[0]), origin(digest, opened.data)),)
+            from ..onnx import whole
+
+            values = _real_values(digest, opened.tensors_read)
+            opened = dataclasses.replace(opened, values=values)  # its steps' operands and ONNX Runtime's feed too
+            real = whole.real_feed(opened, values)
+            fed = (
+                [(n, t) for n, t in zip(layer.input_names, opened.tensors) if n not in opened.constants]
+                if isinstance(real, dict)
+                else [(layer.input_names[0], opened.data)]
+            )
+            origins = tuple((protocol.input_figure(layer, n), origin(digest, t)) for n, t in fed)
             source = source | {
                 "notes": [
                     *opened.notes,
-                    "The input is the tensor the node reads when the model runs on its seeded input (ONNX Runtime).",
+                    "Every input is the tensor the node reads when the model runs on its seeded input (ONNX Runtime).",
                 ]
             }
         except Exception as exc:  # noqa: BLE001 - ONNX Runtime could not run the model: the seeded input, said

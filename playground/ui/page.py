@@ -296,18 +296,21 @@ def _engine_panel(ev: Evaluation) -> None:
 def _second_opinions(ev: Evaluation, opened) -> None:
     """ONNX Runtime's answer and TensorRT's ONNX parser's network beside the layer's own build."""
     from ..onnx.opinions import second_opinions
+    from ..onnx.runtime import worst_text
 
     o = second_opinions(ev, opened)
     ort, parser = o["onnxruntime"], o["onnx_parser"]
     st.markdown(f"**Second opinions** on {ort.get('model', 'the configuration')} (ONNX, float32)")
     if ort.get("agrees"):
         st.success(
-            f"ONNX Runtime {ort['version']} agrees with {ort['compared_to']}: max |difference| "
-            f"{numbers.compact(ort['max_abs_diff'])}.",
+            f"ONNX Runtime {ort['version']} agrees with {ort['compared_to']}, cell by cell: max |difference| "
+            f"{numbers.compact(ort['max_abs_diff'])}; {worst_text(ort, numbers.compact)}.",
             icon=":material/check_circle:",
         )
     else:
         why = ort.get("rule") or ort.get("why") or ort.get("error") or "no known rule explains it"
+        if ort.get("worst"):
+            why += f" ({ort.get('cells_differ', 0)} cell(s) over; {worst_text(ort, numbers.compact)})"
         st.warning(
             inert(f"ONNX Runtime {ort.get('version') or ''} differs from {ort.get('compared_to')}: {why}."),
             icon=":material/difference:",
