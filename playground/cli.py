@@ -128,22 +128,30 @@ def load_inputs(layer_name: str, given: list[str] | None):
     if not given:
         return None
     layer = get_layer(layer_name)
-    names, named = layer.input_names, {}
-    for text in given:
-        name, sep, path = text.partition("=")
-        if not (sep and name in names):  # a plain path (which may hold "=") takes the next input not named yet
-            name, path = next((n for n in names if n not in named), None), text
-            if name is None:
-                raise ValidationError(
-                    layer_name,
-                    "--input",
-                    f"{layer_name} has {len(names)} input(s) ({', '.join(names)}); {len(given)} files given",
-                    text,
-                )
-        if name in named:
-            raise ValidationError(layer_name, "--input", f"input {name} is given twice", text)
-        named[name] = read_npy(path, "input", "--input" if not layer.several else f"--input {name}")
+    names = layer.input_names
+    many = f"{layer_name} has {len(names)} input(s) ({', '.join(names)}); {len(given)} files given"
+    named = {
+        name: read_npy(path, "input", "--input" if not layer.several else f"--input {name}")
+        for name, path in _named_paths(given, names, names, layer_name, many, "input").items()
+    }
     return named if layer.several else named[names[0]]
+
+
+def _named_paths(items: list[str], known, order, param: str, too_many: str, kind: str) -> dict[str, str]:
+    """--input's files by name: `NAME=FILE` (NAME one of `known`), or a plain path (which may hold "=") for the next
+    of `order` not named yet; ValidationError naming `param` where more are given than `order` holds (`too_many`)
+    or a `kind` is given twice."""
+    named: dict[str, str] = {}
+    for text in items:
+        name, sep, path = text.partition("=")
+        if not (sep and name in known):
+            name, path = next((n for n in order if n not in named), None), text
+            if name is None:
+                raise ValidationError(param, "--input", too_many, text)
+        if name in named:
+            raise ValidationError(param, "--input", f"{kind} {name} is given twice", text)
+        named[name] = path
+    return named
 
 
 def _one_input(given: list[str] | None, what: str) -> str | None:
@@ -305,22 +313,12 @@ def _node_files(model, opened, items: list[str], inputs: list[str]) -> dict[str,
     from .onnx import whole
 
     needed = whole.depends_on(model, opened.tensors_read)
-    given: dict[str, np.ndarray] = {}
-    for text in items:
-        name, sep, path = text.partition("=")
-        if not (sep and name in inputs):  # a plain path (which may hold "=") takes the next input not named yet
-            name, path = next((n for n in needed if n not in given), None), text
-            if name is None:
-                raise ValidationError(
-                    "input",
-                    "--input",
-                    f"node {opened.node!r} depends on {len(needed)} graph input(s) ({', '.join(needed) or 'none'}); "
-                    f"{len(items)} files given",
-                    text,
-                )
-        if name in given:
-            raise ValidationError("input", "--input", f"graph input {name} is given twice", text)
-        given[name] = read_npy(path, "input", f"--input {name}")
+    many = (
+        f"node {opened.node!r} depends on {len(needed)} graph input(s) ({', '.join(needed) or 'none'}); "
+        f"{len(items)} files given"
+    )
+    paths = _named_paths(items, inputs, needed, "input", many, "graph input")
+    given = {name: read_npy(path, "input", f"--input {name}") for name, path in paths.items()}
     return given
 
 
