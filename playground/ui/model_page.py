@@ -353,7 +353,8 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
     from .page import layer_pages
 
     c = answer["counts"]
-    head.text(
+    counts, choice = head.columns([5, 1], vertical_alignment="center")  # one line over the graph
+    counts.text(
         f"Whole ONNX model {name}: {c['nodes']} nodes, {c['opened']} open as a layer, {c['agreeing']} agree with ONNX Runtime "
         f"on their real input"
         + (f", {c['engine_layers']} engine layers" if "engine_layers" in c else "")
@@ -362,19 +363,22 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
     if "onnxruntime_error" in answer:
         st.error(inert(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}"), icon=":material/error:")
     pages = layer_pages()
-    precision = model_precision.chosen()
+    with choice:
+        precision = model_precision.chosen()
+    graph_box = st.container()  # the graph first; what the precision found under it
     data = _graphs.get_or_make((digest, name, answer["seconds"]), lambda: graph_data(answer, digest, name))
     low = None if precision == "FP32" else model_precision.analysis(digest, name, precision)
     if low is not None:
         model_precision.summary(low, digest, name, pages)
         data = model_precision.recolour(data, low, model_precision.which())
-    result = _graph_component()(
-        key="model.graph",
-        data=data,
-        width="stretch",
-        height="content",
-        on_selection_change=lambda: None,
-    )
+    with graph_box:
+        result = _graph_component()(
+            key="model.graph",
+            data=data,
+            width="stretch",
+            height="content",
+            on_selection_change=lambda: None,
+        )
     st.caption(
         (
             "Green: the layer agrees with ONNX Runtime on the node's real input; red: it differs; grey: no layer "

@@ -32,6 +32,8 @@ def chosen() -> str:
         CHOICES,
         index=CHOICES.index(value),
         key="model.precision",
+        format_func=lambda c: f"Precision: {c}",
+        label_visibility="collapsed",  # its options say it: the counts' line keeps one line's height
         help="FP32: each node against ONNX Runtime. FP16 … FP8: every node in that precision, composed through the "
         "model; each node coloured by its accumulated error against the FP32 run (cosine ≥ 0.997, no cell lost).",
     )
