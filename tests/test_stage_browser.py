@@ -310,6 +310,12 @@ def test_a_link_reopens_the_configuration_and_a_refusal_keeps_the_last_good_draw
 def test_an_example_sets_the_input_and_the_parameters_and_states_its_verdict(context, app):
     page = open_stage(context, app, "pooling")
     page.select_option(f'{STAGE} [data-control="example"]', "blend_quarter")
+    # the default's verdict may be on the stage already: wait for the example's configuration, then its verdict
+    page.wait_for_function(
+        f"() => JSON.parse(document.querySelector('{STAGE}').dataset.query || '{{}}')['pooling.blend_factor'] === '0.25'"
+    )
+    out = f'{STAGE} [data-figure="output"] .pg-stats'
+    page.wait_for_function(f"() => (document.querySelector('{out}') || {{}}).innerText?.includes('max 15.375')")
     page.wait_for_function(f"() => document.querySelector('{STAGE} .pg-agrees')")
     assert page.input_value('[data-param="pooling.type"]') == "MAX_AVERAGE_BLEND"
     assert query(page)["pooling.blend_factor"] == "0.25" and "pooling.blend_factor=0.25" in page.url
