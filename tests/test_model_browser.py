@@ -14,15 +14,15 @@ pytestmark = pytest.mark.browser
 GRAPH = ".pg-graph"
 
 
-def _open_model(browser, app, path, height=900, query=""):
-    """A fresh page of the model page with `path` uploaded and its three nodes drawn: (context, page)."""
+def _open_model(browser, app, path, height=900, query="", drawn=3):
+    """A fresh page of the model page with `path` uploaded and its `drawn` nodes drawn: (context, page)."""
     ctx = B.new_context(browser, viewport={"width": 1280, "height": height})
     page = ctx.new_page()
     page.set_default_timeout(60_000)
     page.goto(app.rstrip("/") + "/model" + query)
     B.wait_until_idle(page)
     page.set_input_files('input[type="file"]', str(path))
-    page.wait_for_selector(f"{GRAPH}[data-drawn='3']")
+    page.wait_for_selector(f"{GRAPH}[data-drawn='{drawn}']")
     return ctx, page
 
 
@@ -327,13 +327,8 @@ def test_a_grey_nodes_click_says_why_it_does_not_open(browser, app, tmp_path):
     )
     path = tmp_path / "grey.onnx"
     onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
-    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
-    page = ctx.new_page()
-    page.set_default_timeout(60_000)
-    page.goto(app.rstrip("/") + "/model")
-    B.wait_until_idle(page)
-    page.set_input_files('input[type="file"]', str(path))
-    page.wait_for_selector(f"{GRAPH}[data-graph-state='ready'][data-drawn='2']")
+    ctx, page = _open_model(browser, app, path, height=720, drawn=2)
+    page.wait_for_selector(f"{GRAPH}[data-graph-state='ready']")
     info = page.locator(f"{GRAPH} .pg-graph-info")
     assert not info.is_visible()
     page.locator(f"{GRAPH} .pg-graph-node[data-node='hard']").click()
