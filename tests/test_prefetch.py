@@ -67,12 +67,14 @@ def test_a_busy_server_prefetches_nothing():
     started = threading.Event()
     pre = Prefetcher(lambda *a, **k: started.set())
     x = np.zeros((1, 1, 3, 3), np.float32)
-    pre.offer("activation", [{"type": "TANH"}], x)
+    left = time.monotonic()  # every gap is timed from before the prefetcher's own clock starts: from the offer,
+    pre.offer("activation", [{"type": "TANH"}], x)  # then from inside each evaluation, before it ends
     deadline, widest = time.monotonic() + 4 * QUIET_S, 0.0
     while time.monotonic() < deadline:
+        widest = max(widest, time.monotonic() - left)
         with pre.foreground():
             time.sleep(0.01)
-        left = time.monotonic()
+            left = time.monotonic()
         time.sleep(QUIET_S / 5)
         widest = max(widest, time.monotonic() - left)  # a loaded machine may oversleep into a real gap
         assert not started.is_set() or widest >= QUIET_S, (
