@@ -12,25 +12,23 @@ Resolved layer by layer (each input's shape is its source's output shape), a ref
 tensor it keeps (input, intermediates, output) summed against twice the per-tensor budget, what one layer's input
 and output may hold together.
 
-The reference composes the layers' references (`P.emulate`, each in its own precision) and keeps every tensor.
-The engine is the whole chain as one network, built for deployment: only the last output is marked (marking an
-intermediate changes what TensorRT fuses). Every network layer a chain layer adds carries its key as its name and
-as its metadata `[KEY]`; TensorRT-RTX writes the metadata of the network layers each engine layer computes in its
-verbose layer dump, which is how an engine layer's `fuses` are read back.
+A resolved chain is a network of `core` (its links are the nodes, its input the one input): `core.evaluate_network`
+computes every tensor's reference (each layer in its own precision) and builds the whole chain as one network, for
+deployment: only the last output is marked (marking an intermediate changes what TensorRT fuses). Every network
+layer a chain layer adds carries its key as its name and as its metadata `[KEY]` (`engine.network_from`), which is
+how an engine layer's `fuses` are read back.
 """
 
 from __future__ import annotations
 
 import math
-import re
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from . import budget
-from . import precision as P
 from .box import Box
+from .core import NetworkBuild, build_network, evaluate_network
 from .errors import ValidationError
 from .layer import Layer
 from .layers import LAYERS
@@ -41,7 +39,6 @@ MAX_LAYERS = 6
 INPUT = "input"  # the chain's input, as a source
 FROM = "from"  # KEY.from=SOURCE, KEY.from.NAME=SOURCE
 CHAIN = "chain"  # what errors about the chain as a whole are named by
-FORMAT = "chain-1"  # part of the engine cache key: the network's naming and metadata
 
 
 def keys_of(names) -> tuple[str, ...]:
@@ -186,16 +183,13 @@ def resolve(names, raw: dict | None = None, input_shape=None) -> Chain:
         params_raw, sources = _sources(key, layer, dict(by_key.get(key, {})), tuple(link.key for link in links))
         shapes = {n: outputs[s] for n, s in sources.items()}
         try:
-            params = layer.resolve(params_raw, shapes if layer.several else shapes[layer.inputs[0].name])
-            arg = layer.shape_arg(shapes)
-            out, macs = (
-                (tuple(layer.cost(params, arg)[0]), int(layer.cost(params, arg)[1]))
-                if layer.cost
-                else (shapes[layer.inputs[0].name], math.prod(shapes[layer.inputs[0].name]))
-            )
+            params = layer.resolve(params_raw, shapes)
+            # a layer without a cost keeps its (first) input's shape, one operation per value, as `Layer.resolve` counts
+            out = layer.cost(params, layer.shape_arg(shapes))[:2] if layer.cost else None
+            out, macs = out or (shapes[layer.input_names[0]], math.prod(shapes[layer.input_names[0]]))
         except ValidationError as exc:  # named by its key in the chain: convolution2.stride_nd
             raise ValidationError(key, exc.param, exc.rule, exc.value) from None
-        links.append(Link(key, layer, params_raw, params, sources, shapes, tuple(int(d) for d in out), macs))
+        links.append(Link(key, layer, params_raw, params, sources, shapes, tuple(int(d) for d in out), int(macs)))
         outputs[key] = links[-1].output_shape
     read = {s for link in links for s in link.sources.values()}
     for link in links[:-1]:
@@ -227,28 +221,24 @@ def feed_of(link: Link, tensors: dict) -> dict:
     return {n: tensors[s] for n, s in link.sources.items()}
 
 
-def compute(chain: Chain, x: np.ndarray | None = None) -> dict[str, np.ndarray]:
-    """Every tensor along the chain, {INPUT: x, key: that layer's output, …} (read-only arrays): each layer's
-    reference in its own precision (emulated below FP32) on its sources. A quantize scale of 0 (from the data) is set from the tensor the
-    layer reads, in the chain's links (so the engine is built with the same scale)."""
-    from .core import _references
-
+def chain_input(chain: Chain, x=None) -> np.ndarray:
+    """The chain's input: `x` as float32 (the first layer's example where None), checked against the chain's shape."""
     first = chain.links[0].layer
     x = first.example_of(first.inputs[0].name, chain.input_shape) if x is None else np.asarray(x, np.float32)
     if tuple(x.shape) != chain.input_shape:
         raise ValidationError(
             CHAIN, "input", f"has shape {tuple(x.shape)}; the chain was resolved for {chain.input_shape}"
         )
-    tensors = {INPUT: np.ascontiguousarray(x, dtype=np.float32)}
-    links = []
-    for link in chain.links:
-        xs = feed_of(link, tensors)
-        link = Link(**{**link.__dict__, "params": P.with_data_scale(link.params, xs)})
-        # The references' memo the layer pages share: a page's rerun recomputes no layer whose inputs are unchanged.
-        y = _references.get(link.layer, link.params, xs if link.layer.several else xs[link.layer.inputs[0].name])
-        tensors[link.key] = np.ascontiguousarray(y, dtype=np.float32)
-        links.append(link)
-    chain.links = tuple(links)
+    return np.ascontiguousarray(x, dtype=np.float32)
+
+
+def compute(chain: Chain, x: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """Every tensor along the chain, {INPUT: x, key: that layer's output, …} (read-only arrays, `core.references`):
+    each layer's reference in its own precision (emulated below FP32) on its sources. A quantize scale of 0 (from
+    the data) is set from the tensors the layer reads, in the chain's links (so the engine is built with it)."""
+    from .core import references
+
+    tensors, chain.links = references(chain.links, {INPUT: chain_input(chain, x)})
     return tensors
 
 
@@ -300,210 +290,20 @@ def receptive_field(chain: Chain, key: str, index) -> tuple[dict[str, list[tuple
 
 
 # -- the network -----------------------------------------------------------------------------------------------
-def metadata_of(key: str) -> str:
-    return f"[{key}]"
+def network_of(chain: Chain, marked: bool = False) -> eng.Network:
+    """The chain as one network (`engine.network_from` builds it): the chain's input as `inputT0`, each layer a node
+    keyed by its key, the last output alone marked (marked=True: every intermediate too, as a debugging build marks
+    them, which changes what TensorRT fuses)."""
+    return eng.Network({INPUT: chain.input_shape}, {INPUT: eng.INPUT_NAME}, chain.links, marked)
 
 
-def network_from_chain(trt, builder, chain: Chain, marked: bool = False):
-    """(network, arrays it reads at build time): the chain's input as `inputT0`, each layer's construction in its
-    own precision (casts or a Q/DQ pair around it, as a one-layer network has them), its network layers named
-    `KEY` (the last) and `KEY/1`, `KEY/2`, … (the rest), each with metadata `[KEY]`; the last output alone is marked,
-    `outputT0`, float32. marked=True: every intermediate too (`KEY.output`), as a debugging build marks them, which
-    changes what TensorRT fuses."""
-    network = builder.create_network(eng.network_flags(trt))
-    tensors = {INPUT: network.add_input(eng.INPUT_NAME, trt.DataType.FLOAT, chain.input_shape)}
-    kept = []
-    for link in chain.links:
-        before = network.num_layers
-        p = link.params
-        xs = {
-            n: P.precision_input(trt, network, tensors[s], p["precision"], p["quantize_scale"])
-            for n, s in link.sources.items()
-        }
-        typed = P.TypedNetwork(trt, network, p["precision"]) if p["precision"] in P.FLOAT_TYPES else None
-        y = link.layer.construct(trt, typed or network, xs, p)
-        y = P.precision_output(trt, network, y, p["precision"])
-        kept += typed.kept if typed else []
-        added = range(before, network.num_layers)
-        for n, i in enumerate(added):
-            layer = network.get_layer(i)
-            layer.name = link.key if i == added[-1] else f"{link.key}/{n + 1}"
-            if hasattr(layer, "metadata"):
-                layer.metadata = metadata_of(link.key)
-        y.name = f"{link.key}.output"
-        tensors[link.key] = y
-    y = tensors[chain.links[-1].key]
-    y.name = eng.OUTPUT_NAME
-    network.mark_output(y)
-    if marked:
-        for link in chain.links[:-1]:
-            network.mark_output(tensors[link.key])
-    return network, kept
-
-
-# -- the engine's layers, mapped onto the chain's -----------------------------------------------------------------
-_METADATA = re.compile(r"\[([^\[\]]+)\]")
-_RTX_LINE = re.compile(r"^Name: (?P<name>[^,]*),.*?Metadata: (?P<metadata>.*)$")
-_FOREIGN = re.compile(r"ForeignNode\[(?P<first>[^\]]*?)\.\.\.(?P<last>[^\]]*)\]")
-MOVES = ("Move", "Tran", "Copy", "Reformat", "Shuffle", "NoOp", "Reshape")
-FUSION_WORDS = re.compile(r"fusion|fusing|fused|ForeignNode|Removing|eliminat", re.IGNORECASE)
-
-
-def metadata_by_layer(records) -> dict[str, str]:
-    """{engine layer name: its Metadata} from TensorRT-RTX's verbose layer dump (empty where there is none)."""
-    for _, message in records:
-        if message.startswith("Layers:"):
-            return {m["name"]: m["metadata"].strip() for m in map(_RTX_LINE.match, message.splitlines()) if m}
-    return {}
-
-
-def fuses_of(engine_layer: dict, keys: tuple[str, ...]) -> list[str]:
-    """The chain's layers this engine layer computes, in chain order: from its metadata where TensorRT wrote it,
-    else from its name (full TensorRT joins fused layers' names with "+"; a Myelin node is
-    `{ForeignNode[FIRST...LAST]}`, every layer from FIRST to LAST)."""
-    named = set()
-    meta = engine_layer.get("metadata") or ""
-    for token in _METADATA.findall(meta):
-        named.add(token)
-    if not meta:
-        name = engine_layer.get("name", "")
-        for m in _FOREIGN.finditer(name):
-            first, last = (t.split("/")[0] for t in (m["first"], m["last"]))
-            if first in keys and last in keys:
-                named.update(keys[keys.index(first) : keys.index(last) + 1])
-        for part in re.split(r"\s*\+\s*", name):
-            named.add(part.split("/")[0].strip())
-    return [k for k in keys if k in named]
-
-
-def role_of(engine_layer: dict) -> str:
-    """compute | data movement (a Move, Transpose, Copy or reformat kernel: it changes where values lie, not them)."""
-    if engine_layer.get("fuses"):
-        return "compute"
-    name, kind = engine_layer.get("name", ""), engine_layer.get("type", "")
-    ops = re.match(r"__myl_([A-Za-z]+?)_", name)
-    if kind.lower() in ("reformat", "shuffle", "noop") or (
-        ops and all(any(op.startswith(m) for m in MOVES) for op in re.findall(r"[A-Z][a-z]*", ops[1]))
-    ):
-        return "data movement"
-    return "compute"
-
-
-@dataclass
-class ChainBuild:
-    """The chain's engine: TensorRT's report, its layers with `fuses` and `role`, and the chain's layers that no
-    engine layer names (their work went into data movement, or TensorRT removed it)."""
-
-    report: eng.BuildReport
-    status: str  # built | cached | refused | failed | not_built
-    builder: str  # which TensorRT made it
-    layers: list[dict] = field(default_factory=list)
-    absorbed: list[str] = field(default_factory=list)
-    fusion_log: list[str] = field(default_factory=list)
-    cache_key: str | None = None
-    marked: bool = False  # a second, labelled build: every intermediate marked as an output (not for deployment)
-
-    def kernels_of(self, key: str) -> list[int]:
-        """The indices of the engine layers that compute chain layer `key`."""
-        return [i for i, layer in enumerate(self.layers) if key in layer["fuses"]]
-
-    def summary(self) -> dict:
-        r = self.report
-        return {
-            "status": self.status,
-            "builder": self.builder,
-            "ran": False,
-            "marked_intermediates": self.marked,
-            "refusal": r.error if r and r.status != "built" else None,
-            "build_ms": r.build_ms if r else None,
-            "bytes": r.bytes if r else 0,
-            "output_shape": r.output_shape if r else None,
-            "cache_key": self.cache_key,
-            "layers": self.layers,
-            "absorbed": self.absorbed,
-            "fusion_log": self.fusion_log,
-            "log": [m for m in (r.log if r else []) if m[0] != "VERBOSE"],
-        }
-
-
-def build_report(backend, make_network, settings) -> eng.BuildReport:
-    """The network of `make_network(trt, builder) -> (network, what it reads)` built by `backend`'s builder
-    (engine._build's steps), each engine layer with its metadata from the verbose dump, and TensorRT's words about
-    fusion kept in the log (as VERBOSE records)."""
-    trt = backend.trt
-    start = time.perf_counter()
-    records, engine, error, shape = [], None, None, None
-    try:
-        with eng._builders_for(trt).builder() as builder, eng.capture(trt, records):
-            try:
-                network, _kept = make_network(trt, builder)
-                shape = [int(d) for d in network.get_output(0).shape]
-                engine = eng.engine_bytes_from_network(trt, builder, network, settings)
-            except Exception as exc:  # noqa: BLE001 - TensorRT's Python API raises for networks it rejects
-                error = str(exc) or type(exc).__name__
-    except Exception as exc:  # noqa: BLE001 - no builder here
-        return eng.BuildReport(
-            "failed", 0.0, None, error=f"{backend.name} {backend.version} could not make a builder here: {exc}"
-        )
-    build_ms = round((time.perf_counter() - start) * 1e3, 3)
-    if engine is None:
-        errors = [m for s, m in records if s in ("ERROR", "INTERNAL_ERROR")]
-        return eng.BuildReport(
-            "refused",
-            build_ms,
-            shape,
-            log=[[s, m] for s, m in records if s in eng.SHOWN_SEVERITIES],
-            error=f"{backend.name} {backend.version} refused the network: "
-            + ("; ".join(errors) or error or "the build returned no engine"),
-        )
-    metadata = metadata_by_layer(records)
-    layers = [{**layer, "metadata": metadata.get(layer["name"], "")} for layer in eng.layers_from_log(records)]
-    words = [["VERBOSE", m] for s, m in records if s == "VERBOSE" and len(m) < 300 and FUSION_WORDS.search(m)]
-    return eng.BuildReport(
-        "built",
-        build_ms,
-        shape,
-        layers=layers,
-        log=[[s, m] for s, m in records if s in eng.SHOWN_SEVERITIES] + words,
-        engine=engine,
-    )
+ChainBuild = NetworkBuild  # the chain's engine: its layers with the chain's keys each computes
 
 
 def build(chain: Chain, backend=None, cache=None, marked: bool = False) -> ChainBuild:
     """The chain's engine (from the engine cache where it was built before), mapped onto the chain; marked=True: the
     labelled second build with every intermediate marked as an output."""
-    from .core import default_cache
-    from .trt.backend import detect
-    from .trt.cache import cache_key
-
-    backend = backend or detect()
-    who = f"{backend.name} {backend.version}" if backend.can_build else "none"
-    if not backend.can_build:
-        return ChainBuild(None, "not_built", who, marked=marked)
-    cache = cache or default_cache()
-    settings = eng.BuildSettings.from_env()
-    key = cache_key(
-        f"{FORMAT}:{'marked:' if marked else ''}{'+'.join(chain.names)}",
-        {**chain.flat_params(), **{f"{link.key}.{FROM}": link.sources for link in chain.links}},
-        chain.input_shape,
-        backend,
-        settings,
-    )
-    report, status, _notes = cache.get_or_build(
-        key,
-        lambda: build_report(backend, lambda trt, builder: network_from_chain(trt, builder, chain, marked), settings),
-    )
-    out = ChainBuild(report, status if report.status == "built" else report.status, who, cache_key=key, marked=marked)
-    if report.status != "built":
-        return out
-    for layer in report.layers:
-        entry = {k: layer.get(k) for k in ("name", "type", "tactic", "inputs", "outputs")}
-        entry["fuses"] = fuses_of(layer, chain.keys)
-        entry["role"] = role_of(entry)
-        out.layers.append(entry)
-    out.absorbed = [k for k in chain.keys if not out.kernels_of(k)]
-    out.fusion_log = [m for s, m in report.log if s == "VERBOSE"]
-    return out
+    return build_network(network_of(chain, marked), backend, cache)
 
 
 # -- one call: resolve, compute, build ---------------------------------------------------------------------------
@@ -541,12 +341,19 @@ class ChainEvaluation:
 def evaluate(
     names, raw: dict | None = None, x=None, *, backend=None, cache=None, build_engine: bool = True
 ) -> ChainEvaluation:
-    """The chain's every tensor (the references) and its engine, built for deployment. Nothing runs the engine
-    here: the tensors shown are the references' (a GPU run of a chain is not part of the playground yet)."""
-    shape = None if x is None else tuple(np.shape(x))
-    chain = resolve(names, raw, shape)
-    tensors = compute(chain, x)
-    engine = build(chain, backend, cache) if build_engine else ChainBuild(None, "pending", "")
+    """The chain's every tensor (the references) and its engine, built for deployment (`core.evaluate_network`).
+    Nothing runs the engine here: the tensors shown are the references' (a GPU run of a chain is not part of the
+    playground yet)."""
+    chain = resolve(names, raw, None if x is None else tuple(np.shape(x)))
+    ev = evaluate_network(
+        chain.links,
+        {INPUT: chain_input(chain, x)},
+        names=network_of(chain).names,
+        backend=backend,
+        cache=cache,
+        build=build_engine,
+    )
+    chain.links, engine = ev.nodes, ev.engine
     messages = []
     if engine.status in ("built", "cached"):
         messages.append(
@@ -557,7 +364,7 @@ def evaluate(
         messages.append("No TensorRT builds here: the tensors are the NumPy references', and there is no engine.")
     for k in engine.absorbed:
         messages.append(f"{k}: no engine layer names it: its work went into data movement or TensorRT removed it.")
-    return ChainEvaluation(chain, tensors, engine, messages)
+    return ChainEvaluation(chain, ev.tensors, engine, messages)
 
 
 # -- the chain page's address ---------------------------------------------------------------------------------------

@@ -1,7 +1,9 @@
 """One configuration in, one verdict out: resolve → reference → build (or cache) → run.
 
-`evaluate` is what the CLI and the pages call. It raises `ValidationError` for parameters
-that break a layer's rule; everything TensorRT or the GPU says is reported in the result.
+`evaluate` is what the CLI and the pages call for a layer. It raises `ValidationError` for parameters
+that break a layer's rule; everything TensorRT or the GPU says is reported in the result. `evaluate_network`
+evaluates a network of resolved layers with named sources (a chain): every tensor's reference and the engine
+of the whole network. Both build through `build_network`: one network builder, one report, one cache key.
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ class Evaluation:
             "output_shape": r.output_shape if r else None,
             "cache_key": self.cache_key,
             "layers": r.layers if r else [],
-            "log": r.log if r else [],
+            "log": r.warnings if r else [],
         }
 
 
@@ -306,19 +308,18 @@ def _evaluate(
         (orders, params, _), digests = brought, {n: d for n, d in (digests or {}).items() if n not in brought[0]}
         xs = {n: np.ascontiguousarray(np.transpose(a, orders[n])) if n in orders else a for n, a in xs.items()}
     xs = {n: xs[n] for n in layer.used_inputs(params)}  # only the inputs this configuration reads go on
-    data = xs if layer.several else xs[layer.inputs[0].name]  # a one-input layer's keys stay what they were
     params = P.with_data_scale(params, {n: a for n, a in xs.items() if n not in layer.index_inputs})
     backend = backend or detect()
     digests = {n: (digests or {}).get(n) or digest(a) for n, a in xs.items()}  # one pass over each input, at most
     values = b"".join(digests.values())
-    key = _References.key(layer.name, params, data, values)
+    key = _References.key(layer.name, params, xs, values)
     truth_key = truth = None
     if params["precision"] != "FP32":  # the float64 truth is made beside the output, on another core where large
         truth_params = {**params, "precision": P.TRUTH}
-        truth_key = _References.key(layer.name, truth_params, data, values)
+        truth_key = _References.key(layer.name, truth_params, xs, values)
         size = sum(a.size for a in xs.values())
-        truth = chunks.beside(lambda: _references.get(layer, truth_params, data, truth_key), size)
-    reference = _references.get(layer, params, data, key)
+        truth = chunks.beside(lambda: _references.get(layer, truth_params, xs, truth_key), size)
+    reference = _references.get(layer, params, xs, key)
     result = Evaluation(
         layer.name,
         params,
@@ -354,17 +355,14 @@ def _evaluate(
 def _build(result: Evaluation, cache: EngineCache) -> eng.BuildReport | None:
     """Build `result`'s engine (or find it in the cache) and record the verdict on it; its report where it built."""
     layer, params, backend = get_layer(result.layer), result.params, result.backend
-    shapes = {n: a.shape for n, a in result.inputs.items()}
     known = layer.limits(params, backend.name) if layer.limits else None
     if known:  # said before the build; the build still runs, and its own words are the verdict
         result.messages.append(f"Expected refusal: {known}.")
-    settings = eng.BuildSettings.from_env()
-    result.cache_key = cache_key(layer.name, params, shapes if layer.several else result.input.shape, backend, settings)
-    report, status, notes = cache.get_or_build(
-        result.cache_key, lambda: eng.build_engine(backend, layer, params, shapes, settings, cache.path)
-    )
-    result.report, result.engine_status = report, status if report.status == "built" else report.status
-    result.messages += cache.warnings + notes
+    shapes = {n: a.shape for n, a in result.inputs.items()}
+    built = build_network(eng.Network.of_layer(layer, params, shapes), backend, cache)
+    report, result.cache_key = built.report, built.cache_key
+    result.report, result.engine_status = report, built.status
+    result.messages += built.notes
     if report.status != "built":
         result.error = report.error + (f" ({known})" if known and report.status == "refused" else "")
         if params["precision"] != "FP32":
@@ -379,6 +377,124 @@ def _build(result: Evaluation, cache: EngineCache) -> eng.BuildReport | None:
             f"computed {result.reference.shape}."
         )
     return report
+
+
+# -- networks: a layer is a network of one; a chain, several layers with named sources ----------------------------
+@dataclass
+class NetworkBuild:
+    """A network's engine: TensorRT's report, its layers with `fuses` (the nodes each computes) and `role`, and the
+    nodes that no engine layer names (their work went into data movement, or TensorRT removed it)."""
+
+    report: eng.BuildReport | None
+    status: str  # built | cached | refused | failed | not_built | pending (build=False)
+    builder: str  # which TensorRT made it
+    layers: list[dict] = field(default_factory=list)
+    absorbed: list[str] = field(default_factory=list)
+    fusion_log: list[str] = field(default_factory=list)
+    cache_key: str | None = None
+    marked: bool = False  # a second, labelled build: every intermediate marked as an output (not for deployment)
+    notes: list[str] = field(default_factory=list)  # what the engine cache said (a file it could not read)
+
+    def kernels_of(self, key: str) -> list[int]:
+        """The indices of the engine layers that compute node `key`."""
+        return [i for i, layer in enumerate(self.layers) if key in layer["fuses"]]
+
+    def summary(self) -> dict:
+        r = self.report
+        return {
+            "status": self.status,
+            "builder": self.builder,
+            "ran": False,
+            "marked_intermediates": self.marked,
+            "refusal": r.error if r and r.status != "built" else None,
+            "build_ms": r.build_ms if r else None,
+            "bytes": r.bytes if r else 0,
+            "output_shape": r.output_shape if r else None,
+            "cache_key": self.cache_key,
+            "layers": self.layers,
+            "absorbed": self.absorbed,
+            "fusion_log": self.fusion_log,
+            "log": r.warnings if r else [],
+        }
+
+
+def build_network(net: eng.Network, backend: Backend | None = None, cache: EngineCache | None = None) -> NetworkBuild:
+    """`net`'s engine, from the engine cache (keyed by `net.describe()`) where it was built before, each engine layer
+    mapped onto the nodes it computes."""
+    backend = backend or detect()
+    who = f"{backend.name} {backend.version}" if backend.can_build else "none"
+    if not backend.can_build:
+        return NetworkBuild(None, "not_built", who, marked=net.marked)
+    cache = cache or default_cache()
+    settings = eng.BuildSettings.from_env()
+    key = cache_key(net.describe(), backend, settings)
+    report, status, notes = cache.get_or_build(key, lambda: eng.build_network(backend, net, settings, cache.path))
+    out = NetworkBuild(
+        report,
+        status if report.status == "built" else report.status,
+        who,
+        cache_key=key,
+        marked=net.marked,
+        notes=cache.warnings + notes,
+    )
+    if report.status != "built":
+        return out
+    keys = tuple(node.key for node in net.nodes)
+    for layer in report.layers:
+        entry = {k: layer.get(k) for k in ("name", "type", "tactic", "inputs", "outputs")}
+        entry["fuses"] = eng.fuses_of(layer, keys)
+        entry["role"] = eng.role_of(entry)
+        out.layers.append(entry)
+    out.absorbed = [k for k in keys if not out.kernels_of(k)]
+    out.fusion_log = report.fusion_log
+    return out
+
+
+def _data_scaled(node, xs: dict):
+    """`node` with the quantize scale its data inputs give, where its parameters ask for one from the data."""
+    params = P.with_data_scale(node.params, {n: a for n, a in xs.items() if n not in node.layer.index_inputs})
+    return node if params is node.params else dataclasses.replace(node, params=params)
+
+
+def references(nodes, feed: dict) -> tuple[dict, tuple]:
+    """({every input and every node's output by name}, the nodes with their data's quantize scales): each node's
+    reference in its own precision (emulated below FP32) on its sources, from the references' memo the layer pages
+    share (a node whose inputs are unchanged is not computed again). The arrays are read-only."""
+    tensors = dict(feed)
+    done = []
+    for node in nodes:
+        xs = {n: tensors[s] for n, s in node.sources.items()}
+        node = _data_scaled(node, xs)
+        tensors[node.key] = np.ascontiguousarray(_references.get(node.layer, node.params, xs), dtype=np.float32)
+        done.append(node)
+    return tensors, tuple(done)
+
+
+@dataclass
+class NetworkEvaluation:
+    tensors: dict[str, np.ndarray]  # every input and every node's output, by name: the references
+    nodes: tuple  # the nodes as built (the quantize scales their data gave)
+    engine: NetworkBuild
+
+
+def evaluate_network(
+    nodes,
+    feed: dict,
+    *,
+    names: dict | None = None,
+    backend: Backend | None = None,
+    cache: EngineCache | None = None,
+    build: bool = True,
+    marked: bool = False,
+) -> NetworkEvaluation:
+    """A network of resolved nodes (key, layer, params, {input name: source}) on the feed dict of its inputs by name:
+    every tensor's reference and the network's engine (build=False: "pending"). `names`: the network's name of each
+    input (`inputT0`, `inputT1`, … in the feed's order by default). Nothing runs the engine here."""
+    tensors, nodes = references(nodes, feed)
+    names = names or {n: f"inputT{i}" for i, n in enumerate(feed)}
+    net = eng.Network({n: tuple(a.shape) for n, a in feed.items()}, names, nodes, marked)
+    engine = build_network(net, backend, cache) if build else NetworkBuild(None, "pending", "")
+    return NetworkEvaluation(tensors, nodes, engine)
 
 
 _completing = threading.Lock()

@@ -11,6 +11,7 @@ from playground import chain as C
 from playground import chains
 from playground.cli import main
 from playground.errors import ValidationError
+from playground.trt import engine as eng
 from playground.trt.backend import detect
 
 needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT module installed")
@@ -211,6 +212,41 @@ def built(tmp_path_factory):
     return {s.name: C.evaluate(s.layers, s.params, s.input(), cache=cache).engine for s in chains.STARTERS}
 
 
+@pytest.mark.parametrize("starter", chains.STARTERS, ids=lambda s: s.name)
+def test_a_chain_evaluation_resolves_each_layer_once_and_exports_nothing(starter, monkeypatch, tmp_path):
+    """One evaluation (references and the engine, built or found in the cache) resolves each layer of the chain once
+    and writes no export: neither script, nor command line, nor ONNX model (they are made when asked for)."""
+    from playground import chain_export, export
+    from playground.layer import Layer
+    from playground.onnx import chain as onnx_chain
+    from playground.onnx import writing
+    from playground.trt.cache import EngineCache
+
+    resolved, exported, real = [], [], Layer.resolve
+
+    def counted(self, raw, shape):
+        resolved.append(self.name)
+        return real(self, raw, shape)
+
+    monkeypatch.setattr(Layer, "resolve", counted)
+    for module, name in [
+        (export, "export_script"),
+        (export, "playground_command"),
+        (export, "essential_params"),
+        (chain_export, "export_chain_script"),
+        (chain_export, "playground_command"),
+        (onnx_chain, "export_chain_model"),
+        (writing, "export_model"),
+    ]:
+        monkeypatch.setattr(module, name, lambda *a, name=name, **k: exported.append(name))
+    cache = EngineCache(tmp_path)
+    for _ in range(2):  # built, then found in the cache: neither resolves again
+        resolved.clear()
+        r = C.evaluate(starter.layers, starter.params, starter.input(), cache=cache)
+        assert sorted(resolved) == sorted(starter.layers), r.engine.status
+    assert exported == []
+
+
 def compute_layers(engine):
     return [layer for layer in engine.layers if layer["role"] == "compute"]
 
@@ -317,7 +353,7 @@ def test_intermediates_are_not_marked_as_outputs():
     trt = detect().trt
     c = C.resolve("convolution+activation")
     with eng._builders_for(trt).builder() as builder:
-        network, _ = C.network_from_chain(trt, builder, c)
+        network, _ = eng.network_from(trt, builder, C.network_of(c))
         assert network.num_outputs == 1 and network.get_output(0).name == eng.OUTPUT_NAME
         names = [network.get_layer(i).name for i in range(network.num_layers)]
     assert names[-1] == "activation" and "convolution" in names
@@ -529,7 +565,7 @@ def test_cli_exports_a_chain_as_an_onnx_model(tmp_path, capsys):
 )
 def test_an_engine_layers_chain_layers_are_read_from_its_metadata_or_its_name(layer, fuses):
     keys = ("convolution", "scale", "activation", "activation2")
-    assert C.fuses_of(layer, keys) == fuses
+    assert eng.fuses_of(layer, keys) == fuses
 
 
 @pytest.mark.parametrize(
@@ -543,7 +579,7 @@ def test_an_engine_layers_chain_layers_are_read_from_its_metadata_or_its_name(la
     ],
 )
 def test_a_move_transpose_or_reformat_kernel_is_named_as_data_movement(layer, role):
-    assert C.role_of(layer) == role
+    assert eng.role_of(layer) == role
 
 
 def test_the_readme_names_every_layer_a_chain_export_refuses():

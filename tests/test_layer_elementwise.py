@@ -119,7 +119,7 @@ def test_the_cache_key_holds_every_inputs_shape():
 
     backend, settings, p = detect(), eng.BuildSettings(), LAYER.defaults()
     keys = {
-        cache_key("elementwise", p, {"a": (1, 1, 3, 3), "b": b}, backend, settings)
+        cache_key(eng.Network.of_layer(LAYER, p, {"a": (1, 1, 3, 3), "b": b}).describe(), backend, settings)
         for b in ((1, 1, 3, 3), (1, 1, 1, 3), (1, 1, 3, 1))
     }
     assert len(keys) == 3

@@ -197,9 +197,9 @@ def test_builds_of_different_configurations_run_side_by_side_each_with_its_own_l
             with guard:
                 busy[0] -= 1
 
-    real_network = engine.network_from_layer
+    real_network = engine.network_from
     monkeypatch.setattr(engine, "_new_builder", counted)
-    monkeypatch.setattr(engine, "network_from_layer", counting_network)
+    monkeypatch.setattr(engine, "network_from", counting_network)
     configs = [
         layer.resolve({"alpha": 0.1 + i / 100, "construction": c}, shape)
         for i, c in enumerate(["activation", "parametric_relu", "scale_relu_sum"] * 2)

@@ -7,7 +7,6 @@ models compute in float32: the model is of the chain's FP32 configuration, and i
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 from .. import chain as C
@@ -75,7 +74,6 @@ def parser_fuses(layer: dict, keys: tuple[str, ...]) -> list[str]:
 
 def opinions(result: C.ChainEvaluation, backend=None, cache=None) -> dict:
     """{"onnxruntime": …, "onnx_parser": …} for the chain, or where it has no ONNX export, why not."""
-    from ..trt import engine as eng
     from ..trt.backend import detect
     from . import runtime
 
@@ -91,15 +89,11 @@ def opinions(result: C.ChainEvaluation, backend=None, cache=None) -> dict:
     backend = backend or detect()
     if not backend.can_build:
         return {"onnxruntime": ort, "onnx_parser": {"status": "not_built", "why": backend.why_not_run}}
-    from ..core import default_cache
-    from ..trt.cache import cache_key
+    from .opinions import parser_build
 
-    cache = cache or default_cache()
-    settings = eng.BuildSettings.from_env()
-    key = cache_key(f"{C.FORMAT}:onnx_parser", {"model": hashlib.sha256(model).hexdigest()}, x.shape, backend, settings)
-    report, status, _ = cache.get_or_build(key, lambda: _parse_and_build(backend, model, settings))
+    report, status = parser_build(backend, model, cache)
     parser = {
-        "status": status if report.status == "built" else report.status,
+        "status": status,
         "parser": f"{backend.name} OnnxParser",
         "output_shape": report.output_shape,
         "error": report.error,
@@ -117,20 +111,3 @@ def opinions(result: C.ChainEvaluation, backend=None, cache=None) -> dict:
     parser["same_fusion"] = (theirs == own) if report.status == "built" and engine.layers else None
     return {"onnxruntime": ort, "onnx_parser": parser}
 
-
-def _parse_and_build(backend, model: bytes, settings):
-    """The model through TensorRT's OnnxParser (as engine.build_onnx parses it), built with each engine layer's
-    metadata kept (the ONNX nodes it computes)."""
-    from ..trt import engine as eng
-
-    def network(trt, builder):
-        net = builder.create_network(eng.network_flags(trt))
-        parser = trt.OnnxParser(net, eng.logger_for(trt))
-        if not parser.parse(model):
-            raise ValueError(
-                "; ".join(str(parser.get_error(i).desc()) for i in range(parser.num_errors))
-                or "the parser refused the model"
-            )
-        return net, parser  # the parser owns the weights the network reads: alive until the build ends
-
-    return C.build_report(backend, network, settings)

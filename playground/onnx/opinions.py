@@ -163,12 +163,9 @@ def parser_check(ev: Evaluation, fp32: Evaluation, model: bytes, expected_shape:
     backend = ev.backend
     if not backend.can_build:
         return {"status": "not_built", "why": backend.why_not_run}
-    cache = default_cache()
-    settings = eng.BuildSettings.from_env()
-    key = cache_key("onnx_parser", {"model": hashlib.sha256(model).hexdigest()}, ev.input.shape, backend, settings)
-    report, status, _ = cache.get_or_build(key, lambda: eng.build_onnx(backend, model, settings))
+    report, status = parser_build(backend, model)
     out = {
-        "status": status if report.status == "built" else report.status,
+        "status": status,
         "parser": f"{backend.name} OnnxParser",
         "output_shape": report.output_shape,
         "layers": [layer.get("type", "?") for layer in report.layers],
@@ -189,3 +186,13 @@ def parser_check(ev: Evaluation, fp32: Evaluation, model: bytes, expected_shape:
             f"the layer's build has {len(own_types)} ({', '.join(own_types)})"
         )
     return out
+
+
+def parser_build(backend, model: bytes, cache=None) -> tuple[eng.BuildReport, str]:
+    """(report, status): TensorRT's OnnxParser's engine of `model` (its bytes), built or found in the engine cache,
+    keyed by the model's hash (a configuration's export, a chain's, a whole model: one scheme)."""
+    cache = cache or default_cache()
+    settings = eng.BuildSettings.from_env()
+    key = cache_key({"onnx": hashlib.sha256(model).hexdigest()}, backend, settings)
+    report, status, _ = cache.get_or_build(key, lambda: eng.build_onnx(backend, model, settings))
+    return report, status if report.status == "built" else report.status

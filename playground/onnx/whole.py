@@ -7,7 +7,6 @@ of that node → TensorRT's ONNX parser builds the whole model: its engine layer
 
 from __future__ import annotations
 
-import hashlib
 import math
 import time
 
@@ -442,10 +441,8 @@ def engine_layers(model, names: list[str]) -> dict:
     """TensorRT's own ONNX parser on the whole model, built (or found in the engine cache): its status and engine
     layers, each with `fuses`, the model's nodes it computes (from the ONNX node names the parser records with
     each layer, or, where a build records none, those its name holds), and the nodes no layer names."""
-    from ..core import default_cache
-    from ..trt import engine as eng
     from ..trt.backend import detect
-    from ..trt.cache import cache_key
+    from .opinions import parser_build
 
     backend = detect()
     if not backend.can_build:
@@ -459,9 +456,7 @@ def engine_layers(model, names: list[str]) -> dict:
             "unnamed": names,
         }
     data = model.SerializeToString()
-    settings = eng.BuildSettings.from_env()
-    key = cache_key("onnx_model", {"model": hashlib.sha256(data).hexdigest()}, (), backend, settings)
-    report, status, _ = default_cache().get_or_build(key, lambda: eng.build_onnx(backend, data, settings))
+    report, status = parser_build(backend, data)
     out = {
         "status": status if report.status == "built" else report.status,
         "parser": f"{backend.name} OnnxParser",

@@ -27,7 +27,9 @@ from ..budget import env_number
 from ..files import atomic_write, cache_dir, evict_oldest
 from .engine import BuildReport, BuildSettings
 
-FORMAT = 2  # part of every key: 2 since networks are created STRONGLY_TYPED (older engines are not reused)
+# Part of every key: 2 since networks are created STRONGLY_TYPED, 3 since every network (a layer's too) is keyed by
+# its description and names its layers by key (older engines are not reused).
+FORMAT = 3
 MAGIC = b"TRTPG-ENGINE\n"
 SUFFIX = ".engine"
 DEFAULT_CAP_MB = 256
@@ -45,21 +47,14 @@ def canonical(value):
     return value
 
 
-def cache_key(layer: str, params: dict, input_shape, backend, settings: BuildSettings, dtype: str = "float32") -> str:
-    """The engine's key: `input_shape` one shape, or {input name: shape} for a layer of several inputs (each
-    input's shape and type are part of it)."""
+def cache_key(description: dict, backend, settings: BuildSettings) -> str:
+    """The engine's key: what it is made of (`Network.describe()`, or an ONNX model's hash), the TensorRT that
+    builds it, the GPU's compute capability and the builder's settings."""
     gpu = backend.gpu.compute_capability if backend.gpu else None
-    inputs = (
-        {n: {"shape": list(s), "dtype": dtype} for n, s in input_shape.items()}
-        if isinstance(input_shape, dict)
-        else {"shape": list(input_shape), "dtype": dtype}
-    )
     blob = json.dumps(
         {
             "format": FORMAT,
-            "layer": layer,
-            "params": {k: canonical(v) for k, v in params.items()},
-            "input": inputs,
+            "network": description,
             "backend": [backend.name, backend.version],
             "compute_capability": gpu,
             "settings": vars(settings),

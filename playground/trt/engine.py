@@ -1,4 +1,5 @@
-"""Build one-layer TensorRT networks: network_from_layer → engine_bytes_from_network → BuildReport.
+"""Build TensorRT networks: a `Network` (a layer is a network of one; a chain, several layers with named sources)
+→ network_from → engine_bytes_from_network → BuildReport.
 
 Builders live for the process (a warm builder is what makes a rebuild fast), in a small pool: a
 builder serves one build at a time, and builds of different configurations run side by side (TensorRT
@@ -35,6 +36,8 @@ def network_inputs(layer: Layer) -> dict[str, str]:
 
 SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING", "INFO", "VERBOSE")
 SHOWN_SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING")
+# TensorRT's verbose words about fusion, kept in a build's log (as VERBOSE records) beside its warnings and errors.
+FUSION_WORDS = re.compile(r"fusion|fusing|fused|ForeignNode|Removing|eliminat", re.IGNORECASE)
 
 
 @dataclass
@@ -45,13 +48,23 @@ class BuildReport:
     build_ms: float
     output_shape: list[int] | None  # TensorRT's own shape inference
     layers: list[dict] = field(default_factory=list)
-    log: list[list[str]] = field(default_factory=list)  # [severity, message], warnings and errors
+    log: list[list[str]] = field(default_factory=list)  # [severity, message]: warnings, errors, fusion words
     error: str | None = None
     engine: bytes | None = field(default=None, repr=False)
 
     @property
     def bytes(self) -> int:
         return len(self.engine) if self.engine else 0
+
+    @property
+    def warnings(self) -> list[list[str]]:
+        """The log's warnings and errors."""
+        return [m for m in self.log if m[0] != "VERBOSE"]
+
+    @property
+    def fusion_log(self) -> list[str]:
+        """TensorRT's verbose words about fusion (`FUSION_WORDS`)."""
+        return [m for s, m in self.log if s == "VERBOSE"]
 
     def meta(self) -> dict:
         d = asdict(self)
@@ -154,23 +167,106 @@ def network_flags(trt) -> int:
     return 0 if flag is None else 1 << int(flag)
 
 
-def network_from_layer(trt, builder, layer: Layer, params: dict, input_shape):
-    """(network, arrays it reads at build time): one float32 input per input in use (`input_shape`: one shape,
-    or a dict of shapes by input name), the layer's construction in its precision (casts around it for FP16/BF16, a
-    Q/DQ pair on each input for INT8/FP8), one marked float32 output."""
+@dataclass(frozen=True)
+class Node:
+    """One layer of a network: its key (what its network layers are named by), the layer, its resolved parameters
+    and {input name: source}, a source being one of the network's inputs or an earlier node's key."""
+
+    key: str
+    layer: Layer
+    params: dict
+    sources: dict
+
+
+@dataclass(frozen=True)
+class Network:
+    """A network as the playground builds it: its inputs {name: shape} (float32), named `names[name]` in the network,
+    its nodes in order (anything with key, layer, params and sources: a chain's links are nodes), the last node's
+    output the one output, `outputT0`; marked=True: every other node's output marked too (`KEY.output`), as a
+    debugging build marks them, which changes what TensorRT fuses."""
+
+    inputs: dict
+    names: dict
+    nodes: tuple
+    marked: bool = False
+
+    @staticmethod
+    def of_layer(layer: Layer, params: dict, input_shape) -> Network:
+        """The network of one layer: one input per input the configuration reads (`input_shape`: one shape, or a
+        dict of shapes by input name), each named as `network_inputs` names it; the node keyed by the layer's name."""
+        shapes, used = layer.shapes_of(input_shape), layer.used_inputs(params)
+        names = {n: t for n, t in network_inputs(layer).items() if n in used}
+        return Network({n: shapes[n] for n in names}, names, (Node(layer.name, layer, params, {n: n for n in names}),))
+
+    def describe(self) -> dict:
+        """What the engine is made of, JSON-able (the engine cache's key): inputs, nodes, marked outputs."""
+        from .cache import canonical
+
+        return {
+            "inputs": {self.names[n]: {"shape": list(s), "dtype": "float32"} for n, s in self.inputs.items()},
+            "nodes": [
+                {
+                    "key": node.key,
+                    "layer": node.layer.name,
+                    "params": {k: canonical(v) for k, v in node.params.items()},
+                    "sources": node.sources,
+                }
+                for node in self.nodes
+            ],
+            "marked": self.marked,
+        }
+
+    @property
+    def tf32(self) -> bool:
+        """The builder's TF32 flag: any node in TF32 (a flag of the whole build, not of a layer)."""
+        return any(node.params["precision"] == "TF32" for node in self.nodes)
+
+
+def metadata_of(key: str) -> str:
+    return f"[{key}]"
+
+
+def network_from(trt, builder, net: Network):
+    """(network, arrays it reads at build time): `net`'s inputs, each node's construction in its own precision
+    (casts for FP16/BF16, a Q/DQ pair on each data input for INT8/FP8; index inputs stay exact), its network
+    layers named `KEY` (the last) and `KEY/1`, `KEY/2`, … (the rest), each with metadata `[KEY]` (TensorRT-RTX
+    writes it beside each engine layer in its verbose layer dump: what an engine layer computes is read back from
+    it); the last output marked, `outputT0`, float32 (and with `net.marked`, the others)."""
     network = builder.create_network(network_flags(trt))
-    p, shapes, used = params["precision"], layer.shapes_of(input_shape), layer.used_inputs(params)
-    xs = {n: network.add_input(t, trt.DataType.FLOAT, shapes[n]) for n, t in network_inputs(layer).items() if n in used}
-    xs = {
-        n: x if n in layer.index_inputs else P.precision_input(trt, network, x, p, params["quantize_scale"])
-        for n, x in xs.items()
-    }  # indices stay exact
-    typed = P.TypedNetwork(trt, network, p) if p in P.FLOAT_TYPES else None
-    y = layer.construct(trt, typed or network, xs, params)
-    y = P.precision_output(trt, network, y, p)
+    tensors = {n: network.add_input(net.names[n], trt.DataType.FLOAT, tuple(s)) for n, s in net.inputs.items()}
+    kept = []
+    for node in net.nodes:
+        before, p = network.num_layers, node.params
+        xs = {
+            n: tensors[s]
+            if n in node.layer.index_inputs
+            else P.precision_input(trt, network, tensors[s], p["precision"], p["quantize_scale"])
+            for n, s in node.sources.items()
+        }
+        typed = P.TypedNetwork(trt, network, p["precision"]) if p["precision"] in P.FLOAT_TYPES else None
+        y = node.layer.construct(trt, typed or network, xs, p)
+        y = P.precision_output(trt, network, y, p["precision"])
+        kept += typed.kept if typed else []
+        added = range(before, network.num_layers)
+        for n, i in enumerate(added):
+            layer = network.get_layer(i)
+            layer.name = node.key if i == added[-1] else f"{node.key}/{n + 1}"
+            if hasattr(layer, "metadata"):
+                layer.metadata = metadata_of(node.key)
+        y.name = f"{node.key}.output"
+        tensors[node.key] = y
+    y = tensors[net.nodes[-1].key]
     y.name = OUTPUT_NAME
     network.mark_output(y)
-    return network, typed.kept if typed else []
+    if net.marked:
+        for node in net.nodes[:-1]:
+            network.mark_output(tensors[node.key])
+    return network, kept
+
+
+def network_from_layer(trt, builder, layer: Layer, params: dict, input_shape):
+    """The network of one layer (`Network.of_layer`)."""
+    return network_from(trt, builder, Network.of_layer(layer, params, input_shape))
 
 
 def engine_bytes_from_network(
@@ -234,11 +330,14 @@ def build_engine(
     cache_dir: Path | None = None,
 ) -> BuildReport:
     """Build the engine for one configuration and report on it; never raises for TensorRT's refusals."""
+    return build_network(backend, Network.of_layer(layer, params, input_shape), settings, cache_dir)
 
-    def network(trt, builder):
-        return network_from_layer(trt, builder, layer, params, input_shape)
 
-    return _build(backend, network, settings, cache_dir, tf32=params["precision"] == "TF32")
+def build_network(
+    backend: Backend, net: Network, settings: BuildSettings | None = None, cache_dir: Path | None = None
+) -> BuildReport:
+    """Build `net` and report on it; never raises for TensorRT's refusals."""
+    return _build(backend, lambda trt, builder: network_from(trt, builder, net), settings, cache_dir, tf32=net.tf32)
 
 
 def build_onnx(backend: Backend, model: bytes, settings: BuildSettings | None = None) -> BuildReport:
@@ -282,12 +381,13 @@ def _build(
         refused = f"{backend.name} {backend.version} refused the network: " + (
             "; ".join(errors) or refused or "the build returned no engine"
         )
+    words = [["VERBOSE", m] for s, m in records if s == "VERBOSE" and len(m) < 300 and FUSION_WORDS.search(m)]
     return BuildReport(
         status="built" if engine else "refused" if refused else "failed",
         build_ms=round(build_ms, 3),
         output_shape=output_shape,
         layers=layers_from_log(records),
-        log=[[s, m] for s, m in records if s in SHOWN_SEVERITIES],
+        log=[[s, m] for s, m in records if s in SHOWN_SEVERITIES] + (words if engine else []),
         error=error or refused,
         engine=engine,
     )
@@ -343,6 +443,8 @@ def _layers_from_rtx_dump(text: str) -> list[dict]:
                 "inputs": sections.get("Inputs", []),
                 "outputs": sections.get("Outputs", []),
                 "tactic": fields.get("TacticName", ""),
+                # what the network layers it computes carry: `[KEY]` (network_from), or the parser's ONNX nodes
+                "metadata": line.partition(", Metadata: ")[2].strip(),
                 # the ONNX nodes the layer computes, as the parser recorded them ("[ONNX Layer: n0]\x1f…")
                 "onnx_nodes": _ONNX_LAYER.findall(line.partition(", Metadata: ")[2]),
             }
@@ -418,3 +520,41 @@ def layers_from_inspector_json(text: str) -> list[dict]:
             }
         )
     return layers
+
+
+# -- which nodes an engine layer computes --------------------------------------------------------------------------
+_METADATA = re.compile(r"\[([^\[\]]+)\]")
+_FOREIGN = re.compile(r"ForeignNode\[(?P<first>[^\]]*?)\.\.\.(?P<last>[^\]]*)\]")
+MOVES = ("Move", "Tran", "Copy", "Reformat", "Shuffle", "NoOp", "Reshape")
+
+
+def fuses_of(engine_layer: dict, keys: tuple[str, ...]) -> list[str]:
+    """The network's nodes this engine layer computes, in the network's order: from its metadata where TensorRT
+    wrote it (`[KEY]`, `network_from`), else from its name (full TensorRT joins fused layers' names with "+"; a
+    Myelin node is `{ForeignNode[FIRST...LAST]}`, every node from FIRST to LAST)."""
+    named = set()
+    meta = engine_layer.get("metadata") or ""
+    for token in _METADATA.findall(meta):
+        named.add(token)
+    if not meta:
+        name = engine_layer.get("name", "")
+        for m in _FOREIGN.finditer(name):
+            first, last = (t.split("/")[0] for t in (m["first"], m["last"]))
+            if first in keys and last in keys:
+                named.update(keys[keys.index(first) : keys.index(last) + 1])
+        for part in re.split(r"\s*\+\s*", name):
+            named.add(part.split("/")[0].strip())
+    return [k for k in keys if k in named]
+
+
+def role_of(engine_layer: dict) -> str:
+    """compute | data movement (a Move, Transpose, Copy or reformat kernel: it changes where values lie, not them)."""
+    if engine_layer.get("fuses"):
+        return "compute"
+    name, kind = engine_layer.get("name", ""), engine_layer.get("type", "")
+    ops = re.match(r"__myl_([A-Za-z]+?)_", name)
+    if kind.lower() in ("reformat", "shuffle", "noop") or (
+        ops and all(any(op.startswith(m) for m in MOVES) for op in re.findall(r"[A-Z][a-z]*", ops[1]))
+    ):
+        return "data movement"
+    return "compute"
