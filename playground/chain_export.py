@@ -2,32 +2,27 @@
 
 The script holds the chain's input, every layer's resolved parameters by key, each layer's own construction
 (copied, `export.build_source`, renamed `build_LAYER`), the precision code, and one `build_chain` that wires them
-as `playground.chain.network_from_chain` does (sources, precision around each layer, names and metadata); the
-runner that builds (and where a GPU allows, runs) it is the one every export carries (`export.runner_source`).
+as `playground.trt.engine.network_from` does (sources, precision around each layer, names and metadata); the rest,
+how to run it, the precision code and the runner, is what every export carries (`export._script`).
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-import textwrap
 
 import numpy as np
 
 from . import chain as C
 from .export import (
-    _UNPACK,
-    CLI_ARRAY_LIMIT,
     INLINE_LIMIT,
-    PRECISION_CODE,
+    _script,
     array_literal,
     build_source,
-    essential_params,
-    runner_source,
+    set_options,
     value_literal,
 )
-from .trt.backend import RTX_HINT
-from .trt.engine import INPUT_NAME, OUTPUT_NAME, BuildSettings
+from .trt.engine import INPUT_NAME
 
 
 def playground_command(chain: C.Chain, x: np.ndarray) -> str:
@@ -36,11 +31,7 @@ def playground_command(chain: C.Chain, x: np.ndarray) -> str:
     parts = ["python -m playground run", "+".join(chain.names)]
     one = len(chain.links) == 1  # a chain of one layer is that layer's own run: its parameters without a key
     for link in chain.links:
-        shapes = link.shapes if link.layer.several else link.shapes[link.layer.inputs[0].name]
-        for name, value in essential_params(link.layer, link.params, shapes).items():
-            big = isinstance(value, np.ndarray) and value.size > CLI_ARRAY_LIMIT
-            text = f"@{link.key}.{name}.npy" if big else link.layer.param(name).to_text(value)
-            parts.append(f"--set {'' if one else link.key + '.'}{name}={text}")
+        parts += set_options(link.layer, link.params, link.shapes, "" if one else f"{link.key}.", f"{link.key}.")
         default = C.default_sources(link.layer, chain.keys[: chain.keys.index(link.key)])
         first_input = link.layer.inputs[0].name
         for name, source in link.sources.items():
@@ -57,16 +48,17 @@ def _renamed(source: str, old: str, new: str) -> str:
     return re.sub(rf"^def {re.escape(old)}\(", f"def {new}(", source, count=1, flags=re.MULTILINE)
 
 
-# The wiring, written out in the script: the same steps as playground.chain.network_from_chain.
+# The wiring, written out in the script: the same steps as playground.trt.engine.network_from.
 _WIRING = '''
 
 def build_chain(trt, network, x, p):
     """Every layer of the chain on its sources, in its own precision; network layers named by key, each with
     metadata [KEY] (TensorRT-RTX's verbose layer dump lists, per engine layer, the keys it computes)."""
     tensors = {"input": x}
-    for key, layer, sources in CHAIN:
+    for key, layer, sources, index_inputs in CHAIN:
         q = PARAMS[key]
-        xs = {n: precision_input(trt, network, tensors[s], q["precision"], q["quantize_scale"])
+        xs = {n: tensors[s] if n in index_inputs else
+              precision_input(trt, network, tensors[s], q["precision"], q["quantize_scale"])
               for n, s in sources.items()}
         typed = TypedNetwork(trt, network, q["precision"]) if q["precision"] in ("FP16", "BF16") else None
         before = network.num_layers
@@ -91,12 +83,7 @@ def export_chain_script(names, raw: dict | None = None, x: np.ndarray | None = N
     sources = {
         name: _renamed(build_source(layer), layer.build.__name__, f"build_{name}") for name, layer in layers.items()
     }
-    settings = BuildSettings.from_env()
     command = playground_command(chain, tensors[C.INPUT])
-    p = {
-        "precision": "TF32" if any(link.params["precision"] == "TF32" for link in chain.links) else "FP32",
-        "quantize_scale": 1.0,
-    }
     embedded = tensors[C.INPUT].size > INLINE_LIMIT or any(
         isinstance(v, np.ndarray) and v.size > INLINE_LIMIT for link in chain.links for v in link.params.values()
     )
@@ -113,47 +100,22 @@ def export_chain_script(names, raw: dict | None = None, x: np.ndarray | None = N
             f"# {link.key}: {link.layer.title}, reads " + ", ".join(f"{n} from {s}" for n, s in link.sources.items())
             for link in chain.links
         ],
-        "#",
-        "# Run:    python THIS_SCRIPT.py [--output OUT.npy]   (--output saves the GPU output as .npy)",
-        "# Needs:  numpy; tensorrt (10 or later) or tensorrt_rtx; ml_dtypes for BF16. Running the engine also needs",
-        "#         cuda-python (cuda.bindings, 12.6 or later) and a GPU that TensorRT supports.",
-        "# Exit:   0 built (and run where possible); 1 TensorRT refused the network or the run failed;",
-        "#         3 no TensorRT here can build.",
-        "# The same chain in the playground:",
-        f"#   {command}",
     ]
+    # the chain's own wrapper: TF32 is a flag of the whole build (any layer's), each layer's precision is in PARAMS
+    p = {"precision": "TF32" if C.network_of(chain).tf32 else "FP32", "quantize_scale": 1.0}
     body = [
-        (
-            f'"""Build, and where a GPU allows run, the chain {"+".join(chain.names)} exactly as configured in the\n'
-            'TensorRT Layer Playground."""'
-        ),
-        "",
-        "import argparse",
-        *(["import base64"] if embedded else []),
-        "import importlib",
-        "import sys",
-        *(["import zlib"] if embedded else []),
-        "",
-        "import numpy as np",
-        "",
-        "trt = None  # tensorrt, or tensorrt_rtx (the same API under another name): main() picks the one that builds",
-        f"RTX_HINT = {RTX_HINT!r}",
-        f"INPUT_NAMES, OUTPUT_NAME = {{'x': {INPUT_NAME!r}}}, {OUTPUT_NAME!r}",
-        "INDEX_INPUTS = ()  # the chain's input is data: a precision's cast or Q/DQ pair applies",
-        (
-            f"OPTIMIZATION_LEVEL = {settings.optimization_level}  # the playground's builder setting "
-            "(TensorRT's own default is 3)"
-        ),
-        f"PLAYGROUND_COMMAND = {command!r}",
-        *([_UNPACK.rstrip("\n")] if embedded else []),
         "",
         "",
         f"data = {array_literal(tensors[C.INPUT])}",
         f"p = {p!r}  # the chain's own wrapper: each layer's precision is in PARAMS",
         "",
-        "# (key, layer, {input name: source}): a source is 'input' (the chain's input) or an earlier key.",
+        "# (key, layer, {input name: source}, its index inputs): a source is 'input' (the chain's input) or an",
+        "# earlier key.",
         "CHAIN = [",
-        *[f"    ({link.key!r}, {link.layer.name!r}, {link.sources!r})," for link in chain.links],
+        *[
+            f"    ({link.key!r}, {link.layer.name!r}, {link.sources!r}, {link.layer.index_inputs!r}),"
+            for link in chain.links
+        ],
         "]",
         "PARAMS = {",
     ]
@@ -179,11 +141,9 @@ def export_chain_script(names, raw: dict | None = None, x: np.ndarray | None = N
         "",
         "",
         "BUILD = build_chain",
-        "",
-        "",
-        "# Each layer's precision, as the playground builds it (playground/precision.py).",
-        *[textwrap.dedent(inspect.getsource(f)).rstrip("\n") + "\n\n" for f in PRECISION_CODE],
     ]
-    script = "\n".join(header + body) + "\n\n\n" + runner_source()
-    compile(script, "<export of a chain>", "exec")  # a broken script is our bug: fail here, not later
-    return script
+    doc = (
+        f"Build, and where a GPU allows run, the chain {'+'.join(chain.names)} exactly as configured in the\n"
+        "TensorRT Layer Playground."
+    )
+    return _script(header, "chain", doc, {"x": INPUT_NAME}, (), command, embedded, body)

@@ -171,6 +171,21 @@ def config_name(layer: Layer, params: dict, shape: tuple) -> str:
     return f"{layer.name}--{words}"[:150] if words else layer.name
 
 
+def set_options(layer: Layer, params: dict, shapes: dict, key: str, prefix: str, files: dict | None = None) -> list:
+    """`--set KEYNAME=VALUE` for each parameter that differs from what the defaults give (`essential_params`; `key`:
+    "" for a layer's own run, "KEY." in a chain's); an array of more than CLI_ARRAY_LIMIT values as
+    `@PREFIXNAME.npy`, the file's array put in `files` where given."""
+    parts = []
+    for name, value in essential_params(layer, params, shapes).items():
+        if isinstance(value, np.ndarray) and value.size > CLI_ARRAY_LIMIT:
+            if files is not None:
+                files[f"{prefix}{name}.npy"] = value
+            parts.append(f"--set {key}{name}=@{prefix}{name}.npy")
+        else:
+            parts.append(f"--set {key}{name}={layer.param(name).to_text(value)}")
+    return parts
+
+
 def playground_command(layer: Layer, params: dict, x, files: dict | None = None, stem: str = "") -> str:
     """The `python -m playground run` line for this configuration (parameters that differ from the defaults);
     `x`: the input, or the feed dict of a layer of several inputs. The arrays it names by file (`--input`,
@@ -181,13 +196,7 @@ def playground_command(layer: Layer, params: dict, x, files: dict | None = None,
     xs = layer.feed(x)
     shapes = {n: a.shape for n, a in xs.items()}
     xs = {n: xs[n] for n in layer.used_inputs(params)}
-    parts = ["python -m playground run", layer.name]
-    for name, value in essential_params(layer, params, shapes).items():
-        if isinstance(value, np.ndarray) and value.size > CLI_ARRAY_LIMIT:
-            files[f"{prefix}{name}.npy"] = value
-            parts.append(f"--set {name}=@{prefix}{name}.npy")
-        else:
-            parts.append(f"--set {name}={layer.param(name).to_text(value)}")
+    parts = ["python -m playground run", layer.name, *set_options(layer, params, shapes, "", prefix, files)]
     for name, a in xs.items():
         example = layer.example_of(name)
         if a.shape != example.shape or not np.array_equal(a, example, equal_nan=True):
@@ -201,6 +210,65 @@ def _describe_input(layer: Layer, name: str, x: np.ndarray) -> str:
     if np.array_equal(x, layer.example_of(name, x.shape), equal_nan=True):
         return "the layer's spec pattern" + ("" if x.shape == layer.input_shape(name) else " at this shape")
     return "given values"
+
+
+def _script(
+    header: list[str],
+    what: str,
+    doc: str,
+    names: dict,
+    index_inputs: tuple,
+    command: str,
+    embedded: bool,
+    body: list[str],
+) -> str:
+    """One export's text, a layer's or a chain's: `header` (what it builds, its inputs and parameters), how to run
+    it, the imports and constants every export has, `body` (the data, parameters, construction and `BUILD`), the
+    precision code and the runner (`runner_source`). `what`: "configuration" or "chain"."""
+    settings = BuildSettings.from_env()
+    header = header + [
+        "#",
+        "# Run:    python THIS_SCRIPT.py [--output OUT.npy]   (--output saves the GPU output as .npy)",
+        "# Needs:  numpy; tensorrt (10 or later) or tensorrt_rtx; ml_dtypes for BF16. Running the engine also needs cuda-python",
+        "#         (cuda.bindings, 12.6 or later) and a GPU that TensorRT supports; without one the script",
+        "#         builds the engine, prints the output shape and says why it cannot run it.",
+        "# Exit:   0 built (and run where possible); 1 TensorRT refused the network or the run failed;",
+        "#         3 no TensorRT here can build (none installed, or full TensorRT without a GPU it can use).",
+        f"# The same {what} in the playground:",
+        f"#   {command}",
+    ]
+    imports = (
+        ["import argparse"]
+        + (["import base64"] if embedded else [])
+        + ["import importlib", "import sys"]
+        + (["import zlib"] if embedded else [])
+    )
+    preamble = [
+        f'"""{doc}"""',
+        "",
+        *imports,
+        "",
+        "import numpy as np",
+        "",
+        "trt = None  # tensorrt, or tensorrt_rtx (the same API under another name): main() picks the one that builds",
+        f"RTX_HINT = {RTX_HINT!r}",
+        f"INPUT_NAMES, OUTPUT_NAME = {names!r}, {OUTPUT_NAME!r}  # the inputs' names: the network's",
+        f"INDEX_INPUTS = {tuple(index_inputs)!r}  # indices: no precision's cast or Q/DQ pair",
+        f"OPTIMIZATION_LEVEL = {settings.optimization_level}  # the playground's builder setting "
+        "(TensorRT's own default is 3)",
+        f"PLAYGROUND_COMMAND = {command!r}",
+        *([_UNPACK.rstrip("\n")] if embedded else []),
+    ]
+    tail = [
+        "",
+        "",
+        f"# The {'layer' if what == 'configuration' else 'layers'}' precision, as the playground builds it "
+        "(playground/precision.py).",
+        *[textwrap.dedent(inspect.getsource(f)).rstrip("\n") + "\n\n" for f in PRECISION_CODE],
+    ]
+    script = "\n".join(header + preamble + body + tail) + "\n\n\n" + runner_source()
+    compile(script, f"<export of a {what}>", "exec")  # a broken script is our bug: fail here, not later
+    return script
 
 
 def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray | None = None) -> str:
@@ -217,7 +285,6 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
     params = precision.with_data_scale(params, {n: a for n, a in xs.items() if n not in layer.index_inputs})
     source = build_source(layer)
     unused = set(layer.unused(params))
-    settings = BuildSettings.from_env()
     command = playground_command(layer, params, xs)
     names = {n: t for n, t in network_inputs(layer).items() if n in xs}
 
@@ -245,48 +312,13 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
     for param in layer.params:
         flag = "   (not used by this configuration)" if param.name in unused else ""
         header.append(f"#   {param.name:<{width}} = {_param_text(param, params[param.name])}{flag}")
-    header += [
-        "#",
-        "# Run:    python THIS_SCRIPT.py [--output OUT.npy]   (--output saves the GPU output as .npy)",
-        "# Needs:  numpy; tensorrt (10 or later) or tensorrt_rtx; ml_dtypes for BF16. Running the engine also needs cuda-python",
-        "#         (cuda.bindings, 12.6 or later) and a GPU that TensorRT supports; without one the script",
-        "#         builds the engine, prints the output shape and says why it cannot run it.",
-        "# Exit:   0 built (and run where possible); 1 TensorRT refused the network or the run failed;",
-        "#         3 no TensorRT here can build (none installed, or full TensorRT without a GPU it can use).",
-        "# The same configuration in the playground:",
-        f"#   {command}",
-    ]
     embedded = any(a.size > INLINE_LIMIT for a in xs.values()) or any(
         isinstance(v, np.ndarray) and v.size > INLINE_LIMIT for v in params.values()
     )
-    imports = (
-        ["import argparse"]
-        + (["import base64"] if embedded else [])
-        + ["import importlib", "import sys"]
-        + (["import zlib"] if embedded else [])
-    )
-    body = [
-        f'"""Build, and where a GPU allows run, one {layer.title} layer exactly as configured in the\n'
-        'TensorRT Layer Playground."""',
-        "",
-        *imports,
-        "",
-        "import numpy as np",
-        "",
-        "trt = None  # tensorrt, or tensorrt_rtx (the same API under another name): main() picks the one that builds",
-        f"RTX_HINT = {RTX_HINT!r}",
-        f"INPUT_NAMES, OUTPUT_NAME = {names!r}, {OUTPUT_NAME!r}  # the layer's input names: the network's",
-        f"INDEX_INPUTS = {tuple(layer.index_inputs)!r}  # indices: no precision's cast or Q/DQ pair",
-        f"OPTIMIZATION_LEVEL = {settings.optimization_level}  # the playground's builder setting "
-        "(TensorRT's own default is 3)",
-        f"PLAYGROUND_COMMAND = {command!r}",
-    ]
-    if embedded:
-        body.append(_UNPACK.rstrip("\n"))
-    if layer.several:
-        body += ["", "", "data = {"] + [f"    {n!r}: {array_literal(a, '    ')}," for n, a in xs.items()] + ["}"]
+    if layer.several:  # the runner's `data`: a dict by input name, or the one input's array (what BUILD's x is)
+        body = ["", "", "data = {"] + [f"    {n!r}: {array_literal(a, '    ')}," for n, a in xs.items()] + ["}"]
     else:
-        body += ["", "", f"data = {array_literal(xs[layer.input_names[0]])}"]
+        body = ["", "", f"data = {array_literal(xs[layer.input_names[0]])}"]
     body += ["", "p = {"]
     for param in layer.params:
         comment = "  # not used by this configuration" if param.name in unused else ""
@@ -302,11 +334,9 @@ def export_script(layer_name: str, raw_params: dict | None = None, x: np.ndarray
         "",
         "",
         f"BUILD = {layer.build.__name__}",
-        "",
-        "",
-        "# The layer's precision, as the playground builds it (playground/precision.py).",
-        *[textwrap.dedent(inspect.getsource(f)).rstrip("\n") + "\n\n" for f in PRECISION_CODE],
     ]
-    script = "\n".join(header + body) + "\n\n\n" + runner_source()
-    compile(script, f"<export of {layer.name}>", "exec")  # a broken script is our bug: fail here, not later
-    return script
+    doc = (
+        f"Build, and where a GPU allows run, one {layer.title} layer exactly as configured in the\n"
+        "TensorRT Layer Playground."
+    )
+    return _script(header, "configuration", doc, names, layer.index_inputs, command, embedded, body)

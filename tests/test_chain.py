@@ -11,6 +11,7 @@ from playground import chain as C
 from playground import chains
 from playground.cli import main
 from playground.errors import ValidationError
+from playground.layers import LAYERS
 from playground.trt import engine as eng
 from playground.trt.backend import detect
 
@@ -474,7 +475,7 @@ def _run_args(command: str):
 
 
 # -- the chain as an ONNX model, and the two second opinions -----------------------------------------------------
-ONNX_STARTERS = [s for s in chains.STARTERS if "elementwise" not in s.layers]
+ONNX_STARTERS = chains.STARTERS
 
 
 @needs_trt
@@ -498,28 +499,17 @@ def test_onnx_runtime_agrees_and_the_parser_fuses_as_the_chain_build_does(starte
         assert parser["compared_to"].startswith("the chain's FP32 build")
 
 
-def test_a_chain_with_a_layer_without_onnx_export_says_which(capsys):
-    from playground.onnx.chain import opinions
+def test_a_residual_chain_exports_as_an_onnx_model_whose_sum_reads_the_input_twice_over(tmp_path, capsys):
+    """The residual's SUM reads the convolution and the chain's input: the model's one input feeds both."""
+    import onnx
 
-    s = chains.find("conv_residual_relu")
-    r = C.evaluate(s.layers, s.params, s.input(), build_engine=False)
-    assert opinions(r)["onnxruntime"]["status"].startswith("elementwise.onnx: elementwise has no ONNX export")
-    assert (
-        main(
-            [
-                "export",
-                "convolution+elementwise",
-                "--set",
-                "convolution.padding_nd=1,1",
-                "--format",
-                "onnx",
-                "--out",
-                "/tmp/never.onnx",
-            ]
-        )
-        == 2
-    )
-    assert "elementwise.onnx: elementwise has no ONNX export in a chain yet" in capsys.readouterr().err
+    out = tmp_path / "residual.onnx"
+    args = ["convolution+elementwise", "--set", "convolution.padding_nd=1,1", "--format", "onnx", "--out", str(out)]
+    assert main(["export", *args]) == 0, capsys.readouterr().err
+    graph = onnx.load(out).graph
+    assert len(graph.input) == 1
+    readers = [node for node in graph.node if graph.input[0].name in node.input]
+    assert {node.name.split("_")[0] for node in readers} == {"convolution", "elementwise"}
 
 
 def test_cli_exports_a_chain_as_an_onnx_model(tmp_path, capsys):
@@ -582,20 +572,16 @@ def test_a_move_transpose_or_reformat_kernel_is_named_as_data_movement(layer, ro
     assert eng.role_of(layer) == role
 
 
-def test_the_readme_names_every_layer_a_chain_export_refuses():
-    """The README's sentence on chains without an ONNX export names each layer that export refuses, by title."""
-    from pathlib import Path
-
-    from playground.layers import LAYERS
+@pytest.mark.parametrize("name", [n for n in LAYERS if n != "activation"])
+def test_every_layer_exports_in_a_chain_reading_its_sources_by_name(name):
+    """A layer after another in a chain is in the chain's ONNX export, each of its inputs read from its source (a
+    layer of several inputs: the previous layer's output and the chain's input), and the model passes the checker."""
     from playground.onnx.chain import export_chain_model
 
-    readme = Path(__file__).resolve().parent.parent.joinpath("README.md").read_text(encoding="utf-8")
-    sentence = next(line for line in readme.split(". ") if "their chain export is not written yet" in line)
-    for name, layer in LAYERS.items():
-        if name == "activation":
-            continue
-        try:
-            export_chain_model(C.resolve(f"activation+{name}"), check=False)
-        except ValidationError as exc:
-            assert "no ONNX export in a chain" in str(exc)
-            assert layer.title in sentence, (layer.title, sentence)
+    chain = C.resolve(f"activation+{name}")
+    graph = export_chain_model(chain).graph
+    read = {i for node in graph.node if node.name.startswith(f"{name}_") for i in node.input}
+    produced = {o for node in graph.node if node.name.startswith("activation_") for o in node.output}
+    assert read & produced  # reads the activation's output
+    if LAYERS[name].several:  # its other inputs: the chain's input
+        assert graph.input[0].name in read

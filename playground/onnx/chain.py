@@ -26,20 +26,17 @@ def export_chain_model(chain: C.Chain, check: bool = True):
 
     h = onnx.helper
     for link in chain.links:
-        if link.layer.onnx is None or link.layer.several:
+        if link.layer.onnx is None:
             raise ValidationError(
-                link.key,
-                "onnx",
-                f"{link.layer.name} has no ONNX export in a chain yet"
-                + (" (a layer of several inputs)" if link.layer.several else "")
-                + ", so neither has this chain",
+                link.key, "onnx", f"{link.layer.name} has no ONNX export in a chain yet, so neither has this chain"
             )
     g = Graph()
     tensors, names = {C.INPUT: g.input}, []
     for link in fp32(chain).links:
         before = len(g.nodes)
-        first = link.layer.inputs[0].name
-        tensors[link.key] = link.layer.onnx.write(g, tensors[link.sources[first]], link.params, link.shapes[first])
+        xs = {n: tensors[s] for n, s in link.sources.items()}  # each input by name, as the layer's write reads it
+        arg = xs if link.layer.several else xs[link.layer.input_names[0]]
+        tensors[link.key] = link.layer.onnx.write(g, arg, link.params, link.layer.shape_arg(link.shapes))
         names += [f"{link.key}_{i}" for i in range(len(g.nodes) - before)]
     nodes = [
         h.make_node(op, inputs, [out], name=name, **attrs) for name, (op, inputs, out, attrs) in zip(names, g.nodes)
@@ -110,4 +107,3 @@ def opinions(result: C.ChainEvaluation, backend=None, cache=None) -> dict:
     theirs = [(layer["type"], layer["fuses"]) for layer in parser["layers"]]
     parser["same_fusion"] = (theirs == own) if report.status == "built" and engine.layers else None
     return {"onnxruntime": ort, "onnx_parser": parser}
-
