@@ -125,15 +125,32 @@ class Chain:
         resolves to this chain again."""
         out = {}
         for i, link in enumerate(self.links):
-            default, first = default_sources(link.layer, self.keys[:i]), link.layer.inputs[0].name
+            default = default_sources(link.layer, self.keys[:i])
             out[link.key] = dict(link.raw) | {
-                FROM if n == first else f"{FROM}.{n}": s for n, s in link.sources.items() if s != default[n]
+                from_key(link.layer, n): s for n, s in link.sources.items() if s != default[n]
             }
         return out
 
     def flat_params(self) -> dict:
         """{KEY.PARAM: value} of every layer (the cache key, the JSON)."""
         return {f"{link.key}.{k}": v for link in self.links for k, v in link.params.items()}
+
+
+def from_key(layer: Layer, name: str) -> str:
+    """The parameter that names input `name`'s source: FROM for the layer's first input, FROM.NAME for the others."""
+    return FROM if name == layer.input_names[0] else f"{FROM}.{name}"
+
+
+def example_shape(names) -> tuple:
+    """The chain's input shape where none is given: its first layer's example's (of the input the chain feeds)."""
+    first = LAYERS[names[0]]
+    return tuple(first.input_shape(first.input_names[0]))
+
+
+def example_input(names, shape=None) -> np.ndarray:
+    """The chain's input where none is given: its first layer's example, at `shape` (its own by default)."""
+    first = LAYERS[names[0]]
+    return first.example_of(first.input_names[0], shape)
 
 
 def default_sources(layer: Layer, earlier: tuple[str, ...]) -> dict:
@@ -174,8 +191,7 @@ def resolve(names, raw: dict | None = None, input_shape=None) -> Chain:
     by_key = (
         raw if all(isinstance(v, dict) for v in raw.values()) and set(raw) <= set(keys) else split_params(keys, raw)
     )
-    first = LAYERS[names[0]]
-    shape = tuple(int(d) for d in (input_shape or first.input_shape(first.inputs[0].name)))
+    shape = tuple(int(d) for d in (input_shape or example_shape(names)))
     outputs: dict[str, tuple] = {INPUT: shape}
     links: list[Link] = []
     for key, name in zip(keys, names):
@@ -185,8 +201,8 @@ def resolve(names, raw: dict | None = None, input_shape=None) -> Chain:
         try:
             params = layer.resolve(params_raw, shapes)
             # a layer without a cost keeps its (first) input's shape, one operation per value, as `Layer.resolve` counts
-            out = layer.cost(params, layer.shape_arg(shapes))[:2] if layer.cost else None
-            out, macs = out or (shapes[layer.input_names[0]], math.prod(shapes[layer.input_names[0]]))
+            same = shapes[layer.input_names[0]]
+            out, macs = layer.cost(params, layer.shape_arg(shapes))[:2] if layer.cost else (same, math.prod(same))
         except ValidationError as exc:  # named by its key in the chain: convolution2.stride_nd
             raise ValidationError(key, exc.param, exc.rule, exc.value) from None
         links.append(Link(key, layer, params_raw, params, sources, shapes, tuple(int(d) for d in out), int(macs)))
@@ -223,8 +239,7 @@ def feed_of(link: Link, tensors: dict) -> dict:
 
 def chain_input(chain: Chain, x=None) -> np.ndarray:
     """The chain's input: `x` as float32 (the first layer's example where None), checked against the chain's shape."""
-    first = chain.links[0].layer
-    x = first.example_of(first.inputs[0].name, chain.input_shape) if x is None else np.asarray(x, np.float32)
+    x = example_input(chain.names, chain.input_shape) if x is None else np.asarray(x, np.float32)
     if tuple(x.shape) != chain.input_shape:
         raise ValidationError(
             CHAIN, "input", f"has shape {tuple(x.shape)}; the chain was resolved for {chain.input_shape}"
@@ -424,12 +439,8 @@ class Address:
         """The chain's input from the pattern and shape (None: the first layer's example, made by `compute`)."""
         make = patterns()[self.pattern]
         if make is None:
-            if self.shape is None:
-                return None
-            first = LAYERS[self.names[0]]
-            return first.example_of(first.inputs[0].name, self.shape)
-        first = LAYERS[self.names[0]]
-        return make(self.shape or first.input_shape(first.inputs[0].name))
+            return None if self.shape is None else example_input(self.names, self.shape)
+        return make(self.shape or example_shape(self.names))
 
 
 def starter_of(address: Address):

@@ -33,13 +33,11 @@ def playground_command(chain: C.Chain, x: np.ndarray) -> str:
     for link in chain.links:
         parts += set_options(link.layer, link.params, link.shapes, "" if one else f"{link.key}.", f"{link.key}.")
         default = C.default_sources(link.layer, chain.keys[: chain.keys.index(link.key)])
-        first_input = link.layer.inputs[0].name
         for name, source in link.sources.items():
             if source != default[name]:
-                parts.append(f"--set {link.key}.{C.FROM if name == first_input else f'{C.FROM}.{name}'}={source}")
-    first = chain.links[0].layer
-    example = first.example_of(first.inputs[0].name, chain.input_shape)
-    if x.shape != first.input_shape(first.inputs[0].name) or not np.array_equal(x, example, equal_nan=True):
+                parts.append(f"--set {link.key}.{C.from_key(link.layer, name)}={source}")
+    example = C.example_input(chain.names, chain.input_shape)
+    if x.shape != C.example_shape(chain.names) or not np.array_equal(x, example, equal_nan=True):
         parts.append("--input input.npy")
     return " ".join(parts)
 

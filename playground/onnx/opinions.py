@@ -65,7 +65,7 @@ def precision_opinions(ev: Evaluation) -> dict:
             "why": f"ONNX has no {precision} type ({precision} is a builder flag): the export is the FP32 model",
         }
     layer = get_layer(ev.layer)
-    feed = ev.inputs if layer.several else ev.input  # a layer of several inputs: the model has one input each
+    feed = _feed(ev)
     proto = writing.export_model(layer, ev.params, ev.shapes, check=False)  # the configuration's shapes
     model = proto.SerializeToString()
     counts: dict[str, int] = {}
@@ -100,6 +100,12 @@ def precision_opinions(ev: Evaluation) -> dict:
     }
 
 
+def _feed(ev: Evaluation):
+    """What a layer's own callables read (`undefined`, `runtime.terms`): the one input's array, or the feed dict by
+    input name for a layer of several (its model has one input each)."""
+    return ev.inputs if get_layer(ev.layer).several else ev.input
+
+
 def _as_node(opened: Opened | None) -> Opened | None:
     """`opened`, or None where it is a playground export reopened (its metadata's configuration, no node: op ""):
     its opinions are the configuration's, whose export in its precision that model is."""
@@ -120,7 +126,7 @@ def onnxruntime_opinion(ev: Evaluation, opened: Opened | None = None) -> dict:
 
 def _onnxruntime(ev: Evaluation, opened: Opened | None, build: bool):
     layer = get_layer(ev.layer)
-    feed = ev.inputs if layer.several else ev.input  # a layer of several inputs: the model has one input each
+    feed = _feed(ev)
     fp32 = (
         ev
         if ev.params["precision"] == "FP32"
