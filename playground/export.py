@@ -16,6 +16,7 @@ import base64
 import builtins
 import dis
 import inspect
+import json
 import re
 import textwrap
 import zlib
@@ -27,8 +28,10 @@ from . import precision, script_runner
 from .errors import PlaygroundError
 from .layer import Layer
 from .layers import get_layer
+from .memo import Memo
 from .params import same_params
 from .trt.backend import RTX_HINT
+from .trt.cache import canonical
 from .trt.engine import OUTPUT_NAME, BuildSettings, network_inputs
 
 RUNNER_MARKER = "# -- MARKER: the exported script's text starts here --"
@@ -150,8 +153,20 @@ def _param_text(param, value) -> str:
     return param.to_text(value)
 
 
-def essential_params(layer: Layer, params: dict, shape: tuple) -> dict:
-    """The fewest of `params` that resolve to all of them (the rest are what defaults give anyway)."""
+# essential_params by configuration: a page that shows a configuration's command and offers its script asks twice,
+# and each ask resolves the layer once per parameter.
+_essential = Memo(256)
+
+
+def essential_params(layer: Layer, params: dict, shape) -> dict:
+    """The fewest of `params` that resolve to all of them (the rest are what defaults give anyway); `shape`: as
+    `Layer.resolve` takes it."""
+    shapes = {n: list(s) for n, s in layer.shapes_of(shape).items()}
+    key = json.dumps([layer.name, {k: canonical(v) for k, v in params.items()}, shapes], sort_keys=True, default=str)
+    return dict(_essential.get_or_make(key, lambda: _essential_params(layer, params, shape)))
+
+
+def _essential_params(layer: Layer, params: dict, shape) -> dict:
     kept = dict(params)
     for name in layer.param_names:
         trial = {k: v for k, v in kept.items() if k != name}

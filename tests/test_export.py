@@ -552,3 +552,26 @@ def test_every_gallery_reproduce_line_runs_as_written(tmp_path, monkeypatch):
         p = P.find(shot.page, shot.preset)
         want = core.evaluate(shot.page, p.params, P.input_for(p), build=False).output
         np.testing.assert_array_equal(np.load("out.npy"), want, err_msg=line)
+
+
+def test_a_configurations_essential_parameters_are_worked_out_once(monkeypatch):
+    """The command line a page shows and the script it offers both ask for the same configuration's essential
+    parameters: the second ask resolves nothing; another configuration is worked out afresh."""
+    from playground.layer import Layer
+
+    layer, x = get_layer("convolution"), get_layer("convolution").example_input(get_layer("convolution").example_shape)
+    calls, real = [], Layer.resolve
+
+    def counted(self, raw, shape):
+        calls.append(self.name)
+        return real(self, raw, shape)
+
+    monkeypatch.setattr(Layer, "resolve", counted)
+    E._essential.clear()
+    params = real(layer, {"stride_nd": "2,2"}, x.shape)
+    first = E.playground_command(layer, params, x)
+    asked = len(calls)
+    assert asked >= len(layer.params) and "--set stride_nd=2,2" in first
+    assert E.playground_command(layer, params, x) == first and len(calls) == asked
+    other = real(layer, {"stride_nd": "1,2"}, x.shape)
+    assert "--set stride_nd=1,2" in E.playground_command(layer, other, x) and len(calls) > asked
