@@ -585,3 +585,21 @@ def test_every_layer_exports_in_a_chain_reading_its_sources_by_name(name):
     assert read & produced  # reads the activation's output
     if LAYERS[name].several:  # its other inputs: the chain's input
         assert graph.input[0].name in read
+
+
+@needs_trt
+def test_a_layer_and_the_chain_of_that_layer_alone_are_one_network(tmp_path):
+    """A layer's page evaluates the network of one layer: the chain of that layer alone is the same network, so it
+    has the same cache key, and the second of the two finds the first's engine in the cache."""
+    from playground import core
+    from playground.trt.cache import EngineCache
+
+    cache = EngineCache(tmp_path)
+    raw = {"stride_nd": "2,2", "padding_nd": "1,1"}
+    layer = core.evaluate("convolution", raw, cache=cache, run=False)
+    chain = C.evaluate("convolution", {"convolution": raw}, layer.input, cache=cache)
+    assert layer.engine_status == "built" and chain.engine.status == "cached"
+    assert chain.engine.cache_key == layer.cache_key and cache.builds == 1
+    np.testing.assert_array_equal(chain.output, layer.reference)
+    other = C.evaluate("convolution+activation", {"convolution": raw}, layer.input, cache=cache)
+    assert other.engine.cache_key != layer.cache_key

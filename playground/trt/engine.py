@@ -209,7 +209,8 @@ class Network:
                     "key": node.key,
                     "layer": node.layer.name,
                     "params": {k: canonical(v) for k, v in node.params.items()},
-                    "sources": node.sources,
+                    # by the network's names: a layer's page and the chain of that one layer are one engine
+                    "sources": {n: self.names.get(src, src) for n, src in node.sources.items()},
                 }
                 for node in self.nodes
             ],
