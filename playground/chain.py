@@ -361,12 +361,7 @@ def evaluate(
     playground yet)."""
     chain = resolve(names, raw, None if x is None else tuple(np.shape(x)))
     ev = evaluate_network(
-        chain.links,
-        {INPUT: chain_input(chain, x)},
-        names=network_of(chain).names,
-        backend=backend,
-        cache=cache,
-        build=build_engine,
+        network_of(chain), {INPUT: chain_input(chain, x)}, backend=backend, cache=cache, build=build_engine
     )
     chain.links, engine = ev.nodes, ev.engine
     messages = []

@@ -478,22 +478,19 @@ class NetworkEvaluation:
 
 
 def evaluate_network(
-    nodes,
+    net: eng.Network,
     feed: dict,
     *,
-    names: dict | None = None,
     backend: Backend | None = None,
     cache: EngineCache | None = None,
     build: bool = True,
-    marked: bool = False,
 ) -> NetworkEvaluation:
     """A network of resolved nodes (key, layer, params, {input name: source}) on the feed dict of its inputs by name:
-    every tensor's reference and the network's engine (build=False: "pending"). `names`: the network's name of each
-    input (`inputT0`, `inputT1`, … in the feed's order by default). Nothing runs the engine here."""
-    tensors, nodes = references(nodes, feed)
-    names = names or {n: f"inputT{i}" for i, n in enumerate(feed)}
-    net = eng.Network({n: tuple(a.shape) for n, a in feed.items()}, names, nodes, marked)
-    engine = build_network(net, backend, cache) if build else NetworkBuild(None, "pending", "")
+    every tensor's reference and the network's engine (build=False: "pending"), built with the quantize scales the
+    data gives. Nothing runs the engine here."""
+    tensors, nodes = references(net.nodes, feed)
+    net = dataclasses.replace(net, nodes=nodes)
+    engine = build_network(net, backend, cache) if build else NetworkBuild(None, "pending", "", marked=net.marked)
     return NetworkEvaluation(tensors, nodes, engine)
 
 
