@@ -156,9 +156,9 @@ def output_scale(p: dict) -> str:
     if op in COMPARISONS + LOGICAL:
         return "own scale: 0 is false, 1 is true"
     if op in ("PROD", "POW"):
-        return "own scale: a product's values are of another magnitude than its operands'"
+        return f"own scale: a {'product' if op == 'PROD' else 'power'} is of another magnitude"
     if op in ("DIV", "FLOOR_DIV"):
-        return "own scale: a quotient is a ratio of its operands, not a value of theirs"
+        return "own scale: a quotient is a ratio"
     return ""
 
 
