@@ -1,4 +1,4 @@
-// The stage's colour rule against the table the Details tab's Plotly heatmaps are held to (tests/test_plots.py):
+// The stage's colour rule against the table /chain's Plotly tensors are held to (tests/test_plots.py):
 // one rule, so a constant, all-zero or rounding-noise tensor is one colour on both.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
