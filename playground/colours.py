@@ -1,5 +1,6 @@
 """The range a tensor's colours span, for every heatmap the playground draws: the stage's (through its answer's
-`range`, heatmap.js) and the Details tab's (plots.py). A leaf: NumPy only."""
+`range`, heatmap.js; protocol.figure_ranges joins the ranges of figures that share values) and /chain's Plotly
+tensors (plots.py) until that page plays on the stage. A leaf: NumPy only."""
 
 from __future__ import annotations
 

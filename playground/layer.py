@@ -94,6 +94,10 @@ class Layer:
     order: int = 100  # its place in the navigation and on the home page (then by name)
     # Tensors drawn on the stage between input and output (the convolution's kernel): params -> [(title, tensor)].
     stage_tensors: Callable[[dict], list[tuple[str, np.ndarray]]] | None = None
+    # The output's colour scale beside its data inputs' (protocol.figure_ranges): params -> "" where its values are
+    # of their kind (a sum, a concatenation: one scale for all, cells matched by eye), else why they are of another
+    # (a product's magnitude, a comparison's 0 and 1), said under the output. None: its values decide.
+    output_scale: Callable[[dict], str] | None = None
     # (params, input shape) -> (output shape, multiply-adds, how they were counted, what to lower), for the
     # work budget (playground.budget); None: the output has the input's shape and costs one per value.
     cost: Callable[[dict, tuple], tuple[tuple, int, str, str]] | None = None

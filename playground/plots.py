@@ -1,4 +1,5 @@
-"""Figure builders (TREx-style): pure functions that take arrays and return go.Figure objects.
+"""Figure builders (TREx-style): pure functions that take arrays and return go.Figure objects: a layer's line and bar
+charts, and /chain's tensors until that page plays on the stage (every other tensor is drawn by heatmap.js).
 
 No I/O and no Streamlit here; every visual constant comes from style.Theme. Output depends only on
 the arguments (no randomness, explicit width/height/template), so screenshots are reproducible.
@@ -218,7 +219,7 @@ def _grid(
 
 @dataclass(frozen=True)
 class _TensorLayout:
-    """What a tensor's heatmap draws and where, in px: shared by the Plotly figure and the stage's canvas."""
+    """What a tensor's Plotly heatmap draws and where, in px."""
 
     th: Theme
     a: np.ndarray  # the tensor as float64
@@ -314,9 +315,9 @@ def tensor_figure(
     zrange: ColorRange | None = None,
     box: tuple[int, int] | None = None,
 ) -> tuple[go.Figure, dict]:
-    """Grid of heatmaps, one per 2-D slice (index i = position in slices(t)), plus the stats the UI prints: the
-    Plotly figure of a tensor under the stage (its explanations, the spec's output); the stage draws its own in the
-    browser.
+    """Grid of heatmaps, one per 2-D slice (index i = position in slices(t)), plus the stats the UI prints: /chain's
+    tensors until that page plays on the stage; every other page draws its tensors with the stage's heatmap
+    (heatmap.js).
 
     zrange: the colour range of every slice (one scale shared with other tensors), else from the data.
     box: (width, height) in px the whole figure must fit, else laid out for th.figure_width.

@@ -43,16 +43,16 @@ class Table:
 @dataclass(frozen=True)
 class Chart:
     name: str
-    figure: Any  # a plotly go.Figure (playground.plots)
+    figure: Any  # a plotly go.Figure (playground.plots: a line or bar chart)
 
 
 @dataclass(frozen=True)
-class Heatmap:
-    """A tensor drawn as the stage draws its own (shared colour scale, presenter size)."""
+class Heatmaps:
+    """Tensors of one quantity (one output by several constructions) drawn side by side as the stage draws its own,
+    on one colour range: (name, title, tensor) each."""
 
     name: str
-    tensor: np.ndarray
-    title: str
+    tensors: tuple[tuple[str, str, np.ndarray], ...]
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,25 @@ def stage_data(at: AppTest) -> dict:
     return found[0]
 
 
+def still_figures(at: AppTest) -> dict[str, dict]:
+    """The read-only figures on the page (ui.figures.tensors) by widget key: the component's data, each figure's
+    values whole under "values"."""
+    import base64
+
+    from playground.stage import protocol
+    from playground.ui import figures
+
+    out = {}
+    for c in at.get("bidi_component"):
+        if c.proto.component_name == figures.STILL:
+            data = json.loads(c.proto.json)
+            blob = base64.b64decode(data["blob"])
+            for f in data["figures"]:
+                f["values"] = protocol.whole(f["tensor"], blob)
+            out[c.key] = data
+    return out
+
+
 def stage_answer(at: AppTest) -> dict:
     """The answer the stage draws: the page's own, or where the page made none (a later run of a stage the browser
     holds; a stage mounted afresh on it asks the route) the route's, as the stage asks it."""

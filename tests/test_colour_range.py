@@ -69,10 +69,10 @@ def test_colour_range_of_nothing_finite():
     ],
 )
 def test_an_output_drawing_its_inputs_values_is_marked_to_share_their_scale(layer, raw, shares):
-    """The answer marks an output whose every value is one of its data inputs' (`shares`: heatmap.js draws it on
-    their scale) and an input of indices (`index`: a scale of its own)."""
+    """An output whose every value is one of its data inputs' is found so (`shares_values`: protocol.figure_ranges
+    draws it on their scale), and an input of indices is marked (`index`: a scale of its own)."""
     L = get_layer(layer)
     ev = evaluate(layer, raw, None, run=False, build=False)
     figs = {f["which"]: f for f in protocol.answer(L, ev)["figures"]}
-    assert figs["output"].get("shares", False) is shares
+    assert protocol.shares_values(L, ev) is shares
     assert {w for w, f in figs.items() if f.get("index")} == {protocol.input_figure(L, n) for n in L.index_inputs}

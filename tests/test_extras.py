@@ -3,6 +3,7 @@ picked output cell's terms, each with a real Evaluation from core.evaluate."""
 
 import numpy as np
 import pytest
+from apptest import still_figures
 from streamlit.testing.v1 import AppTest
 
 from playground import core, numbers
@@ -88,9 +89,12 @@ def test_leaky_relu_latency_bars_and_fusion_note_where_a_gpu_timed_them(monkeypa
     assert at.info and at.info[0].value == prelu.FUSION_NOTE
     assert [c.key for c in at.get("plotly_chart")] == ["leaky_relu.extra.latency"]
     at.toggle(key="leaky_relu.extra.draw_outputs").set_value(True).run()  # the three outputs, on request
-    assert [c.key for c in at.get("plotly_chart")] == [
-        f"leaky_relu.extra.out_{c}" for c in leaky_relu.CONSTRUCTION_LABELS
-    ] + ["leaky_relu.extra.latency"]
+    assert [c.key for c in at.get("plotly_chart")] == ["leaky_relu.extra.latency"]  # a bar chart, no heatmap
+    (drawn,) = still_figures(at).values()  # the stage's heatmaps, one row on one colour range
+    assert [f["which"] for f in drawn["figures"]] == list(leaky_relu.CONSTRUCTION_LABELS)
+    ranges = {tuple(f["range"]) for f in drawn["figures"]}
+    together = np.concatenate([f["values"].ravel() for f in drawn["figures"]])
+    assert ranges == {(float(together.min()), float(together.max()))}
     at = AppTest.from_function(_script, args=("leaky_relu",), default_timeout=TIMEOUT)
     monkeypatch.setattr(core, "evaluate", real)
     at.run()

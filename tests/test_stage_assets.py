@@ -23,8 +23,8 @@ def client():
 
 def test_the_entry_and_every_module_it_reaches_are_served_for_good_under_their_version(client):
     version, found = assets.files()
-    seen, todo = set(), [assets.ENTRY]
-    while todo:  # the modules as the browser reaches them: the entry's relative imports, theirs, …
+    seen, todo = set(), list(assets.ENTRIES)
+    while todo:  # the modules as the browser reaches them: the entries' relative imports, theirs, …
         name = todo.pop()
         if name in seen:
             continue
@@ -36,6 +36,9 @@ def test_the_entry_and_every_module_it_reaches_are_served_for_good_under_their_v
     assert seen == set(found)  # no module served that nothing imports
     assert assets.url() == f"{assets.ROUTE}/{version}/stage.js"
     assert assets.urls()[0] == assets.url() and sorted(assets.urls()) == sorted(assets.url(n) for n in found)
+    assert assets.urls(assets.STILL)[0] == assets.url(assets.STILL) and sorted(assets.urls(assets.STILL)) == sorted(
+        assets.urls()
+    )
 
 
 def test_another_version_gets_the_files_not_to_be_kept_and_nothing_else_is_served(client):

@@ -188,6 +188,7 @@ LAYER = Layer(
             label="Axis",
         ),
     ),
+    output_scale=lambda p: "",  # its parts' values side by side: one scale for the parts and the whole
     inputs=(
         Input("a", "The first part.", example=_pattern(1, 1)),
         Input("b", "The second part.", example=_pattern(-1, -1)),

@@ -146,6 +146,22 @@ def cell(xs, p, index, reference_output=None):
     return Cell(f"{terms} = **{shown}**", rows, tuple(notes))
 
 
+def output_scale(p: dict) -> str:
+    """One colour scale for the operands and the output where the output's values are of the operands' kind, so a
+    cell is matched across the figures by eye: a sum or a difference moves a value along the same axis of
+    numbers, a MAX or MIN picks one of them. A product or a power is of another magnitude (9 × 9 = 81 on a 1…9
+    input would leave the operands pale on the output's scale), a quotient a ratio and a comparison or a logical
+    operation 0 and 1: those keep a scale of their own, and say why."""
+    op = p["operation"]
+    if op in COMPARISONS + LOGICAL:
+        return "own scale: 0 is false, 1 is true"
+    if op in ("PROD", "POW"):
+        return f"own scale: a {'product' if op == 'PROD' else 'power'} is of another magnitude"
+    if op in ("DIV", "FLOOR_DIV"):
+        return "own scale: a quotient is a ratio"
+    return ""
+
+
 def formula(p: dict) -> str:
     op = p["operation"]
     if op in ("MAX", "MIN"):
@@ -365,6 +381,7 @@ LAYER = Layer(
     explain=explain,
     undefined=undefined,
     sums=lambda p: p["operation"] in ("SUM", "SUB"),
+    output_scale=output_scale,
     onnx=OnnxMap(
         (*ONNX_OPS.values(), *READ_ALSO),
         onnx_read,

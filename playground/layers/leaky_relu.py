@@ -17,7 +17,7 @@ from ..layer import Layer
 from ..numbers import precise
 from ..onnx.map import Graph, OnnxMap
 from ..params import Param
-from ..section import Chart, Columns, Heatmap, Note, OnRequest, Table, Text
+from ..section import Chart, Columns, Heatmaps, Note, OnRequest, Table, Text
 from .prelu import FUSION_NOTE  # one of the constructions is a PReLU
 
 CONSTRUCTIONS = ("activation", "parametric_relu", "scale_relu_sum")
@@ -195,7 +195,7 @@ def section(ev, ctx):
         OnRequest(
             "draw_outputs",
             "Draw each construction's output",
-            lambda: [Columns(tuple([Heatmap(f"out_{n}", cmp["outputs"][n], f"{n} output")] for n in names))],
+            lambda: [Heatmaps("outputs", tuple((n, CONSTRUCTION_LABELS[n], cmp["outputs"][n]) for n in names))],
         ),
         Text("**Pairwise max |difference|**"),
         Table(

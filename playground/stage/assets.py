@@ -13,6 +13,8 @@ from pathlib import Path
 HERE = Path(__file__).parent
 ROUTE = "/api/stage/js"
 ENTRY = "stage.js"  # the module ui/stage.py's component imports
+STILL = "still.js"  # the module ui/figures.py's component imports: figures that only show
+ENTRIES = (ENTRY, STILL)
 _NAME = re.compile(r"[a-z][a-z0-9_]*\.js")
 
 
@@ -31,9 +33,10 @@ def url(name: str = ENTRY) -> str:
     return f"{ROUTE}/{files()[0]}/{name}"
 
 
-def urls() -> list[str]:
-    """Every module's address, the entry first (the component loads them at once)."""
-    return [url()] + [url(name) for name in files()[1] if name != ENTRY]
+def urls(entry: str = ENTRY) -> list[str]:
+    """Every module's address, `entry` first (a component loads them at once and mounts the first: the stage's,
+    or still.js, the figures that only show)."""
+    return [url(entry)] + [url(name) for name in files()[1] if name != entry]
 
 
 async def asset_route(request):

@@ -97,7 +97,8 @@ export class Figures {
     for (const fig of fresh) if (fig) paint(fig, this.presenter);
     figs.forEach((f, i) => {
       const el = els[i], g = this.figs[f.which].g;
-      const text = `<b>${esc(f.title)}</b><br><span class="pg-stats">${esc(stats(f.t))}</span>`;
+      const text = `<b>${esc(f.title)}</b><br><span class="pg-stats">${esc(stats(f.t))}</span>` +
+        (f.scale ? `<br><span class="pg-scale">${esc(f.scale)}</span>` : ""); // why its colours are not its inputs'
       const caption = text + (g.total > g.count ? `|${g.first}|${g.count}|${g.total}` : "");
       if (el.__caption !== caption) { // the pager's buttons are the caption's: made again with it
         const cap = el.querySelector("figcaption");

@@ -7,32 +7,12 @@ export const FIGURE_GAP = 18, CAPTION_PX = 76, SMALL_PX = 120; // stage.css's .p
 export const LABEL_PX = 18; // the row of plane labels ("n 0 · c 1") over a figure of several planes
 export const MAX_PLANES = 4; // planes a figure shows at a time: its pager walks through the rest
 
-// Figures that share values share one scale, so that a value has one colour on all of them. The data inputs (not a
-// kernel, not indices: `index`) share theirs where their ranges are alike (spans within 2.5× of the whole), whatever
-// the output: an ElementWise's operands keep their colours as the operation changes. The output (and compare mode's,
-// which always shares with it) is drawn on the inputs' scale where its values are theirs (`shares`, which the server
-// checks: a concatenation, a MAX, a slice), or lie within their range with a span alike (an average, a ReLU): then
-// every input is drawn on it too, however their own ranges differ (a concatenation's parts). Else it has its own: a
-// softmax's 0…1 on an input's −4…4, a sum's new values.
-// Error maps have theirs. A figure's range is the server's where it sends one (`range`: a spread of float32 rounding
-// noise is one value, drawn as a constant), else its values'.
+// The colour rule is the server's (protocol.figure_ranges): each figure comes with the range its colours span, one
+// range for figures that share values, so that a value is one colour on every figure of every page. Here a range is
+// only painted (scaleFor); a figure without one (nothing finite) is drawn on its own values' extent.
 export function chooseScales(figs) {
-  const out = {}, ranges = {};
-  for (const f of figs) ranges[f.which] = f.range || summary(f.t).extent;
-  const span = (r) => Math.max(r[1] - r[0], 1e-12);
-  const join = (ws) => ws.map((w) => ranges[w]).reduce((a, r) => [Math.min(a[0], r[0]), Math.max(a[1], r[1])], [Infinity, -Infinity]);
-  const inputs = figs.filter((f) => f.which.startsWith("input") && !f.index && !f.magnitude).map((f) => f.which);
-  const outputs = figs.filter((f) => f.which === "output" || f.which === "compared").map((f) => f.which);
-  const given = join(inputs), made = join(outputs), slack = 1e-6 * span(given);
-  const within = made[0] >= given[0] - slack && made[1] <= given[1] + slack && span(given) / span(made) <= 2.5;
-  const shares = inputs.length > 0 && outputs.length > 0 && (figs.some((f) => f.which === "output" && f.shares) || within);
-  const alike = shares || inputs.every((w) => span(given) / span(ranges[w]) <= 2.5);
-  for (const f of figs) {
-    let r = ranges[f.which];
-    if (inputs.includes(f.which) && alike) r = given;
-    else if (outputs.includes(f.which)) r = shares ? given : made;
-    out[f.which] = scaleFor(r, Boolean(f.magnitude));
-  }
+  const out = {};
+  for (const f of figs) out[f.which] = scaleFor(f.range || summary(f.t).extent, Boolean(f.magnitude));
   return out;
 }
 

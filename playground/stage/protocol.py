@@ -422,12 +422,13 @@ def whole(t: dict, blob: bytes) -> np.ndarray:
 
 
 SHARE_VALUES = 4096  # outputs up to this many values are checked for drawing their inputs' values (`shares_values`)
+ALIKE = 2.5  # two ranges whose spans are within this factor of each other are alike (`figure_ranges`)
 
 
 def shares_values(layer: Layer, ev) -> bool:
     """Whether every finite value of the output is one of its data inputs' (a concatenation, a MAX, a slice): it is
-    then drawn on their colour scale, a value one colour on every figure (heatmap.js chooseScales). Checked for
-    outputs and inputs of up to SHARE_VALUES values each; larger ones go by their ranges alone."""
+    then drawn on their colour scale, a value one colour on every figure (`figure_ranges`). Checked for outputs and
+    inputs of up to SHARE_VALUES values each; larger ones go by their ranges alone."""
     y = ev.output
     data = [a for n, a in (ev.inputs or {"x": ev.input}).items() if n not in layer.index_inputs]
     if not data or y.size > SHARE_VALUES or any(a.size > SHARE_VALUES for a in data):
@@ -446,6 +447,60 @@ def _output_range(layer: Layer, ev, y: dict, x: dict) -> list[float] | None:
     from ..onnx.runtime import magnitude  # noqa: PLC0415 - needed only for a near-constant output
 
     return ranged(y, magnitude(layer, ev.input, ev.params))
+
+
+def joined(ranges) -> list[float] | None:
+    """The range that spans every one of `ranges` (None: nothing finite in any)."""
+    found = [r for r in ranges if r is not None]
+    return [min(r[0] for r in found), max(r[1] for r in found)] if found else None
+
+
+def _span(r: list[float] | None) -> float:
+    return max(r[1] - r[0], 1e-12) if r is not None else 1e-12
+
+
+def figure_ranges(figures: list[dict], declared: str | None = None, shares: bool = False) -> None:
+    """The colour rule, in one place: sets every figure's `range`, the values its colours span (heatmap.js only
+    paints a range: `scaleFor`), so that figures which share values share one scale and a value is one colour on
+    all of them. Each figure starts from its own range.
+
+    - The data inputs (not indices: `index`; not error maps: `magnitude`) share one scale where their ranges are
+      alike (spans within ALIKE× of their whole): an ElementWise's operands keep their colours as the operation
+      changes.
+    - The output (and compare mode's, which always shares with it) is of the inputs' kind where the layer says so
+      (`declared` "": a sum, a concatenation, Layer.output_scale), or where its values are theirs (`shares`:
+      `shares_values`) or lie within their range with a span alike (an average, a ReLU): then the inputs and the
+      output share one scale, the range of them all, however the inputs' own ranges differ (a concatenation's
+      parts). Where the layer says the output is of another kind (`declared` a reason: a product's magnitude, a
+      comparison's 0 and 1) or its values lie apart (a softmax's 0…1 on an input's −4…4), it keeps its own; a
+      declared reason is its figure's `scale` note, said under it.
+    - A kernel, indices and error maps keep their own."""
+    inputs = [f for f in figures if f["which"].startswith("input") and not f.get("index") and not f.get("magnitude")]
+    outputs = [f for f in figures if f["which"] in ("output", "compared")]
+    given, made = joined(f["range"] for f in inputs), joined(f["range"] for f in outputs)
+    if declared is not None:
+        alike = declared == ""
+    else:
+        slack = 1e-6 * _span(given)
+        alike = shares or (
+            given is not None
+            and made is not None
+            and made[0] >= given[0] - slack
+            and made[1] <= given[1] + slack
+            and _span(given) / _span(made) <= ALIKE
+        )
+    together = bool(inputs and outputs) and alike
+    if together:
+        for f in inputs + outputs:
+            f["range"] = joined([given, made])
+        return
+    if all(_span(given) / _span(f["range"]) <= ALIKE for f in inputs):
+        for f in inputs:
+            f["range"] = given
+    for f in outputs:
+        f["range"] = made
+        if declared:
+            f["scale"] = declared
 
 
 MAX_HELD = 64  # plane keys a request may say the browser holds
@@ -535,8 +590,6 @@ def answer(
         figures.append(figure(title.lower(), title, t))
     figures.append(figure("output", output_title(ev, named=ev.compared is not None), ev.output))
     figures[-1]["range"] = _output_range(layer, ev, figures[-1]["tensor"], first)
-    if shares_values(layer, ev):
-        figures[-1]["shares"] = True
     if ev.compared is not None and ev.compared.output.shape == ev.output.shape:
         figures.append(figure("compared", output_title(ev.compared, named=True), ev.compared.output))
         figures[-1]["range"] = _output_range(layer, ev.compared, figures[-1]["tensor"], first)
@@ -545,7 +598,8 @@ def answer(
                 {
                     "which": "difference",
                     "title": f"log₁₀ |{ev.difference['precision']}|",
-                    "tensor": tensor(ev.difference["log_error"], held, page("difference")),
+                    "tensor": (t := tensor(ev.difference["log_error"], held, page("difference"))),
+                    "range": ranged(t),
                     "magnitude": True,
                 }
             )
@@ -554,10 +608,16 @@ def answer(
             {
                 "which": "error",
                 "title": "log₁₀ |error|",
-                "tensor": tensor(ev.precision_error["log_error"], held, page("error")),
+                "tensor": (t := tensor(ev.precision_error["log_error"], held, page("error"))),
+                "range": ranged(t),
                 "magnitude": True,
             }
         )
+    figure_ranges(
+        figures,
+        layer.output_scale(ev.params) if layer.output_scale else None,
+        layer.output_scale is None and shares_values(layer, ev),
+    )
     out = {
         "layer": layer.name,
         "title": layer.title,

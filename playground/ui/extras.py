@@ -12,7 +12,7 @@ import streamlit as st
 from .. import section
 from ..layers import get_layer
 from ..numbers import precise
-from .figures import chart, table, tensor_figure
+from .figures import chart, table, tensors
 from .keys import key
 from .messages import inert
 
@@ -50,9 +50,8 @@ def _draw_block(layer: str, block, view: Any) -> None:
         table(block.rows, _key(layer, block.name))
     elif isinstance(block, section.Chart):
         chart(block.figure, _key(layer, block.name))
-    elif isinstance(block, section.Heatmap):
-        fig, _ = tensor_figure(block.tensor, block.title, True, view.presenter)
-        chart(fig, _key(layer, block.name), width="stretch")
+    elif isinstance(block, section.Heatmaps):
+        tensors(list(block.tensors), _key(layer, block.name), view.presenter)
     elif isinstance(block, section.Columns):
         for column, col in zip(block.columns, st.columns(len(block.columns))):
             with col:

@@ -1,18 +1,80 @@
-"""Plotly figures and tables as every page draws them: a figure made once and never changed (`frozen`), a tensor's
-heatmap kept across reruns and sessions (`tensor_figure`), a chart with the figure's own colours and a PNG camera
-(`chart`), and a table handed to Streamlit as Arrow (`table`)."""
+"""Figures and tables as every page draws them: tensors drawn read-only by the stage's own heatmap (`tensors`),
+a line or bar chart with the figure's own colours and a PNG camera (`chart`), and a table handed to Streamlit as
+Arrow (`table`)."""
 
 from __future__ import annotations
 
+import functools
+import hashlib
+
+import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from .. import plots
 from ..shared import shared
+from ..stage import assets, protocol
 from ..style import theme as theme_for
 
+STILL = "playground_figures"
+STILL_VALUES = protocol.INLINE_VALUES  # the values one row of figures carries in the page's message, at most
+STILL_HEIGHT = {False: 420, True: 600}  # px a row of figures fits its cells in (presenter mode's larger)
 
+
+@functools.cache
+def _still_component():
+    """Registered once per process (a second registration would replace it). Its sheet is the stage's for a root
+    of its own class: snapshots and tests that look for the stage never find these."""
+    from .stage import LOADER
+
+    css = (assets.HERE / "stage.css").read_text(encoding="utf-8").replace(".pg-stage", ".pg-still")
+    return st.components.v2.component(
+        STILL, js=LOADER, css=css + "\n.pg-still { display: block; }\n", isolate_styles=False
+    )
+
+
+def tensors(figures: list[tuple[str, str, np.ndarray]], key: str, presenter: bool = False) -> None:
+    """Tensors under the stage (a layer's Details, the spec's documented output), drawn as the stage draws its own
+    (still.js: heatmap.js and figures.js, one renderer and one colour rule on every page and in every mode), side by
+    side. `figures`: (name, title, tensor), every one of one quantity (the spec's output beside the computed one,
+    one output by three constructions): one colour range for all of them (protocol.joined), so that a value is one
+    colour on each. A tensor of more values than its share of STILL_VALUES is drawn as its first planes."""
+    budget = STILL_VALUES // max(len(figures), 1)
+    drawn = []
+    for name, title, a in figures:
+        a = np.asarray(a, dtype=np.float32)
+        planes = protocol.as_planes(a)
+        keep = max(1, budget // max(planes[0].size if len(planes) else 1, 1))
+        if keep < len(planes):
+            title = f"{title}: its first {keep} of {len(planes)} planes"
+            a = planes[:keep][None]
+        t = protocol.tensor(a, page=(0, len(protocol.as_planes(a))))
+        drawn.append({"which": name, "title": title, "tensor": t, "range": protocol.ranged(t)})
+    one = protocol.joined(f["range"] for f in drawn)
+    for f in drawn:
+        f["range"] = one
+    identity = hashlib.blake2b(
+        repr([(f["which"], f["title"], f["tensor"]["id"]) for f in drawn]).encode() + bytes([presenter]),
+        digest_size=8,
+    ).hexdigest()
+    data = protocol.inline({"figures": drawn})
+    _still_component()(
+        key=key,
+        data={
+            "key": identity,
+            "modules": assets.urls(assets.STILL),
+            "figures": data["figures"],
+            "blob": data["blob"],
+            "presenter": presenter,
+            "height": STILL_HEIGHT[presenter],
+        },
+        width="stretch",
+        height="content",
+    )
+
+
+# -- /chain's tensors, until that page draws them on the stage ----------------------------------------------------
 def frozen(fig: go.Figure) -> go.Figure:
     """`fig`, never changed again, with its dict made once: st.plotly_chart asks for a deep copy (to_dict)
     on every run, the largest part of drawing an unchanged chart again."""
@@ -24,11 +86,12 @@ def frozen(fig: go.Figure) -> go.Figure:
 @shared(maxsize=96)
 def tensor_figure(t, title: str, shared_scale: bool = True, presenter: bool = False):
     """plots.tensor_figure, cached across reruns and sessions; figures are never changed after this (and
-    not copied: a revisit must not pay for unpickling a copy of every figure)."""
+    not copied: a revisit must not pay for unpickling a copy of every figure). The /chain page's alone."""
     fig, stats = plots.tensor_figure(t, title=title, shared_scale=shared_scale, theme=theme_for(presenter))
     return frozen(fig), stats
 
 
+# -- charts and tables ----------------------------------------------------------------------------------------
 PLOT_CONFIG = {
     "displaylogo": False,
     "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d"],
@@ -37,8 +100,9 @@ PLOT_CONFIG = {
 
 
 def chart(fig, key: str, filename: str | None = None, width: str = "content", **kwargs):
-    """st.plotly_chart as every chart here is drawn: the figure's own template and colours (theme=None; Streamlit's
-    would override them), and a toolbar camera that saves a PNG named `filename` (default: from the key)."""
+    """st.plotly_chart as every line and bar chart here is drawn: the figure's own template and colours
+    (theme=None; Streamlit's would override them), and a toolbar camera that saves a PNG named `filename` (default:
+    from the key)."""
     options = {**PLOT_CONFIG["toImageButtonOptions"], "filename": filename or key.replace(".", "_")}
     return st.plotly_chart(
         fig, theme=None, key=key, width=width, config={**PLOT_CONFIG, "toImageButtonOptions": options}, **kwargs

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import base64
 
-# viridis at 0, 1/8, …, 1: the stage's sequential scale (heatmap.js)
-VIRIDIS = ("#440154", "#46327e", "#365c8d", "#277f8e", "#1fa187", "#4ac16d", "#a0da39", "#fde725")
+# The stage's sequential scale (heatmap.js SEQUENTIAL) at 0, 1/7, …, 1, as it paints them: a tensor's colours are
+# the same here as on every page (tests/js/colour_rule.test.mjs holds them to heatmap.js)
+VIRIDIS = ("#440154", "#3f2f73", "#375b8b", "#287f8c", "#32a180", "#55c168", "#a2d648", "#fde725")
 INK, MUTED = "#111827", "#6b7280"
 
 

@@ -14,7 +14,8 @@ from ..export import build_source, config_name, export_script
 from ..inputs import to_csv, to_npy_bytes
 from ..layer import Layer
 from ..layers import get_layer
-from .figures import chart, tensor_figure
+from ..stage import protocol
+from .figures import tensors
 from .keys import control_key, key
 from .view import ViewOptions
 
@@ -32,9 +33,11 @@ def spec_tab(layer: Layer, ev: Evaluation, view: ViewOptions) -> None:
         return
     preset = found[0]
     spec_panel(layer, preset, presets.compare(preset, ev.output, ev.precision_error), ev)
-    if preset.expected is not None:
-        fig, _ = tensor_figure(preset.expected, "Spec's output (as documented)", True, view.presenter)
-        chart(fig, key(layer.name, "figure", "spec"), filename=f"{layer.name}_spec")
+    if preset.expected is not None:  # beside the computed output, on one colour range: a differing cell shows
+        shown = [("spec", "Spec's output (as documented)", preset.expected)]
+        if ev.output.shape == preset.expected.shape:
+            shown.append(("output", protocol.output_title(ev), ev.output))
+        tensors(shown, key(layer.name, "figure", "spec"), view.presenter)
 
 
 def _sentence(text: str) -> str:

@@ -47,53 +47,16 @@ test("interpolate is exact on the stops and linear between them", () => {
   assert.deepEqual(interpolate([[0, [0, 0, 0]], [1, [100, 200, 50]]], 0.25), [25, 50, 13]);
 });
 
-test("input and output share one scale where the output's values lie within the input's, spans alike", () => {
-  const alike = chooseScales([{ which: "input", t: tensor([4], [-4, 4]) }, { which: "output", t: tensor([4], [-2, 3]) }]);
-  assert.deepEqual([alike.output.lo, alike.output.hi], [-4, 4]);
-  const apart = chooseScales([{ which: "input", t: tensor([4], [-4, 4]) }, { which: "output", t: tensor([4], [0, 1]) }]);
-  assert.deepEqual([apart.output.lo, apart.output.hi], [0, 1]); // a softmax's 0…1: its own
-  const beyond = chooseScales([{ which: "input", t: tensor([2], [1, 27]) }, { which: "output", t: tensor([2], [-6.5, 6.5]) }]);
-  assert.deepEqual([beyond.input.lo, beyond.input.hi, beyond.output.lo, beyond.output.hi], [1, 27, -6.5, 6.5]); // new values
-});
-
-test("an ElementWise's operands keep their scale as the operation changes; the output joins it where it shares values", () => {
-  const a = { which: "input", t: tensor([2], [-4, 4]) }, b = { which: "input.b", t: tensor([2], [1, 9]) };
-  const scales = (lo, hi) => chooseScales([a, b, { which: "output", t: tensor([2], [lo, hi]) }]);
-  for (const [lo, hi] of [[-3, 13], [-6, 36], [1, 9], [-4, 4], [0, 0]]) { // SUM, PROD, MAX, MIN, EQUAL
-    const s = scales(lo, hi);
-    assert.deepEqual([s.input.lo, s.input.hi, s["input.b"].lo, s["input.b"].hi], [-9, 9, -9, 9]);
-  }
-  assert.deepEqual([scales(1, 9).output.lo, scales(1, 9).output.hi], [-9, 9]); // MAX: its values are theirs
-  const narrow = chooseScales([a, { which: "input.b", t: tensor([2], [1, 3]) }, { which: "output", t: tensor([2], [1, 4]) }]);
-  assert.deepEqual([narrow.output.lo, narrow.output.hi], [1, 4]); // within, but a third of their span: its own…
-  const max = chooseScales([a, { which: "input.b", t: tensor([2], [1, 3]) }, { which: "output", t: tensor([2], [1, 4]), shares: true }]);
-  assert.deepEqual([max.output.lo, max.output.hi, max.input.lo, max["input.b"].hi], [-4, 4, -4, 4]); // …unless its values are theirs
-  assert.deepEqual([scales(-3, 13).output.lo, scales(-3, 13).output.hi], [-13, 13]); // SUM: its own
-});
-
-test("a concatenation's parts and output share one scale however far apart the parts are; indices keep their own", () => {
+test("each figure is painted on the range the server sends (protocol.figure_ranges owns the rule), an error map on a magnitude scale", () => {
   const s = chooseScales([
-    { which: "input", t: tensor([2], [1, 6]) }, { which: "input.b", t: tensor([2], [-6, -1]) },
-    { which: "input.c", t: tensor([2], [7, 12]) }, { which: "output", t: tensor([2], [-6, 12]) },
+    { which: "input", t: tensor([2], [-4, 4]), range: [-13, 13] }, { which: "output", t: tensor([2], [-3, 13]), range: [-13, 13] },
+    { which: "kernel", t: tensor([2], [0, 9]), range: [0, 9] }, { which: "error", t: tensor([2], [-7, -3]), range: [-7, -3], magnitude: true },
   ]);
-  for (const w of ["input", "input.b", "input.c", "output"]) assert.deepEqual([s[w].lo, s[w].hi], [-12, 12], w);
-  const g = chooseScales([
-    { which: "input", t: tensor([2], [1, 9]) }, { which: "input.indices", t: tensor([2], [0, 2]), index: true },
-    { which: "output", t: tensor([2], [1, 9]) },
-  ]);
-  assert.deepEqual([g.output.lo, g.output.hi, g["input.indices"].lo, g["input.indices"].hi], [1, 9, 0, 2]);
-});
-
-test("compare mode's two outputs always share one scale; the kernel and error maps keep their own", () => {
-  const s = chooseScales([
-    { which: "input", t: tensor([2], [0, 100]) }, { which: "kernel", t: tensor([2], [0, 9]) },
-    { which: "output", t: tensor([2], [0, 1]) }, { which: "compared", t: tensor([2], [0, 2]) },
-    { which: "difference", t: tensor([2], [-7, -3]), magnitude: true },
-  ]);
-  assert.deepEqual([s.output.lo, s.output.hi], [0, 2]);
-  assert.deepEqual([s.compared.lo, s.compared.hi], [0, 2]);
-  assert.deepEqual([s.kernel.lo, s.kernel.hi], [0, 9]);
-  assert.equal(s.difference.stops, MAGNITUDE);
+  assert.deepEqual([s.input.lo, s.input.hi, s.output.lo, s.output.hi], [-13, 13, -13, 13]);
+  assert.deepEqual([s.kernel.lo, s.kernel.hi, s.kernel.diverging], [0, 9, false]);
+  assert.equal(s.error.stops, MAGNITUDE);
+  const none = chooseScales([{ which: "output", t: tensor([2], [2, 5]) }]).output; // no range sent: its own extent
+  assert.deepEqual([none.lo, none.hi], [2, 5]);
 });
 
 test("a tensor is drawn as its planes, MAX_PLANES at a time from the page's first", () => {
