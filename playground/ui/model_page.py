@@ -22,7 +22,7 @@ from ..errors import ValidationError
 from ..layers import LAYERS
 from ..memo import Memo
 from ..numbers import compact
-from ..onnx import kept, reading, whole
+from ..onnx import as_chain, kept, reading, whole
 from ..onnx.map import opens_as
 from ..stage.protocol import ENGINE_STATUS
 from . import model_precision, models
@@ -62,7 +62,7 @@ def chain_link(digest: str, names: list[str], name: str) -> tuple[dict | None, s
     def make():
         try:
             model = _models.get_or_make(digest, lambda: reading.remembered(digest))
-            return whole.chain_of(model, names, name), None
+            return as_chain.query_of(model, names, digest, name), None
         except ValidationError as exc:
             return None, str(exc)
 
