@@ -169,3 +169,17 @@ def test_a_run_the_parser_builds_as_several_layers_or_of_two_inputs_is_no_chain(
     _, model, _ = opened(conv_bn_relu())
     with pytest.raises(ValidationError, match="'relu'.*must be consecutive"):
         as_chain.query_of(model, ["pre", "relu"], "0" * 64)
+
+
+@needs_trt
+def test_the_chain_page_says_where_it_reads_and_that_it_fuses_as_the_model():
+    from test_chain_page import open_chain, texts
+
+    digest, model, query = opened(conv_bn_relu())
+    kept.analysis(digest, "cbr.onnx", lambda: model)
+    at = open_chain(**query)
+    assert not at.error and not at.warning, (texts(at.error), texts(at.warning))
+    assert "On ONNX Runtime's tensor 'r' of the model cbr.onnx" in texts(at.caption)
+    assert "as the model's engine does: conv; bn + conv + relu" in texts(at.success)
+    stale = open_chain(**query | {C.ONNX_KEY: "f" * 64})
+    assert "input.onnx: the model ffffffffffff… is not held by this server" in texts(stale.error)
