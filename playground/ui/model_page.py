@@ -4,7 +4,8 @@ An upload is kept by the server (content-addressed, as the home page's), and the
 (`/model?onnx=DIGEST&model=FILE`), so a link reopens the same model. Every node is listed as text (a model's names
 are never read as markdown); each that opens links to its layer's page with the node's configuration
 (`/LAYER?onnx=DIGEST&node=NAME&model=FILE`). The first node whose reference and ONNX Runtime part ways is named
-first; a run of nodes (shift-clicked on the graph, or an engine layer's fused nodes) opens as a chain.
+first; a run of nodes (shift-clicked on the graph, or an engine layer's fused nodes) opens as a chain on the tensor
+its first node reads in the model (onnx.as_chain).
 """
 
 from __future__ import annotations
