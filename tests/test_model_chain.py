@@ -79,6 +79,9 @@ def test_the_chain_reads_the_models_tensor_by_the_models_digest():
     real = whole.run_all(model, inputs)
     np.testing.assert_array_equal(address.input(), real["r"])  # the first node's real input, not a pattern
     assert (address.input() >= 0).all() and address.input().std() > 0
+    first = C.from_query(as_chain.query_of(model, ["pre", "conv"], digest, "cbr.onnx"))  # from the graph's input
+    assert first.model.tensor == "x"
+    np.testing.assert_array_equal(first.input(), inputs["x"])
 
 
 def test_the_chains_output_is_onnx_runtimes_tensor_for_those_nodes():
