@@ -599,7 +599,8 @@ class ModelInput:
         return ModelInput(self.digest, self.tensor, (), self.name)
 
     def query(self) -> dict[str, str]:
-        return {ONNX_KEY: self.digest, TENSOR_KEY: self.tensor, NODES_KEY: ",".join(self.nodes), MODEL_KEY: self.name}
+        nodes = {NODES_KEY: ",".join(self.nodes)} if self.nodes else {}
+        return {ONNX_KEY: self.digest, TENSOR_KEY: self.tensor} | nodes | {MODEL_KEY: self.name}
 
 
 @dataclass

@@ -186,3 +186,31 @@ def test_the_chain_page_says_where_it_reads_and_that_it_fuses_as_the_model():
     assert "as the model's engine does: conv; bn + conv + relu" in texts(at.success)
     stale = open_chain(**query | {C.ONNX_KEY: "f" * 64})
     assert "input.onnx: the model ffffffffffff… is not held by this server" in texts(stale.error)
+
+
+@needs_trt
+def test_a_run_short_of_its_engine_layer_fuses_otherwise_and_says_why():
+    """conv and bn without the relu the model's pointwise kernel also computes: the chain cannot fuse as the model,
+    and the reason names the node outside it."""
+    digest, model, _ = opened(conv_bn_relu())
+    address = C.from_query(as_chain.query_of(model, ["conv", "bn"], digest, "cbr.onnx"))
+    result = C.evaluate(address.names, address.raw(), address.input())
+    f = as_chain.fusion(as_chain.model_engine(digest), address.model.nodes, result.engine, result.chain.keys)
+    assert not f["same"], f
+    assert any(w.endswith("also computes relu, outside the chain") for w in f["why"]), f["why"]
+    assert "otherwise than the model's engine" in as_chain.fusion_text(f)
+
+
+@needs_trt
+def test_editing_the_chains_layers_keeps_the_models_tensor_but_not_its_nodes():
+    from test_chain_page import open_chain
+
+    digest, model, query = opened(conv_bn_relu())
+    at = open_chain(**query)
+    at.query_params["convolution.stride_nd"] = "2,2"  # a parameter edited: still the model's nodes
+    at.run()
+    at.button(key="chain.0.remove.2").click().run()  # a layer removed: the model's tensor, no longer its nodes
+    q = {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
+    assert q["layers"] == "convolution,scale" and q[C.ONNX_KEY] == digest and q[C.TENSOR_KEY] == "r"
+    assert C.NODES_KEY not in q and q["convolution.stride_nd"] == "2,2"
+    assert not at.exception and not at.error
