@@ -199,6 +199,9 @@ def test_a_run_short_of_its_engine_layer_fuses_otherwise_and_says_why():
     assert not f["same"], f
     assert any(w.endswith("also computes relu, outside the chain") for w in f["why"]), f["why"]
     assert "otherwise than the model's engine" in as_chain.fusion_text(f)
+    refused = {"status": "not_built", "why": "the model has 1,001 nodes", "layers": []}
+    f = as_chain.fusion(refused, address.model.nodes, result.engine, result.chain.keys)
+    assert f["same"] is None and "model has 1,001 nodes" in as_chain.fusion_text(f)
 
 
 @needs_trt

@@ -23,8 +23,11 @@ import numpy as np
 
 from .. import chain as C
 from ..errors import ValidationError
+from ..memo import Memo
 from . import opening, reading
 from .opened import Known
+
+_engines = Memo(8)  # by model digest: the model's engine layers, read once for every rerun of its chains' pages
 
 
 def query_of(model, names: list[str], digest: str, model_name: str = "model.onnx") -> dict:
@@ -92,6 +95,10 @@ def model_engine(digest: str) -> dict:
     """The engine TensorRT's parser builds of the whole model (`whole.engine_layers`): from the model's kept
     analysis, else built (or read from the engine cache). ValidationError naming input.onnx where this server no
     longer holds the model."""
+    return _engines.get_or_make(digest, lambda: _model_engine(digest))
+
+
+def _model_engine(digest: str) -> dict:
     from .. import blobs
     from . import kept, whole
 
@@ -109,6 +116,9 @@ def fusion(model_engine: dict, nodes: tuple[str, ...], chain: C.ChainBuild, keys
     """The chain's engine against the model's for the chain's nodes: the engine layers of each that compute them
     (a layer's `fuses`, by node; layers that only move data name none and are left out of both), whether they are
     the same, and where not, why as far as the two engines tell it."""
+    if model_engine.get("status") not in ("built", "cached"):
+        why = model_engine.get("error") or model_engine.get("why") or model_engine.get("status", "not built")
+        return {"model": None, "chain": None, "same": None, "why": [f"the model's engine is not at hand: {why}"]}
     node_of = dict(zip(keys, nodes))
     ours = [sorted(node_of[k] for k in layer["fuses"]) for layer in chain.layers if layer["fuses"]]
     wanted = set(nodes)
@@ -139,6 +149,9 @@ def fusion_text(f: dict) -> str:
 
     def said(groups):
         return "; ".join(" + ".join(g) for g in groups) or "none"
+
+    if f["same"] is None:
+        return f"Not compared with the model's engine: {f['why'][0]}."
 
     split = sorted({n for g in f["chain"] for n in g if sum(n in h for h in f["chain"]) > 1})
     shared = (

@@ -468,7 +468,9 @@ def _from_model(model: C.ModelInput, result: C.ChainEvaluation) -> None:
     except PlaygroundError as exc:
         st.warning(inert(str(exc)), icon=":material/link_off:")
         return
-    if f["same"]:
+    if f["same"] is None:
+        st.caption(inert(as_chain.fusion_text(f)))
+    elif f["same"]:
         st.success(inert(as_chain.fusion_text(f)), icon=":material/join:")
     else:
         st.warning(inert(as_chain.fusion_text(f)), icon=":material/call_split:")
