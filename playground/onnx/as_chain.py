@@ -12,9 +12,11 @@ is short, and one to a model this server no longer holds says so.
 
 TensorRT sees what the model's engine saw: each node is the layer TensorRT's ONNX parser makes of it. A
 BatchNormalization is the parser's Scale layer (kCHANNEL, its four constants folded into one scale and one shift
-in float32: `layers/scale.py`); the parser does not fold it into the convolution before it. Full TensorRT's builder
-may then fuse the Scale into the convolution's weights, TensorRT-RTX's computes it in a pointwise kernel after the
-convolution: either way the builder fuses the chain as it fuses the model, since its network is the same.
+in float32: `layers/scale.py`); the parser does not fold it into the convolution before it, and neither does the
+chain. What happens next is the builder's: TensorRT-RTX 1.7 computes the Scale, with the convolution's bias and a
+ReLU after, in one pointwise kernel after the convolution's, for the model and the chain alike, since their networks
+are the same (the same nodes with the Scale folded into the convolution's kernel by hand are another network, which
+it fuses into the convolution instead: tests/test_model_chain.py).
 """
 
 from __future__ import annotations
