@@ -60,6 +60,41 @@ def conv_bn_relu(bias: bool = True) -> bytes:
     return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
 
 
+def two_blocks() -> bytes:
+    """x → Relu ("pre") → Conv → BatchNormalization → Relu → Conv → BatchNormalization → Relu: the first block's
+    output is no output of the model's, and TensorRT-RTX computes that block in one engine layer."""
+    rng = np.random.default_rng(11)
+    nodes, consts, x = [helper.make_node("Relu", ["x"], ["p"], name="pre")], {}, "p"
+    for i, (c, k) in enumerate([(3, 8), (8, 8)], 1):
+        consts |= {
+            f"w{i}": rng.uniform(-1, 1, (k, c, 3, 3)),
+            f"b{i}": rng.uniform(-1, 1, k),
+            f"gamma{i}": rng.uniform(0.5, 1.5, k),
+            f"beta{i}": rng.uniform(-1, 1, k),
+            f"mean{i}": rng.uniform(-1, 1, k),
+            f"var{i}": rng.uniform(0.1, 2, k),
+        }
+        nodes += [
+            helper.make_node("Conv", [x, f"w{i}", f"b{i}"], [f"c{i}"], name=f"conv{i}", pads=[1, 1, 1, 1]),
+            helper.make_node(
+                "BatchNormalization",
+                [f"c{i}", f"gamma{i}", f"beta{i}", f"mean{i}", f"var{i}"],
+                [f"n{i}"],
+                name=f"bn{i}",
+            ),
+            helper.make_node("Relu", [f"n{i}"], [f"r{i}"], name=f"relu{i}"),
+        ]
+        x = f"r{i}"
+    g = helper.make_graph(
+        nodes,
+        "blocks",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 16, 16])],
+        [helper.make_tensor_value_info(x, TensorProto.FLOAT, [1, 8, 16, 16])],
+        [numpy_helper.from_array(v.astype(np.float32), n) for n, v in consts.items()],
+    )
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+
+
 def opened(data: bytes) -> tuple[str, object, dict]:
     """The model kept as an upload is, its query for the chain of conv, bn, relu, and the address it reads as."""
     digest, model = reading.remember(data, "cbr.onnx")
@@ -114,12 +149,46 @@ def test_a_batchnormalization_is_the_parsers_scale_folded_in_float32():
 
 
 @needs_trt
+def test_a_batchnormalization_the_models_engine_computes_in_the_convolution_is_folded_into_it():
+    """In the model's first block TensorRT computes conv1, bn1 and relu1 in one engine layer: the chain folds bn1
+    into conv1's kernel and bias (kernel · s, bias · s + t), computes what ONNX Runtime computes, and its engine too
+    computes the three in one layer."""
+    digest, model = reading.remember(two_blocks(), "blocks.onnx")
+    answer = kept.analysis(digest, "blocks.onnx", lambda: model)
+    block = [sorted(layer["fuses"]) for layer in answer["engine"]["layers"] if "conv1" in layer["fuses"]]
+    assert block == [["bn1", "conv1", "relu1"]], answer["engine"]["layers"]
+    assert as_chain.folds("conv1", "bn1", answer["engine"])
+    query = as_chain.query_of(model, ["conv1", "bn1", "relu1"], digest, "blocks.onnx", answer["engine"])
+    assert query[C.LAYERS_KEY] == "convolution,activation" and query[C.NODES_KEY] == "conv1+bn1,relu1"
+    address = C.from_query(query)
+    unfolded = C.from_query(as_chain.query_of(model, ["conv1", "bn1"], digest, "blocks.onnx"))
+    conv, scale = C.resolve(unfolded.names, unfolded.raw(), unfolded.shape).links
+    chain = C.resolve(address.names, address.raw(), address.shape)
+    s, t = scale.params["scale"], scale.params["shift"]
+    np.testing.assert_array_equal(chain.links[0].params["kernel"], conv.params["kernel"] * s[:, None, None, None])
+    np.testing.assert_array_equal(chain.links[0].params["bias"], conv.params["bias"] * s + t)
+    inputs, _ = whole.feeds(model)
+    onnxruntime = whole.run_all(model, inputs)["r1"]
+    y = C.compute(chain, address.input())[chain.keys[-1]]
+    verdict = runtime.compare(onnxruntime, y)
+    assert verdict["agrees"] is True and not verdict.get("masked"), verdict
+    result = C.evaluate(address.names, address.raw(), address.input())
+    f = as_chain.fusion(as_chain.model_engine(digest), address.model.nodes, result.engine, result.chain.keys)
+    assert f["same"] and f["chain"] == [["bn1", "conv1", "relu1"]], f
+    assert "bn1 into conv1's kernel and bias" in as_chain.folded_text(address.model.nodes)
+
+
+@needs_trt
 @pytest.mark.parametrize("bias", [True, False])
 def test_the_chains_engine_fuses_the_nodes_as_the_models_engine(bias):
-    """The model's engine (TensorRT's parser on the whole model) and the chain's computes conv, bn and relu in the
-    same engine layers; the chain page says so."""
-    digest, model, query = opened(conv_bn_relu(bias))
+    """Where the block's output is the model's, TensorRT computes the convolution in an engine layer of its own: the
+    BatchNormalization stays the parser's Scale layer, and the chain's engine computes conv, bn and relu in the same
+    engine layers as the model's; the chain page says so."""
+    digest, model, _ = opened(conv_bn_relu(bias))
     answer = kept.analysis(digest, "cbr.onnx", lambda: model)
+    assert not as_chain.folds("conv", "bn", answer["engine"])
+    query = as_chain.query_of(model, list(NODES), digest, "cbr.onnx", answer["engine"])
+    assert query[C.LAYERS_KEY] == "convolution,scale,activation"
     address = C.from_query(query)
     result = C.evaluate(address.names, address.raw(), address.input())
     f = as_chain.fusion(as_chain.model_engine(digest), address.model.nodes, result.engine, result.chain.keys)
@@ -131,9 +200,9 @@ def test_the_chains_engine_fuses_the_nodes_as_the_models_engine(bias):
 
 @needs_trt
 def test_folding_the_batchnormalization_into_the_convolution_by_hand_would_fuse_otherwise():
-    """Why the chain keeps the parser's Scale layer: the same nodes with the BatchNormalization folded into the
-    convolution's kernel and bias (what full TensorRT's builder may compute) give TensorRT another network, and
-    TensorRT-RTX fuses it otherwise than the model; `fusion` says so and why."""
+    """Why a BatchNormalization after a convolution whose output is the model's stays a Scale layer: folded into the
+    convolution's kernel and bias by hand, TensorRT-RTX fuses the chain otherwise than the model; `fusion` says so and
+    why."""
     digest, model, query = opened(conv_bn_relu())
     address = C.from_query(query)
     conv, scale = C.resolve(address.names, address.raw(), address.shape).links[:2]

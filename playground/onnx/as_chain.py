@@ -12,11 +12,13 @@ is short, and one to a model this server no longer holds says so.
 
 TensorRT sees what the model's engine saw: each node is the layer TensorRT's ONNX parser makes of it. A
 BatchNormalization is the parser's Scale layer (kCHANNEL, its four constants folded into one scale and one shift
-in float32: `layers/scale.py`); the parser does not fold it into the convolution before it, and neither does the
-chain. What happens next is the builder's: TensorRT-RTX 1.7 computes the Scale, with the convolution's bias and a
-ReLU after, in one pointwise kernel after the convolution's, for the model and the chain alike, since their networks
-are the same (the same nodes with the Scale folded into the convolution's kernel by hand are another network, which
-it fuses into the convolution instead: tests/test_model_chain.py).
+in float32: `layers/scale.py`); what happens next is the builder's, and it depends on the network around. TensorRT-RTX
+1.7 computes an inner Conv → Scale → ReLU in one engine layer (a correlation kernel with the Scale and the ReLU), but
+a convolution whose block ends the network in a layer of its own, the Scale (with the convolution's bias) and the ReLU
+in a pointwise kernel after it. A chain's last tensor is always its network's output, so where the model's engine
+computes the BatchNormalization in the convolution's layer (`folds`), the chain computes it there too: folded into
+the convolution's kernel and bias, which TensorRT-RTX fuses with the ReLU into one layer, as in the model; elsewhere
+it stays the parser's Scale layer, whose network fuses as the model's end (tests/test_model_chain.py measures both).
 """
 
 from __future__ import annotations
@@ -32,10 +34,12 @@ from .opened import Known
 _engines = Memo(8)  # by model digest: the model's engine layers, read once for every rerun of its chains' pages
 
 
-def query_of(model, names: list[str], digest: str, model_name: str = "model.onnx") -> dict:
+def query_of(model, names: list[str], digest: str, model_name: str = "model.onnx", engine: dict | None = None) -> dict:
     """The chain page's address ({URL key: text}, as `run A+B --set KEY.NAME=VALUE` spells each parameter) of a run
     of the model's nodes, on the tensor the first reads in the model: each opens as a layer of one input and reads
-    the one before's output. ValidationError naming the node and the rule where the run is not a chain."""
+    the one before's output; a BatchNormalization after a convolution is folded into it where the model's `engine`
+    computes the two in one engine layer (`folds`). ValidationError naming the node and the rule where the run is not
+    a chain."""
     from .. import blobs
 
     names = list(dict.fromkeys(names))
@@ -71,11 +75,15 @@ def query_of(model, names: list[str], digest: str, model_name: str = "model.onnx
             )
         opened.append(o)
         before = node
-    keys = C.keys_of([o.layer.name for o in opened])
-    query = {C.LAYERS_KEY: ",".join(o.layer.name for o in opened), C.SHAPE_KEY: ",".join(map(str, opened[0].shape))}
-    for key, o in zip(keys, opened):
-        for p in o.layer.params:
-            value = o.params[p.name]
+    layers = _layers(opened, engine)  # [(the layer, its parameters, the nodes it is, the node it reads as)]
+    keys = C.keys_of([layer.name for layer, *_ in layers])
+    query = {
+        C.LAYERS_KEY: ",".join(layer.name for layer, *_ in layers),
+        C.SHAPE_KEY: ",".join(map(str, opened[0].shape)),
+    }
+    for key, (layer, params, _, _) in zip(keys, layers):
+        for p in layer.params:
+            value = params[p.name]
             big = isinstance(value, np.ndarray) and value.size > blobs.URL_VALUES
             query[f"{key}.{p.name}"] = blobs.weights_ref(value) if big else p.to_text(value)
     chain = C.resolve(
@@ -83,14 +91,53 @@ def query_of(model, names: list[str], digest: str, model_name: str = "model.onnx
         {k: v for k, v in query.items() if "." in k and k != C.SHAPE_KEY},
         opened[0].shape,
     )
-    for link, o, name in zip(chain.links[1:], opened[1:], names[1:]):
-        if link.shapes[o.layer.inputs[0].name] != o.shape:
+    for link, (layer, _, nodes, o) in zip(chain.links[1:], layers[1:]):
+        if link.shapes[layer.inputs[0].name] != o.shape:
             raise ValidationError(
-                f"ONNX node {name!r}",
+                f"ONNX node {nodes[0]!r}",
                 "input",
-                f"its layer reads {o.shape}; the chain hands it {link.shapes[o.layer.inputs[0].name]}",
+                f"its layer reads {o.shape}; the chain hands it {link.shapes[layer.inputs[0].name]}",
             )
-    return query | C.ModelInput(digest, opened[0].data, tuple(names), model_name).query()
+    spelled = ["+".join(nodes) for *_, nodes, _ in layers]
+    if any("," in n or "+" in n for n in names):  # no spelling of the nodes by layer: not compared with the model's
+        spelled = []
+    return query | C.ModelInput(digest, opened[0].data, tuple(spelled), model_name).query()
+
+
+def folds(conv: str, bn: str, engine: dict | None) -> bool:
+    """Whether the model's engine computes the BatchNormalization `bn` in the convolution `conv`'s kernel: every engine
+    layer that names the convolution names the BatchNormalization too (TensorRT fused the parser's Scale into it).
+    TensorRT-RTX keeps a convolution in a kernel of its own where its output is the engine's (and moves its bias add
+    into the pointwise kernel after it, which names both): there the Scale stays a layer."""
+    if not engine or engine.get("status") not in ("built", "cached"):
+        return False  # not known: the network the parser gives
+    naming = [set(layer["fuses"]) for layer in engine.get("layers", []) if conv in layer["fuses"]]
+    return bool(naming) and all(bn in fused for fused in naming)
+
+
+def _layers(opened: list, engine: dict | None) -> list[tuple]:
+    """The chain's layers of the opened nodes: each node its layer, but a BatchNormalization the model's engine
+    computes in the convolution before it (`folds`), which goes into the convolution's kernel and bias, in float32:
+    kernel · s and bias · s + t per output map, s and t the Scale's (the parser's fold of the four constants)."""
+    out = []
+    for o in opened:
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and o.op == "BatchNormalization"
+            and last[0].name == "convolution"
+            and o.params["mode"] == "CHANNEL"
+            and o.params["channel_axis"] == 1
+            and np.all(o.params["power"] == 1)
+            and folds(last[2][-1], o.node, engine)
+        ):
+            conv, s, t = last[1], o.params["scale"], o.params["shift"]
+            kernel = conv["kernel"] * s.reshape((-1,) + (1,) * (conv["kernel"].ndim - 1))
+            folded = conv | {"kernel": kernel.astype(np.float32), "bias": (conv["bias"] * s + t).astype(np.float32)}
+            out[-1] = (last[0], folded, last[2] + [o.node], last[3])
+            continue
+        out.append((o.layer, o.params, [o.node], o))
+    return out
 
 
 def model_engine(digest: str) -> dict:
@@ -121,9 +168,9 @@ def fusion(model_engine: dict, nodes: tuple[str, ...], chain: C.ChainBuild, keys
     if model_engine.get("status") not in ("built", "cached"):
         why = model_engine.get("error") or model_engine.get("why") or model_engine.get("status", "not built")
         return {"model": None, "chain": None, "same": None, "why": [f"the model's engine is not at hand: {why}"]}
-    node_of = dict(zip(keys, nodes))
-    ours = [sorted(node_of[k] for k in layer["fuses"]) for layer in chain.layers if layer["fuses"]]
-    wanted = set(nodes)
+    node_of = {k: n.split("+") for k, n in zip(keys, nodes)}  # a folded BatchNormalization's layer is two nodes
+    ours = [sorted(n for k in layer["fuses"] for n in node_of[k]) for layer in chain.layers if layer["fuses"]]
+    wanted = {n for k in keys for n in node_of[k]}
     theirs = [sorted(layer["fuses"]) for layer in model_engine.get("layers", []) if wanted & set(layer["fuses"])]
     out = {"model": theirs, "chain": ours, "same": sorted(ours) == sorted(theirs), "why": []}
     if out["same"]:
@@ -135,7 +182,7 @@ def fusion(model_engine: dict, nodes: tuple[str, ...], chain: C.ChainBuild, keys
                 f"in the model, the engine layer computing {', '.join(n for n in fused if n in wanted)} also "
                 f"computes {', '.join(beyond)}, outside the chain"
             )
-    unnamed = [n for n in nodes if not any(n in f for f in theirs)]
+    unnamed = [n for n in sorted(wanted) if not any(n in f for f in theirs)]
     if unnamed:
         out["why"].append(f"no engine layer of the model names {', '.join(unnamed)} (fused away or folded)")
     if not out["why"]:
@@ -144,6 +191,19 @@ def fusion(model_engine: dict, nodes: tuple[str, ...], chain: C.ChainBuild, keys
             "TensorRT chose its kernels for each network as a whole"
         )
     return out
+
+
+def folded_text(nodes: tuple[str, ...]) -> str | None:
+    """What a chain layer of two nodes (`conv+bn`) is, in words; None where no layer is."""
+    pairs = [n.split("+") for n in nodes if "+" in n]
+    if not pairs:
+        return None
+    return (
+        "Folded: "
+        + ", ".join(f"{bn} into {conv}'s kernel and bias" for conv, bn in pairs)
+        + " (TensorRT's parser makes a BatchNormalization a Scale layer; the model's engine computes it in the "
+        "convolution's engine layer, so the chain's convolution computes it too)."
+    )
 
 
 def fusion_text(f: dict) -> str:

@@ -460,7 +460,7 @@ def _from_model(model: C.ModelInput, result: C.ChainEvaluation) -> None:
     if not model.nodes:
         st.caption(inert(where + "."))
         return
-    st.caption(inert(f"{where}: the model's nodes {', '.join(model.nodes)}."))
+    st.caption(inert(f"{where}: the model's nodes {', '.join(model.nodes)}. {as_chain.folded_text(model.nodes) or ''}"))
     if result.engine.status not in ("built", "cached"):
         return
     try:
