@@ -1,7 +1,7 @@
 """A run of a model's nodes as a chain on the model's own tensor: what the model page's engine-layer outlines and
 shift-clicked runs open.
 
-    query_of(model, names, digest, model_name) → the chain page's URL keys
+    query_of(model, names, digest, model_name, engine) → the chain page's URL keys
     fusion(model_engine, nodes, chain) → whether the chain's engine computes the nodes as the model's engine does
 
 Each node opens as its layer (`opening.open_known`, as its own page opens it) and the chain's layers are those
@@ -107,8 +107,8 @@ def query_of(model, names: list[str], digest: str, model_name: str = "model.onnx
 def folds(conv: str, bn: str, engine: dict | None) -> bool:
     """Whether the model's engine computes the BatchNormalization `bn` in the convolution `conv`'s kernel: every engine
     layer that names the convolution names the BatchNormalization too (TensorRT fused the parser's Scale into it).
-    TensorRT-RTX keeps a convolution in a kernel of its own where its output is the engine's (and moves its bias add
-    into the pointwise kernel after it, which names both): there the Scale stays a layer."""
+    TensorRT-RTX keeps a convolution whose block ends the network in a kernel of its own (and moves its bias add into
+    the pointwise kernel after it, which names both): there the Scale stays a layer."""
     if not engine or engine.get("status") not in ("built", "cached"):
         return False  # not known: the network the parser gives
     naming = [set(layer["fuses"]) for layer in engine.get("layers", []) if conv in layer["fuses"]]
