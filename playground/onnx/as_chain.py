@@ -166,7 +166,10 @@ def fusion(model_engine: dict, nodes: tuple[str, ...], chain: C.ChainBuild, keys
     (a layer's `fuses`, by node; layers that only move data name none and are left out of both), whether they are
     the same, and where not, why as far as the two engines tell it."""
     if model_engine.get("status") not in ("built", "cached"):
-        why = model_engine.get("error") or model_engine.get("why") or model_engine.get("status", "not built")
+        from ..stage.protocol import ENGINE_STATUS
+
+        status = model_engine.get("status", "not_built")
+        why = model_engine.get("error") or model_engine.get("why") or ENGINE_STATUS.get(status, status)
         return {"model": None, "chain": None, "same": None, "why": [f"the model's engine is not at hand: {why}"]}
     node_of = {k: n.split("+") for k, n in zip(keys, nodes)}  # a folded BatchNormalization's layer is two nodes
     ours = [sorted(n for k in layer["fuses"] for n in node_of[k]) for layer in chain.layers if layer["fuses"]]
