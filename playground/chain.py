@@ -380,7 +380,11 @@ def evaluate(
 # -- the chain page's address ---------------------------------------------------------------------------------------
 # /chain?layers=convolution,activation&convolution.stride_nd=2,2&activation.type=RELU: every key is hostile input.
 LAYERS_KEY, STARTER_KEY, SHAPE_KEY, PATTERN_KEY, PICK_KEY = "layers", "starter", "input.shape", "input.pattern", "pick"
-PAGE_KEYS = (LAYERS_KEY, STARTER_KEY, SHAPE_KEY, PATTERN_KEY, PICK_KEY)
+# a chain opened from a model (onnx.as_chain): its input is ONNX Runtime's tensor of the model's run, the model named
+# by its digest as a node's link names it; the nodes its layers are, by position; the model's file name, as shown
+ONNX_KEY, TENSOR_KEY, NODES_KEY, MODEL_KEY = "input.onnx", "input.tensor", "input.nodes", "input.model"
+MODEL_KEYS = (ONNX_KEY, TENSOR_KEY, NODES_KEY, MODEL_KEY)
+PAGE_KEYS = (LAYERS_KEY, STARTER_KEY, SHAPE_KEY, PATTERN_KEY, PICK_KEY, *MODEL_KEYS)
 OTHER_KEYS = protocol.VIEW_KEYS  # the page's view settings (presenter mode), which the page's own controls read
 DEFAULT_LAYERS = ("convolution", "activation")
 
@@ -397,6 +401,25 @@ def patterns() -> dict:
     }
 
 
+@dataclass(frozen=True)
+class ModelInput:
+    """A chain's input taken from a model: the tensor `tensor` of ONNX Runtime's run of the model of `digest` on its
+    seeded inputs (what a node's page opens with `real=1`), and the model's nodes the chain's layers are."""
+
+    digest: str
+    tensor: str
+    nodes: tuple[str, ...] = ()
+    name: str = "model.onnx"
+
+    def unnamed(self) -> ModelInput:
+        """The same tensor, the chain's layers no longer the model's nodes (a layer added, moved or removed)."""
+        return ModelInput(self.digest, self.tensor, (), self.name)
+
+    def query(self) -> dict[str, str]:
+        nodes = {NODES_KEY: ",".join(self.nodes)} if self.nodes else {}
+        return {ONNX_KEY: self.digest, TENSOR_KEY: self.tensor} | nodes | {MODEL_KEY: self.name}
+
+
 @dataclass
 class Address:
     """What a chain page's address says: the layers, each layer's raw parameters (texts, by position), the input's
@@ -408,6 +431,7 @@ class Address:
     pattern: str = "example"
     problems: list[str] = field(default_factory=list)
     pick: tuple[str, tuple] | None = None  # a tensor's key and one of its cells, traced back to the input
+    model: ModelInput | None = None  # the input is a model's tensor (the pattern is then not used)
 
     @property
     def keys(self) -> tuple[str, ...]:
@@ -428,10 +452,25 @@ class Address:
             q[PATTERN_KEY] = self.pattern
         if self.pick:
             q[PICK_KEY] = f"{self.pick[0]}:{','.join(map(str, self.pick[1]))}"
+        if self.model:
+            q |= self.model.query()
         return q
 
     def input(self) -> np.ndarray | None:
-        """The chain's input from the pattern and shape (None: the first layer's example, made by `compute`)."""
+        """The chain's input: the model's tensor, or from the pattern and shape (None: the first layer's example,
+        made by `compute`). ValidationError naming input.onnx or input.tensor where the model's tensor is not to be
+        had, or is not of the chain's input shape."""
+        if self.model:
+            from .onnx import kept
+
+            x = kept.model_tensor(self.model.digest, self.model.tensor)
+            if self.shape and math.prod(self.shape) != x.size:
+                raise ValidationError(
+                    "input",
+                    "tensor",
+                    f"the model's tensor {self.model.tensor!r} is {x.shape}; the chain's {SHAPE_KEY} is {self.shape}",
+                )
+            return x.reshape(self.shape) if self.shape else x  # the node's shape lifted to its layer's rank
         make = patterns()[self.pattern]
         if make is None:
             return None if self.shape is None else example_input(self.names, self.shape)
@@ -485,6 +524,8 @@ def from_query(query: dict) -> Address:
     for k, v in text.items():
         if k in (LAYERS_KEY, STARTER_KEY) or k in OTHER_KEYS:
             continue
+        if k in MODEL_KEYS:
+            continue  # read together, below
         if k == SHAPE_KEY:
             try:
                 address.shape = parse_shape(v)
@@ -518,4 +559,32 @@ def from_query(query: dict) -> Address:
             )
             continue
         params[keys.index(key)][name] = v
+    address.model = _model_input(text, len(names), problems)
     return address
+
+
+def _model_input(text: dict, layers: int, problems: list) -> ModelInput | None:
+    """The model's tensor the address names (input.onnx and input.tensor, both or neither), or None with each key
+    that is wrong named in `problems`."""
+    from .blobs import DIGEST
+
+    if not any(k in text for k in MODEL_KEYS):
+        return None
+    digest, tensor = text.get(ONNX_KEY, "").strip(), text.get(TENSOR_KEY, "")
+    nodes = tuple(n for n in text.get(NODES_KEY, "").split(",") if n)
+    wrong = [
+        f"{ONNX_KEY}: must be a model's content digest (64 hexadecimal digits, as a node's link gives it)"
+        f" (got {digest[:40]!r}); the input is the pattern"
+        if not DIGEST.match(digest)
+        else None,
+        f"{TENSOR_KEY}: must name the model's tensor the chain reads, 1 to 200 characters (got {tensor[:40]!r})"
+        if not 0 < len(tensor) <= 200
+        else None,
+        f"{NODES_KEY}: must name one node of the model per layer, {layers}, separated by ',' (got {len(nodes)})"
+        if nodes and len(nodes) != layers
+        else None,
+    ]
+    problems += [w for w in wrong if w]
+    if any(wrong[:2]):
+        return None
+    return ModelInput(digest, tensor, nodes if len(nodes) == layers else (), text.get(MODEL_KEY, "model.onnx")[:80])

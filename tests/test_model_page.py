@@ -3,6 +3,8 @@ page with the node; a model's names are never read as markdown; a link to a mode
 
 from __future__ import annotations
 
+import hashlib
+
 import pytest
 
 pytest.importorskip("onnx")
@@ -159,10 +161,11 @@ def test_the_analysis_names_its_steps_and_a_revisit_answers_at_once(monkeypatch)
 def test_a_run_of_nodes_opens_as_a_chain_and_a_broken_run_says_why():
     from playground import chain as C
     from playground.errors import ValidationError
-    from playground.onnx import whole
+    from playground.onnx import as_chain
 
-    model = reading.load_model(_relus_bytes())
-    query = whole.chain_of(model, ["r2", "r1"])  # in the model's order, whatever order they were picked in
+    data = _relus_bytes()
+    model, digest = reading.load_model(data), hashlib.sha256(data).hexdigest()
+    query = as_chain.query_of(model, ["r2", "r1"], digest)  # in the model's order, whatever order they were picked in
     assert query["layers"] == "activation,activation" and query["input.shape"] == "1,2,3,3"
     assert query["activation.type"] == "RELU" and query["activation2.type"] == "RELU"
     address = C.from_query(query)
@@ -170,9 +173,9 @@ def test_a_run_of_nodes_opens_as_a_chain_and_a_broken_run_says_why():
     chain = C.resolve(address.names, address.raw(), address.shape)
     assert [link.key for link in chain.links] == ["activation", "activation2"]
     with pytest.raises(ValidationError, match="r2.*must be consecutive"):
-        whole.chain_of(model, ["r0", "r2"])
+        as_chain.query_of(model, ["r0", "r2"], digest)
     with pytest.raises(ValidationError, match="no node 'nope'"):
-        whole.chain_of(model, ["nope"])
+        as_chain.query_of(model, ["nope"], digest)
     # a node of two tensor inputs is no link of a chain, whether or not its op opens as a layer
     g = helper.make_graph(
         [helper.make_node("Relu", ["x"], ["a"], name="relu"), helper.make_node("Mul", ["a", "x"], ["y"], name="mul")],
@@ -182,7 +185,7 @@ def test_a_run_of_nodes_opens_as_a_chain_and_a_broken_run_says_why():
     )
     two = reading.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
     with pytest.raises(ValidationError, match="'mul'"):
-        whole.chain_of(two, ["relu", "mul"])
+        as_chain.query_of(two, ["relu", "mul"], digest)
 
 
 def test_a_models_weights_go_into_the_chain_by_reference():
@@ -192,7 +195,7 @@ def test_a_models_weights_go_into_the_chain_by_reference():
 
     from playground import blobs
     from playground import chain as C
-    from playground.onnx import whole
+    from playground.onnx import as_chain
 
     w = np.random.default_rng(1).uniform(-1, 1, (8, 4, 3, 3)).astype(np.float32)  # 288 values
     g = helper.make_graph(
@@ -206,7 +209,7 @@ def test_a_models_weights_go_into_the_chain_by_reference():
         [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.ravel())],
     )
     model = reading.load_model(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString())
-    query = whole.chain_of(model, ["conv", "relu"])
+    query = as_chain.query_of(model, ["conv", "relu"], "0" * 64)
     assert query["layers"] == "convolution,activation"
     assert query["convolution.kernel"].startswith(blobs.WEIGHTS)
     address = C.from_query(query)

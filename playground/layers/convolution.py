@@ -124,16 +124,19 @@ def notes(p):
 
 def build(trt, network, x, p):
     maps, size = p["num_output_maps"], p["kernel_size_nd"]
+    # a zero bias is none, as TensorRT's ONNX parser gives a Conv without B (empty weights): TensorRT-RTX fuses a
+    # convolution with bias weights otherwise (their add goes into the pointwise kernel after it)
+    bias = p["bias"] if np.any(p["bias"]) else trt.Weights()
     if p["precision"] in ("INT8", "FP8"):
         # Explicit quantization (the network is STRONGLY_TYPED; there is no INT8 builder flag): the input arrives
         # through its quantize/dequantize pair, and the weights get their own, fed through set_input.
         scale = network.add_constant((), np.array(p["quantize_scale"], np.float32)).get_output(0)
         weights = network.add_constant(p["kernel"].shape, p["kernel"]).get_output(0)
         q = network.add_quantize(weights, scale, trt.DataType.INT8 if p["precision"] == "INT8" else trt.DataType.FP8)
-        conv = network.add_convolution_nd(x, maps, size, trt.Weights(), p["bias"])
+        conv = network.add_convolution_nd(x, maps, size, trt.Weights(), bias)
         conv.set_input(1, network.add_dequantize(q.get_output(0), scale, trt.DataType.FLOAT).get_output(0))
     else:
-        conv = network.add_convolution_nd(x, maps, size, p["kernel"], p["bias"])
+        conv = network.add_convolution_nd(x, maps, size, p["kernel"], bias)
     conv.num_groups = p["num_groups"]
     conv.stride_nd = p["stride_nd"]
     conv.dilation_nd = p["dilation_nd"]
@@ -168,11 +171,12 @@ def onnx_read(node: Node) -> dict:
 
 
 def onnx_write(g: Graph, x: str, p: dict, shape: tuple) -> str:
-    """One Conv with the padding TensorRT resolved (SAME_* and ROUND_UP's extra zeros spelled as pads)."""
+    """One Conv with the padding TensorRT resolved (SAME_* and ROUND_UP's extra zeros spelled as pads), without B
+    where the bias is zero (as `build` gives TensorRT none)."""
     pre, post, _ = geometry(p, shape)
     return g.op(
         "Conv",
-        [x, g.const(p["kernel"]), g.const(p["bias"])],
+        [x, g.const(p["kernel"])] + ([g.const(p["bias"])] if np.any(p["bias"]) else []),
         kernel_shape=list(p["kernel_size_nd"]),
         strides=list(p["stride_nd"]),
         dilations=list(p["dilation_nd"]),

@@ -303,21 +303,24 @@ def section(ev, ctx):
 
 def onnx_read(node: Node) -> dict:
     """BatchNormalization (inference): (x − mean) / √(var + ε) · γ + β is x · s + t per channel, with
-    s = γ / √(var + ε) and t = β − mean · s: CHANNEL mode, power 1."""
+    s = γ / √(var + ε) and t = β − mean · s: CHANNEL mode, power 1. Folded as TensorRT's ONNX parser folds it
+    (onnx-tensorrt, builtin_op_importers.cpp, BatchNormalization: combinedScale = scale / sqrtf(var + eps),
+    combinedBias = bias − mean · combinedScale, in float32, into one kCHANNEL Scale layer): the values its engine
+    computes with."""
     if node.attr("training_mode", 0):
         raise node.fail("training_mode", "must be 0: in training mode the statistics come from the batch", 1)
     if node.attr("_outputs", 1) > 1:
         raise node.fail("outputs", "running mean and variance: the layer gives the normalised tensor only")
     gamma, beta, mean, var = (
-        np.asarray(node.const(i, what), np.float64)
+        np.asarray(node.const(i, what), np.float32)
         for i, what in ((1, "scale"), (2, "B"), (3, "input_mean"), (4, "input_var"))
     )
-    s = gamma / np.sqrt(var + float(node.attr("epsilon", 1e-5)))
+    s = gamma / np.sqrt(var + np.float32(node.attr("epsilon", 1e-5)))
     return {
         "mode": "CHANNEL",
         "channel_axis": 1,
-        "scale": s.astype(np.float32),
-        "shift": (beta - mean * s).astype(np.float32),
+        "scale": s,
+        "shift": beta - mean * s,
         "power": np.ones(s.shape, np.float32),
     }
 

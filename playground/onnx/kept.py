@@ -132,6 +132,11 @@ def analysis(
     return answer
 
 
+def kept_answer(digest: str) -> dict | None:
+    """The model's analysis on its seeded inputs with its engine, where it is kept; else None."""
+    return _kept_answer(_records(), answer_key(digest), [])
+
+
 def _kept_answer(store, key: str, notes: list) -> dict | None:
     record = store.open(key, ANSWER, notes)
     if record is None:
@@ -208,3 +213,24 @@ def real_values(model, tensors: tuple[str, ...], digest: str) -> dict[str, np.nd
             raise ValidationError("model", "node", f"the model has no tensor {missing[0]!r}")
         found = {t: values[t] for t in tensors}
     return {t: np.asarray(v, np.float32) for t, v in found.items()}
+
+
+def model_tensor(digest: str, name: str) -> np.ndarray:
+    """The tensor `name` of ONNX Runtime's run of the model of `digest` on its seeded inputs, in float32 (a chain
+    opened from the model reads it): as kept, or the model read from the server's store and run once (and kept).
+    ValidationError naming input.onnx where this server holds no such model, input.tensor where it has no such
+    tensor."""
+    from .. import blobs
+    from . import reading
+
+    found = tensor(digest, name)
+    if found is not None:
+        return np.asarray(found, np.float32)
+    try:
+        model = reading.remembered(digest)
+    except blobs.Missing as exc:
+        raise ValidationError("input", "onnx", f"the model {digest[:12]}… {exc}") from None
+    try:
+        return real_values(model, (name,), digest)[name]
+    except ValidationError as exc:
+        raise ValidationError("input", "tensor", exc.rule, name) from None

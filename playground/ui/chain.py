@@ -79,6 +79,8 @@ def _chain_page() -> None:
             st.caption("The figures below are the last chain that resolved.")
         # what fused in one line, then the tensors: the figures are on the first screen of a 1280 × 720 projector
         _fusion(result)
+        if address.model and not error:
+            _from_model(address.model, result)
         _tensors(result, presenter, address.pick if not error else None)
         if not error:
             from ..chain_export import playground_command
@@ -123,7 +125,8 @@ def _layer_list(address: C.Address) -> None:
         elif op in ("up", "down"):
             j = i - 1 if op == "up" else i + 1
             names[i], names[j], params[i], params[j] = names[j], names[i], params[j], params[i]
-        _write(C.Address(names, params, address.shape, address.pattern), structural=True)
+        model = address.model and address.model.unnamed()
+        _write(C.Address(names, params, address.shape, address.pattern, model=model), structural=True)
 
     for i, (key, name) in enumerate(zip(address.keys, address.names)):
         # one row that never wraps: the name takes what the three buttons leave (and wraps inside it, in presenter
@@ -149,7 +152,13 @@ def _layer_list(address: C.Address) -> None:
         name = st.session_state.get(f"chain.{gen}.add")
         if name and len(address.names) < C.MAX_LAYERS:
             _write(
-                C.Address(address.names + [name], address.params + [{}], address.shape, address.pattern),
+                C.Address(
+                    address.names + [name],
+                    address.params + [{}],
+                    address.shape,
+                    address.pattern,
+                    model=address.model and address.model.unnamed(),
+                ),
                 structural=True,
             )
 
@@ -209,7 +218,7 @@ def _set(address: C.Address, i: int, name: str, text) -> None:
         params[i].pop(name, None)
     else:
         params[i][name] = str(text)
-    _write(C.Address(address.names, params, address.shape, address.pattern))
+    _write(C.Address(address.names, params, address.shape, address.pattern, model=address.model))
 
 
 def _param_control(address, i, key, p, params, gen) -> None:
@@ -310,10 +319,14 @@ def _pick_control(address: C.Address, resolved: C.Chain | None) -> None:
             index = tuple(d // 2 for d in shapes[key])
         if len(index) != len(shapes[key]):
             index = tuple(d // 2 for d in shapes[key])
-        _write(C.Address(address.names, address.params, address.shape, address.pattern, pick=(key, index)))
+        _write(
+            C.Address(
+                address.names, address.params, address.shape, address.pattern, pick=(key, index), model=address.model
+            )
+        )
 
     def clear():
-        _write(C.Address(address.names, address.params, address.shape, address.pattern))
+        _write(C.Address(address.names, address.params, address.shape, address.pattern, model=address.model))
 
     with st.expander("Trace a cell back to the input", expanded=address.pick is not None):
         row = st.columns([2, 2, 1], vertical_alignment="bottom")
@@ -436,6 +449,31 @@ def _fusion(result: C.ChainEvaluation) -> None:
             f"bytes, {e.report.build_ms:.0f} ms, {ENGINE_STATUS[e.status]}; not run here):"
         )
         st.markdown(_layer_lines(e))
+
+
+def _from_model(model: C.ModelInput, result: C.ChainEvaluation) -> None:
+    """Where a chain opened from a model reads, and whether its engine computes the model's nodes as the model's
+    engine does (onnx.as_chain.fusion), or why not."""
+    from ..onnx import as_chain
+
+    where = f"On ONNX Runtime's tensor {model.tensor!r} of the model {model.name} (its seeded inputs)"
+    if not model.nodes:
+        st.caption(inert(where + "."))
+        return
+    st.caption(inert(f"{where}: the model's nodes {', '.join(model.nodes)}. {as_chain.folded_text(model.nodes) or ''}"))
+    if result.engine.status not in ("built", "cached"):
+        return
+    try:
+        f = as_chain.fusion(as_chain.model_engine(model.digest), model.nodes, result.engine, result.chain.keys)
+    except PlaygroundError as exc:
+        st.warning(inert(str(exc)), icon=":material/link_off:")
+        return
+    if f["same"] is None:
+        st.caption(inert(as_chain.fusion_text(f)))
+    elif f["same"]:
+        st.success(inert(as_chain.fusion_text(f)), icon=":material/join:")
+    else:
+        st.warning(inert(as_chain.fusion_text(f)), icon=":material/call_split:")
 
 
 def _fusion_line(result: C.ChainEvaluation) -> str:

@@ -4,7 +4,8 @@ An upload is kept by the server (content-addressed, as the home page's), and the
 (`/model?onnx=DIGEST&model=FILE`), so a link reopens the same model. Every node is listed as text (a model's names
 are never read as markdown); each that opens links to its layer's page with the node's configuration
 (`/LAYER?onnx=DIGEST&node=NAME&model=FILE`). The first node whose reference and ONNX Runtime part ways is named
-first; a run of nodes (shift-clicked on the graph, or an engine layer's fused nodes) opens as a chain.
+first; a run of nodes (shift-clicked on the graph, or an engine layer's fused nodes) opens as a chain on the tensor
+its first node reads in the model (onnx.as_chain).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from ..errors import ValidationError
 from ..layers import LAYERS
 from ..memo import Memo
 from ..numbers import compact
-from ..onnx import kept, reading, whole
+from ..onnx import as_chain, kept, reading, whole
 from ..onnx.map import opens_as
 from ..stage.protocol import ENGINE_STATUS
 from . import model_precision, models
@@ -56,13 +57,14 @@ def _graph_component():
     return _component
 
 
-def chain_link(digest: str, names: list[str], name: str) -> tuple[dict | None, str | None]:
-    """(the chain page's URL keys for this run of the model's nodes, None) or (None, why it is no chain)."""
+def chain_link(digest: str, names: list[str], name: str, engine: dict | None) -> tuple[dict | None, str | None]:
+    """(the chain page's URL keys for this run of the model's nodes, None) or (None, why it is no chain); `engine`:
+    the model's (a BatchNormalization it computes in the convolution before it is folded into it)."""
 
     def make():
         try:
             model = _models.get_or_make(digest, lambda: reading.remembered(digest))
-            return whole.chain_of(model, names, name), None
+            return as_chain.query_of(model, names, digest, name, engine), None
         except ValidationError as exc:
             return None, str(exc)
 
@@ -76,7 +78,7 @@ def fused_groups(answer: dict, digest: str, name: str) -> list[dict]:
     for layer in (answer.get("engine") or {}).get("layers", []):
         if len(layer["fuses"]) < 2:
             continue
-        query, why = chain_link(digest, layer["fuses"], name)
+        query, why = chain_link(digest, layer["fuses"], name, answer.get("engine"))
         groups.append(
             {
                 "name": layer["name"],
@@ -328,13 +330,13 @@ def _first_difference(answer: dict, digest: str, name: str, pages: dict) -> None
     )
 
 
-def _selection(result, digest: str, name: str) -> None:
+def _selection(result, answer: dict, digest: str, name: str) -> None:
     """The run of nodes shift-clicked on the graph: a link to it as a chain, or why it is none."""
     picked = [str(n) for n in (getattr(result, "selection", None) or [])][:64]
     if not picked:
         st.caption("Shift-click consecutive nodes on the graph to open them as a chain.")
         return
-    query, why = chain_link(digest, picked, name)
+    query, why = chain_link(digest, picked, name, answer.get("engine"))
     if query is None:
         st.warning(inert(f"The selected nodes are no chain: {why}"), icon=":material/link_off:")
         return
@@ -392,7 +394,7 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
         "shift-click selects a run. A dashed outline is one engine layer (click: its nodes as a chain). Drag: pan; "
         "Ctrl + wheel, or the wheel after a click into the graph: zoom."
     )
-    _selection(result, digest, name)
+    _selection(result, answer, digest, name)
     if low is None:
         _first_difference(answer, digest, name, pages)
     for note in answer["notes"]:
