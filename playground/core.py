@@ -25,7 +25,8 @@ from .memo import Memo
 from .reference import max_abs_diff
 from .trt import engine as eng
 from .trt.backend import Backend, detect
-from .trt.cache import EngineCache, cache_key, canonical
+from .trt.cache import EngineCache, cache_key
+from .trt.engine import canonical
 
 TIMING_RUNS = 20
 

@@ -31,8 +31,7 @@ from .layers import get_layer
 from .memo import Memo
 from .params import same_params
 from .trt.backend import RTX_HINT
-from .trt.cache import canonical
-from .trt.engine import OUTPUT_NAME, BuildSettings, network_inputs
+from .trt.engine import OUTPUT_NAME, BuildSettings, canonical, network_inputs
 
 RUNNER_MARKER = "# -- MARKER: the exported script's text starts here --"
 INLINE_LIMIT = 4096  # arrays with more values are embedded as base64 of their zlib-compressed bytes

@@ -30,7 +30,7 @@ from ..errors import ValidationError
 from ..layer import Layer
 from ..memo import Memo
 from ..params import Param, same_value
-from ..trt.cache import canonical
+from ..trt.engine import canonical
 
 READ_MAP_CELLS = 1024  # output cells whose input windows are sent with an answer (hover, pick, step, play)
 REGION_CELLS = 4096  # input cells of a layer's region (Layer.region) an answer outlines; beyond, none

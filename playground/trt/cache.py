@@ -21,8 +21,6 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
-import numpy as np
-
 from ..budget import env_number
 from ..files import atomic_write, cache_dir, evict_oldest
 from .engine import BuildReport, BuildSettings
@@ -35,16 +33,6 @@ SUFFIX = ".engine"
 DEFAULT_CAP_MB = 256
 MAX_FILE_BYTES = 256 << 20  # no engine of one layer comes near; a larger file is not ours
 MEMORY_ENTRIES = 128  # hot entries kept decoded in memory, so a revisit reads no file
-
-
-def canonical(value):
-    """A stable, JSON-able form of a parameter value; arrays by dtype, shape and content hash."""
-    if isinstance(value, np.ndarray):
-        a = np.ascontiguousarray(value)
-        return {"dtype": str(a.dtype), "shape": list(a.shape), "sha256": hashlib.sha256(a.tobytes()).hexdigest()}
-    if isinstance(value, tuple):
-        return list(value)
-    return value
 
 
 def cache_key(description: dict, backend, settings: BuildSettings) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import json
 import os
 import re
@@ -19,6 +20,8 @@ import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+import numpy as np
 
 from .. import precision as P
 from ..budget import env_number
@@ -38,6 +41,16 @@ SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING", "INFO", "VERBOSE")
 SHOWN_SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING")
 # TensorRT's verbose words about fusion, kept in a build's log (as VERBOSE records) beside its warnings and errors.
 FUSION_WORDS = re.compile(r"fusion|fusing|fused|ForeignNode|Removing|eliminat", re.IGNORECASE)
+
+
+def canonical(value):
+    """A stable, JSON-able form of a parameter value; arrays by dtype, shape and content hash."""
+    if isinstance(value, np.ndarray):
+        a = np.ascontiguousarray(value)
+        return {"dtype": str(a.dtype), "shape": list(a.shape), "sha256": hashlib.sha256(a.tobytes()).hexdigest()}
+    if isinstance(value, tuple):
+        return list(value)
+    return value
 
 
 @dataclass
@@ -200,8 +213,6 @@ class Network:
 
     def describe(self) -> dict:
         """What the engine is made of, JSON-able (the engine cache's key): inputs, nodes, marked outputs."""
-        from .cache import canonical
-
         return {
             "inputs": {self.names[n]: {"shape": list(s), "dtype": "float32"} for n, s in self.inputs.items()},
             "nodes": [
