@@ -130,8 +130,8 @@ def test_the_layer_list_edits_the_address_from_the_stages_latest_values():
 def test_picking_a_starter_writes_its_chain_into_the_address():
     at = open_chain()
     at.sidebar.selectbox(key="chain.starter").set_value("leaky_by_hand").run()
-    assert at.query_params["layers"] == "scale,activation,scale,elementwise"
-    assert at.query_params["elementwise.from.b"] == "scale"
+    assert at.query_params["starter"] == "leaky_by_hand"
+    assert seat_of(at).chain.names == ("scale", "activation", "scale", "elementwise")
     assert chains.find("leaky_by_hand").note.split(":")[0] in texts(at.info)
 
 

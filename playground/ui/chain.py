@@ -190,8 +190,9 @@ def _starter_picker(address: C.Address) -> None:
 
     def pick():
         chosen = st.session_state["chain.starter"]
-        if chosen:
-            _write(C.from_query({C.STARTER_KEY: chosen}))
+        if chosen:  # its link is its name: the page reads the starter's layers and values from it
+            view = {k: v for k, v in st.query_params.to_dict().items() if k in C.OTHER_KEYS}
+            st.query_params.from_dict({C.STARTER_KEY: chosen} | view)
 
     st.selectbox(
         "Starter chain",
