@@ -66,23 +66,25 @@ def _chain_page() -> None:
     presenter = presenter_on()
     st.html(PAGE_CSS + (PRESENTER_CSS if presenter else ""))
     address, given = _now()
-    with st.sidebar:
-        _starter_picker(address)
-        _layer_list(address)
     x = chainview.input_of(address)
     spec, _ = chainview.spec_of(address)
     try:  # the chain the page starts from: the starter's (or the layers' defaults), what a link leaves out means
         base = C.resolve(address.names, _starting(address), x.shape)
-    except ValidationError as exc:
+    except ValidationError as exc:  # no chain of these layers resolves: the layer list is there to change them
+        base = None
         st.error(inert(exc), icon=":material/error:")
-        return
-    known = set(chainview.query_keys(spec, chainview.first_shapes(base)))
-    for k in sorted(set(given) - known):
-        address.problems.append(f"{k[:60]}: names no parameter of this chain's layers ({', '.join(address.keys)})")
-        given.pop(k)
+    if base is not None:
+        known = set(chainview.query_keys(spec, chainview.first_shapes(base)))
+        for k in sorted(set(given) - known):
+            address.problems.append(f"{k[:60]}: names no parameter of this chain's layers ({', '.join(address.keys)})")
+            given.pop(k)
     for problem in address.problems:
         st.warning(inert(problem), icon=":material/link_off:")
-    _stage(spec, address, given, base, x, presenter)
+    if base is not None:
+        _stage(spec, address, given, base, x, presenter)
+    with st.sidebar:  # after the stage: its message goes first, and the stage mounts while these are drawn
+        _starter_picker(address)
+        _layer_list(address)
     starter = _starter(address)
     if starter:
         st.info(f"**{starter.title}.** {starter.note}", icon=":material/school:")
