@@ -146,3 +146,16 @@ def test_a_chains_keys_are_its_layers_keys_spelled_by_their_key():
     names = [c["name"] for c in chainview.controls(chain)]
     assert names[0].startswith("convolution.") and names[-1].startswith("convolution2.")
     assert {c["group"] for c in chainview.controls(chain)} == {"convolution", "convolution2"}
+
+
+def test_the_pages_cap_lets_a_chains_evaluation_go_and_keeps_its_chain():
+    address = C.from_query({"starter": "leaky_by_hand", "input.shape": "1,3,32,32"})
+    spec, x = chainview.spec_of(address)[0], chainview.input_of(address)
+    seats = server.Seats(max_bytes=x.nbytes * 9)  # two inputs and one evaluation's tensors, not two
+    first, second = (seats.take(seats.open(C.CHAIN, x, chain=spec)) for _ in range(2))
+    chain = C.resolve(address.names, address.raw(), x.shape)
+    for seat in (first, second):
+        seat.remember_chain(chain, C.evaluate(address.names, address.raw(), x), chainview.first_shapes(chain))
+    assert first.chain_ev == (chain, None) and second.chain_ev[1] is not None  # the page answered last keeps its own
+    # each seat's input, and the other's four layers' outputs (its evaluation's input is the seat's: counted once)
+    assert seats.total == sum(s.held for s in (first, second)) == 2 * x.nbytes + 4 * x.nbytes
