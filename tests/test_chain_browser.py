@@ -135,7 +135,7 @@ def test_a_refused_edit_marks_its_control_and_the_last_good_chain_stays_drawn(co
         exact.press("Enter")
         page.wait_for_selector(f'{STAGE} [data-param="convolution.stride_nd.w"].pg-invalid')
         problem = page.inner_text(f"{STAGE} .pg-problem")
-        assert "convolution.stride_nd" in problem and "last valid configuration" in problem
+        assert "convolution.stride_nd" in problem and "the figures show the last good chain" in problem
         assert figures(page) == before and drawn(page) == seq
         exact.fill("2")
         exact.press("Enter")  # a valid value clears the mark and draws the chain

@@ -349,7 +349,8 @@ export class Stage {
   showProblem(p, seq) {
     this.problemSeq = seq;
     this.problemEl.hidden = false;
-    this.problemEl.textContent = p.message + (this.answer ? " — the figures show the last valid configuration." : "");
+    const last = this.data.chain ? "the last good chain" : "the last valid configuration";
+    this.problemEl.textContent = p.message + (this.answer ? ` — the figures show ${last}.` : "");
     this.controls.mark(p.keys || [], p.rule || p.message);
   }
 
