@@ -120,12 +120,13 @@ def query_of(chain: C.Chain) -> dict[str, str]:
 
 def controls(chain: C.Chain) -> list[dict]:
     """Every layer's controls (protocol.controls, its keys spelled by the layer's key), in chain order, each named
-    `KEY.PARAM` and grouped by its layer (`group`, `group_title`)."""
+    `KEY.PARAM` and grouped by its layer (`group`; `group_title`: its layer's title and the tensors it reads)."""
     out = []
     for link in chain.links:
         layer = keyed(link.layer.name, link.key)
+        title = f"{link.layer.title} · reads {', '.join(link.sources[i.name] for i in link.layer.inputs)}"
         for c in protocol.controls(layer, link.params, link.shapes[link.layer.inputs[0].name]):
-            out.append(c | {"name": f"{link.key}.{c['name']}", "group": link.key, "group_title": link.layer.title})
+            out.append(c | {"name": f"{link.key}.{c['name']}", "group": link.key, "group_title": title})
     return out
 
 
