@@ -15,7 +15,7 @@ from playground import chains
 from playground.serve import server
 from playground.stage import chainview, protocol
 from playground.trt.backend import detect
-from playground.ui.chain import TOKEN
+from playground.ui.chain import PAINTED, TOKEN
 
 APP = str(Path(__file__).resolve().parent.parent / "main.py")
 needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT module installed")
@@ -25,6 +25,7 @@ def open_chain(**query) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=60)
     at.run()
     at._page_hash = calc_hash("chain")  # the page's url_path, as a browser opening /chain asks for it
+    at.session_state[PAINTED] = True  # as the stage says once its figures are drawn (the sidebar follows)
     for k, v in query.items():
         at.query_params[k] = v
     at.run()
@@ -40,6 +41,17 @@ def seat_of(at: AppTest) -> server.Seat:
     seat = server.SEATS.take(at.session_state[TOKEN])
     assert seat is not None and seat.chain is not None
     return seat
+
+
+def test_the_structures_controls_wait_for_the_stages_first_paint():
+    at = AppTest.from_file(APP, default_timeout=60)
+    at.run()
+    at._page_hash = calc_hash("chain")
+    at.run()
+    assert not at.sidebar.button and not at.exception  # the stage's first paint goes first
+    at.session_state[PAINTED] = True  # the stage said it painted: the page runs once more
+    at.run()
+    assert at.sidebar.button(key="chain.add_button") and at.sidebar.selectbox(key="chain.starter")
 
 
 def test_a_starters_seat_holds_the_chains_input_and_structure_and_its_first_chain():

@@ -27,6 +27,7 @@ from .view import presenter_on
 
 TOKEN = "chain.stage.token"  # session: the page's seat
 STAGE_KEY = "chain.stage"
+PAINTED = stage.PAINTED.format(C.CHAIN)  # session: the stage has painted its first figures
 PAGE_CSS = '<style>[data-testid="stMainBlockContainer"] { max-width: 100%; padding: 56px 24px 3rem; }</style>'
 
 
@@ -80,11 +81,13 @@ def _chain_page() -> None:
             given.pop(k)
     for problem in address.problems:
         st.warning(inert(problem), icon=":material/link_off:")
+    painted = bool(st.session_state.get(PAINTED)) or base is None
     if base is not None:
-        _stage(spec, address, given, base, x, presenter)
-    with st.sidebar:  # after the stage: its message goes first, and the stage mounts while these are drawn
-        _starter_picker(address)
-        _layer_list(address)
+        _stage(spec, address, given, base, x, presenter, painted)
+    if painted:  # the structure's controls, once the stage's first figures are on the screen (its paint's run)
+        with st.sidebar:
+            _starter_picker(address)
+            _layer_list(address)
     starter = _starter(address)
     if starter:
         st.info(f"**{starter.title}.** {starter.note}", icon=":material/school:")
@@ -110,7 +113,7 @@ def _starting(address: C.Address) -> dict:
     }
 
 
-def _stage(spec, address, given, base, x, presenter) -> None:
+def _stage(spec, address, given, base, x, presenter, painted: bool) -> None:
     """The stage, drawn once: the configuration the address holds (its last good one where it is refused: the
     refusal named at its control), its first answer carried in the page's own message."""
     from ..shared import backend, engine_cache
@@ -165,12 +168,13 @@ def _stage(spec, address, given, base, x, presenter) -> None:
                 "hide": ["compare", "preset"],
                 "public": server.public_url(),
                 "qr": server.QR_ROUTE,
-                "painted": True,  # nothing of the page waits for the stage's paint: no run after it
+                "painted": painted,  # until then the stage says so once (a run that draws the sidebar and menu)
                 "settle": False,  # nothing under the stage follows its configuration: no run when the hand rests
                 "cell": stage.view_cell(),
                 "dropped": {},
                 "chain": True,
             },
+            on_painted_change=lambda: st.session_state.__setitem__(PAINTED, True),
             width="stretch",
             height="content",
         )
