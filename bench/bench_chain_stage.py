@@ -9,6 +9,7 @@ Series:
   first paint     a new session opening each page on a warm server, from the navigation's start to the first frame
                   after the stage drew its first answer, by the page's own clock (data-painted-at)
   reruns          Streamlit script runs started while the chain's steps were answered, per step
+The two pages are open side by side (two tabs) and pressed in turn, so that both are measured under the same load.
 Each press ends as bench_browser's do (common.until_painted): the stage's data-drawn counter past the press, then a
 frame painted. Engines are built by the follow-up (`finish`) where no engine runs: a press is timed to its drawing,
 the follow-up waited for before the next press. Speculative builds are off (PLAYGROUND_PREFETCH=0): the layer page
@@ -49,21 +50,29 @@ def open_page(context, base: str, path: str):
     return page
 
 
-def walk(page, param: str, key: str, n: int, name: str, draws: dict) -> Series:
-    """`n` presses of `key` on `param`'s slider: press -> the answer drawn and a frame painted; each press's
-    follow-up (the engine's build) waited for before the next; into `draws[name]`, the stage's own time drawing
-    each answer (data-draw-ms: controls, text, figures)."""
-    series, draws[name] = Series(name), []
-    page.focus(f'{STAGE} [data-param="{param}"]')
-    for _ in range(n):
-        before = int(page.get_attribute(STAGE, "data-drawn"))
-        start = time.perf_counter()
-        page.keyboard.press(key)
-        until_painted(page, DRAWN_JS, before)
-        series.latency.append((time.perf_counter() - start) * 1e3)
-        draws[name].append(float(page.get_attribute(STAGE, "data-draw-ms")))
-        page.wait_for_function(SETTLED_JS, polling="raf")
-    return series
+def press(page, key: str, series: Series, draws: list) -> None:
+    """One press of `key` on the focused slider: press -> the answer drawn and a frame painted; its follow-up (the
+    engine's build) waited for after; into `draws`, the stage's own time drawing the answer (data-draw-ms)."""
+    before = int(page.get_attribute(STAGE, "data-drawn"))
+    start = time.perf_counter()
+    page.keyboard.press(key)
+    until_painted(page, DRAWN_JS, before)
+    series.latency.append((time.perf_counter() - start) * 1e3)
+    draws.append(float(page.get_attribute(STAGE, "data-draw-ms")))
+    page.wait_for_function(SETTLED_JS, polling="raf")
+
+
+def walks(pages: dict, n: int, series: dict, draws: dict) -> None:
+    """`n` presses on each page, in turn (a chain's, then a layer's: both under the same load), each a
+    configuration not drawn before (ArrowRight), then `n` back over them (ArrowLeft: drawn from the tab)."""
+    for key, phase in (("ArrowRight", "new"), ("ArrowLeft", "back")):
+        for what in pages:
+            series[f"{what} {phase}"], draws[f"{what} {phase}"] = Series(f"{what} {phase}"), []
+        for _ in range(n):
+            for what, (page, param) in pages.items():
+                page.bring_to_front()
+                page.focus(f'{STAGE} [data-param="{param}"]')
+                press(page, key, series[f"{what} {phase}"], draws[f"{what} {phase}"])
 
 
 def runs(page) -> int:
@@ -92,14 +101,15 @@ def main() -> None:
         B.chromium() as chrome,
     ):
         context = B.new_context(chrome, viewport=VIEWPORT, reduced_motion="reduce")
-        series, reruns, draws = {}, None, {}
-        for what, (path, param) in (("chain", CHAIN), ("layer", LAYER)):
-            page = open_page(context, base, path)  # the server's first imports and builds, before any timing
-            started = runs(page)
-            series[f"{what} new"] = walk(page, param, "ArrowRight", args.changes, f"{what} new", draws)
-            if what == "chain":
-                reruns = (runs(page) - started) / args.changes
-            series[f"{what} back"] = walk(page, param, "ArrowLeft", args.changes, f"{what} back", draws)
+        series, draws = {}, {}
+        pages = {
+            what: (open_page(context, base, path), param)
+            for what, (path, param) in (("chain", CHAIN), ("layer", LAYER))
+        }
+        started = runs(pages["chain"][0])  # the server's first imports and builds are behind: both pages are drawn
+        walks(pages, args.changes, series, draws)
+        reruns = (runs(pages["chain"][0]) - started) / (2 * args.changes)
+        for page, _ in pages.values():
             page.close()
         paints = {
             what: first_paints(context, base, path, args.loads)
