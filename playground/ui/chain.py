@@ -22,13 +22,12 @@ from ..serve import server
 from ..stage import assets, chainview, protocol
 from . import stage
 from .messages import guarded, inert
-from .page import PRESENTER_CSS
+from .page import PRESENTER_CSS, STAGE_CSS
 from .view import presenter_on
 
 TOKEN = "chain.stage.token"  # session: the page's seat
 STAGE_KEY = "chain.stage"
 PAINTED = stage.PAINTED.format(C.CHAIN)  # session: the stage has painted its first figures
-PAGE_CSS = '<style>[data-testid="stMainBlockContainer"] { max-width: 100%; padding: 56px 24px 3rem; }</style>'
 
 
 def chain_page() -> None:
@@ -65,7 +64,7 @@ def _write(address: C.Address) -> None:
 
 def _chain_page() -> None:
     presenter = presenter_on()
-    st.html(PAGE_CSS + (PRESENTER_CSS if presenter else ""))
+    st.html(STAGE_CSS + (PRESENTER_CSS if presenter else ""))  # a layer page's layout: the sidebar a drawer
     address, given = _now()
     x = chainview.input_of(address)
     spec, _ = chainview.spec_of(address)
