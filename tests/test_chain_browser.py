@@ -177,6 +177,8 @@ def test_the_chains_tensors_are_on_the_first_screen_in_presenter_mode_at_1280_by
         )
         assert len(boxes) == len(figures(page)) and all(b["bottom"] <= 720 and b["right"] <= 1280 for b in boxes)
         assert all(b["width"] > 20 for b in boxes), boxes
+        header = page.locator('[data-testid="stHeader"]').bounding_box()
+        assert page.locator(f"{STAGE} .pg-title").bounding_box()["y"] >= header["y"] + header["height"]  # not under it
     finally:
         page.close()
 
