@@ -58,7 +58,9 @@ def press(page, key: str, series: Series, draws: list) -> None:
     page.keyboard.press(key)
     until_painted(page, DRAWN_JS, before)
     series.latency.append((time.perf_counter() - start) * 1e3)
-    draws.append(float(page.get_attribute(STAGE, "data-draw-ms")))
+    drawn = page.get_attribute(STAGE, "data-draw-ms")  # none where the stage was mounted afresh (a reconnect)
+    if drawn is not None:
+        draws.append(float(drawn))
     page.wait_for_function(SETTLED_JS, polling="raf")
 
 
