@@ -89,7 +89,7 @@ def test_the_tabs_under_the_stage_wait_for_its_first_paint():
     assert [t.label for t in open_page("convolution").tabs][:3] == ["Details", "Engine", "Downloads"]
 
 
-def test_the_pages_menu_waits_for_a_layer_pages_first_paint_then_stays(monkeypatch):
+def test_the_pages_menu_waits_for_a_stage_pages_first_paint_then_stays(monkeypatch):
     """The menu's links would cost the stage's first paint: a session's first view of a layer page places it once
     the stage has painted; any other page, or a session that has shown it, has it at once."""
     import types
@@ -107,7 +107,12 @@ def test_the_pages_menu_waits_for_a_layer_pages_first_paint_then_stays(monkeypat
     fake.context.url = "http://room.example:8501/prefix/activation"  # another layer, not painted: the menu stays
     assert position() == "top"
     fake.session_state.clear()
-    for url in ("http://room.example:8501/", "http://room.example:8501/chain", "http://room.example:8501/model", None):
+    fake.context.url = "http://room.example:8501/chain"  # the chain's stage too
+    assert position() == "hidden"
+    fake.session_state[stage_ui.PAINTED.format("chain")] = True
+    assert position() == "top"
+    fake.session_state.clear()
+    for url in ("http://room.example:8501/", "http://room.example:8501/model", None):
         fake.context.url = url
         assert position() == "top", url  # no stage to wait for (or no address known): the menu at once
         fake.session_state.clear()

@@ -14,6 +14,7 @@ import { Later, cacheKey, changed, fileName, linkChanges, linkPicks, urlTable, w
 // The address bar follows a change a frame later, outside the key's handler (replaceState takes ms: tens loaded), and
 // once per URL_MS while a sweep lasts (Chromium and Firefox refuse a page more than 200 writes in ten seconds)
 const URL_MS = 100;
+const FINISH_RETRY_MS = 150; // a follow-up asked while the page's previous one still runs: asked again after this
 const SETTLE_MS = 1200; // a configuration the hand has left this long: the sections under the stage follow it (a page run)
 // What follows a drawing (its follow-up, the page's held-back run) waits for the frame showing it, not to hold it up
 const afterPaint = (fn) => requestAnimationFrame(() => setTimeout(fn, 0));
@@ -76,6 +77,7 @@ export class Stage {
     this.root.dataset.mountedAt = performance.now().toFixed(0); // since the page's navigation (bench_browser)
     delete this.root.dataset.busy; // the stage before this one may have gone mid-request (a server restart)
     this.root.classList.toggle("pg-presenter", Boolean(this.data.presenter));
+    this.root.classList.toggle("pg-chain", Boolean(this.data.chain)); // a chain's tensors flow over several lines
     this.root.innerHTML =
       `<div class="pg-controls" role="group" aria-label="Parameters of ${esc(this.data.describe.title)}"></div>` +
       `<div class="pg-figures"><div class="pg-head"></div><div class="pg-problem" role="alert"></div>` +
@@ -261,11 +263,13 @@ export class Stage {
         Object.assign(a, reply.finish); a.finish = false; this.askedAgain = null;
         if (a === this.answer) { this.drawText(a); if (reply.finish.cells) this.drawCell(); }
       } else if (r.ok && a === this.answer && this.askedAgain !== this.cacheKey()) { this.askedAgain = this.cacheKey(); this.request(false); }
+      else if (r.status === 429 && a === this.answer) { a.__finishing = false; setTimeout(() => this.finish(), FINISH_RETRY_MS); return; } // the one before still building
     } catch (e) { /* no server: the badge waits for the next answer */ }
     a.__finishing = false;
   }
 
   settle() {
+    if (this.data.settle === false) return; // nothing of the page follows the configuration (a chain's): no run
     if (this.settleTimer) clearTimeout(this.settleTimer);
     this.settleTimer = setTimeout(() => { this.ownUrl(); this.trigger("settled", { search: window.location.search }); }, SETTLE_MS);
   }
@@ -345,7 +349,8 @@ export class Stage {
   showProblem(p, seq) {
     this.problemSeq = seq;
     this.problemEl.hidden = false;
-    this.problemEl.textContent = p.message + (this.answer ? " — the figures show the last valid configuration." : "");
+    const last = this.data.chain ? "the last good chain" : "the last valid configuration";
+    this.problemEl.textContent = p.message + (this.answer ? ` — the figures show ${last}.` : "");
     this.controls.mark(p.keys || [], p.rule || p.message);
   }
 

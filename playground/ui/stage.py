@@ -24,6 +24,7 @@ from ..serve import server
 from ..shared import engine_cache
 from ..stage import assets, protocol
 from . import keys
+from .entry import CHAIN_PATH
 
 NAME = "playground_stage"
 _HERE = Path(__file__).parents[1] / "stage"  # its browser side: the modules (assets.py serves them), stage.css
@@ -346,15 +347,15 @@ MENU_SHOWN = "_menu_shown"  # session: the pages' menu has been shown once (it s
 
 
 def menu_position() -> str:
-    """Where the pages' menu goes: at the top, except while a session's first view of a layer page waits for its
-    stage's first paint (the menu's twenty-odd links cost that first paint about 150 ms on a 2-core machine); the
+    """Where the pages' menu goes: at the top, except while a session's first view of a stage page (a layer's, the
+    chain's) waits for its stage's first paint (the menu's twenty-odd links cost that first paint about 150 ms on a 2-core machine); the
     paint's run shows it, and from then on it stays. The page is read from the browser's address (`st.context.url`),
     the menu being placed before the page is known."""
     if st.session_state.get(MENU_SHOWN):
         return "top"
     path = urllib.parse.urlsplit(st.context.url or "").path.rstrip("/")
     name = path.rsplit("/", 1)[-1]
-    if name in LAYERS and not st.session_state.get(_painted_key(LAYERS[name])):
+    if (name in LAYERS or name == CHAIN_PATH) and not st.session_state.get(PAINTED.format(name)):
         return "hidden"
     st.session_state[MENU_SHOWN] = True
     return "top"
@@ -367,8 +368,11 @@ def _was_painted(layer: Layer) -> Callable[[], None]:
     return mark
 
 
+PAINTED = "_stage_painted.{}"  # session: a stage page (by its layer's name, or "chain") has painted its figures
+
+
 def _painted_key(layer: Layer) -> str:
-    return f"_stage_painted.{layer.name}"
+    return PAINTED.format(layer.name)
 
 
 def _token_key(layer: Layer) -> str:

@@ -71,6 +71,9 @@ test("a picture is named by what differs from the defaults", () => {
   const q = { ...defaults, "act.stride.h": "2", "act.type": "LEAKY RELU/x" };
   assert.equal(fileName(table, q, "FP16"), "act--type-LEAKY-RELU-x--stride.h-2--compare-FP16");
   assert.equal(fileName(table, defaults, null), "act");
+  // a chain's keys are its layers' (KEY.PARAM): named whole, under the chain's name
+  const chain = { ...table, layer: "chain", keys: ["convolution2.stride_nd.h"], defaults: { "convolution2.stride_nd.h": "1" } };
+  assert.equal(fileName(chain, { "convolution2.stride_nd.h": "2" }, null), "chain--convolution2.stride_nd.h-2");
 });
 
 test("Later writes a frame after a change, then at most once per `ms`, never postponed by the next change", () => {
