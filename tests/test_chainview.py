@@ -1,0 +1,93 @@
+"""The chain as the stage draws it (stage/chainview.py): the sources each layer reads, the engine's layers and what
+each fuses (read from a real TensorRT-RTX build), and the read maps the hover trace composes, within their bounds."""
+
+import json
+
+import pytest
+
+from playground import chain as C
+from playground import chains
+from playground.stage import chainview as V
+from playground.trt.backend import detect
+
+needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT module installed")
+
+
+def _starter(name):
+    s = chains.find(name)
+    return C.resolve(s.layers, s.params, s.input_shape)
+
+
+def test_each_layer_names_the_tensors_it_reads():
+    residual = V.layers_of(_starter("conv_residual_relu"))
+    assert residual == [
+        {"key": "convolution", "layer": "convolution", "sources": ["input"]},
+        {"key": "elementwise", "layer": "elementwise", "sources": ["convolution", "input"]},
+        {"key": "activation", "layer": "activation", "sources": ["elementwise"]},
+    ]
+    leaky = {entry["key"]: entry["sources"] for entry in V.layers_of(_starter("leaky_by_hand"))}
+    assert leaky["activation"] == ["input"] and leaky["elementwise"] == ["scale2", "scale"]
+
+
+def test_a_convolution_cell_reads_its_window_and_a_pointwise_layer_its_own_cell():
+    maps = V.trace_maps(_starter("conv_relu"))  # a 3 × 3 Sobel kernel on 6 × 9: output 4 × 7
+    conv = maps["convolution"]
+    assert conv["sources"] == {"x": "input"} and len(conv["reads"]) == 4 * 7
+    assert sorted(map(tuple, conv["reads"]["0,0,1,2"]["x"])) == [(0, 0, h, w) for h in (1, 2, 3) for w in (2, 3, 4)]
+    assert maps["activation"] == {"sources": {"x": "convolution"}, "same": True}
+
+
+def test_an_elementwise_reads_each_operand_by_name():
+    maps = V.trace_maps(_starter("conv_residual_relu"))
+    assert maps["elementwise"]["sources"] == {"a": "convolution", "b": "input"}
+    assert maps["elementwise"]["reads"]["0,0,2,3"] == {"a": [[0, 0, 2, 3]], "b": [[0, 0, 2, 3]]}
+
+
+def test_the_maps_stop_at_their_bounds_and_say_where(monkeypatch):
+    chain = C.resolve("convolution+activation+convolution", {}, (1, 1, 40, 40))
+    monkeypatch.setattr(V, "TRACE_CELLS", 1000)  # the first convolution's 38 × 38 output is over it
+    maps = V.trace_maps(chain)
+    assert "reads" not in maps["convolution"] and "more than the 1,000" in maps["convolution"]["stopped"]
+    monkeypatch.setattr(V, "TRACE_CELLS", 10_000)
+    monkeypatch.setattr(V, "TRACE_INTS", 20_000)  # 1,444 cells × 9 cells × 4 numbers: the first map alone is over
+    maps = V.trace_maps(chain)
+    assert "list more than 20,000" in maps["convolution"]["stopped"] and "reads" not in maps["convolution2"]
+    monkeypatch.setattr(V, "TRACE_INTS", 10**6)
+    assert "reads" in V.trace_maps(chain)["convolution2"]
+
+
+def test_a_window_past_its_limit_travels_as_its_region():
+    chain = C.resolve("normalization", {}, (1, 4, 9, 9))  # each cell reads its whole group: 81 × group cells
+    reads = V.trace_maps(chain)["normalization"]["reads"]
+    assert all(isinstance(w, dict) and set(w["x"]) == {"lo", "hi"} for w in reads.values())
+    assert len(json.dumps(reads)) < 200 * len(reads)
+
+
+def test_before_a_build_the_engine_is_pending():
+    v = V.view(_starter("conv_relu"), None, trace=False)
+    assert v["engine"] == [] and v["status"] == "pending" and "trace" not in v
+
+
+@needs_trt
+def test_relu_fuses_into_the_convolution_and_prelu_does_not():
+    relu = V.view(*_built("conv_relu"), trace=False)
+    boxes = [e["fuses"] for e in relu["engine"] if e["fuses"]]
+    assert boxes == [["convolution", "activation"]] and relu["builder"].startswith("tensorrt_rtx")
+    prelu = V.view(*_built("conv_prelu"), trace=False)
+    assert [e["fuses"] for e in prelu["engine"] if e["fuses"]] == [["convolution"], ["prelu"]]
+    assert all(e["kernel"] for e in prelu["engine"])
+    moves = [e for e in relu["engine"] if not e["fuses"]]
+    assert moves and all(e["role"] == "data movement" for e in moves)
+
+
+def _built(name):
+    s = chains.find(name)
+    chain = C.resolve(s.layers, s.params, s.input_shape)
+    return chain, C.build(chain)
+
+
+def test_a_stub_kernel_is_named_by_its_layer_and_type():
+    assert V.kernel_of({"name": "convolution_myl0_1", "type": "correlation", "tactic": "__myelin_CASK_STUB"}) == (
+        "convolution_myl0_1 (correlation)"
+    )
+    assert V.kernel_of({"name": "x", "type": "kgen", "tactic": "__myl_Move_0x9b"}) == "__myl_Move_0x9b"
