@@ -1,32 +1,16 @@
-"""The chain as the stage draws it (stage/chainview.py): the sources each layer reads, the engine's layers and what
-each fuses (read from a real TensorRT-RTX build), and the read maps the hover trace composes, within their bounds."""
+"""A chain's read maps (stage/chaintrace.py), which the hover trace composes, within their bounds; the kernel an engine
+box is labelled with."""
 
 import json
 
-import pytest
-
 from playground import chain as C
 from playground import chains
-from playground.stage import chainview as V
-from playground.trt.backend import detect
-
-needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT module installed")
+from playground.stage import chaintrace as V
 
 
 def _starter(name):
     s = chains.find(name)
     return C.resolve(s.layers, s.params, s.input_shape)
-
-
-def test_each_layer_names_the_tensors_it_reads():
-    residual = V.layers_of(_starter("conv_residual_relu"))
-    assert residual == [
-        {"key": "convolution", "layer": "convolution", "sources": ["input"]},
-        {"key": "elementwise", "layer": "elementwise", "sources": ["convolution", "input"]},
-        {"key": "activation", "layer": "activation", "sources": ["elementwise"]},
-    ]
-    leaky = {entry["key"]: entry["sources"] for entry in V.layers_of(_starter("leaky_by_hand"))}
-    assert leaky["activation"] == ["input"] and leaky["elementwise"] == ["scale2", "scale"]
 
 
 def test_a_convolution_cell_reads_its_window_and_a_pointwise_layer_its_own_cell():
@@ -61,29 +45,6 @@ def test_a_window_past_its_limit_travels_as_its_region():
     reads = V.trace_maps(chain)["normalization"]["reads"]
     assert all(isinstance(w, dict) and set(w["x"]) == {"lo", "hi"} for w in reads.values())
     assert len(json.dumps(reads)) < 200 * len(reads)
-
-
-def test_before_a_build_the_engine_is_pending():
-    v = V.view(_starter("conv_relu"), None, trace=False)
-    assert v["engine"] == [] and v["status"] == "pending" and "trace" not in v
-
-
-@needs_trt
-def test_relu_fuses_into_the_convolution_and_prelu_does_not():
-    relu = V.view(*_built("conv_relu"), trace=False)
-    boxes = [e["fuses"] for e in relu["engine"] if e["fuses"]]
-    assert boxes == [["convolution", "activation"]] and relu["builder"].startswith("tensorrt_rtx")
-    prelu = V.view(*_built("conv_prelu"), trace=False)
-    assert [e["fuses"] for e in prelu["engine"] if e["fuses"]] == [["convolution"], ["prelu"]]
-    assert all(e["kernel"] for e in prelu["engine"])
-    moves = [e for e in relu["engine"] if not e["fuses"]]
-    assert moves and all(e["role"] == "data movement" for e in moves)
-
-
-def _built(name):
-    s = chains.find(name)
-    chain = C.resolve(s.layers, s.params, s.input_shape)
-    return chain, C.build(chain)
 
 
 def test_a_stub_kernel_is_named_by_its_layer_and_type():

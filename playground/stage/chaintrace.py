@@ -1,5 +1,4 @@
-"""The chain as the stage draws it: its layers and the sources each reads (the flow's arrows), the engine's layers and
-the chain layers each computes (the engine boxes), and each layer's read map (the hover trace).
+"""A chain's read maps, for the stage's hover trace, and the kernel an engine layer's box is labelled with.
 
 The browser composes a trace from the read maps (trace.js): a hovered cell's windows in its sources, theirs in
 theirs, back to the input, and the cells downstream that read it. The maps are each layer's declared `reads`, the
@@ -28,24 +27,6 @@ def kernel_of(engine_layer: dict) -> str:
         return tactic
     name, kind = engine_layer.get("name", ""), engine_layer.get("type") or ""
     return f"{name} ({kind})" if kind else name
-
-
-def engine_of(build: ch.ChainBuild | None) -> list[dict]:
-    """The engine's layers as the flow draws them, in the engine's order: [{name, kernel, fuses, role}] (a layer
-    that only moves data fuses none); none before a build's verdict."""
-    return [
-        {"name": e["name"], "kernel": kernel_of(e), "fuses": list(e["fuses"]), "role": e["role"]}
-        for e in (build.layers if build else [])
-    ]
-
-
-def layers_of(chain: ch.Chain) -> list[dict]:
-    """[{key, layer, sources: [KEY…]}] in chain order: the tensors each layer reads, by their figures' keys (each
-    once, in its inputs' order)."""
-    return [
-        {"key": link.key, "layer": link.layer.name, "sources": list(dict.fromkeys(link.sources.values()))}
-        for link in chain.links
-    ]
 
 
 def _ints(window) -> int:
@@ -88,16 +69,3 @@ def trace_maps(chain: ch.Chain) -> dict:
             continue
         out[link.key] = entry | {"reads": reads}
     return out
-
-
-def view(chain: ch.Chain, build: ch.ChainBuild | None, trace: bool = True) -> dict:
-    """The answer's `chain`: {layers, engine, status, builder, trace}: the engine's layers (`engine_of`), the build's
-    status (pending: no verdict yet, the boxes wait for it; built, cached, refused, failed, not_built) and the
-    builder that made it (TensorRT-RTX's fusions are not full TensorRT's), and the read maps (`trace_maps`)."""
-    out = {
-        "layers": layers_of(chain),
-        "engine": engine_of(build),
-        "status": build.status if build else "pending",
-        "builder": build.builder if build else "",
-    }
-    return out | ({"trace": trace_maps(chain)} if trace else {})
