@@ -100,6 +100,11 @@ class Seat:
     digests: dict = field(default_factory=dict)  # core.digest of each input, by name: made once, when it is opened
     owner: Seats | None = field(default=None, repr=False)  # whose byte count this seat's holdings are part of
     counted: int = 0  # the bytes the owner counts for it (`held` when last counted)
+    # A chain's page (layer "chain"): its structure (chainview.Spec; `x` is the chain's input), the shapes its
+    # layers' keys were last read for, and its last full answer's (raw parameters, ChainEvaluation)
+    chain: object = None
+    chain_shapes: dict = field(default_factory=dict)
+    chain_ev: tuple | None = None
 
     def keep(self, arrays: dict) -> None:
         """The tensors of an answer sent in part (protocol.arrays), for the planes asked for later (`planes`)."""
@@ -166,6 +171,8 @@ class Seat:
 def _arrays(seat: Seat):
     yield seat.x
     yield from seat.others.values()
+    if seat.chain_ev is not None:
+        yield from seat.chain_ev[1].tensors.values()
     evs = [seat.evaluated[1]] if seat.evaluated is not None else []
     while evs:
         ev = evs.pop()
@@ -189,21 +196,29 @@ class Seats:
         self.lock = threading.Lock()
         self.total = 0  # the seats' `counted` bytes together
 
-    def open(self, layer: str, x, token: str | None = None, opened=None) -> str:
+    def open(self, layer: str, x, token: str | None = None, opened=None, chain=None) -> str:
         """A seat for this page's input: an array, or the feed dict of a layer of several inputs (the same token
-        again where the page already has one)."""
+        again where the page already has one); `chain` (chainview.Spec): a chain's page, `x` the chain's input."""
         from ..core import digest
 
-        names = get_layer(layer).input_names
-        xs = get_layer(layer).feed(x) if isinstance(x, dict) else {names[0]: np.asarray(x, dtype=np.float32, order="C")}
+        if chain is not None:
+            xs = {"x": np.asarray(x, dtype=np.float32, order="C")}
+        else:
+            names = get_layer(layer).input_names
+            xs = get_layer(layer).feed(x) if isinstance(x, dict) else {names[0]: np.asarray(x, np.float32, order="C")}
         x, *rest = xs.values()
         others = dict(zip(list(xs)[1:], rest))
         with self.lock:
             if token is None or token not in self.items:
                 token = secrets.token_urlsafe(24)
             seat = self.items.get(token)
-        if seat is None or seat.layer != layer or not _same({"": seat.x, **seat.others}, {"": x, **others}):
-            seat = Seat(layer, x, others=others, digests={n: digest(a) for n, a in xs.items()})  # the lock let go
+        if (
+            seat is None
+            or seat.layer != layer
+            or seat.chain != chain
+            or not _same({"": seat.x, **seat.others}, {"": x, **others})
+        ):
+            seat = Seat(layer, x, others=others, digests={n: digest(a) for n, a in xs.items()}, chain=chain)
         seat.opened = opened
         with self.lock:
             if self.items.get(token) is not seat:  # a new seat, or this one let go meanwhile (`trim`)
@@ -436,6 +451,8 @@ def answer(seat: Seat, message: dict) -> dict:
     unknown = set(message) - {"params", "compare", "pick", "quick", "have", "finish", "pages"}
     if unknown:
         raise protocol.RequestError(f"unknown field {sorted(unknown)[0]!s:.40}")
+    if seat.chain is not None:
+        return chain_answer(seat, message)
     layer = get_layer(seat.layer)
     raw = protocol.raw_params(layer, seat.x.shape, message.get("params") or {})
     compare = message.get("compare")
@@ -446,13 +463,7 @@ def answer(seat: Seat, message: dict) -> dict:
         isinstance(pick, list) and len(pick) <= 5 and all(isinstance(v, int) and not isinstance(v, bool) for v in pick)
     ):
         raise protocol.RequestError("pick must be a list of at most 5 whole numbers")
-    have = message.get("have") or []
-    if not (
-        isinstance(have, list)
-        and len(have) <= protocol.MAX_HELD
-        and all(isinstance(h, str) and len(h) <= 32 for h in have)
-    ):
-        raise protocol.RequestError(f"have must be a list of at most {protocol.MAX_HELD} plane keys")
+    have = _held(message)
     pages = protocol.read_pages(message.get("pages"))
     backend, cache, prefetcher = shared.backend(), shared.engine_cache(), shared.prefetcher()
     quick = bool(message.get("quick")) and not backend.can_run  # TensorRT's output is never skipped where it runs
@@ -507,6 +518,50 @@ def answer(seat: Seat, message: dict) -> dict:
     )
     seat.keep(protocol.arrays(out))
     out["finish"] = not quick  # the stage asks for the engine's verdict, the badge and the cells' lines once drawn
+    return {"answer": out}
+
+
+def _held(message: dict) -> frozenset:
+    have = message.get("have") or []
+    if not (
+        isinstance(have, list)
+        and len(have) <= protocol.MAX_HELD
+        and all(isinstance(h, str) and len(h) <= 32 for h in have)
+    ):
+        raise protocol.RequestError(f"have must be a list of at most {protocol.MAX_HELD} plane keys")
+    return frozenset(have)
+
+
+def chain_answer(seat: Seat, message: dict) -> dict:
+    """A chain page's request: its layers' parameters evaluated as one chain on the seat's input (the references
+    drawn first where no engine runs; the engine's build follows, `finish`), or the refusal naming its key."""
+    from .. import chain as C
+    from .. import shared
+    from ..stage import chainview
+
+    if message.get("compare") is not None:
+        raise protocol.RequestError("a chain has no compare mode", "compare")
+    spec, backend, cache = seat.chain, shared.backend(), shared.engine_cache()
+    held, pages = _held(message), protocol.read_pages(message.get("pages"))
+    try:
+        raw, resolved = chainview.resolve(spec, message.get("params") or {}, seat.x.shape, seat.chain_shapes)
+        seat.chain_shapes = chainview.first_shapes(resolved)
+        if message.get("finish"):  # the engine of the chain answered last, built now; another chain's: None
+            if seat.chain_ev is None or seat.chain_ev[0] != raw:
+                return {"finish": None}
+            with shared.prefetcher().foreground():
+                ev = C.evaluate(spec.names, raw, seat.x, backend=backend, cache=cache)
+            seat.chain_ev = (raw, ev)
+            seat._recount()
+            return {"finish": chainview.verdict(ev, backend)}
+        with shared.prefetcher().foreground():
+            ev = C.evaluate(spec.names, raw, seat.x, backend=backend, cache=cache, build_engine=backend.can_run)
+    except ValidationError as exc:
+        return {"problem": chainview.problem(exc, spec, seat.chain_shapes)}
+    seat.chain_ev = (raw, ev)
+    out = chainview.answer(spec, resolved, ev, backend, held, pages, {C.INPUT: seat.digests["x"]})
+    seat.keep(protocol.arrays(out))
+    out["finish"] = ev.engine.status == "pending"
     return {"answer": out}
 
 

@@ -71,10 +71,22 @@ export class Controls {
     const d = describe;
     if (d.examples.length && !this.hide.has("preset")) el.append(this.picker(d.examples));
     if (!this.hide.has("compare")) el.append(this.comparer(d.compare_choices || d.precisions, compare, d.url.compare));
-    for (const c of d.controls) if (!this.hide.has(c.name)) el.append(this.control(c));
+    let group = null; // a chain's controls come by layer: each layer's under its key (`group`) and title
+    for (const c of d.controls) {
+      if (this.hide.has(c.name)) continue;
+      if (c.group && c.group !== group) el.append(this.heading((group = c.group), c.group_title));
+      el.append(this.control(c));
+    }
     if (this.hide.has("parameters")) el.hidden = true;
     this.refresh(d.controls);
     this.markDropped(dropped);
+  }
+
+  heading(key, title) {
+    const h = document.createElement("div");
+    h.className = "pg-group"; h.dataset.group = key;
+    h.innerHTML = `<code>${esc(key)}</code> ${esc(title || "")}`;
+    return h;
   }
 
   picker(list) { // the spec's examples and the lessons: picking one sets the input too, which the page owns

@@ -12,6 +12,7 @@ import { has, value } from "./store.js";
 export const KEEP_UP_TO = 1.6;
 const MIN_FIGURE_PX = 120; // a figure's width at least: its caption's words
 const PRESENTER_CAP = 120; // fitCells' largest cell in presenter mode
+const MAX_LINES = 4, WRAP_LOSS = 0.85; // a chain's lines of figures, and the width a wrap leaves unused (about)
 const BOLD = "bold 12px system-ui, sans-serif", SMALL = "11px system-ui, sans-serif"; // the PNG's captions
 
 export class Figures {
@@ -45,11 +46,13 @@ export class Figures {
     if (fixed) return Object.fromEntries(figs.map((f) => [f.which, fixed]));
     const { width, height } = this.room(), key = `${figs.map((f) => f.which).join(",")}|${figs[0].t.shape}`;
     const across = (px) => figs.reduce((w, f) => w + Math.max(layout(f, px[f.which], f.pad).width, MIN_FIGURE_PX) + FIGURE_GAP, -FIGURE_GAP);
-    let fresh = fitCells(figs, width, height, this.presenter);
+    // a chain's row wraps (stage.css): its figures fill as many lines as give its cells the largest size
+    const lines = this.stage.data.chain ? this.lines(figs, width, height) : 1;
+    let fresh = fitCells(figs, width * lines * WRAP_LOSS ** (lines - 1), height / lines, this.presenter);
     // a narrow figure's caption holds it wider: the cells shrink while that narrows the row, and no further (on a
     // phone the captions alone are wider than the stage: the row scrolls, its cells kept big enough to read)
     const least = figs.length * (MIN_FIGURE_PX + FIGURE_GAP) - FIGURE_GAP;
-    while (across(fresh) > Math.max(width, least) && Object.values(fresh).every((v) => v > 4)) {
+    while (lines === 1 && across(fresh) > Math.max(width, least) && Object.values(fresh).every((v) => v > 4)) {
       fresh = Object.fromEntries(Object.entries(fresh).map(([w, v]) => [w, Math.floor(v) - 1]));
     }
     const k = this.kept, resized = this.resized;
@@ -58,11 +61,21 @@ export class Figures {
     // (a sidebar opening in steps of its slide) kept cells must fit the width, not scroll: the slide's last step
     // may be a few pixels from the step they were fitted at
     if (k && k.key === key && Math.abs(k.width - width) <= 40 && Math.abs(k.height - height) <= 80) {
-      if (across(k.px) <= width * (resized ? 1 : KEEP_UP_TO)) { this.fitted = false; return k.px; }
+      if (across(k.px) <= width * lines * (resized ? 1 : KEEP_UP_TO)) { this.fitted = false; return k.px; }
     }
     this.kept = { key, width, height, px: fresh };
     this.fitted = true; // fitted afresh: presenter mode's figures may grow into the room left (grow)
     return fresh;
+  }
+
+  // The lines a chain's figures wrap over: the count (up to MAX_LINES) whose fitted cells are the largest.
+  lines(figs, width, height) {
+    let best = 1, size = 0;
+    for (let n = 1; n <= Math.min(figs.length, MAX_LINES); n++) {
+      const px = Math.min(...Object.values(fitCells(figs, width * n * WRAP_LOSS ** (n - 1), height / n, this.presenter)));
+      if (px > size) { best = n; size = px; }
+    }
+    return best;
   }
 
   // The figures of the answer shown. A figure that stays (the same `which`) keeps its elements and canvases (a

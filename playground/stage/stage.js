@@ -76,6 +76,7 @@ export class Stage {
     this.root.dataset.mountedAt = performance.now().toFixed(0); // since the page's navigation (bench_browser)
     delete this.root.dataset.busy; // the stage before this one may have gone mid-request (a server restart)
     this.root.classList.toggle("pg-presenter", Boolean(this.data.presenter));
+    this.root.classList.toggle("pg-chain", Boolean(this.data.chain)); // a chain's tensors flow over several lines
     this.root.innerHTML =
       `<div class="pg-controls" role="group" aria-label="Parameters of ${esc(this.data.describe.title)}"></div>` +
       `<div class="pg-figures"><div class="pg-head"></div><div class="pg-problem" role="alert"></div>` +
@@ -266,6 +267,7 @@ export class Stage {
   }
 
   settle() {
+    if (this.data.settle === false) return; // nothing of the page follows the configuration (a chain's): no run
     if (this.settleTimer) clearTimeout(this.settleTimer);
     this.settleTimer = setTimeout(() => { this.ownUrl(); this.trigger("settled", { search: window.location.search }); }, SETTLE_MS);
   }
