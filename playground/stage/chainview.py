@@ -19,7 +19,7 @@ from .. import chain as C
 from ..errors import ValidationError
 from ..layer import Layer
 from ..layers import LAYERS
-from . import protocol
+from . import chaintrace, protocol
 
 LAYER = C.CHAIN  # the name a chain's stage goes by (its seat's, its URL table's)
 
@@ -183,7 +183,7 @@ def structure(chain: C.Chain, build: C.ChainBuild | None) -> dict:
     engine = []
     if build is not None and build.status in ("built", "cached"):
         engine = [
-            {"name": e["name"], "kernel": e.get("tactic") or e.get("type") or "", "fuses": list(e["fuses"])}
+            {"name": e["name"], "kernel": chaintrace.kernel_of(e), "fuses": list(e["fuses"])}
             for e in build.layers
             if e["fuses"]
         ]
@@ -193,6 +193,7 @@ def structure(chain: C.Chain, build: C.ChainBuild | None) -> dict:
             for link in chain.links
         ],
         "engine": engine,
+        "builder": build.builder if build is not None else "",
     }
 
 
@@ -266,6 +267,7 @@ def answer(
         "controls": controls(resolved),
         "compare_choices": [],
         "figures": figures,
+        "trace": chaintrace.trace_maps(ev.chain),  # the hover trace's read maps (the engine's verdict leaves them)
         "shapes": f"Input {tuple(shape)} → Output {tuple(ev.output.shape)}",
         "formula": None,
         **verdict(ev, backend),

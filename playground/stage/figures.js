@@ -120,6 +120,7 @@ export class Figures {
       }
     });
     this.outlinePick();
+    this.stage.chainDrawing?.draw(); // a chain's arrows, engine boxes and trace over the figures just drawn
     if (this.presenter && this.fitted && !grown) this.grow(cellPx);
   }
 

@@ -5,11 +5,13 @@
 // engine layer computes which chain layer is the server's word (chainview.py: `chain.engine[].fuses`); this module
 // only draws it. The geometry is pure (tests/js/flow.test.mjs); `Flow` puts it in the page.
 import { esc } from "./format.js";
+import { Trace } from "./trace.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 export const PAD = 5, NEST = 4; // a box's margin around its figures; a box inside another's, the more
 export const LIFT = 12, RISE = 12; // an arc's height over the figures: LIFT, and RISE more per figure it passes over
 export const LABEL_PX = 18; // the band under the figures that the boxes' kernel names take
+const MARGIN = 12; // the overlay's width past the row's on either side: a box's margin and its nesting
 
 // The engine layers drawn as boxes: those that compute a chain layer (a layer that only moves data into a kernel's
 // layout and back computes none: it is counted in the verdict line, not boxed).
@@ -36,12 +38,25 @@ export function runsOf(fuses, order) {
   return runs.map((r) => r.map((i) => order[i]));
 }
 
+// Whether two figures lie on one line of the row (a chain's row wraps: stage.css); the figures align by their tops.
+export const sameLine = (a, b) => Math.abs(a.y - b.y) < 2;
+
+// A run cut where the row wraps: a box never holds the figures of a line between its parts.
+export function byLine(run, rects) {
+  const out = [];
+  for (const k of run) {
+    const last = out.at(-1);
+    if (last && sameLine(rects[last.at(-1)], rects[k])) last.push(k); else out.push([k]);
+  }
+  return out;
+}
+
 // The boxes' rectangles from the figures' rectangles (rects[key] = { x, y, w, h }, in the overlay's pixels): each part
 // around its figures with PAD to spare, a box around a figure another box already holds NEST further out.
 export function boxRects(boxes, rects, order) {
   const depth = {}, out = [];
   for (const b of boxes) {
-    const parts = runsOf(b.fuses, order).filter((run) => run.every((k) => rects[k]));
+    const parts = runsOf(b.fuses, order).filter((run) => run.every((k) => rects[k])).flatMap((run) => byLine(run, rects));
     const d = Math.max(0, ...parts.flat().map((k) => depth[k] || 0));
     parts.forEach((run, part) => {
       const rs = run.map((k) => rects[k]), m = PAD + d * NEST;
@@ -54,7 +69,8 @@ export function boxRects(boxes, rects, order) {
 }
 
 // The arcs: each from the top of its source's figure to the top of its reader's, as high as the figures it passes
-// over ask; a figure's arcs leave (arrive) at points spread along its top, so two never share an end.
+// over ask (a reader on a later line of the row: from under the source, down through the gap between the lines); a
+// figure's arcs leave (arrive) at points spread along its top, so two never share an end.
 export function arcs(edges, rects, order) {
   const drawn = edges.filter((e) => rects[e.from] && rects[e.to]);
   const ends = (key, side) => drawn.filter((e) => e[side] === key);
@@ -65,8 +81,13 @@ export function arcs(edges, rects, order) {
   };
   return drawn.map((e) => {
     const a = rects[e.from], b = rects[e.to], span = Math.abs(order.indexOf(e.to) - order.indexOf(e.from));
-    const x0 = at(e, "from"), x1 = at(e, "to"), y0 = a.y, y1 = b.y, top = Math.min(y0, y1) - LIFT - RISE * (span - 1);
-    return { ...e, span, top, d: `M${x0} ${y0}C${x0} ${top} ${x1} ${top} ${x1} ${y1 - 1}` };
+    const x0 = at(e, "from"), x1 = at(e, "to"), y1 = b.y;
+    if (!sameLine(a, b)) {
+      const y0 = a.y + a.h + PAD, mid = (y0 + y1) / 2;
+      return { ...e, span, top: y1, d: `M${x0} ${y0}C${x0} ${mid} ${x1} ${mid} ${x1} ${y1 - 1}` };
+    }
+    const top = Math.min(a.y, y1) - LIFT - RISE * (span - 1);
+    return { ...e, span, top, d: `M${x0} ${a.y}C${x0} ${top} ${x1} ${top} ${x1} ${y1 - 1}` };
   });
 }
 
@@ -120,14 +141,17 @@ export class Flow {
     const top = band(edges, order);
     if (row.style.paddingTop !== `${top}px`) row.style.paddingTop = `${top}px`;
     if (row.style.paddingBottom !== `${LABEL_PX + PAD + 4}px`) row.style.paddingBottom = `${LABEL_PX + PAD + 4}px`;
+    const gap = `${top + LABEL_PX + PAD + 4}px`; // a wrapped line's arcs over it, the line before's kernel names
+    if (row.style.rowGap !== gap) row.style.rowGap = gap;
     // the overlay lies over the row's box (inside .pg-figures, which is positioned); figures measured against it
-    const host = row.parentElement.getBoundingClientRect(), box = row.getBoundingClientRect();
-    Object.assign(this.layer.style, { left: `${box.left - host.left}px`, top: `${box.top - host.top}px`, width: `${row.clientWidth}px`, height: `${box.height}px` });
-    this.svg.setAttribute("width", row.clientWidth); this.svg.setAttribute("height", box.height);
+    // (MARGIN wider on either side: a box around a figure at the row's edge is drawn whole)
+    const host = row.parentElement.getBoundingClientRect(), box = row.getBoundingClientRect(), m = MARGIN;
+    Object.assign(this.layer.style, { left: `${box.left - host.left - m}px`, top: `${box.top - host.top}px`, width: `${row.clientWidth + 2 * m}px`, height: `${box.height}px` });
+    this.svg.setAttribute("width", row.clientWidth + 2 * m); this.svg.setAttribute("height", box.height);
     const rects = {};
     for (const el of row.querySelectorAll("[data-figure]")) {
       const r = el.getBoundingClientRect();
-      rects[el.dataset.figure] = { x: r.left - box.left, y: r.top - box.top, w: r.width, h: r.height };
+      rects[el.dataset.figure] = { x: r.left - box.left + m, y: r.top - box.top, w: r.width, h: r.height };
     }
     this.svg.querySelector("g").innerHTML = arcs(edges, rects, order).map((a) =>
       `<path data-arrow="${esc(a.from)}>${esc(a.to)}" d="${a.d}" fill="none" stroke="#374151" stroke-width="1.5" marker-end="url(#pg-flow-head)"/>`).join("");
@@ -139,4 +163,25 @@ export class Flow {
     const text = verdict(chain);
     if (this.line.textContent !== text) { this.line.textContent = text; this.line.dataset.status = chain.status; }
   }
+}
+
+// What the stage draws of a chain (stage.js makes one where its page is a chain's, and draws it after each drawing
+// of the figures and after the engine's verdict): the flow and the hover trace, from the answer's `chain` (layers,
+// engine), its read maps (`trace`), its engine's status and builder.
+export class ChainDrawing {
+  constructor(stage, rowEl) {
+    this.stage = stage;
+    this.flow = new Flow(rowEl);
+    this.trace = new Trace(rowEl, () => stage.figures.figs);
+  }
+
+  draw() {
+    const a = this.stage.answer;
+    if (!a || !a.chain) return;
+    const chain = { ...a.chain, trace: a.trace, status: a.engine.status, builder: a.chain.builder };
+    this.flow.draw(chain);
+    this.trace.show(chain);
+  }
+
+  stop() { this.flow.stop(); }
 }

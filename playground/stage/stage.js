@@ -5,6 +5,7 @@
 // it; the files are served by the stage's asset route (assets.py).
 import { Controls, text } from "./controls.js";
 import { Figures } from "./figures.js";
+import { ChainDrawing } from "./flow.js";
 import { esc, markdown, markdownInline } from "./format.js";
 import { MAX_PLANES } from "./heatmap.js";
 import { Requests, evaluator, postJson, readReply } from "./net.js";
@@ -96,6 +97,7 @@ export class Stage {
     this.tip = Object.assign(document.createElement("div"), { className: "pg-tip" });
     this.tip.setAttribute("role", "tooltip"); this.root.append(this.tip);
     this.figures = new Figures(this, $(".pg-row"), this.tip);
+    if (this.data.chain) this.chainDrawing = new ChainDrawing(this, $(".pg-row")); // its flow and hover trace
     this.onResize = () => { if (this.answer) { this.figures.resized = true; this.figures.draw(); } };
     window.addEventListener("resize", this.onResize);
     // The stage's own width changes without the window's too (Streamlit's sidebar opens beside the page on a wide
@@ -132,7 +134,7 @@ export class Stage {
 
   stop() {
     this.url.cancel(); this.requests.stop();
-    window.removeEventListener("resize", this.onResize); this.resizer.disconnect();
+    window.removeEventListener("resize", this.onResize); this.resizer.disconnect(); this.chainDrawing?.stop();
     if (this.playing) clearInterval(this.playing);
     if (this.settleTimer) clearTimeout(this.settleTimer);
   }
@@ -260,7 +262,7 @@ export class Stage {
       const reply = r.ok ? await r.json() : {};
       if (reply.finish) {
         Object.assign(a, reply.finish); a.finish = false; this.askedAgain = null;
-        if (a === this.answer) { this.drawText(a); if (reply.finish.cells) this.drawCell(); }
+        if (a === this.answer) { this.drawText(a); if (reply.finish.cells) this.drawCell(); this.chainDrawing?.draw(); }
       } else if (r.ok && a === this.answer && this.askedAgain !== this.cacheKey()) { this.askedAgain = this.cacheKey(); this.request(false); }
     } catch (e) { /* no server: the badge waits for the next answer */ }
     a.__finishing = false;

@@ -120,7 +120,8 @@ export class Trace {
   }
 
   show(chain) { // a new answer: its maps; the picked cell kept where its tensor still holds it
-    if (chain !== this.chain) { this.chain = chain; this.cache = {}; }
+    if (!this.chain || chain.trace !== this.chain.trace) this.cache = {}; // the maps turned around, per answer
+    this.chain = chain;
     const fig = this.pick && this.figs()[this.pick.key];
     if (this.pick && !(fig && inside(this.pick.index, fig.t.shape))) this.pick = null;
     this.draw(this.pick);
@@ -133,9 +134,9 @@ export class Trace {
     row.tracePick = this.pick ? `${this.pick.key}:${keyOf(this.pick.index)}` : "";
     if (!at || !chain || !chain.trace || !figs[at.key]) { row.traced = "{}"; return; }
     const id = `${at.key}:${keyOf(at.index)}`; // the pointer moves within a cell: composed once
-    if (!this.last || this.last.id !== id || this.last.chain !== chain) {
+    if (!this.last || this.last.id !== id || this.last.trace !== chain.trace) {
       const shapes = Object.fromEntries(Object.entries(figs).map(([k, f]) => [k, f.t.shape]));
-      this.last = { id, chain, up: back(chain.layers, chain.trace, shapes, at.key, at.index),
+      this.last = { id, trace: chain.trace, up: back(chain.layers, chain.trace, shapes, at.key, at.index),
                     down: forward(chain.layers, chain.trace, at.key, at.index, this.cache) };
     }
     const { up, down } = this.last;

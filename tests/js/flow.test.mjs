@@ -87,3 +87,15 @@ test("the verdict line names the builder, what fused, and waits while the engine
   assert.match(verdict({ ...residual, status: "pending", engine: [] }), /building/);
   assert.match(verdict({ ...residual, status: "not_built", engine: [] }), /No TensorRT/);
 });
+
+test("where the row wraps, a box is drawn in a part per line and an arrow to the next line leaves from under its source", () => {
+  // input, convolution, elementwise on the first line; activation under the input
+  const rects = { input: { x: 0, y: 40, w: 100, h: 80 }, convolution: { x: 120, y: 40, w: 100, h: 80 },
+                  elementwise: { x: 240, y: 40, w: 100, h: 80 }, activation: { x: 0, y: 200, w: 100, h: 80 } };
+  const order = orderOf(residual), drawn = boxRects(boxesOf(residual), rects, order);
+  assert.deepEqual(drawn.map((b) => b.figures), [["convolution", "elementwise"], ["activation"]]);
+  assert.ok(drawn[0].x > rects.input.x + rects.input.w, "the first line's part leaves the input out");
+  const down = arcs(edgesOf(residual), rects, order).find((a) => a.to === "activation");
+  const [x0, y0] = down.d.slice(1).split("C")[0].split(" ").map(Number);
+  assert.ok(y0 > rects.elementwise.y + rects.elementwise.h && x0 > rects.elementwise.x, down.d);
+});
