@@ -553,7 +553,8 @@ def chain_answer(seat: Seat, message: dict) -> dict:
                 ev = C.evaluate(spec.names, raw, seat.x, backend=backend, cache=cache)
             seat.chain_ev = (raw, ev)
             seat._recount()
-            return {"finish": chainview.verdict(ev, backend)}
+            opinion = chainview.opinion_badge(ev, backend, cache)
+            return {"finish": chainview.verdict(ev, backend) | {"onnxruntime": opinion}}
         with shared.prefetcher().foreground():
             ev = C.evaluate(spec.names, raw, seat.x, backend=backend, cache=cache, build_engine=backend.can_run)
     except ValidationError as exc:
@@ -561,7 +562,7 @@ def chain_answer(seat: Seat, message: dict) -> dict:
     seat.chain_ev = (raw, ev)
     out = chainview.answer(spec, resolved, ev, backend, held, pages, {C.INPUT: seat.digests["x"]})
     seat.keep(protocol.arrays(out))
-    out["finish"] = ev.engine.status == "pending"
+    out["finish"] = not message.get("quick")  # the engine's verdict (built now, where it was pending), the badge
     return {"answer": out}
 
 

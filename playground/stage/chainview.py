@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import chain as C
+from .. import numbers
 from ..errors import ValidationError
 from ..layer import Layer
 from ..layers import LAYERS
@@ -231,6 +232,31 @@ def verdict(ev: C.ChainEvaluation, backend) -> dict:
         },
         "messages": messages,
         "chain": structure(ev.chain, e),
+    }
+
+
+def opinion_badge(ev: C.ChainEvaluation, backend, cache) -> dict | None:
+    """ONNX Runtime's opinion of the chain's ONNX export (and TensorRT's ONNX parser's of its fusion) as the stage's
+    badge says it; None where there is no ONNX export to judge."""
+    try:
+        from ..onnx.chain import opinions
+    except ImportError:  # onnx or onnxruntime not installed: no badge
+        return None
+    o = opinions(ev, backend, cache)
+    ort, parser = o["onnxruntime"], o["onnx_parser"] or {}
+    if ort.get("status") != "ran":
+        return None
+    said = [
+        f"ONNX Runtime {ort['version']} on the chain's ONNX export against {ort['compared_to']}: max |difference| "
+        f"{numbers.shortest(ort['max_abs_diff'])}"
+    ]
+    if parser.get("status") in ("built", "cached"):
+        same = {True: "fuses as", False: "fuses otherwise than", None: "was built beside"}[parser["same_fusion"]]
+        said.append(f"TensorRT's ONNX parser ({parser['parser']}): its engine {same} {parser['compared_to']}.")
+    return {
+        "agrees": bool(ort["agrees"]),
+        "text": "ONNX Runtime ✓" if ort["agrees"] else "ONNX Runtime ✗ differs",
+        "title": ". ".join(said),
     }
 
 

@@ -15,6 +15,7 @@ import { Later, cacheKey, changed, fileName, linkChanges, linkPicks, urlTable, w
 // The address bar follows a change a frame later, outside the key's handler (replaceState takes ms: tens loaded), and
 // once per URL_MS while a sweep lasts (Chromium and Firefox refuse a page more than 200 writes in ten seconds)
 const URL_MS = 100;
+const FINISH_RETRY_MS = 150; // a follow-up asked while the page's previous one still runs: asked again after this
 const SETTLE_MS = 1200; // a configuration the hand has left this long: the sections under the stage follow it (a page run)
 // What follows a drawing (its follow-up, the page's held-back run) waits for the frame showing it, not to hold it up
 const afterPaint = (fn) => requestAnimationFrame(() => setTimeout(fn, 0));
@@ -264,6 +265,7 @@ export class Stage {
         Object.assign(a, reply.finish); a.finish = false; this.askedAgain = null;
         if (a === this.answer) { this.drawText(a); if (reply.finish.cells) this.drawCell(); this.chainDrawing?.draw(); }
       } else if (r.ok && a === this.answer && this.askedAgain !== this.cacheKey()) { this.askedAgain = this.cacheKey(); this.request(false); }
+      else if (r.status === 429 && a === this.answer) { a.__finishing = false; setTimeout(() => this.finish(), FINISH_RETRY_MS); return; } // the one before still building
     } catch (e) { /* no server: the badge waits for the next answer */ }
     a.__finishing = false;
   }
