@@ -114,3 +114,40 @@ def test_hovering_the_output_outlines_the_cells_it_reads_back_to_the_input(brows
         page.wait_for_function("JSON.parse(document.querySelector('.pg-row').dataset.traced).input === -9")
     finally:
         ctx.close()
+
+
+def test_two_chains_side_by_side_on_the_same_input_show_what_fused_in_each(browser, app):
+    ctx, page = open_chain(browser, app, "starter=conv_relu&compare=conv_prelu")
+    try:
+        page.wait_for_function("document.querySelectorAll('.pg-stage').length === 2", timeout=120_000)
+        page.wait_for_function(
+            "[...document.querySelectorAll('.pg-engine-line')].every((l) => l.dataset.status"
+            " && l.dataset.status !== 'pending')",
+            timeout=120_000,
+        )
+        stages = page.evaluate(
+            """() => [...document.querySelectorAll('.pg-stage')].map((s) => ({
+                left: s.getBoundingClientRect().left,
+                boxes: [...new Set([...s.querySelectorAll('[data-engine-layer]')].map((b) => b.dataset.fuses))],
+                input: s.querySelector("[data-figure='input'] .pg-stats").innerText,
+                figures: [...s.querySelectorAll('.pg-row [data-figure]')].map((f) => f.dataset.figure)}))"""
+        )
+        stages.sort(key=lambda s: s["left"])
+        assert stages[0]["boxes"] == ["convolution activation"] and stages[1]["boxes"] == ["convolution", "prelu"]
+        assert stages[0]["figures"] == ["input", "convolution", "activation"]
+        assert stages[1]["figures"] == ["input", "convolution", "prelu"]
+        assert stages[0]["input"] == stages[1]["input"]  # one input for both
+        assert stages[1]["left"] > stages[0]["left"] + 300  # two columns
+        assert "compare=conv_prelu" in page.url
+    finally:
+        ctx.close()
+
+
+def test_a_compared_chain_that_cannot_be_is_named_with_its_rule(browser, app):
+    ctx, page = open_chain(browser, app, "starter=conv_relu&compare=nonsense")
+    try:
+        page.wait_for_selector("text=compare:", timeout=60_000)
+        assert "must name a starter chain" in page.inner_text("body")
+        assert page.locator(".pg-stage").count() == 1
+    finally:
+        ctx.close()

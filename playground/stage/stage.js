@@ -143,6 +143,7 @@ export class Stage {
   // The URL is the contract: where the page's script ran on an older query than the address bar holds (the page
   // reconnected to another replica, whose run had the query the page loaded with), the address bar wins.
   followUrl() {
+    if (this.data.url === false) return; // a second stage of the page (a compared chain's): the address is the first's
     const moved = linkChanges(this.table, window.location.search, this.query);
     if (Object.keys(moved).length) { Object.assign(this.query, moved); this.request(false); }
   }
@@ -281,6 +282,7 @@ export class Stage {
   ownUrl() { this.url.cancel(); this.writeUrl(); }
 
   writeUrl() {
+    if (this.data.url === false) return;
     const cells = this.answer && this.answer.cells;
     writeHistory(this.table, { query: this.query, compare: this.compare,
                                pick: this.pickInUrl && cells && this.pick ? { axes: cells.axes, index: this.pick } : null });
