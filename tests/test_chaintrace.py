@@ -13,18 +13,29 @@ def _starter(name):
     return C.resolve(s.layers, s.params, s.input_shape)
 
 
-def test_a_convolution_cell_reads_its_window_and_a_pointwise_layer_its_own_cell():
+def test_a_convolution_cell_reads_its_window_as_a_region_and_a_pointwise_layer_its_own_cell():
     maps = V.trace_maps(_starter("conv_relu"))  # a 3 × 3 Sobel kernel on 6 × 9: output 4 × 7
     conv = maps["convolution"]
     assert conv["sources"] == {"x": "input"} and len(conv["reads"]) == 4 * 7
-    assert sorted(map(tuple, conv["reads"]["0,0,1,2"]["x"])) == [(0, 0, h, w) for h in (1, 2, 3) for w in (2, 3, 4)]
+    assert conv["reads"]["0,0,1,2"] == {"x": {"lo": [0, 0, 1, 2], "hi": [0, 0, 3, 4]}}
     assert maps["activation"] == {"sources": {"x": "convolution"}, "same": True}
 
 
-def test_an_elementwise_reads_each_operand_by_name():
+def test_an_elementwise_of_one_shape_reads_the_same_cell_of_each_operand_and_a_broadcast_its_own():
     maps = V.trace_maps(_starter("conv_residual_relu"))
-    assert maps["elementwise"]["sources"] == {"a": "convolution", "b": "input"}
-    assert maps["elementwise"]["reads"]["0,0,2,3"] == {"a": [[0, 0, 2, 3]], "b": [[0, 0, 2, 3]]}
+    assert maps["elementwise"] == {"sources": {"a": "convolution", "b": "input"}, "same": True}
+    params = {"convolution.kernel_size_nd": "3,1", "elementwise.from.b": "input"}
+    chain = C.resolve("convolution+elementwise", params, (1, 1, 3, 4))  # a 1×1×1×4 row added to each row of 3 × 4
+    reads = V.trace_maps(chain)["elementwise"]["reads"]
+    assert reads["0,0,2,3"] == {"a": [[0, 0, 0, 3]], "b": [[0, 0, 2, 3]]}
+
+
+def test_a_window_is_a_region_only_where_it_is_every_cell_of_its_bounds_in_order():
+    assert V.region([(0, 1), (0, 2), (1, 1), (1, 2)]) == {"lo": [0, 1], "hi": [1, 2]}
+    assert V.region([(0, 1), (1, 1)]) == {"lo": [0, 1], "hi": [1, 1]}
+    assert V.region([(0, 0), (0, 2)]) == [[0, 0], [0, 2]]  # a dilated window: two cells apart
+    assert V.region([(1, 1), (0, 1)]) == [[1, 1], [0, 1]]  # out of order: the cells, in theirs
+    assert V.region([(2, 3)]) == [[2, 3]]
 
 
 def test_the_maps_stop_at_their_bounds_and_say_where(monkeypatch):
@@ -33,9 +44,9 @@ def test_the_maps_stop_at_their_bounds_and_say_where(monkeypatch):
     maps = V.trace_maps(chain)
     assert "reads" not in maps["convolution"] and "more than the 1,000" in maps["convolution"]["stopped"]
     monkeypatch.setattr(V, "TRACE_CELLS", 10_000)
-    monkeypatch.setattr(V, "TRACE_INTS", 20_000)  # 1,444 cells × 9 cells × 4 numbers: the first map alone is over
+    monkeypatch.setattr(V, "TRACE_INTS", 10_000)  # 1,444 cells × a region's 8 numbers: the first map alone is over
     maps = V.trace_maps(chain)
-    assert "list more than 20,000" in maps["convolution"]["stopped"] and "reads" not in maps["convolution2"]
+    assert "list more than 10,000" in maps["convolution"]["stopped"] and "reads" not in maps["convolution2"]
     monkeypatch.setattr(V, "TRACE_INTS", 10**6)
     assert "reads" in V.trace_maps(chain)["convolution2"]
 

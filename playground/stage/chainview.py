@@ -198,9 +198,10 @@ def structure(chain: C.Chain, build: C.ChainBuild | None) -> dict:
     }
 
 
-def verdict(ev: C.ChainEvaluation, backend) -> dict:
+def verdict(ev: C.ChainEvaluation, backend, trace: bool = True) -> dict:
     """The engine's part of a chain's answer (what its build, which follows the answer, changes): the badge, the
-    engine's status, the notes, and the engine's layers on the chain."""
+    engine's status, the notes, and the engine's layers on the chain; `trace`: the read maps of the hover trace too
+    (they follow the answer with the verdict, off a key press's way)."""
     e = ev.engine
     status = e.status
     if not backend.can_build:
@@ -232,6 +233,7 @@ def verdict(ev: C.ChainEvaluation, backend) -> dict:
         },
         "messages": messages,
         "chain": structure(ev.chain, e),
+        **({"trace": chaintrace.trace_maps(ev.chain)} if trace else {}),
     }
 
 
@@ -293,10 +295,9 @@ def answer(
         "controls": controls(resolved),
         "compare_choices": [],
         "figures": figures,
-        "trace": chaintrace.trace_maps(ev.chain),  # the hover trace's read maps (the engine's verdict leaves them)
         "shapes": f"Input {tuple(shape)} → Output {tuple(ev.output.shape)}",
         "formula": None,
-        **verdict(ev, backend),
+        **verdict(ev, backend, trace=False),
         "precision": None,
         "explain": [],
         "example": None,
