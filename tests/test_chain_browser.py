@@ -1,150 +1,205 @@
-"""The chain page in the system Chromium: every starter chain opens with its note and its engine at both projector
-sizes, normal and presenter, with no error and no traceback; the layer list's buttons change the chain."""
+"""The chain page in the system Chromium: the chain on the stage. Every starter opens with a figure per tensor in
+chain order and a control per layer parameter (`KEY.PARAM[.AXIS]`); a convolution's stride dragged redraws every
+tensor after it with no script run; a refused edit marks its control and keeps the last good chain; an older link
+still opens; the tensors are on the first screen of a 1280 × 720 projector; the layer list changes the chain from
+the stage's latest values. Nothing sleeps for a fixed time: each step waits on what the stage writes."""
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
 
+from playground import chain as C
 from playground import chains
 from playground.chromium import browser as B
-from playground.ui.chain import ENGINE_OPEN_PX
-from playground.ui.keys import key_selector
-from playground.ui.view import SETTLE_MS, VIEWPORT_PROBE
+from playground.stage import chainview
 
 pytestmark = pytest.mark.browser
+STAGE = ".pg-stage"
+STATS = r"shape \(\d+(, \d+)*\) · min \S+ · max \S+"
 
-EXCEPTION = '[data-testid="stException"]'
-ERROR = '[data-testid="stAlertContentError"]'
+
+@pytest.fixture(scope="module")
+def context(browser):
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    yield ctx
+    ctx.close()
 
 
-def open_chain(browser, app, query: str, width: int = 1920, height: int = 1080):
-    ctx = B.new_context(browser, viewport={"width": width, "height": height}, reduced_motion="reduce")
-    page = ctx.new_page()
+def open_chain(context, app, query: str):
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    page.errors = []
+    page.on("pageerror", lambda exc: page.errors.append(str(exc)))
     page.goto(f"{app}/chain?{query}")
-    B.wait_until_idle(page, 120_000)
-    said(page, height)
-    return ctx, page
+    page.wait_for_selector(f"{STAGE}[data-drawn] [data-figure] canvas")
+    return page
 
 
-def said(page, height: int) -> None:
-    """Wait until the page has been drawn knowing the window is `height` tall (the probe holds what it knows)."""
-    page.wait_for_selector(f"{key_selector(VIEWPORT_PROBE)} [data-known='{height}']", state="attached")
-    B.wait_until_idle(page, 120_000)
+def figures(page) -> list[tuple[str, str]]:
+    """(data-figure, its stats line) of every figure, in the page's order."""
+    return page.eval_on_selector_all(
+        f"{STAGE} [data-figure]", "els => els.map(e => [e.dataset.figure, e.querySelector('.pg-stats').innerText])"
+    )
+
+
+def drawn(page) -> int:
+    return int(page.get_attribute(STAGE, "data-drawn"))
+
+
+def runs(page) -> int:
+    return page.evaluate("() => window.__playgroundRuns.started")
+
+
+def answer(page) -> dict:
+    return page.evaluate(
+        "() => { const a = document.querySelector('.pg-stage').__stage.answer; return {chain: a.chain, engine: a.engine, finish: a.finish}; }"
+    )
 
 
 @pytest.mark.parametrize("starter", chains.STARTERS, ids=lambda s: s.name)
-def test_each_starter_chain_opens_with_its_note_and_its_engine(browser, app, starter):
-    ctx, page = open_chain(browser, app, f"starter={starter.name}")
+def test_each_starter_opens_on_the_stage_a_figure_per_tensor_in_order_and_a_control_per_parameter(
+    context, app, starter
+):
+    page = open_chain(context, app, f"starter={starter.name}")
     try:
-        assert page.locator(EXCEPTION).count() == 0 and page.locator(ERROR).count() == 0
-        body = page.inner_text("body")
-        assert starter.title in body and starter.note[:40] in body
-        assert "engine layer(s)" in body and "not run here" in body
+        address = C.from_query({C.STARTER_KEY: starter.name})
+        chain = C.resolve(address.names, address.raw(), chainview.input_of(address).shape)
+        shown = figures(page)
+        assert [w for w, _ in shown] == [C.INPUT, *chain.keys]  # the output last
+        shapes = {C.INPUT: chain.input_shape} | {link.key: link.output_shape for link in chain.links}
+        for which, line in shown:
+            assert re.match(STATS, line) and f"shape {shapes[which]}" in line, (which, line)
+        params = set(page.eval_on_selector_all(f"{STAGE} [data-param]", "els => els.map(e => e.dataset.param)"))
+        for c in chainview.controls(chain):  # each layer parameter's control, by its key (an axis's, a value's)
+            assert any(p == c["key"] or p.startswith(c["key"] + ".") for p in params), c["key"]
+        assert all(p.partition(".")[0] in chain.keys for p in params)
+        # the chain drawn around the figures: each layer's sources, as the chain reads them
+        said = answer(page)["chain"]["layers"]
+        assert said == [
+            {"key": link.key, "layer": link.layer.name, "sources": [link.sources[i.name] for i in link.layer.inputs]}
+            for link in chain.links
+        ]
+        assert starter.note[:40] in page.inner_text("body")
+        assert not page.errors
     finally:
-        ctx.close()
+        page.close()
 
 
-@pytest.mark.parametrize("width, height", [(1280, 720), (1920, 1080)])
-@pytest.mark.parametrize("presenter", [False, True])
-def test_what_fused_and_the_tensors_are_on_the_first_screen_at_projector_sizes(browser, app, width, height, presenter):
-    """The engine's line says what fused, over its layers: open where the window has room for them (1920 × 1080),
-    folded at 1280 × 720; under it, the first line of tensors is in the window (the figures' plots, what the page is
-    for)."""
-    query = "starter=leaky_by_hand" + ("&view.presenter=true" if presenter else "")
-    ctx, page = open_chain(browser, app, query, width, height)
+def test_dragging_a_convolutions_stride_redraws_every_downstream_tensor_with_no_script_run(context, app):
+    page = open_chain(context, app, "starter=conv_bn_relu")
     try:
-        summary = page.locator(".st-key-chain-engine summary")
-        assert re.search(
-            r"The engine: 4 chain layer\(s\) → 1 engine layer\(s\), fused: scale \+ activation", summary.inner_text()
+        B.wait_until_idle(page)
+        before, started = dict(figures(page)), runs(page)
+        slider = page.locator(f'{STAGE} input[type="range"][data-param="convolution.stride_nd.w"]')
+        box = slider.bounding_box()
+        low, high = (float(slider.get_attribute(a)) for a in ("min", "max"))
+        x0, y = box["x"] + 8, box["y"] + box["height"] / 2  # the thumb, at stride 1
+        page.mouse.move(x0, y)
+        page.mouse.down()
+        for i in range(1, 11):  # the hand moves to about stride 3, in steps
+            page.mouse.move(x0 + i * (box["width"] - 16) * (2.2 / (high - low)) / 10, y)
+        page.mouse.up()
+        page.wait_for_function(
+            "() => JSON.parse(document.querySelector('.pg-stage').dataset.query)['convolution.stride_nd.w'] !== '1'"
         )
-        box = summary.bounding_box()
-        assert box["y"] + box["height"] <= height, box
-        opened = page.locator(".st-key-chain-engine details").evaluate("d => d.open")
-        assert opened == (height >= ENGINE_OPEN_PX), opened
-        if opened:
-            assert "__myl_MoveReluMulAddMulAddAdd" in page.locator(".st-key-chain-engine").inner_text()
-        plots = [b.bounding_box() for b in page.locator(".st-key-chain-tensors .nsewdrag").all()]
-        first = [b for b in plots if abs(b["y"] - plots[0]["y"]) < 1]
-        assert len(first) >= 2 and all(b["y"] + b["height"] <= height for b in first), (first, height)
-        assert page.locator(EXCEPTION).count() == 0
+        B.wait_until_idle(page)
+        stride = int(json.loads(page.get_attribute(STAGE, "data-query"))["convolution.stride_nd.w"])
+        assert stride >= 2
+        address = C.from_query({C.STARTER_KEY: "conv_bn_relu", "convolution.stride_nd": f"1,{stride}"})
+        chain = C.resolve(address.names, address.raw(), chainview.input_of(address).shape)
+        page.wait_for_function(  # the answer of the released value drawn: every tensor after the input at its shape
+            "(shapes) => [...document.querySelectorAll('.pg-stage [data-figure]')].slice(1).every("
+            "(e, i) => e.querySelector('.pg-stats').innerText.startsWith('shape (' + shapes[i].join(', ') + ')'))",
+            arg=[list(link.output_shape) for link in chain.links],
+        )
+        after = dict(figures(page))
+        assert after[C.INPUT] == before[C.INPUT]  # the input stays; every tensor after the convolution is redrawn
+        for key in ("convolution", "scale", "activation"):
+            assert after[key] != before[key], key
+        assert runs(page) == started  # answered by the stage's route, not a run of the page's script
+        assert f"convolution.stride_nd.w={stride}" in page.evaluate("() => location.search")
+        assert not page.errors
     finally:
-        ctx.close()
+        page.close()
 
 
-def test_the_layer_buttons_change_the_chain(browser, app):
-    ctx, page = open_chain(browser, app, "layers=convolution,activation")
+def test_a_refused_edit_marks_its_control_and_the_last_good_chain_stays_drawn(context, app):
+    page = open_chain(context, app, "starter=conv_relu")
     try:
+        before, seq = figures(page), drawn(page)
+        exact = page.locator(f'{STAGE} [data-param="convolution.stride_nd.w"] + .pg-exact')
+        exact.fill("0")  # a stride of 0: the convolution's rule
+        exact.press("Enter")
+        page.wait_for_selector(f'{STAGE} [data-param="convolution.stride_nd.w"].pg-invalid')
+        problem = page.inner_text(f"{STAGE} .pg-problem")
+        assert "convolution.stride_nd" in problem and "last valid configuration" in problem
+        assert figures(page) == before and drawn(page) == seq
+        exact.fill("2")
+        exact.press("Enter")  # a valid value clears the mark and draws the chain
+        page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {seq}")
+        assert page.locator(f"{STAGE} .pg-invalid").count() == 0
+        assert dict(figures(page))["convolution"].startswith("shape (1, 1, 4, 4)")  # 9 columns, 3 wide, stride 2
+        assert not page.errors
+    finally:
+        page.close()
+
+
+def test_an_older_chain_link_opens_and_a_fresh_page_reopens_what_the_stage_wrote(context, app):
+    page = open_chain(context, app, "layers=convolution,activation&convolution.stride_nd=2,2&activation.type=GELU_ERF")
+    try:
+        query = json.loads(page.get_attribute(STAGE, "data-query"))
+        assert query["convolution.stride_nd.h"] == query["convolution.stride_nd.w"] == "2"
+        assert query["activation.type"] == "GELU_ERF"
+        seq = drawn(page)
+        page.focus(f'{STAGE} [data-param="convolution.padding_nd.w"]')
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {seq}")
+        page.wait_for_function("() => location.search.includes('convolution.padding_nd.w=1')")
+        link, shown = page.url, figures(page)
+        assert "convolution.stride_nd=" not in link  # written per axis, as the stage spells it
+        again = open_chain(context, app, link.split("?", 1)[1])
+        assert figures(again) == shown
+        again.close()
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("query", ["starter=leaky_by_hand&input.shape=1,3,32,32", "starter=conv_bn_relu"])
+def test_the_chains_tensors_are_on_the_first_screen_in_presenter_mode_at_1280_by_720(context, app, query):
+    page = open_chain(context, app, query + "&view.presenter=true")
+    try:
+        assert page.locator(f"{STAGE}.pg-presenter").count() == 1
+        boxes = page.eval_on_selector_all(
+            f"{STAGE} [data-figure] canvas", "els => els.map(e => e.getBoundingClientRect().toJSON())"
+        )
+        assert len(boxes) == len(figures(page)) and all(b["bottom"] <= 720 and b["right"] <= 1280 for b in boxes)
+        assert all(b["width"] > 20 for b in boxes), boxes
+    finally:
+        page.close()
+
+
+def test_the_layer_list_changes_the_chain_from_the_stages_latest_values(context, app):
+    page = open_chain(context, app, "layers=convolution,activation")
+    try:
+        B.wait_until_idle(page)
+        seq = drawn(page)
+        page.focus(f'{STAGE} [data-param="convolution.stride_nd.h"]')
+        page.keyboard.press("ArrowRight")  # stride 2, on the stage only: the page's script has not run
+        page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {seq}")
+        expand = page.locator('[data-testid="stExpandSidebarButton"]')
+        if expand.count() and expand.first.is_visible():
+            expand.first.click()
+        down = page.locator('[data-testid="stSidebar"]').get_by_role("button", name="arrow_downward").first
+        down.wait_for(state="visible")
         with B.rerun(page):
-            page.get_by_role("button", name="arrow_downward").first.click()
-        B.wait_until_idle(page, 120_000)
-        assert "layers=activation%2Cconvolution" in page.url or "layers=activation,convolution" in page.url
+            down.click()
+        page.wait_for_selector(f'{STAGE} [data-figure="convolution"]:nth-child(3)')
+        assert [w for w, _ in figures(page)] == [C.INPUT, "activation", "convolution"]
+        query = json.loads(page.get_attribute(STAGE, "data-query"))
+        assert query["convolution.stride_nd.h"] == "2"  # the value moved on the stage came along
+        assert not page.errors
     finally:
-        ctx.close()
-
-
-@pytest.mark.parametrize("width, height", [(1280, 720), (1920, 1080)])
-@pytest.mark.parametrize("presenter", [False, True])
-def test_each_layers_buttons_sit_on_its_line(browser, app, width, height, presenter):
-    query = "starter=leaky_by_hand" + ("&view.presenter=true" if presenter else "")
-    ctx, page = open_chain(browser, app, query, width, height)
-    try:
-        for i in range(4):
-            row = page.locator(f".st-key-chain-layer-{i}")
-            name = row.locator('[data-testid="stMarkdown"]').bounding_box()
-            buttons = [b.bounding_box() for b in row.locator("button:visible").all()]
-            assert len(buttons) == 3, i
-            for b in buttons:  # beside the name, its middle within the name's lines
-                assert b["x"] >= name["x"] + name["width"] - 1, (i, name, b)
-                assert name["y"] <= b["y"] + b["height"] / 2 <= name["y"] + name["height"], (i, name, b)
-    finally:
-        ctx.close()
-
-
-@pytest.mark.parametrize("width, height, per_line", [(1280, 720, 2), (1920, 1080, 3)])
-def test_the_tensors_keep_a_legible_width(browser, app, width, height, per_line):
-    ctx, page = open_chain(browser, app, "starter=leaky_by_hand", width, height)
-    try:
-        boxes = [b.bounding_box() for b in page.locator(".st-key-chain-tensors > div").all()]
-        assert len(boxes) == 5  # the input and four layers
-        assert min(b["width"] for b in boxes) >= 320, boxes
-        assert sum(abs(b["y"] - boxes[0]["y"]) < 1 for b in boxes) == per_line, boxes
-    finally:
-        ctx.close()
-
-
-def _engine_open(page) -> bool:
-    return page.locator(".st-key-chain-engine details").evaluate("d => d.open")
-
-
-def test_a_resize_across_the_engines_height_opens_or_folds_it_and_one_within_a_side_reruns_nothing(browser, app):
-    """The window's size is said again where a resize, once settled, crosses the height the engine's layers open
-    at: 1080 → 720 folds them, 720 → 1000 opens them again. A resize that stays on one side (1000 → 950, then a
-    drag through several heights above it) asks the server for no run."""
-    ctx, page = open_chain(browser, app, "starter=leaky_by_hand", 1920, 1080)
-    try:
-        assert _engine_open(page)
-        page.set_viewport_size({"width": 1280, "height": 720})
-        said(page, 720)
-        assert not _engine_open(page)
-        page.set_viewport_size({"width": 1920, "height": 1000})
-        said(page, 1000)
-        assert _engine_open(page)
-        before = B.mark(page)
-        for h in (950, ENGINE_OPEN_PX + 40, ENGINE_OPEN_PX, 990):
-            page.set_viewport_size({"width": 1600, "height": h})
-            page.wait_for_timeout(60)  # a drag: each size held for less than the settling time
-        page.set_viewport_size({"width": 1500, "height": 950})
-        page.wait_for_timeout(4 * SETTLE_MS)
-        assert B.mark(page) == before, "a resize on one side of the engine's height reran the page"
-        assert _engine_open(page) and page.locator(f"{key_selector(VIEWPORT_PROBE)} [data-known='1000']").count()
-        # a drag that crosses and comes back before it settles says nothing either
-        page.set_viewport_size({"width": 1500, "height": 700})
-        page.wait_for_timeout(60)
-        page.set_viewport_size({"width": 1500, "height": 960})
-        page.wait_for_timeout(4 * SETTLE_MS)
-        assert B.mark(page) == before
-        assert page.locator(EXCEPTION).count() == 0
-    finally:
-        ctx.close()
+        page.close()

@@ -163,13 +163,14 @@ def describe(spec: Spec, base: C.Chain) -> dict:
             "view": list(protocol.VIEW_KEYS),
             # a parameter with axes as older chain links spell it whole (`convolution.stride_nd=2,2`): read as the
             # page opens, then written per axis
-            "dropped": sorted({k.rpartition(".")[0] for k in switched(spec, shapes)} | _whole_keys(spec, shapes)),
+            "dropped": sorted({k.rpartition(".")[0] for k in switched(spec, shapes)} | whole_keys(spec, shapes)),
             "switched": switched(spec, shapes),
         },
     }
 
 
-def _whole_keys(spec: Spec, shapes: dict) -> set[str]:
+def whole_keys(spec: Spec, shapes: dict) -> set[str]:
+    """The keys of the parameters the stage spells per axis, as older chain links spell them whole."""
     return {
         protocol.key(keyed(name, key), p)
         for key, name in zip(spec.keys, spec.names)

@@ -128,7 +128,9 @@ def _stage(spec, address, given, base, x, presenter, slot: str = "", compared: b
     problem = None
     try:
         linked = C.resolve(address.names, address.raw(), x.shape)  # the link's whole-parameter keys too
-        raw, resolved = chainview.resolve(spec, chainview.query_of(linked) | given, x.shape, shapes)
+        spelled = chainview.query_of(linked)
+        raw, resolved = chainview.resolve(spec, spelled | given, x.shape, shapes)
+        _per_axis(chainview.whole_keys(spec, shapes), spelled)
     except ValidationError as exc:
         problem = chainview.problem(exc, spec, shapes)
     except protocol.RequestError as exc:
@@ -179,6 +181,16 @@ def _stage(spec, address, given, base, x, presenter, slot: str = "", compared: b
             width="stretch",
             height="content",
         )
+
+
+def _per_axis(whole: set[str], spelled: dict[str, str]) -> None:
+    """An older link's whole-parameter keys (`convolution.stride_nd=2,2`) written as the stage spells them, per
+    axis, before the stage reads the address bar (it takes a key left out for its default)."""
+    for k in whole & set(st.query_params):
+        del st.query_params[k]
+        for axis, v in spelled.items():
+            if axis.startswith(k + ".") and axis not in st.query_params:
+                st.query_params[axis] = v
 
 
 def _starter_picker(address: C.Address) -> None:
