@@ -10,13 +10,15 @@ import { Trace } from "./trace.js";
 const SVG = "http://www.w3.org/2000/svg";
 export const PAD = 5, NEST = 4; // a box's margin around its figures; a box inside another's, the more
 export const LIFT = 12, RISE = 12; // an arc's height over the figures: LIFT, and RISE more per figure it passes over
+export const HUES = ["#7c3aed", "#0f766e", "#b45309", "#be185d", "#1d4ed8", "#4d7c0f"]; // a box's colour, by its engine layer
 export const LABEL_PX = 18; // the band under the figures that the boxes' kernel names take
 const MARGIN = 12; // the overlay's width past the row's on either side: a box's margin and its nesting
 
 // The engine layers drawn as boxes: those that compute a chain layer (a layer that only moves data into a kernel's
 // layout and back computes none: it is counted in the verdict line, not boxed).
 export function boxesOf(chain) {
-  return (chain.engine || []).filter((e) => e.fuses && e.fuses.length).map((e) => ({ name: e.name, kernel: e.kernel, fuses: [...e.fuses] }));
+  return (chain.engine || []).filter((e) => e.fuses && e.fuses.length)
+    .map((e, i) => ({ name: e.name, kernel: e.kernel, fuses: [...e.fuses], hue: HUES[i % HUES.length] }));
 }
 
 // Each tensor a layer reads, once: { from, to } by the figures' keys.
@@ -52,7 +54,8 @@ export function byLine(run, rects) {
 }
 
 // The boxes' rectangles from the figures' rectangles (rects[key] = { x, y, w, h }, in the overlay's pixels): each part
-// around its figures with PAD to spare, a box around a figure another box already holds NEST further out.
+// around its figures with PAD to spare, a box around a figure another box already holds NEST further out (`depth`:
+// how many it is outside of; its kernel's name a line lower than theirs).
 export function boxRects(boxes, rects, order) {
   const depth = {}, out = [];
   for (const b of boxes) {
@@ -61,7 +64,7 @@ export function boxRects(boxes, rects, order) {
     parts.forEach((run, part) => {
       const rs = run.map((k) => rects[k]), m = PAD + d * NEST;
       const x = Math.min(...rs.map((r) => r.x)) - m, y = Math.min(...rs.map((r) => r.y)) - m;
-      out.push({ ...b, part, figures: run, x, y, w: Math.max(...rs.map((r) => r.x + r.w)) + m - x, h: Math.max(...rs.map((r) => r.y + r.h)) + m - y });
+      out.push({ ...b, part, depth: d, figures: run, x, y, w: Math.max(...rs.map((r) => r.x + r.w)) + m - x, h: Math.max(...rs.map((r) => r.y + r.h)) + m - y });
     });
     for (const k of parts.flat()) depth[k] = d + 1;
   }
@@ -95,6 +98,12 @@ export function arcs(edges, rects, order) {
 export function band(edges, order) {
   const spans = edges.map((e) => Math.abs(order.indexOf(e.to) - order.indexOf(e.from)));
   return LIFT + RISE * Math.max(0, ...spans.map((s) => s - 1)) + PAD + 4;
+}
+
+// The lines of kernel names under the figures: one per box nested around a figure (figures' rectangles aside).
+export function labelLines(boxes, order) {
+  const rects = Object.fromEntries(order.map((k, i) => [k, { x: i * 10, y: 0, w: 8, h: 8 }]));
+  return 1 + Math.max(0, ...boxRects(boxes, rects, order).map((b) => b.depth));
 }
 
 // The engine's line under the figures: its builder and what it made of the chain, or that the verdict is awaited.
@@ -138,10 +147,11 @@ export class Flow {
   draw(chain) {
     this.chain = chain;
     const order = orderOf(chain), edges = edgesOf(chain), row = this.rowEl;
-    const top = band(edges, order);
+    const top = band(edges, order), boxes = boxesOf(chain), lines = labelLines(boxes, order);
+    const under = lines * LABEL_PX + PAD + NEST * (lines - 1) + 4; // the kernels' names under the figures
     if (row.style.paddingTop !== `${top}px`) row.style.paddingTop = `${top}px`;
-    if (row.style.paddingBottom !== `${LABEL_PX + PAD + 4}px`) row.style.paddingBottom = `${LABEL_PX + PAD + 4}px`;
-    const gap = `${top + LABEL_PX + PAD + 4}px`; // a wrapped line's arcs over it, the line before's kernel names
+    if (row.style.paddingBottom !== `${under}px`) row.style.paddingBottom = `${under}px`;
+    const gap = `${top + under}px`; // a wrapped line's arcs over it, the line before's kernel names
     if (row.style.rowGap !== gap) row.style.rowGap = gap;
     // the overlay lies over the row's box (inside .pg-figures, which is positioned); figures measured against it
     // (MARGIN wider on either side: a box around a figure at the row's edge is drawn whole)
@@ -155,11 +165,11 @@ export class Flow {
     }
     this.svg.querySelector("g").innerHTML = arcs(edges, rects, order).map((a) =>
       `<path data-arrow="${esc(a.from)}>${esc(a.to)}" d="${a.d}" fill="none" stroke="#374151" stroke-width="1.5" marker-end="url(#pg-flow-head)"/>`).join("");
-    this.boxesEl.innerHTML = boxRects(boxesOf(chain), rects, order).map((b) =>
+    this.boxesEl.innerHTML = boxRects(boxes, rects, order).map((b) =>
       `<div class="pg-engine-box" data-engine-layer="${esc(b.name)}" data-fuses="${esc(b.fuses.join(" "))}" data-part="${b.part}" ` +
       `title="${esc(`engine layer ${b.name}: ${b.kernel} computes ${b.fuses.join(" + ")}`)}" ` +
-      `style="left:${b.x}px;top:${b.y}px;width:${b.w}px;height:${b.h}px">` +
-      (b.part ? "" : `<span class="pg-engine-kernel">${esc(b.kernel)}</span>`) + `</div>`).join("");
+      `style="left:${b.x}px;top:${b.y}px;width:${b.w}px;height:${b.h}px;border-color:${b.hue}">` +
+      (b.part ? "" : `<span class="pg-engine-kernel" style="top:calc(100% + ${b.depth * (LABEL_PX - NEST)}px);color:${b.hue}">${esc(b.kernel)}</span>`) + `</div>`).join("");
     const text = verdict(chain);
     if (this.line.textContent !== text) { this.line.textContent = text; this.line.dataset.status = chain.status; }
   }

@@ -107,6 +107,8 @@ export function forward(layers, trace, key, index, cache = {}) {
 export class Trace {
   constructor(rowEl, figs) {
     Object.assign(this, { rowEl, figs, chain: null, pick: null, cache: {} });
+    this.note = Object.assign(document.createElement("div"), { className: "pg-trace-note" }); // where a trace stopped
+    rowEl.after(this.note);
     const at = (ev) => { // the figure and cell under the pointer, or null
       const el = ev.target.closest && ev.target.closest("[data-figure] .pg-canvas");
       const which = el && el.closest("[data-figure]").dataset.figure, fig = which && this.figs()[which];
@@ -132,7 +134,7 @@ export class Trace {
     for (const f of Object.values(figs)) clear(f.overlay);
     const row = this.rowEl.dataset;
     row.tracePick = this.pick ? `${this.pick.key}:${keyOf(this.pick.index)}` : "";
-    if (!at || !chain || !chain.trace || !figs[at.key]) { row.traced = "{}"; return; }
+    if (!at || !chain || !chain.trace || !figs[at.key]) { row.traced = "{}"; this.note.textContent = ""; return; }
     const id = `${at.key}:${keyOf(at.index)}`; // the pointer moves within a cell: composed once
     if (!this.last || this.last.id !== id || this.last.trace !== chain.trace) {
       const shapes = Object.fromEntries(Object.entries(figs).map(([k, f]) => [k, f.t.shape]));
@@ -150,6 +152,7 @@ export class Trace {
     }
     mark(figs[at.key], [at.index], HOVER, false);
     row.traced = JSON.stringify(counts); // for tests: cells outlined per tensor (read: negative, reading: positive)
-    row.traceStopped = [...up.stopped, ...down.stopped].join("; ");
+    const stopped = [...new Set([...up.stopped, ...down.stopped])].join("; ");
+    if (this.note.textContent !== (stopped && `The trace stops: ${stopped}.`)) this.note.textContent = stopped && `The trace stops: ${stopped}.`;
   }
 }

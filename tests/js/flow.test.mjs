@@ -1,7 +1,7 @@
 // flow.js: the chain's arrows and engine boxes, from the answer's `chain` and the figures' rectangles.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { LIFT, PAD, RISE, arcs, band, boxRects, boxesOf, edgesOf, orderOf, runsOf, verdict } from "../../playground/stage/flow.js";
+import { LIFT, PAD, RISE, arcs, band, boxRects, boxesOf, edgesOf, labelLines, orderOf, runsOf, verdict } from "../../playground/stage/flow.js";
 
 // the residual starter as chainview.py sends it (engine as TensorRT-RTX 1.7 built it)
 const residual = {
@@ -98,4 +98,14 @@ test("where the row wraps, a box is drawn in a part per line and an arrow to the
   const down = arcs(edgesOf(residual), rects, order).find((a) => a.to === "activation");
   const [x0, y0] = down.d.slice(1).split("C")[0].split(" ").map(Number);
   assert.ok(y0 > rects.elementwise.y + rects.elementwise.h && x0 > rects.elementwise.x, down.d);
+});
+
+test("a box nested around another's figure names its kernel a line lower, and the row keeps a line for each", () => {
+  const order = ["input", "convolution", "scale"];
+  const boxes = [{ name: "c", kernel: "k1", fuses: ["convolution"] }, { name: "p", kernel: "k2", fuses: ["convolution", "scale"] }];
+  const drawn = boxRects(boxes, row(order), order);
+  assert.deepEqual(drawn.map((b) => b.depth), [0, 1]);
+  assert.equal(labelLines(boxes, order), 2);
+  assert.equal(labelLines([boxes[0]], order), 1);
+  assert.equal(labelLines([], order), 1);
 });
