@@ -21,6 +21,14 @@ export function boxesOf(chain) {
     .map((e, i) => ({ name: e.name, kernel: e.kernel, fuses: [...e.fuses], hue: HUES[i % HUES.length] }));
 }
 
+// The boxes shown: the engine's, or while a new configuration's engine builds (pending) the last engine's of the
+// same layers, stale (dashed) until the verdict: a key press does not blank them. { boxes, stale }.
+export function shownBoxes(chain, last) {
+  const same = last && last.layers.map((l) => l.key).join() === chain.layers.map((l) => l.key).join();
+  if (chain.status === "pending" && same) return { boxes: boxesOf(last), stale: true };
+  return { boxes: boxesOf(chain), stale: false };
+}
+
 // Each tensor a layer reads, once: { from, to } by the figures' keys.
 export function edgesOf(chain) {
   return chain.layers.flatMap((l) => [...new Set(l.sources)].map((s) => ({ from: s, to: l.key })));
@@ -109,7 +117,7 @@ export function labelLines(boxes, order) {
 // The engine's line under the figures: its builder and what it made of the chain, or that the verdict is awaited.
 export function verdict(chain) {
   const st = chain.status, who = chain.builder || "TensorRT";
-  if (st === "pending") return "Engine: building… the boxes of its layers follow the builder's verdict.";
+  if (st === "pending") return "Engine: building… its layers' boxes follow the builder's verdict (dashed: the last engine's).";
   if (st === "not_built") return "No TensorRT builds here: no engine, no boxes.";
   if (st === "refused" || st === "failed") return `The engine was not built (${who}): no boxes.`;
   const boxes = boxesOf(chain), moves = (chain.engine || []).length - boxes.length;
@@ -146,8 +154,10 @@ export class Flow {
 
   draw(chain) {
     this.chain = chain;
+    if (chain.status === "built" || chain.status === "cached") this.built = chain;
+    const { boxes, stale } = shownBoxes(chain, this.built);
     const order = orderOf(chain), edges = edgesOf(chain), row = this.rowEl;
-    const top = band(edges, order), boxes = boxesOf(chain), lines = labelLines(boxes, order);
+    const top = band(edges, order), lines = labelLines(boxes, order);
     const under = lines * LABEL_PX + PAD + NEST * (lines - 1) + 4; // the kernels' names under the figures
     if (row.style.paddingTop !== `${top}px`) row.style.paddingTop = `${top}px`;
     if (row.style.paddingBottom !== `${under}px`) row.style.paddingBottom = `${under}px`;
@@ -166,7 +176,7 @@ export class Flow {
     this.svg.querySelector("g").innerHTML = arcs(edges, rects, order).map((a) =>
       `<path data-arrow="${esc(a.from)}>${esc(a.to)}" d="${a.d}" fill="none" stroke="#374151" stroke-width="1.5" marker-end="url(#pg-flow-head)"/>`).join("");
     this.boxesEl.innerHTML = boxRects(boxes, rects, order).map((b) =>
-      `<div class="pg-engine-box" data-engine-layer="${esc(b.name)}" data-fuses="${esc(b.fuses.join(" "))}" data-part="${b.part}" ` +
+      `<div class="pg-engine-box${stale ? " pg-engine-stale" : ""}" data-engine-layer="${esc(b.name)}" data-fuses="${esc(b.fuses.join(" "))}" data-part="${b.part}" ` +
       `title="${esc(`engine layer ${b.name}: ${b.kernel} computes ${b.fuses.join(" + ")}`)}" ` +
       `style="left:${b.x}px;top:${b.y}px;width:${b.w}px;height:${b.h}px;border-color:${b.hue}">` +
       (b.part ? "" : `<span class="pg-engine-kernel" style="top:calc(100% + ${b.depth * (LABEL_PX - NEST)}px);color:${b.hue}">${esc(b.kernel)}</span>`) + `</div>`).join("");

@@ -1,7 +1,7 @@
 // flow.js: the chain's arrows and engine boxes, from the answer's `chain` and the figures' rectangles.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { LIFT, PAD, RISE, arcs, band, boxRects, boxesOf, edgesOf, labelLines, orderOf, runsOf, verdict } from "../../playground/stage/flow.js";
+import { LIFT, PAD, RISE, arcs, band, boxRects, boxesOf, edgesOf, labelLines, orderOf, runsOf, shownBoxes, verdict } from "../../playground/stage/flow.js";
 
 // the residual starter as chainview.py sends it (engine as TensorRT-RTX 1.7 built it)
 const residual = {
@@ -108,4 +108,14 @@ test("a box nested around another's figure names its kernel a line lower, and th
   assert.equal(labelLines(boxes, order), 2);
   assert.equal(labelLines([boxes[0]], order), 1);
   assert.equal(labelLines([], order), 1);
+});
+
+test("while a new configuration's engine builds, the last engine's boxes stay, stale; another chain's do not", () => {
+  const pending = { ...residual, status: "pending", engine: [] };
+  assert.deepEqual(shownBoxes(pending, residual).boxes.map((b) => b.name), ["convolution_myl0_1"]);
+  assert.equal(shownBoxes(pending, residual).stale, true);
+  const other = { ...pending, layers: residual.layers.slice(0, 2) };
+  assert.deepEqual(shownBoxes(other, residual), { boxes: [], stale: false });
+  assert.deepEqual(shownBoxes(pending, undefined), { boxes: [], stale: false });
+  assert.equal(shownBoxes(residual, undefined).stale, false);
 });
