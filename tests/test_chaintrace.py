@@ -63,3 +63,16 @@ def test_a_stub_kernel_is_named_by_its_layer_and_type():
         "convolution_myl0_1 (correlation)"
     )
     assert V.kernel_of({"name": "x", "type": "kgen", "tactic": "__myl_Move_0x9b"}) == "__myl_Move_0x9b"
+
+
+def test_the_read_maps_follow_an_answer_with_the_engines_verdict_not_with_the_answer():
+    from playground.stage import chainview
+    from playground.trt.backend import detect
+
+    address = C.from_query({C.STARTER_KEY: "conv_relu"})
+    spec, _ = chainview.spec_of(address)
+    ev = C.evaluate(address.names, address.raw(), address.input(), build_engine=False)
+    answer = chainview.answer(spec, ev.chain, ev, detect())
+    assert "trace" not in answer and answer["chain"]["engine"] == []  # the boxes wait for the verdict
+    follow = chainview.verdict(ev, detect())
+    assert follow["trace"] == V.trace_maps(ev.chain) and "reads" in follow["trace"]["convolution"]
