@@ -1,14 +1,21 @@
-"""The chain page in Streamlit's AppTest: a starter chain drawn with its note and engine, hostile keys named with
-their rule (never a traceback), and the layer list's edits written to the address."""
+"""The chain page in Streamlit's AppTest and its stage's route: a starter's seat holds the chain's input and
+structure, hostile keys are named with their rule (never a traceback), the route answers a chain's parameters (its
+tensors in chain order, a refusal naming its keys, the engine's layers on the chain), and the layer list's edits
+start from the stage's latest values."""
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
+from playground import chain as C
 from playground import chains
+from playground.serve import server
+from playground.stage import chainview, protocol
 from playground.trt.backend import detect
+from playground.ui.chain import TOKEN
 
 APP = str(Path(__file__).resolve().parent.parent / "main.py")
 needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT module installed")
@@ -29,88 +36,116 @@ def texts(elements) -> str:
     return "\n".join(str(e.value) for e in elements)
 
 
-@needs_trt
-def test_a_starter_chain_shows_its_note_its_tensors_and_its_engine():
-    s = chains.find("conv_prelu")
+def seat_of(at: AppTest) -> server.Seat:
+    seat = server.SEATS.take(at.session_state[TOKEN])
+    assert seat is not None and seat.chain is not None
+    return seat
+
+
+def test_a_starters_seat_holds_the_chains_input_and_structure_and_its_first_chain():
+    s = chains.find("leaky_by_hand")
     at = open_chain(starter=s.name)
-    assert s.note.split(":")[0] in texts(at.info)
-    assert not at.error and not at.warning
-    table = at.dataframe[0].value
-    assert list(table["computes"]) == ["moves data (Move, Transpose or reformat)", "convolution", "prelu"]
+    assert s.note.split(":")[0] in texts(at.info) and not at.error and not at.warning
+    seat = seat_of(at)
+    assert seat.chain.names == s.layers and np.array_equal(seat.x, s.input())
+    assert seat.chain.fixed("elementwise") == {"from.b": "scale"} and seat.chain.fixed("activation") == {
+        "from": "input"
+    }
+    _, ev = seat.chain_ev
+    assert np.array_equal(ev.output, C.evaluate(s.layers, C.from_query({"starter": s.name}).raw(), s.input()).output)
 
 
-@needs_trt
 def test_hostile_keys_are_named_with_their_rule_and_the_rest_is_drawn():
     at = open_chain(layers="convolution,activation,nope", bogus="1")
     warnings = texts(at.warning)
     assert "layers: 'nope' is not a layer" in warnings and "bogus: names no layer of this chain" in warnings
-    at = open_chain(**{"layers": "convolution,convolution", "convolution2.stride_nd": "0,0"})
-    assert "convolution2.stride_nd: must be between" in texts(at.error)
+    at = open_chain(**{"layers": "convolution,activation", "convolution.stride_nd.q": "2", "nope.x.y": "1"})
+    warnings = texts(at.warning)
+    assert "convolution.stride_nd.q: names no parameter of this chain's layers" in warnings
+    assert "nope.x.y: names no parameter" in warnings
     at = open_chain(**{"input.shape": "1,1,99999,99999"})
     assert "input" in texts(at.warning) and not at.exception
 
 
-@needs_trt
-def test_a_refused_layer_keeps_the_last_good_figures():
-    at = open_chain(layers="convolution,activation")
-    assert at.dataframe
-    at.query_params["convolution.stride_nd"] = "0,1"
-    at.run()
-    assert "convolution.stride_nd" in texts(at.error)
-    assert at.dataframe and "last chain that resolved" in texts(at.caption)
+def test_a_refused_link_opens_its_chains_last_good_configuration():
+    at = open_chain(**{"layers": "convolution,convolution", "convolution2.stride_nd": "0,0"})
+    assert not at.error  # the stage names the refusal at its control
+    _, ev = seat_of(at).chain_ev
+    assert ev.chain.links[1].params["stride_nd"] == (1, 1)
+
+
+def test_the_route_answers_a_chains_parameters_its_refusals_and_its_unknown_keys():
+    at = open_chain(starter="conv_bn_relu")
+    seat = seat_of(at)
+    start = C.from_query({"starter": "conv_bn_relu"})
+    query = chainview.query_of(C.resolve(start.names, start.raw(), start.input().shape))  # the stage sends every key
+    reply = server.answer(seat, {"params": {**query, "convolution.stride_nd.w": "2"}})
+    out = reply["answer"]
+    assert [f["which"] for f in out["figures"]] == ["input", "convolution", "scale", "activation"]
+    assert out["query"]["convolution.stride_nd.w"] == "2" and out["finish"]
+    head, blob = protocol.read_frame(protocol.frame(reply))
+    address = C.from_query({"starter": "conv_bn_relu", "convolution.stride_nd": "1,2"})
+    want = C.evaluate(address.names, address.raw(), address.input())
+    for f in head["answer"]["figures"]:  # every tensor as the chain computes it (its output: PyTorch's, test_chain)
+        assert np.array_equal(protocol.whole(f["tensor"], blob), want.tensors[f["which"]]), f["which"]
+    refused = server.answer(seat, {"params": {**query, "convolution.stride_nd.w": "0"}})["problem"]
+    assert refused["message"].startswith("convolution.stride_nd:")
+    assert set(refused["keys"]) == {"convolution.stride_nd.h", "convolution.stride_nd.w"}
+    with pytest.raises(protocol.RequestError, match="names no layer of this chain"):
+        server.answer(seat, {"params": {"pooling.window_size_nd.h": "2"}})
+    with pytest.raises(protocol.RequestError, match="not a parameter"):
+        server.answer(seat, {"params": {"convolution.nope": "2"}})
+    with pytest.raises(protocol.RequestError, match="no compare mode"):
+        server.answer(seat, {"params": {}, "compare": "FP16"})
 
 
 @needs_trt
-def test_the_layer_list_edits_the_address():
+@pytest.mark.parametrize(
+    "starter, boxes", [("conv_relu", [["convolution", "activation"]]), ("conv_prelu", [["convolution"], ["prelu"]])]
+)
+def test_the_follow_up_says_what_each_engine_layer_computes(starter, boxes):
+    seat = seat_of(open_chain(starter=starter))
+    query = server.answer(seat, {"params": {}})["answer"]["query"]
+    done = server.answer(seat, {"params": query, "finish": True})["finish"]
+    assert [e["fuses"] for e in done["chain"]["engine"]] == boxes
+    assert done["engine"]["status"] in ("built", "cached")
+    assert server.answer(seat, {"params": {**query, "convolution.padding_nd.h": "1"}, "finish": True}) == {
+        "finish": None
+    }  # another chain than the one answered last: the page asks for it again
+
+
+def test_the_layer_list_edits_the_address_from_the_stages_latest_values():
     at = open_chain(layers="convolution,activation")
-    at.button(key="chain.0.down.0").click().run()
+    server.answer(seat_of(at), {"params": {"convolution.stride_nd.h": "2"}})  # moved on the stage, no run
+    at.sidebar.button(key="chain.down.0").click().run()
     assert at.query_params["layers"] == "activation,convolution"
-    at.button(key="chain.1.remove.0").click().run()
+    assert at.query_params["convolution.stride_nd.h"] == "2"  # written as the stage spells it
+    at.sidebar.button(key="chain.remove.0").click().run()
     assert at.query_params["layers"] == "convolution"
-    at.selectbox(key="chain.2.add").set_value("activation").run()
-    at.button(key="chain.2.add_button").click().run()
-    assert at.query_params["layers"] == "convolution,activation"
-    at.selectbox(key="chain.3.activation.type").set_value("GELU_ERF").run()
-    assert at.query_params["activation.type"] == "GELU_ERF"
+    at.sidebar.selectbox(key="chain.add").set_value("activation").run()
+    at.sidebar.button(key="chain.add_button").click().run()
+    assert at.query_params["layers"] == "convolution,activation" and not at.exception
 
 
-@needs_trt
 def test_picking_a_starter_writes_its_chain_into_the_address():
     at = open_chain()
-    at.selectbox(key="chain.starter").set_value("leaky_by_hand").run()
-    assert at.query_params["layers"] == "scale,activation,scale,elementwise"
-    assert at.query_params["elementwise.from.b"] == "scale"
+    at.sidebar.selectbox(key="chain.starter").set_value("leaky_by_hand").run()
+    assert at.query_params["starter"] == "leaky_by_hand"
+    assert seat_of(at).chain.names == ("scale", "activation", "scale", "elementwise")
     assert chains.find("leaky_by_hand").note.split(":")[0] in texts(at.info)
-    assert list(at.dataframe[0].value["computes"]) == ["scale, activation, scale2, elementwise"]
 
 
-@needs_trt
-def test_a_stepped_parameter_writes_the_address_and_the_opinions_are_shown():
-    at = open_chain(starter="conv_leaky_relu")
-    at.number_input(key="chain.0.activation.alpha").set_value(0.25).run()
-    assert at.query_params["activation.alpha"] == "0.25" and not at.error
-    captions = texts(at.caption)
-    assert "agrees with the chain's FP32 reference" in captions
-    assert f"TensorRT's ONNX parser ({detect().name} OnnxParser): its engine fuses as the chain's build" in captions
-
-
-@needs_trt
-def test_a_picked_cell_is_traced_and_a_hostile_pick_is_named():
-    at = open_chain(layers="convolution,convolution", pick="convolution2:0,0,0,0")
-    assert "Cell (0, 0, 0, 0) of convolution2 depends on 25 cell(s) of the chain's input" in texts(at.caption)
-    at = open_chain(layers="convolution,convolution", pick="nowhere:1")
-    assert "pick: must be KEY" in texts(at.warning) and "(input, convolution, convolution2)" in texts(at.warning)
-    at = open_chain(layers="convolution,convolution", pick="convolution2:0,0,99,0")
-    assert "chain.pick: must be a cell of convolution2" in texts(at.warning)
-
-
-@needs_trt
-def test_the_marked_build_is_labelled_and_shows_the_relu_apart():
-    at = open_chain(starter="conv_relu")
-    assert "convolution** + **activation** (fused)" in texts(at.markdown)
-    at.checkbox(key="chain.marked").check().run()
-    shown = texts(at.markdown)
-    assert "Every intermediate marked" in shown and "(kgen): **activation**" in shown
+def test_a_chains_keys_are_its_layers_keys_spelled_by_their_key():
+    """convolution2's controls are a convolution's, each key under convolution2 (as --set spells it)."""
+    address = C.from_query({"layers": "convolution,convolution"})
+    chain = C.resolve(address.names, address.raw(), chainview.input_of(address).shape)
+    spec, _ = chainview.spec_of(address)
+    keys = chainview.query_keys(spec, chainview.first_shapes(chain))
+    one = protocol.query_keys(chain.links[0].layer, chain.input_shape)
+    assert keys == one + [k.replace("convolution.", "convolution2.", 1) for k in one]
+    names = [c["name"] for c in chainview.controls(chain)]
+    assert names[0].startswith("convolution.") and names[-1].startswith("convolution2.")
+    assert {c["group"] for c in chainview.controls(chain)} == {"convolution", "convolution2"}
 
 
 def test_the_window_size_kept_is_two_sane_numbers_the_browser_said():

@@ -101,7 +101,7 @@ class Seat:
     owner: Seats | None = field(default=None, repr=False)  # whose byte count this seat's holdings are part of
     counted: int = 0  # the bytes the owner counts for it (`held` when last counted)
     # A chain's page (layer "chain"): its structure (chainview.Spec; `x` is the chain's input), the shapes its
-    # layers' keys were last read for, and its last full answer's (raw parameters, ChainEvaluation)
+    # layers' keys were last read for, and its last full answer's (resolved chain, ChainEvaluation)
     chain: object = None
     chain_shapes: dict = field(default_factory=dict)
     chain_ev: tuple | None = None
@@ -547,11 +547,11 @@ def chain_answer(seat: Seat, message: dict) -> dict:
         raw, resolved = chainview.resolve(spec, message.get("params") or {}, seat.x.shape, seat.chain_shapes)
         seat.chain_shapes = chainview.first_shapes(resolved)
         if message.get("finish"):  # the engine of the chain answered last, built now; another chain's: None
-            if seat.chain_ev is None or seat.chain_ev[0] != raw:
+            if seat.chain_ev is None or not chainview.same(seat.chain_ev[0], resolved):
                 return {"finish": None}
             with shared.prefetcher().foreground():
                 ev = C.evaluate(spec.names, raw, seat.x, backend=backend, cache=cache)
-            seat.chain_ev = (raw, ev)
+            seat.chain_ev = (resolved, ev)
             seat._recount()
             opinion = chainview.opinion_badge(ev, backend, cache)
             return {"finish": chainview.verdict(ev, backend) | {"onnxruntime": opinion}}
@@ -559,7 +559,7 @@ def chain_answer(seat: Seat, message: dict) -> dict:
             ev = C.evaluate(spec.names, raw, seat.x, backend=backend, cache=cache, build_engine=backend.can_run)
     except ValidationError as exc:
         return {"problem": chainview.problem(exc, spec, seat.chain_shapes)}
-    seat.chain_ev = (raw, ev)
+    seat.chain_ev = (resolved, ev)
     out = chainview.answer(spec, resolved, ev, backend, held, pages, {C.INPUT: seat.digests["x"]})
     seat.keep(protocol.arrays(out))
     out["finish"] = not message.get("quick")  # the engine's verdict (built now, where it was pending), the badge

@@ -99,6 +99,17 @@ def resolve(spec: Spec, query: dict, input_shape: tuple, shapes: dict) -> tuple[
     return raw, chain
 
 
+def same(a: C.Chain, b: C.Chain) -> bool:
+    """Whether two resolved chains are one configuration (a follow-up's and the answer's it follows)."""
+    from ..params import same_params
+
+    return (
+        a.keys == b.keys
+        and a.input_shape == b.input_shape
+        and all(x.sources == y.sources and same_params(x.params, y.params) for x, y in zip(a.links, b.links))
+    )
+
+
 def query_of(chain: C.Chain) -> dict[str, str]:
     """Every layer's resolved parameters as the stage's keys spell them."""
     out = {}

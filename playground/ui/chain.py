@@ -50,7 +50,8 @@ def _now() -> tuple[C.Address, dict[str, str]]:
     given = {k: v for k, v in query.items() if not _structural(k)}
     seat = server.SEATS.take(st.session_state.get(TOKEN, ""))
     if seat is not None and seat.chain == chainview.spec_of(address)[0] and seat.chain_ev is not None:
-        address.params = [dict(seat.chain_ev[0][k]) for k in address.keys]
+        latest = seat.chain_ev[0].raw()
+        address.params = [{k: str(v) for k, v in latest[key].items()} for key in address.keys]
         given = {}
     return address, given
 
@@ -141,7 +142,7 @@ def _stage(spec, address, given, base, x, presenter, slot: str = "", compared: b
     ev = C.evaluate(spec.names, raw, x, backend=be, cache=engine_cache(), build_engine=be.can_run)
     answer = chainview.answer(spec, resolved, ev, be, digests={C.INPUT: seat.digests["x"]} if seat else None)
     if seat is not None:
-        seat.chain_ev, seat.chain_shapes = (raw, ev), chainview.first_shapes(resolved)
+        seat.chain_ev, seat.chain_shapes = (resolved, ev), chainview.first_shapes(resolved)
         seat.keep(protocol.arrays(answer))
     answer = protocol.inline(protocol.within(answer, protocol.INLINE_VALUES))
     answer["finish"] = True  # the engine's verdict and ONNX Runtime's badge follow the first paint
@@ -199,8 +200,9 @@ def _starter_picker(address: C.Address) -> None:
 
     def pick():
         chosen = st.session_state["chain.starter"]
-        if chosen:
-            _write(C.from_query({C.STARTER_KEY: chosen}))
+        if chosen:  # its link is its name: the page reads the starter's layers and values from it
+            view = {k: v for k, v in st.query_params.to_dict().items() if k in C.OTHER_KEYS}
+            st.query_params.from_dict({C.STARTER_KEY: chosen} | view)
 
     st.selectbox(
         "Starter chain",
