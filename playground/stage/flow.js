@@ -127,6 +127,9 @@ export function verdict(chain) {
     (moves ? `, ${moves} moving data between layouts` : "") + ". Built, not run.";
 }
 
+// An element's markup, written only where it changed: a key press that moves no figure rewrites nothing.
+function html(el, markup) { if (el.__html !== markup) { el.innerHTML = markup; el.__html = markup; } }
+
 // The flow over a row of figures: `draw(chain)` after each drawing of the figures (and on its own where the row
 // scrolls or changes size).
 export class Flow {
@@ -166,20 +169,23 @@ export class Flow {
     // the overlay lies over the row's box (inside .pg-figures, which is positioned); figures measured against it
     // (MARGIN wider on either side: a box around a figure at the row's edge is drawn whole)
     const host = row.parentElement.getBoundingClientRect(), box = row.getBoundingClientRect(), m = MARGIN;
-    Object.assign(this.layer.style, { left: `${box.left - host.left - m}px`, top: `${box.top - host.top}px`, width: `${row.clientWidth + 2 * m}px`, height: `${box.height}px` });
-    this.svg.setAttribute("width", row.clientWidth + 2 * m); this.svg.setAttribute("height", box.height);
+    const place = `left:${box.left - host.left - m}px;top:${box.top - host.top}px;width:${row.clientWidth + 2 * m}px;height:${box.height}px`;
+    if (this.layer.__place !== place) {
+      this.layer.style.cssText = place; this.layer.__place = place;
+      this.svg.setAttribute("width", row.clientWidth + 2 * m); this.svg.setAttribute("height", box.height);
+    }
     const rects = {};
     for (const el of row.querySelectorAll("[data-figure]")) {
       const r = el.getBoundingClientRect();
       rects[el.dataset.figure] = { x: r.left - box.left + m, y: r.top - box.top, w: r.width, h: r.height };
     }
-    this.svg.querySelector("g").innerHTML = arcs(edges, rects, order).map((a) =>
-      `<path data-arrow="${esc(a.from)}>${esc(a.to)}" d="${a.d}" fill="none" stroke="#374151" stroke-width="1.5" marker-end="url(#pg-flow-head)"/>`).join("");
-    this.boxesEl.innerHTML = boxRects(boxes, rects, order).map((b) =>
+    html(this.svg.querySelector("g"), arcs(edges, rects, order).map((a) =>
+      `<path data-arrow="${esc(a.from)}>${esc(a.to)}" d="${a.d}" fill="none" stroke="#374151" stroke-width="1.5" marker-end="url(#pg-flow-head)"/>`).join(""));
+    html(this.boxesEl, boxRects(boxes, rects, order).map((b) =>
       `<div class="pg-engine-box${stale ? " pg-engine-stale" : ""}" data-engine-layer="${esc(b.name)}" data-fuses="${esc(b.fuses.join(" "))}" data-part="${b.part}" ` +
       `title="${esc(`engine layer ${b.name}: ${b.kernel} computes ${b.fuses.join(" + ")}`)}" ` +
       `style="left:${b.x}px;top:${b.y}px;width:${b.w}px;height:${b.h}px;border-color:${b.hue}">` +
-      (b.part ? "" : `<span class="pg-engine-kernel" style="top:calc(100% + ${b.depth * (LABEL_PX - NEST)}px);color:${b.hue}">${esc(b.kernel)}</span>`) + `</div>`).join("");
+      (b.part ? "" : `<span class="pg-engine-kernel" style="top:calc(100% + ${b.depth * (LABEL_PX - NEST)}px);color:${b.hue}">${esc(b.kernel)}</span>`) + `</div>`).join(""));
     const text = verdict(chain);
     if (this.line.textContent !== text) { this.line.textContent = text; this.line.dataset.status = chain.status; }
   }
