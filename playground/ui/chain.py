@@ -66,31 +66,33 @@ def _chain_page() -> None:
     presenter = presenter_on()
     st.html(PAGE_CSS + (PRESENTER_CSS if presenter else ""))
     address, given = _now()
-    with st.sidebar:
-        _starter_picker(address)
-        _layer_list(address)
-        chain_compare.picker(chain_compare.wanted())
     x = chainview.input_of(address)
     spec, _ = chainview.spec_of(address)
     try:  # the chain the page starts from: the starter's (or the layers' defaults), what a link leaves out means
         base = C.resolve(address.names, _starting(address), x.shape)
-    except ValidationError as exc:
+    except ValidationError as exc:  # no chain of these layers resolves: the layer list is there to change them
+        base = None
         st.error(inert(exc), icon=":material/error:")
-        return
-    known = set(chainview.query_keys(spec, chainview.first_shapes(base)))
-    for k in sorted(set(given) - known):
-        address.problems.append(f"{k[:60]}: names no parameter of this chain's layers ({', '.join(address.keys)})")
-        given.pop(k)
+    if base is not None:
+        known = set(chainview.query_keys(spec, chainview.first_shapes(base)))
+        for k in sorted(set(given) - known):
+            address.problems.append(f"{k[:60]}: names no parameter of this chain's layers ({', '.join(address.keys)})")
+            given.pop(k)
     for problem in address.problems:
         st.warning(inert(problem), icon=":material/link_off:")
-    left, right = chain_compare.columns(chain_compare.wanted())
-    with left:
-        _stage(spec, address, given, base, x, presenter, compared=right is not None)
-    if right is not None:
-        with right:
-            other = chain_compare.compared(chain_compare.wanted(), x)
-            if other:
-                _stage(other[0], other[1], {}, other[2], x, presenter, slot=chain_compare.SLOT)
+    if base is not None:
+        left, right = chain_compare.columns(chain_compare.wanted())
+        with left:
+            _stage(spec, address, given, base, x, presenter, compared=right is not None)
+        if right is not None:
+            with right:
+                other = chain_compare.compared(chain_compare.wanted(), x)
+                if other:
+                    _stage(other[0], other[1], {}, other[2], x, presenter, slot=chain_compare.SLOT)
+    with st.sidebar:  # after the stage: its message goes first, and the stage mounts while these are drawn
+        _starter_picker(address)
+        _layer_list(address)
+        chain_compare.picker(chain_compare.wanted())
     starter = _starter(address)
     if starter:
         st.info(f"**{starter.title}.** {starter.note}", icon=":material/school:")

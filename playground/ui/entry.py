@@ -2,7 +2,8 @@
 its head (run or fetched before its scripts, which are modules: they run once the page is read). One tells its frontend where the server is (`window.__streamlit.BACKEND_BASE_URL`: the page's address less
 its last part, a proxy's prefix kept): without it the frontend of a page opened at /NAME first asks
 /NAME/_stcore/health, is refused, and asks / after a 100 ms back-off, and every layer page's first load waited that
-long before its websocket opened. A layer page's also name the stage's modules (modulepreload): the browser fetches
+long before its websocket opened. A stage page's (a layer's, the chain's) also name the stage's modules
+(modulepreload): the browser fetches
 and compiles them while Streamlit's own scripts load, not after the stage's component has mounted. The home page's
 (/) carries its skeleton in the HTML itself (`HOME_SKELETON`): the title and the three ways in are on the screen as
 the page arrives, not after Streamlit's scripts, its websocket and the page's first run (seconds on a loaded
@@ -85,5 +86,5 @@ def routes() -> list:
         return route
 
     return [Route("/", page(False, home=True), methods=["GET", "HEAD"])] + [
-        Route(f"/{path}", page(path in LAYERS), methods=["GET", "HEAD"]) for path in page_paths()
+        Route(f"/{path}", page(path in LAYERS or path == CHAIN_PATH), methods=["GET", "HEAD"]) for path in page_paths()
     ]
