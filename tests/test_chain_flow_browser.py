@@ -151,3 +151,18 @@ def test_a_compared_chain_that_cannot_be_is_named_with_its_rule(browser, app):
         assert page.locator(".pg-stage").count() == 1
     finally:
         ctx.close()
+
+
+def test_a_picked_cell_travels_in_the_link_and_opens_traced(browser, app):
+    ctx, page = open_chain(browser, app, "starter=conv_relu&pick=activation:0,0,2,4")
+    try:
+        page.wait_for_function("JSON.parse(document.querySelector('.pg-row').dataset.traced || '{}').input === -9")
+        assert page.evaluate("document.querySelector('.pg-row').dataset.tracePick") == "activation:0,0,2,4"
+        canvas = page.locator("[data-figure='convolution'] canvas").bounding_box()
+        page.mouse.click(
+            canvas["x"] + 1 + 0.5 * (canvas["width"] - 2) / 7, canvas["y"] + 1 + 0.5 * (canvas["height"] - 2) / 4
+        )
+        page.wait_for_function("location.search.includes('pick=convolution:0,0,0,0')")
+        assert "starter=conv_relu" in page.url
+    finally:
+        ctx.close()

@@ -198,7 +198,7 @@ export class ChainDrawing {
   constructor(stage, rowEl) {
     this.stage = stage;
     this.flow = new Flow(rowEl);
-    this.trace = new Trace(rowEl, () => stage.figures.figs);
+    this.trace = new Trace(rowEl, () => stage.figures.figs, stage.data.url !== false);
   }
 
   draw() {

@@ -9,6 +9,7 @@ export const LIMIT = 20000; // cells kept per tensor: past it the trace says whe
 export const WORK = 400000; // cells read while composing, kept or not
 export const HOVER = "#ff6600", READS = "#0057b8", FEEDS = "#2e7d32"; // the cell, what it reads, what reads it
 
+export const PICK_KEY = "pick"; // the link's picked cell: pick=KEY:INDEX (chain.PICK_KEY)
 export const keyOf = (index) => index.join(",");
 export const indexOf = (key) => key.split(",").map(Number);
 
@@ -23,6 +24,13 @@ export function cellsOf(w) {
     if (k < 0) return out;
     cell[k]++;
   }
+}
+
+// A link's picked cell ("activation:0,0,1,2") as { key, index }, or null where it is not one (the server names the
+// rule: chain.from_query).
+export function parsePick(text) {
+  const m = /^([A-Za-z_][A-Za-z0-9_]*):(\d+(?:,\d+){0,4})$/.exec(text || "");
+  return m ? { key: m[1], index: indexOf(m[2]) } : null;
 }
 
 const inside = (c, shape) => c.length === shape.length && c.every((v, i) => v >= 0 && v < shape[i]);
@@ -105,8 +113,9 @@ export function forward(layers, trace, key, index, cache = {}) {
 // The trace on a row of figures: `show(chain, figs)` after each drawing (the figures' overlays are cleared by it),
 // `figs()`: the figures drawn, by key (figures.js's `figs`: { g, t, overlay, canvas }).
 export class Trace {
-  constructor(rowEl, figs) {
-    Object.assign(this, { rowEl, figs, chain: null, pick: null, cache: {} });
+  constructor(rowEl, figs, linked = true) { // linked: the page's address holds the pick (a compared chain's does not)
+    Object.assign(this, { rowEl, figs, linked, chain: null, pick: null, cache: {} });
+    if (linked) this.pick = parsePick(new URLSearchParams(window.location.search).get(PICK_KEY));
     this.note = Object.assign(document.createElement("div"), { className: "pg-trace-note" }); // where a trace stopped
     rowEl.after(this.note);
     const at = (ev) => { // the figure and cell under the pointer, or null
@@ -118,7 +127,15 @@ export class Trace {
     // figures.js's own handlers clear the overlays as the pointer moves and leaves: the trace is drawn after them
     rowEl.addEventListener("mousemove", (ev) => { const c = at(ev); if (c) this.draw(c); else this.draw(this.pick); });
     rowEl.addEventListener("mouseleave", () => setTimeout(() => this.draw(this.pick), 0));
-    rowEl.addEventListener("click", (ev) => { const c = at(ev); if (c) { this.pick = c; this.draw(c); } });
+    rowEl.addEventListener("click", (ev) => { const c = at(ev); if (c) { this.pick = c; this.draw(c); this.link(); } });
+  }
+
+  link() { // the picked cell into the address bar, beside the stage's keys (which keep it)
+    if (!this.linked) return;
+    const url = new URL(window.location.href);
+    url.searchParams.set(PICK_KEY, `${this.pick.key}:${keyOf(this.pick.index)}`);
+    url.search = url.searchParams.toString().replace(/%2C/g, ",").replace(/%3A/g, ":"); // reads as the page's own keys
+    try { window.history.replaceState(window.history.state, "", url.toString()); } catch (e) { /* too many writes: the next click writes it */ }
   }
 
   show(chain) { // a new answer: its maps; the picked cell kept where its tensor still holds it

@@ -1,7 +1,7 @@
 // trace.js: a cell's trace composed from the layers' read maps, back to the input and down to the output.
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { LIMIT, back, cellsOf, forward } from "../../playground/stage/trace.js";
+import { LIMIT, back, cellsOf, forward, parsePick } from "../../playground/stage/trace.js";
 
 // input 1×1×1×6 → convolution (1×3 window, output 1×1×1×4) → activation (pointwise) → elementwise SUM of the
 // activation and the convolution: the maps chainview.py sends for such a chain
@@ -55,4 +55,10 @@ test("a region is every cell between its corners in row-major order; a trace kee
   const r = back([{ key: "reduce", sources: ["input"] }], { reduce: big }, { input: [200, 200], reduce: [1, 1] }, "reduce", [0, 0]);
   assert.equal(r.cells.input.size, LIMIT);
   assert.match(r.stopped[0], /more than 20000 cells/);
+});
+
+test("a link's picked cell is KEY:INDEX, anything else is none", () => {
+  assert.deepEqual(parsePick("activation:0,0,1,2"), { key: "activation", index: [0, 0, 1, 2] });
+  assert.deepEqual(parsePick("convolution2:3"), { key: "convolution2", index: [3] });
+  for (const bad of [null, "", "activation", "activation:", "activation:1,-2", "x:1,2,3,4,5,6", "a b:1", "<b>:1"]) assert.equal(parsePick(bad), null, bad);
 });
