@@ -166,3 +166,18 @@ def test_a_picked_cell_travels_in_the_link_and_opens_traced(browser, app):
         assert "starter=conv_relu" in page.url
     finally:
         ctx.close()
+
+
+@pytest.mark.parametrize("pick", ["__proto__:1", "activation:99,99,99,99", "input:0,0,0", "nothing:1"])
+def test_a_picked_cell_the_chain_has_not_is_dropped(browser, app, pick):
+    ctx = B.new_context(browser, viewport={"width": 1600, "height": 1000}, reduced_motion="reduce")
+    page, errors = ctx.new_page(), []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(f"{app}/chain?starter=conv_relu&pick={pick}")
+        page.wait_for_selector(".pg-engine-line:not([data-status='pending'])", timeout=120_000)
+        page.wait_for_timeout(300)
+        assert page.evaluate("document.querySelector('.pg-row').dataset.tracePick") == ""
+        assert errors == []
+    finally:
+        ctx.close()

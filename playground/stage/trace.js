@@ -141,7 +141,7 @@ export class Trace {
   show(chain) { // a new answer: its maps; the picked cell kept where its tensor still holds it
     if (!this.chain || chain.trace !== this.chain.trace) this.cache = {}; // the maps turned around, per answer
     this.chain = chain;
-    const fig = this.pick && this.figs()[this.pick.key];
+    const figs = this.figs(), fig = this.pick && Object.hasOwn(figs, this.pick.key) && figs[this.pick.key]; // a link's key: any text
     if (this.pick && !(fig && inside(this.pick.index, fig.t.shape))) this.pick = null;
     this.draw(this.pick);
   }
@@ -151,7 +151,7 @@ export class Trace {
     for (const f of Object.values(figs)) clear(f.overlay);
     const row = this.rowEl.dataset;
     row.tracePick = this.pick ? `${this.pick.key}:${keyOf(this.pick.index)}` : "";
-    if (!at || !chain || !chain.trace || !figs[at.key]) { row.traced = "{}"; this.note.textContent = ""; return; }
+    if (!at || !chain || !chain.trace || !Object.hasOwn(figs, at.key)) { row.traced = "{}"; this.note.textContent = ""; return; }
     const id = `${at.key}:${keyOf(at.index)}`; // the pointer moves within a cell: composed once
     if (!this.last || this.last.id !== id || this.last.trace !== chain.trace) {
       const shapes = Object.fromEntries(Object.entries(figs).map(([k, f]) => [k, f.t.shape]));
