@@ -49,10 +49,11 @@ def open_page(context, base: str, path: str):
     return page
 
 
-def walk(page, param: str, key: str, n: int, name: str) -> Series:
+def walk(page, param: str, key: str, n: int, name: str, draws: dict) -> Series:
     """`n` presses of `key` on `param`'s slider: press -> the answer drawn and a frame painted; each press's
-    follow-up (the engine's build) waited for before the next."""
-    series = Series(name)
+    follow-up (the engine's build) waited for before the next; into `draws[name]`, the stage's own time drawing
+    each answer (data-draw-ms: controls, text, figures)."""
+    series, draws[name] = Series(name), []
     page.focus(f'{STAGE} [data-param="{param}"]')
     for _ in range(n):
         before = int(page.get_attribute(STAGE, "data-drawn"))
@@ -60,6 +61,7 @@ def walk(page, param: str, key: str, n: int, name: str) -> Series:
         page.keyboard.press(key)
         until_painted(page, DRAWN_JS, before)
         series.latency.append((time.perf_counter() - start) * 1e3)
+        draws[name].append(float(page.get_attribute(STAGE, "data-draw-ms")))
         page.wait_for_function(SETTLED_JS, polling="raf")
     return series
 
@@ -90,14 +92,14 @@ def main() -> None:
         B.chromium() as chrome,
     ):
         context = B.new_context(chrome, viewport=VIEWPORT, reduced_motion="reduce")
-        series, reruns = {}, None
+        series, reruns, draws = {}, None, {}
         for what, (path, param) in (("chain", CHAIN), ("layer", LAYER)):
             page = open_page(context, base, path)  # the server's first imports and builds, before any timing
             started = runs(page)
-            series[f"{what} new"] = walk(page, param, "ArrowRight", args.changes, f"{what} new")
+            series[f"{what} new"] = walk(page, param, "ArrowRight", args.changes, f"{what} new", draws)
             if what == "chain":
                 reruns = (runs(page) - started) / args.changes
-            series[f"{what} back"] = walk(page, param, "ArrowLeft", args.changes, f"{what} back")
+            series[f"{what} back"] = walk(page, param, "ArrowLeft", args.changes, f"{what} back", draws)
             page.close()
         paints = {
             what: first_paints(context, base, path, args.loads)
@@ -106,9 +108,12 @@ def main() -> None:
         context.close()
 
     print(f"\nkey press -> pixels, ms ({args.changes} presses each; chain: {CHAIN[0]}, layer: {LAYER[0]})")
-    print(f"  {'series':<14}{'p50':>8}{'p90':>8}{'max':>8}")
+    print(f"  {'series':<14}{'p50':>8}{'p90':>8}{'max':>8}   {'of it, drawing (p50)':>20}")
     for s in series.values():
-        print(f"  {s.name:<14}{pct(s.latency, 50):>8.1f}{pct(s.latency, 90):>8.1f}{max(s.latency):>8.1f}")
+        print(
+            f"  {s.name:<14}{pct(s.latency, 50):>8.1f}{pct(s.latency, 90):>8.1f}{max(s.latency):>8.1f}"
+            f"   {pct(draws[s.name], 50):>20.1f}"
+        )
     new = pct(series["chain new"].latency, 50) / pct(series["layer new"].latency, 50)
     back = pct(series["chain back"].latency, 50) - pct(series["layer back"].latency, 50)
     print("\nchain against layer (p50)")

@@ -146,25 +146,3 @@ def test_a_chains_keys_are_its_layers_keys_spelled_by_their_key():
     names = [c["name"] for c in chainview.controls(chain)]
     assert names[0].startswith("convolution.") and names[-1].startswith("convolution2.")
     assert {c["group"] for c in chainview.controls(chain)} == {"convolution", "convolution2"}
-
-
-def test_the_window_size_kept_is_two_sane_numbers_the_browser_said():
-    """The probe's message is input: only a width and a height a window can have are kept, as whole px."""
-    from playground.ui.view import window_size
-
-    assert window_size({"size": {"width": 1280.5, "height": 720}}) == {"width": 1280, "height": 720}
-    for said in (
-        None,
-        "1280x720",
-        {"size": None},
-        {"size": [1280, 720]},
-        {"size": {"width": 1280}},
-        {"size": {"width": "1280", "height": 720}},
-        {"size": {"width": True, "height": 720}},
-        {"size": {"width": 1280, "height": 0}},
-        {"size": {"width": 1280, "height": -720}},
-        {"size": {"width": 1280, "height": float("nan")}},
-        {"size": {"width": 1280, "height": float("inf")}},
-        {"size": {"width": 100_000, "height": 720}},
-    ):
-        assert window_size(said) is None, said

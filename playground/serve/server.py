@@ -101,7 +101,8 @@ class Seat:
     owner: Seats | None = field(default=None, repr=False)  # whose byte count this seat's holdings are part of
     counted: int = 0  # the bytes the owner counts for it (`held` when last counted)
     # A chain's page (layer "chain"): its structure (chainview.Spec; `x` is the chain's input), the shapes its
-    # layers' keys were last read for, and its last full answer's (resolved chain, ChainEvaluation)
+    # layers' keys were last read for, and its last full answer's (resolved chain, ChainEvaluation: None where the
+    # pages' cap let it go, `Seats.trim`)
     chain: object = None
     chain_shapes: dict = field(default_factory=dict)
     chain_ev: tuple | None = None
@@ -115,6 +116,11 @@ class Seat:
     def remember(self, compare: str | None, ev) -> None:
         """The last full answer's evaluation (`remembered`)."""
         self.evaluated, self.let_go = (compare, ev), None
+        self._recount()
+
+    def remember_chain(self, resolved, ev, shapes: dict) -> None:
+        """A chain page's last full answer (`chain_ev`) and the shapes its layers' keys are read for."""
+        self.chain_ev, self.chain_shapes = (resolved, ev), shapes
         self._recount()
 
     def _recount(self) -> None:
@@ -171,7 +177,7 @@ class Seat:
 def _arrays(seat: Seat):
     yield seat.x
     yield from seat.others.values()
-    if seat.chain_ev is not None:
+    if seat.chain_ev is not None and seat.chain_ev[1] is not None:
         yield from seat.chain_ev[1].tensors.values()
     evs = [seat.evaluated[1]] if seat.evaluated is not None else []
     while evs:
@@ -265,9 +271,14 @@ class Seats:
                 for other in list(self.items.values()):
                     if self.total <= self.max_bytes:
                         return
-                    if other is not seat and (other.kept if let_go == "kept" else other.evaluated is not None):
+                    evaluated = other.evaluated is not None or (
+                        other.chain_ev is not None and other.chain_ev[1] is not None
+                    )
+                    if other is not seat and (other.kept if let_go == "kept" else evaluated):
                         if let_go == "kept":
                             other.kept.clear()
+                        elif other.chain_ev is not None:  # its chain kept (small): what a structural change starts from
+                            other.chain_ev = (other.chain_ev[0], None)
                         else:
                             ev = other.evaluated[1]
                             other.let_go, other.evaluated = (other.evaluated[0], ev.params, ev.inputs), None
@@ -545,21 +556,19 @@ def chain_answer(seat: Seat, message: dict) -> dict:
     held, pages = _held(message), protocol.read_pages(message.get("pages"))
     try:
         raw, resolved = chainview.resolve(spec, message.get("params") or {}, seat.x.shape, seat.chain_shapes)
-        seat.chain_shapes = chainview.first_shapes(resolved)
         if message.get("finish"):  # the engine of the chain answered last, built now; another chain's: None
             if seat.chain_ev is None or not chainview.same(seat.chain_ev[0], resolved):
                 return {"finish": None}
             with shared.prefetcher().foreground():
                 ev = C.evaluate(spec.names, raw, seat.x, backend=backend, cache=cache)
-            seat.chain_ev = (resolved, ev)
-            seat._recount()
+            seat.remember_chain(resolved, ev, chainview.first_shapes(resolved))
             opinion = chainview.opinion_badge(ev, backend, cache)
             return {"finish": chainview.verdict(ev, backend) | {"onnxruntime": opinion}}
         with shared.prefetcher().foreground():
             ev = C.evaluate(spec.names, raw, seat.x, backend=backend, cache=cache, build_engine=backend.can_run)
     except ValidationError as exc:
         return {"problem": chainview.problem(exc, spec, seat.chain_shapes)}
-    seat.chain_ev = (resolved, ev)
+    seat.remember_chain(resolved, ev, chainview.first_shapes(resolved))
     out = chainview.answer(spec, resolved, ev, backend, held, pages, {C.INPUT: seat.digests["x"]})
     seat.keep(protocol.arrays(out))
     out["finish"] = not message.get("quick")  # the engine's verdict (built now, where it was pending), the badge

@@ -144,7 +144,7 @@ def _stage(spec, address, given, base, x, presenter, slot: str = "", compared: b
     ev = C.evaluate(spec.names, raw, x, backend=be, cache=engine_cache(), build_engine=be.can_run)
     answer = chainview.answer(spec, resolved, ev, be, digests={C.INPUT: seat.digests["x"]} if seat else None)
     if seat is not None:
-        seat.chain_ev, seat.chain_shapes = (resolved, ev), chainview.first_shapes(resolved)
+        seat.remember_chain(resolved, ev, chainview.first_shapes(resolved))
         seat.keep(protocol.arrays(answer))
     answer = protocol.inline(protocol.within(answer, protocol.INLINE_VALUES))
     answer["finish"] = True  # the engine's verdict and ONNX Runtime's badge follow the first paint
