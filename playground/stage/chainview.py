@@ -20,7 +20,7 @@ from .. import numbers
 from ..errors import ValidationError
 from ..layer import Layer
 from ..layers import LAYERS
-from . import protocol
+from . import chaintrace, protocol
 
 LAYER = C.CHAIN  # the name a chain's stage goes by (its seat's, its URL table's)
 
@@ -197,7 +197,7 @@ def structure(chain: C.Chain, build: C.ChainBuild | None) -> dict:
     engine = []
     if build is not None and build.status in ("built", "cached"):
         engine = [
-            {"name": e["name"], "kernel": e.get("tactic") or e.get("type") or "", "fuses": list(e["fuses"])}
+            {"name": e["name"], "kernel": chaintrace.kernel_of(e), "fuses": list(e["fuses"])}
             for e in build.layers
             if e["fuses"]
         ]
@@ -207,12 +207,14 @@ def structure(chain: C.Chain, build: C.ChainBuild | None) -> dict:
             for link in chain.links
         ],
         "engine": engine,
+        "builder": build.builder if build is not None else "",
     }
 
 
-def verdict(ev: C.ChainEvaluation, backend) -> dict:
+def verdict(ev: C.ChainEvaluation, backend, trace: bool = True) -> dict:
     """The engine's part of a chain's answer (what its build, which follows the answer, changes): the badge, the
-    engine's status, the notes, and the engine's layers on the chain."""
+    engine's status, the notes, and the engine's layers on the chain; `trace`: the read maps of the hover trace too
+    (they follow the answer with the verdict, off a key press's way)."""
     e = ev.engine
     status = e.status
     if not backend.can_build:
@@ -244,6 +246,7 @@ def verdict(ev: C.ChainEvaluation, backend) -> dict:
         },
         "messages": messages,
         "chain": structure(ev.chain, e),
+        **({"trace": chaintrace.trace_maps(ev.chain)} if trace else {}),
     }
 
 
@@ -307,7 +310,7 @@ def answer(
         "figures": figures,
         "shapes": f"Input {tuple(shape)} → Output {tuple(ev.output.shape)}",
         "formula": None,
-        **verdict(ev, backend),
+        **verdict(ev, backend, trace=False),
         "precision": None,
         "explain": [],
         "example": None,

@@ -26,8 +26,9 @@ export class Figures {
   room() {
     const line = this.stage.answer && this.stage.answer.cells ? Math.max(this.stage.cellEl?.offsetHeight || 0, 40) : 0;
     const under = this.presenter ? line + 16 : 110;
+    const flow = (parseFloat(this.rowEl.style.paddingTop) || 0) + (parseFloat(this.rowEl.style.paddingBottom) || 0); // a chain's arcs and kernel names (flow.js)
     return { width: this.rowEl.clientWidth || 800,
-             height: Math.max(200, window.innerHeight - this.rowEl.getBoundingClientRect().top - under) };
+             height: Math.max(200, window.innerHeight - this.rowEl.getBoundingClientRect().top - under - flow) };
   }
 
   // The smallest font a cell's digits take: in presenter mode the captions' (the room reads the digits before the
@@ -121,6 +122,7 @@ export class Figures {
       }
     });
     this.outlinePick();
+    this.stage.chainDrawing?.draw(); // a chain's arrows, engine boxes and trace over the figures just drawn
     if (this.presenter && this.fitted && !grown) this.grow(cellPx);
   }
 

@@ -5,6 +5,7 @@
 // it; the files are served by the stage's asset route (assets.py).
 import { Controls, text } from "./controls.js";
 import { Figures } from "./figures.js";
+import { ChainDrawing } from "./flow.js";
 import { esc, markdown, markdownInline } from "./format.js";
 import { MAX_PLANES } from "./heatmap.js";
 import { Requests, evaluator, postJson, readReply } from "./net.js";
@@ -97,6 +98,7 @@ export class Stage {
     this.tip = Object.assign(document.createElement("div"), { className: "pg-tip" });
     this.tip.setAttribute("role", "tooltip"); this.root.append(this.tip);
     this.figures = new Figures(this, $(".pg-row"), this.tip);
+    if (this.data.chain) this.chainDrawing = new ChainDrawing(this, $(".pg-row")); // its flow and hover trace
     this.onResize = () => { if (this.answer) { this.figures.resized = true; this.figures.draw(); } };
     window.addEventListener("resize", this.onResize);
     // The stage's own width changes without the window's too (Streamlit's sidebar opens beside the page on a wide
@@ -133,7 +135,7 @@ export class Stage {
 
   stop() {
     this.url.cancel(); this.requests.stop();
-    window.removeEventListener("resize", this.onResize); this.resizer.disconnect();
+    window.removeEventListener("resize", this.onResize); this.resizer.disconnect(); this.chainDrawing?.stop();
     if (this.playing) clearInterval(this.playing);
     if (this.settleTimer) clearTimeout(this.settleTimer);
   }
@@ -141,6 +143,7 @@ export class Stage {
   // The URL is the contract: where the page's script ran on an older query than the address bar holds (the page
   // reconnected to another replica, whose run had the query the page loaded with), the address bar wins.
   followUrl() {
+    if (this.data.url === false) return; // a second stage of the page (a compared chain's): the address is the first's
     const moved = linkChanges(this.table, window.location.search, this.query);
     if (Object.keys(moved).length) { Object.assign(this.query, moved); this.request(false); }
   }
@@ -261,7 +264,7 @@ export class Stage {
       const reply = r.ok ? await r.json() : {};
       if (reply.finish) {
         Object.assign(a, reply.finish); a.finish = false; this.askedAgain = null;
-        if (a === this.answer) { this.drawText(a); if (reply.finish.cells) this.drawCell(); }
+        if (a === this.answer) { this.drawText(a); if (reply.finish.cells) this.drawCell(); this.chainDrawing?.draw(); }
       } else if (r.ok && a === this.answer && this.askedAgain !== this.cacheKey()) { this.askedAgain = this.cacheKey(); this.request(false); }
       else if (r.status === 429 && a === this.answer) { a.__finishing = false; setTimeout(() => this.finish(), FINISH_RETRY_MS); return; } // the one before still building
     } catch (e) { /* no server: the badge waits for the next answer */ }
@@ -279,6 +282,7 @@ export class Stage {
   ownUrl() { this.url.cancel(); this.writeUrl(); }
 
   writeUrl() {
+    if (this.data.url === false) return;
     const cells = this.answer && this.answer.cells;
     writeHistory(this.table, { query: this.query, compare: this.compare,
                                pick: this.pickInUrl && cells && this.pick ? { axes: cells.axes, index: this.pick } : null });

@@ -20,7 +20,7 @@ from ..errors import PlaygroundError, ValidationError
 from ..layers import LAYERS
 from ..serve import server
 from ..stage import assets, chainview, protocol
-from . import stage
+from . import chain_compare, stage
 from .messages import guarded, inert
 from .page import PRESENTER_CSS, STAGE_CSS
 from .view import presenter_on
@@ -45,7 +45,7 @@ def _now() -> tuple[C.Address, dict[str, str]]:
     """(the chain's address, the stage's per-axis keys of the link). Where this page's stage has answered, its
     latest chain is the state (the browser's URL holds it; this run's query is the page's as it loaded): what a
     structural change starts from."""
-    query = st.query_params.to_dict()
+    query = {k: v for k, v in st.query_params.to_dict().items() if k != chain_compare.KEY}
     address = C.from_query({k: v for k, v in query.items() if _structural(k)})
     given = {k: v for k, v in query.items() if not _structural(k)}
     seat = server.SEATS.take(st.session_state.get(TOKEN, ""))
@@ -58,7 +58,7 @@ def _now() -> tuple[C.Address, dict[str, str]]:
 
 def _write(address: C.Address) -> None:
     """A structural change: the new chain's address into the URL (the view's keys kept), the page runs on it."""
-    view = {k: v for k, v in st.query_params.to_dict().items() if k in C.OTHER_KEYS}
+    view = {k: v for k, v in st.query_params.to_dict().items() if k in C.OTHER_KEYS or k == chain_compare.KEY}
     st.query_params.from_dict(address.query() | view)
 
 
@@ -82,11 +82,19 @@ def _chain_page() -> None:
         st.warning(inert(problem), icon=":material/link_off:")
     painted = bool(st.session_state.get(PAINTED)) or base is None
     if base is not None:
-        _stage(spec, address, given, base, x, presenter, painted)
+        left, right = chain_compare.columns(chain_compare.wanted())
+        with left:
+            _stage(spec, address, given, base, x, presenter, painted, compared=right is not None)
+        if right is not None:
+            with right:
+                other = chain_compare.compared(chain_compare.wanted(), x)
+                if other:
+                    _stage(other[0], other[1], {}, other[2], x, presenter, True, slot=chain_compare.SLOT)
     if painted:  # the structure's controls, once the stage's first figures are on the screen (its paint's run)
         with st.sidebar:
             _starter_picker(address)
             _layer_list(address)
+            chain_compare.picker(chain_compare.wanted())
     starter = _starter(address)
     if starter:
         st.info(f"**{starter.title}.** {starter.note}", icon=":material/school:")
@@ -144,13 +152,14 @@ def _starting(address: C.Address) -> dict:
     }
 
 
-def _stage(spec, address, given, base, x, presenter, painted: bool) -> None:
+def _stage(spec, address, given, base, x, presenter, painted: bool, slot: str = "", compared: bool = False) -> None:
     """The stage, drawn once: the configuration the address holds (its last good one where it is refused: the
-    refusal named at its control), its first answer carried in the page's own message."""
+    refusal named at its control), its first answer carried in the page's own message. `slot`: a second stage's
+    (chain_compare's), which leaves the address alone; side by side (`compared`, or a slot) the parameters fold."""
     from ..shared import backend, engine_cache
 
-    token = server.SEATS.open(C.CHAIN, x, st.session_state.get(TOKEN), chain=spec)
-    st.session_state[TOKEN] = token
+    token = server.SEATS.open(C.CHAIN, x, st.session_state.get(TOKEN + slot), chain=spec)
+    st.session_state[TOKEN + slot] = token
     seat = server.SEATS.take(token)
     shapes = chainview.first_shapes(base)
     problem = None
@@ -177,9 +186,9 @@ def _stage(spec, address, given, base, x, presenter, painted: bool) -> None:
     identity = hashlib.blake2b(
         f"{token}|{spec}|{x.shape}".encode() + (seat.digests["x"] if seat else b""), digest_size=8
     ).hexdigest()
-    with st.container(key="pg-slot-chain"):
+    with st.container(key="pg-slot-chain" + slot):
         stage._stage_component()(
-            key=STAGE_KEY,
+            key=STAGE_KEY + slot,
             data={
                 "epoch": identity,
                 "token": token,
@@ -196,7 +205,7 @@ def _stage(spec, address, given, base, x, presenter, painted: bool) -> None:
                 "compare": None,
                 "runs": be.can_run,
                 "opinion": True,  # ONNX Runtime's badge of the chain's export, with the engine's verdict
-                "hide": ["compare", "preset"],
+                "hide": ["compare", "preset"] + (["parameters"] if slot or compared else []),
                 "public": server.public_url(),
                 "qr": server.QR_ROUTE,
                 "painted": painted,  # until then the stage says so once (a run that draws the sidebar and menu)
@@ -204,6 +213,7 @@ def _stage(spec, address, given, base, x, presenter, painted: bool) -> None:
                 "cell": stage.view_cell(),
                 "dropped": {},
                 "chain": True,
+                "url": not slot,  # a compared chain's edits stay in its column
             },
             on_painted_change=lambda: st.session_state.__setitem__(PAINTED, True),
             width="stretch",
