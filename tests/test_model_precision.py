@@ -273,3 +273,81 @@ def test_model_page_in_a_precision_says_why_a_model_onnx_runtime_refuses_is_not_
     assert not at.exception, at.exception
     errors = [e.value for e in at.error]
     assert any(e.startswith("FP16:") and "ONNX Runtime cannot run it" in e for e in errors), errors
+
+
+def test_int8_weights_take_one_scale_per_output_channel_by_hand():
+    """TensorRT's per-channel quantization of weights: each output channel (row 0 of this K × C kernel) its own
+    amax/127. Row 1's 0.01 and 0.04 at their own scale 0.04/127 are codes 31.75 → 32 and 127; at the tensor's scale
+    1/127 they would be 1.27 → 1 and 5.08 → 5."""
+    from playground import precision as P
+
+    w = np.array([[1.0, -0.25], [0.01, 0.04]], np.float32)
+    scales = P.channel_scales(w, "INT8", 0)
+    assert scales.shape == (2, 1) and scales.ravel() == pytest.approx([1 / 127, 0.04 / 127], rel=1e-6)
+    got = P.fake_quantize_weights(w, "INT8", 0)
+    assert got.ravel() == pytest.approx([1.0, -32 / 127, 32 * 0.04 / 127, 0.04], rel=1e-6)
+    assert P.fake_quantize_weights(w, "INT8", None).ravel()[2:] == pytest.approx([1 / 127, 5 / 127], rel=1e-6)
+    # along the other axis (a matrix multiply's B, K × N: its columns)
+    assert P.channel_scales(w, "INT8", -1).ravel() == pytest.approx([1 / 127, 0.25 / 127], rel=1e-6)
+    assert P.channel_scales(np.zeros((2, 3)), "FP8", 0).ravel().tolist() == [1.0, 1.0]  # an all-zero channel: 1
+
+
+def _matmul_gemm():
+    """x · W (MatMul, W: K × N) → Relu → Gemm with transB (B: N' × N): both weights per output channel, along
+    W's axis 1 and B's axis 0."""
+    h = reading.library().helper
+    rng = np.random.default_rng(5)
+    graph = h.make_graph(
+        [
+            h.make_node("MatMul", ["x", "w"], ["m"], name="/fc1/MatMul"),
+            h.make_node("Relu", ["m"], ["r"], name="/relu/Relu"),
+            h.make_node("Gemm", ["r", "b", "c"], ["y"], name="/fc2/Gemm", transB=1),
+        ],
+        "fc",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [4, 8])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [4, 5])],
+        [
+            onnx.numpy_helper.from_array(np.float32(rng.normal(0, 1, (8, 6)) * [[1, 10, 0.1, 1, 5, 0.5]]), "w"),
+            onnx.numpy_helper.from_array(np.float32(rng.normal(0, 1, (5, 6)) * [[1], [20], [0.05], [1], [3]]), "b"),
+            onnx.numpy_helper.from_array(np.float32(rng.normal(0, 0.1, 5)), "c"),
+        ],
+    )
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize(
+    "build, weights",
+    [(lambda: LESSONS["int8_saturated_conv"].build(), {"w1": 0, "w2": 0}), (_matmul_gemm, {"w": 1, "b": 0})],
+)
+def test_int8_plan_writes_per_channel_weights_and_onnx_runtime_computes_what_the_layers_compose(
+    build, weights, monkeypatch
+):
+    """The plan model with every node in INT8, run whole by ONNX Runtime on the CPU, against the layers composed in
+    INT8. Alike: the activations' per-tensor scales (the analysis's, written into the model) and the weights' scales
+    per output channel. What differs, named: ONNX Runtime's QuantizeLinear divides by the scale where TensorRT (and the
+    emulation) multiplies by its float32 reciprocal (a code apart only at a tie), and it sums the products in float32
+    where the layers' references sum in float64 (a few float32 ulps of the output, which can move a later activation
+    across a code boundary: one step of that activation's scale)."""
+    import onnxruntime as ort
+
+    model = _open(build())
+    _, c = pm.study(model, "w.onnx", None, "INT8")
+    plan = pp.plan_model(c, "INT8", [])
+    inits = {t.name: onnx.numpy_helper.to_array(t) for t in plan.graph.initializer}
+    for w, axis in weights.items():
+        dq = next(n for n in plan.graph.node if n.op_type == "DequantizeLinear" and n.input[0].startswith(f"{w}__"))
+        assert {a.name: a.i for a in dq.attribute} == {"axis": axis}
+        scales = inits[dq.input[1]]
+        assert scales.shape == (c.known.consts[w].shape[axis],) and len(set(scales.tolist())) == scales.size
+    session = ort.InferenceSession(plan.SerializeToString(), providers=["CPUExecutionProvider"])
+    (ran,) = session.run(["y"], {k: np.asarray(v, np.float32) for k, v in c.inputs.items()})
+    composed = c.evaluate(lambda s: "INT8")["y"]
+    fp32 = c.values["y"]
+    gap = float(np.abs(ran - composed).max())
+    assert gap <= 1e-5 * float(np.abs(fp32).max())
+    # the weights per tensor (one scale each, as before) compose another model: ONNX Runtime's run tells them apart
+    from playground import precision as P
+
+    monkeypatch.setattr(P, "channel_scales", lambda w, precision, axis: np.float32(P.scale_from_data(w, precision)))
+    per_tensor = c.evaluate(lambda s: "INT8")["y"]
+    assert float(np.abs(ran - per_tensor).max()) > 100 * max(gap, 1e-7 * float(np.abs(fp32).max()))
