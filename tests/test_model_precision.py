@@ -351,3 +351,43 @@ def test_int8_plan_writes_per_channel_weights_and_onnx_runtime_computes_what_the
     monkeypatch.setattr(P, "channel_scales", lambda w, precision, axis: np.float32(P.scale_from_data(w, precision)))
     per_tensor = c.evaluate(lambda s: "INT8")["y"]
     assert float(np.abs(ran - per_tensor).max()) > 100 * max(gap, 1e-7 * float(np.abs(fp32).max()))
+
+
+def test_cli_fp8_plan_model_spells_fp8_as_tensorrt_reads_it(tmp_path):
+    """`--precision FP8 --plan-model`: the lesson's plan keeps the saturated matrix multiply in FP32 and leaves the
+    first in FP8, written as TensorRT's ONNX parser reads FP8: QuantizeLinear → DequantizeLinear with a
+    FLOAT8E4M3FN zero point 0 (opset 19, raised by ONNX's version converter from the lesson's 17), the activation's
+    scale one per tensor, the weights' one per output channel (axis 1 of MatMul's K × N). Reopened, it meets the
+    policy; the same plan with no node kept does not (the lesson's answer, now run by ONNX Runtime's Q/DQ)."""
+    lessons = tmp_path / "lessons"
+    subprocess.run([sys.executable, "-m", "playground.onnx.precision_lessons", str(lessons)], check=True)
+    plan = tmp_path / "plan.onnx"
+    r = _cli(str(lessons / "fp8_saturated_matmul.onnx"), "--precision", "FP8", "--plan-model", str(plan), "--json")
+    assert r.returncode == 0, r.stderr
+    p = json.loads(r.stdout)["precision"]
+    assert p["first_divergence"]["node"] == "/fc2/MatMul" and p["keep_fp32"] == ["/fc2/MatMul"]
+    assert p["plan"]["reopened"]["meets"] is True
+    written = onnx.load(str(plan))
+    assert pp.opset_of(written) == 19
+    inits = {t.name: t for t in written.graph.initializer}
+    pairs = [n for n in written.graph.node if n.op_type in ("QuantizeLinear", "DequantizeLinear")]
+    assert {n.input[0].split("__")[0] for n in pairs if n.op_type == "QuantizeLinear"} == {
+        "x",
+        "w1",
+        "m1",
+    }  # fc1's, ReLU's
+    for n in pairs:
+        zero, scale = inits[n.input[2]], onnx.numpy_helper.to_array(inits[n.input[1]])
+        assert zero.data_type == onnx.TensorProto.FLOAT8E4M3FN
+        assert not onnx.numpy_helper.to_array(zero).astype(np.float32).any()
+        axis = {a.name: a.i for a in n.attribute}.get("axis")
+        if n.input[0].startswith("w1"):
+            assert axis == 1 and scale.shape == (64,)
+        else:
+            assert axis is None and scale.shape == ()
+    by = {n.name: n for n in written.graph.node}
+    assert all(i in ("r1", "w2") for i in by["/fc2/MatMul"].input)  # kept: it reads its FP32 tensors
+    model = _open(LESSONS["fp8_saturated_matmul"].build())
+    _, c = pm.study(model, "fp8.onnx", None, "FP8")
+    all_fp8 = pp.plan_model(c, "FP8", []).SerializeToString()
+    assert pp.reopened(all_fp8, "all_fp8.onnx", c, pm.Policy())["meets"] is False
