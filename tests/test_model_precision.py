@@ -391,3 +391,41 @@ def test_cli_fp8_plan_model_spells_fp8_as_tensorrt_reads_it(tmp_path):
     _, c = pm.study(model, "fp8.onnx", None, "FP8")
     all_fp8 = pp.plan_model(c, "FP8", []).SerializeToString()
     assert pp.reopened(all_fp8, "all_fp8.onnx", c, pm.Policy())["meets"] is False
+
+
+def test_a_run_of_nodes_opens_as_a_chain_in_the_model_pages_precision():
+    """The chain link of the INT8 lesson's three nodes, in FP16: every layer's precision is FP16, and the chain
+    computes what the model composed with every node in FP16 computes at the last node (the same layers' emulation
+    on the same real input: the seeded run's x); in INT8 each layer's scale is from its data (quantize_scale 0)."""
+    from urllib.parse import parse_qsl, urlencode
+
+    from playground import chain as C
+    from playground.onnx import as_chain
+
+    data = LESSONS["int8_saturated_conv"].build().SerializeToString()
+    digest, model = reading.remember(data, "int8.onnx")
+    nodes = ["/conv1/Conv", "/relu1/Relu", "/conv2/Conv"]
+    fp32 = as_chain.query_of(model, nodes, digest, "int8.onnx")
+    assert as_chain.in_precision(fp32, "FP32") == fp32
+    query = as_chain.in_precision(fp32, "FP16")
+    assert [query[f"{k}.precision"] for k in ("convolution", "activation", "convolution2")] == ["FP16"] * 3
+    address = C.from_query(query)
+    assert not address.problems, address.problems
+    chain = C.resolve(address.names, address.raw(), address.shape)
+    assert [link.params["precision"] for link in chain.links] == ["FP16"] * 3
+    y = C.compute(chain, address.input())[chain.keys[-1]]
+    answer, c = pm.study(_open(LESSONS["int8_saturated_conv"].build()), "int8.onnx", None, "FP16")
+    composed = c.evaluate(lambda s: "FP16")["y"]
+    np.testing.assert_allclose(y.reshape(composed.shape), composed, rtol=0, atol=0)
+    assert np.abs(composed - c.values["y"]).max() > 0  # FP16 is not FP32 here
+    int8 = as_chain.in_precision(fp32, "INT8")
+    assert int8["convolution2.precision"] == "INT8" and int8["convolution2.quantize_scale"] == "0"
+    path, _, text = as_chain.link_in_precision("./chain?" + urlencode(fp32), "BF16").partition("?")
+    assert path == "./chain" and dict(parse_qsl(text)) == as_chain.in_precision(fp32, "BF16")
+    # the model page in FP16: an engine outline's chain link opens in FP16 (one that is no chain stays none)
+    from playground.ui.model_precision import recolour
+
+    groups = [{"chain": "./chain?" + urlencode(fp32)}, {"chain": None, "why": "reads several tensors"}]
+    shown = recolour({"nodes": [], "groups": groups}, answer)["groups"]
+    assert dict(parse_qsl(shown[0]["chain"].partition("?")[2])) == query and shown[1]["chain"] is None
+    assert groups[0]["chain"] == "./chain?" + urlencode(fp32)  # the FP32 graph's data is left as it was

@@ -88,6 +88,9 @@ def recolour(data: dict, answer: dict, by: str = "accumulated") -> dict:
     graph's data is kept for the page's reruns)."""
     data = {**data, "nodes": [dict(box) for box in data["nodes"]]}
     p = answer["precision"]
+    from ..onnx.as_chain import link_in_precision  # the engine outlines' chains open in the precision too
+
+    data["groups"] = [g | {"chain": link_in_precision(g.get("chain"), p["precision"])} for g in data.get("groups", [])]
     policy = pm.Policy(p["policy"]["min_cosine"])
     kept = set(p["keep_fp32"])
     nodes = {n["name"]: n for n in answer["nodes"]}
