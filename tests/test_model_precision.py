@@ -21,7 +21,7 @@ import onnx  # noqa: E402
 
 from playground.onnx import precision_model as pm  # noqa: E402
 from playground.onnx import precision_plan as pp  # noqa: E402
-from playground.onnx import reading  # noqa: E402
+from playground.onnx import reading, whole  # noqa: E402
 from playground.onnx.precision_lessons import LESSONS  # noqa: E402
 
 LIGHT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
@@ -429,3 +429,23 @@ def test_a_run_of_nodes_opens_as_a_chain_in_the_model_pages_precision():
     shown = recolour({"nodes": [], "groups": groups}, answer)["groups"]
     assert dict(parse_qsl(shown[0]["chain"].partition("?")[2])) == query and shown[1]["chain"] is None
     assert groups[0]["chain"] == "./chain?" + urlencode(fp32)  # the FP32 graph's data is left as it was
+
+
+@pytest.mark.skipif(
+    not __import__("playground.trt.backend", fromlist=["detect"]).detect().can_build,
+    reason="no TensorRT module installed",
+)
+@pytest.mark.parametrize("name", ["int8_saturated_conv", "fp8_saturated_matmul"])
+def test_tensorrts_parser_builds_the_plan_with_per_channel_weights(name):
+    """The plan model with every node in the precision (weights' DequantizeLinear per channel, FP8's zero point
+    FLOAT8E4M3FN) is read by TensorRT's ONNX parser and built: each convolution or MatMul's engine layer computes it
+    with its input's and its weights' dequantize fused in (the quantized kernel, not a float one beside Q/DQ)."""
+    lesson = LESSONS[name]
+    _, c = pm.study(_open(lesson.build()), name, None, lesson.precision)
+    plan = _open(pp.plan_model(c, lesson.precision, []), f"{name}_plan.onnx")
+    engine = whole.engine_layers(plan, [reading.node_name(n, i) for i, n in enumerate(reading.graph_nodes(plan))])
+    assert engine["status"] in ("built", "cached"), engine
+    ops = ("/conv1/Conv", "/conv2/Conv") if lesson.precision == "INT8" else ("/fc1/MatMul", "/fc2/MatMul")
+    own = [set(layer["fuses"]) for layer in engine["layers"] if layer["type"] in ("correlation", "gemm")]
+    for node, weights in zip(ops, ("w1", "w2")):
+        assert any(node in f and f"{weights}/dequantize" in f for f in own), (node, engine["layers"])
