@@ -90,9 +90,10 @@ def channel_scales(w, precision: str, axis: int) -> np.ndarray:
     / 127 or / 448 (`scale_from_data` of each channel), shaped to broadcast against `w` (1s but at `axis`)."""
     w = np.asarray(w, np.float32)
     axis = axis % w.ndim
-    moved = np.moveaxis(w, axis, 0).reshape(w.shape[axis], -1)
-    scales = np.array([scale_from_data(c, precision) for c in moved], np.float32)
-    return scales.reshape([-1 if i == axis else 1 for i in range(w.ndim)])
+    moved = np.abs(np.moveaxis(w, axis, 0).reshape(w.shape[axis], -1))
+    amax = np.where(np.isfinite(moved), moved, 0).max(axis=1, initial=0).astype(np.float64)
+    scales = np.where(amax > 0, (amax / QUANT_MAX[precision]).astype(np.float32), np.float32(1))  # as above, each
+    return scales.astype(np.float32).reshape([-1 if i == axis else 1 for i in range(w.ndim)])
 
 
 def weight_scales(w, precision: str, axis: int | None):

@@ -290,6 +290,12 @@ def test_int8_weights_take_one_scale_per_output_channel_by_hand():
     # along the other axis (a matrix multiply's B, K × N: its columns)
     assert P.channel_scales(w, "INT8", -1).ravel() == pytest.approx([1 / 127, 0.25 / 127], rel=1e-6)
     assert P.channel_scales(np.zeros((2, 3)), "FP8", 0).ravel().tolist() == [1.0, 1.0]  # an all-zero channel: 1
+    # each channel's scale is the tensor rule (`scale_from_data`) on that channel: infinities passed over, 0s give 1
+    k = np.random.default_rng(0).normal(0, 1, (16, 4, 3, 3)).astype(np.float32)
+    k[3], k[5, 0, 0, 0] = 0, np.inf
+    for precision in ("INT8", "FP8"):
+        each = [P.scale_from_data(c, precision) for c in k]
+        assert P.channel_scales(k, precision, 0).ravel().tolist() == np.float32(each).tolist()
 
 
 def _matmul_gemm():
