@@ -426,6 +426,9 @@ def test_a_run_of_nodes_opens_as_a_chain_in_the_model_pages_precision():
     assert np.abs(composed - c.values["y"]).max() > 0  # FP16 is not FP32 here
     int8 = as_chain.in_precision(fp32, "INT8")
     assert int8["convolution2.precision"] == "INT8" and int8["convolution2.quantize_scale"] == "0"
+    a8 = C.from_query(int8)
+    params = C.resolve(a8.names, a8.raw(), a8.shape).links[2].params
+    assert (params["precision"], params["quantize_scale"]) == ("INT8", 0.0)
     path, _, text = as_chain.link_in_precision("./chain?" + urlencode(fp32), "BF16").partition("?")
     assert path == "./chain" and dict(parse_qsl(text)) == as_chain.in_precision(fp32, "BF16")
     # the model page in FP16: an engine outline's chain link opens in FP16 (one that is no chain stays none)
@@ -455,3 +458,21 @@ def test_tensorrts_parser_builds_the_plan_with_per_channel_weights(name):
     own = [set(layer["fuses"]) for layer in engine["layers"] if layer["type"] in ("correlation", "gemm")]
     for node, weights in zip(ops, ("w1", "w2")):
         assert any(node in f and f"{weights}/dequantize" in f for f in own), (node, engine["layers"])
+
+
+def test_a_node_opens_in_int8_with_its_scale_from_its_data():
+    """The model page in INT8: a node's link sets quantize_scale 0 (its input's amax/127, the analysis' max
+    calibration), not the layer's default 1 (a step of 1 on any real tensor)."""
+    from urllib.parse import parse_qsl
+
+    from playground.ui.model_page import graph_data
+    from playground.ui.model_precision import recolour
+
+    data = LESSONS["int8_saturated_conv"].build().SerializeToString()
+    digest, model = reading.remember(data, "int8.onnx")
+    answer = pm.analyze(model, "int8.onnx", None, "INT8")
+    plain = {"nodes": [n | {"reads": [], "writes": []} for n in answer["nodes"]]}
+    box = next(b for b in recolour(graph_data(plain, digest, "int8.onnx"), answer)["nodes"] if b["id"] == "/conv2/Conv")
+    query = dict(parse_qsl(box["href"].partition("?")[2]))
+    assert query["precision"] == "INT8" and query["quantize_scale"] == "0" and query["real"] == "1"
+    assert pm.page_params("FP16") == {"precision": "FP16"}

@@ -31,7 +31,6 @@ import numpy as np
 from .. import chain as C
 from ..errors import ValidationError
 from ..memo import Memo
-from ..precision import QUANTIZED
 from . import opening, reading
 from .opened import Known
 
@@ -109,17 +108,16 @@ def query_of(model, names: list[str], digest: str, model_name: str = "model.onnx
 
 
 def in_precision(query: dict, precision: str) -> dict:
-    """The chain page's address `query` with each of its layers in `precision`, the model page's choice, as the
-    model's analysis computes each node; under INT8/FP8 each layer's scale from its data (quantize_scale 0: amax/127
-    or amax/448 of the tensor it reads, the analysis' max calibration), the kernel at it as a layer page quantizes
-    it. FP32: the address as it is."""
+    """The chain page's address `query` with each of its layers in `precision`, the model page's choice, as a node's
+    page opens in it (`precision_model.page_params`: under INT8/FP8 each layer's scale from its data). FP32: the
+    address as it is."""
     if precision == "FP32":
         return query
+    from .precision_model import page_params
+
     out = dict(query)
     for key in C.keys_of(query[C.LAYERS_KEY].split(",")):
-        out[f"{key}.precision"] = precision
-        if precision in QUANTIZED:
-            out[f"{key}.quantize_scale"] = "0"
+        out |= {f"{key}.{name}": value for name, value in page_params(precision).items()}
     return out
 
 

@@ -43,6 +43,14 @@ SCALES_KEY = "playground.quantize_scales"
 WEIGHTS = {"convolution": 0, "deconvolution": 1}
 
 
+def page_params(precision: str) -> dict[str, str]:
+    """A layer page's (or a chain layer's) parameters for a node in `precision` as the analysis computes it: under
+    INT8/FP8 its scale from its data (quantize_scale 0: amax/127 or amax/448 of the tensor it reads, the analysis'
+    max calibration, where the default 1 would be a step of 1 on any real tensor); its kernel at that one scale, as a
+    layer page quantizes it (the analysis: per output channel)."""
+    return {"precision": precision} | ({"quantize_scale": "0"} if precision in P.QUANTIZED else {})
+
+
 def weight_axis(o, name: str) -> int | None:
     """The output-channel axis of a constant input of the opened layer `o`, in the layer's layout: a matrix
     multiply's constant B, its columns (its last axis; its rows where op1 transposes it); None for anything else (an
