@@ -70,9 +70,10 @@ def quantize(a, scale: float, precision: str) -> np.ndarray:
     raise ValueError(f"quantize: precision must be INT8 or FP8 (got {precision!r}, scale {scale!r})")
 
 
-def fake_quantize(a, scale: float, precision: str) -> np.ndarray:
-    """Dequantize(quantize(a)): the float32 values a Q/DQ pair lets through."""
-    return quantize(a, scale, precision) * np.float32(scale)
+def fake_quantize(a, scale, precision: str) -> np.ndarray:
+    """Dequantize(quantize(a)): the float32 values a Q/DQ pair lets through (`scale`: one, or one per channel shaped
+    to broadcast, as `channel_scales` gives them)."""
+    return quantize(a, scale, precision) * np.asarray(scale, np.float32)
 
 
 def scale_from_data(a, precision: str) -> float:
@@ -81,6 +82,29 @@ def scale_from_data(a, precision: str) -> float:
     finite = np.abs(a[np.isfinite(a)])
     amax = float(finite.max()) if finite.size else 0.0
     return float(np.float32(amax / QUANT_MAX[precision])) if amax > 0 else 1.0
+
+
+def channel_scales(w, precision: str, axis: int) -> np.ndarray:
+    """Weights' scales per output channel, as TensorRT quantizes weights ("per-channel quantization of weights": one
+    scale per index of the kernel's output-channel axis; activations stay per tensor): amax over every other axis
+    / 127 or / 448 (`scale_from_data` of each channel), shaped to broadcast against `w` (1s but at `axis`)."""
+    w = np.asarray(w, np.float32)
+    axis = axis % w.ndim
+    moved = np.abs(np.moveaxis(w, axis, 0).reshape(w.shape[axis], -1))
+    amax = np.where(np.isfinite(moved), moved, 0).max(axis=1, initial=0).astype(np.float64)
+    scales = np.where(amax > 0, (amax / QUANT_MAX[precision]).astype(np.float32), np.float32(1))  # as above, each
+    return scales.astype(np.float32).reshape([-1 if i == axis else 1 for i in range(w.ndim)])
+
+
+def weight_scales(w, precision: str, axis: int | None):
+    """Weights' scales from their own data: per output channel along `axis` (`channel_scales`), one per tensor
+    where `axis` is None (a weight with no output-channel axis: a vector, an elementwise constant)."""
+    return scale_from_data(w, precision) if axis is None else channel_scales(w, precision, axis)
+
+
+def fake_quantize_weights(w, precision: str, axis: int | None) -> np.ndarray:
+    """Weights through their Q/DQ pair with their own scales (`weight_scales`)."""
+    return fake_quantize(w, weight_scales(w, precision, axis), precision)
 
 
 def with_data_scale(params: dict, x) -> dict:

@@ -21,7 +21,7 @@ import onnx  # noqa: E402
 
 from playground.onnx import precision_model as pm  # noqa: E402
 from playground.onnx import precision_plan as pp  # noqa: E402
-from playground.onnx import reading  # noqa: E402
+from playground.onnx import reading, whole  # noqa: E402
 from playground.onnx.precision_lessons import LESSONS  # noqa: E402
 
 LIGHT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
@@ -273,3 +273,212 @@ def test_model_page_in_a_precision_says_why_a_model_onnx_runtime_refuses_is_not_
     assert not at.exception, at.exception
     errors = [e.value for e in at.error]
     assert any(e.startswith("FP16:") and "ONNX Runtime cannot run it" in e for e in errors), errors
+
+
+def test_int8_weights_take_one_scale_per_output_channel_by_hand():
+    """TensorRT's per-channel quantization of weights: each output channel (row 0 of this K × C kernel) its own
+    amax/127. Row 1's 0.01 and 0.04 at their own scale 0.04/127 are codes 31.75 → 32 and 127; at the tensor's scale
+    1/127 they would be 1.27 → 1 and 5.08 → 5."""
+    from playground import precision as P
+
+    w = np.array([[1.0, -0.25], [0.01, 0.04]], np.float32)
+    scales = P.channel_scales(w, "INT8", 0)
+    assert scales.shape == (2, 1) and scales.ravel() == pytest.approx([1 / 127, 0.04 / 127], rel=1e-6)
+    got = P.fake_quantize_weights(w, "INT8", 0)
+    assert got.ravel() == pytest.approx([1.0, -32 / 127, 32 * 0.04 / 127, 0.04], rel=1e-6)
+    assert P.fake_quantize_weights(w, "INT8", None).ravel()[2:] == pytest.approx([1 / 127, 5 / 127], rel=1e-6)
+    # along the other axis (a matrix multiply's B, K × N: its columns)
+    assert P.channel_scales(w, "INT8", -1).ravel() == pytest.approx([1 / 127, 0.25 / 127], rel=1e-6)
+    assert P.channel_scales(np.zeros((2, 3)), "FP8", 0).ravel().tolist() == [1.0, 1.0]  # an all-zero channel: 1
+    # each channel's scale is the tensor rule (`scale_from_data`) on that channel: infinities passed over, 0s give 1
+    k = np.random.default_rng(0).normal(0, 1, (16, 4, 3, 3)).astype(np.float32)
+    k[3], k[5, 0, 0, 0] = 0, np.inf
+    for precision in ("INT8", "FP8"):
+        each = [P.scale_from_data(c, precision) for c in k]
+        assert P.channel_scales(k, precision, 0).ravel().tolist() == np.float32(each).tolist()
+
+
+def _matmul_gemm():
+    """x · W (MatMul, W: K × N) → Relu → Gemm with transB (B: N' × N): both weights per output channel, along
+    W's axis 1 and B's axis 0."""
+    h = reading.library().helper
+    rng = np.random.default_rng(5)
+    graph = h.make_graph(
+        [
+            h.make_node("MatMul", ["x", "w"], ["m"], name="/fc1/MatMul"),
+            h.make_node("Relu", ["m"], ["r"], name="/relu/Relu"),
+            h.make_node("Gemm", ["r", "b", "c"], ["y"], name="/fc2/Gemm", transB=1),
+        ],
+        "fc",
+        [onnx.helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [4, 8])],
+        [onnx.helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [4, 5])],
+        [
+            onnx.numpy_helper.from_array(np.float32(rng.normal(0, 1, (8, 6)) * [[1, 10, 0.1, 1, 5, 0.5]]), "w"),
+            onnx.numpy_helper.from_array(np.float32(rng.normal(0, 1, (5, 6)) * [[1], [20], [0.05], [1], [3]]), "b"),
+            onnx.numpy_helper.from_array(np.float32(rng.normal(0, 0.1, 5)), "c"),
+        ],
+    )
+    return onnx.helper.make_model(graph, opset_imports=[onnx.helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.parametrize("precision", ["INT8", "FP8"])
+@pytest.mark.parametrize(
+    "build, weights",
+    [(lambda: LESSONS["int8_saturated_conv"].build(), {"w1": 0, "w2": 0}), (_matmul_gemm, {"w": 1, "b": 0})],
+)
+def test_plan_writes_per_channel_weights_and_onnx_runtime_computes_what_the_layers_compose(
+    build, weights, precision, monkeypatch
+):
+    """The plan model with every node in INT8 or FP8, run whole by ONNX Runtime on the CPU, against the layers
+    composed in that precision. Alike: the activations' per-tensor scales (the analysis's, written into the model)
+    and the weights' scales per output channel. What differs, named: ONNX Runtime's QuantizeLinear divides by the
+    scale where TensorRT (and the emulation) multiplies by its float32 reciprocal (a code apart only at a tie), and it
+    sums the products in float32 where the layers' references sum in float64 (a few float32 ulps of the output, which
+    can move a later activation across a code boundary: one step of that activation's scale). ONNX Runtime's graph
+    optimizations stop at the basic level: its extended ones (1.32) drop a Relu before a QuantizeLinear whose zero
+    point is FLOAT8E4M3FN 0, as if negatives clamped to it as they do in UINT8 (E4M3 is signed): 4.4 off on this
+    convolution's output of amax 9.3."""
+    import onnxruntime as ort
+
+    model = _open(build())
+    _, c = pm.study(model, "w.onnx", None, precision)
+    plan = pp.plan_model(c, precision, [])
+    inits = {t.name: onnx.numpy_helper.to_array(t) for t in plan.graph.initializer}
+    for w, axis in weights.items():
+        dq = next(n for n in plan.graph.node if n.op_type == "DequantizeLinear" and n.input[0].startswith(f"{w}__"))
+        assert {a.name: a.i for a in dq.attribute} == {"axis": axis}
+        scales = inits[dq.input[1]]
+        assert scales.shape == (c.known.consts[w].shape[axis],) and len(set(scales.tolist())) == scales.size
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
+    session = ort.InferenceSession(plan.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    (ran,) = session.run(["y"], {k: np.asarray(v, np.float32) for k, v in c.inputs.items()})
+    composed = c.evaluate(lambda s: precision)["y"]
+    fp32 = c.values["y"]
+    gap = float(np.abs(ran - composed).max())
+    assert gap <= 1e-5 * float(np.abs(fp32).max())
+    # the weights per tensor (one scale each, as before) compose another model: ONNX Runtime's run tells them apart
+    from playground import precision as P
+
+    monkeypatch.setattr(P, "channel_scales", lambda w, precision, axis: np.float32(P.scale_from_data(w, precision)))
+    per_tensor = c.evaluate(lambda s: precision)["y"]
+    assert float(np.abs(ran - per_tensor).max()) > 100 * max(gap, 1e-7 * float(np.abs(fp32).max()))
+
+
+def test_cli_fp8_plan_model_spells_fp8_as_tensorrt_reads_it(tmp_path):
+    """`--precision FP8 --plan-model`: the lesson's plan keeps the saturated matrix multiply in FP32 and leaves the
+    first in FP8, written as TensorRT's ONNX parser reads FP8: QuantizeLinear → DequantizeLinear with a
+    FLOAT8E4M3FN zero point 0 (opset 19, raised by ONNX's version converter from the lesson's 17), the activation's
+    scale one per tensor, the weights' one per output channel (axis 1 of MatMul's K × N). Reopened, it meets the
+    policy; the same plan with no node kept does not (the lesson's answer, now run by ONNX Runtime's Q/DQ)."""
+    lessons = tmp_path / "lessons"
+    subprocess.run([sys.executable, "-m", "playground.onnx.precision_lessons", str(lessons)], check=True)
+    plan = tmp_path / "plan.onnx"
+    r = _cli(str(lessons / "fp8_saturated_matmul.onnx"), "--precision", "FP8", "--plan-model", str(plan), "--json")
+    assert r.returncode == 0, r.stderr
+    p = json.loads(r.stdout)["precision"]
+    assert p["first_divergence"]["node"] == "/fc2/MatMul" and p["keep_fp32"] == ["/fc2/MatMul"]
+    assert p["plan"]["reopened"]["meets"] is True
+    written = onnx.load(str(plan))
+    assert pp.opset_of(written) == 19
+    inits = {t.name: t for t in written.graph.initializer}
+    pairs = [n for n in written.graph.node if n.op_type in ("QuantizeLinear", "DequantizeLinear")]
+    assert {n.input[0].split("__")[0] for n in pairs if n.op_type == "QuantizeLinear"} == {
+        "x",
+        "w1",
+        "m1",
+    }  # fc1's, ReLU's
+    for n in pairs:
+        zero, scale = inits[n.input[2]], onnx.numpy_helper.to_array(inits[n.input[1]])
+        assert zero.data_type == onnx.TensorProto.FLOAT8E4M3FN
+        assert not onnx.numpy_helper.to_array(zero).astype(np.float32).any()
+        axis = {a.name: a.i for a in n.attribute}.get("axis")
+        if n.input[0].startswith("w1"):
+            assert axis == 1 and scale.shape == (64,)
+        else:
+            assert axis is None and scale.shape == ()
+    by = {n.name: n for n in written.graph.node}
+    assert all(i in ("r1", "w2") for i in by["/fc2/MatMul"].input)  # kept: it reads its FP32 tensors
+    model = _open(LESSONS["fp8_saturated_matmul"].build())
+    _, c = pm.study(model, "fp8.onnx", None, "FP8")
+    all_fp8 = pp.plan_model(c, "FP8", []).SerializeToString()
+    assert pp.reopened(all_fp8, "all_fp8.onnx", c, pm.Policy())["meets"] is False
+
+
+def test_a_run_of_nodes_opens_as_a_chain_in_the_model_pages_precision():
+    """The chain link of the INT8 lesson's three nodes, in FP16: every layer's precision is FP16, and the chain
+    computes what the model composed with every node in FP16 computes at the last node (the same layers' emulation
+    on the same real input: the seeded run's x); in INT8 each layer's scale is from its data (quantize_scale 0)."""
+    from urllib.parse import parse_qsl, urlencode
+
+    from playground import chain as C
+    from playground.onnx import as_chain
+
+    data = LESSONS["int8_saturated_conv"].build().SerializeToString()
+    digest, model = reading.remember(data, "int8.onnx")
+    nodes = ["/conv1/Conv", "/relu1/Relu", "/conv2/Conv"]
+    fp32 = as_chain.query_of(model, nodes, digest, "int8.onnx")
+    assert as_chain.in_precision(fp32, "FP32") == fp32
+    query = as_chain.in_precision(fp32, "FP16")
+    assert [query[f"{k}.precision"] for k in ("convolution", "activation", "convolution2")] == ["FP16"] * 3
+    address = C.from_query(query)
+    assert not address.problems, address.problems
+    chain = C.resolve(address.names, address.raw(), address.shape)
+    assert [link.params["precision"] for link in chain.links] == ["FP16"] * 3
+    y = C.compute(chain, address.input())[chain.keys[-1]]
+    answer, c = pm.study(_open(LESSONS["int8_saturated_conv"].build()), "int8.onnx", None, "FP16")
+    composed = c.evaluate(lambda s: "FP16")["y"]
+    np.testing.assert_allclose(y.reshape(composed.shape), composed, rtol=0, atol=0)
+    assert np.abs(composed - c.values["y"]).max() > 0  # FP16 is not FP32 here
+    int8 = as_chain.in_precision(fp32, "INT8")
+    assert int8["convolution2.precision"] == "INT8" and int8["convolution2.quantize_scale"] == "0"
+    a8 = C.from_query(int8)
+    params = C.resolve(a8.names, a8.raw(), a8.shape).links[2].params
+    assert (params["precision"], params["quantize_scale"]) == ("INT8", 0.0)
+    path, _, text = as_chain.link_in_precision("./chain?" + urlencode(fp32), "BF16").partition("?")
+    assert path == "./chain" and dict(parse_qsl(text)) == as_chain.in_precision(fp32, "BF16")
+    # the model page in FP16: an engine outline's chain link opens in FP16 (one that is no chain stays none)
+    from playground.ui.model_precision import recolour
+
+    groups = [{"chain": "./chain?" + urlencode(fp32)}, {"chain": None, "why": "reads several tensors"}]
+    shown = recolour({"nodes": [], "groups": groups}, answer)["groups"]
+    assert dict(parse_qsl(shown[0]["chain"].partition("?")[2])) == query and shown[1]["chain"] is None
+    assert groups[0]["chain"] == "./chain?" + urlencode(fp32)  # the FP32 graph's data is left as it was
+
+
+@pytest.mark.skipif(
+    not __import__("playground.trt.backend", fromlist=["detect"]).detect().can_build,
+    reason="no TensorRT module installed",
+)
+@pytest.mark.parametrize("name", ["int8_saturated_conv", "fp8_saturated_matmul"])
+def test_tensorrts_parser_builds_the_plan_with_per_channel_weights(name):
+    """The plan model with every node in the precision (weights' DequantizeLinear per channel, FP8's zero point
+    FLOAT8E4M3FN) is read by TensorRT's ONNX parser and built: each convolution or MatMul's engine layer computes it
+    with its input's and its weights' dequantize fused in (the quantized kernel, not a float one beside Q/DQ)."""
+    lesson = LESSONS[name]
+    _, c = pm.study(_open(lesson.build()), name, None, lesson.precision)
+    plan = _open(pp.plan_model(c, lesson.precision, []), f"{name}_plan.onnx")
+    engine = whole.engine_layers(plan, [reading.node_name(n, i) for i, n in enumerate(reading.graph_nodes(plan))])
+    assert engine["status"] in ("built", "cached"), engine
+    ops = ("/conv1/Conv", "/conv2/Conv") if lesson.precision == "INT8" else ("/fc1/MatMul", "/fc2/MatMul")
+    own = [set(layer["fuses"]) for layer in engine["layers"] if layer["type"] in ("correlation", "gemm")]
+    for node, weights in zip(ops, ("w1", "w2")):
+        assert any(node in f and f"{weights}/dequantize" in f for f in own), (node, engine["layers"])
+
+
+def test_a_node_opens_in_int8_with_its_scale_from_its_data():
+    """The model page in INT8: a node's link sets quantize_scale 0 (its input's amax/127, the analysis' max
+    calibration), not the layer's default 1 (a step of 1 on any real tensor)."""
+    from urllib.parse import parse_qsl
+
+    from playground.ui.model_page import graph_data
+    from playground.ui.model_precision import recolour
+
+    data = LESSONS["int8_saturated_conv"].build().SerializeToString()
+    digest, model = reading.remember(data, "int8.onnx")
+    answer = pm.analyze(model, "int8.onnx", None, "INT8")
+    plain = {"nodes": [n | {"reads": [], "writes": []} for n in answer["nodes"]]}
+    box = next(b for b in recolour(graph_data(plain, digest, "int8.onnx"), answer)["nodes"] if b["id"] == "/conv2/Conv")
+    query = dict(parse_qsl(box["href"].partition("?")[2]))
+    assert query["precision"] == "INT8" and query["quantize_scale"] == "0" and query["real"] == "1"
+    assert pm.page_params("FP16") == {"precision": "FP16"}

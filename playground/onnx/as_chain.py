@@ -2,6 +2,7 @@
 shift-clicked runs open.
 
     query_of(model, names, digest, model_name, engine) → the chain page's URL keys
+    in_precision(query, "FP16") → the same with each layer in the model page's precision
     fusion(model_engine, nodes, chain) → whether the chain's engine computes the nodes as the model's engine does
 
 Each node opens as its layer (`opening.open_known`, as its own page opens it) and the chain's layers are those
@@ -22,6 +23,8 @@ it stays the parser's Scale layer, whose network fuses as the model's end (tests
 """
 
 from __future__ import annotations
+
+from urllib.parse import parse_qsl, urlencode
 
 import numpy as np
 
@@ -102,6 +105,28 @@ def query_of(model, names: list[str], digest: str, model_name: str = "model.onnx
     if any("," in n or "+" in n for n in names):  # no spelling of the nodes by layer: not compared with the model's
         spelled = []
     return query | C.ModelInput(digest, opened[0].data, tuple(spelled), model_name).query()
+
+
+def in_precision(query: dict, precision: str) -> dict:
+    """The chain page's address `query` with each of its layers in `precision`, the model page's choice, as a node's
+    page opens in it (`precision_model.page_params`: under INT8/FP8 each layer's scale from its data). FP32: the
+    address as it is."""
+    if precision == "FP32":
+        return query
+    from .precision_model import page_params
+
+    out = dict(query)
+    for key in C.keys_of(query[C.LAYERS_KEY].split(",")):
+        out |= {f"{key}.{name}": value for name, value in page_params(precision).items()}
+    return out
+
+
+def link_in_precision(link: str | None, precision: str) -> str | None:
+    """A chain page's link (`./chain?…`, an engine outline's) with its layers in `precision` (`in_precision`)."""
+    if not link or precision == "FP32":
+        return link
+    path, _, text = link.partition("?")
+    return path + "?" + urlencode(in_precision(dict(parse_qsl(text, keep_blank_values=True)), precision))
 
 
 def folds(conv: str, bn: str, engine: dict | None) -> bool:

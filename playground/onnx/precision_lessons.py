@@ -10,6 +10,10 @@ precision, by construction. Written as ONNX models (`python -m playground.onnx.p
 - int8_saturated_conv: two convolutions; the second's input is given the INT8 scale 0.01 (the model's metadata
   `playground.quantize_scales`, as a calibration table gives it), which saturates at ±1.27 where that ReLU's
   output reaches about 5; the first convolution, at the scale from its data, holds.
+- fp8_saturated_matmul: two matrix multiplies (x · W1 → ReLU → · W2); the second's input is given the scale 0.01
+  (INT8's, as the calibration table gives it; FP8's is 0.01 · 127/448), so its values past 448 · scale = 1.27, E4M3's
+  largest code, saturate where that ReLU's output reaches about 20; the first, at the scale from its data, holds
+  (E4M3's 3 mantissa bits: a relative 2⁻⁴ a value).
 """
 
 from __future__ import annotations
@@ -104,12 +108,25 @@ def int8_saturated_conv():
     return _model(nodes, inits, (1, 3, 16, 16), "y", {SCALES_KEY: json.dumps({"r1": 0.01})})
 
 
+def fp8_saturated_matmul():
+    h = reading.library().helper
+    rng = np.random.default_rng(3)
+    nodes = [
+        h.make_node("MatMul", ["x", "w1"], ["m1"], name="/fc1/MatMul"),
+        h.make_node("Relu", ["m1"], ["r1"], name="/relu1/Relu"),
+        h.make_node("MatMul", ["r1", "w2"], ["y"], name="/fc2/MatMul"),
+    ]
+    inits = {"w1": rng.normal(0, 0.5, (32, 64)), "w2": rng.normal(0, 0.2, (64, 16))}
+    return _model(nodes, inits, (1, 16, 32), "y", {SCALES_KEY: json.dumps({"r1": 0.01})})
+
+
 LESSONS = {
     lesson.name: lesson
     for lesson in (
         Lesson("layernorm_fp16", "FP16", "/ln/Pow", "BF16", layernorm_fp16, "(x − mean)² over FP16's 65,504"),
         Lesson("softmax_fp16", "FP16", "/attn/Softmax", None, softmax_fp16, "logits of 3000 held in steps of 2"),
         Lesson("int8_saturated_conv", "INT8", "/conv2/Conv", None, int8_saturated_conv, "scale 0.01 saturates at 1.27"),
+        Lesson("fp8_saturated_matmul", "FP8", "/fc2/MatMul", None, fp8_saturated_matmul, "past 448 · scale = 1.27"),
     )
 }
 

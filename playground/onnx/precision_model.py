@@ -11,8 +11,9 @@ run's. A node's outputs after its first are the FP32 run's (no layer computes th
 
 INT8/FP8: each tensor a node reads is quantized per tensor with the scale from the FP32 run (amax/127 or amax/448 of
 that tensor: max calibration), or the scale the model records for it (metadata `playground.quantize_scales`, JSON
-{tensor: scale}, as a calibration table gives them); a convolution's or deconvolution's kernel gets its own scale
-(amax of the kernel), as a quantized model's weights do, not its input's (the layer page's single scale).
+{tensor: scale}, as a calibration table gives them); weights get their own scales, per output channel as TensorRT
+quantizes weights (`precision.channel_scales`: a convolution's kernel along K, a matrix multiply's constant B along
+its columns), not their input's (the layer page's single scale); any other constant a node reads, per tensor.
 
     analyze(model, name, inputs, "FP16") → {"nodes": [...], "precision": {...}, "output": {...}}
 """
@@ -37,7 +38,26 @@ MIN_COSINE = 0.997  # Polygraphy's default for its cosine-similarity check
 POLYGRAPHY_TOL = 1e-5  # Polygraphy's default atol and rtol
 PLAN_BUDGET = 12  # composed evaluations the keep-FP32 plan may take
 SCALES_KEY = "playground.quantize_scales"
-WEIGHTS = {"convolution", "deconvolution"}  # the layers whose reference quantizes its own kernel
+# The layers whose reference quantizes its own kernel: the kernel's output-channel axis (K of K·C·R·S; a
+# deconvolution's C·K·R·S), where TensorRT quantizes weights per channel
+WEIGHTS = {"convolution": 0, "deconvolution": 1}
+
+
+def page_params(precision: str) -> dict[str, str]:
+    """A layer page's (or a chain layer's) parameters for a node in `precision` as the analysis computes it: under
+    INT8/FP8 its scale from its data (quantize_scale 0: amax/127 or amax/448 of the tensor it reads, the analysis'
+    max calibration, where the default 1 would be a step of 1 on any real tensor); its kernel at that one scale, as a
+    layer page quantizes it (the analysis: per output channel)."""
+    return {"precision": precision} | ({"quantize_scale": "0"} if precision in P.QUANTIZED else {})
+
+
+def weight_axis(o, name: str) -> int | None:
+    """The output-channel axis of a constant input of the opened layer `o`, in the layer's layout: a matrix
+    multiply's constant B, its columns (its last axis; its rows where op1 transposes it); None for anything else (an
+    elementwise constant, a vector operand), quantized per tensor."""
+    if o.layer.name != "matrix_multiply" or name != "b" or o.params.get("op1") == "VECTOR":
+        return None
+    return -2 if o.params.get("op1") == "TRANSPOSE" else -1
 
 
 # -- metrics and the policy --------------------------------------------------------------------------------------
@@ -207,9 +227,7 @@ class Composer:
         if precision in P.QUANTIZED:
             x, params = self._quantized(o, x, precision), dict(params, precision="FP32")
             if layer.name in WEIGHTS:
-                params["kernel"] = P.fake_quantize(
-                    params["kernel"], P.scale_from_data(params["kernel"], precision), precision
-                )
+                params["kernel"] = P.fake_quantize_weights(params["kernel"], precision, WEIGHTS[layer.name])
         elif precision != "FP32":
             params = dict(params, precision=precision)
         with np.errstate(all="ignore"):
@@ -223,8 +241,8 @@ class Composer:
         for n, t in zip(o.layer.input_names, o.tensors):
             if n not in x or n in o.layer.index_inputs:
                 out[n] = x.get(n) if n in x else None
-            elif n in o.constants:
-                out[n] = P.fake_quantize(x[n], P.scale_from_data(x[n], precision), precision)
+            elif n in o.constants:  # weights: per output channel where the layer has one (`weight_axis`)
+                out[n] = P.fake_quantize_weights(x[n], precision, weight_axis(o, n))
             else:
                 out[n] = P.fake_quantize(x[n], self.scale(t, precision), precision)
         return {n: v for n, v in out.items() if v is not None}

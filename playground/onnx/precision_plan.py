@@ -4,7 +4,8 @@ INT8/FP8: name patterns, anchored) and the ONNX model with the casts or Q/DQ pai
 The model: every node that opens as a layer and is not kept reads each float input through Cast to FP16/BF16 and
 back (the values rounded as the engine's, the arithmetic float32: ONNX Runtime's CPU has no kernel for most ops in
 BF16) and writes its output rounded the same way; under INT8/FP8 its inputs pass QuantizeLinear → DequantizeLinear
-with the scale of the analysis (a convolution's kernel its own). Constants an op reads as attributes (Resize's
+with the scale of the analysis, and weights with their own per output channel (a 1-D scale, `axis`), as TensorRT
+quantizes weights. Constants an op reads as attributes (Resize's
 scales, Clip's bounds) keep float32, as the layer's emulation keeps them.
 """
 
@@ -15,16 +16,17 @@ import re
 
 import numpy as np
 
+from .. import precision as P
 from ..errors import ValidationError
 from . import reading, runtime
 from .precision_model import Composer
 
 PLAN_KEY = "playground.precision_plan"
 ATTRIBUTE_OPS = {"Resize", "Upsample", "Clip", "Slice", "Pad", "Reshape", "Expand", "Tile"}
-WEIGHT_OPS = {"Conv", "ConvTranspose", "MatMul", "Gemm"}  # their constant input 1: weights with their own scale
+WEIGHT_OPS = {"Conv", "ConvTranspose", "MatMul", "Gemm"}  # their constant input 1: weights with their own scales
 FLOAT_TYPE = {"FP16": 10, "BF16": 16}  # TensorProto.FLOAT16, BFLOAT16
 QUANT_TYPE = {"INT8": 3, "FP8": 17}  # TensorProto.INT8, FLOAT8E4M3FN
-LEAST_OPSET = {"FP16": 6, "BF16": 13, "INT8": 10, "FP8": 19}
+LEAST_OPSET = {"FP16": 6, "BF16": 13, "INT8": 13, "FP8": 19}  # INT8: per-axis Q/DQ (the weights') from 13
 
 
 def nodes_to_exclude(keep: list[str], precision: str) -> dict:
@@ -47,7 +49,7 @@ def opset_of(model) -> int:
 
 def written_opset(model, precision: str):
     """The model at an opset that spells the precision's casts or Q/DQ (FLOAT8E4M3FN from opset 19, a Cast to
-    BFLOAT16 from 13, QuantizeLinear from 10): as it is, or raised by ONNX's version converter; ValidationError
+    BFLOAT16 from 13, a per-axis QuantizeLinear from 13): as it is, or raised by ONNX's version converter; ValidationError
     naming --plan-model where the converter cannot."""
     have, least = opset_of(model), LEAST_OPSET[precision]
     if have >= least:
@@ -81,8 +83,8 @@ def plan_model(c: Composer, precision: str, keep: list[str], source=None):
     # nodes no step of the analysis is (the constants loading folds, the version converter's): left in float32
     untouched = [reading.node_name(n, i) for i, n in enumerate(graph.node) if reading.node_name(n, i) not in by_name]
 
-    def rounded(t: str, scale: float | None = None) -> str:
-        key = (t, scale)
+    def rounded(t: str, scale=None, axis: int | None = None) -> str:
+        key = (t, axis, None if isinstance(scale, np.ndarray) else scale)  # a weight's scales: its own, one set
         if key in made:
             return made[key]
         tag = re.sub(r"\W", "_", t)
@@ -92,10 +94,12 @@ def plan_model(c: Composer, precision: str, keep: list[str], source=None):
             new_nodes.append(h.make_node("Cast", [low], [back], name=f"{tag}/cast_FP32", to=TP.FLOAT))
         else:
             s, z = f"{t}__scale", f"{t}__zero"
-            extra_inits.append(onnx.numpy_helper.from_array(np.array(scale, np.float32), s))
-            extra_inits.append(h.make_tensor(z, QUANT_TYPE[precision], [], [0]))
-            new_nodes.append(h.make_node("QuantizeLinear", [t, s, z], [low], name=f"{tag}/quantize"))
-            new_nodes.append(h.make_node("DequantizeLinear", [low, s, z], [back], name=f"{tag}/dequantize"))
+            scales = np.asarray(scale, np.float32).ravel() if axis is not None else np.array(scale, np.float32)
+            extra_inits.append(onnx.numpy_helper.from_array(scales, s))
+            extra_inits.append(h.make_tensor(z, QUANT_TYPE[precision], list(scales.shape), [0] * scales.size))
+            per = {} if axis is None else {"axis": axis}  # per output channel: a 1-D scale along `axis`
+            new_nodes.append(h.make_node("QuantizeLinear", [t, s, z], [low], name=f"{tag}/quantize", **per))
+            new_nodes.append(h.make_node("DequantizeLinear", [low, s, z], [back], name=f"{tag}/dequantize", **per))
         made[key] = back
         return back
 
@@ -118,7 +122,8 @@ def plan_model(c: Composer, precision: str, keep: list[str], source=None):
                 elif t not in consts:
                     node.input[j] = rounded(t, c.scale(t, precision))
                 elif j == 1 and node.op_type in WEIGHT_OPS or step.opened.layer.several and t in step.opened.tensors:
-                    node.input[j] = rounded(t, _own_scale(consts[t], precision))
+                    axis = weight_axis(node, j, np.ndim(consts[t]))
+                    node.input[j] = rounded(t, P.weight_scales(consts[t], precision, axis), axis)
         elif node.input and node.input[0] and is_float(node.input[0]):
             node.input[0] = rounded(node.input[0])  # the data; the constants are attributes
         new_nodes.append(node)
@@ -140,10 +145,17 @@ def plan_model(c: Composer, precision: str, keep: list[str], source=None):
     return out
 
 
-def _own_scale(w: np.ndarray, precision: str) -> float:
-    from .. import precision as P
-
-    return P.scale_from_data(w, precision)
+def weight_axis(node, index: int, rank: int) -> int | None:
+    """The output-channel axis of a node's constant input `index` in ONNX's layout, where TensorRT quantizes it per
+    channel (the composer's `precision_model.weight_axis`, in the layer's layout): Conv's K·C·R·S along 0,
+    ConvTranspose's C·K·R·S along 1, MatMul's B (K × N) along its last, Gemm's B along N (0 where transB); None:
+    per tensor (an operand that is not B, a vector, any other op's constant)."""
+    if index != 1 or rank < 2:
+        return None
+    if node.op_type == "Gemm":
+        trans = next((a.i for a in node.attribute if a.name == "transB"), 0)
+        return 0 if trans else 1
+    return {"Conv": 0, "ConvTranspose": 1, "MatMul": rank - 1}.get(node.op_type)
 
 
 def reopened(data: bytes, name: str, c: Composer, policy) -> dict:

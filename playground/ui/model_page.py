@@ -330,7 +330,7 @@ def _first_difference(answer: dict, digest: str, name: str, pages: dict) -> None
     )
 
 
-def _selection(result, answer: dict, digest: str, name: str) -> None:
+def _selection(result, answer: dict, digest: str, name: str, precision: str = "FP32") -> None:
     """The run of nodes shift-clicked on the graph: a link to it as a chain, or why it is none."""
     picked = [str(n) for n in (getattr(result, "selection", None) or [])][:64]
     if not picked:
@@ -340,6 +340,7 @@ def _selection(result, answer: dict, digest: str, name: str) -> None:
     if query is None:
         st.warning(inert(f"The selected nodes are no chain: {why}"), icon=":material/link_off:")
         return
+    query = as_chain.in_precision(query, precision)  # each layer in the page's precision
     from .chain import chain_page
 
     st.page_link(
@@ -394,7 +395,7 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
         "shift-click selects a run. A dashed outline is one engine layer (click: its nodes as a chain). Drag: pan; "
         "Ctrl + wheel, or the wheel after a click into the graph: zoom."
     )
-    _selection(result, answer, digest, name)
+    _selection(result, answer, digest, name, precision)
     if low is None:
         _first_difference(answer, digest, name, pages)
     for note in answer["notes"]:

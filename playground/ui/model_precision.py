@@ -88,6 +88,9 @@ def recolour(data: dict, answer: dict, by: str = "accumulated") -> dict:
     graph's data is kept for the page's reruns)."""
     data = {**data, "nodes": [dict(box) for box in data["nodes"]]}
     p = answer["precision"]
+    from ..onnx.as_chain import link_in_precision  # the engine outlines' chains open in the precision too
+
+    data["groups"] = [g | {"chain": link_in_precision(g.get("chain"), p["precision"])} for g in data.get("groups", [])]
     policy = pm.Policy(p["policy"]["min_cosine"])
     kept = set(p["keep_fp32"])
     nodes = {n["name"]: n for n in answer["nodes"]}
@@ -98,7 +101,7 @@ def recolour(data: dict, answer: dict, by: str = "accumulated") -> dict:
         e = n["precision"]
         box["status"] = "differs" if policy.crosses(e[by]) else "agrees"
         if box.get("href"):  # the node's stage in the precision (the URL holds what differs from the node)
-            box["href"] += "&" + urlencode({PRECISION: p["precision"]})
+            box["href"] += "&" + urlencode(pm.page_params(p["precision"]))  # INT8/FP8: the scale from the data
         box["detail"] = f"{p['precision']}: accumulated {_figures(e['accumulated'])}; local {_figures(e['local'])}" + (
             "; kept in FP32 by the plan" if n["name"] in kept else ""
         )
@@ -129,7 +132,7 @@ def summary(answer: dict, digest: str, name: str, pages: dict) -> None:
             pages[n["layer"]],
             label=inert(f"Open {first['node']} on its real input in {p['precision']}"),
             icon=":material/arrow_forward:",
-            query_params={ONNX: digest, NODE: first["node"], MODEL: name, REAL: "1", PRECISION: p["precision"]},
+            query_params={ONNX: digest, NODE: first["node"], MODEL: name, REAL: "1", **pm.page_params(p["precision"])},
         )
     else:
         st.success(f"No node diverges in {p['precision']} (cosine ≥ {p['policy']['min_cosine']}, no cell lost).")
