@@ -188,7 +188,7 @@ export class Figures {
     const move = (ev) => {
       const fig = this.figs[which], c = cellAt(fig, ev);
       if (!c) { tip.style.display = "none"; this.outlinePick(); return; }
-      tip.innerHTML = `${esc(fig.title)} (${c.index.join(", ")})<br>value = ${precise(value(fig.t, c.flat))}`;
+      tip.innerHTML = `${esc(fig.title)} (${c.shown.join(", ")})<br>value = ${precise(value(fig.t, c.flat))}`;
       const r = root.getBoundingClientRect();
       tip.style.display = "block";
       tip.style.left = Math.min(ev.clientX - r.left + 14, r.width - 180) + "px";

@@ -286,18 +286,41 @@ def plane_key(tid: str, plane: int) -> str:
     return f"{tid}.{plane}"
 
 
-def as_planes(a: np.ndarray) -> np.ndarray:
-    """A tensor as its (n, c[, d]) planes of h × w, as the stage draws it (heatmap.js `planes`; rank 1: one row)."""
-    h = a.shape[-2] if a.ndim >= 2 else 1
-    w = a.shape[-1] if a.ndim >= 1 else 1
+def grid(shape: tuple, lifted: tuple = ()) -> dict:
+    """How a tensor of `shape` is drawn, decided here alone (heatmap.js and store.js read it, never work it out):
+    the axes whose indices number its planes, the axis along its rows and the one along its columns (None: one
+    row; one cell). The last two axes drawn are a plane's rows and columns; rank 1 is one row. The axes a model's
+    node was lifted by to reach its layer's rank (`lifted`: Opened.lifted, 1s added) are not drawn, so the node's
+    tensor is drawn at the model's rank: a (1, 16, 16) token tensor lifted to (1, 16, 16, 1) is one 16 × 16
+    matrix, not 16 planes of 16 × 1."""
+    drawn = [a for a in range(len(shape)) if not (a in lifted and shape[a] == 1)]
+    return {
+        "planes": drawn[:-2],
+        "rows": drawn[-2] if len(drawn) >= 2 else None,
+        "cols": drawn[-1] if drawn else None,
+    }
+
+
+def drawn_shape(shape: tuple, g: dict) -> tuple:
+    """The shape a tensor is drawn at: its axes that `g` draws (the lifted ones, all 1, left out)."""
+    return tuple(int(shape[a]) for a in [*g["planes"], g["rows"], g["cols"]] if a is not None)
+
+
+def as_planes(a: np.ndarray, g: dict | None = None) -> np.ndarray:
+    """A tensor as its planes of rows × columns, as `grid` (`g`; None: of its shape alone) draws it. The axes left
+    out are 1s, so the planes are the tensor's values in its own order."""
+    g = g or grid(a.shape)
+    h = a.shape[g["rows"]] if g["rows"] is not None else 1
+    w = a.shape[g["cols"]] if g["cols"] is not None else 1
     return a.reshape(-1, h, w)
 
 
 def page_bytes(shape: tuple, page: tuple[int, int]) -> int:
-    """The bytes of the planes (first, count) of a tensor of `shape` that `tensor` sends (the page clamped as it
-    clamps it)."""
-    h = shape[-2] if len(shape) >= 2 else 1
-    w = shape[-1] if len(shape) >= 1 else 1
+    """The bytes of the planes (first, count) of a tensor of `shape` (as `arrays` keeps it: its drawn shape) that
+    `tensor` sends (the page clamped as it clamps it)."""
+    g = grid(shape)
+    h = shape[g["rows"]] if g["rows"] is not None else 1
+    w = shape[g["cols"]] if g["cols"] is not None else 1
     total = math.prod(shape) // max(1, h * w)
     first = max(0, min(page[0], total - 1))
     return 4 * h * w * max(0, min(page[1], total - first))
@@ -331,20 +354,23 @@ def tensor(
     page: tuple[int, int] | None = None,
     tid: str | None = None,
     values: bytes | None = None,
+    lifted: tuple = (),
 ) -> dict:
     """A tensor as the browser reads it: shape, id, the whole tensor's stats, the page of planes drawn (first,
     count) and the planes of it to send, less those the browser says it holds (`held`: plane keys; None: no values
     at all, the page's first answer of a large configuration, whose stage asks the route). The planes' values
     travel in the answer's frame (`frame`, `inline`), which sets "sent": [[plane, offset], ...]; `values`: the
-    values' `core.digest`, where the caller has it."""
+    values' `core.digest`, where the caller has it; `lifted`: the axes a model's node was lifted by (`grid`)."""
     a = np.ascontiguousarray(np.asarray(a, dtype="<f4"))
-    tid, planes = tid or tensor_id(a, values), as_planes(a)
+    g = grid(a.shape, lifted)
+    tid, planes = tid or tensor_id(a, values), as_planes(a, g)
     first, count = page or (0, PAGE_PLANES)
     first = max(0, min(first, len(planes) - 1))
     count = max(0, min(count, len(planes) - first))
     send = [] if held is None else [p for p in range(first, first + count) if plane_key(tid, p) not in held]
     return {
         "shape": list(a.shape),
+        "grid": g,
         "id": tid,
         "stats": _stats.get_or_make(tid, lambda: stats(a)),
         "page": [first, count],
@@ -400,20 +426,21 @@ def within(out: dict, values: int) -> dict:
 
 def arrays(out: dict) -> dict:
     """The tensors of an answer not yet framed, by id, whose planes it does not all send (the browser may ask
-    for the rest: the server keeps these)."""
+    for the rest: the server keeps these), each at its drawn shape (`drawn_shape`): the planes the route sends of
+    it are those the answer numbered."""
     return {
-        t["id"]: t["_array"]
+        t["id"]: t["_array"].reshape(drawn_shape(t["_array"].shape, t["grid"]))
         for t in (f["tensor"] for f in out.get("figures", []))
-        if "_array" in t and t["page"][1] < len(as_planes(t["_array"]))
+        if "_array" in t and t["page"][1] < len(as_planes(t["_array"], t["grid"]))
     }
 
 
 def whole(t: dict, blob: bytes) -> np.ndarray:
     """A tensor entry's values, whole, from its frame's bytes, where every plane was sent (tests and benchmarks;
     the browser draws planes)."""
-    shape = t["shape"]
-    h = shape[-2] if len(shape) >= 2 else 1
-    w = shape[-1] if shape else 1
+    shape, g = t["shape"], t["grid"]
+    h = shape[g["rows"]] if g["rows"] is not None else 1
+    w = shape[g["cols"]] if g["cols"] is not None else 1
     planes = math.prod(shape) // max(h * w, 1)
     got = {p: np.frombuffer(blob, "<f4", h * w, off * 4) for p, off in t["sent"]}
     if sorted(got) != list(range(planes)):
@@ -562,9 +589,12 @@ def answer(
     def page(which: str) -> tuple[int, int] | None:
         return (pages or {}).get(which)
 
+    def lift(a: np.ndarray) -> tuple:  # a model's node: its tensors of the layer's rank drawn at the model's
+        return opened.lifted if opened is not None and a.ndim == len(opened.shape) else ()
+
     def figure(which: str, title: str, a: np.ndarray, values: bytes | None = None) -> dict:
         values = values if values is not None else hashing.get(id(a), lambda: None)()
-        t = tensor(a, held, page(which), values=values)
+        t = tensor(a, held, page(which), values=values, lifted=lift(a))
         return {"which": which, "title": title, "tensor": t, "range": ranged(t)}
 
     from ..core import digest
@@ -598,7 +628,7 @@ def answer(
                 {
                     "which": "difference",
                     "title": f"log₁₀ |{ev.difference['precision']}|",
-                    "tensor": (t := tensor(ev.difference["log_error"], held, page("difference"))),
+                    "tensor": (t := tensor(d := ev.difference["log_error"], held, page("difference"), lifted=lift(d))),
                     "range": ranged(t),
                     "magnitude": True,
                 }
@@ -608,7 +638,7 @@ def answer(
             {
                 "which": "error",
                 "title": "log₁₀ |error|",
-                "tensor": (t := tensor(ev.precision_error["log_error"], held, page("error"))),
+                "tensor": (t := tensor(e := ev.precision_error["log_error"], held, page("error"), lifted=lift(e))),
                 "range": ranged(t),
                 "magnitude": True,
             }
@@ -637,7 +667,7 @@ def answer(
         "explain": list(layer.explain(ev.params, ev.shapes)) if layer.explain else [],
     }
     if layer.reads is not None:
-        out["cells"] = read_map(layer, ev, pick, lines, every)
+        out["cells"] = read_map(layer, ev, pick, lines, every, lift(ev.input))
     out["example"] = example(layer, ev)
     if opinion and has_opinion(layer):
         out["onnxruntime"] = onnxruntime_badge(ev, opened)
@@ -737,10 +767,13 @@ def examples(layer: Layer) -> list[dict]:
     return [{"name": p.name, "title": p.title, "kind": p.kind} for p in presets.examples(layer.name)]
 
 
-def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES, every: bool = True) -> dict:
+def read_map(
+    layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES, every: bool = True, lifted: tuple = ()
+) -> dict:
     """The output cells' input windows (hover, pick, step and play run on them in the browser) and their
     arithmetic lines, for outputs up to READ_MAP_CELLS (CELL_LINES) cells; the picked cell's always; and the
-    input's padded extent (`extent`), which the input's figure is drawn with. A change's answer has the picked
+    input's padded extent (`extent`) along the rows and columns its figure is drawn with (`lifted`: `grid`'s). A
+    change's answer has the picked
     cell's window alone (`every` false: a new geometry's windows are most of its time); its follow-up
     (`finish`) brings them all."""
     out_shape, shape = tuple(ev.reference.shape), ev.shapes
@@ -779,7 +812,7 @@ def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES, ever
             "reads": reads,
             "lines": written,
             "complete": every,
-            "extent": extent(ev.input.shape, corners.values()),
+            "extent": extent(ev.input.shape, corners.values(), grid(ev.input.shape, lifted)),
         }
         | ({"also": also} if also else {})
         | ({"region": [list(c) for c in region]} if 0 < len(region) <= REGION_CELLS else {})
@@ -792,15 +825,19 @@ def _corners(shape: tuple) -> tuple:
     return tuple(dict.fromkeys(itertools.product(*((0, n - 1) for n in shape))))
 
 
-def extent(shape: tuple, windows) -> dict | None:
-    """The input's last two axes as far as `windows` read them ({"lo": [h, w], "hi": [h, w]}): past [0, size) is
-    the padding, drawn dashed around the input (None: an input of fewer axes has none)."""
-    if len(shape) < 2:
+def extent(shape: tuple, windows, g: dict | None = None) -> dict | None:
+    """The input's rows and columns as drawn (`grid` `g`; None: of its shape alone) as far as `windows` read them
+    ({"lo": [row, col], "hi": [row, col]}): past [0, size) is the padding, drawn dashed around the input (None: an
+    input drawn as one row has none)."""
+    g = g or grid(shape)
+    r, c = g["rows"], g["cols"]
+    if r is None:
         return None
-    lo, hi = [0, 0], [int(shape[-2]) - 1, int(shape[-1]) - 1]
+    lo, hi = [0, 0], [int(shape[r]) - 1, int(shape[c]) - 1]
     for cells in windows:
-        for c in [cells["lo"], cells["hi"]] if isinstance(cells, dict) else cells:  # a region: its bounds
-            lo, hi = [min(lo[0], c[-2]), min(lo[1], c[-1])], [max(hi[0], c[-2]), max(hi[1], c[-1])]
+        for cell in [cells["lo"], cells["hi"]] if isinstance(cells, dict) else cells:  # a region: its bounds
+            cell = (0,) * (len(shape) - len(cell)) + tuple(cell)  # a shorter cell: its axes the last ones
+            lo, hi = [min(lo[0], cell[r]), min(lo[1], cell[c])], [max(hi[0], cell[r]), max(hi[1], cell[c])]
     return {"lo": lo, "hi": hi}
 
 
