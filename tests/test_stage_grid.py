@@ -73,13 +73,14 @@ def test_a_lifted_tensors_entry_sends_its_matrix_and_the_route_pages_it_as_the_a
     assert np.array_equal(protocol.whole(whole, blob), a)
 
 
-def test_the_extent_is_along_the_rows_and_columns_drawn():
+def test_the_extent_is_every_axis_as_far_as_the_windows_read():
     shape = (1, 16, 16, 1)
-    windows = [[[0, -1, 3, 0], [0, 16, 2, 0]], {"lo": [0, 0, -2, 0], "hi": [0, 3, 17, 0]}]
-    assert protocol.extent(shape, windows, protocol.grid(shape, (3,))) == {"lo": [-1, -2], "hi": [16, 17]}
-    # unlifted, the last two axes: here the (16, 1) columns, as a layer's own page draws them
-    assert protocol.extent(shape, windows, protocol.grid(shape)) == {"lo": [-2, 0], "hi": [17, 0]}
-    assert protocol.extent((7,), windows[:0], protocol.grid((7,))) is None  # one row: no padding drawn
+    windows = [[[0, -1, 3, 0], [0, 16, 2, 0]], {"lo": [0, 0, -2, 0], "hi": [0, 3, 17, 0]}, [[4, 1]]]
+    # every axis: the browser draws the padding of the rows and columns its grid names (here axes 1 and 2); a
+    # shorter cell is of the last axes
+    assert protocol.extent(shape, windows) == {"lo": [0, -1, -2, 0], "hi": [0, 16, 17, 1]}
+    assert protocol.extent((7,), [[[-2], [8]]]) == {"lo": [-2], "hi": [8]}
+    assert protocol.extent((), []) is None  # a scalar: no padding
 
 
 def _model():
@@ -111,7 +112,12 @@ def test_a_model_nodes_answer_draws_its_tensors_at_the_models_rank(node, lifted)
         if len(t["shape"]) == 4:  # the layer's rank-4 tensors (its input, output, error map): one 16 × 16 matrix
             assert protocol.drawn_shape(t["shape"], t["grid"]) == (1, 16, 16), f["which"]
             assert [v.shape for _, v in t["_planes"]] == [(16, 16)], f["which"]
-    assert out["cells"]["extent"] == {"lo": [0, 0], "hi": [15, 15]}  # the read map's: the matrix's rows, columns
+    assert out["cells"]["extent"] == {"lo": [0, 0, 0, 0], "hi": [0, 0, 15, 15] if node == "matmul" else [0, 15, 15, 0]}
+    # a parameter changed on the node's page: still drawn at the model's rank (the node no longer stands as it is)
+    moved = evaluate(layer.name, opened.raw | {"precision": "FP16"}, opened.to_layer(x), run=False)
+    assert not opened.stands(moved)
+    t = next(f["tensor"] for f in protocol.answer(layer, moved, opened=opened)["figures"] if f["which"] == "output")
+    assert protocol.drawn_shape(t["shape"], t["grid"]) == (1, 16, 16)
     # the same tensors on the layer's own page (no node): its rank-4 look, the last two axes
     plain = protocol.answer(layer, ev)
     t = next(f["tensor"] for f in plain["figures"] if f["which"] == "output")

@@ -3,7 +3,7 @@
 // picks an output cell, and the PNG of all of them. The stage gives the answer and the picked cell (`stage.answer`,
 // `stage.pick`, `stage.setPick`).
 import { esc, precise, stats } from "./format.js";
-import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, fitOverlay, inWindow, layout, mark, markRegion, overlay, paint, shown, sized, strokeMarks, windowCell, windowSize } from "./heatmap.js";
+import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, fitOverlay, inWindow, layout, mark, markRegion, overlay, padOf, paint, shown, sized, strokeMarks, windowCell, windowSize } from "./heatmap.js";
 import { has, value } from "./store.js";
 
 // Cells keep their size while values change (padding that widens the input, a refusal's banner): the row
@@ -162,9 +162,10 @@ export class Figures {
     return nav;
   }
 
-  padding(which) { // the input's panel grows by the padding the windows read (drawn dashed): the server's extent
-    const cells = this.stage.answer.cells;
-    return which === "input" && cells && cells.extent ? cells.extent : null;
+  padding(which) { // the input's panel grows by the padding the windows read (drawn dashed): the server's extent,
+    // along the rows and columns its grid draws (a scalar's: none)
+    const cells = this.stage.answer.cells, input = this.stage.answer.figures.find((f) => f.which === "input");
+    return which === "input" && cells && cells.extent && input ? padOf(cells.extent, input.tensor) : null;
   }
 
   outlinePick() { // the layer's region on the input (a slice's), the picked output cell and the input window it reads

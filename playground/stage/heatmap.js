@@ -298,6 +298,13 @@ export function windowCell(cells, k) { // the window's k-th cell (a region's in 
   return cell;
 }
 
+// The padding a figure of tensor `t` is drawn with: the read map's extent (protocol.extent, every axis) along the
+// rows and columns of its grid, { lo: [row, col], hi: [row, col] }.
+export function padOf(extent, t) {
+  const { rows, cols } = t.grid, at = (b, k) => (k == null ? 0 : b[k]);
+  return { lo: [at(extent.lo, rows), at(extent.lo, cols)], hi: [at(extent.hi, rows), at(extent.hi, cols)] };
+}
+
 // A region's outlines: one rectangle on each plane of the page drawn that it covers (not one per cell). A region of
 // fewer axes than the tensor is of its last ones.
 function regionOutlines(g, t, { lo, hi }, paths) {

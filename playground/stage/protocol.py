@@ -583,7 +583,9 @@ def answer(
     `inline`); `held`: the plane keys the browser already holds (not sent again; None: no values at all);
     `pages`: figure -> (first, count), the page of planes the stage shows of it (else the first PAGE_PLANES);
     `lines`: how many cells' arithmetic to write (the picked cell's always; a quick answer, while a slider is dragged, writes that one only); `every`: every output cell's window (else the picked cell's, `read_map`); `opinion`: with ONNX
-    Runtime's (of the model's node `opened`, where given; else of the configuration's export)."""
+    Runtime's (of the model's node `opened` where the evaluation is of it as it stands; else of the configuration's
+    export). `opened`: the model's node the page opened, whose tensors are drawn at the model's rank (`grid`) as
+    long as the layer's rank holds them (its parameters changed or not)."""
     shape = ev.input.shape
 
     def page(which: str) -> tuple[int, int] | None:
@@ -667,10 +669,10 @@ def answer(
         "explain": list(layer.explain(ev.params, ev.shapes)) if layer.explain else [],
     }
     if layer.reads is not None:
-        out["cells"] = read_map(layer, ev, pick, lines, every, lift(ev.input))
+        out["cells"] = read_map(layer, ev, pick, lines, every)
     out["example"] = example(layer, ev)
     if opinion and has_opinion(layer):
-        out["onnxruntime"] = onnxruntime_badge(ev, opened)
+        out["onnxruntime"] = onnxruntime_badge(ev, opened if opened is not None and opened.stands(ev) else None)
     return out
 
 
@@ -767,13 +769,10 @@ def examples(layer: Layer) -> list[dict]:
     return [{"name": p.name, "title": p.title, "kind": p.kind} for p in presets.examples(layer.name)]
 
 
-def read_map(
-    layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES, every: bool = True, lifted: tuple = ()
-) -> dict:
+def read_map(layer: Layer, ev, pick: tuple | None, lines: int = CELL_LINES, every: bool = True) -> dict:
     """The output cells' input windows (hover, pick, step and play run on them in the browser) and their
     arithmetic lines, for outputs up to READ_MAP_CELLS (CELL_LINES) cells; the picked cell's always; and the
-    input's padded extent (`extent`) along the rows and columns its figure is drawn with (`lifted`: `grid`'s). A
-    change's answer has the picked
+    input's padded extent (`extent`), which the input's figure is drawn with. A change's answer has the picked
     cell's window alone (`every` false: a new geometry's windows are most of its time); its follow-up
     (`finish`) brings them all."""
     out_shape, shape = tuple(ev.reference.shape), ev.shapes
@@ -812,7 +811,7 @@ def read_map(
             "reads": reads,
             "lines": written,
             "complete": every,
-            "extent": extent(ev.input.shape, corners.values(), grid(ev.input.shape, lifted)),
+            "extent": extent(ev.input.shape, corners.values()),
         }
         | ({"also": also} if also else {})
         | ({"region": [list(c) for c in region]} if 0 < len(region) <= REGION_CELLS else {})
@@ -825,19 +824,17 @@ def _corners(shape: tuple) -> tuple:
     return tuple(dict.fromkeys(itertools.product(*((0, n - 1) for n in shape))))
 
 
-def extent(shape: tuple, windows, g: dict | None = None) -> dict | None:
-    """The input's rows and columns as drawn (`grid` `g`; None: of its shape alone) as far as `windows` read them
-    ({"lo": [row, col], "hi": [row, col]}): past [0, size) is the padding, drawn dashed around the input (None: an
-    input drawn as one row has none)."""
-    g = g or grid(shape)
-    r, c = g["rows"], g["cols"]
-    if r is None:
+def extent(shape: tuple, windows) -> dict | None:
+    """The input as far as `windows` read it, along every axis ({"lo": [index], "hi": [index]}, inclusive): past
+    [0, size) is the padding, drawn dashed around the input's rows and columns (heatmap.js takes those of its
+    `grid`). None: a scalar input."""
+    if not shape:
         return None
-    lo, hi = [0, 0], [int(shape[r]) - 1, int(shape[c]) - 1]
+    lo, hi = [0] * len(shape), [int(n) - 1 for n in shape]
     for cells in windows:
         for cell in [cells["lo"], cells["hi"]] if isinstance(cells, dict) else cells:  # a region: its bounds
             cell = (0,) * (len(shape) - len(cell)) + tuple(cell)  # a shorter cell: its axes the last ones
-            lo, hi = [min(lo[0], cell[r]), min(lo[1], cell[c])], [max(hi[0], cell[r]), max(hi[1], cell[c])]
+            lo, hi = [min(a, b) for a, b in zip(lo, cell)], [max(a, b) for a, b in zip(hi, cell)]
     return {"lo": lo, "hi": hi}
 
 

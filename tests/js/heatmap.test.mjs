@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   DIVERGING, LUT_STEPS, MAGNITUDE, MAX_PLANES, NAN_RGB, NEGINF_RGB, POSINF_RGB, SEQUENTIAL, SMALL_PX,
-  LABEL_PX, MIN_DIGIT_PX, cellAtPoint, cellLabel, chooseScales, colour, fitCells, interpolate, layout, outlines, planeLabel, planeOf,
+  LABEL_PX, MIN_DIGIT_PX, cellAtPoint, padOf, cellLabel, chooseScales, colour, fitCells, interpolate, layout, outlines, planeLabel, planeOf,
   planes, regionPath, scaleFor, shown,
 } from "../../playground/stage/heatmap.js";
 import { digits } from "../../playground/stage/format.js";
@@ -203,4 +203,11 @@ test("ranks 1 to 3 as the user reads them: one row, one matrix, B matrices", () 
   assert.deepEqual(cellAtPoint(g, b, x, 2 * 10 + 1), { index: [1, 2, 3, 0], shown: [1, 2, 3], flat: 256 + 2 * 16 + 3 });
   const lead = T([1, 1, 16, 16], [0]); // a matrix product's 1 put before: the same one matrix
   assert.deepEqual([planes(lead), cellAtPoint(layout({ t: lead }, 10, null), lead, 31, 21).shown], [{ count: 1, h: 16, w: 16 }, [0, 2, 3]]);
+});
+
+test("the input's padding is the extent along the rows and columns its grid draws", () => {
+  const extent = { lo: [0, -1, -2, 0], hi: [0, 16, 17, 0] };
+  assert.deepEqual(padOf(extent, T([1, 16, 16, 1], [3])), { lo: [-1, -2], hi: [16, 17] }); // a model's (1, 16, 16)
+  assert.deepEqual(padOf({ lo: [0, 0, 0, -3], hi: [0, 0, 5, 11] }, T([1, 1, 6, 9])), { lo: [0, -3], hi: [5, 11] });
+  assert.deepEqual(padOf({ lo: [-2], hi: [8] }, T([7])), { lo: [0, -2], hi: [0, 8] }); // one row
 });
