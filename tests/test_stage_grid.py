@@ -122,3 +122,20 @@ def test_a_model_nodes_answer_draws_its_tensors_at_the_models_rank(node, lifted)
     plain = protocol.answer(layer, ev)
     t = next(f["tensor"] for f in plain["figures"] if f["which"] == "output")
     assert t["grid"] == protocol.grid(tuple(t["shape"]))
+
+
+def test_the_stages_scripts_read_the_grid_and_never_pick_a_tensors_axes_themselves():
+    """One owner: protocol.grid. A script that takes a shape's last two axes (or the axes before them) as a plane's
+    would draw a lifted node's tensor otherwise than the server sends its planes."""
+    import re
+    from pathlib import Path
+
+    import playground
+
+    found = [
+        f"{f.name}:{i}: {line.strip()}"
+        for f in sorted((Path(playground.__file__).parent / "stage").glob("*.js"))
+        for i, line in enumerate(f.read_text().splitlines(), 1)
+        if re.search(r"shape\.length - [23]|shape\.slice\(0, -2\)|shape\[shape\.length - [12]\]", line.split("//")[0])
+    ]
+    assert found == []
