@@ -56,4 +56,5 @@ def test_a_token_tensor_is_one_matrix_and_a_hovered_cell_names_its_index(browser
     assert page.inner_html(f'{STAGE} [data-figure="input"] .pg-overlay') != blank  # the row it reads, outlined
     page.mouse.click(x, y)
     page.wait_for_function(f"() => document.querySelector('{STAGE}').dataset.pick === '0,5,11,0'")  # the layer's
+    assert page.inner_text(f"{STAGE} .pg-line").startswith("output(0,5,11) =")  # the picked cell, named as drawn
     ctx.close()

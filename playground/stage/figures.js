@@ -3,7 +3,7 @@
 // picks an output cell, and the PNG of all of them. The stage gives the answer and the picked cell (`stage.answer`,
 // `stage.pick`, `stage.setPick`).
 import { esc, precise, stats } from "./format.js";
-import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, fitOverlay, inWindow, layout, mark, markRegion, overlay, padOf, paint, shown, sized, strokeMarks, windowCell, windowSize } from "./heatmap.js";
+import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, drawnIndex, fitCells, fitOverlay, inWindow, layout, mark, markRegion, overlay, padOf, paint, shown, sized, strokeMarks, windowCell, windowSize } from "./heatmap.js";
 import { has, value } from "./store.js";
 
 // Cells keep their size while values change (padding that widens the input, a refusal's banner): the row
@@ -160,6 +160,11 @@ export class Figures {
     what.textContent = `planes ${g.first + 1}–${g.first + g.count} of ${g.total}`;
     nav.append(button("‹", -1, `previous ${MAX_PLANES} planes of ${which}`), what, button("›", 1, `next ${MAX_PLANES} planes of ${which}`));
     return nav;
+  }
+
+  named(which, index) { // a cell's index as its figure names it (its drawn axes': the tooltip's, the picked line's)
+    const f = this.stage.answer.figures.find((g) => g.which === which);
+    return f ? drawnIndex(f.tensor, index) : index;
   }
 
   padding(which) { // the input's panel grows by the padding the windows read (drawn dashed): the server's extent,
