@@ -56,6 +56,23 @@ def test_a_model_nodes_lifted_axes_are_not_drawn(shape, lifted, drawn, planes, r
     assert np.array_equal(protocol.as_planes(a, g), protocol.as_planes(a.reshape(drawn)))
 
 
+@pytest.mark.parametrize(
+    ("shape", "model", "lifted"),
+    [
+        ((1, 16, 16, 1), (1, 16, 16), (3,)),
+        ((1, 1, 16, 16), (16, 16), (0, 1)),  # a MatMul's constant B, aligned then lifted
+        ((1, 4, 1, 9), (1, 4, 9), (2,)),
+        ((1, 1, 1, 7), (7,), (0, 1, 2)),
+        ((1, 16, 32, 1), (1, 16, 16), ()),  # not the model's shape with 1s added: drawn as it is
+        ((1, 16, 16, 1), (1, 16, 16, 1), ()),
+    ],
+)
+def test_the_axes_a_tensor_was_lifted_by_are_its_1s_beside_the_models_shape(shape, model, lifted):
+    assert protocol.lifted_axes(shape, model) == lifted
+    if lifted:
+        assert protocol.drawn_shape(shape, protocol.grid(shape, lifted)) == model
+
+
 def test_a_lifted_tensors_entry_sends_its_matrix_and_the_route_pages_it_as_the_answer_numbered_it():
     a = np.random.default_rng(0).uniform(-1, 1, (3, 16, 16, 1)).astype(np.float32)  # (3, 16, 16) lifted
     t = protocol.tensor(a, page=(0, 2), lifted=(3,))
@@ -110,8 +127,12 @@ def test_a_model_nodes_answer_draws_its_tensors_at_the_models_rank(node, lifted)
     for f in out["figures"]:
         t = f["tensor"]
         if len(t["shape"]) == 4:  # the layer's rank-4 tensors (its input, output, error map): one 16 × 16 matrix
-            assert protocol.drawn_shape(t["shape"], t["grid"]) == (1, 16, 16), f["which"]
+            want = (16, 16) if f["which"] == "input.b" else (1, 16, 16)  # the MatMul's constant B at its own rank
+            assert protocol.drawn_shape(t["shape"], t["grid"]) == want, f["which"]
             assert [v.shape for _, v in t["_planes"]] == [(16, 16)], f["which"]
+    assert [f["which"] for f in out["figures"]] == (
+        ["input", "output"] if node == "softmax" else ["input", "input.b", "output"]
+    )
     assert out["cells"]["extent"] == {"lo": [0, 0, 0, 0], "hi": [0, 0, 15, 15] if node == "matmul" else [0, 15, 15, 0]}
     # a parameter changed on the node's page: still drawn at the model's rank (the node no longer stands as it is)
     moved = evaluate(layer.name, opened.raw | {"precision": "FP16"}, opened.to_layer(x), run=False)

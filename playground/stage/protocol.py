@@ -301,6 +301,20 @@ def grid(shape: tuple, lifted: tuple = ()) -> dict:
     }
 
 
+def lifted_axes(shape: tuple, model: tuple) -> tuple:
+    """The axes of `shape` left out to read it as the model's `model` shape: 1s, the others in order (the first
+    fit); () where `shape` is not `model` with 1s added."""
+    out, j = [], 0
+    for k, n in enumerate(shape):
+        if j < len(model) and n == model[j]:
+            j += 1
+        elif n == 1:
+            out.append(k)
+        else:
+            return ()
+    return tuple(out) if j == len(model) else ()
+
+
 def drawn_shape(shape: tuple, g: dict) -> tuple:
     """The shape a tensor is drawn at: its axes that `g` draws (the lifted ones, all 1, left out)."""
     return tuple(int(shape[a]) for a in [*g["planes"], g["rows"], g["cols"]] if a is not None)
@@ -591,12 +605,18 @@ def answer(
     def page(which: str) -> tuple[int, int] | None:
         return (pages or {}).get(which)
 
-    def lift(a: np.ndarray) -> tuple:  # a model's node: its tensors of the layer's rank drawn at the model's
-        return opened.lifted if opened is not None and a.ndim == len(opened.shape) else ()
+    def lift(a: np.ndarray, name: str | None = None) -> tuple:
+        """A model's node: its tensors of the layer's rank drawn at the model's; an input at its own (`name`: a
+        MatMul's constant B of (16, 16) beside A's (1, 16, 16), both run as (1, 1, 16, 16))."""
+        if opened is None or a.ndim != len(opened.shape):
+            return ()
+        if name is None:
+            return opened.lifted
+        return lifted_axes(a.shape, (opened.onnx_shapes or {}).get(name, opened.onnx_shape))
 
-    def figure(which: str, title: str, a: np.ndarray, values: bytes | None = None) -> dict:
+    def figure(which: str, title: str, a: np.ndarray, values: bytes | None = None, name: str | None = None) -> dict:
         values = values if values is not None else hashing.get(id(a), lambda: None)()
-        t = tensor(a, held, page(which), values=values, lifted=lift(a))
+        t = tensor(a, held, page(which), values=values, lifted=lift(a, name))
         return {"which": which, "title": title, "tensor": t, "range": ranged(t)}
 
     from ..core import digest
@@ -613,7 +633,7 @@ def answer(
     }
     digests = getattr(ev, "digests", None) or {}
     figures = [
-        figure(input_figure(layer, n), f"Input {n.upper()}" if layer.several else "Input", a, digests.get(n))
+        figure(input_figure(layer, n), f"Input {n.upper()}" if layer.several else "Input", a, digests.get(n), n)
         | ({"index": True} if n in layer.index_inputs else {})  # indices, not values: a colour scale of their own
         for n, a in (ev.inputs or {"x": ev.input}).items()
     ]
