@@ -2,7 +2,7 @@
 // with its title, stats line and plane pager; hover (the tooltip, the windows a cell reads or feeds), a click that
 // picks an output cell, and the PNG of all of them. The stage gives the answer and the picked cell (`stage.answer`,
 // `stage.pick`, `stage.setPick`).
-import { esc, precise, stats } from "./format.js";
+import { drawnAxes, esc, precise, stats } from "./format.js";
 import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, drawnIndex, fitCells, fitOverlay, inWindow, layout, mark, markRegion, overlay, padOf, paint, shown, sized, strokeMarks, windowCell, windowSize } from "./heatmap.js";
 import { has, value } from "./store.js";
 
@@ -146,7 +146,7 @@ export class Figures {
   // title and shape, where the figure will be drawn, so that the stage is never blank.
   frames(answer) {
     this.rowEl.innerHTML = answer.figures.map((f) => `<div class="pg-frame" data-frame="${esc(f.which)}"><b>${esc(f.title)}</b><br>` +
-      `shape (${esc(f.tensor.shape.join(", "))}) · drawing…</div>`).join("");
+      `shape (${esc(drawnAxes(f.tensor).map((k) => f.tensor.shape[k]).join(", "))}) · drawing…</div>`).join("");
   }
 
   pager(which, g) { // planes first … last of total, and the buttons that walk through them
