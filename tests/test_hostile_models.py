@@ -364,7 +364,7 @@ def test_a_window_that_is_a_whole_group_is_sent_as_its_region():
     ev = _normalization_ev((1, 4, 256, 256))  # each cell reads its channel's 65,536 cells
     cells = protocol.read_map(layer, ev, (0, 2, 5, 7))
     assert cells["reads"]["0,2,5,7"] == {"lo": [0, 2, 0, 0], "hi": [0, 2, 255, 255]}
-    assert cells["extent"] == {"lo": [0, 0], "hi": [255, 255]}
+    assert cells["extent"] == {"lo": [0, 0, 0, 0], "hi": [0, 3, 255, 255]}
     assert len(json.dumps(cells)) < 4000  # was 65,536 cells listed: about 1.3 MB
     reduce = get_layer("reduce")
     from playground.core import evaluate

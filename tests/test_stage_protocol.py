@@ -316,7 +316,7 @@ def test_a_changes_answer_carries_the_picked_cells_window_and_its_follow_up_ever
     done = post(client, token, {"params": query, "pick": [0, 0, 1, 2], "finish": True}).json()["finish"]["cells"]
     assert done["complete"] and len(done["reads"]) == 4 * 13 and done["reads"]["0,0,1,2"] == cells["reads"]["0,0,1,2"]
     # the input's padded border is drawn from the first answer: it is the follow-up's, every window's
-    assert quick["extent"] == cells["extent"] == done["extent"] == {"lo": [0, -3], "hi": [5, 11]}
+    assert quick["extent"] == cells["extent"] == done["extent"] == {"lo": [0, 0, 0, -3], "hi": [0, 0, 5, 11]}
 
 
 def test_the_route_offers_the_moved_sliders_neighbours(client, monkeypatch):

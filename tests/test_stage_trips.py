@@ -85,7 +85,7 @@ def test_the_answer_carries_the_picked_cells_arithmetic_and_its_follow_up_the_re
     query = {"convolution.padding_nd.w": "2"}
     cells = ask(at, query, pick=[0, 0, 1, 3])["answer"]["cells"]
     assert cells["picked"] == [0, 0, 1, 3] and list(cells["lines"]) == list(cells["reads"]) == ["0,0,1,3"]
-    assert cells["complete"] is False and cells["extent"] == {"lo": [0, -2], "hi": [5, 10]}
+    assert cells["complete"] is False and cells["extent"] == {"lo": [0, 0, 0, -2], "hi": [0, 0, 5, 10]}
     done = ask(at, query, pick=[0, 0, 1, 3], finish=True)["finish"]["cells"]
     assert len(done["reads"]) == 4 * 11 and done["complete"] is True  # every output cell of 1×1×4×11
     assert done["reads"]["0,0,1,3"] == cells["reads"]["0,0,1,3"] and done["extent"] == cells["extent"]

@@ -516,7 +516,6 @@ def answer(seat: Seat, message: dict) -> dict:
                 layer.name, neighbours(layer, seat.last_query, Position(raw, ev.params)), seat.feed, **ahead
             )
     seat.last_query = Position(raw, ev.params)
-    opened = seat.opened if seat.opened is not None and seat.opened.stands(ev) else None
     out = protocol.answer(
         layer,
         ev,
@@ -524,7 +523,7 @@ def answer(seat: Seat, message: dict) -> dict:
         frozenset(have),
         lines=0 if quick else 1,  # the picked (and the first) cell's arithmetic; the rest follows (`finish`)
         every=False,  # the picked cell's window: a new geometry's windows are most of the answer's time
-        opened=opened,
+        opened=seat.opened,
         pages=pages,
     )
     seat.keep(protocol.arrays(out))

@@ -2,8 +2,8 @@
 // with its title, stats line and plane pager; hover (the tooltip, the windows a cell reads or feeds), a click that
 // picks an output cell, and the PNG of all of them. The stage gives the answer and the picked cell (`stage.answer`,
 // `stage.pick`, `stage.setPick`).
-import { esc, precise, stats } from "./format.js";
-import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, fitCells, fitOverlay, inWindow, layout, mark, markRegion, overlay, paint, shown, sized, strokeMarks, windowCell, windowSize } from "./heatmap.js";
+import { drawnAxes, esc, precise, stats } from "./format.js";
+import { FIGURE_GAP, MAX_PLANES, cellAt, chooseScales, clear, drawnIndex, fitCells, fitOverlay, inWindow, layout, mark, markRegion, overlay, padOf, paint, shown, sized, strokeMarks, windowCell, windowSize } from "./heatmap.js";
 import { has, value } from "./store.js";
 
 // Cells keep their size while values change (padding that widens the input, a refusal's banner): the row
@@ -161,7 +161,7 @@ export class Figures {
   // title and shape, where the figure will be drawn, so that the stage is never blank.
   frames(answer) {
     this.rowEl.innerHTML = answer.figures.map((f) => `<div class="pg-frame" data-frame="${esc(f.which)}"><b>${esc(f.title)}</b><br>` +
-      `shape (${esc(f.tensor.shape.join(", "))}) · drawing…</div>`).join("");
+      `shape (${esc(drawnAxes(f.tensor).map((k) => f.tensor.shape[k]).join(", "))}) · drawing…</div>`).join("");
   }
 
   pager(which, g) { // planes first … last of total, and the buttons that walk through them
@@ -177,9 +177,15 @@ export class Figures {
     return nav;
   }
 
-  padding(which) { // the input's panel grows by the padding the windows read (drawn dashed): the server's extent
-    const cells = this.stage.answer.cells;
-    return which === "input" && cells && cells.extent ? cells.extent : null;
+  named(which, index) { // a cell's index as its figure names it (its drawn axes': the tooltip's, the picked line's)
+    const f = this.stage.answer.figures.find((g) => g.which === which);
+    return f ? drawnIndex(f.tensor, index) : index;
+  }
+
+  padding(which) { // the input's panel grows by the padding the windows read (drawn dashed): the server's extent,
+    // along the rows and columns its grid draws (a scalar's: none)
+    const cells = this.stage.answer.cells, input = this.stage.answer.figures.find((f) => f.which === "input");
+    return which === "input" && cells && cells.extent && input ? padOf(cells.extent, input.tensor) : null;
   }
 
   outlinePick() { // the layer's region on the input (a slice's), the picked output cell and the input window it reads
@@ -203,7 +209,7 @@ export class Figures {
     const move = (ev) => {
       const fig = this.figs[which], c = cellAt(fig, ev);
       if (!c) { tip.style.display = "none"; this.outlinePick(); return; }
-      tip.innerHTML = `${esc(fig.title)} (${c.index.join(", ")})<br>value = ${precise(value(fig.t, c.flat))}`;
+      tip.innerHTML = `${esc(fig.title)} (${c.shown.join(", ")})<br>value = ${precise(value(fig.t, c.flat))}`;
       const r = root.getBoundingClientRect();
       tip.style.display = "block";
       tip.style.left = Math.min(ev.clientX - r.left + 14, r.width - 180) + "px";

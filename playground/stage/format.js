@@ -54,7 +54,11 @@ export function summary(t) {
   return { extent: s.min === null ? [0, 1] : [s.min, s.max], nan: s.nan, inf: s.inf };
 }
 
+// The axes of a tensor ({ shape, grid }) that are drawn, in order (protocol.grid's: the planes', the rows', the
+// columns'; the 1s a model's node was lifted by left out): the shape and indices its figure names.
+export function drawnAxes(t) { return [...t.grid.planes, t.grid.rows, t.grid.cols].filter((k) => k != null); }
+
 export function stats(t) { // "shape (1, 1, 4, 7) · min -3 · max 5" and the NaN and Inf counts where there are any
   const { extent: [lo, hi], nan, inf } = summary(t);
-  return `shape (${t.shape.join(", ")}) · min ${digits(lo, STATS_DIGITS)} · max ${digits(hi, STATS_DIGITS)}` + (nan ? ` · ${nan} NaN` : "") + (inf ? ` · ${inf} Inf` : "");
+  return `shape (${drawnAxes(t).map((k) => t.shape[k]).join(", ")}) · min ${digits(lo, STATS_DIGITS)} · max ${digits(hi, STATS_DIGITS)}` + (nan ? ` · ${nan} NaN` : "") + (inf ? ` · ${inf} Inf` : "");
 }

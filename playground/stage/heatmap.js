@@ -1,7 +1,7 @@
 // The heatmap: a tensor's planes (t.planes: those of the page drawn, store.js) side by side as coloured cells (their numbers written where a cell is large
 // enough), the colour scales, the cell size that fits the figures on one screen, and the cells under the pointer.
 // The scales and the layout are pure (tests/js/heatmap.test.mjs); painting needs a canvas.
-import { digits, summary } from "./format.js";
+import { digits, drawnAxes, summary } from "./format.js";
 
 export const FIGURE_GAP = 18, CAPTION_PX = 76, SMALL_PX = 120; // stage.css's .pg-row gap; a figure's caption (title and stats lines)
 export const LABEL_PX = 18; // the row of plane labels ("n 0 · c 1") over a figure of several planes
@@ -45,30 +45,48 @@ export function interpolate(s, t) {
   return s[s.length - 1][1];
 }
 
-// A tensor is drawn as its (n, c[, d]) planes side by side, each h × w cells.
-export function planes(shape) {
-  const h = shape[shape.length - 2] ?? 1, w = shape[shape.length - 1] ?? 1;
-  return { count: shape.slice(0, -2).reduce((a, b) => a * b, 1), h, w };
+// A tensor ({ shape, grid }) is drawn as its planes side by side, each h × w cells, as the server's grid says
+// (protocol.grid, the one owner of the mapping: the axes that number planes, the rows' axis and the columns'; the
+// axes it leaves out are 1s a model's node was lifted by).
+export function planes(t) {
+  const { planes: lead, rows, cols } = t.grid, s = t.shape;
+  return { count: lead.reduce((a, k) => a * s[k], 1), h: rows == null ? 1 : s[rows], w: cols == null ? 1 : s[cols] };
+}
+
+// A cell's index as its figure names it (its drawn axes': format.js drawnAxes).
+export function drawnIndex(t, index) { return drawnAxes(t).map((k) => index[k]); }
+
+// A cell (a full index, or a shorter one whose axes are the tensor's last) as [plane, row, column] on its figure.
+export function cellPlace(t, cell) {
+  const full = cell.length === t.shape.length ? cell : [...Array(Math.max(0, t.shape.length - cell.length)).fill(0), ...cell];
+  const { rows, cols } = t.grid;
+  return [planeOf(t, full), rows == null ? 0 : full[rows], cols == null ? 0 : full[cols]];
 }
 
 // A figure of many planes (a model's 256 channels) shows MAX_PLANES of them at a time, from `first`. Returns the planes drawn: { first, count, total, h, w }.
 export function shown(f) {
-  const p = planes(f.t.shape), first = Math.max(0, Math.min(f.first || 0, p.count - 1));
+  const p = planes(f.t), first = Math.max(0, Math.min(f.first || 0, p.count - 1));
   return { ...p, first, count: Math.min(MAX_PLANES, p.count - first), total: p.count };
 }
 
-// The names of the axes that number a tensor's planes: n, c[, d]; a kernel's k, c[, d]; a rank-3 tensor's c.
+// The names of the axes that number a tensor's planes, by the rank it is drawn at: n, c[, d]; a kernel's k, c[, d];
+// a rank-3 tensor's c.
 export function planeAxes(which, rank) {
   const names = which === "kernel" ? ["k", "c", "d"] : rank === 3 ? ["c"] : ["n", "c", "d"];
   return names.slice(0, Math.max(0, rank - 2));
 }
 
 // A plane's label: its index along the axes that number planes ("n 0 · c 1"), for the figure's plane `plane`.
-export function planeLabel(which, shape, plane) {
-  const axes = planeAxes(which, shape.length), index = [];
-  let rest = plane;
-  for (let k = shape.length - 3; k >= 0; k--) { index.unshift(rest % shape[k]); rest = Math.floor(rest / shape[k]); }
-  return axes.map((a, i) => `${a} ${index[i]}`).join(" · ");
+export function planeLabel(which, t, plane) {
+  const lead = t.grid.planes, axes = planeAxes(which, lead.length + 2), index = planeIndex(t, plane);
+  return axes.map((a, i) => `${a} ${index[lead[i]]}`).join(" · ");
+}
+
+// A plane's full index (the axes not numbering planes at 0).
+function planeIndex(t, plane) {
+  const index = t.shape.map(() => 0), lead = t.grid.planes;
+  for (let k = lead.length - 1; k >= 0; k--) { index[lead[k]] = plane % t.shape[lead[k]]; plane = Math.floor(plane / t.shape[lead[k]]); }
+  return index;
 }
 
 // The label a cell of `cell` px shows and its font: six significant digits, the font as large as the cell allows
@@ -144,7 +162,7 @@ export function paint(fig, presenter) {
     const x0 = 1 + p * (g.cols * g.cell + g.gap), ox = x0 - g.lo[1] * g.cell, oy = 1 + g.top - g.lo[0] * g.cell;
     if (g.top) { // the plane's label: which n and c (a kernel's k and c) it is
       ctx.fillStyle = "#374151"; ctx.textAlign = "left"; ctx.textBaseline = "top"; setFont(LABEL_PX - 5);
-      ctx.fillText(planeLabel(fig.which, t.shape, g.first + p), x0, 1, Math.max(g.cols * g.cell, 40));
+      ctx.fillText(planeLabel(fig.which, t, g.first + p), x0, 1, Math.max(g.cols * g.cell, 40));
     }
     if (g.lo[0] < 0 || g.lo[1] < 0 || g.rows > g.h || g.cols > g.w) { // the padded border, dashed
       ctx.save(); ctx.setLineDash([4, 3]); ctx.strokeStyle = "#6b7280"; ctx.lineWidth = 1;
@@ -216,27 +234,28 @@ export function cellXY(g, plane, h, w) {
   return [1 + (plane - g.first) * (g.cols * g.cell + g.gap) + (w - g.lo[1]) * g.cell, 1 + (g.top || 0) + (h - g.lo[0]) * g.cell];
 }
 
-export function planeOf(shape, index) { // the flat plane number of a full index (n, c[, d], h, w)
+export function planeOf(t, index) { // the flat plane number of a full index
   let p = 0;
-  for (let i = 0; i < shape.length - 2; i++) p = p * shape[i] + index[i];
+  for (const k of t.grid.planes) p = p * t.shape[k] + index[k];
   return p;
 }
 
 export function cellAt(fig, ev) { // the cell under a pointer event, or null
   const r = fig.canvas.getBoundingClientRect();
-  return cellAtPoint(fig.g, fig.t.shape, ev.clientX - r.left - 1, ev.clientY - r.top - 1 - (fig.g.top || 0));
+  return cellAtPoint(fig.g, fig.t, ev.clientX - r.left - 1, ev.clientY - r.top - 1 - (fig.g.top || 0));
 }
 
-// The cell at (x, y) px from a figure's first cell's corner: its full index and its flat position, or null.
-export function cellAtPoint(g, shape, x, y) {
+// The cell at (x, y) px from a figure's first cell's corner: its full index (the read maps' and the pick's), its
+// index as drawn (`drawnIndex`: the tooltip's) and its flat position, or null. The axes left out are 1s: the flat
+// position is the full index's.
+export function cellAtPoint(g, t, x, y) {
   const drawn = Math.floor(x / (g.cols * g.cell + g.gap)), j = Math.floor((x - drawn * (g.cols * g.cell + g.gap)) / g.cell) + g.lo[1];
   const i = Math.floor(y / g.cell) + g.lo[0], plane = g.first + drawn;
   if (drawn < 0 || drawn >= g.count || i < 0 || j < 0 || i >= g.h || j >= g.w) return null;
-  const index = [];
-  let rest = plane;
-  for (let k = shape.length - 3; k >= 0; k--) { index.unshift(rest % shape[k]); rest = Math.floor(rest / shape[k]); }
-  index.push(i, j);
-  return { index, flat: (plane * g.h + i) * g.w + j };
+  const index = planeIndex(t, plane), { rows, cols } = t.grid;
+  if (rows != null) index[rows] = i;
+  if (cols != null) index[cols] = j;
+  return { index, shown: drawnIndex(t, index), flat: (plane * g.h + i) * g.w + j };
 }
 
 // The marks over a figure (the picked cell, the cells a hovered one reads or feeds) are outlines in an SVG laid over
@@ -279,33 +298,36 @@ export function windowCell(cells, k) { // the window's k-th cell (a region's in 
   return cell;
 }
 
-// A region's outlines: one rectangle on each plane of the page drawn that it covers (not one per cell).
-function regionOutlines(g, shape, { lo, hi }, paths) {
-  const r = lo.length, lead = r - 2;
+// The padding a figure of tensor `t` is drawn with: the read map's extent (protocol.extent, every axis) along the
+// rows and columns of its grid, { lo: [row, col], hi: [row, col] }.
+export function padOf(extent, t) {
+  const { rows, cols } = t.grid, at = (b, k) => (k == null ? 0 : b[k]);
+  return { lo: [at(extent.lo, rows), at(extent.lo, cols)], hi: [at(extent.hi, rows), at(extent.hi, cols)] };
+}
+
+// A region's outlines: one rectangle on each plane of the page drawn that it covers (not one per cell). A region of
+// fewer axes than the tensor is of its last ones.
+function regionOutlines(g, t, { lo, hi }, paths) {
+  const off = t.shape.length - lo.length, { rows, cols } = t.grid;
+  const at = (bound, k) => (k == null || k < off ? 0 : bound[k - off]);
   for (let plane = g.first; plane < g.first + g.count; plane++) {
-    let rest = plane, inside = true;
-    for (let k = shape.length - 3; k >= 0; k--) { // the plane's leading index, checked against the region's
-      const v = rest % shape[k];
-      rest = Math.floor(rest / shape[k]);
-      const i = k - (shape.length - 2 - lead);
-      if (i >= 0 && (v < lo[i] || v > hi[i])) inside = false;
-    }
-    if (!inside) continue;
-    const [x, y] = cellXY(g, plane, lo[r - 2], lo[r - 1]);
-    const w = (hi[r - 1] - lo[r - 1] + 1) * g.cell - 4, h = (hi[r - 2] - lo[r - 2] + 1) * g.cell - 4;
+    const index = planeIndex(t, plane); // the plane's index along the axes numbering planes, against the region's
+    if (t.grid.planes.some((k) => k >= off && (index[k] < lo[k - off] || index[k] > hi[k - off]))) continue;
+    const [x, y] = cellXY(g, plane, at(lo, rows), at(lo, cols));
+    const w = (at(hi, cols) - at(lo, cols) + 1) * g.cell - 4, h = (at(hi, rows) - at(lo, rows) + 1) * g.cell - 4;
     paths.solid += `M${x + 2} ${y + 2}h${w}v${h}h${-w}Z`;
   }
   return paths;
 }
 
-// The outlines of `cells` (full indices, or a plane's [h, w]; or a region) on a figure laid out as `g`, as path data:
-// { solid, dashed } (dashed: cells outside the tensor, its padding, where `dashOutside`); a cell on another page of
-// planes has none.
-export function outlines(g, shape, cells, dashOutside) {
+// The outlines of `cells` (full indices, or shorter ones of the last axes; or a region) on a figure of tensor `t`
+// laid out as `g`, as path data: { solid, dashed } (dashed: cells outside the tensor, its padding, where
+// `dashOutside`); a cell on another page of planes has none.
+export function outlines(g, t, cells, dashOutside) {
   const paths = { solid: "", dashed: "" };
-  if (isRegion(cells)) return regionOutlines(g, shape, cells, paths);
+  if (isRegion(cells)) return regionOutlines(g, t, cells, paths);
   for (const c of cells) {
-    const h = c[c.length - 2], w = c[c.length - 1], plane = planeOf(shape, c.length === shape.length ? c : [...c.slice(0, -2)]);
+    const [plane, h, w] = cellPlace(t, c);
     if (plane < g.first || plane >= g.first + g.count) continue;
     const inside = h >= 0 && w >= 0 && h < g.h && w < g.w, [x, y] = cellXY(g, plane, h, w), side = g.cell - 4;
     paths[dashOutside && !inside ? "dashed" : "solid"] += `M${x + 2} ${y + 2}h${side}v${side}h${-side}Z`;
@@ -314,16 +336,16 @@ export function outlines(g, shape, cells, dashOutside) {
 }
 
 export function mark(fig, cells, colour, dashOutside) { // a white halo under the colour: visible on any cell
-  const paths = outlines(fig.g, fig.t.shape, cells, dashOutside);
+  const paths = outlines(fig.g, fig.t, cells, dashOutside);
   for (const [d, dash] of [[paths.solid, ""], [paths.dashed, "4 3"]]) if (d) stroke(fig, d, colour, dash);
 }
 
 // The border of a set of cells (a slice's region): each cell's sides that no other cell of the set shares, so a
 // box of cells reads as one box and cells apart (a stride) as boxes apart.
-export function regionPath(g, shape, cells) {
+export function regionPath(g, t, cells) {
   const seen = new Set(), shown = [];
   for (const c of cells) {
-    const h = c[c.length - 2], w = c[c.length - 1], plane = planeOf(shape, c);
+    const [plane, h, w] = cellPlace(t, c);
     if (plane < g.first || plane >= g.first + g.count) continue;
     seen.add(`${plane},${h},${w}`); shown.push([plane, h, w]);
   }
@@ -339,7 +361,7 @@ export function regionPath(g, shape, cells) {
 }
 
 export function markRegion(fig, cells, colour) {
-  const d = regionPath(fig.g, fig.t.shape, cells);
+  const d = regionPath(fig.g, fig.t, cells);
   if (d) stroke(fig, d, colour, "");
 }
 

@@ -286,18 +286,55 @@ def plane_key(tid: str, plane: int) -> str:
     return f"{tid}.{plane}"
 
 
-def as_planes(a: np.ndarray) -> np.ndarray:
-    """A tensor as its (n, c[, d]) planes of h × w, as the stage draws it (heatmap.js `planes`; rank 1: one row)."""
-    h = a.shape[-2] if a.ndim >= 2 else 1
-    w = a.shape[-1] if a.ndim >= 1 else 1
+def grid(shape: tuple, lifted: tuple = ()) -> dict:
+    """How a tensor of `shape` is drawn, decided here alone (heatmap.js and store.js read it, never work it out):
+    the axes whose indices number its planes, the axis along its rows and the one along its columns (None: one
+    row; one cell). The last two axes drawn are a plane's rows and columns; rank 1 is one row. The axes a model's
+    node was lifted by to reach its layer's rank (`lifted`: Opened.lifted, 1s added) are not drawn, so the node's
+    tensor is drawn at the model's rank: a (1, 16, 16) token tensor lifted to (1, 16, 16, 1) is one 16 × 16
+    matrix, not 16 planes of 16 × 1."""
+    drawn = [a for a in range(len(shape)) if not (a in lifted and shape[a] == 1)]
+    return {
+        "planes": drawn[:-2],
+        "rows": drawn[-2] if len(drawn) >= 2 else None,
+        "cols": drawn[-1] if drawn else None,
+    }
+
+
+def lifted_axes(shape: tuple, model: tuple) -> tuple:
+    """The axes of `shape` left out to read it as the model's `model` shape: 1s, the others in order (the first
+    fit); () where `shape` is not `model` with 1s added."""
+    out, j = [], 0
+    for k, n in enumerate(shape):
+        if j < len(model) and n == model[j]:
+            j += 1
+        elif n == 1:
+            out.append(k)
+        else:
+            return ()
+    return tuple(out) if j == len(model) else ()
+
+
+def drawn_shape(shape: tuple, g: dict) -> tuple:
+    """The shape a tensor is drawn at: its axes that `g` draws (the lifted ones, all 1, left out)."""
+    return tuple(int(shape[a]) for a in [*g["planes"], g["rows"], g["cols"]] if a is not None)
+
+
+def as_planes(a: np.ndarray, g: dict | None = None) -> np.ndarray:
+    """A tensor as its planes of rows × columns, as `grid` (`g`; None: of its shape alone) draws it. The axes left
+    out are 1s, so the planes are the tensor's values in its own order."""
+    g = g or grid(a.shape)
+    h = a.shape[g["rows"]] if g["rows"] is not None else 1
+    w = a.shape[g["cols"]] if g["cols"] is not None else 1
     return a.reshape(-1, h, w)
 
 
 def page_bytes(shape: tuple, page: tuple[int, int]) -> int:
-    """The bytes of the planes (first, count) of a tensor of `shape` that `tensor` sends (the page clamped as it
-    clamps it)."""
-    h = shape[-2] if len(shape) >= 2 else 1
-    w = shape[-1] if len(shape) >= 1 else 1
+    """The bytes of the planes (first, count) of a tensor of `shape` (as `arrays` keeps it: its drawn shape) that
+    `tensor` sends (the page clamped as it clamps it)."""
+    g = grid(shape)
+    h = shape[g["rows"]] if g["rows"] is not None else 1
+    w = shape[g["cols"]] if g["cols"] is not None else 1
     total = math.prod(shape) // max(1, h * w)
     first = max(0, min(page[0], total - 1))
     return 4 * h * w * max(0, min(page[1], total - first))
@@ -331,20 +368,23 @@ def tensor(
     page: tuple[int, int] | None = None,
     tid: str | None = None,
     values: bytes | None = None,
+    lifted: tuple = (),
 ) -> dict:
     """A tensor as the browser reads it: shape, id, the whole tensor's stats, the page of planes drawn (first,
     count) and the planes of it to send, less those the browser says it holds (`held`: plane keys; None: no values
     at all, the page's first answer of a large configuration, whose stage asks the route). The planes' values
     travel in the answer's frame (`frame`, `inline`), which sets "sent": [[plane, offset], ...]; `values`: the
-    values' `core.digest`, where the caller has it."""
+    values' `core.digest`, where the caller has it; `lifted`: the axes a model's node was lifted by (`grid`)."""
     a = np.ascontiguousarray(np.asarray(a, dtype="<f4"))
-    tid, planes = tid or tensor_id(a, values), as_planes(a)
+    g = grid(a.shape, lifted)
+    tid, planes = tid or tensor_id(a, values), as_planes(a, g)
     first, count = page or (0, PAGE_PLANES)
     first = max(0, min(first, len(planes) - 1))
     count = max(0, min(count, len(planes) - first))
     send = [] if held is None else [p for p in range(first, first + count) if plane_key(tid, p) not in held]
     return {
         "shape": list(a.shape),
+        "grid": g,
         "id": tid,
         "stats": _stats.get_or_make(tid, lambda: stats(a)),
         "page": [first, count],
@@ -400,20 +440,21 @@ def within(out: dict, values: int) -> dict:
 
 def arrays(out: dict) -> dict:
     """The tensors of an answer not yet framed, by id, whose planes it does not all send (the browser may ask
-    for the rest: the server keeps these)."""
+    for the rest: the server keeps these), each at its drawn shape (`drawn_shape`): the planes the route sends of
+    it are those the answer numbered."""
     return {
-        t["id"]: t["_array"]
+        t["id"]: t["_array"].reshape(drawn_shape(t["_array"].shape, t["grid"]))
         for t in (f["tensor"] for f in out.get("figures", []))
-        if "_array" in t and t["page"][1] < len(as_planes(t["_array"]))
+        if "_array" in t and t["page"][1] < len(as_planes(t["_array"], t["grid"]))
     }
 
 
 def whole(t: dict, blob: bytes) -> np.ndarray:
     """A tensor entry's values, whole, from its frame's bytes, where every plane was sent (tests and benchmarks;
     the browser draws planes)."""
-    shape = t["shape"]
-    h = shape[-2] if len(shape) >= 2 else 1
-    w = shape[-1] if shape else 1
+    shape, g = t["shape"], t["grid"]
+    h = shape[g["rows"]] if g["rows"] is not None else 1
+    w = shape[g["cols"]] if g["cols"] is not None else 1
     planes = math.prod(shape) // max(h * w, 1)
     got = {p: np.frombuffer(blob, "<f4", h * w, off * 4) for p, off in t["sent"]}
     if sorted(got) != list(range(planes)):
@@ -556,15 +597,26 @@ def answer(
     `inline`); `held`: the plane keys the browser already holds (not sent again; None: no values at all);
     `pages`: figure -> (first, count), the page of planes the stage shows of it (else the first PAGE_PLANES);
     `lines`: how many cells' arithmetic to write (the picked cell's always; a quick answer, while a slider is dragged, writes that one only); `every`: every output cell's window (else the picked cell's, `read_map`); `opinion`: with ONNX
-    Runtime's (of the model's node `opened`, where given; else of the configuration's export)."""
+    Runtime's (of the model's node `opened` where the evaluation is of it as it stands; else of the configuration's
+    export). `opened`: the model's node the page opened, whose tensors are drawn at the model's rank (`grid`) as
+    long as the layer's rank holds them (its parameters changed or not)."""
     shape = ev.input.shape
 
     def page(which: str) -> tuple[int, int] | None:
         return (pages or {}).get(which)
 
-    def figure(which: str, title: str, a: np.ndarray, values: bytes | None = None) -> dict:
+    def lift(a: np.ndarray, name: str | None = None) -> tuple:
+        """A model's node: its tensors of the layer's rank drawn at the model's; an input at its own (`name`: a
+        MatMul's constant B of (16, 16) beside A's (1, 16, 16), both run as (1, 1, 16, 16))."""
+        if opened is None or a.ndim != len(opened.shape):
+            return ()
+        if name is None:
+            return opened.lifted
+        return lifted_axes(a.shape, (opened.onnx_shapes or {}).get(name, opened.onnx_shape))
+
+    def figure(which: str, title: str, a: np.ndarray, values: bytes | None = None, name: str | None = None) -> dict:
         values = values if values is not None else hashing.get(id(a), lambda: None)()
-        t = tensor(a, held, page(which), values=values)
+        t = tensor(a, held, page(which), values=values, lifted=lift(a, name))
         return {"which": which, "title": title, "tensor": t, "range": ranged(t)}
 
     from ..core import digest
@@ -581,7 +633,7 @@ def answer(
     }
     digests = getattr(ev, "digests", None) or {}
     figures = [
-        figure(input_figure(layer, n), f"Input {n.upper()}" if layer.several else "Input", a, digests.get(n))
+        figure(input_figure(layer, n), f"Input {n.upper()}" if layer.several else "Input", a, digests.get(n), n)
         | ({"index": True} if n in layer.index_inputs else {})  # indices, not values: a colour scale of their own
         for n, a in (ev.inputs or {"x": ev.input}).items()
     ]
@@ -598,7 +650,7 @@ def answer(
                 {
                     "which": "difference",
                     "title": f"log₁₀ |{ev.difference['precision']}|",
-                    "tensor": (t := tensor(ev.difference["log_error"], held, page("difference"))),
+                    "tensor": (t := tensor(d := ev.difference["log_error"], held, page("difference"), lifted=lift(d))),
                     "range": ranged(t),
                     "magnitude": True,
                 }
@@ -608,7 +660,7 @@ def answer(
             {
                 "which": "error",
                 "title": "log₁₀ |error|",
-                "tensor": (t := tensor(ev.precision_error["log_error"], held, page("error"))),
+                "tensor": (t := tensor(e := ev.precision_error["log_error"], held, page("error"), lifted=lift(e))),
                 "range": ranged(t),
                 "magnitude": True,
             }
@@ -640,7 +692,7 @@ def answer(
         out["cells"] = read_map(layer, ev, pick, lines, every)
     out["example"] = example(layer, ev)
     if opinion and has_opinion(layer):
-        out["onnxruntime"] = onnxruntime_badge(ev, opened)
+        out["onnxruntime"] = onnxruntime_badge(ev, opened if opened is not None and opened.stands(ev) else None)
     return out
 
 
@@ -793,14 +845,16 @@ def _corners(shape: tuple) -> tuple:
 
 
 def extent(shape: tuple, windows) -> dict | None:
-    """The input's last two axes as far as `windows` read them ({"lo": [h, w], "hi": [h, w]}): past [0, size) is
-    the padding, drawn dashed around the input (None: an input of fewer axes has none)."""
-    if len(shape) < 2:
+    """The input as far as `windows` read it, along every axis ({"lo": [index], "hi": [index]}, inclusive): past
+    [0, size) is the padding, drawn dashed around the input's rows and columns (heatmap.js takes those of its
+    `grid`). None: a scalar input."""
+    if not shape:
         return None
-    lo, hi = [0, 0], [int(shape[-2]) - 1, int(shape[-1]) - 1]
+    lo, hi = [0] * len(shape), [int(n) - 1 for n in shape]
     for cells in windows:
-        for c in [cells["lo"], cells["hi"]] if isinstance(cells, dict) else cells:  # a region: its bounds
-            lo, hi = [min(lo[0], c[-2]), min(lo[1], c[-1])], [max(hi[0], c[-2]), max(hi[1], c[-1])]
+        for cell in [cells["lo"], cells["hi"]] if isinstance(cells, dict) else cells:  # a region: its bounds
+            cell = (0,) * (len(shape) - len(cell)) + tuple(cell)  # a shorter cell: its axes the last ones
+            lo, hi = [min(a, b) for a, b in zip(lo, cell)], [max(a, b) for a, b in zip(hi, cell)]
     return {"lo": lo, "hi": hi}
 
 

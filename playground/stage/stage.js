@@ -368,7 +368,7 @@ export class Stage {
       `<button class="pg-next" aria-label="Next output cell">next ▶</button>` +
       `<button class="pg-play" aria-pressed="${Boolean(this.playing)}">${this.playing ? "pause" : "play"}</button>` +
       `<label class="pg-speed">speed <input type="range" min="0.25" max="4" step="0.25" value="${this.speed}" aria-label="Play speed, cells per second"></label>` +
-      `<span class="pg-line">output(${esc(where)}) = ${markdownInline(line || "…")}</span>`);
+      `<span class="pg-line">output(${esc(this.figures.named("output", this.pick).join(","))}) = ${markdownInline(line || "…")}</span>`);
     if (!line && Object.keys(cells.lines).length && this.lineAsked !== where) { // past the lines sent: ask once
       this.lineAsked = where; this.request(false);
     }

@@ -20,13 +20,13 @@ export function fromBase64(text) { // an inline answer's `blob` (the page's firs
   return { buffer: bytes.buffer, base: bytes.byteOffset };
 }
 
-// A tensor's planes (heatmap.js draws planes of h × w: the last two axes; rank 1 is one row).
-export function planeSize(shape) { return (shape.length >= 2 ? shape[shape.length - 2] : 1) * (shape[shape.length - 1] ?? 1); }
+// The values of one of a tensor's planes ({ shape, grid }: the rows and columns protocol.grid draws it with).
+export function planeSize(t) { const { rows, cols } = t.grid; return (rows == null ? 1 : t.shape[rows]) * (cols == null ? 1 : t.shape[cols]); }
 
 // A tensor as the tab holds it: { id, shape, stats (the whole tensor's, from the server), planes: Map(plane ->
 // Float32Array) }. `add` puts an entry's sent planes into it (views on the frame's bytes: no copy).
 export function add(t, entry, src) {
-  const n = planeSize(entry.shape);
+  const n = planeSize(entry);
   for (const [p, at] of entry.sent || []) t.planes.set(p, new Float32Array(src.buffer, src.base + at * 4, n));
   return t;
 }
@@ -37,7 +37,7 @@ export function has(t, first, count) { // every plane first … first + count �
 }
 
 export function value(t, flat) { // a cell's value by its flat index; undefined on a plane not held
-  const n = planeSize(t.shape), plane = t.planes.get(Math.floor(flat / n));
+  const n = planeSize(t), plane = t.planes.get(Math.floor(flat / n));
   return plane ? plane[flat % n] : undefined;
 }
 
@@ -57,7 +57,7 @@ export class Tensors {
 
   // A tensor entry's planes added to the tensor of its id (a new one where none is held), most recently used last.
   take(entry, src) {
-    const t = this.byId.get(entry.id) || { id: entry.id, shape: entry.shape, stats: entry.stats, planes: new Map() };
+    const t = this.byId.get(entry.id) || { id: entry.id, shape: entry.shape, grid: entry.grid, stats: entry.stats, planes: new Map() };
     add(t, entry, src);
     this.byId.delete(entry.id); this.byId.set(entry.id, t);
     return t;

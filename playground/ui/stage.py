@@ -131,9 +131,7 @@ def draw(
     st.session_state[_drawn_key(layer)] = identity
     answer = None
     if fresh:
-        answer = protocol.answer(
-            layer, ev, picked(layer, ev), opened=own if own is not None and own.stands(ev) else None
-        )
+        answer = protocol.answer(layer, ev, picked(layer, ev), opened=own)
         if seat is not None:  # the planes of a page turned later are asked for by id
             seat.keep(protocol.arrays(answer))
         answer = protocol.inline(protocol.within(answer, protocol.INLINE_VALUES))  # else the stage asks the route

@@ -33,9 +33,14 @@ test("extent skips the non-finite and falls back to 0…1", () => {
 });
 
 test("stats are the whole tensor's, the server's: NaN and Inf counted, 0…1 where nothing is finite", () => {
-  const t = { shape: [1, 8, 2, 2], stats: { min: 1, max: 4, nan: 1, inf: 1 }, planes: new Map([[0, new Float32Array([9, 9, 9, 9])]]) };
+  const t = { shape: [1, 8, 2, 2], grid: { planes: [0, 1], rows: 2, cols: 3 }, stats: { min: 1, max: 4, nan: 1, inf: 1 }, planes: new Map([[0, new Float32Array([9, 9, 9, 9])]]) };
   assert.equal(stats(t), "shape (1, 8, 2, 2) · min 1 · max 4 · 1 NaN · 1 Inf"); // not the plane held's 9s
   assert.deepEqual(summary({ shape: [1], stats: { min: null, max: null, nan: 1, inf: 0 } }).extent, [0, 1]);
-  const lesson = { shape: [1, 2], stats: { min: 12344, max: 12345.68, nan: 0, inf: 0 } }; // FP16's rounding beside FP32's
+  const lesson = { shape: [1, 2], grid: { planes: [], rows: 0, cols: 1 }, stats: { min: 12344, max: 12345.68, nan: 0, inf: 0 } }; // FP16's rounding beside FP32's
   assert.equal(stats(lesson), "shape (1, 2) · min 12344 · max 12345.7"); // six digits: the lesson is not rounded away
+});
+
+test("a stats line names the shape as drawn: a model's node at its own rank, the 1s it was lifted by left out", () => {
+  const t = { shape: [1, 16, 16, 1], grid: { planes: [0], rows: 1, cols: 2 }, stats: { min: 0, max: 1, nan: 0, inf: 0 } };
+  assert.equal(stats(t), "shape (1, 16, 16) · min 0 · max 1");
 });

@@ -3,17 +3,25 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   DIVERGING, LUT_STEPS, MAGNITUDE, MAX_PLANES, NAN_RGB, NEGINF_RGB, POSINF_RGB, SEQUENTIAL, SMALL_PX,
-  LABEL_PX, MIN_DIGIT_PX, cellAtPoint, cellLabel, chooseScales, colour, fitCells, interpolate, layout, outlines, planeLabel, planeOf,
+  LABEL_PX, MIN_DIGIT_PX, cellAtPoint, padOf, cellLabel, chooseScales, colour, fitCells, interpolate, layout, outlines, planeLabel, planeOf,
   planes, regionPath, scaleFor, shown,
 } from "../../playground/stage/heatmap.js";
 import { digits } from "../../playground/stage/format.js";
+
+// the grid a tensor of `shape` comes with from the server (protocol.grid): its last two axes a plane's rows and
+// columns, those before number its planes; `lifted`: a model's node's axes of 1 left out
+const grid = (shape, lifted = []) => {
+  const drawn = shape.map((_, k) => k).filter((k) => !(lifted.includes(k) && shape[k] === 1));
+  return { planes: drawn.slice(0, -2), rows: drawn.length >= 2 ? drawn[drawn.length - 2] : null, cols: drawn.length ? drawn[drawn.length - 1] : null };
+};
+const T = (shape, lifted) => ({ shape, grid: grid(shape, lifted) });
 
 // a tensor as the tab holds it: its planes, and the whole tensor's stats as the server sends them
 const tensor = (shape, values) => {
   const finite = values.filter(Number.isFinite);
   const stats = { min: finite.length ? Math.min(...finite) : null, max: finite.length ? Math.max(...finite) : null,
                   nan: values.filter(Number.isNaN).length, inf: values.filter((v) => Math.abs(v) === Infinity).length };
-  return { shape, stats, planes: new Map([[0, new Float32Array(values)]]) };
+  return { ...T(shape), stats, planes: new Map([[0, new Float32Array(values)]]) };
 };
 
 test("a range across zero gets the diverging scale, symmetric about zero, zero on its white middle", () => {
@@ -60,30 +68,30 @@ test("each figure is painted on the range the server sends (protocol.figure_rang
 });
 
 test("a tensor is drawn as its planes, MAX_PLANES at a time from the page's first", () => {
-  assert.deepEqual(planes([2, 3, 4, 5]), { count: 6, h: 4, w: 5 });
-  const p = shown({ t: { shape: [1, 10, 2, 2] }, first: 8 });
+  assert.deepEqual(planes(T([2, 3, 4, 5])), { count: 6, h: 4, w: 5 });
+  const p = shown({ t: T([1, 10, 2, 2]), first: 8 });
   assert.deepEqual([p.first, p.count, p.total], [8, 2, 10]);
-  assert.equal(shown({ t: { shape: [1, 10, 2, 2] } }).count, MAX_PLANES);
+  assert.equal(shown({ t: T([1, 10, 2, 2]) }).count, MAX_PLANES);
 });
 
 test("one cell size for figures that compare cell for cell; a far narrower one gets a size of its own", () => {
-  const big = (which) => ({ which, t: { shape: [1, 1, 64, 64] } });
-  const px = fitCells([big("input"), { which: "kernel", t: { shape: [1, 1, 3, 3] } }, big("output")], 1000, 800, false);
+  const big = (which) => ({ which, t: T([1, 1, 64, 64]) });
+  const px = fitCells([big("input"), { which: "kernel", t: T([1, 1, 3, 3]) }, big("output")], 1000, 800, false);
   assert.equal(px.input, px.output);
   assert.ok(px.kernel > px.input && px.kernel * 3 <= SMALL_PX, JSON.stringify(px));
-  const capped = fitCells([{ which: "input", t: { shape: [1, 1, 2, 2] } }], 4000, 4000, false);
+  const capped = fitCells([{ which: "input", t: T([1, 1, 2, 2]) }], 4000, 4000, false);
   assert.equal(capped.input, 80); // presenter mode lets it grow further
-  assert.equal(fitCells([{ which: "input", t: { shape: [1, 1, 2, 2] } }], 4000, 4000, true).input, 120);
+  assert.equal(fitCells([{ which: "input", t: T([1, 1, 2, 2]) }], 4000, 4000, true).input, 120);
 });
 
 test("the layout and the cell under a point agree, across planes and the padding drawn", () => {
-  const f = { t: { shape: [1, 2, 3, 4] } }, g = layout(f, 10, { lo: [-1, -1], hi: [3, 4] });
+  const f = { t: T([1, 2, 3, 4]) }, g = layout(f, 10, { lo: [-1, -1], hi: [3, 4] });
   assert.deepEqual([g.rows, g.cols, g.gap, g.count], [5, 6, 10, 2]);
-  assert.deepEqual(cellAtPoint(g, f.t.shape, 15, 15), { index: [0, 0, 0, 0], flat: 0 });
+  assert.deepEqual(cellAtPoint(g, f.t, 15, 15), { index: [0, 0, 0, 0], shown: [0, 0, 0, 0], flat: 0 });
   const x = g.cols * g.cell + g.gap + 25; // the second plane's third column (its padding column first)
-  assert.deepEqual(cellAtPoint(g, f.t.shape, x, 35), { index: [0, 1, 2, 1], flat: 12 + 2 * 4 + 1 });
-  assert.equal(cellAtPoint(g, f.t.shape, 5, 5), null); // the padding: no cell of the tensor
-  assert.equal(planeOf([2, 3, 4, 5], [1, 2, 0, 0]), 5);
+  assert.deepEqual(cellAtPoint(g, f.t, x, 35), { index: [0, 1, 2, 1], shown: [0, 1, 2, 1], flat: 12 + 2 * 4 + 1 });
+  assert.equal(cellAtPoint(g, f.t, 5, 5), null); // the padding: no cell of the tensor
+  assert.equal(planeOf(T([2, 3, 4, 5]), [1, 2, 0, 0]), 5);
 });
 
 test("a cell keeps the digits a lesson is about: six significant where they fit", () => {
@@ -130,11 +138,11 @@ test("a floor (presenter mode's captions) keeps the digits that large: fewer dig
 });
 
 test("each plane carries its n and c (a kernel's k and c)", () => {
-  assert.equal(planeLabel("input", [1, 4, 3, 3], 2), "n 0 · c 2");
-  assert.equal(planeLabel("output", [2, 3, 3, 3], 4), "n 1 · c 1");
-  assert.equal(planeLabel("kernel", [2, 4, 3, 3], 5), "k 1 · c 1");
-  assert.equal(planeLabel("output", [1, 2, 2, 3, 3], 3), "n 0 · c 1 · d 1");
-  const one = layout({ t: { shape: [1, 1, 3, 3] } }, 10, null), four = layout({ t: { shape: [1, 4, 3, 3] } }, 10, null);
+  assert.equal(planeLabel("input", T([1, 4, 3, 3]), 2), "n 0 · c 2");
+  assert.equal(planeLabel("output", T([2, 3, 3, 3]), 4), "n 1 · c 1");
+  assert.equal(planeLabel("kernel", T([2, 4, 3, 3]), 5), "k 1 · c 1");
+  assert.equal(planeLabel("output", T([1, 2, 2, 3, 3]), 3), "n 0 · c 1 · d 1");
+  const one = layout({ t: T([1, 1, 3, 3]) }, 10, null), four = layout({ t: T([1, 4, 3, 3]) }, 10, null);
   assert.equal(one.top, 0);
   assert.equal(four.top, LABEL_PX); // the labels' row over the planes
   assert.equal(four.height, one.height + LABEL_PX);
@@ -149,22 +157,57 @@ test("the server's range wins over the values: rounding noise is drawn as one co
 });
 
 test("a mark's outlines: one square inside each cell, the padding's dashed, a cell on another page of planes none", () => {
-  const t = { t: { shape: [1, 6, 3, 4] } }, g = layout({ ...t, first: 0 }, 10, { lo: [-1, -1], hi: [3, 4] });
+  const t = { t: T([1, 6, 3, 4]) }, g = layout({ ...t, first: 0 }, 10, { lo: [-1, -1], hi: [3, 4] });
   assert.equal(g.count, MAX_PLANES);
-  const { solid, dashed } = outlines(g, t.t.shape, [[0, 0, 0, 0], [0, 1, 2, 3], [0, 0, -1, 0], [0, MAX_PLANES, 0, 0]], true);
+  const { solid, dashed } = outlines(g, t.t, [[0, 0, 0, 0], [0, 1, 2, 3], [0, 0, -1, 0], [0, MAX_PLANES, 0, 0]], true);
   // plane 0's cell (0, 0) sits one padding cell in from the figure's corner (1 px border); plane 1 one plane across
   const across = g.cols * g.cell + g.gap;
   assert.equal(solid, `M13 ${13 + g.top}h6v6h-6ZM${13 + across + 30} ${13 + g.top + 20}h6v6h-6Z`);
   assert.equal(dashed, `M13 ${3 + g.top}h6v6h-6Z`);
-  assert.equal(outlines(g, t.t.shape, [[0, 0, -1, 0]], false).dashed, ""); // not asked to dash: drawn solid
+  assert.equal(outlines(g, t.t, [[0, 0, -1, 0]], false).dashed, ""); // not asked to dash: drawn solid
 });
 
 test("a region's border: a box of cells one outline, cells apart (a stride) each their own, another page none", () => {
-  const shape = [1, 6, 3, 4], g = layout({ t: { shape }, first: 0 }, 10, null);
+  const shape = T([1, 6, 3, 4]), g = layout({ t: shape, first: 0 }, 10, null);
   const edges = (d) => d.split("M").filter(Boolean).length;
   assert.equal(edges(regionPath(g, shape, [[0, 0, 0, 0], [0, 0, 0, 1], [0, 0, 1, 0], [0, 0, 1, 1]])), 8); // 2 × 2: 8 sides
   const [x, y] = [1, 1 + (g.top || 0)];
   assert.equal(regionPath(g, shape, [[0, 0, 0, 0]]), `M${x} ${y}h10M${x} ${y + 10}h10M${x} ${y}v10M${x + 10} ${y}v10`);
   assert.equal(edges(regionPath(g, shape, [[0, 0, 0, 0], [0, 0, 0, 2]])), 8); // a column apart: two boxes
   assert.equal(regionPath(g, shape, [[0, MAX_PLANES, 0, 0]]), ""); // a plane on the next page
+});
+
+test("a model's node lifted to rank 4 is drawn at its own rank: (1, 16, 16) as one 16 × 16 matrix, its cells named so", () => {
+  const t = T([1, 16, 16, 1], [3]); // a (1, 16, 16) token tensor, a 1 appended for the layer
+  assert.deepEqual(planes(t), { count: 1, h: 16, w: 16 });
+  const g = layout({ t }, 10, null);
+  assert.deepEqual([g.count, g.rows, g.cols, g.top], [1, 16, 16, 0]);
+  const c = cellAtPoint(g, t, 5 * 10 + 3, 7 * 10 + 3); // row 7, column 5
+  assert.deepEqual(c, { index: [0, 7, 5, 0], shown: [0, 7, 5], flat: 7 * 16 + 5 });
+  // a read map's cell (the layer's full index) is outlined where the tooltip names it
+  assert.equal(outlines(g, t, [[0, 7, 5, 0]], false).solid, `M${1 + 5 * 10 + 2} ${1 + 7 * 10 + 2}h6v6h-6Z`);
+  assert.equal(regionPath(g, t, [[0, 7, 5, 0]]), `M51 71h10M51 81h10M51 71v10M61 71v10`);
+  const row = outlines(g, t, { lo: [0, 2, 0, 0], hi: [0, 2, 15, 0] }, false).solid; // a softmax's row: one rectangle
+  assert.equal(row, `M${1 + 2} ${1 + 2 * 10 + 2}h${16 * 10 - 4}v${10 - 4}h${-(16 * 10 - 4)}Z`);
+  assert.equal(planeOf(t, [0, 7, 5, 0]), 0);
+});
+
+test("ranks 1 to 3 as the user reads them: one row, one matrix, B matrices", () => {
+  assert.deepEqual(planes(T([7])), { count: 1, h: 1, w: 7 });
+  assert.deepEqual(planes(T([])), { count: 1, h: 1, w: 1 });
+  assert.deepEqual(planes(T([3, 5])), { count: 1, h: 3, w: 5 });
+  const b = T([2, 16, 16, 1], [3]); // (2, 16, 16) lifted: two 16 × 16 matrices
+  assert.deepEqual(planes(b), { count: 2, h: 16, w: 16 });
+  assert.equal(planeLabel("output", b, 1), "c 1");
+  const g = layout({ t: b }, 10, null), x = g.cols * g.cell + g.gap + 3 * 10 + 1;
+  assert.deepEqual(cellAtPoint(g, b, x, 2 * 10 + 1), { index: [1, 2, 3, 0], shown: [1, 2, 3], flat: 256 + 2 * 16 + 3 });
+  const lead = T([1, 1, 16, 16], [0]); // a matrix product's 1 put before: the same one matrix
+  assert.deepEqual([planes(lead), cellAtPoint(layout({ t: lead }, 10, null), lead, 31, 21).shown], [{ count: 1, h: 16, w: 16 }, [0, 2, 3]]);
+});
+
+test("the input's padding is the extent along the rows and columns its grid draws", () => {
+  const extent = { lo: [0, -1, -2, 0], hi: [0, 16, 17, 0] };
+  assert.deepEqual(padOf(extent, T([1, 16, 16, 1], [3])), { lo: [-1, -2], hi: [16, 17] }); // a model's (1, 16, 16)
+  assert.deepEqual(padOf({ lo: [0, 0, 0, -3], hi: [0, 0, 5, 11] }, T([1, 1, 6, 9])), { lo: [0, -3], hi: [5, 11] });
+  assert.deepEqual(padOf({ lo: [-2], hi: [8] }, T([7])), { lo: [0, -2], hi: [0, 8] }); // one row
 });

@@ -12,12 +12,14 @@ function frame(head, values) {
   return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.length);
 }
 const stats = { min: 0, max: 9, nan: 0, inf: 0 };
+// the grid protocol.grid sends with a tensor of `shape` (its last two axes a plane's rows and columns)
+const grid = (shape) => ({ planes: shape.slice(0, -2).map((_, k) => k), rows: shape.length >= 2 ? shape.length - 2 : null, cols: shape.length ? shape.length - 1 : null });
 // a figure of `shape` whose planes `sent` (plane numbers) lie one after another in the blob, its page [first, count]
-const entry = (id, shape, sent, page) => ({ tensor: { id, shape, stats, page, sent: sent.map((p, i) => [p, i * planeSize(shape)]) } });
+const entry = (id, shape, sent, page) => ({ tensor: { id, shape, grid: grid(shape), stats, page, sent: sent.map((p, i) => [p, i * planeSize({ shape, grid: grid(shape) })]) } });
 
 test("a frame reads back to its JSON and its planes, each at its offset", () => {
   const { head, src } = readFrame(frame({ answer: { figures: [entry("a", [1, 3, 1, 2], [1, 2], [1, 2])] } }, [1, 2, 3, 4]));
-  const t = add({ shape: [1, 3, 1, 2], planes: new Map() }, head.answer.figures[0].tensor, src);
+  const t = add({ shape: [1, 3, 1, 2], grid: grid([1, 3, 1, 2]), planes: new Map() }, head.answer.figures[0].tensor, src);
   assert.deepEqual([...t.planes.keys()], [1, 2]);
   assert.deepEqual([...t.planes.get(2)], [3, 4]);
   assert.equal(value(t, 3), 2); // plane 1, cell 1
@@ -27,7 +29,7 @@ test("a frame reads back to its JSON and its planes, each at its offset", () => 
 
 test("an inline answer's base64 blob reads as the frame's bytes", () => {
   const src = fromBase64(Buffer.from(new Float32Array([1.5, -2, Infinity]).buffer).toString("base64"));
-  const t = add({ shape: [1, 3], planes: new Map() }, { shape: [1, 3], sent: [[0, 0]] }, src);
+  const t = add({ shape: [1, 3], grid: grid([1, 3]), planes: new Map() }, { shape: [1, 3], grid: grid([1, 3]), sent: [[0, 0]] }, src);
   assert.deepEqual([...t.planes.get(0)], [1.5, -2, Infinity]);
 });
 
