@@ -412,3 +412,44 @@ def test_alike_blocks_are_folded_a_group_opens_on_click_and_a_hidden_node_is_fou
     assert page.locator(f"{GRAPH} .pg-graph-found[data-node='/enc/block.4/mul']").count() == 1
     page.screenshot(path=str(tmp_path / "scoped.png"))
     ctx.close()
+
+
+def test_the_keep_fp32_plans_nodes_are_outlined_and_the_first_divergence_marked(browser, app, tmp_path):
+    """The layernorm lesson in FP16 (precision_lessons: its plan keeps /ln/Pow and /ln/ReduceMean_1 in FP32, /ln/Pow
+    diverges first): the closed /ln group carries the plan's outline, the bar its legend; the first divergence's
+    button opens the group and centres /ln/Pow, and exactly the plan's nodes carry the outline."""
+    from playground.onnx import precision_model as pm
+    from playground.onnx import reading
+    from playground.onnx.precision_lessons import LESSONS
+
+    model = LESSONS["layernorm_fp16"].build()
+    plan = pm.analyze(reading.load_model(model.SerializeToString(), "ln.onnx"), "ln.onnx", None, "FP16")["precision"]
+    assert (
+        sorted(plan["keep_fp32"]) == ["/ln/Pow", "/ln/ReduceMean_1"] and plan["first_divergence"]["node"] == "/ln/Pow"
+    )
+    path = tmp_path / "layernorm_fp16.onnx"
+    onnx.save(model, path)
+    ctx, page = _open_model(browser, app, path, height=720, query="?precision=FP16", drawn=2)
+    page.wait_for_selector(f"{GRAPH}[data-graph-state='ready']")
+    group = page.locator(f"{GRAPH} .pg-graph-group[data-group='g:/ln']")
+    assert "pg-graph-kept" in group.get_attribute("class") and "2 kept in FP32" in group.text_content()
+    assert "pg-graph-first" in group.get_attribute("class")  # it holds the first divergence
+    assert page.locator(f"{GRAPH} .pg-graph-node.pg-graph-kept").count() == 0  # block/Mul: not in the plan
+    assert page.inner_text(f"{GRAPH} .pg-graph-legend") == "kept in FP32 by the plan (2)"
+    jump = page.locator(f"{GRAPH} .pg-graph-jump")
+    assert jump.inner_text() == "First divergence in FP16: /ln/Pow"
+    jump.click()
+    page.wait_for_selector(f"{GRAPH}[data-centred='/ln/Pow']")
+    kept = page.eval_on_selector_all(f"{GRAPH} .pg-graph-node.pg-graph-kept", "ns => ns.map(n => n.dataset.node)")
+    assert sorted(kept) == sorted(plan["keep_fp32"])
+    assert page.locator(f"{GRAPH} .pg-graph-node").count() == 10
+    first = page.locator(f"{GRAPH} .pg-graph-first")
+    assert first.count() == 1 and first.get_attribute("data-node") == "/ln/Pow"
+    stroke = page.eval_on_selector(
+        f"{GRAPH} .pg-graph-node[data-node='/ln/ReduceMean_1'] rect", "r => getComputedStyle(r).stroke"
+    )
+    plain = page.eval_on_selector(
+        f"{GRAPH} .pg-graph-node[data-node='/ln/Sub'] rect", "r => getComputedStyle(r).stroke"
+    )
+    assert stroke == "rgb(0, 131, 143)" and plain != stroke  # the plan's outline is drawn, and only on its nodes
+    ctx.close()
