@@ -453,3 +453,42 @@ def test_the_keep_fp32_plans_nodes_are_outlined_and_the_first_divergence_marked(
     )
     assert stroke == "rgb(0, 131, 143)" and plain != stroke  # the plan's outline is drawn, and only on its nodes
     ctx.close()
+
+
+FIRST_SEEN_JS = """(() => { const seen = window.__firstSeen = {};
+  new MutationObserver(() => {
+    for (const [k, q] of [["box", "input[type=file]"], ["menu", "[data-testid=stTopNavLink]"],
+                          ["graph", ".pg-graph[data-graph-state=ready]"]])
+      if (!(k in seen) && document.querySelector(q)) seen[k] = performance.now();
+  }).observe(document, { subtree: true, childList: true, attributes: true });
+})();"""
+
+
+def test_the_pages_menu_follows_the_model_pages_first_view(browser, app, tmp_path):
+    """The pages' menu (a second of a loaded 2-core machine's main thread) is drawn after the model page's first
+    view: after the empty page's upload box, and after a model link's graph is ready; then it stays."""
+    path = tmp_path / "crs.onnx"
+    _conv_relu_softmax(path)
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    ctx.add_init_script(FIRST_SEEN_JS)
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(app.rstrip("/") + "/model")
+    page.wait_for_selector("[data-testid=stTopNavLink]", state="attached")
+    seen = page.evaluate("window.__firstSeen")
+    assert seen["box"] < seen["menu"], seen
+    B.wait_until_idle(page)
+    page.set_input_files('input[type="file"]', str(path))
+    page.wait_for_selector(f"{GRAPH}[data-graph-state='ready']")
+    assert page.locator("[data-testid=stTopNavLink]").count() > 3  # it stays in the session
+    link = page.url
+    ctx.close()
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    ctx.add_init_script(FIRST_SEEN_JS)
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(link)
+    page.wait_for_selector("[data-testid=stTopNavLink]", state="attached")
+    seen = page.evaluate("window.__firstSeen")
+    assert seen["graph"] < seen["menu"], seen
+    ctx.close()

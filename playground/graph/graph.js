@@ -1,14 +1,15 @@
 // The model page's graph: the model's nodes in groups from their name scopes (groups.js: collapsed at first, alike
 // blocks folded, no level too long), laid out in a web worker (layout.js, by the vendored dagre: dagre.esm.js,
 // @dagrejs/dagre, MIT), with a minimap (minimap.js), each box coloured by its verdict (a node the keep-FP32 plan
-// keeps outlined); a node that opens as a layer is a link to its layer's
-// page, a grey node's click says why it does not open, a group's click opens it. Every text is set as text
-// (textContent, value): a model's names are never markup, and never an object's key (Maps only). The page hands:
-// nodes [{id, path, op, short, detail, status, href, diff, shape, kept}], edges [[writer, its output, reader, shape]]
-// (by the nodes' indices), first (the first node that differs, or null) and first_label (its button's words, where
-// not "First difference"), groups [{name, type, nodes, chain, why}]
-// (the engine's fused layers, each with its chain page's URL or why it is none); SOURCES (the modules' texts, by file name) is prepended by the page's
-// Python. What is a chain is Python's decision: this side only gathers the shift-clicked nodes (state "selection").
+// keeps outlined); a node that opens as a layer is a link to its layer's page, a grey node's click says why it
+// does not open, a group's click opens it. Every text is set as text (textContent, value): a model's names are
+// never markup, and never an object's key (Maps only). The page hands: nodes [{id, path, op, short, detail, status,
+// href, diff, shape, kept}], edges [[writer, its output, reader, shape]] (by the nodes' indices), first (the first
+// node that differs, or null) and first_label (its button's words, where not "First difference"), groups [{name,
+// type, nodes, chain, why}] (the engine's fused layers, each with its chain page's URL or why it is none),
+// says_drawn (the page's menu waits on the first view: its "drawn" trigger then); SOURCES (the modules' texts, by
+// file name) is prepended by the page's Python. What is a chain is Python's decision: this side only gathers the
+// shift-clicked nodes (state "selection").
 // A box and the spacing, at the root's 16 px type; drawn at the page's type (presenter mode's root is larger: the
 // names grow as every rem-sized text does, their boxes with them). The names' sizes are graph.css's, in rem.
 const BOX = { w: 190, h: 46, pad: 7, label: 18, detail: 36, inset: 8, nodesep: 24, ranksep: 40, margin: 16,
@@ -205,6 +206,7 @@ function draw(root, data, { groups: G, minimap: M, dagre: dagreUrl }) {
       then?.();
       if (!ready) root.dataset.graphMs = (performance.now() - root.__began).toFixed(0);
       root.dataset.graphState = "ready";
+      if (!ready && data.says_drawn) root.__component.setTriggerValue("drawn", true); // the page's menu follows
       ready = true;
     };
   };
