@@ -492,3 +492,30 @@ def test_the_pages_menu_follows_the_model_pages_first_view(browser, app, tmp_pat
     seen = page.evaluate("window.__firstSeen")
     assert seen["graph"] < seen["menu"], seen
     ctx.close()
+
+
+def test_the_minimap_shows_once_the_graph_outgrows_the_view_and_a_press_on_it_moves_the_view(browser, app, tmp_path):
+    path = tmp_path / "crs.onnx"
+    _conv_relu_softmax(path)
+    ctx, page = _open_model(browser, app, path)
+    B.wait_until_idle(page)
+    mini = page.locator(f"{GRAPH} .pg-graph-minimap")
+    assert mini.is_hidden()  # fitted: the whole graph is in view
+    view = page.locator(f"{GRAPH} .pg-graph-view")
+    view.scroll_into_view_if_needed()
+    box = view.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.keyboard.down("Control")
+    for _ in range(3):
+        page.mouse.wheel(0, -600)
+    page.keyboard.up("Control")
+    mini.wait_for(state="visible")
+    zoom = _zoom(page)
+    world = page.locator(f"{GRAPH} .pg-graph-world")
+    m = mini.bounding_box()
+    tops = []
+    for fy in (0.1, 0.9):  # the graph's top, then its bottom, centred: the view moves down the graph
+        page.mouse.click(m["x"] + m["width"] / 2, m["y"] + m["height"] * fy)
+        tops.append(float(world.get_attribute("transform").split(",")[1].split(")")[0]))
+    assert tops[1] < tops[0] and _zoom(page) == zoom  # it moves the view, never zooms it
+    ctx.close()
