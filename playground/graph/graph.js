@@ -1,6 +1,6 @@
 // The model page's graph: the model's nodes in groups from their name scopes (groups.js: collapsed at first, alike
 // blocks folded, no level too long), laid out in a web worker (layout.js, by the vendored dagre: dagre.esm.js,
-// @dagrejs/dagre, MIT), with a minimap (minimap.js), each box coloured by its verdict (a node the keep-FP32 plan
+// @dagrejs/dagre, MIT), panned and zoomed (viewport.js), with a minimap (minimap.js), each box coloured by its verdict (a node the keep-FP32 plan
 // keeps outlined); a node that opens as a layer is a link to its layer's page, a grey node's click says why it
 // does not open, a group's click opens it. Every text is set as text (textContent, value): a model's names are
 // never markup, and never an object's key (Maps only). The page hands: nodes [{id, path, op, short, detail, status,
@@ -15,9 +15,6 @@
 const BOX = { w: 190, h: 46, pad: 7, label: 18, detail: 36, inset: 8, nodesep: 24, ranksep: 40, margin: 16,
               shape: 12, stack: 4 };
 const NS = "http://www.w3.org/2000/svg";
-const MIN_K = 0.02, MAX_K = 4;
-const FIT_K = 2; // Fit enlarges a small graph up to twice its size: its names legible on a projector
-const READABLE_K = 0.6; // the first view's least zoom: below it the names are unreadable, the top is shown instead
 const SLOW_MS = 2500; // a layout that takes longer may be cancelled (Netron's offer)
 let modules = null;
 
@@ -30,8 +27,8 @@ function loadModules() {
   // is kept for the layout worker's import
   if (!modules) {
     const dagre = blobUrl("dagre.esm.js");
-    modules = Promise.all([import(blobUrl("groups.js")), import(blobUrl("minimap.js"))])
-      .then(([groups, minimap]) => ({ groups, minimap, dagre }));
+    modules = Promise.all(["groups.js", "minimap.js", "viewport.js"].map((n) => import(blobUrl(n))))
+      .then(([groups, minimap, viewport]) => ({ groups, minimap, viewport, dagre }));
   }
   return modules;
 }
@@ -105,7 +102,7 @@ function layoutWorker(root, dagreUrl) {
   return worker;
 }
 
-function draw(root, data, { groups: G, minimap: M, dagre: dagreUrl }) {
+function draw(root, data, { groups: G, minimap: M, viewport: V, dagre: dagreUrl }) {
   const dim = scaled(root);
   const byId = new Map(data.nodes.map((n) => [n.id, n]));
   const tree = G.buildTree(data.nodes);
@@ -147,12 +144,7 @@ function draw(root, data, { groups: G, minimap: M, dagre: dagreUrl }) {
   const view = html("div", { class: "pg-graph-view", tabindex: "0" }, root);
   const svg = el("svg", { role: "img", "aria-label": "the model's graph" }, view);
   const world = el("g", { class: "pg-graph-world" }, svg);
-  const map = M.minimap(view, root.__listening.signal, (wx, wy) => { // the view centred on the point pressed
-    const [w, h] = viewSize();
-    t.x = w / 2 - wx * t.k;
-    t.y = h / 2 - wy * t.k;
-    apply();
-  });
+  const map = M.minimap(view, root.__listening.signal, (wx, wy) => pz.centreOn(wx, wy)); // where it was pressed
   const hint = html("div", { class: "pg-graph-hint", hidden: "" }, view,
                     "Ctrl + wheel zooms (or click into the graph first); the wheel alone scrolls the page");
   const info = html("div", { class: "pg-graph-info", hidden: "", role: "status" }, view);
@@ -162,7 +154,15 @@ function draw(root, data, { groups: G, minimap: M, dagre: dagreUrl }) {
   let seq = 0, shown = null, laid = null, slow = null, ready = false;
   const boxes = new Map(); // item id -> its drawn <g>
   const centres = new Map(); // item id -> [x, y] in the world
-  const t = { k: 1, x: 0, y: 0 };
+  // -- pan and zoom: one transform on the world; the minimap shows where the view is ------------------------------
+  const pz = V.viewport({
+    root, view, world, hint, signal: root.__listening.signal, busy: map.pressed,
+    onMove: () => map.draw(laid, pz.t, pz.size(), dim, (id) => {
+      const item = tree.items.get(id);
+      return item.kind === "node" ? [item.node.status, item.node.kept] : [item.status, item.kept > 0];
+    }),
+  });
+  const t = pz.t;
 
   // -- layout: the tree cut at the expanded set, sent to the worker; its answer drawn -------------------------------
   const relayout = (then) => {
@@ -260,7 +260,7 @@ function draw(root, data, { groups: G, minimap: M, dagre: dagreUrl }) {
     }
     for (const id of selection) boxes.get("n:" + id)?.classList.add("pg-graph-picked");
     root.dataset.drawn = String(laid.boxes.length);
-    apply();
+    pz.apply();
   };
 
   const drawNode = (item, x, y) => {
@@ -297,76 +297,6 @@ function draw(root, data, { groups: G, minimap: M, dagre: dagreUrl }) {
     boxes.set(item.id, g);
   };
 
-  // -- pan and zoom: one transform on the world; the minimap shows where the view is -------------------------------
-  const apply = () => {
-    world.setAttribute("transform", `translate(${t.x},${t.y}) scale(${t.k})`);
-    root.dataset.zoom = t.k.toFixed(3);
-    map.draw(laid, t, viewSize(), dim, (id) => {
-      const item = tree.items.get(id);
-      return item.kind === "node" ? [item.node.status, item.node.kept] : [item.status, item.kept > 0];
-    });
-  };
-  const zoomAt = (k, px, py) => {
-    k = Math.min(MAX_K, Math.max(MIN_K, k));
-    t.x = px - (px - t.x) * (k / t.k);
-    t.y = py - (py - t.y) * (k / t.k);
-    t.k = k;
-    apply();
-  };
-  const viewSize = () => [view.clientWidth || 800, view.clientHeight || 600];
-  const fit = () => {
-    const [w, h] = viewSize();
-    t.k = Math.min(MAX_K, Math.max(MIN_K, Math.min(w / laid.width, h / laid.height, FIT_K)));
-    t.x = (w - laid.width * t.k) / 2;
-    t.y = (h - laid.height * t.k) / 2;
-    apply();
-  };
-  const first = () => { // the whole graph where its names stay readable, else its top (the inputs) at full width
-    fit();
-    if (t.k >= READABLE_K) return;
-    const [w] = viewSize();
-    t.k = Math.max(READABLE_K, Math.min(1, w / laid.width));
-    t.x = Math.min(dim.margin, (w - laid.width * t.k) / 2);
-    t.y = 0;
-    apply();
-  };
-  // the wheel scrolls the page, unless Ctrl is held over the graph or the graph was clicked into (as the anchors)
-  let engaged = false, hintTimer = null;
-  view.addEventListener("wheel", (ev) => {
-    if (!ev.ctrlKey && !engaged) {
-      hint.hidden = false;
-      clearTimeout(hintTimer);
-      hintTimer = setTimeout(() => { hint.hidden = true; }, 1500);
-      return;
-    }
-    ev.preventDefault();
-    const r = view.getBoundingClientRect();
-    zoomAt(t.k * Math.exp(-ev.deltaY * 0.0015), ev.clientX - r.left, ev.clientY - r.top);
-  }, { passive: false });
-  window.addEventListener("pointerdown", (ev) => {
-    engaged = view.contains(ev.target);
-    root.classList.toggle("pg-graph-engaged", engaged);
-  }, { signal: root.__listening.signal, capture: true });
-
-  let drag = null, dragged = false;
-  view.addEventListener("pointerdown", (ev) => {
-    if (ev.button !== 0) return;
-    drag = { x: ev.clientX, y: ev.clientY, tx: t.x, ty: t.y };
-    dragged = false;
-  });
-  window.addEventListener("pointermove", (ev) => {
-    if (!drag || map.pressed()) return;
-    const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
-    if (!dragged && Math.hypot(dx, dy) < 4) return; // a click, not a drag
-    dragged = true;
-    view.classList.add("pg-graph-panning");
-    t.x = drag.tx + dx;
-    t.y = drag.ty + dy;
-    apply();
-  }, { signal: root.__listening.signal });
-  window.addEventListener("pointerup", () => { drag = null; view.classList.remove("pg-graph-panning"); },
-                          { signal: root.__listening.signal });
-
   // -- hover: a box's card (its op, attributes, output shape, verdict, max |diff|) --------------------------------
   svg.addEventListener("pointerover", (ev) => {
     const g = ev.target.closest(".pg-graph-node, .pg-graph-group");
@@ -401,10 +331,7 @@ function draw(root, data, { groups: G, minimap: M, dagre: dagreUrl }) {
   };
   const keepAt = (id, screen) => () => { // after a layout, the item `id` where it was on screen
     const c = centres.get(id);
-    if (!c) return;
-    t.x = screen[0] - c[0] * t.k;
-    t.y = screen[1] - c[1] * t.k;
-    apply();
+    if (c) pz.place(c[0], c[1], screen[0], screen[1]);
   };
   const onScreen = (id) => { const c = centres.get(id); return [t.x + c[0] * t.k, t.y + c[1] * t.k]; };
   const toggle = (id, open) => {
@@ -420,7 +347,7 @@ function draw(root, data, { groups: G, minimap: M, dagre: dagreUrl }) {
     return false;
   };
   svg.addEventListener("click", (ev) => {
-    if (dragged) { ev.preventDefault(); ev.stopPropagation(); dragged = false; return; }
+    if (pz.takeDrag()) { ev.preventDefault(); ev.stopPropagation(); return; }
     const group = ev.target.closest(".pg-graph-group");
     if (group) { toggle(group.dataset.group, true); return; }
     const head = ev.target.closest(".pg-graph-cluster-name");
@@ -451,11 +378,8 @@ function draw(root, data, { groups: G, minimap: M, dagre: dagreUrl }) {
   // -- finding a node: its groups opened, it centred ----------------------------------------------------------------
   const centre = (nodeId) => {
     const show = () => {
-      const id = "n:" + nodeId, c = centres.get(id), [w, h] = viewSize();
-      t.k = Math.max(t.k, 1);
-      t.x = w / 2 - c[0] * t.k;
-      t.y = h / 2 - c[1] * t.k;
-      apply();
+      const id = "n:" + nodeId, c = centres.get(id);
+      pz.centreOn(c[0], c[1], 1);
       for (const b of root.querySelectorAll(".pg-graph-found")) b.classList.remove("pg-graph-found");
       boxes.get(id).classList.add("pg-graph-found");
       root.dataset.centred = nodeId;
@@ -465,6 +389,7 @@ function draw(root, data, { groups: G, minimap: M, dagre: dagreUrl }) {
     expanded = new Set([...expanded, ...closed]);
     relayout(show);
   };
+  const fit = () => pz.fit(laid);
   fitButton.addEventListener("click", fit);
   collapseButton.addEventListener("click", () => { expanded = G.firstExpanded(tree); relayout(fit); });
   if (jump) jump.addEventListener("click", () => centre(data.first));
@@ -483,6 +408,7 @@ function draw(root, data, { groups: G, minimap: M, dagre: dagreUrl }) {
   search.addEventListener("keydown", (ev) => { if (ev.key === "Enter") find(); });
   search.addEventListener("change", find);
 
+  const first = () => pz.first(laid, dim.margin);
   relayout(() => { first(); requestAnimationFrame(() => { if (laid) first(); }); });
 }
 

@@ -37,8 +37,8 @@ _chains = Memo(256)  # by model digest and a run of nodes: the chain page's addr
 _models = Memo(2)  # by digest: the model loaded (checked, folded) once for all its runs' chains
 _graphs = Memo(8)  # by model digest, name and analysis (its seconds): what the graph draws, made once
 _HERE = Path(__file__).parents[1] / "graph"  # the graph's browser side: graph.js, its modules, graph.css, dagre
-_MODULES = ("dagre.esm.js", "groups.js", "minimap.js", "layout.js")  # graph.js loads them from their text
-# (layout.js: its worker)
+# graph.js loads them from their text (layout.js: its worker)
+_MODULES = ("dagre.esm.js", "groups.js", "minimap.js", "viewport.js", "layout.js")
 # the graph takes the first screen: the page's height less the navigation bar, the counts' line and the graph's bar
 PAGE_CSS = (
     '<style>[data-testid="stMainBlockContainer"] { padding-top: 64px; }'
