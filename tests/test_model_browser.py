@@ -412,3 +412,110 @@ def test_alike_blocks_are_folded_a_group_opens_on_click_and_a_hidden_node_is_fou
     assert page.locator(f"{GRAPH} .pg-graph-found[data-node='/enc/block.4/mul']").count() == 1
     page.screenshot(path=str(tmp_path / "scoped.png"))
     ctx.close()
+
+
+def test_the_keep_fp32_plans_nodes_are_outlined_and_the_first_divergence_marked(browser, app, tmp_path):
+    """The layernorm lesson in FP16 (precision_lessons: its plan keeps /ln/Pow and /ln/ReduceMean_1 in FP32, /ln/Pow
+    diverges first): the closed /ln group carries the plan's outline, the bar its legend; the first divergence's
+    button opens the group and centres /ln/Pow, and exactly the plan's nodes carry the outline."""
+    from playground.onnx import precision_model as pm
+    from playground.onnx import reading
+    from playground.onnx.precision_lessons import LESSONS
+
+    model = LESSONS["layernorm_fp16"].build()
+    plan = pm.analyze(reading.load_model(model.SerializeToString(), "ln.onnx"), "ln.onnx", None, "FP16")["precision"]
+    assert (
+        sorted(plan["keep_fp32"]) == ["/ln/Pow", "/ln/ReduceMean_1"] and plan["first_divergence"]["node"] == "/ln/Pow"
+    )
+    path = tmp_path / "layernorm_fp16.onnx"
+    onnx.save(model, path)
+    ctx, page = _open_model(browser, app, path, height=720, query="?precision=FP16", drawn=2)
+    page.wait_for_selector(f"{GRAPH}[data-graph-state='ready']")
+    group = page.locator(f"{GRAPH} .pg-graph-group[data-group='g:/ln']")
+    assert "pg-graph-kept" in group.get_attribute("class") and "2 kept in FP32" in group.text_content()
+    assert "pg-graph-first" in group.get_attribute("class")  # it holds the first divergence
+    assert page.locator(f"{GRAPH} .pg-graph-node.pg-graph-kept").count() == 0  # block/Mul: not in the plan
+    assert page.inner_text(f"{GRAPH} .pg-graph-legend") == "kept in FP32 by the plan (2)"
+    jump = page.locator(f"{GRAPH} .pg-graph-jump")
+    assert jump.inner_text() == "First divergence in FP16: /ln/Pow"
+    jump.click()
+    page.wait_for_selector(f"{GRAPH}[data-centred='/ln/Pow']")
+    kept = page.eval_on_selector_all(f"{GRAPH} .pg-graph-node.pg-graph-kept", "ns => ns.map(n => n.dataset.node)")
+    assert sorted(kept) == sorted(plan["keep_fp32"])
+    assert page.locator(f"{GRAPH} .pg-graph-node").count() == 10
+    first = page.locator(f"{GRAPH} .pg-graph-first")
+    assert first.count() == 1 and first.get_attribute("data-node") == "/ln/Pow"
+    stroke = page.eval_on_selector(
+        f"{GRAPH} .pg-graph-node[data-node='/ln/ReduceMean_1'] rect", "r => getComputedStyle(r).stroke"
+    )
+    plain = page.eval_on_selector(
+        f"{GRAPH} .pg-graph-node[data-node='/ln/Sub'] rect", "r => getComputedStyle(r).stroke"
+    )
+    assert stroke == "rgb(0, 131, 143)" and plain != stroke  # the plan's outline is drawn, and only on its nodes
+    ctx.close()
+
+
+FIRST_SEEN_JS = """(() => { const seen = window.__firstSeen = {};
+  new MutationObserver(() => {
+    for (const [k, q] of [["box", "input[type=file]"], ["menu", "[data-testid=stTopNavLink]"],
+                          ["graph", ".pg-graph[data-graph-state=ready]"]])
+      if (!(k in seen) && document.querySelector(q)) seen[k] = performance.now();
+  }).observe(document, { subtree: true, childList: true, attributes: true });
+})();"""
+
+
+def test_the_pages_menu_follows_the_model_pages_first_view(browser, app, tmp_path):
+    """The pages' menu (a second of a loaded 2-core machine's main thread) is drawn after the model page's first
+    view: after the empty page's upload box, and after a model link's graph is ready; then it stays."""
+    path = tmp_path / "crs.onnx"
+    _conv_relu_softmax(path)
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    ctx.add_init_script(FIRST_SEEN_JS)
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(app.rstrip("/") + "/model")
+    page.wait_for_selector("[data-testid=stTopNavLink]", state="attached")
+    seen = page.evaluate("window.__firstSeen")
+    assert seen["box"] < seen["menu"], seen
+    B.wait_until_idle(page)
+    page.set_input_files('input[type="file"]', str(path))
+    page.wait_for_selector(f"{GRAPH}[data-graph-state='ready']")
+    assert page.locator("[data-testid=stTopNavLink]").count() > 3  # it stays in the session
+    link = page.url
+    ctx.close()
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    ctx.add_init_script(FIRST_SEEN_JS)
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    page.goto(link)
+    page.wait_for_selector("[data-testid=stTopNavLink]", state="attached")
+    seen = page.evaluate("window.__firstSeen")
+    assert seen["graph"] < seen["menu"], seen
+    ctx.close()
+
+
+def test_the_minimap_shows_once_the_graph_outgrows_the_view_and_a_press_on_it_moves_the_view(browser, app, tmp_path):
+    path = tmp_path / "crs.onnx"
+    _conv_relu_softmax(path)
+    ctx, page = _open_model(browser, app, path)
+    B.wait_until_idle(page)
+    mini = page.locator(f"{GRAPH} .pg-graph-minimap")
+    assert mini.is_hidden()  # fitted: the whole graph is in view
+    view = page.locator(f"{GRAPH} .pg-graph-view")
+    view.scroll_into_view_if_needed()
+    box = view.bounding_box()
+    page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.keyboard.down("Control")
+    for _ in range(3):
+        page.mouse.wheel(0, -600)
+    page.keyboard.up("Control")
+    mini.wait_for(state="visible")
+    zoom = _zoom(page)
+    world = page.locator(f"{GRAPH} .pg-graph-world")
+    m = mini.bounding_box()
+    tops = []
+    for fy in (0.1, 0.9):  # the graph's top, then its bottom, centred: the view moves down the graph
+        page.mouse.click(m["x"] + m["width"] / 2, m["y"] + m["height"] * fy)
+        tops.append(float(world.get_attribute("transform").split(",")[1].split(")")[0]))
+    assert tops[1] < tops[0] and _zoom(page) == zoom  # it moves the view, never zooms it
+    ctx.close()

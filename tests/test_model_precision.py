@@ -208,6 +208,8 @@ def test_model_page_in_a_precision_colours_the_graph_and_names_the_first_diverge
     assert status == {"/attn/Add": "agrees", "/attn/Softmax": "differs"} and boxes["first"] == "/attn/Softmax"
     softmax = next(b for b in boxes["nodes"] if b["id"] == "/attn/Softmax")
     assert "accumulated cosine 0.95" in softmax["detail"] and softmax["href"].endswith("&precision=FP16")
+    assert {b["id"] for b in boxes["nodes"] if b["kept"]} == set(answer["precision"]["keep_fp32"])
+    assert boxes["first_label"] == "First divergence in FP16" and boxes["key"].endswith("|FP16|accumulated")
     # coloured by the local error: the layernorm lesson's ReduceMean_1 crosses on its own input, the Div inherits
     ln = LESSONS["layernorm_fp16"].build().SerializeToString()
     ln_digest, ln_model = reading.remember(ln, "layernorm_fp16.onnx")

@@ -1,22 +1,21 @@
 // The model page's graph: the model's nodes in groups from their name scopes (groups.js: collapsed at first, alike
 // blocks folded, no level too long), laid out in a web worker (layout.js, by the vendored dagre: dagre.esm.js,
-// @dagrejs/dagre, MIT), each box coloured by its verdict; a node that opens as a layer is a link to its layer's
-// page, a grey node's click says why it does not open, a group's click opens it. Every text is set as text
-// (textContent, value): a model's names are never markup, and never an object's key (Maps only). The page hands:
-// nodes [{id, path, op, short, detail, status, href, diff, shape}], edges [[writer, its output, reader, shape]]
-// (by the nodes' indices), first (the first node that differs, or null), groups [{name, type, nodes, chain, why}]
-// (the engine's fused layers, each with its chain page's URL or why it is none); SOURCES (the three modules' texts, by file name) is prepended by the page's
-// Python. What is a chain is Python's decision: this side only gathers the shift-clicked nodes (state "selection").
+// @dagrejs/dagre, MIT), panned and zoomed (viewport.js), with a minimap (minimap.js), each box coloured by its verdict (a node the keep-FP32 plan
+// keeps outlined); a node that opens as a layer is a link to its layer's page, a grey node's click says why it
+// does not open, a group's click opens it. Every text is set as text (textContent, value): a model's names are
+// never markup, and never an object's key (Maps only). The page hands: nodes [{id, path, op, short, detail, status,
+// href, diff, shape, kept}], edges [[writer, its output, reader, shape]] (by the nodes' indices), first (the first
+// node that differs, or null) and first_label (its button's words, where not "First difference"), groups [{name,
+// type, nodes, chain, why}] (the engine's fused layers, each with its chain page's URL or why it is none),
+// says_drawn (the page's menu waits on the first view: its "drawn" trigger then); SOURCES (the modules' texts, by
+// file name) is prepended by the page's Python. What is a chain is Python's decision: this side only gathers the
+// shift-clicked nodes (state "selection").
 // A box and the spacing, at the root's 16 px type; drawn at the page's type (presenter mode's root is larger: the
 // names grow as every rem-sized text does, their boxes with them). The names' sizes are graph.css's, in rem.
 const BOX = { w: 190, h: 46, pad: 7, label: 18, detail: 36, inset: 8, nodesep: 24, ranksep: 40, margin: 16,
               shape: 12, stack: 4 };
 const NS = "http://www.w3.org/2000/svg";
-const MIN_K = 0.02, MAX_K = 4;
-const FIT_K = 2; // Fit enlarges a small graph up to twice its size: its names legible on a projector
-const READABLE_K = 0.6; // the first view's least zoom: below it the names are unreadable, the top is shown instead
 const SLOW_MS = 2500; // a layout that takes longer may be cancelled (Netron's offer)
-const MINIMAP = { w: 168, h: 120 };
 let modules = null;
 
 function blobUrl(name) {
@@ -27,8 +26,9 @@ function loadModules() {
   // the modules as they ship, loaded from their own text (no static route, no edit of the files); dagre's address
   // is kept for the layout worker's import
   if (!modules) {
-    const dagre = blobUrl("dagre.esm.js"), groups = blobUrl("groups.js");
-    modules = import(groups).then((m) => ({ groups: m, dagre }));
+    const dagre = blobUrl("dagre.esm.js");
+    modules = Promise.all(["groups.js", "minimap.js", "viewport.js"].map((n) => import(blobUrl(n))))
+      .then(([groups, minimap, viewport]) => ({ groups, minimap, viewport, dagre }));
   }
   return modules;
 }
@@ -102,13 +102,14 @@ function layoutWorker(root, dagreUrl) {
   return worker;
 }
 
-function draw(root, data, { groups: G, dagre: dagreUrl }) {
+function draw(root, data, { groups: G, minimap: M, viewport: V, dagre: dagreUrl }) {
   const dim = scaled(root);
   const byId = new Map(data.nodes.map((n) => [n.id, n]));
   const tree = G.buildTree(data.nodes);
   // [writer, its output, reader, shape] by the nodes' indices -> [from, to, shape, tensor] by their names
   const edges = data.edges.map(([a, k, b, shape]) => [data.nodes[a].id, data.nodes[b].id, shape, a + ":" + k]);
   let expanded = G.firstExpanded(tree);
+  const holdsFirst = new Set(data.first ? G.ancestors(tree, data.first) : []); // its closed groups carry its mark
 
   // the bar: search, fit, the first difference, the selection, what the graph says
   const bar = html("div", { class: "pg-graph-bar" }, root);
@@ -126,8 +127,15 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
                                           title: "close every group: the first view again" }, bar, "Collapse");
   let jump = null;
   if (data.first && byId.has(data.first)) {
-    jump = html("button", { type: "button", class: "pg-graph-jump" }, bar, "First difference: " + data.first);
+    jump = html("button", { type: "button", class: "pg-graph-jump" }, bar,
+                (data.first_label || "First difference") + ": " + data.first);
     jump.title = "centre the first node whose reference and ONNX Runtime part ways";
+  }
+  const keeps = data.nodes.filter((n) => n.kept).length;
+  if (keeps) { // the plan's legend: the outline its nodes carry
+    const legend = html("span", { class: "pg-graph-legend" }, bar);
+    html("span", { class: "pg-graph-kept-swatch", "aria-hidden": "true" }, legend);
+    html("span", {}, legend, `kept in FP32 by the plan (${keeps})`);
   }
   const said = html("span", { class: "pg-graph-said", "aria-live": "polite" }, bar);
   const picked = html("span", { class: "pg-graph-picked" }, bar);
@@ -136,8 +144,7 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
   const view = html("div", { class: "pg-graph-view", tabindex: "0" }, root);
   const svg = el("svg", { role: "img", "aria-label": "the model's graph" }, view);
   const world = el("g", { class: "pg-graph-world" }, svg);
-  const mini = html("canvas", { class: "pg-graph-minimap", width: MINIMAP.w, height: MINIMAP.h,
-                                title: "the whole graph: click or drag to move the view" }, view);
+  const map = M.minimap(view, root.__listening.signal, (wx, wy) => pz.centreOn(wx, wy)); // where it was pressed
   const hint = html("div", { class: "pg-graph-hint", hidden: "" }, view,
                     "Ctrl + wheel zooms (or click into the graph first); the wheel alone scrolls the page");
   const info = html("div", { class: "pg-graph-info", hidden: "", role: "status" }, view);
@@ -147,7 +154,15 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
   let seq = 0, shown = null, laid = null, slow = null, ready = false;
   const boxes = new Map(); // item id -> its drawn <g>
   const centres = new Map(); // item id -> [x, y] in the world
-  const t = { k: 1, x: 0, y: 0 };
+  // -- pan and zoom: one transform on the world; the minimap shows where the view is ------------------------------
+  const pz = V.viewport({
+    root, view, world, hint, signal: root.__listening.signal, busy: map.pressed,
+    onMove: () => map.draw(laid, pz.t, pz.size(), dim, (id) => {
+      const item = tree.items.get(id);
+      return item.kind === "node" ? [item.node.status, item.node.kept] : [item.status, item.kept > 0];
+    }),
+  });
+  const t = pz.t;
 
   // -- layout: the tree cut at the expanded set, sent to the worker; its answer drawn -------------------------------
   const relayout = (then) => {
@@ -191,6 +206,7 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
       then?.();
       if (!ready) root.dataset.graphMs = (performance.now() - root.__began).toFixed(0);
       root.dataset.graphState = "ready";
+      if (!ready && data.says_drawn) root.__component.setTriggerValue("drawn", true); // the page's menu follows
       ready = true;
     };
   };
@@ -244,13 +260,14 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
     }
     for (const id of selection) boxes.get("n:" + id)?.classList.add("pg-graph-picked");
     root.dataset.drawn = String(laid.boxes.length);
-    apply();
+    pz.apply();
   };
 
   const drawNode = (item, x, y) => {
     const n = item.node, W = dim.w, H = dim.h;
     const holder = n.href ? el("a", { href: n.href, target: "_self" }, world) : world;
-    const g = el("g", { class: `pg-graph-node pg-graph-${n.status}` + (n.id === data.first ? " pg-graph-first" : ""),
+    const g = el("g", { class: `pg-graph-node pg-graph-${n.status}` + (n.id === data.first ? " pg-graph-first" : "") +
+                          (n.kept ? " pg-graph-kept" : ""),
                         transform: `translate(${x - W / 2},${y - H / 2})` }, holder);
     g.dataset.node = n.id;
     el("rect", { width: W, height: H, rx: 6 }, g);
@@ -265,7 +282,8 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
 
   const drawGroup = (item, x, y) => { // a closed group: a stack of boxes, its name and what it holds
     const W = dim.w, H = dim.h, s = dim.stack;
-    const g = el("g", { class: `pg-graph-group pg-graph-kind-${item.kind}`, "data-status": item.status,
+    const g = el("g", { class: `pg-graph-group pg-graph-kind-${item.kind}` + (item.kept ? " pg-graph-kept" : "") +
+                          (holdsFirst.has(item.id) ? " pg-graph-first" : ""), "data-status": item.status,
                         transform: `translate(${x - W / 2},${y - (H + s) / 2})` }, world);
     g.dataset.group = item.id;
     el("rect", { x: s, y: 0, width: W - s, height: H, rx: 6, class: "pg-graph-under" }, g);
@@ -278,107 +296,6 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
     detail.textContent = fitGroup(G.describe(item), W - s - 2 * dim.inset);
     boxes.set(item.id, g);
   };
-
-  // -- pan and zoom: one transform on the world; the minimap shows where the view is -------------------------------
-  const apply = () => {
-    world.setAttribute("transform", `translate(${t.x},${t.y}) scale(${t.k})`);
-    root.dataset.zoom = t.k.toFixed(3);
-    drawMinimap();
-  };
-  const zoomAt = (k, px, py) => {
-    k = Math.min(MAX_K, Math.max(MIN_K, k));
-    t.x = px - (px - t.x) * (k / t.k);
-    t.y = py - (py - t.y) * (k / t.k);
-    t.k = k;
-    apply();
-  };
-  const viewSize = () => [view.clientWidth || 800, view.clientHeight || 600];
-  const fit = () => {
-    const [w, h] = viewSize();
-    t.k = Math.min(MAX_K, Math.max(MIN_K, Math.min(w / laid.width, h / laid.height, FIT_K)));
-    t.x = (w - laid.width * t.k) / 2;
-    t.y = (h - laid.height * t.k) / 2;
-    apply();
-  };
-  const first = () => { // the whole graph where its names stay readable, else its top (the inputs) at full width
-    fit();
-    if (t.k >= READABLE_K) return;
-    const [w] = viewSize();
-    t.k = Math.max(READABLE_K, Math.min(1, w / laid.width));
-    t.x = Math.min(dim.margin, (w - laid.width * t.k) / 2);
-    t.y = 0;
-    apply();
-  };
-  const drawMinimap = () => {
-    const [w, h] = viewSize();
-    const whole = laid.width * t.k <= w + 1 && laid.height * t.k <= h + 1;
-    mini.hidden = whole; // all of the graph is in view: no map needed
-    if (whole) return;
-    const s = Math.min(MINIMAP.w / laid.width, MINIMAP.h / laid.height);
-    const ox = (MINIMAP.w - laid.width * s) / 2, oy = (MINIMAP.h - laid.height * s) / 2;
-    mini.__map = { s, ox, oy };
-    const ctx = mini.getContext("2d");
-    ctx.clearRect(0, 0, MINIMAP.w, MINIMAP.h);
-    for (const [, x, y, cw, ch] of laid.clusters) {
-      ctx.strokeStyle = "#999";
-      ctx.strokeRect(ox + (x - cw / 2) * s, oy + (y - ch / 2) * s, cw * s, ch * s);
-    }
-    for (const [id, x, y] of laid.boxes) {
-      ctx.fillStyle = COLOURS[tree.items.get(id).kind === "node" ? tree.items.get(id).node.status
-                                                                : tree.items.get(id).status] || COLOURS.none;
-      ctx.fillRect(ox + (x - dim.w / 2) * s, oy + (y - dim.h / 2) * s, Math.max(1, dim.w * s), Math.max(1, dim.h * s));
-    }
-    ctx.strokeStyle = "#1565c0";
-    ctx.lineWidth = 2;
-    ctx.strokeRect(ox + (-t.x / t.k) * s, oy + (-t.y / t.k) * s, (w / t.k) * s, (h / t.k) * s);
-  };
-  const mapTo = (ev) => { // the view centred where the minimap was pressed
-    const r = mini.getBoundingClientRect(), m = mini.__map, [w, h] = viewSize();
-    const wx = (ev.clientX - r.left - m.ox) / m.s, wy = (ev.clientY - r.top - m.oy) / m.s;
-    t.x = w / 2 - wx * t.k;
-    t.y = h / 2 - wy * t.k;
-    apply();
-  };
-  let mapping = false;
-  mini.addEventListener("pointerdown", (ev) => { ev.stopPropagation(); mapping = true; mapTo(ev); });
-  window.addEventListener("pointermove", (ev) => { if (mapping) mapTo(ev); }, { signal: root.__listening.signal });
-
-  // the wheel scrolls the page, unless Ctrl is held over the graph or the graph was clicked into (as the anchors)
-  let engaged = false, hintTimer = null;
-  view.addEventListener("wheel", (ev) => {
-    if (!ev.ctrlKey && !engaged) {
-      hint.hidden = false;
-      clearTimeout(hintTimer);
-      hintTimer = setTimeout(() => { hint.hidden = true; }, 1500);
-      return;
-    }
-    ev.preventDefault();
-    const r = view.getBoundingClientRect();
-    zoomAt(t.k * Math.exp(-ev.deltaY * 0.0015), ev.clientX - r.left, ev.clientY - r.top);
-  }, { passive: false });
-  window.addEventListener("pointerdown", (ev) => {
-    engaged = view.contains(ev.target);
-    root.classList.toggle("pg-graph-engaged", engaged);
-  }, { signal: root.__listening.signal, capture: true });
-
-  let drag = null, dragged = false;
-  view.addEventListener("pointerdown", (ev) => {
-    if (ev.button !== 0) return;
-    drag = { x: ev.clientX, y: ev.clientY, tx: t.x, ty: t.y };
-    dragged = false;
-  });
-  window.addEventListener("pointermove", (ev) => {
-    if (!drag || mapping) return;
-    const dx = ev.clientX - drag.x, dy = ev.clientY - drag.y;
-    if (!dragged && Math.hypot(dx, dy) < 4) return; // a click, not a drag
-    dragged = true;
-    view.classList.add("pg-graph-panning");
-    t.x = drag.tx + dx;
-    t.y = drag.ty + dy;
-    apply();
-  }, { signal: root.__listening.signal });
-  window.addEventListener("pointerup", () => { drag = null; mapping = false; view.classList.remove("pg-graph-panning"); },
-                          { signal: root.__listening.signal });
 
   // -- hover: a box's card (its op, attributes, output shape, verdict, max |diff|) --------------------------------
   svg.addEventListener("pointerover", (ev) => {
@@ -414,10 +331,7 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
   };
   const keepAt = (id, screen) => () => { // after a layout, the item `id` where it was on screen
     const c = centres.get(id);
-    if (!c) return;
-    t.x = screen[0] - c[0] * t.k;
-    t.y = screen[1] - c[1] * t.k;
-    apply();
+    if (c) pz.place(c[0], c[1], screen[0], screen[1]);
   };
   const onScreen = (id) => { const c = centres.get(id); return [t.x + c[0] * t.k, t.y + c[1] * t.k]; };
   const toggle = (id, open) => {
@@ -433,7 +347,7 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
     return false;
   };
   svg.addEventListener("click", (ev) => {
-    if (dragged) { ev.preventDefault(); ev.stopPropagation(); dragged = false; return; }
+    if (pz.takeDrag()) { ev.preventDefault(); ev.stopPropagation(); return; }
     const group = ev.target.closest(".pg-graph-group");
     if (group) { toggle(group.dataset.group, true); return; }
     const head = ev.target.closest(".pg-graph-cluster-name");
@@ -464,11 +378,8 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
   // -- finding a node: its groups opened, it centred ----------------------------------------------------------------
   const centre = (nodeId) => {
     const show = () => {
-      const id = "n:" + nodeId, c = centres.get(id), [w, h] = viewSize();
-      t.k = Math.max(t.k, 1);
-      t.x = w / 2 - c[0] * t.k;
-      t.y = h / 2 - c[1] * t.k;
-      apply();
+      const id = "n:" + nodeId, c = centres.get(id);
+      pz.centreOn(c[0], c[1], 1);
       for (const b of root.querySelectorAll(".pg-graph-found")) b.classList.remove("pg-graph-found");
       boxes.get(id).classList.add("pg-graph-found");
       root.dataset.centred = nodeId;
@@ -478,6 +389,7 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
     expanded = new Set([...expanded, ...closed]);
     relayout(show);
   };
+  const fit = () => pz.fit(laid);
   fitButton.addEventListener("click", fit);
   collapseButton.addEventListener("click", () => { expanded = G.firstExpanded(tree); relayout(fit); });
   if (jump) jump.addEventListener("click", () => centre(data.first));
@@ -496,7 +408,7 @@ function draw(root, data, { groups: G, dagre: dagreUrl }) {
   search.addEventListener("keydown", (ev) => { if (ev.key === "Enter") find(); });
   search.addEventListener("change", find);
 
+  const first = () => pz.first(laid, dim.margin);
   relayout(() => { first(); requestAnimationFrame(() => { if (laid) first(); }); });
 }
 
-const COLOURS = { agrees: "#7cc47f", differs: "#e57373", open: "#90b4e8", none: "#bdbdbd" }; // the minimap's boxes

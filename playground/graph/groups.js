@@ -11,7 +11,7 @@ export const FIRST_VIEW = 8; // boxes (an open group's outline one of them) the 
 
 const STATUSES = ["differs", "agrees", "open", "none"]; // a container's colour: its worst member's
 
-// nodes: [{id, path, op, status, diff}] in the model's order (ONNX's: topological); path: the name whose scopes
+// nodes: [{id, path, op, status, diff, kept}] in the model's order (ONNX's: topological); path: the name whose scopes
 // group the node where it is not its own (its output's, where the model leaves it unnamed). -> {root, items, leafOf}
 export function buildTree(nodes) {
   const items = new Map(), leafOf = new Map();
@@ -73,9 +73,11 @@ function sum(item, signatures) {
   item.count = 0;
   item.statuses = Object.fromEntries(STATUSES.map((s) => [s, 0]));
   item.diff = null;
+  item.kept = 0; // nodes the keep-FP32 plan keeps (a closed group carries their outline)
   for (const c of item.children) {
     c.parent = item;
     item.count += c.count;
+    item.kept += c.kind === "node" ? (c.node.kept ? 1 : 0) : c.kept;
     if (c.kind === "node") item.statuses[c.node.status] = (item.statuses[c.node.status] || 0) + 1;
     else for (const s of STATUSES) item.statuses[s] += c.statuses[s];
     const d = c.kind === "node" ? c.node.diff : c.diff;
@@ -204,6 +206,7 @@ export function firstExpanded(tree, budget = FIRST_VIEW) {
 export function describe(item) {
   if (item.kind === "node") return item.node.op;
   const s = item.statuses, said = [`${item.count} node${item.count === 1 ? "" : "s"}`];
+  if (item.kept) said.push(`${item.kept} kept in FP32`); // the plan's, first: the box's line cuts the last words
   if (s.differs) said.push(`${s.differs} differ${s.differs === 1 ? "s" : ""}`);
   if (s.agrees) said.push(`${s.agrees} agree${s.agrees === 1 ? "s" : ""}`);
   if (s.none) said.push(`${s.none} grey`); // the legend's word: no layer computes them

@@ -29,6 +29,7 @@ from ..stage.protocol import ENGINE_STATUS
 from . import model_precision, models
 from .keys import MODEL, NODE, ONNX, REAL
 from .messages import guarded, inert
+from .stage import MODEL_DRAWN
 from .view import presenter_on
 
 _answers = Memo(8)  # by model digest and input: a page's reruns and revisits do not run the model again
@@ -36,7 +37,8 @@ _chains = Memo(256)  # by model digest and a run of nodes: the chain page's addr
 _models = Memo(2)  # by digest: the model loaded (checked, folded) once for all its runs' chains
 _graphs = Memo(8)  # by model digest, name and analysis (its seconds): what the graph draws, made once
 _HERE = Path(__file__).parents[1] / "graph"  # the graph's browser side: graph.js, its modules, graph.css, dagre
-_MODULES = ("dagre.esm.js", "groups.js", "layout.js")  # graph.js loads them from their text (layout.js: its worker)
+# graph.js loads them from their text (layout.js: its worker)
+_MODULES = ("dagre.esm.js", "groups.js", "minimap.js", "viewport.js", "layout.js")
 # the graph takes the first screen: the page's height less the navigation bar, the counts' line and the graph's bar
 PAGE_CSS = (
     '<style>[data-testid="stMainBlockContainer"] { padding-top: 64px; }'
@@ -44,6 +46,28 @@ PAGE_CSS = (
 )
 LISTED = 400  # nodes: a larger model's nodes are a table (one element, on asking), not a link each
 _component = None
+_drawn = None
+# Says the page's first view is on the screen (a frame after it is mounted): its run shows the pages' menu, held
+# back until then (stage.menu_position). The graph says it itself once its first view is drawn.
+_DRAWN_JS = """
+export default function ({ setTriggerValue }) {
+  requestAnimationFrame(() => setTimeout(() => setTriggerValue("drawn", true), 0));
+}
+"""
+
+
+def _mark_drawn() -> None:
+    st.session_state[MODEL_DRAWN] = True
+
+
+def _says_drawn() -> None:
+    """Where the menu waits on this page's first view: the probe that says it is drawn (a page with no graph)."""
+    global _drawn
+    if st.session_state.get(MODEL_DRAWN):
+        return
+    if _drawn is None:  # registered once per process
+        _drawn = st.components.v2.component("playground_model_drawn", js=_DRAWN_JS)
+    _drawn(key="model.drawn", on_drawn_change=_mark_drawn, height=0)
 
 
 def _graph_component():
@@ -217,6 +241,7 @@ def _model_page() -> None:
                 "engine for the whole model."
             )
             st.info("Upload a model, or open one from a link.", icon=":material/upload_file:")
+        _says_drawn()
         return
     name = str(st.query_params.get(MODEL) or "model.onnx")[:80]
     try:
@@ -224,6 +249,7 @@ def _model_page() -> None:
             answer = _analysis(digest, name)
     except blobs.Missing as exc:
         head.warning(inert(f"URL parameter onnx: the model {digest[:12]}… {exc}"), icon=":material/link_off:")
+        _says_drawn()
         return
     with body:
         _draw(answer, digest, name, head)
@@ -283,6 +309,7 @@ def _analysis(digest: str, name: str) -> dict:
         return answer | {"model": name}
     with st.status("Opening the model", expanded=False) as status:
         bar, shown, job = st.progress(0.0), [None, -1], _job(digest, name)
+        _says_drawn()  # the menu while the analysis runs (its run rejoins the job)
         while True:
             finished = job.finished.wait(POLL_S)
             step, done = job.step, job.done
@@ -377,10 +404,11 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
     with graph_box:
         result = _graph_component()(
             key="model.graph",
-            data=data,
+            data=data | {"says_drawn": not st.session_state.get(MODEL_DRAWN)},
             width="stretch",
             height="content",
             on_selection_change=lambda: None,
+            on_drawn_change=_mark_drawn,
         )
     st.caption(
         (

@@ -84,10 +84,11 @@ def which() -> str:
 
 def recolour(data: dict, answer: dict, by: str = "accumulated") -> dict:
     """The graph's data with each opened node's status its `by` error ("accumulated" or "local") against the
-    policy (green holds, red crosses), its detail both errors, and the first divergence marked (a copy: the FP32
-    graph's data is kept for the page's reruns)."""
-    data = {**data, "nodes": [dict(box) for box in data["nodes"]]}
+    policy (green holds, red crosses), its detail both errors, the keep-FP32 plan's nodes marked `kept`, and the
+    first divergence marked (a copy: the FP32 graph's data is kept for the page's reruns)."""
     p = answer["precision"]
+    # its own key: the graph redraws when the precision or the error it is coloured by changes
+    data = {**data, "key": f"{data['key']}|{p['precision']}|{by}", "nodes": [dict(box) for box in data["nodes"]]}
     from ..onnx.as_chain import link_in_precision  # the engine outlines' chains open in the precision too
 
     data["groups"] = [g | {"chain": link_in_precision(g.get("chain"), p["precision"])} for g in data.get("groups", [])]
@@ -105,7 +106,9 @@ def recolour(data: dict, answer: dict, by: str = "accumulated") -> dict:
         box["detail"] = f"{p['precision']}: accumulated {_figures(e['accumulated'])}; local {_figures(e['local'])}" + (
             "; kept in FP32 by the plan" if n["name"] in kept else ""
         )
+        box["kept"] = n["name"] in kept  # the graph outlines it (and a closed group that holds it)
     data["first"] = (p["first_divergence"] or {}).get("node")
+    data["first_label"] = f"First divergence in {p['precision']}"
     return data
 
 

@@ -24,7 +24,7 @@ from ..serve import server
 from ..shared import engine_cache
 from ..stage import assets, protocol
 from . import keys
-from .entry import CHAIN_PATH
+from .entry import CHAIN_PATH, MODEL_PATH
 
 NAME = "playground_stage"
 _HERE = Path(__file__).parents[1] / "stage"  # its browser side: the modules (assets.py serves them), stage.css
@@ -342,18 +342,23 @@ def painted(layer: Layer) -> bool:
 
 
 MENU_SHOWN = "_menu_shown"  # session: the pages' menu has been shown once (it stays)
+MODEL_DRAWN = "_model_drawn"  # session: the model page's first view (its graph, or its upload box) is on the screen
 
 
 def menu_position() -> str:
     """Where the pages' menu goes: at the top, except while a session's first view of a stage page (a layer's, the
-    chain's) waits for its stage's first paint (the menu's twenty-odd links cost that first paint about 150 ms on a 2-core machine); the
-    paint's run shows it, and from then on it stays. The page is read from the browser's address (`st.context.url`),
+    chain's) waits for its stage's first paint (the menu's twenty-odd links cost that first paint about 150 ms on a
+    2-core machine), or the model page's first view (its graph, or its upload box: the menu cost it about a second on
+    a loaded 2-core machine, bench/bench_graph.py); the paint's run shows it, and from then on it stays. The page is
+    read from the browser's address (`st.context.url`),
     the menu being placed before the page is known."""
     if st.session_state.get(MENU_SHOWN):
         return "top"
     path = urllib.parse.urlsplit(st.context.url or "").path.rstrip("/")
     name = path.rsplit("/", 1)[-1]
     if (name in LAYERS or name == CHAIN_PATH) and not st.session_state.get(PAINTED.format(name)):
+        return "hidden"
+    if name == MODEL_PATH and not st.session_state.get(MODEL_DRAWN):
         return "hidden"
     st.session_state[MENU_SHOWN] = True
     return "top"

@@ -116,3 +116,15 @@ test("the first view opens groups while it shows at most 8 boxes and outlines, f
   assert.equal(tree.items.get("p:f:g:/blocks/blocks.0:6").name, "blocks.6 … blocks.12");
   assert.deepEqual(ancestors(tree, "nothing"), []);
 });
+
+test("a group counts the keep-FP32 plan's nodes it holds and says so first", () => {
+  const nodes = ["/ln/Sub", "/ln/Pow", "/ln/ReduceMean_1", "/head/Add", "/head/Mul"].map((id) => (
+    { id, op: "Add", status: "agrees", diff: 0, kept: id === "/ln/Pow" || id === "/ln/ReduceMean_1" }));
+  const tree = buildTree(nodes);
+  const ln = tree.items.get("g:/ln");
+  assert.equal(ln.kept, 2);
+  assert.equal(tree.root.kept, 2);
+  assert.ok(describe(ln).startsWith("3 nodes · 2 kept in FP32"), describe(ln));
+  assert.equal(tree.items.get("g:/head").kept, 0);
+  assert.ok(!describe(tree.items.get("g:/head")).includes("kept"));
+});
