@@ -112,7 +112,12 @@ def test_the_pages_menu_waits_for_a_stage_pages_first_paint_then_stays(monkeypat
     fake.session_state[stage_ui.PAINTED.format("chain")] = True
     assert position() == "top"
     fake.session_state.clear()
-    for url in ("http://room.example:8501/", "http://room.example:8501/model", None):
+    fake.context.url = "http://room.example:8501/model"  # the model page's first view (its graph or upload box)
+    assert position() == "hidden"
+    fake.session_state[stage_ui.MODEL_DRAWN] = True
+    assert position() == "top"
+    fake.session_state.clear()
+    for url in ("http://room.example:8501/", None):
         fake.context.url = url
         assert position() == "top", url  # no stage to wait for (or no address known): the menu at once
         fake.session_state.clear()

@@ -443,7 +443,7 @@ def test_a_run_of_nodes_opens_as_a_chain_in_the_model_pages_precision():
     from playground.ui.model_precision import recolour
 
     groups = [{"chain": "./chain?" + urlencode(fp32)}, {"chain": None, "why": "reads several tensors"}]
-    shown = recolour({"nodes": [], "groups": groups}, answer)["groups"]
+    shown = recolour({"key": "g", "nodes": [], "groups": groups}, answer)["groups"]
     assert dict(parse_qsl(shown[0]["chain"].partition("?")[2])) == query and shown[1]["chain"] is None
     assert groups[0]["chain"] == "./chain?" + urlencode(fp32)  # the FP32 graph's data is left as it was
 
