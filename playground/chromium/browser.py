@@ -125,16 +125,35 @@ def serve_app(
             proc.wait()
 
 
+_playwright = {"users": 0}
+
+
+@contextlib.contextmanager
+def _shared_playwright():
+    """This process's one Playwright, started by its first user and stopped after its last: a second sync
+    Playwright does not start beside a running one (a test module's own Chromium beside the test run's)."""
+    from playwright.sync_api import sync_playwright
+
+    if not _playwright["users"]:
+        _playwright["manager"] = sync_playwright()
+        _playwright["pw"] = _playwright["manager"].__enter__()
+    _playwright["users"] += 1
+    try:
+        yield _playwright["pw"]
+    finally:
+        _playwright["users"] -= 1
+        if not _playwright["users"]:
+            _playwright.pop("manager").__exit__(None, None, None)
+
+
 @contextlib.contextmanager
 def chromium(playwright=None):
     """A headless system Chromium; yields a Playwright Browser."""
-    from playwright.sync_api import sync_playwright
-
     path = chromium_path()
     if path is None:
         raise RuntimeError("no system Chromium found: apt-get install chromium")
     with contextlib.ExitStack() as stack:
-        pw = playwright or stack.enter_context(sync_playwright())
+        pw = playwright or stack.enter_context(_shared_playwright())
         browser = pw.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
         stack.callback(browser.close)
         yield browser
