@@ -3,7 +3,8 @@
 #   lint     ruff check and ruff format --check
 #   js       the stage's modules with Node's own test runner (tests/js/)
 #   python   pytest without a browser (GPU tests skip themselves without a GPU)
-#   browser  pytest's browser tests: the system Chromium against the running app
+#   browser  pytest's browser tests: the system Chromium against the running app, two test modules at a time
+#            (BROWSER_WORKERS=1: one)
 # `--fast` runs all but the browser part; other arguments go to pytest. Every part runs; the exit status is the
 # first failure's.
 set -uo pipefail
@@ -39,7 +40,11 @@ part js node --test --test-reporter=dot tests/js/
 # builds as fast as in the app: the allocator set up by playground.serve.launch
 part python python -m playground.serve.launch python -m pytest -m "not browser" "${args[@]}"
 if [ "$fast" -eq 0 ]; then
-  part browser python -m playground.serve.launch python -m pytest -m browser "${args[@]}"
+  # Two workers (pytest-xdist), each with its own Chromium and a module's app on a port of its own; a module stays
+  # on one worker (its app and pages are shared by its tests). A page load keeps one renderer's thread busy while
+  # the other core waits: two modules at once use both.
+  part browser python -m playground.serve.launch python -m pytest -m browser -n "${BROWSER_WORKERS:-2}" \
+    --dist loadfile "${args[@]}"
 fi
 echo "== times: ${times[*]}"
 exit "$status"

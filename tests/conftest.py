@@ -26,9 +26,9 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-# The browser tests' app and Chromium, one of each per test module (module scope: a module's tests share one app
-# with an engine cache of its own, as a person's session would). A module that needs another app (a port of its
-# own, a shared cache) defines its own fixture of the same name.
+# The browser tests' app, one per test module (module scope: a module's tests share one app with an engine cache of
+# its own, as a person's session would). A module that needs another app (a port of its own, a shared cache) defines
+# its own fixture of the same name.
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
     from playground.chromium import browser as B
@@ -37,11 +37,13 @@ def app(tmp_path_factory):
         yield url
 
 
-@pytest.fixture(scope="module")
+# One Chromium for the whole run (each test or module opens contexts of its own in it): one Playwright per process,
+# as a second would not start beside it, and a launch each module cost a second or two of the two cores.
+@pytest.fixture(scope="session")
 def browser():
     from playground.chromium import browser as B
 
     if B.chromium_path() is None:
         pytest.fail("no system Chromium: the browser tests need it (apt-get install chromium)", pytrace=False)
-    with B.chromium() as chrome:  # one Playwright for the module: a second would not start beside it
+    with B.chromium() as chrome:
         yield chrome

@@ -47,20 +47,8 @@ def app(engine_cache_dir):
 
 
 @pytest.fixture(scope="module")
-def chrome():
-    if B.chromium_path() is None:
-        pytest.fail(
-            "no system Chromium (chromium / chromium-browser on PATH): the browser tests need it; "
-            "scripts/test.sh installs it with apt-get install chromium",
-            pytrace=False,
-        )
-    with B.chromium() as browser:
-        yield browser
-
-
-@pytest.fixture(scope="module")
-def context(chrome):
-    ctx = B.new_context(chrome, viewport={"width": 1400, "height": 1000}, reduced_motion="reduce")
+def context(browser):
+    ctx = B.new_context(browser, viewport={"width": 1400, "height": 1000}, reduced_motion="reduce")
     yield ctx
     ctx.close()
 
@@ -296,8 +284,8 @@ def test_an_examples_link_then_a_change_gives_a_link_that_reopens_the_change(pag
     other.close()
 
 
-def test_a_picked_cell_travels_in_the_link_and_the_details_tab_follows_it(chrome, app):
-    fresh = B.new_context(chrome, viewport={"width": 1400, "height": 1000})  # the sidebar closed, as a page opens
+def test_a_picked_cell_travels_in_the_link_and_the_details_tab_follows_it(browser, app):
+    fresh = B.new_context(browser, viewport={"width": 1400, "height": 1000})  # the sidebar closed, as a page opens
     page = open_stage(
         fresh.new_page(),
         app,
@@ -504,11 +492,11 @@ def _off_screen(page, size: tuple[int, int], layer: str) -> list[str]:
 
 
 @pytest.mark.parametrize("size", SCREENS, ids=lambda s: f"{s[0]}x{s[1]}")
-def test_every_layer_page_and_example_fits_one_screen(chrome, app, size):
+def test_every_layer_page_and_example_fits_one_screen(browser, app, size):
     """Without scrolling: the controls, input, (kernel,) output, the shape line and the source badge, on every
     layer page, normal and presenter, and in the example whose output is the largest (the one most likely to
     overflow; every example's page is the same stage)."""
-    context = B.new_context(chrome, viewport={"width": size[0], "height": size[1]}, reduced_motion="reduce")
+    context = B.new_context(browser, viewport={"width": size[0], "height": size[1]}, reduced_motion="reduce")
     page = context.new_page()
     problems = []
     try:

@@ -33,12 +33,6 @@ def app(cache, port):
         yield url
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with B.chromium() as chrome:
-        yield chrome
-
-
 @pytest.fixture()
 def page(browser):
     ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})

@@ -12,20 +12,16 @@ STAGE = ".pg-stage"
 
 
 @pytest.fixture(scope="module")
-def page(tmp_path_factory):
-    with (
-        B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path_factory.mktemp("cache"))}) as url,
-        B.chromium() as chrome,
-    ):
-        ctx = B.new_context(chrome, viewport={"width": 1280, "height": 720})
-        p = ctx.new_page()
-        p.set_default_timeout(30_000)
-        p.errors = []
-        p.on("pageerror", lambda exc: p.errors.append(str(exc)))
-        p.goto(f"{url}/elementwise?elementwise.input.b.H=1&elementwise.operation=PROD")
-        p.wait_for_selector(f'{STAGE}[data-drawn] [data-figure="output"] canvas')
-        yield p
-        ctx.close()
+def page(app, browser):
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    p = ctx.new_page()
+    p.set_default_timeout(30_000)
+    p.errors = []
+    p.on("pageerror", lambda exc: p.errors.append(str(exc)))
+    p.goto(f"{app}/elementwise?elementwise.input.b.H=1&elementwise.operation=PROD")
+    p.wait_for_selector(f'{STAGE}[data-drawn] [data-figure="output"] canvas')
+    yield p
+    ctx.close()
 
 
 def overlay(page, which: str) -> str:

@@ -33,12 +33,6 @@ def room(tmp_path_factory):
         yield r
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with B.chromium() as chrome:
-        yield chrome
-
-
 def _page_on(browser, room, replica: str | None, path: str):
     ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
     if replica is not None:  # as if the proxy had sent this browser there before

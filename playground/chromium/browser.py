@@ -12,6 +12,7 @@ Streamlit puts on a widget's element container.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import shutil
 import signal
@@ -124,16 +125,35 @@ def serve_app(
             proc.wait()
 
 
+_playwright = {"users": 0}
+
+
+@contextlib.contextmanager
+def _shared_playwright():
+    """This process's one Playwright, started by its first user and stopped after its last: a second sync
+    Playwright does not start beside a running one (a test module's own Chromium beside the test run's)."""
+    from playwright.sync_api import sync_playwright
+
+    if not _playwright["users"]:
+        _playwright["manager"] = sync_playwright()
+        _playwright["pw"] = _playwright["manager"].__enter__()
+    _playwright["users"] += 1
+    try:
+        yield _playwright["pw"]
+    finally:
+        _playwright["users"] -= 1
+        if not _playwright["users"]:
+            _playwright.pop("manager").__exit__(None, None, None)
+
+
 @contextlib.contextmanager
 def chromium(playwright=None):
     """A headless system Chromium; yields a Playwright Browser."""
-    from playwright.sync_api import sync_playwright
-
     path = chromium_path()
     if path is None:
         raise RuntimeError("no system Chromium found: apt-get install chromium")
     with contextlib.ExitStack() as stack:
-        pw = playwright or stack.enter_context(sync_playwright())
+        pw = playwright or stack.enter_context(_shared_playwright())
         browser = pw.chromium.launch(executable_path=path, headless=True, args=CHROMIUM_ARGS)
         stack.callback(browser.close)
         yield browser
@@ -187,19 +207,20 @@ def wait_until_idle(page, timeout_ms: float = 60_000, settle_ms: int | None = No
     tracked = page.evaluate("() => Boolean(window.__playgroundRuns && !window.__playgroundRuns.unreadable)")
     if settle_ms is None:
         settle_ms = 100 if tracked else 400
-    deadline = time.monotonic() + timeout_ms / 1e3
-    quiet_since = None
-    while time.monotonic() < deadline:
-        busy = page.evaluate(BUSY_JS, after)
-        if busy:
-            quiet_since = None
-        elif quiet_since is None:
-            quiet_since = time.monotonic()
-        elif (time.monotonic() - quiet_since) * 1e3 >= settle_ms:
-            return
-        page.wait_for_timeout(25 if tracked else 50)
-    state = page.evaluate("() => window.__playgroundRuns ? JSON.stringify(window.__playgroundRuns) : 'no run tracker'")
-    raise TimeoutError(f"the app was still running after {timeout_ms / 1e3:.0f} s ({state})")
+    # Polled in the page (one call, not a round trip to it every 25 ms: on two cores those trips cost a test
+    # suite minutes of CPU); the token starts this wait's quiet time afresh.
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    token = next(_waits)
+    try:
+        page.wait_for_function(
+            IDLE_JS, arg=[after, settle_ms, token], polling=25 if tracked else 50, timeout=timeout_ms
+        )
+    except PlaywrightTimeout:
+        state = page.evaluate(
+            "() => window.__playgroundRuns ? JSON.stringify(window.__playgroundRuns) : 'no run tracker'"
+        )
+        raise TimeoutError(f"the app was still running after {timeout_ms / 1e3:.0f} s ({state})") from None
 
 
 # Wraps window.WebSocket before Streamlit opens its connection and reads the top-level field
@@ -271,3 +292,13 @@ RUN_TRACKER_JS = RUN_TRACKER_JS.replace("__DOM_BUSY__", _DOM_BUSY_JS)
 # True while the app is busy; argument: a mark() to wait past, or null. Without the run tracker:
 # the DOM alone (status widget, skeletons, stale elements).
 BUSY_JS = f"(after) => window.__playgroundBusy ? window.__playgroundBusy(after) : ({_DOM_BUSY_JS})()"
+# True once the app has not been busy (BUSY_JS) for `settle` ms on end, counted from this wait's (`token`'s) first
+# quiet poll.
+IDLE_JS = f"""([after, settle, token]) => {{
+  let q = window.__playgroundQuiet;
+  if (!q || q.token !== token) q = window.__playgroundQuiet = {{token, since: null}};
+  if (({BUSY_JS})(after)) {{ q.since = null; return false; }}
+  if (q.since === null) q.since = performance.now();
+  return performance.now() - q.since >= settle;
+}}"""
+_waits = itertools.count()
