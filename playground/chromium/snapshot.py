@@ -100,13 +100,14 @@ PAGES = (
     "chain",
     "model",
 )  # pictures of the page's content, not of a stage (a chain's: of its stage, if it has one)
+# A picture is cropped from the page, not the window: the app's own scrolling boxes let go, so that the page is as
+# tall as its content (a layer's figures taller than the window, a page's content) and none of it is cut at the foot.
+RELEASE_CSS = """html, body, [data-testid="stApp"], [data-testid="stAppViewContainer"], [data-testid="stMain"]
+  { height: auto !important; min-height: 0 !important; overflow: visible !important; position: static !important; }"""
 # A page's picture is its content, laid out as wide as the picture: no header (the pages' menu), no sidebar, the
-# content's column that wide less a margin, and the app's own scrolling boxes let go, so that the page is as tall as
-# its content (a screenshot of the page, not of the window).
+# content's column that wide less a margin.
 PAGE_CSS = """[data-testid="stHeader"], [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
   [data-testid="stToolbar"], [data-testid="stDecoration"] { display: none !important; }
-html, body, [data-testid="stApp"], [data-testid="stAppViewContainer"], [data-testid="stMain"]
-  { height: auto !important; min-height: 0 !important; overflow: visible !important; position: static !important; }
 [data-testid="stMainBlockContainer"] { box-sizing: border-box !important; width: %(px)dpx !important;
   max-width: none !important; margin: 0 !important; padding: %(margin)dpx !important; }"""
 # The crop of a page's content (page coordinates) `width` wide from the content's column, and its elements' boxes.
@@ -269,6 +270,8 @@ def take(
             if sized:
                 sheet += WIDTH_CSS % {"part": WIDTH_PART[crop], "px": picture_width - 2 * MARGIN}
             whole = not layer and crop != "page"  # a page's content, as wide as the picture
+            if crop != "page":
+                sheet += RELEASE_CSS
             if whole:
                 sheet += PAGE_CSS % {"px": picture_width or window, "margin": MARGIN}
             style = page.add_style_tag(content=sheet)
