@@ -38,12 +38,14 @@ export class Figures {
   }
 
   // One size for every figure's cells: the page's (view.cell: a documentation gallery's one size), else the kept
-  // one while it still fits (KEEP_UP_TO), else the largest that fits.
+  // one while it still fits (KEEP_UP_TO), else the largest that fits. Kept for the same figures of the same first
+  // shape drawing as many planes each: a plane more (Gather's mode DEFAULT, another output map) is another layout,
+  // fitted again, not one that runs past the row's edge.
   cells(figs) {
     const fixed = Number(this.stage.data.cell) || 0;
     this.fitted = false;
     if (fixed) return Object.fromEntries(figs.map((f) => [f.which, fixed]));
-    const { width, height } = this.room(), key = `${figs.map((f) => f.which).join(",")}|${figs[0].t.shape}`;
+    const { width, height } = this.room(), key = `${figs.map((f) => f.which).join(",")}|${figs[0].t.shape}|${figs.map((f) => shown(f).count)}`;
     const across = (px) => figs.reduce((w, f) => w + Math.max(layout(f, px[f.which], f.pad).width, MIN_FIGURE_PX) + FIGURE_GAP, -FIGURE_GAP);
     let fresh = fitCells(figs, width, height, this.presenter);
     // a narrow figure's caption holds it wider: the cells shrink while that narrows the row, and no further (on a
