@@ -95,13 +95,18 @@ WIDTH_CSS = """%(part)s { width: %(px)dpx !important; min-width: 0 !important; m
 WIDTH_PART = {"figures": ".pg-stage .pg-figures", "stage": ".pg-stage"}
 RESIZED_JS = """() => new Promise((done) => { window.dispatchEvent(new Event('resize'));
   requestAnimationFrame(() => requestAnimationFrame(done)); })"""
+# A page taller than the window is shot whole by growing the window for the shot: the stage (and the model's graph)
+# would fit their figures to that window as it is taken. While `on`, the window's resize events reach nobody.
+FREEZE_JS = """(on) => { if (!window.__pgFreeze) { window.__pgFreeze = {on: false};
+  window.addEventListener('resize', (e) => { if (window.__pgFreeze.on) e.stopImmediatePropagation(); }, true); }
+  window.__pgFreeze.on = on; }"""
 PAGES = (
     "home",
     "chain",
     "model",
 )  # pictures of the page's content, not of a stage (a chain's: of its stage, if it has one)
-# A picture is cropped from the page, not the window: the app's own scrolling boxes let go, so that the page is as
-# tall as its content (a layer's figures taller than the window, a page's content) and none of it is cut at the foot.
+# A picture of a given width is cropped from the page, not the window: the app's own scrolling boxes let go, so that
+# the page is as tall as its content (a layer's figures at one cell size, a page's content), none of it cut at the foot.
 RELEASE_CSS = """html, body, [data-testid="stApp"], [data-testid="stAppViewContainer"], [data-testid="stMain"]
   { height: auto !important; min-height: 0 !important; overflow: visible !important; position: static !important; }"""
 # A page's picture is its content, laid out as wide as the picture: no header (the pages' menu), no sidebar, the
@@ -270,7 +275,7 @@ def take(
             if sized:
                 sheet += WIDTH_CSS % {"part": WIDTH_PART[crop], "px": picture_width - 2 * MARGIN}
             whole = not layer and crop != "page"  # a page's content, as wide as the picture
-            if crop != "page":
+            if sized or whole:  # (a layer's figures fitted to the window's height are no taller than it)
                 sheet += RELEASE_CSS
             if whole:
                 sheet += PAGE_CSS % {"px": picture_width or window, "margin": MARGIN}
@@ -290,6 +295,7 @@ def take(
                 found["cut"] = page.evaluate(CUT_JS, '[data-testid="stMainBlockContainer"]')
             name = shot.name if shot.name not in {p.stem for p in written} else f"{shot.name}--{shot.preset}"
             path = out / f"{name}.png"  # two examples of one configuration (another input): the second named too
+            page.evaluate(FREEZE_JS, True)
             page.screenshot(
                 path=str(path),
                 full_page=True,
@@ -298,6 +304,7 @@ def take(
                 caret="hide",
                 omit_background=False,
             )
+            page.evaluate(FREEZE_JS, False)
             written.append(path)
             records[path.name] = found or {"clip": None, "figures": [], "controls": []}
         context.close()
