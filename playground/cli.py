@@ -1053,7 +1053,7 @@ def parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="PX",
-        help="every picture this wide (a layer's figures laid out in it, wrapping; a page shot in a window that wide); "
+        help="every picture this wide (a layer's figures laid out in it, wrapping; a page's content laid out in it); "
         "default: the window 1920 px wide, each picture cropped to its content",
     )
     snapshot.add_argument("--height", type=int, default=1080, help="the window's height")

@@ -102,3 +102,45 @@ def test_a_gallery_of_one_width_without_the_picked_cells_outlines_and_with_absol
     _snapshot(plain, cache, "--pages", "convolution", "normalization")
     assert _orange(plain / "convolution.png") > 20  # the picked cell's outline
     assert {Image.open(plain / n).size[0] for n in ("convolution.png", "normalization.png")} != {800}
+
+
+def test_one_width_wraps_a_figures_planes_and_crops_a_chain_and_a_model_to_their_content(tmp_path):
+    """--width 800 with one cell size (--cell 32): a convolution of 8 output maps (4 planes a page, 4 × 7 cells of
+    32 px: 994 px side by side) wraps its planes inside its figure; the chain and the model pages are pictures of
+    their content laid out 800 px wide (no menu, no sidebar), as tall as it, not of the window (720 px high: the
+    convolution's figures are taller, and whole). Every picture is
+    800 px wide with every figure's (a page's every element's) box inside it, and nothing in a layer's figures or
+    on the model page runs past its box's width (`cut`)."""
+    import onnx
+    from onnx import TensorProto, helper
+    from PIL import Image
+
+    model = tmp_path / "relu.onnx"
+    g = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"], name="relu")],
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3, 3])],
+    )
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), model)
+    out = tmp_path / "one"
+    _snapshot(
+        out, tmp_path / "cache", "--pages", "convolution", "chain", "model", "--model", str(model),
+        "--query", "convolution.num_output_maps=8", "--cell", "32", "--width", "800", "--height", "720",
+    )  # fmt: skip
+    shots = json.loads((out / "shots.json").read_text())
+    assert set(shots) == {"convolution.png", "chain.png", "model.png"}, shots
+    for name, shot in shots.items():
+        size = Image.open(out / name).size
+        assert size[0] == 800, (name, size)
+        assert abs(size[1] - shot["clip"]["height"]) <= 1, (name, size, shot["clip"])  # its foot not cut by the window
+        assert shot["figures"], name
+        for f in shot["figures"]:
+            assert shot["clip"]["x"] - 0.5 <= f["x"] and f["x"] + f["width"] <= shot["clip"]["x"] + 800 + 0.5, (name, f)
+    conv = {f["which"]: f for f in shots["convolution.png"]["figures"]}
+    assert conv["output"]["width"] <= 800 - 24 and conv["output"]["height"] > 2 * 4 * 32, conv["output"]  # two lines
+    assert shots["convolution.png"]["cut"] == [] and shots["model.png"]["cut"] == [], shots
+    assert Image.open(out / "convolution.png").size[1] > 720  # its figures, taller than the window, whole
+    for name in ("chain.png", "model.png"):  # its content's height, not the window's
+        assert Image.open(out / name).size[1] != 720, name
+    assert not any("pg-row" in c or "Plotly" in c for c in shots["chain.png"]["cut"]), shots["chain.png"]["cut"]

@@ -504,6 +504,26 @@ def test_a_stage_narrowed_a_little_fits_its_figures_again_rather_than_scroll(bro
     fresh.close()
 
 
+def test_a_first_touch_that_adds_planes_fits_the_figures_again_rather_than_scroll(browser, app):
+    """Gather's mode ELEMENT → DEFAULT, a newcomer's first touch, turns the output's one plane into three: the cells
+    kept through a value change are fitted again for the planes more, and every output plane is in the row's width
+    (its last plane was past the window's right edge at 1280 px)."""
+    fresh = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    page = open_stage(fresh, app, "gather")
+    before = drawn(page)
+    page.select_option('[data-param="gather.mode"]', "DEFAULT")
+    page.wait_for_function(f"() => Number(document.querySelector('{STAGE}').dataset.drawn) > {before}")
+    page.wait_for_function(f"() => !document.querySelector('{STAGE}').hasAttribute('data-busy')")
+    row = page.evaluate(
+        f"""() => {{ const row = document.querySelector('{STAGE} .pg-row'), out = row.querySelector('[data-figure="output"]');
+        return {{scroll: row.scrollWidth, width: row.clientWidth, right: row.getBoundingClientRect().right,
+                 out: out.getBoundingClientRect().right }}; }}"""
+    )
+    assert "3, 3, 3" in stats(page, "output"), stats(page, "output")  # three planes of 3 × 3
+    assert row["scroll"] <= row["width"] and row["out"] <= row["right"], row
+    fresh.close()
+
+
 def test_the_tabs_under_the_stage_follow_a_change_on_a_page_opened_from_a_link(browser, app):
     """Streamlit's next runs send the query the page loaded with; the settle hands the page the URL the stage wrote,
     so the engine card (and the downloads) are of the configuration on the stage, not of the link's."""

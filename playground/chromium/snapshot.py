@@ -10,13 +10,16 @@ layer page's picture holds is `--crop`:
     page     the whole page (`--full-page` is its old spelling)
 `--width PX` makes every picture of the gallery that wide: a layer's figures (or its stage, `--crop stage`) are laid
 out in that width, fitted to it, the figures wrapping onto another row where one cell size (`--cell`) will not
-fit them side by side; a page (home, chain, model) is shot in a window that wide. `--no-pick` leaves out the picked
+fit them side by side, a figure's planes onto another line where they will not fit its width; a page's content (home,
+chain, model) is laid out that wide, without the pages' menu and the sidebar. A page's picture is its content,
+cropped to it (a chain page's, where it is a stage, its figures as a layer's). `--no-pick` leaves out the picked
 cell's and its windows' outlines and the picked cell's line. `--scale` is the device pixel ratio (2 or 3 for a
 documentation column), `--background white|dark` an opaque
 background, `--badges` keeps the machine's badges (which engine, from cache; left out by default: a figure for
 documentation is of the layer, not of the machine that drew it). The stage's link row, its cell buttons and tooltips are left out of the picture; the badge's "engine
 built now / from cache" is written "engine built", so the same state gives byte-identical PNGs. `shots.json` beside them
-records each picture's crop and its figures' boxes (what the tests check). A file is named by its configuration
+records each picture's crop, its figures' boxes (a page's: its elements') and what it cuts (`cut`: a box whose
+content runs past its width: what the tests check). A file is named by its configuration
 (`convolution--stride_nd-2-2--padding_mode-SAME_UPPER.png`), and the gallery gives each picture its layer and
 parameters in words, the link that reopens it (absolute under `--base-url`), the `python -m playground run …` line that reproduces it (run in the
 gallery's folder: the arrays it names, `NAME.input.npy`, are written there) and the example's own note, as the alt
@@ -92,7 +95,44 @@ WIDTH_CSS = """%(part)s { width: %(px)dpx !important; min-width: 0 !important; m
 WIDTH_PART = {"figures": ".pg-stage .pg-figures", "stage": ".pg-stage"}
 RESIZED_JS = """() => new Promise((done) => { window.dispatchEvent(new Event('resize'));
   requestAnimationFrame(() => requestAnimationFrame(done)); })"""
-PAGES = ("home", "chain", "model")  # shot whole, not as a stage
+# A page taller than the window is shot whole by growing the window for the shot: the stage (and the model's graph)
+# would fit their figures to that window as it is taken. While `on`, the window's resize events reach nobody.
+FREEZE_JS = """(on) => { if (!window.__pgFreeze) { window.__pgFreeze = {on: false};
+  window.addEventListener('resize', (e) => { if (window.__pgFreeze.on) e.stopImmediatePropagation(); }, true); }
+  window.__pgFreeze.on = on; }"""
+PAGES = (
+    "home",
+    "chain",
+    "model",
+)  # pictures of the page's content, not of a stage (a chain's: of its stage, if it has one)
+# A picture of a given width is cropped from the page, not the window: the app's own scrolling boxes let go, so that
+# the page is as tall as its content (a layer's figures at one cell size, a page's content), none of it cut at the foot.
+RELEASE_CSS = """html, body, [data-testid="stApp"], [data-testid="stAppViewContainer"], [data-testid="stMain"]
+  { height: auto !important; min-height: 0 !important; overflow: visible !important; position: static !important; }"""
+# A page's picture is its content, laid out as wide as the picture: no header (the pages' menu), no sidebar, the
+# content's column that wide less a margin.
+PAGE_CSS = """[data-testid="stHeader"], [data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
+  [data-testid="stToolbar"], [data-testid="stDecoration"] { display: none !important; }
+[data-testid="stMainBlockContainer"] { box-sizing: border-box !important; width: %(px)dpx !important;
+  max-width: none !important; margin: 0 !important; padding: %(margin)dpx !important; }"""
+# The crop of a page's content (page coordinates) `width` wide from the content's column, and its elements' boxes.
+PAGE_CROP_JS = """([width, margin]) => {
+  const column = document.querySelector('[data-testid="stMainBlockContainer"]'), left = column.getBoundingClientRect().left;
+  const shown = [...column.querySelectorAll('[data-testid="stElementContainer"]')].filter(e => {
+    const r = e.getBoundingClientRect(); return r.width > 0 && r.height > 0 && getComputedStyle(e).display !== 'none'; });
+  const boxes = shown.map(e => { const r = e.getBoundingClientRect();
+    return {which: e.className.split(' ').find(c => c.startsWith('st-key-')) || e.dataset.testid, x: r.left, y: r.top + window.scrollY,
+            width: r.width, height: r.height}; });
+  const end = document.documentElement.scrollHeight;  // an element laid out under the page's end (a closed tab's) is not shown
+  const top = Math.max(0, Math.min(...boxes.map(b => b.y)) - margin), bottom = Math.min(end, Math.max(...boxes.map(b => b.y + b.height)) + margin);
+  return {clip: {x: Math.max(0, left), y: top, width, height: bottom - top}, figures: boxes, controls: []};
+}"""
+# What a picture cuts: a box of the part shot whose content runs past its width (scrolled or hidden), by its class.
+CUT_JS = """(root) => [...document.querySelectorAll(root + ' *')].filter(e => {
+  const o = getComputedStyle(e).overflowX;
+  return e.clientWidth > 0 && e.scrollWidth > e.clientWidth + 1 && (o === 'auto' || o === 'scroll' || o === 'hidden')
+    && !e.closest('.pg-controls') && e.getBoundingClientRect().height > 2; }).map(e => (e.className && e.className.baseVal === undefined
+    ? e.className : e.tagName) + ' ' + e.scrollWidth + '>' + e.clientWidth)"""
 NO_BADGES_CSS = ".pg-stage .pg-badge { display: none !important; }"
 # Whether this run built the engine or found it cached is no part of the figure: the badge says "built" either way.
 STEADY_JS = """() => document.querySelectorAll('.pg-stage .pg-badge').forEach(e => {
@@ -203,7 +243,8 @@ def take(
             link = shot.url(base, presenter, query)
             if style is not None:  # the stage sizes its figures without the picture's style, as on a page load
                 style.evaluate("e => e.remove()")
-            window = picture_width if picture_width is not None and shot.page in PAGES else width
+            # a page is shot in a window as wide as its picture; a chain's in a layer's, where its stage may be
+            window = picture_width if picture_width is not None and shot.page in ("home", "model") else width
             if page.viewport_size["width"] != window:  # a page is shot in a window as wide as its picture
                 page.set_viewport_size({"width": window, "height": height})
                 showing = None
@@ -218,9 +259,12 @@ def take(
             if exception.count():
                 raise RuntimeError(f"{shot.name}: the page shows an exception: {exception.first.inner_text()[:500]}")
             found = None
-            layer = shot.page not in PAGES
+            # a layer's page is a stage, and a chain's may be one (its tensors the stage's figures)
+            layer = shot.page not in PAGES or (shot.page == "chain" and page.locator(STAGE).count() > 0)
             if layer:
-                page.wait_for_selector(f'{STAGE}[data-drawn] [data-figure="output"] canvas')
+                page.wait_for_selector(
+                    f"{STAGE}[data-drawn] [data-figure{'' if shot.page in PAGES else '=output'}] canvas"
+                )
                 page.wait_for_function(f"() => !document.querySelector('{STAGE}').hasAttribute('data-busy')")
             elif shot.page == "model":  # its graph laid out
                 page.wait_for_selector(".pg-graph svg g", timeout=120_000)
@@ -230,6 +274,11 @@ def take(
             )
             if sized:
                 sheet += WIDTH_CSS % {"part": WIDTH_PART[crop], "px": picture_width - 2 * MARGIN}
+            whole = not layer and crop != "page"  # a page's content, as wide as the picture
+            if sized or whole:  # (a layer's figures fitted to the window's height are no taller than it)
+                sheet += RELEASE_CSS
+            if whole:
+                sheet += PAGE_CSS % {"px": picture_width or window, "margin": MARGIN}
             style = page.add_style_tag(content=sheet)
             if sized:  # the figures fitted to the width given them
                 page.evaluate(RESIZED_JS)
@@ -239,8 +288,14 @@ def take(
             if layer and crop != "page":
                 fixed = {"anchor": WIDTH_PART[crop], "width": picture_width} if sized else None
                 found = page.evaluate(CROP_JS, [PARTS[crop], MARGIN, fixed])
+                found["cut"] = page.evaluate(CUT_JS, f"{STAGE} .pg-figures" if crop == "figures" else STAGE)
+            elif whole:
+                page.wait_for_timeout(300)  # the page's own drawings (the model's graph) fitted to the column
+                found = page.evaluate(PAGE_CROP_JS, [picture_width or window, MARGIN])
+                found["cut"] = page.evaluate(CUT_JS, '[data-testid="stMainBlockContainer"]')
             name = shot.name if shot.name not in {p.stem for p in written} else f"{shot.name}--{shot.preset}"
             path = out / f"{name}.png"  # two examples of one configuration (another input): the second named too
+            page.evaluate(FREEZE_JS, True)
             page.screenshot(
                 path=str(path),
                 full_page=True,
@@ -249,6 +304,7 @@ def take(
                 caret="hide",
                 omit_background=False,
             )
+            page.evaluate(FREEZE_JS, False)
             written.append(path)
             records[path.name] = found or {"clip": None, "figures": [], "controls": []}
         context.close()

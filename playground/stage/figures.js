@@ -40,12 +40,14 @@ export class Figures {
   }
 
   // One size for every figure's cells: the page's (view.cell: a documentation gallery's one size), else the kept
-  // one while it still fits (KEEP_UP_TO), else the largest that fits.
+  // one while it still fits (KEEP_UP_TO), else the largest that fits. Kept for the same figures of the same first
+  // shape drawing as many planes each: a plane more (Gather's mode DEFAULT, another output map) is another layout,
+  // fitted again, not one that runs past the row's edge.
   cells(figs) {
     const fixed = Number(this.stage.data.cell) || 0;
     this.fitted = false;
     if (fixed) return Object.fromEntries(figs.map((f) => [f.which, fixed]));
-    const { width, height } = this.room(), key = `${figs.map((f) => f.which).join(",")}|${figs[0].t.shape}`;
+    const { width, height } = this.room(), key = `${figs.map((f) => f.which).join(",")}|${figs[0].t.shape}|${figs.map((f) => shown(f).count)}`;
     const across = (px) => figs.reduce((w, f) => w + Math.max(layout(f, px[f.which], f.pad).width, MIN_FIGURE_PX) + FIGURE_GAP, -FIGURE_GAP);
     // a chain's row wraps (stage.css): its figures fill as many lines as give its cells the largest size
     const lines = this.stage.data.chain ? this.lines(figs, width, height) : 1;
@@ -96,11 +98,12 @@ export class Figures {
     this.figs = {};
     // the page written first (places, widths, canvases' sizes), then painted: a canvas in the page works out the
     // page's layout when its font is set, once where nothing was written between
-    const least = this.least();
+    // the page's one cell size (view.cell) does not shrink to the row: a figure's planes wrap at its width instead
+    const least = this.least(), wrap = Number(this.stage.data.cell) ? this.room().width : Infinity;
     const fresh = figs.map((f, i) => {
       const el = els[i], was = old[f.which];
       if (this.rowEl.children[i] !== el) this.rowEl.insertBefore(el, this.rowEl.children[i] || null);
-      const g = layout(f, cellPx[f.which], f.pad);
+      const g = layout(f, cellPx[f.which], f.pad, wrap);
       el.style.width = Math.max(g.width, MIN_FIGURE_PX) + "px"; // the caption wraps under its figure
       const fig = { ...f, g, least, canvas: el.__canvas, overlay: el.__overlay, scale: scales[f.which], el, dpr: window.devicePixelRatio || 1 };
       this.figs[f.which] = fig;
@@ -134,7 +137,7 @@ export class Figures {
     const common = Math.max(...Object.values(cellPx)), sharing = figs.filter((f) => cellPx[f.which] === common);
     if (!sharing.length || common < 1) return;
     const across = figs.reduce((w, f) => w + f.el.offsetWidth + FIGURE_GAP, -FIGURE_GAP);
-    const units = sharing.reduce((n, f) => n + f.g.count * f.g.cols + (f.g.count - 1) * (f.g.gap === f.g.cell ? 1 : 0), 0);
+    const units = sharing.reduce((n, f) => n + f.g.across * f.g.cols + (f.g.across - 1) * (f.g.gap === f.g.cell ? 1 : 0), 0);
     let by = Math.floor((width - across) / Math.max(units, 1));
     const slack = 8; // the lines under the figures may settle a few pixels taller once the cells have grown
     for (const f of sharing) by = Math.min(by, Math.floor((top + height - slack - f.el.getBoundingClientRect().bottom) / f.g.rows));

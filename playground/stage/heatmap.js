@@ -128,13 +128,24 @@ export function fitCells(figs, width, height, presenter) {
   return out;
 }
 
-export function layout(f, cell, pad) {
+// A figure's geometry at `cell` px a cell: its planes side by side, as many a line as `room` px holds (a
+// documentation gallery's one cell size in a narrow picture: the planes wrap instead of running past its edge), each
+// line of planes under its labels.
+export const LINE_GAP = 8; // px between two lines of planes
+export function layout(f, cell, pad, room = Infinity) {
   const p = shown(f);
   const lo = pad ? pad.lo : [0, 0], hi = pad ? pad.hi : [p.h - 1, p.w - 1];
   const rows = hi[0] - lo[0] + 1, cols = hi[1] - lo[1] + 1, gap = Math.max(cell, 6);
   const top = p.total > 1 ? LABEL_PX : 0; // the planes' labels, over them
-  return { ...p, cell, lo, rows, cols, gap, top, width: Math.ceil(p.count * cols * cell + (p.count - 1) * gap + 2),
-           height: Math.ceil(rows * cell + 2 + top) };
+  const across = Math.max(1, Math.min(p.count, Math.floor((room - 2 + gap) / (cols * cell + gap)))), lines = Math.ceil(p.count / across);
+  return { ...p, cell, lo, rows, cols, gap, top, across, lines, width: Math.ceil(across * cols * cell + (across - 1) * gap + 2),
+           height: Math.ceil(lines * (rows * cell + top) + (lines - 1) * LINE_GAP + 2) };
+}
+
+// The corner of the k-th plane drawn (its cell (lo, lo), under its label), in px from the canvas's corner.
+export function planeXY(g, k) {
+  const line = Math.floor(k / (g.across || g.count || 1)), at = k - line * (g.across || g.count || 1);
+  return [1 + at * (g.cols * g.cell + g.gap), 1 + (g.top || 0) + line * (g.rows * g.cell + (g.top || 0) + LINE_GAP)];
 }
 
 // A canvas at a figure's size: resized only where its size changed (a resize hands the compositor a new bitmap and
@@ -159,14 +170,14 @@ export function paint(fig, presenter) {
   const setFont = (px) => { if (px !== ctx.__px) { ctx.font = `${px}px system-ui, sans-serif`; ctx.__px = px; } };
   const width = (s, px) => (px === 10 ? width10(s) : (setFont(px), ctx.measureText(s).width));
   for (let p = 0; p < g.count; p++) {
-    const x0 = 1 + p * (g.cols * g.cell + g.gap), ox = x0 - g.lo[1] * g.cell, oy = 1 + g.top - g.lo[0] * g.cell;
+    const [x0, y0] = planeXY(g, p), ox = x0 - g.lo[1] * g.cell, oy = y0 - g.lo[0] * g.cell;
     if (g.top) { // the plane's label: which n and c (a kernel's k and c) it is
       ctx.fillStyle = "#374151"; ctx.textAlign = "left"; ctx.textBaseline = "top"; setFont(LABEL_PX - 5);
-      ctx.fillText(planeLabel(fig.which, t, g.first + p), x0, 1, Math.max(g.cols * g.cell, 40));
+      ctx.fillText(planeLabel(fig.which, t, g.first + p), x0, y0 - g.top, Math.max(g.cols * g.cell, 40));
     }
     if (g.lo[0] < 0 || g.lo[1] < 0 || g.rows > g.h || g.cols > g.w) { // the padded border, dashed
       ctx.save(); ctx.setLineDash([4, 3]); ctx.strokeStyle = "#6b7280"; ctx.lineWidth = 1;
-      ctx.strokeRect(x0 + 0.5, 1.5 + g.top, g.cols * g.cell - 1, g.rows * g.cell - 1); ctx.restore();
+      ctx.strokeRect(x0 + 0.5, y0 + 0.5, g.cols * g.cell - 1, g.rows * g.cell - 1); ctx.restore();
     }
     ctx.drawImage(bitmaps[p], ox, oy, g.w * g.cell, g.h * g.cell);
     const values = t.planes.get(g.first + p); // the tensor's plane drawn here
@@ -231,7 +242,8 @@ export function planeBitmaps(t, g, scale) { // one pixel a cell, kept per tensor
 }
 
 export function cellXY(g, plane, h, w) {
-  return [1 + (plane - g.first) * (g.cols * g.cell + g.gap) + (w - g.lo[1]) * g.cell, 1 + (g.top || 0) + (h - g.lo[0]) * g.cell];
+  const [x, y] = planeXY(g, plane - g.first);
+  return [x + (w - g.lo[1]) * g.cell, y + (h - g.lo[0]) * g.cell];
 }
 
 export function planeOf(t, index) { // the flat plane number of a full index
@@ -246,12 +258,13 @@ export function cellAt(fig, ev) { // the cell under a pointer event, or null
 }
 
 // The cell at (x, y) px from a figure's first cell's corner: its full index (the read maps' and the pick's), its
-// index as drawn (`drawnIndex`: the tooltip's) and its flat position, or null. The axes left out are 1s: the flat
-// position is the full index's.
+// index as drawn (`drawnIndex`: the tooltip's) and its flat position, or null. Planes wrap onto lines (`across` a
+// line); the axes left out are 1s: the flat position is the full index's.
 export function cellAtPoint(g, t, x, y) {
-  const drawn = Math.floor(x / (g.cols * g.cell + g.gap)), j = Math.floor((x - drawn * (g.cols * g.cell + g.gap)) / g.cell) + g.lo[1];
-  const i = Math.floor(y / g.cell) + g.lo[0], plane = g.first + drawn;
-  if (drawn < 0 || drawn >= g.count || i < 0 || j < 0 || i >= g.h || j >= g.w) return null;
+  const across = g.across || g.count || 1, band = g.rows * g.cell + (g.top || 0) + LINE_GAP, line = Math.floor(y / band);
+  const at = Math.floor(x / (g.cols * g.cell + g.gap)), j = Math.floor((x - at * (g.cols * g.cell + g.gap)) / g.cell) + g.lo[1];
+  const i = Math.floor((y - line * band) / g.cell) + g.lo[0], drawn = line * across + at, plane = g.first + drawn;
+  if (at < 0 || at >= across || drawn >= g.count || i < 0 || j < 0 || i >= g.h || j >= g.w) return null;
   const index = planeIndex(t, plane), { rows, cols } = t.grid;
   if (rows != null) index[rows] = i;
   if (cols != null) index[cols] = j;

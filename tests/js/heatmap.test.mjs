@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
   DIVERGING, LUT_STEPS, MAGNITUDE, MAX_PLANES, NAN_RGB, NEGINF_RGB, POSINF_RGB, SEQUENTIAL, SMALL_PX,
-  LABEL_PX, MIN_DIGIT_PX, cellAtPoint, padOf, cellLabel, chooseScales, colour, fitCells, interpolate, layout, outlines, planeLabel, planeOf,
+  LABEL_PX, LINE_GAP, MIN_DIGIT_PX, cellAtPoint, padOf, cellLabel, chooseScales, colour, fitCells, interpolate, layout, outlines, planeLabel, planeOf,
   planes, regionPath, scaleFor, shown,
 } from "../../playground/stage/heatmap.js";
 import { digits } from "../../playground/stage/format.js";
@@ -92,6 +92,19 @@ test("the layout and the cell under a point agree, across planes and the padding
   assert.deepEqual(cellAtPoint(g, f.t, x, 35), { index: [0, 1, 2, 1], shown: [0, 1, 2, 1], flat: 12 + 2 * 4 + 1 });
   assert.equal(cellAtPoint(g, f.t, 5, 5), null); // the padding: no cell of the tensor
   assert.equal(planeOf(T([2, 3, 4, 5]), [1, 2, 0, 0]), 5);
+});
+
+test("a figure's planes wrap at the room given: no wider than it, each line under its labels, cells found where drawn", () => {
+  const f = { t: T([1, 8, 3, 4]) }, wide = layout(f, 10, null), g = layout(f, 10, null, 100);
+  assert.deepEqual([wide.across, wide.lines, g.across, g.lines], [MAX_PLANES, 1, 2, 2]); // 2 planes of 40 px and a gap
+  assert.ok(g.width <= 100 && g.width === 2 * 40 + 10 + 2, g.width);
+  assert.equal(g.height, 2 * (3 * 10 + LABEL_PX) + LINE_GAP + 2);
+  const band = 3 * 10 + LABEL_PX + LINE_GAP; // the third plane: the second line's first, its cell (1, 2)
+  assert.deepEqual(cellAtPoint(g, f.t, 25, band + 15), { index: [0, 2, 1, 2], shown: [0, 2, 1, 2], flat: (2 * 3 + 1) * 4 + 2 });
+  assert.equal(cellAtPoint(g, f.t, 25, 35), null); // between the lines: the next line's labels
+  const { solid } = outlines(g, f.t, [[0, 3, 0, 0]], false); // the fourth plane: second line, second place
+  assert.equal(solid, `M${1 + 40 + 10 + 2} ${1 + LABEL_PX + band + 2}h6v6h-6Z`);
+  assert.equal(layout(f, 10, null, 10).across, 1); // one plane a line at the least, however narrow the room
 });
 
 test("a cell keeps the digits a lesson is about: six significant where they fit", () => {
