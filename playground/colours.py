@@ -1,6 +1,5 @@
 """The range a tensor's colours span, for every heatmap the playground draws: the stage's (through its answer's
-`range`, heatmap.js; protocol.figure_ranges joins the ranges of figures that share values) and /chain's Plotly
-tensors (plots.py) until that page plays on the stage. A leaf: NumPy only."""
+`range`, heatmap.js; protocol.figure_ranges joins the ranges of figures that share values). A leaf: NumPy only."""
 
 from __future__ import annotations
 

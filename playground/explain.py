@@ -11,7 +11,7 @@ import math
 
 
 def drawn_cells(reads, input_shape: tuple) -> dict[int, list[tuple[int, int]]]:
-    """Full input indices as the input heatmap draws them: slice index (plots.slices order) -> (h, w) cells,
+    """Full input indices as the input heatmap draws them: slice index (the leading axes' row-major order) -> (h, w) cells,
     each once; cells outside the input's h and w are padding (drawn dashed), an index outside its other axes
     (depth padding, another batch) has no slice to be drawn in."""
     lead = tuple(int(d) for d in input_shape[:-2])

@@ -17,7 +17,7 @@ from .trt.cache import EngineCache
 
 
 def shared(maxsize: int | None = None):
-    """A cache of the process, for what every session shares (the engine cache, the backend, the figures).
+    """A cache of the process, for what every session shares (the engine cache, the backend, the prefetcher).
 
     Not st.cache_resource: any client can ask Streamlit to clear those ("Clear cache", which a client sends
     even with the menu hidden), and one participant would drop what the whole room uses. Arguments are

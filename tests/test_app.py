@@ -7,7 +7,6 @@ writes their stats lines from them), and the tabs under the stage (engine panel,
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import numpy as np
@@ -373,18 +372,6 @@ def test_an_unexpected_exception_is_an_error_line_not_a_traceback(monkeypatch):
     monkeypatch.setattr(page, "evaluate", lambda *a, **k: (_ for _ in ()).throw(RuntimeError("disk on fire")))
     at = open_page("scale")
     assert any("Unexpected error (RuntimeError): disk on fire" in e.value for e in at.error)
-
-
-def test_cached_figures_make_their_dict_once_and_serialise_unchanged():
-    import plotly.io as pio
-
-    from playground import plots
-    from playground.ui.figures import frozen
-
-    x = np.arange(54, dtype=np.float32).reshape(1, 1, 6, 9)
-    fig = frozen(plots.tensor_figure(x, title="t")[0])
-    assert fig.to_dict() is fig.to_dict()  # st.plotly_chart's per-run deep copy, made once
-    assert json.loads(pio.to_json(fig)) == json.loads(pio.to_json(plots.tensor_figure(x, title="t")[0]))
 
 
 def test_the_first_page_moves_startup_objects_out_of_the_collectors_sight():

@@ -1,6 +1,9 @@
 """More channels teach something: the spec pattern differs per channel, and the stage's answer carries a colour
 range that never stretches rounding noise into colours."""
 
+import json
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -55,6 +58,17 @@ def test_colour_range(values, terms, drawn):
 
 def test_colour_range_of_nothing_finite():
     assert colour_range(np.array([np.nan, -np.inf])) is None
+
+
+COLOUR_RULE = json.loads((Path(__file__).parent / "fixtures" / "colour_rule.json").read_text())["cases"]
+
+
+@pytest.mark.parametrize("case", COLOUR_RULE, ids=[c["name"] for c in COLOUR_RULE])
+def test_the_server_sends_the_colour_rules_range(case):
+    """The server's half of the one colour rule: the range it sends for a tensor's values is the table's
+    (tests/js/colour_rule.test.mjs holds heatmap.js to the scale it draws that range on)."""
+    values = np.array([float(v) for v in case["values"]], np.float32)
+    assert colour_range(values) == case["range"]
 
 
 @pytest.mark.parametrize(

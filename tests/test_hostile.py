@@ -29,7 +29,6 @@ from playground.inputs import InputError, validate_shape
 from playground.layers import LAYERS, get_layer
 from playground.shared import backend, engine_cache, prefetcher
 from playground.trt.cache import MAGIC, EngineCache, encode
-from playground.ui.figures import tensor_figure
 from playground.ui.messages import inert
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -249,12 +248,9 @@ def test_what_sessions_share_survives_a_client_clearing_streamlits_caches():
     import streamlit as st
 
     shared = engine_cache(), backend(), prefetcher()
-    x = np.arange(6, dtype=np.float32).reshape(1, 1, 2, 3)
-    figure = tensor_figure(x, "input")
     st.cache_data.clear()  # what Streamlit does for a client's "Clear cache" (AppSession._handle_clear_cache_request)
     st.cache_resource.clear()
     assert (engine_cache(), backend(), prefetcher()) == shared
-    assert tensor_figure(x.copy(), "input") is figure  # keyed by value, kept
 
 
 # -- the CLI's files and paths --------------------------------------------------------------------
@@ -324,18 +320,6 @@ def test_the_largest_configuration_within_the_budget_stays_within_memory(tmp_pat
 
 
 # -- what one change at the budget's largest input sends and computes ---------------------------------
-def test_a_figure_draws_a_bounded_number_of_cells_however_many_slices():
-    from playground import plots
-
-    x = np.random.default_rng(0).standard_normal((4, 8, 512, 512)).astype(np.float32)
-    fig, stats = plots.tensor_figure(x, title="input")
-    drawn = sum(np.asarray(t.z).size for t in fig.data if getattr(t, "z", None) is not None)
-    assert len([t for t in fig.data if getattr(t, "z", None) is not None]) == 32  # every slice is drawn
-    assert drawn <= plots.MAX_FIGURE_CELLS and stats["decimated"] > 2
-    one, _ = plots.tensor_figure(x[:1, :1], title="one slice")  # a single slice keeps its finer stride
-    assert np.asarray(one.data[0].z).size <= plots.MAX_DRAW_CELLS and _["decimated"] == 2
-
-
 def test_the_activation_curve_marks_look_at_a_bounded_sample():
     from playground.layers import activation
 

@@ -6,8 +6,6 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).parents[1] / "playground"
-# The /chain page draws its tensors with Plotly until it plays on the stage; then it and this exception go.
-CHAIN = "ui/chain.py"
 CHARTS = {"transfer_curve_figure", "comparison_bar_figure"}  # what playground.plots may draw for a page
 
 
@@ -26,24 +24,16 @@ def _imports_plotly(tree: ast.Module) -> bool:
 
 def test_only_the_chart_builders_import_plotly():
     found = {name for name, tree in _modules().items() if _imports_plotly(tree)}
-    assert found - {CHAIN} == {"plots.py", "ui/figures.py"}, found
+    assert found == {"plots.py"}, found  # ui/figures.py hands its figures to st.plotly_chart
 
 
 def test_pages_and_layers_ask_plotly_for_charts_never_for_a_heatmap():
-    """Every use of playground.plots outside itself is a line or bar chart; the Plotly heatmap (`tensor_figure`) is
-    made for the /chain page alone (ui/figures.py's function of that name) and named by no other module."""
+    """Every use of playground.plots outside itself is a line or bar chart, and no module names a Plotly heatmap
+    (`tensor_figure`)."""
     for name, tree in _modules().items():
-        if name in ("plots.py", CHAIN):
+        if name == "plots.py":
             continue
-        legacy = {
-            id(n)
-            for f in ast.walk(tree)
-            if isinstance(f, ast.FunctionDef) and f.name == "tensor_figure" and name == "ui/figures.py"
-            for n in ast.walk(f)
-        }
         for node in ast.walk(tree):
-            if id(node) in legacy:
-                continue
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "plots":
                 assert node.attr in CHARTS, f"{name} asks playground.plots for {node.attr}"
             if isinstance(node, ast.Name | ast.alias):
@@ -51,10 +41,8 @@ def test_pages_and_layers_ask_plotly_for_charts_never_for_a_heatmap():
                 assert named != "tensor_figure", f"{name} draws a Plotly heatmap"
 
 
-def test_no_page_draws_a_heatmap_trace_of_its_own():
+def test_no_module_draws_a_heatmap_trace():
     for name, tree in _modules().items():
-        if name in ("plots.py", CHAIN):
-            continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Constant) and isinstance(node.value, str):
                 assert node.value.lower() not in ("heatmap", "imshow"), f"{name}: a {node.value} trace"

@@ -705,8 +705,8 @@ def conv_cell_products(x: np.ndarray, params: dict, out_index, reference_output:
 
     Input values and weights are the ones the layer computes with in params['precision']: quantized (INT8/FP8,
     with their codes) or rounded (FP16/BF16).
-    Returns window (slice index → input (h, w) cells, padding cells outside the grid; for tensor_figure's
-    `highlight`), taps (list of dicts), products_sum, bias, value, reference (the reference output at
+    Returns window (slice index → input (h, w) cells, padding cells outside the grid; the window the
+    stage outlines), taps (list of dicts), products_sum, bias, value, reference (the reference output at
     that cell; pass reference_output to save recomputing the convolution) and text."""
     x = np.asarray(x, dtype=np.float32)
     rank = x.ndim - 2

@@ -9,13 +9,9 @@ import hashlib
 
 import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
-from .. import plots
-from ..shared import shared
 from ..stage import assets, protocol
-from ..style import theme as theme_for
 
 STILL = "playground_figures"
 STILL_VALUES = protocol.INLINE_VALUES  # the values one row of figures carries in the page's message, at most
@@ -72,23 +68,6 @@ def tensors(figures: list[tuple[str, str, np.ndarray]], key: str, presenter: boo
         width="stretch",
         height="content",
     )
-
-
-# -- /chain's tensors, until that page draws them on the stage ----------------------------------------------------
-def frozen(fig: go.Figure) -> go.Figure:
-    """`fig`, never changed again, with its dict made once: st.plotly_chart asks for a deep copy (to_dict)
-    on every run, the largest part of drawing an unchanged chart again."""
-    as_dict = fig.to_dict()
-    fig.to_dict = lambda: as_dict  # an instance attribute: plotly allows it for names the figure has
-    return fig
-
-
-@shared(maxsize=96)
-def tensor_figure(t, title: str, shared_scale: bool = True, presenter: bool = False):
-    """plots.tensor_figure, cached across reruns and sessions; figures are never changed after this (and
-    not copied: a revisit must not pay for unpickling a copy of every figure). The /chain page's alone."""
-    fig, stats = plots.tensor_figure(t, title=title, shared_scale=shared_scale, theme=theme_for(presenter))
-    return frozen(fig), stats
 
 
 # -- charts and tables ----------------------------------------------------------------------------------------

@@ -1,5 +1,5 @@
-// The stage's colour rule against the table /chain's Plotly tensors are held to (tests/test_plots.py):
-// one rule, so a constant, all-zero or rounding-noise tensor is one colour on both.
+// The stage's colour rule against the table the server's ranges are held to (tests/test_colour_range.py):
+// one rule, so a constant, all-zero or rounding-noise tensor is one colour.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
