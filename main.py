@@ -7,7 +7,7 @@ script run of a fresh server, until st.navigation has been called once.
 
 import streamlit as st
 
-from playground.shared import freeze_startup_objects
+from playground.serve.shared import freeze_startup_objects
 from playground.ui.chain import chain_page
 from playground.ui.entry import CHAIN_PATH, MODEL_PATH
 from playground.ui.page import HOME_ICON, layer_pages, page_path

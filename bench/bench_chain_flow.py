@@ -29,8 +29,8 @@ CHAINS = {  # name: (page query, layers, shape)
 
 
 def server(layers: str, shape: tuple) -> dict:
-    from playground import chain as C
-    from playground.stage import chaintrace
+    from playground.network import chain as C
+    from playground.serve import chaintrace
 
     chain = C.resolve(layers, {}, shape)
     t = time.perf_counter()

@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from playground.core import evaluate  # noqa: E402
+from playground.network.core import evaluate  # noqa: E402
 from playground.serve import launch  # noqa: E402
 from playground.trt.backend import detect  # noqa: E402
 from playground.trt.cache import EngineCache  # noqa: E402

@@ -28,8 +28,8 @@ from common import machine, print_machine  # noqa: E402
 from starlette.applications import Starlette  # noqa: E402
 from starlette.testclient import TestClient  # noqa: E402
 
-from playground import budget  # noqa: E402
-from playground import chain as C  # noqa: E402
+from playground.base import budget  # noqa: E402
+from playground.network import chain as C  # noqa: E402
 from playground.serve import server  # noqa: E402
 
 SHAPE = (4, 8, 512, 512)  # the element budget
@@ -86,7 +86,7 @@ def main() -> None:
 
     token = server.SEATS.open("activation", x)
     reply = post(client, token, {"params": {}})
-    from playground.stage import protocol
+    from playground.serve import protocol
 
     ids = [f["tensor"]["id"] for f in protocol.read_frame(reply.content)[0]["answer"]["figures"]]
 

@@ -81,7 +81,8 @@ def densenet() -> Path:
 
 def onnxruntime_ms(path: Path) -> tuple[float, float]:
     """(the session made, one run's median of 5) in ms, on the input the model page feeds it (whole.feeds)."""
-    from playground.onnx import reading, runtime, whole
+    from playground.model import whole
+    from playground.onnx import reading, runtime
 
     model = reading.load_model(path.read_bytes())
     inputs, _ = whole.feeds(model)

@@ -31,8 +31,7 @@ def measure(layers: list[str]) -> dict:
     """Per layer: {"new": [ms, ...], "back": [ms, ...]} of this process's tree (the first on sys.path)."""
     import numpy as np
 
-    from playground import shared
-    from playground.serve import server
+    from playground.serve import server, shared
 
     for layer in layers:  # the process's first answers import and open what every later one uses: not timed
         small = np.random.default_rng(99).uniform(-4, 4, (1, 1, 8, 8)).astype(np.float32)

@@ -29,7 +29,7 @@ from bench_memory import rss_mb  # noqa: E402
 from bench_room import PAGES, Participant, drive  # noqa: E402
 from common import machine, pct, print_machine  # noqa: E402
 
-from playground import budget  # noqa: E402
+from playground.base import budget  # noqa: E402
 from playground.chromium import browser as B  # noqa: E402
 from playground.layers import LAYERS  # noqa: E402
 

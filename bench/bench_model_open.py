@@ -72,7 +72,8 @@ def open_once(path: Path, cache: str, engine: bool) -> dict:
 def onnxruntime_seconds(path: Path) -> float:
     """ONNX Runtime's run of the model (folded, on its seeded input), the best of three, session made beforehand."""
     sys.path.insert(0, str(ROOT))
-    from playground.onnx import reading, runtime, whole
+    from playground.model import whole
+    from playground.onnx import reading, runtime
 
     model = reading.load_model(path.read_bytes(), path.name)
     inputs, _ = whole.feeds(model)

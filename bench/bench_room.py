@@ -40,8 +40,8 @@ from bench_memory import rss_mb  # noqa: E402
 from common import machine, pct, print_machine  # noqa: E402
 
 from playground.chromium.browser import free_port  # noqa: E402
+from playground.serve import protocol  # noqa: E402
 from playground.serve import room as R  # noqa: E402
-from playground.stage import protocol  # noqa: E402
 
 # A page and the parameters its participants walk: (URL key, values). Revisits come from the small value sets.
 WALKS = {

@@ -7,11 +7,11 @@ Per layer (and activation type) and precision it prints the share of output cell
 playground's emulation, and where they differ by at most 1, 2 and 4 units of the type's ε, and the worst case. A
 unit is ε · max(|truth|, 2⁻¹⁰ · max |truth|): relative to the cell's own exact (float64) value, or, for cells
 near 0, to the tensor's scale, where a relative error says nothing. It also checks INT8 fake quantization at
-ties against PyTorch's (which multiplies by the float32 reciprocal scale, as playground.reference.reciprocal
+ties against PyTorch's (which multiplies by the float32 reciprocal scale, as playground.base.reference.reciprocal
 does).
 
 It writes to --out: `crosscheck.md` (the table for bench/RESULTS.md), `crosscheck.json` (the figures per layer
-and precision, which the stage quotes: copy it to playground/gpu_crosscheck.json) and `gpu_crosscheck.npz`
+and precision, which the stage quotes: copy it to playground/base/gpu_crosscheck.json) and `gpu_crosscheck.npz`
 (one case per layer and precision, GPU outputs and the bound measured: copy it to tests/fixtures/, where
 tests/test_gpu_crosscheck.py holds the emulation to it on any machine).
 """
@@ -28,9 +28,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from playground import precision as P  # noqa: E402
+from playground.base import precision as P  # noqa: E402
+from playground.base.params import jsonable  # noqa: E402
 from playground.layers import get_layer  # noqa: E402
-from playground.params import jsonable  # noqa: E402
 
 SEED = 2027
 PRECISIONS = ("FP32", "TF32", "FP16", "BF16")

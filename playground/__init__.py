@@ -1,3 +1,3 @@
 """TensorRT Layer Playground: each TensorRT layer declared once, built for real, checked against NumPy."""
 
-from .errors import PlaygroundError, ValidationError  # noqa: F401
+from .base.errors import PlaygroundError, ValidationError  # noqa: F401

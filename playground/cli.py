@@ -37,11 +37,11 @@ from pathlib import Path
 
 import numpy as np
 
-from . import budget
-from .errors import PlaygroundError, ValidationError
+from .base import budget
+from .base.errors import PlaygroundError, ValidationError
+from .base.params import jsonable
 from .layers import LAYERS, get_layer
-from .params import jsonable
-from .stage.protocol import ENGINE_STATUS
+from .serve.protocol import ENGINE_STATUS
 
 
 class UsageError(PlaygroundError):
@@ -244,7 +244,7 @@ def _opened_node(model, args):
     graph inputs the node depends on, or NAME=FILE.npy) or the seeded pattern; a tensor the model computes from
     ONNX Runtime's run of the model on those inputs. Without --input, a node that reads only graph inputs opens on
     the seeded input its page opens with."""
-    from .onnx import whole
+    from .model import whole
     from .onnx.opening import open_node, seeded_input
 
     opened = open_node(model, args.node, os.path.basename(args.onnx))
@@ -310,7 +310,7 @@ def _export_inputs(opened, items: list[str] | None):
 def _node_files(model, opened, items: list[str], inputs: list[str]) -> dict[str, np.ndarray]:
     """The --input files of a node of a model: NAME=FILE.npy for a graph input, or a plain path for the next graph
     input the node depends on, in the model's order."""
-    from .onnx import whole
+    from .model import whole
 
     needed = whole.depends_on(model, opened.tensors_read)
     many = (
@@ -325,7 +325,7 @@ def _node_files(model, opened, items: list[str], inputs: list[str]) -> dict[str,
 def _whole_model(model, args) -> bool:
     """`run --onnx` of a model of several nodes without --node (and not an export of this playground): ONNX
     Runtime's output of the whole model, labelled as such; True where that was the answer."""
-    from .onnx import whole
+    from .model import whole
     from .onnx.opening import own_configuration
     from .onnx.reading import graph_nodes
 
@@ -389,7 +389,7 @@ def _whole_model(model, args) -> bool:
 
 
 def cmd_run(args) -> int:
-    from .core import evaluate  # TensorRT is imported only by commands that build
+    from .network.core import evaluate  # TensorRT is imported only by commands that build
 
     if args.layer is not None and "+" in args.layer:
         return cmd_run_chain(args)
@@ -487,7 +487,7 @@ def intermediates_dir(path: str) -> Path:
 def cmd_run_chain(args) -> int:
     """`run A+B+…`: the chain's every tensor from the references and its engine built as one network, each engine
     layer with the chain layers it computes (`fuses`)."""
-    from . import chain as C
+    from .network import chain as C
 
     if args.compare is not None or args.onnx is not None or args.node is not None:
         raise UsageError("--compare, --onnx and --node: not with a chain")
@@ -571,7 +571,7 @@ def _cut(text: str, width: int) -> str:
 
 
 def cmd_onnx(args) -> int:
-    from .onnx.map import opens_as
+    from .base.onnx_map import opens_as
     from .onnx.opening import list_nodes
 
     nodes = list_nodes(open_model(args.model))
@@ -589,9 +589,10 @@ def cmd_onnx(args) -> int:
 
 def cmd_model(args) -> int:
     """Every node of the model on its real input against ONNX Runtime, its output, and the parser's engine; kept
-    per model digest in the engine cache's store (onnx.kept), so a second open reads the answer."""
-    from .onnx import kept, reading
-    from .onnx.map import opens_as
+    per model digest in the engine cache's store (model.kept), so a second open reads the answer."""
+    from .base.onnx_map import opens_as
+    from .model import kept
+    from .onnx import reading
     from .onnx.runtime import worst_text
 
     given = {}
@@ -613,7 +614,7 @@ def cmd_model(args) -> int:
     load = lambda: reading.load_model(data, name, folder)  # noqa: E731 - only where the answer is not kept
     wanted = outputs if args.output else None
     if b"location" in data:  # external data may be named (its key): those bytes are not the model's digest
-        from .onnx import whole
+        from .model import whole
 
         answer = whole.analyze(load(), name, given, engine=not args.no_engine, outputs=outputs)
         answer["notes"].append("Not kept in the cache: the model may read external data, which its digest omits.")
@@ -624,7 +625,7 @@ def cmd_model(args) -> int:
         with written(args.output, "wb") as f:  # the model's first output, as ONNX Runtime computed it
             np.save(f, np.asarray(next(iter(outputs.values()))), allow_pickle=False)
     if args.node_data:
-        from .onnx.node_data import node_data
+        from .model.node_data import node_data
 
         with written(args.node_data, "w") as f:
             json.dump(node_data(answer), f, allow_nan=False)
@@ -708,9 +709,9 @@ PRECISION_OPTIONS = ("atol", "rtol", "min_cosine", "plan_budget", "plan_model", 
 
 
 def _model_precision(args, given: dict) -> int:
-    """`model --precision P`: playground.onnx.precision_model's answer, the plan written where asked."""
-    from .onnx import precision_model as pm
-    from .onnx import precision_plan as pp
+    """`model --precision P`: playground.model.precision_model's answer, the plan written where asked."""
+    from .model import precision_model as pm
+    from .model import precision_plan as pp
     from .onnx import reading
 
     if not args.precision:
@@ -768,8 +769,8 @@ def cmd_layers(args) -> int:
 
 
 def cmd_export(args) -> int:
-    from . import presets
-    from .export import export_script
+    from .network import presets
+    from .network.export import export_script
 
     if "+" in args.layer:
         return cmd_export_chain(args)
@@ -789,8 +790,8 @@ def cmd_export(args) -> int:
     if args.input:
         x = load_inputs(args.layer, args.input)
     if args.format == "onnx":
+        from .base.precision import with_data_scale
         from .onnx.writing import export_model
-        from .precision import with_data_scale
 
         layer = get_layer(args.layer)
         if layer.onnx is None:
@@ -811,8 +812,8 @@ def cmd_export(args) -> int:
 
 def cmd_export_chain(args) -> int:
     """`export A+B+… [--format python|script|onnx]`: the chain as a standalone script, or as an ONNX model."""
-    from . import chain as C
-    from .chain_export import export_chain_script
+    from .network import chain as C
+    from .network.chain_export import export_chain_script
 
     if args.preset:
         raise UsageError("--preset: not with a chain (its layers and --set KEY.NAME=VALUE say it)")
@@ -863,7 +864,7 @@ def cmd_room(args) -> int:
 
 def cmd_snapshot(args) -> int:
     from .chromium.snapshot import shots_from, take  # Playwright, only for this command
-    from .stage import protocol
+    from .serve import protocol
 
     pages = args.pages if args.pages is not None else (["home", *LAYERS] if not args.presets else [])
     if args.out.exists() and not args.out.is_dir():
@@ -874,7 +875,7 @@ def cmd_snapshot(args) -> int:
         raise UsageError(f"--base-url {args.base_url!r}: must be an http:// or https:// address")
     model = None
     if args.model is not None:
-        from .errors import ValidationError
+        from .base.errors import ValidationError
         from .onnx import reading
 
         try:
@@ -909,7 +910,7 @@ def cmd_snapshot(args) -> int:
 
 
 class _LayersOrChain(list):
-    """`run`'s choices: a layer's name, or a chain of them joined by "+" (checked by playground.chain)."""
+    """`run`'s choices: a layer's name, or a chain of them joined by "+" (checked by playground.network.chain)."""
 
     def __contains__(self, value) -> bool:
         return super().__contains__(value) or (isinstance(value, str) and "+" in value)
@@ -1010,7 +1011,7 @@ def parser() -> argparse.ArgumentParser:
     export.add_argument("layer", choices=_LayersOrChain(LAYERS), metavar="LAYER[+LAYER…]")
     export.add_argument(
         "--preset",
-        help="start from one of the spec's examples or lessons (playground.presets); --set and --input override it",
+        help="start from one of the spec's examples or lessons (playground.network.presets); --set and --input override it",
     )
     export.add_argument("--set", **sets)
     export.add_argument(

@@ -19,8 +19,7 @@ from starlette.testclient import TestClient
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
-from playground.serve import server
-from playground.stage import protocol
+from playground.serve import protocol, server
 
 APP = str(Path(__file__).resolve().parent.parent / "main.py")
 TIMEOUT = 30  # the first TensorRT build in a process takes about a second; a loaded CI box more
@@ -98,7 +97,7 @@ def still_figures(at: AppTest) -> dict[str, dict]:
     values whole under "values"."""
     import base64
 
-    from playground.stage import protocol
+    from playground.serve import protocol
     from playground.ui import figures
 
     out = {}

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from playground import params as K
-from playground.errors import ValidationError
-from playground.params import Param
+from playground.base import params as K
+from playground.base.errors import ValidationError
+from playground.base.params import Param
 
 SPATIAL_MAX = {4: 9, 5: 4}  # the largest spatial size drawn, per input rank: small engines, quick builds
 SMALL_INTS = 6  # ints are drawn from their low up to low + this (a window, a stride, a padding)

@@ -109,9 +109,9 @@ def record() -> list:
     import tensorrt_rtx
 
     sys.path.insert(0, str(ROOT))
-    from playground import export, presets
+    from playground.base.params import Enum
     from playground.layers import LAYERS
-    from playground.params import Enum
+    from playground.network import export, presets
     from playground.trt import engine
     from playground.trt.backend import detect
 

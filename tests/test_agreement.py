@@ -13,9 +13,10 @@ pytest.importorskip("onnxruntime")
 import onnx  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
 
-from playground import precision as P  # noqa: E402
+from playground.base import precision as P  # noqa: E402
 from playground.layers import get_layer  # noqa: E402
-from playground.onnx import reading, runtime, whole  # noqa: E402
+from playground.model import whole  # noqa: E402
+from playground.onnx import reading, runtime
 
 
 def _exp_model():

@@ -332,7 +332,7 @@ def test_an_image_upload_becomes_the_input_and_a_broken_one_is_named():
 def test_the_input_pattern_names_are_plain_for_links():
     """The pattern selectbox shows the kinds' own names (a bound selectbox's URL value is what it shows),
     with a caption describing the chosen one."""
-    from playground.inputs import KINDS
+    from playground.base.inputs import KINDS
 
     at = open_page("scale")
     assert at.selectbox(key="scale.input.kind").options == list(KINDS)
@@ -379,7 +379,7 @@ def test_the_first_page_moves_startup_objects_out_of_the_collectors_sight():
     long-lived objects of TensorRT, NumPy and Plotly (runner.postScriptGC is off for the same cost)."""
     import gc
 
-    from playground import shared
+    from playground.serve import shared
 
     shared.freeze_startup_objects.clear()  # once per process: an earlier test's page may have frozen already
     gc.unfreeze()

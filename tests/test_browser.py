@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from playground import presets
 from playground.chromium import browser as B
 from playground.layers import LAYERS
+from playground.network import presets
 from playground.serve import launch
 from playground.trt.backend import detect
 
@@ -266,7 +266,7 @@ def test_an_example_with_another_input_sets_the_sidebars_input_and_the_link(page
 
 
 def test_an_examples_link_then_a_change_gives_a_link_that_reopens_the_change(page, app, context):
-    from playground import core
+    from playground.network import core
 
     example = presets.find("convolution", "num_groups_2")
     strided = core.evaluate(

@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from playground.core import evaluate
+from playground.network.core import evaluate
 from playground.trt.cache import EngineCache, decode, encode
 from playground.trt.engine import BuildReport
 

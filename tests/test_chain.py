@@ -7,11 +7,11 @@ import math
 import numpy as np
 import pytest
 
-from playground import chain as C
-from playground import chains
+from playground.base.errors import ValidationError
 from playground.cli import main
-from playground.errors import ValidationError
 from playground.layers import LAYERS
+from playground.network import chain as C
+from playground.network import chains
 from playground.trt import engine as eng
 from playground.trt.backend import detect
 
@@ -217,8 +217,8 @@ def built(tmp_path_factory):
 def test_a_chain_evaluation_resolves_each_layer_once_and_exports_nothing(starter, monkeypatch, tmp_path):
     """One evaluation (references and the engine, built or found in the cache) resolves each layer of the chain once
     and writes no export: neither script, nor command line, nor ONNX model (they are made when asked for)."""
-    from playground import chain_export, export
-    from playground.layer import Layer
+    from playground.base.layer import Layer
+    from playground.network import chain_export, export
     from playground.onnx import chain as onnx_chain
     from playground.onnx import writing
     from playground.trt.cache import EngineCache
@@ -334,7 +334,7 @@ def test_two_inverse_transposes_leave_only_data_movement(built):
 
 @needs_trt
 def test_marking_an_intermediate_as_an_output_changes_what_is_fused(tmp_path, capsys, monkeypatch):
-    from playground import core
+    from playground.network import core
     from playground.trt.cache import EngineCache
 
     monkeypatch.setattr(core, "_default_cache", EngineCache(tmp_path))
@@ -363,7 +363,7 @@ def test_intermediates_are_not_marked_as_outputs():
 # -- the CLI -----------------------------------------------------------------------------------------------------
 @needs_trt
 def test_cli_runs_a_chain_with_json_intermediates_and_output(tmp_path, capsys, monkeypatch):
-    from playground import core
+    from playground.network import core
     from playground.trt.cache import EngineCache
 
     monkeypatch.setattr(core, "_default_cache", EngineCache(tmp_path / "cache"))
@@ -426,7 +426,7 @@ def test_cli_refusals_exit_2_and_name_the_key(args, needle, capsys):
 @needs_trt
 @pytest.mark.parametrize("starter", chains.STARTERS, ids=lambda s: s.name)
 def test_each_starter_runs_from_the_cli_as_on_the_page(starter, tmp_path, capsys, monkeypatch):
-    from playground import core
+    from playground.network import core
     from playground.trt.cache import EngineCache
 
     monkeypatch.setattr(core, "_default_cache", EngineCache(tmp_path / "cache"))
@@ -591,7 +591,7 @@ def test_every_layer_exports_in_a_chain_reading_its_sources_by_name(name):
 def test_a_layer_and_the_chain_of_that_layer_alone_are_one_network(tmp_path):
     """A layer's page evaluates the network of one layer: the chain of that layer alone is the same network, so it
     has the same cache key, and the second of the two finds the first's engine in the cache."""
-    from playground import core
+    from playground.network import core
     from playground.trt.cache import EngineCache
 
     cache = EngineCache(tmp_path)

@@ -11,10 +11,10 @@ import re
 
 import pytest
 
-from playground import chain as C
-from playground import chains
 from playground.chromium import browser as B
-from playground.stage import chainview
+from playground.network import chain as C
+from playground.network import chains
+from playground.serve import chainview
 
 pytestmark = pytest.mark.browser
 STAGE = ".pg-stage"

@@ -10,10 +10,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from streamlit.util import calc_hash
 
-from playground import chain as C
-from playground import chains
-from playground.serve import server
-from playground.stage import chainview, protocol
+from playground.network import chain as C
+from playground.network import chains
+from playground.serve import chainview, protocol, server
 from playground.trt.backend import detect
 from playground.ui.chain import PAINTED, TOKEN
 

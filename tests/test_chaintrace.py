@@ -1,11 +1,11 @@
-"""A chain's read maps (stage/chaintrace.py), which the hover trace composes, within their bounds; the kernel an engine
+"""A chain's read maps (serve/chaintrace.py), which the hover trace composes, within their bounds; the kernel an engine
 box is labelled with."""
 
 import json
 
-from playground import chain as C
-from playground import chains
-from playground.stage import chaintrace as V
+from playground.network import chain as C
+from playground.network import chains
+from playground.serve import chaintrace as V
 
 
 def _starter(name):
@@ -66,7 +66,7 @@ def test_a_stub_kernel_is_named_by_its_layer_and_type():
 
 
 def test_the_read_maps_follow_an_answer_with_the_engines_verdict_not_with_the_answer():
-    from playground.stage import chainview
+    from playground.serve import chainview
     from playground.trt.backend import detect
 
     address = C.from_query({C.STARTER_KEY: "conv_relu"})

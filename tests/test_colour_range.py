@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from playground.colours import colour_range
-from playground.core import evaluate
-from playground.inputs import make_input, tile_pattern
+from playground.base.colours import colour_range
+from playground.base.inputs import make_input, tile_pattern
 from playground.layers import get_layer
-from playground.stage import protocol
+from playground.network.core import evaluate
+from playground.serve import protocol
 
 GROUPS = {"num_output_maps": 2, "num_groups": 2, "kernel": "powers_of_ten"}
 

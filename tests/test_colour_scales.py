@@ -4,10 +4,10 @@ matched across them by eye; an output of another kind keeps its own and says why
 import numpy as np
 import pytest
 
-from playground.core import evaluate
 from playground.layers import get_layer
 from playground.layers.elementwise import ARITHMETIC, COMPARISONS, LOGICAL
-from playground.stage import protocol
+from playground.network.core import evaluate
+from playground.serve import protocol
 
 
 def _figures(layer: str, raw: dict, **kw) -> dict:

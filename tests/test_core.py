@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from playground import core
 from playground.layers import get_layer
+from playground.network import core
 
 
 class Counting:

@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from playground import core
+from playground.network import core
 from playground.trt import engine, runner
 from playground.trt.backend import detect
 from playground.trt.cache import EngineCache
@@ -60,7 +60,7 @@ def test_a_gpu_failure_falls_back_to_the_reference_and_says_why(runnable, tmp_pa
 
 def test_rtx_runs_only_on_its_compute_capabilities():
     """TensorRT for RTX 1.7's own list: "Supported compute capabilities: 8.0 8.6 8.9 12.0 12.1 >12.0"."""
-    from playground import export
+    from playground.network import export
     from playground.trt.backend import RTX_HINT, RTX_SUPPORTED, can_run_on
 
     gpu = lambda cc: runner.GpuInfo("g", cc, 0)  # noqa: E731

@@ -19,10 +19,9 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from playground import blobs
+from playground.base import blobs
 from playground.layers import get_layer
-from playground.serve import server
-from playground.stage import protocol
+from playground.serve import protocol, server
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from playground.chromium import browser as B
-from playground.stage import protocol
+from playground.serve import protocol
 
 pytestmark = pytest.mark.browser
 STAGE = ".pg-stage"

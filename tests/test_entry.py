@@ -13,7 +13,7 @@ from starlette.testclient import TestClient
 from streamlit import file_util
 
 from playground.layers import LAYERS
-from playground.stage import assets
+from playground.serve import assets
 from playground.ui import entry
 
 PRELOAD = re.compile(r'<link rel="modulepreload" href="([^"]+)">')

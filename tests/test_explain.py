@@ -1,16 +1,17 @@
-"""playground.explain: the arithmetic shown next to the heatmaps agrees with the reference and TensorRT."""
+"""playground.base.explain: the arithmetic shown next to the heatmaps agrees with the reference and TensorRT."""
 
 import itertools
 
 import numpy as np
 import pytest
 
-from playground import core, numbers
-from playground import reference as ref
-from playground.errors import ValidationError
-from playground.inputs import tile_pattern
+from playground.base import numbers
+from playground.base import reference as ref
+from playground.base.errors import ValidationError
+from playground.base.inputs import tile_pattern
 from playground.layers import activation, convolution, get_layer, leaky_relu, prelu, scale
 from playground.layers.convolution import geometry
+from playground.network import core
 
 CONV = get_layer("convolution")
 

@@ -1,4 +1,4 @@
-"""playground.export: the standalone script for one configuration, and `python -m playground export`.
+"""playground.network.export: the standalone script for one configuration, and `python -m playground export`.
 
 Each exported script is written to tmp_path and run with this interpreter in a fresh process whose
 working directory is tmp_path (so `playground` is not importable there): it must build, print
@@ -21,12 +21,12 @@ import types
 import numpy as np
 import pytest
 
-from playground import export as E
-from playground import presets as P
+from playground.base.errors import ValidationError
 from playground.cli import main, parse_sets
-from playground.core import evaluate
-from playground.errors import ValidationError
 from playground.layers import LAYERS, get_layer
+from playground.network import export as E
+from playground.network import presets as P
+from playground.network.core import evaluate
 from playground.trt.backend import detect
 from playground.trt.cache import EngineCache
 
@@ -487,7 +487,7 @@ def test_script_output_on_gpu_equals_reference(config, tmp_path, cache):
 
 
 def test_every_script_ends_with_the_runner_module_verbatim():
-    from playground import script_runner
+    from playground.network import script_runner
 
     tail = E.runner_source()
     assert tail.lstrip().startswith("class CannotBuild") and "def main(argv):" in tail
@@ -496,7 +496,7 @@ def test_every_script_ends_with_the_runner_module_verbatim():
 
 
 def test_runner_cuda_check_names_the_call_and_the_error():
-    from playground import script_runner as R
+    from playground.network import script_runner as R
 
     class FakeRuntime:
         @staticmethod
@@ -510,7 +510,7 @@ def test_runner_cuda_check_names_the_call_and_the_error():
 
 
 def test_float32_values_are_written_as_the_shortest_text_that_reads_back():
-    from playground.export import playground_command
+    from playground.network.export import playground_command
 
     layer = get_layer("resize")
     x = layer.example_input(layer.example_shape)
@@ -531,8 +531,9 @@ def test_every_gallery_reproduce_line_runs_as_written(tmp_path, monkeypatch):
     import shlex
     from pathlib import Path
 
-    from playground import cli, core
+    from playground import cli
     from playground.chromium.snapshot import gallery, shots_from
+    from playground.network import core
 
     shots = shots_from([], ["all"])
     files: dict = {}
@@ -557,7 +558,7 @@ def test_every_gallery_reproduce_line_runs_as_written(tmp_path, monkeypatch):
 def test_a_configurations_essential_parameters_are_worked_out_once(monkeypatch):
     """The command line a page shows and the script it offers both ask for the same configuration's essential
     parameters: the second ask resolves nothing; another configuration is worked out afresh."""
-    from playground.layer import Layer
+    from playground.base.layer import Layer
 
     layer, x = get_layer("convolution"), get_layer("convolution").example_input(get_layer("convolution").example_shape)
     calls, real = [], Layer.resolve

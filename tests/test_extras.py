@@ -6,8 +6,9 @@ import pytest
 from apptest import still_figures
 from streamlit.testing.v1 import AppTest
 
-from playground import core, numbers
+from playground.base import numbers
 from playground.layers import LAYERS, leaky_relu, prelu
+from playground.network import core
 
 TIMEOUT = 30
 
@@ -17,7 +18,7 @@ def _script(layer):
     them)."""
     import streamlit as st
 
-    from playground import core
+    from playground.network import core
     from playground.ui import extras
     from playground.ui.view import ViewOptions
 
@@ -150,7 +151,7 @@ def test_convolution_int8_groups_and_3d():
 
 
 def _script_3d(x, p):
-    from playground import core
+    from playground.network import core
     from playground.ui import extras
     from playground.ui.view import ViewOptions
 

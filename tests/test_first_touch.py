@@ -20,10 +20,10 @@ import itertools
 import numpy as np
 import pytest
 
-from playground.core import evaluate
+from playground.base.numbers import shortest
 from playground.layers import LAYERS
-from playground.numbers import shortest
-from playground.stage import protocol
+from playground.network.core import evaluate
+from playground.serve import protocol
 
 NAMES = sorted(LAYERS)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from playground import precision as P
+from playground.base import precision as P
 from playground.layers import get_layer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,6 +76,6 @@ def test_a_changed_emulation_is_caught():
 
 def test_the_stage_quotes_the_measured_figure():
     text = P.gpu_agreement("convolution", "FP16")
-    figures = json.loads((ROOT / "playground/gpu_crosscheck.json").read_text())["layers"]["convolution"]["FP16"]
+    figures = json.loads((ROOT / "playground/base/gpu_crosscheck.json").read_text())["layers"]["convolution"]["FP16"]
     assert f"{100 * figures['within_1']:.1f} % of cells" in text and "not TensorRT" in text and "cuDNN" in text
     assert P.gpu_agreement("slice", "FP16") is None  # not measured: nothing claimed

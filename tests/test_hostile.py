@@ -23,11 +23,12 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from playground import budget, core, reference
-from playground.errors import ValidationError
-from playground.inputs import InputError, validate_shape
+from playground.base import budget, reference
+from playground.base.errors import ValidationError
+from playground.base.inputs import InputError, validate_shape
 from playground.layers import LAYERS, get_layer
-from playground.shared import backend, engine_cache, prefetcher
+from playground.network import core
+from playground.serve.shared import backend, engine_cache, prefetcher
 from playground.trt.cache import MAGIC, EngineCache, encode
 from playground.ui.messages import inert
 

@@ -19,7 +19,7 @@ pytest.importorskip("onnxruntime")
 import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from playground.errors import ValidationError  # noqa: E402
+from playground.base.errors import ValidationError  # noqa: E402
 from playground.onnx import reading  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -245,7 +245,8 @@ def test_duplicate_and_colliding_node_names_are_made_unique_and_every_node_is_re
         assert ran.returncode == 0, ran.stderr
         assert json.loads(ran.stdout)["onnx"]["node"] == name
     model = reading.load_model(path.read_bytes(), "dup.onnx")
-    from playground.onnx import opening, whole
+    from playground.model import whole
+    from playground.onnx import opening
 
     assert [opening.open_node(model, n).data for n in listed] == ["x", "t0", "t1", "t2"]
     answer = whole.analyze(model, "dup.onnx", engine=False)
@@ -266,7 +267,7 @@ def test_a_several_input_node_link_warns_about_no_key_it_never_gave(layer, op, a
     link's values are judged against it, not against B's default controls."""
     from apptest import open_page, stage_data
 
-    from playground import blobs
+    from playground.base import blobs
 
     monkeypatch.setenv("PLAYGROUND_BLOBS", str(tmp_path))
     monkeypatch.setattr(blobs, "_store", None, raising=False)
@@ -302,8 +303,7 @@ def _planes_seat(client):
 
 
 def test_a_planes_request_answers_each_tensor_once_within_the_cap(client, monkeypatch):
-    from playground.serve import server
-    from playground.stage import protocol
+    from playground.serve import protocol, server
 
     monkeypatch.setenv("PLAYGROUND_MAX_ELEMENTS", str(int(np.prod(PLANES_SHAPE))))  # the cap: two such tensors
     token, (tin, tout) = _planes_seat(client)
@@ -347,7 +347,7 @@ def test_a_planes_request_waits_in_the_seats_queue_as_an_evaluation_does(client,
 
 # -- 4, 5. a read map holds regions and is kept by its bytes; a trace is bounded by its work ----------------------
 def _normalization_ev(shape):
-    from playground.core import evaluate
+    from playground.network.core import evaluate
 
     x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
     c = (1, shape[1], 1, 1)
@@ -358,7 +358,7 @@ def _normalization_ev(shape):
 
 def test_a_window_that_is_a_whole_group_is_sent_as_its_region():
     from playground.layers import get_layer
-    from playground.stage import protocol
+    from playground.serve import protocol
 
     layer = get_layer("normalization")
     ev = _normalization_ev((1, 4, 256, 256))  # each cell reads its channel's 65,536 cells
@@ -367,7 +367,7 @@ def test_a_window_that_is_a_whole_group_is_sent_as_its_region():
     assert cells["extent"] == {"lo": [0, 0, 0, 0], "hi": [0, 3, 255, 255]}
     assert len(json.dumps(cells)) < 4000  # was 65,536 cells listed: about 1.3 MB
     reduce = get_layer("reduce")
-    from playground.core import evaluate
+    from playground.network.core import evaluate
 
     ev = evaluate("reduce", {"axes": 15, "keep_dims": True}, np.ones((1, 4, 256, 256), np.float32), run=False)
     assert ev.reference.size == 1
@@ -381,7 +381,7 @@ def test_a_window_that_is_a_whole_group_is_sent_as_its_region():
 
 
 def test_read_maps_are_kept_by_their_bytes():
-    from playground.stage import protocol
+    from playground.serve import protocol
 
     memo = protocol._read_maps
     listed = {f"0,0,{i},0": [[0, 0, i, j] for j in range(60)] for i in range(1000)}  # 60,000 cells listed
@@ -395,8 +395,8 @@ def test_read_maps_are_kept_by_their_bytes():
 
 
 def test_tracing_through_two_normalizations_is_bounded_by_its_work(monkeypatch):
-    from playground import chain as C
-    from playground.box import Box
+    from playground.base.box import Box
+    from playground.network import chain as C
 
     walked = []
     iterate = Box.__iter__
@@ -467,7 +467,7 @@ def test_the_model_pages_analysis_is_made_once_per_model_whatever_its_display_na
     from streamlit.testing.v1 import AppTest
     from streamlit.util import calc_hash
 
-    from playground.onnx import whole
+    from playground.model import whole
     from playground.ui import model_page
 
     digest, _ = reading.remember(_relus(["r", "s"]).SerializeToString(), "m.onnx")
@@ -488,7 +488,7 @@ def test_the_model_pages_analysis_is_made_once_per_model_whatever_its_display_na
 
 # -- 7. the parser's whole-model build has a budget ---------------------------------------------------------------
 def test_a_model_past_the_engine_builds_node_budget_is_listed_and_not_built(tmp_path, monkeypatch):
-    from playground.onnx import whole
+    from playground.model import whole
 
     built = []
     monkeypatch.setattr("playground.trt.engine.build_onnx", lambda *a, **k: built.append(1))
@@ -503,11 +503,11 @@ def test_a_model_past_the_engine_builds_node_budget_is_listed_and_not_built(tmp_
 def test_a_whole_group_at_the_element_budget_is_held_as_its_bounds_not_its_cells():
     import tracemalloc
 
-    from playground import budget
-    from playground.box import Box
-    from playground.core import evaluate
+    from playground.base import budget
+    from playground.base.box import Box
     from playground.layers import get_layer
-    from playground.stage import protocol
+    from playground.network.core import evaluate
+    from playground.serve import protocol
 
     box = Box([(0,), range(2, 4), range(3)])
     assert len(box) == 6 and list(box) == [(0, c, w) for c in (2, 3) for w in range(3)] and box[4] == (0, 3, 1)

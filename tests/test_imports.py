@@ -1,6 +1,7 @@
-"""The import graph of the playground has no cycle: a module can be read, tested and changed from its imports
-down. grimp reads every import, those inside functions too; the layers package's discovery (importlib, which no
-static reader sees) is added as the edges it is."""
+"""The import graph of the playground has no cycle, and its folders are rooms in one order, each importing only
+those below it: a module can be read, tested and changed from its imports down. grimp reads every import, those
+inside functions too; the layers package's discovery (importlib, which no static reader sees) is added as the
+edges it is."""
 
 from __future__ import annotations
 
@@ -76,11 +77,76 @@ def test_no_import_cycle(graph):
     assert cycles(graph) == []
 
 
+# The rooms, lowest first: a module imports from its own room and the rooms below it, never above. "" is the
+# package's own modules (the command line and `python -m playground`), the top.
+ROOMS = (
+    "base",  # the leaves and the vocabulary a layer is declared in (Layer, Param, reference, precision, onnx_map)
+    "layers",  # one file a layer
+    "trt",  # TensorRT and the GPU
+    "network",  # layers and chains evaluated, built, exported as scripts
+    "onnx",  # a layer's configuration as ONNX, in and out
+    "model",  # a whole model judged on its real inputs
+    "serve",  # the server: the stage's view model (protocol), its route and assets, what a process shares
+    "ui",  # Streamlit
+    "chromium",  # the app driven in Chromium
+    "",  # cli, __main__
+)
+# Imports that run up, each with why it is still there. The test fails when one goes away, so the list stays true.
+UPWARD = {
+    ("playground.network.chain", "playground.model.kept"): "a chain opened from a model reads its input, the model's "
+    "tensor, from the model's kept run (Address.input, at call time): the address is its input's one owner",
+    ("playground.network.chain", "playground.serve.protocol"): "a chain's link skips the view keys (presenter mode) "
+    "by the stage protocol's VIEW_KEYS; it goes when the chain page is answered through the protocol, as a layer's",
+}
+
+
+def room(g, module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and (len(parts) > 2 or g.find_children(module)) else ""
+
+
+def test_every_folder_is_a_room(graph):
+    assert {room(graph, m) for m in graph.modules} <= set(ROOMS)
+
+
+def test_no_import_runs_up(graph):
+    rank = {r: i for i, r in enumerate(ROOMS)}
+    up = {
+        (m, i)
+        for m in graph.modules
+        for i in graph.find_modules_directly_imported_by(m)
+        if rank[room(graph, i)] > rank[room(graph, m)]
+    }
+    assert up == set(UPWARD)
+
+
+def test_no_loop_of_folders(graph):
+    """The rooms as one graph (a module's imports are its room's), the listed exceptions left out, hold no loop."""
+    g = grimp.ImportGraph()
+    for m in graph.modules:
+        for i in graph.find_modules_directly_imported_by(m):
+            a, b = room(graph, m) or "playground", room(graph, i) or "playground"
+            if a != b and (m, i) not in UPWARD:
+                g.add_import(importer=f"rooms.{a}", imported=f"rooms.{b}")
+    assert len(g.modules) == len(ROOMS) and cycles(g) == []
+
+
+def test_the_rooms_test_finds_an_upward_import():
+    g = grimp.ImportGraph()
+    for a, b in [("playground.trt.engine", "playground.base.layer"), ("playground.base.layer", "playground.ui.page")]:
+        g.add_import(importer=a, imported=b)
+    rank = {r: i for i, r in enumerate(ROOMS)}
+    up = [
+        (m, i) for m in g.modules for i in g.find_modules_directly_imported_by(m) if rank[room(g, i)] > rank[room(g, m)]
+    ]
+    assert up == [("playground.base.layer", "playground.ui.page")]
+
+
 def test_a_layer_imports_no_core(graph):
     """core imports every layer (through discovery): a layer's file reaches the engine through its section's
     context instead."""
     for m in pkgutil.iter_modules(playground.layers.__path__):
-        chain = graph.find_shortest_chain(importer=f"playground.layers.{m.name}", imported="playground.core")
+        chain = graph.find_shortest_chain(importer=f"playground.layers.{m.name}", imported="playground.network.core")
         assert chain is None, chain
 
 
@@ -95,7 +161,7 @@ def test_one_vocabulary_for_a_parameters_kind():
     switches = [
         f"{f.relative_to(root)}:{n}"
         for f in files + sorted(root.glob("*.py"))
-        if f.relative_to(root).as_posix() not in ("playground/params.py", "tests/test_imports.py")
+        if f.relative_to(root).as_posix() not in ("playground/base/params.py", "tests/test_imports.py")
         for n, line in enumerate(f.read_text().splitlines(), 1)
         if re.search(r"\.kind (==|in|!=)", line) and "dtype.kind" not in line
     ]
@@ -116,8 +182,9 @@ def test_discovery_takes_every_layer_and_no_helper():
 
 
 def test_onnx_inside_its_package_is_the_library():
-    """playground/onnx/ holds the playground's ONNX modules; `import onnx` in them is still the onnx library (imports
-    are absolute), and none of them is named as a standard module is (run as a script, it would stand in for it)."""
+    """playground/onnx/ and playground/model/ hold the playground's ONNX modules; `import onnx` in them is still the
+    onnx library (imports are absolute), and none of them is named as a standard module is (run as a script, it would
+    stand in for it)."""
     import sys
 
     import onnx
@@ -128,3 +195,7 @@ def test_onnx_inside_its_package_is_the_library():
     assert reading.library() is onnx is not playground.onnx and hasattr(onnx, "checker")
     names = {m.name for m in pkgutil.iter_modules(playground.onnx.__path__)}
     assert {"reading", "opening", "writing", "runtime"} <= names and not names & sys.stdlib_module_names
+    import playground.model  # the whole model's modules import the onnx library too
+
+    names = {m.name for m in pkgutil.iter_modules(playground.model.__path__)}
+    assert {"whole", "kept"} <= names and not names & sys.stdlib_module_names

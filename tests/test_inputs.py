@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from playground import inputs
-from playground.errors import PlaygroundError
-from playground.inputs import (
+from playground.base import inputs
+from playground.base.errors import PlaygroundError
+from playground.base.inputs import (
     KINDS,
     LIMITS,
     InputError,

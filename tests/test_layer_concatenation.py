@@ -4,9 +4,9 @@ stage, the export and the ONNX graph; the rest stay in the sidebar, unused."""
 import numpy as np
 import pytest
 
-from playground.core import evaluate
-from playground.errors import ValidationError
+from playground.base.errors import ValidationError
 from playground.layers import get_layer
+from playground.network.core import evaluate
 
 LAYER = get_layer("concatenation")
 A = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 2, 3)
@@ -37,7 +37,7 @@ def test_only_the_inputs_in_use_are_evaluated_built_and_drawn():
 
 
 def test_the_export_and_the_onnx_graph_have_the_inputs_in_use():
-    from playground.export import export_script
+    from playground.network.export import export_script
     from playground.onnx import opening, reading, writing
 
     script = export_script("concatenation", {"count": 3, "axis": 3})

@@ -17,12 +17,12 @@ import numpy as np
 import pytest
 from layer_fuzz import build_unchecked, configurations, refusals_to_build
 
-from playground import precision as P
-from playground import reference as ref
-from playground.errors import ValidationError
+from playground.base import precision as P
+from playground.base import reference as ref
+from playground.base.errors import ValidationError
+from playground.base.params import Enum, Float
 from playground.layers import LAYERS
-from playground.params import Enum, Float
-from playground.presets import input_for
+from playground.network.presets import input_for
 from playground.trt.backend import detect
 
 NAMES = sorted(LAYERS)

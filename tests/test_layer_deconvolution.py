@@ -7,11 +7,11 @@ import itertools
 import numpy as np
 import pytest
 
-from playground import reference as ref
-from playground.core import evaluate
-from playground.errors import ValidationError
+from playground.base import reference as ref
+from playground.base.errors import ValidationError
 from playground.layers import get_layer
 from playground.layers.deconvolution import geometry
+from playground.network.core import evaluate
 from playground.trt.backend import detect
 
 LAYER = get_layer("deconvolution")

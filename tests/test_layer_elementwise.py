@@ -6,12 +6,12 @@ import json
 import numpy as np
 import pytest
 
-from playground import precision as P
-from playground import presets
-from playground.core import evaluate
-from playground.errors import ValidationError
+from playground.base import precision as P
+from playground.base.errors import ValidationError
 from playground.layers import get_layer
 from playground.layers.elementwise import OPERATIONS
+from playground.network import presets
+from playground.network.core import evaluate
 from playground.trt import engine as eng
 from playground.trt.backend import detect
 
@@ -284,7 +284,7 @@ def test_the_layers_command_names_the_inputs_in_order(capsys):
 def test_a_model_nodes_page_takes_its_constant_operand_and_each_tensors_shape(monkeypatch, tmp_path):
     from apptest import open_page, stage_data, text
 
-    from playground import blobs
+    from playground.base import blobs
     from playground.onnx import reading
 
     monkeypatch.setenv("PLAYGROUND_BLOBS", str(tmp_path))
@@ -320,7 +320,8 @@ def test_onnx_sum_of_two_opens_as_sum_and_of_three_as_the_parsers_chain():
     import onnx
     from onnx import helper as h
 
-    from playground.onnx import opening, reading, whole
+    from playground.model import whole
+    from playground.onnx import opening, reading
 
     opened = opening.open_node(reading.load_model(_binary_model("Sum", (1, 2, 3, 4), (1, 2, 3, 4))))
     assert opened.layer is LAYER and opened.raw == {"operation": "SUM"}

@@ -4,9 +4,9 @@ not data (no precision touches them); an index with no documented result is unde
 import numpy as np
 import pytest
 
-from playground.core import evaluate
-from playground.errors import ValidationError
+from playground.base.errors import ValidationError
 from playground.layers import get_layer
+from playground.network.core import evaluate
 
 LAYER = get_layer("gather")
 DATA = np.arange(1, 13, dtype=np.float32).reshape(1, 1, 3, 4)
@@ -151,8 +151,8 @@ def test_an_onnx_gather_with_negative_indices_opens_with_the_rule_and_masks_thos
 def test_every_example_exports_and_onnxruntime_agrees():
     """Each mode's export (Gather, GatherElements, GatherND after a Cast and, but for ELEMENT, a Reshape of the
     indices to their rank) computes the example's table in ONNX Runtime."""
+    from playground.network.presets import input_for
     from playground.onnx import runtime, writing
-    from playground.presets import input_for
 
     for e in LAYER.examples:
         xs = LAYER.feed(input_for(e))

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from playground.core import evaluate
-from playground.errors import ValidationError
+from playground.base.errors import ValidationError
 from playground.layers import get_layer
+from playground.network.core import evaluate
 
 LAYER = get_layer("lrn")
 X = np.float32([1, 2, 3, 4, 5]).reshape(1, 5, 1, 1)

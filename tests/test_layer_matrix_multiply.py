@@ -4,9 +4,9 @@ the read map names A's row and B's column; ONNX's MatMul and Gemm."""
 import numpy as np
 import pytest
 
-from playground.core import evaluate
-from playground.errors import ValidationError
+from playground.base.errors import ValidationError
 from playground.layers import get_layer
+from playground.network.core import evaluate
 
 LAYER = get_layer("matrix_multiply")
 A = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 2, 3)
@@ -164,7 +164,7 @@ def test_an_onnx_gemm_with_alpha_and_c_opens_as_the_parsers_steps_and_agrees(c_s
 def test_an_onnx_gemm_whose_c_the_model_computes_is_refused_naming_c():
     from onnx_cases import node_model
 
-    from playground.errors import ValidationError
+    from playground.base.errors import ValidationError
     from playground.onnx import opening, reading
 
     model = node_model("Gemm", (3, 6), {"w": np.ones((6, 4), np.float32)}, inputs=["w", "x"], opset=13)

@@ -5,10 +5,10 @@ GroupNormalization; the FP16 lesson."""
 import numpy as np
 import pytest
 
-from playground import presets
-from playground.core import evaluate
-from playground.errors import ValidationError
+from playground.base.errors import ValidationError
 from playground.layers import get_layer
+from playground.network import presets
+from playground.network.core import evaluate
 
 LAYER = get_layer("normalization")
 X = np.float32([[1, 3], [5, 7], [0, 4], [-4, 0]]).reshape(1, 4, 1, 2)

@@ -6,9 +6,9 @@ import itertools
 import numpy as np
 import pytest
 
-from playground.core import evaluate
-from playground.errors import ValidationError
+from playground.base.errors import ValidationError
 from playground.layers import get_layer
+from playground.network.core import evaluate
 from playground.trt.backend import detect
 
 LAYER = get_layer("pooling")

@@ -4,10 +4,10 @@ an output gathers; ONNX's Reduce* with axes as attribute or input."""
 import numpy as np
 import pytest
 
-from playground.core import evaluate
-from playground.errors import ValidationError
+from playground.base.errors import ValidationError
 from playground.layers import get_layer
-from playground.stage import protocol
+from playground.network.core import evaluate
+from playground.serve import protocol
 
 LAYER = get_layer("reduce")
 X = np.arange(1, 13, dtype=np.float32).reshape(1, 2, 2, 3)

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from playground.core import evaluate
-from playground.errors import ValidationError
+from playground.base.errors import ValidationError
 from playground.layers import get_layer
+from playground.network.core import evaluate
 from playground.trt.backend import detect
 
 LAYER = get_layer("resize")
@@ -241,7 +241,7 @@ def test_tensorrt_builds_3d_trilinear(tmp_path):
 def test_the_stages_read_map_follows_the_scales():
     """The stage's read map (hover, pick, step, play) is remembered by the configuration, which for Resize includes
     its few scales."""
-    from playground.stage import protocol
+    from playground.serve import protocol
 
     for scales, cells in (("1.5", [[0, 0, 1, 1], [0, 0, 1, 2]]), ("2", [[0, 0, 1, 1]])):  # 1.33, 1.5; 1, 1
         x_shape = (1, 1, 2, 3)

@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from playground.core import evaluate
-from playground.errors import ValidationError
+from playground.base.errors import ValidationError
+from playground.network.core import evaluate
 
 
 def _model():
@@ -28,8 +28,8 @@ def test_batch_normalization_is_a_channel_scale_and_agrees_with_onnxruntime():
 
 
 def test_training_mode_is_refused_by_name():
+    from playground.base.onnx_map import Node
     from playground.layers.scale import onnx_read
-    from playground.onnx.map import Node
 
     node = Node(
         "bn",

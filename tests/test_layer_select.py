@@ -4,9 +4,9 @@ touched by no precision; the three inputs broadcast as ElementWise's do."""
 import numpy as np
 import pytest
 
-from playground.core import evaluate
-from playground.errors import ValidationError
+from playground.base.errors import ValidationError
 from playground.layers import get_layer
+from playground.network.core import evaluate
 
 LAYER = get_layer("select")
 THEN = np.arange(1, 7, dtype=np.float32).reshape(1, 1, 2, 3)
@@ -78,7 +78,8 @@ def _leaky_by_where():
 
 
 def test_an_onnx_where_opens_in_a_model_and_agrees_with_onnxruntime():
-    from playground.onnx import reading, whole
+    from playground.model import whole
+    from playground.onnx import reading
 
     model = reading.load_model(_leaky_by_where().SerializeToString())
     answer = whole.analyze(model, "where.onnx", engine=False)

@@ -4,9 +4,9 @@ the rules, the element trail, and TensorRT building a spread of shuffles."""
 import numpy as np
 import pytest
 
-from playground.core import evaluate
-from playground.errors import ValidationError
+from playground.base.errors import ValidationError
 from playground.layers import get_layer
+from playground.network.core import evaluate
 from playground.trt.backend import detect
 
 LAYER = get_layer("shuffle")

@@ -4,9 +4,9 @@ the picked cell, and TensorRT building every mode."""
 import numpy as np
 import pytest
 
-from playground.core import evaluate
-from playground.errors import ValidationError
+from playground.base.errors import ValidationError
 from playground.layers import get_layer
+from playground.network.core import evaluate
 from playground.trt.backend import detect
 
 LAYER = get_layer("slice")
@@ -131,8 +131,8 @@ def test_tensorrt_builds_every_mode_and_agrees_on_the_shape(raw, tmp_path):
 def test_the_region_outlined_on_the_input_is_every_cell_the_output_reads(raw):
     """The answer's region (outlined on the input) is the union of the cells each output cell reads from: inside the
     input, FILL's outside reading none."""
-    from playground.core import evaluate
-    from playground.stage import protocol
+    from playground.network.core import evaluate
+    from playground.serve import protocol
 
     L = get_layer("slice")
     x = X if raw else None  # the default on the page's own example

@@ -3,9 +3,9 @@ each function leaves undefined; ONNX's one-input math ops."""
 
 import numpy as np
 
-from playground.core import evaluate
 from playground.layers import get_layer
 from playground.layers.unary import ONNX_OPS, OPERATIONS
+from playground.network.core import evaluate
 
 LAYER = get_layer("unary")
 X = np.float32([-2, -1, -0.5, 0, 0.5, 1, 2.5, np.inf, np.nan]).reshape(1, 1, 3, 3)

@@ -3,9 +3,9 @@
 import numpy as np
 import pytest
 
-from playground.core import evaluate
-from playground.errors import ValidationError
+from playground.base.errors import ValidationError
 from playground.layers import LAYERS, get_layer
+from playground.network.core import evaluate
 from playground.trt.backend import detect
 
 needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT module installed")

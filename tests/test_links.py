@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from apptest import open_page, stage_data
 
+from playground.base.params import KINDS, Bool, Float, Ints, Param
 from playground.layers import LAYERS
-from playground.params import KINDS, Bool, Float, Ints, Param
 from playground.ui import links
 
 

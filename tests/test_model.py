@@ -22,8 +22,9 @@ pytest.importorskip("onnxruntime")
 import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from playground.errors import ValidationError  # noqa: E402
-from playground.onnx import opening, reading, whole  # noqa: E402
+from playground.base.errors import ValidationError  # noqa: E402
+from playground.model import whole  # noqa: E402
+from playground.onnx import opening, reading
 
 LIGHT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
 SHAPE = (1, 3, 4, 5)
@@ -181,7 +182,7 @@ def test_a_wrong_layer_is_caught_on_the_real_input(monkeypatch):
     model = reading.load_model(neg_softmax().SerializeToString())
     good = whole.analyze(model, "m.onnx", engine=False)
     assert [n["agrees"] for n in good["nodes"] if n["layer"]] == [True, True]  # Neg (unary) and Softmax
-    from playground import precision as P
+    from playground.base import precision as P
 
     real = P.emulate
     monkeypatch.setattr(P, "emulate", lambda layer, x, p: real(layer, x, p) * 1.001)
@@ -416,7 +417,7 @@ def test_a_node_over_the_stages_budget_is_judged_in_its_model(monkeypatch):
 def test_masked_cells_are_counted_and_named():
     """A MAX window of padding only: NaN in the reference, −inf in ONNX Runtime (the export pads with −inf): agrees,
     no rule, and the masked cells counted with the layer's rule."""
-    from playground.core import evaluate
+    from playground.network.core import evaluate
     from playground.onnx.opinions import onnxruntime_opinion
 
     ev = evaluate(
@@ -517,8 +518,8 @@ def test_a_models_references_share_one_work_budget(monkeypatch):
 
 
 def test_the_badge_counts_the_masked_cells_and_names_the_rule():
-    from playground.core import evaluate
-    from playground.stage.protocol import onnxruntime_badge
+    from playground.network.core import evaluate
+    from playground.serve.protocol import onnxruntime_badge
 
     ev = evaluate(
         "pooling",
@@ -649,8 +650,8 @@ def test_node_data_for_model_explorer_holds_each_nodes_max_diff(tmp_path):
 
 
 def test_node_data_colours_a_difference_red(monkeypatch):
-    from playground import precision as P
-    from playground.onnx.node_data import node_data
+    from playground.base import precision as P
+    from playground.model.node_data import node_data
 
     real = P.emulate
     monkeypatch.setattr(P, "emulate", lambda layer, x, p: real(layer, x, p) * 1.001)
@@ -664,7 +665,7 @@ def test_node_data_colours_a_difference_red(monkeypatch):
 
 # -- kept per model digest ------------------------------------------------------------------------------------------
 def _kept(tmp_path, monkeypatch):
-    from playground.onnx import kept
+    from playground.model import kept
 
     monkeypatch.setenv("PLAYGROUND_ENGINE_CACHE", str(tmp_path / "cache"))
     data = gelu_tanh().SerializeToString()

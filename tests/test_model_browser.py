@@ -418,9 +418,9 @@ def test_the_keep_fp32_plans_nodes_are_outlined_and_the_first_divergence_marked(
     """The layernorm lesson in FP16 (precision_lessons: its plan keeps /ln/Pow and /ln/ReduceMean_1 in FP32, /ln/Pow
     diverges first): the closed /ln group carries the plan's outline, the bar its legend; the first divergence's
     button opens the group and centres /ln/Pow, and exactly the plan's nodes carry the outline."""
-    from playground.onnx import precision_model as pm
+    from playground.model import precision_model as pm
+    from playground.model.precision_lessons import LESSONS
     from playground.onnx import reading
-    from playground.onnx.precision_lessons import LESSONS
 
     model = LESSONS["layernorm_fp16"].build()
     plan = pm.analyze(reading.load_model(model.SerializeToString(), "ln.onnx"), "ln.onnx", None, "FP16")["precision"]

@@ -1,4 +1,4 @@
-"""A run of a model's nodes opened as a chain (onnx.as_chain): on the model's own tensor (ONNX Runtime's, named by
+"""A run of a model's nodes opened as a chain (model.as_chain): on the model's own tensor (ONNX Runtime's, named by
 the model's digest, never a path), computing what ONNX Runtime computes for those nodes, and built so that TensorRT
 fuses it as it fuses the model; a tampered or stale link says which key is wrong."""
 
@@ -12,10 +12,11 @@ pytest.importorskip("onnxruntime")
 
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
-from playground import blobs  # noqa: E402
-from playground import chain as C  # noqa: E402
-from playground.errors import ValidationError  # noqa: E402
-from playground.onnx import as_chain, kept, reading, runtime, whole  # noqa: E402
+from playground.base import blobs  # noqa: E402
+from playground.base.errors import ValidationError  # noqa: E402
+from playground.model import as_chain, kept, whole  # noqa: E402
+from playground.network import chain as C  # noqa: E402
+from playground.onnx import reading, runtime  # noqa: E402
 from playground.trt.backend import detect  # noqa: E402
 
 needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT module installed")

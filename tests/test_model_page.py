@@ -15,7 +15,8 @@ from onnx import TensorProto, helper  # noqa: E402
 from streamlit.testing.v1 import AppTest  # noqa: E402
 from streamlit.util import calc_hash  # noqa: E402
 
-from playground.onnx import opening, reading, whole  # noqa: E402
+from playground.model import whole  # noqa: E402
+from playground.onnx import opening, reading
 from playground.ui.model_page import graph_data  # noqa: E402
 
 
@@ -75,7 +76,7 @@ def test_a_model_page_link_opens_the_node_on_its_real_input():
     import numpy as np
     from apptest import open_page, stage_data
 
-    from playground.onnx import whole
+    from playground.model import whole
     from playground.serve import server
 
     digest, model = reading.remember(_model_bytes(), "m.onnx")
@@ -105,7 +106,7 @@ def _relus_bytes(count=3):
 
 def test_the_first_difference_is_named_and_listed_first(monkeypatch):
     """r1 and r2 made to differ: r1, the earlier, is named with a link to its stage and heads the node list."""
-    from playground.onnx import whole
+    from playground.model import whole
 
     real = whole.analyze
 
@@ -128,7 +129,7 @@ def test_the_first_difference_is_named_and_listed_first(monkeypatch):
 
 
 def test_the_analysis_names_its_steps_and_a_revisit_answers_at_once(monkeypatch):
-    from playground.onnx import whole
+    from playground.model import whole
 
     real, calls, steps = whole.analyze, [], []
 
@@ -159,9 +160,9 @@ def test_the_analysis_names_its_steps_and_a_revisit_answers_at_once(monkeypatch)
 
 
 def test_a_run_of_nodes_opens_as_a_chain_and_a_broken_run_says_why():
-    from playground import chain as C
-    from playground.errors import ValidationError
-    from playground.onnx import as_chain
+    from playground.base.errors import ValidationError
+    from playground.model import as_chain
+    from playground.network import chain as C
 
     data = _relus_bytes()
     model, digest = reading.load_model(data), hashlib.sha256(data).hexdigest()
@@ -193,9 +194,9 @@ def test_a_models_weights_go_into_the_chain_by_reference():
     it opens computes with the model's own weights."""
     import numpy as np
 
-    from playground import blobs
-    from playground import chain as C
-    from playground.onnx import as_chain
+    from playground.base import blobs
+    from playground.model import as_chain
+    from playground.network import chain as C
 
     w = np.random.default_rng(1).uniform(-1, 1, (8, 4, 3, 3)).astype(np.float32)  # 288 values
     g = helper.make_graph(

@@ -19,10 +19,11 @@ pytest.importorskip("ml_dtypes")
 
 import onnx  # noqa: E402
 
-from playground.onnx import precision_model as pm  # noqa: E402
-from playground.onnx import precision_plan as pp  # noqa: E402
-from playground.onnx import reading, whole  # noqa: E402
-from playground.onnx.precision_lessons import LESSONS  # noqa: E402
+from playground.model import precision_model as pm  # noqa: E402
+from playground.model import precision_plan as pp  # noqa: E402
+from playground.model import whole  # noqa: E402
+from playground.model.precision_lessons import LESSONS  # noqa: E402
+from playground.onnx import reading
 
 LIGHT = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data", "light")
 
@@ -150,7 +151,7 @@ def _cli(*args):
 
 def test_cli_json_and_the_plan_files(tmp_path):
     lessons = tmp_path / "lessons"
-    subprocess.run([sys.executable, "-m", "playground.onnx.precision_lessons", str(lessons)], check=True)
+    subprocess.run([sys.executable, "-m", "playground.model.precision_lessons", str(lessons)], check=True)
     plan, exclude = tmp_path / "plan.onnx", tmp_path / "exclude.json"
     r = _cli(
         str(lessons / "softmax_fp16.onnx"),
@@ -281,7 +282,7 @@ def test_int8_weights_take_one_scale_per_output_channel_by_hand():
     """TensorRT's per-channel quantization of weights: each output channel (row 0 of this K × C kernel) its own
     amax/127. Row 1's 0.01 and 0.04 at their own scale 0.04/127 are codes 31.75 → 32 and 127; at the tensor's scale
     1/127 they would be 1.27 → 1 and 5.08 → 5."""
-    from playground import precision as P
+    from playground.base import precision as P
 
     w = np.array([[1.0, -0.25], [0.01, 0.04]], np.float32)
     scales = P.channel_scales(w, "INT8", 0)
@@ -360,7 +361,7 @@ def test_plan_writes_per_channel_weights_and_onnx_runtime_computes_what_the_laye
     gap = float(np.abs(ran - composed).max())
     assert gap <= 1e-5 * float(np.abs(fp32).max())
     # the weights per tensor (one scale each, as before) compose another model: ONNX Runtime's run tells them apart
-    from playground import precision as P
+    from playground.base import precision as P
 
     monkeypatch.setattr(P, "channel_scales", lambda w, precision, axis: np.float32(P.scale_from_data(w, precision)))
     per_tensor = c.evaluate(lambda s: precision)["y"]
@@ -374,7 +375,7 @@ def test_cli_fp8_plan_model_spells_fp8_as_tensorrt_reads_it(tmp_path):
     scale one per tensor, the weights' one per output channel (axis 1 of MatMul's K × N). Reopened, it meets the
     policy; the same plan with no node kept does not (the lesson's answer, now run by ONNX Runtime's Q/DQ)."""
     lessons = tmp_path / "lessons"
-    subprocess.run([sys.executable, "-m", "playground.onnx.precision_lessons", str(lessons)], check=True)
+    subprocess.run([sys.executable, "-m", "playground.model.precision_lessons", str(lessons)], check=True)
     plan = tmp_path / "plan.onnx"
     r = _cli(str(lessons / "fp8_saturated_matmul.onnx"), "--precision", "FP8", "--plan-model", str(plan), "--json")
     assert r.returncode == 0, r.stderr
@@ -413,8 +414,8 @@ def test_a_run_of_nodes_opens_as_a_chain_in_the_model_pages_precision():
     on the same real input: the seeded run's x); in INT8 each layer's scale is from its data (quantize_scale 0)."""
     from urllib.parse import parse_qsl, urlencode
 
-    from playground import chain as C
-    from playground.onnx import as_chain
+    from playground.model import as_chain
+    from playground.network import chain as C
 
     data = LESSONS["int8_saturated_conv"].build().SerializeToString()
     digest, model = reading.remember(data, "int8.onnx")

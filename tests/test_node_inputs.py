@@ -22,7 +22,7 @@ SHAPE = (1, 2, 3, 4)
 
 @pytest.fixture(autouse=True)
 def _cache(tmp_path, monkeypatch):
-    from playground import core
+    from playground.network import core
     from playground.trt.cache import EngineCache
 
     monkeypatch.setattr(core, "_default_cache", EngineCache(tmp_path / "cache"))

@@ -3,10 +3,10 @@
 import numpy as np
 import pytest
 
-from playground.core import evaluate
-from playground.errors import ValidationError
+from playground.base.errors import ValidationError
+from playground.base.params import Array, Float
 from playground.layers import LAYERS, get_layer
-from playground.params import Array, Float
+from playground.network.core import evaluate
 from playground.trt.cache import EngineCache
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from playground import numbers
+from playground.base import numbers
 
 TABLE = json.loads((Path(__file__).parent / "fixtures" / "spellings.json").read_text())
 

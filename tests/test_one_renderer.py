@@ -6,7 +6,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).parents[1] / "playground"
-CHARTS = {"transfer_curve_figure", "comparison_bar_figure"}  # what playground.plots may draw for a page
+CHARTS = {"transfer_curve_figure", "comparison_bar_figure"}  # what playground.base.plots may draw for a page
 
 
 def _modules() -> dict[str, ast.Module]:
@@ -24,18 +24,18 @@ def _imports_plotly(tree: ast.Module) -> bool:
 
 def test_only_the_chart_builders_import_plotly():
     found = {name for name, tree in _modules().items() if _imports_plotly(tree)}
-    assert found == {"plots.py"}, found  # ui/figures.py hands its figures to st.plotly_chart
+    assert found == {"base/plots.py"}, found  # ui/figures.py hands its figures to st.plotly_chart
 
 
 def test_pages_and_layers_ask_plotly_for_charts_never_for_a_heatmap():
-    """Every use of playground.plots outside itself is a line or bar chart, and no module names a Plotly heatmap
+    """Every use of playground.base.plots outside itself is a line or bar chart, and no module names a Plotly heatmap
     (`tensor_figure`)."""
     for name, tree in _modules().items():
-        if name == "plots.py":
+        if name == "base/plots.py":
             continue
         for node in ast.walk(tree):
             if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "plots":
-                assert node.attr in CHARTS, f"{name} asks playground.plots for {node.attr}"
+                assert node.attr in CHARTS, f"{name} asks playground.base.plots for {node.attr}"
             if isinstance(node, ast.Name | ast.alias):
                 named = node.id if isinstance(node, ast.Name) else node.name
                 assert named != "tensor_figure", f"{name} draws a Plotly heatmap"

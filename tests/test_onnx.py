@@ -19,11 +19,11 @@ import onnx  # noqa: E402
 from layer_fuzz import configurations  # noqa: E402
 from onnx_cases import DIFFERING, HOSTILE, MAPPED, REFUSED, UNKNOWN_DOMAIN, node_model  # noqa: E402
 
-from playground import precision as P  # noqa: E402
-from playground.errors import ValidationError  # noqa: E402
+from playground.base import precision as P  # noqa: E402
+from playground.base.errors import ValidationError  # noqa: E402
+from playground.base.params import same_params  # noqa: E402
 from playground.layers import LAYERS  # noqa: E402
 from playground.onnx import opening, reading, runtime, writing  # noqa: E402
-from playground.params import same_params  # noqa: E402
 
 
 def _opened(model):
@@ -103,7 +103,7 @@ def test_one_d_conv_keeps_onnx_layout():
 @pytest.mark.parametrize("name", list(LAYERS))
 def test_export_reopens_to_the_same_configuration(name):
     layer = LAYERS[name]
-    from playground import presets
+    from playground.network import presets
 
     for preset in layer.examples:
         x, shape = presets.input_for(preset), preset.input_shape  # several inputs: a feed dict, a dict of shapes
@@ -224,7 +224,7 @@ def test_cli_lists_runs_and_exports(tmp_path):
 def test_onnx_parser_builds_every_layers_export(name):
     """TensorRT's own ONNX parser builds the export of the layer's default configuration (TensorRT-RTX builds
     without a GPU): the same output shape as the layer's build."""
-    from playground.core import evaluate
+    from playground.network.core import evaluate
     from playground.onnx.opinions import second_opinions
 
     opinions = second_opinions(evaluate(name, {}, run=False))
@@ -269,8 +269,8 @@ def test_an_nary_node_opens_as_the_parsers_chain_and_agrees_with_onnxruntime(cas
     """Sum, Max, Min of 3+ inputs: two-input layers chained left to right, each step reading the node's next input
     (the model's tensor or constant); Mean: that Sum, then a PROD by 1/n (onnx-tensorrt's importMean). The model's
     verdict (every tensor ONNX Runtime's) and the node alone (seeded inputs, ONNX Runtime's badge) agree."""
-    from playground.core import evaluate
-    from playground.onnx import whole
+    from playground.model import whole
+    from playground.network.core import evaluate
     from playground.onnx.opinions import onnxruntime_opinion
 
     model = reading.load_model(_nary(op, specs).SerializeToString())
@@ -304,7 +304,7 @@ def test_cli_runs_an_nary_node_with_its_steps_against_onnxruntime(tmp_path):
 def test_an_nary_node_of_one_input_opens_as_the_identity_the_parser_builds(op):
     """onnx-tensorrt's elementwiseHelper wraps a lone input in an identity layer (Mean's PROD by 1/1 after it): the
     shuffle layer doing nothing here, its output the input, as ONNX Runtime's is; in a whole model too."""
-    from playground.onnx import whole
+    from playground.model import whole
 
     model = _nary(op, [((2, 3, 4), False)])
     opened = _opened(model)
@@ -334,7 +334,7 @@ def test_an_nary_node_reading_a_tensor_twice_is_refused_by_its_inputs():
 def test_an_opset_6_broadcast_aligns_b_at_its_axis_as_onnxs_legacy_rule_says():
     """Before opset 7, `broadcast` 1 with `axis` puts B's axes at A's `axis` (not at the end). ONNX Runtime runs no
     opset-6 Add (it guarantees opset 7 on), so the expectation is NumPy from the spec: B reshaped with 1s around."""
-    from playground.core import evaluate
+    from playground.network.core import evaluate
 
     # B of 4 values against A (2, 4, 3, 4): at the end it would meet W (4) too; `axis` 1 puts it along C
     model = _nary("Sub", [((2, 4, 3, 4), False), ((4,), True)], opset=6, broadcast=1, axis=1)
@@ -364,7 +364,7 @@ def test_a_dropout_before_opset_7_opens_only_at_inference_as_is_test_says():
     converter takes it to opset 7 (which refuses is_test 0 as well)."""
     from onnx import TensorProto, helper, version_converter
 
-    from playground.onnx import whole
+    from playground.model import whole
 
     def model(**is_test):
         g = helper.make_graph(

@@ -11,8 +11,9 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-from playground.errors import ValidationError
-from playground.onnx import reading, whole
+from playground.base.errors import ValidationError
+from playground.model import whole
+from playground.onnx import reading
 
 DATA = Path(onnx.__file__).parent / "backend" / "test" / "data" / "pytorch-operator"
 CASES = sorted(p.name for p in DATA.iterdir() if (p / "model.onnx").exists()) if DATA.exists() else []

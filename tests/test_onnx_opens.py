@@ -14,7 +14,8 @@ import onnx  # noqa: E402
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from playground.cli import main  # noqa: E402
-from playground.onnx import opening, reading, whole  # noqa: E402
+from playground.model import whole  # noqa: E402
+from playground.onnx import opening, reading
 
 SHAPE = [1, 2, 3, 3]
 n = helper.make_node

@@ -1,5 +1,5 @@
 """One decision, one owner: a second place that spells a URL key, a badge's status or a drawn number fails here.
-The owners: stage/protocol.py spells every key a page's link holds (the browser reads them from its describe) and
+The owners: serve/protocol.py spells every key a page's link holds (the browser reads them from its describe) and
 the engine's status words; stage/format.js spells the values the stage draws, numbers.py what the server writes."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ import re
 from pathlib import Path
 
 import playground
-from playground.stage import protocol
+from playground.serve import protocol
 
 ROOT = Path(playground.__file__).parent
-PROTOCOL = ROOT / "stage" / "protocol.py"
+PROTOCOL = ROOT / "serve" / "protocol.py"
 
 
 def _strings(path: Path):
@@ -38,11 +38,11 @@ def _js_code():
             yield f.name, i, line.split("//")[0]
 
 
-def _python_hits(pattern: re.Pattern) -> list[str]:
+def _python_hits(pattern: re.Pattern, owner: Path = PROTOCOL) -> list[str]:
     return [
         f"{f.relative_to(ROOT)}:{line}: {s!r}"
         for f in sorted(ROOT.rglob("*.py"))
-        if f != PROTOCOL
+        if f != owner
         for line, s in _strings(f)
         if pattern.search(s)
     ]
@@ -80,7 +80,7 @@ def test_the_protocol_spells_every_key_a_link_holds():
 
 def test_the_engine_status_is_worded_once():
     words = re.compile("|".join(re.escape(w) for w in protocol.ENGINE_STATUS.values() if " " in w))
-    python = _python_hits(words)
+    python = _python_hits(words, ROOT / "trt" / "engine.py")
     js = [
         f"{f}:{i}: {code.strip()}"
         for f, i, code in _js_code()
@@ -100,7 +100,7 @@ def test_the_stage_spells_its_numbers_in_format_js_alone():
 
 def test_a_parameters_control_is_its_kinds_one_decision():
     """Kind.widget decides the control of every form: the stage's controls.js draws each widget it names, and the
-    chain page dispatches on the same (never on a kind's name)."""
+    chain page's controls are the same controls (never a kind's name)."""
     from playground.layers import LAYERS
 
     widgets = {p.of.widget(p) for layer in LAYERS.values() for p in layer.params}
@@ -108,5 +108,7 @@ def test_a_parameters_control_is_its_kinds_one_decision():
     controls = (ROOT / "stage" / "controls.js").read_text()
     assert all(f'w === "{w}"' in controls for w in widgets - {"text"})  # text: what is left
     assert not re.search(r"c\.kind\s*===", controls)
-    chain = (ROOT / "ui" / "chain.py").read_text()
-    assert "p.of.widget(p)" in chain and not re.search(r"p\.kind|of\.name", chain)
+    # the chain page's controls are the layer's own (serve/chainview.py asks protocol.controls, each layer renamed
+    # to its key): neither it nor the page decides a control
+    chain = (ROOT / "ui" / "chain.py").read_text() + (ROOT / "serve" / "chainview.py").read_text()
+    assert "protocol.controls(" in chain and not re.search(r"p\.kind|of\.name|\.widget\(", chain)

@@ -3,8 +3,8 @@ import json
 import numpy as np
 import plotly.io as pio
 
-from playground.plots import comparison_bar_figure, transfer_curve_figure
-from playground.style import DEFAULT, PRESENTER, theme
+from playground.base.plots import comparison_bar_figure, transfer_curve_figure
+from playground.base.style import DEFAULT, PRESENTER, theme
 
 
 def test_presenter_theme_larger():

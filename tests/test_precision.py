@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from apptest import open_page, stage_data, tensor
 
-from playground import precision as P
-from playground import presets
-from playground.core import evaluate
+from playground.base import precision as P
+from playground.base.params import Enum, same_params
 from playground.layers import LAYERS, get_layer
-from playground.params import Enum, same_params
+from playground.network import presets
+from playground.network.core import evaluate
 from playground.trt.backend import detect
 
 ROOT = Path(__file__).resolve().parents[1]

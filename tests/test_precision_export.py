@@ -11,11 +11,11 @@ import numpy as np
 import onnx
 import pytest
 
-from playground import precision as P
-from playground.core import evaluate
+from playground.base import precision as P
+from playground.base.onnx_map import Graph
 from playground.layers import LAYERS, get_layer
+from playground.network.core import evaluate
 from playground.onnx import writing
-from playground.onnx.map import Graph
 from playground.onnx.opinions import precision_opinions
 from playground.trt.backend import detect
 
@@ -55,7 +55,8 @@ def _qdq_from(model, tensor: str, precision: str, scale: float) -> str:
 @pytest.mark.parametrize("precision", ["INT8", "FP8"])
 @pytest.mark.parametrize("layer, op", [("convolution", "Conv"), ("deconvolution", "ConvTranspose")])
 def test_quantized_export_has_qdq_on_the_input_and_the_weights(layer, op, precision):
-    ev, model = _export(layer, {"precision": precision, "quantize_scale": 0.25})
+    # a bias of its own: an all-zero one is left out of the model, as the parser sees a Conv without B
+    ev, model = _export(layer, {"precision": precision, "quantize_scale": 0.25, "bias": "0.5"})
     assert model.opset_import[0].version >= 19  # FLOAT8E4M3FN's QuantizeLinear
     (node,) = [n for n in model.graph.node if n.op_type == op]
     assert _qdq_from(model, node.input[0], precision, 0.25) == model.graph.input[0].name
@@ -75,7 +76,7 @@ def test_a_layer_without_weights_quantizes_its_input_only():
 
 @pytest.mark.parametrize("precision, kind", [("FP16", T.FLOAT16), ("BF16", T.BFLOAT16)])
 def test_float_type_export_casts_around_the_layer_and_its_weights(precision, kind):
-    _, model = _export("convolution", {"precision": precision})
+    _, model = _export("convolution", {"precision": precision, "bias": "0.5"})  # a bias of its own, to be cast
     made, consts = _walk(model)
     first, last = model.graph.node[0], model.graph.node[-1]
     assert (first.op_type, first.input[0], onnx.helper.get_attribute_value(first.attribute[0])) == (

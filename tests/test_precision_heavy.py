@@ -1,5 +1,5 @@
 """A large tensor's emulation and error figures, worked a slice at a time over a pool of threads
-(playground.chunks), are the same bits as the plain whole-tensor arithmetic written out here."""
+(playground.base.chunks), are the same bits as the plain whole-tensor arithmetic written out here."""
 
 from __future__ import annotations
 
@@ -8,10 +8,11 @@ import threading
 import numpy as np
 import pytest
 
-from playground import chunks, core
-from playground import precision as P
+from playground.base import chunks
+from playground.base import precision as P
 from playground.layers import get_layer
-from playground.stage import protocol
+from playground.network import core
+from playground.serve import protocol
 
 SHAPE = (1, 5, 512, 512)  # 1.3 M values: above chunks.THRESHOLD, so the slices go to the pool where there is one
 
@@ -151,7 +152,7 @@ def test_the_pool_is_used_only_above_the_threshold_beside_a_core_left_free_and_k
 
 
 def test_work_made_beside_runs_on_the_pool_with_the_callers_context_and_small_work_when_asked(cores):
-    from playground import reference as ref
+    from playground.base import reference as ref
 
     def where():
         return threading.current_thread().name, ref.result_type()

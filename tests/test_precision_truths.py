@@ -4,9 +4,9 @@ own step."""
 import numpy as np
 import pytest
 
-from playground import precision as P
-from playground.core import evaluate
+from playground.base import precision as P
 from playground.layers import get_layer
+from playground.network.core import evaluate
 from playground.trt.backend import detect
 from playground.trt.engine import _new_builder, network_from_layer
 

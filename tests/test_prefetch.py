@@ -6,10 +6,10 @@ import threading
 
 import numpy as np
 
-from playground import core
 from playground.layers import get_layer
-from playground.prefetch import Position, Prefetcher
-from playground.prefetch import neighbours as _neighbours
+from playground.network import core
+from playground.serve.prefetch import Position, Prefetcher
+from playground.serve.prefetch import neighbours as _neighbours
 from playground.trt.cache import EngineCache
 
 
@@ -62,7 +62,7 @@ def test_a_busy_server_prefetches_nothing():
     """Foreground evaluations closer together than QUIET_S (a room of sessions) leave no gap to build in."""
     import time
 
-    from playground.prefetch import QUIET_S
+    from playground.serve.prefetch import QUIET_S
 
     started = threading.Event()
     pre = Prefetcher(lambda *a, **k: started.set())
@@ -96,7 +96,7 @@ def test_close_waits_for_the_running_build_and_drops_the_rest():
     from a daemon thread aborts the process."""
     import time
 
-    from playground.prefetch import QUIET_S
+    from playground.serve.prefetch import QUIET_S
 
     started, done = threading.Event(), []
 

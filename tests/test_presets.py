@@ -1,4 +1,4 @@
-"""Every spec example (playground.presets) through playground.core.evaluate: the reference output
+"""Every spec example (playground.network.presets) through playground.network.core.evaluate: the reference output
 matches the spec's table within the preset's tolerance, and TensorRT's inferred output shape
 (`Evaluation.report.output_shape`) is the spec's shape. Building needs only TensorRT (no GPU);
 on a GPU that TensorRT supports, the `gpu` test compares TensorRT's own output too."""
@@ -11,11 +11,11 @@ import re
 import numpy as np
 import pytest
 
-from playground import presets as P
+from playground.base.examples import CANCELLING
 from playground.cli import parse_sets
-from playground.core import evaluate
-from playground.examples import CANCELLING
 from playground.layers import LAYERS, get_layer
+from playground.network import presets as P
+from playground.network.core import evaluate
 from playground.trt.backend import detect
 from playground.trt.cache import EngineCache
 

@@ -1,6 +1,6 @@
-"""playground.reference against the expected outputs printed in /work/shared/seeds (000-004).
+"""playground.base.reference against the expected outputs printed in /work/shared/seeds (000-004).
 
-The spec tables live once, in playground.presets (typed as printed, with the notes on what the
+The spec tables live once, in playground.network.presets (typed as printed, with the notes on what the
 print gets wrong); this file takes them from there and checks the pure-NumPy reference against
 them with inputs and kernels built here by hand, independently of the layer declarations. The
 tables hold TensorRT's float32 results, so they are compared with rtol=1e-6 (see presets.py for
@@ -16,8 +16,8 @@ import warnings
 import numpy as np
 import pytest
 
-from playground import reference as ref
-from playground.presets import find
+from playground.base import reference as ref
+from playground.network.presets import find
 
 
 def close(actual, expected):
@@ -142,7 +142,7 @@ def test_scale_wrong_count_names_mode_coefficient_and_counts():
 # --- 004 Convolution ---------------------------------------------------------------------
 
 # The reference's arguments for each single-channel convolution example; the tables and shapes are the
-# presets' (playground.presets). padding_nd (p, q) sets both sides: pre = post = (p, q).
+# presets' (playground.network.presets). padding_nd (p, q) sets both sides: pre = post = (p, q).
 CONV_KWARGS = {
     "stride_nd_2_2": dict(stride=(2, 2)),
     "stride_nd_2_1": dict(stride=(2, 1)),
@@ -173,7 +173,7 @@ CONV_OWN_TESTS = {"default", "kernel_attributes", "num_groups_2", "conv_3d", "in
 
 
 def test_every_convolution_example_is_checked_here():
-    from playground.presets import PRESETS
+    from playground.network.presets import PRESETS
 
     assert {p.name for p in PRESETS["convolution"]} == set(CONV_KWARGS) | CONV_OWN_TESTS
 

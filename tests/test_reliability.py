@@ -27,7 +27,7 @@ def test_shipped_server_config_is_safe_by_default():
 
 @pytest.fixture(autouse=True)
 def fresh_app_cache():
-    from playground import shared
+    from playground.serve import shared
 
     yield
     shared.engine_cache.clear()  # later pages get the default directory again
@@ -35,7 +35,7 @@ def fresh_app_cache():
 
 def _convolution_page(env_cache: Path, monkeypatch) -> AppTest:
     monkeypatch.setenv("PLAYGROUND_ENGINE_CACHE", str(env_cache))
-    from playground import shared
+    from playground.serve import shared
 
     shared.engine_cache.clear()  # one per process: make it pick up this directory
     return open_page("convolution")

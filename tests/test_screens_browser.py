@@ -12,7 +12,7 @@ import pytest
 from test_stage_browser import open_stage
 
 from playground.chromium import browser as B
-from playground.stage import protocol
+from playground.serve import protocol
 
 pytestmark = pytest.mark.browser
 STAGE = ".pg-stage"

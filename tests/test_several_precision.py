@@ -19,7 +19,7 @@ SEVERAL = [name for name, layer in LAYERS.items() if layer.several]
 
 @pytest.fixture(autouse=True)
 def _cache(tmp_path, monkeypatch):
-    from playground import core
+    from playground.network import core
     from playground.trt.cache import EngineCache
 
     monkeypatch.setattr(core, "_default_cache", EngineCache(tmp_path / "cache"))

@@ -1,4 +1,4 @@
-"""The stage's browser side as files (playground/stage/assets.py): the asset route serves every module the entry
+"""The stage's browser side as files (playground/serve/assets.py): the asset route serves every module the entry
 imports, under the version of their contents, and nothing else; each module keeps to one job and 400 lines."""
 
 from __future__ import annotations
@@ -9,8 +9,7 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from playground.serve import server
-from playground.stage import assets
+from playground.serve import assets, server
 from playground.ui import stage as ui_stage
 
 IMPORT = re.compile(r'^import .* from "\./([^"]+)";$', re.MULTILINE)

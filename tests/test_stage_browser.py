@@ -13,8 +13,7 @@ import pytest
 
 from playground.chromium import browser as B
 from playground.layers import LAYERS
-from playground.serve import server
-from playground.stage import protocol
+from playground.serve import protocol, server
 
 pytestmark = pytest.mark.browser
 STAGE = ".pg-stage"

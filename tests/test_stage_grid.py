@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
-from playground.core import evaluate
+from playground.network.core import evaluate
 from playground.onnx.opening import open_node
-from playground.stage import protocol
+from playground.serve import protocol
 
 
 @pytest.mark.parametrize(

@@ -9,11 +9,10 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from playground.colours import colour_range
-from playground.core import evaluate
+from playground.base.colours import colour_range
 from playground.layers import get_layer
-from playground.serve import server
-from playground.stage import protocol
+from playground.network.core import evaluate
+from playground.serve import protocol, server
 
 SHAPE = (4, 8, 128, 128)  # 32 planes of 16,384 values: 2 MiB a tensor
 PLANE_BYTES = SHAPE[2] * SHAPE[3] * 4
@@ -165,7 +164,8 @@ def test_what_pages_hold_is_bounded_by_the_seats_cap(client, monkeypatch):
     import gc
     import tracemalloc
 
-    from playground import core, shared
+    from playground.network import core
+    from playground.serve import shared
 
     cap = 24 * MiB
     monkeypatch.setattr(server, "SEATS", server.Seats(max_bytes=cap))
@@ -233,7 +233,7 @@ def test_a_follow_up_whose_evaluation_the_cap_let_go_evaluates_it_again_once(cli
     """The drawn answer's follow-up (`finish`: the engine's verdict, ONNX Runtime's badge) of a page whose
     evaluation went under the pages' cap meanwhile is answered: the configuration is evaluated once more. A page
     that has moved on is still answered nothing (its own follow-up comes)."""
-    from playground import core
+    from playground.network import core
 
     x = np.random.default_rng(3).uniform(-4, 4, SHAPE).astype(np.float32)
     one = 2 * MiB  # a tensor of SHAPE
@@ -268,7 +268,7 @@ def test_a_follow_up_whose_evaluation_the_cap_let_go_evaluates_it_again_once(cli
 def test_the_pages_input_is_hashed_once_for_its_every_answer(client, large, monkeypatch):
     """The seat's digest of its input, made when the page opened it, is the evaluations' cache key's and the input
     figure's id: no answer passes over the input to hash it again (nor compare mode's second evaluation)."""
-    from playground import core
+    from playground.network import core
 
     token, x = large
     hashed = []

@@ -12,10 +12,9 @@ import pytest
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 
-from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
-from playground.serve import server
-from playground.stage import protocol
+from playground.network.core import evaluate
+from playground.serve import protocol, server
 
 NAMES = sorted(LAYERS)
 
@@ -32,7 +31,7 @@ def test_every_parameter_has_a_control_and_the_defaults_round_trip(name):
     defaults = described["defaults"]
     assert set(defaults) <= set(described["keys"])
     raw = protocol.raw_params(layer, shape, defaults)
-    from playground.params import same_params
+    from playground.base.params import same_params
 
     assert same_params(layer.resolve(raw, shape), layer.defaults(shape))
 
@@ -109,7 +108,7 @@ def test_the_answer_carries_what_the_stage_draws():
 
 def test_a_refused_configuration_names_the_parameter_and_its_keys():
     layer = get_layer("convolution")
-    from playground.errors import ValidationError
+    from playground.base.errors import ValidationError
 
     with pytest.raises(ValidationError) as err:
         layer.resolve({"num_groups": 2}, layer.example_shape)
@@ -322,7 +321,7 @@ def test_a_changes_answer_carries_the_picked_cells_window_and_its_follow_up_ever
 def test_the_route_offers_the_moved_sliders_neighbours(client, monkeypatch):
     """The request carries texts ('2,1'); the neighbours are stepped from the canonical values, for a per-axis
     parameter, an int and an enum alike."""
-    from playground import shared
+    from playground.serve import shared
 
     offered = []
 
@@ -354,7 +353,8 @@ def test_the_route_offers_the_moved_sliders_neighbours(client, monkeypatch):
 def test_the_neighbours_built_ahead_reuse_the_pages_digest_of_its_input(client, monkeypatch):
     """A page's input is hashed once, when it is opened: its neighbours' evaluations, built ahead, take the seat's
     digest as the page's own evaluations do (an input of 1 M values is 4 MB a hash)."""
-    from playground import core, shared
+    from playground.network import core
+    from playground.serve import shared
 
     x = np.random.default_rng(5).uniform(-4, 4, (1, 1, 16, 16)).astype(np.float32)
     hashed, digest = [], core.digest
@@ -418,7 +418,7 @@ UNEVEN = [
 
 
 def _configurations():
-    from playground.presets import examples, input_for
+    from playground.network.presets import examples, input_for
 
     for name in (n for n in NAMES if get_layer(n).reads is not None):  # the layers that draw windows
         yield pytest.param(name, {}, None, id=f"{name}-default")

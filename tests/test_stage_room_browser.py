@@ -12,8 +12,8 @@ import re
 import pytest
 
 from playground.chromium import browser as B
-from playground.core import evaluate
 from playground.layers import LAYERS
+from playground.network.core import evaluate
 
 pytestmark = pytest.mark.browser
 STAGE = ".pg-stage"

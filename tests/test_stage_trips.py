@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from apptest import ask, open_page, settle, stage_data
 
-from playground import core, shared
+from playground.network import core
+from playground.serve import shared
 
 
 @pytest.fixture()
@@ -57,7 +58,7 @@ def test_the_picked_cell_is_named_in_the_link(spelling):
 
 def test_the_url_keys_of_compare_mode_and_the_picked_cell_are_spelled_once():
     from playground.layers import get_layer
-    from playground.stage import protocol
+    from playground.serve import protocol
     from playground.ui import stage
 
     layer = get_layer("convolution")

@@ -12,7 +12,7 @@ import pytest
 
 from playground import cli
 from playground.cli import open_model
-from playground.onnx import whole
+from playground.model import whole
 
 HERE = Path(__file__).parent / "fixtures" / "torch"
 CASES = sorted(p.stem for p in HERE.glob("*.onnx"))

@@ -26,10 +26,11 @@ from apptest import (
 )
 from streamlit.testing.v1 import AppTest
 
-from playground import presets, style
+from playground.base import style
 from playground.chromium.snapshot import Shot
-from playground.core import evaluate
 from playground.layers import LAYERS, get_layer
+from playground.network import presets
+from playground.network.core import evaluate
 from playground.ui import links
 from playground.ui.keys import SPEC_TAB
 

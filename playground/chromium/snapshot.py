@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..stage import protocol
+from ..serve import protocol
 from . import browser
 
 CROPS = ("figures", "stage", "page")
@@ -155,9 +155,9 @@ class Shot:
         the defaults, e.g. convolution--stride_nd-2-2--padding_mode-SAME_UPPER)."""
         if not self.preset or self.page in PAGES:
             return self.page
-        from ..export import config_name
         from ..layers import get_layer
-        from ..presets import find
+        from ..network.export import config_name
+        from ..network.presets import find
 
         layer, p = get_layer(self.page), find(self.page, self.preset)
         name = config_name(layer, layer.resolve(p.params, p.input_shape), p.input_shape)
@@ -192,7 +192,7 @@ def shots_from(pages: list[str], presets: list[str], model: tuple[str, str] | No
         layer, sep, name = item.partition(":")
         if not sep or layer not in LAYERS:
             raise ValueError(f"--presets: {item!r} must be LAYER:PRESET with LAYER one of {', '.join(LAYERS)}")
-        from ..presets import examples
+        from ..network.presets import examples
 
         names = [p.name for p in examples(layer)]
         chosen = names if name == "all" else [name]
@@ -325,9 +325,9 @@ def pick_example(page, layer: str, name: str, timeout_ms: float = 60_000) -> boo
     recognise) and the stage is idle; False where it does not within 5 s (the caller opens the example's link)."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: PLC0415 - only a snapshot needs it
 
+    from ..base.precision import with_data_scale
     from ..layers import get_layer
-    from ..precision import with_data_scale
-    from ..presets import find, input_for, matching
+    from ..network.presets import find, input_for, matching
 
     p = find(layer, name)
     x = input_for(p)
@@ -360,9 +360,9 @@ def gallery(
     """index.md: per picture, its title, the link that reopens it (relative to the app's address, or absolute under
     `base_url`), the command that reproduces its output and what to see, as the alt text too. The arrays the commands
     read go into `files` (file name → array), named by the picture."""
-    from ..export import playground_command
     from ..layers import get_layer
-    from ..presets import find, input_for
+    from ..network.export import playground_command
+    from ..network.presets import find, input_for
 
     titles = {"home": "The home page", "chain": "A chain of layers", "model": "A whole ONNX model"}
     lines = ["# TensorRT Layer Playground — figures", ""]

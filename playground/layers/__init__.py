@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 
-from ..layer import Layer
+from ..base.layer import Layer
 
 
 def is_layer(module: str) -> bool:

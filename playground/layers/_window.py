@@ -14,9 +14,9 @@ import itertools
 
 import numpy as np
 
-from .. import reference as ref
-from ..errors import EMPTY_OUTPUT, Stricter
-from ..params import Param
+from ..base import reference as ref
+from ..base.errors import EMPTY_OUTPUT, Stricter
+from ..base.params import Param
 
 PADDING_MODES = ref.PADDING_MODES
 PADDING_ALIASES = {"CAFFE_ROUND_DOWN": "EXPLICIT_ROUND_DOWN", "CAFFE_ROUND_UP": "EXPLICIT_ROUND_UP"}

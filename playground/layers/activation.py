@@ -6,13 +6,13 @@ import math
 
 import numpy as np
 
-from .. import reference as ref
-from ..examples import EXACT_SMALL, Preset, lesson, spec_input, table
-from ..inputs import centered_ramp
-from ..layer import Layer
-from ..onnx.map import Graph, Node, OnnxMap
-from ..params import Param
-from ..section import Chart, Code, Note, Text
+from ..base import reference as ref
+from ..base.examples import EXACT_SMALL, Preset, lesson, spec_input, table
+from ..base.inputs import centered_ramp
+from ..base.layer import Layer
+from ..base.onnx_map import Graph, Node, OnnxMap
+from ..base.params import Param
+from ..base.section import Chart, Code, Note, Text
 
 # (alpha, beta) as TensorRT's add_activation sets them for each type; CLIP's own default is
 # ±FLT_MAX (no clipping), so the playground starts it at the spec's example, (-2, 2).
@@ -264,7 +264,7 @@ def curve_marks(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray, i
 
 def section(ev, ctx):
     """The formula, and the transfer curve with the tensor's (input, output) pairs marked on it."""
-    from .. import plots
+    from ..base import plots
 
     p = ev.params
     xs, ys = activation_curve(p["type"], p["alpha"], p["beta"], curve_range(ev.input))

@@ -7,17 +7,17 @@ import itertools
 
 import numpy as np
 
-from .. import precision
-from .. import reference as ref
-from ..examples import CANCELLING, EXACT, FLOAT32_TABLE, INF, Preset, frozen, lesson, spec_input, table
-from ..explain import drawn_cells
-from ..inputs import tile_pattern
-from ..layer import Cell, Layer
-from ..numbers import precise
-from ..onnx.map import Graph, Node, OnnxMap, auto_pad, explicit_pads
-from ..params import Param
-from ..precision import QUANTIZED, fake_quantize
-from ..section import Table, Text
+from ..base import precision
+from ..base import reference as ref
+from ..base.examples import CANCELLING, EXACT, FLOAT32_TABLE, INF, Preset, frozen, lesson, spec_input, table
+from ..base.explain import drawn_cells
+from ..base.inputs import tile_pattern
+from ..base.layer import Cell, Layer
+from ..base.numbers import precise
+from ..base.onnx_map import Graph, Node, OnnxMap, auto_pad, explicit_pads
+from ..base.params import Param
+from ..base.precision import QUANTIZED, fake_quantize
+from ..base.section import Table, Text
 from . import _window as window
 
 

@@ -12,14 +12,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from .. import reference as ref
-from ..examples import derived
-from ..inputs import arange_pattern
-from ..layer import Cell, Layer
-from ..numbers import precise
-from ..onnx.map import Graph, Node, OnnxMap, explicit_pads
-from ..params import Param, spatial_names
-from ..precision import QUANTIZED, fake_quantize
+from ..base import reference as ref
+from ..base.examples import derived
+from ..base.inputs import arange_pattern
+from ..base.layer import Cell, Layer
+from ..base.numbers import precise
+from ..base.onnx_map import Graph, Node, OnnxMap, explicit_pads
+from ..base.params import Param, spatial_names
+from ..base.precision import QUANTIZED, fake_quantize
 from . import _window as window
 
 KERNEL = "kernel_size_nd"

@@ -15,14 +15,14 @@ import math
 
 import numpy as np
 
-from .. import reference as ref
-from ..errors import Stricter
-from ..examples import derived
-from ..inputs import DIM_NAMES, arange_pattern
-from ..layer import Cell, Input, Layer
-from ..numbers import precise
-from ..onnx.map import Graph, Node, OnnxMap
-from ..params import Param
+from ..base import reference as ref
+from ..base.errors import Stricter
+from ..base.examples import derived
+from ..base.inputs import DIM_NAMES, arange_pattern
+from ..base.layer import Cell, Input, Layer
+from ..base.numbers import precise
+from ..base.onnx_map import Graph, Node, OnnxMap
+from ..base.params import Param
 
 MODES = ("ELEMENT", "DEFAULT", "ND")
 BLOCK_CELLS = (

@@ -9,15 +9,15 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-from .. import precision as P
-from .. import reference as ref
-from ..examples import EXACT_SMALL, Preset, lesson, spec_input, table
-from ..inputs import centered_ramp
-from ..layer import Layer
-from ..numbers import precise
-from ..onnx.map import Graph, OnnxMap
-from ..params import Param
-from ..section import Chart, Columns, Heatmaps, Note, OnRequest, Table, Text
+from ..base import precision as P
+from ..base import reference as ref
+from ..base.examples import EXACT_SMALL, Preset, lesson, spec_input, table
+from ..base.inputs import centered_ramp
+from ..base.layer import Layer
+from ..base.numbers import precise
+from ..base.onnx_map import Graph, OnnxMap
+from ..base.params import Param
+from ..base.section import Chart, Columns, Heatmaps, Note, OnRequest, Table, Text
 from .prelu import FUSION_NOTE  # one of the constructions is a PReLU
 
 CONSTRUCTIONS = ("activation", "parametric_relu", "scale_relu_sum")
@@ -169,7 +169,7 @@ CONSTRUCTION_LABELS = {
 def section(ev, ctx):
     """The three constructions side by side on the same input: their engine layers, their outputs (on request),
     how far apart they are and, where a GPU runs them, their latency."""
-    from .. import plots
+    from ..base import plots
 
     alpha = ev.params["alpha"]
     with ctx.busy("Building the three constructions' TensorRT engines …"):

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import reference as ref
-from ..box import Box
-from ..examples import derived, lesson
-from ..inputs import DIM_NAMES
-from ..layer import Cell, Input, Layer
-from ..numbers import precise
-from ..onnx.map import Graph, Node, OnnxMap
-from ..params import Param
+from ..base import reference as ref
+from ..base.box import Box
+from ..base.examples import derived, lesson
+from ..base.inputs import DIM_NAMES
+from ..base.layer import Cell, Input, Layer
+from ..base.numbers import precise
+from ..base.onnx_map import Graph, Node, OnnxMap
+from ..base.params import Param
 from .reduce import axes_text, idle_axes
 
 

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import reference as ref
-from ..examples import EXACT_SMALL, Preset, spec_input, table
-from ..inputs import DIM_NAMES, centered_ramp
-from ..layer import Layer
-from ..numbers import precise
-from ..onnx.map import Graph, Node, OnnxMap
-from ..params import Param
-from ..section import Code, Note, Text
+from ..base import reference as ref
+from ..base.examples import EXACT_SMALL, Preset, spec_input, table
+from ..base.inputs import DIM_NAMES, centered_ramp
+from ..base.layer import Layer
+from ..base.numbers import precise
+from ..base.onnx_map import Graph, Node, OnnxMap
+from ..base.params import Param
+from ..base.section import Code, Note, Text
 
 GRANULARITY = ("tensor", "channel", "element")
 FUSION_NOTE = (

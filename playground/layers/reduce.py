@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import reference as ref
-from ..box import Box
-from ..errors import Stricter
-from ..examples import derived
-from ..inputs import DIM_NAMES, arange_pattern
-from ..layer import Cell, Layer
-from ..numbers import precise
-from ..onnx.map import Graph, Node, OnnxMap
-from ..params import Param
+from ..base import reference as ref
+from ..base.box import Box
+from ..base.errors import Stricter
+from ..base.examples import derived
+from ..base.inputs import DIM_NAMES, arange_pattern
+from ..base.layer import Cell, Layer
+from ..base.numbers import precise
+from ..base.onnx_map import Graph, Node, OnnxMap
+from ..base.params import Param
 
 OPERATIONS = ("SUM", "PROD", "MAX", "MIN", "AVG")
 NUMPY = {"SUM": np.sum, "PROD": np.prod, "MAX": np.max, "MIN": np.min, "AVG": np.mean}

@@ -11,14 +11,14 @@ import math
 
 import numpy as np
 
-from .. import reference as ref
-from ..errors import EMPTY_OUTPUT, Stricter
-from ..examples import derived
-from ..inputs import arange_pattern
-from ..layer import Cell, Layer
-from ..numbers import precise
-from ..onnx.map import Graph, Node, OnnxMap
-from ..params import Param, spatial_names
+from ..base import reference as ref
+from ..base.errors import EMPTY_OUTPUT, Stricter
+from ..base.examples import derived
+from ..base.inputs import arange_pattern
+from ..base.layer import Cell, Layer
+from ..base.numbers import precise
+from ..base.onnx_map import Graph, Node, OnnxMap
+from ..base.params import Param, spatial_names
 
 MODES = ("NEAREST", "LINEAR", "CUBIC")
 TRANSFORMS = ("ALIGN_CORNERS", "ASYMMETRIC", "HALF_PIXEL")

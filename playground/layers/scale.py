@@ -6,14 +6,14 @@ import math
 
 import numpy as np
 
-from .. import reference as ref
-from ..examples import EXACT_SMALL, INF, Preset, frozen, lesson, spec_input, table
-from ..inputs import DIM_NAMES, arange_pattern
-from ..layer import Layer
-from ..numbers import precise
-from ..onnx.map import Graph, Node, OnnxMap
-from ..params import Param
-from ..section import Code, Note, Table, Text
+from ..base import reference as ref
+from ..base.examples import EXACT_SMALL, INF, Preset, frozen, lesson, spec_input, table
+from ..base.inputs import DIM_NAMES, arange_pattern
+from ..base.layer import Layer
+from ..base.numbers import precise
+from ..base.onnx_map import Graph, Node, OnnxMap
+from ..base.params import Param
+from ..base.section import Code, Note, Table, Text
 
 MODES = ("UNIFORM", "CHANNEL", "ELEMENTWISE")
 COEFFICIENTS = ("scale", "shift", "power")

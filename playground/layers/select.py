@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import reference as ref
-from ..examples import derived
-from ..inputs import DIM_NAMES, arange_pattern, centered_ramp
-from ..layer import Cell, Input, Layer
-from ..numbers import precise
-from ..onnx.map import Graph, Node, OnnxMap
+from ..base import reference as ref
+from ..base.examples import derived
+from ..base.inputs import DIM_NAMES, arange_pattern, centered_ramp
+from ..base.layer import Cell, Input, Layer
+from ..base.numbers import precise
+from ..base.onnx_map import Graph, Node, OnnxMap
 
 NAMES = ("condition", "then", "else")
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import reference as ref
-from ..examples import derived
-from ..inputs import arange_pattern
-from ..layer import Cell, Layer
-from ..numbers import precise
-from ..onnx.map import Graph, Node, OnnxMap
-from ..params import Param
+from ..base import reference as ref
+from ..base.examples import derived
+from ..base.inputs import arange_pattern
+from ..base.layer import Cell, Layer
+from ..base.numbers import precise
+from ..base.onnx_map import Graph, Node, OnnxMap
+from ..base.params import Param
 
 DRAWN_RANKS = (2, 5)  # the heatmaps draw ranks 2 … 5
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import reference as ref
-from ..errors import Stricter
-from ..examples import derived
-from ..layer import Cell, Layer
-from ..numbers import precise
-from ..onnx.map import Graph, Node, OnnxMap
-from ..params import Param
+from ..base import reference as ref
+from ..base.errors import Stricter
+from ..base.examples import derived
+from ..base.layer import Cell, Layer
+from ..base.numbers import precise
+from ..base.onnx_map import Graph, Node, OnnxMap
+from ..base.params import Param
 
 AXIS_NAMES = {4: "NCHW", 5: "NCDHW"}
 

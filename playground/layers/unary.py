@@ -7,13 +7,13 @@ import math
 
 import numpy as np
 
-from .. import reference as ref
-from ..examples import derived
-from ..inputs import centered_ramp
-from ..layer import Cell, Layer
-from ..numbers import precise
-from ..onnx.map import Graph, Node, OnnxMap
-from ..params import Param
+from ..base import reference as ref
+from ..base.examples import derived
+from ..base.inputs import centered_ramp
+from ..base.layer import Cell, Layer
+from ..base.numbers import precise
+from ..base.onnx_map import Graph, Node, OnnxMap
+from ..base.params import Param
 
 _erf = np.frompyfunc(math.erf, 1, 1)
 FUNCTIONS = {

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 
-from .. import chain as C
-from ..errors import ValidationError
-from .map import OPSET, Graph
+from ..base.errors import ValidationError
+from ..base.onnx_map import OPSET, Graph
+from ..network import chain as C
 
 
 def fp32(chain: C.Chain) -> C.Chain:

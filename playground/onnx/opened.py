@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ValidationError
-from ..layer import Layer
-from ..params import jsonable, same_params
+from ..base.errors import ValidationError
+from ..base.layer import Layer
+from ..base.params import jsonable, same_params
 from . import reading
 
 SEED = 0  # the input of a node opened without one: the page's "random" pattern (uniform −4 … 4) from this seed
@@ -113,7 +113,7 @@ class Opened:
         _, shape, seed = self.more[v]
         if values is not None:
             return np.asarray(values[v], np.float32).reshape(shape)
-        from ..inputs import make_input
+        from ..base.inputs import make_input
 
         return make_input("random", shape, seed=seed)
 
@@ -122,7 +122,7 @@ class Opened:
         the model's constants, or seeded as the first is where none is given."""
         if self.shapes is None:
             return x.reshape(self.shape)
-        from ..inputs import make_input
+        from ..base.inputs import make_input
 
         first, *others = [n for n in self.layer.input_names if n in self.shapes]  # the node's, in order
         return {first: self.constants[first] if first in self.constants else x.reshape(self.shape)} | {

@@ -1,5 +1,5 @@
 """A node of an ONNX model opened as its layer: its attributes and constant inputs read by the layer's own mapping
-(`Layer.onnx.read`, playground.onnx.map) into the layer's parameters, or the rule that stops it; the input shape
+(`Layer.onnx.read`, playground.base.onnx_map) into the layer's parameters, or the rule that stops it; the input shape
 lifted to the layer's rank; and the node alone as a model of its own, for the second opinions.
 
     reading.load_model(bytes) → list_nodes(model) → open_node(model, name) → Opened
@@ -12,11 +12,11 @@ import json
 
 import numpy as np
 
-from ..errors import ValidationError
-from ..layer import Layer
+from ..base.errors import ValidationError
+from ..base.layer import Layer
+from ..base.onnx_map import IDENTITY, Node
 from ..layers import LAYERS, get_layer
 from . import reading
-from .map import IDENTITY, Node
 from .opened import SEED, Known, Opened, attributes, node_model, output_shape, static_shape
 from .several import open_several
 from .writing import META_LAYER, META_PARAMS
@@ -99,7 +99,7 @@ def open_known(known: Known, node, name: str, model_name: str, batch: int = 1, a
         raise ValidationError(where, "input", f"must have rank {low} … 5, not {len(onnx_shape)}", onnx_shape)
     lift = max(4 - len(onnx_shape), 0)
     shape = onnx_shape[:2] + (1,) * lift + onnx_shape[2:] if layer.onnx.lift == "spatial" else onnx_shape + (1,) * lift
-    from ..inputs import InputError, validate_shape
+    from ..base.inputs import InputError, validate_shape
 
     try:  # the page's input limits and the budget, as `run` meets them: the listing says so too
         validate_shape(shape)
@@ -180,7 +180,7 @@ def own_configuration(model, model_name: str) -> Opened | None:
 
 def seeded_input(opened: Opened) -> np.ndarray:
     """The input a node opens with where none is given, in ONNX's layout: what its page's input pattern draws."""
-    from ..inputs import make_input
+    from ..base.inputs import make_input
 
     return make_input("random", opened.shape, seed=SEED).reshape(opened.onnx_shape)
 

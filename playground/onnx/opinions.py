@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import hashlib
 
-from .. import precision as P
-from ..core import Evaluation, default_cache, evaluate
+from ..base import precision as P
+from ..base.memo import Memo
 from ..layers import get_layer
-from ..memo import Memo
+from ..network.core import Evaluation, default_cache, evaluate
 from ..trt import engine as eng
 from ..trt.cache import cache_key
 from . import runtime, writing

@@ -17,8 +17,8 @@ import tempfile
 
 import numpy as np
 
-from .. import blobs, budget
-from ..errors import ValidationError
+from ..base import blobs, budget
+from ..base.errors import ValidationError
 
 MAX_MODEL_BYTES = 64 << 20  # an upload or a file: ResNet-18's weights (45 MB) fit, a language model does not
 MAX_NODES = 10_000
@@ -359,7 +359,7 @@ def node_name(node, index: int) -> str:
 
 # -- kept by the server: an upload, and the links to its nodes ----------------------------------------------------
 def remember(data: bytes, name: str):
-    """Check the model in `data` and keep it (playground.blobs): (its digest, the model)."""
+    """Check the model in `data` and keep it (playground.base.blobs): (its digest, the model)."""
     model = load_model(data, name)
     return blobs.store().put(data, ".onnx"), model
 

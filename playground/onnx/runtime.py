@@ -11,8 +11,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import ValidationError
-from ..layer import Layer
+from ..base.errors import ValidationError
+from ..base.layer import Layer
 
 # Polygraphy's defaults for its per-cell rule (`polygraphy run --atol --rtol`). Its own check fails a cell only over
 # both atol and rtol·|reference|; the sum here (NumPy's allclose) is at most twice as wide, and says one number.
@@ -56,7 +56,7 @@ _arena_bytes: list[int] = []  # the arena's cap, once registered (the process's 
 
 def memory_cap() -> int:
     """The bytes ONNX Runtime's runs may hold at once: PLAYGROUND_MODEL_MAX_MB, a whole model's tensors together."""
-    from .. import budget
+    from ..base import budget
 
     return int(budget.env_number("PLAYGROUND_MODEL_MAX_MB", 1024, 1, 2**20)) << 20
 

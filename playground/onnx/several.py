@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..errors import ValidationError
-from ..layer import Layer
+from ..base.errors import ValidationError
+from ..base.layer import Layer
+from ..base.onnx_map import Node
 from ..layers import get_layer
-from .map import Node
 from .opened import SEED, Known, Opened, attributes, node_model, output_shape, static_shape
 
 COMMUTATIVE = {"Add", "Mul", "Max", "Min", "Sum", "Mean", "And", "Or", "Xor", "Equal"}  # ONNX's: operands swap freely

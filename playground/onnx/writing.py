@@ -1,4 +1,4 @@
-"""A configuration written as an ONNX model: the layer's graph (`Layer.onnx.write`, playground.onnx.map), in the
+"""A configuration written as an ONNX model: the layer's graph (`Layer.onnx.write`, playground.base.onnx_map), in the
 configuration's precision as the playground's engine computes it, with the configuration in its metadata so it
 reopens exactly (playground.onnx.opening).
 
@@ -11,8 +11,8 @@ import json
 
 import numpy as np
 
-from ..layer import Layer
-from .map import OPSET, Graph
+from ..base.layer import Layer
+from ..base.onnx_map import OPSET, Graph
 from .reading import library
 
 META_LAYER, META_PARAMS = "playground.layer", "playground.params"  # an export's own configuration

@@ -3,7 +3,7 @@
     python -m playground room --replicas 4 --port 8080
 
 Each replica is `streamlit run app.py` on 127.0.0.1 (ports from --first-port), every one pointed at the same
-engine cache directory (and the models and weights links name, playground.blobs). HAProxy, from the
+engine cache directory (and the models and weights links name, playground.base.blobs). HAProxy, from the
 distribution's package, listens on --port:
 - affinity: a browser's first response sets a cookie naming its replica; every later request (the page, Streamlit's
   websocket, an upload, the stage's route) carries it to the same one, where its session and stage seat live;
@@ -27,7 +27,7 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..errors import PlaygroundError, ValidationError
+from ..base.errors import PlaygroundError, ValidationError
 
 ROOT = Path(__file__).resolve().parents[2]
 COOKIE = "PGREPLICA"
@@ -97,7 +97,7 @@ class Replica:
     proc: subprocess.Popen | None = None
 
     def start(self, env: dict) -> None:
-        from ..serve.launch import tuned_env
+        from .launch import tuned_env
 
         cmd = [
             sys.executable,

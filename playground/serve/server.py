@@ -31,10 +31,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import ValidationError
+from ..base.errors import ValidationError
 from ..layers import get_layer
-from ..prefetch import Position, neighbours
-from ..stage import protocol
+from . import protocol
+from .prefetch import Position, neighbours
 
 log = logging.getLogger(__name__)
 ROUTE = "/api/stage/evaluate"
@@ -55,7 +55,7 @@ MAX_SEAT_MB = 1024
 def max_seat_bytes() -> int:
     """PLAYGROUND_PAGES_MB in bytes; where it is not a number in its range, the server says so and keeps the
     default (it is read as the server starts: there is no page to say it on)."""
-    from ..budget import env_number
+    from ..base.budget import env_number
 
     try:
         return int(env_number("PLAYGROUND_PAGES_MB", MAX_SEAT_MB, 1, 2**20, float) * 2**20)
@@ -78,7 +78,7 @@ PLANES_ANSWER_TENSORS = 2  # an answer of planes carries at most two whole tenso
 def max_planes_bytes() -> int:
     """The most bytes of planes one planes request is answered (a page turned asks for a few planes of a figure or
     two): twice a tensor at the element budget, 64 MiB by default."""
-    from .. import budget
+    from ..base import budget
 
     return PLANES_ANSWER_TENSORS * 4 * budget.max_elements()
 
@@ -205,7 +205,7 @@ class Seats:
     def open(self, layer: str, x, token: str | None = None, opened=None, chain=None) -> str:
         """A seat for this page's input: an array, or the feed dict of a layer of several inputs (the same token
         again where the page already has one); `chain` (chainview.Spec): a chain's page, `x` the chain's input."""
-        from ..core import digest
+        from ..network.core import digest
 
         if chain is not None:
             xs = {"x": np.asarray(x, dtype=np.float32, order="C")}
@@ -295,8 +295,8 @@ class Seats:
 
 def _resolves_to(layer: str, raw: dict, params: dict, inputs: dict) -> bool:
     """Whether `raw` resolves to `params` on `inputs` (an evaluation's: the inputs its configuration reads)."""
-    from ..params import same_params
-    from ..precision import with_data_scale
+    from ..base.params import same_params
+    from ..base.precision import with_data_scale
 
     try:
         mine = with_data_scale(get_layer(layer).resolve(raw, {n: a.shape for n, a in inputs.items()}), inputs)
@@ -456,8 +456,8 @@ def _answer(seat: Seat, message: dict, asked: float = 0.0, marks: dict | None = 
 
 def answer(seat: Seat, message: dict) -> dict:
     """One request's answer: {"answer": …} or {"problem": …} (a refused configuration)."""
-    from .. import shared  # the process's backend, engine cache and speculative builder
-    from ..core import evaluate
+    from ..network.core import evaluate
+    from . import shared  # the process's backend, engine cache and speculative builder
 
     unknown = set(message) - {"params", "compare", "pick", "quick", "have", "finish", "pages"}
     if unknown:
@@ -545,9 +545,8 @@ def _held(message: dict) -> frozenset:
 def chain_answer(seat: Seat, message: dict) -> dict:
     """A chain page's request: its layers' parameters evaluated as one chain on the seat's input (the references
     drawn first where no engine runs; the engine's build follows, `finish`), or the refusal naming its key."""
-    from .. import chain as C
-    from .. import shared
-    from ..stage import chainview
+    from ..network import chain as C
+    from . import chainview, shared
 
     if message.get("compare") is not None:
         raise protocol.RequestError("a chain has no compare mode", "compare")
@@ -580,8 +579,8 @@ def finish(seat: Seat, layer, raw: dict, compare: str | None, pick: tuple | None
     of the evaluation the seat remembers: the configuration is not evaluated again (unless the pages' cap let its
     evaluation go: `answer` makes it again first). None where the seat remembers another configuration (the page
     has moved on: its own follow-up comes)."""
-    from .. import shared
-    from ..core import complete
+    from ..network.core import complete
+    from . import shared
 
     ev = seat.remembered(raw, compare)
     if ev is None:
@@ -764,7 +763,7 @@ def middleware() -> list:
 def routes():
     from starlette.routing import Route
 
-    from ..stage import assets
+    from . import assets
 
     return [
         Route(ROUTE, evaluate_route, methods=["POST"]),

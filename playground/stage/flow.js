@@ -124,7 +124,7 @@ export function verdict(chain) {
   const rtx = /rtx/i.test(who) ? " (TensorRT-RTX's fusions are not full TensorRT's)" : "";
   const parts = boxes.map((b) => (b.fuses.length > 1 ? `${b.fuses.join(" + ")} in one` : `${b.fuses[0]} alone`));
   return `Engine by ${who}${rtx}: ${boxes.length} computing layer${boxes.length === 1 ? "" : "s"} (${parts.join("; ")})` +
-    (moves ? `, ${moves} moving data between layouts` : "") + ". Built, not run.";
+    `${moves ? `, ${moves} moving data between layouts` : ""}. Built, not run.`;
 }
 
 // An element's markup, written only where it changed: a key press that moves no figure rewrites nothing.

@@ -95,19 +95,15 @@ export class Stage {
     $(".pg-png").onclick = () => this.figures.savePng(fileName(this.table, this.query, this.compare));
     if ($(".pg-qr-button")) $(".pg-qr-button").onclick = () => this.showQr();
     $(".pg-copy").onclick = () => this.copyLink($(".pg-copy"));
-    this.tip = Object.assign(document.createElement("div"), { className: "pg-tip" });
-    this.tip.setAttribute("role", "tooltip"); this.root.append(this.tip);
+    this.tip = Object.assign(document.createElement("div"), { className: "pg-tip", role: "tooltip" }); this.root.append(this.tip);
     this.figures = new Figures(this, $(".pg-row"), this.tip);
     if (this.data.chain) this.chainDrawing = new ChainDrawing(this, $(".pg-row")); // its flow and hover trace
-    this.onResize = () => { if (this.answer) { this.figures.resized = true; this.figures.draw(); } };
-    window.addEventListener("resize", this.onResize);
+    this.onResize = () => { if (this.answer) { this.figures.resized = true; this.figures.draw(); } }; window.addEventListener("resize", this.onResize);
     // The stage's own width changes without the window's too (Streamlit's sidebar opens beside the page on a wide
     // screen and narrows it): the figures are fitted to the width left to them.
-    let width = 0;
-    this.resizer = new ResizeObserver(([entry]) => { const w = Math.round(entry.contentRect.width); if (w !== width && width) this.onResize(); width = w; });
+    let width = 0; this.resizer = new ResizeObserver(([entry]) => { const w = Math.round(entry.contentRect.width); if (w !== width && width) this.onResize(); width = w; });
     this.resizer.observe(this.root);
-    const hide = this.data.hide || [];
-    for (const part of ["title", "formula", "explanation", "link", "parameters"]) this.root.classList.toggle(`pg-hide-${part}`, hide.includes(part));
+    const hide = this.data.hide || []; for (const part of ["title", "formula", "explanation", "link", "parameters"]) this.root.classList.toggle(`pg-hide-${part}`, hide.includes(part));
     this.controls = new Controls($(".pg-controls"), {
       layer: this.layer, describe: this.data.describe, hide, compare: this.compare, query: () => this.query, dropped: this.data.dropped,
       on: { set: (changes) => this.set(changes), release: (k, v) => this.release(k, v),
@@ -136,8 +132,7 @@ export class Stage {
   stop() {
     this.url.cancel(); this.requests.stop();
     window.removeEventListener("resize", this.onResize); this.resizer.disconnect(); this.chainDrawing?.stop();
-    if (this.playing) clearInterval(this.playing);
-    if (this.settleTimer) clearTimeout(this.settleTimer);
+    if (this.playing) clearInterval(this.playing); if (this.settleTimer) clearTimeout(this.settleTimer);
   }
 
   // The URL is the contract: where the page's script ran on an older query than the address bar holds (the page
@@ -351,8 +346,7 @@ export class Stage {
   // A refused configuration (or a request the server could not answer): named, its parameter's controls marked red,
   // the last good figures kept. `seq`: the request it answers (an answer asked before it does not clear it).
   showProblem(p, seq) {
-    this.problemSeq = seq;
-    this.problemEl.hidden = false;
+    this.problemSeq = seq; this.problemEl.hidden = false;
     const last = this.data.chain ? "the last good chain" : "the last valid configuration";
     this.problemEl.textContent = p.message + (this.answer ? ` — the figures show ${last}.` : "");
     this.controls.mark(p.keys || [], p.rule || p.message);
@@ -369,13 +363,10 @@ export class Stage {
       `<button class="pg-play" aria-pressed="${Boolean(this.playing)}">${this.playing ? "pause" : "play"}</button>` +
       `<label class="pg-speed">speed <input type="range" min="0.25" max="4" step="0.25" value="${this.speed}" aria-label="Play speed, cells per second"></label>` +
       `<span class="pg-line">output(${esc(this.figures.named("output", this.pick).join(","))}) = ${markdownInline(line || "…")}</span>`);
-    if (!line && Object.keys(cells.lines).length && this.lineAsked !== where) { // past the lines sent: ask once
-      this.lineAsked = where; this.request(false);
-    }
+    if (!line && Object.keys(cells.lines).length && this.lineAsked !== where) { this.lineAsked = where; this.request(false); } // past the lines sent: ask once
     if (!drawn) return; // the same line: its buttons stand, wired
-    this.cellEl.querySelector(".pg-prev").onclick = () => this.step(-1);
-    this.cellEl.querySelector(".pg-next").onclick = () => this.step(1);
-    this.cellEl.querySelector(".pg-play").onclick = () => this.togglePlay();
+    const on = (sel, f) => { this.cellEl.querySelector(sel).onclick = f; };
+    on(".pg-prev", () => this.step(-1)); on(".pg-next", () => this.step(1)); on(".pg-play", () => this.togglePlay());
     this.cellEl.querySelector(".pg-speed input").oninput = (e) => {
       this.speed = Number(e.target.value);
       if (this.playing) { clearInterval(this.playing); this.playing = setInterval(() => this.step(1), 1000 / this.speed); }
@@ -384,8 +375,7 @@ export class Stage {
 
   step(by) { // the next (previous) output cell in row-major order, past the last back to the first
     const shape = this.answer.cells.shape, n = shape.reduce((a, b) => a * b, 1);
-    let flat = this.pick.reduce((acc, v, i) => acc * shape[i] + v, 0);
-    flat = (flat + by + n) % n;
+    let flat = (this.pick.reduce((acc, v, i) => acc * shape[i] + v, 0) + by + n) % n;
     const idx = [];
     for (let i = shape.length - 1; i >= 0; i--) { idx.unshift(flat % shape[i]); flat = Math.floor(flat / shape[i]); }
     this.setPick(idx);

@@ -99,7 +99,7 @@ export function fileName(table, query, compare) {
   const parts = [table.layer];
   for (const k of table.keys) {
     // a layer's keys less its name (stride_nd.h); a chain's whole, each under its layer's key (convolution2.stride_nd.h)
-    const own = k.startsWith(table.layer + ".") ? k.slice(table.layer.length + 1) : k;
+    const own = k.split(".")[0] === table.layer ? k.slice(table.layer.length + 1) : k;
     if (query[k] !== undefined && query[k] !== table.defaults[k]) parts.push(`${own}-${query[k]}`);
   }
   if (compare) parts.push(`compare-${compare}`);

@@ -21,8 +21,8 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
-from ..budget import env_number
-from ..files import atomic_write, cache_dir, evict_oldest
+from ..base.budget import env_number
+from ..base.files import atomic_write, cache_dir, evict_oldest
 from .engine import BuildReport, BuildSettings
 
 # Part of every key: 2 since networks are created STRONGLY_TYPED, 3 since every network (a layer's too) is keyed by

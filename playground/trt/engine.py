@@ -23,10 +23,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import precision as P
-from ..budget import env_number
-from ..files import atomic_write
-from ..layer import Layer
+from ..base import precision as P
+from ..base.budget import env_number
+from ..base.files import atomic_write
+from ..base.layer import Layer
 from .backend import Backend
 
 INPUT_NAME, OUTPUT_NAME = "inputT0", "outputT0"  # the first input's; a layer's i-th input is "inputT{i}"
@@ -41,6 +41,17 @@ SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING", "INFO", "VERBOSE")
 SHOWN_SEVERITIES = ("INTERNAL_ERROR", "ERROR", "WARNING")
 # TensorRT's verbose words about fusion, kept in a build's log (as VERBOSE records) beside its warnings and errors.
 FUSION_WORDS = re.compile(r"fusion|fusing|fused|ForeignNode|Removing|eliminat", re.IGNORECASE)
+
+
+# An engine's status in words: the stage's badge and the page's Engine tab both say it so (one spelling).
+ENGINE_STATUS = {
+    "built": "built now",
+    "cached": "from cache",
+    "refused": "refused by its builder",
+    "failed": "failed",
+    "not_built": "not built",
+    "pending": "not built yet",
+}
 
 
 def canonical(value):

@@ -4,7 +4,7 @@ the whole.
 The page draws the stage once (ui/stage.py's component; chainview.py says the chain to it): each layer's parameters
 are its controls (`KEY.PARAM[.AXIS]`), each tensor a figure, and a change goes to the stage's route, never through a
 run of this script. The sidebar holds what changes the chain's structure (a starter, the layers in order), each a
-page navigation. The address is the page's state (playground.chain.Address for the structure, the stage's keys for
+page navigation. The address is the page's state (playground.network.chain.Address for the structure, the stage's keys for
 the parameters; older links' whole-parameter keys, `convolution.stride_nd=2,2`, still open).
 """
 
@@ -14,12 +14,11 @@ import hashlib
 
 import streamlit as st
 
-from .. import chain as C
-from .. import chains
-from ..errors import PlaygroundError, ValidationError
+from ..base.errors import PlaygroundError, ValidationError
 from ..layers import LAYERS
-from ..serve import server
-from ..stage import assets, chainview, protocol
+from ..network import chain as C
+from ..network import chains
+from ..serve import assets, chainview, protocol, server
 from . import chain_compare, stage
 from .messages import guarded, inert
 from .page import PRESENTER_CSS, STAGE_CSS
@@ -104,10 +103,10 @@ def _chain_page() -> None:
 
 def _from_model(address: C.Address, x) -> None:
     """Where a chain opened from a model reads, and whether its engine, as the link opened it, computes the model's
-    nodes as the model's engine does (onnx.as_chain.fusion), or why not. Its engine is built here, once per link
+    nodes as the model's engine does (model.as_chain.fusion), or why not. Its engine is built here, once per link
     (the engine cache keeps it): the stage's own verdict follows each edit."""
-    from ..onnx import as_chain
-    from ..shared import backend, engine_cache
+    from ..model import as_chain
+    from ..serve.shared import backend, engine_cache
 
     model = address.model
     where = f"On ONNX Runtime's tensor {model.tensor!r} of the model {model.name} (its seeded inputs)"
@@ -156,7 +155,7 @@ def _stage(spec, address, given, base, x, presenter, painted: bool, slot: str = 
     """The stage, drawn once: the configuration the address holds (its last good one where it is refused: the
     refusal named at its control), its first answer carried in the page's own message. `slot`: a second stage's
     (chain_compare's), which leaves the address alone; side by side (`compared`, or a slot) the parameters fold."""
-    from ..shared import backend, engine_cache
+    from ..serve.shared import backend, engine_cache
 
     token = server.SEATS.open(C.CHAIN, x, st.session_state.get(TOKEN + slot), chain=spec)
     st.session_state[TOKEN + slot] = token

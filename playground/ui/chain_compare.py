@@ -7,13 +7,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from .. import chain as C
-from .. import chains
-from ..errors import ValidationError
+from ..base.errors import ValidationError
+from ..network import chain as C
+from ..network import chains
 from .messages import inert
 
 KEY = "compare"  # the page's address key
 SLOT = "-compare"  # the compared stage's slot, token and component key, beside the page's own
+PICKER = "chain.compare_with"  # the sidebar picker's widget key
 
 
 def wanted() -> str | None:
@@ -51,7 +52,7 @@ def columns(text: str | None):
 def compared(text: str, x):
     """(spec, address, base chain) of the compared chain on the page's input `x`, or None with its refusal shown
     where it cannot be (its name, or its layers on this input)."""
-    from ..stage import chainview
+    from ..serve import chainview
 
     try:
         address = address_of(text)
@@ -70,7 +71,7 @@ def picker(current: str | None) -> None:
     names = [s.name for s in chains.STARTERS]
 
     def pick():
-        chosen = st.session_state["chain.compare"]
+        chosen = st.session_state[PICKER]
         if chosen:
             st.query_params[KEY] = chosen
         elif KEY in st.query_params:
@@ -81,6 +82,6 @@ def picker(current: str | None) -> None:
         [""] + names,
         index=names.index(current) + 1 if current in names else 0,
         format_func=lambda n: chains.find(n).title if n else "— nothing: this chain alone —",
-        key="chain.compare",
+        key=PICKER,
         on_change=pick,
     )

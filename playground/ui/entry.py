@@ -51,7 +51,7 @@ def index_html(stage: bool, home: bool = False) -> str:
     its body."""
     from streamlit import file_util
 
-    from ..stage import assets
+    from ..serve import assets
 
     page = Path(file_util.get_static_dir(), "index.html").read_text(encoding="utf-8")
     # the same addresses the stage's component imports (ui/stage.py), resolved from the page's as it resolves them

@@ -1,4 +1,4 @@
-"""Under the stage: a layer's section (its tables, charts, heatmaps and notes: playground.section blocks) and the
+"""Under the stage: a layer's section (its tables, charts, heatmaps and notes: playground.base.section blocks) and the
 picked output cell's terms, drawn with Streamlit. `view` is a ui.view.ViewOptions. Every widget key is
 "{layer}.extra.{name}"."""
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import streamlit as st
 
-from .. import section
+from ..base import section
+from ..base.numbers import precise
 from ..layers import get_layer
-from ..numbers import precise
 from .figures import chart, table, tensors
 from .keys import key
 from .messages import inert
@@ -30,7 +30,7 @@ def details(evaluation, pick: tuple[int, ...] | None, view: Any, evaluate) -> No
 
 
 def draw_blocks(layer: str, blocks: list, view: Any) -> None:
-    """A layer's section (playground.section blocks) in the current container; consecutive texts as one element
+    """A layer's section (playground.base.section blocks) in the current container; consecutive texts as one element
     (fewer for the browser to redraw on every change)."""
     for is_text, run in itertools.groupby(blocks, key=lambda b: isinstance(b, section.Text)):
         if is_text:
@@ -60,7 +60,7 @@ def _draw_block(layer: str, block, view: Any) -> None:
         if st.toggle(block.label, value=False, key=_key(layer, block.name)):
             draw_blocks(layer, block.blocks(), view)
     else:
-        raise TypeError(f"{layer}'s section holds {block!r}, which is no playground.section block")
+        raise TypeError(f"{layer}'s section holds {block!r}, which is no playground.base.section block")
 
 
 def cell_blocks(evaluation, index: tuple[int, ...] | None) -> list:

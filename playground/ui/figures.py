@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from ..stage import assets, protocol
+from ..serve import assets, protocol
 
 STILL = "playground_figures"
 STILL_VALUES = protocol.INLINE_VALUES  # the values one row of figures carries in the page's message, at most

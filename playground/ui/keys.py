@@ -5,13 +5,13 @@ scripts and the browser tests).
 Key scheme (stable, derived from names, so links and presenter mode can address every control):
 
     "{layer}.input.{name}"       input controls: kind, 3d, N, C, D, H, W, low, high, seed, value, image
-                                 (stage.protocol.input_key, which names the input too for a layer of several)
-    "view.presenter"             presenter mode, shared by every page (stage.protocol.VIEW_PRESENTER)
+                                 (serve.protocol.input_key, which names the input too for a layer of several)
+    "view.presenter"             presenter mode, shared by every page (serve.protocol.VIEW_PRESENTER)
     "{layer}.download.{what}"    download buttons (script, onnx, input/output .npy and .csv)
     "{layer}.tabs"               the tabs under the stage (of those only the open one is drawn)
 
 The input controls and the presenter toggle hold state of their own and are bound to the page URL
-(widgets.STATE, bind="query-params"): the query parameter is the widget key, spelled by stage.protocol as every
+(widgets.STATE, bind="query-params"): the query parameter is the widget key, spelled by serve.protocol as every
 key a link holds is: `LAYER.PARAM[.AXIS]` (query_keys), `LAYER.compare`, `LAYER.cell.AXIS`, the input's, the
 view's; ui.links checks all of them when a page opens.
 

@@ -1,6 +1,6 @@
 """Shareable links: what a URL may ask of a layer page, checked when the page opens.
 
-A link holds the stage's configuration in the URL's spelling (stage.protocol.query_keys: `LAYER.PARAM`, per
+A link holds the stage's configuration in the URL's spelling (serve.protocol.query_keys: `LAYER.PARAM`, per
 axis `LAYER.PARAM.AXIS`, `LAYER.compare`), the input controls (bound to the URL: their widget keys,
 `LAYER.input.NAME`) and presenter mode (`view.presenter`). What the layer refuses (`?convolution.num_groups=2`
 with C = 1, `?prelu.slopes=1,2`, `?convolution.input.H=100000`, `?activation.alpha=1e999`) is checked here, with
@@ -28,13 +28,13 @@ from typing import Any
 import numpy as np
 import streamlit as st
 
-from ..errors import ValidationError
-from ..inputs import DIM_NAMES, KIND_OPTIONS, KINDS, LIMITS, SEED_MAX, default_dims
-from ..layer import Layer
+from ..base.errors import ValidationError
+from ..base.inputs import DIM_NAMES, KIND_OPTIONS, KINDS, LIMITS, SEED_MAX, default_dims
+from ..base.layer import Layer
+from ..base.numbers import exact
 from ..layers import LAYERS
-from ..numbers import exact
-from ..stage import protocol
-from ..stage.protocol import HIDE, VIEW_CELL, VIEW_PRESENTER, compare_key, input_key, key
+from ..serve import protocol
+from ..serve.protocol import HIDE, VIEW_CELL, VIEW_PRESENTER, compare_key, input_key, key
 from .keys import COMPARE_OFF, MODEL, NODE, ONNX, REAL, VIEW_CELL_RANGE, control_key, key_selector
 from .state import PageState
 
@@ -172,7 +172,7 @@ class _Check:
     """One pass over a page's URL values: the keys this page does not use named (another page's spelling, a size of
     a rank the input does not have, a value option of another pattern), a per-axis parameter's whole spelling
     (`LAYER.PARAM=2,2`, as the CLI and the chain write it) read as its axes' keys, the input and view fields parsed
-    one by one, then the parameters read as the stage reads them (stage.protocol) and checked by the layer's rules;
+    one by one, then the parameters read as the stage reads them (serve.protocol) and checked by the layer's rules;
     every URL value that breaks one is dropped and reported."""
 
     def __init__(

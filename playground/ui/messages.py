@@ -7,7 +7,7 @@ import re
 
 import streamlit as st
 
-from ..errors import PlaygroundError
+from ..base.errors import PlaygroundError
 
 # What markdown, HTML or Streamlit would act on in a message: code, emphasis, links and images, HTML,
 # math, headings and tables always; underscores that could open or close emphasis (not inside a name like

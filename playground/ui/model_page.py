@@ -5,7 +5,7 @@ An upload is kept by the server (content-addressed, as the home page's), and the
 are never read as markdown); each that opens links to its layer's page with the node's configuration
 (`/LAYER?onnx=DIGEST&node=NAME&model=FILE`). The first node whose reference and ONNX Runtime part ways is named
 first; a run of nodes (shift-clicked on the graph, or an engine layer's fused nodes) opens as a chain on the tensor
-its first node reads in the model (onnx.as_chain).
+its first node reads in the model (model.as_chain).
 """
 
 from __future__ import annotations
@@ -18,14 +18,15 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from .. import blobs
-from ..errors import ValidationError
+from ..base import blobs
+from ..base.errors import ValidationError
+from ..base.memo import Memo
+from ..base.numbers import compact
+from ..base.onnx_map import opens_as
 from ..layers import LAYERS
-from ..memo import Memo
-from ..numbers import compact
-from ..onnx import as_chain, kept, reading, whole
-from ..onnx.map import opens_as
-from ..stage.protocol import ENGINE_STATUS
+from ..model import as_chain, kept, whole
+from ..onnx import reading
+from ..serve.protocol import ENGINE_STATUS
 from . import model_precision, models
 from .keys import MODEL, NODE, ONNX, REAL
 from .messages import guarded, inert
@@ -299,7 +300,7 @@ def _job(digest: str, name: str) -> _Job:
 
 def _analysis(digest: str, name: str) -> dict:
     """The model's analysis on its seeded input, made once per model digest, whatever name a link gives it, and kept
-    in the engine cache's store (onnx.kept: a revisit, the same model under another `model=`, or anyone in the room
+    in the engine cache's store (model.kept: a revisit, the same model under another `model=`, or anyone in the room
     opening it, reads it). It runs in the background (a page left, or reloaded, while it runs does not stop it, and
     every page waiting on the model shares it); the page waiting shows a status naming the step under way and a bar
     the share of nodes judged."""

@@ -1,4 +1,4 @@
-"""The model page's precision (`?precision=FP16`): `model --precision`'s answer (playground.onnx.precision_model)
+"""The model page's precision (`?precision=FP16`): `model --precision`'s answer (playground.model.precision_model)
 drawn on the page's graph, each box coloured by its accumulated error against the policy, the first divergence
 marked, and the keep-FP32 plan stated."""
 
@@ -8,10 +8,10 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from ..errors import ValidationError
-from ..memo import Memo
-from ..numbers import compact
-from ..onnx import precision_model as pm
+from ..base.errors import ValidationError
+from ..base.memo import Memo
+from ..base.numbers import compact
+from ..model import precision_model as pm
 from ..onnx import reading
 from .keys import MODEL, NODE, ONNX, REAL
 from .messages import inert
@@ -89,7 +89,7 @@ def recolour(data: dict, answer: dict, by: str = "accumulated") -> dict:
     p = answer["precision"]
     # its own key: the graph redraws when the precision or the error it is coloured by changes
     data = {**data, "key": f"{data['key']}|{p['precision']}|{by}", "nodes": [dict(box) for box in data["nodes"]]}
-    from ..onnx.as_chain import link_in_precision  # the engine outlines' chains open in the precision too
+    from ..model.as_chain import link_in_precision  # the engine outlines' chains open in the precision too
 
     data["groups"] = [g | {"chain": link_in_precision(g.get("chain"), p["precision"])} for g in data.get("groups", [])]
     policy = pm.Policy(p["policy"]["min_cosine"])

@@ -10,14 +10,14 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from .. import blobs
-from ..errors import ValidationError
-from ..layer import Layer
+from ..base import blobs
+from ..base.errors import ValidationError
+from ..base.layer import Layer
+from ..base.onnx_map import opens_as
 from ..layers import LAYERS
 from ..onnx import opening, reading
-from ..onnx.map import opens_as
 from ..onnx.opened import SEED, Opened
-from ..stage import protocol
+from ..serve import protocol
 from . import widgets
 from .keys import MODEL, NODE, ONNX, REAL, key_selector
 from .messages import inert
@@ -61,7 +61,7 @@ def origin(digest: str, tensor: str) -> str:
 
 @functools.lru_cache(maxsize=8)
 def _real_values(digest: str, tensors: tuple[str, ...]) -> dict[str, np.ndarray]:
-    from ..onnx import kept
+    from ..model import kept
 
     return kept.real_values(reading.remembered(digest), tensors, digest)
 
@@ -161,7 +161,7 @@ def node_link(layer: Layer) -> NodeLink | None:
     real, origins = None, ()
     if st.query_params.get(REAL) == "1" and opened.tensors_read:
         try:
-            from ..onnx import whole
+            from ..model import whole
 
             values = _real_values(digest, opened.tensors_read)
             opened = dataclasses.replace(opened, values=values)  # its steps' operands and ONNX Runtime's feed too

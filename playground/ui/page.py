@@ -7,11 +7,12 @@ import itertools
 
 import streamlit as st
 
-from .. import numbers, presets, shared
-from ..core import Evaluation, evaluate
-from ..layer import Layer
+from ..base import numbers
+from ..base.layer import Layer
 from ..layers import LAYERS, get_layer
-from ..stage import protocol
+from ..network import presets
+from ..network.core import Evaluation, evaluate
+from ..serve import protocol, shared
 from . import extras, home_pictures, links, models, stage, state, widgets, workshop
 from .entry import CHAIN_PATH, WAYS_IN
 from .figures import table

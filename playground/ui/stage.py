@@ -15,14 +15,13 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from ..core import complete, digest
-from ..errors import ValidationError
-from ..layer import Layer
+from ..base.errors import ValidationError
+from ..base.layer import Layer
 from ..layers import LAYERS
-from ..prefetch import Position
-from ..serve import server
-from ..shared import engine_cache
-from ..stage import assets, protocol
+from ..network.core import complete, digest
+from ..serve import assets, protocol, server
+from ..serve.prefetch import Position
+from ..serve.shared import engine_cache
 from . import keys
 from .entry import CHAIN_PATH, MODEL_PATH
 

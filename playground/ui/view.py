@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ..stage.protocol import VIEW_PRESENTER
-from ..style import DEFAULT, Theme
-from ..style import theme as theme_for
+from ..base.style import DEFAULT, Theme
+from ..base.style import theme as theme_for
+from ..serve.protocol import VIEW_PRESENTER
 
 
 @dataclass(frozen=True)

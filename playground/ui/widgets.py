@@ -10,9 +10,9 @@ import numpy as np
 import streamlit as st
 from streamlit.errors import StreamlitAPIException
 
-from ..inputs import DIM_NAMES, KIND_OPTIONS, KINDS, LIMITS, SEED_MAX, InputError, default_dims, make_input
-from ..layer import Layer
-from ..stage.protocol import VIEW_PRESENTER, input_key
+from ..base.inputs import DIM_NAMES, KIND_OPTIONS, KINDS, LIMITS, SEED_MAX, InputError, default_dims, make_input
+from ..base.layer import Layer
+from ..serve.protocol import VIEW_PRESENTER, input_key
 from . import links
 from .view import ViewOptions
 

@@ -8,13 +8,13 @@ import functools
 
 import streamlit as st
 
-from .. import presets
-from ..core import Evaluation
-from ..export import build_source, config_name, export_script
-from ..inputs import to_csv, to_npy_bytes
-from ..layer import Layer
+from ..base.inputs import to_csv, to_npy_bytes
+from ..base.layer import Layer
 from ..layers import get_layer
-from ..stage import protocol
+from ..network import presets
+from ..network.core import Evaluation
+from ..network.export import build_source, config_name, export_script
+from ..serve import protocol
 from .figures import tensors
 from .keys import control_key, key
 from .view import ViewOptions

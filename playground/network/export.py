@@ -24,14 +24,15 @@ from pathlib import Path
 
 import numpy as np
 
-from . import precision, script_runner
-from .errors import PlaygroundError
-from .layer import Layer
-from .layers import get_layer
-from .memo import Memo
-from .params import same_params
-from .trt.backend import RTX_HINT
-from .trt.engine import OUTPUT_NAME, BuildSettings, canonical, network_inputs
+from ..base import precision
+from ..base.errors import PlaygroundError
+from ..base.layer import Layer
+from ..base.memo import Memo
+from ..base.params import same_params
+from ..layers import get_layer
+from ..trt.backend import RTX_HINT
+from ..trt.engine import OUTPUT_NAME, BuildSettings, canonical, network_inputs
+from . import script_runner
 
 RUNNER_MARKER = "# -- MARKER: the exported script's text starts here --"
 INLINE_LIMIT = 4096  # arrays with more values are embedded as base64 of their zlib-compressed bytes
@@ -139,7 +140,7 @@ def unpack(text, shape):
 
 
 def runner_source() -> str:
-    """The script's tail: playground/script_runner.py from its marker line on."""
+    """The script's tail: playground/network/script_runner.py from its marker line on."""
     text = Path(script_runner.__file__).read_text(encoding="utf-8")
     return text[text.index("\n", text.index(RUNNER_MARKER)) + 1 :]
 
@@ -277,7 +278,7 @@ def _script(
         "",
         "",
         f"# The {'layer' if what == 'configuration' else 'layers'}' precision, as the playground builds it "
-        "(playground/precision.py).",
+        "(playground/base/precision.py).",
         *[textwrap.dedent(inspect.getsource(f)).rstrip("\n") + "\n\n" for f in PRECISION_CODE],
     ]
     script = "\n".join(header + preamble + body + tail) + "\n\n\n" + runner_source()

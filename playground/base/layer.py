@@ -99,13 +99,13 @@ class Layer:
     # (a product's magnitude, a comparison's 0 and 1), said under the output. None: its values decide.
     output_scale: Callable[[dict], str] | None = None
     # (params, input shape) -> (output shape, multiply-adds, how they were counted, what to lower), for the
-    # work budget (playground.budget); None: the output has the input's shape and costs one per value.
+    # work budget (playground.base.budget); None: the output has the input's shape and costs one per value.
     cost: Callable[[dict, tuple], tuple[tuple, int, str, str]] | None = None
     # Old parameter spellings still accepted (CLI, links): name -> value -> the parameters it stands for.
     legacy: dict[str, Callable[[Any], dict]] = field(default_factory=dict)
     # The weights TF32 rounds (its tensor-core multiplies read them and the input); none: TF32 is no choice here.
     tf32: tuple[str, ...] = ()
-    # The spec's examples and the precision lessons (playground.examples.Preset), in the order a page lists them.
+    # The spec's examples and the precision lessons (playground.base.examples.Preset), in the order a page lists them.
     examples: tuple = ()
     # The input cells one output cell reads, geometry only: (params, input shape, output index) -> full input
     # indices (outside the input: padding, drawn dashed). With it the page has a picked output cell: clicked,
@@ -120,8 +120,8 @@ class Layer:
     cell_axes: Callable[[int], tuple[str, ...]] | None = None
     # Explanations of a configuration, under the stage: (params, input shape) -> markdown paragraphs.
     explain: Callable[[dict, tuple], list[str]] | None = None
-    # The layer's own section under the stage, after the explanations: (evaluation, playground.section.Context)
-    # -> playground.section blocks (tables, charts, notes, …), which the page draws.
+    # The layer's own section under the stage, after the explanations: (evaluation, playground.base.section.Context)
+    # -> playground.base.section blocks (tables, charts, notes, …), which the page draws.
     section: Callable[..., list] | None = None
     # The output cells this input leaves without a finite value by the layer's own rule: (input, params) -> bool
     # mask over the output (pooling: a max over padding only, which TensorRT does not document; scale: a negative
@@ -134,7 +134,7 @@ class Layer:
     # What a backend is known to refuse that the layer's own check allows (another backend builds it):
     # (params, backend name) -> the reason, said before the build; None: nothing known.
     limits: Callable[[dict, str], str | None] | None = None
-    # Its ONNX mapping (playground.onnx.map.OnnxMap): the nodes it opens, the graph it exports; None: no export.
+    # Its ONNX mapping (playground.base.onnx_map.OnnxMap): the nodes it opens, the graph it exports; None: no export.
     onnx: Any = None
     # Its inputs, in the network's order; one named "x" unless declared. With several, `check`, `cost`, `reads` and
     # `explain` receive the shapes as a dict {input name: shape}.

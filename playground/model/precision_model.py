@@ -28,10 +28,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import precision as P
-from ..errors import ValidationError
-from . import opening, reading, runtime, whole
-from .opened import Known
+from ..base import precision as P
+from ..base.errors import ValidationError
+from ..onnx import opening, reading, runtime
+from ..onnx.opened import Known
+from . import whole
 
 PRECISIONS = ("FP16", "BF16", "INT8", "FP8")
 MIN_COSINE = 0.997  # Polygraphy's default for its cosine-similarity check

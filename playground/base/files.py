@@ -10,7 +10,7 @@ import os
 import tempfile
 from pathlib import Path
 
-CACHE_DIR = Path(__file__).resolve().parents[1] / "engine_cache"  # where no PLAYGROUND_ENGINE_CACHE says otherwise
+CACHE_DIR = Path(__file__).resolve().parents[2] / "engine_cache"  # where no PLAYGROUND_ENGINE_CACHE says otherwise
 
 
 def cache_dir() -> Path:

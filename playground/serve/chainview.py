@@ -15,11 +15,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import chain as C
-from .. import numbers
-from ..errors import ValidationError
-from ..layer import Layer
+from ..base import numbers
+from ..base.errors import ValidationError
+from ..base.layer import Layer
 from ..layers import LAYERS
+from ..network import chain as C
 from . import chaintrace, protocol
 
 LAYER = C.CHAIN  # the name a chain's stage goes by (its seat's, its URL table's)
@@ -101,7 +101,7 @@ def resolve(spec: Spec, query: dict, input_shape: tuple, shapes: dict) -> tuple[
 
 def same(a: C.Chain, b: C.Chain) -> bool:
     """Whether two resolved chains are one configuration (a follow-up's and the answer's it follows)."""
-    from ..params import same_params
+    from ..base.params import same_params
 
     return (
         a.keys == b.keys
@@ -169,9 +169,9 @@ def describe(spec: Spec, base: C.Chain) -> dict:
         "compare_choices": [],
         "resets": resets(base),
         "url": {
-            "compare": f"{LAYER}.compare",  # no compare mode on a chain: a key no link sets
-            "cell": f"{LAYER}.cell.",
-            "old_cell": f"{LAYER}.extra.",
+            "compare": protocol.compare_key(LAYER),  # no compare mode on a chain: a key no link sets
+            "cell": protocol.cell_key(LAYER, ""),
+            "old_cell": protocol.cell_key(LAYER, "", old=True),
             "view": list(protocol.VIEW_KEYS),
             # a parameter with axes as older chain links spell it whole (`convolution.stride_nd=2,2`): read as the
             # page opens, then written per axis

@@ -17,16 +17,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import chunks
-from . import precision as P
-from .errors import ValidationError
-from .layers import get_layer
-from .memo import Memo
-from .reference import max_abs_diff
-from .trt import engine as eng
-from .trt.backend import Backend, detect
-from .trt.cache import EngineCache, cache_key
-from .trt.engine import canonical
+from ..base import chunks
+from ..base import precision as P
+from ..base.errors import ValidationError
+from ..base.memo import Memo
+from ..base.reference import max_abs_diff
+from ..layers import get_layer
+from ..trt import engine as eng
+from ..trt.backend import Backend, detect
+from ..trt.cache import EngineCache, cache_key
+from ..trt.engine import canonical
 
 TIMING_RUNS = 20
 
@@ -534,7 +534,7 @@ def _measured(result: Evaluation, truth_key: str | None) -> Evaluation:
 
 
 def _run_on_gpu(result: Evaluation, report: eng.BuildReport, cache_dir) -> None:
-    from .trt import runner  # the GPU path only
+    from ..trt import runner  # the GPU path only
 
     trt = result.backend.trt
     try:

@@ -6,9 +6,9 @@ shift-clicked runs open.
     fusion(model_engine, nodes, chain) → whether the chain's engine computes the nodes as the model's engine does
 
 Each node opens as its layer (`opening.open_known`, as its own page opens it) and the chain's layers are those
-layers with those raw parameters (a model's weights by reference, playground.blobs). The chain reads what the first
+layers with those raw parameters (a model's weights by reference, playground.base.blobs). The chain reads what the first
 node reads in the model: ONNX Runtime's tensor of the model's run on its seeded inputs, named by the model's digest
-and the tensor's name (`input.onnx`, `input.tensor`: `chain.Address.input` reads it through onnx.kept), so a link
+and the tensor's name (`input.onnx`, `input.tensor`: `chain.Address.input` reads it through model.kept), so a link
 is short, and one to a model this server no longer holds says so.
 
 TensorRT sees what the model's engine saw: each node is the layer TensorRT's ONNX parser makes of it. A
@@ -28,11 +28,11 @@ from urllib.parse import parse_qsl, urlencode
 
 import numpy as np
 
-from .. import chain as C
-from ..errors import ValidationError
-from ..memo import Memo
-from . import opening, reading
-from .opened import Known
+from ..base.errors import ValidationError
+from ..base.memo import Memo
+from ..network import chain as C
+from ..onnx import opening, reading
+from ..onnx.opened import Known
 
 _engines = Memo(8)  # by model digest: the model's engine layers, read once for every rerun of its chains' pages
 
@@ -43,7 +43,7 @@ def query_of(model, names: list[str], digest: str, model_name: str = "model.onnx
     the one before's output; a BatchNormalization after a convolution is folded into it where the model's `engine`
     computes the two in one engine layer (`folds`). ValidationError naming the node and the rule where the run is not
     a chain."""
-    from .. import blobs
+    from ..base import blobs
 
     names = list(dict.fromkeys(names))
     if not names:
@@ -173,7 +173,7 @@ def model_engine(digest: str) -> dict:
 
 
 def _model_engine(digest: str) -> dict:
-    from .. import blobs
+    from ..base import blobs
     from . import kept, whole
 
     answer = kept.kept_answer(digest)
@@ -191,7 +191,7 @@ def fusion(model_engine: dict, nodes: tuple[str, ...], chain: C.ChainBuild, keys
     (a layer's `fuses`, by node; layers that only move data name none and are left out of both), whether they are
     the same, and where not, why as far as the two engines tell it."""
     if model_engine.get("status") not in ("built", "cached"):
-        from ..stage.protocol import ENGINE_STATUS
+        from ..trt.engine import ENGINE_STATUS
 
         status = model_engine.get("status", "not_built")
         why = model_engine.get("error") or model_engine.get("why") or ENGINE_STATUS.get(status, status)

@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 
+from ..trt.engine import INPUT_NAME
 from . import chain as C
 from .export import (
     INLINE_LIMIT,
@@ -22,7 +23,6 @@ from .export import (
     set_options,
     value_literal,
 )
-from .trt.engine import INPUT_NAME
 
 
 def playground_command(chain: C.Chain, x: np.ndarray) -> str:

@@ -1,7 +1,7 @@
-"""The stage's browser side as files: `GET /api/stage/js/VERSION/NAME.js` serves the ES modules beside this file
-(stage.js imports the others by relative path, so they share the address). VERSION is a hash of all of them: a
+"""The stage's browser side as files: `GET /api/stage/js/VERSION/NAME.js` serves the ES modules of
+playground/stage/ (stage.js imports the others by relative path, so they share the address). VERSION is a hash of all of them: a
 page loads the modules of the server that drew it, and a browser may keep them for good (a new release is a new
-address). The files are read once per process; nothing else under this folder is served."""
+address). The files are read once per process; nothing else under that folder is served."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).parents[1] / "stage"  # the stage's browser side, served from here
 ROUTE = "/api/stage/js"
 ENTRY = "stage.js"  # the module ui/stage.py's component imports
 STILL = "still.js"  # the module ui/figures.py's component imports: figures that only show

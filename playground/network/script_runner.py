@@ -1,4 +1,4 @@
-"""The tail of every exported script (playground.export): build the network the script's head declares,
+"""The tail of every exported script (playground.network.export): build the network the script's head declares,
 with the TensorRT that can build here, and run it on the GPU where one this TensorRT supports is present.
 
 Everything after the MARKER line is copied into the script as it is, after the script's head, which defines

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .layer import Layer
-from .params import same_value
+from ..base.layer import Layer
+from ..base.params import same_value
 
 QUIET_S = 0.25  # no foreground evaluation for this long before a speculative build starts
 

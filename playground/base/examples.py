@@ -1,5 +1,5 @@
 """The vocabulary of a layer's examples (`Layer.examples`): every example of the spec documents (000-004) and
-the precision lessons, as `Preset`s. playground.presets finds them and compares outputs with them.
+the precision lessons, as `Preset`s. playground.network.presets finds them and compares outputs with them.
 
 A `Preset` is one configuration: the parameters as the CLI would take them, the input it feeds, and what is
 documented for it. A spec example has the output table the spec prints (typed as printed, `expected`) and the

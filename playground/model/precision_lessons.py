@@ -1,5 +1,5 @@
 """Precision lessons for whole models, each with a known answer: the node where the model first diverges in that
-precision, by construction. Written as ONNX models (`python -m playground.onnx.precision_lessons DIR`), opened with
+precision, by construction. Written as ONNX models (`python -m playground.model.precision_lessons DIR`), opened with
 `python -m playground model DIR/NAME.onnx --precision P`.
 
 - layernorm_fp16: a block whose LayerNorm, spelt as PyTorch exports it before opset 17 (ReduceMean, Sub, Pow,
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import reading
+from ..onnx import reading
 from .precision_model import SCALES_KEY
 
 
@@ -133,7 +133,7 @@ LESSONS = {
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print("usage: python -m playground.onnx.precision_lessons DIR", file=sys.stderr)
+        print("usage: python -m playground.model.precision_lessons DIR", file=sys.stderr)
         return 2
     os.makedirs(argv[0], exist_ok=True)
     for lesson in LESSONS.values():

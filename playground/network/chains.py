@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .inputs import centered_ramp, tile_pattern
-from .layers.prelu import FUSION_NOTE
+from ..base.inputs import centered_ramp, tile_pattern
+from ..layers.prelu import FUSION_NOTE
 
 LEAKY_DOC = "001_59716ba8d3a90fcb.txt"  # the seeds' leaky ReLU from Scale, ReLU, Scale and an ElementWise SUM
 CONV_INPUT = (1, 1, 6, 9)  # the convolution spec's input; its Sobel kernel gives both signs, so activations show

@@ -1,5 +1,5 @@
 """The examples of every layer (each declared in its layer's file as `Layer.examples`, in the vocabulary of
-playground.examples): the spec's examples (`PRESETS`) and the precision lessons (`LESSONS`) by layer, the
+playground.base.examples): the spec's examples (`PRESETS`) and the precision lessons (`LESSONS`) by layer, the
 input of one, and whether an output shows what it documents (`compare`).
 
 No TensorRT and no Streamlit here.
@@ -12,11 +12,11 @@ import math
 
 import numpy as np
 
-from . import reference as ref
-from .examples import ERRORS_RTOL, Comparison, Preset
-from .inputs import make_input
-from .layers import LAYERS, get_layer
-from .params import same_params
+from ..base import reference as ref
+from ..base.examples import ERRORS_RTOL, Comparison, Preset
+from ..base.inputs import make_input
+from ..base.params import same_params
+from ..layers import LAYERS, get_layer
 
 PRESETS: dict[str, list[Preset]] = {
     name: [p for p in layer.examples if not p.is_lesson] for name, layer in LAYERS.items()

@@ -16,9 +16,9 @@ import re
 
 import numpy as np
 
-from .. import precision as P
-from ..errors import ValidationError
-from . import reading, runtime
+from ..base import precision as P
+from ..base.errors import ValidationError
+from ..onnx import reading, runtime
 from .precision_model import Composer
 
 PLAN_KEY = "playground.precision_plan"

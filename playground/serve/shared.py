@@ -11,9 +11,9 @@ import os
 
 import numpy as np
 
-from .memo import Memo
-from .trt.backend import Backend, detect
-from .trt.cache import EngineCache
+from ..base.memo import Memo
+from ..trt.backend import Backend, detect
+from ..trt.cache import EngineCache
 
 
 def shared(maxsize: int | None = None):
@@ -60,7 +60,7 @@ def engine_cache() -> EngineCache:
 @shared()
 def prefetcher():
     """One per process: it builds into the shared engine cache, for every session."""
-    from .core import evaluate
+    from ..network.core import evaluate
     from .prefetch import Prefetcher
 
     return Prefetcher(evaluate, enabled=os.environ.get("PLAYGROUND_PREFETCH", "1").strip() != "0")

@@ -43,7 +43,7 @@ class Table:
 @dataclass(frozen=True)
 class Chart:
     name: str
-    figure: Any  # a plotly go.Figure (playground.plots: a line or bar chart)
+    figure: Any  # a plotly go.Figure (playground.base.plots: a line or bar chart)
 
 
 @dataclass(frozen=True)
@@ -71,6 +71,6 @@ class OnRequest:
 
 @dataclass(frozen=True)
 class Context:
-    theme: Any  # playground.style.Theme
+    theme: Any  # playground.base.style.Theme
     evaluate: Callable[..., Any]
     busy: Callable[[str], ContextManager]

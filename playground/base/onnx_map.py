@@ -2,8 +2,9 @@
 and constant inputs → the layer's parameters, or the rule that stops it), the graph it exports (`write`), and the
 rules where ONNX's semantics and TensorRT's differ (`differs`).
 
-Nothing here imports `onnx`: a layer's declaration stays light. `reading.py` loads models, `opening.py`
-hands each node to its layer as a `Node`, and `writing.py` turns a `Graph` into an ONNX model.
+Nothing here imports `onnx`: a layer's declaration stays light. `onnx/reading.py` loads models,
+`onnx/opening.py` hands each node to its layer as a `Node`, and `onnx/writing.py` turns a `Graph` into an ONNX
+model.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import ValidationError
+from .errors import ValidationError
 
 OPSET = 20  # what exports declare: Gelu (20), Pad's wrap mode (19), Resize without roi (13+)
 

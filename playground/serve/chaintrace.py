@@ -16,9 +16,9 @@ import itertools
 import json
 import math
 
-from .. import chain as ch
-from ..box import Box
-from ..memo import Memo
+from ..base.box import Box
+from ..base.memo import Memo
+from ..network import chain as ch
 from ..trt.engine import canonical
 
 TRACE_CELLS = 16_384  # output cells a layer's map covers at most (a 1×3×64×64 tensor is 12,288)

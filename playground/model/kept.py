@@ -22,8 +22,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .. import budget
-from ..errors import ValidationError
+from ..base import budget
+from ..base.errors import ValidationError
 
 FORMAT = 1
 ANSWER, TENSORS = ".answer", ".tensors"
@@ -220,8 +220,8 @@ def model_tensor(digest: str, name: str) -> np.ndarray:
     opened from the model reads it): as kept, or the model read from the server's store and run once (and kept).
     ValidationError naming input.onnx where this server holds no such model, input.tensor where it has no such
     tensor."""
-    from .. import blobs
-    from . import reading
+    from ..base import blobs
+    from ..onnx import reading
 
     found = tensor(digest, name)
     if found is not None:

@@ -26,14 +26,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import budget
-from .box import Box
+from ..base import budget
+from ..base.box import Box
+from ..base.errors import ValidationError
+from ..base.layer import Layer
+from ..layers import LAYERS
+from ..serve import protocol
+from ..trt import engine as eng
 from .core import NetworkBuild, build_network, evaluate_network
-from .errors import ValidationError
-from .layer import Layer
-from .layers import LAYERS
-from .stage import protocol
-from .trt import engine as eng
 
 MAX_LAYERS = 6
 INPUT = "input"  # the chain's input, as a source
@@ -334,7 +334,7 @@ class ChainEvaluation:
         return self.tensors[self.chain.keys[-1]]
 
     def to_json(self) -> dict:
-        from .params import jsonable
+        from ..base.params import jsonable
 
         return {
             "chain": "+".join(self.chain.names),
@@ -380,7 +380,7 @@ def evaluate(
 # -- the chain page's address ---------------------------------------------------------------------------------------
 # /chain?layers=convolution,activation&convolution.stride_nd=2,2&activation.type=RELU: every key is hostile input.
 LAYERS_KEY, STARTER_KEY, SHAPE_KEY, PATTERN_KEY, PICK_KEY = "layers", "starter", "input.shape", "input.pattern", "pick"
-# a chain opened from a model (onnx.as_chain): its input is ONNX Runtime's tensor of the model's run, the model named
+# a chain opened from a model (model.as_chain): its input is ONNX Runtime's tensor of the model's run, the model named
 # by its digest as a node's link names it; the nodes its layers are, by position; the model's file name, as shown
 ONNX_KEY, TENSOR_KEY, NODES_KEY, MODEL_KEY = "input.onnx", "input.tensor", "input.nodes", "input.model"
 MODEL_KEYS = (ONNX_KEY, TENSOR_KEY, NODES_KEY, MODEL_KEY)
@@ -391,7 +391,7 @@ DEFAULT_LAYERS = ("convolution", "activation")
 
 def patterns() -> dict:
     """The input patterns a link may name: the first layer's example, or one of the spec patterns."""
-    from .inputs import arange_pattern, centered_ramp, tile_pattern
+    from ..base.inputs import arange_pattern, centered_ramp, tile_pattern
 
     return {
         "example": None,
@@ -461,7 +461,7 @@ class Address:
         made by `compute`). ValidationError naming input.onnx or input.tensor where the model's tensor is not to be
         had, or is not of the chain's input shape."""
         if self.model:
-            from .onnx import kept
+            from ..model import kept
 
             x = kept.model_tensor(self.model.digest, self.model.tensor)
             if self.shape and math.prod(self.shape) != x.size:
@@ -490,8 +490,8 @@ def starter_of(address: Address):
 def from_query(query: dict) -> Address:
     """The address of `query` ({key: text}); a key it cannot use is named in `problems` with its rule, never
     raised: the page draws what the rest says."""
+    from ..base.inputs import parse_shape
     from . import chains
-    from .inputs import parse_shape
 
     problems: list[str] = []
     text = {str(k): str(v) for k, v in query.items()}
@@ -566,7 +566,7 @@ def from_query(query: dict) -> Address:
 def _model_input(text: dict, layers: int, problems: list) -> ModelInput | None:
     """The model's tensor the address names (input.onnx and input.tensor, both or neither), or None with each key
     that is wrong named in `problems`."""
-    from .blobs import DIGEST
+    from ..base.blobs import DIGEST
 
     if not any(k in text for k in MODEL_KEYS):
         return None

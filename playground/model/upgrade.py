@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import re
 
-from ..errors import ValidationError
+from ..base.errors import ValidationError
 
 TARGETS = (7, 9, 11, 13, 17, 21)  # tried in order, the lowest above the model's first: the fewest ops rewritten
 NO_KERNEL = "Could not find an implementation"  # ONNX Runtime's words for an op version it has no kernel for
@@ -50,7 +50,7 @@ def missing_kernel(model) -> str | None:
 
 def runs(model) -> str | None:
     """None where ONNX Runtime makes a session of the model, else its words where it has no kernel for an op."""
-    from . import runtime  # noqa: PLC0415
+    from ..onnx import runtime  # noqa: PLC0415
 
     try:
         runtime.session(model.SerializeToString())

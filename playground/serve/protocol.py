@@ -23,14 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from .. import blobs, chunks, numbers
-from ..box import Box
-from ..colours import spread
-from ..errors import ValidationError
-from ..layer import Layer
-from ..memo import Memo
-from ..params import Param, same_value
-from ..trt.engine import canonical
+from ..base import blobs, chunks, numbers
+from ..base.box import Box
+from ..base.colours import spread
+from ..base.errors import ValidationError
+from ..base.layer import Layer
+from ..base.memo import Memo
+from ..base.params import Param, same_value
+from ..trt.engine import ENGINE_STATUS, canonical  # ENGINE_STATUS: the stage says a status in its words
 
 READ_MAP_CELLS = 1024  # output cells whose input windows are sent with an answer (hover, pick, step, play)
 REGION_CELLS = 4096  # input cells of a layer's region (Layer.region) an answer outlines; beyond, none
@@ -96,15 +96,15 @@ def input_key(layer: Layer, name: str, field: str) -> str:
     return ".".join([layer.name, "input", *([name] if layer.several and field else []), field])
 
 
-def compare_key(layer: Layer) -> str:
-    """Compare mode's second precision in the URL."""
-    return f"{layer.name}.compare"
+def compare_key(layer: Layer | str) -> str:
+    """Compare mode's second precision in the URL (`layer`: a Layer, or the name a page's stage goes by: a chain's)."""
+    return f"{getattr(layer, 'name', layer)}.compare"
 
 
-def cell_key(layer: Layer, axis: str, old: bool = False) -> str:
+def cell_key(layer: Layer | str, axis: str, old: bool = False) -> str:
     """The picked output cell's index along `axis` in the URL (`LAYER.cell.AXIS`; `old`: older links' spelling,
     `LAYER.extra.AXIS`, read and never written)."""
-    return f"{layer.name}.{'extra' if old else 'cell'}.{axis}"
+    return f"{getattr(layer, 'name', layer)}.{'extra' if old else 'cell'}.{axis}"
 
 
 def query_keys(layer: Layer, shape: tuple) -> list[str]:
@@ -205,7 +205,7 @@ def _array_text(p: Param, value: np.ndarray, params: dict, shape: tuple) -> str:
     """An array as the URL spells it, so that it follows the configuration where it can: one value where all are
     equal (every array parameter repeats a single value to its size), a preset's name where the values are the
     preset's (the kernel stays powers_of_ten as num_output_maps moves), by reference where a model's weights are too
-    many for a link (playground.blobs), else the numbers."""
+    many for a link (playground.base.blobs), else the numbers."""
     flat = value.ravel()
     if flat.size and np.all(flat == flat[0]):
         return p.to_text(flat[:1])
@@ -276,7 +276,7 @@ FRAME_TYPE = "application/x-stage-frame"  # the route's binary answers (`frame`)
 def tensor_id(a: np.ndarray, values: bytes | None = None) -> str:
     """The id the browser names a tensor (and its planes) by: a hash of its shape and of its values' `core.digest`
     (`values`, where the caller has it: an input's, which its evaluation's cache key was made of)."""
-    from ..core import digest
+    from ..network.core import digest
 
     return hashlib.sha256(str(a.shape).encode() + (values or digest(a))).hexdigest()[:24]
 
@@ -619,7 +619,7 @@ def answer(
         t = tensor(a, held, page(which), values=values, lifted=lift(a, name))
         return {"which": which, "title": title, "tensor": t, "range": ranged(t)}
 
-    from ..core import digest
+    from ..network.core import digest
 
     # the outputs' and the error map's ids: their digests made side by side (on other cores, where they are large)
     if ev.compared is not None and ev.compared.output.shape == ev.output.shape:
@@ -751,7 +751,7 @@ def onnxruntime_badge(ev, opened=None) -> dict | None:
 def example(layer: Layer, ev) -> dict | None:
     """The spec example or lesson this configuration is (its input too), with the verdict against what it
     documents; None where it is none of them."""
-    from .. import presets
+    from ..network import presets
 
     found = presets.matching(layer.name, ev.params, ev.inputs if layer.several else ev.input)
     if not found:
@@ -784,7 +784,7 @@ def example_badge(p, cmp) -> str:
 
 def examples(layer: Layer) -> list[dict]:
     """The layer's examples and lessons, as the stage's picker lists them."""
-    from .. import presets
+    from ..network import presets
 
     return [{"name": p.name, "title": p.title, "kind": p.kind} for p in presets.examples(layer.name)]
 
@@ -929,17 +929,6 @@ def output_title(ev, named: bool = False) -> str:
     return f"Output ({precision}, {how})" if named or precision != "FP32" else f"Output ({how})"
 
 
-# An engine's status in words: the stage's badge and the page's Engine tab both say it so (one spelling).
-ENGINE_STATUS = {
-    "built": "built now",
-    "cached": "from cache",
-    "refused": "refused by its builder",
-    "failed": "failed",
-    "not_built": "not built",
-    "pending": "not built yet",
-}
-
-
 def source_badge(ev) -> str:
     """Where the output shown comes from, in plain words: the badge's hover (its face is `source_detail`'s words)."""
     if ev.output_source == "tensorrt":
@@ -952,7 +941,7 @@ def source_badge(ev) -> str:
         return f"TensorRT's builder refused this configuration — the output is {what}"
     if not ev.backend.can_build:
         return f"No TensorRT builder on this machine — the output is {what}"
-    return f"The engine is not built yet — the output is {what}"
+    return f"The engine is {ENGINE_STATUS['pending']} — the output is {what}"
 
 
 def source_detail(ev) -> str:

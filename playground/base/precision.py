@@ -156,7 +156,7 @@ def _rounded(value, precision: str):
 
 @functools.lru_cache(maxsize=1)
 def _crosscheck() -> dict:
-    """bench/gpu_crosscheck.py's figures (playground/gpu_crosscheck.json): the emulation against PyTorch/cuDNN on
+    """bench/gpu_crosscheck.py's figures (playground/base/gpu_crosscheck.json): the emulation against PyTorch/cuDNN on
     a GPU, per layer and precision."""
     try:
         return json.loads((Path(__file__).parent / "gpu_crosscheck.json").read_text(encoding="utf-8"))

@@ -12,11 +12,12 @@ import time
 
 import numpy as np
 
-from .. import budget
-from .. import precision as P
-from ..errors import ValidationError
-from . import opening, reading, runtime, upgrade
-from .opened import SEED, Known
+from ..base import budget
+from ..base import precision as P
+from ..base.errors import ValidationError
+from ..onnx import opening, reading, runtime
+from ..onnx.opened import SEED, Known
+from . import upgrade
 
 MODEL_WORK = 50  # a whole model's references together: this many times one node's work budget
 MAX_ENGINE_NODES = 1_000  # nodes of a model TensorRT's parser builds whole (the model's own verdicts go on beyond)
@@ -46,7 +47,7 @@ def feeds(model, given: dict[str, np.ndarray] | None = None) -> tuple[dict[str, 
     """Every input of the model: the array given for it (its shape the model's, but for a named batch dimension),
     or the seeded pattern a node's page opens with (uniform −4 … 4, seed SEED), N = 1 where the model names
     its batch. (feeds, notes); ValidationError naming --input and the rule."""
-    from ..inputs import InputError, make_input
+    from ..base.inputs import InputError, make_input
 
     given, notes, out = dict(given or {}), [], {}
     declared = inputs_of(model)
@@ -441,8 +442,8 @@ def engine_layers(model, names: list[str]) -> dict:
     """TensorRT's own ONNX parser on the whole model, built (or found in the engine cache): its status and engine
     layers, each with `fuses`, the model's nodes it computes (from the ONNX node names the parser records with
     each layer, or, where a build records none, those its name holds), and the nodes no layer names."""
+    from ..onnx.opinions import parser_build
     from ..trt.backend import detect
-    from .opinions import parser_build
 
     backend = detect()
     if not backend.can_build:
