@@ -14,6 +14,7 @@ import pytest
 from playground.chromium import browser as B
 from playground.network import chain as C
 from playground.network import chains
+from playground.serve import chain_address as A
 from playground.serve import chainview
 
 pytestmark = pytest.mark.browser
@@ -65,7 +66,7 @@ def test_each_starter_opens_on_the_stage_a_figure_per_tensor_in_order_and_a_cont
 ):
     page = open_chain(context, app, f"starter={starter.name}")
     try:
-        address = C.from_query({C.STARTER_KEY: starter.name})
+        address = A.from_query({A.STARTER_KEY: starter.name})
         chain = C.resolve(address.names, address.raw(), chainview.input_of(address).shape)
         shown = figures(page)
         assert [w for w, _ in shown] == [C.INPUT, *chain.keys]  # the output last
@@ -108,7 +109,7 @@ def test_dragging_a_convolutions_stride_redraws_every_downstream_tensor_with_no_
         B.wait_until_idle(page)
         stride = int(json.loads(page.get_attribute(STAGE, "data-query"))["convolution.stride_nd.w"])
         assert stride >= 2
-        address = C.from_query({C.STARTER_KEY: "conv_bn_relu", "convolution.stride_nd": f"1,{stride}"})
+        address = A.from_query({A.STARTER_KEY: "conv_bn_relu", "convolution.stride_nd": f"1,{stride}"})
         chain = C.resolve(address.names, address.raw(), chainview.input_of(address).shape)
         page.wait_for_function(  # the answer of the released value drawn: every tensor after the input at its shape
             "(shapes) => [...document.querySelectorAll('.pg-stage [data-figure]')].slice(1).every("

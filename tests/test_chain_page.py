@@ -12,6 +12,7 @@ from streamlit.util import calc_hash
 
 from playground.network import chain as C
 from playground.network import chains
+from playground.serve import chain_address as A
 from playground.serve import chainview, protocol, server
 from playground.trt.backend import detect
 from playground.ui.chain import PAINTED, TOKEN
@@ -63,7 +64,7 @@ def test_a_starters_seat_holds_the_chains_input_and_structure_and_its_first_chai
         "from": "input"
     }
     _, ev = seat.chain_ev
-    assert np.array_equal(ev.output, C.evaluate(s.layers, C.from_query({"starter": s.name}).raw(), s.input()).output)
+    assert np.array_equal(ev.output, C.evaluate(s.layers, A.from_query({"starter": s.name}).raw(), s.input()).output)
 
 
 def test_hostile_keys_are_named_with_their_rule_and_the_rest_is_drawn():
@@ -88,14 +89,14 @@ def test_a_refused_link_opens_its_chains_last_good_configuration():
 def test_the_route_answers_a_chains_parameters_its_refusals_and_its_unknown_keys():
     at = open_chain(starter="conv_bn_relu")
     seat = seat_of(at)
-    start = C.from_query({"starter": "conv_bn_relu"})
+    start = A.from_query({"starter": "conv_bn_relu"})
     query = chainview.query_of(C.resolve(start.names, start.raw(), start.input().shape))  # the stage sends every key
     reply = server.answer(seat, {"params": {**query, "convolution.stride_nd.w": "2"}})
     out = reply["answer"]
     assert [f["which"] for f in out["figures"]] == ["input", "convolution", "scale", "activation"]
     assert out["query"]["convolution.stride_nd.w"] == "2" and out["finish"]
     head, blob = protocol.read_frame(protocol.frame(reply))
-    address = C.from_query({"starter": "conv_bn_relu", "convolution.stride_nd": "1,2"})
+    address = A.from_query({"starter": "conv_bn_relu", "convolution.stride_nd": "1,2"})
     want = C.evaluate(address.names, address.raw(), address.input())
     for f in head["answer"]["figures"]:  # every tensor as the chain computes it (its output: PyTorch's, test_chain)
         assert np.array_equal(protocol.whole(f["tensor"], blob), want.tensors[f["which"]]), f["which"]
@@ -148,7 +149,7 @@ def test_picking_a_starter_writes_its_chain_into_the_address():
 
 def test_a_chains_keys_are_its_layers_keys_spelled_by_their_key():
     """convolution2's controls are a convolution's, each key under convolution2 (as --set spells it)."""
-    address = C.from_query({"layers": "convolution,convolution"})
+    address = A.from_query({"layers": "convolution,convolution"})
     chain = C.resolve(address.names, address.raw(), chainview.input_of(address).shape)
     spec, _ = chainview.spec_of(address)
     keys = chainview.query_keys(spec, chainview.first_shapes(chain))
@@ -160,7 +161,7 @@ def test_a_chains_keys_are_its_layers_keys_spelled_by_their_key():
 
 
 def test_the_pages_cap_lets_a_chains_evaluation_go_and_keeps_its_chain():
-    address = C.from_query({"starter": "leaky_by_hand", "input.shape": "1,3,32,32"})
+    address = A.from_query({"starter": "leaky_by_hand", "input.shape": "1,3,32,32"})
     spec, x = chainview.spec_of(address)[0], chainview.input_of(address)
     seats = server.Seats(max_bytes=x.nbytes * 9)  # two inputs and one evaluation's tensors, not two
     first, second = (seats.take(seats.open(C.CHAIN, x, chain=spec)) for _ in range(2))

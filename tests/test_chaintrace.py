@@ -5,6 +5,7 @@ import json
 
 from playground.network import chain as C
 from playground.network import chains
+from playground.serve import chain_address as A
 from playground.serve import chaintrace as V
 
 
@@ -69,7 +70,7 @@ def test_the_read_maps_follow_an_answer_with_the_engines_verdict_not_with_the_an
     from playground.serve import chainview
     from playground.trt.backend import detect
 
-    address = C.from_query({C.STARTER_KEY: "conv_relu"})
+    address = A.from_query({A.STARTER_KEY: "conv_relu"})
     spec, _ = chainview.spec_of(address)
     ev = C.evaluate(address.names, address.raw(), address.input(), build_engine=False)
     answer = chainview.answer(spec, ev.chain, ev, detect())

@@ -1,4 +1,4 @@
-"""A run of a model's nodes opened as a chain (model.as_chain): on the model's own tensor (ONNX Runtime's, named by
+"""A run of a model's nodes opened as a chain (serve.as_chain): on the model's own tensor (ONNX Runtime's, named by
 the model's digest, never a path), computing what ONNX Runtime computes for those nodes, and built so that TensorRT
 fuses it as it fuses the model; a tampered or stale link says which key is wrong."""
 
@@ -14,9 +14,11 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 from playground.base import blobs  # noqa: E402
 from playground.base.errors import ValidationError  # noqa: E402
-from playground.model import as_chain, kept, whole  # noqa: E402
+from playground.model import kept, whole  # noqa: E402
 from playground.network import chain as C  # noqa: E402
 from playground.onnx import reading, runtime  # noqa: E402
+from playground.serve import as_chain  # noqa: E402
+from playground.serve import chain_address as A  # noqa: E402
 from playground.trt.backend import detect  # noqa: E402
 
 needs_trt = pytest.mark.skipif(not detect().can_build, reason="no TensorRT module installed")
@@ -105,17 +107,17 @@ def opened(data: bytes) -> tuple[str, object, dict]:
 
 def test_the_chain_reads_the_models_tensor_by_the_models_digest():
     digest, model, query = opened(conv_bn_relu())
-    assert query[C.LAYERS_KEY] == "convolution,scale,activation"
-    assert (query[C.ONNX_KEY], query[C.TENSOR_KEY], query[C.NODES_KEY]) == (digest, "r", "conv,bn,relu")
+    assert query[A.LAYERS_KEY] == "convolution,scale,activation"
+    assert (query[A.ONNX_KEY], query[A.TENSOR_KEY], query[A.NODES_KEY]) == (digest, "r", "conv,bn,relu")
     assert not any("/" in v for k, v in query.items() if k.startswith("input.")), "no path in the link"
-    address = C.from_query(query)
+    address = A.from_query(query)
     assert not address.problems, address.problems
     assert address.query() == query  # the link is the address: shared, it opens the same chain
     inputs, _ = whole.feeds(model)
     real = whole.run_all(model, inputs)
     np.testing.assert_array_equal(address.input(), real["r"])  # the first node's real input, not a pattern
     assert (address.input() >= 0).all() and address.input().std() > 0
-    first = C.from_query(as_chain.query_of(model, ["pre", "conv"], digest, "cbr.onnx"))  # from the graph's input
+    first = A.from_query(as_chain.query_of(model, ["pre", "conv"], digest, "cbr.onnx"))  # from the graph's input
     assert first.model.tensor == "x"
     np.testing.assert_array_equal(first.input(), inputs["x"])
 
@@ -124,7 +126,7 @@ def test_the_chains_output_is_onnx_runtimes_tensor_for_those_nodes():
     """Cell by cell within the comparison's tolerance (`runtime.compare`: atol + rtol·|reference|), every cell
     compared: none is masked (a convolution, a scale and a ReLU leave no cell undefined)."""
     digest, model, query = opened(conv_bn_relu())
-    address = C.from_query(query)
+    address = A.from_query(query)
     chain = C.resolve(address.names, address.raw(), address.shape)
     y = C.compute(chain, address.input())[chain.keys[-1]]
     inputs, _ = whole.feeds(model)
@@ -139,7 +141,7 @@ def test_a_batchnormalization_is_the_parsers_scale_folded_in_float32():
     """The scale and shift the chain's Scale layer gets are the parser's combinedScale = scale / sqrtf(var + eps)
     and combinedBias = bias − mean · combinedScale, each operation in float32."""
     _, model, query = opened(conv_bn_relu())
-    address = C.from_query(query)
+    address = A.from_query(query)
     params = C.resolve(address.names, address.raw(), address.shape).links[1].params
     consts = reading.constants(model)
     gamma, beta, mean, var = (np.asarray(consts[n], np.float32) for n in ("gamma", "beta", "mean", "var"))
@@ -160,9 +162,9 @@ def test_a_batchnormalization_the_models_engine_computes_in_the_convolution_is_f
     assert block == [["bn1", "conv1", "relu1"]], answer["engine"]["layers"]
     assert as_chain.folds("conv1", "bn1", answer["engine"])
     query = as_chain.query_of(model, ["conv1", "bn1", "relu1"], digest, "blocks.onnx", answer["engine"])
-    assert query[C.LAYERS_KEY] == "convolution,activation" and query[C.NODES_KEY] == "conv1+bn1,relu1"
-    address = C.from_query(query)
-    unfolded = C.from_query(as_chain.query_of(model, ["conv1", "bn1"], digest, "blocks.onnx"))
+    assert query[A.LAYERS_KEY] == "convolution,activation" and query[A.NODES_KEY] == "conv1+bn1,relu1"
+    address = A.from_query(query)
+    unfolded = A.from_query(as_chain.query_of(model, ["conv1", "bn1"], digest, "blocks.onnx"))
     conv, scale = C.resolve(unfolded.names, unfolded.raw(), unfolded.shape).links
     chain = C.resolve(address.names, address.raw(), address.shape)
     s, t = scale.params["scale"], scale.params["shift"]
@@ -189,8 +191,8 @@ def test_the_chains_engine_fuses_the_nodes_as_the_models_engine(bias):
     answer = kept.analysis(digest, "cbr.onnx", lambda: model)
     assert not as_chain.folds("conv", "bn", answer["engine"])
     query = as_chain.query_of(model, list(NODES), digest, "cbr.onnx", answer["engine"])
-    assert query[C.LAYERS_KEY] == "convolution,scale,activation"
-    address = C.from_query(query)
+    assert query[A.LAYERS_KEY] == "convolution,scale,activation"
+    address = A.from_query(query)
     result = C.evaluate(address.names, address.raw(), address.input())
     f = as_chain.fusion(as_chain.model_engine(digest), address.model.nodes, result.engine, result.chain.keys)
     model_layers = [sorted(layer["fuses"]) for layer in answer["engine"]["layers"] if set(layer["fuses"]) & set(NODES)]
@@ -205,7 +207,7 @@ def test_folding_the_batchnormalization_into_the_convolution_by_hand_would_fuse_
     convolution's kernel and bias by hand, TensorRT-RTX fuses the chain otherwise than the model; `fusion` says so and
     why."""
     digest, model, query = opened(conv_bn_relu())
-    address = C.from_query(query)
+    address = A.from_query(query)
     conv, scale = C.resolve(address.names, address.raw(), address.shape).links[:2]
     s, t = scale.params["scale"], scale.params["shift"]
     kernel = conv.params["kernel"] * s[:, None, None, None]
@@ -223,18 +225,18 @@ def test_folding_the_batchnormalization_into_the_convolution_by_hand_would_fuse_
 
 def test_a_tampered_or_stale_model_reference_names_its_key():
     digest, model, query = opened(conv_bn_relu())
-    bad = C.from_query(query | {C.ONNX_KEY: "../../etc/passwd"})
+    bad = A.from_query(query | {A.ONNX_KEY: "../../etc/passwd"})
     assert bad.model is None and any(p.startswith("input.onnx: must be a model's content digest") for p in bad.problems)
-    gone = C.from_query(query | {C.ONNX_KEY: "0" * 64})
+    gone = A.from_query(query | {A.ONNX_KEY: "0" * 64})
     with pytest.raises(ValidationError, match=r"^input\.onnx: the model 000000000000… is not held by this server"):
         gone.input()
     with pytest.raises(ValidationError, match=r"^input\.tensor: the model has no tensor 'nope'"):
-        C.from_query(query | {C.TENSOR_KEY: "nope"}).input()
+        A.from_query(query | {A.TENSOR_KEY: "nope"}).input()
     with pytest.raises(ValidationError, match=r"^input\.tensor: the model's tensor 'y' is \(1, 5, 7, 6\)"):
-        C.from_query(query | {C.TENSOR_KEY: "y"}).input()  # another tensor of the model, of another shape
-    empty = C.from_query(query | {C.TENSOR_KEY: ""})
+        A.from_query(query | {A.TENSOR_KEY: "y"}).input()  # another tensor of the model, of another shape
+    empty = A.from_query(query | {A.TENSOR_KEY: ""})
     assert empty.model is None and any(p.startswith("input.tensor: must name") for p in empty.problems)
-    fewer = C.from_query(query | {C.NODES_KEY: "conv,bn"})
+    fewer = A.from_query(query | {A.NODES_KEY: "conv,bn"})
     assert fewer.model.nodes == () and any(p.startswith("input.nodes: must name one node") for p in fewer.problems)
 
 
@@ -254,7 +256,7 @@ def test_the_chain_page_says_where_it_reads_and_that_it_fuses_as_the_model():
     assert not at.error and not at.warning, (texts(at.error), texts(at.warning))
     assert "On ONNX Runtime's tensor 'r' of the model cbr.onnx" in texts(at.caption)
     assert "as the model's engine does: conv; bn + conv + relu" in texts(at.success)
-    stale = open_chain(**query | {C.ONNX_KEY: "f" * 64})
+    stale = open_chain(**query | {A.ONNX_KEY: "f" * 64})
     assert "input.onnx: the model ffffffffffff… is not held by this server" in texts(stale.error)
 
 
@@ -263,7 +265,7 @@ def test_a_run_short_of_its_engine_layer_fuses_otherwise_and_says_why():
     """conv and bn without the relu the model's pointwise kernel also computes: the chain cannot fuse as the model,
     and the reason names the node outside it."""
     digest, model, _ = opened(conv_bn_relu())
-    address = C.from_query(as_chain.query_of(model, ["conv", "bn"], digest, "cbr.onnx"))
+    address = A.from_query(as_chain.query_of(model, ["conv", "bn"], digest, "cbr.onnx"))
     result = C.evaluate(address.names, address.raw(), address.input())
     f = as_chain.fusion(as_chain.model_engine(digest), address.model.nodes, result.engine, result.chain.keys)
     assert not f["same"], f
@@ -286,6 +288,6 @@ def test_editing_the_chains_layers_keeps_the_models_tensor_but_not_its_nodes():
     assert "answer" in server.answer(seat_of(at), {"params": edit})  # moved on the stage: still the model's nodes
     at.sidebar.button(key="chain.remove.2").click().run()  # a layer removed: the model's tensor, no longer its nodes
     q = {k: v[0] if isinstance(v, list) else v for k, v in at.query_params.items()}
-    assert q["layers"] == "convolution,scale" and q[C.ONNX_KEY] == digest and q[C.TENSOR_KEY] == "r"
-    assert C.NODES_KEY not in q and all(q[k] == "2" for k in edit)
+    assert q["layers"] == "convolution,scale" and q[A.ONNX_KEY] == digest and q[A.TENSOR_KEY] == "r"
+    assert A.NODES_KEY not in q and all(q[k] == "2" for k in edit)
     assert not at.exception and not at.error

@@ -161,15 +161,16 @@ def test_the_analysis_names_its_steps_and_a_revisit_answers_at_once(monkeypatch)
 
 def test_a_run_of_nodes_opens_as_a_chain_and_a_broken_run_says_why():
     from playground.base.errors import ValidationError
-    from playground.model import as_chain
     from playground.network import chain as C
+    from playground.serve import as_chain
+    from playground.serve import chain_address as A
 
     data = _relus_bytes()
     model, digest = reading.load_model(data), hashlib.sha256(data).hexdigest()
     query = as_chain.query_of(model, ["r2", "r1"], digest)  # in the model's order, whatever order they were picked in
     assert query["layers"] == "activation,activation" and query["input.shape"] == "1,2,3,3"
     assert query["activation.type"] == "RELU" and query["activation2.type"] == "RELU"
-    address = C.from_query(query)
+    address = A.from_query(query)
     assert not address.problems, address.problems
     chain = C.resolve(address.names, address.raw(), address.shape)
     assert [link.key for link in chain.links] == ["activation", "activation2"]
@@ -195,8 +196,9 @@ def test_a_models_weights_go_into_the_chain_by_reference():
     import numpy as np
 
     from playground.base import blobs
-    from playground.model import as_chain
     from playground.network import chain as C
+    from playground.serve import as_chain
+    from playground.serve import chain_address as A
 
     w = np.random.default_rng(1).uniform(-1, 1, (8, 4, 3, 3)).astype(np.float32)  # 288 values
     g = helper.make_graph(
@@ -213,7 +215,7 @@ def test_a_models_weights_go_into_the_chain_by_reference():
     query = as_chain.query_of(model, ["conv", "relu"], "0" * 64)
     assert query["layers"] == "convolution,activation"
     assert query["convolution.kernel"].startswith(blobs.WEIGHTS)
-    address = C.from_query(query)
+    address = A.from_query(query)
     chain = C.resolve(address.names, address.raw(), address.shape)
     np.testing.assert_array_equal(chain.links[0].params["kernel"], w)
 

@@ -414,8 +414,9 @@ def test_a_run_of_nodes_opens_as_a_chain_in_the_model_pages_precision():
     on the same real input: the seeded run's x); in INT8 each layer's scale is from its data (quantize_scale 0)."""
     from urllib.parse import parse_qsl, urlencode
 
-    from playground.model import as_chain
     from playground.network import chain as C
+    from playground.serve import as_chain
+    from playground.serve import chain_address as A
 
     data = LESSONS["int8_saturated_conv"].build().SerializeToString()
     digest, model = reading.remember(data, "int8.onnx")
@@ -424,7 +425,7 @@ def test_a_run_of_nodes_opens_as_a_chain_in_the_model_pages_precision():
     assert as_chain.in_precision(fp32, "FP32") == fp32
     query = as_chain.in_precision(fp32, "FP16")
     assert [query[f"{k}.precision"] for k in ("convolution", "activation", "convolution2")] == ["FP16"] * 3
-    address = C.from_query(query)
+    address = A.from_query(query)
     assert not address.problems, address.problems
     chain = C.resolve(address.names, address.raw(), address.shape)
     assert [link.params["precision"] for link in chain.links] == ["FP16"] * 3
@@ -435,7 +436,7 @@ def test_a_run_of_nodes_opens_as_a_chain_in_the_model_pages_precision():
     assert np.abs(composed - c.values["y"]).max() > 0  # FP16 is not FP32 here
     int8 = as_chain.in_precision(fp32, "INT8")
     assert int8["convolution2.precision"] == "INT8" and int8["convolution2.quantize_scale"] == "0"
-    a8 = C.from_query(int8)
+    a8 = A.from_query(int8)
     params = C.resolve(a8.names, a8.raw(), a8.shape).links[2].params
     assert (params["precision"], params["quantize_scale"]) == ("INT8", 0.0)
     path, _, text = as_chain.link_in_precision("./chain?" + urlencode(fp32), "BF16").partition("?")

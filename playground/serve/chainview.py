@@ -20,6 +20,7 @@ from ..base.errors import ValidationError
 from ..base.layer import Layer
 from ..layers import LAYERS
 from ..network import chain as C
+from . import chain_address as A
 from . import chaintrace, protocol
 
 LAYER = C.CHAIN  # the name a chain's stage goes by (its seat's, its URL table's)
@@ -48,7 +49,7 @@ class Spec:
         return dict(dict(self.sources).get(key, ()))
 
 
-def spec_of(address: C.Address) -> tuple[Spec, dict]:
+def spec_of(address: A.Address) -> tuple[Spec, dict]:
     """(the address's structure, its layers' parameters as texts {KEY: {param: text}})."""
     sources, params = [], {}
     for key, given in zip(address.keys, address.params):
@@ -328,7 +329,7 @@ def problem(exc: ValidationError, spec: Spec, shapes: dict) -> dict:
     return {"message": str(exc), "param": f"{exc.layer}.{exc.param}", "rule": exc.rule, "keys": keys}
 
 
-def input_of(address: C.Address) -> np.ndarray:
+def input_of(address: A.Address) -> np.ndarray:
     """The chain's input (the address's pattern and shape; the first layer's example where it names none)."""
     x = address.input()
     if x is None:

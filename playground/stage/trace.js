@@ -9,7 +9,7 @@ export const LIMIT = 20000; // cells kept per tensor: past it the trace says whe
 export const WORK = 400000; // cells read while composing, kept or not
 export const HOVER = "#ff6600", READS = "#0057b8", FEEDS = "#2e7d32"; // the cell, what it reads, what reads it
 
-export const PICK_KEY = "pick"; // the link's picked cell: pick=KEY:INDEX (chain.PICK_KEY)
+export const PICK_KEY = "pick"; // the link's picked cell: pick=KEY:INDEX (chain_address.PICK_KEY)
 export const keyOf = (index) => index.join(",");
 export const indexOf = (key) => key.split(",").map(Number);
 
@@ -27,7 +27,7 @@ export function cellsOf(w) {
 }
 
 // A link's picked cell ("activation:0,0,1,2") as { key, index }, or null where it is not one (the server names the
-// rule: chain.from_query).
+// rule: chain_address.from_query).
 export function parsePick(text) {
   const m = /^([A-Za-z_][A-Za-z0-9_]*):(\d+(?:,\d+){0,4})$/.exec(text || "");
   return m ? { key: m[1], index: indexOf(m[2]) } : null;

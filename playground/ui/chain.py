@@ -4,8 +4,8 @@ the whole.
 The page draws the stage once (ui/stage.py's component; chainview.py says the chain to it): each layer's parameters
 are its controls (`KEY.PARAM[.AXIS]`), each tensor a figure, and a change goes to the stage's route, never through a
 run of this script. The sidebar holds what changes the chain's structure (a starter, the layers in order), each a
-page navigation. The address is the page's state (playground.network.chain.Address for the structure, the stage's keys for
-the parameters; older links' whole-parameter keys, `convolution.stride_nd=2,2`, still open).
+page navigation. The address is the page's state (playground.serve.chain_address.Address for the structure, the
+stage's keys for the parameters; older links' whole-parameter keys, `convolution.stride_nd=2,2`, still open).
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from ..layers import LAYERS
 from ..network import chain as C
 from ..network import chains
 from ..serve import assets, chainview, protocol, server
+from ..serve import chain_address as A
 from . import chain_compare, stage
 from .messages import guarded, inert
 from .page import PRESENTER_CSS, STAGE_CSS
@@ -40,12 +41,12 @@ def _structural(key: str) -> bool:
     return len(parts) < 3 or parts[0] == "input" or parts[1] == C.FROM
 
 
-def _now() -> tuple[C.Address, dict[str, str]]:
+def _now() -> tuple[A.Address, dict[str, str]]:
     """(the chain's address, the stage's per-axis keys of the link). Where this page's stage has answered, its
     latest chain is the state (the browser's URL holds it; this run's query is the page's as it loaded): what a
     structural change starts from."""
     query = {k: v for k, v in st.query_params.to_dict().items() if k != chain_compare.KEY}
-    address = C.from_query({k: v for k, v in query.items() if _structural(k)})
+    address = A.from_query({k: v for k, v in query.items() if _structural(k)})
     given = {k: v for k, v in query.items() if not _structural(k)}
     seat = server.SEATS.take(st.session_state.get(TOKEN, ""))
     if seat is not None and seat.chain == chainview.spec_of(address)[0] and seat.chain_ev is not None:
@@ -55,9 +56,9 @@ def _now() -> tuple[C.Address, dict[str, str]]:
     return address, given
 
 
-def _write(address: C.Address) -> None:
+def _write(address: A.Address) -> None:
     """A structural change: the new chain's address into the URL (the view's keys kept), the page runs on it."""
-    view = {k: v for k, v in st.query_params.to_dict().items() if k in C.OTHER_KEYS or k == chain_compare.KEY}
+    view = {k: v for k, v in st.query_params.to_dict().items() if k in A.OTHER_KEYS or k == chain_compare.KEY}
     st.query_params.from_dict(address.query() | view)
 
 
@@ -101,11 +102,11 @@ def _chain_page() -> None:
         _from_model(address, x)
 
 
-def _from_model(address: C.Address, x) -> None:
+def _from_model(address: A.Address, x) -> None:
     """Where a chain opened from a model reads, and whether its engine, as the link opened it, computes the model's
-    nodes as the model's engine does (model.as_chain.fusion), or why not. Its engine is built here, once per link
+    nodes as the model's engine does (serve.as_chain.fusion), or why not. Its engine is built here, once per link
     (the engine cache keeps it): the stage's own verdict follows each edit."""
-    from ..model import as_chain
+    from ..serve import as_chain
     from ..serve.shared import backend, engine_cache
 
     model = address.model
@@ -131,20 +132,20 @@ def _from_model(address: C.Address, x) -> None:
         st.warning(inert(text), icon=":material/call_split:")
 
 
-def _starter(address: C.Address):
+def _starter(address: A.Address):
     """The starter the link names, where the chain is still its layers."""
     try:
-        s = chains.find(str(st.query_params.get(C.STARTER_KEY, "")).strip())
+        s = chains.find(str(st.query_params.get(A.STARTER_KEY, "")).strip())
     except KeyError:
         return None
     return s if s.layers == tuple(address.names) else None
 
 
-def _starting(address: C.Address) -> dict:
+def _starting(address: A.Address) -> dict:
     """The raw parameters the page starts from: the starter's and the sources; the link's own values are read over
     them (a key left out of a link is the starter's value)."""
     s = _starter(address)
-    start = C.from_query({C.STARTER_KEY: s.name}).params if s else [{} for _ in address.names]
+    start = A.from_query({A.STARTER_KEY: s.name}).params if s else [{} for _ in address.names]
     return {
         key: {**start[i], **{k: v for k, v in address.params[i].items() if k not in _unwired(address.params[i])}}
         for i, key in enumerate(address.keys)
@@ -230,15 +231,15 @@ def _per_axis(whole: set[str], spelled: dict[str, str]) -> None:
                 st.query_params[axis] = v
 
 
-def _starter_picker(address: C.Address) -> None:
+def _starter_picker(address: A.Address) -> None:
     names = [s.name for s in chains.STARTERS]
     current = _starter(address)
 
     def pick():
         chosen = st.session_state["chain.starter"]
         if chosen:  # its link is its name: the page reads the starter's layers and values from it
-            view = {k: v for k, v in st.query_params.to_dict().items() if k in C.OTHER_KEYS}
-            st.query_params.from_dict({C.STARTER_KEY: chosen} | view)
+            view = {k: v for k, v in st.query_params.to_dict().items() if k in A.OTHER_KEYS}
+            st.query_params.from_dict({A.STARTER_KEY: chosen} | view)
 
     st.selectbox(
         "Starter chain",
@@ -250,7 +251,7 @@ def _starter_picker(address: C.Address) -> None:
     )
 
 
-def _layer_list(address: C.Address) -> None:
+def _layer_list(address: A.Address) -> None:
     """The layers in order, each with move up, move down and remove; a layer to add at the end."""
     st.subheader("Layers", anchor=False)
 
@@ -262,7 +263,7 @@ def _layer_list(address: C.Address) -> None:
         elif op in ("up", "down"):
             j = i - 1 if op == "up" else i + 1
             names[i], names[j], params[i], params[j] = names[j], names[i], params[j], params[i]
-        _write(C.Address(names, params, now.shape, now.pattern, model=now.model and now.model.unnamed()))
+        _write(A.Address(names, params, now.shape, now.pattern, model=now.model and now.model.unnamed()))
 
     for i, (key, name) in enumerate(zip(address.keys, address.names)):
         # one row that never wraps: the name takes what the three buttons leave, so a button sits on its layer's line
@@ -282,7 +283,7 @@ def _layer_list(address: C.Address) -> None:
         name, (now, _) = st.session_state.get("chain.add"), _now()
         if name and len(now.names) < C.MAX_LAYERS:
             _write(
-                C.Address(
+                A.Address(
                     now.names + [name],
                     now.params + [{}],
                     now.shape,

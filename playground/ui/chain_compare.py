@@ -10,6 +10,7 @@ import streamlit as st
 from ..base.errors import ValidationError
 from ..network import chain as C
 from ..network import chains
+from ..serve import chain_address as A
 from .messages import inert
 
 KEY = "compare"  # the page's address key
@@ -23,11 +24,11 @@ def wanted() -> str | None:
     return v[:200] or None
 
 
-def address_of(text: str) -> C.Address:
+def address_of(text: str) -> A.Address:
     """The compared chain's address: a starter's by its name, else the layers it lists (ValidationError naming
     `compare` and the rule where it is neither)."""
     try:
-        return C.from_query({C.STARTER_KEY: chains.find(text).name})
+        return A.from_query({A.STARTER_KEY: chains.find(text).name})
     except KeyError:
         pass
     try:
@@ -37,7 +38,7 @@ def address_of(text: str) -> C.Address:
         raise ValidationError(
             C.CHAIN, KEY, f"must name a starter chain ({starters}) or layers separated by ','; {exc.rule}", text
         ) from None
-    return C.from_query({C.LAYERS_KEY: ",".join(names)})
+    return A.from_query({A.LAYERS_KEY: ",".join(names)})
 
 
 def columns(text: str | None):

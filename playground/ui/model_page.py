@@ -5,7 +5,7 @@ An upload is kept by the server (content-addressed, as the home page's), and the
 are never read as markdown); each that opens links to its layer's page with the node's configuration
 (`/LAYER?onnx=DIGEST&node=NAME&model=FILE`). The first node whose reference and ONNX Runtime part ways is named
 first; a run of nodes (shift-clicked on the graph, or an engine layer's fused nodes) opens as a chain on the tensor
-its first node reads in the model (model.as_chain).
+its first node reads in the model (serve.as_chain).
 """
 
 from __future__ import annotations
@@ -24,8 +24,9 @@ from ..base.memo import Memo
 from ..base.numbers import compact
 from ..base.onnx_map import opens_as
 from ..layers import LAYERS
-from ..model import as_chain, kept, whole
+from ..model import kept, whole
 from ..onnx import reading
+from ..serve import as_chain
 from ..serve.protocol import ENGINE_STATUS
 from . import model_precision, models
 from .keys import MODEL, NODE, ONNX, REAL

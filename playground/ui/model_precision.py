@@ -89,7 +89,7 @@ def recolour(data: dict, answer: dict, by: str = "accumulated") -> dict:
     p = answer["precision"]
     # its own key: the graph redraws when the precision or the error it is coloured by changes
     data = {**data, "key": f"{data['key']}|{p['precision']}|{by}", "nodes": [dict(box) for box in data["nodes"]]}
-    from ..model.as_chain import link_in_precision  # the engine outlines' chains open in the precision too
+    from ..serve.as_chain import link_in_precision  # the engine outlines' chains open in the precision too
 
     data["groups"] = [g | {"chain": link_in_precision(g.get("chain"), p["precision"])} for g in data.get("groups", [])]
     policy = pm.Policy(p["policy"]["min_cosine"])

@@ -8,8 +8,8 @@ shift-clicked runs open.
 Each node opens as its layer (`opening.open_known`, as its own page opens it) and the chain's layers are those
 layers with those raw parameters (a model's weights by reference, playground.base.blobs). The chain reads what the first
 node reads in the model: ONNX Runtime's tensor of the model's run on its seeded inputs, named by the model's digest
-and the tensor's name (`input.onnx`, `input.tensor`: `chain.Address.input` reads it through model.kept), so a link
-is short, and one to a model this server no longer holds says so.
+and the tensor's name (`input.onnx`, `input.tensor`: `chain_address.Address.input` reads it through model.kept), so a
+link is short, and one to a model this server no longer holds says so.
 
 TensorRT sees what the model's engine saw: each node is the layer TensorRT's ONNX parser makes of it. A
 BatchNormalization is the parser's Scale layer (kCHANNEL, its four constants folded into one scale and one shift
@@ -33,6 +33,7 @@ from ..base.memo import Memo
 from ..network import chain as C
 from ..onnx import opening, reading
 from ..onnx.opened import Known
+from . import chain_address as A
 
 _engines = Memo(8)  # by model digest: the model's engine layers, read once for every rerun of its chains' pages
 
@@ -81,8 +82,8 @@ def query_of(model, names: list[str], digest: str, model_name: str = "model.onnx
     layers = _layers(opened, engine)  # [(the layer, its parameters, the nodes it is, the node it reads as)]
     keys = C.keys_of([layer.name for layer, *_ in layers])
     query = {
-        C.LAYERS_KEY: ",".join(layer.name for layer, *_ in layers),
-        C.SHAPE_KEY: ",".join(map(str, opened[0].shape)),
+        A.LAYERS_KEY: ",".join(layer.name for layer, *_ in layers),
+        A.SHAPE_KEY: ",".join(map(str, opened[0].shape)),
     }
     for key, (layer, params, _, _) in zip(keys, layers):
         for p in layer.params:
@@ -90,8 +91,8 @@ def query_of(model, names: list[str], digest: str, model_name: str = "model.onnx
             big = isinstance(value, np.ndarray) and value.size > blobs.URL_VALUES
             query[f"{key}.{p.name}"] = blobs.weights_ref(value) if big else p.to_text(value)
     chain = C.resolve(
-        query[C.LAYERS_KEY].split(","),
-        {k: v for k, v in query.items() if "." in k and k != C.SHAPE_KEY},
+        query[A.LAYERS_KEY].split(","),
+        {k: v for k, v in query.items() if "." in k and k != A.SHAPE_KEY},
         opened[0].shape,
     )
     for link, (layer, _, nodes, o) in zip(chain.links[1:], layers[1:]):
@@ -104,7 +105,7 @@ def query_of(model, names: list[str], digest: str, model_name: str = "model.onnx
     spelled = ["+".join(nodes) for *_, nodes, _ in layers]
     if any("," in n or "+" in n for n in names):  # no spelling of the nodes by layer: not compared with the model's
         spelled = []
-    return query | C.ModelInput(digest, opened[0].data, tuple(spelled), model_name).query()
+    return query | A.ModelInput(digest, opened[0].data, tuple(spelled), model_name).query()
 
 
 def in_precision(query: dict, precision: str) -> dict:
@@ -113,10 +114,10 @@ def in_precision(query: dict, precision: str) -> dict:
     address as it is."""
     if precision == "FP32":
         return query
-    from .precision_model import page_params
+    from ..model.precision_model import page_params
 
     out = dict(query)
-    for key in C.keys_of(query[C.LAYERS_KEY].split(",")):
+    for key in C.keys_of(query[A.LAYERS_KEY].split(",")):
         out |= {f"{key}.{name}": value for name, value in page_params(precision).items()}
     return out
 
@@ -174,7 +175,7 @@ def model_engine(digest: str) -> dict:
 
 def _model_engine(digest: str) -> dict:
     from ..base import blobs
-    from . import kept, whole
+    from ..model import kept, whole
 
     answer = kept.kept_answer(digest)
     if answer is not None and answer.get("engine"):
