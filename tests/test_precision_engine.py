@@ -198,3 +198,39 @@ def test_engine_figures_for_real_on_a_lesson(name):
     # the engine and the analysis' composition agree on whether the output meets the policy
     assert (policy.crosses(engine) is None) == (policy.crosses(accumulated) is None), (engine, accumulated)
     json.dumps(answer)
+
+
+@pytest.mark.gpu
+def test_the_listener_copies_a_device_tensor_to_the_host():
+    """The listener's copy on a GPU without TensorRT: a stand-in module gives it its base class and the enum members
+    by name; the address comes as TensorRT passes it, a capsule, and as a plain integer."""
+    import ctypes
+    import types
+
+    import ml_dtypes
+
+    from playground.trt import runner
+
+    class Base:
+        def __init__(self):
+            pass
+
+    member = lambda name: types.SimpleNamespace(name=name)  # noqa: E731
+    listener = pe.listener_for(types.SimpleNamespace(IDebugListener=Base))
+    make = ctypes.pythonapi.PyCapsule_New
+    make.restype, make.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4) - 7.5
+    b = (x / 3).astype(ml_dtypes.bfloat16)
+    with runner.Stream() as stream, runner.DeviceBuffer(x.nbytes) as dx, runner.DeviceBuffer(b.nbytes) as db:
+        dx.copy_from_host(x, stream)
+        db.copy_from_host(b, stream)
+        stream.synchronize()
+        assert listener.process_debug_tensor(
+            make(dx.ptr, None, None), member("DEVICE"), member("FLOAT"), (2, 3, 4), "x", stream.handle
+        )
+        assert listener.process_debug_tensor(db.ptr, member("DEVICE"), member("BF16"), [2, 3, 4], "b", stream.handle)
+    np.testing.assert_array_equal(listener.tensors["x"], x)
+    assert listener.tensors["b"].dtype == b.dtype and listener.tensors["b"].tobytes() == b.tobytes()
+    h = np.ones(5, np.float32) * 3
+    assert listener.process_debug_tensor(h.ctypes.data, member("HOST"), member("FLOAT"), (5,), "h", 0)
+    np.testing.assert_array_equal(listener.tensors["h"], h)
