@@ -114,7 +114,7 @@ def engine_tensors(backend, model: bytes, feeds: dict) -> dict[str, np.ndarray]:
     try:
         outputs, _ = runner.run_engine(engine, feeds, prepare=_listen(listener))
     finally:
-        del engine  # the engine before the listener the context held: this module made both
+        del engine  # made here, freed here (the context, run_engine's, is gone by now)
     return {**listener.tensors, **outputs}
 
 
