@@ -32,7 +32,7 @@ from ..base import precision as P
 from ..base.errors import ValidationError
 from ..onnx import opening, reading, runtime
 from ..onnx.opened import Known
-from . import whole
+from . import precision_engine, whole
 
 PRECISIONS = ("FP16", "BF16", "INT8", "FP8")
 MIN_COSINE = 0.997  # Polygraphy's default for its cosine-similarity check
@@ -333,9 +333,11 @@ def study(
     policy: Policy | None = None,
     plan_budget: int = PLAN_BUDGET,
     progress=None,
+    engine_tensors=None,
 ):
     """(the `model --precision` answer, its Composer): each opened node's local and accumulated error, the
-    composed FP32 output against ONNX Runtime, the first divergence and the keep-FP32 plan."""
+    composed FP32 output against ONNX Runtime, the first divergence and the keep-FP32 plan; where a TensorRT engine
+    runs, each node's engine tensor too (`precision_engine`; `engine_tensors(model, feeds)` stands in for it)."""
     if precision not in PRECISIONS:
         raise ValidationError("model", "--precision", f"must be one of {', '.join(PRECISIONS)}, not {precision!r}")
     policy = policy or Policy()
@@ -389,6 +391,9 @@ def study(
         }
     without = {o: measure(composed[o], values[o]) for o in outputs}
 
+    progress(f"The model in {precision} as a TensorRT engine, its unfused tensors read as debug tensors")
+    engine, engine_info = precision_engine.run(c, precision, inputs, measure, engine_tensors)
+
     progress("The keep-FP32 plan: greedy, each round measured by a composed evaluation")
     plan = keep_plan(c, values, outputs, precision, policy, measure, composed, local, plan_budget)
 
@@ -397,6 +402,8 @@ def study(
         entry = {"name": s.name, "op_type": s.node.op_type, "layer": s.opened.layer.name if s.opened else None}
         if s.opened:
             entry["precision"] = {"local": local.get(s.index), "accumulated": accumulated.get(s.index)}
+            if engine_info["ran"]:
+                entry["precision"]["engine"] = engine.get(s.index)
         else:
             entry["reason"] = s.why
         nodes.append(entry)
@@ -417,6 +424,7 @@ def study(
             "precision": precision,
             "policy": policy.json(),
             "first_divergence": first,
+            "engine": engine_info,
             "evaluations": 1,
             "bisection_probes": math.ceil(math.log2(len(opened) + 1)) if opened else 0,
             "keep_fp32": plan["keep"],

@@ -363,9 +363,11 @@ def build_network(
     return _build(backend, lambda trt, builder: network_from(trt, builder, net), settings, cache_dir, tf32=net.tf32)
 
 
-def build_onnx(backend: Backend, model: bytes, settings: BuildSettings | None = None) -> BuildReport:
+def build_onnx(
+    backend: Backend, model: bytes, settings: BuildSettings | None = None, prepare: Callable | None = None
+) -> BuildReport:
     """Build an ONNX model through TensorRT's own ONNX parser (OnnxParser), reported as `build_engine` reports:
-    the parser's refusal is the builder's."""
+    the parser's refusal is the builder's. `prepare(trt, network)`: called on the parsed network before the build."""
 
     def network(trt, builder):
         net = builder.create_network(network_flags(trt))
@@ -375,6 +377,8 @@ def build_onnx(backend: Backend, model: bytes, settings: BuildSettings | None = 
                 "; ".join(str(parser.get_error(i).desc()) for i in range(parser.num_errors))
                 or "the parser refused the model"
             )
+        if prepare is not None:
+            prepare(trt, net)
         return net, parser  # the parser owns the weights the network reads: alive until the build ends
 
     return _build(backend, network, settings, None, tf32=False)

@@ -308,6 +308,7 @@ def run_engine(
     *,
     timing_runs: int = 0,
     runtime_config: Any = None,
+    prepare: Any = None,
 ) -> tuple[dict[str, np.ndarray], float | None]:
     """Run a deserialized ICudaEngine once on ``inputs``; optionally time it.
 
@@ -315,6 +316,7 @@ def run_engine(
     ``timing_runs > 0``, in which case it is the median of that many further
     executions, each bracketed by CUDA events (copies not included).
     ``runtime_config`` (TensorRT-RTX) carries its runtime cache into the context.
+    ``prepare(context)`` is called on the new context before it runs (a debug listener set on it).
     """
     if timing_runs < 0:
         raise ValueError(f"timing_runs must be >= 0, got {timing_runs}")
@@ -326,6 +328,8 @@ def run_engine(
     if context is None:
         raise RuntimeError("engine.create_execution_context() failed")
     try:
+        if prepare is not None:
+            prepare(context)
         return _run_with_context(engine, context, inputs, timing_runs)
     finally:
         # An exception's traceback keeps this frame alive; drop the context
