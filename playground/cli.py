@@ -747,7 +747,7 @@ def _model_precision(args, given: dict) -> int:
         planned = pp.plan_model(c, args.precision, p["keep_fp32"], None if external else source).SerializeToString()
         with written(args.plan_model, "wb") as f:
             f.write(planned)
-        p["plan"]["reopened"] = pp.reopened(planned, os.path.basename(args.plan_model), c, policy)
+        p["plan"]["reopened"] = pm.reopened(planned, os.path.basename(args.plan_model), c, policy)
     if args.json:
         print(json.dumps(_finite(answer), allow_nan=False, default=str))
     else:

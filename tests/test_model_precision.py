@@ -74,7 +74,7 @@ def test_lesson_names_its_first_divergent_node_and_the_plan_reopens(name):
         assert "accumulated" in n["precision"]
     assert all(o["agrees"] for o in answer["output"].values())
     written = pp.plan_model(c, lesson.precision, p["keep_fp32"]).SerializeToString()
-    again = pp.reopened(written, f"{name}_plan.onnx", c, pm.Policy())
+    again = pm.reopened(written, f"{name}_plan.onnx", c, pm.Policy())
     assert again["meets"] is True
     placed = len(model.graph.node) < again["nodes"]  # the casts or Q/DQ, where a node is left in the precision
     assert placed == (len(p["keep_fp32"]) < opened)
@@ -86,7 +86,7 @@ def test_lesson_names_its_first_divergent_node_and_the_plan_reopens(name):
         # every node in BF16: its casts reopen (ONNX Runtime hands no bfloat16 to NumPy: those tensors come back
         # as float32, exactly) and the model still meets the policy
         all_low = pp.plan_model(hc, lesson.holds, []).SerializeToString()
-        again = pp.reopened(all_low, f"{name}_{lesson.holds}.onnx", hc, pm.Policy())
+        again = pm.reopened(all_low, f"{name}_{lesson.holds}.onnx", hc, pm.Policy())
         assert again["meets"] is True and again["nodes"] > 3 * len(model.graph.node)  # a pair out, pairs in
         cosine = again["output"][model.graph.output[0].name]["cosine"]
         assert cosine < 1 - 1e-7  # the casts round: not the FP32 model again
@@ -248,7 +248,7 @@ def test_a_plan_below_the_opset_of_its_q_dq_is_written_through_onnx_version_conv
     written = pp.plan_model(c, "INT8", answer["precision"]["keep_fp32"])
     assert pp.opset_of(written) == 13 and any(n.op_type == "QuantizeLinear" for n in written.graph.node)
     assert json.loads({e.key: e.value for e in written.metadata_props}[pp.PLAN_KEY])["opset"] == [9, 13]
-    assert pp.reopened(written.SerializeToString(), "old_plan.onnx", c, pm.Policy())["meets"] is True
+    assert pm.reopened(written.SerializeToString(), "old_plan.onnx", c, pm.Policy())["meets"] is True
 
 
 def test_model_page_in_a_precision_says_why_a_model_onnx_runtime_refuses_is_not_analysed():
@@ -405,7 +405,7 @@ def test_cli_fp8_plan_model_spells_fp8_as_tensorrt_reads_it(tmp_path):
     model = _open(LESSONS["fp8_saturated_matmul"].build())
     _, c = pm.study(model, "fp8.onnx", None, "FP8")
     all_fp8 = pp.plan_model(c, "FP8", []).SerializeToString()
-    assert pp.reopened(all_fp8, "all_fp8.onnx", c, pm.Policy())["meets"] is False
+    assert pm.reopened(all_fp8, "all_fp8.onnx", c, pm.Policy())["meets"] is False
 
 
 def test_a_run_of_nodes_opens_as_a_chain_in_the_model_pages_precision():

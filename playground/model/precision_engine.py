@@ -130,7 +130,7 @@ def run(c, precision: str, feeds: dict, measure, tensors_of=None, backend=None) 
         if reason:
             return {}, {"ran": False, "why_not": reason}
         tensors_of = lambda model, x: engine_tensors(backend, model, x)  # noqa: E731
-    from .precision_plan import plan_model  # it imports the analysis, which imports this module
+    from .precision_plan import plan_model
 
     model = plan_model(c, precision, []).SerializeToString()
     try:

@@ -531,6 +531,28 @@ def keep_plan(c: Composer, values, outputs, precision, policy, measure, composed
     }
 
 
+def reopened(data: bytes, name: str, c: Composer, policy) -> dict:
+    """The written plan model opened here as any model (checked, folded), run by ONNX Runtime and composed by the
+    layers at FP32 (its casts and Q/DQ run by ONNX Runtime, node by node): its output against the original model's
+    FP32 output, under the policy."""
+    try:
+        model = reading.load_model(data, name)
+        inputs, _ = whole.feeds(model, dict(c.inputs))
+        again = Composer(model, whole.run_all(model, inputs), inputs)
+        env = again.evaluate(lambda s: "FP32")
+    except Exception as exc:  # noqa: BLE001 - the written model does not reopen: that is the answer
+        words = str(exc) if isinstance(exc, ValidationError) else runtime.ort_words(exc)
+        return {"meets": False, "error": f"it does not reopen: {words}"}
+    atol, rtol = policy.tolerances
+    outputs = {o: metrics(env[o], c.values[o], atol, rtol) for o in (v.name for v in c.model.graph.output)}
+    return {
+        "nodes": len(again.steps),
+        "opened": sum(1 for s in again.steps if s.opened),
+        "output": outputs,
+        "meets": all(policy.crosses(m) is None for m in outputs.values()),
+    }
+
+
 def _figures(m: dict | None, sqnr: bool) -> str:
     if not m or "error" in m:
         return (m or {}).get("error", "—")

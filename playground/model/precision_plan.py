@@ -18,8 +18,7 @@ import numpy as np
 
 from ..base import precision as P
 from ..base.errors import ValidationError
-from ..onnx import reading, runtime
-from .precision_model import Composer
+from ..onnx import reading
 
 PLAN_KEY = "playground.precision_plan"
 ATTRIBUTE_OPS = {"Resize", "Upsample", "Clip", "Slice", "Pad", "Reshape", "Expand", "Tile"}
@@ -67,8 +66,8 @@ def written_opset(model, precision: str):
         ) from None
 
 
-def plan_model(c: Composer, precision: str, keep: list[str], source=None):
-    """The model of `c` with every opened node not in `keep` in `precision` (casts or Q/DQ placed). `source`: the
+def plan_model(c, precision: str, keep: list[str], source=None):
+    """The model of `c` (the analysis' precision_model.Composer) with every opened node not in `keep` in `precision` (casts or Q/DQ placed). `source`: the
     model as given, its nodes named as loading names them (`reading.named`), unfolded: written on it, weights an op
     computes (ONNX's light models' ConstantOfShape) stay that op and the file stays the size it was."""
     onnx = reading.library()
@@ -156,28 +155,3 @@ def weight_axis(node, index: int, rank: int) -> int | None:
         trans = next((a.i for a in node.attribute if a.name == "transB"), 0)
         return 0 if trans else 1
     return {"Conv": 0, "ConvTranspose": 1, "MatMul": rank - 1}.get(node.op_type)
-
-
-def reopened(data: bytes, name: str, c: Composer, policy) -> dict:
-    """The written plan model opened here as any model (checked, folded), run by ONNX Runtime and composed by the
-    layers at FP32 (its casts and Q/DQ run by ONNX Runtime, node by node): its output against the original model's
-    FP32 output, under the policy."""
-    from . import whole
-    from .precision_model import metrics
-
-    try:
-        model = reading.load_model(data, name)
-        inputs, _ = whole.feeds(model, dict(c.inputs))
-        again = Composer(model, whole.run_all(model, inputs), inputs)
-        env = again.evaluate(lambda s: "FP32")
-    except Exception as exc:  # noqa: BLE001 - the written model does not reopen: that is the answer
-        words = str(exc) if isinstance(exc, ValidationError) else runtime.ort_words(exc)
-        return {"meets": False, "error": f"it does not reopen: {words}"}
-    atol, rtol = policy.tolerances
-    outputs = {o: metrics(env[o], c.values[o], atol, rtol) for o in (v.name for v in c.model.graph.output)}
-    return {
-        "nodes": len(again.steps),
-        "opened": sum(1 for s in again.steps if s.opened),
-        "output": outputs,
-        "meets": all(policy.crosses(m) is None for m in outputs.values()),
-    }
