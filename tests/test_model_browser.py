@@ -239,7 +239,7 @@ DIFFERING_MAIN = """
 # The app's pages with the model's node 'relu' made to differ (its verdict only: the model, its run and its layout
 # are real), so that the graph's first difference is drawn.
 import runpy
-from playground.onnx import whole
+from playground.model import whole
 
 if not getattr(whole, "_differing", False):
     real = whole.analyze
