@@ -3,10 +3,9 @@ as one 16 × 16 matrix (protocol.grid), and the cell under the pointer is named 
 
 from __future__ import annotations
 
-import numpy as np
 import onnx
 import pytest
-from onnx import TensorProto, helper
+from test_stage_grid import _model
 
 from playground.chromium import browser as B
 
@@ -15,19 +14,8 @@ GRAPH, STAGE = ".pg-graph", ".pg-stage"
 
 
 def test_a_token_tensor_is_one_matrix_and_a_hovered_cell_names_its_index(browser, app, tmp_path):
-    w = np.random.default_rng(1).uniform(-1, 1, (16, 16)).astype(np.float32)
-    g = helper.make_graph(
-        [
-            helper.make_node("MatMul", ["x", "w"], ["m"], name="matmul"),
-            helper.make_node("Softmax", ["m"], ["y"], name="softmax", axis=-1),
-        ],
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 16, 16])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 16, 16])],
-        [helper.make_tensor("w", TensorProto.FLOAT, w.shape, w.ravel())],
-    )
     path = tmp_path / "tokens.onnx"
-    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]), path)
+    onnx.save(_model(), path)  # the same model the protocol tests open
     ctx = B.new_context(browser, viewport={"width": 1280, "height": 900})
     page = ctx.new_page()
     page.set_default_timeout(60_000)
