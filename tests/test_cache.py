@@ -148,6 +148,19 @@ def test_write_failure_keeps_the_engine_in_memory(tmp_path, monkeypatch):
     assert not list(tmp_path.glob(".tmp-*"))  # no half-written file left behind
 
 
+def test_an_engine_larger_than_the_cap_is_kept_in_memory_with_a_note_and_one_within_it_on_disk(tmp_path):
+    size = len(encode(report(5000)))
+    cache = EngineCache(tmp_path, cap_bytes=size - 1)
+    r, status, notes = cache.get_or_build("big", lambda: report(5000))
+    assert status == "built" and not cache.entries()
+    assert any("PLAYGROUND_ENGINE_CACHE_MB" in n and "memory only" in n for n in notes)
+    assert cache.get_or_build("big", lambda: report(5000))[1] == "cached"  # from memory
+    roomy = EngineCache(tmp_path, cap_bytes=size)  # an engine as large as the cap: written, and read back whole
+    roomy.get_or_build("fits", lambda: report(5000))
+    again, status, _ = EngineCache(tmp_path, cap_bytes=size).get_or_build("fits", lambda: report(1))
+    assert status == "cached" and len(again.engine) == 5000
+
+
 def test_failed_builds_are_not_written_to_disk(tmp_path):
     cache = EngineCache(tmp_path)
     cache.get_or_build("bad", lambda: report(status="failed"))

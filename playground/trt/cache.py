@@ -31,7 +31,6 @@ FORMAT = 3
 MAGIC = b"TRTPG-ENGINE\n"
 SUFFIX = ".engine"
 DEFAULT_CAP_MB = 256
-MAX_FILE_BYTES = 256 << 20  # no engine of one layer comes near; a larger file is not ours
 MEMORY_ENTRIES = 128  # hot entries kept decoded in memory, so a revisit reads no file
 
 
@@ -170,7 +169,7 @@ class EngineCache:
         if f is None or not os.path.lexists(f):
             return None
         try:
-            report = decode(read_regular_file(f, MAX_FILE_BYTES))
+            report = decode(read_regular_file(f, self.cap_bytes))  # a larger file was never written here
             os.utime(f)  # mtime is the LRU clock
         except (OSError, ValueError) as exc:
             why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
@@ -188,8 +187,15 @@ class EngineCache:
         f = self.file(key)
         if f is None or report.status != "built":
             return  # failures are cheap to redo and stay in memory only
+        blob = encode(report)
+        if len(blob) > self.cap_bytes:  # a whole model's engine (VGG-19's: 550 MB) beyond the directory's cap
+            (notes if notes is not None else self.warnings).append(
+                f"the engine takes {len(blob) / 2**20:,.0f} MiB, more than the engine cache's cap of "
+                f"{self.cap_bytes / 2**20:,.0f} MiB (PLAYGROUND_ENGINE_CACHE_MB): kept in memory only"
+            )
+            return
         try:
-            atomic_write(f, encode(report))
+            atomic_write(f, blob)
         except OSError as exc:
             (notes if notes is not None else self.warnings).append(
                 f"could not write {f.name} to the engine cache ({exc.strerror or exc}); kept in memory"
