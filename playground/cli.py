@@ -674,6 +674,8 @@ def cmd_model(args) -> int:
             print(
                 f"  {layer['name']} ({layer['type']})" + (f" ← {', '.join(layer['fuses'])}" if layer["fuses"] else "")
             )
+        for note in engine.get("notes", []):
+            print(f"  note: {note}")
     c = answer["counts"]
     print(
         f"{c['nodes']} nodes"

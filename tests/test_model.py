@@ -786,3 +786,18 @@ def test_a_double_input_is_fed_in_its_own_type():
     answer = whole.analyze(reading.load_model(m.SerializeToString()), "m.onnx", engine=False)
     assert "onnxruntime_error" not in answer, answer["onnxruntime_error"]
     assert {n["name"]: n.get("agrees") for n in answer["nodes"]}["relu"] is True
+
+
+def test_a_whole_models_engine_beyond_the_engine_caches_cap_is_said_to_be_kept_in_memory_only(tmp_path, monkeypatch):
+    from playground.onnx import opinions
+    from playground.trt.backend import detect
+    from playground.trt.cache import EngineCache
+
+    if not detect().can_build:
+        pytest.skip("no TensorRT builder here")
+    tiny = EngineCache(tmp_path, cap_bytes=1024)  # far below any engine
+    monkeypatch.setattr(opinions, "default_cache", lambda: tiny)
+    model = reading.load_model(_model([helper.make_node("Relu", ["x"], ["y"], name="r")], {}).SerializeToString())
+    engine = whole.engine_layers(model, ["r"])
+    assert engine["status"] == "built" and not tiny.entries()
+    assert any("PLAYGROUND_ENGINE_CACHE_MB" in n and "memory only" in n for n in engine["notes"])

@@ -456,15 +456,15 @@ def engine_layers(model, names: list[str]) -> dict:
             "layers": [],
             "unnamed": names,
         }
-    data = model.SerializeToString()
-    report, status = parser_build(backend, data)
+    data, notes = model.SerializeToString(), []
+    report, status = parser_build(backend, data, notes=notes)
     out = {
         "status": status if report.status == "built" else report.status,
         "parser": f"{backend.name} OnnxParser",
         "build_ms": report.build_ms,
         "output_shape": report.output_shape,
         "error": report.error,
-    }
+    } | ({"notes": notes} if notes else {})
     known = set(names)
     layers = []
     for layer in report.layers:

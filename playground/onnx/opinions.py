@@ -194,11 +194,14 @@ def parser_check(ev: Evaluation, fp32: Evaluation, model: bytes, expected_shape:
     return out
 
 
-def parser_build(backend, model: bytes, cache=None) -> tuple[eng.BuildReport, str]:
+def parser_build(backend, model: bytes, cache=None, notes: list | None = None) -> tuple[eng.BuildReport, str]:
     """(report, status): TensorRT's OnnxParser's engine of `model` (its bytes), built or found in the engine cache,
-    keyed by the model's hash (a configuration's export, a chain's, a whole model: one scheme)."""
+    keyed by the model's hash (a configuration's export, a chain's, a whole model: one scheme); the cache's notes
+    (an engine it could not keep) added to `notes`."""
     cache = cache or default_cache()
     settings = eng.BuildSettings.from_env()
     key = cache_key({"onnx": hashlib.sha256(model).hexdigest()}, backend, settings)
-    report, status, _ = cache.get_or_build(key, lambda: eng.build_onnx(backend, model, settings))
+    report, status, said = cache.get_or_build(key, lambda: eng.build_onnx(backend, model, settings))
+    if notes is not None:
+        notes.extend(said)
     return report, status if report.status == "built" else report.status

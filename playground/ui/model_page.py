@@ -479,6 +479,8 @@ def _engine(answer: dict, digest: str, name: str) -> None:
         status = engine.get("status", "not_built")
         st.text(f"{ENGINE_STATUS.get(status, status)}: {engine.get('error') or engine.get('why') or ''}")
         return
+    for note in engine.get("notes", []):
+        st.caption(note)
     groups = {g["name"]: g for g in fused_groups(answer, digest, name)}
     st.dataframe(
         [
