@@ -591,7 +591,7 @@ def cmd_model(args) -> int:
     """Every node of the model on its real input against ONNX Runtime, its output, and the parser's engine; kept
     per model digest in the engine cache's store (model.kept), so a second open reads the answer."""
     from .base.onnx_map import opens_as
-    from .model import kept
+    from .model import kept, whole
     from .onnx import reading
     from .onnx.runtime import worst_text
 
@@ -681,7 +681,7 @@ def cmd_model(args) -> int:
         f"{c['nodes']} nodes"
         + (f" ({c['folded']} constant nodes folded)" if c.get("folded") else "")
         + f", {c['opened']} opened as layers, {c['agreeing']} agreeing with ONNX Runtime"
-        + (f", {c['engine_layers']} engine layers" if "engine_layers" in c else "")
+        + whole.engine_words(answer)
         + f"; {answer['seconds']} s"
         + (
             f" (kept in the cache: its first analysis took {answer['cache']['first_seconds']} s)"

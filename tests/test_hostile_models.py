@@ -498,6 +498,7 @@ def test_a_model_past_the_engine_builds_node_budget_is_listed_and_not_built(tmp_
     engine = answer["engine"]
     assert engine["status"] == "not_built" and f"at most {whole.MAX_ENGINE_NODES:,}" in engine["why"], engine
     assert built == [] and len(answer["nodes"]) == len(names) and answer["counts"]["engine_layers"] == 0
+    assert whole.engine_words(answer) == ", engine not built"  # the counts never say "0 engine layers" of it
 
 
 def test_a_whole_group_at_the_element_budget_is_held_as_its_bounds_not_its_cells():

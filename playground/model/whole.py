@@ -411,6 +411,17 @@ def _analyze(model, model_name, given, engine, outputs, progress, tensors) -> di
     return out
 
 
+def engine_words(answer: dict) -> str:
+    """ ", 24 engine layers" where the parser's engine was built (or found), ", engine not built" where it was not
+    (no builder, a model past MAX_ENGINE_NODES: not an engine of no layers), "" where none was asked for."""
+    engine = answer.get("engine")
+    if not engine:
+        return ""
+    if engine.get("status") in ("built", "cached"):
+        return f", {len(engine.get('layers', []))} engine layers"
+    return ", engine not built"
+
+
 def with_shapes(model, shapes: dict[str, tuple]):
     """The model with its inputs of these shapes: a named dimension (a batch) fixed, so TensorRT builds it for the
     shape it was fed (no optimization profile to write)."""

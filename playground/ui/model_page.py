@@ -388,9 +388,7 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
     counts, choice = head.columns([5, 1], vertical_alignment="center")  # one line over the graph
     counts.text(
         f"Whole ONNX model {name}: {c['nodes']} nodes, {c['opened']} open as a layer, {c['agreeing']} agree with ONNX Runtime "
-        f"on their real input"
-        + (f", {c['engine_layers']} engine layers" if "engine_layers" in c else "")
-        + f" ({answer['seconds']} s)"
+        f"on their real input" + whole.engine_words(answer) + f" ({answer['seconds']} s)"
     )
     if "onnxruntime_error" in answer:
         st.error(inert(f"ONNX Runtime could not run the model: {answer['onnxruntime_error']}"), icon=":material/error:")
