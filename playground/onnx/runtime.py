@@ -55,10 +55,10 @@ _arena_bytes: list[int] = []  # the arena's cap, once registered (the process's 
 
 
 def memory_cap() -> int:
-    """The bytes ONNX Runtime's runs may hold at once: PLAYGROUND_MODEL_MAX_MB, a whole model's tensors together."""
+    """The bytes ONNX Runtime's runs may hold at once: PLAYGROUND_MODEL_MAX_MB (`budget.model_max_bytes`)."""
     from ..base import budget
 
-    return int(budget.env_number("PLAYGROUND_MODEL_MAX_MB", 1024, 1, 2**20)) << 20
+    return budget.model_max_bytes()
 
 
 def _shared_arena(ort) -> bool:
