@@ -58,28 +58,35 @@ def last_reads(nodes) -> dict[str, int]:
     return last
 
 
-def peak(graph, size: dict[str, int]) -> tuple[int, int, int]:
-    """The most bytes the graph's tensors hold at once, node by node: (bytes, the node's index, the tensors alive
-    then besides its outputs). At a node: the graph inputs and tensors made before it that it or a later node reads
-    (a graph output to the end), and its own outputs; a weight is not among them (the model holds them all)."""
+def alive(graph, size: dict[str, int]) -> list[int]:
+    """Node by node, the bytes of the tensors alive as it runs besides its outputs: the graph inputs and tensors made
+    before it that it or a later node reads (a graph output to the end); a weight is not among them (the model holds
+    them all). One more entry, after the last node: the graph's outputs."""
     nodes, keep = graph.node, {o.name for o in graph.output}
     last = last_reads(nodes)
     weights = {t.name for t in graph.initializer}
-    live = sum(size.get(v.name, 0) for v in graph.input if v.name not in weights and (v.name in last or v.name in keep))
-    ends: dict[int, int] = {}  # the bytes that die after each node
-    for v in graph.input:
-        if v.name not in weights and v.name in last and v.name not in keep:
-            ends[last[v.name]] = ends.get(last[v.name], 0) + size.get(v.name, 0)
-    best = (0, 0, 0)
+    fed = [v.name for v in graph.input if v.name not in weights and (v.name in last or v.name in keep)]
+    live, ends, out = sum(size.get(t, 0) for t in fed), {}, []  # ends: the bytes that die after each node
+    for t in fed:
+        if t not in keep:
+            ends[last[t]] = ends.get(last[t], 0) + size.get(t, 0)
     for i, node in enumerate(nodes):
-        made = [o for o in node.output if o]
-        here = live + sum(size.get(o, 0) for o in made)
-        if here > best[0]:
-            best = (here, i, live)
-        for o in made:
-            if o in keep or last.get(o, -1) > i:
+        out.append(live)
+        for o in node.output:
+            if o and (o in keep or last.get(o, -1) > i):
                 live += size.get(o, 0)
                 if o not in keep:
                     ends[last[o]] = ends.get(last[o], 0) + size.get(o, 0)
         live -= ends.pop(i, 0)
+    return out + [live]
+
+
+def peak(graph, size: dict[str, int]) -> tuple[int, int, int]:
+    """The most bytes the graph's tensors hold at once (`alive`, and a node's own outputs): (bytes, the node's index,
+    the tensors alive then besides its outputs)."""
+    best = (0, 0, 0)
+    for i, (live, node) in enumerate(zip(alive(graph, size), graph.node)):
+        here = live + sum(size.get(o, 0) for o in node.output if o)
+        if here > best[0]:
+            best = (here, i, live)
     return best

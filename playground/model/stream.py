@@ -1,0 +1,197 @@
+"""A whole model run by ONNX Runtime a segment at a time, so that what its run holds at once is bounded, not every
+tensor of the model together.
+
+The model's nodes, in graph order (ONNX keeps it topological), are cut into consecutive segments, each sized by ONNX's
+shape inference (the fed shapes fixed, bytes by element type: `onnx.held`) so that the tensors alive when it starts,
+those it makes and its weights stay within a run's share of PLAYGROUND_MODEL_MAX_MB (`run_budget`). Each segment is
+extracted as a model of its own by `onnx.utils.Extractor` (its inputs the tensors it reads that the graph is fed or
+an earlier segment made, its outputs every tensor it makes) and run by ONNX Runtime (`runtime.session`, the capped
+arena); its tensors are handed on as they arrive, and each is dropped once no later node reads it (the graph's own
+outputs are kept to the end).
+
+    run(model, inputs) → (ready, values, made) per segment
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+
+from ..onnx import held, reading, runtime
+from . import whole
+
+RUN_SHARE = 4  # a segment's run holds at most this share of the budget: the arrays handed back and a node's
+# reference (in float64) are held beside it
+
+
+def run_budget() -> int:
+    """The bytes one segment's run may hold: its weights, the tensors alive when it starts and those it makes."""
+    from ..base import budget
+
+    return budget.model_max_bytes() // RUN_SHARE
+
+
+SHAPE_SIZED = 1024  # a weight of at most this many values is kept for shape inference (a Reshape's shape is read)
+
+
+def _weightless(model):
+    """The model for shape inference: its weights' data left out but for small ones (a shape a Reshape reads), their
+    types and dimensions kept, so that inference copies no large weight."""
+    onnx = reading.library()
+    out = onnx.ModelProto()
+    out.ir_version, out.producer_name = model.ir_version, model.producer_name
+    out.opset_import.extend(model.opset_import)
+    out.functions.extend(model.functions)
+    g, src = out.graph, model.graph
+    g.name = src.name
+    for field in ("node", "input", "output", "value_info"):
+        getattr(g, field).extend(getattr(src, field))
+    for t in src.initializer:
+        if math.prod(t.dims) <= SHAPE_SIZED:
+            g.initializer.append(t)
+        else:
+            g.initializer.append(onnx.TensorProto(name=t.name, dims=t.dims, data_type=t.data_type))
+    return out
+
+
+def _has_subgraph(nodes) -> bool:
+    onnx = reading.library()
+    kinds = (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+    return any(a.type in kinds for n in nodes for a in n.attribute)
+
+
+# the element types a tensor crossing from one segment to the next may have: ONNX Runtime hands it back to NumPy and
+# takes it again (not bfloat16 or float8: `whole.unreturnable`)
+def _crossable() -> set[int]:
+    t = reading.library().TensorProto
+    return {
+        t.FLOAT, t.DOUBLE, t.FLOAT16, t.BOOL, t.INT8, t.INT16, t.INT32, t.INT64, t.UINT8, t.UINT16, t.UINT32, t.UINT64
+    }  # fmt: skip
+
+
+class Plan:
+    """The segments of a model ONNX Runtime runs (`runnable`, its nodes cut at `cuts`) and, per segment, the tensors
+    dropped after it and how many of the model's own nodes (`reading.graph_nodes`) are ready to be judged."""
+
+    def __init__(self, model, runnable, inputs: dict):
+        onnx = reading.library()
+        self.runnable, nodes = runnable, runnable.graph.node
+        self.inferred, self.cuts = None, [0, len(nodes)]
+        # a node with a subgraph (If, Loop, Scan) reads tensors of the outer graph its inputs do not name: Extractor
+        # would not see them, so such a model runs whole, in one segment
+        if len(nodes) > 1 and not _has_subgraph(nodes):
+            try:
+                shaped = whole.with_shapes(_weightless(runnable), {k: v.shape for k, v in inputs.items()})
+                self.inferred = onnx.shape_inference.infer_shapes(shaped)
+            except Exception:  # noqa: BLE001 - no inference, no sizes to cut by: one segment
+                self.inferred = None
+        if self.inferred is not None:
+            self.cuts = self._cut(nodes)
+        self.segment = [0] * len(nodes)  # each runnable node's segment
+        for s, (a, b) in enumerate(zip(self.cuts, self.cuts[1:])):
+            self.segment[a:b] = [s] * (b - a)
+        made = {o: self.segment[i] for i, n in enumerate(nodes) for o in n.output if o}
+        last = len(self.cuts) - 2
+        self.ready, reach = [], 0  # a node of the model is judged once every tensor it writes has arrived
+        for node in reading.graph_nodes(model):
+            reach = max([reach] + [made.get(o, last) for o in node.output if o])
+            self.ready.append(reach)
+        use: dict[str, int] = {}  # the last segment a tensor is read in (by ONNX Runtime, or by a node judged)
+        for i, n in enumerate(nodes):
+            for t in n.input:
+                use[t] = max(use.get(t, 0), self.segment[i])
+        for node, s in zip(reading.graph_nodes(model), self.ready):
+            for t in (*node.input, *node.output):
+                use[t] = max(use.get(t, 0), s)
+        keep = {o.name for o in runnable.graph.output}
+        self.drops = [[] for _ in self.cuts[1:]]
+        for t, s in use.items():
+            if t and t not in keep:
+                self.drops[s].append(t)
+
+    def _cut(self, nodes) -> list[int]:
+        """Where the segments start: greedily as many nodes as fit in `run_budget` (a node alone always makes a
+        segment: loading held it to the whole budget), cut only where every tensor crossing the cut can be handed
+        back and fed again (a crossable tensor type, as shape inference finds it)."""
+        g = self.inferred.graph
+        size, weights = held.sizes(self.inferred), held.weight_bytes(g)
+        if sum(weights.values()) + sum(size.values()) <= run_budget():
+            return [0, len(nodes)]  # the model fits one run
+        alive, last = held.alive(g, size), held.last_reads(nodes)
+        types = {v.name: v.type for v in [*g.input, *g.value_info, *g.output]}
+        crossable, blocked = _crossable(), [0] * (len(nodes) + 2)
+        for i, n in enumerate(nodes):
+            for o in n.output:
+                t = types.get(o)
+                ok = t is not None and t.HasField("tensor_type") and t.tensor_type.elem_type in crossable
+                if o and not ok and last.get(o, -1) > i:  # no cut between its maker and its last reader
+                    blocked[i + 1] += 1
+                    blocked[last[o] + 1] -= 1
+        cuts, held_now, seen, open_blocks = [0], alive[0], set(), 0
+        for i, n in enumerate(nodes):
+            open_blocks += blocked[i]
+            cost = sum(size.get(o, 0) for o in n.output if o) + sum(
+                weights[w] for w in n.input if w in weights and w not in seen
+            )
+            if i > cuts[-1] and held_now + cost > run_budget() and not open_blocks:
+                cuts.append(i)
+                held_now, seen = alive[i], set()
+                cost = sum(size.get(o, 0) for o in n.output if o) + sum(
+                    weights[w] for w in set(n.input) & weights.keys()
+                )
+            held_now += cost
+            seen.update(w for w in n.input if w in weights)
+        return cuts + [len(nodes)]
+
+
+def run(model, inputs: dict, notes: list | None = None):
+    """ONNX Runtime's run of the model (`whole.for_runtime`'s conversion where its opset has no kernels, its note
+    added to `notes`), a segment at a time (`Plan`). Yields per segment (ready, values, made): how many of the
+    model's nodes (`reading.graph_nodes`) now have every tensor they read and write in `values`, the tensors held
+    (the inputs, those a later segment or node reads, the graph's outputs, and those just made) and those the
+    segment made (the inputs too, with the first). After each yield the tensors no later node reads are dropped
+    from `values`. ValidationError where a node passes the arena's cap; ONNX Runtime's own exception else."""
+    runnable = whole.for_runtime(model, notes)
+    plan = Plan(model, runnable, inputs)
+    values = dict(inputs)
+    if len(plan.cuts) == 2:  # one segment: the model itself, every tensor marked (no extraction)
+        made = _session_run(whole.mark_all(runnable), list(inputs), values)
+        yield len(plan.ready), values, dict(inputs) | made
+        return
+    onnx = reading.library()
+    extractor = onnx.utils.Extractor(runnable)  # the model's own weights, no copy; the shapes inference found
+    extractor.value_infos.update((v.name, v) for v in plan.inferred.graph.value_info)
+    unreturnable = whole.unreturnable(runnable)
+    nodes, first = runnable.graph.node, True
+    for s, (a, b) in enumerate(zip(plan.cuts, plan.cuts[1:])):
+        made_here, reads = [], []
+        for n in nodes[a:b]:
+            reads += [t for t in n.input if t in values and t not in reads and t not in made_here]
+            made_here += [o for o in n.output if o and o not in unreturnable]
+        for t in reads:  # typed as fed: the arrays themselves say their type and shape
+            extractor.value_infos[t] = onnx.helper.make_tensor_value_info(
+                t, onnx.helper.np_dtype_to_tensor_dtype(values[t].dtype), values[t].shape
+            )
+        for t in made_here:  # a tensor inference found no type for: ONNX Runtime infers it (as `whole.mark_all`)
+            extractor.value_infos.setdefault(t, onnx.ValueInfoProto(name=t))
+        segment = extractor.extract_model(reads, made_here)
+        segment.ir_version = max(segment.ir_version, 4)  # its weights need not be graph inputs (IR 3 asks them to be)
+        made = _session_run(segment, reads, values)
+        del segment
+        done = bisect.bisect_right(plan.ready, s)
+        yield done, values, (dict(inputs) | made if first else made)
+        first = False
+        for t in plan.drops[s]:
+            values.pop(t, None)
+
+
+def _session_run(model, feed: list[str], values: dict) -> dict:
+    """Every output of the model from ONNX Runtime on the tensors `feed` names, added to `values` and returned."""
+    s = runtime.session(model.SerializeToString())
+    names = [o.name for o in s.get_outputs()]
+    try:
+        made = dict(zip(names, s.run(names, {t: values[t] for t in feed})))
+    except Exception as exc:  # noqa: BLE001 - a node past the run's memory cap is refused by name; else as raised
+        raise runtime.over_memory(exc) or exc from None
+    values.update(made)
+    return made
