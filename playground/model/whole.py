@@ -157,7 +157,9 @@ def unreturnable(model) -> set[str]:
 def run_all(model, inputs: dict[str, np.ndarray], notes: list | None = None, names=None) -> dict[str, np.ndarray]:
     """Every tensor of one ONNX Runtime run of the model (or those `names`, and its outputs), by name (its inputs
     included); of an opset ONNX Runtime has no kernel for, its conversion's (`for_runtime`, its note added to
-    `notes`). Every tensor at once: a whole model's analysis runs it a segment at a time instead (`stream.run`)."""
+    `notes`). Every tensor at once (ONNX Runtime's arena caps them, PLAYGROUND_MODEL_MAX_MB): a whole model's
+    analysis runs it a segment at a time instead (`stream.run`); the precision analysis keeps this one run, as its
+    composition reads every tensor (`precision_model.Composer`)."""
     s = runtime.session(mark_all(for_runtime(model, notes), names).SerializeToString())
     names = [o.name for o in s.get_outputs()]
     try:
