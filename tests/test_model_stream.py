@@ -35,17 +35,18 @@ CHAIN = [  # (op, inputs, output): two skips (x to n2, a2 to n5), so some tensor
     ("Mul", ["s3", "two"], "m4"),
     ("Add", ["m4", "a2"], "a5"),
     ("Relu", ["a5"], "r6"),
-    ("Mul", ["r6", "half"], "m7"),
+    ("Mul", ["r6", "w"], "m7"),  # a weight of 16,384 values: handed to each session as an array
     ("Tanh", ["m7"], "t8"),
     ("Add", ["t8", "r6"], "y"),
 ]
 
 
 def chain_model(shape=SHAPE, opset=17, chain=CHAIN):
-    """The chain on x of `shape`: 11 tensors of 256 KiB (2.75 MiB together); at most three alive at once (768 KiB)."""
-    attrs = {"broadcast": 1} if opset < 7 else {}  # Mul-6 broadcasts a scalar only when told
+    """The chain on x of `shape`: 11 tensors of 256 KiB (2.75 MiB together); at most three alive at once (768 KiB),
+    beside its 64 KiB of weights."""
+    attrs = {"broadcast": 1} if opset < 7 else {}  # Mul-6 broadcasts a weight only when told
     nodes = [
-        helper.make_node(op, ins, [out], name=f"/n{i}", **(attrs if ins[-1] in ("two", "half") else {}))
+        helper.make_node(op, ins, [out], name=f"/n{i}", **(attrs if ins[-1] in ("two", "w") else {}))
         for i, (op, ins, out) in enumerate(chain)
     ]
     graph = helper.make_graph(
@@ -53,7 +54,8 @@ def chain_model(shape=SHAPE, opset=17, chain=CHAIN):
         "chain",
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(shape))],
         [helper.make_tensor_value_info(chain[-1][2], TensorProto.FLOAT, list(shape))],
-        [numpy_helper.from_array(np.float32(v), k) for k, v in (("two", 2), ("half", 0.5))],
+        [numpy_helper.from_array(np.float32(v), k) for k, v in (("two", 2), ("half", 0.5))]
+        + [numpy_helper.from_array(np.linspace(-1, 1, 128 * 128, dtype=np.float32).reshape(1, 1, 128, 128), "w")],
     )
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
 
@@ -79,7 +81,7 @@ def _counted(monkeypatch):
             yield ready, values, made
 
     monkeypatch.setattr(stream, "run", run)
-    monkeypatch.setattr(runtime, "session", lambda data: sessions.append(1) or real_session(data))
+    monkeypatch.setattr(runtime, "session", lambda *a: sessions.append(1) or real_session(*a))
     return seen, sessions
 
 
@@ -130,7 +132,7 @@ def test_the_segments_are_extracted_and_tensors_dropped_after_their_last_reader(
 
 
 def test_a_node_whose_own_tensors_pass_the_budget_is_refused_naming_it_and_the_setting(tmp_path, monkeypatch):
-    """One Mul: x (1×4×256×256, 1 MiB) and its 1 MiB output, 2 MiB at that node, past a 1 MiB budget: refused on
+    """One Mul: x (1×4×256×256, 1 MiB) and its 1 MiB output, with the weights 2.1 MiB, past a 1 MiB budget: refused on
     loading, naming the node, its largest tensor and PLAYGROUND_MODEL_MAX_MB; the command exits 2."""
     model = chain_model((1, 4, 256, 256), chain=[("Mul", ["x", "two"], "y")])
     monkeypatch.setenv("PLAYGROUND_MODEL_MAX_MB", "1")
@@ -138,7 +140,8 @@ def test_a_node_whose_own_tensors_pass_the_budget_is_refused_naming_it_and_the_s
         _load(model)
     words = str(err.value)
     assert "node '/n0' (Mul), its largest tensor 'x' (1.0 MiB)" in words and "(PLAYGROUND_MODEL_MAX_MB)" in words
-    assert "holds the most at once: 2.0 MiB" in words and "budget is 1 MiB" in words
+    assert "at once: 2.1 MiB (its weights 0.1 MiB, the tensors alive then 1.0 MiB, the node's outputs 1.0 MiB)" in words
+    assert "the whole-model budget is 1 MiB" in words
     path = tmp_path / "big.onnx"
     onnx.save(model, path)
     env = os.environ | {"PLAYGROUND_MODEL_MAX_MB": "1", "PLAYGROUND_MODEL_CACHE": str(tmp_path / "kept")}

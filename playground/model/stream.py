@@ -31,12 +31,14 @@ def run_budget() -> int:
     return budget.model_max_bytes() // RUN_SHARE
 
 
-SHAPE_SIZED = 1024  # a weight of at most this many values is kept for shape inference (a Reshape's shape is read)
+EXTERNAL = "weights handed to the session"  # a weight's location, never a file: its data is given as an array
+SHAPE_SIZED = 1024  # a weight of at most this many values stays in the model (a Reshape's shape is read)
 
 
 def _weightless(model):
-    """The model for shape inference: its weights' data left out but for small ones (a shape a Reshape reads), their
-    types and dimensions kept, so that inference copies no large weight."""
+    """The model with its weights' data left out but for small ones (a shape a Reshape reads), their types and
+    dimensions kept: shape inference, the extraction and ONNX Runtime's session then copy no large weight (the
+    session is handed each as an array on the model's own bytes: `_weights`)."""
     onnx = reading.library()
     out = onnx.ModelProto()
     out.ir_version, out.producer_name = model.ir_version, model.producer_name
@@ -50,7 +52,9 @@ def _weightless(model):
         if math.prod(t.dims) <= SHAPE_SIZED:
             g.initializer.append(t)
         else:
-            g.initializer.append(onnx.TensorProto(name=t.name, dims=t.dims, data_type=t.data_type))
+            stub = g.initializer.add(name=t.name, dims=t.dims, data_type=t.data_type)
+            stub.data_location = onnx.TensorProto.EXTERNAL  # ONNX Runtime takes its data as an external initializer
+            stub.external_data.add(key="location", value=EXTERNAL)
     return out
 
 
@@ -76,12 +80,13 @@ class Plan:
     def __init__(self, model, runnable, inputs: dict):
         onnx = reading.library()
         self.runnable, nodes = runnable, runnable.graph.node
+        self.weightless = _weightless(runnable)
         self.inferred, self.cuts = None, [0, len(nodes)]
         # a node with a subgraph (If, Loop, Scan) reads tensors of the outer graph its inputs do not name: Extractor
         # would not see them, so such a model runs whole, in one segment
         if len(nodes) > 1 and not _has_subgraph(nodes):
             try:
-                shaped = whole.with_shapes(_weightless(runnable), {k: v.shape for k, v in inputs.items()})
+                shaped = whole.with_shapes(self.weightless, {k: v.shape for k, v in inputs.items()})
                 self.inferred = onnx.shape_inference.infer_shapes(shaped)
             except Exception:  # noqa: BLE001 - no inference, no sizes to cut by: one segment
                 self.inferred = None
@@ -154,13 +159,14 @@ def run(model, inputs: dict, notes: list | None = None):
     runnable = whole.for_runtime(model, notes)
     plan = Plan(model, runnable, inputs)
     values = dict(inputs)
+    weights = {t.name: t for t in runnable.graph.initializer if math.prod(t.dims) > SHAPE_SIZED}
     if len(plan.cuts) == 2:  # one segment: the model itself, every tensor marked (no extraction)
-        made = _session_run(whole.mark_all(runnable), list(inputs), values)
+        made = _session_run(whole.mark_all(plan.weightless), weights, list(inputs), values)
         yield len(plan.ready), values, dict(inputs) | made
         return
     onnx = reading.library()
-    extractor = onnx.utils.Extractor(runnable)  # the model's own weights, no copy; the shapes inference found
-    extractor.value_infos.update((v.name, v) for v in plan.inferred.graph.value_info)
+    extractor = onnx.utils.Extractor(plan.weightless)
+    extractor.value_infos.update((v.name, v) for v in plan.inferred.graph.value_info)  # the shapes inference found
     unreturnable = whole.unreturnable(runnable)
     nodes, first = runnable.graph.node, True
     for s, (a, b) in enumerate(zip(plan.cuts, plan.cuts[1:])):
@@ -176,8 +182,9 @@ def run(model, inputs: dict, notes: list | None = None):
             extractor.value_infos.setdefault(t, onnx.ValueInfoProto(name=t))
         segment = extractor.extract_model(reads, made_here)
         segment.ir_version = max(segment.ir_version, 4)  # its weights need not be graph inputs (IR 3 asks them to be)
-        made = _session_run(segment, reads, values)
-        del segment
+        own = {t.name: weights[t.name] for t in segment.graph.initializer if t.name in weights}
+        made = _session_run(segment, own, reads, values)
+        del segment, own
         done = bisect.bisect_right(plan.ready, s)
         yield done, values, (dict(inputs) | made if first else made)
         first = False
@@ -185,9 +192,11 @@ def run(model, inputs: dict, notes: list | None = None):
             values.pop(t, None)
 
 
-def _session_run(model, feed: list[str], values: dict) -> dict:
-    """Every output of the model from ONNX Runtime on the tensors `feed` names, added to `values` and returned."""
-    s = runtime.session(model.SerializeToString())
+def _session_run(model, weights: dict, feed: list[str], values: dict) -> dict:
+    """Every output of the model from ONNX Runtime on the tensors `feed` names, added to `values` and returned;
+    `weights`: the initializers the model holds without their data, by name (their arrays handed to the session)."""
+    onnx = reading.library()
+    s = runtime.session(model.SerializeToString(), {k: onnx.numpy_helper.to_array(t) for k, t in weights.items()})
     names = [o.name for o in s.get_outputs()]
     try:
         made = dict(zip(names, s.run(names, {t: values[t] for t in feed})))
