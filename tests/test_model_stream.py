@@ -229,3 +229,27 @@ def test_a_model_with_a_subgraph_runs_in_one_segment(monkeypatch):
     assert plan.cuts == [0, len(nodes)]
     monkeypatch.delenv("PLAYGROUND_MODEL_MAX_MB")
     assert len(stream.Plan(chain_model(), chain_model(), {"x": np.zeros(SHAPE, np.float32)}).cuts) == 2  # fits one
+
+
+def test_a_tensor_onnx_runtime_cannot_hand_back_is_never_cut_across(monkeypatch, arena):
+    """A bfloat16 tensor (a Cast to it and back) stays inside one segment: ONNX Runtime cannot hand it to NumPy nor
+    take it again. The answer is one run's (the Casts listed, the float nodes judged); the chain's weight, which no
+    node reads here, is handed to no session."""
+    chain = [
+        ("Mul", ["x", "two"], "m0"),
+        ("Cast", ["m0"], "b1"),
+        ("Cast", ["b1"], "f2"),
+        ("Relu", ["f2"], "r3"),
+        ("Sigmoid", ["r3"], "y"),
+    ]
+    model = chain_model(chain=chain)
+    model.graph.node[1].attribute.append(helper.make_attribute("to", TensorProto.BFLOAT16))
+    model.graph.node[2].attribute.append(helper.make_attribute("to", TensorProto.FLOAT))
+    one = whole.analyze(_load(model), "cast.onnx", engine=False)
+    assert "onnxruntime_error" not in one and one["counts"]["agreeing"] == 3, one
+    monkeypatch.setenv("PLAYGROUND_MODEL_MAX_MB", "1")
+    loaded = _load(model)
+    plan = stream.Plan(loaded, loaded, whole.feeds(loaded)[0])
+    assert len(plan.cuts) > 3 and 2 not in plan.cuts  # cut between every node but the two Casts
+    cut = whole.analyze(loaded, "cast.onnx", engine=False)
+    assert cut["nodes"] == one["nodes"] and cut["output"] == one["output"]

@@ -38,7 +38,7 @@ SHAPE_SIZED = 1024  # a weight of at most this many values stays in the model (a
 def _weightless(model):
     """The model with its weights' data left out but for small ones (a shape a Reshape reads), their types and
     dimensions kept: shape inference, the extraction and ONNX Runtime's session then copy no large weight (the
-    session is handed each as an array on the model's own bytes: `_weights`)."""
+    session is handed each as an array on the model's own bytes: `_session_run`)."""
     onnx = reading.library()
     out = onnx.ModelProto()
     out.ir_version, out.producer_name = model.ir_version, model.producer_name
@@ -46,7 +46,7 @@ def _weightless(model):
     out.functions.extend(model.functions)
     g, src = out.graph, model.graph
     g.name = src.name
-    for field in ("node", "input", "output", "value_info"):
+    for field in ("node", "input", "output", "value_info", "sparse_initializer", "quantization_annotation"):
         getattr(g, field).extend(getattr(src, field))
     for t in src.initializer:
         if math.prod(t.dims) <= SHAPE_SIZED:
@@ -55,6 +55,17 @@ def _weightless(model):
             stub = g.initializer.add(name=t.name, dims=t.dims, data_type=t.data_type)
             stub.data_location = onnx.TensorProto.EXTERNAL  # ONNX Runtime takes its data as an external initializer
             stub.external_data.add(key="location", value=EXTERNAL)
+    return out
+
+
+def _read_names(graph) -> set[str]:
+    """The tensors the graph's nodes read, those of its subgraphs (an If's branches) too."""
+    out = set()
+    for n in graph.node:
+        out.update(n.input)
+        for a in n.attribute:
+            for g in (*([a.g] if a.HasField("g") else []), *a.graphs):
+                out |= _read_names(g)
     return out
 
 
@@ -83,8 +94,10 @@ class Plan:
         self.weightless = _weightless(runnable)
         self.inferred, self.cuts = None, [0, len(nodes)]
         # a node with a subgraph (If, Loop, Scan) reads tensors of the outer graph its inputs do not name: Extractor
-        # would not see them, so such a model runs whole, in one segment
-        if len(nodes) > 1 and not _has_subgraph(nodes):
+        # would not see them, so such a model runs whole, in one segment (as one Extractor refuses: sparse weights,
+        # quantization annotations)
+        g = runnable.graph
+        if len(nodes) > 1 and not (_has_subgraph(nodes) or g.sparse_initializer or g.quantization_annotation):
             try:
                 shaped = whole.with_shapes(self.weightless, {k: v.shape for k, v in inputs.items()})
                 self.inferred = onnx.shape_inference.infer_shapes(shaped)
@@ -132,19 +145,19 @@ class Plan:
                 if o and not ok and last.get(o, -1) > i:  # no cut between its maker and its last reader
                     blocked[i + 1] += 1
                     blocked[last[o] + 1] -= 1
-        cuts, held_now, seen, open_blocks = [0], alive[0], set(), 0
+
+        def cost(n, seen: set) -> int:  # a node's outputs, and the weights it reads that its segment has not yet
+            return sum(size.get(o, 0) for o in n.output if o) + sum(
+                weights[w] for w in set(n.input) & weights.keys() - seen
+            )
+
+        cuts, held_now, seen, open_blocks, cap = [0], alive[0], set(), 0, run_budget()
         for i, n in enumerate(nodes):
             open_blocks += blocked[i]
-            cost = sum(size.get(o, 0) for o in n.output if o) + sum(
-                weights[w] for w in n.input if w in weights and w not in seen
-            )
-            if i > cuts[-1] and held_now + cost > run_budget() and not open_blocks:
+            if i > cuts[-1] and held_now + cost(n, seen) > cap and not open_blocks:
                 cuts.append(i)
                 held_now, seen = alive[i], set()
-                cost = sum(size.get(o, 0) for o in n.output if o) + sum(
-                    weights[w] for w in set(n.input) & weights.keys()
-                )
-            held_now += cost
+            held_now += cost(n, seen)
             seen.update(w for w in n.input if w in weights)
         return cuts + [len(nodes)]
 
@@ -159,7 +172,8 @@ def run(model, inputs: dict, notes: list | None = None):
     runnable = whole.for_runtime(model, notes)
     plan = Plan(model, runnable, inputs)
     values = dict(inputs)
-    weights = {t.name: t for t in runnable.graph.initializer if math.prod(t.dims) > SHAPE_SIZED}
+    read = _read_names(runnable.graph)  # a weight no node reads is none of the session's (ONNX Runtime drops it)
+    weights = {t.name: t for t in runnable.graph.initializer if math.prod(t.dims) > SHAPE_SIZED and t.name in read}
     if len(plan.cuts) == 2:  # one segment: the model itself, every tensor marked (no extraction)
         made = _session_run(whole.mark_all(plan.weightless), weights, list(inputs), values)
         yield len(plan.ready), values, dict(inputs) | made
