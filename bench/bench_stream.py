@@ -4,7 +4,7 @@ budgets that cut it into more and more segments. Per row: the segments, the seco
 the cuts), of `onnx.utils.Extractor`'s extractions, of the whole run (ONNX Runtime's sessions and runs included), and
 the most tensors held at once against the model's total.
 
-    python bench/bench_stream.py [--nodes 10000] [--budgets 1024,16,4,1]
+    python bench/bench_stream.py [--nodes 10000] [--budgets 1024,256,64,16]
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from bench_graph import scoped_model  # noqa: E402
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=10_000)
-    parser.add_argument("--budgets", default="1024,16,4,1", help="PLAYGROUND_MODEL_MAX_MB, one row each")
+    parser.add_argument("--budgets", default="1024,256,64,16", help="PLAYGROUND_MODEL_MAX_MB, one row each")
     args = parser.parse_args()
     import onnx
 

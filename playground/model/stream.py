@@ -20,8 +20,10 @@ import math
 from ..onnx import held, reading, runtime
 from . import whole
 
-RUN_SHARE = 4  # a segment's run holds at most this share of the budget: the arrays handed back and a node's
-# reference (in float64) are held beside it
+# A segment's run holds at most this share of the budget (16 MiB of 1024): ONNX Runtime's arena keeps what a run took
+# for the next, so small runs keep the process small, and a session costs milliseconds (light_densenet121's run peaked
+# at 514 MB with a share of 4, 217 MB with 64, no slower). A node alone past it still makes a segment.
+RUN_SHARE = 64
 
 
 def run_budget() -> int:
