@@ -95,7 +95,8 @@ def main() -> None:
     args = parser.parse_args()
     head = (
         f"{'model':<20} {'nodes':>5} {'folded':>6} {'opened':>6} {'agree':>5} {'engine':>6} "
-        f"{'1st s':>7} {'1st wall':>8} {'1st CPU':>7} {'2nd s':>6} {'2nd wall':>8} {'2nd/1st':>7} {'1st MB':>6} {'ORT s':>6}"
+        f"{'1st s':>7} {'1st wall':>8} {'1st CPU':>7} {'2nd s':>6} {'2nd wall':>8} {'2nd/1st':>7} {'1st MB':>6} "
+        f"{'ORT s':>6}"
     )
     print(head)
     for name in args.models.split(","):
@@ -110,7 +111,8 @@ def main() -> None:
         ort = onnxruntime_seconds(path)
         print(
             f"{name:<20} {first['nodes']:>5} {first['folded']:>6} {first['opened']:>6} {first['agreeing']:>5} "
-            f"{first['layers']:>6} {first['seconds']:>7.1f} {first['wall']:>8.1f} {first['cpu']:>7.1f} {second['seconds']:>6.2f} "
+            f"{first['layers']:>6} {first['seconds']:>7.1f} {first['wall']:>8.1f} {first['cpu']:>7.1f} "
+            f"{second['seconds']:>6.2f} "
             f"{second['wall']:>8.1f} {second['seconds'] / first['seconds']:>7.1%} {first['rss_mb']:>6.0f} {ort:>6.3f}",
             flush=True,
         )

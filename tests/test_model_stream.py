@@ -132,8 +132,8 @@ def test_the_segments_are_extracted_and_tensors_dropped_after_their_last_reader(
 
 
 def test_a_node_whose_own_tensors_pass_the_budget_is_refused_naming_it_and_the_setting(tmp_path, monkeypatch):
-    """One Mul: x (1×4×256×256, 1 MiB) and its 1 MiB output, with the weights 2.1 MiB, past a 1 MiB budget: refused on
-    loading, naming the node, its largest tensor and PLAYGROUND_MODEL_MAX_MB; the command exits 2."""
+    """One Mul: x (1×4×256×256, 1 MiB) and its 1 MiB output, with the weights 2.1 MiB, past a 1 MiB budget: refused
+    on loading, naming the node, its largest tensor and PLAYGROUND_MODEL_MAX_MB; the command exits 2."""
     model = chain_model((1, 4, 256, 256), chain=[("Mul", ["x", "two"], "y")])
     monkeypatch.setenv("PLAYGROUND_MODEL_MAX_MB", "1")
     with pytest.raises(ValidationError) as err:

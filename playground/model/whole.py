@@ -154,13 +154,13 @@ def unreturnable(model) -> set[str]:
     return {v.name for v in inferred if v.type.tensor_type.elem_type == bf16}
 
 
-def run_all(model, inputs: dict[str, np.ndarray], notes: list | None = None, names=None) -> dict[str, np.ndarray]:
-    """Every tensor of one ONNX Runtime run of the model (or those `names`, and its outputs), by name (its inputs
+def run_all(model, inputs: dict[str, np.ndarray], notes: list | None = None, only=None) -> dict[str, np.ndarray]:
+    """Every tensor of one ONNX Runtime run of the model (or those named `only`, and its outputs), by name (its inputs
     included); of an opset ONNX Runtime has no kernel for, its conversion's (`for_runtime`, its note added to
     `notes`). Every tensor at once (ONNX Runtime's arena caps them, PLAYGROUND_MODEL_MAX_MB): a whole model's
     analysis runs it a segment at a time instead (`stream.run`); the precision analysis keeps this one run, as its
     composition reads every tensor (`precision_model.Composer`)."""
-    s = runtime.session(mark_all(for_runtime(model, notes), names).SerializeToString())
+    s = runtime.session(mark_all(for_runtime(model, notes), only).SerializeToString())
     names = [o.name for o in s.get_outputs()]
     try:
         return dict(inputs) | dict(zip(names, s.run(names, inputs)))
@@ -172,7 +172,7 @@ def real_values(model, tensors: tuple[str, ...]) -> dict[str, np.ndarray]:
     """The tensors (a node's `Opened.tensors_read`) when the model runs on its seeded inputs (`feeds`): what the
     model page's link opens the node's stage with, by name."""
     inputs, _ = feeds(model)
-    values = run_all(model, inputs, names=set(tensors)) if any(t not in inputs for t in tensors) else inputs
+    values = run_all(model, inputs, only=set(tensors)) if any(t not in inputs for t in tensors) else inputs
     missing = [t for t in tensors if t not in values]
     if missing:
         raise ValidationError("model", "node", f"the model has no tensor {missing[0]!r}")
@@ -201,7 +201,7 @@ def node_values(model, opened, given: dict[str, np.ndarray]) -> tuple[dict[str, 
     fed, notes = feeds(model, given)
     reads = opened.tensors_read
     computed = [t for t in reads if t not in fed]
-    values = run_all(model, fed, names=set(computed)) if computed else fed
+    values = run_all(model, fed, only=set(computed)) if computed else fed
     sources = {}
     for t in reads:
         if t in given:
@@ -351,12 +351,13 @@ def analyze(
     engine: bool = True,
     outputs: dict | None = None,
     progress=None,
-    tensors: dict | None = None,
+    tensors=None,
 ) -> dict:
     """The `model` command's answer: every node's verdict, the model's output, and TensorRT's parser's engine.
     `outputs`: a dict that takes the model's output arrays by name (the answer summarizes them); `tensors`: a function
-    handed ONNX Runtime's tensors as each segment of the run makes them (the cache keeps them); `progress(step, done)` is told each step as it
-    starts, and while the nodes are judged the fraction done (the model page shows it while the person waits).
+    handed ONNX Runtime's tensors as each segment of the run makes them (the cache keeps them); `progress(step,
+    done)` is told each step as it starts, and while the nodes are judged the fraction done (the model page shows it
+    while the person waits).
     Under the whole-model budget (`budget.whole_model`): each node is held to one node's, not to a stage's."""
     with budget.whole_model():
         return _analyze(model, model_name, given, engine, outputs, progress or (lambda step, done=None: None), tensors)
