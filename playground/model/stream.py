@@ -105,23 +105,25 @@ class Plan:
                 self.inferred = onnx.shape_inference.infer_shapes(shaped)
             except Exception:  # noqa: BLE001 - no inference, no sizes to cut by: one segment
                 self.inferred = None
+        io = [(tuple(n.input), tuple(o for o in n.output if o)) for n in nodes]  # read once: protobuf is slow
         if self.inferred is not None:
-            self.cuts = self._cut(nodes)
+            self.cuts = self._cut(io)
         self.segment = [0] * len(nodes)  # each runnable node's segment
         for s, (a, b) in enumerate(zip(self.cuts, self.cuts[1:])):
             self.segment[a:b] = [s] * (b - a)
-        made = {o: self.segment[i] for i, n in enumerate(nodes) for o in n.output if o}
+        made = {o: self.segment[i] for i, (_, outs) in enumerate(io) for o in outs}
         last = len(self.cuts) - 2
+        judged = [(tuple(n.input), tuple(o for o in n.output if o)) for n in reading.graph_nodes(model)]
         self.ready, reach = [], 0  # a node of the model is judged once every tensor it writes has arrived
-        for node in reading.graph_nodes(model):
-            reach = max([reach] + [made.get(o, last) for o in node.output if o])
+        for _, outs in judged:
+            reach = max([reach] + [made.get(o, last) for o in outs])
             self.ready.append(reach)
         use: dict[str, int] = {}  # the last segment a tensor is read in (by ONNX Runtime, or by a node judged)
-        for i, n in enumerate(nodes):
-            for t in n.input:
-                use[t] = max(use.get(t, 0), self.segment[i])
-        for node, s in zip(reading.graph_nodes(model), self.ready):
-            for t in (*node.input, *node.output):
+        for (ins, _), s in [*zip(io, self.segment), *zip(judged, self.ready)]:
+            for t in ins:
+                use[t] = max(use.get(t, 0), s)
+        for (_, outs), s in zip(judged, self.ready):
+            for t in outs:
                 use[t] = max(use.get(t, 0), s)
         keep = {o.name for o in runnable.graph.output}
         self.drops = [[] for _ in self.cuts[1:]]
@@ -129,39 +131,37 @@ class Plan:
             if t and t not in keep:
                 self.drops[s].append(t)
 
-    def _cut(self, nodes) -> list[int]:
+    def _cut(self, io: list[tuple]) -> list[int]:
         """Where the segments start: greedily as many nodes as fit in `run_budget` (a node alone always makes a
         segment: loading held it to the whole budget), cut only where every tensor crossing the cut can be handed
         back and fed again (a crossable tensor type, as shape inference finds it)."""
         g = self.inferred.graph
         size, weights = held.sizes(self.inferred), held.weight_bytes(g)
         if sum(weights.values()) + sum(size.values()) <= run_budget():
-            return [0, len(nodes)]  # the model fits one run
-        alive, last = held.alive(g, size), held.last_reads(nodes)
+            return [0, len(io)]  # the model fits one run
+        alive, last = held.alive(g, size), held.last_reads(g.node)
         types = {v.name: v.type for v in [*g.input, *g.value_info, *g.output]}
-        crossable, blocked = _crossable(), [0] * (len(nodes) + 2)
-        for i, n in enumerate(nodes):
-            for o in n.output:
+        crossable, blocked = _crossable(), [0] * (len(io) + 2)
+        for i, (_, outs) in enumerate(io):
+            for o in outs:
                 t = types.get(o)
                 ok = t is not None and t.HasField("tensor_type") and t.tensor_type.elem_type in crossable
-                if o and not ok and last.get(o, -1) > i:  # no cut between its maker and its last reader
+                if not ok and last.get(o, -1) > i:  # no cut between its maker and its last reader
                     blocked[i + 1] += 1
                     blocked[last[o] + 1] -= 1
-
-        def cost(n, seen: set) -> int:  # a node's outputs, and the weights it reads that its segment has not yet
-            return sum(size.get(o, 0) for o in n.output if o) + sum(
-                weights[w] for w in set(n.input) & weights.keys() - seen
-            )
-
+        made = [sum(size.get(o, 0) for o in outs) for _, outs in io]
+        reads = [{w for w in ins if w in weights} for ins, _ in io]
         cuts, held_now, seen, open_blocks, cap = [0], alive[0], set(), 0, run_budget()
-        for i, n in enumerate(nodes):
+        for i in range(len(io)):
             open_blocks += blocked[i]
-            if i > cuts[-1] and held_now + cost(n, seen) > cap and not open_blocks:
+            cost = made[i] + sum(weights[w] for w in reads[i] - seen)  # its outputs, the weights new to the segment
+            if i > cuts[-1] and held_now + cost > cap and not open_blocks:
                 cuts.append(i)
                 held_now, seen = alive[i], set()
-            held_now += cost(n, seen)
-            seen.update(w for w in n.input if w in weights)
-        return cuts + [len(nodes)]
+                cost = made[i] + sum(weights[w] for w in reads[i])
+            held_now += cost
+            seen |= reads[i]
+        return cuts + [len(io)]
 
 
 def run(model, inputs: dict, notes: list | None = None):
