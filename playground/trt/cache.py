@@ -358,6 +358,24 @@ class Records:
         return None
 
 
+def _append(source, target, n: int) -> None:
+    """The `n` bytes of `source` appended to `target`: by the kernel where it copies between files
+    (`os.copy_file_range`), else through a buffer."""
+    source.flush()
+    target.flush()
+    done = 0
+    with contextlib.suppress(AttributeError, OSError):  # no such call here, or not between these files
+        while done < n:
+            step = os.copy_file_range(source.fileno(), target.fileno(), n - done, done)
+            if step <= 0:
+                break
+            done += step
+    if done < n:
+        source.seek(done)
+        target.seek(0, os.SEEK_END)
+        shutil.copyfileobj(source, target, 1 << 20)
+
+
 class RecordWriter:
     """A record written as its parts come (`add`): each appended to a temporary payload file, its SHA-256 taken as
     it is written; `finish` writes the header, then the payload, to a second temporary file and renames it to the
@@ -400,9 +418,7 @@ class RecordWriter:
             with tempfile.NamedTemporaryFile(dir=self.store.path, prefix=".tmp-", delete=False) as tmp:
                 tmp.write(RECORD_MAGIC + struct.pack("<I", len(head)) + head)
                 if self._payload is not None:
-                    self._payload.flush()
-                    self._payload.seek(0)
-                    shutil.copyfileobj(self._payload, tmp, 1 << 20)
+                    _append(self._payload, tmp, self.size)
             os.replace(tmp.name, self.file)
         except OSError as exc:
             if tmp is not None:
