@@ -123,7 +123,9 @@ def analysis(
     from . import whole
 
     with TensorRecord(store, run_key(digest, given)) as record:  # written as the run makes them, none held
-        answer = whole.analyze(load(), name, given, engine, outputs, progress, tensors=record.add)
+        answer = whole.analyze(
+            load(), name, given, engine=engine, outputs=outputs, progress=progress, tensors=record.add
+        )
         kept = "onnxruntime_error" not in answer and record.finish()  # a run cut short keeps nothing
     answer["seconds"] = round(time.perf_counter() - start, 3)  # loading and folding too: the whole first open
     store.put(key, ANSWER, {}, {"answer": json.dumps(answer, default=str).encode()})
