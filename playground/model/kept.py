@@ -58,8 +58,10 @@ def inputs_digest(given: dict[str, np.ndarray] | None) -> str:
 def _key(kind: str, **parts) -> str:
     import onnxruntime
 
-    with budget.whole_model():  # a node refused by one budget may be judged under another
-        limits = [budget.max_elements(), budget.max_macs()]
+    # a node refused by one budget may be judged under another, and the run's segments (so a tensor's last bits:
+    # `model.stream`) follow PLAYGROUND_MODEL_MAX_MB
+    with budget.whole_model():
+        limits = [budget.max_elements(), budget.max_macs(), budget.model_max_bytes()]
     blob = json.dumps(
         {"format": FORMAT, "kind": kind, "code": code_digest(), "onnxruntime": onnxruntime.__version__}
         | {"limits": limits}
