@@ -12,8 +12,8 @@ outputs are kept to the end).
     run(model, inputs) → (ready, values, made) per segment
 
 ONNX Runtime's layout optimization (`NchwcTransformer`, ORT_ENABLE_ALL) computes a convolution's neighbours by the
-graph they are in: where the segments fall, a tensor may differ from one whole run's in its last bits (light_resnet50:
-122 of 177 tensors at the default budget; one-node segments and one segment are bit for bit one run's).
+graph they are in: cut into segments, a tensor may differ from one whole run's in its last bits (light_resnet50: 122
+of 177 tensors at the default budget, every node's verdict the same); a model of one segment is bit for bit one run.
 """
 
 from __future__ import annotations
