@@ -10,6 +10,7 @@ arena); its tensors are handed on as they arrive, and each is dropped once no la
 outputs are kept to the end).
 
     run(model, inputs) → (ready, values, made) per segment
+    mark_all, unreturnable, for_runtime, with_shapes: the model ONNX Runtime runs, and the tensors it hands back
 
 ONNX Runtime's layout optimization (`NchwcTransformer`, ORT_ENABLE_ALL) computes a convolution's neighbours by the
 graph they are in: cut into segments, a tensor may differ from one whole run's in its last bits (light_resnet50: 122
@@ -22,12 +23,63 @@ import bisect
 import math
 
 from ..onnx import held, reading, runtime
-from . import whole
+from . import upgrade
 
 # A segment's run holds at most this share of the budget (16 MiB of 1024): ONNX Runtime's arena keeps what a run took
 # for the next, so small runs keep the process small, and a session costs milliseconds (light_densenet121's run peaked
 # at 514 MB with a share of 4, 217 MB with 64, no slower). A node alone past it still makes a segment.
 RUN_SHARE = 64
+
+
+def mark_all(model, names=None):
+    """The model with every node's output a graph output (as Polygraphy's `--onnx-outputs mark all`), or those
+    `names` alone: ONNX Runtime then hands back every intermediate tensor of one run (or frees all but those)."""
+    onnx = reading.library()
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    have = {o.name for o in out.graph.output} | unreturnable(model)
+    for node in out.graph.node:
+        for name in node.output:
+            if name and name not in have and (names is None or name in names):
+                out.graph.output.append(onnx.ValueInfoProto(name=name))  # ONNX Runtime infers its type
+                have.add(name)
+    return out
+
+
+def unreturnable(model) -> set[str]:
+    """The tensors ONNX Runtime cannot hand back to NumPy (bfloat16, after a Cast to it): left unmarked."""
+    onnx = reading.library()
+    bf16 = onnx.TensorProto.BFLOAT16
+    if not any(
+        n.op_type == "Cast" and any(a.name == "to" and a.i == bf16 for a in n.attribute) for n in model.graph.node
+    ):
+        return set()
+    inferred = onnx.shape_inference.infer_shapes(model).graph.value_info
+    return {v.name for v in inferred if v.type.tensor_type.elem_type == bf16}
+
+
+def for_runtime(model, notes: list | None = None):
+    """The model ONNX Runtime runs: the model, or its conversion to an opset it has kernels for (the nodes are still
+    read at the model's own opset, as TensorRT's parser reads them); ValidationError where none converts."""
+    converted, note = upgrade.for_runtime(model, "the model")
+    if note and notes is not None:
+        notes.append(note)
+    return converted
+
+
+def with_shapes(model, shapes: dict[str, tuple]):
+    """The model with its inputs of these shapes: a named dimension (a batch) fixed, so TensorRT builds it for the
+    shape it was fed (no optimization profile to write) and shape inference sizes every tensor of its run."""
+    if all(all(d.HasField("dim_value") for d in v.type.tensor_type.shape.dim) for v in model.graph.input):
+        return model
+    onnx = reading.library()
+    out = onnx.ModelProto()
+    out.CopyFrom(model)
+    for v in out.graph.input:
+        if v.name in shapes:
+            for d, n in zip(v.type.tensor_type.shape.dim, shapes[v.name]):
+                d.dim_value = int(n)  # replaces a dim_param (a oneof)
+    return out
 
 
 def run_budget() -> int:
@@ -82,7 +134,7 @@ def _has_subgraph(nodes) -> bool:
 
 
 # the element types a tensor crossing from one segment to the next may have: ONNX Runtime hands it back to NumPy and
-# takes it again (not bfloat16 or float8: `whole.unreturnable`)
+# takes it again (not bfloat16 or float8: `unreturnable`)
 def _crossable() -> set[int]:
     t = reading.library().TensorProto
     return {
@@ -105,7 +157,7 @@ class Plan:
         g = runnable.graph
         if len(nodes) > 1 and not (_has_subgraph(nodes) or g.sparse_initializer or g.quantization_annotation):
             try:
-                shaped = whole.with_shapes(self.weightless, {k: v.shape for k, v in inputs.items()})
+                shaped = with_shapes(self.weightless, {k: v.shape for k, v in inputs.items()})
                 self.inferred = onnx.shape_inference.infer_shapes(shaped)
             except Exception:  # noqa: BLE001 - no inference, no sizes to cut by: one segment
                 self.inferred = None
@@ -169,36 +221,36 @@ class Plan:
 
 
 def run(model, inputs: dict, notes: list | None = None):
-    """ONNX Runtime's run of the model (`whole.for_runtime`'s conversion where its opset has no kernels, its note
+    """ONNX Runtime's run of the model (`for_runtime`'s conversion where its opset has no kernels, its note
     added to `notes`), a segment at a time (`Plan`). Yields per segment (ready, values, made): how many of the
     model's nodes (`reading.graph_nodes`) now have every tensor they read and write in `values`, the tensors held
     (the inputs, those a later segment or node reads, the graph's outputs, and those just made) and those the
     segment made (the inputs too, with the first). After each yield the tensors no later node reads are dropped
     from `values`. ValidationError where a node passes the arena's cap; ONNX Runtime's own exception else."""
-    runnable = whole.for_runtime(model, notes)
+    runnable = for_runtime(model, notes)
     plan = Plan(model, runnable, inputs)
     values = dict(inputs)
     read = _read_names(runnable.graph)  # a weight no node reads is none of the session's (ONNX Runtime drops it)
     weights = {t.name: t for t in runnable.graph.initializer if math.prod(t.dims) > SHAPE_SIZED and t.name in read}
     if len(plan.cuts) == 2:  # one segment: the model itself, every tensor marked (no extraction)
-        made = _session_run(whole.mark_all(plan.weightless), weights, list(inputs), values)
+        made = _session_run(mark_all(plan.weightless), weights, list(inputs), values)
         yield len(plan.ready), values, dict(inputs) | made
         return
     onnx = reading.library()
     extractor = onnx.utils.Extractor(plan.weightless)
     extractor.value_infos.update((v.name, v) for v in plan.inferred.graph.value_info)  # the shapes inference found
-    unreturnable = whole.unreturnable(runnable)
+    kept_back = unreturnable(runnable)
     nodes, first = runnable.graph.node, True
     for s, (a, b) in enumerate(zip(plan.cuts, plan.cuts[1:])):
         made_here, reads = [], []
         for n in nodes[a:b]:
             reads += [t for t in n.input if t in values and t not in reads and t not in made_here]
-            made_here += [o for o in n.output if o and o not in unreturnable]
+            made_here += [o for o in n.output if o and o not in kept_back]
         for t in reads:  # typed as fed: the arrays themselves say their type and shape
             extractor.value_infos[t] = onnx.helper.make_tensor_value_info(
                 t, onnx.helper.np_dtype_to_tensor_dtype(values[t].dtype), values[t].shape
             )
-        for t in made_here:  # a tensor inference found no type for: ONNX Runtime infers it (as `whole.mark_all`)
+        for t in made_here:  # a tensor inference found no type for: ONNX Runtime infers it (as `mark_all`)
             extractor.value_infos.setdefault(t, onnx.ValueInfoProto(name=t))
         segment = extractor.extract_model(reads, made_here)
         segment.ir_version = max(segment.ir_version, 4)  # its weights need not be graph inputs (IR 3 asks them to be)

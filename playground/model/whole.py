@@ -19,7 +19,8 @@ from ..base import precision as P
 from ..base.errors import ValidationError
 from ..onnx import opening, reading, runtime
 from ..onnx.opened import SEED, Known
-from . import stream, upgrade
+from . import stream
+from .stream import for_runtime, mark_all, unreturnable, with_shapes  # noqa: F401 - whole's names too
 
 MODEL_WORK = 50  # a whole model's references together: this many times one node's work budget
 MAX_ENGINE_NODES = 1_000  # nodes of a model TensorRT's parser builds whole (the model's own verdicts go on beyond)
@@ -127,33 +128,6 @@ def _input_types(model) -> dict:
     return out
 
 
-def mark_all(model, names=None):
-    """The model with every node's output a graph output (as Polygraphy's `--onnx-outputs mark all`), or those
-    `names` alone: ONNX Runtime then hands back every intermediate tensor of one run (or frees all but those)."""
-    onnx = reading.library()
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    have = {o.name for o in out.graph.output} | unreturnable(model)
-    for node in out.graph.node:
-        for name in node.output:
-            if name and name not in have and (names is None or name in names):
-                out.graph.output.append(onnx.ValueInfoProto(name=name))  # ONNX Runtime infers its type
-                have.add(name)
-    return out
-
-
-def unreturnable(model) -> set[str]:
-    """The tensors ONNX Runtime cannot hand back to NumPy (bfloat16, after a Cast to it): left unmarked."""
-    onnx = reading.library()
-    bf16 = onnx.TensorProto.BFLOAT16
-    if not any(
-        n.op_type == "Cast" and any(a.name == "to" and a.i == bf16 for a in n.attribute) for n in model.graph.node
-    ):
-        return set()
-    inferred = onnx.shape_inference.infer_shapes(model).graph.value_info
-    return {v.name for v in inferred if v.type.tensor_type.elem_type == bf16}
-
-
 def run_all(model, inputs: dict[str, np.ndarray], notes: list | None = None, only=None) -> dict[str, np.ndarray]:
     """Every tensor of one ONNX Runtime run of the model (or those named `only`, and its outputs), by name (its inputs
     included); of an opset ONNX Runtime has no kernel for, its conversion's (`for_runtime`, its note added to
@@ -213,15 +187,6 @@ def node_values(model, opened, given: dict[str, np.ndarray]) -> tuple[dict[str, 
                 f"{n} ({'the file given' if n in given else 'seeded'})" for n in depends_on(model, [t])
             )
     return {t: np.asarray(values[t], np.float32) for t in reads}, sources, notes
-
-
-def for_runtime(model, notes: list | None = None):
-    """The model ONNX Runtime runs: the model, or its conversion to an opset it has kernels for (the nodes are still
-    read at the model's own opset, as TensorRT's parser reads them); ValidationError where none converts."""
-    converted, note = upgrade.for_runtime(model, "the model")
-    if note and notes is not None:
-        notes.append(note)
-    return converted
 
 
 def run_model(model, inputs: dict[str, np.ndarray], notes: list | None = None) -> dict[str, np.ndarray]:
@@ -426,21 +391,6 @@ def _analyze(model, model_name, given, engine, outputs, progress, tensors) -> di
         )
         out["counts"]["engine_layers"] = len(out["engine"].get("layers", []))
     out["seconds"] = round(time.perf_counter() - start, 3)
-    return out
-
-
-def with_shapes(model, shapes: dict[str, tuple]):
-    """The model with its inputs of these shapes: a named dimension (a batch) fixed, so TensorRT builds it for the
-    shape it was fed (no optimization profile to write)."""
-    if all(all(d.HasField("dim_value") for d in v.type.tensor_type.shape.dim) for v in model.graph.input):
-        return model
-    onnx = reading.library()
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    for v in out.graph.input:
-        if v.name in shapes:
-            for d, n in zip(v.type.tensor_type.shape.dim, shapes[v.name]):
-                d.dim_value = int(n)  # replaces a dim_param (a oneof)
     return out
 
 
