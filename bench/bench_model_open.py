@@ -4,10 +4,11 @@ run's tensors kept) and the second (the kept answer read), each in a fresh proce
 ONNX Runtime's own run of the model (the same seeded input, in this process, the best of three).
 
 Per model: nodes (and those folded), opened, agreeing, engine layers, the first and second open's seconds as the
-command reports them and by the wall clock (the process's start and imports included), the second as a share of
-the first, and the first's peak memory.
+command reports them and by the wall clock (the process's start and imports included), the first's CPU seconds (user
+and system: the figure to compare on a loaded machine), the second as a share of the first, and the first's peak
+memory.
 
-    python bench/bench_model_open.py [--models light_resnet50,light_vgg19] [--no-engine]
+    python bench/bench_model_open.py [--models light_resnet50,light_vgg19,FILE.onnx] [--no-engine]
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ COUNTS = re.compile(
 def open_once(path: Path, cache: str, engine: bool) -> dict:
     """One `model` command in a fresh process: its counts, its own seconds, the wall clock's and its peak memory."""
     env = os.environ | {"PLAYGROUND_ENGINE_CACHE": cache}
-    command = ["/usr/bin/time", "-f", "RSS %M", sys.executable, "-m", "playground", "model", str(path)]
+    command = ["/usr/bin/time", "-f", "RSS %M CPU %U %S", sys.executable, "-m", "playground", "model", str(path)]
     start = time.perf_counter()
     ran = subprocess.run(
         command + ([] if engine else ["--no-engine"]), cwd=ROOT, env=env, capture_output=True, text=True
@@ -55,7 +56,7 @@ def open_once(path: Path, cache: str, engine: bool) -> dict:
     m = COUNTS.search(ran.stdout)
     if ran.returncode != 0 or m is None:
         return {"error": (ran.stderr or ran.stdout).strip().splitlines()[-1:]}
-    rss = re.search(r"RSS (\d+)", ran.stderr)
+    rss = re.search(r"RSS (\d+) CPU ([\d.]+) ([\d.]+)", ran.stderr)
     nodes, folded, opened, agreeing, layers, seconds = m.groups()
     return {
         "nodes": int(nodes),
@@ -66,6 +67,7 @@ def open_once(path: Path, cache: str, engine: bool) -> dict:
         "seconds": float(seconds),
         "wall": wall,
         "rss_mb": int(rss.group(1)) / 1024 if rss else float("nan"),
+        "cpu": float(rss.group(2)) + float(rss.group(3)) if rss else float("nan"),
     }
 
 
@@ -93,11 +95,13 @@ def main() -> None:
     args = parser.parse_args()
     head = (
         f"{'model':<20} {'nodes':>5} {'folded':>6} {'opened':>6} {'agree':>5} {'engine':>6} "
-        f"{'1st s':>7} {'1st wall':>8} {'2nd s':>6} {'2nd wall':>8} {'2nd/1st':>7} {'1st MB':>6} {'ORT s':>6}"
+        f"{'1st s':>7} {'1st wall':>8} {'1st CPU':>7} {'2nd s':>6} {'2nd wall':>8} {'2nd/1st':>7} {'1st MB':>6} "
+        f"{'ORT s':>6}"
     )
     print(head)
     for name in args.models.split(","):
-        path = LIGHT / f"{name}.onnx"
+        path = Path(name) if name.endswith(".onnx") else LIGHT / f"{name}.onnx"  # a light model's name, or a file
+        name = path.stem
         with tempfile.TemporaryDirectory(prefix="bench-model-") as cache:
             first = open_once(path, cache, not args.no_engine)
             second = open_once(path, cache, not args.no_engine)
@@ -107,7 +111,8 @@ def main() -> None:
         ort = onnxruntime_seconds(path)
         print(
             f"{name:<20} {first['nodes']:>5} {first['folded']:>6} {first['opened']:>6} {first['agreeing']:>5} "
-            f"{first['layers']:>6} {first['seconds']:>7.1f} {first['wall']:>8.1f} {second['seconds']:>6.2f} "
+            f"{first['layers']:>6} {first['seconds']:>7.1f} {first['wall']:>8.1f} {first['cpu']:>7.1f} "
+            f"{second['seconds']:>6.2f} "
             f"{second['wall']:>8.1f} {second['seconds'] / first['seconds']:>7.1%} {first['rss_mb']:>6.0f} {ort:>6.3f}",
             flush=True,
         )

@@ -16,8 +16,10 @@ A whole model (`python -m playground model`, the model page) is judged under a b
 (`whole_model()`), sized for a person's own model on their own machine rather than for a room's interactive stage:
 `PLAYGROUND_MODEL_MAX_ELEMENTS` values per tensor (default 2^27, VGG-19's 102.8 M-value fc6 weight fits),
 `PLAYGROUND_MODEL_MAX_MACS` multiply-adds per node (default 2·10^9, VGG-19's 1.85 G convolutions fit) and
-`PLAYGROUND_MODEL_MAX_MB` for all of the model's tensors together (weights and every tensor ONNX Runtime computes,
-float32; default 1024): what loading and one run that keeps every tensor hold at once.
+`PLAYGROUND_MODEL_MAX_MB` for what its work holds at once (default 1024): its weights, the tensors alive at a node
+(fed or made before it and read at it or later) and that node's outputs, bytes by element type, at the node where
+they are the most (ONNX Runtime runs the model a segment at a time and drops each tensor after its last reader:
+`model.stream`), and the cap of ONNX Runtime's arena.
 
 A bigger machine raises them through the environment; the README says how.
 """
@@ -91,17 +93,30 @@ def max_macs() -> int:
     return env_number("PLAYGROUND_MAX_MACS", 100_000_000, 1, 10**13)
 
 
+def model_max_bytes() -> int:
+    """PLAYGROUND_MODEL_MAX_MB in bytes: what a whole model's work holds at once (its weights, the tensors alive at
+    a node and that node's own), and the cap of ONNX Runtime's arena."""
+    return env_number("PLAYGROUND_MODEL_MAX_MB", 1024, 1, 2**20) << 20
+
+
+def over_model_held(weights: int, alive: int, own: int, what: str) -> str | None:
+    """The rule a whole model breaks where, at its peak, its `weights`, the tensors `alive` then and one node's
+    `own` outputs (bytes) are past PLAYGROUND_MODEL_MAX_MB together, or None. `what` names that node."""
+    held, cap = weights + alive + own, model_max_bytes()
+    if held <= cap:
+        return None
+    mib = lambda n: f"{n / 2**20:,.1f} MiB"  # noqa: E731
+    return (
+        f"{what} is where the model holds the most at once: {mib(held)} (its weights {mib(weights)}, the tensors "
+        f"alive then {mib(alive)}, the node's outputs {mib(own)}); the whole-model budget is {cap >> 20:,} MiB "
+        "(PLAYGROUND_MODEL_MAX_MB)"
+    )
+
+
 def over_model_total(values: int, what: str) -> str | None:
-    """The rule a model whose tensors hold `values` together breaks, or None: within `whole_model`,
-    PLAYGROUND_MODEL_MAX_MB of float32; elsewhere FOLD_TOTAL times the per-tensor budget."""
-    if in_whole_model():
-        mb = env_number("PLAYGROUND_MODEL_MAX_MB", 1024, 1, 2**20)
-        if values * 4 <= mb * 2**20:
-            return None
-        return (
-            f"{what}'s tensors hold {values:,} values together ({values * 4 / 2**20:,.0f} MiB of float32); the "
-            f"whole-model budget is {mb:,} MiB (PLAYGROUND_MODEL_MAX_MB)"
-        )
+    """The rule a model whose tensors hold `values` together breaks outside `whole_model` (a node's model opened
+    alone), or None: FOLD_TOTAL times the per-tensor budget. A whole model is held to what it holds at once
+    (`over_model_held`)."""
     if values <= FOLD_TOTAL * max_elements():
         return None
     return (

@@ -58,8 +58,10 @@ def inputs_digest(given: dict[str, np.ndarray] | None) -> str:
 def _key(kind: str, **parts) -> str:
     import onnxruntime
 
-    with budget.whole_model():  # a node refused by one budget may be judged under another
-        limits = [budget.max_elements(), budget.max_macs()]
+    # a node refused by one budget may be judged under another, and the run's segments (so a tensor's last bits:
+    # `model.stream`) follow PLAYGROUND_MODEL_MAX_MB
+    with budget.whole_model():
+        limits = [budget.max_elements(), budget.max_macs(), budget.model_max_bytes()]
     blob = json.dumps(
         {"format": FORMAT, "kind": kind, "code": code_digest(), "onnxruntime": onnxruntime.__version__}
         | {"limits": limits}
@@ -122,10 +124,11 @@ def analysis(
         }
     from . import whole
 
-    tensors: dict = {}
-    answer = whole.analyze(load(), name, given, engine=engine, outputs=outputs, progress=progress, tensors=tensors)
-    kept = keep_tensors(store, run_key(digest, given), tensors)
-    del tensors
+    with TensorRecord(store, run_key(digest, given)) as record:  # written as the run makes them, none held
+        answer = whole.analyze(
+            load(), name, given, engine=engine, outputs=outputs, progress=progress, tensors=record.add
+        )
+        kept = "onnxruntime_error" not in answer and record.finish()  # a run cut short keeps nothing
     answer["seconds"] = round(time.perf_counter() - start, 3)  # loading and folding too: the whole first open
     store.put(key, ANSWER, {}, {"answer": json.dumps(answer, default=str).encode()})
     answer["cache"] = {"status": "analysed", "tensors_kept": kept, "notes": notes + store.warnings}
@@ -150,14 +153,36 @@ def _kept_answer(store, key: str, notes: list) -> dict | None:
     return answer if ok else None
 
 
+class TensorRecord:
+    """ONNX Runtime's tensors of one run, kept as one record (each tensor a part, read alone) as they are handed in
+    (`add`), so that none need stay in memory (`Records.writer`)."""
+
+    def __init__(self, store, key: str):
+        self.writer, self.header = store.writer(key, TENSORS), {}
+
+    def add(self, tensors: dict) -> None:
+        for k, v in tensors.items():
+            if isinstance(v, np.ndarray) and v.dtype.kind in "biuf" and k not in self.header:
+                a = np.ascontiguousarray(v)
+                self.header[k] = [a.dtype.str, list(a.shape)]
+                self.writer.add(k, memoryview(a).cast("B"))
+
+    def finish(self) -> bool:
+        """The record written; False where it was not (an unwritable directory, or more than the cache's cap)."""
+        return self.writer.finish(self.header)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.writer.discard()
+
+
 def keep_tensors(store, key: str, tensors: dict) -> bool:
-    """ONNX Runtime's tensors of one run, kept as one record (each tensor a part, read alone); False where they
-    were not (an unwritable directory, or more than the cache's cap)."""
-    arrays = {
-        k: np.ascontiguousarray(v) for k, v in tensors.items() if isinstance(v, np.ndarray) and v.dtype.kind in "biuf"
-    }
-    header = {k: [a.dtype.str, list(a.shape)] for k, a in arrays.items()}
-    return store.put(key, TENSORS, header, {k: memoryview(a).cast("B") for k, a in arrays.items()})
+    """ONNX Runtime's tensors of one run, kept as one record (`TensorRecord`); False where they were not."""
+    with TensorRecord(store, key) as record:
+        record.add(tensors)
+        return record.finish()
 
 
 def _read(record, name: str) -> np.ndarray | None:
@@ -193,21 +218,26 @@ def tensor(digest: str, name: str, given=None) -> np.ndarray | None:
         return _read(record, name)
 
 
-def run_tensors(digest: str, model, given=None) -> dict[str, np.ndarray]:
-    """Every tensor of the model's run on its seeded inputs (or `given`), made by ONNX Runtime and kept."""
-    from . import whole
+def run_tensors(digest: str, model, wanted, given=None) -> dict[str, np.ndarray]:
+    """The `wanted` tensors of the model's run on its seeded inputs (or `given`), made by ONNX Runtime a segment at a
+    time (`stream.run`) and every tensor kept as it comes."""
+    from . import stream, whole
 
     inputs, _ = whole.feeds(model, given)
-    values = whole.run_all(model, inputs)
-    keep_tensors(_records(), run_key(digest, given), values)
-    return values
+    found = {}
+    with TensorRecord(_records(), run_key(digest, given)) as record:
+        for _, _, made in stream.run(model, inputs):
+            record.add(made)
+            found |= {t: made[t] for t in wanted if t in made}
+        record.finish()
+    return found
 
 
 def real_values(model, tensors: tuple[str, ...], digest: str) -> dict[str, np.ndarray]:
     """`whole.real_values` read from the model's kept run (`digest`), or run once and kept for its other nodes."""
     found = {t: tensor(digest, t) for t in tensors}
     if any(v is None for v in found.values()):
-        values = run_tensors(digest, model)
+        values = run_tensors(digest, model, tensors)
         missing = [t for t in tensors if t not in values]
         if missing:
             raise ValidationError("model", "node", f"the model has no tensor {missing[0]!r}")

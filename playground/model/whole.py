@@ -1,8 +1,10 @@
 """A whole ONNX model against the layers: every node on its real input.
 
-load (reading.load_model: checked, constants folded) → feeds → run_all (ONNX Runtime, every tensor a graph
-output, as Polygraphy's `--onnx-outputs mark all`) → each node opened as its layer (as a single node is opened) → the layer's reference on the tensor the node really reads, against ONNX Runtime's output
-of that node → TensorRT's ONNX parser builds the whole model: its engine layers and the nodes each computes.
+load (reading.load_model: checked, constants folded) → feeds → stream.run (ONNX Runtime, a segment of the model at a
+time, every tensor of a segment a graph output, as Polygraphy's `--onnx-outputs mark all`) → each node opened as its
+layer (as a single node is opened) as its tensors arrive → the layer's reference on the tensor the node really reads,
+against ONNX Runtime's output of that node → TensorRT's ONNX parser builds the whole model: its engine layers and the
+nodes each computes.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from ..base import precision as P
 from ..base.errors import ValidationError
 from ..onnx import opening, reading, runtime
 from ..onnx.opened import SEED, Known
-from . import upgrade
+from . import stream
+from .stream import for_runtime, mark_all, unreturnable, with_shapes  # noqa: F401 - whole's names too
 
 MODEL_WORK = 50  # a whole model's references together: this many times one node's work budget
 MAX_ENGINE_NODES = 1_000  # nodes of a model TensorRT's parser builds whole (the model's own verdicts go on beyond)
@@ -125,37 +128,13 @@ def _input_types(model) -> dict:
     return out
 
 
-def mark_all(model):
-    """The model with every node's output a graph output (as Polygraphy's `--onnx-outputs mark all`): ONNX
-    Runtime then hands back every intermediate tensor of one run."""
-    onnx = reading.library()
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    have = {o.name for o in out.graph.output} | unreturnable(model)
-    for node in out.graph.node:
-        for name in node.output:
-            if name and name not in have:
-                out.graph.output.append(onnx.ValueInfoProto(name=name))  # ONNX Runtime infers its type
-                have.add(name)
-    return out
-
-
-def unreturnable(model) -> set[str]:
-    """The tensors ONNX Runtime cannot hand back to NumPy (bfloat16, after a Cast to it): left unmarked."""
-    onnx = reading.library()
-    bf16 = onnx.TensorProto.BFLOAT16
-    if not any(
-        n.op_type == "Cast" and any(a.name == "to" and a.i == bf16 for a in n.attribute) for n in model.graph.node
-    ):
-        return set()
-    inferred = onnx.shape_inference.infer_shapes(model).graph.value_info
-    return {v.name for v in inferred if v.type.tensor_type.elem_type == bf16}
-
-
-def run_all(model, inputs: dict[str, np.ndarray], notes: list | None = None) -> dict[str, np.ndarray]:
-    """Every tensor of one ONNX Runtime run of the model, by name (its inputs included); of an opset ONNX Runtime
-    has no kernel for, its conversion's (`for_runtime`, its note added to `notes`)."""
-    s = runtime.session(mark_all(for_runtime(model, notes)).SerializeToString())
+def run_all(model, inputs: dict[str, np.ndarray], notes: list | None = None, only=None) -> dict[str, np.ndarray]:
+    """Every tensor of one ONNX Runtime run of the model (or those named `only`, and its outputs), by name (its inputs
+    included); of an opset ONNX Runtime has no kernel for, its conversion's (`for_runtime`, its note added to
+    `notes`). Every tensor at once (ONNX Runtime's arena caps them, PLAYGROUND_MODEL_MAX_MB): a whole model's
+    analysis runs it a segment at a time instead (`stream.run`); the precision analysis keeps this one run, as its
+    composition reads every tensor (`precision_model.Composer`)."""
+    s = runtime.session(mark_all(for_runtime(model, notes), only).SerializeToString())
     names = [o.name for o in s.get_outputs()]
     try:
         return dict(inputs) | dict(zip(names, s.run(names, inputs)))
@@ -167,7 +146,7 @@ def real_values(model, tensors: tuple[str, ...]) -> dict[str, np.ndarray]:
     """The tensors (a node's `Opened.tensors_read`) when the model runs on its seeded inputs (`feeds`): what the
     model page's link opens the node's stage with, by name."""
     inputs, _ = feeds(model)
-    values = run_all(model, inputs) if any(t not in inputs for t in tensors) else inputs
+    values = run_all(model, inputs, only=set(tensors)) if any(t not in inputs for t in tensors) else inputs
     missing = [t for t in tensors if t not in values]
     if missing:
         raise ValidationError("model", "node", f"the model has no tensor {missing[0]!r}")
@@ -196,7 +175,7 @@ def node_values(model, opened, given: dict[str, np.ndarray]) -> tuple[dict[str, 
     fed, notes = feeds(model, given)
     reads = opened.tensors_read
     computed = [t for t in reads if t not in fed]
-    values = run_all(model, fed) if computed else fed
+    values = run_all(model, fed, only=set(computed)) if computed else fed
     sources = {}
     for t in reads:
         if t in given:
@@ -208,15 +187,6 @@ def node_values(model, opened, given: dict[str, np.ndarray]) -> tuple[dict[str, 
                 f"{n} ({'the file given' if n in given else 'seeded'})" for n in depends_on(model, [t])
             )
     return {t: np.asarray(values[t], np.float32) for t in reads}, sources, notes
-
-
-def for_runtime(model, notes: list | None = None):
-    """The model ONNX Runtime runs: the model, or its conversion to an opset it has kernels for (the nodes are still
-    read at the model's own opset, as TensorRT's parser reads them); ValidationError where none converts."""
-    converted, note = upgrade.for_runtime(model, "the model")
-    if note and notes is not None:
-        notes.append(note)
-    return converted
 
 
 def run_model(model, inputs: dict[str, np.ndarray], notes: list | None = None) -> dict[str, np.ndarray]:
@@ -346,12 +316,13 @@ def analyze(
     engine: bool = True,
     outputs: dict | None = None,
     progress=None,
-    tensors: dict | None = None,
+    tensors=None,
 ) -> dict:
     """The `model` command's answer: every node's verdict, the model's output, and TensorRT's parser's engine.
-    `outputs`: a dict that takes the model's output arrays by name (the answer summarizes them); `tensors`: one that
-    takes every tensor of ONNX Runtime's run (the cache keeps them); `progress(step, done)` is told each step as it
-    starts, and while the nodes are judged the fraction done (the model page shows it while the person waits).
+    `outputs`: a dict that takes the model's output arrays by name (the answer summarizes them); `tensors`: a function
+    handed ONNX Runtime's tensors as each segment of the run makes them (the cache keeps them); `progress(step,
+    done)` is told each step as it starts, and while the nodes are judged the fraction done (the model page shows it
+    while the person waits).
     Under the whole-model budget (`budget.whole_model`): each node is held to one node's, not to a stage's."""
     with budget.whole_model():
         return _analyze(model, model_name, given, engine, outputs, progress or (lambda step, done=None: None), tensors)
@@ -360,22 +331,34 @@ def analyze(
 def _analyze(model, model_name, given, engine, outputs, progress, tensors) -> dict:
     start = time.perf_counter()
     inputs, notes = feeds(model, given)
-    progress("ONNX Runtime runs the model, every tensor marked as an output")
-    values, error, refused = None, None, None
-    try:
-        values = run_all(model, inputs, notes)
-    except ValidationError as exc:  # no opset ONNX Runtime runs, or a node past the run's memory cap: its nodes
-        error, refused = exc.rule, str(exc)  # listed, the model refused (exit 2)
-    except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words, and the nodes still listed
-        error = runtime.ort_words(exc)
-    if tensors is not None and values is not None:
-        tensors.update(values)
-    known, spent, nodes = Known(model), [0], []
+    progress("ONNX Runtime runs the model a segment at a time, every tensor marked as an output")
+    known, spent, nodes, every = Known(model), [0], [], reading.graph_nodes(model)
     step = "Each node's layer reference on its real input, against ONNX Runtime"
-    every = reading.graph_nodes(model)
-    for i, node in enumerate(every):
+    values, error, refused = None, None, None
+    segments = stream.run(model, inputs, notes)
+    while True:
+        try:
+            ready, values, made = next(segments)
+        except StopIteration:
+            break
+        except ValidationError as exc:  # no opset ONNX Runtime runs, or a node past the run's memory cap: its nodes
+            values, error, refused = None, exc.rule, str(exc)  # listed, the model refused (exit 2)
+            break
+        except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the model: its words, and the nodes still listed
+            values, error = None, runtime.ort_words(exc)
+            break
+        if tensors is not None:
+            tensors(made)
+        del made
+        while len(nodes) < ready:  # each node as its tensors arrive, in the model's order
+            i = len(nodes)
+            progress(step, i / len(every))
+            nodes.append(node_verdict(known, every[i], reading.node_name(every[i], i), model_name, values, spent))
+    if values is None:  # a run that failed judges no node (as one that never ran): each listed, opened or not
+        spent, nodes = [0], []
+    for i in range(len(nodes), len(every)):
         progress(step, i / len(every))
-        nodes.append(node_verdict(known, node, reading.node_name(node, i), model_name, values, spent))
+        nodes.append(node_verdict(known, every[i], reading.node_name(every[i], i), model_name, values, spent))
     out = {
         "model": model_name,
         "graph": model.graph.name,
@@ -420,21 +403,6 @@ def engine_words(answer: dict) -> str:
     if engine.get("status") in ("built", "cached"):
         return f", {len(engine.get('layers', []))} engine layers"
     return ", engine not built"
-
-
-def with_shapes(model, shapes: dict[str, tuple]):
-    """The model with its inputs of these shapes: a named dimension (a batch) fixed, so TensorRT builds it for the
-    shape it was fed (no optimization profile to write)."""
-    if all(all(d.HasField("dim_value") for d in v.type.tensor_type.shape.dim) for v in model.graph.input):
-        return model
-    onnx = reading.library()
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    for v in out.graph.input:
-        if v.name in shapes:
-            for d, n in zip(v.type.tensor_type.shape.dim, shapes[v.name]):
-                d.dim_value = int(n)  # replaces a dim_param (a oneof)
-    return out
 
 
 def _summary(y: np.ndarray) -> dict:

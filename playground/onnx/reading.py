@@ -237,7 +237,8 @@ def fold(model):
             raise _fail(over)
         total += math.prod(dims)
     _grown(model, known)
-    over = budget.over_model_total(total, model.graph.name or "the model")
+    what = model.graph.name or "the model"
+    over = _over_held(model, inferred) if budget.in_whole_model() else budget.over_model_total(total, what)
     if over:
         raise _fail(over)
     consts = {t.name for t in model.graph.initializer} | {
@@ -282,6 +283,26 @@ def fold(model):
     out.graph.initializer.extend(t for name, t in values.items() if name in read and name not in produced | consts)
     out.ir_version = max(out.ir_version, 4)  # an initializer need not be a graph input (IR 3 asks it to be)
     return out
+
+
+def _over_held(model, inferred) -> str | None:
+    """The rule a whole model breaks where what its run holds at once (`held.peak`: its weights, the tensors alive at
+    a node and that node's outputs, bytes by element type) is past the whole-model budget, naming the node and its
+    largest tensor; None where it fits."""
+    from . import held
+
+    size, weights = held.sizes(inferred), held.weight_bytes(model.graph)
+    peak, at, alive = held.peak(model.graph, size)
+    node = model.graph.node[at] if model.graph.node else None
+    own = {t: size.get(t, weights.get(t, 0)) for t in (*node.input, *node.output) if t} if node else {}
+    largest = max(own, key=own.get, default=None)
+    what = (
+        f"node {node.name or node.op_type!r} ({node.op_type}), its largest tensor {largest!r} "
+        f"({own[largest] / 2**20:,.1f} MiB),"
+        if node is not None and largest
+        else "the model"
+    )
+    return budget.over_model_held(sum(weights.values()), alive, peak - alive, what)
 
 
 def _tensors(graph):

@@ -55,10 +55,10 @@ _arena_bytes: list[int] = []  # the arena's cap, once registered (the process's 
 
 
 def memory_cap() -> int:
-    """The bytes ONNX Runtime's runs may hold at once: PLAYGROUND_MODEL_MAX_MB, a whole model's tensors together."""
+    """The bytes ONNX Runtime's runs may hold at once: PLAYGROUND_MODEL_MAX_MB (`budget.model_max_bytes`)."""
     from ..base import budget
 
-    return int(budget.env_number("PLAYGROUND_MODEL_MAX_MB", 1024, 1, 2**20)) << 20
+    return budget.model_max_bytes()
 
 
 def _shared_arena(ort) -> bool:
@@ -116,8 +116,10 @@ def ort_words(exc: Exception) -> str:
     return text.strip()[:300]
 
 
-def session(model_bytes: bytes):
-    """ONNX Runtime's CPU session on the model, one thread, its own log quiet (its refusals are answers)."""
+def session(model_bytes: bytes, initializers: dict | None = None):
+    """ONNX Runtime's CPU session on the model, one thread, its own log quiet (its refusals are answers).
+    `initializers`: arrays by name, the data of the model's initializers of those names that it holds as external
+    data: the session reads them where they are, without a copy of its own."""
     import onnxruntime as ort  # noqa: PLC0415
 
     # its refusals (errors, severity 3) are reported in the answer, not on the server's stderr: fatal ones only
@@ -127,7 +129,12 @@ def session(model_bytes: bytes):
     options.log_severity_level = 4
     if _shared_arena(ort):  # every run's tensors from the capped arena
         options.add_session_config_entry("session.use_env_allocators", "1")
-    return ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
+    held = [ort.OrtValue.ortvalue_from_numpy(a) for a in (initializers or {}).values()]
+    if held:
+        options.add_external_initializers(list(initializers), held)
+    s = ort.InferenceSession(model_bytes, options, providers=["CPUExecutionProvider"])
+    s.initializers_held = held  # ONNX Runtime reads them while the session lives
+    return s
 
 
 def onnxruntime_check(

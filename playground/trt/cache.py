@@ -13,6 +13,7 @@ import fcntl
 import hashlib
 import json
 import os
+import shutil
 import stat
 import struct
 import tempfile
@@ -297,33 +298,19 @@ class Records:
     def put(self, key: str, suffix: str, header: dict, parts: dict[str, bytes | memoryview]) -> bool:
         """Keep `parts` (name → bytes) under `key` with `header`; False (and a warning) where it cannot be written
         or is larger than the whole cap."""
-        index, offset = {}, 0
-        for name, data in parts.items():
-            n = memoryview(data).nbytes
-            index[name] = [offset, n, hashlib.sha256(data).hexdigest()]
-            offset += n
-        if offset > self.cap_bytes:
-            return False
-        head = json.dumps({"header": header, "parts": index}).encode()
-        f = self.file(key, suffix)
-        tmp = None
-        try:
-            self.path.mkdir(parents=True, exist_ok=True)
-            with tempfile.NamedTemporaryFile(dir=self.path, prefix=".tmp-", delete=False) as tmp:
-                tmp.write(RECORD_MAGIC + struct.pack("<I", len(head)) + head)
-                for data in parts.values():
-                    tmp.write(data)
-            os.replace(tmp.name, f)
-        except OSError as exc:
-            if tmp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp.name)
-            self.warnings.append(f"could not keep {f.name} in the cache ({exc.strerror or exc})")
-            return False
+        with self.writer(key, suffix) as w:
+            for name, data in parts.items():
+                w.add(name, data)
+            return w.finish(header)
+
+    def writer(self, key: str, suffix: str) -> RecordWriter:
+        """A record kept under `key` written part by part (`RecordWriter`): no part need stay in memory."""
+        return RecordWriter(self, key, suffix)
+
+    def _evict(self, keep: Path) -> None:
         evict_oldest(
-            [p for p in self.path.iterdir() if p.is_file() and not p.name.startswith(".")], self.cap_bytes, keep=f
+            [p for p in self.path.iterdir() if p.is_file() and not p.name.startswith(".")], self.cap_bytes, keep=keep
         )
-        return True
 
     def open(self, key: str, suffix: str, notes: list[str] | None = None) -> Record | None:
         """The record kept under `key`, its header read and checked (its parts are read on demand), or None where
@@ -375,6 +362,100 @@ class Records:
         with contextlib.suppress(OSError):
             f.unlink()
         return None
+
+
+def _append(source, target, n: int) -> None:
+    """The `n` bytes of `source` appended to `target`: by the kernel where it copies between files
+    (`os.copy_file_range`), else through a buffer."""
+    source.flush()
+    target.flush()
+    done = 0
+    with contextlib.suppress(AttributeError, OSError):  # no such call here, or not between these files
+        while done < n:
+            step = os.copy_file_range(source.fileno(), target.fileno(), n - done, done)
+            if step <= 0:
+                break
+            done += step
+    if done < n:
+        source.seek(done)
+        target.seek(0, os.SEEK_END)
+        shutil.copyfileobj(source, target, 1 << 20)
+
+
+class RecordWriter:
+    """A record written as its parts come (`add`): each appended to a temporary payload file, its SHA-256 taken as
+    it is written; `finish` writes the header, then the payload, to a second temporary file and renames it to the
+    record at once (a reader sees the whole record or none). A record past the store's cap, or a directory that
+    cannot be written, keeps nothing (`finish` is False). Use it in a `with`: left unfinished, its files go."""
+
+    def __init__(self, store: Records, key: str, suffix: str):
+        self.store, self.file = store, store.file(key, suffix)
+        self.index: dict[str, list] = {}
+        self.size, self._payload, self._failed = 0, None, None
+
+    def add(self, name: str, data: bytes | memoryview) -> None:
+        n = memoryview(data).nbytes
+        if self._failed or name in self.index:
+            return
+        if self.size + n > self.store.cap_bytes:
+            self._fail(None)
+            return
+        try:
+            if self._payload is None:
+                self.store.path.mkdir(parents=True, exist_ok=True)
+                self._payload = tempfile.NamedTemporaryFile(dir=self.store.path, prefix=".tmp-", delete=False)
+            self._payload.write(data)
+        except OSError as exc:
+            self._fail(exc)
+            return
+        self.index[name] = [self.size, n, hashlib.sha256(data).hexdigest()]
+        self.size += n
+
+    def finish(self, header: dict) -> bool:
+        """Write the record (`header` and the parts added); False (and a warning where it could not be written)
+        where nothing is kept."""
+        if self._failed:
+            self.discard()
+            return False
+        head = json.dumps({"header": header, "parts": self.index}).encode()
+        tmp = None
+        try:
+            self.store.path.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile(dir=self.store.path, prefix=".tmp-", delete=False) as tmp:
+                tmp.write(RECORD_MAGIC + struct.pack("<I", len(head)) + head)
+                if self._payload is not None:
+                    _append(self._payload, tmp, self.size)
+            os.replace(tmp.name, self.file)
+        except OSError as exc:
+            if tmp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp.name)
+            self._fail(exc)
+            self.discard()
+            return False
+        self.discard()
+        self.store._evict(self.file)
+        return True
+
+    def _fail(self, exc: OSError | None) -> None:
+        self._failed = True
+        if exc is not None:
+            self.store.warnings.append(f"could not keep {self.file.name} in the cache ({exc.strerror or exc})")
+        self.discard()
+
+    def discard(self) -> None:
+        """The payload written so far removed (the record, if `finish` wrote it, stays)."""
+        if self._payload is not None:
+            self._payload.close()
+            with contextlib.suppress(OSError):
+                os.unlink(self._payload.name)
+            self._payload = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.discard()
 
 
 class Record:

@@ -238,8 +238,8 @@ def _model_page() -> None:
         with head:
             st.subheader("Whole ONNX model", anchor=False)
             st.caption(
-                "Every node on the tensor it really reads (ONNX Runtime runs the model once, every tensor marked as "
-                "an output), its layer's reference against ONNX Runtime's output of it, and TensorRT's ONNX parser's "
+                "Every node on the tensor it really reads (ONNX Runtime runs the model a segment at a time, every "
+                "tensor marked as an output), its layer's reference against ONNX Runtime's output of it, and TensorRT's ONNX parser's "
                 "engine for the whole model."
             )
             st.info("Upload a model, or open one from a link.", icon=":material/upload_file:")
