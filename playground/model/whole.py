@@ -20,7 +20,7 @@ from ..base.errors import ValidationError
 from ..onnx import opening, reading, runtime
 from ..onnx.opened import SEED, Known
 from . import stream
-from .stream import for_runtime, mark_all, unreturnable, with_shapes  # noqa: F401 - whole's names too
+from .stream import for_runtime, mark_all, with_shapes
 
 MODEL_WORK = 50  # a whole model's references together: this many times one node's work budget
 MAX_ENGINE_NODES = 1_000  # nodes of a model TensorRT's parser builds whole (the model's own verdicts go on beyond)
@@ -402,7 +402,9 @@ def engine_words(answer: dict) -> str:
         return ""
     if engine.get("status") in ("built", "cached"):
         return f", {len(engine.get('layers', []))} engine layers"
-    return ", engine not built"
+    from ..trt.engine import ENGINE_STATUS
+
+    return f", engine {ENGINE_STATUS['not_built']}"
 
 
 def _summary(y: np.ndarray) -> dict:
