@@ -34,12 +34,15 @@ def test_a_layer_page_is_streamlits_page_told_the_server_and_the_stages_modules(
     assert PRELOAD.findall(r.text) == assets.urls()  # what the stage's component imports
 
 
-def test_every_page_is_served_and_only_the_stages_pages_name_it_and_only_home_carries_its_skeleton(client):
+def test_every_page_is_served_the_stage_and_model_pages_name_their_modules_and_only_home_has_a_skeleton(client):
     assert set(entry.page_paths()) == {"model", "chain", *LAYERS}
     for path in ["", *entry.page_paths()]:
         r = client.get(f"/{path}")
         assert r.status_code == 200 and "BACKEND_BASE_URL" in r.text, path
-        assert bool(PRELOAD.findall(r.text)) == (path in LAYERS or path == entry.CHAIN_PATH), path
+        stage, graph = path in LAYERS or path == entry.CHAIN_PATH, path == entry.MODEL_PATH
+        # a stage page names the stage's modules, the model page its graph's (the entry first), no other page any
+        want = assets.urls() if stage else assets.urls(assets.GRAPH_ENTRY, assets.GRAPH) if graph else []
+        assert PRELOAD.findall(r.text) == want, path
         assert ('id="pg-home-skeleton"' in r.text) == (path == ""), path
     home = client.get("/?view.presenter=true").text
     body = home[home.index("<body") :]

@@ -260,9 +260,11 @@ def test_the_first_difference_is_marked_and_a_click_centres_it(browser, tmp_path
     script = tmp_path / "differing.py"
     script.write_text(DIFFERING_MAIN.format(main=str(B.ROOT / "main.py")))
     (tmp_path / "app_pages").symlink_to(B.ROOT / "app_pages")  # main.py's pages, beside the script as there
+    app = tmp_path / "differing_app.py"  # app.py's routes (the graph's modules and data) around that script
+    app.write_text((B.ROOT / "app.py").read_text().replace('"main.py"', repr(str(script))))
     path = tmp_path / "differs.onnx"
     _conv_relu_softmax(path)
-    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path / "cache")}, app=script) as url:
+    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path / "cache")}, app=app) as url:
         ctx, page = _open_model(browser, url, path, height=720)
         B.wait_until_idle(page)
         assert page.locator(f"{GRAPH} .pg-graph-first").count() == 1

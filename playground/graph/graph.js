@@ -3,50 +3,20 @@
 // @dagrejs/dagre, MIT), panned and zoomed (viewport.js), with a minimap (minimap.js), each box coloured by its verdict (a node the keep-FP32 plan
 // keeps outlined); a node that opens as a layer is a link to its layer's page, a grey node's click says why it
 // does not open, a group's click opens it. Every text is set as text (textContent, value): a model's names are
-// never markup, and never an object's key (Maps only). The page hands: nodes [{id, path, op, short, detail, status,
-// href, diff, shape, kept}], edges [[writer, its output, reader, shape]] (by the nodes' indices), first (the first
-// node that differs, or null) and first_label (its button's words, where not "First difference"), groups [{name,
-// type, nodes, chain, why}] (the engine's fused layers, each with its chain page's URL or why it is none),
-// says_drawn (the page's menu waits on the first view: its "drawn" trigger then); SOURCES (the modules' texts, by
-// file name) is prepended by the page's Python. What is a chain is Python's decision: this side only gathers the
-// shift-clicked nodes (state "selection").
-// A box and the spacing, at the root's 16 px type; drawn at the page's type (presenter mode's root is larger: the
-// names grow as every rem-sized text does, their boxes with them). The names' sizes are graph.css's, in rem.
-const BOX = { w: 190, h: 46, pad: 7, label: 18, detail: 36, inset: 8, nodesep: 24, ranksep: 40, margin: 16,
-              shape: 12, stack: 4 };
-const NS = "http://www.w3.org/2000/svg";
+// never markup, and never an object's key (Maps only). The modules are served as files beside each other
+// (serve/assets.py): imported, and the worker started, by relative address. The page hands {key, url, says_drawn}:
+// the graph's data is fetched from `url` (serve/graph_data.py), once per key. It holds: nodes [{id, path, op,
+// short, detail, status, href, diff, shape, kept}], edges [[writer, its output, reader, shape]] (by the nodes'
+// indices), first (the first node that differs, or null) and first_label (its button's words, where not "First
+// difference"), groups [{name, type, nodes, chain, why}] (the engine's fused layers, each with its chain page's URL
+// or why it is none), says_drawn (the page's menu waits on the first view: its "drawn" trigger then). What is a
+// chain is Python's decision: this side only gathers the shift-clicked nodes (state "selection").
+import * as G from "./groups.js";
+import * as M from "./minimap.js";
+import * as V from "./viewport.js";
+import { el, html, scaled, textFitter } from "./draw.js";
+
 const SLOW_MS = 2500; // a layout that takes longer may be cancelled (Netron's offer)
-let modules = null;
-
-function blobUrl(name) {
-  return URL.createObjectURL(new Blob([SOURCES[name]], { type: "text/javascript" }));
-}
-
-function loadModules() {
-  // the modules as they ship, loaded from their own text (no static route, no edit of the files); dagre's address
-  // is kept for the layout worker's import
-  if (!modules) {
-    const dagre = blobUrl("dagre.esm.js");
-    modules = Promise.all(["groups.js", "minimap.js", "viewport.js"].map((n) => import(blobUrl(n))))
-      .then(([groups, minimap, viewport]) => ({ groups, minimap, viewport, dagre }));
-  }
-  return modules;
-}
-
-function el(name, attrs, parent) {
-  const e = document.createElementNS(NS, name);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
-  if (parent) parent.append(e);
-  return e;
-}
-
-function html(name, attrs, parent, text) {
-  const e = document.createElement(name);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
-  if (text !== undefined) e.textContent = text;
-  if (parent) parent.append(e);
-  return e;
-}
 
 export default function (component) {
   const { data, parentElement } = component;
@@ -65,44 +35,27 @@ export default function (component) {
   root.__worker?.terminate();
   root.replaceChildren();
   root.dataset.graphState = "loading";
-  root.__began = performance.now(); // the graph's own time: its data here -> its first view drawn (data-graph-ms)
-  loadModules().then((m) => draw(root, data, m)).catch((err) => {
-    root.textContent = "The graph could not be drawn: " + err;
+  root.__began = performance.now(); // the graph's own time: its address here -> its first view drawn (data-graph-ms)
+  const key = data.key;
+  fetch(new URL(data.url, window.location.href)).then((r) => {
+    if (!r.ok) throw new Error(`its data: ${r.status} (reload the page)`);
+    return r.json();
+  }).then((drawn) => {
+    if (root.__key === key) draw(root, { ...drawn, says_drawn: data.says_drawn }); // not a graph since replaced
+  }).catch((err) => {
+    root.textContent = "The graph could not be drawn: " + err.message;
     root.dataset.graphState = "error";
   });
 }
 
-function scaled(root) {
-  const u = parseFloat(getComputedStyle(root.ownerDocument.documentElement).fontSize) / 16 || 1;
-  return Object.fromEntries(Object.entries(BOX).map(([k, v]) => [k, v * u]));
-}
-
-// (text, room) -> the text, cut with "…" where it is wider than `room`: measured on a canvas in `sample`'s font, so
-// a graph of many boxes lays out once, not per box.
-function textFitter(sample) {
-  const ctx = sample.ownerDocument.createElement("canvas").getContext("2d");
-  const s = getComputedStyle(sample);
-  ctx.font = `${s.fontStyle} ${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;
-  return (text, room) => {
-    if (ctx.measureText(text).width <= room) return text;
-    let lo = 1, hi = text.length - 1; // the longest head that fits with its "…"
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (ctx.measureText(text.slice(0, mid) + "…").width <= room) lo = mid; else hi = mid - 1;
-    }
-    return text.slice(0, lo) + "…";
-  };
-}
-
 // The layout worker: one per graph, its replies matched to the latest request (an older one is dropped)
-function layoutWorker(root, dagreUrl) {
-  const worker = new Worker(blobUrl("layout.js"), { type: "module" });
-  worker.postMessage({ dagre: dagreUrl });
+function layoutWorker(root) {
+  const worker = new Worker(new URL("./layout.js", import.meta.url), { type: "module" });
   root.__worker = worker;
   return worker;
 }
 
-function draw(root, data, { groups: G, minimap: M, viewport: V, dagre: dagreUrl }) {
+function draw(root, data) {
   const dim = scaled(root);
   const byId = new Map(data.nodes.map((n) => [n.id, n]));
   const tree = G.buildTree(data.nodes);
@@ -150,7 +103,7 @@ function draw(root, data, { groups: G, minimap: M, viewport: V, dagre: dagreUrl 
   const info = html("div", { class: "pg-graph-info", hidden: "", role: "status" }, view);
   const card = html("div", { class: "pg-graph-card", hidden: "" }, view);
 
-  let worker = layoutWorker(root, dagreUrl);
+  let worker = layoutWorker(root);
   let seq = 0, shown = null, laid = null, slow = null, ready = false;
   const boxes = new Map(); // item id -> its drawn <g>
   const centres = new Map(); // item id -> [x, y] in the world
@@ -183,7 +136,7 @@ function draw(root, data, { groups: G, minimap: M, viewport: V, dagre: dagreUrl 
       const cancel = html("button", { type: "button", class: "pg-graph-cancel" }, said, "Cancel");
       cancel.addEventListener("click", () => { // the worker is stopped (a fresh one for the next); the view stays
         worker.terminate();
-        worker = layoutWorker(root, dagreUrl);
+        worker = layoutWorker(root);
         said.textContent = "Layout cancelled: close a group to see fewer boxes.";
         root.dataset.graphState = ready ? "ready" : "cancelled";
         expanded = before;

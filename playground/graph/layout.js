@@ -1,18 +1,14 @@
 // The graph's layout, in a web worker (graph.js starts it): the boxes shown, laid out by dagre (vendored:
 // dagre.esm.js), the expanded groups as compound clusters around their contents, off the page's thread so that
-// a large graph never holds the page. Messages: {dagre: URL} once (the module's address), then
+// a large graph never holds the page. Messages:
 // {seq, boxes: [{id, parent, w, h}], clusters: [{id, parent}], edges: [[from, to]], spacing} -> {seq, width,
 // height, boxes: [[id, x, y]], clusters: [[id, x, y, w, h]], edges: [[x, y, x, y, …]]} (centres, in the order given).
-let dagre = null;
+import dagre from "./dagre.esm.js";
 
-if (typeof self !== "undefined" && typeof window === "undefined") self.onmessage = async (ev) => { // in the worker
+if (typeof self !== "undefined" && typeof window === "undefined") self.onmessage = (ev) => { // in the worker
   const msg = ev.data;
-  if (msg.dagre) {
-    dagre = import(msg.dagre).then((m) => m.default || m);
-    return;
-  }
   try {
-    self.postMessage(layout(await dagre, msg));
+    self.postMessage(layout(dagre, msg));
   } catch (err) {
     self.postMessage({ seq: msg.seq, error: String(err) });
   }

@@ -45,17 +45,19 @@ HOME_SKELETON = (
 
 
 @functools.cache
-def index_html(stage: bool, home: bool = False) -> str:
+def index_html(stage: bool, home: bool = False, graph: bool = False) -> str:
     """Streamlit's own page (read once: it ships with Streamlit) with the lines added at the end of its head (its own
     scripts are fetched first); `stage`: a page that draws the stage; `home`: the home page, its skeleton first in
-    its body."""
+    its body; `graph`: the model page, its graph's modules fetched early."""
     from streamlit import file_util
 
     from ..serve import assets
 
     page = Path(file_util.get_static_dir(), "index.html").read_text(encoding="utf-8")
-    # the same addresses the stage's component imports (ui/stage.py), resolved from the page's as it resolves them
-    preload = "".join(f'<link rel="modulepreload" href="{html.escape(u)}">' for u in assets.urls()) if stage else ""
+    # the same addresses the stage's (graph's) component imports (ui/stage.py, ui/model_page.py), resolved from the
+    # page's as it resolves them
+    modules = assets.urls() if stage else assets.urls(assets.GRAPH_ENTRY, assets.GRAPH) if graph else []
+    preload = "".join(f'<link rel="modulepreload" href="{html.escape(u)}">' for u in modules)
     end = page.index("</head>")
     page = page[:end] + BASE_URL_JS + preload + page[end:]
     if home:
@@ -79,12 +81,13 @@ def routes() -> list:
 
     from ..layers import LAYERS
 
-    def page(stage: bool, home: bool = False):
+    def page(stage: bool, home: bool = False, graph: bool = False):
         async def route(request):
-            return HTMLResponse(index_html(stage, home), headers={"Cache-Control": "no-cache"})
+            return HTMLResponse(index_html(stage, home, graph), headers={"Cache-Control": "no-cache"})
 
         return route
 
     return [Route("/", page(False, home=True), methods=["GET", "HEAD"])] + [
-        Route(f"/{path}", page(path in LAYERS or path == CHAIN_PATH), methods=["GET", "HEAD"]) for path in page_paths()
+        Route(f"/{path}", page(path in LAYERS or path == CHAIN_PATH, graph=path == MODEL_PATH), methods=["GET", "HEAD"])
+        for path in page_paths()
     ]
