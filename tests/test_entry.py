@@ -39,11 +39,13 @@ def test_every_page_is_served_the_stage_and_model_pages_name_their_modules_and_o
     for path in ["", *entry.page_paths()]:
         r = client.get(f"/{path}")
         assert r.status_code == 200 and "BACKEND_BASE_URL" in r.text, path
-        stage, graph = path in LAYERS or path == entry.CHAIN_PATH, path == entry.MODEL_PATH
-        # a stage page names the stage's modules, the model page its graph's (the entry first), no other page any
-        want = assets.urls() if stage else assets.urls(assets.GRAPH_ENTRY, assets.GRAPH) if graph else []
-        assert PRELOAD.findall(r.text) == want, path
+        # a stage page names the stage's modules; no other page any (the model page's, with no model, neither)
+        assert PRELOAD.findall(r.text) == (assets.urls() if path in LAYERS or path == entry.CHAIN_PATH else []), path
         assert ('id="pg-home-skeleton"' in r.text) == (path == ""), path
+    # the model page of a model names its graph's modules, the entry first, and runs it (its worker starts early)
+    graph = client.get(f"/{entry.MODEL_PATH}?onnx={'d' * 64}&model=m.onnx").text
+    assert PRELOAD.findall(graph) == assets.urls(assets.GRAPH_ENTRY, assets.GRAPH)
+    assert f'<script type="module" src="{assets.url(assets.GRAPH_ENTRY, assets.GRAPH)}"></script>' in graph
     home = client.get("/?view.presenter=true").text
     body = home[home.index("<body") :]
     # first in the body, before Streamlit's root (its scripts empty the root), naming the three ways in

@@ -36,6 +36,7 @@ export default function (component) {
   root.replaceChildren();
   root.dataset.graphState = "loading";
   root.__began = performance.now(); // the graph's own time: its address here -> its first view drawn (data-graph-ms)
+  layoutWorker(root); // started while the data is fetched
   const key = data.key;
   fetch(new URL(data.url, window.location.href)).then((r) => {
     if (!r.ok) throw new Error(`its data: ${r.status} (reload the page)`);
@@ -48,9 +49,15 @@ export default function (component) {
   });
 }
 
-// The layout worker: one per graph, its replies matched to the latest request (an older one is dropped)
+// The layout worker: one per graph, its replies matched to the latest request (an older one is dropped). One is
+// started as this module is first run (the model page's HTML runs it early, ui/entry.py): the first graph's layout
+// does not wait for the worker's start and dagre's compile.
+const startWorker = () => new Worker(new URL("./layout.js", import.meta.url), { type: "module" });
+let spare = typeof window !== "undefined" && typeof Worker !== "undefined" ? startWorker() : null;
+
 function layoutWorker(root) {
-  const worker = new Worker(new URL("./layout.js", import.meta.url), { type: "module" });
+  const worker = spare || startWorker();
+  spare = null;
   root.__worker = worker;
   return worker;
 }
@@ -103,7 +110,7 @@ function draw(root, data) {
   const info = html("div", { class: "pg-graph-info", hidden: "", role: "status" }, view);
   const card = html("div", { class: "pg-graph-card", hidden: "" }, view);
 
-  let worker = layoutWorker(root);
+  let worker = root.__worker;
   let seq = 0, shown = null, laid = null, slow = null, ready = false;
   const boxes = new Map(); // item id -> its drawn <g>
   const centres = new Map(); // item id -> [x, y] in the world

@@ -48,7 +48,7 @@ HOME_SKELETON = (
 def index_html(stage: bool, home: bool = False, graph: bool = False) -> str:
     """Streamlit's own page (read once: it ships with Streamlit) with the lines added at the end of its head (its own
     scripts are fetched first); `stage`: a page that draws the stage; `home`: the home page, its skeleton first in
-    its body; `graph`: the model page, its graph's modules fetched early."""
+    its body; `graph`: the model page of a model, its graph's modules fetched (its entry run) early."""
     from streamlit import file_util
 
     from ..serve import assets
@@ -58,6 +58,9 @@ def index_html(stage: bool, home: bool = False, graph: bool = False) -> str:
     # page's as it resolves them
     modules = assets.urls() if stage else assets.urls(assets.GRAPH_ENTRY, assets.GRAPH) if graph else []
     preload = "".join(f'<link rel="modulepreload" href="{html.escape(u)}">' for u in modules)
+    if graph:  # run at once: graph.js starts its layout worker (and the worker compiles dagre) while Streamlit loads
+        preload += f'<script type="module" src="{html.escape(modules[0])}"></script>'
+
     end = page.index("</head>")
     page = page[:end] + BASE_URL_JS + preload + page[end:]
     if home:
@@ -83,7 +86,9 @@ def routes() -> list:
 
     def page(stage: bool, home: bool = False, graph: bool = False):
         async def route(request):
-            return HTMLResponse(index_html(stage, home, graph), headers={"Cache-Control": "no-cache"})
+            # the model page draws a graph where its link names a model
+            opens = graph and bool(request.query_params.get("onnx"))
+            return HTMLResponse(index_html(stage, home, opens), headers={"Cache-Control": "no-cache"})
 
         return route
 
