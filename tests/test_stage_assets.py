@@ -100,7 +100,7 @@ def test_the_graphs_modules_are_served_from_their_folder_and_nothing_else_is(cli
     assert (
         seen
         == set(found)
-        == {"graph.js", "draw.js", "groups.js", "layout.js", "minimap.js", "viewport.js", "dagre.esm.js"}
+        == {"graph.js", "draw.js", "groups.js", "levels.js", "layout.js", "minimap.js", "viewport.js", "dagre.esm.js"}
     )
     assert (
         assets.urls(assets.GRAPH_ENTRY, assets.GRAPH)[0]

@@ -12,6 +12,7 @@
 // or why it is none), says_drawn (the page's menu waits on the first view: its "drawn" trigger then). What is a
 // chain is Python's decision: this side only gathers the shift-clicked nodes (state "selection").
 import * as G from "./groups.js";
+import * as L from "./levels.js";
 import * as M from "./minimap.js";
 import * as V from "./viewport.js";
 import { el, html, scaled, textFitter } from "./draw.js";
@@ -68,6 +69,7 @@ function draw(root, data) {
   const tree = G.buildTree(data.nodes);
   // [writer, its output, reader, shape] by the nodes' indices -> [from, to, shape, tensor] by their names
   const edges = data.edges.map(([a, k, b, shape]) => [data.nodes[a].id, data.nodes[b].id, shape, a + ":" + k]);
+  const byLevel = L.levelEdges(tree, edges); // each level's edges, once: a level's children do not change
   let expanded = G.firstExpanded(tree);
   const holdsFirst = new Set(data.first ? G.ancestors(tree, data.first) : []); // its closed groups carry its mark
 
@@ -111,7 +113,7 @@ function draw(root, data) {
   const card = html("div", { class: "pg-graph-card", hidden: "" }, view);
 
   let worker = root.__worker;
-  let seq = 0, shown = null, laid = null, slow = null, ready = false;
+  let seq = 0, laid = null, slow = null, ready = false;
   const boxes = new Map(); // item id -> its drawn <g>
   const centres = new Map(); // item id -> [x, y] in the world
   // -- pan and zoom: one transform on the world; the minimap shows where the view is ------------------------------
@@ -124,22 +126,24 @@ function draw(root, data) {
   });
   const t = pz.t;
 
-  // -- layout: the tree cut at the expanded set, sent to the worker; its answer drawn -------------------------------
+  // -- layout: the levels the expanded set shows, sent to the worker (it lays out those that changed); drawn ---------
+  const head = dim.shape + 8; // an open group's name, over its level
   const relayout = (then) => {
-    const v = G.visible(tree, expanded, edges);
+    const asked = L.levels(tree, expanded, byLevel);
     const mine = ++seq, began = performance.now();
     root.dataset.graphState = "layout";
+    const size = (id) => ({ id, w: dim.w, h: dim.h + (isLeaf(id) ? 0 : dim.stack) });
     worker.postMessage({
       seq: mine,
-      boxes: v.boxes.map((b) => ({ id: b.id, parent: b.parent, w: dim.w, h: dim.h + (isLeaf(b.id) ? 0 : dim.stack) })),
-      clusters: v.clusters,
-      edges: v.edges.map((e) => [e.from, e.to]),
+      levels: asked.map((l) => ({ id: l.id, boxes: l.boxes.map((b) => (b.open ? b : size(b.id))),
+                                  edges: l.edges.map((e) => [e.from, e.to]) })),
       spacing: { nodesep: dim.nodesep, ranksep: dim.ranksep, margin: dim.margin },
+      head,
     });
     const before = expanded;
     clearTimeout(slow);
     slow = setTimeout(() => {
-      said.textContent = `Laying out ${v.boxes.length} boxes … `;
+      said.textContent = `Laying out ${asked.reduce((n, l) => n + l.boxes.length, 0)} boxes … `;
       const cancel = html("button", { type: "button", class: "pg-graph-cancel" }, said, "Cancel");
       cancel.addEventListener("click", () => { // the worker is stopped (a fresh one for the next); the view stays
         worker.terminate();
@@ -159,8 +163,8 @@ function draw(root, data) {
         return;
       }
       if (said.querySelector(".pg-graph-cancel")) said.textContent = "";
-      shown = v;
-      laid = r;
+      laid = L.place(asked, r, head);
+      root.dataset.laidLevels = String(r.laid.length); // how many levels dagre laid out for it (the rest kept)
       render();
       root.dataset.layoutMs = (performance.now() - began).toFixed(0);
       then?.();
@@ -184,10 +188,10 @@ function draw(root, data) {
       const g = el("g", { class: "pg-graph-cluster", "data-status": item.status }, world);
       g.dataset.group = id;
       el("rect", { x: x - w / 2, y: y - h / 2, width: w, height: h, rx: 10 }, g);
-      const head = el("text", { x: x - w / 2 + dim.inset, y: y - h / 2 + dim.shape + 2, class: "pg-graph-cluster-name" },
+      const name = el("text", { x: x - w / 2 + dim.inset, y: y - h / 2 + dim.shape + 2, class: "pg-graph-cluster-name" },
                       g);
-      head.textContent = "− " + item.name + (item.kind === "fold" ? ` (×${item.repeat} alike)` : "");
-      el("title", {}, head).textContent = "click: close this group";
+      name.textContent = "− " + item.name + (item.kind === "fold" ? ` (×${item.repeat} alike)` : "");
+      el("title", {}, name).textContent = "click: close this group";
       centres.set(id, [x, y]);
     }
     for (const grp of data.groups || []) { // an engine layer's fused nodes, where each is drawn as itself
@@ -204,15 +208,15 @@ function draw(root, data) {
       el("title", {}, rect).textContent = `engine layer ${grp.name} (${grp.type}) computes ${grp.nodes.join(", ")}\n` +
         (grp.chain ? "click: open these nodes as a chain" : "not a chain: " + grp.why);
     }
-    shown.edges.forEach((e, i) => { // each edge, and the shape of the tensor it carries beside its first bend
-      const pts = laid.edges[i];
-      if (!pts || pts.length < 4) return;
+    for (const e of laid.edges) { // each edge, and the shape of the tensor it carries beside its first bend
+      const pts = e.points;
+      if (pts.length < 4) continue;
       const line = [];
       for (let j = 0; j < pts.length; j += 2) line.push(`${pts[j]},${pts[j + 1]}`);
       el("polyline", { points: line.join(" "), class: "pg-graph-edge" }, world);
       const words = e.n > 1 ? `${e.n} tensors` : e.label;
       if (words) el("text", { x: pts[0] + 4, y: pts[1] + dim.shape, class: "pg-graph-shape" }, world).textContent = words;
-    });
+    }
     for (const [id, x, y] of laid.boxes) {
       const item = tree.items.get(id);
       if (item.kind === "node") drawNode(item, x, y);
