@@ -40,3 +40,21 @@ def test_data_json_cannot_carry_is_refused_not_sent_as_invalid_json():
 
     with pytest.raises(ValueError):
         graph_data.address(("nan",), lambda: {"nodes": [{"diff": float("nan")}]})
+
+
+def test_the_latest_of_a_link_is_the_data_its_first_view_drew_last_and_is_not_kept():
+    """A link's page names `latest(digest, name)` in its HTML and fetches it early: the data the page's run last made
+    for that link's first view, with its ID (the graph uses it only where its run names the same), never kept by the
+    browser; nothing for a link no run drew."""
+    client = TestClient(Starlette(routes=server.routes()), base_url="http://graph.test")
+    digest = "e" * 64
+    assert client.get(graph_data.latest(digest, "m.onnx")).status_code == 404
+    first = graph_data.address(("e", 1), lambda: {"nodes": [1]}, link=(digest, "m.onnx"))
+    graph_data.address(("e", "FP16"), lambda: {"nodes": [2]})  # another colouring: not the link's first view
+    r = client.get(graph_data.latest(digest, "m.onnx"))
+    assert r.status_code == 200 and r.json() == {"nodes": [1]} and r.headers["cache-control"] == "no-store"
+    assert first.endswith("/" + r.headers[graph_data.ID_HEADER])
+    second = graph_data.address(("e", 2), lambda: {"nodes": [3]}, link=(digest, "m.onnx"))  # analysed again
+    r = client.get(graph_data.latest(digest, "m.onnx"))
+    assert r.json() == {"nodes": [3]} and second.endswith("/" + r.headers[graph_data.ID_HEADER])
+    assert client.get(graph_data.latest(digest, "other.onnx")).status_code == 404  # another name, another link

@@ -5,7 +5,8 @@
 // does not open, a group's click opens it. Every text is set as text (textContent, value): a model's names are
 // never markup, and never an object's key (Maps only). The modules are served as files beside each other
 // (serve/assets.py): imported, and the worker started, by relative address. The page hands {key, url, says_drawn}:
-// the graph's data is fetched from `url` (serve/graph_data.py), once per key. It holds: nodes [{id, path, op,
+// the graph's data is fetched from `url` (serve/graph_data.py), once per key (the first taken from what the page's
+// HTML named, fetched as this module first ran, where it is the same data). It holds: nodes [{id, path, op,
 // short, detail, status, href, diff, shape, kept}], edges [[writer, its output, reader, shape]] (by the nodes'
 // indices), first (the first node that differs, or null) and first_label (its button's words, where not "First
 // difference"), groups [{name, type, nodes, chain, why}] (the engine's fused layers, each with its chain page's URL
@@ -38,12 +39,17 @@ export default function (component) {
   root.dataset.graphState = "loading";
   root.__began = performance.now(); // the graph's own time: its address here -> its first view drawn (data-graph-ms)
   layoutWorker(root); // started while the data is fetched
-  const key = data.key;
-  fetch(new URL(data.url, window.location.href)).then((r) => {
+  const key = data.key, url = new URL(data.url, window.location.href);
+  const fetched = earlyIn.then(() => {
+    const e = early;
+    early = null; // what the page's HTML named serves its first graph only
+    return e && url.pathname.endsWith("/" + e.id) ? e.ready || prepare(JSON.parse(e.text)) : null;
+  });
+  fetched.then((ready) => ready || fetch(url).then((r) => {
     if (!r.ok) throw new Error(`its data: ${r.status} (reload the page)`);
     return r.json();
-  }).then((drawn) => {
-    if (root.__key === key) draw(root, { ...drawn, says_drawn: data.says_drawn }); // not a graph since replaced
+  }).then(prepare)).then((ready) => {
+    if (root.__key === key) draw(root, ready, data.says_drawn); // not a graph since replaced
   }).catch((err) => {
     root.textContent = "The graph could not be drawn: " + err.message;
     root.dataset.graphState = "error";
@@ -63,13 +69,28 @@ function layoutWorker(root) {
   return worker;
 }
 
-function draw(root, data) {
-  const dim = scaled(root);
-  const byId = new Map(data.nodes.map((n) => [n.id, n]));
+// The graph's data with its tree of groups and each level's edges: made once, as soon as the data is in
+function prepare(data) {
   const tree = G.buildTree(data.nodes);
   // [writer, its output, reader, shape] by the nodes' indices -> [from, to, shape, tensor] by their names
   const edges = data.edges.map(([a, k, b, shape]) => [data.nodes[a].id, data.nodes[b].id, shape, a + ":" + k]);
-  const byLevel = L.levelEdges(tree, edges); // each level's edges, once: a level's children do not change
+  return { data, tree, byLevel: L.levelEdges(tree, edges) }; // a level's children do not change as groups open
+}
+
+// The data the model page's HTML names (ui/entry.py: the link's last drawn), fetched as this module is first run,
+// while Streamlit loads, and prepared when the page's thread is idle (its own start goes first): {id, text, ready}
+let early = null;
+const earlyIn = typeof document !== "undefined" && document.querySelector('meta[name="pg-graph-data"]')
+  ? fetch(document.querySelector('meta[name="pg-graph-data"]').content).then((r) => r.ok && r.text().then((text) => {
+    early = { id: r.headers.get("X-Graph-Data"), text, ready: null };
+    const idle = window.requestIdleCallback || setTimeout;
+    idle(() => { if (early && !early.ready) early.ready = prepare(JSON.parse(early.text)); });
+  })).catch(() => null)
+  : Promise.resolve();
+
+function draw(root, { data, tree, byLevel }, saysDrawn) {
+  const dim = scaled(root);
+  const byId = new Map(data.nodes.map((n) => [n.id, n]));
   let expanded = G.firstExpanded(tree);
   const holdsFirst = new Set(data.first ? G.ancestors(tree, data.first) : []); // its closed groups carry its mark
 
@@ -170,7 +191,7 @@ function draw(root, data) {
       then?.();
       if (!ready) root.dataset.graphMs = (performance.now() - root.__began).toFixed(0);
       root.dataset.graphState = "ready";
-      if (!ready && data.says_drawn) root.__component.setTriggerValue("drawn", true); // the page's menu follows
+      if (!ready && saysDrawn) root.__component.setTriggerValue("drawn", true); // the page's menu follows
       ready = true;
     };
   };

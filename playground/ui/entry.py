@@ -15,6 +15,8 @@ import functools
 import html
 from pathlib import Path
 
+from .keys import MODEL, ONNX, model_name
+
 MODEL_PATH, CHAIN_PATH = "model", "chain"  # main.py's pages besides home (/) and the layers' (/NAME)
 BASE_URL_JS = '<script>window.__streamlit = { BACKEND_BASE_URL: new URL(".", location.href).href };</script>'
 WAYS_IN = ("One layer", "A chain of layers", "Your ONNX model")  # the home page's three ways in (ui/page.py)
@@ -69,6 +71,13 @@ def index_html(stage: bool, home: bool = False, graph: bool = False) -> str:
     return page
 
 
+def _graph_data(query) -> str:
+    from ..serve import graph_data
+
+    address = graph_data.latest(query.get(ONNX, ""), model_name(query.get(MODEL)))
+    return f'<meta name="pg-graph-data" content="{html.escape(address)}">'
+
+
 def page_paths() -> list[str]:
     """Every page's address but home's (/)."""
     from ..layers import LAYERS
@@ -87,8 +96,11 @@ def routes() -> list:
     def page(stage: bool, home: bool = False, graph: bool = False):
         async def route(request):
             # the model page draws a graph where its link names a model
-            opens = graph and bool(request.query_params.get("onnx"))
-            return HTMLResponse(index_html(stage, home, opens), headers={"Cache-Control": "no-cache"})
+            opens = graph and bool(request.query_params.get(ONNX))
+            page = index_html(stage, home, opens)
+            if opens:  # the data last drawn for this link: graph.js fetches it at once (used where the run names it)
+                page = page.replace("</head>", _graph_data(request.query_params) + "</head>", 1)
+            return HTMLResponse(page, headers={"Cache-Control": "no-cache"})
 
         return route
 

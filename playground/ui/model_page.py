@@ -30,7 +30,7 @@ from ..serve import as_chain, assets
 from ..serve import graph_data as graph_data_route
 from ..serve.protocol import ENGINE_STATUS
 from . import model_precision, models
-from .keys import MODEL, NODE, ONNX, REAL
+from .keys import MODEL, NODE, ONNX, REAL, model_name
 from .messages import guarded, inert
 from .stage import MODEL_DRAWN
 from .view import presenter_on
@@ -262,7 +262,7 @@ def _model_page() -> None:
             st.info("Upload a model, or open one from a link.", icon=":material/upload_file:")
         _says_drawn()
         return
-    name = str(st.query_params.get(MODEL) or "model.onnx")[:80]
+    name = model_name(st.query_params.get(MODEL))
     try:
         with side:
             answer = _analysis(digest, name)
@@ -426,7 +426,11 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
         return data if low is None else model_precision.recolour(data, low, by)
 
     # what the graph draws, by its address: made (and gzipped) once per model, analysis and colouring
-    url = graph_data_route.address((digest, name, answer["seconds"], low is not None and precision, by), make)
+    url = graph_data_route.address(
+        (digest, name, answer["seconds"], low is not None and precision, by),
+        make,
+        link=(digest, name) if low is None else None,  # what a link's page fetches early (ui.entry): its FP32 view
+    )
     with graph_box:
         result = _graph_component()(
             key="model.graph",
