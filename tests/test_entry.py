@@ -4,6 +4,7 @@ stage's modules to fetch while Streamlit's own load; Streamlit's other addresses
 
 from __future__ import annotations
 
+import html
 import re
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from starlette.testclient import TestClient
 from streamlit import file_util
 
 from playground.layers import LAYERS
-from playground.serve import assets
+from playground.serve import assets, graph_data
 from playground.ui import entry
 
 PRELOAD = re.compile(r'<link rel="modulepreload" href="([^"]+)">')
@@ -34,13 +35,22 @@ def test_a_layer_page_is_streamlits_page_told_the_server_and_the_stages_modules(
     assert PRELOAD.findall(r.text) == assets.urls()  # what the stage's component imports
 
 
-def test_every_page_is_served_and_only_the_stages_pages_name_it_and_only_home_carries_its_skeleton(client):
+def test_every_page_is_served_the_stage_and_model_pages_name_their_modules_and_only_home_has_a_skeleton(client):
     assert set(entry.page_paths()) == {"model", "chain", *LAYERS}
     for path in ["", *entry.page_paths()]:
         r = client.get(f"/{path}")
         assert r.status_code == 200 and "BACKEND_BASE_URL" in r.text, path
-        assert bool(PRELOAD.findall(r.text)) == (path in LAYERS or path == entry.CHAIN_PATH), path
+        # a stage page names the stage's modules; no other page any (the model page's, with no model, neither)
+        assert PRELOAD.findall(r.text) == (assets.urls() if path in LAYERS or path == entry.CHAIN_PATH else []), path
         assert ('id="pg-home-skeleton"' in r.text) == (path == ""), path
+    # the model page of a model names its graph's modules, the entry first, and runs it (its worker starts early)
+    graph = client.get(f"/{entry.MODEL_PATH}?onnx={'d' * 64}&model=m.onnx").text
+    assert PRELOAD.findall(graph) == assets.urls(assets.GRAPH_ENTRY, assets.GRAPH)
+    assert f'<script type="module" src="{assets.url(assets.GRAPH_ENTRY, assets.GRAPH)}"></script>' in graph
+    # and the address of the data that link's first view drew last (graph.js fetches it at once)
+    meta = re.search(r'<meta name="pg-graph-data" content="([^"]+)">', graph)
+    assert meta and html.unescape(meta.group(1)) == graph_data.latest("d" * 64, "m.onnx")
+    assert 'name="pg-graph-data"' not in client.get(f"/{entry.MODEL_PATH}").text  # no model, no graph
     home = client.get("/?view.presenter=true").text
     body = home[home.index("<body") :]
     # first in the body, before Streamlit's root (its scripts empty the root), naming the three ways in

@@ -260,9 +260,11 @@ def test_the_first_difference_is_marked_and_a_click_centres_it(browser, tmp_path
     script = tmp_path / "differing.py"
     script.write_text(DIFFERING_MAIN.format(main=str(B.ROOT / "main.py")))
     (tmp_path / "app_pages").symlink_to(B.ROOT / "app_pages")  # main.py's pages, beside the script as there
+    app = tmp_path / "differing_app.py"  # app.py's routes (the graph's modules and data) around that script
+    app.write_text((B.ROOT / "app.py").read_text().replace('"main.py"', repr(str(script))))
     path = tmp_path / "differs.onnx"
     _conv_relu_softmax(path)
-    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path / "cache")}, app=script) as url:
+    with B.serve_app(env={"PLAYGROUND_ENGINE_CACHE": str(tmp_path / "cache")}, app=app) as url:
         ctx, page = _open_model(browser, url, path, height=720)
         B.wait_until_idle(page)
         assert page.locator(f"{GRAPH} .pg-graph-first").count() == 1
@@ -518,4 +520,49 @@ def test_the_minimap_shows_once_the_graph_outgrows_the_view_and_a_press_on_it_mo
         page.mouse.click(m["x"] + m["width"] / 2, m["y"] + m["height"] * fy)
         tops.append(float(world.get_attribute("transform").split(",")[1].split(")")[0]))
     assert tops[1] < tops[0] and _zoom(page) == zoom  # it moves the view, never zooms it
+    ctx.close()
+
+
+def test_a_links_second_open_draws_the_data_its_html_named_and_a_sibling_opened_leaves_a_groups_inside(
+    browser, app, tmp_path
+):
+    """A fresh tab on a model's link fetches the data its first view drew last as the page loads (the page's HTML
+    names it) and draws that, asking for nothing else; a group opened beside an open one leaves the open one's
+    boxes where they were within it (each group laid out on its own)."""
+    path = tmp_path / "scoped.onnx"
+    _scoped(path)
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    page = ctx.new_page()
+    page.goto(app.rstrip("/") + "/model")
+    B.wait_until_idle(page)
+    page.set_input_files('input[type="file"]', str(path))
+    page.wait_for_selector(f"{GRAPH}[data-graph-state='ready']", timeout=60_000)
+    link = page.url
+    ctx.close()
+    ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
+    page = ctx.new_page()
+    page.set_default_timeout(60_000)
+    asked = []
+    page.on("request", lambda r: asked.append(r.url) if "/api/graph/" in r.url and "/js/" not in r.url else None)
+    page.goto(link)
+    page.wait_for_selector(f"{GRAPH}[data-graph-state='ready']")
+    assert [u.split("/api/graph/")[1].split("?")[0] for u in asked] == ["latest"], asked
+    # open the fold, then two of its blocks one after the other: the first one's boxes stay where they were in it
+    page.locator(f"{GRAPH} .pg-graph-group[data-group='f:g:/enc/block.0']").click()
+    page.locator(f"{GRAPH} .pg-graph-group[data-group='g:/enc/block.1']").click()
+    page.locator(f"{GRAPH} .pg-graph-node[data-node='/enc/block.1/relu']").wait_for()
+
+    def inside(group: str) -> list:
+        return page.evaluate(
+            """g => { const c = document.querySelector(`.pg-graph-cluster[data-group='${g}'] rect`).getBBox();
+                return [...document.querySelectorAll(`.pg-graph-node[data-node^='/enc/block.1/']`)].map(n => {
+                  const m = n.transform.baseVal.consolidate().matrix;
+                  return [n.dataset.node, Math.round(m.e - c.x), Math.round(m.f - c.y)]; }).sort(); }""",
+            group,
+        )
+
+    before = inside("g:/enc/block.1")
+    page.locator(f"{GRAPH} .pg-graph-group[data-group='g:/enc/block.3']").click()
+    page.locator(f"{GRAPH} .pg-graph-node[data-node='/enc/block.3/relu']").wait_for()
+    assert len(before) == 2 and inside("g:/enc/block.1") == before
     ctx.close()

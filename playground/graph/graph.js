@@ -3,50 +3,22 @@
 // @dagrejs/dagre, MIT), panned and zoomed (viewport.js), with a minimap (minimap.js), each box coloured by its verdict (a node the keep-FP32 plan
 // keeps outlined); a node that opens as a layer is a link to its layer's page, a grey node's click says why it
 // does not open, a group's click opens it. Every text is set as text (textContent, value): a model's names are
-// never markup, and never an object's key (Maps only). The page hands: nodes [{id, path, op, short, detail, status,
-// href, diff, shape, kept}], edges [[writer, its output, reader, shape]] (by the nodes' indices), first (the first
-// node that differs, or null) and first_label (its button's words, where not "First difference"), groups [{name,
-// type, nodes, chain, why}] (the engine's fused layers, each with its chain page's URL or why it is none),
-// says_drawn (the page's menu waits on the first view: its "drawn" trigger then); SOURCES (the modules' texts, by
-// file name) is prepended by the page's Python. What is a chain is Python's decision: this side only gathers the
-// shift-clicked nodes (state "selection").
-// A box and the spacing, at the root's 16 px type; drawn at the page's type (presenter mode's root is larger: the
-// names grow as every rem-sized text does, their boxes with them). The names' sizes are graph.css's, in rem.
-const BOX = { w: 190, h: 46, pad: 7, label: 18, detail: 36, inset: 8, nodesep: 24, ranksep: 40, margin: 16,
-              shape: 12, stack: 4 };
-const NS = "http://www.w3.org/2000/svg";
+// never markup, and never an object's key (Maps only). The modules are served as files beside each other
+// (serve/assets.py): imported, and the worker started, by relative address. The page hands {key, url, says_drawn}:
+// the graph's data is fetched from `url` (serve/graph_data.py), once per key (the first taken from what the page's
+// HTML named, fetched as this module first ran, where it is the same data). It holds: nodes [{id, path, op,
+// short, detail, status, href, diff, shape, kept}], edges [[writer, its output, reader, shape]] (by the nodes'
+// indices), first (the first node that differs, or null) and first_label (its button's words, where not "First
+// difference"), groups [{name, type, nodes, chain, why}] (the engine's fused layers, each with its chain page's URL
+// or why it is none), says_drawn (the page's menu waits on the first view: its "drawn" trigger then). What is a
+// chain is Python's decision: this side only gathers the shift-clicked nodes (state "selection").
+import * as G from "./groups.js";
+import * as L from "./levels.js";
+import * as M from "./minimap.js";
+import * as V from "./viewport.js";
+import { el, html, scaled, textFitter } from "./draw.js";
+
 const SLOW_MS = 2500; // a layout that takes longer may be cancelled (Netron's offer)
-let modules = null;
-
-function blobUrl(name) {
-  return URL.createObjectURL(new Blob([SOURCES[name]], { type: "text/javascript" }));
-}
-
-function loadModules() {
-  // the modules as they ship, loaded from their own text (no static route, no edit of the files); dagre's address
-  // is kept for the layout worker's import
-  if (!modules) {
-    const dagre = blobUrl("dagre.esm.js");
-    modules = Promise.all(["groups.js", "minimap.js", "viewport.js"].map((n) => import(blobUrl(n))))
-      .then(([groups, minimap, viewport]) => ({ groups, minimap, viewport, dagre }));
-  }
-  return modules;
-}
-
-function el(name, attrs, parent) {
-  const e = document.createElementNS(NS, name);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
-  if (parent) parent.append(e);
-  return e;
-}
-
-function html(name, attrs, parent, text) {
-  const e = document.createElement(name);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, String(v));
-  if (text !== undefined) e.textContent = text;
-  if (parent) parent.append(e);
-  return e;
-}
 
 export default function (component) {
   const { data, parentElement } = component;
@@ -65,49 +37,60 @@ export default function (component) {
   root.__worker?.terminate();
   root.replaceChildren();
   root.dataset.graphState = "loading";
-  root.__began = performance.now(); // the graph's own time: its data here -> its first view drawn (data-graph-ms)
-  loadModules().then((m) => draw(root, data, m)).catch((err) => {
-    root.textContent = "The graph could not be drawn: " + err;
+  root.__began = performance.now(); // the graph's own time: its address here -> its first view drawn (data-graph-ms)
+  layoutWorker(root); // started while the data is fetched
+  const key = data.key, url = new URL(data.url, window.location.href);
+  const fetched = earlyIn.then(() => {
+    const e = early;
+    early = null; // what the page's HTML named serves its first graph only
+    return e && url.pathname.endsWith("/" + e.id) ? e.ready || prepare(JSON.parse(e.text)) : null;
+  });
+  fetched.then((ready) => ready || fetch(url).then((r) => {
+    if (!r.ok) throw new Error(`its data: ${r.status} (reload the page)`);
+    return r.json();
+  }).then(prepare)).then((ready) => {
+    if (root.__key === key) draw(root, ready, data.says_drawn); // not a graph since replaced
+  }).catch((err) => {
+    root.textContent = "The graph could not be drawn: " + err.message;
     root.dataset.graphState = "error";
   });
 }
 
-function scaled(root) {
-  const u = parseFloat(getComputedStyle(root.ownerDocument.documentElement).fontSize) / 16 || 1;
-  return Object.fromEntries(Object.entries(BOX).map(([k, v]) => [k, v * u]));
-}
+// The layout worker: one per graph, its replies matched to the latest request (an older one is dropped). One is
+// started as this module is first run (the model page's HTML runs it early, ui/entry.py): the first graph's layout
+// does not wait for the worker's start and dagre's compile.
+const startWorker = () => new Worker(new URL("./layout.js", import.meta.url), { type: "module" });
+let spare = typeof window !== "undefined" && typeof Worker !== "undefined" ? startWorker() : null;
 
-// (text, room) -> the text, cut with "…" where it is wider than `room`: measured on a canvas in `sample`'s font, so
-// a graph of many boxes lays out once, not per box.
-function textFitter(sample) {
-  const ctx = sample.ownerDocument.createElement("canvas").getContext("2d");
-  const s = getComputedStyle(sample);
-  ctx.font = `${s.fontStyle} ${s.fontWeight} ${s.fontSize} ${s.fontFamily}`;
-  return (text, room) => {
-    if (ctx.measureText(text).width <= room) return text;
-    let lo = 1, hi = text.length - 1; // the longest head that fits with its "…"
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (ctx.measureText(text.slice(0, mid) + "…").width <= room) lo = mid; else hi = mid - 1;
-    }
-    return text.slice(0, lo) + "…";
-  };
-}
-
-// The layout worker: one per graph, its replies matched to the latest request (an older one is dropped)
-function layoutWorker(root, dagreUrl) {
-  const worker = new Worker(blobUrl("layout.js"), { type: "module" });
-  worker.postMessage({ dagre: dagreUrl });
+function layoutWorker(root) {
+  const worker = spare || startWorker();
+  spare = null;
   root.__worker = worker;
   return worker;
 }
 
-function draw(root, data, { groups: G, minimap: M, viewport: V, dagre: dagreUrl }) {
-  const dim = scaled(root);
-  const byId = new Map(data.nodes.map((n) => [n.id, n]));
+// The graph's data with its tree of groups and each level's edges: made once, as soon as the data is in
+function prepare(data) {
   const tree = G.buildTree(data.nodes);
   // [writer, its output, reader, shape] by the nodes' indices -> [from, to, shape, tensor] by their names
   const edges = data.edges.map(([a, k, b, shape]) => [data.nodes[a].id, data.nodes[b].id, shape, a + ":" + k]);
+  return { data, tree, byLevel: L.levelEdges(tree, edges) }; // a level's children do not change as groups open
+}
+
+// The data the model page's HTML names (ui/entry.py: the link's last drawn), fetched as this module is first run,
+// while Streamlit loads, and prepared when the page's thread is idle (its own start goes first): {id, text, ready}
+let early = null;
+const earlyIn = typeof document !== "undefined" && document.querySelector('meta[name="pg-graph-data"]')
+  ? fetch(document.querySelector('meta[name="pg-graph-data"]').content).then((r) => r.ok && r.text().then((text) => {
+    early = { id: r.headers.get("X-Graph-Data"), text, ready: null };
+    const idle = window.requestIdleCallback || setTimeout;
+    idle(() => { if (early && !early.ready) early.ready = prepare(JSON.parse(early.text)); });
+  })).catch(() => null)
+  : Promise.resolve();
+
+function draw(root, { data, tree, byLevel }, saysDrawn) {
+  const dim = scaled(root);
+  const byId = new Map(data.nodes.map((n) => [n.id, n]));
   let expanded = G.firstExpanded(tree);
   const holdsFirst = new Set(data.first ? G.ancestors(tree, data.first) : []); // its closed groups carry its mark
 
@@ -150,8 +133,8 @@ function draw(root, data, { groups: G, minimap: M, viewport: V, dagre: dagreUrl 
   const info = html("div", { class: "pg-graph-info", hidden: "", role: "status" }, view);
   const card = html("div", { class: "pg-graph-card", hidden: "" }, view);
 
-  let worker = layoutWorker(root, dagreUrl);
-  let seq = 0, shown = null, laid = null, slow = null, ready = false;
+  let worker = root.__worker;
+  let seq = 0, laid = null, slow = null, ready = false;
   const boxes = new Map(); // item id -> its drawn <g>
   const centres = new Map(); // item id -> [x, y] in the world
   // -- pan and zoom: one transform on the world; the minimap shows where the view is ------------------------------
@@ -164,26 +147,28 @@ function draw(root, data, { groups: G, minimap: M, viewport: V, dagre: dagreUrl 
   });
   const t = pz.t;
 
-  // -- layout: the tree cut at the expanded set, sent to the worker; its answer drawn -------------------------------
+  // -- layout: the levels the expanded set shows, sent to the worker (it lays out those that changed); drawn ---------
+  const head = dim.shape + 8; // an open group's name, over its level
   const relayout = (then) => {
-    const v = G.visible(tree, expanded, edges);
+    const asked = L.levels(tree, expanded, byLevel);
     const mine = ++seq, began = performance.now();
     root.dataset.graphState = "layout";
+    const size = (id) => ({ id, w: dim.w, h: dim.h + (isLeaf(id) ? 0 : dim.stack) });
     worker.postMessage({
       seq: mine,
-      boxes: v.boxes.map((b) => ({ id: b.id, parent: b.parent, w: dim.w, h: dim.h + (isLeaf(b.id) ? 0 : dim.stack) })),
-      clusters: v.clusters,
-      edges: v.edges.map((e) => [e.from, e.to]),
+      levels: asked.map((l) => ({ id: l.id, boxes: l.boxes.map((b) => (b.open ? b : size(b.id))),
+                                  edges: l.edges.map((e) => [e.from, e.to]) })),
       spacing: { nodesep: dim.nodesep, ranksep: dim.ranksep, margin: dim.margin },
+      head,
     });
     const before = expanded;
     clearTimeout(slow);
     slow = setTimeout(() => {
-      said.textContent = `Laying out ${v.boxes.length} boxes … `;
+      said.textContent = `Laying out ${asked.reduce((n, l) => n + l.boxes.length, 0)} boxes … `;
       const cancel = html("button", { type: "button", class: "pg-graph-cancel" }, said, "Cancel");
       cancel.addEventListener("click", () => { // the worker is stopped (a fresh one for the next); the view stays
         worker.terminate();
-        worker = layoutWorker(root, dagreUrl);
+        worker = layoutWorker(root);
         said.textContent = "Layout cancelled: close a group to see fewer boxes.";
         root.dataset.graphState = ready ? "ready" : "cancelled";
         expanded = before;
@@ -199,14 +184,14 @@ function draw(root, data, { groups: G, minimap: M, viewport: V, dagre: dagreUrl 
         return;
       }
       if (said.querySelector(".pg-graph-cancel")) said.textContent = "";
-      shown = v;
-      laid = r;
+      laid = L.place(asked, r, head);
+      root.dataset.laidLevels = String(r.laid.length); // how many levels dagre laid out for it (the rest kept)
       render();
       root.dataset.layoutMs = (performance.now() - began).toFixed(0);
       then?.();
       if (!ready) root.dataset.graphMs = (performance.now() - root.__began).toFixed(0);
       root.dataset.graphState = "ready";
-      if (!ready && data.says_drawn) root.__component.setTriggerValue("drawn", true); // the page's menu follows
+      if (!ready && saysDrawn) root.__component.setTriggerValue("drawn", true); // the page's menu follows
       ready = true;
     };
   };
@@ -224,10 +209,10 @@ function draw(root, data, { groups: G, minimap: M, viewport: V, dagre: dagreUrl 
       const g = el("g", { class: "pg-graph-cluster", "data-status": item.status }, world);
       g.dataset.group = id;
       el("rect", { x: x - w / 2, y: y - h / 2, width: w, height: h, rx: 10 }, g);
-      const head = el("text", { x: x - w / 2 + dim.inset, y: y - h / 2 + dim.shape + 2, class: "pg-graph-cluster-name" },
+      const name = el("text", { x: x - w / 2 + dim.inset, y: y - h / 2 + dim.shape + 2, class: "pg-graph-cluster-name" },
                       g);
-      head.textContent = "− " + item.name + (item.kind === "fold" ? ` (×${item.repeat} alike)` : "");
-      el("title", {}, head).textContent = "click: close this group";
+      name.textContent = "− " + item.name + (item.kind === "fold" ? ` (×${item.repeat} alike)` : "");
+      el("title", {}, name).textContent = "click: close this group";
       centres.set(id, [x, y]);
     }
     for (const grp of data.groups || []) { // an engine layer's fused nodes, where each is drawn as itself
@@ -244,15 +229,15 @@ function draw(root, data, { groups: G, minimap: M, viewport: V, dagre: dagreUrl 
       el("title", {}, rect).textContent = `engine layer ${grp.name} (${grp.type}) computes ${grp.nodes.join(", ")}\n` +
         (grp.chain ? "click: open these nodes as a chain" : "not a chain: " + grp.why);
     }
-    shown.edges.forEach((e, i) => { // each edge, and the shape of the tensor it carries beside its first bend
-      const pts = laid.edges[i];
-      if (!pts || pts.length < 4) return;
+    for (const e of laid.edges) { // each edge, and the shape of the tensor it carries beside its first bend
+      const pts = e.points;
+      if (pts.length < 4) continue;
       const line = [];
       for (let j = 0; j < pts.length; j += 2) line.push(`${pts[j]},${pts[j + 1]}`);
       el("polyline", { points: line.join(" "), class: "pg-graph-edge" }, world);
       const words = e.n > 1 ? `${e.n} tensors` : e.label;
       if (words) el("text", { x: pts[0] + 4, y: pts[1] + dim.shape, class: "pg-graph-shape" }, world).textContent = words;
-    });
+    }
     for (const [id, x, y] of laid.boxes) {
       const item = tree.items.get(id);
       if (item.kind === "node") drawNode(item, x, y);

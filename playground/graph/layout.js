@@ -1,42 +1,66 @@
-// The graph's layout, in a web worker (graph.js starts it): the boxes shown, laid out by dagre (vendored:
-// dagre.esm.js), the expanded groups as compound clusters around their contents, off the page's thread so that
-// a large graph never holds the page. Messages: {dagre: URL} once (the module's address), then
-// {seq, boxes: [{id, parent, w, h}], clusters: [{id, parent}], edges: [[from, to]], spacing} -> {seq, width,
-// height, boxes: [[id, x, y]], clusters: [[id, x, y, w, h]], edges: [[x, y, x, y, …]]} (centres, in the order given).
-let dagre = null;
+// The graph's layout, in a web worker (graph.js starts it), per group as Model Explorer lays a graph out: each
+// open group's contents (its level: its children, each a box) laid out by dagre (vendored: dagre.esm.js) on their
+// own and kept, and its parent's level laying the open group out as one box of that size (its contents' and a head
+// for its name). Opening or closing a group lays out that group's level (where not kept) and its ancestors', not
+// the whole graph: a level is laid out again only where its own boxes, their sizes or its edges changed. Off the
+// page's thread so that a large graph never holds the page. Messages:
+// {seq, levels: [{id, boxes: [{id, w, h} or {id, open: true}], edges: [[from, to]]}] (an open box's level before
+// its parent's, the root's last), spacing, head} -> {seq, laid: [the levels dagre laid out for it], levels: [{id,
+// width, height, boxes: [[id, x, y, w, h]], edges: [[x, y, x, y, …]]}]} (centres in the level's own coordinates,
+// its top left at 0, 0; in the order given).
+import dagre from "./dagre.esm.js";
 
-if (typeof self !== "undefined" && typeof window === "undefined") self.onmessage = async (ev) => { // in the worker
+export const KEEP = 4096; // levels kept (an LRU by their inputs): a closed group opened again is not laid out again
+const kept = new Map();
+
+if (typeof self !== "undefined" && typeof window === "undefined") self.onmessage = (ev) => { // in the worker
   const msg = ev.data;
-  if (msg.dagre) {
-    dagre = import(msg.dagre).then((m) => m.default || m);
-    return;
-  }
   try {
-    self.postMessage(layout(await dagre, msg));
+    self.postMessage(layoutLevels(dagre, msg));
   } catch (err) {
     self.postMessage({ seq: msg.seq, error: String(err) });
   }
 };
 
-// (dagre, a request) -> its answer (tests/js/layout.test.mjs calls it outside a worker)
-export function layout(d, { seq, boxes, clusters, edges, spacing }) {
-  const g = new d.graphlib.Graph({ compound: clusters.length > 0 });
+// (dagre, a request, the levels kept) -> its answer (tests/js/layout.test.mjs calls it outside a worker)
+export function layoutLevels(d, { seq, levels, spacing, head }, cache = kept) {
+  const size = new Map(), out = [], laid = [];
+  for (const level of levels) {
+    const boxes = level.boxes.map((b) => {
+      if (!b.open) return b;
+      const [w, h] = size.get(b.id);
+      return { id: b.id, w, h };
+    });
+    const key = JSON.stringify([level.id, boxes, level.edges, spacing]); // everything its layout depends on
+    let answer = cache.get(key);
+    if (answer) cache.delete(key); // the newest again
+    else {
+      answer = layout(d, level.id, boxes, level.edges, spacing);
+      laid.push(level.id);
+    }
+    cache.set(key, answer);
+    if (cache.size > KEEP) cache.delete(cache.keys().next().value);
+    size.set(level.id, [answer.width, answer.height + head]);
+    out.push(answer);
+  }
+  return { seq, laid, levels: out };
+}
+
+// one level: its boxes and the edges between them, top to bottom
+function layout(d, id, boxes, edges, spacing) {
+  const g = new d.graphlib.Graph();
   g.setGraph({ rankdir: "TB", nodesep: spacing.nodesep, ranksep: spacing.ranksep, marginx: spacing.margin,
                marginy: spacing.margin });
   g.setDefaultEdgeLabel(() => ({}));
-  for (const c of clusters) g.setNode(c.id, {});
   for (const b of boxes) g.setNode(b.id, { width: b.w, height: b.h });
-  for (const c of clusters) if (c.parent !== null) g.setParent(c.id, c.parent);
-  for (const b of boxes) if (b.parent !== null) g.setParent(b.id, b.parent);
   for (const [a, b] of edges) if (g.hasNode(a) && g.hasNode(b)) g.setEdge(a, b);
   d.layout(g);
-  const size = g.graph();
+  const whole = g.graph();
   return {
-    seq,
-    width: size.width,
-    height: size.height,
-    boxes: boxes.map((b) => { const n = g.node(b.id); return [b.id, n.x, n.y]; }),
-    clusters: clusters.map((c) => { const n = g.node(c.id); return [c.id, n.x, n.y, n.width, n.height]; }),
+    id,
+    width: whole.width,
+    height: whole.height,
+    boxes: boxes.map((b) => { const n = g.node(b.id); return [b.id, n.x, n.y, b.w, b.h]; }),
     edges: edges.map(([a, b]) => (g.edge(a, b)?.points || []).flatMap((p) => [p.x, p.y])),
   };
 }

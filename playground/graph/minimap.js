@@ -1,7 +1,7 @@
 // The graph's minimap (graph.js places it): the whole layout drawn small on a canvas, each box in its status's
 // colour (a box the keep-FP32 plan keeps outlined), the view's rectangle over it; pressed or dragged, it hands
 // the world point under the pointer to `moveTo` (graph.js centres the view there). It hides itself while the whole
-// graph is in view. Self-contained: graph.js loads it from its own text, where no relative import resolves.
+// graph is in view.
 export const SIZE = { w: 168, h: 120 };
 const COLOURS = { agrees: "#7cc47f", differs: "#e57373", open: "#90b4e8", none: "#bdbdbd" };
 const KEPT = "#00838f"; // graph.css's .pg-graph-kept

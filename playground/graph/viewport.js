@@ -1,7 +1,6 @@
 // The graph's pan and zoom (graph.js uses it): one transform {k, x, y} on the world's group. The wheel scrolls the
 // page unless Ctrl is held over the graph or the graph was clicked into (as the anchors do: Netron, Model
-// Explorer), a hint saying so; a drag pans, and its end is no click (`takeDrag`). Self-contained: graph.js loads it
-// from its own text, where no relative import resolves.
+// Explorer), a hint saying so; a drag pans, and its end is no click (`takeDrag`).
 const MIN_K = 0.02, MAX_K = 4;
 const FIT_K = 2; // Fit enlarges a small graph up to twice its size: its names legible on a projector
 const READABLE_K = 0.6; // the first view's least zoom: below it the names are unreadable, the top is shown instead

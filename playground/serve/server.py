@@ -763,11 +763,12 @@ def middleware() -> list:
 def routes():
     from starlette.routing import Route
 
-    from . import assets
+    from . import assets, graph_data
 
     return [
         Route(ROUTE, evaluate_route, methods=["POST"]),
         Route(PLANES_ROUTE, planes_route, methods=["POST"]),
         Route(QR_ROUTE, qr_route, methods=["POST"]),
         *assets.routes(),
+        *graph_data.routes(),
     ]

@@ -15,6 +15,8 @@ import functools
 import html
 from pathlib import Path
 
+from .keys import MODEL, ONNX, model_name
+
 MODEL_PATH, CHAIN_PATH = "model", "chain"  # main.py's pages besides home (/) and the layers' (/NAME)
 BASE_URL_JS = '<script>window.__streamlit = { BACKEND_BASE_URL: new URL(".", location.href).href };</script>'
 WAYS_IN = ("One layer", "A chain of layers", "Your ONNX model")  # the home page's three ways in (ui/page.py)
@@ -45,23 +47,35 @@ HOME_SKELETON = (
 
 
 @functools.cache
-def index_html(stage: bool, home: bool = False) -> str:
+def index_html(stage: bool, home: bool = False, graph: bool = False) -> str:
     """Streamlit's own page (read once: it ships with Streamlit) with the lines added at the end of its head (its own
     scripts are fetched first); `stage`: a page that draws the stage; `home`: the home page, its skeleton first in
-    its body."""
+    its body; `graph`: the model page of a model, its graph's modules fetched (its entry run) early."""
     from streamlit import file_util
 
     from ..serve import assets
 
     page = Path(file_util.get_static_dir(), "index.html").read_text(encoding="utf-8")
-    # the same addresses the stage's component imports (ui/stage.py), resolved from the page's as it resolves them
-    preload = "".join(f'<link rel="modulepreload" href="{html.escape(u)}">' for u in assets.urls()) if stage else ""
+    # the same addresses the stage's (graph's) component imports (ui/stage.py, ui/model_page.py), resolved from the
+    # page's as it resolves them
+    modules = assets.urls() if stage else assets.urls(assets.GRAPH_ENTRY, assets.GRAPH) if graph else []
+    preload = "".join(f'<link rel="modulepreload" href="{html.escape(u)}">' for u in modules)
+    if graph:  # run at once: graph.js starts its layout worker (and the worker compiles dagre) while Streamlit loads
+        preload += f'<script type="module" src="{html.escape(modules[0])}"></script>'
+
     end = page.index("</head>")
     page = page[:end] + BASE_URL_JS + preload + page[end:]
     if home:
         body = page.index(">", page.index("<body")) + 1
         page = page[:body] + HOME_SKELETON + page[body:]
     return page
+
+
+def _graph_data(query) -> str:
+    from ..serve import graph_data
+
+    address = graph_data.latest(query.get(ONNX, ""), model_name(query.get(MODEL)))
+    return f'<meta name="pg-graph-data" content="{html.escape(address)}">'
 
 
 def page_paths() -> list[str]:
@@ -79,12 +93,18 @@ def routes() -> list:
 
     from ..layers import LAYERS
 
-    def page(stage: bool, home: bool = False):
+    def page(stage: bool, home: bool = False, graph: bool = False):
         async def route(request):
-            return HTMLResponse(index_html(stage, home), headers={"Cache-Control": "no-cache"})
+            # the model page draws a graph where its link names a model
+            opens = graph and bool(request.query_params.get(ONNX))
+            page = index_html(stage, home, opens)
+            if opens:  # the data last drawn for this link: graph.js fetches it at once (used where the run names it)
+                page = page.replace("</head>", _graph_data(request.query_params) + "</head>", 1)
+            return HTMLResponse(page, headers={"Cache-Control": "no-cache"})
 
         return route
 
     return [Route("/", page(False, home=True), methods=["GET", "HEAD"])] + [
-        Route(f"/{path}", page(path in LAYERS or path == CHAIN_PATH), methods=["GET", "HEAD"]) for path in page_paths()
+        Route(f"/{path}", page(path in LAYERS or path == CHAIN_PATH, graph=path == MODEL_PATH), methods=["GET", "HEAD"])
+        for path in page_paths()
     ]

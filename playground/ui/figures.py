@@ -24,7 +24,7 @@ def _still_component():
     of its own class: snapshots and tests that look for the stage never find these."""
     from .stage import LOADER
 
-    css = (assets.HERE / "stage.css").read_text(encoding="utf-8").replace(".pg-stage", ".pg-still")
+    css = (assets.STAGE.here / "stage.css").read_text(encoding="utf-8").replace(".pg-stage", ".pg-still")
     return st.components.v2.component(
         STILL, js=LOADER, css=css + "\n.pg-still { display: block; }\n", isolate_styles=False
     )

@@ -10,7 +10,7 @@ its first node reads in the model (serve.as_chain).
 
 from __future__ import annotations
 
-import json
+import math
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,10 +26,11 @@ from ..base.onnx_map import opens_as
 from ..layers import LAYERS
 from ..model import kept, whole
 from ..onnx import reading
-from ..serve import as_chain
+from ..serve import as_chain, assets
+from ..serve import graph_data as graph_data_route
 from ..serve.protocol import ENGINE_STATUS
 from . import model_precision, models
-from .keys import MODEL, NODE, ONNX, REAL
+from .keys import MODEL, NODE, ONNX, REAL, model_name
 from .messages import guarded, inert
 from .stage import MODEL_DRAWN
 from .view import presenter_on
@@ -37,10 +38,23 @@ from .view import presenter_on
 _answers = Memo(8)  # by model digest and input: a page's reruns and revisits do not run the model again
 _chains = Memo(256)  # by model digest and a run of nodes: the chain page's address, or why the run is no chain
 _models = Memo(2)  # by digest: the model loaded (checked, folded) once for all its runs' chains
-_graphs = Memo(8)  # by model digest, name and analysis (its seconds): what the graph draws, made once
-_HERE = Path(__file__).parents[1] / "graph"  # the graph's browser side: graph.js, its modules, graph.css, dagre
-# graph.js loads them from their text (layout.js: its worker)
-_MODULES = ("dagre.esm.js", "groups.js", "minimap.js", "viewport.js", "layout.js")
+_HERE = Path(__file__).parents[1] / "graph"  # the graph's browser side: graph.css (its modules: serve.assets)
+# The component's own script imports the graph's entry from the asset route (graph.js imports its neighbours, and
+# starts its layout worker, by relative address: the modulepreloads of the page's HTML fetch them early, ui.entry)
+# and draws once the data it names (serve.graph_data) is in. Served without the app's routes (`streamlit run
+# main.py`), the graph says where it is served.
+LOADER = """
+export default async function (component) {
+  let graph;
+  try {
+    graph = await import(new URL(component.data.module, window.location.href).href);
+  } catch (e) {
+    component.parentElement.textContent = "The graph's scripts are served beside the app by app.py (scripts/start.sh): " + e.message;
+    return undefined;
+  }
+  return graph.default(component);
+}
+"""
 # the graph takes the first screen: the page's height less the navigation bar, the counts' line and the graph's bar
 PAGE_CSS = (
     '<style>[data-testid="stMainBlockContainer"] { padding-top: 64px; }'
@@ -75,10 +89,8 @@ def _says_drawn() -> None:
 def _graph_component():
     global _component
     if _component is None:  # registered once per process
-        sources = {n: (_HERE / n).read_text(encoding="utf-8") for n in _MODULES}
-        js = f"const SOURCES = {json.dumps(sources)};\n" + (_HERE / "graph.js").read_text(encoding="utf-8")
         _component = st.components.v2.component(
-            "playground_graph", js=js, css=(_HERE / "graph.css").read_text(encoding="utf-8"), isolate_styles=False
+            "playground_graph", js=LOADER, css=(_HERE / "graph.css").read_text(encoding="utf-8"), isolate_styles=False
         )
     return _component
 
@@ -179,7 +191,7 @@ def graph_data(answer: dict, digest: str, name: str) -> dict:
                 "status": status,
                 "detail": _verdict(n),
                 "short": f"{op} → {opens_as(n['layer'], n.get('identity'))}" if n["layer"] else op,
-                "diff": n.get("max_abs_diff"),
+                "diff": _finite(n.get("max_abs_diff")),
                 "shape": shape.get(writes[0]) if writes else None,
                 "href": _href(n, digest, name),
             }
@@ -192,6 +204,11 @@ def graph_data(answer: dict, digest: str, name: str) -> dict:
         "first": whole.first_difference(answer["nodes"]),
         "groups": fused_groups(answer, digest, name),
     }
+
+
+def _finite(value):
+    """A number JSON can carry (its data is strict JSON): an infinite difference as None (its verdict says it)."""
+    return value if value is None or math.isfinite(value) else None
 
 
 def _verdict(n: dict) -> str:
@@ -245,7 +262,7 @@ def _model_page() -> None:
             st.info("Upload a model, or open one from a link.", icon=":material/upload_file:")
         _says_drawn()
         return
-    name = str(st.query_params.get(MODEL) or "model.onnx")[:80]
+    name = model_name(st.query_params.get(MODEL))
     try:
         with side:
             answer = _analysis(digest, name)
@@ -396,15 +413,31 @@ def _draw(answer: dict, digest: str, name: str, head) -> None:
     with choice:
         precision = model_precision.chosen()
     graph_box = st.container()  # the graph first; what the precision found under it
-    data = _graphs.get_or_make((digest, name, answer["seconds"]), lambda: graph_data(answer, digest, name))
     low = None if precision == "FP32" else model_precision.analysis(digest, name, precision)
+    by = None
     if low is not None:
         model_precision.summary(low, digest, name, pages)
-        data = model_precision.recolour(data, low, model_precision.which())
+        by = model_precision.which()
+
+    def make() -> dict:
+        data = graph_data(answer, digest, name)
+        return data if low is None else model_precision.recolour(data, low, by)
+
+    # what the graph draws, by its address: made (and gzipped) once per model, analysis and colouring
+    url = graph_data_route.address(
+        (digest, name, answer["seconds"], low is not None and precision, by),
+        make,
+        link=(digest, name) if low is None else None,  # what a link's page fetches early (ui.entry): its FP32 view
+    )
     with graph_box:
         result = _graph_component()(
             key="model.graph",
-            data=data | {"says_drawn": not st.session_state.get(MODEL_DRAWN)},
+            data={
+                "key": url,  # a new address, a new graph (the same one, on a rerun, stays as it is)
+                "url": url,
+                "module": assets.url(assets.GRAPH_ENTRY, assets.GRAPH),
+                "says_drawn": not st.session_state.get(MODEL_DRAWN),
+            },
             width="stretch",
             height="content",
             on_selection_change=lambda: None,

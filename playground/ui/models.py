@@ -19,7 +19,7 @@ from ..onnx import opening, reading
 from ..onnx.opened import SEED, Opened
 from ..serve import protocol
 from . import widgets
-from .keys import MODEL, NODE, ONNX, REAL, key_selector
+from .keys import MODEL, NODE, ONNX, REAL, key_selector, model_name
 from .messages import inert
 
 CAP_MIB = reading.MAX_MODEL_BYTES >> 20
@@ -141,7 +141,7 @@ def node_link(layer: Layer) -> NodeLink | None:
     digest = st.query_params.get(ONNX)
     if not digest:
         return None
-    name, model = st.query_params.get(NODE), str(st.query_params.get(MODEL) or "model.onnx")[:80]
+    name, model = st.query_params.get(NODE), model_name(st.query_params.get(MODEL))
     try:
         opened = opening.open_remembered(digest, name, model)
         if opened.layer is not layer:
