@@ -103,6 +103,11 @@ READY = ".pg-graph[data-graph-state='ready']"
 REPEAT = 3  # second opens of each model, their median printed
 
 
+# when the graph's first view is drawn, by the page's own clock (from its navigation's start: what a click on the
+# link waits for, without the harness's new tab and its renderer process)
+READY_CLOCK = """new MutationObserver((_, o) => {
+  if (document.querySelector(".pg-graph[data-graph-state='ready']")) { window.__readyAt = performance.now(); o.disconnect(); }
+}).observe(document, {subtree: true, childList: true, attributes: true});"""
 MENU = "[data-testid='stTopNavLink']"  # the pages' menu: drawn after the page's first view (stage.menu_position)
 
 
@@ -142,6 +147,7 @@ def open_model(browser, url: str, path: Path, shots: Path | None) -> dict:
         ctx = B.new_context(browser, viewport={"width": 1280, "height": 720})
         page = ctx.new_page()
         page.set_default_timeout(120_000)
+        page.add_init_script(READY_CLOCK)
         began = time.perf_counter()
         page.goto(link)
         page.wait_for_selector(READY)
@@ -152,6 +158,7 @@ def open_model(browser, url: str, path: Path, shots: Path | None) -> dict:
         opens.append(
             {
                 "second_s": second,
+                "page_s": page.evaluate("window.__readyAt") / 1000,
                 "menu_s": menu,
                 "graph_ms": float(graph.get_attribute("data-graph-ms")),  # of which the graph's: its data in -> drawn
                 "boxes": int(graph.get_attribute("data-drawn")),
@@ -206,18 +213,19 @@ def main() -> None:
     print()
     print(
         f"{'model':<26} {'ORT session':>12} {'ORT run':>9} {'first open':>11} {'second open':>12} "
-        f"{'+ its menu':>11} {'of it, graph':>13} {'boxes':>6} {'layout':>8} {'a group opened':>15}"
+        f"{'page clock':>11} {'+ its menu':>11} {'of it, graph':>13} {'boxes':>6} {'layout':>8} {'a group opened':>15}"
     )
     for name, made, run, o in rows:
         print(
             f"{name:<26} {made:>9.0f} ms {run:>6.1f} ms {o['first_s']:>9.2f} s {o['second_s']:>10.2f} s "
-            f"{o['menu_s']:>9.2f} s {o['graph_ms']:>10.0f} ms {o['boxes']:>6} {o['layout_ms']:>5.0f} ms "
+            f"{o['page_s']:>9.2f} s {o['menu_s']:>9.2f} s {o['graph_ms']:>10.0f} ms {o['boxes']:>6} {o['layout_ms']:>5.0f} ms "
             f"{o['expand_ms']:>12.0f} ms"
         )
-    print(f"{'(the model page, no model)':<26} {'':>12} {'':>9} {'':>11} {bare:>10.2f} s {bare_menu:>9.2f} s")
+    print(f"{'(the model page, no model)':<26} {'':>12} {'':>9} {'':>11} {bare:>10.2f} s {'':>11} {bare_menu:>9.2f} s")
     print(
         "\nsecond open: a fresh tab on the model's link, the analysis kept by the server (target ≤ 2 s at 10,000 "
-        "nodes); + its menu: the same open until the pages' menu is drawn too (drawn after the first view; the first "
+        "nodes), by the harness's clock (a new tab, its navigation, the first view); page clock: the same open from the "
+        "page's navigation start, as a click on the link waits; + its menu: the same open until the pages' menu is drawn too (drawn after the first view; the first "
         "view as it was while the menu came with it); of it, graph: the graph's data in the page -> its first view drawn (groups, the worker's layout, "
         f"the boxes); layout: the worker's round trip; cpus {os.cpu_count()}, load {os.getloadavg()[0]:.1f}"
     )
