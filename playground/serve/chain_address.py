@@ -221,4 +221,4 @@ def _model_input(text: dict, layers: int, problems: list) -> ModelInput | None:
     problems += [w for w in wrong if w]
     if any(wrong[:2]):
         return None
-    return ModelInput(digest, tensor, nodes if len(nodes) == layers else (), text.get(MODEL_KEY, "model.onnx")[:80])
+    return ModelInput(digest, tensor, nodes if len(nodes) == layers else (), protocol.model_name(text.get(MODEL_KEY)))

@@ -1035,3 +1035,9 @@ def resets(layer: Layer, params: dict, shape: tuple) -> dict[str, list[str]]:
         if moved:
             out[key(layer, p)] = [k for q in moved for k in param_keys(layer, q, shape)]
     return out
+
+
+def model_name(given) -> str:
+    """A link's model name (the model page's `model=`, a chain's `input.model=`) as the pages say it: 80 characters
+    at most, model.onnx where it gives none."""
+    return str(given or "model.onnx")[:80]

@@ -15,7 +15,8 @@ import functools
 import html
 from pathlib import Path
 
-from .keys import MODEL, ONNX, model_name
+from ..serve.protocol import model_name
+from .keys import MODEL, ONNX
 
 MODEL_PATH, CHAIN_PATH = "model", "chain"  # main.py's pages besides home (/) and the layers' (/NAME)
 BASE_URL_JS = '<script>window.__streamlit = { BACKEND_BASE_URL: new URL(".", location.href).href };</script>'

@@ -47,8 +47,3 @@ def control_key(layer: str, name: str) -> str:
 
 ONNX, NODE, MODEL = "onnx", "node", "model"  # a model node's link keys (ui.models)
 REAL = "real"  # real=1: the stage opens on the tensor the node reads in its model (the model page's links)
-
-
-def model_name(given) -> str:
-    """A link's `model=` as the pages say it: 80 characters at most, model.onnx where it gives none."""
-    return str(given or "model.onnx")[:80]

@@ -28,9 +28,9 @@ from ..model import kept, whole
 from ..onnx import reading
 from ..serve import as_chain, assets
 from ..serve import graph_data as graph_data_route
-from ..serve.protocol import ENGINE_STATUS
+from ..serve.protocol import ENGINE_STATUS, model_name
 from . import model_precision, models
-from .keys import MODEL, NODE, ONNX, REAL, model_name
+from .keys import MODEL, NODE, ONNX, REAL
 from .messages import guarded, inert
 from .stage import MODEL_DRAWN
 from .view import presenter_on

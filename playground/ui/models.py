@@ -18,8 +18,9 @@ from ..layers import LAYERS
 from ..onnx import opening, reading
 from ..onnx.opened import SEED, Opened
 from ..serve import protocol
+from ..serve.protocol import model_name
 from . import widgets
-from .keys import MODEL, NODE, ONNX, REAL, key_selector, model_name
+from .keys import MODEL, NODE, ONNX, REAL, key_selector
 from .messages import inert
 
 CAP_MIB = reading.MAX_MODEL_BYTES >> 20
