@@ -143,41 +143,6 @@ function split(item, max, items, signatures) {
   item.children = parts;
 }
 
-// What the tree shows with `expanded` (a Set of container ids; the root always is): boxes (collapsed containers
-// and nodes), clusters (the expanded containers but the root, drawn around their contents), each with its parent
-// cluster's id (null at the top), and the model's edges [from, to, label, tensor] between the boxes that hold their
-// ends (one per pair of boxes: its label the first tensor's, `n` the distinct tensors it carries).
-export function visible(tree, expanded, edges) {
-  const boxes = [], clusters = [], rep = new Map();
-  const walk = (item, cluster) => {
-    for (const c of item.children) {
-      if (c.kind !== "node" && expanded.has(c.id)) {
-        clusters.push({ id: c.id, parent: cluster });
-        walk(c, c.id);
-      } else {
-        boxes.push({ id: c.id, parent: cluster });
-        mark(c, c.id);
-      }
-    }
-  };
-  const mark = (item, id) => {
-    if (item.kind === "node") rep.set(item.node.id, id);
-    else for (const c of item.children) mark(c, id);
-  };
-  walk(tree.root, null);
-  const joined = new Map();
-  for (const [a, b, label, tensor] of edges) {
-    const ra = rep.get(a), rb = rep.get(b);
-    if (ra === undefined || rb === undefined || ra === rb) continue;
-    const key = ra + "\u0000" + rb;
-    let e = joined.get(key);
-    if (!e) joined.set(key, (e = { from: ra, to: rb, label: label ?? "", n: 0, tensors: new Set() }));
-    e.tensors.add(tensor ?? a);
-    e.n = e.tensors.size;
-  }
-  return { boxes, clusters, edges: [...joined.values()], rep };
-}
-
 // The containers that hold a node, outermost first (expanding them shows it); [] for a node at the top
 export function ancestors(tree, nodeId) {
   const out = [];

@@ -2,8 +2,9 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
-  LEVEL, MAX_CHILDREN, ancestors, buildTree, describe, firstExpanded, stem, visible,
+  LEVEL, MAX_CHILDREN, ancestors, buildTree, describe, firstExpanded, stem,
 } from "../../playground/graph/groups.js";
+import { levelEdges, levels } from "../../playground/graph/levels.js";
 
 const node = (id, op = "Relu", status = "agrees", diff = 0) => ({ id, path: id, op, status, diff });
 
@@ -16,7 +17,8 @@ function blocks(count, ops = ["Conv", "Relu", "Add"]) {
   return { nodes, edges };
 }
 
-const shown = (tree, expanded, edges) => visible(tree, expanded, edges);
+// what the graph lays out with `expanded` open (levels.js, as graph.js asks it): the levels by id
+const shown = (tree, expanded, edges) => new Map(levels(tree, expanded, levelEdges(tree, edges)).map((l) => [l.id, l]));
 
 test("name scopes make groups, and a node's box is named by its last part", () => {
   const { nodes } = blocks(2, ["Conv", "Relu"]);
@@ -68,26 +70,27 @@ test("no group holds more than 1,000 children, and the top level holds at most L
 test("a cut of the tree shows collapsed containers as boxes, edges between the boxes that hold their ends", () => {
   const { nodes, edges } = blocks(3);
   const tree = buildTree(nodes);
-  const top = shown(tree, new Set(), edges);
+  const top = shown(tree, new Set(), edges).get(tree.root.id);
   assert.deepEqual(top.boxes.map((b) => b.id), ["g:/stem", "g:/blocks", "g:/head"]);
   assert.deepEqual(top.edges.map((e) => [e.from, e.to, e.n]), [["g:/stem", "g:/blocks", 1], ["g:/blocks", "g:/head", 1]]);
   assert.equal(top.edges[0].label, "1×8×4×4");
   // a tensor read three times across a cut is one tensor on its edge; two tensors are two
   const twice = [...edges, ["/stem/relu", "/blocks/blocks.0/add", "1×8×4×4", "/stem/relu:0"],
                  ["/stem/conv", "/blocks/blocks.0/add", "1×8×4×4", "/stem/conv:0"]];
-  assert.deepEqual(shown(tree, new Set(), twice).edges.map((e) => e.n), [2, 1]);
+  assert.deepEqual(shown(tree, new Set(), twice).get(tree.root.id).edges.map((e) => e.n), [2, 1]);
   const open = shown(tree, new Set(["g:/blocks", "f:g:/blocks/blocks.0"]), edges);
-  assert.deepEqual(open.clusters, [{ id: "g:/blocks", parent: null }, { id: "f:g:/blocks/blocks.0", parent: "g:/blocks" }]);
-  assert.ok(open.boxes.some((b) => b.id === "g:/blocks/blocks.1" && b.parent === "f:g:/blocks/blocks.0"));
-  assert.equal(open.rep.get("/blocks/blocks.2/relu"), "g:/blocks/blocks.2");
-  assert.ok(open.edges.some((e) => e.from === "g:/blocks/blocks.0" && e.to === "g:/blocks/blocks.1"));
+  assert.deepEqual([...open.keys()], ["f:g:/blocks/blocks.0", "g:/blocks", tree.root.id]); // inner levels first
+  assert.ok(open.get(tree.root.id).boxes.some((b) => b.id === "g:/blocks" && b.open));
+  const fold = open.get("f:g:/blocks/blocks.0");
+  assert.ok(fold.boxes.some((b) => b.id === "g:/blocks/blocks.1" && !b.open));
+  assert.ok(fold.edges.some((e) => e.from === "g:/blocks/blocks.0" && e.to === "g:/blocks/blocks.1"));
 });
 
 test("names are Map keys, never an object's: __proto__ and constructor are nodes like any other", () => {
   const nodes = [node("__proto__"), node("constructor"), node("/toString/hasOwnProperty")];
   const edges = [["__proto__", "constructor", "1"], ["constructor", "/toString/hasOwnProperty", "2"]];
   const tree = buildTree(nodes);
-  const v = shown(tree, new Set(), edges);
+  const v = shown(tree, new Set(), edges).get(tree.root.id);
   assert.deepEqual(v.boxes.map((b) => b.id), ["n:__proto__", "n:constructor", "n:/toString/hasOwnProperty"]);
   assert.equal(v.edges.length, 2);
   assert.equal(Object.getPrototypeOf({}).polluted, undefined);
