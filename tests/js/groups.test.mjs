@@ -1,4 +1,5 @@
-// groups.js: the graph's groups from name scopes, folded repeats, split levels, and what a cut of the tree shows.
+// groups.js: the graph's groups from name scopes, folded repeats, split levels; and what a cut of the tree shows
+// (levels.js).
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import {
