@@ -358,3 +358,20 @@ def test_a_model_page_link_opens_every_input_of_a_node_on_its_real_tensor():
     seat = server.SEATS.take(stage_data(at)["token"])
     np.testing.assert_array_equal(seat.x, np.maximum(x, 0))
     np.testing.assert_array_equal(seat.others["b"], 2 * x)
+
+
+def test_the_engine_layers_chain_links_are_made_once_per_model_and_analysis(monkeypatch):
+    from playground.ui import model_page
+
+    asked = []
+    monkeypatch.setattr(model_page, "chain_link", lambda d, names, n, e: asked.append(names) or (None, "no chain"))
+    layers = [{"name": f"L{i}", "type": "kgen", "fuses": [f"a{i}", f"b{i}"]} for i in range(300)]  # past _chains' 256
+    answer = {
+        "seconds": 1.5,
+        "engine": {"status": "built", "layers": layers + [{"name": "x", "type": "t", "fuses": ["c"]}]},
+    }
+    first = model_page.fused_groups(answer, "d" * 64, "m.onnx")
+    again = model_page.fused_groups(answer, "d" * 64, "m.onnx")
+    assert again == first and len(first) == 300 and len(asked) == 300  # the one-node layer is no group
+    model_page.fused_groups(answer | {"seconds": 2.0}, "d" * 64, "m.onnx")  # another analysis: made again
+    assert len(asked) == 600
