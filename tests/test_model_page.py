@@ -360,7 +360,7 @@ def test_a_model_page_link_opens_every_input_of_a_node_on_its_real_tensor():
     np.testing.assert_array_equal(seat.others["b"], 2 * x)
 
 
-def test_the_engine_layers_chain_links_are_made_once_per_model_and_analysis(monkeypatch):
+def test_the_engine_layers_chain_links_are_made_once_per_model_and_engine(monkeypatch):
     from playground.ui import model_page
 
     asked = []
@@ -373,5 +373,5 @@ def test_the_engine_layers_chain_links_are_made_once_per_model_and_analysis(monk
     first = model_page.fused_groups(answer, "d" * 64, "m.onnx")
     again = model_page.fused_groups(answer, "d" * 64, "m.onnx")
     assert again == first and len(first) == 300 and len(asked) == 300  # the one-node layer is no group
-    model_page.fused_groups(answer | {"seconds": 2.0}, "d" * 64, "m.onnx")  # another analysis: made again
-    assert len(asked) == 600
+    other = {"engine": {"status": "built", "layers": layers[1:]}}  # another engine: made again
+    assert len(model_page.fused_groups(other, "d" * 64, "m.onnx")) == 299 and len(asked) == 599

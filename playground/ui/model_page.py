@@ -36,7 +36,7 @@ from .stage import MODEL_DRAWN
 from .view import presenter_on
 
 _answers = Memo(8)  # by model digest and input: a page's reruns and revisits do not run the model again
-_fused = Memo(8)  # by model digest, name and analysis: its engine layers' chain links (fused_groups)
+_fused = Memo(8)  # by model digest, name and engine layers: their chain links (fused_groups)
 _chains = Memo(256)  # by model digest and a run of nodes: the chain page's address, or why the run is no chain
 _models = Memo(2)  # by digest: the model loaded (checked, folded) once for all its runs' chains
 _HERE = Path(__file__).parents[1] / "graph"  # the graph's browser side: graph.css (its modules: serve.assets)
@@ -112,12 +112,14 @@ def chain_link(digest: str, names: list[str], name: str, engine: dict | None) ->
 
 def fused_groups(answer: dict, digest: str, name: str) -> list[dict]:
     """Each engine layer that computes two or more of the model's nodes: its name, type, nodes and the chain page's
-    URL of its nodes (or why they are no chain). Made once per model and analysis (the page's every run draws them:
+    URL of its nodes (or why they are no chain). Made once per model and engine (the page's every run draws them:
     a model of more fused layers than `_chains` keeps would make them all again each time)."""
+
+    layers = (answer.get("engine") or {}).get("layers", [])
 
     def make() -> list[dict]:
         groups = []
-        for layer in (answer.get("engine") or {}).get("layers", []):
+        for layer in layers:
             if len(layer["fuses"]) < 2:
                 continue
             query, why = chain_link(digest, layer["fuses"], name, answer.get("engine"))
@@ -132,7 +134,7 @@ def fused_groups(answer: dict, digest: str, name: str) -> list[dict]:
             )
         return groups
 
-    return _fused.get_or_make((digest, name, answer["seconds"]), make)
+    return _fused.get_or_make((digest, name, tuple((lay["name"], tuple(lay["fuses"])) for lay in layers)), make)
 
 
 def _href(n: dict, digest: str, name: str) -> str | None:
