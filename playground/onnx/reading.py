@@ -213,8 +213,8 @@ def _live(nodes, outputs: set, given: set) -> set[int]:
 
 
 def fold(model):
-    """The model with every tensor ONNX Runtime's constant folding computes (ORT_ENABLE_BASIC, its optimized model)
-    as an initializer and the nodes that computed only those taken out; every other node as the model has it (the
+    """The model, folded in place (its weights are not copied), with every tensor ONNX Runtime's constant folding
+    computes (ORT_ENABLE_BASIC, its optimized model) as an initializer and the nodes that computed only those taken out; every other node as the model has it (the
     optimizer's fusions are not taken: a node listed is a node of the model). Each tensor's size, as ONNX's shape
     inference (with data propagation) finds it, within the budget before anything is computed. A model ONNX Runtime
     does not load is returned as it is (its nodes are still listed, and refused with their reasons)."""
@@ -255,34 +255,50 @@ def fold(model):
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
         options.optimized_model_filepath = os.path.join(tmp, "folded.onnx")
+        # its large tensors written to a file of their own, not inline: only those the model keeps are read back
+        options.add_session_config_entry("session.optimized_model_external_initializers_file_name", "folded.data")
+        options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
+        # the session is never run: its kernels' packed copies of the weights (MatMul's, Conv's) are not made
+        options.add_session_config_entry("session.disable_prepacking", "1")
         options.intra_op_num_threads = 1
         options.log_severity_level = 3
+        serialized = inferred.SerializeToString()  # the shapes found: Shape nodes fold
+        del inferred
         try:
-            ort.InferenceSession(
-                inferred.SerializeToString(),
-                options,  # the shapes found: Shape nodes fold providers=["CPUExecutionProvider"],
-                disabled_optimizers=UNFOLDING,
-            )
-            folded = onnx.load(options.optimized_model_filepath)
+            ort.InferenceSession(serialized, options, providers=["CPUExecutionProvider"], disabled_optimizers=UNFOLDING)
+            del serialized
+            folded = onnx.load(options.optimized_model_filepath, load_external_data=False)
         except Exception:  # noqa: BLE001 - ONNX Runtime refuses the model: its nodes are read as they are
             return model
-    values = {t.name: t for t in folded.graph.initializer if t.name in computed}
-    if not values:
-        return model
-    outputs = {o.name for o in model.graph.output}
-    was = _live(model.graph.node, outputs, set())
-    now = _live(model.graph.node, outputs, set(values) - outputs)
-    # out: the nodes folding made needless (those computing folded tensors, or only feeding them); dead ones stay
-    keep = [n for i, n in enumerate(model.graph.node) if i in now or i not in was]
-    read = {i for n in keep for i in n.input}
-    produced = {o for n in keep for o in n.output}
-    out = onnx.ModelProto()
-    out.CopyFrom(model)
-    del out.graph.node[:]
-    out.graph.node.extend(keep)
-    out.graph.initializer.extend(t for name, t in values.items() if name in read and name not in produced | consts)
-    out.ir_version = max(out.ir_version, 4)  # an initializer need not be a graph input (IR 3 asks it to be)
-    return out
+        values = {t.name: t for t in folded.graph.initializer if t.name in computed}
+        if not values:
+            return model
+        outputs = {o.name for o in model.graph.output}
+        was = _live(model.graph.node, outputs, set())
+        now = _live(model.graph.node, outputs, set(values) - outputs)
+        # out: the nodes folding made needless (those computing folded tensors, or only feeding them); dead ones stay
+        nodes = model.graph.node
+        keep = [i in now or i not in was for i in range(len(nodes))]
+        read = {i for n, k in zip(nodes, keep) if k for i in n.input}
+        produced = {o for n, k in zip(nodes, keep) if k for o in n.output}
+        for i in range(len(nodes) - 1, -1, -1):  # the model folded in place: its weights are not copied
+            if not keep[i]:
+                del nodes[i]
+        start = len(model.graph.initializer)
+        model.graph.initializer.extend(
+            t for name, t in values.items() if name in read and name not in produced | consts
+        )
+        del folded, values
+        # the kept tensors' data read in, the largest first: at most one tensor's bytes are held twice, beside the rest
+        added = model.graph.initializer[start:]
+        for t in sorted(added, key=lambda t: -sum(int(e.value) for e in t.external_data if e.key == "length")):
+            if t.external_data:
+                onnx.external_data_helper.load_external_data_for_tensor(t, tmp)
+                t.ClearField("data_location")  # as ONNX Runtime writes a tensor inline: neither field set
+                if not t.doc_string:
+                    t.ClearField("doc_string")
+    model.ir_version = max(model.ir_version, 4)  # an initializer need not be a graph input (IR 3 asks it to be)
+    return model
 
 
 def _over_held(model, inferred) -> str | None:
