@@ -91,14 +91,20 @@ def test_a_light_model_loads_as_the_plain_fold_makes_it(case):
     _same(loaded, plain)
 
 
-def test_weights_given_large_and_small_and_folded_large_and_small_load_as_the_plain_fold_makes_them():
-    """A convolution of a given weight (past the size ONNX Runtime writes to its file), a ConstantOfShape weight large
-    and one small (inline in ONNX Runtime's model), a Reshape of a shape chain: given ones kept, folded ones added."""
+@pytest.mark.parametrize("ir", [3, 8])
+def test_weights_given_large_and_small_and_folded_large_and_small_load_as_the_plain_fold_makes_them(ir):
+    """A convolution of a given weight (past the size ONNX Runtime writes to its file, and past the size kept in the
+    model shape inference and the session read: their data handed over as arrays) transposed by a node folding
+    computes, a ConstantOfShape weight large and one small (inline in ONNX Runtime's model), a Reshape of a shape
+    chain, Gathers from a large integer table data propagation reads (a ConstantOfShape's shape: folded only where
+    its size is known, `_grown`): given ones kept, folded ones added; with its weights graph inputs too (IR 3) or
+    not."""
     n = helper.make_node
     rng = np.random.default_rng(0)
-    given = rng.standard_normal((16, 3, 3, 3)).astype(np.float32)  # 432 values, 1,728 bytes
+    given = rng.standard_normal((3, 64, 3, 3)).astype(np.float32)  # 1,728 values
     nodes = [
-        n("Conv", ["x", "given"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        n("Transpose", ["given"], ["given_t"], name="transpose", perm=[1, 0, 2, 3]),
+        n("Conv", ["x", "given_t"], ["c"], name="conv", pads=[1, 1, 1, 1]),
         n("ConstantOfShape", ["bigshape"], ["big"], value=numpy_helper.from_array(np.array([0.25], np.float32))),
         n("Conv", ["c", "big"], ["d"], name="conv2", pads=[1, 1, 1, 1]),
         n("ConstantOfShape", ["smallshape"], ["small"], value=numpy_helper.from_array(np.array([2.0], np.float32))),
@@ -106,15 +112,23 @@ def test_weights_given_large_and_small_and_folded_large_and_small_load_as_the_pl
         n("Shape", ["e"], ["s"], name="shape"),
         n("Slice", ["s", "zero", "two"], ["s2"], name="slice"),
         n("Concat", ["s2", "minus1"], ["target"], name="concat", axis=0),
-        n("Reshape", ["e", "target"], ["y"], name="reshape"),
+        n("Reshape", ["e", "target"], ["r"], name="reshape"),
+        n("Shape", ["r"], ["rs"], name="shape2"),
+        n("Gather", ["table", "rs"], ["back"], name="gather", axis=0),
+        n("Reshape", ["r", "back"], ["r2"], name="reshape2"),
+        n("Gather", ["table", "ones"], ["oneshape"], name="gather2", axis=0),
+        n("ConstantOfShape", ["oneshape"], ["one"], value=numpy_helper.from_array(np.array([1.0], np.float32))),
+        n("Mul", ["r2", "one"], ["y"], name="mul"),
     ]
     inits = {
         "given": given,
-        "bigshape": np.array([32, 16, 3, 3], np.int64),  # 4,608 values
+        "bigshape": np.array([32, 64, 3, 3], np.int64),  # 18,432 values
         "smallshape": np.array([1, 32, 1, 1], np.int64),  # 32 values, 128 bytes
         "zero": np.array([0], np.int64),
         "two": np.array([2], np.int64),
         "minus1": np.array([-1], np.int64),
+        "table": np.arange(2000, dtype=np.int64),  # 2,000 values: table[i] = i, the Reshape a no-op
+        "ones": np.array([1, 1], np.int64),  # one's shape (1, 1): known by data propagation through the table alone
     }
     graph = helper.make_graph(
         nodes,
@@ -123,12 +137,18 @@ def test_weights_given_large_and_small_and_folded_large_and_small_load_as_the_pl
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
         [numpy_helper.from_array(v, k) for k, v in inits.items()],
     )
+    if ir == 3:
+        graph.input.extend(
+            helper.make_tensor_value_info(k, helper.np_dtype_to_tensor_dtype(v.dtype), v.shape)
+            for k, v in inits.items()
+        )
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = ir
     data = onnx.shape_inference.infer_shapes(model).SerializeToString()
     plain, loaded = _plain_load(data), reading.load_model(data)
-    assert [x.name for x in loaded.graph.node] == ["conv", "conv2", "add", "reshape"]
+    assert [x.name for x in loaded.graph.node] == ["conv", "conv2", "add", "reshape", "reshape2", "mul"]
     names = {t.name for t in loaded.graph.initializer}
-    assert {"given", "big", "small", "target"} <= names
+    assert {"given", "given_t", "big", "small", "target", "back", "one"} <= names
     np.testing.assert_array_equal(
         numpy_helper.to_array(next(t for t in loaded.graph.initializer if t.name == "given")), given
     )

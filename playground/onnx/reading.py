@@ -220,10 +220,14 @@ def fold(model):
     does not load is returned as it is (its nodes are still listed, and refused with their reasons)."""
     onnx = library()
     named(model)
+    inputs = {i for n in model.graph.node for i in n.input}
+    given = {t.name for t in model.graph.initializer if t.name in inputs and not _propagated(t)}
+    light = weightless(model, lambda t: t.name not in given)  # the large weights' data: the model's own, uncopied
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(light, data_prop=True)
     except Exception:  # noqa: BLE001 - inference is a help: the model stands without it
-        inferred = model
+        inferred = light
+    del light
     weights = {t.name: math.prod(t.dims) for t in model.graph.initializer}
     total, g, known = sum(weights.values()), inferred.graph, {}  # the weights, then the inputs and every tensor
     for v in [v for v in g.input if v.name not in weights] + list(g.value_info) + list(g.output):
@@ -264,9 +268,13 @@ def fold(model):
         options.log_severity_level = 3
         serialized = inferred.SerializeToString()  # the shapes found: Shape nodes fold
         del inferred
+        arrays = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer if t.name in given}
+        held = [ort.OrtValue.ortvalue_from_numpy(a) for a in arrays.values()]  # read in place while the session lives
+        if held:
+            options.add_external_initializers(list(arrays), held)
         try:
             ort.InferenceSession(serialized, options, providers=["CPUExecutionProvider"], disabled_optimizers=UNFOLDING)
-            del serialized
+            del serialized, arrays, held
             folded = onnx.load(options.optimized_model_filepath, load_external_data=False)
         except Exception:  # noqa: BLE001 - ONNX Runtime refuses the model: its nodes are read as they are
             return model
@@ -299,6 +307,46 @@ def fold(model):
                     t.ClearField("doc_string")
     model.ir_version = max(model.ir_version, 4)  # an initializer need not be a graph input (IR 3 asks it to be)
     return model
+
+
+EXTERNAL = "weights handed to the session"  # a weight's location, never a file: its data is given as an array
+SHAPE_SIZED = 1024  # a weight of at most this many values stays in the model (a Reshape's shape is read)
+
+
+def small(tensor) -> bool:
+    return math.prod(tensor.dims) <= SHAPE_SIZED
+
+
+def weightless(model, kept=small):
+    """The model with its weights' data left out but for those `kept` keeps (small ones: a shape a Reshape reads),
+    their types and dimensions kept: shape inference, an extraction and ONNX Runtime's session then copy no large
+    weight (the session is handed each as an array on the model's own bytes: `add_external_initializers`)."""
+    onnx = library()
+    out = onnx.ModelProto()
+    out.ir_version, out.producer_name = model.ir_version, model.producer_name
+    out.opset_import.extend(model.opset_import)
+    out.functions.extend(model.functions)
+    g, src = out.graph, model.graph
+    g.name = src.name
+    for field in ("node", "input", "output", "value_info", "sparse_initializer", "quantization_annotation"):
+        getattr(g, field).extend(getattr(src, field))
+    for t in src.initializer:
+        if kept(t):
+            g.initializer.append(t)
+        else:
+            stub = g.initializer.add(name=t.name, dims=t.dims, data_type=t.data_type)
+            stub.data_location = onnx.TensorProto.EXTERNAL  # ONNX Runtime takes its data as an external initializer
+            stub.external_data.add(key="location", value=EXTERNAL)
+    return out
+
+
+def _propagated(tensor) -> bool:
+    """A weight whose values shape inference reads: a small one (a Reshape's shape), or any integer one of one axis
+    at most (data propagation reads it whatever its size: a Gather from it may be a shape)."""
+    onnx = library()
+    ints = {onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64}
+    ints |= {onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64}
+    return small(tensor) or (len(tensor.dims) <= 1 and tensor.data_type in ints)
 
 
 def _over_held(model, inferred) -> str | None:
