@@ -91,14 +91,12 @@ def test_a_light_model_loads_as_the_plain_fold_makes_it(case):
     _same(loaded, plain)
 
 
-@pytest.mark.parametrize("ir", [3, 8])
-def test_weights_given_large_and_small_and_folded_large_and_small_load_as_the_plain_fold_makes_them(ir):
+def _given_and_folded(ir: int) -> bytes:
     """A convolution of a given weight (past the size ONNX Runtime writes to its file, and past the size kept in the
     model shape inference and the session read: their data handed over as arrays) transposed by a node folding
     computes, a ConstantOfShape weight large and one small (inline in ONNX Runtime's model), a Reshape of a shape
     chain, Gathers from a large integer table data propagation reads (a ConstantOfShape's shape: folded only where
-    its size is known, `_grown`): given ones kept, folded ones added; with its weights graph inputs too (IR 3) or
-    not."""
+    its size is known, `_grown`); its weights graph inputs too (IR 3) or not."""
     n = helper.make_node
     rng = np.random.default_rng(0)
     given = rng.standard_normal((3, 64, 3, 3)).astype(np.float32)  # 1,728 values
@@ -145,11 +143,46 @@ def test_weights_given_large_and_small_and_folded_large_and_small_load_as_the_pl
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = ir
     data = onnx.shape_inference.infer_shapes(model).SerializeToString()
+    return data
+
+
+@pytest.mark.parametrize("ir", [3, 8])
+def test_weights_given_large_and_small_and_folded_large_and_small_load_as_the_plain_fold_makes_them(ir):
+    """`_given_and_folded`'s model: its given weights kept, its folded ones added, as the plain fold does."""
+    data = _given_and_folded(ir)
     plain, loaded = _plain_load(data), reading.load_model(data)
     assert [x.name for x in loaded.graph.node] == ["conv", "conv2", "add", "reshape", "reshape2", "mul"]
     names = {t.name for t in loaded.graph.initializer}
     assert {"given", "given_t", "big", "small", "target", "back", "one"} <= names
-    np.testing.assert_array_equal(
-        numpy_helper.to_array(next(t for t in loaded.graph.initializer if t.name == "given")), given
-    )
+    original = next(t for t in onnx.load_model_from_string(data).graph.initializer if t.name == "given")
+    assert next(t for t in loaded.graph.initializer if t.name == "given") == original  # its data kept whole
     _same(loaded, plain)
+
+
+def _plain_shapes(model) -> dict:
+    """Every tensor's shape as first found: shape inference on the whole model, each constant's array's shape."""
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # noqa: BLE001 - as tensor_shapes: inference is a help
+        inferred = model
+    g, out = inferred.graph, {}
+    for v in list(g.input) + list(g.value_info) + list(g.output):
+        t = v.type.tensor_type
+        if t.HasField("shape"):
+            out[v.name] = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim)
+    return out | {name: a.shape for name, a in reading.constants(model).items()}
+
+
+@pytest.mark.parametrize("case", ["light_squeezenet", "given"])
+def test_tensor_shapes_are_those_the_whole_models_inference_finds(case):
+    """`tensor_shapes` infers on the model without its large weights' data: every tensor's shape (the folded weights'
+    too, and the table a Gather reads) the same, in the same order, as inference on the whole model gives."""
+    if case == "given":
+        data = _given_and_folded(8)
+    else:
+        with open(os.path.join(LIGHT, f"{case}.onnx"), "rb") as f:
+            data = f.read()
+    model = reading.load_model(data)
+    assert any(not reading.small(t) for t in model.graph.initializer)  # some weight's data is left out
+    shapes = reading.tensor_shapes(model)
+    assert list(shapes.items()) == list(_plain_shapes(model).items())

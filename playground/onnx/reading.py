@@ -406,7 +406,12 @@ def opset_of(model) -> int:
 def constants(model) -> dict[str, np.ndarray]:
     """Initializers and Constant nodes' values by name."""
     onnx = library()
-    out = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    return {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer} | _constant_nodes(model)
+
+
+def _constant_nodes(model) -> dict[str, np.ndarray]:
+    onnx = library()
+    out = {}
     for node in model.graph.node:
         if node.op_type == "Constant" and node.attribute:
             a = node.attribute[0]
@@ -416,10 +421,11 @@ def constants(model) -> dict[str, np.ndarray]:
 
 
 def tensor_shapes(model) -> dict[str, tuple]:
-    """Every tensor's shape the model declares or ONNX's shape inference finds: a dimension a number, or a name."""
+    """Every tensor's shape the model declares or ONNX's shape inference finds: a dimension a number, or a name.
+    Inferred on the model without its large weights' data (`weightless`): no weight is copied."""
     onnx = library()
     try:
-        inferred = onnx.shape_inference.infer_shapes(model)
+        inferred = onnx.shape_inference.infer_shapes(weightless(model, _propagated))
     except Exception:  # noqa: BLE001 - inference is a help, the declarations stand without it
         inferred = model
     g = inferred.graph
@@ -428,8 +434,8 @@ def tensor_shapes(model) -> dict[str, tuple]:
         t = v.type.tensor_type
         if t.HasField("shape"):
             out[v.name] = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim)
-    for name, a in constants(model).items():
-        out[name] = a.shape
+    out.update((t.name, tuple(t.dims)) for t in model.graph.initializer)  # a weight's shape is its dimensions
+    out.update((name, a.shape) for name, a in _constant_nodes(model).items())
     return out
 
 
