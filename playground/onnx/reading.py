@@ -214,8 +214,9 @@ def _live(nodes, outputs: set, given: set) -> set[int]:
 
 def fold(model):
     """The model, folded in place (its weights are not copied), with every tensor ONNX Runtime's constant folding
-    computes (ORT_ENABLE_BASIC, its optimized model) as an initializer and the nodes that computed only those taken out; every other node as the model has it (the
-    optimizer's fusions are not taken: a node listed is a node of the model). Each tensor's size, as ONNX's shape
+    computes (ORT_ENABLE_BASIC, its optimized model) as an initializer and the nodes that computed only those taken
+    out; every other node as the model has it (the optimizer's fusions are not taken: a node listed is a node of the
+    model). Each tensor's size, as ONNX's shape
     inference (with data propagation) finds it, within the budget before anything is computed. A model ONNX Runtime
     does not load is returned as it is (its nodes are still listed, and refused with their reasons)."""
     onnx = library()
