@@ -20,7 +20,6 @@ of 177 tensors at the default budget, every node's verdict the same); a model of
 from __future__ import annotations
 
 import bisect
-import math
 
 from ..onnx import held, reading, runtime
 from . import upgrade
@@ -89,33 +88,6 @@ def run_budget() -> int:
     return budget.model_max_bytes() // RUN_SHARE
 
 
-EXTERNAL = "weights handed to the session"  # a weight's location, never a file: its data is given as an array
-SHAPE_SIZED = 1024  # a weight of at most this many values stays in the model (a Reshape's shape is read)
-
-
-def _weightless(model):
-    """The model with its weights' data left out but for small ones (a shape a Reshape reads), their types and
-    dimensions kept: shape inference, the extraction and ONNX Runtime's session then copy no large weight (the
-    session is handed each as an array on the model's own bytes: `_session_run`)."""
-    onnx = reading.library()
-    out = onnx.ModelProto()
-    out.ir_version, out.producer_name = model.ir_version, model.producer_name
-    out.opset_import.extend(model.opset_import)
-    out.functions.extend(model.functions)
-    g, src = out.graph, model.graph
-    g.name = src.name
-    for field in ("node", "input", "output", "value_info", "sparse_initializer", "quantization_annotation"):
-        getattr(g, field).extend(getattr(src, field))
-    for t in src.initializer:
-        if math.prod(t.dims) <= SHAPE_SIZED:
-            g.initializer.append(t)
-        else:
-            stub = g.initializer.add(name=t.name, dims=t.dims, data_type=t.data_type)
-            stub.data_location = onnx.TensorProto.EXTERNAL  # ONNX Runtime takes its data as an external initializer
-            stub.external_data.add(key="location", value=EXTERNAL)
-    return out
-
-
 def _read_names(graph) -> set[str]:
     """The tensors the graph's nodes read, those of its subgraphs (an If's branches) too."""
     out = set()
@@ -149,7 +121,7 @@ class Plan:
     def __init__(self, model, runnable, inputs: dict):
         onnx = reading.library()
         self.runnable, nodes = runnable, runnable.graph.node
-        self.weightless = _weightless(runnable)
+        self.weightless = reading.weightless(runnable)
         self.inferred, self.cuts = None, [0, len(nodes)]
         # a node with a subgraph (If, Loop, Scan) reads tensors of the outer graph its inputs do not name: Extractor
         # would not see them, so such a model runs whole, in one segment (as one Extractor refuses: sparse weights,
@@ -231,7 +203,7 @@ def run(model, inputs: dict, notes: list | None = None):
     plan = Plan(model, runnable, inputs)
     values = dict(inputs)
     read = _read_names(runnable.graph)  # a weight no node reads is none of the session's (ONNX Runtime drops it)
-    weights = {t.name: t for t in runnable.graph.initializer if math.prod(t.dims) > SHAPE_SIZED and t.name in read}
+    weights = {t.name: t for t in runnable.graph.initializer if not reading.small(t) and t.name in read}
     if len(plan.cuts) == 2:  # one segment: the model itself, every tensor marked (no extraction)
         made = _session_run(mark_all(plan.weightless), weights, list(inputs), values)
         yield len(plan.ready), values, dict(inputs) | made

@@ -213,17 +213,22 @@ def _live(nodes, outputs: set, given: set) -> set[int]:
 
 
 def fold(model):
-    """The model with every tensor ONNX Runtime's constant folding computes (ORT_ENABLE_BASIC, its optimized model)
-    as an initializer and the nodes that computed only those taken out; every other node as the model has it (the
-    optimizer's fusions are not taken: a node listed is a node of the model). Each tensor's size, as ONNX's shape
+    """The model, folded in place (its weights are not copied), with every tensor ONNX Runtime's constant folding
+    computes (ORT_ENABLE_BASIC, its optimized model) as an initializer and the nodes that computed only those taken
+    out; every other node as the model has it (the optimizer's fusions are not taken: a node listed is a node of the
+    model). Each tensor's size, as ONNX's shape
     inference (with data propagation) finds it, within the budget before anything is computed. A model ONNX Runtime
     does not load is returned as it is (its nodes are still listed, and refused with their reasons)."""
     onnx = library()
     named(model)
+    inputs = {i for n in model.graph.node for i in n.input}
+    given = {t.name for t in model.graph.initializer if t.name in inputs and not _propagated(t)}
+    light = weightless(model, lambda t: t.name not in given)  # the large weights' data: the model's own, uncopied
     try:
-        inferred = onnx.shape_inference.infer_shapes(model, data_prop=True)
+        inferred = onnx.shape_inference.infer_shapes(light, data_prop=True)
     except Exception:  # noqa: BLE001 - inference is a help: the model stands without it
-        inferred = model
+        inferred = light
+    del light
     weights = {t.name: math.prod(t.dims) for t in model.graph.initializer}
     total, g, known = sum(weights.values()), inferred.graph, {}  # the weights, then the inputs and every tensor
     for v in [v for v in g.input if v.name not in weights] + list(g.value_info) + list(g.output):
@@ -255,34 +260,94 @@ def fold(model):
         options = ort.SessionOptions()
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_BASIC
         options.optimized_model_filepath = os.path.join(tmp, "folded.onnx")
+        # its large tensors written to a file of their own, not inline: only those the model keeps are read back
+        options.add_session_config_entry("session.optimized_model_external_initializers_file_name", "folded.data")
+        options.add_session_config_entry("session.optimized_model_external_initializers_min_size_in_bytes", "1024")
+        # the session is never run: its kernels' packed copies of the weights (MatMul's, Conv's) are not made
+        options.add_session_config_entry("session.disable_prepacking", "1")
         options.intra_op_num_threads = 1
         options.log_severity_level = 3
+        serialized = inferred.SerializeToString()  # the shapes found: Shape nodes fold
+        del inferred
+        arrays = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer if t.name in given}
+        held = [ort.OrtValue.ortvalue_from_numpy(a) for a in arrays.values()]  # read in place while the session lives
+        if held:
+            options.add_external_initializers(list(arrays), held)
         try:
-            ort.InferenceSession(
-                inferred.SerializeToString(),
-                options,  # the shapes found: Shape nodes fold providers=["CPUExecutionProvider"],
-                disabled_optimizers=UNFOLDING,
-            )
-            folded = onnx.load(options.optimized_model_filepath)
+            ort.InferenceSession(serialized, options, providers=["CPUExecutionProvider"], disabled_optimizers=UNFOLDING)
+            del serialized, arrays, held
+            folded = onnx.load(options.optimized_model_filepath, load_external_data=False)
         except Exception:  # noqa: BLE001 - ONNX Runtime refuses the model: its nodes are read as they are
             return model
-    values = {t.name: t for t in folded.graph.initializer if t.name in computed}
-    if not values:
-        return model
-    outputs = {o.name for o in model.graph.output}
-    was = _live(model.graph.node, outputs, set())
-    now = _live(model.graph.node, outputs, set(values) - outputs)
-    # out: the nodes folding made needless (those computing folded tensors, or only feeding them); dead ones stay
-    keep = [n for i, n in enumerate(model.graph.node) if i in now or i not in was]
-    read = {i for n in keep for i in n.input}
-    produced = {o for n in keep for o in n.output}
+        values = {t.name: t for t in folded.graph.initializer if t.name in computed}
+        if not values:
+            return model
+        outputs = {o.name for o in model.graph.output}
+        was = _live(model.graph.node, outputs, set())
+        now = _live(model.graph.node, outputs, set(values) - outputs)
+        # out: the nodes folding made needless (those computing folded tensors, or only feeding them); dead ones stay
+        nodes = model.graph.node
+        keep = [i in now or i not in was for i in range(len(nodes))]
+        read = {i for n, k in zip(nodes, keep) if k for i in n.input}
+        produced = {o for n, k in zip(nodes, keep) if k for o in n.output}
+        for i in range(len(nodes) - 1, -1, -1):  # the model folded in place: its weights are not copied
+            if not keep[i]:
+                del nodes[i]
+        start = len(model.graph.initializer)
+        model.graph.initializer.extend(
+            t for name, t in values.items() if name in read and name not in produced | consts
+        )
+        del folded, values
+        # the kept tensors' data read in, the largest first: at most one tensor's bytes are held twice, beside the rest
+        added = model.graph.initializer[start:]
+        for t in sorted(added, key=lambda t: -sum(int(e.value) for e in t.external_data if e.key == "length")):
+            if t.external_data:
+                onnx.external_data_helper.load_external_data_for_tensor(t, tmp)
+                t.ClearField("data_location")  # as ONNX Runtime writes a tensor inline: neither field set
+                if not t.doc_string:
+                    t.ClearField("doc_string")
+    model.ir_version = max(model.ir_version, 4)  # an initializer need not be a graph input (IR 3 asks it to be)
+    return model
+
+
+EXTERNAL = "weights handed to the session"  # a weight's location, never a file: its data is given as an array
+SHAPE_SIZED = 1024  # a weight of at most this many values stays in the model (a Reshape's shape is read)
+
+
+def small(tensor) -> bool:
+    return math.prod(tensor.dims) <= SHAPE_SIZED
+
+
+def weightless(model, kept=small):
+    """The model with its weights' data left out but for those `kept` keeps (small ones: a shape a Reshape reads),
+    their types and dimensions kept: shape inference, an extraction and ONNX Runtime's session then copy no large
+    weight (the session is handed each as an array on the model's own bytes: `add_external_initializers`)."""
+    onnx = library()
     out = onnx.ModelProto()
-    out.CopyFrom(model)
-    del out.graph.node[:]
-    out.graph.node.extend(keep)
-    out.graph.initializer.extend(t for name, t in values.items() if name in read and name not in produced | consts)
-    out.ir_version = max(out.ir_version, 4)  # an initializer need not be a graph input (IR 3 asks it to be)
+    out.ir_version, out.producer_name = model.ir_version, model.producer_name
+    out.opset_import.extend(model.opset_import)
+    out.functions.extend(model.functions)
+    g, src = out.graph, model.graph
+    g.name = src.name
+    for field in ("node", "input", "output", "value_info", "sparse_initializer", "quantization_annotation"):
+        getattr(g, field).extend(getattr(src, field))
+    for t in src.initializer:
+        if kept(t):
+            g.initializer.append(t)
+        else:
+            stub = g.initializer.add(name=t.name, dims=t.dims, data_type=t.data_type)
+            stub.data_location = onnx.TensorProto.EXTERNAL  # ONNX Runtime takes its data as an external initializer
+            stub.external_data.add(key="location", value=EXTERNAL)
     return out
+
+
+def _propagated(tensor) -> bool:
+    """A weight whose values shape inference reads: a small one (a Reshape's shape), or any integer one of one axis
+    at most (data propagation reads it whatever its size: a Gather from it may be a shape)."""
+    onnx = library()
+    ints = {onnx.TensorProto.INT8, onnx.TensorProto.INT16, onnx.TensorProto.INT32, onnx.TensorProto.INT64}
+    ints |= {onnx.TensorProto.UINT8, onnx.TensorProto.UINT16, onnx.TensorProto.UINT32, onnx.TensorProto.UINT64}
+    return small(tensor) or (len(tensor.dims) <= 1 and tensor.data_type in ints)
 
 
 def _over_held(model, inferred) -> str | None:
@@ -342,7 +407,12 @@ def opset_of(model) -> int:
 def constants(model) -> dict[str, np.ndarray]:
     """Initializers and Constant nodes' values by name."""
     onnx = library()
-    out = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
+    return {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer} | _constant_nodes(model)
+
+
+def _constant_nodes(model) -> dict[str, np.ndarray]:
+    onnx = library()
+    out = {}
     for node in model.graph.node:
         if node.op_type == "Constant" and node.attribute:
             a = node.attribute[0]
@@ -352,10 +422,11 @@ def constants(model) -> dict[str, np.ndarray]:
 
 
 def tensor_shapes(model) -> dict[str, tuple]:
-    """Every tensor's shape the model declares or ONNX's shape inference finds: a dimension a number, or a name."""
+    """Every tensor's shape the model declares or ONNX's shape inference finds: a dimension a number, or a name.
+    Inferred on the model without its large weights' data (`weightless`): no weight is copied."""
     onnx = library()
     try:
-        inferred = onnx.shape_inference.infer_shapes(model)
+        inferred = onnx.shape_inference.infer_shapes(weightless(model, _propagated))
     except Exception:  # noqa: BLE001 - inference is a help, the declarations stand without it
         inferred = model
     g = inferred.graph
@@ -364,8 +435,8 @@ def tensor_shapes(model) -> dict[str, tuple]:
         t = v.type.tensor_type
         if t.HasField("shape"):
             out[v.name] = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or "?") for d in t.shape.dim)
-    for name, a in constants(model).items():
-        out[name] = a.shape
+    out.update((t.name, tuple(t.dims)) for t in model.graph.initializer)  # a weight's shape is its dimensions
+    out.update((name, a.shape) for name, a in _constant_nodes(model).items())
     return out
 
 
