@@ -22,18 +22,26 @@ def client():
     return TestClient(Starlette(routes=server.routes()), base_url="http://stage.test")
 
 
-def test_the_entry_and_every_module_it_reaches_are_served_for_good_under_their_version(client):
-    version, found = assets.files()
-    seen, todo = set(), list(assets.ENTRIES)
-    while todo:  # the modules as the browser reaches them: the entries' relative imports, theirs, …
+def _reached(client, route: str, entries, found: dict) -> set[str]:
+    """The modules served under `route` as the browser reaches them from `entries`: their relative imports (and a
+    worker's `new URL("./x.js", import.meta.url)`), theirs, …; each asserted JavaScript, kept for good, its bytes the
+    file's."""
+    seen, todo = set(), list(entries)
+    while todo:
         name = todo.pop()
         if name in seen:
             continue
         seen.add(name)
-        r = client.get(f"{assets.STAGE.route}/{version}/{name}")
+        r = client.get(f"{route}/{name}")
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/javascript"), name
         assert "immutable" in r.headers["cache-control"] and r.content == found[name]
-        todo += IMPORT.findall(r.text)
+        todo += IMPORT.findall(r.text) + re.findall(r'new URL\("\./([^"]+)", import\.meta\.url\)', r.text)
+    return seen
+
+
+def test_the_entry_and_every_module_it_reaches_are_served_for_good_under_their_version(client):
+    version, found = assets.files()
+    seen = _reached(client, f"{assets.STAGE.route}/{version}", assets.ENTRIES, found)
     assert seen == set(found)  # no module served that nothing imports
     assert assets.url() == f"{assets.STAGE.route}/{version}/stage.js"
     assert assets.urls()[0] == assets.url() and sorted(assets.urls()) == sorted(assets.url(n) for n in found)
@@ -87,16 +95,7 @@ def test_the_graphs_modules_are_served_from_their_folder_and_nothing_else_is(cli
     folder or the stage's modules under the graph's route are 404."""
     version, found = assets.files(assets.GRAPH)
     route = f"{assets.GRAPH.route}/{version}"
-    seen, todo = set(), [assets.GRAPH_ENTRY]
-    while todo:
-        name = todo.pop()
-        if name in seen:
-            continue
-        seen.add(name)
-        r = client.get(f"{route}/{name}")
-        assert r.status_code == 200 and r.headers["content-type"].startswith("text/javascript"), name
-        assert "immutable" in r.headers["cache-control"] and r.content == found[name]
-        todo += IMPORT.findall(r.text) + re.findall(r'new URL\("\./([^"]+)", import\.meta\.url\)', r.text)
+    seen = _reached(client, route, [assets.GRAPH_ENTRY], found)
     assert (
         seen
         == set(found)
